@@ -1,0 +1,77 @@
+"""The builtin table: the single source of truth for Warp's builtins.
+
+Each entry gives a builtin's Python-visible name, its argument constraints,
+its result-type rule (read by the frontend) and its lowering to upstream
+dialects (read by the `warp-lower-builtins` pass). Every entry is also an op
+of the warp dialect: `warp.<name>`.
+
+Operators are builtins too (`a + b` is `warp.add`), so that passes treat
+them uniformly. This module and the lowerings import MLIR lazily: `import
+mlwarp` reads the table's names without loading the compiler.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from mlwarp import types as wt
+
+# Argument constraints, as in Warp's builtin reference.
+CONSTRAINTS: dict[str, Callable] = {
+    "Scalar": lambda t: wt.is_scalar(t) and t is not wt.bool_,
+    "Float": wt.is_float,
+    "Int": wt.is_int,
+    "Bool": lambda t: t is wt.bool_,
+    "Any": wt.is_scalar,
+}
+
+
+def same_as_first(arg_types):
+    return arg_types[0]
+
+
+def boolean(arg_types):
+    return wt.bool_
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    args: tuple  # a constraint name per argument
+    result: Callable  # arg types -> result type
+    lower: Callable  # (operands: list[ir.Value], result_type: ir.Type) -> ir.Value, at the insertion point
+    doc: str = ""
+    same_types: bool = True  # all arguments must have one type (Warp: "Input types must be the same")
+    py: Callable | None = None  # evaluation in Python scope, where Warp allows it
+
+    def signature(self) -> str:
+        return f"{self.name}({', '.join(self.args)})"
+
+
+BUILTINS: dict[str, Builtin] = {}
+
+
+def builtin(name, args, result=same_as_first, doc="", same_types=True, py=None):
+    """Decorates a lowering function and enters the builtin into the table."""
+
+    def register(lower):
+        BUILTINS[name] = Builtin(name, tuple(args), result, lower, doc, same_types, py)
+        return lower
+
+    return register
+
+
+def resolve(name: str, arg_types: list) -> object:
+    """Checks a call against the table and returns its result type; raises TypeError with Warp's wording."""
+    b = BUILTINS[name]
+    names = [wt.type_name(t) for t in arg_types]
+    if len(arg_types) != len(b.args):
+        raise TypeError(f"'{name}' takes {len(b.args)} argument(s), got {len(arg_types)}: {names}")
+    if b.same_types and len(set(arg_types)) > 1:
+        raise TypeError(f"Input types must be the same, got {names}")
+    for t, c in zip(arg_types, b.args):
+        if not CONSTRAINTS[c](t):
+            raise TypeError(f"Couldn't find a function '{name}' compatible with the arguments '{', '.join(names)}'"
+                            f" (expects {b.signature()})")
+    return b.result(arg_types)

@@ -1,0 +1,12 @@
+"""An MLIR context with every dialect mlwarp uses, the warp dialect included."""
+
+from mlir import ir
+
+from .builtins import BUILTINS
+from .dialects.warp import load_dialect
+
+
+def make_context() -> ir.Context:
+    ctx = ir.Context()
+    load_dialect(ctx, builtin_ops=BUILTINS)
+    return ctx

@@ -1,0 +1,54 @@
+"""Compiles one kernel for the CPU: frontend -> stages -> object (LLVM) -> shared library (cc)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+from mlir.execution_engine import ExecutionEngine
+
+from .context import make_context
+from .frontend import emit_kernel, get_source
+from .lowering.cpu_entry import entry_name
+from .pipeline import CPU_STAGES, run_stages
+
+LIBRARY = "kernel.so"
+
+
+class Timings(dict):
+    def mark(self, stage, t0):
+        self[stage] = (time.perf_counter() - t0) * 1e3
+        return time.perf_counter()
+
+
+def compile_cpu(func, arg_types: dict, out_dir: str) -> dict:
+    """Writes `kernel.so` into `out_dir`; returns the metadata the runtime needs to launch it."""
+    t = time.perf_counter()
+    times = Timings()
+    source = get_source(func)
+    ctx = make_context()
+    kir = emit_kernel(source, arg_types, ctx)
+    t = times.mark("frontend", t)
+    with ctx:
+        run_stages(kir.module, CPU_STAGES, dump_prefix=kir.name)
+        t = times.mark("passes", t)
+        engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
+        obj = os.path.join(out_dir, "kernel.o")
+        engine.dump_to_object_file(obj)
+        t = times.mark("llvm", t)
+    link(obj, os.path.join(out_dir, LIBRARY))
+    os.remove(obj)
+    times.mark("link", t)
+    return {"library": LIBRARY, "entry": entry_name(kir.name), "tid_dims": kir.tid_dims, "timings_ms": dict(times)}
+
+
+def link(obj: str, out: str) -> None:
+    cc = os.environ.get("CC", "cc")
+    try:
+        subprocess.run([cc, "-shared", "-o", out, obj, "-lm"], check=True, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise RuntimeError(f"mlwarp needs a C compiler to link CPU kernels; '{cc}' was not found "
+                           f"(set CC or install gcc)") from None
+    except subprocess.CalledProcessError as e:
+        raise RuntimeError(f"linking the kernel library failed:\n{e.stderr}") from None

@@ -1,0 +1,31 @@
+"""Python kernels -> warp dialect."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from .codegen import KernelEmitter
+from .source import Source, get_source
+from .types import from_annotation
+
+
+@dataclass
+class KernelIR:
+    module: ir.Module
+    name: str
+    tid_dims: int
+
+
+def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context) -> KernelIR:
+    """Emits `source`'s function as a `func.func` with the `warp.kernel` attribute in a new module."""
+    with ctx, ir.Location.file(source.filename, source.first_line, 1):
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            emitter = KernelEmitter(source, arg_types)
+            emitter.emit_kernel()
+    return KernelIR(module, source.name, emitter.tid_dims)
+
+
+__all__ = ["KernelIR", "emit_kernel", "get_source", "from_annotation", "Source"]

@@ -1,0 +1,622 @@
+"""Python AST -> warp dialect, for one kernel.
+
+Locals live in SSA form: `env` maps each name to a typed value, `if` merges
+branches through scf.if results, loops carry reassigned names as iter_args.
+`break`, `continue` and `return` set flag locals ($break, $continue,
+$return); the statements after one that may jump run under a guard, so the
+IR stays structured (scf) for the unroll and autodiff passes.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, func, scf
+
+from mlwarp import types as wt
+from mlwarp.errors import CompileError, CompileTypeError, UnsupportedSyntaxError
+
+from ..builtins import resolve
+from ..dialects.warp import builders as wb
+from . import types as ft
+from .resolve import MISSING, dotted_name, resolve_path
+from .source import Source
+from .syntax import UNSUPPORTED, assigned_names, contains_return, may_jump
+
+BREAK, CONTINUE, RETURN = "$break", "$continue", "$return"
+
+
+@dataclass
+class Var:
+    value: ir.Value
+    type: object  # a Warp scalar type or ft.ArrayT
+
+
+@dataclass
+class Unbound:
+    """A name that is not defined on every path to here."""
+
+    reason: str
+
+
+_BINOPS = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+    ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bit_and", ast.BitOr: "bit_or", ast.BitXor: "bit_xor",
+    ast.LShift: "lshift", ast.RShift: "rshift",
+}
+_CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+_CASTS = {float: wt.float32, int: wt.int32, bool: wt.bool_}
+
+
+class KernelEmitter:
+    def __init__(self, source: Source, arg_types: dict):
+        self.src = source
+        self.arg_types = arg_types
+        self.env: dict = {}
+        self.tid_dims = 0
+
+    # -- diagnostics --------------------------------------------------------------
+    def error(self, node, message, cls=CompileError):
+        return cls(message, self.src.filename, self.src.file_line(node), self.src.text(node), self.src.name)
+
+    def loc(self, node) -> ir.Location:
+        return ir.Location.file(self.src.filename, self.src.file_line(node), getattr(node, "col_offset", 0) + 1)
+
+    # -- entry ----------------------------------------------------------------------
+    def emit_kernel(self) -> func.FuncOp:
+        tree = self.src.tree
+        names = [a.arg for a in tree.args.args]
+        inputs = [ft.to_mlir(self.arg_types[n]) for n in names]
+        with self.loc(tree):
+            f = func.FuncOp(self.src.name, (inputs, []))
+            f.attributes["warp.kernel"] = ir.UnitAttr.get()
+            entry = f.add_entry_block()
+        with ir.InsertionPoint(entry):
+            for n, arg in zip(names, entry.arguments):
+                self.env[n] = Var(arg, self.arg_types[n])
+            if contains_return(tree.body):
+                self.env[RETURN] = self.const(False, wt.bool_)
+            self.emit_block(tree.body)
+            with self.loc(tree):
+                func.ReturnOp([])
+        return f
+
+    # -- statements -------------------------------------------------------------------
+    def emit_block(self, stmts):
+        for k, stmt in enumerate(stmts):
+            with self.loc(stmt):
+                self.emit_stmt(stmt)
+            rest = stmts[k + 1:]
+            if rest and may_jump(stmt):
+                with self.loc(rest[0]):
+                    self.emit_if(self.not_jumped(), rest, [], rest[0])
+                return
+
+    def emit_stmt(self, node):
+        handler = getattr(self, "stmt_" + type(node).__name__, None)
+        if handler is None:
+            raise self.error(node, f"unsupported: {UNSUPPORTED.get(type(node), type(node).__name__)}",
+                             UnsupportedSyntaxError)
+        handler(node)
+
+    def stmt_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a docstring
+        self.expr(node.value, allow_none=True)
+
+    def stmt_Pass(self, node):
+        pass
+
+    def stmt_Assign(self, node):
+        if len(node.targets) != 1:
+            raise self.error(node, "unsupported: chained assignment (a = b = c)", UnsupportedSyntaxError)
+        target = node.targets[0]
+        if isinstance(target, ast.Tuple):
+            values = self.tuple_values(node.value, len(target.elts))
+            for t, v in zip(target.elts, values):
+                self.assign(t, v)
+        else:
+            self.assign(target, self.expr(node.value))
+
+    def stmt_AnnAssign(self, node):
+        if node.value is None:
+            raise self.error(node, "unsupported: a declaration without a value", UnsupportedSyntaxError)
+        value = self.expr(node.value)
+        declared = self.type_from_expr(node.annotation)
+        if declared is not None and declared != value.type:
+            value = self.cast(value, declared, node)
+        self.assign(node.target, value)
+
+    def stmt_AugAssign(self, node):
+        opname = _BINOPS.get(type(node.op))
+        if opname is None:
+            raise self.error(node, f"unsupported operator {type(node.op).__name__}", UnsupportedSyntaxError)
+        t = node.target
+        if isinstance(t, ast.Subscript) and opname in ("add", "sub"):
+            arr, indices = self.array_access(t)
+            value = self.expr(node.value)
+            self.check_store_type(node, arr, value)
+            wb.atomic(opname, arr.value, value.value, indices)
+            return
+        self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
+
+    def assign(self, target, value: Var):
+        if isinstance(target, ast.Name):
+            old = self.env.get(target.id)
+            if isinstance(old, Var) and old.type != value.type:
+                raise self.error(target, f"assigning to existing symbol {target.id} ({ft.name(old.type)})"
+                                         f" with different type ({ft.name(value.type)})", CompileTypeError)
+            self.env[target.id] = value
+        elif isinstance(target, ast.Subscript):
+            arr, indices = self.array_access(target)
+            self.check_store_type(target, arr, value)
+            wb.store(arr.value, value.value, indices)
+        else:
+            raise self.error(target, f"unsupported assignment target: {type(target).__name__}",
+                             UnsupportedSyntaxError)
+
+    def check_store_type(self, node, arr: Var, value: Var):
+        if value.type != arr.type.dtype:
+            raise self.error(node, f"array_store() value argument type ({ft.name(value.type)}) must be of the "
+                                   f"same type as the array ({ft.name(arr.type.dtype)})", CompileTypeError)
+
+    def stmt_Return(self, node):
+        if node.value is not None:
+            raise self.error(node, "kernels cannot return a value", CompileError)
+        self.env[RETURN] = self.const(True, wt.bool_)
+
+    def stmt_Break(self, node):
+        self.env[BREAK] = self.const(True, wt.bool_)
+
+    def stmt_Continue(self, node):
+        self.env[CONTINUE] = self.const(True, wt.bool_)
+
+    def stmt_If(self, node):
+        self.emit_if(self.condition(node.test), node.body, node.orelse, node)
+
+    def emit_if(self, cond: ir.Value, then_stmts, else_stmts, node):
+        """Emits both branches, then an scf.if whose results are the names either branch changed."""
+        before = dict(self.env)
+        tmp = scf.IfOp(cond, [], has_else=True)
+        envs = []
+        for block, stmts in ((tmp.then_block, then_stmts), (tmp.else_block, else_stmts)):
+            self.env = dict(before)
+            with ir.InsertionPoint(block):
+                self.emit_block(stmts)
+            envs.append(self.env)
+        then_env, else_env = envs
+        merged, names = dict(before), []
+        for name in dict.fromkeys([*then_env, *else_env]):
+            a, b = then_env.get(name), else_env.get(name)
+            if a is b:
+                continue
+            if isinstance(a, Var) and isinstance(b, Var):
+                if a.type != b.type:
+                    raise self.error(node, f"variable '{name}' has type {ft.name(a.type)} in one branch and "
+                                           f"{ft.name(b.type)} in the other", CompileTypeError)
+                names.append(name)
+            else:
+                merged[name] = Unbound(f"'{name}' is not defined on every path through the if at line "
+                                       f"{self.src.file_line(node)}")
+        final = scf.IfOp(cond, [then_env[n].value.type for n in names], has_else=True)
+        for block, env, tmp_block in ((final.then_block, then_env, tmp.then_block),
+                                      (final.else_block, else_env, tmp.else_block)):
+            with ir.InsertionPoint(block):
+                y = scf.YieldOp([env[n].value for n in names])
+            for op in list(tmp_block.operations):
+                op.move_before(y)
+        tmp.erase()
+        for n, r in zip(names, final.results):
+            merged[n] = Var(r, then_env[n].type)
+        self.env = merged
+
+    # -- loops ----------------------------------------------------------------------
+    def stmt_For(self, node):
+        if node.orelse:
+            raise self.error(node, "unsupported: for ... else", UnsupportedSyntaxError)
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "unsupported: a for-loop target other than a name", UnsupportedSyntaxError)
+        it = node.iter
+        if not (isinstance(it, ast.Call) and resolve_path(self.src.func, it.func) is range):
+            raise self.error(it, "unsupported: for-loops iterate over range(...) only", UnsupportedSyntaxError)
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.error(it, "range() takes 1 to 3 positional arguments", UnsupportedSyntaxError)
+        args = [self.expr(a) for a in it.args]
+        for a, n in zip(args, it.args):
+            if a.type is not wt.int32:
+                raise self.error(n, f"range() arguments must be int32, got {ft.name(a.type)}", CompileTypeError)
+        start, end, step = (self.const(0, wt.int32), args[0], None) if len(args) == 1 else (args[0], args[1], None)
+        step_const = 1 if len(args) < 3 else _int_literal(it.args[2])
+        if len(args) == 3 and step_const is None:
+            step = args[2]
+        if step_const == 0:
+            raise self.error(it, "range() step must not be zero", CompileError)
+        if step_const is not None and step_const > 0:
+            lo, hi, st = start, end, self.const(step_const, wt.int32)
+            to_i = None
+        else:  # iterate k over the trip count; i = start + k * step
+            st_val = step if step is not None else self.const(step_const, wt.int32)
+            lo, hi, st = self.const(0, wt.int32), Var(self.trip_count(start, end, st_val, step_const), wt.int32), \
+                self.const(1, wt.int32)
+            to_i = (start, st_val)
+        self.emit_loop(node, node.body, lo, hi, st, to_i, node.target.id)
+
+    def trip_count(self, start: Var, end: Var, step: Var, step_const) -> ir.Value:
+        """max(0, ceil((end - start) / step)) for a step of either sign."""
+        zero, one = self.const(0, wt.int32).value, self.const(1, wt.int32).value
+
+        def count(span, stride):  # (span + stride - 1) / stride, clamped at 0
+            n = arith.DivSIOp(arith.SubIOp(arith.AddIOp(span, stride).result, one).result, stride).result
+            return arith.MaxSIOp(n, zero).result
+
+        up = lambda: count(arith.SubIOp(end.value, start.value).result, step.value)
+        down = lambda: count(arith.SubIOp(start.value, end.value).result, arith.SubIOp(zero, step.value).result)
+        if step_const is not None:
+            return up() if step_const > 0 else down()
+        positive = arith.CmpIOp(arith.CmpIPredicate.sgt, step.value, zero).result
+        return arith.SelectOp(positive, up(), down()).result
+
+    def stmt_While(self, node):
+        if node.orelse:
+            raise self.error(node, "unsupported: while ... else", UnsupportedSyntaxError)
+        self.emit_loop(node, node.body, None, None, None, None, None)
+
+    def emit_loop(self, node, body, lo, hi, step, to_i, var_name):
+        """A range loop (lo/hi/step given) or a while loop (node.test). scf.for when the body cannot
+        leave early, else scf.while with the exit flags in its condition."""
+        outer = dict(self.env)
+        saved_flags = {f: self.env.pop(f) for f in (BREAK, CONTINUE) if f in self.env}
+        block = ast.Module(body=body, type_ignores=[])
+        breaks = may_jump(block, only=(ast.Break,))
+        continues = may_jump(block, only=(ast.Continue,))
+        returns = contains_return(body)
+        if breaks:
+            self.env[BREAK] = self.const(False, wt.bool_)
+        inner = dict(self.env)
+        carried = [n for n in dict.fromkeys(assigned_names(body)) if isinstance(self.env.get(n), Var)]
+        carried += [f for f in (BREAK, RETURN) if f in self.env and (f == BREAK or returns)]
+        carried = list(dict.fromkeys(carried))
+        if var_name in carried:
+            carried.remove(var_name)
+        inits = [self.env[n] for n in carried]
+        is_while = lo is None
+        structured = not is_while and not breaks and not returns
+
+        def body_env(values, iv, in_body=True):
+            self.env = {**inner, **{n: Var(v, i.type) for n, v, i in zip(carried, values, inits)}}
+            if continues and in_body:
+                self.env[CONTINUE] = self.const(False, wt.bool_)
+            if iv is not None:
+                if to_i is None:
+                    self.env[var_name] = Var(iv, wt.int32)
+                else:
+                    start, st = to_i
+                    self.env[var_name] = Var(arith.AddIOp(start.value, arith.MulIOp(iv, st.value).result).result,
+                                             wt.int32)
+
+        def finish_body():
+            self.env.pop(CONTINUE, None)
+            for n, i in zip(carried, inits):
+                v = self.env.get(n)
+                if not isinstance(v, Var):
+                    raise self.error(node, (v.reason if v else f"'{n}' is not defined") + " at the end of the loop")
+                if v.type != i.type:
+                    raise self.error(node, f"loop variable '{n}' changes type from {ft.name(i.type)} to "
+                                           f"{ft.name(v.type)} inside the loop", CompileTypeError)
+            return [self.env[n].value for n in carried]
+
+        if structured:
+            loop = scf.ForOp(lo.value, hi.value, step.value, [v.value for v in inits])
+            with ir.InsertionPoint(loop.body):
+                body_env(list(loop.inner_iter_args), loop.induction_variable)
+                self.emit_block(body)
+                scf.YieldOp(finish_body())
+            results = list(loop.results)
+        else:
+            state = ([lo] if not is_while else []) + inits
+            types = [s.value.type for s in state]
+            loop = scf.WhileOp(types, [s.value for s in state])
+            before = loop.before.blocks.append(*types)
+            after = loop.after.blocks.append(*types)
+            with ir.InsertionPoint(before):
+                args = list(before.arguments)
+                iv = args.pop(0) if not is_while else None
+                body_env(args, None, in_body=False)
+                keep_going = self.not_jumped(flags=(BREAK, RETURN))
+                test = self.condition(node.test) if is_while else \
+                    self.call_builtin(node, "lt", [Var(iv, wt.int32), hi]).value
+                keep_going = test if keep_going is None else \
+                    self.call_builtin(node, "bool_and", [Var(keep_going, wt.bool_), Var(test, wt.bool_)]).value
+                scf.ConditionOp(keep_going, list(before.arguments))
+            with ir.InsertionPoint(after):
+                args = list(after.arguments)
+                iv = args.pop(0) if not is_while else None
+                body_env(args, iv)
+                self.emit_block(body)
+                nxt = [] if is_while else [arith.AddIOp(iv, step.value).result]
+                scf.YieldOp(nxt + finish_body())
+            results = list(loop.results)[0 if is_while else 1:]
+        env = dict(outer)
+        for n, r, i in zip(carried, results, inits):
+            env[n] = Var(r, i.type)
+        for n in assigned_names(body):
+            if n not in env or isinstance(env[n], Unbound):
+                env[n] = Unbound(f"'{n}' is assigned inside the loop at line {self.src.file_line(node)} "
+                                 f"and not defined before it")
+        if var_name is not None and var_name not in outer:
+            env[var_name] = Unbound(f"'{var_name}' is the loop variable of the loop at line "
+                                    f"{self.src.file_line(node)}; it is not defined after the loop")
+        env.pop(BREAK, None)
+        env.update(saved_flags)
+        self.env = env
+
+    def not_jumped(self, flags=(BREAK, CONTINUE, RETURN)):
+        """i1: no exit flag is set (None when no flag is live)."""
+        result = None
+        for f in flags:
+            v = self.env.get(f)
+            if isinstance(v, Var):
+                nv = self.call_builtin(None, "bool_not", [v])
+                result = nv if result is None else self.call_builtin(None, "bool_and", [result, nv])
+        if result is None:
+            return None if flags != (BREAK, CONTINUE, RETURN) else self.const(True, wt.bool_).value
+        return result.value
+
+    # -- expressions --------------------------------------------------------------------
+    def expr(self, node, allow_none=False) -> Var:
+        handler = getattr(self, "expr_" + type(node).__name__, None)
+        if handler is None:
+            raise self.error(node, f"unsupported: {UNSUPPORTED.get(type(node), type(node).__name__)}",
+                             UnsupportedSyntaxError)
+        with self.loc(node):
+            v = handler(node)
+        if v is None and not allow_none:
+            raise self.error(node, "this expression has no value", CompileError)
+        if isinstance(v, list):
+            raise self.error(node, "a tuple value must be unpacked (e.g. `i, j = wp.tid()`)", CompileError)
+        return v
+
+    def tuple_values(self, node, count) -> list:
+        if isinstance(node, ast.Tuple):
+            if len(node.elts) != count:
+                raise self.error(node, f"cannot unpack {len(node.elts)} values into {count} names")
+            return [self.expr(e) for e in node.elts]
+        if isinstance(node, ast.Call) and self.intrinsic(node.func) == "tid":
+            with self.loc(node):
+                return self.call_tid(node, count)
+        raise self.error(node, "unsupported: unpacking this expression", UnsupportedSyntaxError)
+
+    def const(self, value, t) -> Var:
+        mt = ft.to_mlir(t)
+        if wt.is_float(t):
+            attr = ir.FloatAttr.get(mt, float(value))
+        else:
+            attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(ir.IntegerType(mt).width), int(value))
+        v = arith.ConstantOp(attr.type, attr).result
+        return Var(v if t._kind_ != "uint" else wb.cast(v, mt), t)
+
+    def expr_Constant(self, node):
+        v = node.value
+        if isinstance(v, bool):
+            return self.const(v, wt.bool_)
+        if isinstance(v, int):
+            if not -(2 ** 31) <= v < 2 ** 31:
+                return self.const(v, wt.int64)
+            return self.const(v, wt.int32)
+        if isinstance(v, float):
+            return self.const(v, wt.float32)
+        raise self.error(node, f"unsupported constant {v!r} ({type(v).__name__})", UnsupportedSyntaxError)
+
+    def expr_Name(self, node):
+        v = self.env.get(node.id)
+        if isinstance(v, Var):
+            return v
+        if isinstance(v, Unbound):
+            raise self.error(node, v.reason, CompileError)
+        return self.global_value(node, resolve_path(self.src.func, node))
+
+    def expr_Attribute(self, node):
+        if isinstance(node.value, ast.Name) and isinstance(self.env.get(node.value.id), Var):
+            base = self.env[node.value.id]
+            raise self.error(node, f"'{ft.name(base.type)}' has no attribute '{node.attr}'", CompileError)
+        return self.global_value(node, resolve_path(self.src.func, node))
+
+    def global_value(self, node, obj):
+        """A captured Python value becomes a compile-time constant, as in Warp."""
+        if obj is MISSING:
+            raise self.error(node, f"undefined name '{dotted_name(node)}'", CompileError)
+        if isinstance(obj, bool):
+            return self.const(obj, wt.bool_)
+        if isinstance(obj, int):
+            return self.const(obj, wt.int32)
+        if isinstance(obj, float):
+            return self.const(obj, wt.float32)
+        if isinstance(obj, wt.scalar_base):
+            return self.const(obj.value, type(obj))
+        raise self.error(node, f"'{dotted_name(node)}' refers to a Python {type(obj).__name__}, which kernels "
+                               f"cannot use", CompileError)
+
+    def binop(self, node, opname, a: Var, b: Var) -> Var:
+        if isinstance(a.type, ft.ArrayT) or isinstance(b.type, ft.ArrayT):
+            raise self.error(node, f"operator '{opname}' is not defined for arrays", CompileTypeError)
+        return self.call_builtin(node, opname, [a, b])
+
+    def expr_BinOp(self, node):
+        opname = _BINOPS.get(type(node.op))
+        if opname is None:
+            raise self.error(node, f"unsupported operator {type(node.op).__name__}", UnsupportedSyntaxError)
+        return self.binop(node, opname, self.expr(node.left), self.expr(node.right))
+
+    def expr_UnaryOp(self, node):
+        if isinstance(node.op, ast.Not):
+            return self.call_builtin(node, "bool_not", [self.to_bool(self.expr(node.operand))])
+        v = self.expr(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        return self.call_builtin(node, "neg" if isinstance(node.op, ast.USub) else "invert", [v])
+
+    def expr_BoolOp(self, node):
+        name = "bool_and" if isinstance(node.op, ast.And) else "bool_or"
+        result = self.to_bool(self.expr(node.values[0]))
+        for v in node.values[1:]:
+            result = self.call_builtin(node, name, [result, self.to_bool(self.expr(v))])
+        return result
+
+    def expr_Compare(self, node):
+        result, left = None, self.expr(node.left)
+        for op, comp in zip(node.ops, node.comparators):
+            name = _CMPOPS.get(type(op))
+            if name is None:
+                raise self.error(node, f"unsupported comparison {type(op).__name__}", UnsupportedSyntaxError)
+            right = self.expr(comp)
+            c = self.call_builtin(node, name, [left, right])
+            result = c if result is None else self.call_builtin(node, "bool_and", [result, c])
+            left = right
+        return result
+
+    def expr_IfExp(self, node):
+        cond = self.condition(node.test)
+        tmp_env = dict(self.env)
+        op = scf.IfOp(cond, [], has_else=True)
+        branches = []
+        for block, e in ((op.then_block, node.body), (op.else_block, node.orelse)):
+            with ir.InsertionPoint(block):
+                branches.append(self.expr(e))
+            self.env = dict(tmp_env)
+        a, b = branches
+        if a.type != b.type:
+            raise self.error(node, f"the branches of a conditional expression have different types: "
+                                   f"{ft.name(a.type)} and {ft.name(b.type)}", CompileTypeError)
+        final = scf.IfOp(cond, [a.value.type], has_else=True)
+        for block, v, tmp_block in ((final.then_block, a, op.then_block), (final.else_block, b, op.else_block)):
+            with ir.InsertionPoint(block):
+                y = scf.YieldOp([v.value])
+            for o in list(tmp_block.operations):
+                o.move_before(y)
+        op.erase()
+        return Var(final.results[0], a.type)
+
+    def expr_Subscript(self, node):
+        base = node.value
+        if isinstance(base, ast.Attribute) and base.attr == "shape":
+            arr = self.expr(base.value)
+            if isinstance(arr.type, ft.ArrayT):
+                dim = _int_literal(node.slice)
+                if dim is None or not 0 <= dim < arr.type.ndim:
+                    raise self.error(node, f"shape index must be a constant in 0..{arr.type.ndim - 1}")
+                return Var(wb.array_dim(arr.value, dim), wt.int32)
+        arr, indices = self.array_access(node)
+        return Var(wb.load(arr.value, indices), arr.type.dtype)
+
+    def array_access(self, node: ast.Subscript):
+        arr = self.expr(node.value)
+        if not isinstance(arr.type, ft.ArrayT):
+            raise self.error(node, f"cannot index a value of type {ft.name(arr.type)}", CompileTypeError)
+        idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if any(isinstance(i, ast.Slice) for i in idx_nodes):
+            raise self.error(node, "unsupported: slicing an array inside a kernel", UnsupportedSyntaxError)
+        if len(idx_nodes) != arr.type.ndim:
+            raise self.error(node, f"a {arr.type.ndim}-d array needs {arr.type.ndim} indices, got "
+                                   f"{len(idx_nodes)}", CompileError)
+        indices = []
+        for i in idx_nodes:
+            v = self.expr(i)
+            if not wt.is_int(v.type):
+                raise self.error(i, f"array indices must be integers, got {ft.name(v.type)}", CompileTypeError)
+            indices.append(wb.cast(v.value, ft.to_mlir(wt.int32)))
+        return arr, indices
+
+    def expr_Call(self, node):
+        obj = resolve_path(self.src.func, node.func)
+        if node.keywords:
+            raise self.error(node, "unsupported: keyword arguments in a builtin call", UnsupportedSyntaxError)
+        target = _CASTS.get(obj) if isinstance(obj, type) and obj in _CASTS else obj
+        if wt.is_scalar(target):
+            if len(node.args) != 1:
+                raise self.error(node, f"{ft.name(target)}() takes exactly one argument")
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, (int, float, bool)):
+                return self.const(target._np_(arg.value).item() if target is not wt.bool_ else bool(arg.value),
+                                  target)
+            return self.cast(self.expr(arg), target, node)
+        name = getattr(obj, "_wp_builtin_", None) or _PYTHON_BUILTINS.get(id(obj))
+        if name is not None:
+            return self.call_builtin(node, name, [self.expr(a) for a in node.args])
+        intrinsic = self.intrinsic(node.func)
+        if intrinsic == "tid":
+            return self.call_tid(node, 1)[0]
+        if intrinsic in ("atomic_add", "atomic_sub"):
+            return self.call_atomic(node, intrinsic[len("atomic_"):])
+        what = dotted_name(node.func)
+        if obj is MISSING:
+            raise self.error(node, f"unknown function '{what}'", CompileError)
+        raise self.error(node, f"calling '{what}' ({type(obj).__name__}) is not supported in kernels: only "
+                               f"Warp builtins and @wp.func functions can be called", CompileError)
+
+    def intrinsic(self, func_node):
+        return getattr(resolve_path(self.src.func, func_node), "_wp_intrinsic_", None)
+
+    def call_tid(self, node, count) -> list:
+        if node.args:
+            raise self.error(node, "wp.tid() takes no arguments")
+        if not 1 <= count <= 4:
+            raise self.error(node, f"wp.tid() gives 1 to 4 indices, not {count}")
+        self.tid_dims = max(self.tid_dims, count)
+        return [Var(v, wt.int32) for v in wb.tid(count)]
+
+    def call_atomic(self, node, kind):
+        if len(node.args) < 3:
+            raise self.error(node, f"atomic_{kind}(array, index..., value) needs an array, indices and a value")
+        sub = ast.Subscript(value=node.args[0], slice=ast.Tuple(elts=node.args[1:-1]), ctx=ast.Load())
+        ast.copy_location(sub, node)
+        arr, indices = self.array_access(sub)
+        value = self.expr(node.args[-1])
+        self.check_store_type(node, arr, value)
+        return Var(wb.atomic(kind, arr.value, value.value, indices), arr.type.dtype)
+
+    def call_builtin(self, node, name, args) -> Var:
+        for a in args:
+            if isinstance(a.type, ft.ArrayT):
+                raise self.error(node, f"'{name}' does not take arrays", CompileTypeError)
+        try:
+            rt = resolve(name, [a.type for a in args])
+        except TypeError as e:
+            raise self.error(node, str(e), CompileTypeError) from None
+        return Var(wb.builtin(name, [a.value for a in args], ft.to_mlir(rt)), rt)
+
+    def cast(self, v: Var, to, node) -> Var:
+        if isinstance(v.type, ft.ArrayT):
+            raise self.error(node, f"cannot convert an array to {ft.name(to)}", CompileTypeError)
+        return Var(wb.cast(v.value, ft.to_mlir(to)), to)
+
+    def to_bool(self, v: Var) -> Var:
+        return v if v.type is wt.bool_ else Var(wb.cast(v.value, ft.to_mlir(wt.bool_)), wt.bool_)
+
+    def condition(self, node) -> ir.Value:
+        v = self.expr(node)
+        if isinstance(v.type, ft.ArrayT):
+            raise self.error(node, "an array cannot be used as a condition", CompileTypeError)
+        return self.to_bool(v).value
+
+    def type_from_expr(self, node):
+        obj = resolve_path(self.src.func, node)
+        t = ft.from_annotation(obj) if obj is not MISSING else None
+        if t is None:
+            raise self.error(node, f"unknown type annotation '{dotted_name(node)}'", CompileTypeError)
+        return t
+
+
+def _int_literal(node):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _int_literal(node.operand)
+        return None if v is None else -v
+    return None
+
+
+import builtins as _py  # noqa: E402
+
+_PYTHON_BUILTINS = {id(_py.abs): "abs", id(_py.min): "min", id(_py.max): "max", id(_py.pow): "pow"}

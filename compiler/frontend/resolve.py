@@ -1,0 +1,51 @@
+"""Compile-time name resolution: what a name or `a.b.c` in a kernel refers to in Python."""
+
+from __future__ import annotations
+
+import ast
+import builtins as py_builtins
+
+_MISSING = object()
+
+
+def closure_vars(func) -> dict:
+    cells = func.__closure__ or ()
+    out = {}
+    for name, cell in zip(func.__code__.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # an unfilled cell
+            pass
+    return out
+
+
+def lookup(func, name: str):
+    """The object `name` denotes in `func`'s closure, globals or Python's builtins; _MISSING if none."""
+    scopes = (closure_vars(func), func.__globals__, vars(py_builtins))
+    for scope in scopes:
+        if name in scope:
+            return scope[name]
+    return _MISSING
+
+
+def resolve_path(func, node: ast.AST):
+    """Resolves `Name` / `Attribute` chains (`wp.sin`, `math.pi`) to a Python object, or _MISSING."""
+    if isinstance(node, ast.Name):
+        return lookup(func, node.id)
+    if isinstance(node, ast.Attribute):
+        base = resolve_path(func, node.value)
+        if base is _MISSING:
+            return _MISSING
+        return getattr(base, node.attr, _MISSING)
+    return _MISSING
+
+
+def dotted_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{dotted_name(node.value)}.{node.attr}"
+    return type(node).__name__
+
+
+MISSING = _MISSING

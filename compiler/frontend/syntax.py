@@ -1,0 +1,57 @@
+"""Syntax facts the code generator needs before emitting a statement."""
+
+from __future__ import annotations
+
+import ast
+
+# Construct names for "unsupported: ..." errors.
+UNSUPPORTED = {
+    ast.ListComp: "list comprehension", ast.SetComp: "set comprehension", ast.DictComp: "dict comprehension",
+    ast.GeneratorExp: "generator expression", ast.Lambda: "lambda", ast.Try: "try statement",
+    ast.With: "with statement", ast.Dict: "dict literal", ast.Set: "set literal", ast.List: "list literal",
+    ast.Global: "global statement", ast.Nonlocal: "nonlocal statement", ast.Starred: "star-args",
+    ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await", ast.ClassDef: "class definition",
+    ast.FunctionDef: "nested function definition", ast.AsyncFunctionDef: "async function",
+    ast.Import: "import statement", ast.ImportFrom: "import statement", ast.Delete: "del statement",
+    ast.Raise: "raise statement", ast.Assert: "assert statement", ast.JoinedStr: "f-string",
+    ast.NamedExpr: "assignment expression (:=)", ast.Slice: "slice", ast.Match: "match statement",
+    ast.AsyncFor: "async for", ast.AsyncWith: "async with",
+}
+if hasattr(ast, "TryStar"):
+    UNSUPPORTED[ast.TryStar] = "try statement"
+
+_LOOPS = (ast.For, ast.While)
+
+
+def _walk_same_loop(node):
+    """Yields nodes below `node` without entering nested loops' bodies (their break/continue are theirs)."""
+    for child in ast.iter_child_nodes(node):
+        yield child
+        if not isinstance(child, _LOOPS):
+            yield from _walk_same_loop(child)
+
+
+def may_jump(node, only=(ast.Break, ast.Continue, ast.Return)) -> bool:
+    """Whether executing `node` may leave the enclosing block early."""
+    if isinstance(node, only):
+        return True
+    if ast.Return in only and contains_return([node] if not isinstance(node, ast.Module) else node.body):
+        return True
+    loop_jumps = tuple(t for t in only if t is not ast.Return)
+    if isinstance(node, _LOOPS) or not loop_jumps:
+        return False
+    return any(isinstance(n, loop_jumps) for n in _walk_same_loop(node))
+
+
+def contains_return(stmts) -> bool:
+    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+
+
+def assigned_names(stmts) -> list:
+    """Names bound anywhere in `stmts` (assignment targets, loop variables), in order."""
+    names = []
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.append(n.id)
+    return names

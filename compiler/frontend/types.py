@@ -1,0 +1,44 @@
+"""The frontend's view of types: Warp types (from mlwarp.types) and their MLIR spelling."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from mlwarp import types as wt
+
+from ..dialects.warp import array_type
+
+
+@dataclass(frozen=True)
+class ArrayT:
+    dtype: type
+    ndim: int
+
+    def __str__(self):
+        return f"array(ndim={self.ndim}, dtype={wt.type_name(self.dtype)})"
+
+
+def from_annotation(annotation):
+    """A kernel argument annotation to a frontend type; None when it is not one Warp accepts."""
+    if wt.is_array(annotation):
+        return ArrayT(annotation.dtype, annotation.ndim)
+    return wt.canonical_type(annotation)
+
+
+def name(t) -> str:
+    return str(t) if isinstance(t, ArrayT) else wt.type_name(t)
+
+
+def to_mlir(t) -> ir.Type:
+    if isinstance(t, ArrayT):
+        return array_type(to_mlir(t.dtype), t.ndim)
+    return ir.Type.parse(t._mlir_)
+
+
+_by_mlir = {t._mlir_: t for t in wt.scalar_types}
+
+
+def from_mlir(t: ir.Type):
+    return _by_mlir[str(t)]

@@ -1,0 +1,96 @@
+"""convert-warp-arrays-to-llvm: `!warp.array<T, N>` becomes the descriptor struct
+`!llvm.struct<(ptr, array<N x i64>, array<N x i64>)>` (data, shape, byte strides), and
+array ops become address arithmetic, loads, stores and atomicrmw.
+
+The struct matches runtime/abi.py, which packs arrays for a launch."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, llvm
+
+from ..dialects.warp import array_dtype, array_ndim, is_array_type
+from ..passes.registry import Pass, PassError, ops_named, register
+
+_ARRAY_OPS = {"warp.load", "warp.store", "warp.address", "warp.atomic", "warp.array_dim"}
+
+
+def descriptor_type(ndim: int) -> ir.Type:
+    return ir.Type.parse(f"!llvm.struct<(ptr, array<{ndim} x i64>, array<{ndim} x i64>)>")
+
+
+def lower_type(t: ir.Type) -> ir.Type:
+    return descriptor_type(array_ndim(t)) if is_array_type(t) else t
+
+
+def _i64():
+    return ir.IntegerType.get_signless(64)
+
+
+def element_address(desc: ir.Value, ndim: int, indices) -> ir.Value:
+    """data + sum(index_d * stride_d), strides in bytes."""
+    data = llvm.extractvalue(ir.Type.parse("!llvm.ptr"), desc, [0])
+    offset = None
+    for d, idx in enumerate(indices):
+        stride = llvm.extractvalue(_i64(), desc, [2, d])
+        term = arith.MulIOp(arith.ExtSIOp(_i64(), idx).result, stride).result
+        offset = term if offset is None else arith.AddIOp(offset, term).result
+    return llvm.getelementptr(ir.Type.parse("!llvm.ptr"), data, [offset], [-2147483648], ir.IntegerType.get_signless(8),
+                              no_wrap_flags=0)
+
+
+_RMW = {("add", "float"): "fadd", ("sub", "float"): "fsub", ("add", "int"): "add", ("sub", "int"): "sub"}
+
+
+def lower_atomic(kind: str, ptr: ir.Value, value: ir.Value) -> ir.Value:
+    is_float = isinstance(value.type, ir.FloatType)
+    op = _RMW.get((kind, "float" if is_float else "int"))
+    if op is None:
+        raise PassError(f"warp.atomic kind '{kind}' is not supported on {value.type}")
+    return llvm.atomicrmw(getattr(llvm.AtomicBinOp, op), ptr, value, llvm.AtomicOrdering.monotonic)
+
+
+@register
+class ConvertArraysToLLVM(Pass):
+    name = "convert-warp-arrays-to-llvm"
+    description = "Lower warp arrays to descriptor structs and array ops to LLVM address arithmetic and memory ops"
+
+    def run(self, module):
+        for f in ops_named(module, {"func.func"}):
+            ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+            if not any(is_array_type(t) for t in ft.inputs):
+                continue
+            for a in f.regions[0].blocks[0].arguments:
+                a.set_type(lower_type(a.type))
+            f.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get([lower_type(t) for t in ft.inputs], list(ft.results)))
+        for op in ops_named(module, _ARRAY_OPS):
+            arr = op.operands[0]
+            ndim = _descriptor_ndim(arr.type)
+            with ir.InsertionPoint(op), op.location:
+                if op.name == "warp.array_dim":
+                    d = ir.IntegerAttr(op.attributes["dim"]).value
+                    ext = llvm.extractvalue(_i64(), arr, [1, d])
+                    new = arith.TruncIOp(ir.IntegerType.get_signless(32), ext).result
+                elif op.name == "warp.load":
+                    new = llvm.load(op.results[0].type, element_address(arr, ndim, list(op.operands)[1:]))
+                elif op.name == "warp.address":
+                    new = element_address(arr, ndim, list(op.operands)[1:])
+                else:
+                    value = op.operands[1]
+                    ptr = element_address(arr, ndim, list(op.operands)[2:])
+                    if op.name == "warp.store":
+                        llvm.store(value, ptr)
+                        new = None
+                    else:
+                        new = lower_atomic(ir.StringAttr(op.attributes["kind"]).value, ptr, value)
+            if new is not None:
+                op.results[0].replace_all_uses_with(new)
+            op.erase()
+
+
+def _descriptor_ndim(t: ir.Type) -> int:
+    s = str(t)
+    if not s.startswith("!llvm.struct<(ptr, array<"):
+        raise PassError(f"expected an array descriptor, got {t}")
+    return int(s[len("!llvm.struct<(ptr, array<"):].split(" ")[0])

@@ -1,0 +1,59 @@
+"""convert-warp-builtins-to-arith: every builtin op and warp.cast becomes arith/math ops,
+by the lowering in the builtin table; unsigned integer types then become signless."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+
+from ..builtins import BUILTINS
+from ..builtins.scalar import lower_cast
+from ..dialects.warp import array_dtype, array_ndim, array_type, is_array_type
+from ..passes.registry import Pass, ops_named, register
+
+
+def signless(t: ir.Type) -> ir.Type:
+    if isinstance(t, ir.IntegerType) and not t.is_signless:
+        return ir.IntegerType.get_signless(t.width)
+    if is_array_type(t):
+        return array_type(signless(array_dtype(t)), array_ndim(t))
+    return t
+
+
+def erase_signedness(root: ir.Operation) -> None:
+    def visit(op):
+        for r in op.results:
+            if signless(r.type) != r.type:
+                r.set_type(signless(r.type))
+        for region in op.regions:
+            for block in region.blocks:
+                for a in block.arguments:
+                    if signless(a.type) != a.type:
+                        a.set_type(signless(a.type))
+        if op.name == "func.func":
+            ft = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+                [signless(t) for t in ft.inputs], [signless(t) for t in ft.results]))
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+@register
+class ConvertBuiltinsToArith(Pass):
+    name = "convert-warp-builtins-to-arith"
+    description = "Lower warp builtin ops and warp.cast to arith/math (table-driven); make integer types signless"
+
+    def run(self, module):
+        names = {f"warp.{n}" for n in BUILTINS} | {"warp.cast"}
+        for op in ops_named(module, names):
+            with ir.InsertionPoint(op), op.location:
+                operands = list(op.operands)
+                rt = op.results[0].type
+                if op.name == "warp.cast":
+                    new = lower_cast(operands[0], rt)
+                else:
+                    new = BUILTINS[op.name[len("warp."):]].lower(operands, rt)
+            op.results[0].replace_all_uses_with(new)
+            op.erase()
+        erase_signedness(module)

@@ -1,0 +1,87 @@
+"""The compiler driver: a plain table of named stages, each a list of passes.
+
+Each stage can be dumped (`MLWARP_DUMP_IR=<dir>` writes `<kernel>.<stage>.mlir`).
+Pass names are ours (see passes/registry.py) or upstream MLIR's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from mlir import ir
+from mlir.passmanager import PassManager
+
+from .lowering import arrays_to_llvm, builtins_to_arith, cpu_entry  # noqa: F401  (register passes)
+from .passes.registry import PASSES, PassError
+
+CPU_STAGES = [
+    ("warp-opt", ["canonicalize", "cse"]),
+    ("lowered", ["convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm", "warp-cpu-entry",
+                 "canonicalize", "cse"]),
+    ("llvm", ["convert-scf-to-cf", "arith-expand", "convert-math-to-llvm", "convert-math-to-libm",
+              "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm", "reconcile-unrealized-casts"]),
+]
+
+_PASS_RE = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*(\{[^}]*\})?\s*(,|$)")
+
+
+def parse_pipeline(text: str) -> list:
+    """`a,b{x=1 y=2}` -> [("a", {}), ("b", {"x": "1", "y": "2"})]."""
+    out, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        m = _PASS_RE.match(text, pos)
+        if not m:
+            raise PassError(f"cannot parse pass pipeline at: {text[pos:]!r}")
+        opts = {}
+        if m.group(2):
+            for item in m.group(2)[1:-1].split():
+                if "=" not in item:
+                    raise PassError(f"pass option {item!r} must be key=value")
+                k, v = item.split("=", 1)
+                opts[k] = v
+        out.append((m.group(1), opts))
+        pos = m.end()
+    return out
+
+
+def add_passes(pm: PassManager, passes) -> None:
+    """Adds (name, options) pairs: ours as Python passes, others as upstream textual passes."""
+    for name, opts in passes:
+        cls = PASSES.get(name)
+        if cls is None:
+            text = name + ("{" + " ".join(f"{k}={v}" for k, v in opts.items()) + "}" if opts else "")
+            try:
+                pm.add(text)
+            except ValueError as e:
+                raise PassError(f"unknown pass or bad options: '{text}' ({str(e).splitlines()[0]})") from None
+            continue
+        instance = cls(**opts)
+
+        def run(op, pass_, instance=instance):
+            instance.run(op)
+
+        pm.add(run, name=name, argument=name, description=cls.description)
+
+
+def run_passes(module: ir.Module, passes) -> None:
+    pm = PassManager("builtin.module")
+    add_passes(pm, passes)
+    pm.run(module.operation)
+
+
+def run_stages(module: ir.Module, stages, dump_prefix: str | None = None) -> None:
+    dump_dir = os.environ.get("MLWARP_DUMP_IR")
+    if dump_dir and dump_prefix:
+        os.makedirs(dump_dir, exist_ok=True)
+        _dump(module, dump_dir, dump_prefix, "warp")
+    for stage, passes in stages:
+        run_passes(module, [(p, {}) if isinstance(p, str) else p for p in passes])
+        if dump_dir and dump_prefix:
+            _dump(module, dump_dir, dump_prefix, stage)
+
+
+def _dump(module, d, prefix, stage):
+    with open(os.path.join(d, f"{prefix}.{stage}.mlir"), "w") as f:
+        f.write(str(module))

@@ -1,0 +1,43 @@
+"""mlwarp: Warp's kernel language on an MLIR compiler. `import mlwarp as wp`.
+
+Importing mlwarp never imports MLIR: the compiler is loaded on the first
+compile that misses the kernel cache.
+"""
+
+from .types import (  # noqa: F401
+    bool_ as bool, float16, float32, float64, half, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+    dtype_from_numpy, dtype_to_numpy, scalar_base,
+)
+from .array import (  # noqa: F401
+    array, array1d, array2d, array3d, array4d, clone, copy, empty, empty_like, from_numpy, full, full_like, ones,
+    ones_like, zeros, zeros_like,
+)
+from .errors import CompileError, CompileTypeError, LaunchError, UnsupportedSyntaxError  # noqa: F401
+from .builtins import functions as _builtin_functions
+
+globals().update(_builtin_functions)
+del _builtin_functions
+
+__version__ = "0.1.0"
+
+from .config import config  # noqa: E402,F401
+from .kernel import Kernel, kernel  # noqa: E402,F401
+from .launch import launch, synchronize  # noqa: E402,F401
+from .runtime.device import Device, get_device, get_devices, set_device  # noqa: E402,F401
+from .runtime import cache as _cache  # noqa: E402
+
+
+def init():
+    """Optional, as in Warp: mlwarp initialises itself lazily."""
+
+
+def is_cuda_available() -> bool:
+    return False
+
+
+def get_preferred_device():
+    return get_device("cpu")
+
+
+def clear_kernel_cache():
+    _cache.clear()

@@ -1,0 +1,43 @@
+"""Python-scope handles for kernel builtins: `wp.sin`, `wp.tid`, `wp.atomic_add`, ...
+
+Inside a kernel the frontend maps these objects to builtin table entries or
+intrinsic ops; in Python scope a builtin evaluates with numpy where Warp
+allows it.
+"""
+
+from __future__ import annotations
+
+from .compiler.builtins.table import BUILTINS
+
+
+class BuiltinFunction:
+    """A builtin of the table, seen from Python."""
+
+    def __init__(self, name: str, doc: str = "", intrinsic: bool = False):
+        self.__name__ = name
+        self.__doc__ = doc
+        self._wp_builtin_ = None if intrinsic else name
+        self._wp_intrinsic_ = name if intrinsic else None
+
+    def __call__(self, *args):
+        entry = BUILTINS.get(self.__name__)
+        if entry is None or entry.py is None:
+            raise RuntimeError(f"wp.{self.__name__}() can only be called inside a kernel or wp.func")
+        return entry.py(*args)
+
+    def __repr__(self):
+        return f"<mlwarp builtin {self.__name__}>"
+
+
+# Names reserved for the frontend, not Warp builtins.
+_HIDDEN = {"bool_and", "bool_or", "bool_not", "eq", "ne", "lt", "le", "gt", "ge"}
+
+functions = {name: BuiltinFunction(name, b.doc) for name, b in BUILTINS.items() if name not in _HIDDEN}
+
+# Intrinsics: ops of the dialect itself, handled by the frontend directly.
+for _name, _doc in [
+    ("tid", "The thread index: `i = wp.tid()`, or `i, j = wp.tid()` for a 2-D launch (up to 4-D)."),
+    ("atomic_add", "atomic_add(arr, i, ..., value): adds atomically, returns the old value."),
+    ("atomic_sub", "atomic_sub(arr, i, ..., value): subtracts atomically, returns the old value."),
+]:
+    functions[_name] = BuiltinFunction(_name, _doc, intrinsic=True)

@@ -1,0 +1,165 @@
+"""`@wp.kernel`: a Python function compiled on first launch, one cached library per kernel."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import os
+import platform
+import sys
+import threading
+import time
+
+from . import types as wt
+from .errors import CompileError
+from .runtime import cache
+from .runtime.abi import ArrayParam, launch_struct
+from .runtime.cpu import CpuKernel
+
+COMPILER_ID = "mlwarp-0.1.0/mlir-22.1.8.4"
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_fingerprint() -> str:
+    """Hash of the compiler's sources and the host: a changed compiler or CPU never reuses old objects."""
+    h = hashlib.sha256(COMPILER_ID.encode())
+    root = os.path.join(os.path.dirname(os.path.dirname(__file__)), "compiler")
+    if not os.path.isdir(root):  # installed layout: mlwarp/compiler
+        root = os.path.join(os.path.dirname(__file__), "compiler")
+    for dirpath, dirnames, files in sorted(os.walk(root)):
+        dirnames.sort()
+        for f in sorted(files):
+            if f.endswith(".py"):
+                with open(os.path.join(dirpath, f), "rb") as fh:
+                    h.update(f.encode() + fh.read())
+    h.update(platform.machine().encode() + _cpu_flags().encode())
+    return h.hexdigest()
+
+
+def _cpu_flags() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return line
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _param_type(kernel_name, func, name, annotation):
+    if isinstance(annotation, str):
+        try:
+            annotation = eval(annotation, func.__globals__)  # `from __future__ import annotations`
+        except Exception:
+            annotation = None
+    if wt.is_array(annotation) and getattr(annotation, "is_annotation", False):
+        return ArrayParam(annotation.dtype, annotation.ndim)
+    t = wt.canonical_type(annotation) if annotation is not inspect.Parameter.empty else None
+    if t is None:
+        code = func.__code__
+        raise CompileError(f"argument '{name}' needs a type annotation Warp supports (a scalar type or "
+                           f"wp.array(dtype=..., ndim=...)), got {annotation!r}", code.co_filename,
+                           code.co_firstlineno, None, kernel_name)
+    return t
+
+
+class Kernel:
+    def __init__(self, func, key=None, options=None):
+        self.func = func
+        self.key = key or func.__name__
+        self.options = dict(options or {})
+        sig = inspect.signature(func)
+        self.arg_names = list(sig.parameters)
+        self.params = [_param_type(self.key, func, n, p.annotation) for n, p in sig.parameters.items()]
+        self._compiled = {}
+        self._lock = threading.Lock()
+        self._struct = None
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"kernel '{self.key}' must be launched with wp.launch(), not called")
+
+    @property
+    def launch_struct(self):
+        if self._struct is None:
+            self._struct = launch_struct(self.params)
+        return self._struct
+
+    def cache_key(self, device) -> str:
+        h = hashlib.sha256()
+        try:
+            src = inspect.getsource(self.func)
+        except OSError:
+            src = self.func.__code__.co_code.hex()
+        h.update(src.encode())
+        h.update(repr([(n, str(p) if isinstance(p, ArrayParam) else p.__name__)
+                       for n, p in zip(self.arg_names, self.params)]).encode())
+        h.update(repr(sorted(self.options.items())).encode())
+        h.update(repr(_captured_constants(self.func)).encode())
+        h.update(str(device).encode())
+        h.update(_compiler_fingerprint().encode())
+        return f"{self.key}-{h.hexdigest()[:24]}"
+
+    def compiled(self, device):
+        """The loaded kernel for `device`: from memory, else the disk cache, else the compiler."""
+        found = self._compiled.get(device.alias)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._compiled.get(device.alias)
+            if found is None:
+                found = self._load_or_compile(device)
+                self._compiled[device.alias] = found
+        return found
+
+    def _load_or_compile(self, device):
+        t0 = time.perf_counter()
+        key = self.cache_key(device)
+        meta = cache.lookup(key)
+        compiled_now = meta is None
+        if compiled_now:
+            meta = cache.store(key, self._build)
+        loaded = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["entry"])
+        if _print_timings():
+            what = "compiled" if compiled_now else "loaded from cache"
+            stages = "".join(f", {k} {v:.1f} ms" for k, v in meta.get("timings_ms", {}).items()) if compiled_now else ""
+            print(f"Module {self.key} {what} in {(time.perf_counter() - t0) * 1e3:.2f} ms{stages}", file=sys.stderr)
+        return loaded
+
+    def _build(self, folder):
+        from .compiler.driver import compile_cpu  # the only place that loads the compiler (and MLIR)
+        from .compiler.frontend.types import ArrayT
+
+        types = {n: ArrayT(p.dtype, p.ndim) if isinstance(p, ArrayParam) else p
+                 for n, p in zip(self.arg_names, self.params)}
+        meta = compile_cpu(self.func, types, folder)
+        return dict(meta, kernel=self.key, files=[meta["library"]])
+
+
+def _print_timings() -> bool:
+    from .config import config
+
+    return config.print_timings or os.environ.get("MLWARP_TIMINGS") == "1"
+
+
+def _captured_constants(func) -> list:
+    """Values of the globals a kernel names, which the frontend folds in as constants (Warp's rule)."""
+    out = []
+    g = func.__globals__
+    for name in func.__code__.co_names:
+        v = g.get(name)
+        if isinstance(v, (bool, int, float, wt.scalar_base)):
+            out.append((name, repr(v)))
+    return out
+
+
+def kernel(f=None, *, enable_backward=None, module=None, key=None):
+    """Decorator: `@wp.kernel` or `@wp.kernel(enable_backward=False)`."""
+    options = {} if enable_backward is None else {"enable_backward": bool(enable_backward)}
+
+    def wrap(func):
+        return Kernel(func, key=key, options=options)
+
+    return wrap(f) if f is not None else wrap

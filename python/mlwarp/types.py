@@ -1,0 +1,128 @@
+"""Warp's type system: scalar types and array annotations.
+
+A leaf module (numpy + ctypes only) shared by the user API, the runtime and
+the compiler, so that type identity is the same object everywhere.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+
+class scalar_base:
+    """Base of every scalar type. Calling a type in Python converts a value."""
+
+    _np_: type = None
+    _ctype_: type = None
+    _mlir_: str = None  # MLIR spelling inside the warp dialect
+    _kind_: str = None  # "int", "uint", "float", "bool"
+    _bits_: int = 0
+
+    def __init__(self, x=0):
+        self.value = self._np_(x).item() if self._kind_ != "bool" else bool(x)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.value!r})"
+
+    def __float__(self):
+        return float(self.value)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __eq__(self, other):
+        return self.value == (other.value if isinstance(other, scalar_base) else other)
+
+    def __hash__(self):
+        return hash(self.value)
+
+
+def _scalar(name, np_type, ctype, mlir, kind, bits):
+    return type(name, (scalar_base,), dict(_np_=np_type, _ctype_=ctype, _mlir_=mlir, _kind_=kind, _bits_=bits))
+
+
+int8 = _scalar("int8", np.int8, ctypes.c_int8, "i8", "int", 8)
+int16 = _scalar("int16", np.int16, ctypes.c_int16, "i16", "int", 16)
+int32 = _scalar("int32", np.int32, ctypes.c_int32, "i32", "int", 32)
+int64 = _scalar("int64", np.int64, ctypes.c_int64, "i64", "int", 64)
+uint8 = _scalar("uint8", np.uint8, ctypes.c_uint8, "ui8", "uint", 8)
+uint16 = _scalar("uint16", np.uint16, ctypes.c_uint16, "ui16", "uint", 16)
+uint32 = _scalar("uint32", np.uint32, ctypes.c_uint32, "ui32", "uint", 32)
+uint64 = _scalar("uint64", np.uint64, ctypes.c_uint64, "ui64", "uint", 64)
+float16 = _scalar("float16", np.float16, ctypes.c_uint16, "f16", "float", 16)
+float32 = _scalar("float32", np.float32, ctypes.c_float, "f32", "float", 32)
+float64 = _scalar("float64", np.float64, ctypes.c_double, "f64", "float", 64)
+bool_ = _scalar("bool", np.bool_, ctypes.c_bool, "i1", "bool", 8)
+
+# Warp's aliases
+int_ = int32
+float_ = float32
+half = float16
+
+scalar_types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, bool_)
+int_types = tuple(t for t in scalar_types if t._kind_ in ("int", "uint"))
+float_types = tuple(t for t in scalar_types if t._kind_ == "float")
+
+_python_to_warp = {float: float32, int: int32, bool: bool_}
+_numpy_to_warp = {np.dtype(t._np_): t for t in scalar_types}
+
+
+def is_scalar(t) -> bool:
+    return isinstance(t, type) and issubclass(t, scalar_base) and t is not scalar_base
+
+
+def is_int(t) -> bool:
+    return is_scalar(t) and t._kind_ in ("int", "uint")
+
+
+def is_float(t) -> bool:
+    return is_scalar(t) and t._kind_ == "float"
+
+
+def canonical_type(t):
+    """Maps Python's `float`, `int`, `bool` and numpy scalar types to Warp's; None if not a type Warp knows."""
+    if is_scalar(t):
+        return t
+    if t in _python_to_warp:
+        return _python_to_warp[t]
+    try:
+        return _numpy_to_warp.get(np.dtype(t))
+    except TypeError:
+        return None
+
+
+def type_size(t) -> int:
+    return ctypes.sizeof(canonical_type(t)._ctype_)
+
+
+def type_name(t) -> str:
+    if is_scalar(t):
+        return t.__name__
+    if is_array(t):
+        return f"array(ndim={t.ndim}, dtype={type_name(t.dtype)})"
+    return getattr(t, "__name__", repr(t))
+
+
+def dtype_to_numpy(warp_dtype):
+    t = canonical_type(warp_dtype)
+    if t is None:
+        raise TypeError(f"Cannot convert {warp_dtype!r} to a numpy dtype")
+    return t._np_
+
+
+def dtype_from_numpy(numpy_dtype):
+    t = _numpy_to_warp.get(np.dtype(numpy_dtype))
+    if t is None:
+        raise TypeError(f"Cannot convert numpy dtype {numpy_dtype!r} to a Warp dtype")
+    return t
+
+
+def is_array(t) -> bool:
+    from .array import array  # array imports this module
+
+    return isinstance(t, array) or (isinstance(t, type) and issubclass(t, array))

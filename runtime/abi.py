@@ -1,0 +1,45 @@
+"""The launch ABI shared by the CPU lowering and the runtime.
+
+A launch passes one pointer to a C struct:
+    struct { int64 dims[4]; <param 0>; <param 1>; ... }
+with an array parameter as `struct { void* data; int64 shape[N]; int64 strides[N]; }`
+(strides in bytes) and a scalar as its C type. ctypes lays it out with the C
+rules that LLVM uses for the matching `!llvm.struct`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+from mlwarp import types as wt
+
+
+@dataclass(frozen=True)
+class ArrayParam:
+    dtype: type
+    ndim: int
+
+
+_descriptors: dict[int, type] = {}
+
+
+def descriptor(ndim: int) -> type:
+    d = _descriptors.get(ndim)
+    if d is None:
+        d = type(f"array{ndim}d_t", (ctypes.Structure,), {"_fields_": [
+            ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * ndim), ("strides", ctypes.c_int64 * ndim)]})
+        _descriptors[ndim] = d
+    return d
+
+
+def param_ctype(p) -> type:
+    if isinstance(p, ArrayParam):
+        return descriptor(p.ndim)
+    return p._ctype_
+
+
+def launch_struct(params: list) -> type:
+    """The ctypes struct for a kernel with `params` (ArrayParam or scalar types)."""
+    fields = [("dims", ctypes.c_int64 * 4)] + [(f"p{i}", param_ctype(p)) for i, p in enumerate(params)]
+    return type("launch_t", (ctypes.Structure,), {"_fields_": fields})

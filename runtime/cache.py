@@ -1,0 +1,119 @@
+"""The on-disk kernel cache.
+
+An entry is a folder `<cache>/<key>/` holding the compiled files and
+`meta.json` (each file's sha256). Entries are written into a temporary folder
+and renamed into place, so concurrent compiles of one key leave one complete
+entry; an entry whose files do not match their checksums is removed and
+rebuilt, never loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import warnings
+
+META = "meta.json"
+
+
+def default_dir() -> str:
+    from mlwarp.config import config
+
+    return (config.kernel_cache_dir or os.environ.get("MLWARP_CACHE_DIR")
+            or os.path.join(os.path.expanduser("~"), ".cache", "mlwarp"))
+
+
+_fallback_dir = None
+
+
+def cache_dir() -> str:
+    """The cache folder, created if needed; an unwritable one falls back to a temporary folder."""
+    global _fallback_dir
+    d = default_dir()
+    try:
+        os.makedirs(d, exist_ok=True)
+        if os.access(d, os.W_OK):
+            return d
+    except OSError:
+        pass
+    if _fallback_dir is None:
+        _fallback_dir = tempfile.mkdtemp(prefix="mlwarp-cache-")
+        warnings.warn(f"mlwarp: kernel cache folder '{d}' is not writable; using '{_fallback_dir}'", RuntimeWarning,
+                      stacklevel=3)
+    return _fallback_dir
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def lookup(key: str) -> dict | None:
+    """The metadata of a valid entry (with "dir" added), or None; a corrupt entry is removed."""
+    entry = os.path.join(cache_dir(), key)
+    try:
+        with open(os.path.join(entry, META)) as f:
+            meta = json.load(f)
+        for name, digest in meta["files"].items():
+            if _sha256(os.path.join(entry, name)) != digest:
+                raise ValueError(f"checksum mismatch in {name}")
+    except FileNotFoundError:
+        if os.path.isdir(entry) and not os.path.exists(os.path.join(entry, META)):
+            _remove(entry)
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        warnings.warn(f"mlwarp: discarding corrupt kernel cache entry {key}: {e}", RuntimeWarning, stacklevel=3)
+        _remove(entry)
+        return None
+    meta["dir"] = entry
+    return meta
+
+
+def store(key: str, build) -> dict:
+    """Builds an entry with `build(folder) -> metadata` (its "files": the names written) and moves it
+    into place atomically."""
+    root = cache_dir()
+    tmp = tempfile.mkdtemp(prefix=f".{key}.", dir=root)
+    try:
+        meta = build(tmp)
+        meta["files"] = {n: _sha256(os.path.join(tmp, n)) for n in meta["files"]}
+        with open(os.path.join(tmp, META), "w") as f:
+            json.dump(meta, f)
+        final = os.path.join(root, key)
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another process won the race, or a stale entry is in the way
+            existing = lookup(key)
+            if existing is not None:
+                return existing
+            _remove(final)
+            os.rename(tmp, final)
+    finally:
+        if os.path.isdir(tmp):
+            _remove(tmp)
+    meta["dir"] = final
+    return meta
+
+
+def _remove(path: str) -> None:
+    # rename first, so that a reader never sees a half-deleted entry under the key
+    trash = f"{path}.trash.{os.getpid()}"
+    try:
+        os.rename(path, trash)
+    except OSError:
+        trash = path
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def clear() -> None:
+    shutil.rmtree(cache_dir(), ignore_errors=True)
+
+
+def size_bytes() -> int:
+    total = 0
+    for dirpath, _, files in os.walk(cache_dir()):
+        total += sum(os.path.getsize(os.path.join(dirpath, f)) for f in files)
+    return total
