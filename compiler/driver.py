@@ -22,6 +22,18 @@ class Timings(dict):
         return time.perf_counter()
 
 
+def emit_ir(func, arg_types: dict, stage: str = "warp") -> str:
+    """The kernel's IR after `stage`: "warp" (the frontend's output) or a CPU_STAGES name."""
+    names = ["warp"] + [s for s, _ in CPU_STAGES]
+    if stage not in names:
+        raise ValueError(f"unknown stage {stage!r}; stages: {names}")
+    ctx = make_context()
+    kir = emit_kernel(get_source(func), arg_types, ctx)
+    with ctx:
+        run_stages(kir.module, CPU_STAGES[:names.index(stage)])
+        return str(kir.module)
+
+
 def compile_cpu(func, arg_types: dict, out_dir: str) -> dict:
     """Writes `kernel.so` into `out_dir`; returns the metadata the runtime needs to launch it."""
     t = time.perf_counter()

@@ -128,13 +128,22 @@ class Kernel:
             print(f"Module {self.key} {what} in {(time.perf_counter() - t0) * 1e3:.2f} ms{stages}", file=sys.stderr)
         return loaded
 
-    def _build(self, folder):
-        from .compiler.driver import compile_cpu  # the only place that loads the compiler (and MLIR)
+    def _frontend_types(self) -> dict:
         from .compiler.frontend.types import ArrayT
 
-        types = {n: ArrayT(p.dtype, p.ndim) if isinstance(p, ArrayParam) else p
-                 for n, p in zip(self.arg_names, self.params)}
-        meta = compile_cpu(self.func, types, folder)
+        return {n: ArrayT(p.dtype, p.ndim) if isinstance(p, ArrayParam) else p
+                for n, p in zip(self.arg_names, self.params)}
+
+    def to_mlir(self, stage: str = "warp") -> str:
+        """The kernel's IR after a compiler stage ("warp", "warp-opt", "lowered", "llvm"), as text."""
+        from .compiler.driver import emit_ir
+
+        return emit_ir(self.func, self._frontend_types(), stage)
+
+    def _build(self, folder):
+        from .compiler.driver import compile_cpu  # the only place that loads the compiler (and MLIR)
+
+        meta = compile_cpu(self.func, self._frontend_types(), folder)
         return dict(meta, kernel=self.key, files=[meta["library"]])
 
 
