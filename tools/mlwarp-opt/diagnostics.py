@@ -1,0 +1,49 @@
+"""One-line error messages from MLIR diagnostics: `<file>:<line>:<col>: <message>`.
+
+Text parsed with `ir.Module.parse` carries the buffer name "-"; the tool
+replaces it with the real input name, and shifts line numbers by the chunk's
+first line when `--split-input-file` cut the file into pieces.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+PARSER_BUFFER = "-"
+
+
+def file_location(loc: ir.Location):
+    """The first file:line:col location inside `loc` (name, call site and fused locations are looked through)."""
+    if loc.is_a_file():
+        return loc
+    if loc.is_a_name():
+        return file_location(loc.child_loc)
+    if loc.is_a_callsite():
+        return file_location(loc.callee)
+    if loc.is_a_fused():
+        for inner in loc.locations:
+            found = file_location(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def format_location(loc: ir.Location, input_name: str) -> str | None:
+    f = file_location(loc)
+    if f is None:
+        return None
+    name = input_name if f.filename == PARSER_BUFFER else f.filename
+    return f"{name}:{f.start_line}:{f.start_col}"
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def describe(error: Exception, input_name: str) -> str:
+    """The first error diagnostic of an MLIRError (or the error's own text), on one line."""
+    for diag in getattr(error, "error_diagnostics", None) or []:
+        where = format_location(diag.location, input_name)
+        return f"{where}: {first_line(diag.message)}" if where else first_line(diag.message)
+    text = getattr(error, "message", None) or str(error)
+    return first_line(text)

@@ -1,0 +1,105 @@
+"""The MLIR side of mlwarp-opt: one context, one pass manager, run on each input chunk.
+
+mlwarp passes (Python classes of the registry) and upstream passes go into the
+same PassManager, so `--mlir-print-ir-after-all` and the verifier treat them alike.
+A Python pass that raises is turned into a pass failure (MLIR prints its
+"IR Dump After ... Failed"), and its message becomes the tool's one error line.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.passmanager import PassManager
+
+from mlwarp.compiler.context import make_context
+from mlwarp.compiler.passes.registry import PassError
+from mlwarp.compiler.pipeline import PASSES  # importing the pipeline registers every mlwarp pass
+
+from .diagnostics import describe, first_line
+from .opt import ToolError
+from .pipeline_text import PipelineSyntaxError, parse_options, parse_pipeline
+
+
+class OptDriver:
+    def __init__(self, steps, input_name: str, print_ir_after_all=False, generic=False, allow_unregistered=False):
+        self.input_name = input_name
+        self.generic = generic
+        self.ctx = make_context()
+        self.ctx.allow_unregistered_dialects = allow_unregistered
+        if print_ir_after_all:
+            self.ctx.enable_multithreading(False)  # MLIR requires it to print IR of nested pass managers
+        self.failure = None  # (pass name, exception) of the mlwarp pass that raised during the current run
+        with self.ctx:
+            self.pm = PassManager("builtin.module")
+            for step in steps:
+                self._add_step(step)
+            if print_ir_after_all:
+                self.pm.enable_ir_printing(print_after_all=True, print_generic_op_form=generic)
+
+    def _add_step(self, step) -> None:
+        if step[0] == "pipeline":
+            try:
+                elements = parse_pipeline(step[1])
+            except PipelineSyntaxError as e:
+                raise ToolError(str(e)) from None
+            for el in elements:
+                self._add_pass(el.name, el.options, el.text, nested=el.nested is not None)
+        else:
+            _, name, options = step
+            self._add_pass(name, options, name if options is None else f"{name}{{{options}}}", nested=False)
+
+    def _add_pass(self, name: str, options: str | None, text: str, nested: bool) -> None:
+        cls = PASSES.get(name)
+        if cls is None:
+            self._add_upstream(name, text)
+            return
+        if nested:
+            raise ToolError(f"pass '{name}' runs on the whole module; it cannot take a nested pipeline")
+        try:
+            values = parse_options(options or "")
+            cls(**values)  # checks the options now, before any input is read
+        except (PassError, PipelineSyntaxError) as e:
+            raise ToolError(str(e)) from None
+
+        def run(op, pass_, cls=cls, values=values):
+            try:
+                cls(**values).run(op)
+            except Exception as e:  # noqa: BLE001  reported by process(), not as a traceback
+                self.failure = (cls.name, e)
+                pass_.signal_pass_failure()
+
+        self.pm.add(run, name=cls.__name__, argument=cls.name, description=cls.description)
+
+    def _add_upstream(self, name: str, text: str) -> None:
+        try:
+            self.pm.add(text)
+        except ValueError as e:
+            msg = str(e)
+            if "does not refer to a registered pass" in msg:
+                raise ToolError(f"unknown pass '{name}'") from None
+            # "<Pass-Options-Parser>: no such option x\n\nfailed to add `p` with options `x=1`"
+            detail = first_line(msg.split(":", 1)[1] if msg.startswith("<Pass-Options-Parser>") else msg)
+            raise ToolError(f"pass '{name}': {detail}") from None
+
+    def process(self, text: str, line_offset: int = 0) -> str:
+        """Parses one input chunk, runs the passes on it, returns the printed result."""
+        with self.ctx:
+            try:
+                module = ir.Module.parse("\n" * line_offset + text)
+            except ir.MLIRError as e:
+                raise ToolError(describe(e, self.input_name)) from None
+            self.failure = None
+            try:
+                self.pm.run(module.operation)
+            except ir.MLIRError as e:
+                raise ToolError(self._pass_failure(e)) from None
+            return module.operation.get_asm(print_generic_op_form=self.generic) or ""
+
+    def _pass_failure(self, error) -> str:
+        if self.failure is not None:
+            name, exc = self.failure
+            kind = "" if isinstance(exc, PassError) else f"{type(exc).__name__}: "
+            return f"{self.input_name}: pass '{name}' failed: {kind}{first_line(str(exc))}"
+        if getattr(error, "error_diagnostics", None):
+            return describe(error, self.input_name)
+        return f"{self.input_name}: the pass pipeline failed"
