@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..lazy import arith, ir, math
-from .table import boolean, builtin
+from .table import boolean, builtin, c_common_types
 
 
 def kind(t: ir.Type) -> str:
@@ -30,7 +30,9 @@ def _by_kind(float_op, int_op, uint_op=None):
 def _constant_like(value, t: ir.Type) -> ir.Value:
     if kind(t) == "float":
         return arith.ConstantOp(t, ir.FloatAttr.get(t, float(value))).result
-    return arith.ConstantOp(t, ir.IntegerAttr.get(t, int(value))).result
+    # The attribute is signless: unsigned result types become signless at the end of the lowering pass.
+    attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(ir.IntegerType(t).width), int(value))
+    return arith.ConstantOp(t, attr).result
 
 
 # -- arithmetic operators -----------------------------------------------------
@@ -85,7 +87,7 @@ def compare(pred_name: str, a: ir.Value, b: ir.Value) -> ir.Value:
 
 
 for _name in _CMP:
-    builtin(_name, ["Any", "Any"], result=boolean, doc=f"comparison '{_name}'")(
+    builtin(_name, ["Any", "Any"], result=boolean, doc=f"comparison '{_name}'", coerce=c_common_types)(
         lambda args, result_type, _n=_name: compare(_n, *args))
 
 # -- boolean and bitwise operators ---------------------------------------------

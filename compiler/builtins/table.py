@@ -44,6 +44,7 @@ class Builtin:
     doc: str = ""
     same_types: bool = True  # all arguments must have one type (Warp: "Input types must be the same")
     py: Callable | None = None  # evaluation in Python scope, where Warp allows it
+    coerce: Callable | None = None  # arg types -> the types the frontend converts the arguments to first
 
     def signature(self) -> str:
         return f"{self.name}({', '.join(self.args)})"
@@ -52,14 +53,37 @@ class Builtin:
 BUILTINS: dict[str, Builtin] = {}
 
 
-def builtin(name, args, result=same_as_first, doc="", same_types=True, py=None):
+def c_common_types(arg_types):
+    """C's usual arithmetic conversions, which Warp's comparisons inherit from C++: `x < 2` with a float32
+    `x` compares in float32, int32 against int64 in int64, int32 against uint32 in uint32."""
+    if len(set(arg_types)) == 1:
+        return list(arg_types)
+    floats = [t for t in arg_types if wt.is_float(t)]
+    if floats:
+        common = max(floats, key=lambda t: t._bits_)
+    else:
+        ints = [t if t._bits_ >= 32 and t is not wt.bool_ else wt.int32 for t in arg_types]
+        common = max(ints, key=lambda t: (t._bits_, t._kind_ == "uint"))
+    return [common] * len(arg_types)
+
+
+def builtin(name, args, result=same_as_first, doc="", same_types=True, py=None, coerce=None):
     """Decorates a lowering function and enters the builtin into the table."""
 
     def register(lower):
-        BUILTINS[name] = Builtin(name, tuple(args), result, lower, doc, same_types, py)
+        BUILTINS[name] = Builtin(name, tuple(args), result, lower, doc, same_types, py, coerce)
         return lower
 
     return register
+
+
+def converted_arg_types(name: str, arg_types: list) -> list:
+    """The types a call's arguments are converted to before `resolve` (the same types unless the builtin
+    has a `coerce` rule)."""
+    b = BUILTINS[name]
+    if b.coerce is None or len(arg_types) != len(b.args) or not all(wt.is_scalar(t) for t in arg_types):
+        return list(arg_types)
+    return b.coerce(arg_types)
 
 
 def resolve(name: str, arg_types: list) -> object:

@@ -19,6 +19,7 @@ from mlwarp import types as wt
 from mlwarp.errors import CompileError, CompileTypeError, UnsupportedSyntaxError
 
 from ..builtins import resolve
+from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from . import types as ft
 from .resolve import MISSING, dotted_name, resolve_path
@@ -580,6 +581,8 @@ class KernelEmitter:
         for a in args:
             if isinstance(a.type, ft.ArrayT):
                 raise self.error(node, f"'{name}' does not take arrays", CompileTypeError)
+        targets = converted_arg_types(name, [a.type for a in args])
+        args = [a if a.type == t else self.cast(a, t, node) for a, t in zip(args, targets)]
         try:
             rt = resolve(name, [a.type for a in args])
         except TypeError as e:
