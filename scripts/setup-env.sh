@@ -9,8 +9,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.mlwarp-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup-env.sh -nt "$stamp" ]; then
-  .venv/bin/python -m pip install -q --disable-pip-version-check -U pip "setuptools>=69" wheel 2>&1 | grep -v "^WARNING" || true
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v "^WARNING" || true
-  .venv/bin/python -c "import mlwarp, mlir.ir, lit" 
+  log=.venv/install.log
+  echo "setting up .venv (log: $log) ..."
+  if ! { .venv/bin/python -m pip install --disable-pip-version-check -U pip "setuptools>=69" wheel &&
+         .venv/bin/python -m pip install --disable-pip-version-check -e ".[test]"; } >"$log" 2>&1; then
+    tail -40 "$log"; echo "setup failed: see $log" >&2; exit 1
+  fi
+  .venv/bin/python -c "import mlwarp, mlir.ir, lit"
   touch "$stamp"
 fi
