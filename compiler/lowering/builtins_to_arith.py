@@ -54,6 +54,8 @@ class ConvertBuiltinsToArith(Pass):
                     new = lower_cast(operands[0], rt)
                 else:
                     new = BUILTINS[op.name[len("warp."):]].lower(operands, rt)
+            if new.type != rt and signless(new.type) == signless(rt):
+                new.set_type(rt)  # keep `ui32` until erase_signedness: lowerings of the users read it
             op.results[0].replace_all_uses_with(new)
             op.erase()
         erase_signedness(module)
