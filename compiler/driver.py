@@ -11,6 +11,8 @@ from mlir.execution_engine import ExecutionEngine
 from .context import make_context
 from .frontend import emit_kernel, get_source
 from .lowering.cpu_entry import entry_name
+from .passes.autodiff import adjoint_name, mark_no_backward
+from .passes.bounds_check import debug_stages, pop_debug_sites
 from .pipeline import CPU_STAGES, run_stages
 
 LIBRARY = "kernel.so"
@@ -34,16 +36,23 @@ def emit_ir(func, arg_types: dict, stage: str = "warp") -> str:
         return str(kir.module)
 
 
-def compile_cpu(func, arg_types: dict, out_dir: str) -> dict:
-    """Writes `kernel.so` into `out_dir`; returns the metadata the runtime needs to launch it."""
+def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None) -> dict:
+    """Writes `kernel.so` into `out_dir`; returns the metadata the runtime needs to launch it.
+    The library also holds the adjoint entry `<k>_adj_cpu` unless options["enable_backward"] is False."""
     t = time.perf_counter()
     times = Timings()
     source = get_source(func)
     ctx = make_context()
     kir = emit_kernel(source, arg_types, ctx)
+    backward = (options or {}).get("enable_backward", True)
+    if not backward:
+        with ctx:
+            mark_no_backward(kir.module)
     t = times.mark("frontend", t)
     with ctx:
-        run_stages(kir.module, CPU_STAGES, dump_prefix=kir.name)
+        debug = (options or {}).get("mode") == "debug"  # bounds checks, line tables
+        run_stages(kir.module, debug_stages(CPU_STAGES) if debug else CPU_STAGES, dump_prefix=kir.name)
+        debug_sites = pop_debug_sites(kir.module.operation) if debug else None
         t = times.mark("passes", t)
         engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
         obj = os.path.join(out_dir, "kernel.o")
@@ -52,7 +61,8 @@ def compile_cpu(func, arg_types: dict, out_dir: str) -> dict:
     link(obj, os.path.join(out_dir, LIBRARY))
     os.remove(obj)
     times.mark("link", t)
-    return {"library": LIBRARY, "entry": entry_name(kir.name), "tid_dims": kir.tid_dims, "timings_ms": dict(times)}
+    return {"library": LIBRARY, "entry": entry_name(kir.name), "tid_dims": kir.tid_dims, "timings_ms": dict(times),
+            "adj_entry": entry_name(adjoint_name(kir.name)) if backward else None, "debug_sites": debug_sites}
 
 
 def link(obj: str, out: str) -> None:

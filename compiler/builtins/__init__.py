@@ -2,5 +2,6 @@
 
 from . import scalar  # noqa: F401  (fills the table)
 from .table import BUILTINS, Builtin, resolve
+from . import derivatives  # noqa: E402,F401  (last: sets derivative rules on the entries above)
 
 __all__ = ["BUILTINS", "Builtin", "resolve"]

@@ -12,7 +12,7 @@ mlwarp` reads the table's names without loading the compiler.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from mlwarp import types as wt
@@ -45,6 +45,7 @@ class Builtin:
     same_types: bool = True  # all arguments must have one type (Warp: "Input types must be the same")
     py: Callable | None = None  # evaluation in Python scope, where Warp allows it
     coerce: Callable | None = None  # arg types -> the types the frontend converts the arguments to first
+    grad: object = None  # derivative rule (see derivatives.py): a Rule, or NOT_DIFFERENTIABLE; None = missing
 
     def signature(self) -> str:
         return f"{self.name}({', '.join(self.args)})"
@@ -67,14 +68,19 @@ def c_common_types(arg_types):
     return [common] * len(arg_types)
 
 
-def builtin(name, args, result=same_as_first, doc="", same_types=True, py=None, coerce=None):
+def builtin(name, args, result=same_as_first, doc="", same_types=True, py=None, coerce=None, grad=None):
     """Decorates a lowering function and enters the builtin into the table."""
 
     def register(lower):
-        BUILTINS[name] = Builtin(name, tuple(args), result, lower, doc, same_types, py, coerce)
+        BUILTINS[name] = Builtin(name, tuple(args), result, lower, doc, same_types, py, coerce, grad)
         return lower
 
     return register
+
+
+def set_grad(name: str, rule) -> None:
+    """Sets the derivative rule of an entry (derivatives.py does this for the scalar builtins)."""
+    BUILTINS[name] = replace(BUILTINS[name], grad=rule)
 
 
 def converted_arg_types(name: str, arg_types: list) -> list:

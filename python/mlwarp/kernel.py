@@ -16,6 +16,7 @@ from .errors import CompileError
 from .runtime import cache
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
+from .debug import hidden_params
 
 COMPILER_ID = "mlwarp-0.1.0/mlir-22.1.8.4"
 
@@ -84,7 +85,7 @@ class Kernel:
     @property
     def launch_struct(self):
         if self._struct is None:
-            self._struct = launch_struct(self.params)
+            self._struct = launch_struct(self.params + hidden_params(self))  # debug: + error record
         return self._struct
 
     def cache_key(self, device) -> str:
@@ -122,6 +123,7 @@ class Kernel:
         if compiled_now:
             meta = cache.store(key, self._build)
         loaded = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["entry"])
+        loaded.meta = meta  # the adjoint launch (mlwarp/adjoint.py) opens meta["adj_entry"] of the same library
         if _print_timings():
             what = "compiled" if compiled_now else "loaded from cache"
             stages = "".join(f", {k} {v:.1f} ms" for k, v in meta.get("timings_ms", {}).items()) if compiled_now else ""
@@ -143,7 +145,7 @@ class Kernel:
     def _build(self, folder):
         from .compiler.driver import compile_cpu  # the only place that loads the compiler (and MLIR)
 
-        meta = compile_cpu(self.func, self._frontend_types(), folder)
+        meta = compile_cpu(self.func, self._frontend_types(), folder, self.options)
         return dict(meta, kernel=self.key, files=[meta["library"]])
 
 
@@ -164,9 +166,10 @@ def _captured_constants(func) -> list:
     return out
 
 
-def kernel(f=None, *, enable_backward=None, module=None, key=None):
+def kernel(f=None, *, enable_backward=None, module=None, key=None, module_options=None):
     """Decorator: `@wp.kernel` or `@wp.kernel(enable_backward=False)`."""
     options = {} if enable_backward is None else {"enable_backward": bool(enable_backward)}
+    options.update(module_options or {})  # e.g. {"mode": "debug"}: part of the cache key
 
     def wrap(func):
         return Kernel(func, key=key, options=options)

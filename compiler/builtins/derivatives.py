@@ -1,0 +1,198 @@
+"""Derivative rules of the builtin table, read by the autodiff passes (reverse and forward mode).
+
+A rule is the *local* derivative of one builtin, written once and used both
+ways:
+  - `Partials(f)`: `f(x..., out)` gives d out / d x_k for each argument (an
+    expression, a number, or None for zero). Reverse mode multiplies them by
+    the result's adjoint (vjp), forward mode sums them times the arguments'
+    tangents (jvp). Enough for every scalar builtin.
+  - `Rule` subclasses may define `vjp` and `jvp` directly (vector builtins,
+    where a partial is a Jacobian).
+`NOT_DIFFERENTIABLE` marks entries whose result carries no derivative
+(comparisons, boolean and bit operators). An entry whose `grad` is None has
+no rule yet: the autodiff pass refuses kernels that use it.
+
+Subgradients at kinks follow Warp's native adj_* functions: abs'(0) = 1,
+min/max route the adjoint to the operand the forward picked (b on ties),
+clamp routes through its max-then-min expansion. Where Warp drops a term
+(adj_mod ignores b) we keep the exact derivative: d fmod(a, b)/db = -trunc(a/b).
+
+MLIR is imported lazily: `import mlwarp` reads the table without it.
+"""
+
+from __future__ import annotations
+
+from .table import BUILTINS, set_grad
+
+
+class NotDifferentiable:
+    def __repr__(self):
+        return "NOT_DIFFERENTIABLE"
+
+
+NOT_DIFFERENTIABLE = NotDifferentiable()
+
+
+class V:
+    """An SSA value in a rule, with operators that emit warp builtin ops at the insertion point."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def _other(self, x):
+        return x if isinstance(x, V) else const(x, self.value.type)
+
+    def __add__(self, o):
+        return call("add", self, self._other(o))
+
+    def __radd__(self, o):
+        return call("add", self._other(o), self)
+
+    def __sub__(self, o):
+        return call("sub", self, self._other(o))
+
+    def __rsub__(self, o):
+        return call("sub", self._other(o), self)
+
+    def __mul__(self, o):
+        return call("mul", self, self._other(o))
+
+    def __rmul__(self, o):
+        return call("mul", self._other(o), self)
+
+    def __truediv__(self, o):
+        return call("div", self, self._other(o))
+
+    def __rtruediv__(self, o):
+        return call("div", self._other(o), self)
+
+    def __neg__(self):
+        return call("neg", self)
+
+    def __lt__(self, o):
+        return call("lt", self, self._other(o))
+
+    def __gt__(self, o):
+        return call("gt", self, self._other(o))
+
+
+def call(name: str, *args: V) -> V:
+    """Emits `warp.<name>(args)` with the result type the table gives."""
+    from mlir import ir
+
+    from ..frontend.types import from_mlir, to_mlir
+    from .table import resolve
+
+    values = [a.value for a in args]
+    rt = to_mlir(resolve(name, [from_mlir(v.type) for v in values]))
+    op = ir.Operation.create(f"warp.{name}", results=[rt], operands=values)
+    return V(op.result)
+
+
+def const(x, t) -> V:
+    from mlir.dialects import arith
+
+    from .scalar import _constant_like
+
+    return V(_constant_like(x, t))
+
+
+def select(cond: V, a, b) -> V:
+    """cond ? a : b, where a or b may be numbers."""
+    from mlir.dialects import arith
+
+    like = a if isinstance(a, V) else b
+    a = a if isinstance(a, V) else const(a, like.value.type)
+    b = b if isinstance(b, V) else const(b, like.value.type)
+    return V(arith.SelectOp(cond.value, a.value, b.value).result)
+
+
+def scale(p, g: V) -> V | None:
+    """p * g with p a partial (V, number or None); None stands for zero."""
+    if p is None or (not isinstance(p, V) and p == 0):
+        return None
+    if not isinstance(p, V):
+        return g if p == 1 else -g if p == -1 else g * p
+    return p * g
+
+
+class Rule:
+    def vjp(self, adj_out: V, args: list, out: V) -> list:
+        """Adjoints of the arguments (V or None for zero) given the result's adjoint."""
+        raise NotImplementedError
+
+    def jvp(self, tangents: list, args: list, out: V) -> V | None:
+        """The result's tangent given the arguments' tangents (None for zero)."""
+        raise NotImplementedError
+
+
+class Partials(Rule):
+    def __init__(self, partials):
+        self.partials = partials
+
+    def __repr__(self):
+        return f"Partials({self.partials.__name__})"
+
+    def vjp(self, adj_out, args, out):
+        return [scale(p, adj_out) for p in self.partials(*args, out)]
+
+    def jvp(self, tangents, args, out):
+        total = None
+        for p, t in zip(self.partials(*args, out), tangents):
+            term = scale(p, t) if t is not None else None
+            if term is not None:
+                total = term if total is None else total + term
+        return total
+
+
+def partials(*names):
+    """Decorator: sets `Partials(f)` as the rule of each named builtin."""
+
+    def register(f):
+        for n in names:
+            set_grad(n, Partials(f))
+        return f
+
+    return register
+
+
+# -- rules --------------------------------------------------------------------------
+partials("add")(lambda a, b, out: (1, 1))
+partials("sub")(lambda a, b, out: (1, -1))
+partials("mul")(lambda a, b, out: (b, a))
+partials("div")(lambda a, b, out: (1 / b, -out / b))  # Warp's adj_div
+partials("mod")(lambda a, b, out: (1, -(a - out) / b))  # fmod: a - trunc(a/b)*b
+partials("floordiv", "floor", "ceil")(lambda *xs: tuple(None for _ in xs[:-1]))  # piecewise constant
+partials("neg")(lambda a, out: (-1,))
+partials("pow")(lambda a, b, out: (b * call("pow", a, b - 1.0), call("log", a) * out))  # Warp's adj_pow
+partials("sin")(lambda x, out: (call("cos", x),))
+partials("cos")(lambda x, out: (-call("sin", x),))
+partials("tan")(lambda x, out: (1 / (call("cos", x) * call("cos", x)),))
+partials("sqrt")(lambda x, out: (0.5 / out,))
+partials("exp")(lambda x, out: (out,))
+partials("log")(lambda x, out: (1 / x,))
+partials("abs")(lambda x, out: (select(x < 0.0, -1.0, 1.0),))  # Warp: abs'(0) = 1
+# min/max lower to `a < b ? a : b` / `a > b ? a : b`: the adjoint goes where the forward's choice went.
+partials("min")(lambda a, b, out: (select(a < b, 1.0, 0.0), select(a < b, 0.0, 1.0)))
+partials("max")(lambda a, b, out: (select(a > b, 1.0, 0.0), select(a > b, 0.0, 1.0)))
+
+
+@partials("clamp")
+def _clamp(x, lo, hi, out):
+    # clamp lowers to m = (lo > x ? lo : x); out = (m < hi ? m : hi)
+    m_wins = call("max", lo, x) < hi
+    lo_wins = lo > x
+    return (select(m_wins, select(lo_wins, 0.0, 1.0), 0.0), select(m_wins, select(lo_wins, 1.0, 0.0), 0.0),
+            select(m_wins, 0.0, 1.0))
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "bool_and", "bool_or", "bool_not", "bit_and", "bit_or",
+              "bit_xor", "lshift", "rshift", "invert"):
+    if _name in BUILTINS:
+        set_grad(_name, NOT_DIFFERENTIABLE)
+
+
+def rule_of(name: str):
+    """The entry's rule: a Rule, NOT_DIFFERENTIABLE, or None when the table has no rule for it."""
+    b = BUILTINS.get(name)
+    return None if b is None else b.grad

@@ -1,0 +1,368 @@
+"""warp-autodiff: reverse-mode differentiation of kernels, in the warp dialect.
+
+For each kernel `k(args...)` the pass adds the kernel `k_adj(args..., adj_args...)`
+(one adjoint argument per argument, of the same type; scalar adjoints are
+accepted and ignored, as in Warp). Its body replays the forward computation
+without its effects (stores and atomics are skipped, as Warp's replay does),
+then runs the reverse sweep with the rules of the builtin table
+(`builtins/derivatives.py`). Array semantics follow Warp:
+  x[i] read            -> adj_x[i] += adj (atomically)
+  y[i] = v             -> adj_v += adj_y[i]
+  y[i] += v / -= v     -> adj_v += adj_y[i] / -= adj_y[i]   (warp.atomic add/sub)
+
+Control flow is structured (scf) and handled exactly:
+  scf.if     the reverse is an scf.if on the same condition; each branch
+             recomputes its forward values, then reverses them.
+  scf.for / scf.while (static or dynamic trip count, any carried state)
+             the reverse is a loop over the iterations from last to first.
+             Iteration j needs the carried state s_j: it is RECOMPUTED by
+             re-running the forward body j times from the loop's initial
+             state. Cost: O(n^2) body evaluations for n iterations, O(1)
+             memory, no bound on n, exact (no stale state: Warp reuses the
+             final state for every iteration and gets such gradients wrong).
+             When the reverse of the body does not depend on the carried
+             state (e.g. `s += x[k]`), the recomputation is left out: O(n).
+             A while loop first counts its iterations (one more forward run).
+
+What the pass refuses, with a message instead of a wrong gradient: a builtin
+without a derivative rule, a used result of an atomic (the replay cannot
+repeat it), a function call (run the inliner first), any op it does not know
+that produces a floating-point value.
+
+Kernels with the `warp.no_backward` attribute (`enable_backward=False`) are skipped.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, func, scf
+
+from ..builtins.derivatives import NOT_DIFFERENTIABLE, V, rule_of
+from ..dialects.warp import array_dtype, builders as wb, is_array_type
+from .autodiff_ir import (SIDE_EFFECTS, body_ops, clone_ops, contains, free_values, i32_const, is_diff,
+                          tainted_uses, terminator, trip_count, where, zero)
+from .registry import Pass, PassError, kernels, register
+
+ADJ_SUFFIX = "_adj"
+
+
+def adjoint_name(kernel_name: str) -> str:
+    return kernel_name + ADJ_SUFFIX
+
+
+class ReverseBuilder:
+    """Emits the reverse sweep; `mapping` maps original values to their forward values at the insertion
+    point, `adj` original values to their current adjoints (absent = zero)."""
+
+    def __init__(self, adj_arrays: dict):
+        self.adj_arrays = adj_arrays  # original array argument -> its adjoint array argument
+
+    # -- adjoint bookkeeping -----------------------------------------------------------
+    @staticmethod
+    def accumulate(adj: dict, v: ir.Value, g) -> None:
+        if g is None or not is_diff(v.type):
+            return
+        g = g.value if isinstance(g, V) else g
+        adj[v] = g if v not in adj else wb.builtin("add", [adj[v], g], v.type)
+
+    @staticmethod
+    def adj_or_zero(adj: dict, v: ir.Value) -> ir.Value:
+        return adj[v] if v in adj else zero(v.type)
+
+    # -- the sweep -------------------------------------------------------------------------
+    def reverse(self, ops, mapping: dict, adj: dict) -> None:
+        for op in reversed(list(ops)):
+            op = op.operation
+            handler = getattr(self, "op_" + op.name.replace(".", "_"), None)
+            if handler is not None:
+                handler(op, mapping, adj)
+            elif op.name.startswith("warp."):
+                self.builtin(op, mapping, adj)
+            elif any(is_diff(r.type) for r in op.results) and op.name not in ("arith.constant",):
+                raise PassError(f"{where(op)}: cannot differentiate '{op.name}'"
+                                + (" (inline wp.func calls before warp-autodiff)" if op.name == "func.call" else ""))
+
+    def builtin(self, op, mapping, adj):
+        name = op.name[len("warp."):]
+        out = op.results[0] if len(op.results) == 1 else None
+        if out is None or out not in adj:
+            return
+        rule = rule_of(name)
+        if rule is NOT_DIFFERENTIABLE:
+            return
+        if rule is None:
+            raise PassError(f"{where(op)}: the builtin '{name}' has no derivative rule in the builtin table; "
+                            f"add one (compiler/builtins/derivatives.py) or launch with enable_backward=False")
+        args = [V(mapping.get(v, v)) for v in op.operands]
+        grads = rule.vjp(V(adj[out]), args, V(mapping[out]))
+        for v, g in zip(op.operands, grads):
+            self.accumulate(adj, v, g)
+
+    def op_warp_cast(self, op, mapping, adj):
+        src, out = op.operands[0], op.results[0]
+        if out in adj and is_diff(src.type):
+            self.accumulate(adj, src, wb.cast(adj[out], src.type))
+
+    def op_arith_select(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            c = mapping.get(op.operands[0], op.operands[0])
+            z = zero(out.type)
+            self.accumulate(adj, op.operands[1], arith.SelectOp(c, adj[out], z).result)
+            self.accumulate(adj, op.operands[2], arith.SelectOp(c, z, adj[out]).result)
+
+    def adj_array(self, op, arr):
+        found = self.adj_arrays.get(arr)
+        if found is None:
+            raise PassError(f"{where(op)}: cannot differentiate an access to an array that is not a kernel argument")
+        return found
+
+    def indices(self, op, first, mapping):
+        return [mapping.get(v, v) for v in list(op.operands)[first:]]
+
+    def op_warp_load(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            arr = op.operands[0]
+            wb.atomic("add", self.adj_array(op, arr), adj[out], self.indices(op, 1, mapping))
+
+    def op_warp_store(self, op, mapping, adj):
+        arr, value = op.operands[0], op.operands[1]
+        if is_diff(value.type):
+            self.accumulate(adj, value, wb.load(self.adj_array(op, arr), self.indices(op, 2, mapping)))
+
+    def op_warp_atomic(self, op, mapping, adj):
+        arr, value = op.operands[0], op.operands[1]
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        if not is_diff(value.type):
+            return
+        if kind not in ("add", "sub"):
+            raise PassError(f"{where(op)}: cannot differentiate atomic '{kind}'")
+        g = wb.load(self.adj_array(op, arr), self.indices(op, 2, mapping))
+        self.accumulate(adj, value, g if kind == "add" else wb.builtin("neg", [g], g.type))
+
+    # -- scf.if -------------------------------------------------------------------------------
+    def op_scf_if(self, op, mapping, adj):
+        results = list(op.results)
+        if not any(r in adj for r in results) and not contains(op, SIDE_EFFECTS):
+            return
+        free = free_values(op)
+        cond = mapping.get(op.operands[0], op.operands[0])
+        rev = scf.IfOp(cond, [v.type for v in free], has_else=True)
+        for src_region, block in zip(op.regions, (rev.then_block, rev.else_block)):
+            src = src_region.blocks[0]
+            with ir.InsertionPoint(block):
+                local_map, local_adj = dict(mapping), {v: adj[v] for v in free if v in adj}
+                clone_ops(body_ops(src), local_map)
+                for y, r in zip(terminator(src).operands, results):
+                    if r in adj:
+                        self.accumulate(local_adj, y, adj[r])
+                self.reverse(body_ops(src), local_map, local_adj)
+                scf.YieldOp([self.adj_or_zero(local_adj, v) for v in free])
+        for v, r in zip(free, rev.results):
+            adj[v] = r
+
+    # -- loops -----------------------------------------------------------------------------------
+    def op_scf_for(self, op, mapping, adj):
+        LoopReverse(self, op, mapping, adj).emit()
+
+    def op_scf_while(self, op, mapping, adj):
+        LoopReverse(self, op, mapping, adj).emit()
+
+
+class LoopReverse:
+    """The reverse of one scf.for or scf.while: iterations j = n-1 .. 0, each recomputing its carried state
+    s_j from the initial state (unless the reverse body does not need it), then reversing the body."""
+
+    def __init__(self, rb: ReverseBuilder, op, mapping, adj):
+        self.rb, self.op, self.mapping, self.adj = rb, op, mapping, adj
+        self.is_for = op.name == "scf.for"
+        self.m = lambda v: mapping.get(v, v)
+        if self.is_for:
+            self.lo, self.hi, self.step = (self.m(v) for v in list(op.operands)[:3])
+            self.inits = list(op.operands)[3:]
+            self.body = op.regions[0].blocks[0]
+        else:
+            self.inits = list(op.operands)
+            self.before, self.after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        self.state_types = [v.type for v in self.inits]
+
+    def emit(self):
+        op, adj = self.op, self.adj
+        results = list(op.results)
+        if not any(r in adj for r in results) and not contains(op, SIDE_EFFECTS):
+            return
+        self.free = free_values(op)
+        self.diff_state = [k for k, t in enumerate(self.state_types) if is_diff(t)]
+        n = trip_count(self.lo, self.hi, self.step) if self.is_for else self.count_iterations()
+        # Adjoints of the state after the last iteration: from the loop's results.
+        if self.is_for:
+            adj_state = {k: self.rb.adj_or_zero(adj, results[k]) for k in self.diff_state}
+            free_adj = [self.rb.adj_or_zero(adj, v) for v in self.free]
+        else:
+            adj_state, free_adj = self.reverse_exit(n, results)
+        # A first attempt without recomputation; kept only if the reverse body ignores the state.
+        loop = self.reverse_loop(n, adj_state, free_adj, recompute=False)
+        if tainted_uses(loop.operation, self.placeholders):
+            loop.operation.erase()
+            loop = self.reverse_loop(n, adj_state, free_adj, recompute=True)
+        res = list(loop.results)
+        for v, r in zip(self.free, res[len(self.diff_state):]):  # first: an init may also be a free value
+            adj[v] = r
+        for k, r in zip(self.diff_state, res):
+            ReverseBuilder.accumulate(adj, self.inits[k], r)
+
+    # -- forward pieces ---------------------------------------------------------------------------
+    def iteration(self, state, iv_index, mapping):
+        """Clones one forward iteration (pure) from `state`; returns (next state, mapping)."""
+        m = dict(mapping)
+        if self.is_for:
+            for a, s in zip(list(self.body.arguments)[1:], state):
+                m[a] = s
+            m[self.body.arguments[0]] = self.induction(iv_index)
+            clone_ops(body_ops(self.body), m)
+            return [m.get(v, v) for v in terminator(self.body).operands], m
+        passed = self.before_at(state, m)
+        for a, p in zip(self.after.arguments, passed):
+            m[a] = p
+        clone_ops(body_ops(self.after), m)
+        return [m.get(v, v) for v in terminator(self.after).operands], m
+
+    def before_at(self, state, m):
+        for a, s in zip(self.before.arguments, state):
+            m[a] = s
+        clone_ops(body_ops(self.before), m)
+        return [m.get(v, v) for v in list(terminator(self.before).operands)[1:]]
+
+    def induction(self, j):
+        return arith.AddIOp(self.lo, arith.MulIOp(j, self.step).result).result
+
+    def state_at(self, j):
+        """The carried state before iteration j: the forward loop re-run j times from the initial state."""
+        inits = [self.m(v) for v in self.inits]
+        if not inits:
+            return []
+        loop = scf.ForOp(i32_const(0), j, i32_const(1), inits)
+        with ir.InsertionPoint(loop.body):
+            nxt, _ = self.iteration(list(loop.inner_iter_args), loop.induction_variable, self.mapping)
+            scf.YieldOp(nxt)
+        return list(loop.results)
+
+    def count_iterations(self):
+        """A while loop's trip count: the forward loop re-run with a counter."""
+        types = self.state_types + [ir.IntegerType.get_signless(32)]
+        loop = scf.WhileOp(types, [self.m(v) for v in self.inits] + [i32_const(0)])
+        before = loop.before.blocks.append(*types)
+        after = loop.after.blocks.append(*types)
+        with ir.InsertionPoint(before):
+            m = dict(self.mapping)
+            for a, s in zip(self.before.arguments, before.arguments):
+                m[a] = s
+            clone_ops(body_ops(self.before), m)
+            cond = m.get(terminator(self.before).operands[0], terminator(self.before).operands[0])
+            scf.ConditionOp(cond, list(before.arguments))
+        with ir.InsertionPoint(after):
+            state = list(after.arguments)
+            count = state.pop()
+            m = dict(self.mapping)
+            passed = self.before_at(state, m)
+            for a, p in zip(self.after.arguments, passed):
+                m[a] = p
+            clone_ops(body_ops(self.after), m)
+            nxt = [m.get(v, v) for v in terminator(self.after).operands]
+            scf.YieldOp(nxt + [arith.AddIOp(count, i32_const(1)).result])
+        return list(loop.results)[-1]
+
+    # -- reverse pieces -----------------------------------------------------------------------------
+    def reverse_exit(self, n, results):
+        """A while loop ends in its `before` region with state s_n: reverse that region."""
+        m = dict(self.mapping)
+        passed_src = list(terminator(self.before).operands)[1:]
+        self.before_at(self.state_at(n), m)
+        local = {v: self.adj[v] for v in self.free if v in self.adj}
+        for y, r in zip(passed_src, results):
+            if r in self.adj:
+                ReverseBuilder.accumulate(local, y, self.adj[r])
+        self.rb.reverse(body_ops(self.before), m, local)
+        adj_state = {k: self.rb.adj_or_zero(local, self.before.arguments[k]) for k in self.diff_state}
+        return adj_state, [self.rb.adj_or_zero(local, v) for v in self.free]
+
+    def reverse_loop(self, n, adj_state, free_adj, recompute):
+        carried = [adj_state[k] for k in self.diff_state] + list(free_adj)
+        loop = scf.ForOp(i32_const(0), n, i32_const(1), carried)
+        self.placeholders = []
+        with ir.InsertionPoint(loop.body):
+            jj = loop.induction_variable
+            j = arith.SubIOp(arith.SubIOp(n, i32_const(1)).result, jj).result
+            if recompute:
+                state = self.state_at(j)
+            else:
+                state = [zero(t) for t in self.state_types]
+                self.placeholders = list(state)
+            args = list(loop.inner_iter_args)
+            state_adj, local = args[:len(self.diff_state)], {}
+            for v, a in zip(self.free, args[len(self.diff_state):]):
+                local[v] = a
+            self.reverse_iteration(state, j, dict(zip(self.diff_state, state_adj)), local)
+            src_state = list(self.body.arguments)[1:] if self.is_for else list(self.before.arguments)
+            scf.YieldOp([self.rb.adj_or_zero(local, src_state[k]) for k in self.diff_state]
+                        + [self.rb.adj_or_zero(local, v) for v in self.free])
+        return loop
+
+    def reverse_iteration(self, state, j, adj_next, local):
+        """Reverses iteration j in place: adjoints of its yielded state in `adj_next` (by state index);
+        leaves the adjoints of its incoming state and of the free values in `local`."""
+        nxt, m = self.iteration(state, j, self.mapping)
+        block = self.body if self.is_for else self.after
+        for k, g in adj_next.items():
+            ReverseBuilder.accumulate(local, terminator(block).operands[k], g)
+        self.rb.reverse(body_ops(block), m, local)
+        if not self.is_for:
+            cond_args = list(terminator(self.before).operands)[1:]
+            for a, y in zip(self.after.arguments, cond_args):
+                if a in local:
+                    ReverseBuilder.accumulate(local, y, local.pop(a))
+            self.rb.reverse(body_ops(self.before), m, local)
+
+
+def build_adjoint(kernel) -> func.FuncOp:
+    """Adds `<k>_adj` after `kernel`."""
+    name = ir.StringAttr(kernel.attributes["sym_name"]).value
+    body = kernel.regions[0].blocks[0]
+    params = list(body.arguments)
+    types = [p.type for p in params]
+    with ir.InsertionPoint.after(kernel), kernel.location:
+        f = func.FuncOp(adjoint_name(name), (types + types, []))
+        f.attributes["warp.kernel"] = ir.UnitAttr.get()
+        f.attributes["warp.adjoint_of"] = ir.StringAttr.get(name)
+        entry = f.add_entry_block()
+    args = list(entry.arguments)
+    mapping = dict(zip(params, args[:len(params)]))
+    adj_arrays = {p: a for p, a in zip(params, args[len(params):])
+                  if is_array_type(p.type) and is_diff(array_dtype(p.type))}
+    with ir.InsertionPoint(entry), kernel.location:
+        ops = body_ops(body)
+        clone_ops(ops, mapping)
+        ReverseBuilder(adj_arrays).reverse(ops, mapping, {})
+        func.ReturnOp([])
+    return f
+
+
+@register
+class Autodiff(Pass):
+    name = "warp-autodiff"
+    description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args...) (forward replay, then the "
+                   "reverse sweep with the builtin table's derivative rules; loops by recomputation)")
+
+    def run(self, module):
+        for k in kernels(module):
+            if "warp.no_backward" in k.attributes or "warp.adjoint_of" in k.attributes \
+                    or "warp.tangent_of" in k.attributes:
+                continue
+            build_adjoint(k)
+
+
+def mark_no_backward(module) -> None:
+    """`enable_backward=False`: the pass leaves these kernels without an adjoint."""
+    for k in kernels(module.operation):
+        k.attributes["warp.no_backward"] = ir.UnitAttr.get()

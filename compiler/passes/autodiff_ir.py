@@ -1,0 +1,161 @@
+"""IR helpers shared by the autodiff passes: cloning with a value map, free values, zeros, loop trips."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith
+
+from .registry import PassError
+
+# Ops with effects on memory: the adjoint replay of a forward computation skips them (as Warp does).
+SIDE_EFFECTS = {"warp.store", "warp.atomic"}
+
+
+def is_diff(t: ir.Type) -> bool:
+    """Types that carry a derivative: floating-point scalars."""
+    return isinstance(t, ir.FloatType)
+
+
+def zero(t: ir.Type) -> ir.Value:
+    if isinstance(t, ir.FloatType):
+        return arith.ConstantOp(t, ir.FloatAttr.get(t, 0.0)).result
+    return arith.ConstantOp(t, ir.IntegerAttr.get(t, 0)).result
+
+
+def i32_const(n: int) -> ir.Value:
+    t = ir.IntegerType.get_signless(32)
+    return arith.ConstantOp(t, ir.IntegerAttr.get(t, n)).result
+
+
+def where(op: ir.Operation) -> str:
+    return str(op.location)
+
+
+def create_like(op: ir.Operation, operands, result_types=None) -> ir.Operation:
+    """A new op with `op`'s name, attributes and region count, at the insertion point."""
+    attrs = {a: op.attributes[a] for a in op.attributes}
+    return ir.Operation.create(op.name, results=list(result_types if result_types is not None else
+                                                      [r.type for r in op.results]),
+                               operands=list(operands), attributes=attrs, regions=len(op.regions),
+                               loc=op.location)
+
+
+def clone_ops(ops, mapping: dict, pure: bool = True) -> None:
+    """Clones `ops` at the insertion point, reading operands through `mapping` (original -> new value) and
+    adding the clones' results to it. With `pure`, stores and atomics are dropped (the adjoint replays
+    values, not effects); an atomic whose returned value is used cannot be replayed and is refused."""
+    for op in ops:
+        op = op.operation
+        if pure and op.name in SIDE_EFFECTS:
+            if op.results and list(op.results[0].uses):
+                raise PassError(f"{where(op)}: cannot differentiate a kernel that uses the value returned by an "
+                                f"atomic operation (the adjoint does not replay atomics); launch it with "
+                                f"enable_backward=False")
+            continue
+        new = create_like(op, [mapping.get(v, v) for v in op.operands])
+        for old_region, new_region in zip(op.regions, new.regions):
+            for block in old_region.blocks:
+                nb = new_region.blocks.append(*[a.type for a in block.arguments])
+                for a, b in zip(block.arguments, nb.arguments):
+                    mapping[a] = b
+                with ir.InsertionPoint(nb):
+                    clone_ops(block.operations, mapping, pure)
+        for r, nr in zip(op.results, new.results):
+            mapping[r] = nr
+
+
+def body_ops(block: ir.Block) -> list:
+    """A block's ops without its terminator."""
+    ops = [op.operation for op in block.operations]
+    return ops[:-1] if ops and ops[-1].name in ("scf.yield", "scf.condition", "func.return") else ops
+
+
+def terminator(block: ir.Block) -> ir.Operation:
+    return list(block.operations)[-1].operation
+
+
+def free_values(op: ir.Operation, pred=lambda v: is_diff(v.type)) -> list:
+    """Values used inside `op`'s regions but defined outside it (in first-use order), filtered by `pred`."""
+    inner, out = set(), {}
+
+    def visit(o):
+        for region in o.regions:
+            for block in region.blocks:
+                for a in block.arguments:
+                    inner.add(a)
+                for child in block.operations:
+                    child = child.operation
+                    for v in child.operands:
+                        if v not in inner and pred(v):
+                            out.setdefault(v, None)
+                    visit(child)
+                    for r in child.results:
+                        inner.add(r)
+
+    visit(op)
+    return [v for v in out if v not in inner]
+
+
+def contains(op: ir.Operation, names) -> bool:
+    found = []
+
+    def visit(o):
+        if o.name in names:
+            found.append(o)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return bool(found)
+
+
+def trip_count(lo: ir.Value, hi: ir.Value, step: ir.Value) -> ir.Value:
+    """max(0, ceil((hi - lo) / step)) for scf.for's positive step."""
+    one = arith.ConstantOp(lo.type, ir.IntegerAttr.get(lo.type, 1)).result
+    zero_ = arith.ConstantOp(lo.type, ir.IntegerAttr.get(lo.type, 0)).result
+    span = arith.SubIOp(hi, lo).result
+    n = arith.DivSIOp(arith.SubIOp(arith.AddIOp(span, step).result, one).result, step).result
+    return arith.MaxSIOp(n, zero_).result
+
+
+def tainted_uses(root: ir.Operation, seeds) -> bool:
+    """True when a value derived from `seeds` reaches a side effect (or decides whether one runs) or
+    root's own terminators, i.e. what `root` computes depends on the seeds. Taint flows through results,
+    through region terminators to their op's results and block arguments, and from a region op's operands
+    to its block arguments, to a fixpoint."""
+    tainted = set(seeds)
+    changed = True
+    hit = []
+
+    def add(values):
+        nonlocal changed
+        for v in values:
+            if v not in tainted:
+                tainted.add(v)
+                changed = True
+
+    def block_args(o):
+        return [a for region in o.regions for block in region.blocks for a in block.arguments]
+
+    def visit(o):
+        if any(v in tainted for v in o.operands):
+            terminator_ = o.name in ("scf.yield", "scf.condition")
+            if o.name in SIDE_EFFECTS or (terminator_ and o.parent == root):
+                hit.append(o)
+            if o.regions and contains(o, SIDE_EFFECTS):
+                hit.append(o)
+            add(o.results)
+            add(block_args(o))
+            if terminator_:
+                add(o.parent.results)
+                add(block_args(o.parent))
+        return ir.WalkResult.ADVANCE
+
+    while changed:
+        changed = False
+        hit.clear()
+        for region in root.regions:
+            for block in region.blocks:
+                for o in block.operations:
+                    o.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return bool(hit)

@@ -1,0 +1,92 @@
+"""The adjoint launch: `wp.launch(k, dim, inputs, outputs, adj_inputs=[...], adj_outputs=[...], adjoint=True)`.
+
+Runs `<k>_adj_cpu` from the kernel's library (the warp-autodiff pass put it
+there). Its arguments are the kernel's arguments followed by one adjoint per
+argument: for an array, the array receiving (inputs) or holding (outputs) the
+gradient, of the same dtype and shape; for a scalar, a number that is ignored
+(Warp does not return gradients of scalar arguments). An adjoint given as
+None is a zero-filled scratch array, so a kernel never writes through a null
+pointer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from .errors import LaunchError
+from .runtime.abi import ArrayParam, launch_struct
+from .runtime.cpu import CpuKernel
+
+
+def adjoint_kernel(kernel, device) -> CpuKernel:
+    """The loaded `<k>_adj_cpu` entry of the kernel's library for `device`."""
+    compiled = kernel.compiled(device)
+    found = getattr(compiled, "adjoint", None)
+    if found is None:
+        meta = compiled.meta
+        if not meta.get("adj_entry"):
+            raise LaunchError(f"Error launching kernel '{kernel.key}': it was compiled with "
+                              f"enable_backward=False, so it has no adjoint")
+        import os
+
+        found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"])
+        compiled.adjoint = found
+    return found
+
+
+def _adjoint_struct(kernel):
+    s = getattr(kernel, "_adj_struct", None)
+    if s is None:
+        s = launch_struct(list(kernel.params) + list(kernel.params))
+        kernel._adj_struct = s
+    return s
+
+
+def _adjoints(kernel, given, count, what):
+    if given is None:
+        return [None] * count
+    given = list(given)
+    if len(given) != count:
+        raise LaunchError(f"Error launching kernel '{kernel.key}': {what} has {len(given)} entries, expected "
+                          f"{count} (one per {what[4:]} argument)")
+    return given
+
+
+def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, device) -> None:
+    from .launch import check_arg_count, check_array_arg, check_scalar_arg, launch_device, pack_array
+
+    inputs, outputs = list(inputs), list(outputs)
+    args = inputs + outputs
+    check_arg_count(kernel, args)
+    adjs = _adjoints(kernel, adj_inputs, len(inputs), "adj_inputs") + \
+        _adjoints(kernel, adj_outputs, len(outputs), "adj_outputs")
+    device = launch_device(kernel, device)
+    packed = _adjoint_struct(kernel)()
+    keep_alive = []
+    n = len(kernel.params)
+    for i, (name, p, value, adj) in enumerate(zip(kernel.arg_names, kernel.params, args, adjs)):
+        if isinstance(p, ArrayParam):
+            view = check_array_arg(kernel, name, p, value, device)
+            pack_array(view, p.ndim, getattr(packed, f"p{i}"))
+            if adj is None:
+                adj_view = np.zeros_like(view)
+            else:
+                adj_view = check_array_arg(kernel, f"adj_{name}", p, adj, device)
+                if adj_view.shape != view.shape:
+                    raise LaunchError(f"Error launching kernel '{kernel.key}', argument 'adj_{name}': its shape "
+                                      f"{adj_view.shape} differs from the shape {view.shape} of '{name}'")
+            pack_array(adj_view, p.ndim, getattr(packed, f"p{n + i}"))
+            keep_alive += [view, adj_view]
+        else:
+            setattr(packed, f"p{i}", check_scalar_arg(kernel, name, p, value))
+            setattr(packed, f"p{n + i}", check_scalar_arg(kernel, f"adj_{name}", p, 0 if adj is None else adj))
+    total = 1
+    for d in range(4):
+        packed.dims[d] = dims[d] if d < len(dims) else 1
+        total *= packed.dims[d]
+    entry = adjoint_kernel(kernel, device)
+    if total:
+        entry.run(ctypes.addressof(packed), total)
+    del keep_alive
