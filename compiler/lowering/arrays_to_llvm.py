@@ -12,6 +12,9 @@ from mlir.dialects import arith, llvm
 from ..dialects.warp import array_dtype, array_ndim, is_array_type
 from ..passes.registry import Pass, PassError, ops_named, register
 
+# On each lowered func: the element byte size of each array argument (0: not an array / not scalar).
+ELEM_BYTES_ATTR = "warp.elem_bytes"
+
 _ARRAY_OPS = {"warp.load", "warp.store", "warp.address", "warp.atomic", "warp.array_dim"}
 
 
@@ -28,15 +31,36 @@ def _i64():
 
 
 def element_address(desc: ir.Value, ndim: int, indices) -> ir.Value:
-    """data + sum(index_d * stride_d), strides in bytes."""
+    """data + sum(index_d * stride_d), strides in bytes.
+
+    The offset arithmetic is `nsw` and the GEP `inbounds`: an access outside the array is
+    undefined in Warp, and these facts let LLVM's SCEV see `x[i]` as an affine, consecutive
+    access (and so vectorise the thread loop)."""
     data = llvm.extractvalue(ir.Type.parse("!llvm.ptr"), desc, [0])
+    nsw = ir.Attribute.parse("#arith.overflow<nsw>")
     offset = None
     for d, idx in enumerate(indices):
         stride = llvm.extractvalue(_i64(), desc, [2, d])
-        term = arith.MulIOp(arith.ExtSIOp(_i64(), idx).result, stride).result
-        offset = term if offset is None else arith.AddIOp(offset, term).result
-    return llvm.getelementptr(ir.Type.parse("!llvm.ptr"), data, [offset], [-2147483648], ir.IntegerType.get_signless(8),
-                              no_wrap_flags=0)
+        term = arith.MulIOp(arith.ExtSIOp(_i64(), idx).result, stride, overflowFlags=nsw).result
+        offset = term if offset is None else arith.AddIOp(offset, term, overflowFlags=nsw).result
+    return inbounds_gep(data, offset)
+
+
+def inbounds_gep(base: ir.Value, byte_offset: ir.Value) -> ir.Value:
+    """`getelementptr inbounds i8, base, byte_offset` (built generically: GEPOp's Python builder drops no_wrap_flags)."""
+    i32 = ir.IntegerType.get_signless(32)
+    return ir.Operation.create("llvm.getelementptr", results=[ir.Type.parse("!llvm.ptr")],
+                               operands=[base, byte_offset], attributes={
+                                   "rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
+                                   "elem_type": ir.TypeAttr.get(ir.IntegerType.get_signless(8)),
+                                   "noWrapFlags": ir.IntegerAttr.get(i32, int(llvm.GEPNoWrapFlags.inbounds))}).result
+
+
+def element_bytes(dtype: ir.Type) -> int:
+    """The byte size of a scalar array element, 0 when not a plain int/float (no fast path then)."""
+    if isinstance(dtype, (ir.IntegerType, ir.FloatType)) and dtype.width % 8 == 0:
+        return dtype.width // 8
+    return 0
 
 
 _RMW = {("add", "float"): "fadd", ("sub", "float"): "fsub", ("add", "int"): "add", ("sub", "int"): "sub"}
@@ -60,6 +84,9 @@ class ConvertArraysToLLVM(Pass):
             ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
             if not any(is_array_type(t) for t in ft.inputs):
                 continue
+            # cpu_entry versions the thread loop on "each innermost stride == element size"
+            f.attributes[ELEM_BYTES_ATTR] = ir.DenseI64ArrayAttr.get(
+                [element_bytes(array_dtype(t)) if is_array_type(t) else 0 for t in ft.inputs])
             for a in f.regions[0].blocks[0].arguments:
                 a.set_type(lower_type(a.type))
             f.attributes["function_type"] = ir.TypeAttr.get(

@@ -4,7 +4,18 @@
 (arrays already lowered to descriptors). The entry loads every parameter once,
 then runs the kernel body for each linear thread index in [begin, end), so the
 runtime can split one launch into ranges on several threads, and LLVM sees the
-body inside the loop it may vectorise."""
+body inside the loop it may vectorise.
+
+What LLVM needs to vectorise that loop, and how the entry gives it:
+- a k-dimensional tid (k >= 2) runs as a loop over rows with an inner loop over the
+  last index: no division per thread, and the inner index is a plain induction variable;
+- thread indices are i32 in the kernel but the address arithmetic is i64: the
+  `extsi(trunci(iv))` round trip is removed (each index fits in i32: the launch checks
+  every dim < 2**31), so `x[i]` is an affine function of the loop counter;
+- the loop nest is versioned on "every array's innermost stride == its element size":
+  in that copy the stride is a constant, so accesses are consecutive. The other copy
+  handles any strides. Arrays may alias: LLVM adds its own runtime overlap checks.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +23,9 @@ from mlir import ir
 from mlir.dialects import arith, func, llvm, scf
 
 from ..passes.registry import Pass, PassError, kernels, ops_named, register
+from .arrays_to_llvm import ELEM_BYTES_ATTR
+
+_DESCRIPTOR_PREFIX = "!llvm.struct<(ptr, array<"
 
 
 def entry_name(kernel_name: str) -> str:
@@ -22,15 +36,92 @@ def _i(bits):
     return ir.IntegerType.get_signless(bits)
 
 
-def thread_indices(linear: ir.Value, dims: list, count: int) -> list:
-    """Splits a linear index over the launch dims: the last index varies fastest, as in Warp."""
+def _const(value, bits=64):
+    return arith.ConstantOp(_i(bits), value).result
+
+
+def split_linear(linear: ir.Value, dims: list, count: int) -> list:
+    """Splits a linear index over dims[0..count-1] (i64): the last index varies fastest, as in Warp."""
     out = []
     rest = linear
     for d in range(count - 1, 0, -1):
         out.append(arith.RemSIOp(rest, dims[d]).result)
         rest = arith.DivSIOp(rest, dims[d]).result
     out.append(rest)
-    return [arith.TruncIOp(_i(32), v).result for v in reversed(out)]
+    return list(reversed(out))
+
+
+def thread_indices(linear: ir.Value, dims: list, count: int) -> list:
+    """The i32 thread indices of a linear i64 index (used by the GPU lowering too)."""
+    return [arith.TruncIOp(_i(32), v).result for v in split_linear(linear, dims, count)]
+
+
+def _descriptor_ndim(t: ir.Type) -> int:
+    s = str(t)
+    return int(s[len(_DESCRIPTOR_PREFIX):].split(" ")[0]) if s.startswith(_DESCRIPTOR_PREFIX) else 0
+
+
+def _loop(lo, hi, one):
+    """An empty scf.for over [lo, hi); returns (loop, its yield)."""
+    loop = scf.ForOp(lo, hi, one)
+    with ir.InsertionPoint(loop.body):
+        return loop, scf.YieldOp([])
+
+
+class _Nest:
+    """The loops over the linear range [begin, end), 1-D or rows x last index (tid_dims >= 2).
+
+    `bounds` computes the loop-invariant values first (before any branch), so the nest
+    itself uses only values that dominate both copies of it."""
+
+    def __init__(self, begin, end, dims, tid_dims):
+        self.begin, self.end, self.dims, self.tid_dims = begin, end, dims, tid_dims
+        self.one, self.zero = _const(1), _const(0)
+        if tid_dims >= 2:
+            row = self.row = dims[tid_dims - 1]
+            self.rows_begin = arith.DivSIOp(begin, row).result
+            last = arith.SubIOp(arith.AddIOp(end, row).result, self.one).result
+            self.rows_end = arith.DivSIOp(last, row).result
+
+    def build(self):
+        """Returns (outermost loop, innermost yield, i64 thread indices)."""
+        if self.tid_dims < 2:
+            loop, yield_ = _loop(self.begin, self.end, self.one)
+            return loop, yield_, [loop.induction_variable]
+        outer, outer_yield = _loop(self.rows_begin, self.rows_end, self.one)
+        with ir.InsertionPoint(outer_yield):
+            r = outer.induction_variable
+            base = arith.MulIOp(r, self.row).result
+            lo = arith.MaxSIOp(arith.SubIOp(self.begin, base).result, self.zero).result
+            hi = arith.MinSIOp(arith.SubIOp(self.end, base).result, self.row).result
+            leading = split_linear(r, self.dims, self.tid_dims - 1)
+            inner, inner_yield = _loop(lo, hi, self.one)
+        return outer, inner_yield, leading + [inner.induction_variable]
+
+
+def _replace_in(root: ir.Operation, old: list, new: list) -> None:
+    """Replaces uses of `old[k]` by `new[k]` inside `root` only."""
+    pairs = list(zip(old, new))
+
+    def visit(op):
+        for n, operand in enumerate(op.operands):
+            for o, v in pairs:
+                if operand == o:
+                    op.operands[n] = v
+                    break
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def _drop_index_round_trips(truncs: list) -> None:
+    """extsi(trunci(x: i64) : i32) : i64 -> x, for thread indices (each known to fit in i32)."""
+    for t in truncs:
+        source = t.operands[0]
+        for use in list(t.result.uses):
+            owner = use.owner
+            if owner.name == "arith.extsi" and owner.results[0].type == source.type:
+                owner.results[0].replace_all_uses_with(source)
 
 
 @register
@@ -46,6 +137,11 @@ class CpuEntry(Pass):
         name = ir.StringAttr(kernel.attributes["sym_name"]).value
         body = kernel.regions[0].blocks[0]
         params = list(body.arguments)
+        elem_bytes = (list(ir.DenseI64ArrayAttr(kernel.attributes[ELEM_BYTES_ATTR]))
+                      if ELEM_BYTES_ATTR in kernel.attributes else [0] * len(params))
+        tids = ops_named(kernel.operation, {"warp.tid"})
+        tid_counts = {len(t.results) for t in tids}
+        tid_dims = tid_counts.pop() if len(tid_counts) == 1 else 1  # mixed tid shapes: flat loop
         launch = ir.Type.parse("!llvm.struct<(array<4 x i64>" + "".join(f", {p.type}" for p in params) + ")>")
         ptr = ir.Type.parse("!llvm.ptr")
         with ir.InsertionPoint(kernel), kernel.location:
@@ -59,23 +155,52 @@ class CpuEntry(Pass):
 
             dims = [field(0, d, t=_i(64)) for d in range(4)]
             values = [field(k + 1, t=p.type) for k, p in enumerate(params)]
-            loop = scf.ForOp(begin, end, arith.ConstantOp(_i(64), 1).result)
-            with ir.InsertionPoint(loop.body):
-                terminator = scf.YieldOp([])
+            contiguous, fast = [], list(values)
+            for k, (p, v) in enumerate(zip(params, values)):
+                ndim = _descriptor_ndim(p.type)
+                if ndim and elem_bytes[k]:
+                    size = _const(elem_bytes[k])
+                    stride = llvm.extractvalue(_i(64), v, [2, ndim - 1])
+                    contiguous.append(arith.CmpIOp(arith.CmpIPredicate.eq, stride, size).result)
+                    fast[k] = llvm.insertvalue(v, size, [2, ndim - 1])
+            loops = _Nest(begin, end, dims, tid_dims)
+            if contiguous:
+                cond = contiguous[0]
+                for c in contiguous[1:]:
+                    cond = arith.AndIOp(cond, c).result
+                branch = scf.IfOp(cond, [], has_else=True)
+                with ir.InsertionPoint(branch.then_block):
+                    nest, terminator, indices = loops.build()
+                    scf.YieldOp([])
+                with ir.InsertionPoint(branch.else_block):
+                    generic_at = scf.YieldOp([])
+            else:
+                nest, terminator, indices = loops.build()
             func.ReturnOp([])
-        for p, v in zip(params, values):
+        for p, v in zip(params, fast):
             p.replace_all_uses_with(v)
         for op in list(body.operations):
             if op.name == "func.return":
                 op.erase()
             else:
                 op.move_before(terminator)
-        for tid in ops_named(entry.operation, {"warp.tid"}):
+        truncs = []
+        flags = ir.Attribute.parse("#arith.overflow<nsw, nuw>")
+        for tid in tids:
             with ir.InsertionPoint(tid), tid.location:
-                idx = thread_indices(loop.induction_variable, dims, len(tid.results))
-            for r, v in zip(tid.results, idx):
-                r.replace_all_uses_with(v)
+                if tid_dims == len(tid.results):
+                    wide = indices
+                else:
+                    wide = split_linear(indices[0], dims, len(tid.results))
+                narrow = [arith.TruncIOp(_i(32), v, overflowFlags=flags) for v in wide]
+            truncs += narrow
+            for r, v in zip(tid.results, narrow):
+                r.replace_all_uses_with(v.result)
             tid.erase()
+        _drop_index_round_trips(truncs)
+        if contiguous:
+            generic = nest.operation.clone(ip=ir.InsertionPoint(generic_at))
+            _replace_in(generic, fast, values)
         kernel.erase()
         if ops_named(entry.operation, lambda n: n.startswith("warp.")):
             raise PassError(f"kernel '{name}' still has warp ops; lower builtins and arrays first")

@@ -22,19 +22,23 @@ COMPILER_ID = "mlwarp-0.1.0/mlir-22.1.8.4"
 
 @functools.lru_cache(maxsize=None)
 def _compiler_fingerprint() -> str:
-    """Hash of the compiler's sources and the host: a changed compiler or CPU never reuses old objects."""
+    """Hash of the compiler's sources (they travel with the package; MLIR need not be installed)."""
+    import importlib.util
+
     h = hashlib.sha256(COMPILER_ID.encode())
-    root = os.path.join(os.path.dirname(os.path.dirname(__file__)), "compiler")
-    if not os.path.isdir(root):  # installed layout: mlwarp/compiler
-        root = os.path.join(os.path.dirname(__file__), "compiler")
+    root = importlib.util.find_spec(f"{__package__}.compiler").submodule_search_locations[0]  # not imported
     for dirpath, dirnames, files in sorted(os.walk(root)):
         dirnames.sort()
         for f in sorted(files):
             if f.endswith(".py"):
                 with open(os.path.join(dirpath, f), "rb") as fh:
                     h.update(f.encode() + fh.read())
-    h.update(platform.machine().encode() + _cpu_flags().encode())
     return h.hexdigest()
+
+
+def _host_fingerprint() -> str:
+    """CPU objects are built for this CPU; a changed CPU never reuses them (CUDA code does not depend on it)."""
+    return platform.machine() + _cpu_flags()
 
 
 def _cpu_flags() -> str:
@@ -100,6 +104,8 @@ class Kernel:
         h.update(repr(_captured_constants(self.func)).encode())
         h.update(str(device).encode())
         h.update(_compiler_fingerprint().encode())
+        if not str(device).startswith("sm_"):  # "sm_90": a CUDA target (mlwarp/cuda_compile.py)
+            h.update(_host_fingerprint().encode())
         return f"{self.key}-{h.hexdigest()[:24]}"
 
     def compiled(self, device):
@@ -115,6 +121,10 @@ class Kernel:
         return found
 
     def _load_or_compile(self, device):
+        if device.is_cuda:
+            from . import cuda_compile
+
+            return cuda_compile.load(self, device)
         t0 = time.perf_counter()
         key = self.cache_key(device)
         meta = cache.lookup(key)
