@@ -51,9 +51,10 @@ def _sha256(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def lookup(key: str) -> dict | None:
-    """The metadata of a valid entry (with "dir" added), or None; a corrupt entry is removed."""
-    entry = os.path.join(cache_dir(), key)
+def lookup(key: str, root: str | None = None) -> dict | None:
+    """The metadata of a valid entry (with "dir" added), or None; a corrupt entry is removed.
+    `root`: another folder of entries (an AOT module_dir) instead of the cache."""
+    entry = os.path.join(root or cache_dir(), key)
     try:
         with open(os.path.join(entry, META)) as f:
             meta = json.load(f)
@@ -72,10 +73,12 @@ def lookup(key: str) -> dict | None:
     return meta
 
 
-def store(key: str, build) -> dict:
+def store(key: str, build, root: str | None = None) -> dict:
     """Builds an entry with `build(folder) -> metadata` (its "files": the names written) and moves it
-    into place atomically."""
-    root = cache_dir()
+    into place atomically, in the cache or in `root`."""
+    if root:
+        os.makedirs(root, exist_ok=True)
+    root = root or cache_dir()
     tmp = tempfile.mkdtemp(prefix=f".{key}.", dir=root)
     try:
         meta = build(tmp)
@@ -86,7 +89,7 @@ def store(key: str, build) -> dict:
         try:
             os.rename(tmp, final)
         except OSError:  # another process won the race, or a stale entry is in the way
-            existing = lookup(key)
+            existing = lookup(key, root)
             if existing is not None:
                 return existing
             _remove(final)

@@ -1,0 +1,74 @@
+"""Compiles one kernel for CUDA: frontend -> CUDA stages -> PTX (LLVM NVPTX) -> cubin (ptxas).
+
+The entry folder holds `kernel.ptx` always and `kernel.cubin` when ptxas is
+found: the runtime loads the cubin on a device of the same architecture and
+lets the driver JIT the PTX on a newer one."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from .context import make_context
+from .driver import Timings
+from .frontend import emit_kernel, get_source
+from .lowering.gpu_binary import GpuCompileError, assemble_cubin, emit_ptx, ptxas_path
+from .lowering.gpu_kernel import entry_name
+from .passes.autodiff import adjoint_name, mark_no_backward
+from .pipeline import DEFAULT_CUDA_ARCH, cuda_stages, run_stages
+
+PTX = "kernel.ptx"
+CUBIN = "kernel.cubin"
+
+
+def cuda_stage_names() -> list:
+    return ["warp"] + [s for s, _ in cuda_stages()] + ["ptx"]
+
+
+def emit_ir_cuda(func, arg_types: dict, stage: str = "warp", arch: int = DEFAULT_CUDA_ARCH) -> str:
+    """The kernel's IR after a CUDA stage, or its PTX for stage "ptx"."""
+    names = cuda_stage_names()
+    if stage not in names:
+        raise ValueError(f"unknown CUDA stage {stage!r}; stages: {names}")
+    ctx = make_context()
+    kir = emit_kernel(get_source(func), arg_types, ctx)
+    with ctx:
+        stages = cuda_stages(arch)
+        run_stages(kir.module, stages[:names.index(stage)] if stage != "ptx" else stages)
+        if stage == "ptx":
+            return emit_ptx(kir.module).decode()
+        return str(kir.module)
+
+
+def compile_cuda(func, arg_types: dict, out_dir: str, arch: int = DEFAULT_CUDA_ARCH, options: dict | None = None,
+                 cubin: bool = True) -> dict:
+    """Writes kernel.ptx (and kernel.cubin) into `out_dir`; returns the metadata the runtime needs. The
+    module also holds the adjoint kernel `<k>_adj_cuda` unless options["enable_backward"] is False."""
+    t = time.perf_counter()
+    times = Timings()
+    ctx = make_context()
+    kir = emit_kernel(get_source(func), arg_types, ctx)
+    backward = (options or {}).get("enable_backward", True)
+    if not backward:
+        with ctx:
+            mark_no_backward(kir.module)
+    t = times.mark("frontend", t)
+    with ctx:
+        run_stages(kir.module, cuda_stages(arch), dump_prefix=f"{kir.name}.sm_{arch}")
+        t = times.mark("passes", t)
+        ptx = emit_ptx(kir.module)
+        t = times.mark("ptx", t)
+    ptx_path = os.path.join(out_dir, PTX)
+    with open(ptx_path, "wb") as f:
+        f.write(ptx)
+    files = [PTX]
+    if cubin and ptxas_path() is not None:
+        assemble_cubin(ptx_path, arch, os.path.join(out_dir, CUBIN))
+        files.append(CUBIN)
+        times.mark("ptxas", t)
+    return {"ptx": PTX, "cubin": CUBIN if CUBIN in files else None, "entry": entry_name(kir.name), "arch": arch,
+            "tid_dims": kir.tid_dims, "timings_ms": dict(times), "files": files,
+            "adj_entry": entry_name(adjoint_name(kir.name)) if backward else None}
+
+
+__all__ = ["compile_cuda", "emit_ir_cuda", "cuda_stage_names", "GpuCompileError"]

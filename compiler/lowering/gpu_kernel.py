@@ -1,0 +1,152 @@
+"""warp-gpu-kernel: each kernel becomes `gpu.func @<name>_cuda(%launch) kernel` in a `gpu.module`.
+
+`%launch` is the launch struct of runtime/abi.py, passed BY VALUE as the one
+kernel parameter (`{i64 dims[4], param0, param1, ...}`, arrays already lowered
+to descriptors): the runtime hands cuLaunchKernel a pointer to the same ctypes
+struct the CPU entry reads, and the driver copies it into parameter memory.
+
+The body runs in a grid-stride loop over the linear thread index
+(`blockIdx.x * blockDim.x + threadIdx.x`, step `gridDim.x * blockDim.x`) up to
+dims[0]*dims[1]*dims[2]*dims[3], as Warp does: the loop bound is the launch
+guard, and a grid capped by `max_blocks` still covers the whole launch. The
+linear index is split over the launch dims exactly as on the CPU.
+
+Array data pointers are asserted to be global memory (addrspacecast to 1 and
+back), so LLVM's address-space inference emits `ld.global`/`st.global`/
+`atom.global` instead of generic accesses."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, scf
+
+from ..passes.registry import Pass, PassError, kernels, ops_named, register
+from .cpu_entry import thread_indices
+
+GPU_MODULE = "kernels"
+
+
+def entry_name(kernel_name: str) -> str:
+    return f"{kernel_name}_cuda"
+
+
+def _i64():
+    return ir.IntegerType.get_signless(64)
+
+
+def _ptr(space: int = 0) -> ir.Type:
+    return ir.Type.parse("!llvm.ptr" if space == 0 else f"!llvm.ptr<{space}>")
+
+
+def _linear_index_and_stride():
+    """(first linear index of this thread, grid stride), both i64."""
+    x = gpu.Dimension.x
+    block = arith.MulIOp(gpu.BlockIdOp(x).result, gpu.BlockDimOp(x).result).result
+    first = arith.AddIOp(block, gpu.ThreadIdOp(x).result).result
+    stride = arith.MulIOp(gpu.GridDimOp(x).result, gpu.BlockDimOp(x).result).result
+    return (arith.IndexCastOp(_i64(), first).result, arith.IndexCastOp(_i64(), stride).result)
+
+
+# (op name, operand index of the address) for the ops that may read an address in addrspace(1)
+_ADDRESS_OPERAND = {"llvm.load": 0, "llvm.store": 1, "llvm.atomicrmw": 0, "llvm.cmpxchg": 0}
+
+
+def mark_global_pointers(root: ir.Operation) -> None:
+    """Makes every array data pointer (`extractvalue %desc[0]`) an addrspace(1) pointer for the GEPs and
+    memory ops that use it; other uses keep the generic pointer."""
+    for op in ops_named(root, {"llvm.extractvalue"}):
+        pos = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
+        if pos == [0] and str(op.results[0].type) == "!llvm.ptr":
+            with ir.InsertionPoint.after(op), op.location:
+                as_global = llvm.addrspacecast(_ptr(1), op.results[0])
+            _retarget_uses(op.results[0], as_global)
+
+
+def _retarget_uses(generic: ir.Value, global_: ir.Value) -> None:
+    for use in list(generic.uses):
+        user = use.owner
+        name = user.name
+        if name == "llvm.getelementptr" and use.operand_number == 0:
+            user.operands[0] = global_
+            result = user.results[0]
+            result.set_type(_ptr(1))
+            with ir.InsertionPoint.after(user), user.location:
+                back = llvm.addrspacecast(_ptr(0), result)
+            _restore_generic_uses(result, back)
+        elif _ADDRESS_OPERAND.get(name) == use.operand_number:
+            user.operands[use.operand_number] = global_
+
+
+def _restore_generic_uses(global_: ir.Value, generic: ir.Value) -> None:
+    """After a GEP became addrspace(1): memory ops keep the global address, anything else gets `generic`."""
+    for use in list(global_.uses):
+        user = use.owner
+        if user == generic.owner:
+            continue
+        if _ADDRESS_OPERAND.get(user.name) != use.operand_number:
+            user.operands[use.operand_number] = generic
+    if not list(generic.uses):
+        generic.owner.erase()
+
+
+@register
+class GpuKernel(Pass):
+    name = "warp-gpu-kernel"
+    description = ("Wrap each kernel in a gpu.func (grid-stride loop over the linear thread index, bounded by the "
+                   "launch size) inside a gpu.module")
+
+    def run(self, module):
+        found = kernels(module)
+        if not found:
+            return
+        body = module.regions[0].blocks[0]
+        module.attributes["gpu.container_module"] = ir.UnitAttr.get()
+        with ir.InsertionPoint(body), module.location:
+            gmod = gpu.GPUModuleOp(GPU_MODULE)
+            gmod.regions[0].blocks.append()
+        gbody = gmod.regions[0].blocks[0]
+        for kernel in found:
+            self.wrap(kernel, gbody)
+        # helper functions (non-kernel func.func) are device code too; gbody holds the kernels already
+        for op in list(body.operations):
+            if op.name == "func.func":
+                op.move_before(gbody.operations[0])
+        mark_global_pointers(gmod.operation)
+
+    def wrap(self, kernel, gbody):
+        name = ir.StringAttr(kernel.attributes["sym_name"]).value
+        body = kernel.regions[0].blocks[0]
+        params = list(body.arguments)
+        launch = ir.Type.parse("!llvm.struct<(array<4 x i64>" + "".join(f", {p.type}" for p in params) + ")>")
+        with ir.InsertionPoint(gbody), kernel.location:
+            entry = gpu.GPUFuncOp(ir.FunctionType.get([launch], []), sym_name=entry_name(name), kernel=True)
+            block = entry.regions[0].blocks.append(launch)
+        (args,) = block.arguments
+        with ir.InsertionPoint(block), kernel.location:
+            dims = [llvm.extractvalue(_i64(), args, [0, d]) for d in range(4)]
+            values = [llvm.extractvalue(p.type, args, [k + 1]) for k, p in enumerate(params)]
+            total = dims[0]
+            for d in dims[1:]:
+                total = arith.MulIOp(total, d).result
+            first, stride = _linear_index_and_stride()
+            loop = scf.ForOp(first, total, stride)
+            with ir.InsertionPoint(loop.body):
+                terminator = scf.YieldOp([])
+            gpu.ReturnOp([])
+        for p, v in zip(params, values):
+            p.replace_all_uses_with(v)
+        for op in list(body.operations):
+            if op.name == "func.return":
+                op.erase()
+            else:
+                op.move_before(terminator)
+        for tid in ops_named(entry.operation, {"warp.tid"}):
+            with ir.InsertionPoint(tid), tid.location:
+                idx = thread_indices(loop.induction_variable, dims, len(tid.results))
+            for r, v in zip(tid.results, idx):
+                r.replace_all_uses_with(v)
+            tid.erase()
+        kernel.erase()
+        if ops_named(entry.operation, lambda n: n.startswith("warp.")):
+            raise PassError(f"kernel '{name}' still has warp ops; lower builtins and arrays first")
+

@@ -1,0 +1,131 @@
+"""CUDA devices: one `CudaDevice` per GPU, created on first use, each with its primary context and a
+default stream of its own (not the legacy NULL stream, so that work on other streams overlaps it)."""
+
+from __future__ import annotations
+
+import threading
+
+from ..device import Device
+from . import driver as drv
+
+_devices: list | None = None
+_lock = threading.Lock()
+
+
+class CudaDevice(Device):
+    def __init__(self, ordinal: int):
+        super().__init__(f"cuda:{ordinal}")
+        self.ordinal = ordinal
+        self.handle = drv.call("cuDeviceGet", ordinal)
+        d = drv.driver()
+        attr = d.CUdevice_attribute
+        major = drv.call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.handle)
+        minor = drv.call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.handle)
+        self.arch = major * 10 + minor
+        self.name = drv.call("cuDeviceGetName", 256, self.handle).split(b"\0", 1)[0].decode()
+        self.sm_count = drv.call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self.handle)
+        self.is_mempool_supported = bool(drv.call(
+            "cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, self.handle))
+        self.total_memory = drv.call("cuDeviceTotalMem", self.handle)
+        self._context = None
+        self._stream = None
+        self._init_lock = threading.Lock()
+
+    @property
+    def context(self):
+        """The device's primary context, retained on first use (and its memory pool configured)."""
+        if self._context is None:
+            with self._init_lock:
+                if self._context is None:
+                    ctx = drv.call("cuDevicePrimaryCtxRetain", self.handle)
+                    drv.call("cuCtxSetCurrent", ctx)
+                    if self.is_mempool_supported:
+                        _keep_pool_memory(self)
+                    self._context = ctx
+        return self._context
+
+    def make_current(self) -> None:
+        drv.call("cuCtxSetCurrent", self.context)
+
+    @property
+    def stream(self):
+        """The stream work on this device goes to unless a `ScopedStream`/`set_stream` says otherwise."""
+        if self._stream is None:
+            from .streams import Stream
+
+            self._stream = Stream(self)
+        return self._stream
+
+    @stream.setter
+    def stream(self, s):
+        if s.device is not self:
+            raise ValueError(f"stream of device '{s.device}' cannot be the stream of '{self}'")
+        self._stream = s
+
+    @property
+    def is_cuda(self) -> bool:
+        return True
+
+    @property
+    def is_cpu(self) -> bool:
+        return False
+
+
+def _keep_pool_memory(dev) -> None:
+    """Freed blocks stay in the stream-ordered pool instead of going back to the OS at each sync (as Warp)."""
+    d = drv.driver()
+    pool = drv.call("cuDeviceGetDefaultMemPool", dev.handle)
+    threshold = d.cuuint64_t(0xFFFFFFFFFFFFFFFF)
+    drv.call("cuMemPoolSetAttribute", pool, d.CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, threshold)
+
+
+def devices() -> list:
+    """Every CUDA device of this machine (empty without a driver, cuda-python or GPU)."""
+    global _devices
+    if _devices is None:
+        with _lock:
+            if _devices is None:
+                if not drv.available():
+                    _devices = []
+                else:
+                    _devices = [CudaDevice(i) for i in range(drv.call("cuDeviceGetCount"))]
+    return _devices
+
+
+def count() -> int:
+    return len(devices())
+
+
+def parse_alias(ident: str) -> int | None:
+    """"cuda" -> None (the current CUDA device), "cuda:N" -> N; ValueError for anything else."""
+    if ident == "cuda":
+        return None
+    head, _, tail = ident.partition(":")
+    if head != "cuda" or not tail.isdigit():
+        raise ValueError(f"Invalid device identifier: {ident!r}")
+    return int(tail)
+
+
+def get(ident: str) -> CudaDevice:
+    ordinal = parse_alias(ident)
+    found = devices()
+    if not found:
+        raise ValueError(f"Device '{ident}' is not available: {drv.unavailable_reason() or 'no CUDA device'}")
+    if ordinal is None:
+        return current()
+    if ordinal >= len(found):
+        raise ValueError(f"Device '{ident}' is not available: this machine has {len(found)} CUDA device(s)")
+    return found[ordinal]
+
+
+_current = threading.local()
+
+
+def current() -> CudaDevice:
+    """The device "cuda" means: the one set by set_device/ScopedDevice on this thread, else cuda:0."""
+    dev = getattr(_current, "device", None)
+    return dev if dev is not None else devices()[0]
+
+
+def set_current(dev: CudaDevice | None) -> None:
+    _current.device = dev

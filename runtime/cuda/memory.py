@@ -1,0 +1,84 @@
+"""Device memory: stream-ordered allocation from the device's memory pool (cuMemAllocAsync /
+cuMemFreeAsync, plain cuMemAlloc where pools are unsupported), and async copies and fills."""
+
+from __future__ import annotations
+
+from . import driver as drv
+
+
+class Allocation:
+    """`nbytes` of device memory, freed (stream-ordered) when this object goes away.
+
+    It also exposes the memory to numpy through `__array_interface__`: CUDA arrays
+    keep their geometry (shape, byte strides, views) in a numpy array over the
+    device address, which mlwarp never reads from the host."""
+
+    def __init__(self, device, nbytes: int, stream=None):
+        self.device = device
+        self.nbytes = int(nbytes)
+        self.ptr = 0
+        self._pooled = False
+        if self.nbytes == 0:
+            return
+        device.make_current()
+        if device.is_mempool_supported:
+            stream = stream or device.stream
+            self.ptr = int(drv.call("cuMemAllocAsync", self.nbytes, stream.handle))
+            self._pooled = True
+        else:
+            self.ptr = int(drv.call("cuMemAlloc", self.nbytes))
+
+    def free(self) -> None:
+        if not self.ptr or drv._driver is None:
+            return
+        ptr, self.ptr = self.ptr, 0
+        try:
+            self.device.make_current()
+            if self._pooled:
+                drv.call("cuMemFreeAsync", ptr, self.device.stream.handle)
+            else:
+                drv.call("cuMemFree", ptr)
+        except Exception:  # interpreter shutdown: the driver frees everything with the context
+            pass
+
+    def __del__(self):
+        self.free()
+
+
+class DeviceView:
+    """An object numpy accepts (`np.asarray`) as an array at a device address; `owner` stays alive with it."""
+
+    def __init__(self, ptr: int, shape: tuple, strides, np_dtype, owner):
+        self.__array_interface__ = {"data": (int(ptr), False), "shape": tuple(shape),
+                                    "strides": None if strides is None else tuple(strides),
+                                    "typestr": np_dtype.str, "version": 3}
+        self.owner = owner
+
+
+def _stream(device, stream):
+    return (stream or device.stream).handle
+
+
+def copy_host_to_device(device, dst: int, src_host: int, nbytes: int, stream=None) -> None:
+    if nbytes:
+        device.make_current()
+        drv.call("cuMemcpyHtoDAsync", dst, src_host, nbytes, _stream(device, stream))
+
+
+def copy_device_to_host(device, dst_host: int, src: int, nbytes: int, stream=None) -> None:
+    if nbytes:
+        device.make_current()
+        drv.call("cuMemcpyDtoHAsync", dst_host, src, nbytes, _stream(device, stream))
+
+
+def copy_device_to_device(device, dst: int, src: int, nbytes: int, stream=None) -> None:
+    """Works between devices too (unified addressing: the driver routes peer copies)."""
+    if nbytes:
+        device.make_current()
+        drv.call("cuMemcpyAsync", dst, src, nbytes, _stream(device, stream))
+
+
+def memset8(device, dst: int, value: int, nbytes: int, stream=None) -> None:
+    if nbytes:
+        device.make_current()
+        drv.call("cuMemsetD8Async", dst, value & 0xFF, nbytes, _stream(device, stream))

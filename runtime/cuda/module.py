@@ -1,0 +1,58 @@
+"""Loading a compiled kernel (cubin, else PTX for the driver to JIT) and launching it.
+
+The kernel takes the launch struct of runtime/abi.py by value as its only
+parameter (see compiler/lowering/gpu_kernel.py), so a launch hands the driver
+one pointer: to the packed ctypes struct."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+from . import driver as drv
+
+MAX_GRID_X = (1 << 31) - 1
+
+
+def load_image(meta: dict, device) -> tuple[bytes, str]:
+    """The bytes to load for `device` and what they are: the cubin when it was built for the device's
+    architecture, else the PTX (JIT-compiled by the driver, which accepts PTX of an older arch)."""
+    folder = meta["dir"]
+    if meta.get("cubin") and meta.get("arch") == device.arch:
+        with open(os.path.join(folder, meta["cubin"]), "rb") as f:
+            return f.read(), "cubin"
+    if meta.get("arch", 0) > device.arch:
+        raise drv.CudaError(f"kernel '{meta.get('kernel')}' was compiled for sm_{meta['arch']}, newer than "
+                            f"device {device} (sm_{device.arch})")
+    with open(os.path.join(folder, meta["ptx"]), "rb") as f:
+        return f.read() + b"\0", "ptx"
+
+
+class CudaKernel:
+    def __init__(self, meta: dict, device):
+        self.device = device
+        self.entry = meta["entry"]
+        image, self.image_kind = load_image(meta, device)
+        device.make_current()
+        self.module = drv.call("cuModuleLoadData", image)
+        self.function = drv.call("cuModuleGetFunction", self.module, self.entry.encode())
+
+    def launch(self, packed, total: int, block_dim: int = 256, max_blocks: int = 0, stream=None) -> None:
+        """Launches over `total` threads; `packed` is the ctypes launch struct (copied by the driver)."""
+        if total <= 0:
+            return
+        blocks = min((total + block_dim - 1) // block_dim, MAX_GRID_X)
+        if max_blocks > 0:
+            blocks = min(blocks, max_blocks)
+        params = (ctypes.c_void_p * 1)(ctypes.addressof(packed))
+        stream = stream or self.device.stream
+        self.device.make_current()
+        drv.call("cuLaunchKernel", self.function, blocks, 1, 1, block_dim, 1, 1, 0, stream.handle,
+                 ctypes.addressof(params), 0)
+
+    def __del__(self):
+        if drv._driver is not None and getattr(self, "module", None) is not None:
+            try:
+                drv._driver.cuModuleUnload(self.module)
+            except Exception:
+                pass
