@@ -12,7 +12,7 @@ import re
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from .lowering import arrays_to_llvm, builtins_to_arith, cpu_entry  # noqa: F401  (register passes)
+from .lowering import arrays_to_llvm, builtins_to_arith, cpu_entry, gpu_kernel  # noqa: F401  (register passes)
 from .passes.registry import PASSES, PassError
 
 CPU_STAGES = [
@@ -22,6 +22,24 @@ CPU_STAGES = [
     ("llvm", ["convert-scf-to-cf", "arith-expand", "convert-math-to-llvm", "convert-math-to-libm",
               "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm", "reconcile-unrealized-casts"]),
 ]
+
+DEFAULT_CUDA_ARCH = 90
+
+
+def cuda_stages(arch: int = DEFAULT_CUDA_ARCH) -> list:
+    """CPU_STAGES up to "lowered", with the GPU entry in place of the CPU one (so both targets run the same
+    warp passes), then NVVM for `sm_<arch>`; lowering/gpu_binary.py emits PTX and cubin from "nvvm"."""
+    stages = []
+    for stage, passes in CPU_STAGES:
+        if stage == "llvm":
+            break
+        stages.append((stage, ["warp-gpu-kernel" if str(p).startswith("warp-cpu-entry") else p for p in passes]))
+    stages.append(("nvvm", [f"nvvm-attach-target{{chip=sm_{arch} O=3}}",
+                            "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm)", "reconcile-unrealized-casts"]))
+    return stages
+
+
+CUDA_STAGES = cuda_stages()
 
 _PASS_RE = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*(\{[^}]*\})?\s*(,|$)")
 
