@@ -6,6 +6,8 @@ The struct matches runtime/abi.py, which packs arrays for a launch."""
 
 from __future__ import annotations
 
+import weakref
+
 from mlir import ir
 from mlir.dialects import arith, llvm
 
@@ -47,13 +49,32 @@ def element_address(desc: ir.Value, ndim: int, indices) -> ir.Value:
 
 
 def inbounds_gep(base: ir.Value, byte_offset: ir.Value) -> ir.Value:
-    """`getelementptr inbounds i8, base, byte_offset` (built generically: GEPOp's Python builder drops no_wrap_flags)."""
-    i32 = ir.IntegerType.get_signless(32)
-    return ir.Operation.create("llvm.getelementptr", results=[ir.Type.parse("!llvm.ptr")],
-                               operands=[base, byte_offset], attributes={
-                                   "rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
-                                   "elem_type": ir.TypeAttr.get(ir.IntegerType.get_signless(8)),
-                                   "noWrapFlags": ir.IntegerAttr.get(i32, int(llvm.GEPNoWrapFlags.inbounds))}).result
+    """`getelementptr inbounds i8, base, byte_offset`.
+
+    The Python GEPOp builder drops `no_wrap_flags` and the flag is a property that the
+    attribute API cannot set, so the op is cloned from a parsed template and re-wired."""
+    gep = _inbounds_template().clone()
+    gep.operands[0] = base
+    gep.operands[1] = byte_offset
+    return gep.result
+
+
+_TEMPLATE = """llvm.func @inbounds_template(%p: !llvm.ptr, %o: i64) -> !llvm.ptr {
+  %0 = llvm.getelementptr inbounds %p[%o] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+  llvm.return %0 : !llvm.ptr
+}"""
+
+
+def _inbounds_template() -> ir.Operation:
+    ctx = ir.Context.current
+    found = _templates.get(ctx)
+    if found is None:
+        module = ir.Module.parse(_TEMPLATE)
+        found = _templates[ctx] = (module, module.body.operations[0].regions[0].blocks[0].operations[0])
+    return found[1]
+
+
+_templates: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def element_bytes(dtype: ir.Type) -> int:
