@@ -150,6 +150,10 @@ class ReverseBuilder:
         cond = mapping.get(op.operands[0], op.operands[0])
         rev = scf.IfOp(cond, [v.type for v in free], has_else=True)
         for src_region, block in zip(op.regions, (rev.then_block, rev.else_block)):
+            if not src_region.blocks:  # an scf.if without else (canonicalize drops an empty one)
+                with ir.InsertionPoint(block):
+                    scf.YieldOp([self.adj_or_zero({v: adj[v] for v in free if v in adj}, v) for v in free])
+                continue
             src = src_region.blocks[0]
             with ir.InsertionPoint(block):
                 local_map, local_adj = dict(mapping), {v: adj[v] for v in free if v in adj}
