@@ -12,6 +12,7 @@ from .context import make_context
 from .frontend import emit_kernel, get_source
 from .lowering.cpu_entry import entry_name
 from .passes.autodiff import adjoint_name, mark_no_backward
+from .passes.bounds_check import debug_stages, pop_debug_sites
 from .pipeline import CPU_STAGES, run_stages
 
 LIBRARY = "kernel.so"
@@ -49,7 +50,9 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
             mark_no_backward(kir.module)
     t = times.mark("frontend", t)
     with ctx:
-        run_stages(kir.module, CPU_STAGES, dump_prefix=kir.name)
+        debug = (options or {}).get("mode") == "debug"  # bounds checks, line tables
+        run_stages(kir.module, debug_stages(CPU_STAGES) if debug else CPU_STAGES, dump_prefix=kir.name)
+        debug_sites = pop_debug_sites(kir.module.operation) if debug else None
         t = times.mark("passes", t)
         engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
         obj = os.path.join(out_dir, "kernel.o")
@@ -59,7 +62,7 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
     os.remove(obj)
     times.mark("link", t)
     return {"library": LIBRARY, "entry": entry_name(kir.name), "tid_dims": kir.tid_dims, "timings_ms": dict(times),
-            "adj_entry": entry_name(adjoint_name(kir.name)) if backward else None}
+            "adj_entry": entry_name(adjoint_name(kir.name)) if backward else None, "debug_sites": debug_sites}
 
 
 def link(obj: str, out: str) -> None:

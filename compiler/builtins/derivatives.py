@@ -90,18 +90,15 @@ def call(name: str, *args: V) -> V:
 
 
 def const(x, t) -> V:
-    from mlir.dialects import arith
-
     from .scalar import _constant_like
 
     return V(_constant_like(x, t))
 
 
-def select(cond: V, a, b) -> V:
-    """cond ? a : b, where a or b may be numbers."""
+def select(cond: V, a, b, like: V) -> V:
+    """cond ? a : b, where a or b may be numbers of `like`'s type."""
     from mlir.dialects import arith
 
-    like = a if isinstance(a, V) else b
     a = a if isinstance(a, V) else const(a, like.value.type)
     b = b if isinstance(b, V) else const(b, like.value.type)
     return V(arith.SelectOp(cond.value, a.value, b.value).result)
@@ -171,10 +168,10 @@ partials("tan")(lambda x, out: (1 / (call("cos", x) * call("cos", x)),))
 partials("sqrt")(lambda x, out: (0.5 / out,))
 partials("exp")(lambda x, out: (out,))
 partials("log")(lambda x, out: (1 / x,))
-partials("abs")(lambda x, out: (select(x < 0.0, -1.0, 1.0),))  # Warp: abs'(0) = 1
+partials("abs")(lambda x, out: (select(x < 0.0, -1.0, 1.0, x),))  # Warp: abs'(0) = 1
 # min/max lower to `a < b ? a : b` / `a > b ? a : b`: the adjoint goes where the forward's choice went.
-partials("min")(lambda a, b, out: (select(a < b, 1.0, 0.0), select(a < b, 0.0, 1.0)))
-partials("max")(lambda a, b, out: (select(a > b, 1.0, 0.0), select(a > b, 0.0, 1.0)))
+partials("min")(lambda a, b, out: (select(a < b, 1.0, 0.0, a), select(a < b, 0.0, 1.0, a)))
+partials("max")(lambda a, b, out: (select(a > b, 1.0, 0.0, a), select(a > b, 0.0, 1.0, a)))
 
 
 @partials("clamp")
@@ -182,8 +179,9 @@ def _clamp(x, lo, hi, out):
     # clamp lowers to m = (lo > x ? lo : x); out = (m < hi ? m : hi)
     m_wins = call("max", lo, x) < hi
     lo_wins = lo > x
-    return (select(m_wins, select(lo_wins, 0.0, 1.0), 0.0), select(m_wins, select(lo_wins, 1.0, 0.0), 0.0),
-            select(m_wins, 0.0, 1.0))
+    pick = lambda c, a, b: select(c, a, b, x)  # noqa: E731
+    return (pick(m_wins, pick(lo_wins, 0.0, 1.0), 0.0), pick(m_wins, pick(lo_wins, 1.0, 0.0), 0.0),
+            pick(m_wins, 0.0, 1.0))
 
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "bool_and", "bool_or", "bool_not", "bit_and", "bit_or",

@@ -27,3 +27,12 @@ class UnsupportedSyntaxError(CompileError):
 
 class LaunchError(RuntimeError):
     """Bad arguments to `wp.launch`, raised before anything runs."""
+
+
+class KernelBoundsError(IndexError):
+    """A debug-mode launch indexed an array out of bounds; the message names the kernel, the array argument,
+    the index and the source line. Raised after the launch, which skipped the bad accesses."""
+
+
+class FloatingPointCheckError(FloatingPointError):
+    """`wp.config.verify_fp`: a launch left a NaN or Inf in a float array argument."""

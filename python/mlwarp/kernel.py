@@ -16,6 +16,7 @@ from .errors import CompileError
 from .runtime import cache
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
+from .debug import hidden_params
 
 COMPILER_ID = "mlwarp-0.1.0/mlir-22.1.8.4"
 
@@ -88,7 +89,7 @@ class Kernel:
     @property
     def launch_struct(self):
         if self._struct is None:
-            self._struct = launch_struct(self.params)
+            self._struct = launch_struct(self.params + hidden_params(self))  # debug: + error record
         return self._struct
 
     def cache_key(self, device) -> str:
@@ -175,9 +176,10 @@ def _captured_constants(func) -> list:
     return out
 
 
-def kernel(f=None, *, enable_backward=None, module=None, key=None):
+def kernel(f=None, *, enable_backward=None, module=None, key=None, module_options=None):
     """Decorator: `@wp.kernel` or `@wp.kernel(enable_backward=False)`."""
     options = {} if enable_backward is None else {"enable_backward": bool(enable_backward)}
+    options.update(module_options or {})  # e.g. {"mode": "debug"}: part of the cache key
 
     def wrap(func):
         return Kernel(func, key=key, options=options)

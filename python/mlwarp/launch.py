@@ -9,6 +9,7 @@ import numpy as np
 from . import types as wt
 from .array import array
 from .errors import LaunchError
+from . import debug as _debug
 from .runtime.abi import ArrayParam
 from .runtime.device import get_device
 
@@ -102,6 +103,7 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
         device = get_device(device)
     except ValueError as e:
         raise LaunchError(f"kernel '{kernel.key}': {e}") from None
+    kernel = _debug.for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
     packed = kernel.launch_struct()
     keep_alive = []
     for i, (name, p, value) in enumerate(zip(kernel.arg_names, kernel.params, args)):
@@ -109,6 +111,7 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
             keep_alive.append(_pack_array(kernel, name, p, value, device, getattr(packed, f"p{i}")))
         else:
             setattr(packed, f"p{i}", _scalar_value(kernel, name, p, value))
+    record = _debug.attach_record(kernel, packed)
     total = 1
     for d, n in enumerate(dims):
         packed.dims[d] = n
@@ -118,6 +121,7 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
     compiled = kernel.compiled(device)
     if total:
         compiled.run(ctypes.addressof(packed), total)
+        _debug.after_launch(kernel, compiled, record, args)
 
 
 def synchronize():

@@ -1,0 +1,133 @@
+"""Debug mode and `verify_fp`: what a launch does around the kernel when they are on.
+
+Debug mode (`wp.config.mode = "debug"`, `wp.set_module_options({"mode": "debug"})`
+for the calling module, or `@wp.kernel(module_options={"mode": "debug"})`)
+launches a debug build of the kernel: its own cache entry (the options are in
+the cache key), bounds-checked by the `warp-bounds-check` pass, with line
+tables. The build takes a hidden trailing error-record parameter; the launch
+zeroes a record, passes it, and raises KernelBoundsError after the launch if
+any thread went out of bounds. Release launches take none of these paths.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import config
+from .errors import FloatingPointCheckError, KernelBoundsError
+from .runtime.abi import ArrayParam
+from .runtime.error_record import new_record, read_record
+
+_module_options: dict[str, dict] = {}
+
+ERROR_RECORD_PARAM = None  # built on first use: types imports nothing from here
+
+
+def set_module_options(options: dict, module=None) -> None:
+    """Options for the kernels of `module` (a module object or name; default: the caller's module)."""
+    name = _module_name(module)
+    _module_options.setdefault(name, {}).update(options)
+
+
+def get_module_options(module=None) -> dict:
+    return dict(_module_options.get(_module_name(module), {}))
+
+
+def _module_name(module) -> str:
+    if module is None:
+        import inspect
+
+        frame = inspect.currentframe().f_back.f_back
+        return frame.f_globals.get("__name__", "__main__")
+    return module if isinstance(module, str) else module.__name__
+
+
+def mode_of(kernel) -> str:
+    """The kernel's own option, else its module's, else wp.config.mode."""
+    mode = kernel.options.get("mode")
+    if mode is None:
+        mode = _module_options.get(kernel.func.__module__, {}).get("mode") if _module_options else None
+    return mode or config.mode
+
+
+def is_debug_build(kernel) -> bool:
+    return kernel.options.get("mode") == "debug"
+
+
+def hidden_params(kernel) -> list:
+    """Parameters the compiler appends to the user's: the error record in a debug build."""
+    global ERROR_RECORD_PARAM
+    if not is_debug_build(kernel):
+        return []
+    if ERROR_RECORD_PARAM is None:
+        from . import types as wt
+
+        ERROR_RECORD_PARAM = ArrayParam(wt.int64, 1)
+    return [ERROR_RECORD_PARAM]
+
+
+def for_launch(kernel):
+    """The kernel to launch: its debug build when debug mode is on for it."""
+    if is_debug_build(kernel) or mode_of(kernel) != "debug":
+        return kernel
+    variant = kernel.__dict__.get("_debug_build")
+    if variant is None:
+        variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, "mode": "debug"})
+        kernel.__dict__["_debug_build"] = variant
+    return variant
+
+
+def attach_record(kernel, packed):
+    """Zeroes a new error record into the hidden parameter of a debug build's launch struct."""
+    if not is_debug_build(kernel):
+        return None
+    record = new_record()
+    slot = getattr(packed, f"p{len(kernel.params)}")
+    slot.data = record.ctypes.data
+    slot.shape[0] = record.shape[0]
+    slot.strides[0] = record.strides[0]
+    return record
+
+
+def after_launch(kernel, compiled, record, args) -> None:
+    """Raises for what the launch recorded (debug) or wrote (verify_fp)."""
+    if record is not None:
+        failure = read_record(record, (getattr(compiled, "meta", None) or {}).get("debug_sites") or [])
+        if failure is not None:
+            raise KernelBoundsError(describe_failure(kernel, failure))
+    if config.verify_fp:
+        check_finite(kernel, args)
+
+
+def describe_failure(kernel, f) -> str:
+    site = f.site
+    if site is None:
+        where, what = "<unknown site>", "array"
+    else:
+        where = site.location + "".join(f" (called from {c})" for c in site.called_from)
+        what = f"argument '{kernel.arg_names[site.arg]}'" if 0 <= site.arg < len(kernel.arg_names) else "an array"
+    index = ", ".join(str(i) for i in f.index)
+    shape = "(" + ", ".join(str(s) for s in f.shape) + ("," if len(f.shape) == 1 else "") + ")"
+    verb = {"load": "reading", "store": "writing", "atomic": "atomically updating"}.get(
+        site.op if site else "", "addressing")
+    more = f"; {f.count} out-of-bounds accesses in this launch" if f.count > 1 else ""
+    return (f"{where}: kernel '{kernel.key}': index [{index}] is out of bounds {verb} {what} of shape {shape} "
+            f"(thread {f.thread}{more})")
+
+
+def check_finite(kernel, args) -> None:
+    """wp.config.verify_fp: every float array argument is NaN/Inf free after the launch."""
+    from .launch import host_view
+
+    for name, p, value in zip(kernel.arg_names, kernel.params, args):
+        if not isinstance(p, ArrayParam):
+            continue
+        view = host_view(value)
+        if view is None or view.dtype.kind not in "fc":
+            continue
+        bad = ~np.isfinite(view)
+        if bad.any():
+            first = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise FloatingPointCheckError(
+                f"kernel '{kernel.key}': argument '{name}' holds a non-finite value after the launch "
+                f"({view[first].item()!r} at index {list(first)}; {int(bad.sum())} non-finite element(s))")

@@ -1,0 +1,183 @@
+"""Debug mode: out-of-bounds accesses raise after the launch, naming the kernel, the array argument, the
+index and the source line, and never touch memory outside the array. Release builds carry none of it."""
+
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+from mlwarp.debug import for_launch
+
+
+@pytest.fixture
+def debug_mode():
+    wp.config.mode = "debug"
+    try:
+        yield
+    finally:
+        wp.config.mode = "release"
+
+
+def where(kernel, text) -> str:
+    """`file:line:col` of the first occurrence of `text` in the kernel's source."""
+    lines, first = inspect.getsourcelines(kernel.func)
+    for k, line in enumerate(lines):
+        if text in line:
+            return f"{inspect.getsourcefile(kernel.func)}:{first + k}:{line.index(text) + 1}"
+    raise AssertionError(text)
+
+
+@wp.kernel
+def shifted_copy(a: wp.array(dtype=wp.float32), b: wp.array(dtype=wp.float32), n: int):
+    i = wp.tid()
+    b[i] = a[i + n] * 2.0
+
+
+@wp.kernel
+def shifted_store(b: wp.array(dtype=wp.float32), n: int):
+    i = wp.tid()
+    b[i + n] = 1.0
+
+
+@wp.kernel
+def grid_add(g: wp.array2d(dtype=wp.int32), di: int, dj: int):
+    i, j = wp.tid()
+    g[i + di, j + dj] += 1
+
+
+@wp.kernel
+def atomic_count(c: wp.array(dtype=wp.int32), n: int):
+    i = wp.tid()
+    wp.atomic_add(c, i - n, 1)
+
+
+def test_out_of_bounds_read_names_kernel_argument_index_and_line(debug_mode):
+    a = wp.array(np.arange(10, dtype=np.float32))
+    b = wp.zeros(10, dtype=wp.float32)
+    loc = where(shifted_copy, "a[i + n]")
+    with pytest.raises(wp.KernelBoundsError, match=re.escape(
+            f"{loc}: kernel 'shifted_copy': index [10] is out of bounds reading argument 'a' of shape (10,) "
+            f"(thread 7; 3 out-of-bounds accesses in this launch)")):
+        wp.launch(shifted_copy, 10, inputs=[a, b, 3])
+    # in-bounds threads ran; the skipped loads read 0
+    np.testing.assert_array_equal(b.numpy(), [6, 8, 10, 12, 14, 16, 18, 0, 0, 0])
+
+
+def test_out_of_bounds_write_leaves_memory_after_the_array_untouched(debug_mode):
+    base = np.zeros(20, dtype=np.float32)
+    view = base[:10]  # memory right after the array belongs to someone else
+    with pytest.raises(wp.KernelBoundsError, match=re.escape(
+            f"{where(shifted_store, 'b[i + n]')}: kernel 'shifted_store': index [10] is out of bounds writing "
+            f"argument 'b' of shape (10,) (thread 5; 5 out-of-bounds accesses")):
+        wp.launch(shifted_store, 10, inputs=[view, 5])
+    np.testing.assert_array_equal(base, [0] * 5 + [1] * 5 + [0] * 10)
+
+
+def test_negative_index_is_out_of_bounds(debug_mode):
+    c = wp.zeros(4, dtype=wp.int32)
+    with pytest.raises(wp.KernelBoundsError, match=re.escape(
+            "kernel 'atomic_count': index [-2] is out of bounds atomically updating argument 'c' of shape (4,) "
+            "(thread 0; 2 out-of-bounds accesses")):
+        wp.launch(atomic_count, 4, inputs=[c, 2])
+    np.testing.assert_array_equal(c.numpy(), [1, 1, 0, 0])
+
+
+def test_two_dimensional_index_and_shape(debug_mode):
+    g = wp.zeros((3, 4), dtype=wp.int32)
+    # `+=` on an array element is an atomic add (as in Warp); thread (0, 0) updates g[0, 3], thread (0, 1)
+    # is out of bounds: g[0, 4]
+    with pytest.raises(wp.KernelBoundsError, match=re.escape(
+            f"{where(grid_add, 'g[i + di, j + dj]')}: kernel 'grid_add': index [0, 4] is out of bounds atomically "
+            f"updating argument 'g' of shape (3, 4) (thread 1)")):
+        wp.launch(grid_add, (1, 2), inputs=[g, 0, 3])
+    np.testing.assert_array_equal(g.numpy()[0], [0, 0, 0, 1])
+
+
+def test_the_next_launch_after_an_error_runs_normally(debug_mode):
+    a = wp.array(np.arange(10, dtype=np.float32))
+    b = wp.zeros(10, dtype=wp.float32)
+    with pytest.raises(wp.KernelBoundsError):
+        wp.launch(shifted_copy, 10, inputs=[a, b, 1])
+    wp.launch(shifted_copy, 10, inputs=[a, b, 0])
+    np.testing.assert_array_equal(b.numpy(), np.arange(10) * 2)
+
+
+def test_release_mode_checks_nothing_and_has_no_hidden_parameter():
+    assert wp.config.mode == "release"
+    assert for_launch(shifted_copy) is shifted_copy
+    assert [f for f, _ in shifted_copy.launch_struct._fields_] == ["dims", "p0", "p1", "p2"]
+    a = wp.array(np.arange(20, dtype=np.float32))
+    b = wp.zeros(10, dtype=wp.float32)
+    wp.launch(shifted_copy, 10, inputs=[a[:10], b, 0])  # in bounds: no error either way
+    np.testing.assert_array_equal(b.numpy(), np.arange(10) * 2)
+
+
+def test_debug_build_is_its_own_cache_entry_with_a_hidden_record(debug_mode):
+    built = for_launch(shifted_copy)
+    assert built is not shifted_copy and built is for_launch(shifted_copy)
+    assert built.options["mode"] == "debug"
+    device = wp.get_device("cpu")
+    assert built.cache_key(device) != shifted_copy.cache_key(device)
+    assert [f for f, _ in built.launch_struct._fields_] == ["dims", "p0", "p1", "p2", "p3"]
+
+
+def _library_bytes(kernel) -> bytes:
+    with open(kernel.compiled(wp.get_device("cpu")).library._name, "rb") as f:
+        return f.read()
+
+
+def test_debug_builds_keep_line_tables(debug_mode):
+    a = wp.array(np.arange(10, dtype=np.float32))
+    b = wp.zeros(10, dtype=wp.float32)
+    wp.launch(shifted_copy, 10, inputs=[a, b, 0])
+    assert b".debug_line" in _library_bytes(for_launch(shifted_copy))
+    assert b".debug_line" not in _library_bytes(shifted_copy)
+
+
+@wp.kernel(module_options={"mode": "debug"})
+def always_checked(b: wp.array(dtype=wp.float32), n: int):
+    i = wp.tid()
+    b[i + n] = 2.0
+
+
+def test_per_kernel_option_checks_in_release_mode():
+    assert wp.config.mode == "release"
+    b = wp.zeros(3, dtype=wp.float32)
+    with pytest.raises(wp.KernelBoundsError, match=re.escape(
+            f"{where(always_checked, 'b[i + n]')}: kernel 'always_checked': index [3] is out of bounds writing "
+            f"argument 'b' of shape (3,) (thread 2)")):
+        wp.launch(always_checked, 3, inputs=[b, 1])
+    np.testing.assert_array_equal(b.numpy(), [0, 2, 2])
+
+
+def test_module_option_turns_debug_on_for_this_module_only():
+    assert wp.get_module_options(__name__) == {}
+    wp.set_module_options({"mode": "debug"}, __name__)
+    try:
+        assert wp.get_module_options(__name__) == {"mode": "debug"}
+        b = wp.zeros(3, dtype=wp.float32)
+        with pytest.raises(wp.KernelBoundsError, match="kernel 'shifted_store': index \\[3\\]"):
+            wp.launch(shifted_store, 3, inputs=[b, 2])
+    finally:
+        wp.set_module_options({"mode": None}, __name__)
+        del wp.debug._module_options[__name__]
+    assert for_launch(shifted_store) is shifted_store
+
+
+def test_set_module_options_defaults_to_the_callers_module():
+    wp.set_module_options({"mode": "release"})
+    try:
+        assert wp.get_module_options(__name__) == {"mode": "release"}
+    finally:
+        del wp.debug._module_options[__name__]
+
+
+def test_a_kernel_option_overrides_debug_mode(debug_mode):
+    @wp.kernel(module_options={"mode": "release"})
+    def unchecked(b: wp.array(dtype=wp.float32)):
+        i = wp.tid()
+        b[i] = 1.0
+
+    assert for_launch(unchecked) is unchecked

@@ -1,0 +1,291 @@
+"""Gradients through control flow, array access patterns and atomics, against central finite
+differences in float64. Dynamic loops with carried state are the case Warp gets wrong."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+from grad_util import central_difference
+
+f64 = wp.float64
+
+
+def adjoint_grads(kernel, n, xs, scalars=(), out_count=1, seed=None):
+    """Gradient of sum(outputs) w.r.t. each input array, by one adjoint launch with adj_out = 1
+    (or `seed`)."""
+    x_arrays = [wp.array(x, dtype=f64) for x in xs]
+    outs = [wp.zeros(n, dtype=f64) for _ in range(out_count)]
+    adj_x = [wp.zeros(x.shape, dtype=f64) for x in xs]
+    adj_out = [wp.array(seed if seed is not None else np.ones(n), dtype=f64) for _ in range(out_count)]
+    wp.launch(kernel, dim=n, inputs=x_arrays + list(scalars), outputs=outs, adjoint=True,
+              adj_inputs=adj_x + [0.0 if isinstance(s, float) else 0 for s in scalars], adj_outputs=adj_out)
+    return [a.numpy() for a in adj_x]
+
+
+def forward_fn(kernel, n, scalars=(), out_count=1):
+    def f(*xs):
+        outs = [wp.zeros(n, dtype=f64) for _ in range(out_count)]
+        wp.launch(kernel, dim=n, inputs=[wp.array(x, dtype=f64) for x in xs] + list(scalars), outputs=outs)
+        return np.concatenate([o.numpy() for o in outs])
+
+    return f
+
+
+def check(kernel, xs, scalars=(), n=None, out_count=1, rtol=1e-6):
+    n = n or len(xs[0])
+    got = adjoint_grads(kernel, n, xs, scalars, out_count)
+    want = central_difference(forward_fn(kernel, n, scalars, out_count), xs)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=1e-7)
+    return got
+
+
+# -- branches -------------------------------------------------------------------------
+@wp.kernel
+def branchy(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    v = x[i]
+    if v > f64(0.5):
+        v = v * v * f64(3.0)
+    elif v > f64(-0.5):
+        v = wp.sin(v) + v
+    else:
+        v = -v
+    w = v * f64(2.0) if x[i] < f64(1.0) else wp.exp(v)
+    y[i] = w
+
+
+def test_if_elif_else_and_conditional_expression():
+    x = np.array([-1.3, -0.2, 0.3, 0.7, 1.4, 2.0])
+    g = check(branchy, [x])
+    np.testing.assert_allclose(g[0][0], -2.0)  # v = -x, w = 2 v
+
+
+@wp.kernel
+def branch_store(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    if x[i] > f64(0.0):
+        y[i] = x[i] * x[i]
+
+
+def test_store_inside_a_branch():
+    x = np.array([-1.0, 0.5, 2.0])
+    g = check(branch_store, [x])
+    np.testing.assert_allclose(g[0], [0.0, 1.0, 4.0])
+
+
+# -- static loops ---------------------------------------------------------------------------
+@wp.kernel
+def static_loop(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    v = x[i]
+    for k in range(4):
+        v = v * wp.sin(v) + f64(0.5)
+    y[i] = v
+
+
+def test_static_loop_with_carried_state():
+    check(static_loop, [np.array([0.3, -0.8, 1.1])])
+
+
+# -- dynamic loops with carried state (runtime n) ----------------------------------------------
+@wp.kernel
+def affine_recurrence(x: wp.array(dtype=f64), a: wp.array(dtype=f64), y: wp.array(dtype=f64), n: int):
+    i = wp.tid()
+    v = x[i]
+    for k in range(n):
+        v = v * a[i] + wp.sin(v)
+    y[i] = v
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_dynamic_loop_carried_state(n):
+    x = np.array([0.3, -0.7, 1.2])
+    a = np.array([0.9, 1.1, -0.5])
+    check_with_scalar_after(affine_recurrence, [x, a], n)
+
+
+def check_with_scalar_after(kernel, xs, n):
+    """For kernels whose outputs come before a trailing int parameter."""
+    m = len(xs[0])
+
+    def f(*arrs):
+        y = wp.zeros(m, dtype=f64)
+        wp.launch(kernel, dim=m, inputs=[wp.array(v, dtype=f64) for v in arrs] + [y, n])
+        return y.numpy().copy()
+
+    x_arrays = [wp.array(v, dtype=f64) for v in xs]
+    adj_x = [wp.zeros(m, dtype=f64) for _ in xs]
+    y = wp.zeros(m, dtype=f64)
+    wp.launch(kernel, dim=m, inputs=x_arrays + [y, n], adjoint=True,
+              adj_inputs=adj_x + [wp.ones(m, dtype=f64), 0])
+    for g, w in zip(adj_x, central_difference(f, xs)):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-6, atol=1e-7)
+
+
+def test_dynamic_loop_gradient_is_exact_closed_form():
+    # v_{k+1} = a v_k (no sin): d v_n / d x = a^n, d v_n / d a = n a^(n-1) x
+    x = np.array([0.5])
+
+    @wp.kernel
+    def power(x: wp.array(dtype=f64), a: f64, y: wp.array(dtype=f64), n: int):
+        i = wp.tid()
+        v = x[i]
+        for k in range(n):
+            v = v * a
+        y[i] = v
+
+    adj_x = wp.zeros(1, dtype=f64)
+    wp.launch(power, dim=1, inputs=[wp.array(x, dtype=f64), 1.5, wp.zeros(1, dtype=f64), 7], adjoint=True,
+              adj_inputs=[adj_x, 0.0, wp.ones(1, dtype=f64), 0])
+    assert adj_x.numpy()[0] == pytest.approx(1.5 ** 7, rel=1e-12)
+
+
+@wp.kernel
+def accumulate_loop(x: wp.array(dtype=f64), w: wp.array(dtype=f64), y: wp.array(dtype=f64), n: int):
+    i = wp.tid()
+    s = f64(0.0)
+    for k in range(n):
+        s += w[k] * x[k] * x[k]
+    y[i] = s
+
+
+def test_dynamic_reduction_loop_without_recompute():
+    # the reverse body does not need s: the pass leaves the recomputation out
+    x = np.array([0.3, -0.7, 1.2, 0.1])
+    w = np.array([1.0, 2.0, 3.0, 4.0])
+    m = 2  # two threads each read all of x: adjoints add up
+    def f(xv, wv):
+        y = wp.zeros(m, dtype=f64)
+        wp.launch(accumulate_loop, dim=m, inputs=[wp.array(xv, dtype=f64), wp.array(wv, dtype=f64), y, 4])
+        return y.numpy().copy()
+
+    adj_x, adj_w = wp.zeros(4, dtype=f64), wp.zeros(4, dtype=f64)
+    wp.launch(accumulate_loop, dim=m, inputs=[wp.array(x, dtype=f64), wp.array(w, dtype=f64),
+                                              wp.zeros(m, dtype=f64), 4], adjoint=True,
+              adj_inputs=[adj_x, adj_w, wp.ones(m, dtype=f64), 0])
+    want_x, want_w = central_difference(f, [x, w])
+    np.testing.assert_allclose(adj_x.numpy(), want_x, rtol=1e-6)
+    np.testing.assert_allclose(adj_w.numpy(), want_w, rtol=1e-6)
+    np.testing.assert_allclose(adj_x.numpy(), 2 * m * w * x, rtol=1e-12)
+
+
+@wp.kernel
+def nested_loops(x: wp.array(dtype=f64), y: wp.array(dtype=f64), n: int):
+    i = wp.tid()
+    v = x[i]
+    for k in range(n):
+        u = v
+        for j in range(k + 1):
+            u = u * f64(0.9) + wp.cos(u)
+        v = v + u * v
+    y[i] = v
+
+
+def test_nested_dynamic_loops_with_carried_state():
+    check_with_scalar_after(nested_loops, [np.array([0.2, -0.4, 0.9])], 3)
+
+
+# -- while loops ----------------------------------------------------------------------------------
+@wp.kernel
+def halving(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    v = x[i]
+    while v > f64(1.0):
+        v = v * f64(0.5) + wp.sin(v) * f64(0.1)
+    y[i] = v * v
+
+
+def test_while_loop_with_data_dependent_trip_count():
+    check(halving, [np.array([0.5, 3.0, 7.5, 40.0])])
+
+
+@wp.kernel
+def loop_with_break(x: wp.array(dtype=f64), y: wp.array(dtype=f64), n: int):
+    i = wp.tid()
+    v = x[i]
+    for k in range(n):
+        if v > f64(4.0):
+            break
+        v = v * v + f64(0.5)
+    y[i] = v
+
+
+def test_loop_with_break():
+    check_with_scalar_after(loop_with_break, [np.array([0.3, 1.1, 1.9, 5.0])], 6)
+
+
+# -- arrays and atomics -------------------------------------------------------------------------------
+@wp.kernel
+def atomics(x: wp.array(dtype=f64), l: wp.array(dtype=f64)):
+    i = wp.tid()
+    wp.atomic_add(l, 0, x[i] * x[i])
+    l[1] -= wp.sin(x[i])
+
+
+def test_atomic_add_and_sub():
+    x = np.array([0.3, -0.7, 1.2])
+    l = wp.zeros(2, dtype=f64)
+    adj_x = wp.zeros(3, dtype=f64)
+    wp.launch(atomics, dim=3, inputs=[wp.array(x, dtype=f64)], outputs=[l], adjoint=True,
+              adj_inputs=[adj_x], adj_outputs=[wp.array([1.0, 2.0], dtype=f64)])
+    np.testing.assert_allclose(adj_x.numpy(), 2 * x - 2 * np.cos(x), rtol=1e-12)
+
+
+@wp.kernel
+def gather_2d(x: wp.array(dtype=f64, ndim=2), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = x[i, 0] * x[i, 1] + x[0, 0]
+
+
+def test_2d_reads_accumulate_into_the_adjoint():
+    x = np.array([[0.5, 2.0], [1.5, -1.0], [3.0, 0.25]])
+    check(gather_2d, [x], n=3)
+
+
+@wp.kernel
+def cast_chain(x: wp.array(dtype=wp.float32), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = f64(x[i]) * f64(x[i]) + f64(int(x[i]))
+
+
+def test_casts_float32_to_float64_and_through_int():
+    x = wp.array([0.5, 1.5, -2.25], dtype=wp.float32)
+    adj_x = wp.zeros(3, dtype=wp.float32)
+    wp.launch(cast_chain, dim=3, inputs=[x], outputs=[wp.zeros(3, dtype=f64)], adjoint=True,
+              adj_inputs=[adj_x], adj_outputs=[wp.ones(3, dtype=f64)])
+    np.testing.assert_allclose(adj_x.numpy(), 2 * x.numpy(), rtol=1e-7)  # the int path has no gradient
+
+
+# -- what cannot be differentiated fails to compile ---------------------------------------------------
+@wp.kernel
+def uses_atomic_result(x: wp.array(dtype=f64), l: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    old = wp.atomic_add(l, 0, x[i])
+    y[i] = old * x[i]
+
+
+def test_used_atomic_result_is_refused():
+    with pytest.raises(Exception, match="uses the value returned by an atomic operation"):
+        wp.launch(uses_atomic_result, dim=1, inputs=[wp.zeros(1, dtype=f64), wp.zeros(1, dtype=f64)],
+                  outputs=[wp.zeros(1, dtype=f64)])
+
+
+@wp.kernel(enable_backward=False)
+def forward_only(x: wp.array(dtype=f64), l: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    old = wp.atomic_add(l, 0, x[i])
+    y[i] = old
+
+
+def test_enable_backward_false_skips_the_adjoint():
+    l = wp.zeros(1, dtype=f64)
+    wp.launch(forward_only, dim=3, inputs=[wp.ones(3, dtype=f64), l], outputs=[wp.zeros(3, dtype=f64)])
+    assert l.numpy()[0] == 3.0
+    with pytest.raises(wp.LaunchError, match="compiled with enable_backward=False, so it has no adjoint"):
+        wp.launch(forward_only, dim=3, inputs=[wp.ones(3, dtype=f64), l], outputs=[wp.zeros(3, dtype=f64)],
+                  adjoint=True, adj_inputs=[None, None], adj_outputs=[None])
+
