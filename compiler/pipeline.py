@@ -14,9 +14,11 @@ from mlir.passmanager import PassManager
 
 from .lowering import arrays_to_llvm, builtins_to_arith, cpu_entry, gpu_kernel  # noqa: F401  (register passes)
 from .passes.registry import PASSES, PassError
+from .passes import autodiff  # noqa: F401,E402  (registers warp-autodiff)
 
 CPU_STAGES = [
     ("warp-opt", ["canonicalize", "cse"]),
+    ("autodiff", ["warp-autodiff", "canonicalize", "cse"]),  # adds k_adj next to each kernel k
     ("lowered", ["convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm", "warp-cpu-entry",
                  "canonicalize", "cse"]),
     ("llvm", ["convert-scf-to-cf", "arith-expand", "convert-math-to-llvm", "convert-math-to-libm",
