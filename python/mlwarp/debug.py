@@ -117,13 +117,13 @@ def describe_failure(kernel, f) -> str:
 
 def check_finite(kernel, args) -> None:
     """wp.config.verify_fp: every float array argument is NaN/Inf free after the launch."""
-    from .launch import host_view
+    from .array import array
 
     for name, p, value in zip(kernel.arg_names, kernel.params, args):
         if not isinstance(p, ArrayParam):
             continue
-        view = host_view(value)
-        if view is None or view.dtype.kind not in "fc":
+        view = np.asarray(value.numpy() if isinstance(value, array) else value)
+        if view.dtype.kind not in "fc":
             continue
         bad = ~np.isfinite(view)
         if bad.any():
