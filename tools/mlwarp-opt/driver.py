@@ -17,7 +17,8 @@ from mlwarp.compiler.pipeline import PASSES  # importing the pipeline registers 
 
 from .diagnostics import describe, first_line
 from .opt import ToolError
-from .pipeline_text import PipelineSyntaxError, parse_options, parse_pipeline
+from .pipeline_text import PipelineSyntaxError, parse_element, parse_options, parse_pipeline
+from .stages import StageError, stage_passes
 
 
 class OptDriver:
@@ -44,6 +45,19 @@ class OptDriver:
                 raise ToolError(str(e)) from None
             for el in elements:
                 self._add_pass(el.name, el.options, el.text, nested=el.nested is not None)
+        elif step[0] == "stages":
+            try:
+                passes = stage_passes(step[1])
+            except StageError as e:
+                raise ToolError(str(e)) from None
+            for p in passes:
+                if isinstance(p, str):
+                    el = parse_element(p)
+                    self._add_pass(el.name, el.options, el.text, nested=el.nested is not None)
+                else:  # (name, {option: value})
+                    name, values = p
+                    options = " ".join(f"{k}={v}" for k, v in values.items()) or None
+                    self._add_pass(name, options, name if options is None else f"{name}{{{options}}}", nested=False)
         else:
             _, name, options = step
             self._add_pass(name, options, name if options is None else f"{name}{{{options}}}", nested=False)

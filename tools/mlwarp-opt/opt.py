@@ -25,6 +25,9 @@ options:
   --<pass>[=<options>]        run a pass: mlwarp's (see --list-passes) or any upstream MLIR
                               pass; options as in --canonicalize="max-iterations=3 top-down=false"
   --pass-pipeline=<pipeline>  run a textual pipeline, e.g. 'builtin.module(warp-cpu-entry,cse)'
+  --mlwarp-pipeline=<target>[:<stage>]
+                              run the compiler's own stages for <target> (cpu, cuda), all of
+                              them or up to and including <stage> (see --list-passes)
   -o <file>                   write the output to <file> (default: stdout)
   --split-input-file          process each chunk between '// -----' lines independently
   --mlir-print-ir-after-all   print the IR after each pass on stderr
@@ -61,7 +64,7 @@ def parse_args(argv: list[str]) -> Options:
             inputs.append(arg)
             continue
         name, eq, value = arg.lstrip("-").partition("=")
-        if name in ("o", "pass-pipeline") and not eq:
+        if name in ("o", "pass-pipeline", "mlwarp-pipeline") and not eq:
             if i == len(argv):
                 raise ToolError(f"option '{arg}' needs a value")
             value, i = argv[i], i + 1
@@ -69,6 +72,8 @@ def parse_args(argv: list[str]) -> Options:
             opts.output = value
         elif name == "pass-pipeline":
             opts.steps.append(("pipeline", value))
+        elif name == "mlwarp-pipeline":
+            opts.steps.append(("stages", value))
         elif name in _FLAGS:
             if eq:
                 raise ToolError(f"option '--{name}' takes no value")
@@ -87,6 +92,8 @@ def parse_args(argv: list[str]) -> Options:
 def list_passes() -> str:
     from mlwarp.compiler.pipeline import PASSES
 
+    from .stages import targets
+
     width = max(len(n) for n in PASSES) + 4
     lines = ["mlwarp passes (any upstream MLIR pass is accepted as well):"]
     for name in sorted(PASSES):
@@ -95,6 +102,11 @@ def list_passes() -> str:
         for key, default in cls.options.items():
             shown = str(default).lower() if isinstance(default, bool) else default
             lines.append(f"      {key}={shown}  ({type(default).__name__}, default)")
+    lines.append("")
+    lines.append("compiler stages (--mlwarp-pipeline=<target>[:<stage>]):")
+    for target, stages in targets().items():
+        for stage, passes in stages:
+            lines.append(f"  {target}:{stage:<{width - len(target) - 1}}{','.join(map(str, passes))}")
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,34 @@
+"""The compiler's own stage lists (compiler/pipeline.py) as `--mlwarp-pipeline=<target>[:<stage>]`,
+so a lit test runs exactly the passes the compiler runs, and follows it when they change."""
+
+from __future__ import annotations
+
+
+def targets() -> dict:
+    """target -> [(stage, [pass, ...])], read from the pipeline module (it imports MLIR)."""
+    from mlwarp.compiler import pipeline
+
+    return {"cpu": pipeline.CPU_STAGES, "cuda": pipeline.cuda_stages()}
+
+
+class StageError(Exception):
+    pass
+
+
+def stage_passes(spec: str) -> list:
+    """`cpu` -> every pass of every CPU stage; `cpu:lowered` -> up to and including stage 'lowered'.
+    Each pass is a pipeline element (text) or a (name, {option: value}) pair, as in the stage table."""
+    target, _, last = spec.partition(":")
+    known = targets()
+    if target not in known:
+        raise StageError(f"unknown target '{target}' for --mlwarp-pipeline; targets: {', '.join(known)}")
+    stages = known[target]
+    names = [s for s, _ in stages]
+    if last and last not in names:
+        raise StageError(f"target '{target}' has no stage '{last}'; stages: {', '.join(names)}")
+    passes = []
+    for stage, stage_list in stages:
+        passes += stage_list
+        if stage == last:
+            break
+    return passes
