@@ -166,14 +166,11 @@ def _print_timings() -> bool:
 
 
 def _captured_constants(func) -> list:
-    """Values of the globals a kernel names, which the frontend folds in as constants (Warp's rule)."""
-    out = []
-    g = func.__globals__
-    for name in func.__code__.co_names:
-        v = g.get(name)
-        if isinstance(v, (bool, int, float, wt.scalar_base)):
-            out.append((name, repr(v)))
-    return out
+    """Fingerprints of the globals and closure values a kernel names, which the frontend folds in as
+    constants or resolves as functions (Warp's rule): see captures.py."""
+    from .captures import captured_values
+
+    return captured_values(func)
 
 
 def kernel(f=None, *, enable_backward=None, module=None, key=None, module_options=None):
