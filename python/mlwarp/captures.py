@@ -1,0 +1,119 @@
+"""What a kernel's or function's code captures from Python, for the kernel cache key.
+
+The frontend folds captured globals and closure variables into the IR as
+compile-time values (Warp's rule), and resolves the functions a kernel calls
+by the objects its names denote. So the cache key hashes, for every name and
+dotted path (`wp.sin`, `params.scale`) the body refers to, a fingerprint of
+the object it denotes now: a changed constant, or a closure that binds
+another builtin or @wp.func, gives another key and a recompile.
+
+Stdlib only: computing a key must not load the compiler.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins as py_builtins
+import hashlib
+import inspect
+import textwrap
+
+from . import types as wt
+
+_MISSING = object()
+
+
+def _source(func) -> str:
+    try:
+        return textwrap.dedent(inspect.getsource(func))
+    except (OSError, TypeError):
+        return func.__code__.co_code.hex()
+
+
+def _scopes(func):
+    cells = {}
+    for name, cell in zip(func.__code__.co_freevars, func.__closure__ or ()):
+        try:
+            cells[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return cells, func.__globals__, vars(py_builtins)
+
+
+def _lookup(scopes, name):
+    for scope in scopes:
+        if name in scope:
+            return scope[name]
+    return _MISSING
+
+
+def _paths(tree) -> list:
+    """Every loaded name and the longest dotted path built on it (`a.b.c` gives `a.b.c` only)."""
+    out = []
+    inner = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
+            inner.add(id(node.value))
+    for node in ast.walk(tree):
+        if id(node) in inner:
+            continue
+        parts = []
+        cur = node
+        while isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        if isinstance(cur, ast.Name) and (cur is not node or isinstance(node.ctx, ast.Load)):
+            out.append([cur.id, *reversed(parts)])
+    return out
+
+
+def fingerprint(value, seen=None) -> str | None:
+    """A string that changes when `value` would compile differently; None for objects the frontend treats
+    by their type only (modules, plain Python objects)."""
+    if isinstance(value, bool | int | float | str):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, wt.scalar_base):
+        return repr(value)
+    custom = getattr(value, "_wp_fingerprint_", None)  # @wp.func, structs, composite constants
+    if custom is not None and (not isinstance(value, type) or inspect.ismethod(custom)):
+        return custom(seen if seen is not None else set())
+    builtin = getattr(value, "_wp_builtin_", None) or getattr(value, "_wp_intrinsic_", None)
+    if builtin is not None:
+        return f"builtin:{builtin}"
+    if isinstance(value, type):
+        return f"type:{value.__module__}.{value.__qualname__}"
+    if inspect.isfunction(value):
+        return f"pyfunc:{value.__module__}.{value.__qualname__}"
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__}:{[fingerprint(v, seen) for v in value]!r}"
+    return None
+
+
+def captured_values(func, seen=None) -> list:
+    """(dotted path, fingerprint) for each outside object `func`'s body names."""
+    seen = set() if seen is None else seen
+    tree = ast.parse(_source(func))
+    scopes = _scopes(func)
+    out = []
+    for path in _paths(tree):
+        obj = _lookup(scopes, path[0])
+        for attr in path[1:]:
+            if obj is _MISSING:
+                break
+            obj = getattr(obj, attr, _MISSING)
+        if obj is _MISSING:
+            continue
+        fp = fingerprint(obj, seen)
+        if fp is not None:
+            out.append((".".join(path), fp))
+    return sorted(set(out))
+
+
+def function_fingerprint(func, seen: set) -> str:
+    """Source and captures of a @wp.func's Python function (recursion stops at functions already seen)."""
+    if id(func) in seen:
+        return f"recursive:{func.__qualname__}"
+    seen.add(id(func))
+    h = hashlib.sha256(_source(func).encode())
+    h.update(repr(captured_values(func, seen)).encode())
+    return h.hexdigest()[:16]
