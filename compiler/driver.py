@@ -12,6 +12,7 @@ from .context import make_context
 from .frontend import emit_kernel, get_source
 from .lowering.cpu_entry import entry_name
 from .passes.autodiff import adjoint_name, mark_no_backward
+from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import debug_stages, pop_debug_sites
 from .pipeline import CPU_STAGES, run_stages
 
@@ -38,20 +39,25 @@ def emit_ir(func, arg_types: dict, stage: str = "warp") -> str:
 
 def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None) -> dict:
     """Writes `kernel.so` into `out_dir`; returns the metadata the runtime needs to launch it.
-    The library also holds the adjoint entry `<k>_adj_cpu` unless options["enable_backward"] is False."""
+    The library also holds the adjoint entry `<k>_adj_cpu` unless options["enable_backward"] is False;
+    with options["jvp"], the entry is the forward-mode kernel `<k>_jvp_cpu` instead (and no adjoint)."""
     t = time.perf_counter()
     times = Timings()
     source = get_source(func)
     ctx = make_context()
     kir = emit_kernel(source, arg_types, ctx)
-    backward = (options or {}).get("enable_backward", True)
+    jvp = (options or {}).get("jvp", False)
+    backward = (options or {}).get("enable_backward", True) and not jvp
     if not backward:
         with ctx:
             mark_no_backward(kir.module)
     t = times.mark("frontend", t)
     with ctx:
         debug = (options or {}).get("mode") == "debug"  # bounds checks, line tables
-        run_stages(kir.module, debug_stages(CPU_STAGES) if debug else CPU_STAGES, dump_prefix=kir.name)
+        stages = debug_stages(CPU_STAGES) if debug else CPU_STAGES
+        if jvp:  # a forward-mode library: k_jvp instead of k_adj
+            stages = [(n, ["warp-jvp" if p == "warp-autodiff" else p for p in ps]) for n, ps in stages]
+        run_stages(kir.module, stages, dump_prefix=kir.name)
         debug_sites = pop_debug_sites(kir.module.operation) if debug else None
         t = times.mark("passes", t)
         engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
@@ -61,7 +67,8 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
     link(obj, os.path.join(out_dir, LIBRARY))
     os.remove(obj)
     times.mark("link", t)
-    return {"library": LIBRARY, "entry": entry_name(kir.name), "tid_dims": kir.tid_dims, "timings_ms": dict(times),
+    entry = entry_name(tangent_name(kir.name) if jvp else kir.name)
+    return {"library": LIBRARY, "entry": entry, "tid_dims": kir.tid_dims, "timings_ms": dict(times),
             "adj_entry": entry_name(adjoint_name(kir.name)) if backward else None, "debug_sites": debug_sites}
 
 

@@ -370,3 +370,6 @@ def mark_no_backward(module) -> None:
     """`enable_backward=False`: the pass leaves these kernels without an adjoint."""
     for k in kernels(module.operation):
         k.attributes["warp.no_backward"] = ir.UnitAttr.get()
+
+
+from . import autodiff_jvp  # noqa: E402,F401  (registers warp-jvp with warp-autodiff)
