@@ -24,7 +24,7 @@ from ..dialects.warp import builders as wb
 from . import types as ft
 from .resolve import MISSING, dotted_name, resolve_path
 from .source import Source
-from .syntax import UNSUPPORTED, assigned_names, contains_return, may_jump
+from .syntax import UNSUPPORTED, assigned_names, contains_return, first_never_supported, may_jump
 
 BREAK, CONTINUE, RETURN = "$break", "$continue", "$return"
 
@@ -68,6 +68,9 @@ class KernelEmitter:
     # -- entry ----------------------------------------------------------------------
     def emit_kernel(self) -> func.FuncOp:
         tree = self.src.tree
+        bad = first_never_supported(tree)
+        if bad is not None:
+            raise self.error(bad, f"unsupported: {UNSUPPORTED[type(bad)]}", UnsupportedSyntaxError)
         names = [a.arg for a in tree.args.args]
         inputs = [ft.to_mlir(self.arg_types[n]) for n in names]
         with self.loc(tree):

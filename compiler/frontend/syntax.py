@@ -15,7 +15,8 @@ UNSUPPORTED = {
     ast.Import: "import statement", ast.ImportFrom: "import statement", ast.Delete: "del statement",
     ast.Raise: "raise statement", ast.Assert: "assert statement", ast.JoinedStr: "f-string",
     ast.NamedExpr: "assignment expression (:=)", ast.Slice: "slice", ast.Match: "match statement",
-    ast.AsyncFor: "async for", ast.AsyncWith: "async with",
+    ast.AsyncFor: "async for", ast.AsyncWith: "async with", ast.Tuple: "a tuple value here (tuples can be unpacked: "
+    "`a, b = f()`, or returned from a @wp.func)",
 }
 if hasattr(ast, "TryStar"):
     UNSUPPORTED[ast.TryStar] = "try statement"
@@ -29,6 +30,24 @@ def _walk_same_loop(node):
         yield child
         if not isinstance(child, _LOOPS):
             yield from _walk_same_loop(child)
+
+
+# Constructs that no kernel can contain: the whole body is checked for them first, so the error names the
+# construct even where it sits inside a call that would fail for another reason.
+NEVER_SUPPORTED = (
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Try, ast.With, ast.Global,
+    ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.Import, ast.ImportFrom, ast.Match, ast.AsyncFor, ast.AsyncWith, ast.NamedExpr,
+) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def first_never_supported(func_def: ast.FunctionDef):
+    """The first construct of NEVER_SUPPORTED in the function's body (not its signature), or None."""
+    for stmt in func_def.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, NEVER_SUPPORTED):
+                return node
+    return None
 
 
 def may_jump(node, only=(ast.Break, ast.Continue, ast.Return)) -> bool:

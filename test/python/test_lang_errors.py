@@ -1,0 +1,212 @@
+"""Kernels the frontend refuses: each raises its exact message, naming this file, the line and the kernel."""
+
+import inspect
+
+import pytest
+
+import mlwarp as wp
+
+
+def helper(x):
+    return x
+
+
+def expect_error(func, cls, message, line_text):
+    """Launching `func` as a kernel raises `cls` whose text is `<file>:<line>: in '<name>': <message>`,
+    the line being the first one of `func` containing `line_text`."""
+    lines, first = inspect.getsourcelines(func)
+    line = first + next(n for n, text in enumerate(lines) if line_text in text)
+    k = wp.kernel(func)
+    with pytest.raises(cls) as info:
+        wp.launch(k, dim=1, inputs=[wp.zeros(1)])
+    assert str(info.value).splitlines()[0] == f"{__file__}:{line}: in '{func.__name__}': {message}"
+    assert info.value.filename == __file__ and info.value.lineno == line
+    return info.value
+
+
+# -- unsupported syntax ---------------------------------------------------------------------------
+def k_listcomp(out: wp.array(dtype=float)):
+    x = [j for j in range(3)]
+
+
+def k_lambda(out: wp.array(dtype=float)):
+    f = lambda v: v  # noqa: E731
+
+
+def k_try(out: wp.array(dtype=float)):
+    try:
+        out[0] = 1.0
+    except Exception:
+        pass
+
+
+def k_with(out: wp.array(dtype=float)):
+    with open("x"):
+        pass
+
+
+def k_dict(out: wp.array(dtype=float)):
+    d = {1: 2.0}
+
+
+def k_set(out: wp.array(dtype=float)):
+    s = {1, 2}
+
+
+def k_generator(out: wp.array(dtype=float)):
+    out[0] = sum(float(j) for j in range(3))
+
+
+def k_global(out: wp.array(dtype=float)):
+    global helper
+
+
+def k_starargs(out: wp.array(dtype=float)):
+    out[0] = wp.min(*out)
+
+
+@pytest.mark.parametrize("func,construct,line_text", [
+    (k_listcomp, "list comprehension", "x = ["), (k_lambda, "lambda", "f = lambda"), (k_try, "try statement", "try:"),
+    (k_with, "with statement", "with open"), (k_dict, "dict literal", "d = {"), (k_set, "set literal", "s = {"),
+    (k_generator, "generator expression", "sum("), (k_global, "global statement", "global helper"),
+    (k_starargs, "star-args", "*out"),
+])
+def test_unsupported_syntax_names_the_construct(func, construct, line_text):
+    expect_error(func, wp.UnsupportedSyntaxError, f"unsupported: {construct}", line_text)
+
+
+# -- names and types --------------------------------------------------------------------------------
+def k_undefined(out: wp.array(dtype=float)):
+    out[0] = undefined_thing  # noqa: F821
+
+
+def test_undefined_name():
+    expect_error(k_undefined, wp.CompileError, "undefined name 'undefined_thing'", "undefined_thing")
+
+
+def k_one_branch(out: wp.array(dtype=float)):
+    i = wp.tid()
+    if i > 0:
+        y = 1.0
+    out[0] = y
+
+
+def test_name_bound_in_only_one_branch():
+    lines, first = inspect.getsourcelines(k_one_branch)
+    if_line = first + next(n for n, t in enumerate(lines) if "if i > 0" in t)
+    expect_error(k_one_branch, wp.CompileError,
+                 f"'y' is not defined on every path through the if at line {if_line}", "out[0] = y")
+
+
+def k_loop_only(out: wp.array(dtype=float)):
+    for j in range(3):
+        z = float(j)
+    out[0] = z
+
+
+def test_name_bound_only_inside_a_loop():
+    lines, first = inspect.getsourcelines(k_loop_only)
+    loop_line = first + next(n for n, t in enumerate(lines) if "for j" in t)
+    expect_error(k_loop_only, wp.CompileError,
+                 f"'z' is assigned inside the loop at line {loop_line} and not defined before it", "out[0] = z")
+
+
+def k_changes_type(out: wp.array(dtype=float)):
+    x = 1.0
+    x = 2
+
+
+def k_changes_type_in_branch(out: wp.array(dtype=float)):
+    i = wp.tid()
+    x = 1.0
+    if i > 0:
+        x = i
+
+
+def k_changes_type_in_loop(out: wp.array(dtype=float)):
+    x = 1.0
+    for j in range(3):
+        x = j
+
+
+@pytest.mark.parametrize("func,line_text", [(k_changes_type, "x = 2"), (k_changes_type_in_branch, "x = i"),
+                                            (k_changes_type_in_loop, "x = j")])
+def test_variable_changing_type(func, line_text):
+    expect_error(func, wp.CompileTypeError, "assigning to existing symbol x (float32) with different type (int32)",
+                 line_text)
+
+
+def k_mixed(out: wp.array(dtype=float)):
+    x = 2.0
+    out[0] = x + 1
+
+
+def k_mixed_widths(out: wp.array(dtype=float)):
+    y = wp.float64(1.0) * 2.0
+
+
+def test_mixed_type_operator():
+    expect_error(k_mixed, wp.CompileTypeError, "Input types must be the same, got ['float32', 'int32']", "x + 1")
+    expect_error(k_mixed_widths, wp.CompileTypeError, "Input types must be the same, got ['float64', 'float32']",
+                 "* 2.0")
+
+
+def k_store_type(out: wp.array(dtype=float)):
+    out[0] = 1
+
+
+def test_storing_another_type_into_an_array():
+    expect_error(k_store_type, wp.CompileTypeError,
+                 "array_store() value argument type (int32) must be of the same type as the array (float32)",
+                 "out[0] = 1")
+
+
+def k_returns_value(out: wp.array(dtype=float)):
+    return 1.0
+
+
+def test_kernel_returning_a_value():
+    expect_error(k_returns_value, wp.CompileError, "kernels cannot return a value", "return 1.0")
+
+
+def k_unknown_function(out: wp.array(dtype=float)):
+    out[0] = no_such_function(1.0)  # noqa: F821
+
+
+def test_unknown_function():
+    expect_error(k_unknown_function, wp.CompileError, "unknown function 'no_such_function'", "no_such_function(")
+
+
+def k_plain_python(out: wp.array(dtype=float)):
+    out[0] = helper(1.0)
+
+
+def test_calling_a_plain_python_function():
+    expect_error(k_plain_python, wp.CompileError,
+                 "calling 'helper' (function) is not supported in kernels: only Warp builtins and @wp.func "
+                 "functions can be called", "helper(1.0)")
+
+
+def k_bad_builtin_args(out: wp.array(dtype=float)):
+    out[0] = wp.sin(1)
+
+
+def test_builtin_with_wrong_argument_type():
+    expect_error(k_bad_builtin_args, wp.CompileTypeError,
+                 "Couldn't find a function 'sin' compatible with the arguments 'int32' (expects sin(Float))",
+                 "wp.sin(1)")
+
+
+def k_range_float(out: wp.array(dtype=float)):
+    for j in range(2.0):
+        pass
+
+
+def test_range_with_a_float_bound():
+    expect_error(k_range_float, wp.CompileTypeError, "range() arguments must be int32, got float32", "range(2.0)")
+
+
+def test_error_is_not_a_compiler_traceback():
+    err = expect_error(k_undefined, wp.CompileError, "undefined name 'undefined_thing'", "undefined_thing")
+    assert err.__cause__ is None and err.__suppress_context__ in (True, False)
+    assert "out[0] = undefined_thing" in str(err)  # the source line is quoted under the location
