@@ -12,6 +12,10 @@ from .array import (  # noqa: F401
     array, array1d, array2d, array3d, array4d, clone, copy, empty, empty_like, from_numpy, full, full_like, ones,
     ones_like, zeros, zeros_like,
 )
+from .interop import (  # noqa: F401
+    device_from_torch, device_to_torch, dtype_from_torch, dtype_to_torch, from_dlpack, from_torch,
+    stream_from_torch, stream_to_torch, to_dlpack, to_torch,
+)
 from .errors import CompileError, CompileTypeError, LaunchError, UnsupportedSyntaxError  # noqa: F401
 from .builtins import functions as _builtin_functions
 
@@ -22,7 +26,7 @@ __version__ = "0.1.0"
 
 from .config import config  # noqa: E402,F401
 from .kernel import Kernel, kernel  # noqa: E402,F401
-from .launch import launch, synchronize  # noqa: E402,F401
+from .launch import launch, synchronize, synchronize_device  # noqa: E402,F401
 from .debug import get_module_options, set_module_options  # noqa: E402,F401
 from .errors import FloatingPointCheckError, KernelBoundsError  # noqa: E402,F401
 from .tape import Tape  # noqa: E402,F401
@@ -44,4 +48,14 @@ def get_preferred_device():
 
 
 def clear_kernel_cache():
+    """Removes every compiled kernel from the disk cache (kernels already loaded keep working)."""
     _cache.clear()
+
+
+def kernel_cache_size() -> int:
+    """Bytes used by the disk kernel cache."""
+    return _cache.size_bytes()
+
+
+def get_kernel_cache_dir() -> str:
+    return _cache.cache_dir()

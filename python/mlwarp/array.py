@@ -1,7 +1,13 @@
-"""`wp.array`: a typed, strided view of device memory (CPU: numpy-owned memory).
+"""`wp.array`: a typed, strided view of device memory.
 
-`wp.array(dtype=float)` without data or shape is a type annotation for kernel
-arguments, as in Warp.
+On the CPU an array's storage is a numpy view (`self._np`), so `.numpy()`,
+`__array_interface__` and slicing are zero-copy and a view keeps its base
+alive through numpy's `.base` chain. Memory owned by someone else (a torch
+tensor, a DLPack capsule, a raw pointer) is wrapped the same way, with the
+owner kept alive by the wrapper that the numpy view holds on to.
+
+`wp.array(dtype=float, ndim=2)` without data, shape or pointer is a type
+annotation for kernel arguments, as in Warp.
 """
 
 from __future__ import annotations
@@ -11,43 +17,57 @@ import numpy as np
 from . import types as _t
 from .runtime.device import get_device
 
+_ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
+
 
 class array:
-    def __init__(self, data=None, dtype=None, shape=None, strides=None, ndim=None, device=None,
-                 requires_grad=False, copy=True, _view=None):
-        if data is None and shape is None and _view is None:
+    def __init__(self, data=None, dtype=None, shape=None, strides=None, ptr=None, capacity=None, device=None,
+                 copy=True, deleter=None, ndim=None, grad=None, requires_grad=False, owner=None, _view=None):
+        if data is None and shape is None and ptr is None and _view is None:
             self._init_annotation(dtype, ndim)
             return
         self.device = get_device(device)
         if not self.device.is_cpu:
             raise ValueError(f"Device '{self.device}' is not supported for arrays yet")
         if _view is not None:
-            view, dtype = _view
+            view, wdt = _view
+        elif ptr is not None:
+            wdt = _require_dtype(dtype)
+            view = _wrap_pointer(ptr, _as_shape(shape), strides, wdt, owner=owner, deleter=deleter)
         elif data is None:
             wdt = _require_dtype(dtype if dtype is not None else _t.float32)
-            view = np.zeros(_as_shape(shape), dtype=wdt._np_)
-            dtype = wdt
+            view = np.zeros(_as_shape(shape) + _element_shape(wdt), dtype=_element_numpy(wdt))
         else:
-            view, dtype = _from_data(data, dtype, shape, copy)
-        self._init_view(view, dtype)
-        self.requires_grad = requires_grad
-        self.grad = None
+            view, wdt = _from_data(data, dtype, shape, copy)
+        self._init_view(view, wdt)
+        if ndim is not None and ndim != self.ndim:
+            raise ValueError(f"array has {self.ndim} dimension(s) but ndim={ndim} was requested")
+        self._init_grad(grad, requires_grad)
 
     def _init_annotation(self, dtype, ndim):
-        wdt = _require_dtype(dtype if dtype is not None else _t.float32)
-        self.dtype = wdt
+        self.dtype = _require_dtype(dtype if dtype is not None else _t.float32)
         self.ndim = 1 if ndim is None else ndim
         if not isinstance(self.ndim, int) or not 1 <= self.ndim <= 4:
             raise ValueError(f"array ndim must be 1..4, got {ndim!r}")
         self._np = None
         self.device = None
+        self.requires_grad = False
+        self.grad = None
 
     def _init_view(self, view: np.ndarray, dtype):
-        if not 1 <= view.ndim <= 4:
-            raise ValueError(f"arrays have 1 to 4 dimensions, got shape {view.shape}")
+        ndim = view.ndim - len(_element_shape(dtype))
+        if not 1 <= ndim <= 4:
+            raise RuntimeError(f"Failed to create array with shape {view.shape[:ndim]}, the maximum number of "
+                               f"dimensions is 4" if ndim > 4 else "arrays need at least one dimension")
         self._np = view
         self.dtype = dtype
-        self.ndim = view.ndim
+        self.ndim = ndim
+
+    def _init_grad(self, grad, requires_grad):
+        self.grad = grad
+        self.requires_grad = bool(requires_grad)
+        if self.requires_grad and self.grad is None:
+            self.grad = zeros(self.shape, self.dtype, self.device)
 
     @property
     def is_annotation(self) -> bool:
@@ -55,24 +75,36 @@ class array:
 
     # -- properties -------------------------------------------------------
     @property
-    def shape(self):
-        return self._np.shape
+    def shape(self) -> tuple:
+        return self._np.shape[:self.ndim]
 
     @property
-    def strides(self):
-        return self._np.strides
+    def strides(self) -> tuple:
+        """Byte strides of the array dimensions (vector/matrix element dimensions excluded)."""
+        return self._np.strides[:self.ndim]
 
     @property
-    def size(self):
-        return self._np.size
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
 
     @property
-    def ptr(self):
+    def ptr(self) -> int:
         return self._np.ctypes.data
 
     @property
-    def capacity(self):
-        return self._np.nbytes
+    def capacity(self) -> int:
+        """Bytes spanned by the array in memory (its size for contiguous arrays)."""
+        if self.size == 0:
+            return 0
+        item = self._np.itemsize * int(np.prod(_element_shape(self.dtype), dtype=np.int64))
+        return item + sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides))
+
+    @property
+    def is_contiguous(self) -> bool:
+        return self._np.flags.c_contiguous
 
     def __len__(self):
         return self.shape[0]
@@ -80,14 +112,14 @@ class array:
     def __repr__(self):
         if self.is_annotation:
             return f"array(ndim={self.ndim}, dtype={_t.type_name(self.dtype)})"
-        return f"array({self._np!r}, dtype={_t.type_name(self.dtype)}, device={self.device})"
+        return f"array(shape={self.shape}, dtype={_t.type_name(self.dtype)}, device={self.device})"
 
     def __str__(self):
-        return str(self.numpy()) if not self.is_annotation else repr(self)
+        return repr(self) if self.is_annotation else str(self._np)
 
-    # -- interop --------------------------------------------------------------
+    # -- numpy interop (CPU) --------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """A zero-copy numpy view of a CPU array."""
+        """A zero-copy numpy view of a CPU array (strided views stay strided)."""
         return self._np
 
     def list(self):
@@ -98,40 +130,88 @@ class array:
         return self._np.__array_interface__
 
     def __array__(self, dtype=None, copy=None):
-        if dtype is None:
-            return self._np
+        if dtype is None or np.dtype(dtype) == self._np.dtype:
+            return self._np.copy() if copy else self._np
+        if copy is False:
+            raise ValueError(f"cannot view a {self._np.dtype} array as {np.dtype(dtype)} without a copy")
         return self._np.astype(dtype)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        from .interop.dlpack import array_dlpack
+
+        return array_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        from .interop.dlpack import device_to_dlpack
+
+        return device_to_dlpack(self.device)
 
     # -- mutation -------------------------------------------------------------
     def fill_(self, value):
-        self._np[...] = value.value if isinstance(value, _t.scalar_base) else value
+        """Sets every element to `value` (a number, or a sequence for vector/matrix dtypes)."""
+        if isinstance(value, _t.scalar_base):
+            value = value.value
+        try:
+            self._np[...] = np.asarray(value, dtype=self._np.dtype)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"Failed to convert the value to the array data type: {e}") from None
 
     def zero_(self):
         self._np[...] = 0
 
     def assign(self, src):
-        self._np[...] = np.asarray(src)
+        """Copies `src` (an array, numpy array or nested list of the same size) into this array."""
+        values = src.numpy() if isinstance(src, array) else np.asarray(src, dtype=self._np.dtype)
+        if values.size != self._np.size:
+            raise RuntimeError(f"Cannot assign {values.size} values to an array of {self._np.size} elements "
+                               f"(shape {self.shape})")
+        self._np[...] = values.reshape(self._np.shape)
 
     # -- views ----------------------------------------------------------------
     def __getitem__(self, key):
-        v = self._np[key]
-        if isinstance(v, np.ndarray) and v.ndim >= 1:
-            return array(_view=(v, self.dtype), device=self.device)
-        return v.item() if isinstance(v, np.generic) else v
+        key = key if isinstance(key, tuple) else (key,)
+        for k in key:
+            if k is Ellipsis or k is None or not isinstance(k, (int, np.integer, slice)) or isinstance(k, bool):
+                raise RuntimeError(f"Invalid index: {k!r}")
+        if len(key) > self.ndim:
+            raise IndexError(f"too many indices for an array with {self.ndim} dimension(s): {len(key)}")
+        if sum(not isinstance(k, slice) for k in key) == self.ndim:
+            raise RuntimeError(_ITEM_INDEXING)
+        return self._derived(lambda v: v[key])
 
-    def __setitem__(self, key, value):
-        self._np[key] = np.asarray(value.numpy() if isinstance(value, array) else value)
+    def _derived(self, view_of) -> "array":
+        """The view `view_of(numpy storage)` of this array; a gradient array gets the same view."""
+        out = array(_view=(view_of(self._np), self.dtype), device=self.device)
+        if isinstance(self.grad, array):
+            out.grad = self.grad._derived(view_of)
+            out.requires_grad = self.requires_grad
+        return out
+
+    def reshape(self, shape):
+        if not self.is_contiguous:
+            raise RuntimeError("reshape requires a contiguous array; call .contiguous() first")
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        return self._derived(lambda v: v.reshape(shape + _element_shape(self.dtype)))
 
     def flatten(self):
         return self.reshape(-1)
 
-    def reshape(self, shape):
-        if not self._np.flags.c_contiguous:
-            raise RuntimeError("reshape requires a contiguous array")
-        return array(_view=(self._np.reshape(shape), self.dtype), device=self.device)
+    def transpose(self, axes=None):
+        axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(axes)
+        if sorted(axes) != list(range(self.ndim)):
+            raise ValueError(f"transpose axes {axes} are not a permutation of the {self.ndim} array dimensions")
+        return self._derived(lambda v: v.transpose(axes + tuple(range(self.ndim, v.ndim))))
+
+    def view(self, dtype):
+        """The same memory read as another dtype of the same size."""
+        wdt = _require_dtype(dtype)
+        if _t.type_size(wdt) != _t.type_size(self.dtype):
+            raise RuntimeError(f"Cannot view an array of {_t.type_name(self.dtype)} as {_t.type_name(wdt)}: "
+                               f"the element sizes differ")
+        return array(_view=(self._np.view(_element_numpy(wdt)), wdt), device=self.device)
 
     def contiguous(self):
-        return self if self._np.flags.c_contiguous else clone(self)
+        return self if self.is_contiguous else clone(self)
 
     def to(self, device):
         if get_device(device) == self.device:
@@ -139,100 +219,184 @@ class array:
         raise ValueError(f"Device '{device}' is not supported for arrays yet")
 
 
-def _as_shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    shape = tuple(shape)
-    for s in shape:
-        if not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"Invalid array shape {shape}: dimensions must be non-negative integers")
-    return tuple(int(s) for s in shape)
+# ----------------------------------------------------------------------------
+# element types: scalars map to one numpy dtype; vector/matrix types (when the
+# language defines them) to a numpy dtype plus trailing element dimensions.
+def _element_numpy(wdt):
+    return np.dtype(getattr(wdt, "_np_", None) or _t.dtype_to_numpy(wdt))
+
+
+def _element_shape(wdt) -> tuple:
+    return tuple(getattr(wdt, "_shape_", ()) or ())
 
 
 def _require_dtype(dtype):
-    wdt = _t.canonical_type(dtype)
+    if dtype is None:
+        raise TypeError("array dtype is required here")
+    wdt = _t.canonical_type(dtype) if not _element_shape(dtype) else dtype
     if wdt is None:
         raise TypeError(f"Unsupported array dtype {dtype!r}")
     return wdt
 
 
+def _as_shape(shape) -> tuple:
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (int(shape),)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"Invalid array shape {shape!r}: expected an int or a tuple of ints")
+    shape = tuple(shape)
+    for d, s in enumerate(shape):
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"Invalid array shape {shape}: dimension {d} is not an int")
+        if s < 0:
+            raise ValueError(f"Array shapes must be non-negative, got {s} in dimension {d}")
+    return tuple(int(s) for s in shape)
+
+
+def _source_numpy(data):
+    """`data` as a numpy array without copying where possible (wp.array, numpy, array protocols, lists)."""
+    if isinstance(data, array):
+        return data.numpy()
+    if isinstance(data, np.ndarray):
+        return data
+    if isinstance(data, (bool, int, float, complex, np.generic, _t.scalar_base)):
+        raise RuntimeError(f"Data must be a sequence or array, got scalar {data!r}")
+    if hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__array_interface__"):
+        raise RuntimeError("Data with __cuda_array_interface__ lives on a CUDA device; it cannot become a CPU array")
+    try:
+        return np.asarray(data)
+    except (TypeError, ValueError) as e:
+        raise RuntimeError(f"Failed to convert input data to an array: {e}") from None
+
+
 def _from_data(data, dtype, shape, copy):
-    src = data.numpy() if isinstance(data, array) else np.asarray(data)
+    src = _source_numpy(data)
     if dtype is None:
         try:
             wdt = _t.dtype_from_numpy(src.dtype)
         except TypeError:
-            wdt = _t.float32 if src.dtype.kind == "f" else None
-        if src.dtype == np.float64 and not isinstance(data, np.ndarray):
-            wdt = _t.float32  # Python lists of floats default to float32, as in Warp
-        if src.dtype == np.int64 and not isinstance(data, np.ndarray):
-            wdt = _t.int32
-        if wdt is None:
-            raise TypeError(f"Unsupported numpy dtype {src.dtype}")
+            raise RuntimeError(f"Failed to convert input data to an array: unsupported numpy dtype {src.dtype}") \
+                from None
     else:
         wdt = _require_dtype(dtype)
-    view = np.array(src, dtype=wdt._np_, copy=True) if copy else np.asarray(src, dtype=wdt._np_)
+    np_dt = _element_numpy(wdt)
+    if _t.scalar_type_of(wdt) is _t.bfloat16 and src.dtype.kind == "f":
+        src = _t.float_to_bf16_bits(src)  # bfloat16 arrays hold bit patterns; floats are rounded to them
+    try:
+        view = np.array(src, dtype=np_dt, copy=True, order="C") if copy else np.asarray(src, dtype=np_dt)
+    except (TypeError, ValueError) as e:
+        raise RuntimeError(f"Failed to convert input data to an array: {e}") from None
     if shape is not None:
-        view = view.reshape(_as_shape(shape))
-    if view.ndim == 0:
-        view = view.reshape(1)
+        view = view.reshape(_as_shape(shape) + _element_shape(wdt))
     return view, wdt
 
 
+class _ExternalMemory:
+    """Exposes foreign memory to numpy; the numpy view's `.base` is this object, which keeps `owner` alive
+    and calls `deleter(ptr, size_bytes)` when the last view is gone."""
+
+    def __init__(self, ptr, shape, strides, np_dtype, owner, deleter, readonly=False):
+        self.__array_interface__ = {"data": (int(ptr), readonly), "shape": shape, "strides": strides,
+                                    "typestr": np_dtype.str, "version": 3}
+        self.owner = owner
+        self._deleter = deleter
+        self._ptr = int(ptr)
+        self._bytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+
+    def __del__(self):
+        if self._deleter is not None:
+            self._deleter(self._ptr, self._bytes)
+
+
+def _wrap_pointer(ptr, shape, strides, wdt, owner=None, deleter=None, readonly=False) -> np.ndarray:
+    """A numpy view of CPU memory at `ptr` (byte `strides`, C-contiguous when None)."""
+    np_dt = _element_numpy(wdt)
+    full_shape = shape + _element_shape(wdt)
+    inner = np.empty(_element_shape(wdt), dtype=np_dt).strides if _element_shape(wdt) else ()
+    strides = None if strides is None else tuple(int(s) for s in strides) + inner
+    if int(np.prod(full_shape, dtype=np.int64)) == 0:
+        return np.empty(full_shape, dtype=np_dt)
+    if not ptr:
+        raise ValueError("Cannot wrap a null pointer in a non-empty array")
+    return np.asarray(_ExternalMemory(ptr, full_shape, strides, np_dt, owner, deleter, readonly))
+
+
 # ----------------------------------------------------------------------------
-# constructors
-def zeros(shape, dtype=float, device=None, requires_grad=False):
+# constructors (Warp's signatures)
+def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):
+    if shape is None:
+        raise TypeError("wp.zeros() needs a shape")
     return array(shape=shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def empty(shape, dtype=float, device=None, requires_grad=False):
-    return zeros(shape, dtype, device, requires_grad)
+def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):
+    return zeros(shape, dtype, device, requires_grad, pinned, **kwargs)
 
 
-def full(shape, value=0, dtype=None, device=None, requires_grad=False):
-    if dtype is None:
-        dtype = type(value.value) if isinstance(value, _t.scalar_base) else type(value)
-        dtype = _t.canonical_type(dtype) or _t.float32
-    a = zeros(shape, dtype, device, requires_grad)
+def full(shape=None, value=0, dtype=None, device=None, requires_grad=False, pinned=False, **kwargs):
+    if dtype is None:  # Warp's rule: the Python type of `value` (int -> int32, float -> float32)
+        base = value.value if isinstance(value, _t.scalar_base) else value
+        dtype = type(value) if isinstance(value, _t.scalar_base) else _t.canonical_type(type(base))
+        if dtype is None:
+            raise TypeError(f"Cannot infer an array dtype from the fill value {value!r}; pass dtype=")
+    a = zeros(shape, dtype, device, requires_grad, pinned, **kwargs)
     a.fill_(value)
     return a
 
 
-def ones(shape, dtype=float, device=None, requires_grad=False):
-    return full(shape, 1, dtype, device, requires_grad)
+def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):
+    return full(shape, 1, dtype, device, requires_grad, pinned, **kwargs)
 
 
-def zeros_like(src, device=None, requires_grad=None):
-    return zeros(src.shape, src.dtype, device or src.device,
-                 src.requires_grad if requires_grad is None else requires_grad)
+def _like_grad(src, requires_grad):
+    return src.requires_grad if requires_grad is None else requires_grad
 
 
-def empty_like(src, device=None, requires_grad=None):
+def zeros_like(src, device=None, requires_grad=None, pinned=None):
+    return zeros(src.shape, src.dtype, device or src.device, _like_grad(src, requires_grad))
+
+
+def empty_like(src, device=None, requires_grad=None, pinned=None):
     return zeros_like(src, device, requires_grad)
 
 
-def full_like(src, value, device=None, requires_grad=None):
+def full_like(src, value, device=None, requires_grad=None, pinned=None):
     a = zeros_like(src, device, requires_grad)
     a.fill_(value)
     return a
 
 
-def ones_like(src, device=None, requires_grad=None):
+def ones_like(src, device=None, requires_grad=None, pinned=None):
     return full_like(src, 1, device, requires_grad)
 
 
-def clone(src, device=None, requires_grad=None):
-    return array(src.numpy(), dtype=src.dtype, device=device or src.device,
-                 requires_grad=src.requires_grad if requires_grad is None else requires_grad)
+def clone(src, device=None, requires_grad=None, pinned=None):
+    """A contiguous copy of `src`."""
+    return array(src.numpy(), dtype=src.dtype, device=device or src.device, copy=True,
+                 requires_grad=_like_grad(src, requires_grad))
 
 
-def copy(dest, src, dest_offset=0, src_offset=0, count=0):
-    """Copies `count` elements (all of `src` when 0) between flattened arrays."""
-    s = src.numpy().reshape(-1)
-    d = dest.numpy().reshape(-1)
-    n = count or s.size - src_offset
-    if src_offset + n > s.size or dest_offset + n > d.size:
-        raise ValueError(f"copy of {n} elements is out of bounds (src size {s.size}, dest size {d.size})")
+def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
+    """Copies `src` into `dest`: the whole array when the shapes match and no offsets/count are given
+    (strided views included), else `count` elements (all of `src` after `src_offset` when 0) between the
+    flattened contiguous arrays."""
+    for name, a in (("dest", dest), ("src", src)):
+        if not isinstance(a, array) or a.is_annotation:
+            raise TypeError(f"wp.copy: {name} must be a wp.array, got {type(a).__name__}")
+    if _element_numpy(dest.dtype) != _element_numpy(src.dtype) or _element_shape(dest.dtype) != \
+            _element_shape(src.dtype):
+        raise RuntimeError(f"wp.copy: dtypes differ ({_t.type_name(src.dtype)} -> {_t.type_name(dest.dtype)})")
+    if not (dest_offset or src_offset or count) and dest.shape == src.shape:
+        dest.numpy()[...] = src.numpy()
+        return
+    if not (dest.is_contiguous and src.is_contiguous):
+        raise RuntimeError("wp.copy with offsets or a count needs contiguous arrays")
+    s = src.numpy().reshape((-1,) + _element_shape(src.dtype))
+    d = dest.numpy().reshape((-1,) + _element_shape(dest.dtype))
+    n = count or len(s) - src_offset
+    if min(n, dest_offset, src_offset) < 0 or src_offset + n > len(s) or dest_offset + n > len(d):
+        raise RuntimeError(f"wp.copy of {n} elements from offset {src_offset} to offset {dest_offset} is out of "
+                           f"bounds (src has {len(s)} elements, dest {len(d)})")
     d[dest_offset:dest_offset + n] = s[src_offset:src_offset + n]
 
 

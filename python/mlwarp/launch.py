@@ -1,4 +1,9 @@
-"""`wp.launch`: checks every argument, packs the launch struct and runs the kernel."""
+"""`wp.launch`: checks every argument, packs the launch struct and runs the kernel.
+
+All checks run before anything is packed or launched, and every error names
+the kernel and the argument, as Warp's do. Each check is its own function so
+a faster launch path can reuse them.
+"""
 
 from __future__ import annotations
 
@@ -10,82 +15,168 @@ from . import types as wt
 from .array import array
 from .errors import LaunchError
 from . import debug as _debug
-from .runtime.abi import ArrayParam
+from .runtime.abi import ArrayParam, descriptor
 from .runtime.device import get_device
+from . import tape as _tape
 
 
-def launch_dims(dim) -> tuple:
-    if isinstance(dim, (int, np.integer)) and not isinstance(dim, bool):
-        dims = (int(dim),)
-    elif isinstance(dim, (tuple, list)) and dim:
-        dims = tuple(dim)
-    else:
-        raise LaunchError(f"launch dim must be an int or a tuple of 1 to 4 ints, got {dim!r}")
-    if len(dims) > 4 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
-        raise LaunchError(f"launch dim must be an int or a tuple of 1 to 4 ints, got {dim!r}")
+def _prefix(kernel) -> str:
+    return f"Error launching kernel '{kernel.key}'"
+
+
+def launch_dims(dim, kernel=None) -> tuple:
+    """`dim` as a tuple of 1 to 4 non-negative ints."""
+    where = _prefix(kernel) + ": " if kernel is not None else ""
+    dims = (dim,) if not isinstance(dim, (tuple, list)) else tuple(dim)
+    if not 1 <= len(dims) <= 4 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
+                                          for d in dims):
+        raise LaunchError(f"{where}dim must be an int or a tuple of 1 to 4 ints, got {dim!r}")
     if any(d < 0 for d in dims):
-        raise LaunchError(f"launch dim must not be negative, got {dim!r}")
+        raise LaunchError(f"{where}launch dimensions must be non-negative, got {dim!r}")
     return tuple(int(d) for d in dims)
 
 
-def _as_numpy(value):
-    """The host view of an array argument (wp.array, numpy, or anything with the array protocols)."""
+def check_arg_count(kernel, args) -> None:
+    if len(args) != len(kernel.params):
+        raise LaunchError(f"{_prefix(kernel)}, passed {len(args)} arguments but kernel requires "
+                          f"{len(kernel.params)}.")
+
+
+def launch_device(kernel, device):
+    try:
+        return get_device(device)
+    except ValueError as e:
+        raise LaunchError(f"{_prefix(kernel)}: {e}") from None
+
+
+# -- array arguments ----------------------------------------------------------
+def host_view(value):
+    """The numpy view of an array argument on the CPU: a wp.array, a numpy array, a torch tensor, or any
+    object with `__array_interface__` / `__array__`; None when `value` is not an array."""
     if isinstance(value, array):
-        if value.is_annotation:
-            return None
-        return value.numpy()
+        return None if value.is_annotation else value.numpy()
     if isinstance(value, np.ndarray):
         return value
+    from .interop.torch import cpu_tensor_view, is_torch_tensor
+
+    if is_torch_tensor(value):
+        return cpu_tensor_view(value)
     if hasattr(value, "__array_interface__") or hasattr(value, "__array__"):
         return np.asarray(value)
     return None
 
 
-def _pack_array(kernel, name, p: ArrayParam, value, device, slot):
-    if isinstance(value, array) and value.device is not None and value.device != device:
-        raise LaunchError(f"kernel '{kernel.key}' argument '{name}': array is on device '{value.device}' but "
-                          f"the launch is on '{device}'")
-    view = _as_numpy(value)
+def _value_device(value) -> str:
+    if isinstance(value, array):
+        return str(value.device)
+    from .interop.torch import is_torch_tensor
+
+    if is_torch_tensor(value):
+        return str(value.device)
+    if hasattr(value, "__cuda_array_interface__") and not hasattr(value, "__array_interface__"):
+        return "cuda"
+    return "cpu"
+
+
+def check_array_arg(kernel, name, p: ArrayParam, value, device) -> np.ndarray:
+    """The host view of `value` after checking its kind, device, dtype and ndim against `p`."""
+    where = f"{_prefix(kernel)}, argument '{name}'"
+    on = _value_device(value)
+    if on != str(device):
+        raise LaunchError(f"{where} is an array on device '{on}' but the kernel is launched on device "
+                          f"'{device}'.")
+    view = host_view(value)
     if view is None:
-        raise LaunchError(f"kernel '{kernel.key}' argument '{name}' expects {_describe(p)}, got "
-                          f"{type(value).__name__}")
-    if view.dtype != np.dtype(p.dtype._np_):
-        raise LaunchError(f"kernel '{kernel.key}' argument '{name}' expects {_describe(p)}, got an array of "
-                          f"{view.dtype}")
-    if view.ndim != p.ndim:
-        raise LaunchError(f"kernel '{kernel.key}' argument '{name}' expects {_describe(p)}, got an array with "
-                          f"ndim={view.ndim}")
-    slot.data = view.ctypes.data
-    for d in range(p.ndim):
-        slot.shape[d] = view.shape[d]
-        slot.strides[d] = view.strides[d]
+        raise LaunchError(f"{where} expects an array of type {_describe(p)}, but passed value has type "
+                          f"{type(value).__name__}.")
+    elem_shape = tuple(getattr(p.dtype, "_shape_", ()) or ())
+    ndim = view.ndim - len(elem_shape)
+    want = np.dtype(getattr(p.dtype, "_np_", None) or wt.dtype_to_numpy(p.dtype))
+    got_dtype = value.dtype if isinstance(value, array) else None
+    if view.dtype != want or (got_dtype is not None and got_dtype is not p.dtype) or \
+            (elem_shape and view.shape[ndim:] != elem_shape):
+        got = wt.type_name(got_dtype) if got_dtype is not None else str(view.dtype)
+        raise LaunchError(f"{where} expects an array with dtype={wt.type_name(p.dtype)} but passed array has "
+                          f"dtype={got}.")
+    if ndim != p.ndim:
+        raise LaunchError(f"{where} expects an array with {p.ndim} dimension(s) but the passed array has "
+                          f"{ndim} dimension(s).")
     return view
 
 
-def _scalar_value(kernel, name, t, value):
+def check_descriptor_arg(kernel, name, p: ArrayParam, value) -> None:
+    """A launch descriptor (`wp.from_torch(t, return_ctype=True)`) carries no dtype: only its rank is checked."""
+    if type(value) is not descriptor(p.ndim):
+        raise LaunchError(f"{_prefix(kernel)}, argument '{name}' expects an array of type {_describe(p)}, but "
+                          f"passed value is a {type(value).__name__} descriptor.")
+
+
+def pack_array(view: np.ndarray, ndim: int, slot) -> None:
+    slot.data = view.ctypes.data
+    for d in range(ndim):
+        slot.shape[d] = view.shape[d]
+        slot.strides[d] = view.strides[d]
+
+
+# -- scalar arguments ---------------------------------------------------------
+def check_scalar_arg(kernel, name, t, value):
+    """`value` converted for a scalar parameter of type `t`: ints only for int parameters (no floats, as
+    Warp), numbers for floats, and ints in the range of `t`."""
+    where = f"{_prefix(kernel)}, argument '{name}'"
     if isinstance(value, wt.scalar_base):
         value = value.value
     elif isinstance(value, np.generic):
         value = value.item()
-    ok = isinstance(value, (bool, int, float))
-    if ok and wt.is_int(t):
-        ok = float(value).is_integer() and not isinstance(value, float)
-    if ok and t is wt.bool_:
+    if wt.is_int(t) or t is wt.bool_:
         ok = isinstance(value, (bool, int))
+    else:
+        ok = isinstance(value, (bool, int, float))
     if not ok:
-        raise LaunchError(f"kernel '{kernel.key}' argument '{name}' expects {wt.type_name(t)}, got "
-                          f"{type(value).__name__} {value!r}")
-    if t is wt.float16:
-        return int(np.float16(value).view(np.uint16))
+        raise LaunchError(f"{where} expects {wt.type_name(t)}, but passed value has type "
+                          f"{type(value).__name__} ({value!r}).")
     if wt.is_int(t):
         info = np.iinfo(t._np_)
         if not info.min <= value <= info.max:
-            raise LaunchError(f"kernel '{kernel.key}' argument '{name}': {value} does not fit in {t.__name__}")
+            raise LaunchError(f"{where}: value {value} is out of range for {wt.type_name(t)} "
+                              f"[{info.min}, {info.max}].")
+    if t is wt.float16:
+        return int(np.float16(value).view(np.uint16))
+    if t is wt.bfloat16:
+        return int(wt.float_to_bf16_bits(float(value)))
     return value
 
 
+def check_composite_arg(kernel, name, t, value):
+    from .vector import as_argument
+
+    try:
+        return as_argument(t, value)
+    except TypeError as e:
+        raise LaunchError(f"{_prefix(kernel)}, argument '{name}' {e}.") from None
+
+
 def _describe(p) -> str:
-    return f"array(dtype={wt.type_name(p.dtype)}, ndim={p.ndim})" if isinstance(p, ArrayParam) else wt.type_name(p)
+    return f"array(ndim={p.ndim}, dtype={wt.type_name(p.dtype)})" if isinstance(p, ArrayParam) else wt.type_name(p)
+
+
+def pack_args(kernel, args, device):
+    """The filled launch struct (dims left to the caller) and the views it points into, which must stay
+    alive until the launch returns."""
+    packed = kernel.launch_struct()
+    keep_alive = []
+    for i, (name, p, value) in enumerate(zip(kernel.arg_names, kernel.params, args)):
+        if isinstance(p, ArrayParam) and isinstance(value, ctypes.Structure):
+            check_descriptor_arg(kernel, name, p, value)
+            setattr(packed, f"p{i}", value)
+        elif isinstance(p, ArrayParam):
+            view = check_array_arg(kernel, name, p, value, device)
+            pack_array(view, p.ndim, getattr(packed, f"p{i}"))
+            keep_alive.append(view)
+        elif wt.is_composite(p):  # vectors, matrices, ..., structs: by value, in C layout
+            setattr(packed, f"p{i}", check_composite_arg(kernel, name, p, value))
+        else:
+            setattr(packed, f"p{i}", check_scalar_arg(kernel, name, p, value))
+    return packed, keep_alive
 
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint=False, adj_inputs=None,
@@ -94,35 +185,33 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
 
     if not isinstance(kernel, Kernel):
         raise LaunchError(f"wp.launch expects a @wp.kernel, got {type(kernel).__name__}")
-    dims = launch_dims(dim)
+    dims = launch_dims(dim, kernel)
+    if adjoint:  # the adjoint kernel k_adj (mlwarp/adjoint.py)
+        from .adjoint import launch_adjoint
+
+        return launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, device)
     args = list(inputs) + list(outputs)
-    if len(args) != len(kernel.params):
-        raise LaunchError(f"Error launching kernel '{kernel.key}', passed {len(args)} arguments but kernel "
-                          f"requires {len(kernel.params)}.")
-    try:
-        device = get_device(device)
-    except ValueError as e:
-        raise LaunchError(f"kernel '{kernel.key}': {e}") from None
-    kernel = _debug.for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
-    packed = kernel.launch_struct()
-    keep_alive = []
-    for i, (name, p, value) in enumerate(zip(kernel.arg_names, kernel.params, args)):
-        if isinstance(p, ArrayParam):
-            keep_alive.append(_pack_array(kernel, name, p, value, device, getattr(packed, f"p{i}")))
-        else:
-            setattr(packed, f"p{i}", _scalar_value(kernel, name, p, value))
-    record = _debug.attach_record(kernel, packed)
+    check_arg_count(kernel, args)
+    device = launch_device(kernel, device)
+    built = _debug.for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
+    packed, keep_alive = pack_args(built, args, device)
+    record = _debug.attach_record(built, packed)
     total = 1
-    for d, n in enumerate(dims):
-        packed.dims[d] = n
-        total *= n
-    for d in range(len(dims), 4):
-        packed.dims[d] = 1
-    compiled = kernel.compiled(device)
+    for d in range(4):
+        packed.dims[d] = dims[d] if d < len(dims) else 1
+        total *= packed.dims[d]
+    compiled = built.compiled(device)  # compile errors surface even for an empty launch
     if total:
         compiled.run(ctypes.addressof(packed), total)
-        _debug.after_launch(kernel, compiled, record, args)
+        _debug.after_launch(built, compiled, record, args)
+    del keep_alive
+    if _tape.recording():
+        _tape.record_launch(kernel, dims, inputs, outputs, device)
 
 
 def synchronize():
-    """CPU launches complete before wp.launch returns."""
+    """CPU launches complete before wp.launch returns: nothing to wait for."""
+
+
+def synchronize_device(device=None):
+    get_device(device)

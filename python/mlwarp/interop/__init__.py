@@ -1,0 +1,8 @@
+"""Interop with numpy, PyTorch, DLPack and `__cuda_array_interface__` producers (zero-copy)."""
+
+from .cuda_array_interface import CudaArrayInfo, parse_cuda_array_interface  # noqa: F401
+from .dlpack import from_dlpack, to_dlpack  # noqa: F401
+from .torch import (  # noqa: F401
+    device_from_torch, device_to_torch, dtype_from_torch, dtype_to_torch, from_torch, stream_from_torch,
+    stream_to_torch, to_torch,
+)

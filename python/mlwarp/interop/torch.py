@@ -1,0 +1,206 @@
+"""PyTorch interop: zero-copy conversion of tensors and arrays, dtype and device maps.
+
+torch is imported only when one of these functions is called; `is_torch_tensor`
+never imports it (a value cannot be a tensor unless torch is already loaded).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .. import types as wt
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a test dependency
+        raise ImportError("PyTorch is required for this function: pip install torch") from None
+    return torch
+
+
+def is_torch_tensor(value) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+# -- dtypes ---------------------------------------------------------------------
+def _warp_to_torch_names():
+    # unsigned 16/32/64-bit ints map to the signed type of the same width, as in Warp (torch's unsigned
+    # types beyond uint8 support few operations)
+    return {wt.float16: "float16", wt.float32: "float32", wt.float64: "float64", wt.int8: "int8",
+            wt.uint8: "uint8", wt.int16: "int16", wt.uint16: "int16", wt.int32: "int32", wt.uint32: "int32",
+            wt.int64: "int64", wt.uint64: "int64", wt.bool_: "bool"}
+
+
+def dtype_to_torch(warp_dtype):
+    """The torch dtype of a Warp scalar type (uint16/32/64 -> int16/32/64)."""
+    torch = _torch()
+    t = wt.canonical_type(warp_dtype)
+    bf16 = getattr(wt, "bfloat16", None)
+    if bf16 is not None and warp_dtype is bf16:
+        return torch.bfloat16
+    name = _warp_to_torch_names().get(t) if t is not None else None
+    if name is None:
+        raise TypeError(f"Cannot convert {wt.type_name(warp_dtype)} to a Torch type")
+    return getattr(torch, name)
+
+
+def dtype_from_torch(torch_dtype):
+    """The Warp scalar type of a torch dtype; torch's uint16/32/64 and complex types have none."""
+    torch = _torch()
+    if torch_dtype == torch.bfloat16 and getattr(wt, "bfloat16", None) is not None:
+        return wt.bfloat16
+    table = {torch.float16: wt.float16, torch.float32: wt.float32, torch.float64: wt.float64,
+             torch.int8: wt.int8, torch.uint8: wt.uint8, torch.int16: wt.int16, torch.int32: wt.int32,
+             torch.int64: wt.int64, torch.bool: wt.bool_}
+    t = table.get(torch_dtype)
+    if t is None:
+        why = " (complex numbers have no Warp type)" if getattr(torch_dtype, "is_complex", False) else ""
+        raise TypeError(f"Cannot convert {torch_dtype} to a Warp type{why}")
+    return t
+
+
+# -- devices ----------------------------------------------------------------------
+def device_from_torch(torch_device):
+    """The Warp device of a torch device or device string ("cpu", "cuda", "cuda:N")."""
+    from ..runtime.device import get_device
+
+    torch = _torch()
+    d = torch.device(torch_device) if not isinstance(torch_device, torch.device) else torch_device
+    if d.type == "cpu":
+        return get_device("cpu")
+    if d.type == "cuda":
+        index = d.index if d.index is not None else torch.cuda.current_device()
+        try:
+            return get_device(f"cuda:{index}")
+        except ValueError as e:
+            raise RuntimeError(f"Torch device {d} has no Warp device: {e}") from None
+    raise RuntimeError(f"Torch device {d} has no Warp device")
+
+
+def device_to_torch(warp_device=None) -> str:
+    """The torch device string of a Warp device ("cpu" or "cuda:N")."""
+    from ..runtime.device import get_device
+
+    d = get_device(warp_device)
+    if d.is_cpu or d.is_cuda:
+        return str(d)
+    raise RuntimeError(f"Warp device {d} is not compatible with PyTorch")
+
+
+def stream_from_torch(stream_or_device=None):
+    """Warp's stream for a torch CUDA stream. CPU work has no streams."""
+    raise RuntimeError("stream_from_torch: CUDA streams need a CUDA device; this mlwarp build has none")
+
+
+def stream_to_torch(stream_or_device=None):
+    """torch's CUDA stream for a Warp stream. CPU work has no streams."""
+    raise RuntimeError("stream_to_torch: CUDA streams need a CUDA device; this mlwarp build has none")
+
+
+# -- tensors <-> arrays --------------------------------------------------------------
+def _byte_strides(t) -> tuple:
+    return tuple(s * t.element_size() for s in t.stride())
+
+
+def cpu_tensor_view(t) -> np.ndarray:
+    """A numpy view of a CPU tensor's memory (also for tensors that require grad); it keeps `t` alive."""
+    from ..array import _wrap_pointer
+
+    if t.device.type != "cpu":
+        raise RuntimeError(f"tensor is on device '{t.device}', not the CPU")
+    wdt = dtype_from_torch(t.dtype)
+    shape = tuple(t.shape) or (1,)
+    strides = _byte_strides(t) or (t.element_size(),)
+    return _wrap_pointer(t.data_ptr(), shape, strides, wdt, owner=t)
+
+
+def _element_shape(dtype) -> tuple:
+    return tuple(getattr(dtype, "_shape_", ()) or ())
+
+
+def _scalar_of(dtype):
+    return getattr(dtype, "_wp_scalar_type_", None) or getattr(dtype, "_scalar_", None) or dtype
+
+
+def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False):
+    """A wp.array sharing the memory of tensor `t` (no copy). With `requires_grad` (default:
+    `t.requires_grad`) the array's `.grad` wraps `grad` when given, else `t.grad` (allocated as zeros
+    when missing, so Warp's gradients land in the tensor's `.grad`). `return_ctype=True` returns the
+    kernel launch descriptor instead of a wp.array (faster; `t` must outlive its use)."""
+    from ..array import array
+
+    torch = _torch()
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"from_torch expects a torch.Tensor, got {type(t).__name__}")
+    device = device_from_torch(t.device)
+    src = dtype_from_torch(t.dtype)
+    if dtype is None:
+        dtype = src
+    inner = _element_shape(dtype)
+    if wt.canonical_type(_scalar_of(dtype)) is not src:
+        raise RuntimeError(f"Cannot convert Torch type {t.dtype} to Warp type {wt.type_name(dtype)}")
+    if inner and tuple(t.shape[-len(inner):]) != inner:
+        raise RuntimeError(f"Could not convert PyTorch tensor with shape {tuple(t.shape)} to Warp array with "
+                           f"dtype={wt.type_name(dtype)}, ensure that source inner shape is {inner}")
+    shape = tuple(t.shape)[:len(t.shape) - len(inner)] or (1,)  # a 0-d tensor becomes a 1-element array
+    strides = _byte_strides(t)[:len(shape)] or (t.element_size(),)
+    if return_ctype:
+        return _descriptor(t.data_ptr(), shape, strides)
+    a = array(ptr=t.data_ptr(), dtype=dtype, shape=shape, strides=strides, device=device, owner=t)
+    if requires_grad is None:
+        requires_grad = t.requires_grad
+    if requires_grad:
+        if grad is None:
+            if t.grad is None:
+                t.grad = torch.zeros_like(t)
+            grad = t.grad
+        a.grad = grad if isinstance(grad, array) else from_torch(grad, dtype=dtype, requires_grad=False)
+        a.requires_grad = True
+    elif grad is not None:
+        a.grad = grad if isinstance(grad, array) else from_torch(grad, dtype=dtype, requires_grad=False)
+    return a
+
+
+def _descriptor(ptr, shape, strides):
+    from ..runtime.abi import descriptor
+
+    d = descriptor(len(shape))()
+    d.data = ptr
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        d.shape[i] = n
+        d.strides[i] = s
+    return d
+
+
+def to_torch(a, requires_grad=None):
+    """A tensor sharing the memory of wp.array `a` (no copy). With `requires_grad` (default:
+    `a.requires_grad`) the tensor is a leaf that requires grad and its `.grad` is `a.grad` (shared)."""
+    from ..array import array
+
+    torch = _torch()
+    if not isinstance(a, array) or a.is_annotation:
+        raise TypeError(f"to_torch expects a wp.array, got {type(a).__name__}")
+    if not a.device.is_cpu:
+        raise RuntimeError(f"to_torch of an array on '{a.device}' is not supported in this build")
+    scalar = wt.canonical_type(_scalar_of(a.dtype))
+    view = a.numpy()
+    if any(s < 0 for s in view.strides):
+        raise RuntimeError("to_torch: PyTorch tensors cannot have negative strides; call .contiguous() first")
+    tdt = dtype_to_torch(scalar)
+    t = torch.from_numpy(view.view(np.dtype(str(tdt).replace("torch.", "")) if scalar._kind_ == "uint" else
+                                   view.dtype))
+    if requires_grad is None:
+        requires_grad = a.requires_grad
+    if requires_grad:
+        t.requires_grad_(True)
+        if a.grad is None:
+            from ..array import zeros
+
+            a.grad = zeros(a.shape, a.dtype, a.device)
+            a.requires_grad = True
+        t.grad = to_torch(a.grad, requires_grad=False)
+    return t
