@@ -1,0 +1,415 @@
+"""Random well-typed scalar kernels: a tiny program IR, its Python (kernel) source, and a reference
+interpreter with Warp's semantics (C integer division/remainder, floor for `//`, fmod for float `%`,
+`a < b ? a : b` for min/max, float32 arithmetic rounded per operation as numpy float32 does).
+
+Types: "i" int32, "f" float32, "d" float64, "b" bool.
+
+The reference tracks, for every float value, a bound on how far another correct implementation may be
+from it: 0 for values built only from correctly rounded IEEE operations (mlwarp must match them bit for
+bit), a few ulps per transcendental call (libm vs numpy), propagated through later operations. A branch,
+cast or floor that such an error could flip makes the thread "fragile" (not compared); integer overflow
+or a float->int conversion out of range is undefined behaviour, as in Warp's C++ ("ub").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+INT_MIN, INT_MAX = -2 ** 31, 2 ** 31 - 1
+NP = {"f": np.float32, "d": np.float64}
+WP_NAME = {"i": "wp.int32", "f": "wp.float32", "d": "wp.float64"}
+ULPS_PER_LIBM_CALL = 4
+
+
+class Fragile(Exception):
+    """The reference cannot decide this thread's result: a float error bound straddles a discontinuity."""
+
+
+class UndefinedBehaviour(Exception):
+    """The thread does something C leaves undefined (integer overflow, float->int out of range)."""
+
+
+# -- IR -------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class E:
+    """An expression: `op` with `args` (sub-expressions or, for leaves, a name / constant) and a type."""
+
+    op: str
+    type: str
+    args: tuple = ()
+
+
+@dataclass
+class S:
+    """A statement: assign, aug, if, for, while, break, continue."""
+
+    kind: str
+    name: str = ""
+    expr: E | None = None
+    body: list = field(default_factory=list)
+    orelse: list = field(default_factory=list)
+    extra: tuple = ()
+
+
+@dataclass
+class Program:
+    body: list
+    outputs: dict  # "i"/"f"/"d" -> E
+
+    def source(self, name: str) -> str:
+        lines = ["import mlwarp as wp", "", "", "@wp.kernel",
+                 f"def {name}(xi: wp.array(dtype=wp.int32), xf: wp.array(dtype=wp.float32), "
+                 f"xd: wp.array(dtype=wp.float64), oi: wp.array(dtype=wp.int32), of: wp.array(dtype=wp.float32), "
+                 f"od: wp.array(dtype=wp.float64)):",
+                 "    tid = wp.tid()", "    i0 = xi[tid]", "    f0 = xf[tid]", "    d0 = xd[tid]"]
+        emit_block(self.body, lines, 1)
+        for t, arr in (("i", "oi"), ("f", "of"), ("d", "od")):
+            lines.append(f"    {arr}[tid] = {emit(self.outputs[t])}")
+        return "\n".join(lines) + "\n"
+
+    def run(self, i0: int, f0, d0) -> dict:
+        """The thread's outputs {"i": (int, 0), "f": (float32, err), "d": (float64, err)}."""
+        env = {"i0": (int(i0), 0.0), "f0": (np.float32(f0), 0.0), "d0": (np.float64(d0), 0.0)}
+        run_block(self.body, env)
+        return {t: evaluate(e, env) for t, e in self.outputs.items()}
+
+
+# -- source ---------------------------------------------------------------------------------------------------
+_BIN_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%", "bit_and": "&",
+               "bit_or": "|", "bit_xor": "^", "lshift": "<<", "rshift": ">>", "pow": "**"}
+_CMP_SYMBOL = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def emit(e: E) -> str:
+    op, a = e.op, e.args
+    if op == "var":
+        return a[0]
+    if op == "const":
+        v = a[0]
+        if e.type == "d":
+            return f"wp.float64({v!r})"
+        if e.type == "b":
+            return repr(bool(v))
+        return f"({v!r})" if v < 0 else repr(v)
+    if op in _BIN_SYMBOL:
+        return f"({emit(a[0])} {_BIN_SYMBOL[op]} {emit(a[1])})"
+    if op in _CMP_SYMBOL:
+        return f"({emit(a[0])} {_CMP_SYMBOL[op]} {emit(a[1])})"
+    if op == "neg":
+        return f"(-{emit(a[0])})"
+    if op == "invert":
+        return f"(~{emit(a[0])})"
+    if op in ("and", "or"):
+        return f"({emit(a[0])} {op} {emit(a[1])})"
+    if op == "not":
+        return f"(not {emit(a[0])})"
+    if op == "ifexp":
+        return f"({emit(a[1])} if {emit(a[0])} else {emit(a[2])})"
+    if op == "cast":
+        style = a[1]  # "wp" (wp.int32(x)) or "py" (int(x) / float(x))
+        if style == "py":
+            return f"{'int' if e.type == 'i' else 'float'}({emit(a[0])})"
+        return f"{WP_NAME[e.type]}({emit(a[0])})"
+    if op == "safe_divisor":  # never 0 nor -1: integer division cannot trap
+        lo, hi = a[1]
+        return f"wp.clamp({emit(a[0])}, {lo}, {hi})"
+    if op in ("abs", "min", "max"):
+        return f"{op}({', '.join(emit(x) for x in a)})"  # Python's builtins map to Warp's
+    return f"wp.{op}({', '.join(emit(x) for x in a)})"
+
+
+def emit_block(stmts, lines, depth):
+    pad = "    " * depth
+    if not stmts:
+        lines.append(pad + "pass")
+    for s in stmts:
+        if s.kind == "assign":
+            lines.append(f"{pad}{s.name} = {emit(s.expr)}")
+        elif s.kind == "aug":
+            lines.append(f"{pad}{s.name} {_BIN_SYMBOL[s.extra[0]]}= {emit(s.expr)}")
+        elif s.kind == "if":
+            lines.append(f"{pad}if {emit(s.expr)}:")
+            emit_block(s.body, lines, depth + 1)
+            if s.orelse:
+                lines.append(f"{pad}else:")
+                emit_block(s.orelse, lines, depth + 1)
+        elif s.kind == "for":
+            lines.append(f"{pad}for {s.name} in range({', '.join(emit(x) for x in s.extra)}):")
+            emit_block(s.body, lines, depth + 1)
+        elif s.kind == "while":  # s.name counts iterations; the bound keeps every loop finite
+            counter, bound = s.name, s.extra[0]
+            lines.append(f"{pad}{counter} = int(0)")
+            lines.append(f"{pad}while {counter} < {bound} and {emit(s.expr)}:")
+            lines.append(f"{pad}    {counter} += 1")
+            emit_block(s.body, lines, depth + 1)
+        else:  # break / continue
+            lines.append(pad + s.kind)
+
+
+# -- reference semantics ------------------------------------------------------------------------------------
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+def check_int(v: int) -> tuple:
+    if not INT_MIN <= v <= INT_MAX:
+        raise UndefinedBehaviour(f"int32 overflow: {v}")
+    return v, 0.0
+
+
+def ulp(x) -> float:
+    x = abs(x)
+    return float(np.spacing(x)) if np.isfinite(x) else math.inf
+
+
+def _float_result(t, value, err) -> tuple:
+    """A float result with its error bound; a non-finite result is only trusted when exact."""
+    value = NP[t](value)
+    if err:
+        if not np.isfinite(value) or not math.isfinite(err):
+            raise Fragile("non-finite value from inexact inputs")
+        err += ulp(value)  # another rounding of a slightly different exact result
+    return value, err
+
+
+def _libm(t, value, err):
+    """A transcendental call: libm and numpy may differ by a few ulps."""
+    value = NP[t](value)
+    if not np.isfinite(value):
+        raise Fragile("non-finite transcendental result")
+    return value, err + ULPS_PER_LIBM_CALL * ulp(value)
+
+
+def _decide(a, ea, b, eb):
+    """The comparison a vs b is decided unless the error bounds overlap."""
+    if (ea or eb) and abs(float(a) - float(b)) <= ea + eb:
+        raise Fragile("comparison within the error bound")
+
+
+def _near_integer(x, err):
+    if err and abs(float(x) - round(float(x))) <= err:
+        raise Fragile("floor/ceil/cast within the error bound of an integer")
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _common(ta, tb):
+    if ta == tb:
+        return ta
+    if "d" in (ta, tb):
+        return "d"
+    return "f"  # int32 vs float32: float32, as C
+
+
+def convert(v, err, src, dst):
+    if src == dst:
+        return v, err
+    if dst == "i":
+        if not np.isfinite(v) or not INT_MIN <= math.trunc(float(v)) <= INT_MAX:
+            raise UndefinedBehaviour(f"float->int32 out of range: {v}")
+        _near_integer(v, err)
+        if err and abs(float(v)) < 1 + err:
+            # trunc(-0.3) and trunc(0.3) agree, but a value within err of 0 could cross -1/1: handled above
+            pass
+        return int(math.trunc(float(v))), 0.0
+    if dst == "b":
+        _decide(v, err, 0, 0)
+        return bool(v != 0), 0.0
+    value = NP[dst](v)
+    return value, (err + ulp(value) if err else 0.0)
+
+
+def evaluate(e: E, env: dict) -> tuple:
+    op, a, t = e.op, e.args, e.type
+    if op == "var":
+        return env[a[0]]
+    if op == "const":
+        return ((int(a[0]) if t == "i" else bool(a[0])) if t in "ib" else NP[t](a[0])), 0.0
+    if op == "cast":
+        v, err = evaluate(a[0], env)
+        return convert(v, err, a[0].type, t)
+    if op == "safe_divisor":
+        v, _ = evaluate(a[0], env)
+        lo, hi = a[1]
+        return min(max(v, lo), hi), 0.0
+    if op in _CMP_SYMBOL:
+        (x, ex), (y, ey) = evaluate(a[0], env), evaluate(a[1], env)
+        ct = _common(a[0].type, a[1].type)
+        if ct != "i":
+            x, ex = convert(x, ex, a[0].type, ct)
+            y, ey = convert(y, ey, a[1].type, ct)
+            _decide(x, ex, y, ey)
+        return {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y, "ne": x != y}[op], 0.0
+    if op in ("and", "or"):  # Warp evaluates both sides
+        x, y = evaluate(a[0], env)[0], evaluate(a[1], env)[0]
+        return (x and y) if op == "and" else (x or y), 0.0
+    if op == "not":
+        return not evaluate(a[0], env)[0], 0.0
+    if op == "ifexp":
+        c = evaluate(a[0], env)[0]
+        return evaluate(a[1] if c else a[2], env)
+    args = [evaluate(x, env) for x in a]
+    return (int_op if t == "i" else float_op)(op, t, args)
+
+
+def int_op(op, t, args):
+    vals = [v for v, _ in args]
+    x = vals[0]
+    y = vals[1] if len(vals) > 1 else None
+    if op == "add":
+        return check_int(x + y)
+    if op == "sub":
+        return check_int(x - y)
+    if op == "mul":
+        return check_int(x * y)
+    if op == "div":
+        return check_int(_c_div(x, y))
+    if op == "mod":
+        return check_int(x - y * _c_div(x, y))
+    if op == "floordiv":
+        return check_int(x // y)
+    if op == "min":
+        return (x if x < y else y), 0.0
+    if op == "max":
+        return (x if x > y else y), 0.0
+    if op == "clamp":
+        lo, hi = vals[1], vals[2]
+        m = lo if lo > x else x
+        return (m if m < hi else hi), 0.0
+    if op == "abs":
+        return check_int(abs(x))
+    if op == "neg":
+        return check_int(-x)
+    if op == "invert":
+        return ~x, 0.0
+    if op == "bit_and":
+        return x & y, 0.0
+    if op == "bit_or":
+        return x | y, 0.0
+    if op == "bit_xor":
+        return x ^ y, 0.0
+    if op == "lshift":
+        return check_int(x << y)
+    if op == "rshift":
+        return x >> y, 0.0
+    raise AssertionError(op)
+
+
+def float_op(op, t, args):
+    f = NP[t]
+    (x, ex) = args[0]
+    (y, ey) = args[1] if len(args) > 1 else (None, 0.0)
+    with np.errstate(all="ignore"):
+        if op == "add":
+            return _float_result(t, f(x + y), ex + ey)
+        if op == "sub":
+            return _float_result(t, f(x - y), ex + ey)
+        if op == "mul":
+            return _float_result(t, f(x * y), abs(float(x)) * ey + abs(float(y)) * ex + ex * ey)
+        if op == "div":
+            if (ex or ey) and abs(float(y)) <= ey:
+                raise Fragile("divisor within its error bound of 0")
+            err = (abs(float(x)) * ey + abs(float(y)) * ex) / (abs(float(y)) * (abs(float(y)) - ey)) \
+                if (ex or ey) else 0.0
+            return _float_result(t, f(x / y), err)
+        if op == "mod":
+            if ex or ey:
+                raise Fragile("fmod of inexact values")
+            return f(np.fmod(x, y)), 0.0
+        if op == "floordiv":
+            q = f(x / y)
+            if ex or ey:
+                raise Fragile("floor division of inexact values")
+            return f(np.floor(q)), 0.0
+        if op in ("min", "max"):
+            _decide(x, ex, y, ey)
+            pick = (x < y) if op == "min" else (x > y)
+            return (x, ex) if pick else (y, ey)
+        if op == "clamp":
+            (lo, elo), (hi, ehi) = args[1], args[2]
+            _decide(lo, elo, x, ex)
+            m, em = (lo, elo) if lo > x else (x, ex)
+            _decide(m, em, hi, ehi)
+            return (m, em) if m < hi else (hi, ehi)
+        if op == "abs":
+            return f(abs(x)), ex
+        if op == "neg":
+            return f(-x), ex
+        if op in ("floor", "ceil"):
+            _near_integer(x, ex)
+            return f(np.floor(x) if op == "floor" else np.ceil(x)), 0.0
+        if op == "sqrt":
+            if ex and float(x) <= ex:
+                raise Fragile("sqrt near 0")
+            r = f(np.sqrt(x))
+            return _float_result(t, r, ex / (2 * math.sqrt(float(x) - ex)) if ex else 0.0)  # correctly rounded
+        if op in ("sin", "cos"):
+            return _libm(t, f(np.sin(x) if op == "sin" else np.cos(x)), ex)
+        if op == "tan":
+            r = f(np.tan(x))
+            return _libm(t, r, ex * (1 + float(r) ** 2) * 2)
+        if op == "exp":
+            r = f(np.exp(x))
+            return _libm(t, r, ex * float(r) * 2)
+        if op == "log":
+            if float(x) <= ex:
+                raise Fragile("log near or below 0")
+            return _libm(t, f(np.log(x)), ex / (float(x) - ex))
+        if op == "pow":
+            if float(x) <= ex or (ex or ey) and float(x) == 0:
+                raise Fragile("pow with a base near or below 0")
+            r = f(np.power(x, y))
+            err = abs(float(r)) * (abs(float(y)) * ex / (float(x) - ex) + abs(math.log(float(x))) * ey) * 2
+            return _libm(t, r, err)
+    raise AssertionError(op)
+
+
+def run_block(stmts, env):
+    for s in stmts:
+        run_stmt(s, env)
+
+
+def run_stmt(s, env):
+    if s.kind == "assign":
+        env[s.name] = evaluate(s.expr, env)
+    elif s.kind == "aug":
+        t = s.expr.type
+        env[s.name] = evaluate(E(s.extra[0], t, (E("var", t, (s.name,)), s.expr)), env)
+    elif s.kind == "if":
+        run_block(s.body if evaluate(s.expr, env)[0] else s.orelse, env)
+    elif s.kind == "for":
+        bounds = [evaluate(x, env)[0] for x in s.extra]
+        for k in range(*bounds):
+            env[s.name] = (k, 0.0)
+            try:
+                run_block(s.body, env)
+            except _Continue:
+                continue
+            except _Break:
+                break
+    elif s.kind == "while":
+        env[s.name] = (0, 0.0)
+        while env[s.name][0] < s.extra[0] and evaluate(s.expr, env)[0]:
+            env[s.name] = (env[s.name][0] + 1, 0.0)
+            try:
+                run_block(s.body, env)
+            except _Continue:
+                continue
+            except _Break:
+                break
+    elif s.kind == "break":
+        raise _Break()
+    elif s.kind == "continue":
+        raise _Continue()
+    else:
+        raise AssertionError(s.kind)
