@@ -13,16 +13,20 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from .lowering import arrays_to_llvm, builtins_to_arith, cpu_entry, gpu_kernel  # noqa: F401  (register passes)
+from .lowering import bf16_as_i16, composites_to_vector  # noqa: F401  (register passes)
 from .passes.registry import PASSES, PassError
 from .passes import autodiff  # noqa: F401,E402  (registers warp-autodiff)
 
 CPU_STAGES = [
     ("warp-opt", ["canonicalize", "cse"]),
     ("autodiff", ["warp-autodiff", "canonicalize", "cse"]),  # adds k_adj next to each kernel k
-    ("lowered", ["convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm", "warp-cpu-entry",
-                 "canonicalize", "cse"]),
-    ("llvm", ["convert-scf-to-cf", "arith-expand", "convert-math-to-llvm", "convert-math-to-libm",
-              "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm", "reconcile-unrealized-casts"]),
+    ("lowered", ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
+                 "convert-warp-arrays-to-llvm", "warp-cpu-entry", "canonicalize", "cse"]),
+    # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2)
+    ("llvm", ["convert-scf-to-cf", "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
+              "warp-bf16-round-each-op", "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
+              "convert-vector-to-llvm", "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
+              "reconcile-unrealized-casts", "warp-bf16-as-i16"]),
 ]
 
 DEFAULT_CUDA_ARCH = 90

@@ -94,6 +94,8 @@ def converted_arg_types(name: str, arg_types: list) -> list:
 
 def resolve(name: str, arg_types: list) -> object:
     """Checks a call against the table and returns its result type; raises TypeError with Warp's wording."""
+    if name in OVERLOADS and (name in COMPOSITE_ONLY or any(wt.is_composite(t) for t in arg_types)):
+        return select_overload(name, arg_types).result(arg_types)
     b = BUILTINS[name]
     names = [wt.type_name(t) for t in arg_types]
     if len(arg_types) != len(b.args):
@@ -105,3 +107,64 @@ def resolve(name: str, arg_types: list) -> object:
             raise TypeError(f"Couldn't find a function '{name}' compatible with the arguments '{', '.join(names)}'"
                             f" (expects {b.signature()})")
     return b.result(arg_types)
+
+
+# -- overloads on composite types (vectors, matrices, quaternions, transforms) ------------
+# A name may have overloads on composite types (`add(Vector, Vector)`, `mul(Matrix, Vector)`,
+# `dot(Vector, Vector)`); a call whose argument types include a composite, or a name that only has
+# composite overloads, is resolved against them, in registration order. Their `result` rule may
+# raise TypeError to refuse types the constraints let through (a vec3 times a float64, say).
+# Their `lower(args, arg_types, result_type)` gets lowered values (1-D MLIR vectors, see
+# vecmath.py) and the Warp types; composites_to_vector.py calls it.
+def _composite_kind(kind):
+    return lambda t: wt.composite_kind(t) == kind
+
+
+CONSTRAINTS.update({
+    "Vector": _composite_kind("vec"),
+    "Matrix": _composite_kind("mat"),
+    "Quaternion": _composite_kind("quat"),
+    "Transformation": _composite_kind("transform"),
+    "VectorLike": lambda t: wt.composite_kind(t) in ("vec", "quat", "transform", "mat"),
+})
+
+OVERLOADS: dict[str, list] = {}
+COMPOSITE_ONLY: set = set()  # names without a scalar entry of their own
+
+
+def overload(name, args, result, doc=""):
+    """Decorates a composite lowering `lower(args, arg_types, result_type)` and adds it as an overload."""
+
+    def register(lower):
+        b = Builtin(name, tuple(args), result, lower, doc, same_types=False)
+        OVERLOADS.setdefault(name, []).append(b)
+        if name not in BUILTINS:
+            BUILTINS[name] = b
+            COMPOSITE_ONLY.add(name)
+        return lower
+
+    return register
+
+
+def select_overload(name: str, arg_types: list) -> Builtin:
+    """The first overload of `name` that accepts `arg_types`; TypeError (Warp's wording) if none does."""
+    for b in OVERLOADS.get(name, ()):
+        if len(b.args) != len(arg_types) or not all(CONSTRAINTS[c](t) for c, t in zip(b.args, arg_types)):
+            continue
+        try:
+            b.result(arg_types)
+        except TypeError:
+            continue
+        return b
+    names = ", ".join(wt.type_name(t) for t in arg_types)
+    sigs = "; ".join(b.signature() for b in OVERLOADS.get(name, ()))
+    raise TypeError(f"Couldn't find a function '{name}' compatible with the arguments '{names}' (overloads: {sigs})")
+
+
+def fixed_arity(name: str) -> int:
+    """The fewest arguments any signature of `name` takes: the dialect gives that many leading operands
+    a type of their own (the rest form one variadic group, whose types IRDL requires to be equal)."""
+    arities = [len(b.args) for b in OVERLOADS.get(name, ())]
+    if name in BUILTINS and name not in COMPOSITE_ONLY:
+        arities.append(len(BUILTINS[name].args))
+    return min(arities) if arities else 0

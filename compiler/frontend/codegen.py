@@ -21,6 +21,7 @@ from mlwarp.errors import CompileError, CompileTypeError, UnsupportedSyntaxError
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
+from . import composite
 from . import types as ft
 from .resolve import MISSING, dotted_name, resolve_path
 from .source import Source
@@ -45,7 +46,7 @@ class Unbound:
 _BINOPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
     ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bit_and", ast.BitOr: "bit_or", ast.BitXor: "bit_xor",
-    ast.LShift: "lshift", ast.RShift: "rshift",
+    ast.LShift: "lshift", ast.RShift: "rshift", ast.MatMult: "matmul",
 }
 _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _CASTS = {float: wt.float32, int: wt.int32, bool: wt.bool_}
@@ -138,7 +139,7 @@ class KernelEmitter:
         if opname is None:
             raise self.error(node, f"unsupported operator {type(node.op).__name__}", UnsupportedSyntaxError)
         t = node.target
-        if isinstance(t, ast.Subscript) and opname in ("add", "sub"):
+        if isinstance(t, ast.Subscript) and opname in ("add", "sub") and not composite.is_composite_base(self, t):
             arr, indices = self.array_access(t)
             value = self.expr(node.value)
             self.check_store_type(node, arr, value)
@@ -147,6 +148,8 @@ class KernelEmitter:
         self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
 
     def assign(self, target, value: Var):
+        if composite.assign(self, target, value):  # v.x = ..., v[0] = ..., p.pos = ..., a[i].pos = ...
+            return
         if isinstance(target, ast.Name):
             old = self.env.get(target.id)
             if isinstance(old, Var) and old.type != value.type:
@@ -424,6 +427,9 @@ class KernelEmitter:
         return self.global_value(node, resolve_path(self.src.func, node))
 
     def expr_Attribute(self, node):
+        member = composite.attribute(self, node)  # v.x, t.p, p.pos
+        if member is not None:
+            return member
         if isinstance(node.value, ast.Name) and isinstance(self.env.get(node.value.id), Var):
             base = self.env[node.value.id]
             raise self.error(node, f"'{ft.name(base.type)}' has no attribute '{node.attr}'", CompileError)
@@ -441,6 +447,8 @@ class KernelEmitter:
             return self.const(obj, wt.float32)
         if isinstance(obj, wt.scalar_base):
             return self.const(obj.value, type(obj))
+        if wt.is_composite(type(obj)):
+            return composite.constant(self, node, obj)
         raise self.error(node, f"'{dotted_name(node)}' refers to a Python {type(obj).__name__}, which kernels "
                                f"cannot use", CompileError)
 
@@ -513,6 +521,9 @@ class KernelEmitter:
                 if dim is None or not 0 <= dim < arr.type.ndim:
                     raise self.error(node, f"shape index must be a constant in 0..{arr.type.ndim - 1}")
                 return Var(wb.array_dim(arr.value, dim), wt.int32)
+        element = composite.subscript(self, node)  # v[0], m[i, j], m[i]
+        if element is not None:
+            return element
         arr, indices = self.array_access(node)
         return Var(wb.load(arr.value, indices), arr.type.dtype)
 
@@ -536,6 +547,8 @@ class KernelEmitter:
 
     def expr_Call(self, node):
         obj = resolve_path(self.src.func, node.func)
+        if composite.is_constructor(obj):  # wp.vec3(...), Particle(), wp.identity(n=3, dtype=float)
+            return composite.construct(self, node, obj)
         if node.keywords:
             raise self.error(node, "unsupported: keyword arguments in a builtin call", UnsupportedSyntaxError)
         target = _CASTS.get(obj) if isinstance(obj, type) and obj in _CASTS else obj

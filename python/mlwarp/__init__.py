@@ -22,6 +22,9 @@ from .builtins import functions as _builtin_functions
 globals().update(_builtin_functions)
 del _builtin_functions
 
+from .types import bfloat16  # noqa: E402,F401
+from .vector import *  # noqa: E402,F401,F403  (vec3, mat33, quat, transform, wp.vec, wp.mat, ...)
+
 __version__ = "0.1.0"
 
 from .config import config  # noqa: E402,F401

@@ -21,7 +21,12 @@ class scalar_base:
     _bits_: int = 0
 
     def __init__(self, x=0):
-        self.value = self._np_(x).item() if self._kind_ != "bool" else bool(x)
+        if self._kind_ == "bool":
+            self.value = bool(x)
+        elif self._bits_ == 16 and self._mlir_ == "bf16":
+            self.value = float(bf16_bits_to_float(float_to_bf16_bits(float(x))))
+        else:
+            self.value = self._np_(x).item()
 
     def __repr__(self):
         return f"{type(self).__name__}({self.value!r})"
@@ -58,18 +63,20 @@ float16 = _scalar("float16", np.float16, ctypes.c_uint16, "f16", "float", 16)
 float32 = _scalar("float32", np.float32, ctypes.c_float, "f32", "float", 32)
 float64 = _scalar("float64", np.float64, ctypes.c_double, "f64", "float", 64)
 bool_ = _scalar("bool", np.bool_, ctypes.c_bool, "i1", "bool", 8)
+# bfloat16 has no numpy dtype: arrays hold its bit patterns as uint16, as in Warp.
+bfloat16 = _scalar("bfloat16", np.uint16, ctypes.c_uint16, "bf16", "float", 16)
 
 # Warp's aliases
 int_ = int32
 float_ = float32
 half = float16
 
-scalar_types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, bool_)
+scalar_types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64, bool_)
 int_types = tuple(t for t in scalar_types if t._kind_ in ("int", "uint"))
 float_types = tuple(t for t in scalar_types if t._kind_ == "float")
 
 _python_to_warp = {float: float32, int: int32, bool: bool_}
-_numpy_to_warp = {np.dtype(t._np_): t for t in scalar_types}
+_numpy_to_warp = {np.dtype(t._np_): t for t in scalar_types if t is not bfloat16}
 
 
 def is_scalar(t) -> bool:
@@ -85,8 +92,9 @@ def is_float(t) -> bool:
 
 
 def canonical_type(t):
-    """Maps Python's `float`, `int`, `bool` and numpy scalar types to Warp's; None if not a type Warp knows."""
-    if is_scalar(t):
+    """Maps Python's `float`, `int`, `bool` and numpy scalar types to Warp's; None if not a type Warp knows.
+    Composite types (vectors, matrices, quaternions, transforms, structs) are their own canonical form."""
+    if is_scalar(t) or is_composite(t):
         return t
     if t in _python_to_warp:
         return _python_to_warp[t]
@@ -110,7 +118,7 @@ def type_name(t) -> str:
 
 def dtype_to_numpy(warp_dtype):
     t = canonical_type(warp_dtype)
-    if t is None:
+    if t is None or is_composite(t):
         raise TypeError(f"Cannot convert {warp_dtype!r} to a numpy dtype")
     return t._np_
 
@@ -126,3 +134,79 @@ def is_array(t) -> bool:
     from .array import array  # array imports this module
 
     return isinstance(t, array) or (isinstance(t, type) and issubclass(t, array))
+
+
+# -- bfloat16 conversions (round to nearest even, as the hardware does) ----------------
+def float_to_bf16_bits(x):
+    """float32 values -> bfloat16 bit patterns (uint16), NaN kept quiet."""
+    f = np.asarray(x, dtype=np.float32)
+    b = f.view(np.uint32).astype(np.uint64)
+    rounded = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(f)
+    if np.any(nan):
+        rounded = np.where(nan, ((b >> 16) | 0x40).astype(np.uint16), rounded)
+    return rounded if rounded.ndim else rounded[()]
+
+
+def bf16_bits_to_float(bits):
+    """bfloat16 bit patterns (uint16) -> float32 values."""
+    b = np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16
+    out = b.view(np.float32)
+    return out if out.ndim else out[()]
+
+
+# -- composite types (vectors, matrices, quaternions, transforms, structs) ------------
+# A composite type is a class with `_wp_composite_` ("vec", "mat", "quat", "transform",
+# "struct"); vector.py and struct.py define them. Helpers here keep the runtime and the
+# compiler independent of those modules.
+def is_composite(t) -> bool:
+    return isinstance(t, type) and getattr(t, "_wp_composite_", None) is not None
+
+
+def composite_kind(t):
+    return getattr(t, "_wp_composite_", None) if isinstance(t, type) else None
+
+
+def is_struct(t) -> bool:
+    return composite_kind(t) == "struct"
+
+
+def inner_shape(t) -> tuple:
+    """The shape one element of dtype `t` adds to a numpy view: (3,) for vec3, (3, 3) for mat33."""
+    return tuple(t._shape_) if composite_kind(t) in ("vec", "mat", "quat", "transform") else ()
+
+
+def numpy_dtype(t) -> np.dtype:
+    """The numpy dtype of the scalars in a numpy view of an array of `t` (a structured dtype for structs)."""
+    t = canonical_type(t)
+    if is_struct(t):
+        return t.numpy_dtype()
+    if is_composite(t):
+        return np.dtype(t._wp_scalar_type_._np_)
+    return np.dtype(t._np_)
+
+
+def scalar_type_of(t):
+    """The scalar type of a vector-like type, or `t` itself for scalars."""
+    return getattr(t, "_wp_scalar_type_", t)
+
+
+def type_key(t) -> str:
+    """A string that changes whenever `t`'s layout or meaning does (kernel cache keys)."""
+    if is_struct(t):
+        return t._wp_key_()
+    return type_name(t)
+
+
+def vector(length, dtype=float32):
+    """`wp.types.vector(length, dtype)`, as in Warp (defined in vector.py)."""
+    from .vector import vector as make
+
+    return make(length, dtype)
+
+
+def matrix(shape, dtype=float32):
+    """`wp.types.matrix(shape, dtype)`, as in Warp (defined in vector.py)."""
+    from .vector import matrix as make
+
+    return make(shape, dtype)

@@ -13,13 +13,16 @@ the frontend guarantee well-typed IR, and the lowering re-checks):
   warp.array_dim  (array) -> i32            {dim = d}: the extent of dimension d
   warp.cast       (x) -> y                  numeric conversion with Warp's rules
 Builtin ops: one per builtin table entry, warp.<name> (args...) -> result,
-named by the caller of `load_dialect` (this module knows no builtins).
+named by the caller of `load_dialect` (this module knows no builtins), with
+the number of leading operands that may differ in type (`{name: count}`).
 """
 
 from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import irdl
+
+from . import composite  # vec/mat/quat/transform/struct types and their ops
 
 # (name, operand names, variadic-last-operand, result count: int | "variadic")
 CORE_OPS = [
@@ -64,8 +67,13 @@ def dialect_irdl(builtin_ops) -> str:
         "    irdl.parameters(dtype: %0, ndim: %1)",
         "  }",
     ]
-    body += [_op_irdl(*op) for op in CORE_OPS]
-    body += [_op_irdl(name, ["args"], True, 1) for name in sorted(builtin_ops)]
+    body.append(composite.TYPES_IRDL.rstrip("\n"))
+    body += [_op_irdl(*op) for op in CORE_OPS + composite.OPS]
+    # IRDL unifies the types of a variadic group, so a builtin's leading operands (as many as its shortest
+    # overload takes: `mul(vec3, f32)`, `quat_rotate(quat, vec3)`) each get their own constraint.
+    fixed = builtin_ops if isinstance(builtin_ops, dict) else {}
+    body += [_op_irdl(name, [f"a{k}" for k in range(fixed.get(name, 0))] + ["args"], True, 1)
+             for name in sorted(builtin_ops)]
     return "irdl.dialect @warp {\n" + "\n".join(body) + "\n}\n"
 
 

@@ -1,0 +1,1 @@
+"""Builtins on matrices (row-major, as in Warp): overloads in the builtin table."""

@@ -1,0 +1,195 @@
+"""Value-level helpers for the lowerings of composite builtins.
+
+Composite values are lowered to 1-D MLIR vectors (`vector<N x T>`; a matrix
+is its rows, concatenated: `vector<R*C x T>`). `V` wraps a lowered scalar or
+vector value with Warp's arithmetic (component-wise, scalars broadcast), so
+the lowering of `quat_rotate` reads like its formula. Everything is emitted
+at the current insertion point. MLIR is imported lazily (see lazy.py).
+"""
+
+from __future__ import annotations
+
+from ..lazy import LazyModule, arith, ir, math
+
+vector = LazyModule("mlir.dialects.vector")
+
+
+def elem_type(t):
+    return t.element_type if isinstance(t, ir.VectorType) else t
+
+
+def kind_of(t) -> str:
+    """"float", "int", "uint" or "bool" for a scalar type or a vector's element type."""
+    e = elem_type(t)
+    if isinstance(e, ir.FloatType):
+        return "float"
+    it = ir.IntegerType(e)
+    if it.width == 1:
+        return "bool"
+    return "uint" if it.is_unsigned else "int"
+
+
+def constant(value, t) -> ir.Value:
+    """A scalar constant of (signless) type `t`, or a splat if `t` is a vector type."""
+    e = elem_type(t)
+    if kind_of(e) == "float":
+        attr = ir.FloatAttr.get(e, float(value))
+    else:
+        attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(ir.IntegerType(e).width), int(value))
+    c = arith.ConstantOp(attr.type, attr).result
+    return vector.broadcast(t, c) if isinstance(t, ir.VectorType) else c
+
+
+class V:
+    """A lowered value (scalar or 1-D vector) with Warp's component-wise arithmetic.
+
+    Lowered integer types are signless, so a V carries its Warp kind ("float", "int", "uint",
+    "bool"): unsigned division, comparison and reductions pick the unsigned ops."""
+
+    def __init__(self, value, kind=None):
+        if isinstance(value, V):
+            kind = kind or value.kind
+            value = value.value
+        self.value = value
+        self.kind = kind or kind_of(value.type)
+
+    @property
+    def type(self):
+        return self.value.type
+
+    @property
+    def is_vector(self) -> bool:
+        return isinstance(self.type, ir.VectorType)
+
+    @property
+    def length(self) -> int:
+        return self.type.shape[0]
+
+    def _pair(self, other):
+        other = other if isinstance(other, V) else V(constant(other, elem_type(self.type)), self.kind)
+        a, b = self.value, other.value
+        if isinstance(a.type, ir.VectorType) and not isinstance(b.type, ir.VectorType):
+            b = vector.broadcast(a.type, b)
+        elif isinstance(b.type, ir.VectorType) and not isinstance(a.type, ir.VectorType):
+            a = vector.broadcast(b.type, a)
+        return a, b
+
+    def _arith(self, other, fop, sop, uop=None):
+        a, b = self._pair(other)
+        k = self.kind
+        op = fop if k == "float" else (uop or sop) if k in ("uint", "bool") else sop
+        return V(getattr(arith, op)(a, b).result, k)
+
+    def __add__(self, o):
+        return self._arith(o, "AddFOp", "AddIOp")
+
+    def __radd__(self, o):
+        return V(o if isinstance(o, V) else constant(o, elem_type(self.type)), self.kind) + self
+
+    def __sub__(self, o):
+        return self._arith(o, "SubFOp", "SubIOp")
+
+    def __rsub__(self, o):
+        return V(constant(o, elem_type(self.type)), self.kind) - self
+
+    def __mul__(self, o):
+        return self._arith(o, "MulFOp", "MulIOp")
+
+    def __rmul__(self, o):
+        return self * o
+
+    def __truediv__(self, o):
+        return self._arith(o, "DivFOp", "DivSIOp", "DivUIOp")
+
+    def __rtruediv__(self, o):
+        return V(constant(o, elem_type(self.type)), self.kind) / self
+
+    def rem(self, o):
+        return self._arith(o, "RemFOp", "RemSIOp", "RemUIOp")
+
+    def __neg__(self):
+        if self.kind == "float":
+            return V(arith.NegFOp(self.value).result, "float")
+        return V(constant(0, self.type), self.kind) - self
+
+    def __getitem__(self, k):
+        return V(extract(self.value, k), self.kind)
+
+    def cmp(self, pred: str, o) -> "V":
+        """Component-wise comparison ("eq", "ne", "lt", "le", "gt", "ge") -> i1 or vector of i1."""
+        a, b = self._pair(o)
+        k = self.kind
+        if k == "float":
+            p = {"eq": "OEQ", "ne": "UNE", "lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE"}[pred]
+            return V(arith.CmpFOp(getattr(arith.CmpFPredicate, p), a, b).result, "bool")
+        p = pred if pred in ("eq", "ne") else ("u" if k in ("uint", "bool") else "s") + pred
+        return V(arith.CmpIOp(getattr(arith.CmpIPredicate, p), a, b).result, "bool")
+
+
+def select(cond, a, b) -> V:
+    kind = a.kind if isinstance(a, V) else b.kind if isinstance(b, V) else None
+    c, a, b = (x.value if isinstance(x, V) else x for x in (cond, a, b))
+    return V(arith.SelectOp(c, a, b).result, kind)
+
+
+def extract(v: ir.Value, k) -> ir.Value:
+    """v[k] for a static int k or a dynamic index value (i32)."""
+    if isinstance(k, int):
+        return vector.extract(v, [], [k])
+    idx = arith.IndexCastOp(ir.IndexType.get(), k).result
+    return vector.extract(v, [idx], [ir.ShapedType.get_dynamic_size()])
+
+
+def insert(v: ir.Value, element: ir.Value, k) -> ir.Value:
+    if isinstance(k, int):
+        return vector.insert(element, v, [], [k])
+    idx = arith.IndexCastOp(ir.IndexType.get(), k).result
+    return vector.insert(element, v, [idx], [ir.ShapedType.get_dynamic_size()])
+
+
+def vec_type(n: int, elem) -> ir.Type:
+    return ir.VectorType.get([n], elem)
+
+
+def from_elements(elements, elem=None) -> V:
+    kind = next((e.kind for e in elements if isinstance(e, V)), None)
+    vals = [e.value if isinstance(e, V) else e for e in elements]
+    return V(vector.from_elements(vec_type(len(vals), elem or vals[0].type), vals), kind)
+
+
+def components(v) -> list:
+    v = v if isinstance(v, V) else V(v)
+    return [v[k] for k in range(v.length)]
+
+
+def slice_(v, start: int, count: int) -> V:
+    """Elements [start, start + count) of v."""
+    v = V(v)
+    return V(vector.shuffle(v.value, v.value, list(range(start, start + count))), v.kind)
+
+
+def concat(a, b) -> V:
+    a, b = V(a), V(b)
+    n = a.length + b.length
+    return V(vector.shuffle(a.value, b.value, list(range(n))), a.kind)
+
+
+def reduce_add(v) -> V:
+    """The sum of v's components, left to right (as Warp's unrolled C loops add them)."""
+    comps = components(v)
+    total = comps[0]
+    for c in comps[1:]:
+        total = total + c
+    return total
+
+
+def dot(a, b) -> V:
+    return reduce_add(V(a) * V(b))
+
+
+def sqrt(x) -> V:
+    return V(math.SqrtOp(V(x).value).result, "float")
+
+
+def unary(op: str, x) -> V:
+    return V(getattr(math, op)(V(x).value).result, "float")

@@ -1,0 +1,207 @@
+"""Builtins on vectors (and the component-wise ones shared by every vector-like type:
+matrices, quaternions, transforms), as overloads in the builtin table.
+
+Result rules follow Warp's builtin reference: operands of one type; a scalar
+operand has the vector's scalar type. Lowerings get 1-D MLIR vectors (vecmath.py).
+"""
+
+from __future__ import annotations
+
+from mlwarp import types as wt
+
+from . import vecmath as vm
+from .table import overload
+from .vecmath import V
+
+
+def _names(types):
+    return ", ".join(wt.type_name(t) for t in types)
+
+
+def same(types):
+    """All operands of one composite type; the result is that type."""
+    if len(set(types)) != 1:
+        raise TypeError(f"Input types must be the same, got {_names(types)}")
+    return types[0]
+
+
+def scalar_of(types):
+    return wt.scalar_type_of(same(types))
+
+
+def with_scalar(types):
+    """(composite, scalar) or (scalar, composite): the scalar must be the composite's scalar type."""
+    c = types[0] if wt.is_composite(types[0]) else types[1]
+    s = types[1] if c is types[0] else types[0]
+    if s is not wt.scalar_type_of(c):
+        raise TypeError(f"{wt.type_name(c)} can only be combined with {wt.type_name(wt.scalar_type_of(c))}, "
+                        f"got {wt.type_name(s)}")
+    return c
+
+
+def boolean(types):
+    same(types)
+    return wt.bool_
+
+
+def float_vec(types):
+    t = same(types)
+    if not wt.is_float(wt.scalar_type_of(t)):
+        raise TypeError(f"expects a float vector, got {wt.type_name(t)}")
+    return t
+
+
+def vec_type(n, scalar):
+    from mlwarp.vector import vector
+
+    return vector(n, scalar)
+
+
+def mat_type(rows, cols, scalar):
+    from mlwarp.vector import matrix
+
+    return matrix((rows, cols), scalar)
+
+
+# -- arithmetic operators ---------------------------------------------------------------
+for _op, _fn in (("add", lambda a, b: a + b), ("sub", lambda a, b: a - b)):
+    overload(_op, ["VectorLike", "VectorLike"], same, doc=f"component-wise {_op}")(
+        lambda args, types, rt, _fn=_fn: _fn(V(args[0]), V(args[1])).value)
+
+for _name in ("mul", "div"):
+    _f = (lambda a, b: a * b) if _name == "mul" else (lambda a, b: a / b)
+    overload(_name, ["VectorLike", "Scalar"], with_scalar, doc=f"{_name} by a scalar, component-wise")(
+        lambda args, types, rt, _f=_f: _f(V(args[0]), V(args[1])).value)
+    overload(_name, ["Scalar", "VectorLike"], with_scalar, doc=f"scalar {_name} vector, component-wise")(
+        lambda args, types, rt, _f=_f: _f(V(args[0]), V(args[1])).value)
+
+overload("neg", ["VectorLike"], same, doc="-v")(lambda args, types, rt: (-V(args[0])).value)
+overload("pos", ["VectorLike"], same, doc="+v")(lambda args, types, rt: args[0])
+
+
+def _all_equal(args, types, rt):
+    eq = V(args[0]).cmp("eq", V(args[1]))
+    comps = vm.components(eq)
+    out = comps[0]
+    for c in comps[1:]:
+        out = V(vm.arith.AndIOp(out.value, c.value).result)
+    return out.value
+
+
+overload("eq", ["VectorLike", "VectorLike"], boolean, doc="all components equal")(_all_equal)
+overload("ne", ["VectorLike", "VectorLike"], boolean, doc="some component differs")(
+    lambda args, types, rt: vm.arith.XOrIOp(_all_equal(args, types, rt), vm.constant(1, vm.ir.IntegerType.get_signless(1))).result)
+
+
+# -- vector math -------------------------------------------------------------------------
+def _vec_or_quat(types):
+    t = same(types)
+    if wt.composite_kind(t) not in ("vec", "quat"):
+        raise TypeError(f"expects vectors or quaternions, got {_names(types)}")
+    return t
+
+
+overload("dot", ["VectorLike", "VectorLike"], lambda ts: wt.scalar_type_of(_vec_or_quat(ts)),
+         doc="sum of component products")(lambda args, types, rt: vm.dot(args[0], args[1]).value)
+
+
+def _vec3(types):
+    t = same(types)
+    if wt.inner_shape(t) != (3,) or wt.composite_kind(t) != "vec":
+        raise TypeError(f"cross expects two 3-vectors, got {_names(types)}")
+    return t
+
+
+@overload("cross", ["Vector", "Vector"], _vec3, doc="the cross product of two 3-vectors")
+def _cross(args, types, rt):
+    a, b = V(args[0]), V(args[1])
+    return vm.from_elements([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]).value
+
+
+overload("length_sq", ["VectorLike"], lambda ts: wt.scalar_type_of(_vec_or_quat(ts)), doc="dot(v, v)")(
+    lambda args, types, rt: vm.dot(args[0], args[0]).value)
+overload("length", ["VectorLike"], lambda ts: wt.scalar_type_of(float_vec(ts) and _vec_or_quat(ts)),
+         doc="sqrt(dot(v, v))")(lambda args, types, rt: vm.sqrt(vm.dot(args[0], args[0])).value)
+
+
+@overload("normalize", ["VectorLike"], lambda ts: float_vec(ts) and _vec_or_quat(ts),
+          doc="v / length(v); the zero vector when length(v) is 0, as in Warp")
+def _normalize(args, types, rt):
+    v = V(args[0])
+    n = vm.sqrt(vm.dot(v, v))
+    zero = vm.constant(0, v.type)
+    return vm.select(n.cmp("gt", 0.0), (v / n).value, zero).value
+
+
+overload("cw_mul", ["VectorLike", "VectorLike"], same, doc="component-wise product")(
+    lambda args, types, rt: (V(args[0]) * V(args[1])).value)
+overload("cw_div", ["VectorLike", "VectorLike"], same, doc="component-wise quotient")(
+    lambda args, types, rt: (V(args[0]) / V(args[1])).value)
+
+
+def _minmax(pred):
+    return lambda args, types, rt: vm.select(V(args[0]).cmp(pred, V(args[1])), args[0], args[1]).value
+
+
+overload("min", ["Vector", "Vector"], same, doc="component-wise minimum")(_minmax("lt"))
+overload("max", ["Vector", "Vector"], same, doc="component-wise maximum")(_minmax("gt"))
+
+
+def _reduce(pred):
+    def lower(args, types, rt):
+        comps = vm.components(args[0])
+        best = comps[0]
+        for c in comps[1:]:
+            best = vm.select(c.cmp(pred, best), c.value, best.value)
+        return best.value
+
+    return lower
+
+
+overload("min", ["Vector"], lambda ts: wt.scalar_type_of(ts[0]), doc="the smallest component")(_reduce("lt"))
+overload("max", ["Vector"], lambda ts: wt.scalar_type_of(ts[0]), doc="the largest component")(_reduce("gt"))
+
+
+def _arg_reduce(pred):
+    """Index (uint32) of the first extreme component, as Warp's argmin/argmax."""
+
+    def lower(args, types, rt):
+        comps = vm.components(args[0])
+        best, idx = comps[0], V(vm.constant(0, rt))
+        for k, c in enumerate(comps[1:], 1):
+            better = c.cmp(pred, best)
+            best = vm.select(better, c.value, best.value)
+            idx = vm.select(better, vm.constant(k, rt), idx.value)
+        return idx.value
+
+    return lower
+
+
+overload("argmin", ["Vector"], lambda ts: wt.uint32, doc="index of the smallest component")(_arg_reduce("lt"))
+overload("argmax", ["Vector"], lambda ts: wt.uint32, doc="index of the largest component")(_arg_reduce("gt"))
+
+
+@overload("abs", ["VectorLike"], same, doc="component-wise |x|")
+def _abs(args, types, rt):
+    v = V(args[0])
+    if v.kind == "uint":
+        return v.value
+    return vm.select(v.cmp("lt", 0), (-v).value, v.value).value
+
+
+@overload("sign", ["Vector"], same, doc="component-wise sign: -1 where x < 0, else 1 (Warp's rule)")
+def _sign(args, types, rt):
+    v = V(args[0])
+    return vm.select(v.cmp("lt", 0), vm.constant(-1, v.type), vm.constant(1, v.type)).value
+
+
+@overload("outer", ["Vector", "Vector"],
+          lambda ts: mat_type(wt.inner_shape(ts[0])[0], wt.inner_shape(ts[1])[0], scalar_of(
+              [wt.scalar_type_of(ts[0]), wt.scalar_type_of(ts[1])])), doc="a b^T")
+def _outer(args, types, rt):
+    a, b = V(args[0]), V(args[1])
+    rows = [b * a[i] for i in range(a.length)]
+    out = rows[0]
+    for r in rows[1:]:
+        out = vm.concat(out, r)
+    return out.value

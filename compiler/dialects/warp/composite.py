@@ -1,0 +1,160 @@
+"""Composite types of the warp dialect and the ops that build and take them apart.
+
+Types (IRDL, parametric):
+  !warp.vec<N, T>              Warp's vector of N scalars T (also spatial_vector: N = 6)
+  !warp.mat<R, C, T>           row-major R x C matrix
+  !warp.quat<T>                quaternion, components (x, y, z, w)
+  !warp.transform<T>           rigid transform: p (3) then q (4)
+  !warp.struct<"Name", [T...]> a @wp.struct, fields in declaration order
+
+Ops (operands unconstrained in IRDL, like the core ops; builders keep them typed):
+  warp.construct   (scalars...) -> composite     components in storage order; no operand = zero value
+  warp.extract     (value, i32...) -> element    v[i], m[i, j], m[i] (a row), q[i]
+  warp.insert      (value, element, i32...) -> value   the value with one element (or row) replaced
+  warp.struct_get  (struct) -> field             {field = k}
+  warp.struct_set  (struct, value) -> struct     {field = k}
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mlir import ir
+
+TYPES_IRDL = """
+  irdl.type @vec {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.any
+    irdl.parameters(length: %0, dtype: %1)
+  }
+  irdl.type @mat {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.integer"
+    %2 = irdl.any
+    irdl.parameters(rows: %0, cols: %1, dtype: %2)
+  }
+  irdl.type @quat {
+    %0 = irdl.any
+    irdl.parameters(dtype: %0)
+  }
+  irdl.type @transform {
+    %0 = irdl.any
+    irdl.parameters(dtype: %0)
+  }
+  irdl.type @struct {
+    %0 = irdl.any
+    %1 = irdl.any
+    irdl.parameters(name: %0, fields: %1)
+  }
+"""
+
+# (name, operand names, variadic-last-operand, result count), as dialect.CORE_OPS
+OPS = [
+    ("construct", ["elements"], True, 1),
+    ("extract", ["value", "indices"], True, 1),
+    ("insert", ["value", "element", "indices"], True, 1),
+    ("struct_get", ["value"], False, 1),
+    ("struct_set", ["value", "element"], False, 1),
+]
+
+
+@dataclass(frozen=True)
+class Composite:
+    """What a composite MLIR type is: kind ("vec", "mat", "quat", "transform", "struct"), its
+    shape (() for structs), its scalar type (vector-likes) or field types (structs)."""
+
+    kind: str
+    shape: tuple
+    dtype: ir.Type | None = None
+    fields: tuple = ()
+    name: str = ""
+
+    @property
+    def length(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+
+_HEAD = re.compile(r"^!warp\.(vec|mat|quat|transform|struct)<")
+
+
+def is_composite_type(t: ir.Type) -> bool:
+    return bool(_HEAD.match(str(t)))
+
+
+def split_params(body: str) -> list:
+    """Splits `a, b<c, d>, [e, f]` at top-level commas."""
+    out, depth, cur = [], 0, ""
+    for ch in body:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _int(p: str) -> int:
+    return int(p.split(":")[0])
+
+
+def composite(t: ir.Type) -> Composite | None:
+    s = str(t)
+    m = _HEAD.match(s)
+    if not m:
+        return None
+    kind = m.group(1)
+    params = split_params(s[m.end():-1])
+    if kind == "vec":
+        return Composite("vec", (_int(params[0]),), ir.Type.parse(params[1]))
+    if kind == "mat":
+        return Composite("mat", (_int(params[0]), _int(params[1])), ir.Type.parse(params[2]))
+    if kind == "quat":
+        return Composite("quat", (4,), ir.Type.parse(params[0]))
+    if kind == "transform":
+        return Composite("transform", (7,), ir.Type.parse(params[0]))
+    fields = params[1].strip()[1:-1]
+    return Composite("struct", (), None, tuple(ir.Type.parse(f) for f in split_params(fields)),
+                     params[0].strip('"'))
+
+
+def struct_type(name: str, fields) -> ir.Type:
+    return ir.Type.parse(f'!warp.struct<"{name}", [{", ".join(str(f) for f in fields)}]>')
+
+
+# -- builders ------------------------------------------------------------------------
+def _create(name, operands, results, attributes=None):
+    return ir.Operation.create(f"warp.{name}", results=results, operands=list(operands), attributes=attributes or {})
+
+
+def _field_attr(k: int):
+    return {"field": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)}
+
+
+def construct(t: ir.Type, elements) -> ir.Value:
+    return _create("construct", elements, [t]).result
+
+
+def extract(value: ir.Value, indices, result: ir.Type) -> ir.Value:
+    return _create("extract", [value, *indices], [result]).result
+
+
+def insert(value: ir.Value, element: ir.Value, indices) -> ir.Value:
+    return _create("insert", [value, element, *indices], [value.type]).result
+
+
+def struct_get(value: ir.Value, k: int, result: ir.Type) -> ir.Value:
+    return _create("struct_get", [value], [result], _field_attr(k)).result
+
+
+def struct_set(value: ir.Value, k: int, element: ir.Value) -> ir.Value:
+    return _create("struct_set", [value, element], [value.type], _field_attr(k)).result

@@ -1,0 +1,321 @@
+"""The frontend for composite values: vectors, matrices, quaternions, transforms and structs.
+
+codegen.py hands over (in a few lines each) constructor calls (`wp.vec3(...)`,
+`Particle()`), component and field reads (`v.x`, `v[0]`, `m[i, j]`, `m[i]`,
+`p.pos`), component writes (`v[0] = ...`, `p.pos.x = ...`, `a[i].pos = ...`:
+SSA, so a write builds a new value and assigns it to the base) and captured
+composite constants. Composite values are `warp.construct` / `warp.extract` /
+`warp.insert` / `warp.struct_get` / `warp.struct_set` ops on dialect types.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from mlwarp import types as wt
+from mlwarp.errors import CompileError, CompileTypeError
+
+from ..dialects.warp import builders as wb
+from ..dialects.warp import composite as wc
+from . import types as ft
+from .resolve import MISSING, resolve_path
+
+_COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3}
+
+
+def _var(value, t):
+    from .codegen import Var
+
+    return Var(value, t)
+
+
+def is_composite(t) -> bool:
+    return wt.is_composite(t)
+
+
+# -- constructors ---------------------------------------------------------------------------
+def is_constructor(obj) -> bool:
+    return wt.is_composite(obj) or _type_function(obj) is not None
+
+
+def _scalar_args(em, node, T, args) -> list:
+    """The constructor arguments of a vector-like T as T's scalars, in storage order."""
+    scalar = wt.scalar_type_of(T)
+    n = 1
+    for s in wt.inner_shape(T):
+        n *= s
+    if not args:
+        return None
+    flat = []
+    for a in args:
+        if wt.is_composite(a.type) and not wt.is_struct(a.type):
+            flat += [_component(em, a, k) for k in range(_size(a.type))]
+        elif wt.is_scalar(a.type):
+            flat.append(a)
+        else:
+            raise em.error(node, f"{wt.type_name(T)}() cannot take a {ft.name(a.type)}", CompileTypeError)
+    if len(flat) == 1 and n > 1:
+        flat = flat * n  # fill: wp.vec3(1.0)
+    if len(flat) != n:
+        raise em.error(node, f"{wt.type_name(T)}() takes {n} components (or one value to fill), got {len(flat)}",
+                       CompileTypeError)
+    return [v if v.type is scalar else em.cast(v, scalar, node) for v in flat]
+
+
+def _size(t) -> int:
+    n = 1
+    for s in wt.inner_shape(t):
+        n *= s
+    return n
+
+
+def _component(em, v, k):
+    """Storage element k of a vector-like value (row-major for matrices)."""
+    t = v.type
+    scalar = wt.scalar_type_of(t)
+    if wt.composite_kind(t) == "mat":
+        cols = wt.inner_shape(t)[1]
+        idx = [em.const(k // cols, wt.int32).value, em.const(k % cols, wt.int32).value]
+    else:
+        idx = [em.const(k, wt.int32).value]
+    return _var(wc.extract(v.value, idx, ft.to_mlir(scalar)), scalar)
+
+
+def construct(em, node, T):
+    """`T(...)` for a composite type T, or a type function such as `wp.identity(n=3, dtype=float)`."""
+    if _type_function(T) is not None:
+        return _type_function(T)(em, node)
+    if node.keywords:
+        raise em.error(node, f"{wt.type_name(T)}() takes positional arguments only", CompileError)
+    args = [em.expr(a) for a in node.args]
+    mt = ft.to_mlir(T)
+    if wt.is_struct(T):
+        if args:
+            raise em.error(node, f"struct {T.__name__}() takes no arguments; set its fields after creating it",
+                           CompileError)
+        return _var(wc.construct(mt, []), T)
+    if wt.composite_kind(T) == "transform" and len(args) == 2:
+        p, q = args
+        if wt.inner_shape(p.type) != (3,) or wt.composite_kind(q.type) != "quat":
+            raise em.error(node, f"{wt.type_name(T)}(p, q) takes a 3-vector and a quaternion, got "
+                                 f"{ft.name(p.type)} and {ft.name(q.type)}", CompileTypeError)
+    if not args and wt.composite_kind(T) in ("quat", "transform"):
+        return identity_value(em, T)
+    scalars = _scalar_args(em, node, T, args)
+    return _var(wc.construct(mt, [s.value for s in scalars] if scalars else []), T)
+
+
+def identity_value(em, T):
+    """The identity quaternion (0, 0, 0, 1), transform (0, 0, 0, 0, 0, 0, 1) or matrix of type T."""
+    scalar = wt.scalar_type_of(T)
+    n = _size(T)
+    if wt.composite_kind(T) == "mat":
+        cols = wt.inner_shape(T)[1]
+        ones = {k for k in range(n) if k // cols == k % cols}
+    else:
+        ones = {n - 1}
+    vals = [em.const(1 if k in ones else 0, scalar).value for k in range(n)]
+    return _var(wc.construct(ft.to_mlir(T), vals), T)
+
+
+def _kw_type(em, node, name, default):
+    for kw in node.keywords:
+        if kw.arg == name:
+            obj = resolve_path(em.src.func, kw.value)
+            t = wt.canonical_type(obj) if obj is not MISSING else None
+            if t is None:
+                raise em.error(kw.value, f"'{name}' must be a type", CompileTypeError)
+            return t
+    return default
+
+
+def _identity(em, node):
+    from mlwarp.vector import matrix
+
+    n = None
+    for kw in node.keywords:
+        if kw.arg == "n":
+            n = kw.value
+    n = n if n is not None else (node.args[0] if node.args else None)
+    if not (isinstance(n, ast.Constant) and isinstance(n.value, int)):
+        raise em.error(node, "identity(n, dtype): n must be an integer constant", CompileError)
+    dtype = _kw_type(em, node, "dtype", wt.float32)
+    if len(node.args) > 1:
+        dtype = wt.canonical_type(resolve_path(em.src.func, node.args[1]))
+    return identity_value(em, matrix((n.value, n.value), dtype))
+
+
+def _quat_identity(em, node):
+    from mlwarp.vector import quaternion
+
+    return identity_value(em, quaternion(_kw_type(em, node, "dtype", wt.float32)))
+
+
+def _transform_identity(em, node):
+    from mlwarp.vector import transformation
+
+    return identity_value(em, transformation(_kw_type(em, node, "dtype", wt.float32)))
+
+
+def _type_function(obj):
+    from mlwarp import vector as wv
+
+    return {id(wv.identity): _identity, id(wv.quat_identity): _quat_identity,
+            id(wv.transform_identity): _transform_identity}.get(id(obj))
+
+
+# -- reads ------------------------------------------------------------------------------------
+def _is_local_expr(em, node) -> bool:
+    """Whether `node` denotes a kernel value (a local, an element, a call result) rather than a Python global."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if isinstance(node, ast.Name):
+        from .codegen import Var
+
+        return node.id in em.env
+    return isinstance(node, (ast.Subscript, ast.Call))
+
+
+def _index_var(em, node):
+    v = em.expr(node)
+    if not wt.is_int(v.type):
+        raise em.error(node, f"indices must be integers, got {ft.name(v.type)}", CompileTypeError)
+    return wb.cast(v.value, ft.to_mlir(wt.int32))
+
+
+def _check_const_index(em, node, idx_node, n):
+    if isinstance(idx_node, ast.Constant) and isinstance(idx_node.value, int) and not -n <= idx_node.value < n:
+        raise em.error(node, f"index {idx_node.value} out of range for {n} components", CompileError)
+
+
+def attribute(em, node):
+    """`v.x`, `q.w`, `t.p`, `p.pos`: None when the base is not a composite value."""
+    if not _is_local_expr(em, node.value):
+        return None
+    base = em.expr(node.value)
+    if not wt.is_composite(base.type):
+        return None
+    return get_member(em, node, base, node.attr)
+
+
+def _field(em, node, t, name):
+    for k, (fname, ftype) in enumerate(t._wp_fields_):
+        if fname == name:
+            return k, ftype
+    raise em.error(node, f"struct '{t.__name__}' has no field '{name}' (fields: "
+                         f"{', '.join(f for f, _ in t._wp_fields_)})", CompileError)
+
+
+def get_member(em, node, base, name):
+    t = base.type
+    kind = wt.composite_kind(t)
+    if kind == "struct":
+        k, ftype = _field(em, node, t, name)
+        return _var(wc.struct_get(base.value, k, ft.to_mlir(ftype)), ftype)
+    if kind == "transform" and name in ("p", "q"):
+        from mlwarp.vector import quaternion, vector
+
+        scalar = wt.scalar_type_of(t)
+        part = vector(3, scalar) if name == "p" else quaternion(scalar)
+        start = 0 if name == "p" else 3
+        comps = [_component(em, base, start + k).value for k in range(_size(part))]
+        return _var(wc.construct(ft.to_mlir(part), comps), part)
+    k = _COMPONENTS.get(name)
+    if kind in ("vec", "quat") and k is not None and k < _size(t):
+        return _component(em, base, k)
+    raise em.error(node, f"'{ft.name(t)}' has no attribute '{name}'", CompileError)
+
+
+def subscript(em, node):
+    """`v[i]`, `m[i, j]`, `m[i]`: None when the base is not a vector-like value."""
+    if not _is_local_expr(em, node.value):
+        return None
+    base = em.expr(node.value)
+    if not wt.is_composite(base.type):
+        return None
+    return get_item(em, node, base, node.slice)
+
+
+def _indices(em, node, t, slice_node):
+    idx_nodes = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
+    shape = wt.inner_shape(t)
+    if not shape:
+        raise em.error(node, f"a {ft.name(t)} cannot be indexed", CompileTypeError)
+    if len(idx_nodes) > len(shape) or any(isinstance(i, ast.Slice) for i in idx_nodes):
+        raise em.error(node, f"a {ft.name(t)} takes up to {len(shape)} integer indices", CompileError)
+    for i, n in zip(idx_nodes, shape):
+        _check_const_index(em, node, i, n)
+    return [_index_var(em, i) for i in idx_nodes], idx_nodes
+
+
+def _element_type(t, count):
+    from mlwarp.vector import vector
+
+    if wt.composite_kind(t) == "mat" and count == 1:
+        return vector(wt.inner_shape(t)[1], wt.scalar_type_of(t))
+    return wt.scalar_type_of(t)
+
+
+def get_item(em, node, base, slice_node):
+    idx, _ = _indices(em, node, base.type, slice_node)
+    et = _element_type(base.type, len(idx))
+    return _var(wc.extract(base.value, idx, ft.to_mlir(et)), et)
+
+
+# -- writes --------------------------------------------------------------------------------------
+def assign(em, target, value) -> bool:
+    """Handles `base.attr = value` / `base[i] = value` on a composite base; False if `target` is not one."""
+    if not isinstance(target, (ast.Attribute, ast.Subscript)) or not _is_local_expr(em, target.value):
+        return False
+    base = em.expr(target.value)
+    if not wt.is_composite(base.type):
+        return False
+    em.assign(target.value, with_member(em, target, base, value))
+    return True
+
+
+def is_composite_base(em, target) -> bool:
+    """Whether an augmented assignment target `x[i]` indexes a composite value (not an array)."""
+    if not _is_local_expr(em, target.value):
+        return False
+    return wt.is_composite(em.expr(target.value).type)
+
+
+def with_member(em, target, base, value):
+    """`base` with the member named by `target` replaced by `value` (a new SSA value)."""
+    t = base.type
+    if isinstance(target, ast.Attribute):
+        kind = wt.composite_kind(t)
+        if kind == "struct":
+            k, ftype = _field(em, target, t, target.attr)
+            value = _converted(em, target, value, ftype)
+            return _var(wc.struct_set(base.value, k, value.value), t)
+        k = _COMPONENTS.get(target.attr)
+        if kind in ("vec", "quat") and k is not None and k < _size(t):
+            value = _converted(em, target, value, wt.scalar_type_of(t))
+            return _var(wc.insert(base.value, value.value, [em.const(k, wt.int32).value]), t)
+        raise em.error(target, f"'{ft.name(t)}' has no attribute '{target.attr}' to assign", CompileError)
+    idx, _ = _indices(em, target, t, target.slice)
+    value = _converted(em, target, value, _element_type(t, len(idx)))
+    return _var(wc.insert(base.value, value.value, idx), t)
+
+
+def _converted(em, node, value, to):
+    if value.type == to:
+        return value
+    if wt.is_scalar(value.type) and wt.is_scalar(to):
+        return em.cast(value, to, node)
+    raise em.error(node, f"cannot assign a {ft.name(value.type)} to a member of type {ft.name(to)}",
+                   CompileTypeError)
+
+
+# -- captured constants -----------------------------------------------------------------------------
+def constant(em, node, obj):
+    """A composite value captured from Python (`g = wp.vec3(0.0, -9.8, 0.0)` at module level)."""
+    T = type(obj)
+    if wt.is_struct(T):
+        raise em.error(node, f"a struct instance ({T.__name__}) cannot be captured as a constant; pass it as "
+                             f"a kernel argument", CompileError)
+    scalar = wt.scalar_type_of(T)
+    vals = [em.const(obj._get(k), scalar).value for k in range(_size(T))]
+    return _var(wc.construct(ft.to_mlir(T), vals), T)

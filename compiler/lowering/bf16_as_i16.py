@@ -1,0 +1,63 @@
+"""warp-bf16-as-i16: bfloat16 values become i16 bit patterns in the final LLVM dialect.
+
+Without native bf16 the x86 backend keeps bf16 values promoted to f32 and
+stores them through the libgcc helper `__truncsfbf2`, which the JIT cannot
+resolve. By this point `arith-emulate-unsupported-floats` computes bf16
+arithmetic in f32 and `arith-expand{include-bf16=true}` rounds with integer
+ops, so bf16 only travels through loads, stores, selects and bitcasts: the
+same bits as i16. Types inside attributes (a GEP's element type) keep bf16,
+whose layout equals i16's.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ..passes.registry import Pass, register
+
+
+def _replace(t: ir.Type) -> ir.Type:
+    s = str(t)
+    if "bf16" not in s:
+        return t
+    return ir.Type.parse(s.replace("bf16", "i16"))
+
+
+@register
+class Bf16AsI16(Pass):
+    name = "warp-bf16-as-i16"
+    description = "Carry bfloat16 values as i16 bit patterns in the LLVM dialect (no soft-float helpers)"
+
+    def run(self, module):
+        def visit(op):
+            for r in op.results:
+                if "bf16" in str(r.type):
+                    r.set_type(_replace(r.type))
+            for region in op.regions:
+                for block in region.blocks:
+                    for a in block.arguments:
+                        if "bf16" in str(a.type):
+                            a.set_type(_replace(a.type))
+            if op.name == "llvm.func" and "bf16" in str(op.attributes["function_type"]):
+                op.attributes["function_type"] = ir.TypeAttr.get(
+                    _replace(ir.TypeAttr(op.attributes["function_type"]).value))
+            return ir.WalkResult.ADVANCE
+
+        with ir.Location.unknown():
+            module.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+@register
+class Bf16RoundEachOp(Pass):
+    name = "warp-bf16-round-each-op"
+    description = ("After arith-emulate-unsupported-floats: drop `contract` from its bf16<->f32 conversions, so "
+                   "folding keeps them and each operation rounds to bfloat16, as Warp's do")
+
+    def run(self, module):
+        def visit(op):
+            if op.name in ("arith.extf", "arith.truncf") and "fastmath" in op.attributes and \
+                    "bf16" in str(op.operands[0].type) + str(op.results[0].type):
+                del op.attributes["fastmath"]
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit, ir.WalkOrder.PRE_ORDER)

@@ -1,0 +1,230 @@
+"""Vectors: types, constructors, operators, component reads and writes, arrays of vectors with numpy's
+(n, 3) layout, atomics, arguments by value, and the vector builtins, each against numpy."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+rng = np.random.default_rng(7)
+
+
+def vec3s(n, dtype=np.float32):
+    return rng.uniform(-2.0, 2.0, size=(n, 3)).astype(dtype)
+
+
+def test_vector_types_are_cached_and_named_as_in_warp():
+    assert wp.vec(3, wp.float32) is wp.vec3 is wp.vec3f
+    assert wp.types.vector(3, float) is wp.vec3
+    assert wp.vec(4, wp.float64) is wp.vec4d
+    assert wp.vec3i.__name__ == "vec3i" and wp.vec2ui.__name__ == "vec2ui" and wp.vec4h.__name__ == "vec4h"
+    assert wp.types.type_size(wp.vec3) == 12 and wp.types.type_size(wp.vec4d) == 32
+    v = wp.vec3(1.0, 2.0, 3.0)
+    assert (v.x, v.y, v.z, v[2]) == (1.0, 2.0, 3.0, 3.0)
+    assert wp.vec3(1.5) == wp.vec3(1.5, 1.5, 1.5)
+    assert (v * 2.0, 2.0 * v, v / 2.0, -v) == (wp.vec3(2, 4, 6), wp.vec3(2, 4, 6), wp.vec3(0.5, 1, 1.5),
+                                               wp.vec3(-1, -2, -3))
+    assert wp.vec3i(7, 8, -9) / 2 == wp.vec3i(3, 4, -4)  # C division truncates
+
+
+def test_arithmetic_components_and_writes():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.vec3), b: wp.array(dtype=wp.vec3), s: float, out: wp.array(dtype=wp.vec3),
+          w: wp.array(dtype=wp.vec3), comps: wp.array(dtype=float, ndim=2)):
+        i = wp.tid()
+        u = a[i]
+        v = b[i]
+        out[i] = (u + v) * s - v / s + s * (-u)
+        x = wp.vec3(u)  # copy
+        x.y = v.z
+        x[2] = x[0] + 1.0
+        x[0] += 10.0
+        w[i] = x
+        comps[i, 0] = u.x
+        comps[i, 1] = u[1]
+        comps[i, 2] = a[i].z
+        j = i % 3
+        comps[i, 3] = v[j]
+
+    A, B = vec3s(6), vec3s(6)
+    out, w = wp.zeros(6, dtype=wp.vec3), wp.zeros(6, dtype=wp.vec3)
+    comps = wp.zeros((6, 4), dtype=float)
+    s = np.float32(1.5)
+    wp.launch(k, 6, [wp.array(A, dtype=wp.vec3), wp.array(B, dtype=wp.vec3), 1.5, out, w, comps])
+    np.testing.assert_allclose(out.numpy(), (A + B) * s - B / s + s * (-A), rtol=1e-6)
+    expected_w = A.copy()
+    expected_w[:, 1] = B[:, 2]
+    expected_w[:, 2] = A[:, 0] + np.float32(1.0)
+    expected_w[:, 0] += np.float32(10.0)
+    np.testing.assert_array_equal(w.numpy(), expected_w)
+    np.testing.assert_array_equal(comps.numpy()[:, :3], A)
+    np.testing.assert_array_equal(comps.numpy()[:, 3], B[np.arange(6), np.arange(6) % 3])
+
+
+def test_constructors_fill_conversion_and_comparisons():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3d), fill: wp.array(dtype=wp.vec4),
+          ints: wp.array(dtype=wp.vec3i), eq: wp.array(dtype=wp.int32)):
+        i = wp.tid()
+        out[i] = wp.vec3d(a[i])
+        fill[i] = wp.vec4(a[i].x)
+        ints[i] = wp.vec3i(a[i])
+        z = wp.vec3()
+        if a[i] == a[i] and a[i] != z and not (z != wp.vec3(0.0, 0.0, 0.0)):
+            eq[i] = 1
+
+    A = vec3s(4) * np.float32(10)
+    out, fill = wp.zeros(4, dtype=wp.vec3d), wp.zeros(4, dtype=wp.vec4)
+    ints, eq = wp.zeros(4, dtype=wp.vec3i), wp.zeros(4, dtype=wp.int32)
+    wp.launch(k, 4, [wp.array(A, dtype=wp.vec3), out, fill, ints, eq])
+    np.testing.assert_array_equal(out.numpy(), A.astype(np.float64))
+    np.testing.assert_array_equal(fill.numpy(), np.repeat(A[:, :1], 4, axis=1))
+    np.testing.assert_array_equal(ints.numpy(), A.astype(np.int32))  # truncation toward zero
+    np.testing.assert_array_equal(eq.numpy(), [1, 1, 1, 1])
+
+
+def test_vector_builtins_against_numpy():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.vec3), b: wp.array(dtype=wp.vec3), scal: wp.array(dtype=float, ndim=2),
+          vecs: wp.array(dtype=wp.vec3, ndim=2), idx: wp.array(dtype=wp.uint32, ndim=2),
+          outer: wp.array(dtype=wp.mat33)):
+        i = wp.tid()
+        u = a[i]
+        v = b[i]
+        scal[i, 0] = wp.dot(u, v)
+        scal[i, 1] = wp.length(u)
+        scal[i, 2] = wp.length_sq(u)
+        scal[i, 3] = wp.min(u)
+        scal[i, 4] = wp.max(u)
+        vecs[i, 0] = wp.cross(u, v)
+        vecs[i, 1] = wp.normalize(u)
+        vecs[i, 2] = wp.cw_mul(u, v)
+        vecs[i, 3] = wp.cw_div(u, v)
+        vecs[i, 4] = wp.min(u, v)
+        vecs[i, 5] = wp.max(u, v)
+        vecs[i, 6] = wp.abs(u)
+        vecs[i, 7] = wp.sign(u)
+        vecs[i, 8] = wp.normalize(wp.vec3(0.0))
+        idx[i, 0] = wp.argmin(u)
+        idx[i, 1] = wp.argmax(u)
+        outer[i] = wp.outer(u, v)
+
+    n = 8
+    A, B = vec3s(n), vec3s(n)
+    scal, vecs = wp.zeros((n, 5), dtype=float), wp.zeros((n, 9), dtype=wp.vec3)
+    idx, outer = wp.zeros((n, 2), dtype=wp.uint32), wp.zeros(n, dtype=wp.mat33)
+    wp.launch(k, n, [wp.array(A, dtype=wp.vec3), wp.array(B, dtype=wp.vec3), scal, vecs, idx, outer])
+    s, v = scal.numpy(), vecs.numpy()
+    dot = A[:, 0] * B[:, 0] + A[:, 1] * B[:, 1] + A[:, 2] * B[:, 2]  # Warp's order of additions
+    np.testing.assert_array_equal(s[:, 0], dot)
+    np.testing.assert_allclose(s[:, 1], np.linalg.norm(A, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(s[:, 2], (A * A).sum(1), rtol=1e-6)
+    np.testing.assert_array_equal(s[:, 3], A.min(1))
+    np.testing.assert_array_equal(s[:, 4], A.max(1))
+    np.testing.assert_allclose(v[:, 0], np.cross(A, B), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(v[:, 1], A / np.linalg.norm(A, axis=1, keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(v[:, 2], A * B)
+    np.testing.assert_array_equal(v[:, 3], A / B)
+    np.testing.assert_array_equal(v[:, 4], np.minimum(A, B))
+    np.testing.assert_array_equal(v[:, 5], np.maximum(A, B))
+    np.testing.assert_array_equal(v[:, 6], np.abs(A))
+    np.testing.assert_array_equal(v[:, 7], np.where(A < 0, -1.0, 1.0))
+    np.testing.assert_array_equal(v[:, 8], 0.0)  # normalize(0) is 0, as in Warp
+    np.testing.assert_array_equal(idx.numpy()[:, 0], A.argmin(1))
+    np.testing.assert_array_equal(idx.numpy()[:, 1], A.argmax(1))
+    np.testing.assert_array_equal(outer.numpy(), A[:, :, None] * B[:, None, :])
+
+
+@pytest.mark.parametrize("V,np_t", [(wp.vec3i, np.int32), (wp.vec2ui, np.uint32), (wp.vec4h, np.float16),
+                                     (wp.vec3d, np.float64), (wp.vec2ub, np.uint8), (wp.vec3l, np.int64)],
+                         ids=lambda x: getattr(x, "__name__", str(x)))
+def test_vectors_of_every_scalar_type(V, np_t):
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=V), b: wp.array(dtype=V), add: wp.array(dtype=V), div: wp.array(dtype=V),
+          mx: wp.array(dtype=V), big: wp.array(dtype=wp.uint32)):
+        i = wp.tid()
+        add[i] = a[i] + b[i]
+        div[i] = a[i] / b[i][0]
+        mx[i] = wp.max(a[i], b[i])
+        big[i] = wp.argmax(a[i])
+
+    n = len(V._shape_) and V._length_
+    vals = np.array([[7, 200, 3, 9], [2, 5, 100, 1], [9, 1, 4, 60]], dtype=np.float64)[:, :n]
+    a, b = vals.astype(np_t), (vals[::-1] + 1).astype(np_t)
+    add, div, mx = (wp.zeros(3, dtype=V) for _ in range(3))
+    big = wp.zeros(3, dtype=wp.uint32)
+    wp.launch(k, 3, [wp.array(a, dtype=V), wp.array(b, dtype=V), add, div, mx, big])
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(add.numpy(), a + b)
+    d = b[:, :1]
+    expected_div = a / d if np.issubdtype(np_t, np.floating) else (a.astype(np.int64) // d).astype(np_t)
+    np.testing.assert_array_equal(div.numpy(), expected_div)  # positive values: truncation == floor
+    np.testing.assert_array_equal(mx.numpy(), np.maximum(a, b))
+    np.testing.assert_array_equal(big.numpy(), a.argmax(1))
+
+
+def test_arrays_of_vectors_keep_numpy_layout_and_atomic_add_is_componentwise():
+    @wp.kernel(enable_backward=False)
+    def k(src: wp.array(dtype=wp.vec3), acc: wp.array(dtype=wp.vec3), g: wp.vec3, old: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        acc[i % 2] += src[i] + g
+        old[i] = wp.atomic_add(acc, 2, g)
+
+    A = np.arange(12, dtype=np.float32).reshape(4, 3)
+    src = wp.array(A, dtype=wp.vec3)
+    assert src.shape == (4,) and src.numpy().shape == (4, 3) and src.strides == (12,)
+    acc, old = wp.zeros(3, dtype=wp.vec3), wp.zeros(4, dtype=wp.vec3)
+    wp.launch(k, 4, [src, acc, wp.vec3(1.0, 2.0, 3.0), old])
+    g = np.array([1, 2, 3], dtype=np.float32)
+    np.testing.assert_array_equal(acc.numpy()[0], A[0] + A[2] + 2 * g)
+    np.testing.assert_array_equal(acc.numpy()[1], A[1] + A[3] + 2 * g)
+    np.testing.assert_array_equal(acc.numpy()[2], 4 * g)
+    np.testing.assert_array_equal(np.sort(old.numpy()[:, 0]), [0, 1, 2, 3])  # each thread saw an old value
+
+
+def test_vector_arguments_by_value_accept_sequences():
+    @wp.kernel(enable_backward=False)
+    def k(v: wp.vec3, d: wp.vec2d, out: wp.array(dtype=float)):
+        out[0] = v.x + v.y + v.z + float(d[1])
+
+    out = wp.zeros(1, dtype=float)
+    wp.launch(k, 1, [(1.0, 2.0, 3.0), wp.vec2d(0.0, 4.0), out])
+    assert out.numpy()[0] == 10.0
+    with pytest.raises(wp.LaunchError, match=r"argument 'v' expects vec3f \(3 components\), but passed value has 2"):
+        wp.launch(k, 1, [(1.0, 2.0), wp.vec2d(0.0, 4.0), out])
+
+
+def test_captured_vector_constant():
+    up = wp.vec3(0.0, 1.0, 0.0)
+
+    @wp.kernel(enable_backward=False)
+    def k(out: wp.array(dtype=wp.vec3)):
+        out[0] = up * 2.0
+
+    out = wp.zeros(1, dtype=wp.vec3)
+    wp.launch(k, 1, [out])
+    np.testing.assert_array_equal(out.numpy()[0], [0, 2, 0])
+
+
+def test_vector_type_errors_name_the_line():
+    @wp.kernel(enable_backward=False)
+    def vv(a: wp.array(dtype=wp.vec3)):
+        a[0] = a[0] * a[1]
+
+    with pytest.raises(wp.CompileTypeError, match=r"test_vec.py:\d+.*Couldn't find a function 'mul' compatible "
+                                                  r"with the arguments 'vec3f, vec3f'"):
+        wp.launch(vv, 1, [wp.zeros(2, dtype=wp.vec3)])
+
+    @wp.kernel(enable_backward=False)
+    def comp(a: wp.array(dtype=wp.vec2)):
+        a[0] = wp.vec2(a[0].z, 1.0)
+
+    with pytest.raises(wp.CompileError, match=r"'vec2f' has no attribute 'z'"):
+        wp.launch(comp, 1, [wp.zeros(2, dtype=wp.vec2)])
+
+    @wp.kernel(enable_backward=False)
+    def count(a: wp.array(dtype=wp.vec3)):
+        a[0] = wp.vec3(1.0, 2.0)
+
+    with pytest.raises(wp.CompileTypeError, match=r"vec3f\(\) takes 3 components \(or one value to fill\), got 2"):
+        wp.launch(count, 1, [wp.zeros(2, dtype=wp.vec3)])
