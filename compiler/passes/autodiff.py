@@ -78,9 +78,12 @@ class ReverseBuilder:
                 handler(op, mapping, adj)
             elif op.name.startswith("warp."):
                 self.builtin(op, mapping, adj)
-            elif any(is_diff(r.type) for r in op.results) and op.name not in ("arith.constant",):
-                raise PassError(f"{where(op)}: cannot differentiate '{op.name}'"
-                                + (" (inline wp.func calls before warp-autodiff)" if op.name == "func.call" else ""))
+            elif op.name == "func.call":  # even a call without results may write arrays
+                raise PassError(f"{where(op)}: cannot differentiate a call of "
+                                f"{op.attributes['callee']}; "
+                                f"inline wp.func calls before warp-autodiff")
+            elif op.regions or (any(is_diff(r.type) for r in op.results) and op.name != "arith.constant"):
+                raise PassError(f"{where(op)}: cannot differentiate '{op.name}'")
 
     def builtin(self, op, mapping, adj):
         name = op.name[len("warp."):]

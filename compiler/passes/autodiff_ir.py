@@ -74,7 +74,11 @@ def terminator(block: ir.Block) -> ir.Operation:
     return list(block.operations)[-1].operation
 
 
-def free_values(op: ir.Operation, pred=lambda v: is_diff(v.type)) -> list:
+def is_constant(v: ir.Value) -> bool:
+    return isinstance(v, ir.OpResult) and v.owner.name == "arith.constant"
+
+
+def free_values(op: ir.Operation, pred=lambda v: is_diff(v.type) and not is_constant(v)) -> list:
     """Values used inside `op`'s regions but defined outside it (in first-use order), filtered by `pred`."""
     inner, out = set(), {}
 

@@ -1,0 +1,36 @@
+// RUN: mlwarp-opt %s --warp-autodiff --canonicalize | FileCheck %s
+// The reverse of an scf.if is an scf.if on the same (replayed) condition; each branch recomputes
+// its forward values, reverses them, and yields the adjoints of the values it reads from outside.
+
+// CHECK-LABEL: func.func @k_adj(
+// CHECK: %[[XI:.+]] = "warp.load"(%arg0
+// CHECK: %[[C:.+]] = "warp.gt"(%[[XI]]
+// forward replay of the branch (its result is dead: the store is not replayed)
+// CHECK: scf.if %[[C]] {
+// CHECK: %[[AV:.+]] = "warp.load"(%arg3
+// reverse: then: v = x * x  ->  adj_x = x * adj_v + x * adj_v; else: v = x -> adj_x = adj_v
+// CHECK: %[[AX:.+]] = scf.if %[[C]] -> (f32) {
+// CHECK-NEXT: %[[M:.+]] = "warp.mul"(%[[XI]], %[[XI]])
+// CHECK-NEXT: %[[A1:.+]] = "warp.mul"(%[[XI]], %[[AV]])
+// CHECK-NEXT: %[[A2:.+]] = "warp.mul"(%[[XI]], %[[AV]])
+// CHECK-NEXT: %[[S:.+]] = "warp.add"(%[[A1]], %[[A2]])
+// CHECK-NEXT: scf.yield %[[S]] : f32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[AV]] : f32
+// CHECK: "warp.atomic"(%arg2, %[[AX]], %{{.+}}) {kind = "add"}
+module {
+  func.func @k(%x: !warp.array<f32, 1 : i64>, %y: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
+    %i = "warp.tid"() : () -> i32
+    %xi = "warp.load"(%x, %i) : (!warp.array<f32, 1 : i64>, i32) -> f32
+    %zero = arith.constant 0.0 : f32
+    %c = "warp.gt"(%xi, %zero) : (f32, f32) -> i1
+    %v = scf.if %c -> (f32) {
+      %m = "warp.mul"(%xi, %xi) : (f32, f32) -> f32
+      scf.yield %m : f32
+    } else {
+      scf.yield %xi : f32
+    }
+    "warp.store"(%y, %v, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
+    return
+  }
+}

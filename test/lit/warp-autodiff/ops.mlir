@@ -1,0 +1,43 @@
+// RUN: mlwarp-opt %s --warp-autodiff | FileCheck %s
+// The adjoint of each op class: builtins (rules from the table), array reads (atomic add into the
+// adjoint array), writes (read the output's adjoint), atomics, casts. The replay skips effects.
+
+// CHECK-LABEL: func.func @k(
+// CHECK-LABEL: func.func @k_adj(
+// CHECK-SAME: %[[X:[^:]+]]: !warp.array<f32, 1 : i64>, %[[Y:[^:]+]]: !warp.array<f32, 1 : i64>, %[[L:[^:]+]]: !warp.array<f32, 1 : i64>,
+// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AY:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AL:[^:]+]]: !warp.array<f32, 1 : i64>)
+// CHECK-SAME: warp.adjoint_of = "k"
+// forward replay: loads and the builtins, no store, no atomic
+// CHECK: %[[I:.+]] = "warp.tid"()
+// CHECK: %[[XI:.+]] = "warp.load"(%[[X]], %[[I]])
+// CHECK: %[[S:.+]] = "warp.sin"(%[[XI]])
+// CHECK: %[[P:.+]] = "warp.mul"(%[[S]], %[[XI]])
+// CHECK-NOT: "warp.store"
+// CHECK-NOT: "warp.atomic"
+// reverse: l[0] += p  ->  adj_p = adj_l[0]
+// CHECK: %[[AP1:.+]] = "warp.load"(%[[AL]], %{{.+}})
+// y[i] = p  ->  adj_p += adj_y[i]
+// CHECK: %[[AP2:.+]] = "warp.load"(%[[AY]], %[[I]])
+// CHECK: %[[AP:.+]] = "warp.add"(%[[AP1]], %[[AP2]])
+// mul: adj_s = x * adj_p, adj_x = s * adj_p
+// CHECK: %[[AS:.+]] = "warp.mul"(%[[XI]], %[[AP]])
+// CHECK: %[[AX1:.+]] = "warp.mul"(%[[S]], %[[AP]])
+// sin: adj_x += cos(x) * adj_s
+// CHECK: %[[C:.+]] = "warp.cos"(%[[XI]])
+// CHECK: %[[AX2:.+]] = "warp.mul"(%[[C]], %[[AS]])
+// CHECK: %[[AXT:.+]] = "warp.add"(%[[AX1]], %[[AX2]])
+// the two reads of x[i] (one SSA value): one atomic add into adj_x
+// CHECK: "warp.atomic"(%[[AX]], %[[AXT]], %[[I]]) {kind = "add"}
+// CHECK: return
+module {
+  func.func @k(%x: !warp.array<f32, 1 : i64>, %y: !warp.array<f32, 1 : i64>, %l: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
+    %i = "warp.tid"() : () -> i32
+    %xi = "warp.load"(%x, %i) : (!warp.array<f32, 1 : i64>, i32) -> f32
+    %s = "warp.sin"(%xi) : (f32) -> f32
+    %p = "warp.mul"(%s, %xi) : (f32, f32) -> f32
+    "warp.store"(%y, %p, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
+    %c0 = arith.constant 0 : i32
+    %old = "warp.atomic"(%l, %p, %c0) {kind = "add"} : (!warp.array<f32, 1 : i64>, f32, i32) -> f32
+    return
+  }
+}

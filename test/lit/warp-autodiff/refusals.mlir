@@ -1,0 +1,27 @@
+// RUN: not mlwarp-opt %s --split-input-file --warp-autodiff 2>&1 | FileCheck %s
+// What the pass cannot differentiate fails with a message, never a wrong gradient.
+
+// A call that was not inlined (even one without results: it may write arrays).
+// CHECK: cannot differentiate a call of @helper; inline wp.func calls before warp-autodiff
+module {
+  func.func private @helper(!warp.array<f32, 1 : i64>, i32)
+  func.func @k(%x: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
+    %i = "warp.tid"() : () -> i32
+    func.call @helper(%x, %i) : (!warp.array<f32, 1 : i64>, i32) -> ()
+    return
+  }
+}
+
+// -----
+
+// The value an atomic returns: the adjoint does not replay atomics.
+// CHECK: cannot differentiate a kernel that uses the value returned by an atomic operation
+module {
+  func.func @k(%x: !warp.array<f32, 1 : i64>, %y: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
+    %i = "warp.tid"() : () -> i32
+    %one = arith.constant 1.0 : f32
+    %old = "warp.atomic"(%x, %one, %i) {kind = "add"} : (!warp.array<f32, 1 : i64>, f32, i32) -> f32
+    "warp.store"(%y, %old, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
+    return
+  }
+}
