@@ -15,6 +15,7 @@ import ctypes
 
 import numpy as np
 
+from .debug import after_launch, attach_record, for_launch, hidden_params
 from .errors import LaunchError
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
@@ -39,7 +40,7 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
 def _adjoint_struct(kernel):
     s = getattr(kernel, "_adj_struct", None)
     if s is None:
-        s = launch_struct(list(kernel.params) + list(kernel.params))
+        s = launch_struct(list(kernel.params) + list(kernel.params) + hidden_params(kernel))  # debug: + record
         kernel._adj_struct = s
     return s
 
@@ -57,6 +58,7 @@ def _adjoints(kernel, given, count, what):
 def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, device) -> None:
     from .launch import check_arg_count, check_array_arg, check_scalar_arg, launch_device, pack_array
 
+    kernel = for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
     inputs, outputs = list(inputs), list(outputs)
     args = inputs + outputs
     check_arg_count(kernel, args)
@@ -82,6 +84,7 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
         else:
             setattr(packed, f"p{i}", check_scalar_arg(kernel, name, p, value))
             setattr(packed, f"p{n + i}", check_scalar_arg(kernel, f"adj_{name}", p, 0 if adj is None else adj))
+    record = attach_record(kernel, packed, 2 * n)
     total = 1
     for d in range(4):
         packed.dims[d] = dims[d] if d < len(dims) else 1
@@ -89,4 +92,5 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
     entry = adjoint_kernel(kernel, device)
     if total:
         entry.run(ctypes.addressof(packed), total)
+        after_launch(kernel, kernel.compiled(device), record, args)
     del keep_alive

@@ -77,12 +77,13 @@ def for_launch(kernel):
     return variant
 
 
-def attach_record(kernel, packed):
-    """Zeroes a new error record into the hidden parameter of a debug build's launch struct."""
+def attach_record(kernel, packed, field=None):
+    """Zeroes a new error record into the hidden parameter of a debug build's launch struct (field index
+    `field`: default after the kernel's parameters; the adjoint launch has twice as many before it)."""
     if not is_debug_build(kernel):
         return None
     record = new_record()
-    slot = getattr(packed, f"p{len(kernel.params)}")
+    slot = getattr(packed, f"p{len(kernel.params) if field is None else field}")
     slot.data = record.ctypes.data
     slot.shape[0] = record.shape[0]
     slot.strides[0] = record.strides[0]
@@ -105,7 +106,9 @@ def describe_failure(kernel, f) -> str:
         where, what = "<unknown site>", "array"
     else:
         where = site.location + "".join(f" (called from {c})" for c in site.called_from)
-        what = f"argument '{kernel.arg_names[site.arg]}'" if 0 <= site.arg < len(kernel.arg_names) else "an array"
+        n = len(kernel.arg_names)
+        what = f"argument '{kernel.arg_names[site.arg]}'" if 0 <= site.arg < n else \
+            f"the adjoint of argument '{kernel.arg_names[site.arg - n]}'" if n <= site.arg < 2 * n else "an array"
     index = ", ".join(str(i) for i in f.index)
     shape = "(" + ", ".join(str(s) for s in f.shape) + ("," if len(f.shape) == 1 else "") + ")"
     verb = {"load": "reading", "store": "writing", "atomic": "atomically updating"}.get(

@@ -181,3 +181,23 @@ def test_a_kernel_option_overrides_debug_mode(debug_mode):
         b[i] = 1.0
 
     assert for_launch(unchecked) is unchecked
+
+
+@wp.kernel
+def square_shifted(x: wp.array(dtype=wp.float32), y: wp.array(dtype=wp.float32), n: int):
+    i = wp.tid()
+    y[i] = x[i + n] * x[i + n]
+
+
+def test_adjoint_launch_in_debug_mode_checks_bounds_too(debug_mode):
+    x = wp.array(np.arange(4, dtype=np.float32))
+    y = wp.zeros(4, dtype=wp.float32)
+    adj_x = wp.zeros(4, dtype=wp.float32)
+    adj_y = wp.array(np.ones(4, dtype=np.float32))
+    wp.launch(square_shifted, 4, inputs=[x, y, 0], adjoint=True, adj_inputs=[adj_x, adj_y, 0])
+    np.testing.assert_array_equal(adj_x.numpy(), [0, 2, 4, 6])  # in bounds: the ordinary gradient
+    adj_x.zero_()
+    with pytest.raises(wp.KernelBoundsError, match=re.escape(
+            "kernel 'square_shifted': index [4] is out of bounds reading argument 'x' of shape (4,) (thread 3;")):
+        wp.launch(square_shifted, 4, inputs=[x, y, 1], adjoint=True, adj_inputs=[adj_x, adj_y, 0])
+    np.testing.assert_array_equal(adj_x.numpy(), [0, 2, 4, 6])  # threads 0..2 ran; thread 3 was skipped
