@@ -99,8 +99,9 @@ def construct(em, node, T):
         if wt.inner_shape(p.type) != (3,) or wt.composite_kind(q.type) != "quat":
             raise em.error(node, f"{wt.type_name(T)}(p, q) takes a 3-vector and a quaternion, got "
                                  f"{ft.name(p.type)} and {ft.name(q.type)}", CompileTypeError)
-    if not args and wt.composite_kind(T) in ("quat", "transform"):
-        return identity_value(em, T)
+    if wt.composite_kind(T) == "mat" and any(wt.composite_kind(a.type) == "vec" for a in args):
+        raise em.error(node, "Passing vectors to `wp.matrix()` isn't supported, use `wp.matrix_from_rows()` or "
+                             "`wp.matrix_from_cols()` instead.", CompileTypeError)
     scalars = _scalar_args(em, node, T, args)
     return _var(wc.construct(mt, [s.value for s in scalars] if scalars else []), T)
 

@@ -1,0 +1,154 @@
+"""Matrices (row-major, as in Warp): constructors, element and row access, products with `*` and `@`,
+and the matrix builtins, against numpy."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+rng = np.random.default_rng(11)
+
+
+def mats(n, r, c=None):
+    return rng.uniform(-2.0, 2.0, size=(n, r, c or r)).astype(np.float32)
+
+
+def test_matrix_types_and_python_scope():
+    assert wp.mat(3, wp.float32) is wp.mat33 is wp.mat33f and wp.mat((2, 3), float).__name__ == "mat23f"
+    assert wp.types.type_size(wp.mat44d) == 128 and wp.types.type_size(wp.spatial_matrix) == 144
+    m = wp.mat22(1.0, 2.0, 3.0, 4.0)
+    assert m[0, 1] == 2.0 and m[1] == wp.vec2(3.0, 4.0)
+    assert m @ wp.vec2(1.0, 1.0) == wp.vec2(3.0, 7.0) and wp.vec2(1.0, 1.0) @ m == wp.vec2(4.0, 6.0)
+    np.testing.assert_array_equal(wp.identity(3, dtype=wp.float64).numpy(), np.eye(3))
+
+
+def test_products_and_elements():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.mat33), b: wp.array(dtype=wp.mat33), v: wp.array(dtype=wp.vec3),
+          mm: wp.array(dtype=wp.mat33), mv: wp.array(dtype=wp.vec3), vm: wp.array(dtype=wp.vec3),
+          at: wp.array(dtype=wp.mat33), ms: wp.array(dtype=wp.mat33), el: wp.array(dtype=float, ndim=2)):
+        i = wp.tid()
+        m = a[i]
+        mm[i] = m @ b[i]
+        mv[i] = m * v[i]
+        vm[i] = v[i] @ m
+        at[i] = m * b[i] + 2.0 * m - m / 2.0
+        x = m
+        x[0, 1] = 100.0
+        x[2] = wp.vec3(7.0, 8.0, 9.0)
+        x[1][2] = -5.0
+        ms[i] = x
+        el[i, 0] = m[1, 2]
+        el[i, 1] = m[2][0]
+        j = i % 3
+        el[i, 2] = m[j, 2 - j]
+        row = m[j]
+        el[i, 3] = row[0]
+
+    n = 5
+    A, B = mats(n, 3), mats(n, 3)
+    Vv = rng.uniform(-1, 1, size=(n, 3)).astype(np.float32)
+    outs = [wp.zeros(n, dtype=t) for t in (wp.mat33, wp.vec3, wp.vec3, wp.mat33, wp.mat33)]
+    el = wp.zeros((n, 4), dtype=float)
+    wp.launch(k, n, [wp.array(A, dtype=wp.mat33), wp.array(B, dtype=wp.mat33), wp.array(Vv, dtype=wp.vec3),
+                     *outs, el])
+    mm, mv, vm, at, ms = (o.numpy() for o in outs)
+    np.testing.assert_allclose(mm, A @ B, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mv, np.einsum("nij,nj->ni", A, Vv), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(vm, np.einsum("ni,nij->nj", Vv, A), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(at, A @ B + 2 * A - A / 2, rtol=1e-5, atol=1e-6)
+    X = A.copy()
+    X[:, 0, 1] = 100.0
+    X[:, 2] = [7.0, 8.0, 9.0]
+    X[:, 1, 2] = -5.0
+    np.testing.assert_array_equal(ms, X)
+    idx = np.arange(n) % 3
+    np.testing.assert_array_equal(el.numpy(), np.stack([A[:, 1, 2], A[:, 2, 0], A[np.arange(n), idx, 2 - idx],
+                                                        A[np.arange(n), idx, 0]], 1))
+
+
+def test_matrix_builtins_against_numpy():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.mat33), a2: wp.array(dtype=wp.mat22), a4: wp.array(dtype=wp.mat44),
+          v: wp.array(dtype=wp.vec3), m33: wp.array(dtype=wp.mat33, ndim=2), s: wp.array(dtype=float, ndim=2),
+          inv2: wp.array(dtype=wp.mat22), inv4: wp.array(dtype=wp.mat44), dg: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        m = a[i]
+        m33[i, 0] = wp.transpose(m)
+        m33[i, 1] = wp.inverse(m)
+        m33[i, 2] = wp.diag(v[i])
+        m33[i, 3] = wp.skew(v[i])
+        m33[i, 4] = wp.identity(n=3, dtype=float) * 2.0
+        m33[i, 5] = wp.matrix_from_rows(v[i], v[i] * 2.0, v[i] * 3.0)
+        m33[i, 6] = wp.matrix_from_cols(v[i], v[i] * 2.0, v[i] * 3.0)
+        m33[i, 7] = wp.inverse(wp.mat33(1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 0.0, 1.0, 0.0))  # singular: zero
+        s[i, 0] = wp.determinant(m)
+        s[i, 1] = wp.trace(m)
+        s[i, 2] = wp.ddot(m, a[(i + 1) % 4])
+        s[i, 3] = wp.determinant(a2[i])
+        s[i, 4] = wp.determinant(a4[i])
+        inv2[i] = wp.inverse(a2[i])
+        inv4[i] = wp.inverse(a4[i])
+        dg[i] = wp.get_diag(m)
+
+    n = 4
+    A, A2, A4 = mats(n, 3), mats(n, 2), mats(n, 4)
+    Vv = rng.uniform(-1, 1, size=(n, 3)).astype(np.float32)
+    m33, s = wp.zeros((n, 8), dtype=wp.mat33), wp.zeros((n, 5), dtype=float)
+    inv2, inv4, dg = wp.zeros(n, dtype=wp.mat22), wp.zeros(n, dtype=wp.mat44), wp.zeros(n, dtype=wp.vec3)
+    wp.launch(k, n, [wp.array(A, dtype=wp.mat33), wp.array(A2, dtype=wp.mat22), wp.array(A4, dtype=wp.mat44),
+                     wp.array(Vv, dtype=wp.vec3), m33, s, inv2, inv4, dg])
+    M = m33.numpy()
+    np.testing.assert_array_equal(M[:, 0], A.transpose(0, 2, 1))
+    np.testing.assert_allclose(M[:, 1], np.linalg.inv(A), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(M[:, 2], np.stack([np.diag(x) for x in Vv]))
+    np.testing.assert_allclose(np.einsum("nij,nj->ni", M[:, 3], Vv[::-1]), np.cross(Vv, Vv[::-1]), atol=1e-6)
+    np.testing.assert_array_equal(M[:, 4], np.broadcast_to(2 * np.eye(3), (n, 3, 3)))
+    rows = np.stack([Vv, Vv * 2, Vv * 3], 1)
+    np.testing.assert_array_equal(M[:, 5], rows)
+    np.testing.assert_array_equal(M[:, 6], rows.transpose(0, 2, 1))
+    np.testing.assert_array_equal(M[:, 7], 0.0)
+    S = s.numpy()
+    np.testing.assert_allclose(S[:, 0], np.linalg.det(A), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(S[:, 1], np.trace(A, axis1=1, axis2=2), rtol=1e-6)
+    np.testing.assert_allclose(S[:, 2], (A * A[(np.arange(n) + 1) % 4]).sum((1, 2)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(S[:, 3], np.linalg.det(A2), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(S[:, 4], np.linalg.det(A4), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(inv2.numpy(), np.linalg.inv(A2), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(inv4.numpy(), np.linalg.inv(A4), rtol=1e-3, atol=1e-3)
+    np.testing.assert_array_equal(dg.numpy(), np.diagonal(A, axis1=1, axis2=2))
+
+
+def test_rectangular_and_double_matrices():
+    M23 = wp.mat((2, 3), wp.float64)
+
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=M23), v: wp.array(dtype=wp.vec3d), out: wp.array(dtype=wp.vec2d),
+          t: wp.array(dtype=wp.mat((3, 2), wp.float64))):
+        i = wp.tid()
+        out[i] = a[i] * v[i]
+        t[i] = wp.transpose(a[i])
+
+    A = rng.uniform(-1, 1, size=(3, 2, 3))
+    Vv = rng.uniform(-1, 1, size=(3, 3))
+    out, t = wp.zeros(3, dtype=wp.vec2d), wp.zeros(3, dtype=wp.mat((3, 2), wp.float64))
+    wp.launch(k, 3, [wp.array(A, dtype=M23), wp.array(Vv, dtype=wp.vec3d), out, t])
+    np.testing.assert_allclose(out.numpy(), np.einsum("nij,nj->ni", A, Vv), rtol=1e-12)
+    np.testing.assert_array_equal(t.numpy(), A.transpose(0, 2, 1))
+
+
+def test_matrix_errors():
+    @wp.kernel(enable_backward=False)
+    def bad_shape(a: wp.array(dtype=wp.mat33), v: wp.array(dtype=wp.vec2)):
+        v[0] = a[0] * v[0]
+
+    with pytest.raises(wp.CompileTypeError, match=r"Couldn't find a function 'mul' compatible with the arguments "
+                                                  r"'mat33f, vec2f'"):
+        wp.launch(bad_shape, 1, [wp.zeros(1, dtype=wp.mat33), wp.zeros(1, dtype=wp.vec2)])
+
+    @wp.kernel(enable_backward=False)
+    def from_vectors(a: wp.array(dtype=wp.mat22)):
+        a[0] = wp.mat22(wp.vec2(1.0, 2.0), wp.vec2(3.0, 4.0))
+
+    with pytest.raises(wp.CompileTypeError, match=r"use `wp.matrix_from_rows\(\)` or `wp.matrix_from_cols\(\)`"):
+        wp.launch(from_vectors, 1, [wp.zeros(1, dtype=wp.mat22)])
