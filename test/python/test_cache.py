@@ -1,0 +1,184 @@
+"""The kernel cache: warm launches in a new process need neither the compiler nor MLIR, corrupt entries are
+rebuilt, an unwritable cache folder falls back to a temporary one, concurrent compiles leave one entry."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+from mlwarp.runtime import cache
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import mlwarp as wp
+
+    @wp.kernel
+    def twice_plus(a: wp.array(dtype=float), b: float):
+        i = wp.tid()
+        a[i] = a[i] * 2.0 + b
+
+    a = wp.array(np.arange(5, dtype=np.float32))
+    wp.launch(twice_plus, 5, inputs=[a, 0.5])
+    print(a.numpy().tolist())
+    print("mlir imported:", "mlir" in sys.modules)
+    print("compiler driver imported:", "mlwarp.compiler.driver" in sys.modules)
+""")
+EXPECTED = str([x * 2.0 + 0.5 for x in range(5)])
+
+
+def _run(script_path, cache_dir, check=True):
+    env = dict(os.environ, MLWARP_CACHE_DIR=str(cache_dir))
+    r = subprocess.run([sys.executable, str(script_path)], env=env, capture_output=True, text=True, timeout=None)
+    if check:
+        assert r.returncode == 0, r.stderr
+    return r
+
+
+def _entries(cache_dir):
+    return sorted(n for n in os.listdir(cache_dir))
+
+
+@pytest.fixture
+def script(tmp_path):
+    p = tmp_path / "kernel_script.py"
+    p.write_text(SCRIPT)
+    return p
+
+
+def test_warm_cache_launches_without_compiler_or_mlir(script, tmp_path):
+    cache_dir = tmp_path / "cache"
+    cold = _run(script, cache_dir)
+    assert cold.stdout.splitlines() == [EXPECTED, "mlir imported: True", "compiler driver imported: True"]
+    warm = _run(script, cache_dir)
+    assert warm.stdout.splitlines() == [EXPECTED, "mlir imported: False", "compiler driver imported: False"]
+    (entry,) = _entries(cache_dir)
+    assert entry.startswith("twice_plus-")
+
+
+def test_corrupt_library_is_detected_and_rebuilt(script, tmp_path):
+    cache_dir = tmp_path / "cache"
+    _run(script, cache_dir)
+    (entry,) = _entries(cache_dir)
+    meta = json.loads((cache_dir / entry / "meta.json").read_text())
+    lib = cache_dir / entry / meta["library"]
+    good = lib.read_bytes()
+    lib.write_bytes(good[: len(good) // 2])  # truncated, as by a crash or a full disk
+    rebuilt = _run(script, cache_dir)
+    assert rebuilt.stdout.splitlines() == [EXPECTED, "mlir imported: True", "compiler driver imported: True"]
+    assert f"discarding corrupt kernel cache entry {entry}: checksum mismatch in {meta['library']}" in rebuilt.stderr
+    assert _entries(cache_dir) == [entry]
+    assert (cache_dir / entry / meta["library"]).stat().st_size == len(good)
+    again = _run(script, cache_dir)  # the rebuilt entry is trusted again
+    assert again.stdout.splitlines()[1] == "mlir imported: False"
+
+
+def test_flipped_byte_and_bad_metadata_are_rebuilt(script, tmp_path):
+    cache_dir = tmp_path / "cache"
+    _run(script, cache_dir)
+    (entry,) = _entries(cache_dir)
+    meta_path = cache_dir / entry / "meta.json"
+    lib = cache_dir / entry / json.loads(meta_path.read_text())["library"]
+    data = bytearray(lib.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size, different bytes
+    lib.write_bytes(bytes(data))
+    assert _run(script, cache_dir).stdout.splitlines()[1] == "mlir imported: True"
+    meta_path.write_text("{not json")
+    r = _run(script, cache_dir)
+    assert r.stdout.splitlines()[:2] == [EXPECTED, "mlir imported: True"]
+    assert f"discarding corrupt kernel cache entry {entry}" in r.stderr
+
+
+def test_entry_without_metadata_is_rebuilt(script, tmp_path):
+    cache_dir = tmp_path / "cache"
+    _run(script, cache_dir)
+    (entry,) = _entries(cache_dir)
+    os.remove(cache_dir / entry / "meta.json")  # an entry that never finished: ignored, replaced
+    r = _run(script, cache_dir)
+    assert r.stdout.splitlines()[:2] == [EXPECTED, "mlir imported: True"]
+    assert _entries(cache_dir) == [entry]
+    assert (cache_dir / entry / "meta.json").exists()
+
+
+def test_four_processes_compiling_at_once(script, tmp_path):
+    cache_dir = tmp_path / "cache"
+    env = dict(os.environ, MLWARP_CACHE_DIR=str(cache_dir))
+    procs = [subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outs = [p.communicate() for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert out.splitlines()[0] == EXPECTED
+    (entry,) = _entries(cache_dir)  # one entry, no temporary or trash folders left behind
+    assert entry.startswith("twice_plus-")
+    assert _run(script, cache_dir).stdout.splitlines()[1] == "mlir imported: False"
+
+
+@wp.kernel
+def fallback_kernel(a: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    a[i] = i * 3
+
+
+def test_unwritable_cache_dir_falls_back_to_temp(tmp_path, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    bad = str(blocker / "cache")  # cannot be created, even by root
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", bad)
+    monkeypatch.setattr(cache, "_fallback_dir", None)
+    try:
+        with pytest.warns(RuntimeWarning, match=rf"kernel cache folder '{bad}' is not writable; using '.*mlwarp-cache-"):
+            a = wp.zeros(4, dtype=wp.int32)
+            wp.launch(fallback_kernel, 4, inputs=[a])
+        assert a.numpy().tolist() == [0, 3, 6, 9]
+        fallback = cache._fallback_dir
+        assert os.path.isdir(fallback) and any(n.startswith("fallback_kernel-") for n in os.listdir(fallback))
+    finally:
+        import shutil
+
+        if cache._fallback_dir:
+            shutil.rmtree(cache._fallback_dir, ignore_errors=True)
+
+
+def test_clear_kernel_cache_and_size(script, tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    _run(script, cache_dir)
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(cache_dir))
+    assert wp.get_kernel_cache_dir() == str(cache_dir)
+    expected = sum(f.stat().st_size for f in cache_dir.rglob("*") if f.is_file())
+    assert expected > 0
+    assert wp.kernel_cache_size() == expected
+    wp.clear_kernel_cache()
+    assert wp.kernel_cache_size() == 0
+    assert _entries(cache_dir) == []
+    assert _run(script, cache_dir).stdout.splitlines()[1] == "mlir imported: True"
+
+
+def test_cache_key_follows_source_and_types():
+    def body_a(a: wp.array(dtype=float)):
+        a[wp.tid()] = 1.0
+
+    def body_b(a: wp.array(dtype=float)):
+        a[wp.tid()] = 2.0
+
+    def body_a_f64(a: wp.array(dtype=wp.float64)):
+        a[wp.tid()] = 1.0
+
+    cpu = wp.get_device("cpu")
+    keys = {wp.kernel(f, key="same").cache_key(cpu) for f in (body_a, body_b, body_a_f64)}
+    assert len(keys) == 3
+    assert wp.kernel(body_a, key="same").cache_key(cpu) == wp.kernel(body_a, key="same").cache_key(cpu)
+
+
+def test_memory_cache_skips_disk(tmp_path, monkeypatch):
+    a = wp.zeros(2, dtype=wp.int32)
+    wp.launch(fallback_kernel, 2, inputs=[a])  # loaded in this process now
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path / "empty"))
+    wp.launch(fallback_kernel, 2, inputs=[a])
+    assert not os.path.exists(tmp_path / "empty") or _entries(tmp_path / "empty") == []
+    assert np.array_equal(a.numpy(), [0, 3])
