@@ -1,0 +1,269 @@
+"""The fast launch path: argument packing planned once per kernel, and `Launch`, Warp's reusable
+launch command (`wp.launch(..., record_cmd=True)`).
+
+A plan lays the launch struct of runtime/abi.py out as one `struct.Struct` (checked field by
+field against the ctypes layout), so a launch is: a few identity checks per argument, one
+`pack`, one call into the kernel. Anything unusual (another argument kind, a numpy dtype that
+needs a look, a bad value) takes the checks of launch.py, which raise the same errors as
+before; a kernel whose parameters the plan cannot lay out has no plan and launches the plain way.
+
+The data pointer, shape and strides of a `wp.array` are read once and kept on the array
+(`_launch_fields`), keyed by the numpy view they came from.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+
+from . import debug as _debug
+from . import launch as _launch
+from . import tape as _tape
+from . import types as wt
+from .array import array
+from .config import config
+from .errors import LaunchError
+from .runtime.abi import ArrayParam
+
+INT32_MAX = 2**31 - 1
+
+
+def plan_for(kernel):
+    """The kernel's plan, built on first use; None when its parameters have no flat layout."""
+    plan = kernel.__dict__.get("_launch_plan", False)
+    if plan is False:
+        plan = LaunchPlan.build(kernel)
+        kernel.__dict__["_launch_plan"] = plan
+    return plan
+
+
+def is_plain(kernel) -> bool:
+    """A launch without the debug build or verify_fp checks around it."""
+    return not config.verify_fp and _debug.for_launch(kernel) is kernel
+
+
+def check_dims(kernel, dim) -> tuple:
+    """`dim` as 4 ints and their product; each below 2**31 (thread indices are int32 in kernels)."""
+    if type(dim) is int and 0 <= dim <= INT32_MAX:
+        return (dim, 1, 1, 1), dim
+    dims = _launch.launch_dims(dim, kernel)
+    if any(d > INT32_MAX for d in dims):
+        raise LaunchError(f"Error launching kernel '{kernel.key}': each launch dimension must be below 2**31 "
+                          f"(wp.tid() is int32), got {dim!r}")
+    total = 1
+    for d in dims:
+        total *= d
+    return dims + (1,) * (4 - len(dims)), total
+
+
+def _scalar_code(t) -> str | None:
+    code = getattr(getattr(t, "_ctype_", None), "_type_", None)
+    return code if isinstance(code, str) and len(code) == 1 else None
+
+
+class LaunchPlan:
+    def __init__(self, kernel, fmt: str, slots: list):
+        self.kernel = kernel
+        self.struct = struct.Struct(fmt)
+        self.slots = slots  # per parameter: (offset, struct.Struct of its fields)
+        self.packers = [self._array_packer(i, p) if isinstance(p, ArrayParam) else self._scalar_packer(i, p)
+                        for i, p in enumerate(kernel.params)]
+        self.nparams = len(kernel.params)
+        self.fields = self._compile_fields()
+        self._runners = {}
+
+    @classmethod
+    def build(cls, kernel):
+        struct_t = kernel.launch_struct
+        if len(struct_t._fields_) != len(kernel.params) + 1:  # hidden parameters (debug builds)
+            return None
+        fmt, slots = "@4q", []
+        for i, p in enumerate(kernel.params):
+            code = "P" + "q" * (2 * p.ndim) if isinstance(p, ArrayParam) else _scalar_code(p)
+            if code is None:
+                return None
+            offset = struct.calcsize(fmt + code) - struct.calcsize(code)
+            if offset != getattr(struct_t, f"p{i}").offset:
+                return None
+            slots.append((offset, struct.Struct("@" + code)))
+            fmt += code
+        return cls(kernel, fmt, slots)
+
+    # -- per-parameter packers: (value, device) -> tuple of struct fields --------------
+    def _array_packer(self, index, p):
+        kernel, name, dtype, ndim = self.kernel, self.kernel.arg_names[index], p.dtype, p.ndim
+        view_ndim = ndim + len(tuple(getattr(dtype, "_shape_", ()) or ()))
+
+        def slow(value, device):
+            if isinstance(value, ctypes.Structure):
+                _launch.check_descriptor_arg(kernel, name, p, value)
+                return (value.data or 0, *value.shape, *value.strides)
+            view = _launch.check_array_arg(kernel, name, p, value, device)
+            fields = (view.__array_interface__["data"][0], *view.shape[:ndim], *view.strides[:ndim])
+            if type(value) is array and value._np is view:
+                value._launch_fields = (view, view.ndim, fields)
+            return fields
+
+        def pack(value, device):
+            if type(value) is array and value.dtype is dtype and value.device is device:
+                cached = value.__dict__.get("_launch_fields")
+                if cached is not None and cached[0] is value._np and cached[1] == view_ndim:
+                    return cached[2]
+            return slow(value, device)
+
+        return pack
+
+    def _scalar_packer(self, index, t):
+        kernel, name = self.kernel, self.kernel.arg_names[index]
+        if wt.is_int(t):
+            info = __import__("numpy").iinfo(t._np_)
+            lo, hi = int(info.min), int(info.max)
+
+            def pack(value, device):
+                if type(value) is int and lo <= value <= hi:
+                    return (value,)
+                return (_launch.check_scalar_arg(kernel, name, t, value),)
+        elif t in (wt.float32, wt.float64):
+            def pack(value, device):
+                if type(value) is float:
+                    return (value,)
+                return (_launch.check_scalar_arg(kernel, name, t, value),)
+        else:
+            def pack(value, device):
+                return (_launch.check_scalar_arg(kernel, name, t, value),)
+        return pack
+
+    def _compile_fields(self):
+        """`fields(args, device)`: the struct fields of all arguments, written out per parameter so
+        the common case (a wp.array of the right dtype, a float, an int in range) is a few
+        identity checks inline; anything else goes to that parameter's packer."""
+        names = {"array": array}
+        lines, out = ["def fields(args, device):"], []
+        n = self.nparams
+        if n:
+            lines.append("    " + "".join(f"v{i}, " for i in range(n)) + "= args")
+        for i, p in enumerate(self.kernel.params):
+            names[f"pack{i}"] = self.packers[i]
+            if isinstance(p, ArrayParam):
+                names[f"dt{i}"] = p.dtype
+                nd = p.ndim + len(tuple(getattr(p.dtype, "_shape_", ()) or ()))
+                lines += [
+                    f"    c = v{i}.__dict__.get('_launch_fields') if type(v{i}) is array and v{i}.dtype is dt{i} "
+                    f"and v{i}.device is device else None",
+                    f"    f{i} = c[2] if c is not None and c[0] is v{i}._np and c[1] == {nd} else pack{i}(v{i}, device)"]
+                out.append(f"*f{i}")
+            elif wt.is_int(p):
+                info = __import__("numpy").iinfo(p._np_)
+                lines.append(f"    f{i} = v{i} if type(v{i}) is int and {int(info.min)} <= v{i} <= {int(info.max)} "
+                             f"else pack{i}(v{i}, device)[0]")
+                out.append(f"f{i}")
+            elif p in (wt.float32, wt.float64):
+                lines.append(f"    f{i} = v{i} if type(v{i}) is float else pack{i}(v{i}, device)[0]")
+                out.append(f"f{i}")
+            else:
+                lines.append(f"    f{i} = pack{i}(v{i}, device)[0]")
+                out.append(f"f{i}")
+        lines.append("    return (" + "".join(f"{o}, " for o in out) + ")")
+        exec("\n".join(lines), names)
+        return names["fields"]
+
+    # -- launching ---------------------------------------------------------------------
+
+    def runner(self, device):
+        run = self._runners.get(device)
+        if run is None:
+            run = self._runners[device] = self.kernel.compiled(device).run
+        return run
+
+    def launch(self, dim, inputs, outputs, device, record_cmd):
+        kernel = self.kernel
+        dims, total = check_dims(kernel, dim)
+        args = [*inputs, *outputs]
+        if len(args) != self.nparams:
+            _launch.check_arg_count(kernel, args)
+        device = _launch.launch_device(kernel, device)
+        if not device.is_cpu:
+            return NotImplemented
+        values = self.fields(args, device)
+        run = self.runner(device)  # compile errors surface even for an empty launch
+        if record_cmd:
+            return Launch(self, device, dims, total, args, values)
+        if total:
+            run(self.struct.pack(*dims, *values), total)
+        if _tape.recording():
+            _tape.record_launch(kernel, _launch.launch_dims(dim, kernel), inputs, outputs, device)
+        return None
+
+
+def fast_launch(kernel, dim, inputs, outputs, device, record_cmd):
+    """wp.launch for a plain CPU launch of a kernel with a plan; NotImplemented otherwise."""
+    plan = plan_for(kernel)
+    if plan is None or not is_plain(kernel):
+        return NotImplemented
+    return plan.launch(dim, inputs, outputs, device, record_cmd)
+
+
+class Launch:
+    """A recorded launch (Warp's `wp.launch(..., record_cmd=True)`): `launch()` runs it again with the
+    arguments it holds; `set_param_*` and `set_dim` change them, with the checks of wp.launch."""
+
+    def __init__(self, plan, device, dims, total, args, values):
+        self.plan = plan
+        self.kernel = plan.kernel
+        self.device = device
+        self._args = list(args)  # keeps the arrays alive while their pointers sit in the buffer
+        self._buffer = (ctypes.c_char * max(plan.struct.size, 1))()
+        plan.struct.pack_into(self._buffer, 0, *dims, *values)
+        self._dims, self._total = dims, total
+        self._run = plan.runner(device)
+
+    @property
+    def dim(self) -> tuple:
+        return self._dims
+
+    def set_dim(self, dim) -> None:
+        dims, total = check_dims(self.kernel, dim)
+        struct.pack_into("@4q", self._buffer, 0, *dims)
+        self._dims, self._total = dims, total
+
+    def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:
+        if adjoint:
+            raise LaunchError(f"Error launching kernel '{self.kernel.key}': recorded adjoint launches are not "
+                              f"supported")
+        offset, layout = self.plan.slots[index]
+        layout.pack_into(self._buffer, offset, *self.plan.packers[index](value, self.device))
+        self._args[index] = value
+
+    def set_param_at_index_from_ctype(self, index: int, value) -> None:
+        """Writes a ctypes value (a scalar or an array descriptor) without conversion."""
+        offset, layout = self.plan.slots[index]
+        if not isinstance(value, ctypes._SimpleCData) and not isinstance(value, ctypes.Structure):
+            raise TypeError(f"expected a ctypes value, got {type(value).__name__}")
+        if ctypes.sizeof(value) > layout.size:
+            raise TypeError(f"a {type(value).__name__} does not fit parameter {index} of '{self.kernel.key}'")
+        ctypes.memmove(ctypes.addressof(self._buffer) + offset, ctypes.addressof(value), ctypes.sizeof(value))
+        self._args[index] = value
+
+    def set_param_by_name(self, name: str, value, adjoint: bool = False) -> None:
+        self.set_param_at_index(self._index(name), value, adjoint)
+
+    def set_param_by_name_from_ctype(self, name: str, value) -> None:
+        self.set_param_at_index_from_ctype(self._index(name), value)
+
+    def set_params(self, values) -> None:
+        for i, v in enumerate(values):
+            self.set_param_at_index(i, v)
+
+    def set_params_from_ctypes(self, values) -> None:
+        for i, v in enumerate(values):
+            self.set_param_at_index_from_ctype(i, v)
+
+    def _index(self, name: str) -> int:
+        try:
+            return self.kernel.arg_names.index(name)
+        except ValueError:
+            raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.key}'") from None
+
+    def launch(self, stream=None) -> None:
+        if self._total:
+            self._run(self._buffer, self._total)
