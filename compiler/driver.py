@@ -13,7 +13,7 @@ from mlir.execution_engine import ExecutionEngine  # noqa: E402  (loads libMLIR:
 from .context import make_context
 from .frontend import emit_kernel, get_source
 from .lowering.cpu_entry import entry_name
-from .passes.autodiff import adjoint_name, mark_no_backward
+from .passes.autodiff import adjoint_name, mark_no_backward, take_adjoint_errors
 from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import debug_stages, pop_debug_sites
 from .pipeline import CPU_STAGES, run_stages
@@ -66,6 +66,7 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
         if jvp:  # a forward-mode library: k_jvp instead of k_adj
             stages = [(n, ["warp-jvp" if p == "warp-autodiff" else p for p in ps]) for n, ps in stages]
         run_stages(kir.module, stages, dump_prefix=kir.name)
+        adj_error = take_adjoint_errors().get(kir.name)  # the kernel runs forward; its adjoint launch raises this
         debug_sites = pop_debug_sites(kir.module.operation) if debug else None
         t = times.mark("passes", t)
         engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
@@ -77,7 +78,8 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
     times.mark("link", t)
     entry = entry_name(tangent_name(kir.name) if jvp else kir.name)
     return {"library": LIBRARY, "entry": entry, "tid_dims": kir.tid_dims, "timings_ms": dict(times),
-            "adj_entry": entry_name(adjoint_name(kir.name)) if backward else None, "debug_sites": debug_sites}
+            "adj_entry": entry_name(adjoint_name(kir.name)) if backward and not adj_error else None,
+            "adj_error": adj_error, "debug_sites": debug_sites}
 
 
 def link(obj: str, out: str) -> None:

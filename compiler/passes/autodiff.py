@@ -30,9 +30,14 @@ repeat it), a function call (run the inliner first), any op it does not know
 that produces a floating-point value.
 
 Kernels with the `warp.no_backward` attribute (`enable_backward=False`) are skipped.
+A kernel the pass refuses keeps running forward: the pass records the reason in
+its `warp.adjoint_error` attribute, raised when the adjoint is launched (option
+`strict=true`: fail the pass instead).
 """
 
 from __future__ import annotations
+
+import threading
 
 from mlir import ir
 from mlir.dialects import arith, func, scf
@@ -44,6 +49,7 @@ from .autodiff_ir import (SIDE_EFFECTS, body_ops, clone_ops, contains, free_valu
 from .registry import Pass, PassError, kernels, register
 
 ADJ_SUFFIX = "_adj"
+ADJOINT_ERROR = "warp.adjoint_error"
 
 
 def adjoint_name(kernel_name: str) -> str:
@@ -361,12 +367,34 @@ class Autodiff(Pass):
     description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args...) (forward replay, then the "
                    "reverse sweep with the builtin table's derivative rules; loops by recomputation)")
 
+    options = {"strict": False}
+
     def run(self, module):
         for k in kernels(module):
             if "warp.no_backward" in k.attributes or "warp.adjoint_of" in k.attributes \
                     or "warp.tangent_of" in k.attributes:
                 continue
-            build_adjoint(k)
+            try:
+                build_adjoint(k)
+            except PassError as e:
+                # A kernel that cannot be differentiated still runs forward: the reason is kept on it
+                # (`warp.adjoint_error`) and raised when its adjoint is launched. strict: fail here.
+                if self.opts["strict"]:
+                    raise
+                name = adjoint_name(ir.StringAttr(k.attributes["sym_name"]).value)
+                for f in kernels(module):
+                    if ir.StringAttr(f.attributes["sym_name"]).value == name:
+                        f.erase()
+                k.attributes[ADJOINT_ERROR] = ir.StringAttr.get(str(e))
+                _refused.__dict__.setdefault("errors", {})[ir.StringAttr(k.attributes["sym_name"]).value] = str(e)
+
+
+_refused = threading.local()  # kernel name -> reason, for the driver: the kernel op is gone after lowering
+
+
+def take_adjoint_errors() -> dict:
+    """The kernels this thread's last compile left without an adjoint, with the reasons (then forgets them)."""
+    return _refused.__dict__.pop("errors", {})
 
 
 def mark_no_backward(module) -> None:

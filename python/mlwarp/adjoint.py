@@ -16,7 +16,7 @@ import ctypes
 import numpy as np
 
 from .debug import after_launch, attach_record, for_launch, hidden_params
-from .errors import LaunchError
+from .errors import CompileError, LaunchError
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
 
@@ -27,6 +27,8 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
     found = getattr(compiled, "adjoint", None)
     if found is None:
         meta = compiled.meta
+        if meta.get("adj_error"):
+            raise CompileError(f"kernel '{kernel.key}' cannot be differentiated: {meta['adj_error']}")
         if not meta.get("adj_entry"):
             raise LaunchError(f"Error launching kernel '{kernel.key}': it was compiled with "
                               f"enable_backward=False, so it has no adjoint")
