@@ -124,7 +124,7 @@ overload("length", ["VectorLike"], lambda ts: wt.scalar_type_of(float_vec(ts) an
          doc="sqrt(dot(v, v))")(lambda args, types, rt: vm.sqrt(vm.dot(args[0], args[0])).value)
 
 
-@overload("normalize", ["VectorLike"], lambda ts: float_vec(ts) and _vec_or_quat(ts),
+@overload("normalize", ["Vector"], float_vec,
           doc="v / length(v); the zero vector when length(v) is 0, as in Warp")
 def _normalize(args, types, rt):
     v = V(args[0])

@@ -392,6 +392,9 @@ class KernelEmitter:
             if len(node.elts) != count:
                 raise self.error(node, f"cannot unpack {len(node.elts)} values into {count} names")
             return [self.expr(e) for e in node.elts]
+        parts = composite.tuple_call(self, node, count) if isinstance(node, ast.Call) else None
+        if parts is not None:  # axis, angle = wp.quat_to_axis_angle(q)
+            return parts
         if isinstance(node, ast.Call) and self.intrinsic(node.func) == "tid":
             with self.loc(node):
                 return self.call_tid(node, count)

@@ -158,8 +158,24 @@ def _transform_identity(em, node):
     return identity_value(em, transformation(_kw_type(em, node, "dtype", wt.float32)))
 
 
+def tuple_call(em, node, count):
+    """`axis, angle = wp.quat_to_axis_angle(q)`: a builtin returning a tuple, as two table builtins; None
+    when `node` is not such a call."""
+    import sys
+
+    obj = resolve_path(em.src.func, node.func)
+    if obj is not getattr(sys.modules["mlwarp.vector"], "quat_to_axis_angle"):
+        return None
+    if count != 2 or len(node.args) != 1 or node.keywords:
+        raise em.error(node, "use `axis, angle = wp.quat_to_axis_angle(q)`", CompileError)
+    q = em.expr(node.args[0])
+    return [em.call_builtin(node, "quat_to_axis", [q]), em.call_builtin(node, "quat_to_angle", [q])]
+
+
 def _type_function(obj):
-    from mlwarp import vector as wv
+    import sys
+
+    wv = sys.modules["mlwarp.vector"]
 
     return {id(wv.identity): _identity, id(wv.quat_identity): _quat_identity,
             id(wv.transform_identity): _transform_identity}.get(id(obj))

@@ -364,26 +364,13 @@ def _transformation(dtype):
 
 
 def spatial_vector_type(dtype=wt.float32):
-    return _spatial_vector_type(wt.canonical_type(dtype))
-
-
-@functools.lru_cache(maxsize=None)
-def _spatial_vector_type(dtype):
-    """Warp's spatial vector: a 6-vector (angular, linear), a distinct name over vec6's layout."""
-    dtype = wt.canonical_type(dtype)
-    return _make(_VectorLike, f"spatial_vector{_SUFFIX.get(dtype, '')}", dtype, (6,),
-                 f"!warp.vec<6, {dtype._mlir_}>")
+    """Warp's spatial vector (angular, linear): the 6-vector type itself, so that spatial matrices times
+    spatial vectors and vec6 values mix as Warp allows (Warp compares vectors by length and dtype)."""
+    return vector(6, dtype)
 
 
 def spatial_matrix_type(dtype=wt.float32):
-    return _spatial_matrix_type(wt.canonical_type(dtype))
-
-
-@functools.lru_cache(maxsize=None)
-def _spatial_matrix_type(dtype):
-    dtype = wt.canonical_type(dtype)
-    return _make(_MatrixLike, f"spatial_matrix{_SUFFIX.get(dtype, '')}", dtype, (6, 6),
-                 f"!warp.mat<6, 6, {dtype._mlir_}>")
+    return matrix((6, 6), dtype)
 
 
 vec = vector
@@ -404,6 +391,18 @@ def quat_identity(dtype=wt.float32):
 def transform_identity(dtype=wt.float32):
     """The identity transform: p = 0, q = (0, 0, 0, 1)."""
     return transformation(dtype)(0, 0, 0, 0, 0, 0, 1)
+
+
+def quat_to_axis_angle(q):
+    """(axis, angle) of a unit quaternion: `axis, angle = wp.quat_to_axis_angle(q)` (also in kernels)."""
+    x, y, z, w = (float(c) for c in q)
+    v = np.array([x, y, z])
+    n = float(np.sqrt(v @ v))
+    axis = v / n if n > 0 else np.zeros(3)
+    if w < 0:
+        axis = -axis
+    s = type(q)._wp_scalar_type_
+    return vector(3, s)(*axis.tolist()), float(2.0 * np.arctan2(n, abs(w)))
 
 
 def _aliases() -> dict:
@@ -434,7 +433,7 @@ globals().update(ALIASES)
 
 # `vector` and `matrix` stay off `wp.*` (they would shadow this module); Warp spells them wp.types.vector.
 __all__ = ["quaternion", "transformation", "vec", "mat", "identity", "quat_identity",
-           "transform_identity", *ALIASES]
+           "transform_identity", "quat_to_axis_angle", *ALIASES]
 
 
 def as_argument(t, value):

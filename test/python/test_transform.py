@@ -1,0 +1,123 @@
+"""Transforms (p, q) and spatial vectors, against numpy with 4x4 homogeneous matrices as the reference."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+rng = np.random.default_rng(3)
+
+
+def quat_matrix(q):
+    x, y, z, w = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], 1)
+
+
+def homogeneous(p, q):
+    m = np.zeros((len(p), 4, 4))
+    m[:, :3, :3] = quat_matrix(q.astype(np.float64))
+    m[:, :3, 3] = p
+    m[:, 3, 3] = 1.0
+    return m
+
+
+def random_transforms(n):
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    p = rng.uniform(-3, 3, size=(n, 3))
+    return np.concatenate([p, q], 1).astype(np.float32)
+
+
+def test_transform_types_in_python():
+    t = wp.transform(wp.vec3(1.0, 2.0, 3.0), wp.quat_identity())
+    assert list(t) == [1, 2, 3, 0, 0, 0, 1] and t.p == wp.vec3(1, 2, 3) and t.q == wp.quat(0, 0, 0, 1)
+    assert wp.transform_identity() == wp.transform(0, 0, 0, 0, 0, 0, 1)
+    assert wp.types.type_size(wp.transformd) == 56
+
+
+def test_transform_builtins():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.transform), b: wp.array(dtype=wp.transform), x: wp.array(dtype=wp.vec3),
+          ts: wp.array(dtype=wp.transform, ndim=2), vs: wp.array(dtype=wp.vec3, ndim=2),
+          qs: wp.array(dtype=wp.quat)):
+        i = wp.tid()
+        ta = a[i]
+        ts[i, 0] = wp.transform_multiply(ta, b[i])
+        ts[i, 1] = ta * b[i]
+        ts[i, 2] = wp.transform_inverse(ta)
+        ts[i, 3] = wp.transform_identity()
+        ts[i, 4] = wp.transform(wp.transform_get_translation(ta) * 2.0, wp.transform_get_rotation(ta))
+        vs[i, 0] = wp.transform_point(ta, x[i])
+        vs[i, 1] = wp.transform_vector(ta, x[i])
+        vs[i, 2] = ta.p
+        qs[i] = ta.q
+
+    n = 10
+    A, B = random_transforms(n), random_transforms(n)
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    ts, vs, qs = wp.zeros((n, 5), dtype=wp.transform), wp.zeros((n, 3), dtype=wp.vec3), wp.zeros(n, dtype=wp.quat)
+    wp.launch(k, n, [wp.array(A, dtype=wp.transform), wp.array(B, dtype=wp.transform), wp.array(X, dtype=wp.vec3),
+                     ts, vs, qs])
+    T = ts.numpy()
+    HA, HB = homogeneous(A[:, :3], A[:, 3:]), homogeneous(B[:, :3], B[:, 3:])
+    for got in (T[:, 0], T[:, 1]):
+        np.testing.assert_allclose(homogeneous(got[:, :3], got[:, 3:]), HA @ HB, atol=1e-5)
+    np.testing.assert_allclose(homogeneous(T[:, 2, :3], T[:, 2, 3:]), np.linalg.inv(HA), atol=1e-5)
+    np.testing.assert_array_equal(T[:, 3], np.broadcast_to([0, 0, 0, 0, 0, 0, 1], (n, 7)))
+    np.testing.assert_array_equal(T[:, 4], np.concatenate([A[:, :3] * 2, A[:, 3:]], 1))
+    Xh = np.concatenate([X, np.ones((n, 1))], 1)
+    np.testing.assert_allclose(vs.numpy()[:, 0], np.einsum("nij,nj->ni", HA, Xh)[:, :3], atol=1e-5)
+    np.testing.assert_allclose(vs.numpy()[:, 1], np.einsum("nij,nj->ni", HA[:, :3, :3], X), atol=1e-5)
+    np.testing.assert_array_equal(vs.numpy()[:, 2], A[:, :3])
+    np.testing.assert_array_equal(qs.numpy(), A[:, 3:])
+
+
+def test_transform_argument_by_value_and_composed_transforms():
+    @wp.kernel(enable_backward=False)
+    def k(t: wp.transform, pts: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        out[i] = wp.transform_point(wp.transform_inverse(t), wp.transform_point(t, pts[i]))
+
+    t = wp.transform(wp.vec3(1.0, -2.0, 0.5), wp.quat(0.0, 0.0, np.sin(0.4), np.cos(0.4)))
+    pts = rng.normal(size=(5, 3)).astype(np.float32)
+    out = wp.zeros(5, dtype=wp.vec3)
+    wp.launch(k, 5, [t, wp.array(pts, dtype=wp.vec3), out])
+    np.testing.assert_allclose(out.numpy(), pts, atol=1e-5)
+
+
+def test_spatial_vectors_and_matrices():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.spatial_vector), m: wp.array(dtype=wp.spatial_matrix),
+          top: wp.array(dtype=wp.vec3), bottom: wp.array(dtype=wp.vec3), d: wp.array(dtype=float),
+          mv: wp.array(dtype=wp.spatial_vector), built: wp.array(dtype=wp.spatial_vector)):
+        i = wp.tid()
+        top[i] = wp.spatial_top(a[i])
+        bottom[i] = wp.spatial_bottom(a[i])
+        d[i] = wp.spatial_dot(a[i], a[i])
+        mv[i] = m[i] * a[i] + a[i] * 2.0
+        built[i] = wp.spatial_vector(bottom[i], top[i])
+
+    n = 3
+    A = rng.normal(size=(n, 6)).astype(np.float32)
+    M = rng.normal(size=(n, 6, 6)).astype(np.float32)
+    top, bottom, d = wp.zeros(n, dtype=wp.vec3), wp.zeros(n, dtype=wp.vec3), wp.zeros(n, dtype=float)
+    mv, built = wp.zeros(n, dtype=wp.spatial_vector), wp.zeros(n, dtype=wp.spatial_vector)
+    wp.launch(k, n, [wp.array(A, dtype=wp.spatial_vector), wp.array(M, dtype=wp.spatial_matrix), top, bottom, d,
+                     mv, built])
+    np.testing.assert_array_equal(top.numpy(), A[:, :3])
+    np.testing.assert_array_equal(bottom.numpy(), A[:, 3:])
+    np.testing.assert_allclose(d.numpy(), (A * A).sum(1), rtol=1e-6)
+    np.testing.assert_allclose(mv.numpy(), np.einsum("nij,nj->ni", M, A) + A * 2, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(built.numpy(), np.concatenate([A[:, 3:], A[:, :3]], 1))
+
+
+def test_transform_errors():
+    @wp.kernel(enable_backward=False)
+    def k(t: wp.array(dtype=wp.transform), v: wp.array(dtype=wp.vec4)):
+        v[0] = wp.transform_point(t[0], v[0])
+
+    with pytest.raises(wp.CompileTypeError, match=r"Couldn't find a function 'transform_point' compatible with "
+                                                  r"the arguments 'transformf, vec4f'"):
+        wp.launch(k, 1, [wp.zeros(1, dtype=wp.transform), wp.zeros(1, dtype=wp.vec4)])
