@@ -218,7 +218,7 @@ def attribute(em, node):
 def _field(em, node, t, name):
     for k, (fname, ftype) in enumerate(t._wp_fields_):
         if fname == name:
-            return k, ftype
+            return k, ft.from_annotation(ftype) if wt.is_array(ftype) else ftype
     raise em.error(node, f"struct '{t.__name__}' has no field '{name}' (fields: "
                          f"{', '.join(f for f, _ in t._wp_fields_)})", CompileError)
 

@@ -139,7 +139,7 @@ class ConvertCompositesToVector(Pass):
             if new is not None:
                 if isinstance(new, V):
                     new = new.value
-                if result_types and not wc.is_composite_type(result_types[0]) and new.type != result_types[0]:
+                if result_types and isinstance(result_types[0], ir.IntegerType) and new.type != result_types[0]:
                     with ir.InsertionPoint(op), op.location:  # a scalar for the not-yet-lowered rest
                         new = builtin.unrealized_conversion_cast([result_types[0]], [new])
                 op.results[0].replace_all_uses_with(new)

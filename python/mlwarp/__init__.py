@@ -24,6 +24,7 @@ del _builtin_functions
 
 from .types import bfloat16  # noqa: E402,F401
 from .vector import *  # noqa: E402,F401,F403  (vec3, mat33, quat, transform, wp.vec, wp.mat, ...)
+from .struct import struct  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -99,8 +99,8 @@ class Kernel:
         except OSError:
             src = self.func.__code__.co_code.hex()
         h.update(src.encode())
-        h.update(repr([(n, str(p) if isinstance(p, ArrayParam) else p.__name__)
-                       for n, p in zip(self.arg_names, self.params)]).encode())
+        h.update(repr([(n, f"array({wt.type_key(p.dtype)}, {p.ndim})" if isinstance(p, ArrayParam) else
+                        wt.type_key(p)) for n, p in zip(self.arg_names, self.params)]).encode())
         h.update(repr(sorted(self.options.items())).encode())
         h.update(repr(_captured_constants(self.func)).encode())
         h.update(str(device).encode())
