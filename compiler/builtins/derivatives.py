@@ -76,15 +76,31 @@ class V:
         return call("gt", self, self._other(o))
 
 
+def warp_type(t):
+    """The Warp type of an MLIR type of the warp dialect (scalars and vector-likes)."""
+    from ..dialects.warp import composite as wc
+    from ..frontend.types import from_mlir
+
+    c = wc.composite(t)
+    if c is None:
+        return from_mlir(t)
+    from mlwarp import vector as wv
+
+    s = from_mlir(c.dtype)
+    make = {"vec": lambda: wv.vector(c.shape[0], s), "mat": lambda: wv.matrix(c.shape, s),
+            "quat": lambda: wv.quaternion(s), "transform": lambda: wv.transformation(s)}
+    return make[c.kind]()
+
+
 def call(name: str, *args: V) -> V:
     """Emits `warp.<name>(args)` with the result type the table gives."""
     from mlir import ir
 
-    from ..frontend.types import from_mlir, to_mlir
+    from ..frontend.types import to_mlir
     from .table import resolve
 
     values = [a.value for a in args]
-    rt = to_mlir(resolve(name, [from_mlir(v.type) for v in values]))
+    rt = to_mlir(resolve(name, [warp_type(v.type) for v in values]))
     op = ir.Operation.create(f"warp.{name}", results=[rt], operands=values)
     return V(op.result)
 
@@ -190,7 +206,63 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge", "bool_and", "bool_or", "bool_n
         set_grad(_name, NOT_DIFFERENTIABLE)
 
 
-def rule_of(name: str):
-    """The entry's rule: a Rule, NOT_DIFFERENTIABLE, or None when the table has no rule for it."""
+# -- the rest of Warp's scalar math (scalar.py), with Warp's adj_* rules --------------------------------
+def _one(x):
+    return const(1.0, x.value.type)
+
+
+def _rsqrt_one_minus_sq(x):
+    return 1 / call("sqrt", 1.0 - x * x)
+
+
+partials("asin")(lambda x, out: (_rsqrt_one_minus_sq(x),))
+partials("acos")(lambda x, out: (-_rsqrt_one_minus_sq(x),))
+partials("atan")(lambda x, out: (1 / (1.0 + x * x),))
+partials("atan2")(lambda y, x, out: (x / (x * x + y * y), -y / (x * x + y * y)))
+partials("sinh")(lambda x, out: (call("cosh", x),))
+partials("cosh")(lambda x, out: (call("sinh", x),))
+partials("tanh")(lambda x, out: (1.0 - out * out,))
+partials("log2")(lambda x, out: (1 / (x * 0.6931471805599453),))
+partials("log10")(lambda x, out: (1 / (x * 2.302585092994046),))
+partials("cbrt")(lambda x, out: (1 / (3.0 * out * out),))
+partials("erf")(lambda x, out: (1.1283791670955126 * call("exp", -(x * x)),))
+partials("erfc")(lambda x, out: (-1.1283791670955126 * call("exp", -(x * x)),))
+partials("frac")(lambda x, out: (1,))
+partials("degrees")(lambda x, out: (57.29577951308232,))
+partials("radians")(lambda x, out: (0.017453292519943295,))
+partials("round", "rint", "trunc", "sign", "step", "nonzero")(lambda x, out: (None,))  # piecewise constant
+partials("copysign")(lambda x, y, out: (call("copysign", _one(x), x) * call("copysign", _one(x), y), None))
+partials("lerp")(lambda a, b, t, out: (1.0 - t, t, b - a))
+
+
+@partials("smoothstep")
+def _smoothstep(e0, e1, x, out):
+    # Warp's adj_smoothstep: zero outside the ramp, else the derivative of t*t*(3-2t), t = (x-e0)/(e1-e0)
+    ab, ax, bx = e0 - e1, e0 - x, e1 - x
+    inside = call("bool_and", bx / ab < 0.0, ax / ab > 0.0)
+    ab3 = ab * ab * ab
+    ab4 = ab3 * ab
+    pick = lambda v: select(inside, v, 0.0, x)  # noqa: E731
+    return (pick(6.0 * ax * bx * bx / ab4), pick(6.0 * ax * ax * (x - e1) / ab4), pick(6.0 * ax * bx / ab3))
+
+
+for _name in ("isnan", "isinf", "isfinite"):
+    set_grad(_name, NOT_DIFFERENTIABLE)
+
+
+def rule_of(name: str, arg_types=None):
+    """The rule of the entry a call resolves to (the composite overload when an argument is a vector-like;
+    `arg_types` are MLIR types): a Rule, NOT_DIFFERENTIABLE, or None when the table has no rule for it."""
+    from .table import COMPOSITE_ONLY, OVERLOADS, select_overload
+
+    if arg_types is not None and name in OVERLOADS:
+        types = [warp_type(t) for t in arg_types]
+        from mlwarp import types as wt
+
+        if name in COMPOSITE_ONLY or any(wt.is_composite(t) for t in types):
+            return select_overload(name, types).grad
     b = BUILTINS.get(name)
     return None if b is None else b.grad
+
+
+from . import derivatives_composite  # noqa: E402,F401  (rules of the vector, matrix, quaternion overloads)

@@ -44,7 +44,8 @@ from mlir.dialects import arith, func, scf
 
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, V, rule_of
 from ..dialects.warp import array_dtype, builders as wb, is_array_type
-from .autodiff_ir import (SIDE_EFFECTS, body_ops, clone_ops, contains, free_values, i32_const, is_diff,
+from ..dialects.warp import composite as wc
+from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, contains, free_values, i32_const, is_diff,
                           tainted_uses, terminator, trip_count, where, zero)
 from .registry import Pass, PassError, kernels, register
 
@@ -69,7 +70,7 @@ class ReverseBuilder:
         if g is None or not is_diff(v.type):
             return
         g = g.value if isinstance(g, V) else g
-        adj[v] = g if v not in adj else wb.builtin("add", [adj[v], g], v.type)
+        adj[v] = g if v not in adj else add_values(adj[v], g)
 
     @staticmethod
     def adj_or_zero(adj: dict, v: ir.Value) -> ir.Value:
@@ -96,7 +97,7 @@ class ReverseBuilder:
         out = op.results[0] if len(op.results) == 1 else None
         if out is None or out not in adj:
             return
-        rule = rule_of(name)
+        rule = rule_of(name, [v.type for v in op.operands])
         if rule is NOT_DIFFERENTIABLE:
             return
         if rule is None:
@@ -106,6 +107,51 @@ class ReverseBuilder:
         grads = rule.vjp(V(adj[out]), args, V(mapping[out]))
         for v, g in zip(op.operands, grads):
             self.accumulate(adj, v, g)
+
+    # -- composite values: construct / extract / insert, struct fields ----------------------
+    def op_warp_construct(self, op, mapping, adj):
+        out = op.results[0]
+        if out not in adj:
+            return
+        c = wc.composite(out.type)
+        for k, e in enumerate(op.operands):
+            if c.kind == "struct":
+                self.accumulate(adj, e, wc.struct_get(adj[out], k, e.type))
+            else:
+                idx = divmod(k, c.shape[1]) if c.kind == "mat" else (k,)
+                self.accumulate(adj, e, wc.extract(adj[out], [i32_const(i) for i in idx], e.type))
+
+    def op_warp_extract(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            src = op.operands[0]
+            idx = self.indices(op, 1, mapping)
+            self.accumulate(adj, src, wc.insert(zero(src.type), adj[out], idx))
+
+    def op_warp_insert(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            src, elem = op.operands[0], op.operands[1]
+            idx = self.indices(op, 2, mapping)
+            self.accumulate(adj, src, wc.insert(adj[out], zero(elem.type), idx))
+            self.accumulate(adj, elem, wc.extract(adj[out], idx, elem.type))
+
+    @staticmethod
+    def field(op) -> int:
+        return ir.IntegerAttr(op.attributes["field"]).value
+
+    def op_warp_struct_get(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            src = op.operands[0]
+            self.accumulate(adj, src, wc.struct_set(zero(src.type), self.field(op), adj[out]))
+
+    def op_warp_struct_set(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            src, elem = op.operands[0], op.operands[1]
+            self.accumulate(adj, src, wc.struct_set(adj[out], self.field(op), zero(elem.type)))
+            self.accumulate(adj, elem, wc.struct_get(adj[out], self.field(op), elem.type))
 
     def op_warp_cast(self, op, mapping, adj):
         src, out = op.operands[0], op.results[0]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
+from ..dialects.warp import builders as wb
+from ..dialects.warp import composite as wc
 from .registry import PassError
 
 # Ops with effects on memory: the adjoint replay of a forward computation skips them (as Warp does).
@@ -12,14 +14,33 @@ SIDE_EFFECTS = {"warp.store", "warp.atomic"}
 
 
 def is_diff(t: ir.Type) -> bool:
-    """Types that carry a derivative: floating-point scalars."""
-    return isinstance(t, ir.FloatType)
+    """Types that carry a derivative: floating-point scalars, vector-likes of them, structs with such a field."""
+    if isinstance(t, ir.FloatType):
+        return True
+    c = wc.composite(t)
+    if c is None:
+        return False
+    return any(is_diff(f) for f in c.fields) if c.kind == "struct" else isinstance(c.dtype, ir.FloatType)
 
 
 def zero(t: ir.Type) -> ir.Value:
     if isinstance(t, ir.FloatType):
         return arith.ConstantOp(t, ir.FloatAttr.get(t, 0.0)).result
+    if wc.is_composite_type(t):
+        return wc.construct(t, [])  # no elements: the zero value
     return arith.ConstantOp(t, ir.IntegerAttr.get(t, 0)).result
+
+
+def add_values(a: ir.Value, b: ir.Value) -> ir.Value:
+    """a + b for any differentiable type (structs field by field)."""
+    c = wc.composite(a.type)
+    if c is None or c.kind != "struct":
+        return wb.builtin("add", [a, b], a.type)
+    for k, f in enumerate(c.fields):
+        if is_diff(f):
+            s = add_values(wc.struct_get(a, k, f), wc.struct_get(b, k, f))
+            a = wc.struct_set(a, k, s)
+    return a
 
 
 def i32_const(n: int) -> ir.Value:

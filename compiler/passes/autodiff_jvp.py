@@ -21,6 +21,7 @@ from mlir.dialects import arith, func, scf
 
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, V, rule_of
 from ..dialects.warp import array_dtype, builders as wb, is_array_type
+from ..dialects.warp import composite as wc
 from .autodiff_ir import body_ops, create_like, is_diff, terminator, where, zero
 from .registry import Pass, PassError, kernels, register
 
@@ -73,7 +74,7 @@ class TangentBuilder:
         if all(t is None for t in tangents):
             return
         name = op.name[len("warp."):]
-        rule = rule_of(name)
+        rule = rule_of(name, [v.type for v in op.operands])
         if rule is None or rule is NOT_DIFFERENTIABLE:
             raise PassError(f"{where(op)}: the builtin '{name}' has no derivative rule in the builtin table")
         out = op.results[0]
@@ -81,6 +82,39 @@ class TangentBuilder:
                      [V(self.m(mapping, v)) for v in op.operands], V(mapping[out]))
         if t is not None:
             tan[out] = t.value
+
+    # -- composite values: the tangent is built like the value -------------------------------
+    def op_warp_construct(self, op, mapping, tan):
+        self.plain(op, mapping)
+        if any(e in tan for e in op.operands):
+            tan[op.results[0]] = wc.construct(op.results[0].type, [self.t_or_zero(tan, e) for e in op.operands])
+
+    def op_warp_extract(self, op, mapping, tan):
+        self.plain(op, mapping)
+        src = op.operands[0]
+        if src in tan and is_diff(op.results[0].type):
+            tan[op.results[0]] = wc.extract(tan[src], self.indices(op, 1, mapping), op.results[0].type)
+
+    def op_warp_insert(self, op, mapping, tan):
+        self.plain(op, mapping)
+        src, elem = op.operands[0], op.operands[1]
+        if (src in tan or elem in tan) and is_diff(src.type):
+            tan[op.results[0]] = wc.insert(self.t_or_zero(tan, src), self.t_or_zero(tan, elem),
+                                           self.indices(op, 2, mapping))
+
+    def op_warp_struct_get(self, op, mapping, tan):
+        self.plain(op, mapping)
+        src = op.operands[0]
+        if src in tan and is_diff(op.results[0].type):
+            tan[op.results[0]] = wc.struct_get(tan[src], ir.IntegerAttr(op.attributes["field"]).value,
+                                               op.results[0].type)
+
+    def op_warp_struct_set(self, op, mapping, tan):
+        self.plain(op, mapping)
+        src, elem = op.operands[0], op.operands[1]
+        if (src in tan or elem in tan) and is_diff(src.type):
+            tan[op.results[0]] = wc.struct_set(self.t_or_zero(tan, src), ir.IntegerAttr(op.attributes["field"]).value,
+                                               self.t_or_zero(tan, elem))
 
     def op_warp_cast(self, op, mapping, tan):
         self.plain(op, mapping)

@@ -1,0 +1,128 @@
+"""Every composite overload of the table (vectors, matrices, quaternions, transforms) against central
+finite differences in float64, in reverse and forward mode — generated: an overload is tested as soon as
+it is added. Its float64 argument types are found by trying sample types for each constraint; the
+output is contracted with a random weight w (loss = <w, y>), so every component of every argument's
+gradient is checked."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+from mlwarp import types as wt
+from mlwarp import vector as wv
+from mlwarp.compiler.builtins.derivatives import NOT_DIFFERENTIABLE
+from mlwarp.compiler.builtins.table import CONSTRAINTS, OVERLOADS
+
+from grad_util import kernel_from_source
+
+N = 3
+f64 = wt.float64
+SAMPLES = {  # candidate float64 types per constraint, tried in order
+    "Scalar": [f64], "Float": [f64],
+    "Vector": [wv.vector(3, f64), wv.vector(2, f64), wv.vector(4, f64), wv.vector(6, f64)],
+    "Matrix": [wv.matrix((3, 3), f64), wv.matrix((2, 2), f64), wv.matrix((4, 4), f64), wv.matrix((2, 3), f64)],
+    "Quaternion": [wv.quaternion(f64)], "Transformation": [wv.transformation(f64)],
+    "VectorLike": [wv.vector(3, f64), wv.matrix((3, 3), f64), wv.quaternion(f64), wv.transformation(f64)],
+}
+
+
+def is_float64(t) -> bool:
+    return t is f64 or (wt.is_composite(t) and wt.scalar_type_of(t) is f64)
+
+
+def signature(b):
+    """(argument types, result type) in float64 for an overload, or None when it has no float result."""
+    pools = [SAMPLES.get(c, []) for c in b.args]
+    for types in itertools.islice(itertools.product(*pools), 200):
+        if not all(CONSTRAINTS[c](t) for c, t in zip(b.args, types)):
+            continue
+        try:
+            rt = b.result(list(types))
+        except TypeError:
+            continue
+        return (list(types), rt) if is_float64(rt) else None
+    return None
+
+
+CASES = [(name, k) for name, entries in OVERLOADS.items() for k, b in enumerate(entries)
+         if b.grad is not NOT_DIFFERENTIABLE and signature(b) is not None]
+
+
+def shape_of(t):
+    return tuple(wt.inner_shape(t)) if wt.is_composite(t) else ()
+
+
+def type_expr(t) -> str:
+    if t is f64:
+        return "wp.float64"
+    kind = wt.composite_kind(t)
+    shape = shape_of(t)
+    return {"vec": f"wp.types.vector({shape[0]}, wp.float64)", "mat": f"wp.types.matrix({shape}, wp.float64)",
+            "quat": "wp.types.quaternion(wp.float64)", "transform": "wp.types.transformation(wp.float64)"}[kind]
+
+
+def make_kernel(tmp_path, name, types, rt):
+    params = ", ".join(f"x{k}: wp.array(dtype=T{k})" for k in range(len(types)))
+    decls = "".join(f"T{k} = {type_expr(t)}\n" for k, t in enumerate(types)) + f"R = {type_expr(rt)}\n"
+    call = ", ".join(f"x{k}[i]" for k in range(len(types)))
+    src = (f"import mlwarp as wp\nimport mlwarp.vector\n{decls}\n@wp.kernel\ndef k({params}, y: wp.array(dtype=R)):\n"
+           f"    i = wp.tid()\n    y[i] = wp.{name}({call})\n")
+    return kernel_from_source(tmp_path, src.replace("wp.types.", "mlwarp.vector."))
+
+
+def arr(v, t):
+    return wp.array(v, dtype=t)
+
+
+def sample(t, rng):
+    v = rng.uniform(0.4, 1.6, size=(N,) + shape_of(t)) * np.where(rng.uniform(size=(N,) + shape_of(t)) < 0.3, -1, 1)
+    if wt.composite_kind(t) == "quat":  # unit quaternions, as the quaternion builtins assume
+        v /= np.linalg.norm(v, axis=-1, keepdims=True)
+    if wt.composite_kind(t) == "transform":
+        v[:, 3:] /= np.linalg.norm(v[:, 3:], axis=-1, keepdims=True)
+    return v
+
+
+def forward(kernel, types, rt, xs):
+    y = wp.zeros(N, dtype=rt)
+    wp.launch(kernel, dim=N, inputs=[arr(x, t) for x, t in zip(xs, types)], outputs=[y])
+    return np.asarray(y.numpy(), dtype=np.float64).reshape((N,) + shape_of(rt))
+
+
+@pytest.mark.parametrize("name,k", CASES, ids=[f"{n}{OVERLOADS[n][k].args}" for n, k in CASES])
+def test_overload_gradient_matches_finite_differences(tmp_path, name, k):
+    types, rt = signature(OVERLOADS[name][k])
+    kernel = make_kernel(tmp_path, name, types, rt)
+    rng = np.random.default_rng(sum(map(ord, name)) + k)
+    xs = [sample(t, rng) for t in types]
+    w = rng.uniform(-1, 1, size=(N,) + shape_of(rt))
+    y0 = forward(kernel, types, rt, xs)
+    assert np.all(np.isfinite(y0)), f"{name}: sample outside the domain"
+    h = 1e-6
+    loss = lambda vals: np.sum(w * forward(kernel, types, rt, vals))  # noqa: E731
+    # reverse mode: adj_y = w
+    adj = [wp.zeros(N, dtype=t) for t in types]
+    wp.launch(kernel, dim=N, inputs=[arr(x, t) for x, t in zip(xs, types)], outputs=[wp.zeros(N, dtype=rt)],
+              adjoint=True, adj_inputs=adj, adj_outputs=[arr(w, rt)])
+    for j, x in enumerate(xs):
+        fd = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            p, m = [v.copy() for v in xs], [v.copy() for v in xs]
+            p[j][idx] += h
+            m[j][idx] -= h
+            fd[idx] = (loss(p) - loss(m)) / (2 * h)
+        got = np.asarray(adj[j].numpy(), dtype=np.float64).reshape(x.shape)
+        np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6, err_msg=f"d <w, {name}> / d arg{j}")
+    # forward mode along random directions
+    dirs = [rng.uniform(-1, 1, size=x.shape) for x in xs]
+    dy = wp.zeros(N, dtype=rt)
+    wp.jvp(kernel, N, inputs=[arr(x, t) for x, t in zip(xs, types)], outputs=[wp.zeros(N, dtype=rt)],
+           tan_inputs=[arr(d, t) for d, t in zip(dirs, types)], tan_outputs=[dy])
+    fd = (forward(kernel, types, rt, [x + h * d for x, d in zip(xs, dirs)])
+          - forward(kernel, types, rt, [x - h * d for x, d in zip(xs, dirs)])) / (2 * h)
+    np.testing.assert_allclose(np.asarray(dy.numpy(), dtype=np.float64).reshape(fd.shape), fd, rtol=1e-5,
+                               atol=1e-6, err_msg=f"jvp of {name}")
