@@ -4,12 +4,13 @@ a reference evaluation of the same program (fuzz/program.py).
 
 CI runs a bounded, derandomised set. A longer run:
     MLWARP_FUZZ_EXAMPLES=2000 MLWARP_FUZZ_SEED=12345 python -m pytest -q test/python/test_fuzz_scalar.py
+(MLWARP_FUZZ_SHRINK=1 shrinks a failing program to a small one: slow, each step compiles a kernel.)
 """
 
 import os
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, note, seed, settings
+from hypothesis import HealthCheck, Phase, assume, given, note, seed, settings
 from hypothesis import strategies as st
 
 import mlwarp as wp
@@ -20,6 +21,8 @@ from fuzz.program import Fragile, UndefinedBehaviour
 THREADS = 8
 EXAMPLES = int(os.environ.get("MLWARP_FUZZ_EXAMPLES", "20"))
 SEED = os.environ.get("MLWARP_FUZZ_SEED")
+# Shrinking recompiles a kernel per step (minutes): off unless MLWARP_FUZZ_SHRINK=1; the note has the source.
+PHASES = [p for p in Phase if os.environ.get("MLWARP_FUZZ_SHRINK") == "1" or p not in (Phase.shrink, Phase.explain)]
 STATS = {"programs": 0, "threads_compared": 0, "threads_fragile": 0, "rejected_ub": 0}
 
 inputs = st.tuples(
@@ -73,7 +76,7 @@ def check(program, data):
 
 
 def _settings(f):
-    f = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SEED is None,
+    f = settings(max_examples=EXAMPLES, deadline=None, database=None, phases=PHASES, derandomize=SEED is None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                         HealthCheck.data_too_large])(f)
     return seed(int(SEED))(f) if SEED is not None else f

@@ -24,8 +24,9 @@ TYPES = ["i", "f", "d"]
 
 
 class Generator:
-    def __init__(self, draw, max_depth=3, max_stmts=4):
+    def __init__(self, draw, max_depth=3, max_stmts=4, types=("i", "f", "d")):
         self.draw = draw
+        self.types = list(types)
         self.max_depth = max_depth
         self.max_stmts = max_stmts
         self.names = 0
@@ -68,7 +69,7 @@ class Generator:
             op = self.pick(["neg", "abs", "invert"] if t == "i" else FLOAT_UNARY)
             return E(op, t, (sub(),))
         if kind == "cast":
-            src = self.pick([x for x in TYPES if x != t])
+            src = self.pick([x for x in self.types if x != t])
             style = "py" if t in ("i", "f") and self.chance(4) else "wp"
             return E("cast", t, (sub(src), style))
         if kind == "clamp":
@@ -81,8 +82,8 @@ class Generator:
             if op == "not":
                 return E("not", "b", (self.condition(scope, depth + 1),))
             return E(op, "b", (self.condition(scope, depth + 1), self.condition(scope, depth + 1)))
-        ta = self.pick(TYPES)
-        tb = ta if self.chance(6) else self.pick(TYPES)  # sometimes C's mixed comparison
+        ta = self.pick(self.types)
+        tb = ta if self.chance(6) else self.pick(self.types)  # sometimes C's mixed comparison
         if "i" in (ta, tb) and ta != tb and "d" in (ta, tb):
             tb = ta
         return E(self.pick(CMPS), "b", (self.expr(ta, scope, depth + 1), self.expr(tb, scope, depth + 1)))
@@ -135,7 +136,7 @@ class Generator:
         if kind == "jump":
             cond = self.condition(scope, 1)
             return S("if", expr=cond, body=[S(self.pick(["break", "continue"]))])
-        t = self.pick(TYPES)
+        t = self.pick(self.types)
         name = self.fresh({"i": "n", "f": "x", "d": "y"}[t])
         s = S("assign", name, self.expr(t, scope))
         scope[name] = t
@@ -143,12 +144,13 @@ class Generator:
 
 
 @st.composite
-def programs(draw, max_depth=3, max_stmts=4):
-    g = Generator(draw, max_depth, max_stmts)
-    scope = {"i0": "i", "f0": "f", "d0": "d"}
-    top = dict(scope)
+def programs(draw, max_depth=3, max_stmts=4, types=("i", "f", "d")):
+    """Programs over `types` (the kernel always takes and writes all three; a type left out is a constant
+    0 output and its input is unused)."""
+    g = Generator(draw, max_depth, max_stmts, types)
+    top = {n: t for n, t in (("i0", "i"), ("f0", "f"), ("d0", "d")) if t in types}
     body = []
     for _ in range(draw(st.integers(1, max_stmts + 1))):
         body.append(g.statement(top, 0, False))
-    outputs = {t: g.expr(t, top) for t in ("i", "f", "d")}
+    outputs = {t: g.expr(t, top) if t in types else E("const", t, (0 if t == "i" else 0.0,)) for t in ("i", "f", "d")}
     return Program(body, outputs)

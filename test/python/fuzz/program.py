@@ -70,11 +70,18 @@ class Program:
             lines.append(f"    {arr}[tid] = {emit(self.outputs[t])}")
         return "\n".join(lines) + "\n"
 
-    def run(self, i0: int, f0, d0) -> dict:
-        """The thread's outputs {"i": (int, 0), "f": (float32, err), "d": (float64, err)}."""
-        env = {"i0": (int(i0), 0.0), "f0": (np.float32(f0), 0.0), "d0": (np.float64(d0), 0.0)}
-        run_block(self.body, env)
-        return {t: evaluate(e, env) for t, e in self.outputs.items()}
+    def run(self, i0: int, f0, d0, trace: list | None = None) -> dict:
+        """The thread's outputs {"i": (int, 0), "f": (float32, err), "d": (float64, err)}. `trace`, when
+        given, receives every discrete decision (comparisons, min/max picks, floor/int results): two runs
+        with equal traces took the same piecewise-smooth path."""
+        global _trace
+        _trace = trace
+        try:
+            env = {"i0": (int(i0), 0.0), "f0": (np.float32(f0), 0.0), "d0": (np.float64(d0), 0.0)}
+            run_block(self.body, env)
+            return {t: evaluate(e, env) for t, e in self.outputs.items()}
+        finally:
+            _trace = None
 
 
 # -- source ---------------------------------------------------------------------------------------------------
@@ -150,6 +157,15 @@ def emit_block(stmts, lines, depth):
 
 
 # -- reference semantics ------------------------------------------------------------------------------------
+_trace = None  # the decision list of the current run (see Program.run)
+
+
+def decided(value):
+    if _trace is not None:
+        _trace.append(value)
+    return value
+
+
 class _Break(Exception):
     pass
 
@@ -221,7 +237,7 @@ def convert(v, err, src, dst):
         if err and abs(float(v)) < 1 + err:
             # trunc(-0.3) and trunc(0.3) agree, but a value within err of 0 could cross -1/1: handled above
             pass
-        return int(math.trunc(float(v))), 0.0
+        return decided(int(math.trunc(float(v)))), 0.0
     if dst == "b":
         _decide(v, err, 0, 0)
         return bool(v != 0), 0.0
@@ -249,7 +265,7 @@ def evaluate(e: E, env: dict) -> tuple:
             x, ex = convert(x, ex, a[0].type, ct)
             y, ey = convert(y, ey, a[1].type, ct)
             _decide(x, ex, y, ey)
-        return {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y, "ne": x != y}[op], 0.0
+        return decided({"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y, "ne": x != y}[op]), 0.0
     if op in ("and", "or"):  # Warp evaluates both sides
         x, y = evaluate(a[0], env)[0], evaluate(a[1], env)[0]
         return (x and y) if op == "and" else (x or y), 0.0
@@ -325,29 +341,33 @@ def float_op(op, t, args):
         if op == "mod":
             if ex or ey:
                 raise Fragile("fmod of inexact values")
+            decided(np.trunc(x / y))
             return f(np.fmod(x, y)), 0.0
         if op == "floordiv":
             q = f(x / y)
             if ex or ey:
                 raise Fragile("floor division of inexact values")
-            return f(np.floor(q)), 0.0
+            return decided(f(np.floor(q))), 0.0
+        if op in ("min", "max", "clamp") and any(np.isnan(v) for v, _ in args):
+            raise Fragile("min/max/clamp of NaN: C's fmin/fmax and `a < b ? a : b` differ; not fuzzed")
         if op in ("min", "max"):
             _decide(x, ex, y, ey)
-            pick = (x < y) if op == "min" else (x > y)
+            pick = decided((x < y) if op == "min" else (x > y))
             return (x, ex) if pick else (y, ey)
         if op == "clamp":
             (lo, elo), (hi, ehi) = args[1], args[2]
             _decide(lo, elo, x, ex)
-            m, em = (lo, elo) if lo > x else (x, ex)
+            m, em = (lo, elo) if decided(lo > x) else (x, ex)
             _decide(m, em, hi, ehi)
-            return (m, em) if m < hi else (hi, ehi)
+            return (m, em) if decided(m < hi) else (hi, ehi)
         if op == "abs":
+            decided(x < 0)
             return f(abs(x)), ex
         if op == "neg":
             return f(-x), ex
         if op in ("floor", "ceil"):
             _near_integer(x, ex)
-            return f(np.floor(x) if op == "floor" else np.ceil(x)), 0.0
+            return decided(f(np.floor(x) if op == "floor" else np.ceil(x))), 0.0
         if op == "sqrt":
             if ex and float(x) <= ex:
                 raise Fragile("sqrt near 0")
