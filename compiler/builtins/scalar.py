@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import operator
+
+import numpy as np
+
 from ..lazy import arith, ir, math
+from . import pyscope as ps
+from .pyscope import python_scope
 from .table import boolean, builtin, c_common_types
 
 
@@ -36,16 +42,21 @@ def _constant_like(value, t: ir.Type) -> ir.Value:
 
 
 # -- arithmetic operators -----------------------------------------------------
-builtin("add", ["Scalar", "Scalar"], doc="a + b")(_by_kind("AddFOp", "AddIOp"))
-builtin("sub", ["Scalar", "Scalar"], doc="a - b")(_by_kind("SubFOp", "SubIOp"))
-builtin("mul", ["Scalar", "Scalar"], doc="a * b")(_by_kind("MulFOp", "MulIOp"))
-builtin("div", ["Scalar", "Scalar"], doc="a / b; integer division truncates toward zero, as in C")(
-    _by_kind("DivFOp", "DivSIOp", "DivUIOp"))
-builtin("mod", ["Scalar", "Scalar"], doc="a % b; the remainder has the sign of a, as C's fmod and %")(
-    _by_kind("RemFOp", "RemSIOp", "RemUIOp"))
+def _op(name, args, lower, doc, py, **kw):
+    builtin(name, args, doc=doc, py=python_scope(name, py), **kw)(lower)
 
 
-@builtin("floordiv", ["Scalar", "Scalar"], doc="a // b, rounding toward negative infinity")
+_op("add", ["Scalar", "Scalar"], _by_kind("AddFOp", "AddIOp"), "a + b", operator.add)
+_op("sub", ["Scalar", "Scalar"], _by_kind("SubFOp", "SubIOp"), "a - b", operator.sub)
+_op("mul", ["Scalar", "Scalar"], _by_kind("MulFOp", "MulIOp"), "a * b", operator.mul)
+_op("div", ["Scalar", "Scalar"], _by_kind("DivFOp", "DivSIOp", "DivUIOp"),
+    "a / b; integer division truncates toward zero, as in C", ps.c_div)
+_op("mod", ["Scalar", "Scalar"], _by_kind("RemFOp", "RemSIOp", "RemUIOp"),
+    "a % b; the remainder has the sign of a, as C's fmod and %", ps.c_mod)
+
+
+@builtin("floordiv", ["Scalar", "Scalar"], doc="a // b, rounding toward negative infinity",
+         py=python_scope("floordiv", ps.floordiv))
 def _floordiv(args, result_type):
     a, b = args
     k = kind(a.type)
@@ -56,7 +67,7 @@ def _floordiv(args, result_type):
     return arith.FloorDivSIOp(a, b).result
 
 
-@builtin("neg", ["Scalar"], doc="-a")
+@builtin("neg", ["Scalar"], doc="-a", py=python_scope("neg", operator.neg))
 def _neg(args, result_type):
     (a,) = args
     if kind(a.type) == "float":
@@ -64,7 +75,7 @@ def _neg(args, result_type):
     return arith.SubIOp(_constant_like(0, a.type), a).result
 
 
-@builtin("pow", ["Float", "Float"], doc="x ** y")
+@builtin("pow", ["Float", "Float"], doc="x ** y", py=python_scope("pow", ps.in_double(np.power)))
 def _pow(args, result_type):
     return math.PowFOp(*args).result
 
@@ -97,32 +108,92 @@ builtin("bool_or", ["Bool", "Bool"], doc="a or b (both sides are evaluated)")(
     lambda args, result_type: arith.OrIOp(*args).result)
 builtin("bool_not", ["Bool"], doc="not a")(
     lambda args, result_type: arith.XOrIOp(args[0], _constant_like(1, args[0].type)).result)
-builtin("bit_and", ["Int", "Int"], doc="a & b")(lambda args, result_type: arith.AndIOp(*args).result)
-builtin("bit_or", ["Int", "Int"], doc="a | b")(lambda args, result_type: arith.OrIOp(*args).result)
-builtin("bit_xor", ["Int", "Int"], doc="a ^ b")(lambda args, result_type: arith.XOrIOp(*args).result)
-builtin("lshift", ["Int", "Int"], doc="a << b")(lambda args, result_type: arith.ShLIOp(*args).result)
-builtin("rshift", ["Int", "Int"], doc="a >> b (arithmetic for signed, logical for unsigned)")(
-    _by_kind(None, "ShRSIOp", "ShRUIOp"))
-builtin("invert", ["Int"], doc="~a")(
-    lambda args, result_type: arith.XOrIOp(args[0], _constant_like(-1, args[0].type)).result)
+_op("bit_and", ["Int", "Int"], lambda args, result_type: arith.AndIOp(*args).result, "a & b", operator.and_)
+_op("bit_or", ["Int", "Int"], lambda args, result_type: arith.OrIOp(*args).result, "a | b", operator.or_)
+_op("bit_xor", ["Int", "Int"], lambda args, result_type: arith.XOrIOp(*args).result, "a ^ b", operator.xor)
+_op("lshift", ["Int", "Int"], lambda args, result_type: arith.ShLIOp(*args).result, "a << b", np.left_shift)
+_op("rshift", ["Int", "Int"], _by_kind(None, "ShRSIOp", "ShRUIOp"),
+    "a >> b (arithmetic for signed, logical for unsigned)", np.right_shift)
+_op("invert", ["Int"], lambda args, result_type: arith.XOrIOp(args[0], _constant_like(-1, args[0].type)).result,
+    "~a", np.invert)
 
 
 # -- math -------------------------------------------------------------------------
-def _float_unary(name, op, doc):
-    builtin(name, ["Float"], doc=doc)(lambda args, result_type: getattr(math, op)(args[0]).result)
+# Definitions follow Warp's native builtin.h, so results match Warp's CPU bit for bit where the
+# operation is exact (sign(0) == 1, step(x) = x < 0, degrees in double then rounded, fmin-style min/max).
+def _float_unary(name, op, doc, py):
+    builtin(name, ["Float"], doc=doc, py=python_scope(name, py))(
+        lambda args, result_type: getattr(math, op)(args[0]).result)
 
 
-_float_unary("sin", "SinOp", "sine (radians)")
-_float_unary("cos", "CosOp", "cosine (radians)")
-_float_unary("tan", "TanOp", "tangent (radians)")
-_float_unary("sqrt", "SqrtOp", "square root")
-_float_unary("exp", "ExpOp", "e ** x")
-_float_unary("log", "LogOp", "natural logarithm")
-_float_unary("floor", "FloorOp", "largest integer <= x")
-_float_unary("ceil", "CeilOp", "smallest integer >= x")
+for _name, _op_name, _doc, _py in [
+    ("sin", "SinOp", "sine (radians)", ps.in_double(np.sin)),
+    ("cos", "CosOp", "cosine (radians)", ps.in_double(np.cos)),
+    ("tan", "TanOp", "tangent (radians)", ps.in_double(np.tan)),
+    ("asin", "AsinOp", "arc sine", ps.in_double(np.arcsin)),
+    ("acos", "AcosOp", "arc cosine", ps.in_double(np.arccos)),
+    ("atan", "AtanOp", "arc tangent", ps.in_double(np.arctan)),
+    ("sinh", "SinhOp", "hyperbolic sine", ps.in_double(np.sinh)),
+    ("cosh", "CoshOp", "hyperbolic cosine", ps.in_double(np.cosh)),
+    ("tanh", "TanhOp", "hyperbolic tangent", ps.in_double(np.tanh)),
+    ("sqrt", "SqrtOp", "square root", np.sqrt),
+    ("cbrt", "CbrtOp", "cube root", ps.in_double(np.cbrt)),
+    ("exp", "ExpOp", "e ** x", ps.in_double(np.exp)),
+    ("log", "LogOp", "natural logarithm", ps.in_double(np.log)),
+    ("log2", "Log2Op", "base-2 logarithm", ps.in_double(np.log2)),
+    ("log10", "Log10Op", "base-10 logarithm", ps.in_double(np.log10)),
+    ("floor", "FloorOp", "largest integer <= x", np.floor),
+    ("ceil", "CeilOp", "smallest integer >= x", np.ceil),
+    ("round", "RoundOp", "nearest integer, halves away from zero (C round)", ps.c_round),
+    ("rint", "RoundEvenOp", "nearest integer, halves to even (C rint)", np.rint),
+    ("trunc", "TruncOp", "x rounded toward zero", np.trunc),
+    ("erf", "ErfOp", "the error function", None),
+    ("erfc", "ErfcOp", "the complementary error function", None)]:
+    if _py is None:
+        builtin(_name, ["Float"], doc=_doc)(lambda args, result_type, _o=_op_name: getattr(math, _o)(args[0]).result)
+    else:
+        _float_unary(_name, _op_name, _doc, _py)
 
 
-@builtin("abs", ["Scalar"], doc="|x|")
+@builtin("atan2", ["Float", "Float"], doc="atan2(y, x): the angle of (x, y) in radians",
+         py=python_scope("atan2", ps.in_double(np.arctan2)))
+def _atan2(args, result_type):
+    return math.Atan2Op(*args).result
+
+
+@builtin("copysign", ["Float", "Float"], doc="|x| with the sign of y", py=python_scope("copysign", np.copysign))
+def _copysign(args, result_type):
+    return math.CopySignOp(*args).result
+
+
+@builtin("frac", ["Float"], doc="x - trunc(x)", py=python_scope("frac", lambda x: x - np.trunc(x)))
+def _frac(args, result_type):
+    (x,) = args
+    return arith.SubFOp(x, math.TruncOp(x).result).result
+
+
+def _times_double(constant):
+    """x * <C double literal>, as Warp's C++ computes it: in double, then rounded back to x's type."""
+
+    def lower(args, result_type):
+        (x,) = args
+        f64 = ir.F64Type.get()
+        wide = x if x.type == f64 else arith.ExtFOp(f64, x).result
+        product = arith.MulFOp(wide, _constant_like(constant, f64)).result
+        return product if x.type == f64 else arith.TruncFOp(x.type, product).result
+
+    return lower
+
+
+_RAD_TO_DEG = 57.29577951308232087679
+_DEG_TO_RAD = 0.01745329251994329577
+builtin("degrees", ["Float"], doc="radians to degrees",
+        py=python_scope("degrees", lambda x: np.float64(x) * _RAD_TO_DEG))(_times_double(_RAD_TO_DEG))
+builtin("radians", ["Float"], doc="degrees to radians",
+        py=python_scope("radians", lambda x: np.float64(x) * _DEG_TO_RAD))(_times_double(_DEG_TO_RAD))
+
+
+@builtin("abs", ["Scalar"], doc="|x|", py=python_scope("abs", np.abs))
 def _abs(args, result_type):
     (x,) = args
     k = kind(x.type)
@@ -133,24 +204,102 @@ def _abs(args, result_type):
     return math.AbsIOp(x).result
 
 
-def _select_by(pred_name):
-    """min/max with Warp's C definition (`a < b ? a : b`), which also fixes the NaN behaviour."""
+def _select(pred_name, a, b, if_true, if_false):
+    return arith.SelectOp(compare(pred_name, a, b), if_true, if_false).result
+
+
+def _min_max(pred_name):
+    """Integers: `a < b ? a : b`. Floats, as Warp's C fmin/fmax: `a <= b ? a : (b == b ? b : a)`, so a
+    NaN operand loses to a number."""
 
     def lower(args, result_type):
         a, b = args
-        return arith.SelectOp(compare(pred_name, a, b), a, b).result
+        if kind(a.type) != "float":
+            return _select(pred_name + "t", a, b, a, b)
+        return _select(pred_name + "e", a, b, a, _select("eq", b, b, b, a))
 
     return lower
 
 
-builtin("min", ["Scalar", "Scalar"], doc="the smaller of a and b")(_select_by("lt"))
-builtin("max", ["Scalar", "Scalar"], doc="the larger of a and b")(_select_by("gt"))
+builtin("min", ["Scalar", "Scalar"], doc="the smaller of a and b", py=python_scope("min", ps.fmin))(_min_max("l"))
+builtin("max", ["Scalar", "Scalar"], doc="the larger of a and b", py=python_scope("max", ps.fmax))(_min_max("g"))
 
 
-@builtin("clamp", ["Scalar", "Scalar", "Scalar"], doc="min(max(x, a), b)")
+@builtin("clamp", ["Scalar", "Scalar", "Scalar"], doc="min(max(a, x), b)",
+         py=python_scope("clamp", lambda x, lo, hi: ps.fmin(ps.fmax(lo, x), hi)))
 def _clamp(args, result_type):
     x, lo, hi = args
-    return _select_by("lt")([_select_by("gt")([lo, x], result_type), hi], result_type)
+    return _min_max("l")([_min_max("g")([lo, x], result_type), hi], result_type)
+
+
+def _sign_like(name, doc, if_negative, otherwise, pred="lt"):
+    """`x <pred> 0 ? if_negative : otherwise`, in x's type (Warp: sign(0) == 1, step(x) = x < 0)."""
+
+    def lower(args, result_type):
+        (x,) = args
+        zero = _constant_like(0, x.type)
+        return _select(pred, x, zero, _constant_like(if_negative, x.type), _constant_like(otherwise, x.type))
+
+    def py(x):
+        hit = (x < 0) if pred == "lt" else (x == 0)
+        return if_negative if hit else otherwise
+
+    builtin(name, ["Scalar"], doc=doc, py=python_scope(name, py))(lower)
+
+
+_sign_like("sign", "-1 if x < 0 else 1", -1, 1)
+_sign_like("step", "1 if x < 0 else 0", 1, 0)
+_sign_like("nonzero", "0 if x == 0 else 1", 0, 1, pred="eq")
+
+
+def _float_class(name, doc, float_lower, int_value, py):
+    """isnan/isinf/isfinite: on floats by comparison; on integers a constant, as Warp's overloads."""
+
+    def lower(args, result_type):
+        (x,) = args
+        if kind(x.type) != "float":
+            return _constant_like(int_value, ir.IntegerType.get_signless(1))
+        return float_lower(x)
+
+    builtin(name, ["Scalar"], result=boolean, doc=doc, py=python_scope(name, py))(lower)
+
+
+def _inf_like(x):
+    return _constant_like(float("inf"), x.type)
+
+
+_float_class("isnan", "x is NaN", lambda x: compare_unordered(x, x), 0, np.isnan)
+_float_class("isinf", "x is +inf or -inf", lambda x: compare("eq", math.AbsFOp(x).result, _inf_like(x)), 0, np.isinf)
+_float_class("isfinite", "x is neither infinite nor NaN",
+             lambda x: compare("lt", math.AbsFOp(x).result, _inf_like(x)), 1, np.isfinite)
+
+
+def compare_unordered(a, b):
+    return arith.CmpFOp(arith.CmpFPredicate.UNO, a, b).result
+
+
+@builtin("lerp", ["Float", "Float", "Float"], doc="a * (1 - t) + b * t",
+         py=python_scope("lerp", lambda a, b, t: a * (t.dtype.type(1) - t) + b * t))
+def _lerp(args, result_type):
+    a, b, t = args
+    one = _constant_like(1, t.type)
+    return arith.AddFOp(arith.MulFOp(a, arith.SubFOp(one, t).result).result, arith.MulFOp(b, t).result).result
+
+
+def _smoothstep_py(e0, e1, x):
+    T = x.dtype.type
+    t = ps.fmin(ps.fmax(T(0), (x - e0) / (e1 - e0)), T(1))
+    return t * t * (T(3) - T(2) * t)
+
+
+@builtin("smoothstep", ["Float", "Float", "Float"], doc="Hermite interpolation of x between edges e0 and e1",
+         py=python_scope("smoothstep", _smoothstep_py))
+def _smoothstep(args, result_type):
+    e0, e1, x = args
+    c = lambda v: _constant_like(v, x.type)  # noqa: E731
+    ratio = arith.DivFOp(arith.SubFOp(x, e0).result, arith.SubFOp(e1, e0).result).result
+    t = _clamp([ratio, c(0), c(1)], result_type)
+    return arith.MulFOp(arith.MulFOp(t, t).result, arith.SubFOp(c(3), arith.MulFOp(c(2), t).result).result).result
 
 
 def lower_cast(x: ir.Value, to: ir.Type) -> ir.Value:

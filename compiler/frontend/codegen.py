@@ -23,7 +23,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from . import composite
 from . import types as ft
-from .resolve import MISSING, dotted_name, resolve_path
+from .resolve import MISSING, dotted_name, python_function_builtin, resolve_path
 from .source import Source
 from .syntax import UNSUPPORTED, assigned_names, contains_return, first_never_supported, may_jump
 
@@ -563,7 +563,7 @@ class KernelEmitter:
                 return self.const(target._np_(arg.value).item() if target is not wt.bool_ else bool(arg.value),
                                   target)
             return self.cast(self.expr(arg), target, node)
-        name = getattr(obj, "_wp_builtin_", None) or _PYTHON_BUILTINS.get(id(obj))
+        name = getattr(obj, "_wp_builtin_", None) or python_function_builtin(obj)
         if name is not None:
             return self.call_builtin(node, name, [self.expr(a) for a in node.args])
         intrinsic = self.intrinsic(node.func)
@@ -639,8 +639,3 @@ def _int_literal(node):
         v = _int_literal(node.operand)
         return None if v is None else -v
     return None
-
-
-import builtins as _py  # noqa: E402
-
-_PYTHON_BUILTINS = {id(_py.abs): "abs", id(_py.min): "min", id(_py.max): "max", id(_py.pow): "pow"}

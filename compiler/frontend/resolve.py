@@ -49,3 +49,28 @@ def dotted_name(node: ast.AST) -> str:
 
 
 MISSING = _MISSING
+
+
+# Python functions that stand for builtins inside kernels, as in Warp: Python's abs/min/max/pow/round and
+# the `math` module's functions, by the table name they share (plus math's C spellings fabs and fmod).
+_PYTHON_ALIASES = {"fabs": "abs", "fmod": "mod"}
+_python_functions: dict | None = None
+
+
+def python_function_builtin(obj) -> str | None:
+    """The builtin table entry a Python builtin or `math` function denotes in a kernel, or None."""
+    global _python_functions
+    if _python_functions is None:
+        import math
+
+        from ..builtins import BUILTINS
+
+        found = {}
+        for module in (math, py_builtins):
+            for name in dir(module):
+                target = _PYTHON_ALIASES.get(name, name)
+                fn = getattr(module, name)
+                if target in BUILTINS and callable(fn) and not isinstance(fn, type):
+                    found.setdefault(id(fn), target)
+        _python_functions = found
+    return _python_functions.get(id(obj))
