@@ -147,27 +147,32 @@ class ConvertCompositesToVector(Pass):
 
     # -- types of every value ------------------------------------------------------------------------
     def convert_signatures(self, module):
-        """Kernel/function arguments take storage types; the body converts them to values on entry."""
+        """Kernel arguments take storage types (the launch struct's C layout) and are converted to values on
+        entry; other functions (wp.func) take and return value types."""
         for f in ops_named(module, {"func.func"}):
             ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
-            if not any(wc.is_composite_type(t) for t in ftype.inputs):
+            if not any(wc.is_composite_type(t) for t in list(ftype.inputs) + list(ftype.results)):
                 continue
-            if not f.regions[0].blocks:
-                continue
-            entry = f.regions[0].blocks[0]
-            first = entry.operations[0]
-            for a in entry.arguments:
-                t = a.type
-                if not wc.is_composite_type(t):
-                    continue
-                old_uses = [(u.owner, u.operand_number) for u in a.uses]
-                a.set_type(storage_type(t))
-                with ir.InsertionPoint(first), f.location:
-                    v = from_storage(a, t)
-                for owner, k in old_uses:
-                    owner.operands[k] = v
+            is_kernel = "warp.kernel" in f.attributes
+            arg_type = storage_type if is_kernel else value_type
+            if f.regions[0].blocks:
+                entry = f.regions[0].blocks[0]
+                first = entry.operations[0]
+                for a in entry.arguments:
+                    t = a.type
+                    if not wc.is_composite_type(t):
+                        continue
+                    old_uses = [(u.owner, u.operand_number) for u in a.uses]
+                    a.set_type(arg_type(t))
+                    if not is_kernel:
+                        continue
+                    with ir.InsertionPoint(first), f.location:
+                        v = from_storage(a, t)
+                    for owner, k in old_uses:
+                        owner.operands[k] = v
             f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-                [storage_type(t) if wc.is_composite_type(t) else t for t in ftype.inputs], list(ftype.results)))
+                [arg_type(t) if wc.is_composite_type(t) else t for t in ftype.inputs],
+                [value_type(t) for t in ftype.results]))
 
     def convert_values(self, module):
         def visit(op):
@@ -233,7 +238,7 @@ class ConvertCompositesToVector(Pass):
     @staticmethod
     def _const(v: ir.Value):
         owner = v.owner
-        if isinstance(owner, ir.Operation) and owner.name == "arith.constant":
+        if not isinstance(owner, ir.Block) and owner.name == "arith.constant":
             return ir.IntegerAttr(owner.attributes["value"]).value
         return None
 
@@ -251,6 +256,8 @@ class ConvertCompositesToVector(Pass):
 
     @staticmethod
     def _offset(base, k):
+        if k == 0:
+            return base
         if isinstance(base, int):
             return base + k
         i32 = ir.IntegerType.get_signless(32)

@@ -228,3 +228,40 @@ def test_vector_type_errors_name_the_line():
 
     with pytest.raises(wp.CompileTypeError, match=r"vec3f\(\) takes 3 components \(or one value to fill\), got 2"):
         wp.launch(count, 1, [wp.zeros(2, dtype=wp.vec3)])
+
+
+def test_seed_vec3_particle_system():
+    """The seeds' first simulation: particles under gravity bouncing on the ground, 60 frames, vs numpy."""
+
+    @wp.kernel(enable_backward=False)
+    def step(pos: wp.array(dtype=wp.vec3), vel: wp.array(dtype=wp.vec3), gravity: wp.vec3, dt: wp.float32,
+             restitution: wp.float32):
+        tid = wp.tid()
+        v = vel[tid] + gravity * dt
+        p = pos[tid] + v * dt
+        if p[1] < 0.0:
+            p = wp.vec3(p[0], 0.0, p[2])
+            v = wp.vec3(v[0], -v[1] * restitution, v[2])
+        pos[tid] = p
+        vel[tid] = v
+
+    n = 4096
+    start = np.random.default_rng(0).random((n, 3)).astype(np.float32)
+    pos = wp.array(start, dtype=wp.vec3)
+    vel = wp.zeros(n, dtype=wp.vec3)
+    gravity = wp.vec3(0.0, -9.8, 0.0)
+    dt, restitution = 1.0 / 60.0, 0.6
+    for _ in range(60):
+        wp.launch(step, dim=n, inputs=[pos, vel, gravity, dt, restitution])
+
+    p, v = start.copy(), np.zeros_like(start)
+    g, dt32, r32 = np.array([0.0, -9.8, 0.0], np.float32), np.float32(dt), np.float32(restitution)
+    for _ in range(60):
+        v = v + g * dt32
+        p = p + v * dt32
+        below = p[:, 1] < 0
+        p[below, 1] = 0.0
+        v[below, 1] = -v[below, 1] * r32
+    np.testing.assert_array_equal(pos.numpy(), p)
+    np.testing.assert_array_equal(vel.numpy(), v)
+    assert (pos.numpy()[:, 1] == 0.0).any()  # some particles bounced
