@@ -23,6 +23,7 @@ from . import types as wt
 from .array import array
 from .config import config
 from .errors import LaunchError
+from .kernel import Kernel
 from .runtime.abi import ArrayParam
 
 INT32_MAX = 2**31 - 1
@@ -197,6 +198,8 @@ class LaunchPlan:
 
 def fast_launch(kernel, dim, inputs, outputs, device, record_cmd):
     """wp.launch for a plain CPU launch of a kernel with a plan; NotImplemented otherwise."""
+    if type(kernel) is not Kernel:
+        return NotImplemented
     plan = plan_for(kernel)
     if plan is None or not is_plain(kernel):
         return NotImplemented
