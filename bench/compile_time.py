@@ -1,0 +1,101 @@
+"""Compile time of a one-kernel module, each run in a fresh process: cold (empty kernel cache: the
+first launch compiles, MLIR import included) and warm (cached: the first launch loads), plus the
+whole process (interpreter start to exit) and `import` of the package. Best of several runs."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import clean_env, print_table, save_json, warp_python  # noqa: E402
+
+RUNS = 5
+
+# The child: imports the package, defines the kernel, times the first launch, prints JSON.
+CHILD = '''
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+t1 = time.perf_counter()
+if sys.argv[1] == "warp":
+    import warp as wp
+    wp.config.quiet = True
+    wp.config.kernel_cache_dir = sys.argv[2]
+    wp.init()
+else:
+    import os
+    os.environ["MLWARP_CACHE_DIR"] = sys.argv[2]
+    import mlwarp as wp
+t2 = time.perf_counter()
+
+@wp.kernel
+def saxpy(x: wp.array(dtype=float), y: wp.array(dtype=float), a: float):
+    i = wp.tid()
+    y[i] = a * x[i] + y[i]
+
+x = wp.array(np.ones(1024, np.float32), dtype=float, device="cpu")
+y = wp.array(np.ones(1024, np.float32), dtype=float, device="cpu")
+t3 = time.perf_counter()
+wp.launch(saxpy, 1024, inputs=[x, y, 2.0], device="cpu")
+t4 = time.perf_counter()
+assert float(y.numpy()[0]) == 3.0
+print(json.dumps({"numpy_import": t1 - t0, "import": t2 - t1, "first_launch": t4 - t3}))
+'''
+
+
+def run_child(py: str, which: str, cache: str, script: str) -> dict:
+    t = time.perf_counter()
+    out = subprocess.run([py, script, which, cache], capture_output=True, text=True, env=clean_env())
+    wall = time.perf_counter() - t
+    if out.returncode != 0:
+        raise RuntimeError(f"{which} child failed:\n{out.stderr[-3000:]}")
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r["process"] = wall
+    return r
+
+
+def measure(py: str, which: str, folder: str) -> dict:
+    """{"cold": best child result, "warm": best child result} (best by first launch)."""
+    script = os.path.join(folder, f"one_kernel_{which}.py")
+    with open(script, "w") as f:
+        f.write(CHILD)
+    cold, warm = [], []
+    for i in range(RUNS):
+        cache = os.path.join(folder, f"cache-{which}-{i}")
+        cold.append(run_child(py, which, cache, script))
+        warm.append(run_child(py, which, cache, script))
+        shutil.rmtree(cache, ignore_errors=True)
+    pick = lambda rs: {k: min(r[k] for r in rs) for k in rs[0]}  # noqa: E731  (best of each figure)
+    return {"cold": pick(cold), "warm": pick(warm)}
+
+
+def main():
+    folder = tempfile.mkdtemp(prefix="mlwarp-bench-compile-")
+    try:
+        results = {"mlwarp": measure(sys.executable, "mlwarp", folder)}
+        wpy = warp_python()
+        results["warp"] = measure(wpy, "warp", folder) if wpy else None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    m, w = results["mlwarp"], results["warp"] or {}
+    ms = lambda r, phase, key: r[phase][key] * 1e3 if r else None  # noqa: E731
+    rows = [
+        ("cold first launch (compile, MLIR import included)", ms(m, "cold", "first_launch"), None,
+         ms(w, "cold", "first_launch")),
+        ("warm first launch (kernel cache)", ms(m, "warm", "first_launch"), None, ms(w, "warm", "first_launch")),
+        ("import of the package (+ wp.init for Warp)", ms(m, "warm", "import"), None, ms(w, "warm", "import")),
+        ("whole process, cold", ms(m, "cold", "process"), None, ms(w, "cold", "process")),
+        ("whole process, warm", ms(m, "warm", "process"), None, ms(w, "warm", "process")),
+    ]
+    lines = print_table("Compile time, one-kernel module, fresh process", "ms", rows, higher_is_better=False)
+    note = f"numpy import in the same processes: {m['warm']['numpy_import'] * 1e3:.0f} ms (in both columns)"
+    print(note)
+    save_json("compile_time", {"table": lines + ["", note], "data": results})
+
+
+if __name__ == "__main__":
+    main()
