@@ -34,10 +34,11 @@ class Site:
     arg: int  # kernel parameter index of the array, -1 when it is not a parameter
     location: str  # "file:line:col" of the access in the user's source
     called_from: tuple = ()  # "file:line:col" of the calls that inlined it, innermost first
+    fields: tuple = ()  # the array is field fields[0] (of field fields[1] ...) of struct parameter `arg`
 
     @staticmethod
     def from_json(d: dict) -> "Site":
-        return Site(d["op"], d["arg"], d["location"], tuple(d.get("called_from", ())))
+        return Site(d["op"], d["arg"], d["location"], tuple(d.get("called_from", ())), tuple(d.get("fields", ())))
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from mlir.dialects import arith, scf
 
 from mlwarp.runtime import error_record as rec
 
-from ..dialects.warp import array_ndim, array_type, builders as wb, is_array_type
+from ..dialects.warp import array_ndim, array_type, builders as wb, composite as wc, is_array_type
 from .registry import Pass, PassError, kernels, ops_named, register
 
 SITES_ATTR = "warp.debug_sites"
@@ -48,6 +48,8 @@ def zero_of(t: ir.Type) -> ir.Value:
     if isinstance(t, ir.IntegerType):
         v = _const(0, _i(t.width))
         return v if t.is_signless else wb.cast(v, t)
+    if wc.is_composite_type(t):  # vec/mat/quat/transform/struct: warp.construct without operands is zero
+        return wc.construct(t, [])
     if isinstance(t, ir.VectorType):
         return arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(t, zero_attr(t.element_type))).result
     raise PassError(f"warp-bounds-check: no zero value for array element type {t}")
@@ -96,7 +98,8 @@ class BoundsCheck(Pass):
             first_index = 2 if op.name in ("warp.store", "warp.atomic") else 1
             indices = list(op.operands)[first_index:]
             locs = source_locations(op.location)
-            site = {"op": op.name[len("warp."):], "arg": _param_index(arr, params),
+            arg, fields = _array_origin(arr, params)
+            site = {"op": op.name[len("warp."):], "arg": arg, "fields": fields,
                     "location": locs[0] if locs else str(op.location), "called_from": locs[1:]}
             sites.append(site)
             with ir.InsertionPoint(op), op.location:
@@ -150,11 +153,19 @@ class BoundsCheck(Pass):
             scf.YieldOp([])
 
 
-def _param_index(value, params) -> int:
-    for k, p in enumerate(params):
-        if value == p:
-            return k
-    return -1
+def _array_origin(value, params) -> tuple:
+    """(parameter index, struct field indices) of an array that is a kernel parameter or a field (of a field
+    ...) of a struct parameter; (-1, []) otherwise."""
+    fields = []
+    while True:
+        for k, p in enumerate(params):
+            if value == p:
+                return k, fields[::-1]
+        owner = value.owner if isinstance(value, ir.OpResult) else None
+        if owner is None or owner.name != "warp.struct_get":
+            return -1, []
+        fields.append(ir.IntegerAttr(owner.attributes["field"]).value)
+        value = owner.operands[0]
 
 
 def _read_sites(module) -> list:

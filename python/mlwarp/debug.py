@@ -106,9 +106,7 @@ def describe_failure(kernel, f) -> str:
         where, what = "<unknown site>", "array"
     else:
         where = site.location + "".join(f" (called from {c})" for c in site.called_from)
-        n = len(kernel.arg_names)
-        what = f"argument '{kernel.arg_names[site.arg]}'" if 0 <= site.arg < n else \
-            f"the adjoint of argument '{kernel.arg_names[site.arg - n]}'" if n <= site.arg < 2 * n else "an array"
+        what = _array_name(kernel, site)
     index = ", ".join(str(i) for i in f.index)
     shape = "(" + ", ".join(str(s) for s in f.shape) + ("," if len(f.shape) == 1 else "") + ")"
     verb = {"load": "reading", "store": "writing", "atomic": "atomically updating"}.get(
@@ -116,6 +114,22 @@ def describe_failure(kernel, f) -> str:
     more = f"; {f.count} out-of-bounds accesses in this launch" if f.count > 1 else ""
     return (f"{where}: kernel '{kernel.key}': index [{index}] is out of bounds {verb} {what} of shape {shape} "
             f"(thread {f.thread}{more})")
+
+
+def _array_name(kernel, site) -> str:
+    """"argument 'a'", "argument 'p.pos'" (a struct field), "the adjoint of argument 'a'", or "an array"."""
+    n = len(kernel.arg_names)
+    if not 0 <= site.arg < 2 * n:
+        return "an array"
+    k = site.arg % n
+    name, t = kernel.arg_names[k], kernel.params[k]
+    for f in site.fields:
+        fields = getattr(t, "_wp_fields_", None)
+        if not fields or f >= len(fields):
+            break
+        field_name, t = fields[f]
+        name += "." + field_name
+    return f"the adjoint of argument '{name}'" if site.arg >= n else f"argument '{name}'"
 
 
 def check_finite(kernel, args) -> None:

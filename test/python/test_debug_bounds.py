@@ -201,3 +201,42 @@ def test_adjoint_launch_in_debug_mode_checks_bounds_too(debug_mode):
             "kernel 'square_shifted': index [4] is out of bounds reading argument 'x' of shape (4,) (thread 3;")):
         wp.launch(square_shifted, 4, inputs=[x, y, 1], adjoint=True, adj_inputs=[adj_x, adj_y, 0])
     np.testing.assert_array_equal(adj_x.numpy(), [0, 2, 4, 6])  # threads 0..2 ran; thread 3 was skipped
+
+
+@wp.struct
+class Cloud:
+    pos: wp.array(dtype=wp.vec3)
+    scale: float
+
+
+@wp.kernel
+def scatter(c: Cloud, v: wp.array(dtype=wp.vec3), n: int):
+    i = wp.tid()
+    c.pos[i + n] = v[i] * c.scale
+
+
+@wp.kernel
+def gather_rows(m: wp.array(dtype=wp.mat22), out: wp.array(dtype=wp.vec2), n: int):
+    i = wp.tid()
+    out[i] = m[i + n][0]
+
+
+def test_struct_field_arrays_are_named_by_their_path(debug_mode):
+    c = Cloud()
+    c.pos = wp.zeros(3, dtype=wp.vec3)
+    c.scale = 2.0
+    v = wp.array(np.ones((3, 3), dtype=np.float32), dtype=wp.vec3)
+    with pytest.raises(wp.KernelBoundsError, match=re.escape(
+            f"{where(scatter, 'c.pos[i + n]')}: kernel 'scatter': index [3] is out of bounds writing argument "
+            f"'c.pos' of shape (3,) (thread 2)")):
+        wp.launch(scatter, 3, inputs=[c, v, 1])
+    np.testing.assert_array_equal(c.pos.numpy(), [[0, 0, 0], [2, 2, 2], [2, 2, 2]])
+
+
+def test_out_of_bounds_composite_load_yields_zero(debug_mode):
+    m = wp.array(np.arange(8, dtype=np.float32).reshape(2, 2, 2) + 1, dtype=wp.mat22)
+    out = wp.full(2, wp.vec2(9.0, 9.0), dtype=wp.vec2)
+    with pytest.raises(wp.KernelBoundsError, match=re.escape(
+            "kernel 'gather_rows': index [2] is out of bounds reading argument 'm' of shape (2,) (thread 1)")):
+        wp.launch(gather_rows, 2, inputs=[m, out, 1])
+    np.testing.assert_array_equal(out.numpy(), [[5, 6], [0, 0]])

@@ -3,7 +3,7 @@
 // warp.address is reported but not skipped (its user does the access); a callsite location (an inlined
 // function) names the callee's line first and its callers after it; a second run adds nothing.
 
-// CHECK: warp.debug_sites = "[{\22op\22: \22address\22, \22arg\22: 0, \22location\22: \22f.py:2:5\22, \22called_from\22: [\22k.py:9:3\22]}]"
+// CHECK: warp.debug_sites = "[{\22op\22: \22address\22, \22arg\22: 0, \22fields\22: [], \22location\22: \22f.py:2:5\22, \22called_from\22: [\22k.py:9:3\22]}]"
 // CHECK-LABEL: func.func @k(
 // CHECK-SAME: %[[A:[^:]+]]: !warp.array<f64, 1 : i64>, %[[I:[^:]+]]: i32, %[[REC:[^:]+]]: !warp.array<i64, 1 : i64>)
 // CHECK-NOT: !warp.array<i64, 1 : i64>, %{{.+}}: !warp.array<i64, 1 : i64>

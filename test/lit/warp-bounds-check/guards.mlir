@@ -4,7 +4,7 @@
 // indices); the failing branch counts into the hidden error record and the first failing thread writes
 // site, thread, ndim, indices and shape. A skipped load yields 0.
 
-// CHECK: module attributes {warp.debug_sites = "[{\22op\22: \22load\22, \22arg\22: 0, \22location\22: \22user.py:4:13\22, \22called_from\22: []}, {\22op\22: \22store\22, \22arg\22: 1, \22location\22: \22user.py:5:9\22, \22called_from\22: []}, {\22op\22: \22atomic\22, \22arg\22: 0, \22location\22: \22user.py:6:9\22, \22called_from\22: []}]"}
+// CHECK: module attributes {warp.debug_sites = "[{\22op\22: \22load\22, \22arg\22: 0, \22fields\22: [], \22location\22: \22user.py:4:13\22, \22called_from\22: []}, {\22op\22: \22store\22, \22arg\22: 1, \22fields\22: [], \22location\22: \22user.py:5:9\22, \22called_from\22: []}, {\22op\22: \22atomic\22, \22arg\22: 0, \22fields\22: [], \22location\22: \22user.py:6:9\22, \22called_from\22: []}]"}
 // CHECK-LABEL: func.func @k(
 // CHECK-SAME: %[[A:.+]]: !warp.array<f32, 1 : i64>, %[[B:.+]]: !warp.array<i32, 2 : i64>, %[[REC:.+]]: !warp.array<i64, 1 : i64>)
 // CHECK-SAME: attributes {warp.bounds_checked, warp.kernel}
