@@ -7,7 +7,7 @@ allows it.
 
 from __future__ import annotations
 
-from .compiler.builtins.table import BUILTINS
+from .compiler.builtins.table import BUILTINS, COMPOSITE_ONLY
 
 
 class BuiltinFunction:
@@ -20,6 +20,10 @@ class BuiltinFunction:
         self._wp_intrinsic_ = name if intrinsic else None
 
     def __call__(self, *args):
+        if any(getattr(type(a), "_wp_composite_", None) for a in args) or self.__name__ in COMPOSITE_ONLY:
+            from .compiler.builtins.composite_pyscope import call  # vectors, matrices, quaternions, ...
+
+            return call(self.__name__, args)
         entry = BUILTINS.get(self.__name__)
         if entry is None or entry.py is None:
             raise RuntimeError(f"wp.{self.__name__}() can only be called inside a kernel or wp.func")

@@ -265,3 +265,19 @@ def test_seed_vec3_particle_system():
     np.testing.assert_array_equal(pos.numpy(), p)
     np.testing.assert_array_equal(vel.numpy(), v)
     assert (pos.numpy()[:, 1] == 0.0).any()  # some particles bounced
+
+
+def test_composite_builtins_in_python_scope():
+    a, b = wp.vec3(1.0, 2.0, 3.0), wp.vec3(0.0, 1.0, 0.0)
+    assert wp.dot(a, b) == 2.0 and wp.cross(a, b) == wp.vec3(-3.0, 0.0, 1.0)
+    assert wp.length_sq(a) == 14.0 and wp.min(a) == 1.0 and wp.argmax(a) == 2
+    assert wp.max(a, b) == a and wp.normalize(wp.vec3(0.0)) == wp.vec3(0.0)
+    q = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), np.pi / 2)
+    np.testing.assert_allclose(wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0)).numpy(), [0, 1, 0], atol=1e-7)
+    assert wp.normalize(wp.quat(0.0, 0.0, 0.0, 0.0)) == wp.quat_identity()
+    m = wp.mat22(1.0, 2.0, 3.0, 4.0)
+    assert wp.determinant(m) == -2.0 and wp.transpose(m) == wp.mat22(1.0, 3.0, 2.0, 4.0)
+    np.testing.assert_allclose(wp.inverse(m).numpy(), np.linalg.inv(m.numpy()))
+    with pytest.raises(TypeError, match=r"Couldn't find a function 'dot' compatible with the arguments "
+                                        r"'vec3f, vec2f'"):
+        wp.dot(a, wp.vec2(1.0, 1.0))

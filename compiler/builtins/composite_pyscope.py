@@ -1,0 +1,135 @@
+"""Composite builtins called in Python scope (`wp.dot(a, b)`, `wp.quat_rotate(q, v)` outside a kernel).
+
+The call is typed as in a kernel (the table picks the overload, with the same
+errors) and computed with numpy in float64, then stored in the result type.
+Each function below is the numpy reading of the builtin's definition (the
+kernel lowering follows Warp's formulas; tests compare both with numpy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlwarp import types as wt
+
+
+def _type_of(value):
+    t = type(value)
+    if wt.is_composite(t):
+        return t
+    from .pyscope import warp_type
+
+    return warp_type(value)
+
+
+def _np(value):
+    if wt.is_composite(type(value)):
+        return np.asarray(value.numpy(), dtype=np.float64)
+    return np.float64(value.value if isinstance(value, wt.scalar_base) else value)
+
+
+def _normalize(v, zero):
+    n = np.sqrt(v @ v)
+    return v / n if n > 0 else zero
+
+
+def _qmul(a, b):
+    va, sa, vb, sb = a[:3], a[3], b[:3], b[3]
+    return np.concatenate([sa * vb + sb * va + np.cross(va, vb), [sa * sb - va @ vb]])
+
+
+def _rotate(q, v):
+    u, s = q[:3], q[3]
+    return v * (2 * s * s - 1) + u * (2 * (u @ v)) + np.cross(u, v) * (2 * s)
+
+
+def _qinv(q):
+    return q * np.array([-1, -1, -1, 1])
+
+
+def _from_axis_angle(axis, angle):
+    return np.concatenate([axis * np.sin(angle / 2), [np.cos(angle / 2)]])
+
+
+def _to_matrix(q):
+    return np.stack([_rotate(q, e) for e in np.eye(3)], 1)
+
+
+def _inverse(m):
+    d = np.linalg.det(m)
+    return np.linalg.inv(m) if d != 0 else np.zeros_like(m)
+
+
+IMPLS = {
+    "dot": lambda a, b: a.reshape(-1) @ b.reshape(-1),
+    "cross": np.cross,
+    "length": lambda v: np.sqrt(v @ v),
+    "length_sq": lambda v: v @ v,
+    "cw_mul": lambda a, b: a * b,
+    "cw_div": lambda a, b: a / b,
+    "outer": np.outer,
+    "transpose": np.transpose,
+    "determinant": np.linalg.det,
+    "inverse": _inverse,
+    "diag": np.diag,
+    "get_diag": np.diag,
+    "trace": np.trace,
+    "ddot": lambda a, b: (a * b).sum(),
+    "skew": lambda v: np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]]),
+    "argmin": np.argmin,
+    "argmax": np.argmax,
+    "quat_inverse": _qinv,
+    "quat_rotate": _rotate,
+    "quat_rotate_inv": lambda q, v: _rotate(_qinv(q), v),
+    "quat_from_axis_angle": _from_axis_angle,
+    "quat_to_matrix": _to_matrix,
+    "quat_between_vectors": lambda a, b: _normalize(np.concatenate([np.cross(_normalize(a, a), _normalize(b, b)), [
+        1 + _normalize(a, a) @ _normalize(b, b)]]), np.array([0, 0, 0, 1.0])),
+    "transform_point": lambda t, x: t[:3] + _rotate(t[3:], x),
+    "transform_vector": lambda t, x: _rotate(t[3:], x),
+    "transform_multiply": lambda a, b: np.concatenate([_rotate(a[3:], b[:3]) + a[:3], _qmul(a[3:], b[3:])]),
+    "transform_inverse": lambda t: np.concatenate([-_rotate(_qinv(t[3:]), t[:3]), _qinv(t[3:])]),
+    "transform_get_translation": lambda t: t[:3],
+    "transform_get_rotation": lambda t: t[3:],
+    "spatial_top": lambda v: v[:3],
+    "spatial_bottom": lambda v: v[3:],
+    "spatial_dot": lambda a, b: a @ b,
+}
+
+
+def _normalize_impl(types):
+    if wt.composite_kind(types[0]) == "quat":
+        return lambda q: _normalize(q, np.array([0, 0, 0, 1.0]))
+    return lambda v: _normalize(v, np.zeros_like(v))
+
+
+def _minmax(name, types):
+    if len(types) == 1:
+        return np.min if name == "min" else np.max
+    return np.minimum if name == "min" else np.maximum
+
+
+def call(name: str, args):
+    """Evaluates builtin `name` on Python/Warp values whose types include a composite."""
+    from .table import select_overload
+
+    types = [_type_of(a) for a in args]
+    b = select_overload(name, types)
+    result = b.result(types)
+    if name == "normalize":
+        impl = _normalize_impl(types)
+    elif name in ("min", "max"):
+        impl = _minmax(name, types)
+    elif name == "mul" and wt.composite_kind(types[0]) == "quat" and types[0] == types[-1]:
+        impl = _qmul
+    elif name in ("mul", "matmul") and all(wt.is_composite(t) for t in types):
+        impl = np.matmul
+    else:
+        impl = IMPLS.get(name)
+    if impl is None:
+        raise RuntimeError(f"wp.{name}() on {', '.join(wt.type_name(t) for t in types)} can only be called "
+                           f"inside a kernel")
+    value = impl(*[_np(a) for a in args])
+    if wt.is_composite(result):
+        return result(*np.asarray(value).reshape(-1).tolist())
+    return result(np.asarray(value).item()).value if wt.is_scalar(result) else value
