@@ -408,3 +408,49 @@ def test_calling_a_kernel_directly():
 def test_launching_something_that_is_not_a_kernel():
     with pytest.raises(wp.LaunchError, match=re.escape("wp.launch expects a @wp.kernel, got function")):
         wp.launch(plain_python_function, 1, inputs=[])
+
+
+# -- structs ----------------------------------------------------------------------------------------------------
+@wp.struct
+class Body:
+    pos: wp.array(dtype=wp.vec3)
+    mass: float
+
+
+@wp.kernel
+def reads_a_misspelled_field(b: Body, out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    out[i] = b.mas
+
+
+@wp.kernel
+def writes_a_misspelled_field(b: Body, out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    local = Body()
+    local.mas = 1.0
+    out[i] = local.mass
+
+
+def _body():
+    b = Body()
+    b.pos = wp.zeros(2, dtype=wp.vec3)
+    b.mass = 1.0
+    return b
+
+
+def test_struct_field_typo_in_a_kernel_read():
+    compile_error(reads_a_misspelled_field, wp.CompileError, "b.mas",
+                  re.escape("struct 'Body' has no field 'mas' (fields: pos, mass)"),
+                  inputs=[_body(), wp.zeros(4, dtype=wp.float32)])
+
+
+def test_struct_field_typo_in_a_kernel_write():
+    compile_error(writes_a_misspelled_field, wp.CompileError, "local.mas = 1.0",
+                  re.escape("struct 'Body' has no field 'mas' (fields: pos, mass)"),
+                  inputs=[_body(), wp.zeros(4, dtype=wp.float32)])
+
+
+def test_struct_field_typo_on_the_host():
+    b = Body()
+    with pytest.raises(AttributeError, match=re.escape("struct Body has no field 'mas' (fields: pos, mass)")):
+        b.mas = 2.0
