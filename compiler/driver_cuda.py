@@ -14,7 +14,8 @@ from .driver import Timings
 from .frontend import emit_kernel, get_source
 from .lowering.gpu_binary import GpuCompileError, assemble_cubin, emit_ptx, ptxas_path
 from .lowering.gpu_kernel import entry_name
-from .passes.autodiff import adjoint_name, mark_no_backward
+from .passes.autodiff import adjoint_name, mark_no_backward, take_adjoint_errors
+from .passes.autodiff_jvp import tangent_name
 from .pipeline import DEFAULT_CUDA_ARCH, cuda_stages, run_stages
 
 PTX = "kernel.ptx"
@@ -48,13 +49,18 @@ def compile_cuda(func, arg_types: dict, out_dir: str, arch: int = DEFAULT_CUDA_A
     times = Timings()
     ctx = make_context()
     kir = emit_kernel(get_source(func), arg_types, ctx)
-    backward = (options or {}).get("enable_backward", True)
+    jvp = (options or {}).get("jvp", False)
+    backward = (options or {}).get("enable_backward", True) and not jvp
     if not backward:
         with ctx:
             mark_no_backward(kir.module)
     t = times.mark("frontend", t)
     with ctx:
-        run_stages(kir.module, cuda_stages(arch), dump_prefix=f"{kir.name}.sm_{arch}")
+        stages = cuda_stages(arch)
+        if jvp:  # a forward-mode module: k_jvp instead of k_adj (as compile_cpu)
+            stages = [(n, ["warp-jvp" if p == "warp-autodiff" else p for p in ps]) for n, ps in stages]
+        run_stages(kir.module, stages, dump_prefix=f"{kir.name}.sm_{arch}")
+        adj_error = take_adjoint_errors().get(kir.name)  # the kernel runs forward; its adjoint launch raises this
         t = times.mark("passes", t)
         ptx = emit_ptx(kir.module)
         t = times.mark("ptx", t)
@@ -66,9 +72,11 @@ def compile_cuda(func, arg_types: dict, out_dir: str, arch: int = DEFAULT_CUDA_A
         assemble_cubin(ptx_path, arch, os.path.join(out_dir, CUBIN))
         files.append(CUBIN)
         times.mark("ptxas", t)
-    return {"ptx": PTX, "cubin": CUBIN if CUBIN in files else None, "entry": entry_name(kir.name), "arch": arch,
+    entry = entry_name(tangent_name(kir.name) if jvp else kir.name)
+    return {"ptx": PTX, "cubin": CUBIN if CUBIN in files else None, "entry": entry, "arch": arch,
             "tid_dims": kir.tid_dims, "timings_ms": dict(times), "files": files,
-            "adj_entry": entry_name(adjoint_name(kir.name)) if backward else None}
+            "adj_entry": entry_name(adjoint_name(kir.name)) if backward and not adj_error else None,
+            "adj_error": adj_error}
 
 
 __all__ = ["compile_cuda", "emit_ir_cuda", "cuda_stage_names", "GpuCompileError"]

@@ -65,7 +65,7 @@ def mark_global_pointers(root: ir.Operation) -> None:
 def _retarget_uses(generic: ir.Value, global_: ir.Value) -> None:
     for use in list(generic.uses):
         user = use.owner
-        name = user.name
+        name = user.operation.name
         if name == "llvm.getelementptr" and use.operand_number == 0:
             user.operands[0] = global_
             result = user.results[0]
@@ -83,7 +83,7 @@ def _restore_generic_uses(global_: ir.Value, generic: ir.Value) -> None:
         user = use.owner
         if user == generic.owner:
             continue
-        if _ADDRESS_OPERAND.get(user.name) != use.operand_number:
+        if _ADDRESS_OPERAND.get(user.operation.name) != use.operand_number:
             user.operands[use.operand_number] = generic
     if not list(generic.uses):
         generic.owner.erase()
@@ -109,8 +109,8 @@ class GpuKernel(Pass):
             self.wrap(kernel, gbody)
         # helper functions (non-kernel func.func) are device code too; gbody holds the kernels already
         for op in list(body.operations):
-            if op.name == "func.func":
-                op.move_before(gbody.operations[0])
+            if op.operation.name == "func.func":
+                op.operation.move_before(gbody.operations[0])
         mark_global_pointers(gmod.operation)
 
     def wrap(self, kernel, gbody):
@@ -136,7 +136,7 @@ class GpuKernel(Pass):
         for p, v in zip(params, values):
             p.replace_all_uses_with(v)
         for op in list(body.operations):
-            if op.name == "func.return":
+            if op.operation.name == "func.return":
                 op.erase()
             else:
                 op.move_before(terminator)
