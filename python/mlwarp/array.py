@@ -270,6 +270,8 @@ def _source_numpy(data):
 
 
 def _from_data(data, dtype, shape, copy):
+    if _t.is_struct(dtype) and isinstance(data, (list, tuple)):  # struct instances: their C bytes
+        data = np.array([x.numpy_value() for x in data], dtype=dtype.numpy_dtype())
     src = _source_numpy(data)
     if dtype is None:
         try:

@@ -155,3 +155,17 @@ def test_struct_argument_type_is_checked():
     with pytest.raises(wp.LaunchError, match=r"argument 'p' expects a struct Particle, but passed value has type "
                                              r"Inner"):
         wp.launch(k, 1, [Inner(), wp.zeros(1, dtype=float)])
+
+
+def test_array_of_structs_from_instances():
+    a = Particle()
+    a.pos = wp.vec3(1.0, 2.0, 3.0)
+    a.is_active = True
+    b = Particle()
+    b.mass = 4.0
+    arr = wp.array([a, b], dtype=Particle)
+    assert arr.shape == (2,) and arr.dtype is Particle
+    view = arr.numpy()
+    np.testing.assert_array_equal(view["pos"], [[1, 2, 3], [0, 0, 0]])
+    np.testing.assert_array_equal(view["mass"], [0.0, 4.0])
+    np.testing.assert_array_equal(view["is_active"], [True, False])
