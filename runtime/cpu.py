@@ -40,14 +40,24 @@ class CpuKernel:
 
     def __init__(self, library_path: str, entry: str):
         self.library = ctypes.CDLL(library_path)
-        self.entry = getattr(self.library, entry)
-        self.entry.argtypes = ENTRY_ARGTYPES
-        self.entry.restype = None
+        self.entry = self._function(entry)
+        # `<entry>_serial` (kernels with atomics): plain read-modify-writes, for runs on one thread
+        try:
+            self.serial = self._function(entry + "_serial")
+        except AttributeError:
+            self.serial = self.entry
 
-    def run(self, args_ptr: int, total: int) -> None:
+    def _function(self, name):
+        f = getattr(self.library, name)
+        f.argtypes = ENTRY_ARGTYPES
+        f.restype = None
+        return f
+
+    def run(self, args_ptr, total: int) -> None:
+        """Runs threads [0, total); `args_ptr` is the launch struct's address (or a buffer holding it)."""
         threads = num_threads() if total >= MIN_PARALLEL else 1
         if threads == 1:
-            self.entry(args_ptr, 0, total)
+            self.serial(args_ptr, 0, total)
             return
         pool = _get_pool(threads)
         chunk = (total + threads - 1) // threads

@@ -184,3 +184,41 @@ def test_thread_count_sources(threads, monkeypatch):
     assert cpu.num_threads() == 3
     threads(5)
     assert cpu.num_threads() == 5  # the config field wins over the environment
+
+
+@wp.kernel
+def ticket(counter: wp.array(dtype=wp.int32), fcounter: wp.array(dtype=float), out: wp.array(dtype=wp.int32),
+           fout: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.atomic_add(counter, 0, 1)
+    fout[i] = wp.atomic_sub(fcounter, 0, 0.5)
+
+
+def test_serial_entry_for_kernels_with_atomics_only():
+    cpu_dev = wp.get_device("cpu")
+    wp.launch(histogram, 4, inputs=[wp.zeros(4, dtype=wp.int32), wp.zeros(64, dtype=wp.int32),
+                                    wp.zeros(4, dtype=float), wp.zeros(1, dtype=float)])
+    wp.launch(saxpy, 4, inputs=[wp.zeros(4, dtype=float), wp.zeros(4, dtype=float), 1.0])
+    assert histogram.compiled(cpu_dev).serial is not histogram.compiled(cpu_dev).entry
+    assert saxpy.compiled(cpu_dev).serial is saxpy.compiled(cpu_dev).entry
+
+
+def test_serial_atomics_return_the_old_value_in_thread_order(threads):
+    threads(1)
+    n = 1000
+    counter, fcounter = wp.zeros(1, dtype=wp.int32), wp.array(np.array([100.0], np.float32))
+    out, fout = wp.zeros(n, dtype=wp.int32), wp.zeros(n, dtype=float)
+    wp.launch(ticket, n, inputs=[counter, fcounter, out, fout])
+    np.testing.assert_array_equal(out.numpy(), np.arange(n, dtype=np.int32))
+    np.testing.assert_array_equal(fout.numpy(), 100.0 - 0.5 * np.arange(n, dtype=np.float32))
+    assert counter.numpy()[0] == n and fcounter.numpy()[0] == 100.0 - 0.5 * n
+
+
+def test_threaded_atomics_hand_out_every_ticket_once(threads):
+    threads(2)
+    n = 1 << 16
+    counter, fcounter = wp.zeros(1, dtype=wp.int32), wp.zeros(1, dtype=float)
+    out, fout = wp.zeros(n, dtype=wp.int32), wp.zeros(n, dtype=float)
+    wp.launch(ticket, n, inputs=[counter, fcounter, out, fout])
+    np.testing.assert_array_equal(np.sort(out.numpy()), np.arange(n, dtype=np.int32))
+    assert counter.numpy()[0] == n
