@@ -8,6 +8,8 @@ ways:
     tangents (jvp). Enough for every scalar builtin.
   - `Rule` subclasses may define `vjp` and `jvp` directly (vector builtins,
     where a partial is a Jacobian).
+  - `Expansion(f)`: the builtin written as a formula over other builtins
+    (quaternions, transforms); the passes differentiate the formula.
 `NOT_DIFFERENTIABLE` marks entries whose result carries no derivative
 (comparisons, boolean and bit operators). An entry whose `grad` is None has
 no rule yet: the autodiff pass refuses kernels that use it.
@@ -139,6 +141,18 @@ class Rule:
         raise NotImplementedError
 
 
+class Expansion(Rule):
+    """A builtin whose derivative is that of its formula in other builtins: `expand(args) -> V` emits the
+    formula (the same function as the builtin's lowering) at the insertion point; the autodiff passes
+    differentiate that expansion op by op, with the rules of the builtins it uses."""
+
+    def __init__(self, expand):
+        self.expand = expand
+
+    def __repr__(self):
+        return f"Expansion({self.expand.__name__})"
+
+
 class Partials(Rule):
     def __init__(self, partials):
         self.partials = partials
@@ -265,4 +279,5 @@ def rule_of(name: str, arg_types=None):
     return None if b is None else b.grad
 
 
-from . import derivatives_composite  # noqa: E402,F401  (rules of the vector, matrix, quaternion overloads)
+from . import derivatives_composite  # noqa: E402,F401  (rules of the vector and matrix overloads)
+from . import derivatives_quat  # noqa: E402,F401  (quaternions, transforms, spatial vectors)

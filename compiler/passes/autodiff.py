@@ -42,10 +42,11 @@ import threading
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
-from ..builtins.derivatives import NOT_DIFFERENTIABLE, V, rule_of
+from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, contains, free_values, i32_const, is_diff,
+from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, contains, expansion_block, free_values,
+                          i32_const, is_diff,
                           tainted_uses, terminator, trip_count, where, zero)
 from .registry import Pass, PassError, kernels, register
 
@@ -103,10 +104,23 @@ class ReverseBuilder:
         if rule is None:
             raise PassError(f"{where(op)}: the builtin '{name}' has no derivative rule in the builtin table; "
                             f"add one (compiler/builtins/derivatives.py) or launch with enable_backward=False")
+        if isinstance(rule, Expansion):
+            return self.expanded(op, rule, mapping, adj)
         args = [V(mapping.get(v, v)) for v in op.operands]
         grads = rule.vjp(V(adj[out]), args, V(mapping[out]))
         for v, g in zip(op.operands, grads):
             self.accumulate(adj, v, g)
+
+    def expanded(self, op, rule, mapping, adj):
+        """Replays the builtin's formula, then reverses it like kernel code."""
+        scratch, block, ops, out = expansion_block(rule, op)  # noqa: F841 (scratch owns the ops)
+        m = {a: mapping.get(v, v) for a, v in zip(block.arguments, op.operands)}
+        clone_ops(ops, m)
+        local = {out: adj[op.results[0]]}
+        self.reverse(ops, m, local)
+        for a, v in zip(block.arguments, op.operands):
+            if a in local:
+                self.accumulate(adj, v, local[a])
 
     # -- composite values: construct / extract / insert, struct fields ----------------------
     def op_warp_construct(self, op, mapping, adj):

@@ -184,3 +184,20 @@ def tainted_uses(root: ir.Operation, seeds) -> bool:
                 for o in block.operations:
                     o.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     return bool(hit)
+
+
+def expansion_block(rule, op: ir.Operation):
+    """Emits an Expansion rule's formula for `op` into a scratch function whose arguments stand for op's
+    operands; returns (scratch module: keep it alive while using the rest, block, ops of the formula, result)."""
+    from mlir.dialects import func
+
+    from ..builtins.derivatives import V
+
+    scratch = ir.Module.create(loc=op.location)
+    with ir.InsertionPoint(scratch.body), op.location:
+        f = func.FuncOp("expansion", ([v.type for v in op.operands], []))
+        block = f.add_entry_block()
+    with ir.InsertionPoint(block), op.location:
+        out = rule.expand(*[V(a) for a in block.arguments]).value
+        func.ReturnOp([])
+    return scratch, block, body_ops(block), out

@@ -19,10 +19,10 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
-from ..builtins.derivatives import NOT_DIFFERENTIABLE, V, rule_of
+from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import body_ops, create_like, is_diff, terminator, where, zero
+from .autodiff_ir import body_ops, create_like, expansion_block, is_diff, terminator, where, zero
 from .registry import Pass, PassError, kernels, register
 
 JVP_SUFFIX = "_jvp"
@@ -78,6 +78,14 @@ class TangentBuilder:
         if rule is None or rule is NOT_DIFFERENTIABLE:
             raise PassError(f"{where(op)}: the builtin '{name}' has no derivative rule in the builtin table")
         out = op.results[0]
+        if isinstance(rule, Expansion):  # the formula again, with tangents
+            scratch, block, ops, result = expansion_block(rule, op)  # noqa: F841 (scratch owns the ops)
+            m = {a: self.m(mapping, v) for a, v in zip(block.arguments, op.operands)}
+            t = {a: tan[v] for a, v in zip(block.arguments, op.operands) if v in tan}
+            self.emit(ops, m, t)
+            if result in t:
+                tan[out] = t[result]
+            return
         t = rule.jvp([V(x) if x is not None else None for x in tangents],
                      [V(self.m(mapping, v)) for v in op.operands], V(mapping[out]))
         if t is not None:
