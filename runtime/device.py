@@ -31,13 +31,13 @@ class Device:
 
 
 _devices = {"cpu": Device("cpu")}
-_default = _devices["cpu"]
+_default = None  # decided on first use: cuda:0 when a GPU is usable, else the CPU (as Warp)
 
 
 def get_device(ident=None) -> Device:
     """Resolves None, a name or a Device to a Device; raises ValueError for an unknown name."""
     if ident is None:
-        return _default
+        return _default if _default is not None else _first_default()
     if isinstance(ident, Device):
         return ident
     if isinstance(ident, str):
@@ -45,12 +45,25 @@ def get_device(ident=None) -> Device:
         if dev is not None:
             return dev
         if ident == "cuda" or ident.startswith("cuda:"):
-            raise ValueError(f"Device '{ident}' is not available: this mlwarp build has no CUDA device")
+            from .cuda.devices import get as get_cuda  # loads cuda-python on first use only
+
+            return get_cuda(ident)
     raise ValueError(f"Invalid device identifier: {ident!r}")
 
 
 def get_devices() -> list:
+    _first_default()  # registers the CUDA devices, if any
     return list(_devices.values())
+
+
+def _first_default() -> Device:
+    global _default
+    if _default is None:
+        from .cuda.devices import devices  # cheap without a driver: no libcuda, no cuda-python import
+
+        found = devices()
+        _default = found[0] if found else _devices["cpu"]
+    return _default
 
 
 def set_device(ident) -> None:

@@ -54,7 +54,7 @@ def host_view(value):
     """The numpy view of an array argument on the CPU: a wp.array, a numpy array, a torch tensor, or any
     object with `__array_interface__` / `__array__`; None when `value` is not an array."""
     if isinstance(value, array):
-        return None if value.is_annotation else value.numpy()
+        return None if value.is_annotation else value._np  # storage view: a CUDA array's holds the device address
     if isinstance(value, np.ndarray):
         return value
     from .interop.torch import cpu_tensor_view, is_torch_tensor
@@ -193,6 +193,10 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
     args = list(inputs) + list(outputs)
     check_arg_count(kernel, args)
     device = launch_device(kernel, device)
+    if device.is_cuda:  # mlwarp/cuda_launch.py
+        from .cuda_launch import launch_cuda
+
+        return launch_cuda(kernel, dims, args, device, stream, block_dim, max_blocks)
     built = _debug.for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
     packed, keep_alive = pack_args(built, args, device)
     record = _debug.attach_record(built, packed)

@@ -89,6 +89,10 @@ def devices() -> list:
                     _devices = []
                 else:
                     _devices = [CudaDevice(i) for i in range(drv.call("cuDeviceGetCount"))]
+                    from .. import device as registry
+
+                    for dev in _devices:  # so that `array.device == "cuda:0"` and get_devices() see them
+                        registry._devices[dev.alias] = dev
     return _devices
 
 
@@ -118,14 +122,9 @@ def get(ident: str) -> CudaDevice:
     return found[ordinal]
 
 
-_current = threading.local()
-
-
 def current() -> CudaDevice:
-    """The device "cuda" means: the one set by set_device/ScopedDevice on this thread, else cuda:0."""
-    dev = getattr(_current, "device", None)
-    return dev if dev is not None else devices()[0]
+    """The device "cuda" means: the default device (set_device/ScopedDevice) when it is a GPU, else cuda:0."""
+    from ..device import get_device
 
-
-def set_current(dev: CudaDevice | None) -> None:
-    _current.device = dev
+    dev = get_device(None)
+    return dev if isinstance(dev, CudaDevice) else devices()[0]

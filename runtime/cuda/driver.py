@@ -17,6 +17,19 @@ class CudaError(RuntimeError):
     """A CUDA driver call failed; the message names the call and the driver's error."""
 
 
+def _driver_library_loads() -> bool:
+    """Whether the CUDA driver library is on this machine: a few ms, where importing cuda-python costs
+    hundreds, so a machine without a GPU driver never pays for the import."""
+    import ctypes
+    import sys
+
+    try:
+        ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
 def _import():
     try:
         from cuda.bindings import driver
@@ -32,6 +45,9 @@ def driver():
         return _driver
     with _lock:
         if _driver is None and _init_error is None:
+            if not _driver_library_loads():
+                _init_error = "no CUDA driver on this machine (libcuda.so.1 could not be loaded)"
+                raise CudaError(_init_error)
             try:
                 d = _import()
             except ImportError:

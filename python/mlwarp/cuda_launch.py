@@ -1,0 +1,36 @@
+"""wp.launch on a CUDA device: the checks and packing of launch.py (a CUDA array's storage view holds the
+device address), then one cuLaunchKernel with the launch struct as the kernel's by-value parameter."""
+
+from __future__ import annotations
+
+from .array import array
+from .errors import LaunchError
+from .launch import pack_args
+
+
+def as_device_array(value, device):
+    """Objects that expose `__cuda_array_interface__` (CuPy arrays, torch CUDA tensors) become CudaArray
+    views of the same memory; anything else is returned as is for launch.py's checks."""
+    if isinstance(value, array) or not hasattr(value, "__cuda_array_interface__"):
+        return value
+    from .cuda_array import from_cuda_array_interface
+
+    return from_cuda_array_interface(value)
+
+
+def launch_cuda(kernel, dims: tuple, args: list, device, stream=None, block_dim: int = 256, max_blocks: int = 0):
+    if not isinstance(block_dim, int) or not 1 <= block_dim <= 1024:
+        raise LaunchError(f"Error launching kernel '{kernel.key}': block_dim must be an int in [1, 1024], "
+                          f"got {block_dim!r}")
+    if stream is not None and stream.device is not device:
+        raise LaunchError(f"Error launching kernel '{kernel.key}': the stream belongs to device '{stream.device}' "
+                          f"but the launch is on '{device}'")
+    args = [as_device_array(a, device) for a in args]
+    packed, keep_alive = pack_args(kernel, args, device)
+    total = 1
+    for d in range(4):
+        packed.dims[d] = dims[d] if d < len(dims) else 1
+        total *= packed.dims[d]
+    compiled = kernel.compiled(device)  # compile/load errors surface even for an empty launch
+    compiled.launch(packed, total, block_dim, max_blocks, stream)
+    del keep_alive  # the driver copied the parameters; device memory is freed stream-ordered
