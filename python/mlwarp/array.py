@@ -21,6 +21,13 @@ _ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
 
 
 class array:
+    def __new__(cls, *args, **kwargs):
+        if cls is array and (args or kwargs):  # CUDA data: CudaArray (mlwarp/cuda_array.py)
+            from .cuda_array import array_class
+
+            cls = array_class(args, kwargs)
+        return object.__new__(cls)
+
     def __init__(self, data=None, dtype=None, shape=None, strides=None, ptr=None, capacity=None, device=None,
                  copy=True, deleter=None, ndim=None, grad=None, requires_grad=False, owner=None, _view=None):
         if data is None and shape is None and ptr is None and _view is None:
@@ -216,6 +223,8 @@ class array:
     def to(self, device):
         if get_device(device) == self.device:
             return self
+        if get_device(device).is_cuda:
+            return array(self._np, dtype=self.dtype, device=device, requires_grad=self.requires_grad)
         raise ValueError(f"Device '{device}' is not supported for arrays yet")
 
 
@@ -385,6 +394,10 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     for name, a in (("dest", dest), ("src", src)):
         if not isinstance(a, array) or a.is_annotation:
             raise TypeError(f"wp.copy: {name} must be a wp.array, got {type(a).__name__}")
+    if not (dest.device.is_cpu and src.device.is_cpu):  # H2D, D2H, D2D: mlwarp/cuda_array.py
+        from .cuda_array import copy_arrays
+
+        return copy_arrays(dest, src, dest_offset, src_offset, count, stream)
     if _element_numpy(dest.dtype) != _element_numpy(src.dtype) or _element_shape(dest.dtype) != \
             _element_shape(src.dtype):
         raise RuntimeError(f"wp.copy: dtypes differ ({_t.type_name(src.dtype)} -> {_t.type_name(dest.dtype)})")
