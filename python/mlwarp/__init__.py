@@ -63,3 +63,9 @@ def kernel_cache_size() -> int:
 
 def get_kernel_cache_dir() -> str:
     return _cache.cache_dir()
+
+
+# CUDA devices, streams and AOT (they replace the CPU-only is_cuda_available/get_preferred_device/synchronize)
+from .cuda import *  # noqa: E402,F401,F403
+from .stream import *  # noqa: E402,F401,F403
+from .aot import compile_aot_module, load_aot_module  # noqa: E402,F401

@@ -5,11 +5,24 @@ from __future__ import annotations
 from . import driver as drv
 
 
+def _cuda_device(device):
+    """A CudaDevice from a device, a name or None (the default device when it is a GPU, else cuda:0)."""
+    from ..device import get_device
+
+    dev = get_device(device)
+    if device is None and not dev.is_cuda:
+        dev = get_device("cuda")
+    if not dev.is_cuda:
+        raise RuntimeError(f"Device '{dev}' is not a CUDA device: streams and events exist on CUDA devices only")
+    return dev
+
+
 class Stream:
     """A CUDA stream of one device. `Stream(device)` creates a new non-blocking stream; `Stream(device,
     cuda_stream=handle)` wraps a foreign one (torch, CuPy), which this object then does not destroy."""
 
-    def __init__(self, device, priority: int = 0, cuda_stream=None):
+    def __init__(self, device=None, priority: int = 0, cuda_stream=None):
+        device = _cuda_device(device)
         self.device = device
         device.make_current()
         d = drv.driver()
@@ -64,7 +77,8 @@ class Stream:
 
 
 class Event:
-    def __init__(self, device, enable_timing: bool = False):
+    def __init__(self, device=None, enable_timing: bool = False):
+        device = _cuda_device(device)
         self.device = device
         device.make_current()
         d = drv.driver()

@@ -1,0 +1,97 @@
+"""Warp's stream and event API on CUDA devices.
+
+Each device has a current stream (`wp.get_stream`): launches, allocations
+and copies on that device go to it unless a `stream=` says otherwise.
+Stream and Event are the runtime's classes (runtime/cuda/streams.py)."""
+
+from __future__ import annotations
+
+from .runtime.cuda.streams import Event, Stream, _cuda_device
+from .runtime.device import get_device
+
+__all__ = ["Stream", "Event", "ScopedStream", "get_stream", "set_stream", "record_event", "wait_event",
+           "wait_stream", "synchronize_stream", "synchronize_event", "get_event_elapsed_time"]
+
+
+def get_stream(device=None) -> Stream:
+    """The current stream of a CUDA device (default: the current CUDA device)."""
+    return _cuda_device(device).stream
+
+
+def set_stream(stream: Stream, device=None, sync: bool = False) -> None:
+    """Makes `stream` the current stream of its device; with sync=True it first waits for the old one."""
+    dev = _cuda_device(device) if device is not None else stream.device
+    if sync:
+        stream.wait_stream(dev.stream)
+    dev.stream = stream
+
+
+class ScopedStream:
+    """`with wp.ScopedStream(s):` makes `s` current (and its device the default device) inside; with
+    sync_enter (default) `s` first waits for the stream it replaces, with sync_exit the old one then
+    waits for `s`."""
+
+    def __init__(self, stream: Stream | None, sync_enter: bool = True, sync_exit: bool = False):
+        self.stream = stream
+        self.sync_enter, self.sync_exit = sync_enter, sync_exit
+
+    def __enter__(self):
+        if self.stream is None:
+            return None
+        from .cuda import ScopedDevice
+
+        self._device_scope = ScopedDevice(self.stream.device)
+        self._device_scope.__enter__()
+        dev = self.stream.device
+        self.saved = dev.stream
+        if self.sync_enter and self.saved is not self.stream:
+            self.stream.wait_stream(self.saved)
+        dev.stream = self.stream
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is None:
+            return
+        dev = self.stream.device
+        dev.stream = self.saved
+        if self.sync_exit and self.saved is not self.stream:
+            self.saved.wait_stream(self.stream)
+        self._device_scope.__exit__(*exc)
+
+
+def record_event(event: Event | None = None) -> Event:
+    """Records `event` (a new one when None) on the current stream of the event's (or current) device."""
+    stream = get_stream(event.device if event is not None else None)
+    return stream.record_event(event)
+
+
+def wait_event(event: Event) -> None:
+    """The current stream (of the current CUDA device) waits for `event`."""
+    get_stream().wait_event(event)
+
+
+def wait_stream(other: Stream, event: Event | None = None) -> None:
+    """The current stream waits for the work queued on `other` so far."""
+    current = get_stream()
+    if event is None:
+        current.wait_stream(other)
+    else:
+        other.record_event(event)
+        current.wait_event(event)
+
+
+def synchronize_stream(stream_or_device=None) -> None:
+    """Blocks until the work queued on a stream (or on a device's current stream) is done."""
+    s = stream_or_device if isinstance(stream_or_device, Stream) else get_stream(stream_or_device)
+    s.synchronize()
+
+
+def synchronize_event(event: Event) -> None:
+    event.synchronize()
+
+
+def get_event_elapsed_time(start: Event, end: Event, synchronize: bool = True) -> float:
+    """Milliseconds between two events recorded with enable_timing=True."""
+    if synchronize:
+        end.synchronize()
+    return start.elapsed_ms(end)
