@@ -139,12 +139,19 @@ overload("cw_div", ["VectorLike", "VectorLike"], same, doc="component-wise quoti
     lambda args, types, rt: (V(args[0]) / V(args[1])).value)
 
 
-def _minmax(pred):
-    return lambda args, types, rt: vm.select(V(args[0]).cmp(pred, V(args[1])), args[0], args[1]).value
+def scalar_min_max(pred, a: V, b: V) -> V:
+    """Warp's scalar min/max, component-wise: integers `a < b ? a : b`; floats C's fmin/fmax
+    (`a <= b ? a : (b == b ? b : a)`), so a NaN loses to a number."""
+    if a.kind != "float":
+        return vm.select(a.cmp(pred + "t", b), a.value, b.value)
+    b_or_a = vm.select(b.cmp("eq", b), b.value, a.value)
+    return vm.select(a.cmp(pred + "e", b), a.value, b_or_a.value)
 
 
-overload("min", ["Vector", "Vector"], same, doc="component-wise minimum")(_minmax("lt"))
-overload("max", ["Vector", "Vector"], same, doc="component-wise maximum")(_minmax("gt"))
+overload("min", ["Vector", "Vector"], same, doc="component-wise minimum")(
+    lambda args, types, rt: scalar_min_max("l", V(args[0]), V(args[1])).value)
+overload("max", ["Vector", "Vector"], same, doc="component-wise maximum")(
+    lambda args, types, rt: scalar_min_max("g", V(args[0]), V(args[1])).value)
 
 
 def _reduce(pred):
@@ -152,24 +159,27 @@ def _reduce(pred):
         comps = vm.components(args[0])
         best = comps[0]
         for c in comps[1:]:
-            best = vm.select(c.cmp(pred, best), c.value, best.value)
+            best = scalar_min_max(pred, best, c)
         return best.value
 
     return lower
 
 
-overload("min", ["Vector"], lambda ts: wt.scalar_type_of(ts[0]), doc="the smallest component")(_reduce("lt"))
-overload("max", ["Vector"], lambda ts: wt.scalar_type_of(ts[0]), doc="the largest component")(_reduce("gt"))
+overload("min", ["Vector"], lambda ts: wt.scalar_type_of(ts[0]), doc="the smallest component")(_reduce("l"))
+overload("max", ["Vector"], lambda ts: wt.scalar_type_of(ts[0]), doc="the largest component")(_reduce("g"))
 
 
 def _arg_reduce(pred):
-    """Index (uint32) of the first extreme component, as Warp's argmin/argmax."""
+    """Index (uint32) of the first extreme component, NaN components skipped (all NaN: 0), as Warp's."""
 
     def lower(args, types, rt):
         comps = vm.components(args[0])
-        best, idx = comps[0], V(vm.constant(0, rt))
+        best, idx = comps[0], V(vm.constant(0, rt), "uint")
         for k, c in enumerate(comps[1:], 1):
             better = c.cmp(pred, best)
+            if c.kind == "float":  # a NaN best (the leading NaN slots) is replaced by any number
+                better = V(vm.arith.OrIOp(better.value, best.cmp("ne", best).value).result, "bool")
+                better = V(vm.arith.AndIOp(better.value, c.cmp("eq", c).value).result, "bool")
             best = vm.select(better, c.value, best.value)
             idx = vm.select(better, vm.constant(k, rt), idx.value)
         return idx.value

@@ -281,3 +281,26 @@ def test_composite_builtins_in_python_scope():
     with pytest.raises(TypeError, match=r"Couldn't find a function 'dot' compatible with the arguments "
                                         r"'vec3f, vec2f'"):
         wp.dot(a, wp.vec2(1.0, 1.0))
+
+
+def test_min_max_argmin_with_nan_follow_warp():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.vec3), b: wp.array(dtype=wp.vec3), mn: wp.array(dtype=wp.vec3),
+          red: wp.array(dtype=float, ndim=2), idx: wp.array(dtype=wp.uint32, ndim=2)):
+        i = wp.tid()
+        mn[i] = wp.min(a[i], b[i])
+        red[i, 0] = wp.min(a[i])
+        red[i, 1] = wp.max(a[i])
+        idx[i, 0] = wp.argmin(a[i])
+        idx[i, 1] = wp.argmax(a[i])
+
+    nan = np.nan
+    A = np.array([[nan, 2.0, 1.0], [3.0, nan, 5.0], [nan, nan, nan], [4.0, 4.0, -1.0]], dtype=np.float32)
+    B = np.array([[1.0, nan, 0.0], [nan, 1.0, 9.0], [1.0, nan, 2.0], [4.0, 5.0, -2.0]], dtype=np.float32)
+    mn, red, idx = wp.zeros(4, dtype=wp.vec3), wp.zeros((4, 2), dtype=float), wp.zeros((4, 2), dtype=wp.uint32)
+    wp.launch(k, 4, [wp.array(A, dtype=wp.vec3), wp.array(B, dtype=wp.vec3), mn, red, idx])
+    np.testing.assert_array_equal(mn.numpy(), np.fmin(A, B))  # C fmin: a NaN loses to a number
+    np.testing.assert_array_equal(red.numpy()[:, 0], [1.0, 3.0, nan, -1.0])  # fmin folded left to right
+    np.testing.assert_array_equal(red.numpy()[:, 1], [2.0, 5.0, nan, 4.0])
+    np.testing.assert_array_equal(idx.numpy()[:, 0], [2, 0, 0, 2])  # NaN slots skipped; all NaN -> 0
+    np.testing.assert_array_equal(idx.numpy()[:, 1], [1, 2, 0, 0])  # first of equal maxima
