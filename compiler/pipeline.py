@@ -16,9 +16,10 @@ from .lowering import arrays_to_llvm, builtins_to_arith, cpu_entry, gpu_kernel  
 from .lowering import bf16_as_i16, composites_to_vector  # noqa: F401  (register passes)
 from .passes.registry import PASSES, PassError
 from .passes import autodiff  # noqa: F401,E402  (registers warp-autodiff)
+from .passes import inline  # noqa: F401,E402  (registers warp-inline)
 
 CPU_STAGES = [
-    ("warp-opt", ["canonicalize", "cse"]),
+    ("warp-opt", ["warp-inline", "canonicalize", "cse"]),  # @wp.func calls inlined first
     ("autodiff", ["warp-autodiff", "canonicalize", "cse"]),  # adds k_adj next to each kernel k
     ("lowered", ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
                  "convert-warp-arrays-to-llvm", "warp-cpu-entry", "canonicalize", "cse"]),

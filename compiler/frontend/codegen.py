@@ -28,6 +28,7 @@ from .source import Source
 from .syntax import UNSUPPORTED, assigned_names, contains_return, first_never_supported, may_jump
 
 BREAK, CONTINUE, RETURN = "$break", "$continue", "$return"
+RETVAL = "$retval"  # $retval0, $retval1...: the values a @wp.func returns (functions.py)
 
 
 @dataclass
@@ -78,6 +79,9 @@ class KernelEmitter:
             f = func.FuncOp(self.src.name, (inputs, []))
             f.attributes["warp.kernel"] = ir.UnitAttr.get()
             entry = f.add_entry_block()
+        from .functions import Program
+
+        self.program = Program(f.operation)  # @wp.func specializations go before the kernel
         with ir.InsertionPoint(entry):
             for n, arg in zip(names, entry.arguments):
                 self.env[n] = Var(arg, self.arg_types[n])
@@ -284,6 +288,7 @@ class KernelEmitter:
         inner = dict(self.env)
         carried = [n for n in dict.fromkeys(assigned_names(body)) if isinstance(self.env.get(n), Var)]
         carried += [f for f in (BREAK, RETURN) if f in self.env and (f == BREAK or returns)]
+        carried += [n for n in self.env if n.startswith(RETVAL) and returns]
         carried = list(dict.fromkeys(carried))
         if var_name is not None and isinstance(self.env.get(var_name), Var):
             carried.append(var_name)  # defined before the loop: keeps its last value after it, as in Python
@@ -394,6 +399,11 @@ class KernelEmitter:
             return [self.expr(e) for e in node.elts]
         parts = composite.tuple_call(self, node, count) if isinstance(node, ast.Call) else None
         if parts is not None:  # axis, angle = wp.quat_to_axis_angle(q)
+            return parts
+        from . import functions
+
+        parts = functions.tuple_call(self, node, count)
+        if parts is not None:  # a, b = f(x) with a @wp.func returning a tuple
             return parts
         if isinstance(node, ast.Call) and self.intrinsic(node.func) == "tid":
             with self.loc(node):
@@ -552,6 +562,10 @@ class KernelEmitter:
         obj = resolve_path(self.src.func, node.func)
         if composite.is_constructor(obj):  # wp.vec3(...), Particle(), wp.identity(n=3, dtype=float)
             return composite.construct(self, node, obj)
+        from . import functions
+
+        if functions.is_function(obj):  # a @wp.func (keyword arguments and defaults allowed)
+            return functions.call(self, node, obj)
         if node.keywords:
             raise self.error(node, "unsupported: keyword arguments in a builtin call", UnsupportedSyntaxError)
         target = _CASTS.get(obj) if isinstance(obj, type) and obj in _CASTS else obj

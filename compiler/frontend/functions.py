@@ -1,0 +1,265 @@
+"""@wp.func calls: overload selection, one private `func.func` per (overload, argument types), `func.call`.
+
+A function body is emitted by `FunctionEmitter`, the kernel emitter with
+`return value` support: the returned values live in locals `$retval0..n`
+(initialised to zero), set together with the `$return` flag, so early returns
+from branches and loops stay structured like a kernel's `return`. The result
+types come from the return annotation, else from a first emission of the body
+that only records what its `return` statements give.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass, field
+
+from mlir import ir
+from mlir.dialects import func
+
+from mlwarp import types as wt
+from mlwarp.errors import CompileError, CompileTypeError
+from mlwarp.func import is_generic
+
+from . import types as ft
+from .codegen import RETURN, RETVAL, KernelEmitter, Var
+from .resolve import resolve_path
+from .source import get_source
+from .syntax import contains_return
+
+
+@dataclass
+class Specialization:
+    symbol: str
+    result_types: list
+    tid_dims: int
+
+
+@dataclass
+class Program:
+    """What the emitters of one kernel share: where functions go and those already emitted."""
+
+    kernel_op: ir.Operation  # functions are inserted before it
+    specializations: dict = field(default_factory=dict)  # (id(py function), arg types) -> Specialization
+    stack: list = field(default_factory=list)  # (key, name) of the functions being emitted: recursion errors
+    symbols: set = field(default_factory=set)
+
+    def fresh_symbol(self, name: str) -> str:
+        n = 0
+        while f"{name}_{n}" in self.symbols:
+            n += 1
+        self.symbols.add(f"{name}_{n}")
+        return f"{name}_{n}"
+
+
+def is_function(obj) -> bool:
+    return getattr(obj, "_wp_function_", False) is True
+
+
+def _type_name(t) -> str:
+    return ft.name(t)
+
+
+def _matches(arg_type, annotation) -> bool:
+    if is_generic(annotation):
+        return True
+    expected = ft.from_annotation(annotation)
+    return expected is not None and expected == arg_type
+
+
+def bind_arguments(em: KernelEmitter, node: ast.Call, overload) -> list | None:
+    """The call's arguments in the overload's parameter order (defaults filled in), or None if the call
+    cannot bind to it (count or names)."""
+    params = overload.params
+    if len(node.args) > len(params):
+        return None
+    nodes: list = list(node.args) + [None] * (len(params) - len(node.args))
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise em.error(node, "unsupported: **kwargs in a call", CompileError)
+        idx = next((i for i, p in enumerate(params) if p.name == kw.arg), None)
+        if idx is None or nodes[idx] is not None:
+            return None
+        nodes[idx] = kw.value
+    for i, (n, p) in enumerate(zip(nodes, params)):
+        if n is None:
+            if p.default is inspect.Parameter.empty:
+                return None
+            nodes[i] = p.default  # a Python value, made a constant below
+    return nodes
+
+
+def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
+    """Emits a call of a @wp.func: a Var, a list of Vars (tuple result) or None (no result)."""
+    evaluated: dict = {}
+
+    def value_of(n):
+        if id(n) not in evaluated:
+            evaluated[id(n)] = em.global_value(node, n) if not isinstance(n, ast.AST) else em.expr(n)
+        return evaluated[id(n)]
+
+    candidates = []
+    for o in function.overloads:
+        nodes = bind_arguments(em, node, o)
+        if nodes is not None:
+            candidates.append((o, nodes))
+    for o, nodes in candidates:
+        args = [value_of(n) for n in nodes]
+        if all(_matches(a.type, ann) for a, ann in zip(args, o.annotations)):
+            spec = specialize(em, node, function, o, [a.type for a in args])
+            with em.loc(node):
+                op = func.CallOp([ft.to_mlir(t) for t in spec.result_types], ir.FlatSymbolRefAttr.get(spec.symbol),
+                                 [a.value for a in args])
+            em.tid_dims = max(em.tid_dims, spec.tid_dims)
+            results = [Var(r, t) for r, t in zip(op.results, spec.result_types)]
+            if not results:
+                return None
+            return results[0] if len(results) == 1 and not _returns_tuple(spec) else results
+    if not candidates:
+        raise em.error(node, f"'{function.key}' takes arguments "
+                             f"{' or '.join(str(o.signature) for o in function.overloads)}", CompileTypeError)
+    names = ", ".join(_type_name(value_of(n).type) for n in candidates[0][1])
+    raise em.error(node, f"Couldn't find function overload for '{function.key}' that matched inputs with types: "
+                         f"[{names}]", CompileTypeError)
+
+
+def _returns_tuple(spec) -> bool:
+    return len(spec.result_types) > 1
+
+
+def tuple_call(em: KernelEmitter, node, count) -> list | None:
+    """`a, b = f(x)` for a @wp.func returning a tuple; None when `node` is not a @wp.func call."""
+    if not (isinstance(node, ast.Call) and is_function(resolve_path(em.src.func, node.func))):
+        return None
+    with em.loc(node):
+        values = call(em, node, resolve_path(em.src.func, node.func))
+    n = len(values) if isinstance(values, list) else (0 if values is None else 1)
+    if n != count:
+        raise em.error(node, f"cannot unpack {n} value(s) returned by '{dotted(node.func)}' into {count} names")
+    return values
+
+
+def dotted(node) -> str:
+    return node.id if isinstance(node, ast.Name) else f"{dotted(node.value)}.{node.attr}" \
+        if isinstance(node, ast.Attribute) else "?"
+
+
+def specialize(em: KernelEmitter, node, function, overload, arg_types) -> Specialization:
+    program: Program = em.program
+    key = (id(overload.func), tuple(arg_types))
+    found = program.specializations.get(key)
+    if found is not None:
+        return found
+    keys = [k for k, _ in program.stack]
+    if key in keys:
+        chain = " -> ".join([name for _, name in program.stack[keys.index(key):]] + [function.key])
+        raise em.error(node, f"recursion is not supported: '{function.key}' calls itself ({chain})", CompileError)
+    program.stack.append((key, function.key))
+    try:
+        source = get_source(overload.func)
+        names = [p.name for p in overload.params]
+        emitter = FunctionEmitter(source, dict(zip(names, arg_types)), program, overload.return_annotation)
+        spec = emitter.emit_function(program.fresh_symbol(function.key))
+    finally:
+        program.stack.pop()
+    program.specializations[key] = spec
+    return spec
+
+
+class FunctionEmitter(KernelEmitter):
+    def __init__(self, source, arg_types, program, return_annotation):
+        super().__init__(source, arg_types)
+        self.program = program
+        self.return_annotation = return_annotation
+        self.result_types = None  # None while inferring: `return` records types in self.seen_returns
+        self.seen_returns = []
+
+    def declared_result_types(self):
+        a = self.return_annotation
+        if a is inspect.Parameter.empty:
+            return None
+        if a is None or a is type(None):
+            return []
+        if getattr(a, "__origin__", None) is tuple:
+            return [self._annotation_type(x) for x in a.__args__]
+        return [self._annotation_type(a)]
+
+    def _annotation_type(self, a):
+        t = ft.from_annotation(a)
+        if t is None:
+            raise self.error(self.src.tree, f"unknown return type annotation {a!r}", CompileTypeError)
+        return t
+
+    def emit_function(self, symbol: str) -> Specialization:
+        tree = self.src.tree
+        declared = self.declared_result_types()
+        if declared is None:
+            declared = self._infer_result_types()
+        self.result_types = declared
+        names = [a.arg for a in tree.args.args]
+        inputs = [ft.to_mlir(self.arg_types[n]) for n in names]
+        with ir.InsertionPoint(self.program.kernel_op), self.loc(tree):
+            f = func.FuncOp(symbol, (inputs, [ft.to_mlir(t) for t in declared]), visibility="private")
+            entry = f.add_entry_block()
+        self._emit_body(entry, names)
+        with ir.InsertionPoint(entry), self.loc(tree):
+            func.ReturnOp([self.env[f"{RETVAL}{k}"].value for k in range(len(declared))])
+        return Specialization(symbol, declared, self.tid_dims)
+
+    def _emit_body(self, entry, names):
+        self.env = {}
+        with ir.InsertionPoint(entry):
+            for n, arg in zip(names, entry.arguments):
+                self.env[n] = Var(arg, self.arg_types[n])
+            if contains_return(self.src.tree.body):
+                self.env[RETURN] = self.const(False, wt.bool_)
+            for k, t in enumerate(self.result_types or []):
+                self.env[f"{RETVAL}{k}"] = self.zero(t)
+            self.emit_block(self.src.tree.body)
+
+    def zero(self, t) -> Var:
+        if not wt.is_scalar(t):
+            raise self.error(self.src.tree, f"a @wp.func cannot return {ft.name(t)} yet", CompileTypeError)
+        return self.const(0, t)
+
+    def _infer_result_types(self) -> list:
+        """Emits the body once into a scratch function to see what its `return` statements give."""
+        names = [a.arg for a in self.src.tree.args.args]
+        inputs = [ft.to_mlir(self.arg_types[n]) for n in names]
+        with ir.InsertionPoint(self.program.kernel_op), self.loc(self.src.tree):
+            scratch = func.FuncOp("$infer", (inputs, []), visibility="private")
+            entry = scratch.add_entry_block()
+        try:
+            self._emit_body(entry, names)
+        finally:
+            scratch.operation.erase()
+        self.tid_dims = 0
+        return self.seen_returns[0] if self.seen_returns else []
+
+    def stmt_Return(self, node):
+        values = [] if node.value is None else self.return_values(node.value)
+        types = [v.type for v in values]
+        if self.result_types is None:  # inferring
+            if self.seen_returns and self.seen_returns[0] != types:
+                raise self.error(node, f"function returned different types, previous: "
+                                       f"[{', '.join(map(_type_name, self.seen_returns[0]))}], new "
+                                       f"[{', '.join(map(_type_name, types))}]", CompileTypeError)
+            self.seen_returns.append(types)
+        elif types != self.result_types:
+            want = ", ".join(map(_type_name, self.result_types)) or "None"
+            got = ", ".join(map(_type_name, types)) or "None"
+            raise self.error(node, f"The function `{self.src.name}` has its return type annotated as `{want}` but "
+                                   f"the code returns a value of type `{got}`", CompileTypeError)
+        else:
+            for k, v in enumerate(values):
+                self.env[f"{RETVAL}{k}"] = v
+        self.env[RETURN] = self.const(True, wt.bool_)
+
+    def return_values(self, value_node) -> list:
+        if isinstance(value_node, ast.Tuple):
+            return [self.expr(e) for e in value_node.elts]
+        if isinstance(value_node, ast.Call) and is_function(resolve_path(self.src.func, value_node.func)):
+            with self.loc(value_node):
+                r = call(self, value_node, resolve_path(self.src.func, value_node.func))
+            return r if isinstance(r, list) else [] if r is None else [r]
+        return [self.expr(value_node)]

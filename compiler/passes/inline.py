@@ -1,0 +1,76 @@
+"""warp-inline: replaces every `func.call` of a private function by a copy of its body, then erases the
+private functions, so later passes (unrolling, autodiff, lowering) see each kernel as one function.
+
+The frontend emits a @wp.func as a private `func.func` whose body is one block ending in `func.return`
+(early returns are structured as scf flags), and refuses recursion, so inlining always terminates.
+Upstream's `inline` pass cannot do this: warp ops have no inliner interface.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from .registry import Pass, PassError, ops_named, register
+
+
+def _symbol(op) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _callee(call) -> str:
+    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
+def inline_call(call, callee) -> None:
+    """Inlines one call: clones the callee, moves its body before the call, wires arguments and results."""
+    blocks = list(callee.regions[0].blocks)
+    if len(blocks) != 1:
+        raise PassError(f"warp-inline: '{_symbol(callee)}' has {len(blocks)} blocks; only single-block "
+                        f"(structured) functions can be inlined")
+    copy = callee.clone(False)  # detached: only its body is moved into the caller
+    body = copy.regions[0].blocks[0]
+    for arg, operand in zip(body.arguments, call.operands):
+        arg.replace_all_uses_with(operand)
+    ret = None
+    for op in list(body.operations):
+        if op.name == "func.return":
+            ret = op
+            break
+        op.move_before(call)
+    if ret is None:
+        raise PassError(f"warp-inline: '{_symbol(callee)}' does not end in func.return")
+    for result, value in zip(call.results, ret.operands):
+        result.replace_all_uses_with(value)
+    call.erase()
+    copy.erase()
+
+
+@register
+class Inline(Pass):
+    name = "warp-inline"
+    description = "Inline calls of private functions (@wp.func) into their callers and erase those functions"
+
+    def run(self, module):
+        private = {_symbol(f): f for f in ops_named(module, {"func.func"})
+                   if "sym_visibility" in f.attributes
+                   and ir.StringAttr(f.attributes["sym_visibility"]).value == "private"
+                   and len(f.regions[0].blocks) > 0}
+        if not private:
+            return
+        # Each round inlines the calls found in the module; a callee's own calls are inlined with it and
+        # handled in the next round. Without recursion the call depth bounds the rounds.
+        for _ in range(len(private) + 1):
+            calls = [c for c in ops_named(module, {"func.call"}) if _callee(c) in private]
+            if not calls:
+                break
+            for c in calls:
+                inline_call(c, private[_callee(c)])
+        else:
+            raise PassError("warp-inline: calls remain after inlining every private function (recursion?)")
+        for f in private.values():
+            if not _has_uses(module, _symbol(f)):
+                f.erase()
+
+
+def _has_uses(module, symbol) -> bool:
+    return any(_callee(c) == symbol for c in ops_named(module, {"func.call"}))

@@ -1,0 +1,153 @@
+"""`@wp.func`: functions callable from kernels and other functions.
+
+As in Warp, redefining a function of the same name in the same module with
+other argument annotations adds an overload (the same annotations replace
+it); an argument annotated `typing.Any` makes the function generic, compiled
+once per argument types it is called with. In Python scope a function runs
+as the plain Python function it is (its builtins evaluate in Python), with
+the overload chosen by the arguments' Warp types.
+
+The compiler emits each (overload, argument types) as a private `func.func`
+and calls it with `func.call`; the `warp-inline` pass inlines them.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+
+from . import types as wt
+from .errors import CompileError
+
+# (module, qualified name) -> Function: where later definitions of the same name add overloads
+_REGISTRY: dict = {}
+
+
+def is_generic(annotation) -> bool:
+    return annotation is typing.Any
+
+
+class Overload:
+    """One definition: its Python function and its argument annotations."""
+
+    def __init__(self, py_func):
+        self.func = py_func
+        self.signature = inspect.signature(py_func)
+        hints = _annotations(py_func)
+        self.params = list(self.signature.parameters.values())
+        missing = [p.name for p in self.params if p.name not in hints]
+        if missing:
+            code = py_func.__code__
+            raise CompileError(f"Incomplete argument annotations on function {py_func.__name__}: "
+                               f"{', '.join(missing)} need(s) a type (use typing.Any for a generic argument)",
+                               code.co_filename, code.co_firstlineno, None, py_func.__name__)
+        self.annotations = [hints[p.name] for p in self.params]
+        self.return_annotation = hints.get("return", inspect.Parameter.empty)
+
+    def key(self) -> tuple:
+        return tuple(_annotation_key(a) for a in self.annotations)
+
+    def accepts_python(self, args) -> bool:
+        if len(args) != len(self.annotations):
+            return False
+        return all(is_generic(a) or _python_value_matches(v, a) for v, a in zip(args, self.annotations))
+
+
+class Function:
+    """A `@wp.func`: a set of overloads sharing one name."""
+
+    _wp_function_ = True
+
+    def __init__(self, py_func):
+        self.key = py_func.__name__
+        self.module = py_func.__module__
+        self.overloads: list[Overload] = []
+        self.add(py_func)
+        functools.update_wrapper(self, py_func)
+
+    def add(self, py_func) -> None:
+        new = Overload(py_func)
+        for i, old in enumerate(self.overloads):
+            if old.key() == new.key():
+                self.overloads[i] = new  # a redefinition with the same annotations replaces the old one
+                return
+        self.overloads.append(new)
+
+    def __call__(self, *args, **kwargs):
+        """Python scope: runs the overload whose annotations match the arguments' Warp types."""
+        for o in self.overloads:
+            try:
+                bound = o.signature.bind(*args, **kwargs)
+            except TypeError:
+                continue
+            bound.apply_defaults()
+            if o.accepts_python(list(bound.arguments.values())):
+                return o.func(*bound.args, **bound.kwargs)
+        if len(self.overloads) == 1:
+            return self.overloads[0].func(*args, **kwargs)
+        names = ", ".join(type(a).__name__ for a in args)
+        raise TypeError(f"Couldn't find function overload for '{self.key}' that matched inputs with types: [{names}]")
+
+    def _wp_fingerprint_(self, seen: set) -> str:
+        from .captures import function_fingerprint
+
+        return "func:" + ",".join(function_fingerprint(o.func, seen) for o in self.overloads)
+
+    def __repr__(self):
+        return f"<mlwarp function {self.key} ({len(self.overloads)} overload(s))>"
+
+
+def func(f=None, *, module=None, name=None):
+    """Decorator: `@wp.func`. A second definition of the same name in the same module adds an overload."""
+
+    def wrap(py_func):
+        where = (py_func.__module__, py_func.__qualname__)
+        existing = _REGISTRY.get(where)
+        if existing is not None:
+            existing.add(py_func)
+            return existing
+        fn = Function(py_func)
+        _REGISTRY[where] = fn
+        return fn
+
+    return wrap(f) if f is not None else wrap
+
+
+def _annotations(py_func) -> dict:
+    try:
+        return typing.get_type_hints(py_func)
+    except Exception:  # annotations that are not types (wp.array(...) instances) or unresolvable strings
+        out = {}
+        for name, a in getattr(py_func, "__annotations__", {}).items():
+            if isinstance(a, str):
+                try:
+                    a = eval(a, py_func.__globals__)  # noqa: S307  (`from __future__ import annotations`)
+                except Exception:
+                    pass
+            out[name] = a
+        return out
+
+
+def _annotation_key(a):
+    if wt.is_array(a):
+        return ("array", wt.type_name(a.dtype), a.ndim)
+    t = wt.canonical_type(a)
+    return t if t is not None else a
+
+
+def _python_value_matches(value, annotation) -> bool:
+    if wt.is_array(annotation):
+        return wt.is_array(value) or hasattr(value, "__array_interface__")
+    t = wt.canonical_type(annotation)
+    if t is None:
+        return isinstance(value, annotation) if isinstance(annotation, type) else False
+    if isinstance(value, wt.scalar_base):
+        return type(value) is t
+    if isinstance(value, bool):
+        return t is wt.bool_
+    if isinstance(value, int):
+        return wt.is_int(t)
+    if isinstance(value, float):
+        return wt.is_float(t)
+    return isinstance(value, t) if isinstance(t, type) else False
