@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import array as _a
+import importlib
+
 from . import types as _t
 from .array import array
 from .runtime.cuda import memory as mem
 from .runtime.device import get_device
+
+_a = importlib.import_module(f"{__package__}.array")  # the module (the package's `array` is the class)
 
 
 def array_class(args, kwargs) -> type:

@@ -1,0 +1,284 @@
+"""A stand-in for `cuda.bindings.driver` that runs on the CPU, for testing the CUDA runtime without a GPU.
+
+"Device memory" is host memory (ctypes buffers), so copies are memmoves and
+a launch can run: cuLaunchKernel reads the launch struct through the
+kernelParams pointer exactly as the GPU would receive it, and hands it to
+the CPU build of the same kernel (the two share runtime/abi.py's struct),
+registered by the test under the CUDA entry name. It also checks what a GPU
+would: the grid covers the launch (or is capped by max_blocks), the image is
+a cubin for the device's arch or PTX, and memory is freed on the stream.
+
+This tests mlwarp's runtime (arrays, copies, packing, streams, AOT loading),
+not the PTX: ptxas checks that (test_cuda_ptx_suite.py), a real GPU runs it
+(test_cuda_exec.py)."""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+
+
+class CUresult(enum.IntEnum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_NOT_FOUND = 500
+    CUDA_ERROR_NOT_READY = 600
+
+
+class CUdevice_attribute(enum.IntEnum):
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
+
+
+class CUmemPool_attribute(enum.IntEnum):
+    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
+
+
+class CUstream_flags(enum.IntEnum):
+    CU_STREAM_NON_BLOCKING = 1
+
+
+class CUevent_flags(enum.IntEnum):
+    CU_EVENT_DISABLE_TIMING = 2
+
+
+class CUpointer_attribute(enum.IntEnum):
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+
+
+class _Handle:
+    def __init__(self, value: int):
+        self.value = value
+
+    def __int__(self):
+        return self.value
+
+    def __eq__(self, other):
+        return int(self) == int(other)
+
+    def __hash__(self):
+        return hash(self.value)
+
+
+class CUstream(_Handle):
+    pass
+
+
+def cuuint64_t(v):
+    return v
+
+
+OK = CUresult.CUDA_SUCCESS
+
+
+class FakeDriver:
+    CUresult = CUresult
+    CUdevice_attribute = CUdevice_attribute
+    CUmemPool_attribute = CUmemPool_attribute
+    CUstream_flags = CUstream_flags
+    CUevent_flags = CUevent_flags
+    CUpointer_attribute = CUpointer_attribute
+    CUstream = CUstream
+    cuuint64_t = staticmethod(cuuint64_t)
+
+    def __init__(self, arches=(90,), mempool=True):
+        self.arches = list(arches)
+        self.mempool = mempool
+        self.buffers = {}  # ptr -> (ctypes buffer, device ordinal)
+        self.freed_on_stream = []
+        self.calls = []
+        self.launches = []
+        self.loaded = []  # (kind, entry names)
+        self.cpu_entries = {}  # CUDA entry name -> CpuKernel
+        self.current = None
+        self._next = 1000
+        self.modules = {}
+        self.functions = {}
+
+    def _handle(self, cls=_Handle):
+        self._next += 1
+        return cls(self._next)
+
+    def __getattr__(self, name):  # an API the runtime uses but the fake lacks: fail loudly
+        raise AttributeError(f"fake CUDA driver has no {name}")
+
+    def _log(self, name, *args):
+        self.calls.append((name, args))
+
+    # -- init and devices ------------------------------------------------------
+    def cuInit(self, flags):
+        return (OK,)
+
+    def cuGetErrorName(self, err):
+        return (OK, CUresult(err).name.encode())
+
+    def cuDeviceGetCount(self):
+        return (OK, len(self.arches))
+
+    def cuDeviceGet(self, ordinal):
+        return (OK, ordinal)
+
+    def cuDeviceGetAttribute(self, attr, dev):
+        arch = self.arches[dev]
+        values = {CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: arch // 10,
+                  CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: arch % 10,
+                  CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 132,
+                  CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: int(self.mempool)}
+        return (OK, values[attr])
+
+    def cuDeviceGetName(self, length, dev):
+        return (OK, f"Fake GPU {dev}".encode().ljust(length, b"\0"))
+
+    def cuDeviceTotalMem(self, dev):
+        return (OK, 1 << 30)
+
+    def cuDevicePrimaryCtxRetain(self, dev):
+        return (OK, ("ctx", dev))
+
+    def cuCtxSetCurrent(self, ctx):
+        self.current = ctx[1]
+        return (OK,)
+
+    def cuCtxSynchronize(self):
+        self._log("cuCtxSynchronize", self.current)
+        return (OK,)
+
+    def cuDeviceGetDefaultMemPool(self, dev):
+        return (OK, ("pool", dev))
+
+    def cuMemPoolSetAttribute(self, pool, attr, value):
+        self._log("cuMemPoolSetAttribute", pool, attr, value)
+        return (OK,)
+
+    def cuPointerGetAttribute(self, attr, ptr):
+        for base, (buf, dev) in self.buffers.items():
+            if base <= int(ptr) < base + ctypes.sizeof(buf):
+                return (OK, dev)
+        return (CUresult.CUDA_ERROR_INVALID_VALUE, None)
+
+    # -- memory ------------------------------------------------------------------
+    def _alloc(self, nbytes):
+        buf = ctypes.create_string_buffer(b"\xcd" * nbytes, nbytes)  # not zero: zeros() must memset
+        ptr = ctypes.addressof(buf)
+        self.buffers[ptr] = (buf, self.current)
+        return ptr
+
+    def cuMemAllocAsync(self, nbytes, stream):
+        self._log("cuMemAllocAsync", nbytes, int(stream))
+        return (OK, self._alloc(nbytes))
+
+    def cuMemAlloc(self, nbytes):
+        self._log("cuMemAlloc", nbytes)
+        return (OK, self._alloc(nbytes))
+
+    def cuMemFreeAsync(self, ptr, stream):
+        self.freed_on_stream.append((int(ptr), int(stream)))
+        del self.buffers[int(ptr)]
+        return (OK,)
+
+    def cuMemFree(self, ptr):
+        del self.buffers[int(ptr)]
+        return (OK,)
+
+    def _check_device(self, ptr, nbytes):
+        for base, (buf, _) in self.buffers.items():
+            if base <= ptr and ptr + nbytes <= base + ctypes.sizeof(buf):
+                return
+        raise AssertionError(f"device range [{ptr:#x}, +{nbytes}) is not inside an allocation")
+
+    def cuMemcpyHtoDAsync(self, dst, src, nbytes, stream):
+        self._check_device(int(dst), nbytes)
+        self._log("cuMemcpyHtoDAsync", nbytes, int(stream))
+        ctypes.memmove(int(dst), int(src), nbytes)
+        return (OK,)
+
+    def cuMemcpyDtoHAsync(self, dst, src, nbytes, stream):
+        self._check_device(int(src), nbytes)
+        self._log("cuMemcpyDtoHAsync", nbytes, int(stream))
+        ctypes.memmove(int(dst), int(src), nbytes)
+        return (OK,)
+
+    def cuMemcpyAsync(self, dst, src, nbytes, stream):
+        self._check_device(int(src), nbytes)
+        self._check_device(int(dst), nbytes)
+        self._log("cuMemcpyAsync", nbytes, int(stream))
+        ctypes.memmove(int(dst), int(src), nbytes)
+        return (OK,)
+
+    def cuMemsetD8Async(self, dst, value, nbytes, stream):
+        self._check_device(int(dst), nbytes)
+        ctypes.memset(int(dst), value, nbytes)
+        return (OK,)
+
+    # -- streams and events ------------------------------------------------------
+    def cuStreamCreateWithPriority(self, flags, priority):
+        return (OK, self._handle(CUstream))
+
+    def cuStreamDestroy(self, s):
+        return (OK,)
+
+    def cuStreamSynchronize(self, s):
+        self._log("cuStreamSynchronize", int(s))
+        return (OK,)
+
+    def cuStreamQuery(self, s):
+        return (OK,)
+
+    def cuStreamWaitEvent(self, s, e, flags):
+        self._log("cuStreamWaitEvent", int(s), int(e))
+        return (OK,)
+
+    def cuEventCreate(self, flags):
+        return (OK, self._handle())
+
+    def cuEventRecord(self, e, s):
+        self._log("cuEventRecord", int(e), int(s))
+        return (OK,)
+
+    def cuEventSynchronize(self, e):
+        self._log("cuEventSynchronize", int(e))
+        return (OK,)
+
+    def cuEventQuery(self, e):
+        return (OK,)
+
+    def cuEventElapsedTime(self, a, b):
+        return (OK, 0.5)
+
+    def cuEventDestroy(self, e):
+        return (OK,)
+
+    # -- modules and launches -------------------------------------------------------
+    def cuModuleLoadData(self, image):
+        image = bytes(image)
+        if image.startswith(b"\x7fELF"):
+            kind = "cubin"
+        else:
+            assert image.endswith(b"\0"), "PTX handed to the driver must be NUL-terminated"
+            assert b".entry" in image, "not PTX"
+            kind = "ptx"
+        module = self._handle()
+        self.modules[module] = kind
+        self.loaded.append(kind)
+        return (OK, module)
+
+    def cuModuleUnload(self, module):
+        return (OK,)
+
+    def cuModuleGetFunction(self, module, name):
+        assert module in self.modules
+        f = self._handle()
+        self.functions[f] = name.decode()
+        return (OK, f)
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        name = self.functions[f]
+        struct_ptr = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))[0]
+        dims = list((ctypes.c_int64 * 4).from_address(struct_ptr))
+        total = dims[0] * dims[1] * dims[2] * dims[3]
+        assert (gy, gz, by, bz) == (1, 1, 1, 1) and shared == 0 and extra == 0
+        self.launches.append({"name": name, "grid": gx, "block": bx, "stream": int(stream), "dims": dims})
+        self.cpu_entries[name].run(struct_ptr, total)  # the grid-stride loop covers every index
+        return (OK,)

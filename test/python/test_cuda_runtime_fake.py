@@ -1,0 +1,272 @@
+"""The CUDA runtime (devices, arrays, copies, launch packing, streams, AOT loading) against a fake driver
+that runs on the CPU (cuda_fake_driver.py): every path of mlwarp's CUDA code except the GPU itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+from mlwarp.cuda_array import CudaArray
+from mlwarp.runtime import device as device_registry
+from mlwarp.runtime.cuda import devices as cuda_devices
+from mlwarp.runtime.cuda import driver as drv
+
+from cuda_fake_driver import FakeDriver
+
+
+@wp.kernel
+def saxpy(x: wp.array(dtype=wp.float32), y: wp.array(dtype=wp.float32), a: wp.float32):
+    i = wp.tid()
+    y[i] = a * x[i] + y[i]
+
+
+@wp.kernel
+def index_3d(out: wp.array(dtype=wp.int32, ndim=3)):
+    i, j, k = wp.tid()
+    out[i, j, k] = i * 100 + j * 10 + k
+
+
+@wp.kernel
+def count(bins: wp.array(dtype=wp.int32), values: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    wp.atomic_add(bins, values[i] % 4, 1)
+
+
+KERNELS = [saxpy, index_3d, count]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """Two fake sm_90 GPUs in place of the driver; mlwarp's CUDA state is reset before and after."""
+    fake = FakeDriver(arches=(90, 90))
+    monkeypatch.setattr(drv, "_driver", fake)
+    monkeypatch.setattr(drv, "_init_error", None)
+    monkeypatch.setattr(cuda_devices, "_devices", None)
+    monkeypatch.setattr(device_registry, "_default", None)
+    saved = dict(device_registry._devices)
+    cpu = wp.get_device("cpu")
+    for k in KERNELS:
+        fake.cpu_entries[f"{k.key}_cuda"] = k.compiled(cpu)
+    yield fake
+    for k in KERNELS:
+        for alias in [a for a in k._compiled if a.startswith("cuda")]:
+            del k._compiled[alias]
+    device_registry._devices.clear()
+    device_registry._devices.update(saved)
+
+
+def test_devices_and_default(fake):
+    assert wp.is_cuda_available() is True
+    assert wp.get_cuda_device_count() == 2
+    assert [str(d) for d in wp.get_cuda_devices()] == ["cuda:0", "cuda:1"]
+    assert str(wp.get_device()) == "cuda:0"  # Warp: the first GPU is the default device
+    assert wp.get_device("cuda") is wp.get_device("cuda:0")
+    assert wp.get_device("cuda:1").arch == 90 and wp.get_device("cuda:1").name == "Fake GPU 1"
+    assert [str(d) for d in wp.get_devices()] == ["cpu", "cuda:0", "cuda:1"]
+    with pytest.raises(ValueError, match=r"^Device 'cuda:2' is not available: this machine has 2 CUDA device\(s\)$"):
+        wp.get_device("cuda:2")
+    with wp.ScopedDevice("cuda:1"):
+        assert str(wp.get_device()) == "cuda:1" and wp.get_device("cuda") is wp.get_device("cuda:1")
+        assert str(wp.zeros(2).device) == "cuda:1"
+    assert str(wp.get_device()) == "cuda:0"
+    # the pool keeps freed memory (release threshold = max), set once per device when its context starts
+    assert ("cuMemPoolSetAttribute", (("pool", 1), 4, 2**64 - 1)) in fake.calls
+
+
+def test_arrays_round_trip_and_fill(fake):
+    a = wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), device="cuda:0")
+    assert isinstance(a, CudaArray) and a.device == "cuda:0" and a.shape == (2, 3) and a.strides == (12, 4)
+    np.testing.assert_array_equal(a.numpy(), np.arange(6, dtype=np.float32).reshape(2, 3))
+    z = wp.zeros((4,), dtype=wp.int32, device="cuda:0")  # fake memory starts as 0xcd: zeros() must clear it
+    np.testing.assert_array_equal(z.numpy(), [0, 0, 0, 0])
+    z.fill_(7)
+    np.testing.assert_array_equal(z.numpy(), [7, 7, 7, 7])
+    z.zero_()
+    np.testing.assert_array_equal(np.asarray(z), [0, 0, 0, 0])
+    assert ("cuMemAllocAsync", (16, int(wp.get_stream("cuda:0").handle))) in fake.calls
+    assert not hasattr(a, "__array_interface__")
+    assert a.list() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert str(a) == str(a.numpy())
+
+
+def test_views_on_device(fake):
+    host = np.arange(24, dtype=np.float64).reshape(4, 6)
+    a = wp.array(host, device="cuda:0")
+    col = a[:, 1]
+    assert isinstance(col, CudaArray) and col.shape == (4,) and col.strides == (48,) and col.ptr == a.ptr + 8
+    np.testing.assert_array_equal(col.numpy(), host[:, 1])
+    np.testing.assert_array_equal(a[1:3, ::2].numpy(), host[1:3, ::2])
+    np.testing.assert_array_equal(a.transpose().numpy(), host.T)
+    np.testing.assert_array_equal(a.reshape((6, 4)).numpy(), host.reshape(6, 4))
+    col.fill_(-1.0)  # a strided write touches only the column
+    expected = host.copy()
+    expected[:, 1] = -1.0
+    np.testing.assert_array_equal(a.numpy(), expected)
+    c = a[:, 2].contiguous()
+    assert c.is_contiguous and c.ptr != a.ptr
+    np.testing.assert_array_equal(c.numpy(), host[:, 2])
+
+
+def test_copy_directions_and_offsets(fake):
+    src = wp.array(np.arange(10, dtype=np.int32), device="cpu")
+    dev = wp.zeros(10, dtype=wp.int32, device="cuda:0")
+    wp.copy(dev, src, dest_offset=2, src_offset=5, count=3)  # H2D
+    np.testing.assert_array_equal(dev.numpy(), [0, 0, 5, 6, 7, 0, 0, 0, 0, 0])
+    other = wp.zeros(10, dtype=wp.int32, device="cuda:1")
+    wp.copy(other, dev)  # D2D (between GPUs)
+    np.testing.assert_array_equal(other.numpy(), dev.numpy())
+    back = wp.zeros(4, dtype=wp.int32, device="cpu")
+    wp.copy(back, dev, dest_offset=1, src_offset=2, count=3)  # D2H
+    np.testing.assert_array_equal(back.numpy(), [0, 5, 6, 7])
+    with pytest.raises(RuntimeError, match=r"^wp.copy of 3 elements from offset 8 to offset 0 is out of bounds "
+                                           r"\(src has 10 elements, dest 10\)$"):
+        wp.copy(dev, other, src_offset=8, count=3)
+    with pytest.raises(RuntimeError, match=r"^wp.copy: dtypes differ \(int32 -> float32\)$"):
+        wp.copy(wp.zeros(10, dtype=wp.float32, device="cuda:0"), dev)
+
+
+def test_to_device_and_back(fake):
+    host = np.array([1.5, 2.5, 3.5], dtype=np.float32)
+    a = wp.array(host, device="cpu")
+    d0 = a.to("cuda:0")
+    d1 = d0.to("cuda:1")
+    assert d0.device == "cuda:0" and d1.device == "cuda:1" and d0.to("cuda:0") is d0
+    back = d1.to("cpu")
+    assert back.device == "cpu" and not isinstance(back, CudaArray)
+    np.testing.assert_array_equal(back.numpy(), host)
+    np.testing.assert_array_equal(wp.clone(d1).numpy(), host)
+
+
+def test_launch_packs_device_pointers(fake):
+    n = 1000
+    x = wp.array(np.arange(n, dtype=np.float32), device="cuda:0")
+    y = wp.array(np.ones(n, dtype=np.float32), device="cuda:0")
+    wp.launch(saxpy, dim=n, inputs=[x, y, 2.0], device="cuda:0", block_dim=128)
+    np.testing.assert_allclose(y.numpy(), 2.0 * np.arange(n) + 1.0)
+    (launch,) = fake.launches
+    assert launch["name"] == "saxpy_cuda" and launch["block"] == 128 and launch["grid"] == 8
+    assert launch["dims"] == [n, 1, 1, 1] and launch["stream"] == int(wp.get_stream("cuda:0").handle)
+    assert fake.loaded == ["cubin"]  # built here for sm_90: the cubin, not the PTX
+
+
+def test_launch_3d_and_max_blocks(fake):
+    out = wp.zeros((3, 4, 5), dtype=wp.int32, device="cuda:0")
+    wp.launch(index_3d, dim=(3, 4, 5), inputs=[out], device="cuda:0", max_blocks=1, block_dim=32)
+    i, j, k = np.indices((3, 4, 5))
+    np.testing.assert_array_equal(out.numpy(), i * 100 + j * 10 + k)
+    assert fake.launches[-1]["grid"] == 1 and fake.launches[-1]["dims"] == [3, 4, 5, 1]
+
+
+def test_launch_errors_name_the_argument(fake):
+    x = wp.zeros(4, dtype=wp.float32, device="cuda:1")
+    y = wp.zeros(4, dtype=wp.float32, device="cuda:0")
+    with pytest.raises(wp.LaunchError, match=r"^Error launching kernel 'saxpy', argument 'x' is an array on device "
+                                             r"'cuda:1' but the kernel is launched on device 'cuda:0'\.$"):
+        wp.launch(saxpy, dim=4, inputs=[x, y, 1.0], device="cuda:0")
+    with pytest.raises(wp.LaunchError, match=r"block_dim must be an int in \[1, 1024\], got 2048$"):
+        wp.launch(saxpy, dim=4, inputs=[y, y, 1.0], device="cuda:0", block_dim=2048)
+    assert fake.launches == []
+
+
+class ForeignCudaArray:
+    """What CuPy or a torch CUDA tensor offers: only __cuda_array_interface__ (it owns the memory)."""
+
+    def __init__(self, owner: CudaArray):
+        self.owner = owner
+        self.__cuda_array_interface__ = dict(owner.__cuda_array_interface__)
+
+
+def test_cuda_array_interface_both_ways(fake):
+    bins = wp.zeros(4, dtype=wp.int32, device="cuda:0")
+    values = wp.array(np.arange(10, dtype=np.int32), device="cuda:0")
+    iface = values.__cuda_array_interface__
+    assert iface["shape"] == (10,) and iface["typestr"] == "<i4" and iface["data"] == (values.ptr, False)
+    assert iface["strides"] is None and iface["version"] == 3
+    foreign_bins, foreign_values = ForeignCudaArray(bins), ForeignCudaArray(values)
+    wp.launch(count, dim=10, inputs=[foreign_bins, foreign_values], device="cuda:0")
+    np.testing.assert_array_equal(bins.numpy(), [3, 3, 2, 2])
+    copied = wp.array(foreign_values, device="cuda:1")  # D2D copy of foreign memory
+    np.testing.assert_array_equal(copied.numpy(), np.arange(10))
+    from mlwarp.cuda_array import from_cuda_array_interface
+
+    view = from_cuda_array_interface(foreign_values)
+    assert view.ptr == values.ptr and view.device == "cuda:0"
+
+
+def test_streams_and_events(fake):
+    s = wp.Stream("cuda:0")
+    default = wp.get_stream("cuda:0")
+    assert s is not default and s.device == "cuda:0"
+    x = wp.zeros(8, dtype=wp.float32, device="cuda:0")
+    with wp.ScopedStream(s):
+        assert wp.get_stream() is s
+        wp.launch(saxpy, dim=8, inputs=[x, x, 1.0])
+    assert wp.get_stream("cuda:0") is default
+    assert fake.launches[-1]["stream"] == int(s.handle)
+    # entering the scope made `s` wait for the stream it replaced
+    waits = [c for c in fake.calls if c[0] == "cuStreamWaitEvent"]
+    assert waits and waits[0][1][0] == int(s.handle)
+    e = wp.Event("cuda:0")
+    assert wp.record_event(e) is e
+    wp.wait_event(e)
+    wp.synchronize_event(e)
+    wp.wait_stream(s)
+    wp.synchronize_stream(s)
+    assert ("cuStreamSynchronize", (int(s.handle),)) in fake.calls
+    wp.synchronize()
+    assert ("cuCtxSynchronize", (0,)) in fake.calls
+    with pytest.raises(wp.LaunchError, match=r"the stream belongs to device 'cuda:0' but the launch is on 'cuda:1'"):
+        wp.launch(saxpy, dim=1, inputs=[x, x, 1.0], device="cuda:1", stream=s)
+
+
+def test_memory_is_freed_on_the_stream(fake):
+    a = wp.zeros(100, dtype=wp.float32, device="cuda:0")
+    ptr = a.ptr
+    view = a[10:20]
+    del a
+    assert ptr in fake.buffers  # a view keeps the allocation alive
+    del view
+    assert ptr not in fake.buffers
+    assert fake.freed_on_stream[-1] == (ptr, int(wp.get_stream("cuda:0").handle))
+
+
+def test_aot_entries_load_without_the_compiler(fake, tmp_path, monkeypatch):
+    from mlwarp import cuda_compile
+
+    folders = wp.compile_aot_module([saxpy], arch=90, module_dir=str(tmp_path))
+    assert len(folders) == 1 and folders[0].startswith(str(tmp_path))
+    monkeypatch.setattr(cuda_compile, "compiler_available", lambda: False)
+    monkeypatch.setattr(cuda_compile, "_aot_dirs", [])
+    monkeypatch.setattr(cuda_compile, "build", None)  # any compile attempt would fail
+    wp.load_aot_module([saxpy], device="cuda:1", module_dir=str(tmp_path))
+    x = wp.array(np.ones(5, dtype=np.float32), device="cuda:1")
+    wp.launch(saxpy, dim=5, inputs=[x, x, 3.0], device="cuda:1")
+    np.testing.assert_array_equal(x.numpy(), np.full(5, 4.0, dtype=np.float32))
+
+
+def test_newer_gpu_without_compiler_jits_older_ptx(monkeypatch, tmp_path):
+    from mlwarp import cuda_compile
+
+    fake = FakeDriver(arches=(100,))  # an sm_100 GPU, kernels compiled for sm_90 only
+    monkeypatch.setattr(drv, "_driver", fake)
+    monkeypatch.setattr(drv, "_init_error", None)
+    monkeypatch.setattr(cuda_devices, "_devices", None)
+    monkeypatch.setattr(device_registry, "_default", None)
+    saved = dict(device_registry._devices)
+    try:
+        wp.compile_aot_module(saxpy, arch=90, module_dir=str(tmp_path))
+        monkeypatch.setattr(cuda_compile, "compiler_available", lambda: False)
+        monkeypatch.setattr(cuda_compile, "_aot_dirs", [str(tmp_path)])
+        loaded = cuda_compile.load(saxpy, wp.get_device("cuda:0"))
+        assert loaded.image_kind == "ptx" and fake.loaded == ["ptx"]
+        monkeypatch.setattr(cuda_compile, "_aot_dirs", [])
+        monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path / "empty"))
+        with pytest.raises(cuda_compile.KernelNotCompiledError,
+                           match=r"^kernel 'saxpy' has no compiled CUDA code for sm_100 or older in .*empty, and the "
+                                 r"compiler is not installed here"):
+            cuda_compile.load(saxpy, wp.get_device("cuda:0"))
+    finally:
+        saxpy._compiled.pop("cuda:0", None)
+        device_registry._devices.clear()
+        device_registry._devices.update(saved)
