@@ -215,3 +215,91 @@ def _outer(args, types, rt):
     for r in rows[1:]:
         out = vm.concat(out, r)
     return out.value
+
+
+# -- more component-wise builtins (Warp's vec.h) -----------------------------------------------------------
+def _lerp_rule(types):
+    t = same(types[:2])
+    if types[2] is not wt.scalar_type_of(t) or not wt.is_float(types[2]):
+        raise TypeError(f"lerp(a, b, t): t must be {wt.type_name(wt.scalar_type_of(t))}, got {_names(types)}")
+    return t
+
+
+overload("lerp", ["VectorLike", "VectorLike", "Float"], _lerp_rule, doc="a * (1 - t) + b * t")(
+    lambda args, types, rt: (V(args[0]) * (1.0 - V(args[2])) + V(args[1]) * V(args[2])).value)
+overload("mod", ["Vector", "Vector"], same, doc="component-wise remainder (C's fmod and %)")(
+    lambda args, types, rt: V(args[0]).rem(V(args[1])).value)
+
+
+def _any(bits: V) -> V:
+    comps = vm.components(bits)
+    out = comps[0]
+    for c in comps[1:]:
+        out = V(vm.arith.OrIOp(out.value, c.value).result, "bool")
+    return out
+
+
+def _bool_const(value):
+    return vm.constant(int(value), vm.ir.IntegerType.get_signless(1))
+
+
+def _is_inf(v: V) -> V:
+    return V(vm.math.AbsFOp(v.value).result, "float").cmp("eq", float("inf"))
+
+
+def _float_test(test, non_float):
+    def lower(args, types, rt):
+        v = V(args[0])
+        if v.kind != "float":
+            return _bool_const(non_float)
+        return test(v).value
+
+    return lower
+
+
+overload("isnan", ["VectorLike"], boolean, doc="whether some component is NaN")(
+    _float_test(lambda v: _any(v.cmp("ne", v)), False))
+overload("isinf", ["VectorLike"], boolean, doc="whether some component is infinite")(
+    _float_test(lambda v: _any(_is_inf(v)), False))
+overload("isfinite", ["VectorLike"], boolean, doc="whether every component is finite")(
+    _float_test(lambda v: V(vm.arith.XOrIOp(_any(V(vm.arith.OrIOp(v.cmp("ne", v).value, _is_inf(v).value).result,
+                                                    "bool")).value, _bool_const(1)).result, "bool"), True))
+
+
+def _int_vec(types):
+    t = same(types)
+    if not wt.is_int(wt.scalar_type_of(t)):
+        raise TypeError(f"expects integer vectors, got {_names(types)}")
+    return t
+
+
+for _name, _op, _uop in (("bit_and", "AndIOp", None), ("bit_or", "OrIOp", None), ("bit_xor", "XOrIOp", None),
+                         ("lshift", "ShLIOp", None), ("rshift", "ShRSIOp", "ShRUIOp")):
+    overload(_name, ["Vector", "Vector"], _int_vec, doc=f"component-wise {_name}")(
+        lambda args, types, rt, _op=_op, _uop=_uop: getattr(vm.arith, _uop if _uop and V(args[0]).kind == "uint"
+                                                            else _op)(V(args[0]).value, V(args[1]).value).result)
+overload("invert", ["Vector"], _int_vec, doc="component-wise ~x")(
+    lambda args, types, rt: vm.arith.XOrIOp(V(args[0]).value, vm.constant(-1, V(args[0]).type)).result)
+
+
+def _spatial_pair(types):
+    t = same(types)
+    if wt.inner_shape(t) != (6,) or wt.composite_kind(t) != "vec":
+        raise TypeError(f"expects two spatial vectors, got {_names(types)}")
+    return t
+
+
+def _cross3(a, b):
+    return vm.from_elements([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+@overload("spatial_cross", ["Vector", "Vector"], _spatial_pair, doc="(wa x wb, va x wb + wa x vb)")
+def _spatial_cross(args, types, rt):
+    wa, va, wb, vb = (vm.slice_(x, k, 3) for x in args for k in (0, 3))
+    return vm.concat(_cross3(wa, wb), _cross3(va, wb) + _cross3(wa, vb)).value
+
+
+@overload("spatial_cross_dual", ["Vector", "Vector"], _spatial_pair, doc="(wa x wb + va x vb, wa x vb)")
+def _spatial_cross_dual(args, types, rt):
+    wa, va, wb, vb = (vm.slice_(x, k, 3) for x in args for k in (0, 3))
+    return vm.concat(_cross3(wa, wb) + _cross3(va, vb), _cross3(wa, vb)).value

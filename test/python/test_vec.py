@@ -304,3 +304,60 @@ def test_min_max_argmin_with_nan_follow_warp():
     np.testing.assert_array_equal(red.numpy()[:, 1], [2.0, 5.0, nan, 4.0])
     np.testing.assert_array_equal(idx.numpy()[:, 0], [2, 0, 0, 2])  # NaN slots skipped; all NaN -> 0
     np.testing.assert_array_equal(idx.numpy()[:, 1], [1, 2, 0, 0])  # first of equal maxima
+
+
+def test_lerp_mod_float_tests_bit_ops_and_spatial_cross():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.vec3), b: wp.array(dtype=wp.vec3), lerp: wp.array(dtype=wp.vec3),
+          md: wp.array(dtype=wp.vec3), tests: wp.array(dtype=wp.int32, ndim=2), ia: wp.array(dtype=wp.vec2i),
+          bits: wp.array(dtype=wp.vec2i, ndim=2), ua: wp.array(dtype=wp.vec2ui), ushift: wp.array(dtype=wp.vec2ui),
+          s: wp.array(dtype=wp.spatial_vector), sc: wp.array(dtype=wp.spatial_vector, ndim=2)):
+        i = wp.tid()
+        lerp[i] = wp.lerp(a[i], b[i], 0.25)
+        md[i] = wp.mod(a[i], b[i])
+        if wp.isnan(a[i]):
+            tests[i, 0] = 1
+        if wp.isinf(a[i]):
+            tests[i, 1] = 1
+        if wp.isfinite(a[i]):
+            tests[i, 2] = 1
+        x = ia[i]
+        y = wp.vec2i(3, 1)
+        bits[i, 0] = x & y
+        bits[i, 1] = x | y
+        bits[i, 2] = x ^ y
+        bits[i, 3] = x << y
+        bits[i, 4] = x >> y
+        bits[i, 5] = ~x
+        ushift[i] = ua[i] >> wp.vec2ui(wp.uint32(1), wp.uint32(4))
+        sc[i, 0] = wp.spatial_cross(s[i], s[(i + 1) % 3])
+        sc[i, 1] = wp.spatial_cross_dual(s[i], s[(i + 1) % 3])
+
+    inf, nan = np.inf, np.nan
+    A = np.array([[1.5, -7.25, 3.0], [nan, 1.0, 2.0], [inf, 1.0, 2.0]], dtype=np.float32)
+    B = np.array([[0.5, 2.0, -2.5], [1.0, 3.0, 0.75], [2.0, 0.5, 3.0]], dtype=np.float32)
+    I = np.array([[12, -7], [5, 6], [-1, 1024]], dtype=np.int32)
+    U = np.array([[0xFFFFFFFF, 256], [8, 17], [1, 2]], dtype=np.uint32)
+    S = rng.normal(size=(3, 6)).astype(np.float32)
+    lerp, md = wp.zeros(3, dtype=wp.vec3), wp.zeros(3, dtype=wp.vec3)
+    tests, bits = wp.zeros((3, 3), dtype=wp.int32), wp.zeros((3, 6), dtype=wp.vec2i)
+    ushift, sc = wp.zeros(3, dtype=wp.vec2ui), wp.zeros((3, 2), dtype=wp.spatial_vector)
+    wp.launch(k, 3, [wp.array(A, dtype=wp.vec3), wp.array(B, dtype=wp.vec3), lerp, md, tests,
+                     wp.array(I, dtype=wp.vec2i), bits, wp.array(U, dtype=wp.vec2ui), ushift,
+                     wp.array(S, dtype=wp.spatial_vector), sc])
+    t = np.float32(0.25)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(lerp.numpy(), A * (np.float32(1) - t) + B * t)
+        np.testing.assert_array_equal(md.numpy(), np.fmod(A, B))
+    np.testing.assert_array_equal(tests.numpy(), [[0, 0, 1], [1, 0, 0], [0, 1, 0]])
+    y = np.array([3, 1], dtype=np.int32)
+    got = bits.numpy()
+    for j, expected in enumerate([I & y, I | y, I ^ y, I << y, I >> y, ~I]):
+        np.testing.assert_array_equal(got[:, j], expected)
+    np.testing.assert_array_equal(ushift.numpy(), U >> np.array([1, 4], dtype=np.uint32))  # logical shift
+    S2 = S[[1, 2, 0]]
+    w = np.cross(S[:, :3], S2[:, :3])
+    np.testing.assert_allclose(sc.numpy()[:, 0], np.concatenate(
+        [w, np.cross(S[:, 3:], S2[:, :3]) + np.cross(S[:, :3], S2[:, 3:])], 1), atol=1e-5)
+    np.testing.assert_allclose(sc.numpy()[:, 1], np.concatenate(
+        [w + np.cross(S[:, 3:], S2[:, 3:]), np.cross(S[:, :3], S2[:, 3:])], 1), atol=1e-5)
