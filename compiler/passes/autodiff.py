@@ -24,6 +24,15 @@ Control flow is structured (scf) and handled exactly:
              state (e.g. `s += x[k]`), the recomputation is left out: O(n).
              A while loop first counts its iterations (one more forward run).
 
+Stores keep Warp's semantics: the adjoint of the stored location is read, not
+cleared, so a location written twice, or overwritten after being read (in-place
+`x[i] = f(x[i])`), passes the later write's adjoint to the earlier one too, as
+in Warp. Write each output location once and never overwrite an input.
+
+When an array is only ever indexed by the thread's own linear index (`i =
+wp.tid()`), no two threads share its adjoint elements, so reads accumulate with
+a plain load/add/store instead of an atomic (Warp always uses atomics).
+
 What the pass refuses, with a message instead of a wrong gradient: a builtin
 without a derivative rule, a used result of an atomic (the replay cannot
 repeat it), a function call (run the inliner first), any op it does not know
@@ -43,7 +52,7 @@ from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
-from ..dialects.warp import array_dtype, builders as wb, is_array_type
+from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
 from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, contains, expansion_block, free_values,
                           i32_const, is_diff,
@@ -62,8 +71,9 @@ class ReverseBuilder:
     """Emits the reverse sweep; `mapping` maps original values to their forward values at the insertion
     point, `adj` original values to their current adjoints (absent = zero)."""
 
-    def __init__(self, adj_arrays: dict):
+    def __init__(self, adj_arrays: dict, owned=frozenset()):
         self.adj_arrays = adj_arrays  # original array argument -> its adjoint array argument
+        self.owned = owned  # arrays only ever indexed by the thread's own linear index: no atomics needed
 
     # -- adjoint bookkeeping -----------------------------------------------------------
     @staticmethod
@@ -193,7 +203,11 @@ class ReverseBuilder:
         out = op.results[0]
         if out in adj:
             arr = op.operands[0]
-            wb.atomic("add", self.adj_array(op, arr), adj[out], self.indices(op, 1, mapping))
+            target, idx = self.adj_array(op, arr), self.indices(op, 1, mapping)
+            if arr in self.owned:  # no other thread touches adj[i]: a plain read-add-write
+                wb.store(target, add_values(wb.load(target, idx), adj[out]), idx)
+            else:
+                wb.atomic("add", target, adj[out], idx)
 
     def op_warp_store(self, op, mapping, adj):
         arr, value = op.operands[0], op.operands[1]
@@ -398,6 +412,30 @@ class LoopReverse:
             self.rb.reverse(body_ops(self.before), m, local)
 
 
+def thread_owned_arrays(params) -> frozenset:
+    """1-D array arguments whose every access (load, store, atomic) is at index `wp.tid()` (the linear thread
+    index, distinct per thread): their adjoint elements have a single writer, so reads accumulate into
+    them without atomics (Warp always uses atomics; they are the cost of a backward pass on the CPU)."""
+    owned = set()
+    for p in params:
+        if not (is_array_type(p.type) and array_ndim(p.type) == 1):
+            continue
+        ok = True
+        for use in p.uses:
+            o = use.owner
+            if o.name not in ("warp.load", "warp.store", "warp.atomic") or use.operand_number != 0:
+                ok = False
+                break
+            index = list(o.operands)[-1]
+            if not (isinstance(index, ir.OpResult) and index.owner.name == "warp.tid"
+                    and len(index.owner.results) == 1):
+                ok = False
+                break
+        if ok:
+            owned.add(p)
+    return frozenset(owned)
+
+
 def build_adjoint(kernel) -> func.FuncOp:
     """Adds `<k>_adj` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
@@ -416,7 +454,7 @@ def build_adjoint(kernel) -> func.FuncOp:
     with ir.InsertionPoint(entry), kernel.location:
         ops = body_ops(body)
         clone_ops(ops, mapping)
-        ReverseBuilder(adj_arrays).reverse(ops, mapping, {})
+        ReverseBuilder(adj_arrays, thread_owned_arrays(params)).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 

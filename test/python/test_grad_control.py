@@ -293,3 +293,23 @@ def test_enable_backward_false_skips_the_adjoint():
         wp.launch(forward_only, dim=3, inputs=[wp.ones(3, dtype=f64), l], outputs=[wp.zeros(3, dtype=f64)],
                   adjoint=True, adj_inputs=[None, None], adj_outputs=[None])
 
+
+
+@wp.kernel
+def own_index(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    v = wp.sin(x[i])
+    if x[i] > f64(0.0):
+        v = v + x[i] * x[i]
+    y[i] = v
+
+
+def test_thread_owned_adjoint_accumulates_onto_existing_values():
+    # x is only read at x[tid]: the adjoint adds without atomics; it must still add to what adj_x holds
+    x = np.array([0.5, -1.0, 2.0])
+    adj_x = wp.array([10.0, 20.0, 30.0], dtype=f64)
+    y = wp.zeros(3, dtype=f64)
+    wp.launch(own_index, dim=3, inputs=[wp.array(x, dtype=f64)], outputs=[y], adjoint=True,
+              adj_inputs=[adj_x], adj_outputs=[wp.ones(3, dtype=f64)])
+    want = np.array([10.0, 20.0, 30.0]) + np.where(x > 0, 2 * x, 0.0) + np.cos(x)
+    np.testing.assert_allclose(adj_x.numpy(), want, rtol=1e-12)

@@ -26,9 +26,18 @@
 // CHECK: %[[C:.+]] = "warp.cos"(%[[XI]])
 // CHECK: %[[AX2:.+]] = "warp.mul"(%[[C]], %[[AS]])
 // CHECK: %[[AXT:.+]] = "warp.add"(%[[AX1]], %[[AX2]])
-// the two reads of x[i] (one SSA value): one atomic add into adj_x
-// CHECK: "warp.atomic"(%[[AX]], %[[AXT]], %[[I]]) {kind = "add"}
+// the two reads of x[i] (one SSA value) go into adj_x[i]; x is only ever read at the thread's own index,
+// so no other thread writes adj_x[i]: a plain read-add-write, no atomic
+// CHECK: %[[OLD:.+]] = "warp.load"(%[[AX]], %[[I]])
+// CHECK: %[[NEW:.+]] = "warp.add"(%[[OLD]], %[[AXT]])
+// CHECK: "warp.store"(%[[AX]], %[[NEW]], %[[I]])
 // CHECK: return
+
+// x read at another index too: threads share adjoint elements, so the accumulation is atomic
+// CHECK-LABEL: func.func @shared_adj(
+// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: !warp.array<f32, 1 : i64>)
+// CHECK: "warp.atomic"(%[[AX]], %{{.+}}, %{{.+}}) {kind = "add"}
+// CHECK: "warp.atomic"(%[[AX]], %{{.+}}, %{{.+}}) {kind = "add"}
 module {
   func.func @k(%x: !warp.array<f32, 1 : i64>, %y: !warp.array<f32, 1 : i64>, %l: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
     %i = "warp.tid"() : () -> i32
@@ -38,6 +47,15 @@ module {
     "warp.store"(%y, %p, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
     %c0 = arith.constant 0 : i32
     %old = "warp.atomic"(%l, %p, %c0) {kind = "add"} : (!warp.array<f32, 1 : i64>, f32, i32) -> f32
+    return
+  }
+  func.func @shared(%x: !warp.array<f32, 1 : i64>, %y: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
+    %i = "warp.tid"() : () -> i32
+    %c0 = arith.constant 0 : i32
+    %xi = "warp.load"(%x, %i) : (!warp.array<f32, 1 : i64>, i32) -> f32
+    %x0 = "warp.load"(%x, %c0) : (!warp.array<f32, 1 : i64>, i32) -> f32
+    %p = "warp.mul"(%xi, %x0) : (f32, f32) -> f32
+    "warp.store"(%y, %p, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
     return
   }
 }
