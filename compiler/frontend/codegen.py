@@ -627,6 +627,8 @@ class KernelEmitter:
     def cast(self, v: Var, to, node) -> Var:
         if isinstance(v.type, ft.ArrayT):
             raise self.error(node, f"cannot convert an array to {ft.name(to)}", CompileTypeError)
+        if wt.is_composite(v.type) or wt.is_composite(to):
+            return composite.convert(self, v, to, node)  # vec3 -> vec3d component-wise; else an error
         return Var(wb.cast(v.value, ft.to_mlir(to)), to)
 
     def to_bool(self, v: Var) -> Var:

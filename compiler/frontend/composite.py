@@ -106,6 +106,17 @@ def construct(em, node, T):
     return _var(wc.construct(mt, [s.value for s in scalars] if scalars else []), T)
 
 
+def convert(em, v, to, node):
+    """A composite value converted to another composite type of the same kind and shape (component-wise
+    casts, as the constructor `wp.vec3d(v)`); anything else is a type error."""
+    t = v.type
+    if not (wt.is_composite(t) and wt.is_composite(to) and not wt.is_struct(t) and
+            wt.composite_kind(t) == wt.composite_kind(to) and wt.inner_shape(t) == wt.inner_shape(to)):
+        raise em.error(node, f"cannot convert {ft.name(t)} to {ft.name(to)}", CompileTypeError)
+    scalars = _scalar_args(em, node, to, [v])
+    return _var(wc.construct(ft.to_mlir(to), [s.value for s in scalars]), to)
+
+
 def identity_value(em, T):
     """The identity quaternion (0, 0, 0, 1), transform (0, 0, 0, 0, 0, 0, 1) or matrix of type T."""
     scalar = wt.scalar_type_of(T)

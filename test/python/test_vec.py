@@ -361,3 +361,38 @@ def test_lerp_mod_float_tests_bit_ops_and_spatial_cross():
         [w, np.cross(S[:, 3:], S2[:, :3]) + np.cross(S[:, :3], S2[:, 3:])], 1), atol=1e-5)
     np.testing.assert_allclose(sc.numpy()[:, 1], np.concatenate(
         [w + np.cross(S[:, 3:], S2[:, 3:]), np.cross(S[:, :3], S2[:, 3:])], 1), atol=1e-5)
+
+
+def test_vectors_and_matrices_through_loops_branches_and_annotations():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.mat22),
+          d: wp.array(dtype=wp.vec3d)):
+        i = wp.tid()
+        acc = wp.vec3()
+        for j in range(3):
+            acc = acc + a[j] * float(j)
+        n = int(0)
+        mm = wp.identity(n=2, dtype=float)
+        while n < 3:
+            mm = mm @ m[0]
+            n += 1
+        x: wp.vec3d = acc  # converted component-wise, as wp.vec3d(acc)
+        d[i] = x
+        out[i] = acc if i > 0 else -acc
+        m[1] = mm
+
+    A = np.arange(9, dtype=np.float32).reshape(3, 3)
+    out, d = wp.zeros(2, dtype=wp.vec3), wp.zeros(2, dtype=wp.vec3d)
+    m = wp.array(np.array([[[1, 1], [0, 1]], [[0, 0], [0, 0]]], np.float32), dtype=wp.mat22)
+    wp.launch(k, 2, [wp.array(A, dtype=wp.vec3), out, m, d])
+    acc = A[1] + 2 * A[2]
+    np.testing.assert_array_equal(out.numpy(), [-acc, acc])
+    np.testing.assert_array_equal(d.numpy(), [acc, acc])
+    np.testing.assert_array_equal(m.numpy()[1], [[1, 3], [0, 1]])
+
+    @wp.kernel(enable_backward=False)
+    def bad(o: wp.array(dtype=wp.vec3d)):
+        x: wp.vec2d = wp.vec3(1.0, 2.0, 3.0)
+
+    with pytest.raises(wp.CompileTypeError, match=r"test_vec.py:\d+: in 'bad': cannot convert vec3f to vec2d"):
+        wp.launch(bad, 1, [d])
