@@ -23,7 +23,8 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from . import composite
 from . import types as ft
-from .resolve import MISSING, dotted_name, python_function_builtin, resolve_path
+from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
+                      static_value)
 from .source import Source
 from .syntax import UNSUPPORTED, assigned_names, contains_return, first_never_supported, may_jump
 
@@ -385,7 +386,10 @@ class KernelEmitter:
             raise self.error(node, f"unsupported: {UNSUPPORTED.get(type(node), type(node).__name__)}",
                              UnsupportedSyntaxError)
         with self.loc(node):
-            v = handler(node)
+            try:
+                v = handler(node)
+            except StaticError as e:  # a wp.static() expression Python could not evaluate
+                raise self.error(node, str(e), CompileError) from None
         if v is None and not allow_none:
             raise self.error(node, "this expression has no value", CompileError)
         if isinstance(v, list):
@@ -454,8 +458,8 @@ class KernelEmitter:
             raise self.error(node, f"undefined name '{dotted_name(node)}'", CompileError)
         if isinstance(obj, bool):
             return self.const(obj, wt.bool_)
-        if isinstance(obj, int):
-            return self.const(obj, wt.int32)
+        if isinstance(obj, int):  # int32, as a literal (int64 when it does not fit)
+            return self.const(obj, wt.int32 if -(2 ** 31) <= obj < 2 ** 31 else wt.int64)
         if isinstance(obj, float):
             return self.const(obj, wt.float32)
         if isinstance(obj, wt.scalar_base):
@@ -559,6 +563,8 @@ class KernelEmitter:
         return arr, indices
 
     def expr_Call(self, node):
+        if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
+            return self.global_value(node, static_value(self.src.func, node))
         obj = resolve_path(self.src.func, node.func)
         if composite.is_constructor(obj):  # wp.vec3(...), Particle(), wp.identity(n=3, dtype=float)
             return composite.construct(self, node, obj)

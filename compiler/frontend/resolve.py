@@ -29,7 +29,10 @@ def lookup(func, name: str):
 
 
 def resolve_path(func, node: ast.AST):
-    """Resolves `Name` / `Attribute` chains (`wp.sin`, `math.pi`) to a Python object, or _MISSING."""
+    """Resolves `Name` / `Attribute` chains (`wp.sin`, `math.pi`) to a Python object, or _MISSING;
+    `wp.static(expr)` resolves to the value of `expr`."""
+    if is_static_call(func, node):
+        return static_value(func, node)
     if isinstance(node, ast.Name):
         return lookup(func, node.id)
     if isinstance(node, ast.Attribute):
@@ -74,3 +77,24 @@ def python_function_builtin(obj) -> str | None:
                     found.setdefault(id(fn), target)
         _python_functions = found
     return _python_functions.get(id(obj))
+
+
+class StaticError(Exception):
+    """A wp.static() expression that Python could not evaluate; the frontend reports it at the call."""
+
+
+def is_static_call(func, node) -> bool:
+    return isinstance(node, ast.Call) and getattr(resolve_path(func, node.func), "_wp_static_", False) is True
+
+
+def static_value(func, node: ast.Call):
+    """Evaluates `wp.static(expr)`'s argument in Python, with the function's globals and closure."""
+    if len(node.args) != 1 or node.keywords:
+        raise StaticError("wp.static() takes exactly one expression")
+    expr = ast.Expression(node.args[0])
+    ast.fix_missing_locations(expr)
+    try:
+        return eval(compile(expr, func.__code__.co_filename, "eval"), func.__globals__, closure_vars(func))  # noqa: S307
+    except Exception as e:
+        raise StaticError(f"wp.static() could not evaluate its expression: {type(e).__name__}: {e} "
+                          f"(it sees the kernel's globals and closure, not its locals)") from None

@@ -117,3 +117,59 @@ def function_fingerprint(func, seen: set) -> str:
     h = hashlib.sha256(_source(func).encode())
     h.update(repr(captured_values(func, seen)).encode())
     return h.hexdigest()[:16]
+
+
+# -- a cheap check, at every launch, that the captured constants are still the ones compiled -----------
+_paths_cache: dict = {}
+
+
+def _cached_paths(func) -> list:
+    code = func.__code__
+    found = _paths_cache.get(code)
+    if found is None:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+        except (OSError, TypeError, SyntaxError):
+            tree = None
+        found = _paths_cache[code] = _paths(tree) if tree is not None else []
+    return found
+
+
+def _resolve(func, path):
+    obj = _lookup(_scopes(func), path[0])
+    for attr in path[1:]:
+        if obj is _MISSING:
+            break
+        obj = getattr(obj, attr, _MISSING)
+    return obj
+
+
+def _constant_key(value):
+    if isinstance(value, bool | int | float | str):
+        return (type(value), value)
+    if isinstance(value, wt.scalar_base):
+        return (type(value), value.value)
+    return None
+
+
+def captured_constants(func, seen=None) -> list:
+    """(function, path, value key) for each constant `func` and the @wp.func it calls capture: what a launch
+    re-checks (`constants_changed`) to recompile after a global changed, as Warp's rule asks."""
+    seen = set() if seen is None else seen
+    if id(func) in seen:
+        return []
+    seen.add(id(func))
+    out = []
+    for path in _cached_paths(func):
+        obj = _resolve(func, path)
+        key = _constant_key(obj)
+        if key is not None:
+            out.append((func, path, key))
+        elif getattr(obj, "_wp_function_", False):
+            for o in obj.overloads:
+                out += captured_constants(o.func, seen)
+    return out
+
+
+def constants_changed(recorded) -> bool:
+    return any(_constant_key(_resolve(func, path)) != key for func, path, key in recorded)

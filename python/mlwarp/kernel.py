@@ -12,6 +12,7 @@ import threading
 import time
 
 from . import types as wt
+from .captures import captured_constants, constants_changed
 from .errors import CompileError
 from .runtime import cache
 from .runtime.abi import ArrayParam, launch_struct
@@ -79,6 +80,7 @@ class Kernel:
         self.arg_names = list(sig.parameters)
         self.params = [_param_type(self.key, func, n, p.annotation) for n, p in sig.parameters.items()]
         self._compiled = {}
+        self._captured = None  # captured_constants(): the global values the kernels in _compiled were built with
         self._lock = threading.Lock()
         self._struct = None
         functools.update_wrapper(self, func)
@@ -111,6 +113,9 @@ class Kernel:
 
     def compiled(self, device):
         """The loaded kernel for `device`: from memory, else the disk cache, else the compiler."""
+        if self._captured is None or constants_changed(self._captured):  # a global constant changed: recompile
+            with self._lock:
+                self._compiled, self._captured = {}, captured_constants(self.func)
         found = self._compiled.get(device.alias)
         if found is not None:
             return found

@@ -23,6 +23,7 @@ from . import types as wt
 from .array import array
 from .config import config
 from .errors import LaunchError
+from .captures import constants_changed
 from .kernel import Kernel
 from .runtime.abi import ArrayParam
 
@@ -186,6 +187,8 @@ class LaunchPlan:
         if not device.is_cpu:
             return NotImplemented
         values = self.fields(args, device)
+        if kernel._captured and constants_changed(kernel._captured):  # a captured global changed: recompile
+            self._runners.clear()
         run = self.runner(device)  # compile errors surface even for an empty launch
         if record_cmd:
             return Launch(self, device, dims, total, args, values)

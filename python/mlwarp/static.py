@@ -1,0 +1,30 @@
+"""Compile-time values: `wp.constant` and `wp.static`.
+
+`wp.constant(x)` marks a module-level value for kernels and returns it: as in
+Warp, kernels capture globals by value when they compile (a constant changed
+later makes the next launch recompile). `wp.static(expr)` inside a kernel is
+evaluated in Python when the kernel compiles, with the kernel's globals and
+closure; its value becomes a constant (or, when it is a function, the function
+called: `wp.static(funcs[k])(x)`). In Python scope it returns its argument.
+"""
+
+from __future__ import annotations
+
+from . import types as wt
+
+
+def constant(x):
+    """Warp's `wp.constant`: a value (scalar, vector, matrix...) kernels may read; returned unchanged."""
+    ok = isinstance(x, (bool, int, float, wt.scalar_base)) or wt.is_composite(type(x))
+    if not ok:
+        raise TypeError(f"Invalid constant type: {type(x).__name__} (expected a scalar, vector, matrix, "
+                        f"quaternion or transform)")
+    return x
+
+
+def static(expr):
+    """In a kernel: `expr` evaluated at compile time. In Python scope: `expr` itself."""
+    return expr
+
+
+static._wp_static_ = True

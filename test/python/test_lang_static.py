@@ -1,0 +1,133 @@
+"""Compile-time values: wp.constant, captured globals and closures (recompiled when they change) and
+wp.static()."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+SCALE = wp.constant(2.0)
+COUNT = wp.constant(4)
+WIDE = wp.constant(wp.float64(0.1))
+FLAG = True
+BIG = 5_000_000_000  # does not fit int32: an int64 constant
+
+
+@wp.kernel
+def read_constants(f: wp.array(dtype=float), i: wp.array(dtype=int), d: wp.array(dtype=wp.float64),
+                   l: wp.array(dtype=wp.int64)):
+    f[0] = SCALE * 3.0
+    i[0] = COUNT * 10
+    d[0] = WIDE
+    if FLAG:
+        i[1] = 1
+    l[0] = BIG + wp.int64(1)
+
+
+def test_constants_and_globals_are_typed_as_literals():
+    assert wp.constant(3) == 3 and type(wp.constant(1.5)) is float
+    f, i, d, l = wp.zeros(1), wp.zeros(2, dtype=int), wp.zeros(1, dtype=wp.float64), wp.zeros(1, dtype=wp.int64)
+    wp.launch(read_constants, dim=1, inputs=[f, i, d, l])
+    assert (f.numpy()[0], list(i.numpy()), d.numpy()[0], l.numpy()[0]) == (6.0, [40, 1], 0.1, BIG + 1)
+
+
+def test_constant_refuses_other_objects():
+    with pytest.raises(TypeError, match="Invalid constant type: list"):
+        wp.constant([1, 2])
+
+
+OFFSET = 1.0
+
+
+@wp.func
+def shifted(x: float):
+    return x + OFFSET
+
+
+@wp.kernel
+def uses_globals(out: wp.array(dtype=float)):
+    out[0] = SCALE_CHANGING * 10.0 + shifted(0.0)
+
+
+SCALE_CHANGING = 1.0
+
+
+def test_changing_a_global_recompiles_on_the_next_launch():
+    global SCALE_CHANGING, OFFSET
+    out = wp.zeros(1)
+    wp.launch(uses_globals, dim=1, inputs=[out])
+    assert out.numpy()[0] == 11.0
+    SCALE_CHANGING = 2.0
+    wp.launch(uses_globals, dim=1, inputs=[out])
+    assert out.numpy()[0] == 21.0
+    OFFSET = 5.0  # a global read by a @wp.func the kernel calls
+    try:
+        wp.launch(uses_globals, dim=1, inputs=[out])
+        assert out.numpy()[0] == 25.0
+    finally:
+        SCALE_CHANGING, OFFSET = 1.0, 1.0
+    wp.launch(uses_globals, dim=1, inputs=[out])
+    assert out.numpy()[0] == 11.0
+
+
+def make_kernel(k, fn):
+    @wp.kernel
+    def closure_kernel(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+        i = wp.tid()
+        out[i] = fn(x[i]) * k
+
+    return closure_kernel
+
+
+def test_closures_with_different_values_compile_different_kernels():
+    x = wp.array(np.array([0.5, 2.0], np.float32))
+    results = []
+    for k, fn in [(2.0, wp.sqrt), (3.0, wp.sqrt), (2.0, wp.abs)]:
+        out = wp.zeros(2)
+        wp.launch(make_kernel(k, fn), dim=2, inputs=[x, out])
+        results.append(list(out.numpy()))
+    f = np.float32
+    assert results == [[f(np.sqrt(f(0.5))) * 2, 2 * f(np.sqrt(f(2.0)))], [f(np.sqrt(f(0.5))) * 3,
+                       3 * f(np.sqrt(f(2.0)))], [1.0, 4.0]]
+
+
+@wp.func
+def plus_one(x: float):
+    return x + 1.0
+
+
+@wp.func
+def times_ten(x: float):
+    return x * 10.0
+
+
+FUNCS = [plus_one, times_ten]
+N = 3
+
+
+@wp.kernel
+def use_static(out: wp.array(dtype=float), n: wp.array(dtype=int)):
+    out[0] = wp.static(SCALE * 2.0 + float(len(FUNCS)))  # any Python expression, evaluated once
+    out[1] = wp.static(FUNCS[1])(2.0)  # choosing a function at compile time
+    s = 0
+    for k in range(wp.static(N + 1)):
+        s += k
+    n[0] = s
+
+
+def test_static_expressions():
+    out, n = wp.zeros(2), wp.zeros(1, dtype=int)
+    wp.launch(use_static, dim=1, inputs=[out, n])
+    assert list(out.numpy()) == [6.0, 20.0] and n.numpy()[0] == 6
+    assert wp.static(3) == 3  # Python scope: the value itself
+
+
+def k_static_local(out: wp.array(dtype=float)):
+    x = 1.0
+    out[0] = wp.static(x)
+
+
+def test_static_cannot_see_kernel_locals():
+    with pytest.raises(wp.CompileError, match=r"test_lang_static.py:\d+: in 'k_static_local': wp.static\(\) could "
+                       r"not evaluate its expression: NameError: name 'x' is not defined"):
+        wp.launch(wp.kernel(k_static_local), dim=1, inputs=[wp.zeros(1)])
