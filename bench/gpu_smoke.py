@@ -1,0 +1,267 @@
+"""GPU smoke test: compile here (MLIR, no GPU), run on a GPU machine (no MLIR).
+
+    python bench/gpu_smoke.py compile [--out bench/gpu_cache] [--arch 90]
+        compiles the kernels below for sm_<arch> (PTX + cubin) into a small folder to carry along.
+    python bench/gpu_smoke.py run [--dir bench/gpu_cache]
+        on the GPU machine (numpy + cuda-python; torch/cupy optional): loads them with
+        wp.load_aot_module (no compiler), runs each, checks against numpy, and prints saxpy
+        bandwidth and launch overhead (torch's own figures beside them when torch is there).
+        Exits 1 if a check fails.
+
+The script works from a plain checkout: when `import mlwarp` fails it maps the repository's
+folders to the `mlwarp` package itself (a symlink tree in a temporary folder), so the GPU machine
+needs no `pip install`. Kernels are found by the same cache keys as here: the key hashes the
+kernel source and the compiler's .py files, which the checkout has, not the MLIR wheels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _import_mlwarp():
+    try:
+        import mlwarp  # noqa: F401
+    except ImportError:
+        shadow = tempfile.mkdtemp(prefix="mlwarp-shadow-")
+        pkg = os.path.join(shadow, "mlwarp")
+        os.symlink(os.path.join(REPO, "python", "mlwarp"), pkg + "_src")
+        os.mkdir(pkg)
+        for name in os.listdir(pkg + "_src"):
+            os.symlink(os.path.join(pkg + "_src", name), os.path.join(pkg, name))
+        for sub, folder in (("compiler", "compiler"), ("runtime", "runtime"), ("tools", "tools/mlwarp-opt")):
+            os.symlink(os.path.join(REPO, folder), os.path.join(pkg, sub))
+        sys.path.insert(0, shadow)
+    import mlwarp
+
+    return mlwarp
+
+
+wp = _import_mlwarp()
+import numpy as np  # noqa: E402
+
+
+@wp.kernel
+def saxpy(x: wp.array(dtype=wp.float32), y: wp.array(dtype=wp.float32), a: wp.float32):
+    i = wp.tid()
+    y[i] = a * x[i] + y[i]
+
+
+@wp.kernel
+def noop(x: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+
+
+@wp.kernel
+def math_f32(x: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32, ndim=2)):
+    i = wp.tid()
+    v = x[i]
+    out[i, 0] = wp.sin(v)
+    out[i, 1] = wp.cos(v)
+    out[i, 2] = wp.exp(v)
+    out[i, 3] = wp.log(v)
+    out[i, 4] = wp.sqrt(v)
+    out[i, 5] = v ** 1.5
+
+
+@wp.kernel
+def index_3d(out: wp.array(dtype=wp.int32, ndim=3)):
+    i, j, k = wp.tid()
+    out[i, j, k] = i * 100 + j * 10 + k
+
+
+@wp.kernel
+def histogram(values: wp.array(dtype=wp.int32), bins: wp.array(dtype=wp.int32), total: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    wp.atomic_add(bins, values[i] % 16, 1)
+    wp.atomic_add(total, 0, wp.float64(0.25))
+
+
+KERNELS = [saxpy, noop, math_f32, index_3d, histogram]
+DEFAULT_DIR = os.path.join(REPO, "bench", "gpu_cache")
+
+
+def compile_all(out: str, arch: int) -> None:
+    t = time.perf_counter()
+    folders = wp.compile_aot_module(KERNELS, arch=arch, module_dir=out)
+    size = sum(os.path.getsize(os.path.join(d, f)) for d in folders for f in os.listdir(d))
+    print(f"compiled {len(folders)} kernels for sm_{arch} into {out} ({size / 1024:.0f} KiB) in "
+          f"{time.perf_counter() - t:.1f} s")
+
+
+class Checks:
+    def __init__(self):
+        self.failed = 0
+
+    def __call__(self, name, fn):
+        try:
+            fn()
+            print(f"PASS {name}")
+        except Exception as e:  # report every check, fail at the end
+            self.failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {str(e).strip()[:800]}")
+
+
+def run_checks(dev) -> int:
+    check = Checks()
+
+    def t_saxpy():
+        xs, ys = np.random.default_rng(0).standard_normal((2, 100_003)).astype(np.float32)
+        x, y = wp.array(xs, device=dev), wp.array(ys, device=dev)
+        wp.launch(saxpy, dim=len(xs), inputs=[x, y, 2.0], device=dev)
+        np.testing.assert_allclose(y.numpy(), 2.0 * xs + ys, rtol=1e-6)
+
+    def t_math():
+        xs = np.linspace(0.1, 3.0, 1000, dtype=np.float32)
+        out = wp.zeros((1000, 6), dtype=wp.float32, device=dev)
+        wp.launch(math_f32, dim=1000, inputs=[wp.array(xs, device=dev), out], device=dev)
+        expect = np.stack([np.sin(xs), np.cos(xs), np.exp(xs), np.log(xs), np.sqrt(xs), xs ** 1.5], 1)
+        np.testing.assert_allclose(out.numpy(), expect, rtol=2e-6, atol=1e-6)
+
+    def t_index():
+        out = wp.zeros((7, 9, 11), dtype=wp.int32, device=dev)
+        wp.launch(index_3d, dim=(7, 9, 11), inputs=[out], device=dev, block_dim=64, max_blocks=2)
+        i, j, k = np.indices((7, 9, 11))
+        np.testing.assert_array_equal(out.numpy(), i * 100 + j * 10 + k)
+
+    def t_atomics():
+        values = np.arange(1 << 20, dtype=np.int32)
+        bins = wp.zeros(16, dtype=wp.int32, device=dev)
+        total = wp.zeros(1, dtype=wp.float64, device=dev)
+        wp.launch(histogram, dim=len(values), inputs=[wp.array(values, device=dev), bins, total], device=dev)
+        np.testing.assert_array_equal(bins.numpy(), np.full(16, len(values) // 16))
+        assert total.numpy()[0] == 0.25 * len(values), total.numpy()
+
+    def t_copies():
+        src = wp.array(np.arange(1000, dtype=np.float32), device="cpu")
+        d = wp.zeros(1000, dtype=wp.float32, device=dev)
+        s = wp.Stream(dev)
+        wp.copy(d, src, dest_offset=100, src_offset=200, count=300, stream=s)
+        wp.synchronize_stream(s)
+        back = wp.zeros(300, dtype=wp.float32, device="cpu")
+        wp.copy(back, d, src_offset=100, count=300)
+        np.testing.assert_array_equal(back.numpy(), np.arange(200, 500, dtype=np.float32))
+        np.testing.assert_array_equal(d.to("cpu").numpy()[:100], 0)
+
+    def t_interop():
+        try:
+            import torch
+        except ImportError:
+            print("     (torch not installed: __cuda_array_interface__ checked with a wp.array only)")
+            torch = None
+        if torch is not None and torch.cuda.is_available():
+            tx = torch.arange(1000, dtype=torch.float32, device=f"cuda:{dev.ordinal}")
+            ty = torch.ones(1000, dtype=torch.float32, device=f"cuda:{dev.ordinal}")
+            torch.cuda.synchronize()
+            wp.launch(saxpy, dim=1000, inputs=[tx, ty, 3.0], device=dev)
+            wp.synchronize_device(dev)
+            np.testing.assert_allclose(ty.cpu().numpy(), 3.0 * np.arange(1000) + 1.0)
+            back = wp.array(tx, device=dev)  # a copy of torch's memory
+            np.testing.assert_array_equal(back.numpy(), np.arange(1000, dtype=np.float32))
+        owner = wp.array(np.arange(10, dtype=np.float32), device=dev)
+
+        class Foreign:
+            __cuda_array_interface__ = owner.__cuda_array_interface__
+
+        y = wp.zeros(10, dtype=wp.float32, device=dev)
+        wp.launch(saxpy, dim=10, inputs=[Foreign(), y, 2.0], device=dev)
+        np.testing.assert_array_equal(y.numpy(), 2.0 * np.arange(10))
+
+    checks = [("saxpy", t_saxpy), ("math builtins float32 vs numpy", t_math),
+              ("3-D launch, block_dim=64, max_blocks=2", t_index), ("atomics int32/float64", t_atomics),
+              ("copies H2D/D2H/D2D with offsets on a stream", t_copies),
+              ("__cuda_array_interface__ (torch, foreign objects)", t_interop)]
+    for name, fn in checks:
+        check(name, fn)
+    print(f"{len(checks) - check.failed} passed, {check.failed} failed")
+    return check.failed
+
+
+def measure(dev) -> None:
+    n = 1 << 26
+    x = wp.array(np.ones(n, dtype=np.float32), device=dev)
+    y = wp.zeros(n, dtype=wp.float32, device=dev)
+    start, end = wp.Event(dev, enable_timing=True), wp.Event(dev, enable_timing=True)
+    stream = wp.get_stream(dev)
+    wp.launch(saxpy, dim=n, inputs=[x, y, 2.0], device=dev)
+    iters = 20
+    stream.record_event(start)
+    for _ in range(iters):
+        wp.launch(saxpy, dim=n, inputs=[x, y, 2.0], device=dev)
+    stream.record_event(end)
+    ms = wp.get_event_elapsed_time(start, end) / iters
+    print(f"saxpy n=2^26 float32: {ms:.3f} ms, {3 * 4 * n / ms / 1e6:.0f} GB/s")
+    ref = _torch_saxpy_ms(dev, n)
+    if ref is not None:
+        print(f"torch y.add_(x, alpha=2) same size: {ref:.3f} ms, {3 * 4 * n / ref / 1e6:.0f} GB/s")
+
+    tiny = wp.zeros(1, dtype=wp.float32, device=dev)
+    for _ in range(100):
+        wp.launch(noop, dim=1, inputs=[tiny], device=dev)
+    wp.synchronize_device(dev)
+    count = 5000
+    t = time.perf_counter()
+    for _ in range(count):
+        wp.launch(noop, dim=1, inputs=[tiny], device=dev)
+    wp.synchronize_device(dev)
+    print(f"launch overhead (wp.launch, 1 thread, 1 array arg): {(time.perf_counter() - t) / count * 1e6:.2f} us")
+
+
+def _torch_saxpy_ms(dev, n):
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    x = torch.ones(n, device=f"cuda:{dev.ordinal}")
+    y = torch.zeros(n, device=f"cuda:{dev.ordinal}")
+    y.add_(x, alpha=2.0)
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    for _ in range(20):
+        y.add_(x, alpha=2.0)
+    b.record()
+    torch.cuda.synchronize()
+    return a.elapsed_time(b) / 20
+
+
+def run(folder: str) -> int:
+    if not wp.is_cuda_available():
+        print("no CUDA device here (needs a GPU, its driver and cuda-python)")
+        return 1
+    dev = wp.get_device("cuda:0")
+    print(f"device {dev}: {dev.name}, sm_{dev.arch}, {dev.sm_count} SMs; compiler here: "
+          f"{'yes' if wp.cuda_compile.compiler_available() else 'no (AOT only)'}")
+    t = time.perf_counter()
+    wp.load_aot_module(KERNELS, device=dev, module_dir=folder)
+    kinds = sorted({k._compiled[dev.alias].image_kind for k in KERNELS})
+    print(f"loaded {len(KERNELS)} kernels from {folder} ({'/'.join(kinds)}) in {(time.perf_counter() - t) * 1e3:.1f} ms")
+    failed = run_checks(dev)
+    measure(dev)
+    return 1 if failed else 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compile")
+    c.add_argument("--out", default=DEFAULT_DIR)
+    c.add_argument("--arch", type=int, default=90)
+    r = sub.add_parser("run")
+    r.add_argument("--dir", default=DEFAULT_DIR)
+    args = p.parse_args()
+    if args.cmd == "compile":
+        compile_all(args.out, args.arch)
+        return 0
+    return run(args.dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
