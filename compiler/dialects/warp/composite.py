@@ -82,7 +82,9 @@ _HEAD = re.compile(r"^!warp\.(vec|mat|quat|transform|struct)<")
 
 
 def is_composite_type(t: ir.Type) -> bool:
-    return bool(_HEAD.match(str(t)))
+    # Builtin and LLVM types come back as their own Python classes; only dialect (IRDL) types are plain
+    # ir.Type, so most checks never print the type.
+    return type(t) is ir.Type and bool(_HEAD.match(str(t)))
 
 
 def split_params(body: str) -> list:
@@ -108,6 +110,8 @@ def _int(p: str) -> int:
 
 
 def composite(t: ir.Type) -> Composite | None:
+    if type(t) is not ir.Type:
+        return None
     s = str(t)
     m = _HEAD.match(s)
     if not m:
