@@ -19,7 +19,7 @@ from fuzz.loader import load_kernel
 from fuzz.program import Fragile, UndefinedBehaviour
 
 THREADS = 8
-EXAMPLES = int(os.environ.get("MLWARP_FUZZ_EXAMPLES", "20"))
+EXAMPLES = int(os.environ.get("MLWARP_FUZZ_EXAMPLES", "15"))
 SEED = os.environ.get("MLWARP_FUZZ_SEED")
 # Shrinking recompiles a kernel per step (minutes): off unless MLWARP_FUZZ_SHRINK=1; the note has the source.
 PHASES = [p for p in Phase if os.environ.get("MLWARP_FUZZ_SHRINK") == "1" or p not in (Phase.shrink, Phase.explain)]

@@ -17,8 +17,9 @@ FLOAT_CONSTS = st.integers(-64, 64).map(lambda k: k / 8)
 
 INT_BINOPS = ["add", "sub", "mul", "div", "floordiv", "mod", "min", "max", "bit_and", "bit_or", "bit_xor",
               "lshift", "rshift"]
-FLOAT_BINOPS = ["add", "sub", "mul", "div", "floordiv", "mod", "min", "max", "pow"]
-FLOAT_UNARY = ["neg", "abs", "sqrt", "sin", "cos", "tan", "exp", "log", "floor", "ceil"]
+FLOAT_BINOPS = ["add", "sub", "mul", "div", "floordiv", "mod", "min", "max", "pow", "atan2", "copysign"]
+FLOAT_UNARY = ["neg", "abs", "sqrt", "sin", "cos", "tan", "exp", "log", "floor", "ceil", "sign", "step", "trunc",
+               "round", "rint", "atan", "tanh", "sinh", "cosh", "cbrt", "log2", "log10"]
 CMPS = ["lt", "le", "gt", "ge", "eq", "ne"]
 TYPES = ["i", "f", "d"]
 

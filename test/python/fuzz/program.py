@@ -196,10 +196,13 @@ def _float_result(t, value, err) -> tuple:
 
 
 def _libm(t, value, err):
-    """A transcendental call: libm and numpy may differ by a few ulps."""
+    """A transcendental call: libm and numpy may differ by a few ulps. A NaN/inf from an exact input is an
+    IEEE special case (log(-1), log(0)) that both give exactly."""
     value = NP[t](value)
     if not np.isfinite(value):
-        raise Fragile("non-finite transcendental result")
+        if err:
+            raise Fragile("non-finite transcendental result")
+        return value, 0.0
     return value, err + ULPS_PER_LIBM_CALL * ulp(value)
 
 
@@ -261,7 +264,7 @@ def evaluate(e: E, env: dict) -> tuple:
     if op in _CMP_SYMBOL:
         (x, ex), (y, ey) = evaluate(a[0], env), evaluate(a[1], env)
         ct = _common(a[0].type, a[1].type)
-        if ct != "i":
+        if ct != "i" and a[0] != a[1]:  # `e < e`: one value on both sides, whatever its error
             x, ex = convert(x, ex, a[0].type, ct)
             y, ey = convert(y, ey, a[1].type, ct)
             _decide(x, ex, y, ey)
@@ -275,7 +278,10 @@ def evaluate(e: E, env: dict) -> tuple:
         c = evaluate(a[0], env)[0]
         return evaluate(a[1] if c else a[2], env)
     args = [evaluate(x, env) for x in a]
-    return (int_op if t == "i" else float_op)(op, t, args)
+    result = (int_op if t == "i" else float_op)(op, t, args)
+    if t != "i" and _trace is not None and not np.isfinite(result[0]):
+        _trace.append("non-finite")  # even if unused: 0 * NaN in the reverse sweep (as in Warp and PyTorch)
+    return result
 
 
 def int_op(op, t, args):
@@ -294,14 +300,10 @@ def int_op(op, t, args):
         return check_int(x - y * _c_div(x, y))
     if op == "floordiv":
         return check_int(x // y)
-    if op == "min":
-        return (x if x < y else y), 0.0
-    if op == "max":
-        return (x if x > y else y), 0.0
-    if op == "clamp":
-        lo, hi = vals[1], vals[2]
-        m = lo if lo > x else x
-        return (m if m < hi else hi), 0.0
+    if op in ("min", "max"):
+        return int_min_max(op, x, y), 0.0
+    if op == "clamp":  # min(max(lo, x), hi)
+        return int_min_max("min", int_min_max("max", vals[1], x), vals[2]), 0.0
     if op == "abs":
         return check_int(abs(x))
     if op == "neg":
@@ -335,34 +337,47 @@ def float_op(op, t, args):
         if op == "div":
             if (ex or ey) and abs(float(y)) <= ey:
                 raise Fragile("divisor within its error bound of 0")
-            err = (abs(float(x)) * ey + abs(float(y)) * ex) / (abs(float(y)) * (abs(float(y)) - ey)) \
-                if (ex or ey) else 0.0
+            err = 0.0
+            if ex or ey:
+                denominator = abs(float(y)) * (abs(float(y)) - ey)
+                if denominator == 0:  # underflow: a subnormal divisor with an error bound
+                    raise Fragile("divisor too small for its error bound")
+                err = (abs(float(x)) * ey + abs(float(y)) * ex) / denominator
             return _float_result(t, f(x / y), err)
-        if op == "mod":
-            if ex or ey:
-                raise Fragile("fmod of inexact values")
-            decided(np.trunc(x / y))
-            return f(np.fmod(x, y)), 0.0
-        if op == "floordiv":
+        if op in ("mod", "floordiv"):
             q = f(x / y)
-            if ex or ey:
-                raise Fragile("floor division of inexact values")
-            return decided(f(np.floor(q))), 0.0
-        if op in ("min", "max", "clamp") and any(np.isnan(v) for v, _ in args):
-            raise Fragile("min/max/clamp of NaN: C's fmin/fmax and `a < b ? a : b` differ; not fuzzed")
+            if ex or ey:  # decided unless x / y is within its error bound of an integer
+                if abs(float(y)) <= ey or not np.isfinite(q):
+                    raise Fragile("mod/floordiv by a divisor near 0")
+                eq = (abs(float(x)) * ey + abs(float(y)) * ex) / (abs(float(y)) * (abs(float(y)) - ey)) + ulp(q)
+                _near_integer(q, eq)
+            if op == "floordiv":
+                return decided(f(np.floor(q))), 0.0
+            n = decided(np.trunc(q))
+            r = f(np.fmod(x, y))
+            return (r, 0.0) if not (ex or ey) else _float_result(t, r, ex + abs(float(n)) * ey)
         if op in ("min", "max"):
-            _decide(x, ex, y, ey)
-            pick = decided((x < y) if op == "min" else (x > y))
-            return (x, ex) if pick else (y, ey)
-        if op == "clamp":
-            (lo, elo), (hi, ehi) = args[1], args[2]
-            _decide(lo, elo, x, ex)
-            m, em = (lo, elo) if decided(lo > x) else (x, ex)
-            _decide(m, em, hi, ehi)
-            return (m, em) if decided(m < hi) else (hi, ehi)
+            return fmin_fmax(op, (x, ex), (y, ey))
+        if op == "clamp":  # min(max(lo, x), hi)
+            return fmin_fmax("min", fmin_fmax("max", args[1], (x, ex)), args[2])
         if op == "abs":
             decided(x < 0)
             return f(abs(x)), ex
+        if op in ("sign", "step"):
+            _decide(x, ex, 0, 0)
+            neg = decided(x < 0)
+            return f((-1 if neg else 1) if op == "sign" else (1 if neg else 0)), 0.0
+        if op in ("trunc", "round", "rint"):
+            _near_integer(x, ex) if op == "trunc" else _near_half(x, ex)
+            if op == "round":  # halves away from zero, without the rounding error of floor(|x| + 0.5)
+                r = np.floor(abs(x))
+                r = np.copysign(r + 1 if abs(x) - r >= 0.5 else r, x)
+            else:
+                r = np.trunc(x) if op == "trunc" else np.rint(x)
+            return decided(f(r)), 0.0
+        if op == "copysign":
+            _decide(y, ey, 0, 0)
+            return f(np.copysign(x, y)), ex
         if op == "neg":
             return f(-x), ex
         if op in ("floor", "ceil"):
@@ -375,6 +390,29 @@ def float_op(op, t, args):
             return _float_result(t, r, ex / (2 * math.sqrt(float(x) - ex)) if ex else 0.0)  # correctly rounded
         if op in ("sin", "cos"):
             return _libm(t, f(np.sin(x) if op == "sin" else np.cos(x)), ex)
+        if op in ("atan", "tanh"):
+            return _libm(t, f(np.arctan(x) if op == "atan" else np.tanh(x)), ex)
+        if op in ("sinh", "cosh"):
+            r = f(np.sinh(x) if op == "sinh" else np.cosh(x))
+            return _libm(t, r, ex * (abs(float(r)) + 1) * 2)
+        if op == "cbrt":
+            if ex and abs(float(x)) <= ex:
+                raise Fragile("cbrt near 0")
+            r = f(np.cbrt(x))
+            return _libm(t, r, ex / (3 * (abs(float(x)) - ex) ** (2 / 3)) if ex else 0.0)
+        if op in ("log2", "log10"):
+            if ex and float(x) <= ex:
+                raise Fragile("log near or below 0")
+            r = f(np.log2(x) if op == "log2" else np.log10(x))
+            return _libm(t, r, ex / ((float(x) - ex) * 0.69) if ex else 0.0)
+        if op == "atan2":  # atan2(y=x, x=y): the angle of (y, x)
+            if (ex or ey) and abs(float(x)) <= ex and abs(float(y)) <= ey:
+                raise Fragile("atan2 near the origin")
+            if (ex or ey) and float(y) < 0 and abs(float(x)) <= ex:
+                raise Fragile("atan2 near its branch cut")
+            r = f(np.arctan2(x, y))
+            r2 = float(x) ** 2 + float(y) ** 2
+            return _libm(t, r, (abs(float(y)) * ex + abs(float(x)) * ey) / r2 * 2 if (ex or ey) else 0.0)
         if op == "tan":
             r = f(np.tan(x))
             return _libm(t, r, ex * (1 + float(r) ** 2) * 2)
@@ -382,16 +420,37 @@ def float_op(op, t, args):
             r = f(np.exp(x))
             return _libm(t, r, ex * float(r) * 2)
         if op == "log":
-            if float(x) <= ex:
+            if ex and float(x) <= ex:
                 raise Fragile("log near or below 0")
-            return _libm(t, f(np.log(x)), ex / (float(x) - ex))
+            return _libm(t, f(np.log(x)), ex / (float(x) - ex) if ex else 0.0)
         if op == "pow":
-            if float(x) <= ex or (ex or ey) and float(x) == 0:
-                raise Fragile("pow with a base near or below 0")
             r = f(np.power(x, y))
+            if not (ex or ey):
+                return _libm(t, r, 0.0)
+            if float(x) <= ex:
+                raise Fragile("pow with an inexact base near or below 0")
             err = abs(float(r)) * (abs(float(y)) * ex / (float(x) - ex) + abs(math.log(float(x))) * ey) * 2
             return _libm(t, r, err)
     raise AssertionError(op)
+
+
+def _near_half(x, err):
+    if err and abs(abs(float(x)) % 1 - 0.5) <= err:
+        raise Fragile("round within the error bound of a half")
+
+
+def fmin_fmax(op, a, b):
+    """Warp's float min/max (C fmin/fmax): `a <= b ? a : (b == b ? b : a)` (>= for max): a NaN loses."""
+    (x, ex), (y, ey) = a, b
+    _decide(x, ex, y, ey)
+    first = decided(x <= y if op == "min" else x >= y)
+    if first:
+        return a
+    return b if not np.isnan(y) else a
+
+
+def int_min_max(op, x, y):
+    return x if (x < y if op == "min" else x > y) else y
 
 
 def run_block(stmts, env):
