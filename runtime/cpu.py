@@ -1,37 +1,103 @@
-"""Loading CPU kernel libraries and running a launch range on a thread pool."""
+"""Loading CPU kernel libraries and running a launch range on a thread pool.
+
+A launch of `total` threads is cut into chunks that the calling thread and the pool's
+workers claim one at a time (ctypes releases the GIL during each call). Claiming, rather
+than one fixed range per thread, keeps a launch from waiting on a worker whose core is busy
+elsewhere: the caller takes the chunks that worker has not claimed. Small launches stay on
+the calling thread.
+"""
 
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 ENTRY_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
 
 # Launches smaller than this run on the calling thread: handing work to the pool costs more.
 MIN_PARALLEL = 1 << 15
-
-_pool = None
-_pool_size = 0
-_pool_lock = threading.Lock()
+# Chunks per thread (more: better balance on a busy machine) and the smallest chunk worth a call.
+CHUNKS_PER_THREAD = 4
+MIN_CHUNK = 1 << 13
 
 
 def num_threads() -> int:
+    """wp.config.cpu_threads, else $MLWARP_NUM_THREADS, else os.cpu_count()."""
     from mlwarp.config import config
 
     n = config.cpu_threads or int(os.environ.get("MLWARP_NUM_THREADS", "0") or 0) or os.cpu_count() or 1
     return max(1, n)
 
 
-def _get_pool(n: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
+class _Job:
+    """One parallel launch: chunks [k*chunk, (k+1)*chunk) claimed through an atomic counter."""
+
+    __slots__ = ("fn", "args", "total", "chunk", "chunks", "claim", "finish", "done")
+
+    def __init__(self, fn, args, total, chunk):
+        self.fn, self.args, self.total, self.chunk = fn, args, total, chunk
+        self.chunks = (total + chunk - 1) // chunk
+        self.claim = itertools.count()  # next() is atomic under the GIL
+        self.finish = itertools.count(1)
+        self.done = threading.Event()
+
+    def work(self) -> None:
+        fn, args, total, chunk = self.fn, self.args, self.total, self.chunk
+        while True:
+            k = next(self.claim)
+            if k >= self.chunks:
+                return
+            begin = k * chunk
+            try:
+                fn(args, begin, min(begin + chunk, total))
+            finally:
+                if next(self.finish) == self.chunks:
+                    self.done.set()
+
+
+class _Pool:
+    """`size - 1` daemon workers; the calling thread is the last one."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.jobs = queue.SimpleQueue()
+        for i in range(size - 1):
+            threading.Thread(target=self._worker, name=f"mlwarp-cpu-{i}", daemon=True).start()
+
+    def _worker(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            job.work()
+
+    def run(self, fn, args, total: int) -> None:
+        chunk = max(MIN_CHUNK, -(-total // (self.size * CHUNKS_PER_THREAD)))
+        job = _Job(fn, args, total, chunk)
+        for _ in range(min(self.size - 1, job.chunks - 1)):
+            self.jobs.put(job)
+        job.work()
+        job.done.wait()
+
+    def close(self) -> None:
+        for _ in range(self.size - 1):
+            self.jobs.put(None)
+
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _get_pool(n: int) -> _Pool:
+    global _pool
     with _pool_lock:
-        if _pool is None or _pool_size != n:
+        if _pool is None or _pool.size != n:
             if _pool is not None:
-                _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="mlwarp-cpu") if n > 1 else None
-            _pool_size = n
+                _pool.close()
+            _pool = _Pool(n)
         return _pool
 
 
@@ -59,9 +125,4 @@ class CpuKernel:
         if threads == 1:
             self.serial(args_ptr, 0, total)
             return
-        pool = _get_pool(threads)
-        chunk = (total + threads - 1) // threads
-        futures = [pool.submit(self.entry, args_ptr, b, min(b + chunk, total)) for b in range(chunk, total, chunk)]
-        self.entry(args_ptr, 0, min(chunk, total))
-        for f in futures:
-            f.result()
+        _get_pool(threads).run(self.entry, args_ptr, total)
