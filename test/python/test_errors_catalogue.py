@@ -39,11 +39,13 @@ def next_kernel_compiles_and_runs(tmp_path):
 
 
 def at(kernel, text) -> str:
-    """The regex prefix of a compile error at the line of `kernel` holding `text`: `file:line: in 'k': `."""
-    lines, first = inspect.getsourcelines(kernel.func)
+    """The regex prefix of a compile error at the line of `kernel` (or @wp.func) holding `text`:
+    `file:line: in 'k': `."""
+    func = getattr(kernel, "func", None) or kernel.__wrapped__
+    lines, first = inspect.getsourcelines(func)
     for k, line in enumerate(lines):
         if text in line:
-            return re.escape(f"{inspect.getsourcefile(kernel.func)}:{first + k}: in '{kernel.key}': ")
+            return re.escape(f"{inspect.getsourcefile(func)}:{first + k}: in '{kernel.key}': ")
     raise AssertionError(f"{text!r} not in {kernel.key}")
 
 
@@ -454,3 +456,61 @@ def test_struct_field_typo_on_the_host():
     b = Body()
     with pytest.raises(AttributeError, match=re.escape("struct Body has no field 'mas' (fields: pos, mass)")):
         b.mas = 2.0
+
+
+# -- functions --------------------------------------------------------------------------------------------------
+@wp.func
+def factorial(n: int) -> int:
+    if n <= 1:
+        return 1
+    return n * factorial(n - 1)
+
+
+@wp.func
+def ping(n: int) -> int:
+    return pong(n - 1)
+
+
+@wp.func
+def pong(n: int) -> int:
+    return ping(n)
+
+
+@wp.func
+def add_one(x: float):
+    return x + 1.0
+
+
+@wp.kernel
+def calls_a_recursive_function(a: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    a[i] = float(factorial(i))
+
+
+@wp.kernel
+def calls_mutually_recursive_functions(a: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    a[i] = float(ping(i))
+
+
+@wp.kernel
+def calls_a_function_with_the_wrong_type(a: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    a[i] = add_one(1)
+
+
+def test_direct_recursion():
+    with pytest.raises(wp.CompileError, match=at(factorial, "return n * factorial(n - 1)") + re.escape(
+            "recursion is not supported: 'factorial' calls itself (factorial -> factorial)")):
+        wp.launch(calls_a_recursive_function, 4, inputs=[wp.zeros(4, dtype=wp.float32)])
+
+
+def test_mutual_recursion():
+    with pytest.raises(wp.CompileError, match=at(pong, "return ping(n)") + re.escape(
+            "recursion is not supported: 'ping' calls itself (ping -> pong -> ping)")):
+        wp.launch(calls_mutually_recursive_functions, 4, inputs=[wp.zeros(4, dtype=wp.float32)])
+
+
+def test_function_argument_of_the_wrong_type():
+    compile_error(calls_a_function_with_the_wrong_type, wp.CompileTypeError, "add_one(1)", re.escape(
+        "Couldn't find function overload for 'add_one' that matched inputs with types: [int32]"))
