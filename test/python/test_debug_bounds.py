@@ -240,3 +240,23 @@ def test_out_of_bounds_composite_load_yields_zero(debug_mode):
             "kernel 'gather_rows': index [2] is out of bounds reading argument 'm' of shape (2,) (thread 1)")):
         wp.launch(gather_rows, 2, inputs=[m, out, 1])
     np.testing.assert_array_equal(out.numpy(), [[5, 6], [0, 0]])
+
+
+@wp.func
+def next_element(a: wp.array(dtype=wp.float32), i: int):
+    return a[i + 1]
+
+
+@wp.kernel
+def uses_next_element(a: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    out[i] = next_element(a, i)
+
+
+def test_access_inside_a_wp_func_names_the_functions_line(debug_mode):
+    lines, first = inspect.getsourcelines(next_element.__wrapped__)
+    loc = f"{inspect.getsourcefile(next_element.__wrapped__)}:{first + 2}:12"
+    with pytest.raises(wp.KernelBoundsError, match=re.escape(loc) + r"(?: \(called from [^)]*\))*" + re.escape(
+            ": kernel 'uses_next_element': index [3] is out of bounds reading argument 'a' of shape (3,) "
+            "(thread 2)")):
+        wp.launch(uses_next_element, 3, inputs=[wp.full(3, 1.0, dtype=wp.float32), wp.zeros(3, dtype=wp.float32)])
