@@ -94,7 +94,7 @@ class LaunchPlan:
     # -- per-parameter packers: (value, device) -> tuple of struct fields --------------
     def _array_packer(self, index, p):
         kernel, name, dtype, ndim = self.kernel, self.kernel.arg_names[index], p.dtype, p.ndim
-        view_ndim = ndim + len(tuple(getattr(dtype, "_shape_", ()) or ()))
+        view_ndim = ndim + len(wt.inner_shape(dtype))
 
         def slow(value, device):
             if isinstance(value, ctypes.Structure):
@@ -148,7 +148,7 @@ class LaunchPlan:
             names[f"pack{i}"] = self.packers[i]
             if isinstance(p, ArrayParam):
                 names[f"dt{i}"] = p.dtype
-                nd = p.ndim + len(tuple(getattr(p.dtype, "_shape_", ()) or ()))
+                nd = p.ndim + len(wt.inner_shape(p.dtype))
                 lines += [
                     f"    c = v{i}.__dict__.get('_launch_fields') if type(v{i}) is array and v{i}.dtype is dt{i} "
                     f"and v{i}.device is device else None",

@@ -1,0 +1,128 @@
+"""The planned launch path and `wp.launch(..., record_cmd=True)`: same results and the same errors as
+the plain path, and a recorded `Launch` that can be replayed and re-parameterised."""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+from mlwarp.errors import LaunchError
+from mlwarp.launch_plan import Launch, plan_for
+
+
+@wp.kernel
+def axpby(x: wp.array(dtype=float), y: wp.array(dtype=float), out: wp.array(dtype=float), a: float, b: wp.int32):
+    i = wp.tid()
+    out[i] = a * x[i] + float(b) * y[i]
+
+
+@wp.kernel
+def fill_rows(out: wp.array(dtype=wp.int64, ndim=2), base: wp.int64):
+    i, j = wp.tid()
+    out[i, j] = base + wp.int64(i * 100 + j)
+
+
+def _arrays(n=8):
+    x = wp.array(np.arange(n, dtype=np.float32))
+    y = wp.array(np.full(n, 10.0, dtype=np.float32))
+    return x, y, wp.zeros(n, dtype=float)
+
+
+def test_kernel_gets_a_plan_laid_out_like_the_ctypes_struct():
+    plan = plan_for(axpby)
+    assert plan is not None
+    # dims[4], 3 descriptors (ptr + shape + stride), a float, an int32 (+ padding to 8)
+    assert plan.struct.size == 32 + 3 * 24 + 4 + 4
+    assert [offset for offset, _ in plan.slots] == [32, 56, 80, 104, 108]
+
+
+def test_planned_launch_matches_numpy_and_numpy_inputs_work():
+    x, y, out = _arrays()
+    wp.launch(axpby, 8, inputs=[x, y, out, 2.0, 3])
+    np.testing.assert_array_equal(out.numpy(), np.arange(8, dtype=np.float32) * 2 + 30)
+    xs = np.arange(8, dtype=np.float32)[::-1].copy()
+    o = np.zeros(8, np.float32)
+    wp.launch(axpby, 8, inputs=[xs, np.ones(8, np.float32), o, 1.0, np.int32(-1)])
+    np.testing.assert_array_equal(o, xs - 1)
+
+
+def test_cached_array_fields_follow_a_new_dtype_check_per_kernel():
+    x, y, out = _arrays()
+    ints = wp.zeros(8, dtype=wp.int32)
+    wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 1])
+    with pytest.raises(LaunchError, match=r"argument 'out' expects an array with dtype=float32 but passed array "
+                                          r"has dtype=int32\."):
+        wp.launch(axpby, 8, inputs=[x, y, ints, 1.0, 1])
+
+
+def test_scalar_errors_come_from_the_same_checks():
+    x, y, out = _arrays()
+    with pytest.raises(LaunchError, match=r"argument 'b' expects int32, but passed value has type float \(1\.5\)\."):
+        wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 1.5])
+    with pytest.raises(LaunchError, match=r"argument 'b': value 2147483648 is out of range for int32"):
+        wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 2**31])
+    with pytest.raises(LaunchError, match=r"passed 4 arguments but kernel requires 5\."):
+        wp.launch(axpby, 8, inputs=[x, y, out, 1.0])
+
+
+def test_launch_dims_beyond_int32_are_refused():
+    x, y, out = _arrays()
+    with pytest.raises(LaunchError, match=r"each launch dimension must be below 2\*\*31"):
+        wp.launch(axpby, (1, 2**31), inputs=[x, y, out, 1.0, 1])
+
+
+def test_record_cmd_returns_a_launch_that_has_not_run():
+    x, y, out = _arrays()
+    cmd = wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 0], record_cmd=True)
+    assert isinstance(cmd, Launch)
+    np.testing.assert_array_equal(out.numpy(), np.zeros(8, np.float32))
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), np.arange(8, dtype=np.float32))
+
+
+def test_launch_set_params_and_dim():
+    x, y, out = _arrays()
+    cmd = wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 0], record_cmd=True)
+    cmd.set_param_at_index(3, 3.0)
+    cmd.set_param_by_name("b", 2)
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), np.arange(8, dtype=np.float32) * 3 + 20)
+    other = wp.zeros(8, dtype=float)
+    cmd.set_param_by_name("out", other)
+    cmd.set_dim(4)
+    cmd.launch()
+    np.testing.assert_array_equal(other.numpy(), [20, 23, 26, 29, 0, 0, 0, 0])
+    cmd.set_params([y, x, out, 1.0, 1])
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy()[:4], [10, 11, 12, 13])
+
+
+def test_launch_set_param_from_ctype():
+    x, y, out = _arrays()
+    cmd = wp.launch(axpby, 8, inputs=[x, y, out, 0.0, 1], record_cmd=True)
+    cmd.set_param_at_index_from_ctype(4, ctypes.c_int32(-2))
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), np.full(8, -20, np.float32))
+
+
+def test_launch_setters_check_like_wp_launch():
+    x, y, out = _arrays()
+    cmd = wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 0], record_cmd=True)
+    with pytest.raises(LaunchError, match=r"argument 'b' expects int32, but passed value has type str"):
+        cmd.set_param_by_name("b", "2")
+    with pytest.raises(ValueError, match=r"Argument 'c' not found in kernel 'axpby'"):
+        cmd.set_param_by_name("c", 1)
+    with pytest.raises(LaunchError, match=r"argument 'x' expects an array with 1 dimension\(s\)"):
+        cmd.set_param_at_index(0, wp.zeros((2, 4), dtype=float))
+
+
+def test_recorded_2d_launch_replays():
+    out = wp.zeros((3, 5), dtype=wp.int64)
+    cmd = wp.launch(fill_rows, (3, 5), inputs=[out, 7], record_cmd=True)
+    cmd.launch()
+    ii, jj = np.indices((3, 5))
+    np.testing.assert_array_equal(out.numpy(), 7 + ii * 100 + jj)
+    cmd.set_param_at_index(1, 2**40)
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), 2**40 + ii * 100 + jj)
