@@ -1,0 +1,43 @@
+// Every failure is one line on stderr and a non-zero exit status, never a traceback.
+
+// RUN: not mlwarp-opt %s --no-such-pass 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: mlwarp-opt: error: unknown pass 'no-such-pass'
+// UNKNOWN-NOT: Traceback
+
+// RUN: not mlwarp-opt %s --pass-pipeline='builtin.module(cse,no-such-pass)' 2>&1 | FileCheck %s --check-prefix=UNKNOWN-IN-PIPELINE
+// UNKNOWN-IN-PIPELINE: mlwarp-opt: error: unknown pass 'no-such-pass'
+
+// RUN: not mlwarp-opt %s --canonicalize=bogus=1 2>&1 | FileCheck %s --check-prefix=UPSTREAM-OPTION
+// UPSTREAM-OPTION: mlwarp-opt: error: pass 'canonicalize': no such option bogus
+
+// RUN: not mlwarp-opt %s --warp-cpu-entry=bogus=1 2>&1 | FileCheck %s --check-prefix=OUR-OPTION
+// OUR-OPTION: mlwarp-opt: error: pass 'warp-cpu-entry' has no option(s) ['bogus']; options: none
+
+// RUN: not mlwarp-opt %s --pass-pipeline='builtin.module(cse' 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// SYNTAX: mlwarp-opt: error: unterminated ')' in pass pipeline 'builtin.module(cse'
+
+// RUN: not mlwarp-opt %s --pass-pipeline='func.func(cse)' 2>&1 | FileCheck %s --check-prefix=ANCHOR
+// ANCHOR: mlwarp-opt: error: the pass pipeline must be anchored on 'builtin.module', not 'func.func'
+
+// RUN: not mlwarp-opt %S/Inputs/bad-syntax.mlir 2>&1 | FileCheck %s --check-prefix=SYNTAX-IR
+// SYNTAX-IR: mlwarp-opt: error: {{.*}}Inputs{{/|\\}}bad-syntax.mlir:4:25: expected ':'
+// SYNTAX-IR-NOT: {{.}}
+
+// RUN: not mlwarp-opt < %S/Inputs/bad-syntax.mlir 2>&1 | FileCheck %s --check-prefix=STDIN
+// STDIN: mlwarp-opt: error: <stdin>:4:25: expected ':'
+
+// RUN: not mlwarp-opt %S/Inputs/bad-verify.mlir 2>&1 | FileCheck %s --check-prefix=VERIFY
+// VERIFY: mlwarp-opt: error: {{.*}}bad-verify.mlir:3:3: 'func.return' op has 1 operands, but enclosing function (@f) returns 0
+
+// RUN: not mlwarp-opt %s.does-not-exist 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: mlwarp-opt: error: cannot read '{{.*}}errors.mlir.does-not-exist': No such file or directory
+
+// RUN: not mlwarp-opt %s %s 2>&1 | FileCheck %s --check-prefix=TWO-INPUTS
+// TWO-INPUTS: mlwarp-opt: error: expected at most one input file, got 2
+
+// RUN: not mlwarp-opt %s --mlwarp-pipeline=tpu 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: mlwarp-opt: error: unknown target 'tpu' for --mlwarp-pipeline; targets: cpu, cuda
+
+func.func @f() {
+  return
+}
