@@ -232,17 +232,17 @@ class array:
 # element types: scalars map to one numpy dtype; vector/matrix types (when the
 # language defines them) to a numpy dtype plus trailing element dimensions.
 def _element_numpy(wdt):
-    return np.dtype(getattr(wdt, "_np_", None) or _t.dtype_to_numpy(wdt))
+    return _t.numpy_dtype(wdt)
 
 
 def _element_shape(wdt) -> tuple:
-    return tuple(getattr(wdt, "_shape_", ()) or ())
+    return _t.inner_shape(wdt)
 
 
 def _require_dtype(dtype):
     if dtype is None:
         raise TypeError("array dtype is required here")
-    wdt = _t.canonical_type(dtype) if not _element_shape(dtype) else dtype
+    wdt = _t.canonical_type(dtype)
     if wdt is None:
         raise TypeError(f"Unsupported array dtype {dtype!r}")
     return wdt

@@ -90,9 +90,9 @@ def check_array_arg(kernel, name, p: ArrayParam, value, device) -> np.ndarray:
     if view is None:
         raise LaunchError(f"{where} expects an array of type {_describe(p)}, but passed value has type "
                           f"{type(value).__name__}.")
-    elem_shape = tuple(getattr(p.dtype, "_shape_", ()) or ())
+    elem_shape = wt.inner_shape(p.dtype)
     ndim = view.ndim - len(elem_shape)
-    want = np.dtype(getattr(p.dtype, "_np_", None) or wt.dtype_to_numpy(p.dtype))
+    want = wt.numpy_dtype(p.dtype)
     got_dtype = value.dtype if isinstance(value, array) else None
     if view.dtype != want or (got_dtype is not None and got_dtype is not p.dtype) or \
             (elem_shape and view.shape[ndim:] != elem_shape):

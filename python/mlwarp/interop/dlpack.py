@@ -79,6 +79,8 @@ _get_pointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_
 def _dl_code(t) -> int:
     if t is wt.bool_:
         return _BOOL
+    if t is getattr(wt, "bfloat16", None):
+        return _BFLOAT
     return {"int": _INT, "uint": _UINT, "float": _FLOAT}[t._kind_]
 
 
@@ -87,8 +89,6 @@ def dtype_from_dlpack(dl: DLDataType):
         raise TypeError(f"DLPack vector dtypes (lanes={dl.lanes}) are not supported")
     if dl.code == _BOOL and dl.bits == 8:
         return wt.bool_
-    if dl.code == _BFLOAT and getattr(wt, "bfloat16", None) is not None and dl.bits == 16:
-        return wt.bfloat16
     for t in wt.scalar_types:
         if t is not wt.bool_ and _dl_code(t) == dl.code and t._bits_ == dl.bits:
             return t
@@ -155,15 +155,14 @@ def _consume(capsule):
 
 
 def from_dlpack(source, dtype=None):
-    """A wp.array sharing the memory of a DLPack producer (an object with `__dlpack__`, or a capsule)."""
+    """A wp.array sharing the memory of a DLPack producer (an object with `__dlpack__`, or a capsule).
+    A vector/matrix `dtype` takes the trailing dimensions as its elements ((n, 3) floats -> n vec3)."""
     from ..array import _wrap_pointer, array
 
     managed, readonly = _consume(_capsule_of(source))
     owner = _ImportedTensor(managed)  # from here on the producer's memory is ours to release
     t = managed.dl_tensor
     src = dtype_from_dlpack(t.dtype)
-    if dtype is not None and wt.canonical_type(dtype) is not src:
-        raise RuntimeError(f"Cannot convert DLPack dtype {wt.type_name(src)} to Warp type {wt.type_name(dtype)}")
     device = device_from_dlpack(t.device.device_type, t.device.device_id)
     shape = tuple(t.shape[i] for i in range(t.ndim))
     item = src._bits_ // 8
@@ -173,11 +172,28 @@ def from_dlpack(source, dtype=None):
         strides = tuple(int(s) * item for s in np.empty(shape, dtype=np.uint8).strides)
     if not shape:  # a 0-d tensor becomes a 1-element array
         shape, strides = (1,), (item,)
+    dtype = src if dtype is None else wt.canonical_type(dtype) or dtype
+    shape, strides = _split_elements(shape, strides, src, dtype)
     ptr = (t.data or 0) + t.byte_offset
     if device.is_cpu:
-        view = _wrap_pointer(ptr, shape, strides, src, owner=owner, readonly=readonly)
-        return array(_view=(view, src), device=device)
-    return array(ptr=ptr, dtype=src, shape=shape, strides=strides, device=device, owner=owner)
+        view = _wrap_pointer(ptr, shape, strides, dtype, owner=owner, readonly=readonly)
+        return array(_view=(view, dtype), device=device)
+    return array(ptr=ptr, dtype=dtype, shape=shape, strides=strides, device=device, owner=owner)
+
+
+def _split_elements(shape, strides, src, dtype):
+    """The array shape and strides once `dtype`'s elements take the trailing (contiguous) dimensions."""
+    if wt.scalar_type_of(dtype) is not src or wt.is_struct(dtype):
+        raise RuntimeError(f"Cannot convert DLPack dtype {wt.type_name(src)} to Warp type {wt.type_name(dtype)}")
+    inner = wt.inner_shape(dtype)
+    if not inner:
+        return shape, strides
+    k = len(inner)
+    contiguous = tuple(int(s) * (src._bits_ // 8) for s in np.empty(inner, dtype=np.uint8).strides)
+    if len(shape) <= k or shape[-k:] != inner or strides[-k:] != contiguous:
+        raise RuntimeError(f"Could not convert a DLPack tensor with shape {shape} to Warp array with "
+                           f"dtype={wt.type_name(dtype)}: its inner dimensions must be contiguous {inner}")
+    return shape[:-k], strides[:-k]
 
 
 # -- export ---------------------------------------------------------------------------
@@ -209,8 +225,9 @@ def to_dlpack(a, versioned=False):
 
     if not isinstance(a, array) or a.is_annotation:
         raise TypeError(f"to_dlpack expects a wp.array, got {type(a).__name__}")
-    scalar = wt.canonical_type(getattr(a.dtype, "_wp_scalar_type_", None) or getattr(a.dtype, "_scalar_", None)
-                               or a.dtype)
+    scalar = wt.scalar_type_of(a.dtype)
+    if wt.is_struct(a.dtype):
+        raise BufferError(f"to_dlpack: arrays of structs ({wt.type_name(a.dtype)}) have no DLPack dtype")
     view = a.numpy()  # vector/matrix elements are exported as trailing dimensions
     item = view.itemsize
     if any(s % item for s in view.strides):

@@ -119,11 +119,11 @@ def cpu_tensor_view(t) -> np.ndarray:
 
 
 def _element_shape(dtype) -> tuple:
-    return tuple(getattr(dtype, "_shape_", ()) or ())
+    return wt.inner_shape(dtype)
 
 
 def _scalar_of(dtype):
-    return getattr(dtype, "_wp_scalar_type_", None) or getattr(dtype, "_scalar_", None) or dtype
+    return wt.scalar_type_of(dtype)
 
 
 def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False):
@@ -191,8 +191,13 @@ def to_torch(a, requires_grad=None):
     if any(s < 0 for s in view.strides):
         raise RuntimeError("to_torch: PyTorch tensors cannot have negative strides; call .contiguous() first")
     tdt = dtype_to_torch(scalar)
-    t = torch.from_numpy(view.view(np.dtype(str(tdt).replace("torch.", "")) if scalar._kind_ == "uint" else
-                                   view.dtype))
+    if scalar is getattr(wt, "bfloat16", None):  # numpy holds bfloat16 as uint16 bit patterns
+        t = torch.from_numpy(view.view(np.int16)).view(torch.bfloat16)
+    elif scalar._kind_ == "uint" and scalar is not wt.uint8:  # same-width signed, as dtype_to_torch
+        t = torch.from_numpy(view.view(np.dtype(f"int{scalar._bits_}")))
+    else:
+        t = torch.from_numpy(view)
+    assert t.dtype == tdt
     if requires_grad is None:
         requires_grad = a.requires_grad
     if requires_grad:
