@@ -318,6 +318,14 @@ def with_member(em, target, base, value):
             k, ftype = _field(em, target, t, target.attr)
             value = _converted(em, target, value, ftype)
             return _var(wc.struct_set(base.value, k, value.value), t)
+        if kind == "transform" and target.attr in ("p", "q"):  # t.p = v, t.q = q
+            part = get_member(em, target, base, target.attr)
+            value = _converted(em, target, value, part.type)
+            start = 0 if target.attr == "p" else 3
+            out = base.value
+            for k in range(_size(part.type)):
+                out = wc.insert(out, _component(em, value, k).value, [em.const(start + k, wt.int32).value])
+            return _var(out, t)
         k = _COMPONENTS.get(target.attr)
         if kind in ("vec", "quat") and k is not None and k < _size(t):
             value = _converted(em, target, value, wt.scalar_type_of(t))

@@ -121,3 +121,16 @@ def test_transform_errors():
     with pytest.raises(wp.CompileTypeError, match=r"Couldn't find a function 'transform_point' compatible with "
                                                   r"the arguments 'transformf, vec4f'"):
         wp.launch(k, 1, [wp.zeros(1, dtype=wp.transform), wp.zeros(1, dtype=wp.vec4)])
+
+
+def test_transform_members_can_be_assigned():
+    @wp.kernel(enable_backward=False)
+    def k(out: wp.array(dtype=wp.transform)):
+        t = wp.transform_identity()
+        t.p = wp.vec3(1.0, 2.0, 3.0)
+        t.q = wp.quat(0.0, 0.0, 1.0, 0.0)
+        out[0] = t
+
+    out = wp.zeros(1, dtype=wp.transform)
+    wp.launch(k, 1, [out])
+    np.testing.assert_array_equal(out.numpy()[0], [1, 2, 3, 0, 0, 1, 0])  # as warp-lang 1.19 gives
