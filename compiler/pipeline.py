@@ -17,9 +17,11 @@ from .lowering import bf16_as_i16, composites_to_vector  # noqa: F401  (register
 from .passes.registry import PASSES, PassError
 from .passes import autodiff  # noqa: F401,E402  (registers warp-autodiff)
 from .passes import inline  # noqa: F401,E402  (registers warp-inline)
+from .passes import unroll  # noqa: F401,E402  (registers warp-unroll-loops)
 
 CPU_STAGES = [
-    ("warp-opt", ["warp-inline", "canonicalize", "cse"]),  # @wp.func calls inlined first
+    # @wp.func calls inlined first; canonicalize folds constant range bounds before unrolling
+    ("warp-opt", ["warp-inline", "canonicalize", "warp-unroll-loops", "canonicalize", "cse"]),
     ("autodiff", ["warp-autodiff", "canonicalize", "cse"]),  # adds k_adj next to each kernel k
     ("lowered", ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
                  "convert-warp-arrays-to-llvm", "warp-cpu-entry", "canonicalize", "cse"]),

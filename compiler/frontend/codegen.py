@@ -481,6 +481,9 @@ class KernelEmitter:
         return self.binop(node, opname, self.expr(node.left), self.expr(node.right))
 
     def expr_UnaryOp(self, node):
+        literal = node.operand.value if isinstance(node.operand, ast.Constant) else None
+        if isinstance(node.op, ast.USub) and type(literal) in (int, float):  # -3 is a literal (a constant)
+            return self.expr_Constant(ast.Constant(-literal))
         if isinstance(node.op, ast.Not):
             return self.call_builtin(node, "bool_not", [self.to_bool(self.expr(node.operand))])
         v = self.expr(node.operand)
