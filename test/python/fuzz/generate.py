@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 
-from .program import E, Program, S
+from .program import E, Func, Program, S
 
 INT_CONSTS = st.integers(-9, 9)
 # multiples of 1/8: exact in float32 and float64, so a constant is the same value in both
@@ -31,6 +31,7 @@ class Generator:
         self.max_depth = max_depth
         self.max_stmts = max_stmts
         self.names = 0
+        self.funcs = []  # callable from expressions generated from now on
 
     def pick(self, options):
         return self.draw(st.sampled_from(options))
@@ -56,7 +57,11 @@ class Generator:
             return self.condition(scope, depth)
         if depth >= self.max_depth or self.chance(2):
             return self.leaf(t, scope)
-        kind = self.pick(["bin", "bin", "un", "cast", "clamp", "ifexp"])
+        callable_ = [f for f in self.funcs if f.type == t]
+        kind = self.pick(["bin", "bin", "un", "cast", "clamp", "ifexp"] + (["call"] if callable_ else []))
+        if kind == "call":
+            f = self.pick(callable_)
+            return E("call", t, (f.name, *[self.expr(pt, scope, depth + 1) for _, pt in f.params]))
         sub = lambda tt=t: self.expr(tt, scope, depth + 1)  # noqa: E731
         if kind == "bin":
             op = self.pick(INT_BINOPS if t == "i" else FLOAT_BINOPS)
@@ -144,14 +149,27 @@ class Generator:
         return s
 
 
+def function(g: Generator) -> Func:
+    """A @wp.func over 1-3 parameters, which may call the functions made before it (never itself)."""
+    name = g.fresh("h")
+    params = [(f"p{k}", g.pick(g.types)) for k in range(g.draw(st.integers(1, 3)))]
+    scope = dict(params)
+    body = [g.statement(scope, 1, False) for _ in range(g.draw(st.integers(0, 2)))]
+    t = g.pick(g.types)
+    early = (g.condition(scope, 1), g.expr(t, scope, 1)) if g.chance(3) else None
+    return Func(name, params, t, body, early, g.expr(t, scope))
+
+
 @st.composite
 def programs(draw, max_depth=3, max_stmts=4, types=("i", "f", "d")):
     """Programs over `types` (the kernel always takes and writes all three; a type left out is a constant
     0 output and its input is unused)."""
     g = Generator(draw, max_depth, max_stmts, types)
+    for _ in range(draw(st.integers(0, 2))):
+        g.funcs.append(function(g))
     top = {n: t for n, t in (("i0", "i"), ("f0", "f"), ("d0", "d")) if t in types}
     body = []
     for _ in range(draw(st.integers(1, max_stmts + 1))):
         body.append(g.statement(top, 0, False))
     outputs = {t: g.expr(t, top) if t in types else E("const", t, (0 if t == "i" else 0.0,)) for t in ("i", "f", "d")}
-    return Program(body, outputs)
+    return Program(body, outputs, g.funcs)

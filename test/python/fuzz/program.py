@@ -55,12 +55,44 @@ class S:
 
 
 @dataclass
+class Func:
+    """A @wp.func: parameters, a body, an optional early `if cond: return early`, then `return result`."""
+
+    name: str
+    params: list  # [(name, type)]
+    type: str
+    body: list
+    early: tuple | None  # (condition E, value E)
+    result: E
+
+    def source(self) -> list:
+        params = ", ".join(f"{n}: {WP_NAME[t]}" for n, t in self.params)
+        lines = ["", "", "@wp.func", f"def {self.name}({params}) -> {WP_NAME[self.type]}:"]
+        emit_block(self.body, lines, 1, allow_empty=True)
+        if self.early is not None:
+            lines += [f"    if {emit(self.early[0])}:", f"        return {emit(self.early[1])}"]
+        lines.append(f"    return {emit(self.result)}")
+        return lines
+
+    def call(self, args):
+        env = {n: v for (n, _), v in zip(self.params, args)}
+        run_block(self.body, env)
+        if self.early is not None and evaluate(self.early[0], env)[0]:
+            return evaluate(self.early[1], env)
+        return evaluate(self.result, env)
+
+
+@dataclass
 class Program:
     body: list
     outputs: dict  # "i"/"f"/"d" -> E
+    funcs: list = field(default_factory=list)
 
     def source(self, name: str) -> str:
-        lines = ["import mlwarp as wp", "", "", "@wp.kernel",
+        lines = ["import mlwarp as wp"]
+        for f in self.funcs:
+            lines += f.source()
+        lines += ["", "", "@wp.kernel",
                  f"def {name}(xi: wp.array(dtype=wp.int32), xf: wp.array(dtype=wp.float32), "
                  f"xd: wp.array(dtype=wp.float64), oi: wp.array(dtype=wp.int32), of: wp.array(dtype=wp.float32), "
                  f"od: wp.array(dtype=wp.float64)):",
@@ -74,8 +106,9 @@ class Program:
         """The thread's outputs {"i": (int, 0), "f": (float32, err), "d": (float64, err)}. `trace`, when
         given, receives every discrete decision (comparisons, min/max picks, floor/int results): two runs
         with equal traces took the same piecewise-smooth path."""
-        global _trace
+        global _trace, _funcs
         _trace = trace
+        _funcs = {f.name: f for f in self.funcs}
         try:
             env = {"i0": (int(i0), 0.0), "f0": (np.float32(f0), 0.0), "d0": (np.float64(d0), 0.0)}
             run_block(self.body, env)
@@ -120,6 +153,8 @@ def emit(e: E) -> str:
         if style == "py":
             return f"{'int' if e.type == 'i' else 'float'}({emit(a[0])})"
         return f"{WP_NAME[e.type]}({emit(a[0])})"
+    if op == "call":
+        return f"{a[0]}({', '.join(emit(x) for x in a[1:])})"
     if op == "safe_divisor":  # never 0 nor -1: integer division cannot trap
         lo, hi = a[1]
         return f"wp.clamp({emit(a[0])}, {lo}, {hi})"
@@ -128,9 +163,9 @@ def emit(e: E) -> str:
     return f"wp.{op}({', '.join(emit(x) for x in a)})"
 
 
-def emit_block(stmts, lines, depth):
+def emit_block(stmts, lines, depth, allow_empty=False):
     pad = "    " * depth
-    if not stmts:
+    if not stmts and not allow_empty:
         lines.append(pad + "pass")
     for s in stmts:
         if s.kind == "assign":
@@ -158,6 +193,7 @@ def emit_block(stmts, lines, depth):
 
 # -- reference semantics ------------------------------------------------------------------------------------
 _trace = None  # the decision list of the current run (see Program.run)
+_funcs = {}  # the @wp.func of the current run, by name
 
 
 def decided(value):
@@ -277,8 +313,13 @@ def evaluate(e: E, env: dict) -> tuple:
     if op == "ifexp":
         c = evaluate(a[0], env)[0]
         return evaluate(a[1] if c else a[2], env)
+    if op == "call":
+        return _funcs[a[0]].call([evaluate(x, env) for x in a[1:]])
     args = [evaluate(x, env) for x in a]
-    result = (int_op if t == "i" else float_op)(op, t, args)
+    try:
+        result = (int_op if t == "i" else float_op)(op, t, args)
+    except (ZeroDivisionError, OverflowError):  # an error bound formula under/overflowed: tiny or huge values
+        raise Fragile(f"error bound of {op} out of range") from None
     if t != "i" and _trace is not None and not np.isfinite(result[0]):
         _trace.append("non-finite")  # even if unused: 0 * NaN in the reverse sweep (as in Warp and PyTorch)
     return result
