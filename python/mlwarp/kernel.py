@@ -34,7 +34,7 @@ def _compiler_fingerprint() -> str:
         for f in sorted(files):
             if f.endswith(".py"):  # size and mtime, not contents: a warm start stats ~100 files, reads none
                 st = os.stat(os.path.join(dirpath, f))
-                h.update(f"{os.path.relpath(os.path.join(dirpath, f), root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+                h.update(f"{dirpath[len(root):]}/{f}:{st.st_size}:{st.st_mtime_ns};".encode())
     return h.hexdigest()
 
 
