@@ -149,6 +149,8 @@ def _constant_key(value):
         return (type(value), value)
     if isinstance(value, wt.scalar_base):
         return (type(value), value.value)
+    if wt.is_composite(type(value)) and not wt.is_struct(type(value)):  # a captured wp.vec3(...) constant
+        return (type(value), value._wp_fingerprint_())
     return None
 
 

@@ -155,5 +155,5 @@ def struct(cls):
         "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
         "_wp_composite_": "struct", "_wp_fields_": fields, "_ctype_": ctype, "_mlir_": mlir, "_np_": np_dtype,
         "_shape_": (), "numpy_dtype": classmethod(lambda c: np_dtype),
-        "_wp_key_": classmethod(lambda c: key)})
+        "_wp_key_": classmethod(lambda c: key), "_wp_fingerprint_": classmethod(lambda c, seen=None: key)})
     return new

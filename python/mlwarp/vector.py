@@ -119,6 +119,10 @@ class _VectorLike:
     def __hash__(self):
         return hash(tuple(self))
 
+    def _wp_fingerprint_(self, seen=None) -> str:
+        """Kernel cache key of a captured constant: its type and components (captures.py)."""
+        return f"{type(self).__name__}:{[self._get(k) for k in range(self._length_)]!r}"
+
     # -- Python-scope arithmetic (Warp's semantics; kernels use the builtin table) ------
     def _same(self, other):
         if type(other) is not type(self):

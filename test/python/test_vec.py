@@ -396,3 +396,24 @@ def test_vectors_and_matrices_through_loops_branches_and_annotations():
 
     with pytest.raises(wp.CompileTypeError, match=r"test_vec.py:\d+: in 'bad': cannot convert vec3f to vec2d"):
         wp.launch(bad, 1, [d])
+
+
+UP = wp.vec3(0.0, 1.0, 0.0)
+
+
+def test_changed_vector_global_recompiles():
+    global UP
+
+    @wp.kernel(enable_backward=False)
+    def k(out: wp.array(dtype=wp.vec3)):
+        out[0] = UP * 2.0
+
+    out = wp.zeros(1, dtype=wp.vec3)
+    try:
+        wp.launch(k, 1, [out])
+        np.testing.assert_array_equal(out.numpy()[0], [0, 2, 0])
+        UP = wp.vec3(1.0, 0.0, 0.0)
+        wp.launch(k, 1, [out])
+        np.testing.assert_array_equal(out.numpy()[0], [2, 0, 0])  # Warp's rule: a changed global recompiles
+    finally:
+        UP = wp.vec3(0.0, 1.0, 0.0)
