@@ -14,6 +14,7 @@ import itertools
 import os
 import queue
 import threading
+import time
 
 ENTRY_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
 
@@ -105,6 +106,7 @@ class CpuKernel:
     """The entry point `<name>_cpu(args, begin, end)` of a compiled kernel library."""
 
     def __init__(self, library_path: str, entry: str):
+        t = time.perf_counter()
         self.library = ctypes.CDLL(library_path)
         self.entry = self._function(entry)
         # `<entry>_serial` (kernels with atomics): plain read-modify-writes, for runs on one thread
@@ -112,6 +114,7 @@ class CpuKernel:
             self.serial = self._function(entry + "_serial")
         except AttributeError:
             self.serial = self.entry
+        self.load_ms = (time.perf_counter() - t) * 1e3  # MLWARP_TIMINGS prints it as the "load" stage
 
     def _function(self, name):
         f = getattr(self.library, name)

@@ -142,6 +142,7 @@ class Kernel:
         if _print_timings():
             what = "compiled" if compiled_now else "loaded from cache"
             stages = "".join(f", {k} {v:.1f} ms" for k, v in meta.get("timings_ms", {}).items()) if compiled_now else ""
+            stages += f", load {loaded.load_ms:.1f} ms"
             print(f"Module {self.key} {what} in {(time.perf_counter() - t0) * 1e3:.2f} ms{stages}", file=sys.stderr)
         return loaded
 
