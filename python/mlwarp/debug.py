@@ -68,8 +68,16 @@ def hidden_params(kernel) -> list:
 
 def for_launch(kernel):
     """The kernel to launch: its debug build when debug mode is on for it."""
-    if is_debug_build(kernel) or mode_of(kernel) != "debug":
+    if is_debug_build(kernel):
         return kernel
+    mode = mode_of(kernel)
+    if mode == "release":
+        return kernel
+    if mode != "debug":
+        from .errors import LaunchError
+
+        raise LaunchError(f"Error launching kernel '{kernel.key}': mode must be 'release' or 'debug', got {mode!r} "
+                          f"(wp.config.mode, wp.set_module_options or module_options)")
     variant = kernel.__dict__.get("_debug_build")
     if variant is None:
         variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, "mode": "debug"})

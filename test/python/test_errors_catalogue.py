@@ -514,3 +514,11 @@ def test_mutual_recursion():
 def test_function_argument_of_the_wrong_type():
     compile_error(calls_a_function_with_the_wrong_type, wp.CompileTypeError, "add_one(1)", re.escape(
         "Couldn't find function overload for 'add_one' that matched inputs with types: [int32]"))
+
+
+def test_unknown_mode():
+    wp.config.mode = "debgu"
+    try:
+        _launch_error("Error launching kernel 'scale': mode must be 'release' or 'debug', got 'debgu'")
+    finally:
+        wp.config.mode = "release"
