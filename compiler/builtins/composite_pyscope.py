@@ -94,6 +94,8 @@ IMPLS = {
     "spatial_top": lambda v: v[:3],
     "spatial_bottom": lambda v: v[3:],
     "spatial_dot": lambda a, b: a @ b,
+    "where": lambda c, a, b: a if c else b,
+    "lerp": lambda a, b, t: a * (1 - t) + b * t,
 }
 
 

@@ -73,6 +73,7 @@ def builtin(name, args, result=same_as_first, doc="", same_types=True, py=None, 
 
     def register(lower):
         BUILTINS[name] = Builtin(name, tuple(args), result, lower, doc, same_types, py, coerce, grad)
+        COMPOSITE_ONLY.discard(name)  # a scalar entry registered after composite overloads of the name
         return lower
 
     return register

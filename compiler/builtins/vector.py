@@ -303,3 +303,16 @@ def _spatial_cross(args, types, rt):
 def _spatial_cross_dual(args, types, rt):
     wa, va, wb, vb = (vm.slice_(x, k, 3) for x in args for k in (0, 3))
     return vm.concat(_cross3(wa, wb) + _cross3(va, vb), _cross3(wa, vb)).value
+
+
+def _where_rule(types):
+    if not wt.is_scalar(types[0]):
+        raise TypeError(f"where(cond, a, b): cond must be a bool or a scalar, got {_names(types)}")
+    return same(types[1:])
+
+
+@overload("where", ["Any", "VectorLike", "VectorLike"], _where_rule, doc="a if cond else b (both are evaluated)")
+def _where(args, types, rt):
+    c = V(args[0])
+    cond = c.value if c.kind == "bool" else c.cmp("ne", 0).value
+    return vm.select(cond, args[1], args[2]).value

@@ -417,3 +417,19 @@ def test_changed_vector_global_recompiles():
         np.testing.assert_array_equal(out.numpy()[0], [2, 0, 0])  # Warp's rule: a changed global recompiles
     finally:
         UP = wp.vec3(0.0, 1.0, 0.0)
+
+
+def test_where_selects_whole_vectors():
+    @wp.kernel(enable_backward=False)
+    def k(a: wp.array(dtype=wp.vec2), b: wp.array(dtype=wp.vec2), flags: wp.array(dtype=wp.int32),
+          out: wp.array(dtype=wp.vec2), out2: wp.array(dtype=wp.vec2)):
+        i = wp.tid()
+        out[i] = wp.where(flags[i], a[i], b[i])
+        out2[i] = wp.where(flags[i] == 0, a[i], b[i])
+
+    A, B = np.array([[1, 2], [3, 4]], np.float32), np.array([[5, 6], [7, 8]], np.float32)
+    out, out2 = wp.zeros(2, dtype=wp.vec2), wp.zeros(2, dtype=wp.vec2)
+    wp.launch(k, 2, [wp.array(A, dtype=wp.vec2), wp.array(B, dtype=wp.vec2),
+                     wp.array(np.array([7, 0], np.int32), dtype=wp.int32), out, out2])
+    np.testing.assert_array_equal(out.numpy(), [[1, 2], [7, 8]])
+    np.testing.assert_array_equal(out2.numpy(), [[5, 6], [3, 4]])
