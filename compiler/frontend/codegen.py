@@ -592,8 +592,10 @@ class KernelEmitter:
         intrinsic = self.intrinsic(node.func)
         if intrinsic == "tid":
             return self.call_tid(node, 1)[0]
-        if intrinsic in ("atomic_add", "atomic_sub"):
-            return self.call_atomic(node, intrinsic[len("atomic_"):])
+        if intrinsic is not None and intrinsic.startswith("atomic_"):  # atomics.py: every wp.atomic_*
+            from . import atomics
+
+            return atomics.call(self, node, intrinsic[len("atomic_"):])
         what = dotted_name(node.func)
         if obj is MISSING:
             raise self.error(node, f"unknown function '{what}'", CompileError)

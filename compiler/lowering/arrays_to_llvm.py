@@ -17,7 +17,7 @@ from ..passes.registry import Pass, PassError, ops_named, register
 # On each lowered func: the element byte size of each array argument (0: not an array / not scalar).
 ELEM_BYTES_ATTR = "warp.elem_bytes"
 
-_ARRAY_OPS = {"warp.load", "warp.store", "warp.address", "warp.atomic", "warp.array_dim"}
+_ARRAY_OPS = {"warp.load", "warp.store", "warp.address", "warp.atomic", "warp.atomic_cas", "warp.array_dim"}
 
 
 def descriptor_type(ndim: int) -> ir.Type:
@@ -84,7 +84,13 @@ def element_bytes(dtype: ir.Type) -> int:
     return 0
 
 
-_RMW = {("add", "float"): "fadd", ("sub", "float"): "fsub", ("add", "int"): "add", ("sub", "int"): "sub"}
+# (warp.atomic kind, element kind) -> llvm.atomicrmw operation. Integer types are signless here: the
+# frontend names unsigned min/max "umin"/"umax". Float min/max are LLVM's fmin/fmax (a NaN loses), as
+# Warp's float min/max.
+_RMW = {("add", "float"): "fadd", ("sub", "float"): "fsub", ("add", "int"): "add", ("sub", "int"): "sub",
+        ("min", "int"): "min", ("max", "int"): "max", ("umin", "int"): "umin", ("umax", "int"): "umax",
+        ("min", "float"): "fmin", ("max", "float"): "fmax", ("exch", "int"): "xchg", ("exch", "float"): "xchg",
+        ("and", "int"): "_and", ("or", "int"): "_or", ("xor", "int"): "_xor"}
 
 
 def lower_atomic(kind: str, ptr: ir.Value, value: ir.Value) -> ir.Value:
@@ -93,6 +99,17 @@ def lower_atomic(kind: str, ptr: ir.Value, value: ir.Value) -> ir.Value:
     if op is None:
         raise PassError(f"warp.atomic kind '{kind}' is not supported on {value.type}")
     return llvm.atomicrmw(getattr(llvm.AtomicBinOp, op), ptr, value, llvm.AtomicOrdering.monotonic)
+
+
+def lower_cas(ptr: ir.Value, compare: ir.Value, value: ir.Value) -> ir.Value:
+    """cmpxchg, returning the old value; floats compare and swap their bits (LLVM's cmpxchg is integer-only)."""
+    t = value.type
+    bits = ir.IntegerType.get_signless(ir.FloatType(t).width) if isinstance(t, ir.FloatType) else None
+    if bits is not None:
+        compare, value = arith.BitcastOp(bits, compare).result, arith.BitcastOp(bits, value).result
+    pair = llvm.cmpxchg(ptr, compare, value, llvm.AtomicOrdering.monotonic, llvm.AtomicOrdering.monotonic)
+    old = llvm.extractvalue(bits or t, pair, [0])
+    return arith.BitcastOp(t, old).result if bits is not None else old
 
 
 @register
@@ -124,6 +141,9 @@ class ConvertArraysToLLVM(Pass):
                     new = llvm.load(op.results[0].type, element_address(arr, ndim, list(op.operands)[1:]))
                 elif op.name == "warp.address":
                     new = element_address(arr, ndim, list(op.operands)[1:])
+                elif op.name == "warp.atomic_cas":
+                    _, compare, value, *indices = op.operands
+                    new = lower_cas(element_address(arr, ndim, indices), compare, value)
                 else:
                     value = op.operands[1]
                     ptr = element_address(arr, ndim, list(op.operands)[2:])

@@ -10,7 +10,7 @@ from ..dialects.warp import composite as wc
 from .registry import PassError
 
 # Ops with effects on memory: the adjoint replay of a forward computation skips them (as Warp does).
-SIDE_EFFECTS = {"warp.store", "warp.atomic"}
+SIDE_EFFECTS = {"warp.store", "warp.atomic", "warp.atomic_cas"}
 
 
 def is_diff(t: ir.Type) -> bool:

@@ -43,5 +43,13 @@ for _name, _doc in [
     ("tid", "The thread index: `i = wp.tid()`, or `i, j = wp.tid()` for a 2-D launch (up to 4-D)."),
     ("atomic_add", "atomic_add(arr, i, ..., value): adds atomically, returns the old value."),
     ("atomic_sub", "atomic_sub(arr, i, ..., value): subtracts atomically, returns the old value."),
+    ("atomic_min", "atomic_min(arr, i, ..., value): stores min(old, value) atomically, returns the old value."),
+    ("atomic_max", "atomic_max(arr, i, ..., value): stores max(old, value) atomically, returns the old value."),
+    ("atomic_exch", "atomic_exch(arr, i, ..., value): stores value atomically, returns the old value."),
+    ("atomic_and", "atomic_and(arr, i, ..., value): old & value, atomically (integers), returns the old value."),
+    ("atomic_or", "atomic_or(arr, i, ..., value): old | value, atomically (integers), returns the old value."),
+    ("atomic_xor", "atomic_xor(arr, i, ..., value): old ^ value, atomically (integers), returns the old value."),
+    ("atomic_cas", "atomic_cas(arr, i, ..., compare, value): stores value if the element equals compare, "
+                   "atomically; returns the old value."),
 ]:
     functions[_name] = BuiltinFunction(_name, _doc, intrinsic=True)

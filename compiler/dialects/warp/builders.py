@@ -36,6 +36,10 @@ def atomic(kind: str, arr: ir.Value, value: ir.Value, indices) -> ir.Value:
                    {"kind": ir.StringAttr.get(kind)}).result
 
 
+def atomic_cas(arr: ir.Value, compare: ir.Value, value: ir.Value, indices) -> ir.Value:
+    return _create("atomic_cas", [arr, compare, value, *indices], [array_dtype(arr.type)]).result
+
+
 def array_dim(arr: ir.Value, dim: int) -> ir.Value:
     return _create("array_dim", [arr], [_i32()], {"dim": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}).result
 
@@ -50,4 +54,4 @@ def builtin(name: str, args, result_type: ir.Type) -> ir.Value:
     return _create(name, args, [result_type]).result
 
 
-__all__ = ["tid", "load", "store", "address", "atomic", "array_dim", "cast", "builtin", "array_type", "is_array_type"]
+__all__ = ["tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim", "cast", "builtin", "array_type", "is_array_type"]

@@ -10,6 +10,7 @@ the frontend guarantee well-typed IR, and the lowering re-checks):
   warp.store      (array, value, i32...)    element write
   warp.address    (array, i32...) -> !llvm.ptr   element address (array lowering)
   warp.atomic     (array, value, i32...) -> dtype  {kind = "add"|...}, returns the old value
+  warp.atomic_cas (array, compare, value, i32...) -> dtype  stores value if the element == compare; old value
   warp.array_dim  (array) -> i32            {dim = d}: the extent of dimension d
   warp.cast       (x) -> y                  numeric conversion with Warp's rules
 Builtin ops: one per builtin table entry, warp.<name> (args...) -> result,
@@ -31,6 +32,7 @@ CORE_OPS = [
     ("store", ["array", "value", "indices"], True, 0),
     ("address", ["array", "indices"], True, 1),
     ("atomic", ["array", "value", "indices"], True, 1),
+    ("atomic_cas", ["array", "compare", "value", "indices"], True, 1),
     ("array_dim", ["array"], False, 1),
     ("cast", ["value"], False, 1),
 ]

@@ -1,0 +1,50 @@
+"""wp.atomic_add/sub/min/max/exch/and/or/xor/cas(array, index..., [compare,] value): each returns the
+element's old value, as in Warp. `warp.atomic {kind}` carries the operation (unsigned min/max as
+"umin"/"umax": integer types lose their signedness before the array lowering), `warp.atomic_cas` the
+compare-and-swap."""
+
+from __future__ import annotations
+
+import ast
+
+from mlwarp import types as wt
+from mlwarp.errors import CompileError, CompileTypeError
+
+from ..dialects.warp import builders as wb
+from . import types as ft
+
+KINDS = ("add", "sub", "min", "max", "exch", "and", "or", "xor", "cas")
+INTEGER_ONLY = ("and", "or", "xor")
+COMPONENT_WISE = ("add", "sub", "min", "max")  # also on arrays of vectors/matrices (composites_to_vector.py)
+
+
+def call(em, node: ast.Call, kind: str):
+    from .codegen import Var
+
+    values = 2 if kind == "cas" else 1
+    if kind not in KINDS:
+        raise em.error(node, f"unknown atomic operation 'atomic_{kind}'", CompileError)
+    if node.keywords or len(node.args) < 2 + values:
+        what = "compare, value" if kind == "cas" else "value"
+        raise em.error(node, f"atomic_{kind}(array, index..., {what}) needs an array, indices and {what}")
+    index_nodes = node.args[1:-values]
+    sub = ast.Subscript(value=node.args[0], slice=ast.Tuple(elts=index_nodes) if len(index_nodes) > 1
+                        else index_nodes[0], ctx=ast.Load())
+    ast.copy_location(sub, node)
+    arr, indices = em.array_access(sub)
+    operands = [em.expr(n) for n in node.args[-values:]]
+    dtype = arr.type.dtype
+    for v in operands:
+        if v.type != dtype:
+            raise em.error(node, f"atomic_{kind}() value argument type ({ft.name(v.type)}) must be of the same "
+                                 f"type as the array ({ft.name(dtype)})", CompileTypeError)
+    if not wt.is_scalar(dtype) and kind not in COMPONENT_WISE:
+        raise em.error(node, f"atomic_{kind}() on arrays of {ft.name(dtype)} is not supported", CompileTypeError)
+    if kind in INTEGER_ONLY and not wt.is_int(dtype):
+        raise em.error(node, f"atomic_{kind}() needs an integer array, got an array of {ft.name(dtype)}",
+                       CompileTypeError)
+    if kind == "cas":
+        return Var(wb.atomic_cas(arr.value, operands[0].value, operands[1].value, indices), dtype)
+    if kind in ("min", "max") and wt.is_scalar(dtype) and dtype._kind_ == "uint":
+        kind = "u" + kind
+    return Var(wb.atomic(kind, arr.value, operands[0].value, indices), dtype)
