@@ -210,3 +210,42 @@ def matrix(shape, dtype=float32):
     from .vector import matrix as make
 
     return make(shape, dtype)
+
+
+# -- Warp's wp.types helpers for composite types ----------------------------------------------------
+def type_size_in_bytes(t) -> int:
+    return type_size(t)
+
+
+def type_length(t) -> int:
+    """Number of scalars in a value of type `t` (1 for scalars)."""
+    n = 1
+    for s in inner_shape(t):
+        n *= s
+    return n
+
+
+def type_scalar_type(t):
+    return scalar_type_of(canonical_type(t))
+
+
+def type_is_vector(t) -> bool:
+    return composite_kind(t) == "vec"
+
+
+def type_is_matrix(t) -> bool:
+    return composite_kind(t) == "mat"
+
+
+def type_is_quaternion(t) -> bool:
+    return composite_kind(t) == "quat"
+
+
+def type_is_transformation(t) -> bool:
+    return composite_kind(t) == "transform"
+
+
+def types_equal(a, b) -> bool:
+    """Warp compares types by identity after canonicalising (float -> float32); composite types are cached,
+    so one (length, dtype) is one class."""
+    return canonical_type(a) is canonical_type(b)

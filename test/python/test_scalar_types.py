@@ -146,3 +146,13 @@ def test_from_numpy_with_scalar_and_composite_dtypes():
     np.testing.assert_array_equal(m.numpy(), np.arange(8, dtype=np.float32).reshape(2, 2, 2))
     g = wp.from_numpy(np.ones((4, 3), dtype=np.float32), dtype=wp.vec3, requires_grad=True)
     assert g.requires_grad and g.grad.shape == (4,)
+
+
+def test_type_helpers():
+    assert wp.types.type_size_in_bytes(wp.mat33d) == 72 and wp.types.type_length(wp.mat33) == 9
+    assert wp.types.type_length(wp.float32) == 1 and wp.types.type_scalar_type(wp.vec3h) is wp.float16
+    assert wp.types.type_is_vector(wp.vec3) and not wp.types.type_is_vector(wp.quat)
+    assert wp.types.type_is_matrix(wp.mat22) and wp.types.type_is_quaternion(wp.quatd)
+    assert wp.types.type_is_transformation(wp.transform)
+    assert wp.types.types_equal(float, wp.float32) and wp.types.types_equal(wp.vec(3, float), wp.vec3)
+    assert not wp.types.types_equal(wp.vec3, wp.vec3d)
