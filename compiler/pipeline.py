@@ -22,7 +22,8 @@ from .passes import unroll  # noqa: F401,E402  (registers warp-unroll-loops)
 CPU_STAGES = [
     # @wp.func calls inlined first; canonicalize folds constant range bounds before unrolling
     ("warp-opt", ["warp-inline", "canonicalize", "warp-unroll-loops", "canonicalize", "cse"]),
-    ("autodiff", ["warp-autodiff", "canonicalize", "cse"]),  # adds k_adj next to each kernel k
+    ("autodiff", ["warp-autodiff", "warp-inline", "canonicalize", "cse"]),  # adds k_adj next to each kernel k;
+    # warp-inline again: the calls of @wp.func_grad functions warp-autodiff kept (or added) to the adjoint
     ("lowered", ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
                  "convert-warp-arrays-to-llvm", "warp-cpu-entry", "canonicalize", "cse"]),
     # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2)

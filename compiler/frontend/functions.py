@@ -26,6 +26,7 @@ from .codegen import RETURN, RETVAL, KernelEmitter, Var
 from .resolve import resolve_path
 from .source import get_source
 from .syntax import contains_return
+from . import custom_grad
 
 
 @dataclass
@@ -163,6 +164,7 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types) -> Specia
     finally:
         program.stack.pop()
     program.specializations[key] = spec
+    custom_grad.attach(em, node, function, arg_types, spec)  # @wp.func_grad: emit and link the adjoint
     return spec
 
 

@@ -57,10 +57,12 @@ from ..dialects.warp import composite as wc
 from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, contains, expansion_block, free_values,
                           i32_const, is_diff,
                           tainted_uses, terminator, trip_count, where, zero)
-from .registry import Pass, PassError, kernels, register
+from .registry import Pass, PassError, kernels, ops_named, register
 
 ADJ_SUFFIX = "_adj"
 ADJOINT_ERROR = "warp.adjoint_error"
+# @wp.func_grad links, set by the frontend (frontend/custom_grad.py) on the two private functions
+CUSTOM_GRAD, CUSTOM_GRAD_OF = "warp.custom_grad", "warp.custom_grad_of"
 
 
 def adjoint_name(kernel_name: str) -> str:
@@ -71,9 +73,10 @@ class ReverseBuilder:
     """Emits the reverse sweep; `mapping` maps original values to their forward values at the insertion
     point, `adj` original values to their current adjoints (absent = zero)."""
 
-    def __init__(self, adj_arrays: dict, owned=frozenset()):
+    def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None):
         self.adj_arrays = adj_arrays  # original array argument -> its adjoint array argument
         self.owned = owned  # arrays only ever indexed by the thread's own linear index: no atomics needed
+        self.custom_grads = custom_grads or {}  # @wp.func symbol -> its @wp.func_grad function op
 
     # -- adjoint bookkeeping -----------------------------------------------------------
     @staticmethod
@@ -96,12 +99,26 @@ class ReverseBuilder:
                 handler(op, mapping, adj)
             elif op.name.startswith("warp."):
                 self.builtin(op, mapping, adj)
+            elif op.name == "func.call" and callee(op) in self.custom_grads:
+                self.custom_call(op, mapping, adj)
             elif op.name == "func.call":  # even a call without results may write arrays
                 raise PassError(f"{where(op)}: cannot differentiate a call of "
                                 f"{op.attributes['callee']}; "
                                 f"inline wp.func calls before warp-autodiff")
             elif op.regions or (any(is_diff(r.type) for r in op.results) and op.name != "arith.constant"):
                 raise PassError(f"{where(op)}: cannot differentiate '{op.name}'")
+
+    def custom_call(self, op, mapping, adj):
+        """A @wp.func with a @wp.func_grad: its adjoint function maps (args, adj_result) to the args' adjoints."""
+        results = list(op.results)
+        if not any(r in adj for r in results):
+            return
+        grad = self.custom_grads[callee(op)]
+        grad_types = ir.FunctionType(ir.TypeAttr(grad.attributes["function_type"]).value).results
+        args = [mapping.get(v, v) for v in op.operands] + [self.adj_or_zero(adj, r) for r in results]
+        call = func.CallOp(list(grad_types), ir.FlatSymbolRefAttr.get(symbol(grad)), args)
+        for v, g in zip(op.operands, call.results):
+            self.accumulate(adj, v, g)
 
     def builtin(self, op, mapping, adj):
         name = op.name[len("warp."):]
@@ -412,6 +429,29 @@ class LoopReverse:
             self.rb.reverse(body_ops(self.before), m, local)
 
 
+def symbol(op) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def callee(call) -> str:
+    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
+def custom_grads(module) -> dict:
+    """@wp.func symbol -> the func.func of its @wp.func_grad adjoint (frontend/custom_grad.py links them)."""
+    funcs = {symbol(f): f for f in ops_named(module, {"func.func"})}
+    return {name: funcs[ir.FlatSymbolRefAttr(f.attributes[CUSTOM_GRAD]).value]
+            for name, f in funcs.items() if CUSTOM_GRAD in f.attributes}
+
+
+def unlink_custom_grads(module) -> None:
+    """Drops the links once used, so that the next warp-inline inlines these functions like any other."""
+    for f in ops_named(module, {"func.func"}):
+        for a in (CUSTOM_GRAD, CUSTOM_GRAD_OF):
+            if a in f.attributes:
+                del f.attributes[a]
+
+
 def thread_owned_arrays(params) -> frozenset:
     """1-D array arguments whose every access (load, store, atomic) is at index `wp.tid()` (the linear thread
     index, distinct per thread): their adjoint elements have a single writer, so reads accumulate into
@@ -436,7 +476,7 @@ def thread_owned_arrays(params) -> frozenset:
     return frozenset(owned)
 
 
-def build_adjoint(kernel) -> func.FuncOp:
+def build_adjoint(kernel, grads=None) -> func.FuncOp:
     """Adds `<k>_adj` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
@@ -454,7 +494,7 @@ def build_adjoint(kernel) -> func.FuncOp:
     with ir.InsertionPoint(entry), kernel.location:
         ops = body_ops(body)
         clone_ops(ops, mapping)
-        ReverseBuilder(adj_arrays, thread_owned_arrays(params)).reverse(ops, mapping, {})
+        ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 
@@ -468,12 +508,13 @@ class Autodiff(Pass):
     options = {"strict": False}
 
     def run(self, module):
+        grads = custom_grads(module)
         for k in kernels(module):
             if "warp.no_backward" in k.attributes or "warp.adjoint_of" in k.attributes \
                     or "warp.tangent_of" in k.attributes:
                 continue
             try:
-                build_adjoint(k)
+                build_adjoint(k, grads)
             except PassError as e:
                 # A kernel that cannot be differentiated still runs forward: the reason is kept on it
                 # (`warp.adjoint_error`) and raised when its adjoint is launched. strict: fail here.
@@ -485,6 +526,7 @@ class Autodiff(Pass):
                         f.erase()
                 k.attributes[ADJOINT_ERROR] = ir.StringAttr.get(str(e))
                 _refused.__dict__.setdefault("errors", {})[ir.StringAttr(k.attributes["sym_name"]).value] = str(e)
+        unlink_custom_grads(module)
 
 
 _refused = threading.local()  # kernel name -> reason, for the driver: the kernel op is gone after lowering

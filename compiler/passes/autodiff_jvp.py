@@ -286,6 +286,11 @@ class Jvp(Pass):
                    "with the tangents of its values (the builtin table's rules)")
 
     def run(self, module):
+        from .autodiff import unlink_custom_grads
+        from .inline import Inline
+
+        unlink_custom_grads(module)  # forward mode differentiates a @wp.func_grad function's body itself
+        Inline().run(module)
         for k in kernels(module):
             if any(a in k.attributes for a in ("warp.adjoint_of", "warp.tangent_of")):
                 continue

@@ -54,7 +54,8 @@ class Inline(Pass):
         private = {_symbol(f): f for f in ops_named(module, {"func.func"})
                    if "sym_visibility" in f.attributes
                    and ir.StringAttr(f.attributes["sym_visibility"]).value == "private"
-                   and len(f.regions[0].blocks) > 0}
+                   and len(f.regions[0].blocks) > 0
+                   and not _custom_grad_linked(f)}
         if not private:
             return
         # Each round inlines the calls found in the module; a callee's own calls are inlined with it and
@@ -70,6 +71,11 @@ class Inline(Pass):
         for f in private.values():
             if not _has_uses(module, _symbol(f)):
                 f.erase()
+
+
+def _custom_grad_linked(f) -> bool:
+    """@wp.func_grad: a function and its custom adjoint stay until warp-autodiff has used them."""
+    return "warp.custom_grad" in f.attributes or "warp.custom_grad_of" in f.attributes
 
 
 def _has_uses(module, symbol) -> bool:

@@ -37,6 +37,7 @@ from .debug import get_module_options, set_module_options  # noqa: E402,F401
 from .errors import FloatingPointCheckError, KernelBoundsError  # noqa: E402,F401
 from .tape import Tape  # noqa: E402,F401
 from .jvp import jvp  # noqa: E402,F401
+from .func_grad import adjoint, func_grad  # noqa: E402,F401
 from .runtime.device import Device, get_device, get_devices, set_device  # noqa: E402,F401
 from .runtime import cache as _cache  # noqa: E402
 

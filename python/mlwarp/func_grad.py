@@ -1,0 +1,130 @@
+"""`@wp.func_grad`: a custom adjoint for a `@wp.func`, as in Warp.
+
+    @wp.func
+    def safe_sqrt(x: float):
+        return wp.sqrt(x)
+
+    @wp.func_grad(safe_sqrt)
+    def adj_safe_sqrt(x: float, adj_ret: float):
+        if x > 0.0:
+            wp.adjoint[x] += adj_ret / (2.0 * wp.sqrt(x))
+
+The adjoint function takes the function's arguments, then the adjoint of its
+result, and adds to `wp.adjoint[arg]` what the result's adjoint gives each
+argument. mlwarp turns it into an ordinary `@wp.func` returning the argument
+adjoints (`wp.adjoint[x] += e` becomes `adj_x = adj_x + e` on a local that
+starts at zero, and a final `return adj_x, ...`). The frontend emits it next to
+the function and marks the function; `warp-autodiff` calls it in the reverse
+sweep instead of differentiating the function's body. Forward mode (`wp.jvp`)
+differentiates the body itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+import linecache
+import textwrap
+
+from . import types as wt
+from .errors import CompileError
+
+_counter = itertools.count()
+
+
+class _Adjoint:
+    """`wp.adjoint[x]`: only meaningful inside a @wp.func_grad function."""
+
+    def __getitem__(self, key):
+        raise RuntimeError("wp.adjoint[...] can only be used inside a @wp.func_grad function")
+
+
+adjoint = _Adjoint()
+
+
+def _is_adjoint(node, func) -> bool:
+    """`wp.adjoint[...]` / `adjoint[...]`, whatever the module alias."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    base = node.value
+    if isinstance(base, ast.Attribute) and base.attr == "adjoint":
+        return True
+    return isinstance(base, ast.Name) and func.__globals__.get(base.id) is adjoint
+
+
+class _Rewrite(ast.NodeTransformer):
+    def __init__(self, func, params, where):
+        self.func, self.params, self.where = func, params, where
+
+    def visit_AugAssign(self, node):
+        if not _is_adjoint(node.target, self.func):
+            return self.generic_visit(node)
+        key = node.target.slice
+        if not (isinstance(key, ast.Name) and key.id in self.params):
+            raise self.where(node, "wp.adjoint[...] takes an argument of the function, e.g. wp.adjoint[x]")
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            raise self.where(node, "wp.adjoint[x] supports += and -= only")
+        name = f"adj__{key.id}"
+        value = ast.BinOp(ast.Name(name, ast.Load()), node.op, self.visit(node.value))
+        return ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node)
+
+    def visit_Return(self, node):
+        raise self.where(node, "a @wp.func_grad function cannot return; it adds to wp.adjoint[...]")
+
+    def visit_Subscript(self, node):
+        if _is_adjoint(node, self.func):
+            raise self.where(node, "wp.adjoint[x] can only be added to (wp.adjoint[x] += ...)")
+        return self.generic_visit(node)
+
+
+def _grad_function(primal, adj_func):
+    """The @wp.func equivalent of `adj_func` (see the module doc)."""
+    from .func import func as wp_func
+
+    lines, first = inspect.getsourcelines(adj_func)
+    filename = inspect.getsourcefile(adj_func) or "<unknown>"
+    tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
+
+    def where(node, message):
+        return CompileError(message, filename, first + getattr(node, "lineno", 1) - 1, None, adj_func.__name__)
+
+    args = tree.args.args
+    overload = primal.overloads[-1]
+    n = len(overload.params)
+    if len(args) != n + 1:
+        raise where(tree, f"a @wp.func_grad function for '{primal.key}' takes its {n} argument(s) and the adjoint "
+                          f"of its result, got {len(args)} argument(s)")
+    params = [a.arg for a in args[:n]]
+    zeros = []
+    for p, a in zip(params, overload.annotations):
+        ann = ast.unparse(args[params.index(p)].annotation) if args[params.index(p)].annotation else None
+        if ann is None:
+            raise where(tree, f"argument '{p}' needs a type annotation")
+        call = f"{ann}()" if wt.is_composite(a) else f"{ann}(0.0)"
+        zeros.append(ast.parse(f"adj__{p} = {call}").body[0])
+    body = [_Rewrite(adj_func, params, where).visit(s) for s in tree.body]
+    result = ", ".join(f"adj__{p}" for p in params)
+    tree.body = zeros + body + [ast.parse(f"return {result}").body[0]]
+    tree.decorator_list = []
+    tree.returns = None
+    tree.name = f"{adj_func.__name__}__grad{next(_counter)}"
+    ast.fix_missing_locations(tree)
+    source = ast.unparse(tree) + "\n"
+    fake = f"<mlwarp func_grad {tree.name} from {filename}:{first}>"
+    linecache.cache[fake] = (len(source), None, source.splitlines(True), fake)  # inspect reads it from here
+    namespace = {}
+    exec(compile(source, fake, "exec"), adj_func.__globals__, namespace)  # noqa: S102  (our own rewrite)
+    return wp_func(namespace[tree.name])
+
+
+def func_grad(primal):
+    """Decorator: `@wp.func_grad(f)` sets the custom adjoint of the @wp.func `f`."""
+    if not getattr(primal, "_wp_function_", False):
+        raise TypeError(f"wp.func_grad expects a @wp.func, got {primal!r}")
+
+    def register(adj_func):
+        primal.custom_grad = _grad_function(primal, adj_func)
+        return adj_func
+
+    return register

@@ -1,0 +1,148 @@
+"""Gradients through @wp.func calls (inlined before warp-autodiff), @wp.func_grad custom adjoints, and the
+seed's Rosenbrock example verbatim (a @wp.func on wp.vec2 points, `adjoint=True` launches)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+from grad_util import central_difference
+
+f64 = wp.float64
+
+
+@wp.func
+def smooth_step(x: f64, k: f64):
+    if x < f64(0.0):
+        return f64(0.0)
+    v = x
+    for _ in range(3):
+        v = v * k + wp.sin(v)
+    return v
+
+
+@wp.kernel
+def calls_func(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = smooth_step(x[i], f64(0.5)) * x[i]
+
+
+def forward(kernel, xv):
+    y = wp.zeros(len(xv), dtype=f64)
+    wp.launch(kernel, dim=len(xv), inputs=[wp.array(xv, dtype=f64)], outputs=[y])
+    return y.numpy().copy()
+
+
+def adjoint(kernel, xv, seed=None):
+    adj = wp.zeros(len(xv), dtype=f64)
+    wp.launch(kernel, dim=len(xv), inputs=[wp.array(xv, dtype=f64)], outputs=[wp.zeros(len(xv), dtype=f64)],
+              adjoint=True, adj_inputs=[adj], adj_outputs=[wp.array(seed if seed is not None else np.ones(len(xv)),
+                                                                     dtype=f64)])
+    return adj.numpy()
+
+
+def test_function_with_early_return_and_loop_is_differentiated_after_inlining():
+    xv = np.array([-0.5, 0.3, 0.9, 1.7])
+    np.testing.assert_allclose(adjoint(calls_func, xv), central_difference(lambda v: forward(calls_func, v), [xv])[0],
+                               rtol=1e-6, atol=1e-8)
+
+
+@wp.func
+def safe_sqrt(x: f64):
+    return wp.sqrt(x)
+
+
+@wp.func_grad(safe_sqrt)
+def adj_safe_sqrt(x: f64, adj_ret: f64):
+    if x > f64(0.0):
+        wp.adjoint[x] += adj_ret / (f64(2.0) * wp.sqrt(x))
+
+
+@wp.kernel
+def uses_custom_grad(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = safe_sqrt(x[i]) * f64(3.0) + x[i] * x[i]
+
+
+def test_func_grad_replaces_the_derivative_of_the_body():
+    xv = np.array([0.0, 1.0, 4.0])
+    # at 0 the custom adjoint gives 0 where sqrt's derivative is infinite
+    np.testing.assert_allclose(adjoint(uses_custom_grad, xv), [0.0, 3.5, 8.75], rtol=1e-12)
+    # the forward value is the function's own
+    np.testing.assert_allclose(forward(uses_custom_grad, xv), [0.0, 4.0, 22.0], rtol=1e-12)
+
+
+@wp.func
+def scaled(x: f64, s: f64):
+    return x * s
+
+
+@wp.func_grad(scaled)
+def adj_scaled(x: f64, s: f64, adj_ret: f64):
+    wp.adjoint[x] += f64(10.0) * adj_ret  # deliberately not the true derivative: proves it is used
+    wp.adjoint[s] -= adj_ret
+
+
+@wp.kernel
+def uses_scaled(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = scaled(x[i], x[i])
+
+
+def test_func_grad_adjoints_of_every_argument_are_accumulated():
+    np.testing.assert_allclose(adjoint(uses_scaled, np.array([2.0, 3.0]), seed=[1.0, 2.0]), [9.0, 18.0])
+
+
+def test_forward_mode_differentiates_the_body_of_a_func_grad_function():
+    xv = np.array([1.0, 4.0])
+    dy = wp.zeros(2, dtype=f64)
+    wp.jvp(uses_custom_grad, 2, inputs=[wp.array(xv, dtype=f64)], outputs=[wp.zeros(2, dtype=f64)],
+           tan_inputs=[wp.ones(2, dtype=f64)], tan_outputs=[dy])
+    np.testing.assert_allclose(dy.numpy(), 1.5 / np.sqrt(xv) + 2 * xv, rtol=1e-12)
+
+
+def test_func_grad_errors():
+    with pytest.raises(TypeError, match="wp.func_grad expects a @wp.func"):
+        wp.func_grad(lambda x: x)
+    with pytest.raises(wp.CompileError, match="takes its 1 argument\\(s\\) and the adjoint of its result"):
+        @wp.func_grad(safe_sqrt)
+        def wrong(x: f64):
+            pass
+    with pytest.raises(wp.CompileError, match="cannot return; it adds to wp.adjoint"):
+        @wp.func_grad(safe_sqrt)
+        def returns(x: f64, adj_ret: f64):
+            return x
+
+
+# -- the seed's Rosenbrock example (000_*: torch.autograd.Function backward with adjoint=True) ------------
+@wp.func
+def rosenbrock(x: float, y: float):
+    return (1.0 - x) ** 2.0 + 100.0 * (y - x**2.0) ** 2.0
+
+
+@wp.kernel
+def eval_rosenbrock(
+    xs: wp.array(dtype=wp.vec2),
+    # outputs
+    z: wp.array(dtype=float),
+):
+    i = wp.tid()
+    x = xs[i]
+    z[i] = rosenbrock(x[0], x[1])
+
+
+def test_seed_rosenbrock_gradient_is_the_analytic_one():
+    rng = np.random.default_rng(42)
+    num_points = 64
+    xy = wp.array(rng.normal(size=(num_points, 2)), dtype=wp.vec2, requires_grad=True)
+    z = wp.zeros(num_points, requires_grad=True)
+    wp.launch(kernel=eval_rosenbrock, dim=num_points, inputs=[xy], outputs=[z])
+    z.grad = wp.ones(num_points)
+    wp.launch(kernel=eval_rosenbrock, dim=num_points, inputs=[xy], outputs=[z], adj_inputs=[xy.grad],
+              adj_outputs=[z.grad], adjoint=True)
+    p = xy.numpy().astype(np.float64)
+    x, y = p[:, 0], p[:, 1]
+    want = np.stack([-2 * (1 - x) - 400 * x * (y - x * x), 200 * (y - x * x)], axis=1)
+    np.testing.assert_allclose(xy.grad.numpy(), want, rtol=2e-5, atol=1e-3)
