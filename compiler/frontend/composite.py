@@ -183,13 +183,30 @@ def tuple_call(em, node, count):
     return [em.call_builtin(node, "quat_to_axis", [q]), em.call_builtin(node, "quat_to_angle", [q])]
 
 
+def _setter(member):
+    """`wp.transform_set_translation(t, p)`: assigns `t.p = p` to the first argument's target (SSA)."""
+
+    def emit(em, node):
+        if len(node.args) != 2 or node.keywords:
+            raise em.error(node, f"transform_set_{'translation' if member == 'p' else 'rotation'}(t, value) takes "
+                                 f"two arguments", CompileError)
+        t = em.expr(node.args[0])
+        if wt.composite_kind(t.type) != "transform":
+            raise em.error(node, f"expects a transform, got {ft.name(t.type)}", CompileTypeError)
+        target = ast.copy_location(ast.Attribute(value=node.args[0], attr=member, ctx=ast.Store()), node)
+        em.assign(node.args[0], with_member(em, target, t, em.expr(node.args[1])))
+        return None
+
+    return emit
+
+
 def _type_function(obj):
     import sys
 
     wv = sys.modules["mlwarp.vector"]
-
     return {id(wv.identity): _identity, id(wv.quat_identity): _quat_identity,
-            id(wv.transform_identity): _transform_identity}.get(id(obj))
+            id(wv.transform_identity): _transform_identity,
+            id(wv.transform_set_translation): _setter("p"), id(wv.transform_set_rotation): _setter("q")}.get(id(obj))
 
 
 # -- reads ------------------------------------------------------------------------------------

@@ -397,6 +397,18 @@ def transform_identity(dtype=wt.float32):
     return transformation(dtype)(0, 0, 0, 0, 0, 0, 1)
 
 
+def transform_set_translation(t, p):
+    """Sets t's translation in place (also in kernels, where `t` must be a local or a member)."""
+    for k in range(3):
+        t[k] = p[k]
+
+
+def transform_set_rotation(t, q):
+    """Sets t's rotation in place (also in kernels, where `t` must be a local or a member)."""
+    for k in range(4):
+        t[3 + k] = q[k]
+
+
 def quat_to_axis_angle(q):
     """(axis, angle) of a unit quaternion: `axis, angle = wp.quat_to_axis_angle(q)` (also in kernels)."""
     x, y, z, w = (float(c) for c in q)
@@ -437,7 +449,8 @@ globals().update(ALIASES)
 
 # `vector` and `matrix` stay off `wp.*` (they would shadow this module); Warp spells them wp.types.vector.
 __all__ = ["quaternion", "transformation", "vec", "mat", "identity", "quat_identity",
-           "transform_identity", "quat_to_axis_angle", *ALIASES]
+           "transform_identity", "quat_to_axis_angle",
+           "transform_set_translation", "transform_set_rotation", *ALIASES]
 
 
 def as_argument(t, value):

@@ -134,3 +134,19 @@ def test_transform_members_can_be_assigned():
     out = wp.zeros(1, dtype=wp.transform)
     wp.launch(k, 1, [out])
     np.testing.assert_array_equal(out.numpy()[0], [1, 2, 3, 0, 0, 1, 0])  # as warp-lang 1.19 gives
+
+
+def test_transform_setters_modify_their_argument():
+    @wp.kernel(enable_backward=False)
+    def k(out: wp.array(dtype=wp.transform)):
+        t = wp.transform_identity()
+        wp.transform_set_translation(t, wp.vec3(1.0, 2.0, 3.0))
+        wp.transform_set_rotation(t, wp.quat(0.0, 1.0, 0.0, 0.0))
+        out[0] = t
+
+    out = wp.zeros(1, dtype=wp.transform)
+    wp.launch(k, 1, [out])
+    np.testing.assert_array_equal(out.numpy()[0], [1, 2, 3, 0, 1, 0, 0])  # as warp-lang 1.19 gives
+    t = wp.transform_identity()
+    wp.transform_set_translation(t, wp.vec3(4.0, 5.0, 6.0))
+    assert t == wp.transform(4, 5, 6, 0, 0, 0, 1)
