@@ -124,7 +124,11 @@ def func_grad(primal):
         raise TypeError(f"wp.func_grad expects a @wp.func, got {primal!r}")
 
     def register(adj_func):
-        primal.custom_grad = _grad_function(primal, adj_func)
+        grad = _grad_function(primal, adj_func)
+        primal.custom_grad = grad
+        own = primal._wp_fingerprint_
+        # kernels calling `primal` hash its fingerprint into their cache key: include the adjoint's source
+        primal._wp_fingerprint_ = lambda seen: own(seen) + "|func_grad:" + grad._wp_fingerprint_(seen)
         return adj_func
 
     return register

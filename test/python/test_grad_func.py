@@ -146,3 +146,12 @@ def test_seed_rosenbrock_gradient_is_the_analytic_one():
     x, y = p[:, 0], p[:, 1]
     want = np.stack([-2 * (1 - x) - 400 * x * (y - x * x), 200 * (y - x * x)], axis=1)
     np.testing.assert_allclose(xy.grad.numpy(), want, rtol=2e-5, atol=1e-3)
+
+
+def test_func_grad_source_is_part_of_the_cache_key_of_callers():
+    from mlwarp.captures import fingerprint
+
+    key = fingerprint(safe_sqrt)
+    assert "func_grad:" in key and "adj_ret / (f64(2.0) * wp.sqrt(x))" not in key  # hashed, not raw text
+    assert fingerprint(safe_sqrt) == key
+    assert fingerprint(smooth_step) and "func_grad:" not in fingerprint(smooth_step)
