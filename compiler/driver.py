@@ -65,11 +65,25 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
         stages = debug_stages(CPU_STAGES) if debug else CPU_STAGES
         if jvp:  # a forward-mode library: k_jvp instead of k_adj
             stages = [(n, ["warp-jvp" if p == "warp-autodiff" else p for p in ps]) for n, ps in stages]
-        run_stages(kir.module, stages, dump_prefix=kir.name)
-        adj_error = take_adjoint_errors().get(kir.name)  # the kernel runs forward; its adjoint launch raises this
-        debug_sites = pop_debug_sites(kir.module.operation) if debug else None
-        t = times.mark("passes", t)
-        engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
+        try:
+            run_stages(kir.module, stages, dump_prefix=kir.name)
+            adj_error = take_adjoint_errors().get(kir.name)  # the kernel runs forward; its adjoint launch raises this
+            debug_sites = pop_debug_sites(kir.module.operation) if debug else None
+            t = times.mark("passes", t)
+            engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
+        except Exception as e:  # noqa: BLE001
+            if not backward:
+                raise
+            # The adjoint must never cost the kernel itself: build the kernel alone (a failure now is the
+            # kernel's own and propagates); the adjoint launch reports why there is no adjoint.
+            take_adjoint_errors()
+            kir = emit_kernel(source, arg_types, ctx)
+            mark_no_backward(kir.module)
+            run_stages(kir.module, stages, dump_prefix=kir.name)
+            debug_sites = pop_debug_sites(kir.module.operation) if debug else None
+            t = times.mark("passes", t)
+            engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
+            adj_error = f"its adjoint kernel failed to compile: {str(e).strip().splitlines()[0]}"
         obj = os.path.join(out_dir, "kernel.o")
         engine.dump_to_object_file(obj)
         t = times.mark("llvm", t)

@@ -223,6 +223,10 @@ class ReverseBuilder:
             target, idx = self.adj_array(op, arr), self.indices(op, 1, mapping)
             if arr in self.owned:  # no other thread touches adj[i]: a plain read-add-write
                 wb.store(target, add_values(wb.load(target, idx), adj[out]), idx)
+            elif (wc.composite(out.type) or wc.Composite("", ())).kind == "struct":
+                raise PassError(f"{where(op)}: cannot differentiate a read of a struct array at an index other "
+                                f"than the thread's own (`i = wp.tid()`; x[i]): its adjoint would need an atomic "
+                                f"add of a struct")
             else:
                 wb.atomic("add", target, adj[out], idx)
 
