@@ -419,7 +419,10 @@ class KernelEmitter:
         if wt.is_float(t):
             attr = ir.FloatAttr.get(mt, float(value))
         else:
-            attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(ir.IntegerType(mt).width), int(value))
+            width = ir.IntegerType(mt).width
+            bits = int(value) % (1 << width) if width > 1 else int(bool(value))  # two's complement bits
+            signed = bits - (1 << width) if width > 1 and bits >= 1 << (width - 1) else bits
+            attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(width), signed)
         v = arith.ConstantOp(attr.type, attr).result
         return Var(v if t._kind_ != "uint" else wb.cast(v, mt), t)
 
@@ -575,6 +578,10 @@ class KernelEmitter:
 
         if functions.is_function(obj):  # a @wp.func (keyword arguments and defaults allowed)
             return functions.call(self, node, obj)
+        from . import printing
+
+        if obj is print or getattr(obj, "_wp_intrinsic_", None) in printing.STATEMENTS:  # printing.py
+            return printing.call(self, node, "print" if obj is print else obj._wp_intrinsic_)
         if node.keywords:
             raise self.error(node, "unsupported: keyword arguments in a builtin call", UnsupportedSyntaxError)
         target = _CASTS.get(obj) if isinstance(obj, type) and obj in _CASTS else obj

@@ -51,5 +51,10 @@ for _name, _doc in [
     ("atomic_xor", "atomic_xor(arr, i, ..., value): old ^ value, atomically (integers), returns the old value."),
     ("atomic_cas", "atomic_cas(arr, i, ..., compare, value): stores value if the element equals compare, "
                    "atomically; returns the old value."),
+    ("printf", "printf(format, *args): C printf from a kernel (CPU: libc printf, flushed)."),
+    ("expect_eq", "expect_eq(actual, expected): prints an error when they differ."),
+    ("expect_neq", "expect_neq(actual, expected): prints an error when they are equal."),
+    ("expect_near", "expect_near(actual, expected, tolerance=1e-6): prints an error when |actual - expected| > "
+                    "tolerance."),
 ]:
     functions[_name] = BuiltinFunction(_name, _doc, intrinsic=True)

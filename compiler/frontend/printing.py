@@ -1,0 +1,193 @@
+"""Diagnostics in kernels: `print(x)`, `wp.printf(fmt, ...)`, `wp.expect_eq/expect_neq/expect_near`.
+
+They call libc's `printf` (then `fflush`, so the text is out when the launch returns) with the formats
+of Warp's native `print` overloads: `%g` for floats, `%d`/`%lld` for signed, `%u`/`%llu` for unsigned
+integers, `True`/`False` for bools. The frontend emits the LLVM calls directly (`llvm.call` to the
+variadic `printf`, the format a private constant global); later passes leave them alone.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from mlir import ir
+from mlir.dialects import arith, llvm, scf
+
+from mlwarp import types as wt
+from mlwarp.errors import CompileError, CompileTypeError
+
+from . import types as ft
+
+PRINTF = "printf"
+FFLUSH = "fflush"
+_FORMATS = {"float": "%g", "int": "%d", "uint": "%u"}
+
+
+def _ptr():
+    return ir.Type.parse("!llvm.ptr")
+
+
+def _i32():
+    return ir.IntegerType.get_signless(32)
+
+
+def _declare_libc(em) -> None:
+    declared = em.program.__dict__.setdefault("libc", set())
+    if PRINTF not in declared:
+        for text in (f"llvm.func @{PRINTF}(!llvm.ptr, ...) -> i32", f"llvm.func @{FFLUSH}(!llvm.ptr) -> i32"):
+            ir.InsertionPoint(em.program.kernel_op).insert(ir.Operation.parse(text))
+        declared.add(PRINTF)
+
+
+def string_pointer(em, text: str) -> ir.Value:
+    """A pointer to a NUL-terminated constant copy of `text` (one global per distinct text)."""
+    strings = em.program.__dict__.setdefault("strings", {})
+    name = strings.get(text)
+    data = text.encode() + b"\0"
+    if name is None:
+        name = strings[text] = f"__wp_str_{len(strings)}"
+        escaped = "".join(chr(b) if chr(b).isalnum() or chr(b) in " _.,:;=+-*/()[]<>!?|&^~#@'" else f"\\{b:02X}"
+                          for b in data)
+        ir.InsertionPoint(em.program.kernel_op).insert(ir.Operation.parse(
+            f'llvm.mlir.global private constant @{name}("{escaped}") {{addr_space = 0 : i32}} '
+            f': !llvm.array<{len(data)} x i8>'))
+    return llvm.mlir_addressof(_ptr(), name)
+
+
+def call_printf(em, fmt: str, values: list) -> None:
+    """printf(fmt, values...) then fflush(NULL); `values` are C-promoted MLIR values."""
+    _declare_libc(em)
+    args = [string_pointer(em, fmt), *values]
+    llvm.call(_i32(), args, [], [], var_callee_type=ir.TypeAttr.get(ir.Type.parse("!llvm.func<i32 (ptr, ...)>")),
+              callee=ir.FlatSymbolRefAttr.get(PRINTF))
+    null = llvm.mlir_zero(_ptr())
+    llvm.call(_i32(), [null], [], [], callee=ir.FlatSymbolRefAttr.get(FFLUSH))
+
+
+def promoted(em, node, v) -> tuple:
+    """(printf conversion, value) for a scalar Var, with C's default argument promotions."""
+    t = v.type
+    if not wt.is_scalar(t):
+        raise em.error(node, f"printing a value of type {ft.name(t)} is not supported", CompileTypeError)
+    value = v.value
+    if t is wt.bool_:
+        return "%s", arith.SelectOp(value, string_pointer(em, "True"), string_pointer(em, "False")).result
+    if wt.is_float(t):
+        return "%g", value if t is wt.float64 else em.cast(v, wt.float64, node).value
+    kind = t._kind_
+    # C promotes narrow integers to int; LLVM calls take signless integers (the same bits)
+    signless = wt.int64 if t._bits_ == 64 else wt.int32
+    if t._bits_ < 32 and kind == "uint":
+        v = em.cast(v, wt.uint32, node)
+    conv = ("%lld" if kind == "int" else "%llu") if t._bits_ == 64 else _FORMATS[kind]
+    return conv, em.cast(v, signless, node).value
+
+
+def print_values(em, node, parts: list) -> None:
+    """Python's print: the parts separated by spaces, then a newline (Warp: one part)."""
+    fmt, values = [], []
+    for p in parts:
+        if isinstance(p, str):
+            fmt.append(p.replace("%", "%%"))
+        else:
+            conv, value = promoted(em, node, p)
+            fmt.append(conv)
+            values.append(value)
+    call_printf(em, " ".join(fmt) + "\n", values)
+
+
+def stmt_print(em, node: ast.Call) -> None:
+    if node.keywords:
+        raise em.error(node, "print() in a kernel takes no keyword arguments", CompileError)
+    parts = []
+    for a in node.args:
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            parts.append(a.value)
+        else:
+            parts.append(em.expr(a))
+    print_values(em, node, parts)
+
+
+def printf(em, node: ast.Call) -> None:
+    if not node.args or not (isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        raise em.error(node, "wp.printf() needs a string literal format as its first argument", CompileError)
+    values = []
+    for a in node.args[1:]:
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):  # a string literal for %s
+            values.append(string_pointer(em, a.value))
+            continue
+        v = em.expr(a)
+        if not wt.is_scalar(v.type):
+            raise em.error(a, f"wp.printf() cannot format a value of type {ft.name(v.type)}", CompileTypeError)
+        if v.type is wt.bool_:
+            v = em.cast(v, wt.int32, a)
+        values.append(promoted(em, a, v)[1])
+    call_printf(em, node.args[0].value, values)
+
+
+def _when(em, cond: ir.Value, emit) -> None:
+    op = scf.IfOp(cond, [], has_else=False)
+    with ir.InsertionPoint(op.then_block):
+        emit()
+        scf.YieldOp([])
+
+
+def expect(em, node: ast.Call, which: str) -> None:
+    """wp.expect_eq/expect_neq(actual, expected) and wp.expect_near(actual, expected, tolerance=1e-6):
+    on failure, Warp's message."""
+    if node.keywords and which != "near":
+        raise em.error(node, f"expect_{which}() takes no keyword arguments", CompileError)
+    args = [em.expr(a) for a in node.args]
+    for kw in node.keywords:
+        if kw.arg != "tolerance":
+            raise em.error(node, f"expect_near() has no argument '{kw.arg}'", CompileError)
+        args.append(em.expr(kw.value))
+    wanted = (2, 3) if which == "near" else (2,)
+    if len(args) not in wanted:
+        raise em.error(node, f"expect_{which}() takes {' or '.join(map(str, wanted))} arguments, got {len(args)}")
+    actual, expected = args[0], args[1]
+    if actual.type != expected.type:
+        raise em.error(node, f"expect_{which}() arguments must have the same type, got {ft.name(actual.type)} "
+                             f"and {ft.name(expected.type)}", CompileTypeError)
+    if which == "near":
+        if not wt.is_float(actual.type):
+            raise em.error(node, f"expect_near() takes floats, got {ft.name(actual.type)}", CompileTypeError)
+        tol = args[2] if len(args) == 3 else em.const(1e-6, actual.type)
+        if tol.type != actual.type:
+            tol = em.cast(tol, actual.type, node)
+        diff = em.call_builtin(node, "abs", [em.call_builtin(node, "sub", [actual, expected])])
+        cond = em.call_builtin(node, "gt", [diff, tol]).value
+
+        def report():
+            call_printf(em, "Error, expect_near() failed with tolerance ", [])
+            print_values(em, node, [tol])
+            call_printf(em, "    Expected: ", [])
+            print_values(em, node, [expected])
+            call_printf(em, "    Actual: ", [])
+            print_values(em, node, [actual])
+            call_printf(em, "    Absolute difference: ", [])
+            print_values(em, node, [diff])
+    else:
+        cond = em.call_builtin(node, "ne" if which == "eq" else "eq", [actual, expected]).value
+
+        def report():
+            call_printf(em, f"Error, expect_{which}() failed:\n", [])
+            call_printf(em, "\t Expected: ", [])
+            print_values(em, node, [expected])
+            call_printf(em, "\t Actual: ", [])
+            print_values(em, node, [actual])
+    _when(em, cond, report)
+
+
+def call(em, node: ast.Call, what: str) -> None:
+    """The statement forms: print, printf, expect_eq, expect_neq, expect_near (no value)."""
+    if what == "print":
+        stmt_print(em, node)
+    elif what == "printf":
+        printf(em, node)
+    else:
+        expect(em, node, what[len("expect_"):])
+    return None
+
+
+STATEMENTS = ("printf", "expect_eq", "expect_neq", "expect_near")

@@ -1,0 +1,127 @@
+"""print, wp.printf, wp.expect_eq/neq/near in CPU kernels: the text Warp's native print overloads
+write (compared with warp-lang 1.19's output for the same kernel)."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+
+@wp.kernel
+def prints(a: wp.array(dtype=float)):
+    i = wp.tid()
+    x = a[i]
+    n = i + 1
+    print(x)
+    print(n)
+    print("hello")
+    wp.printf("i=%d x=%f n=%d\n", i, x, n)
+    print(wp.uint32(7))
+    print(wp.float64(2.5))
+    print(True)
+    wp.expect_eq(n, 2)
+    wp.expect_near(x, 1.5)
+    wp.expect_near(x, 1.5, 0.1)
+    wp.expect_neq(n, 1)
+
+
+WARP_OUTPUT = """1.25
+1
+hello
+i=0 x=1.250000 n=1
+7
+2.5
+True
+Error, expect_eq() failed:
+\t Expected: 2
+\t Actual: 1
+Error, expect_near() failed with tolerance 1e-06
+    Expected: 1.5
+    Actual: 1.25
+    Absolute difference: 0.25
+Error, expect_near() failed with tolerance 0.1
+    Expected: 1.5
+    Actual: 1.25
+    Absolute difference: 0.25
+Error, expect_neq() failed:
+\t Expected: 1
+\t Actual: 1
+"""
+
+
+def test_output_matches_warp(capfd):
+    capfd.readouterr()
+    wp.launch(prints, dim=1, inputs=[wp.array(np.array([1.25], np.float32))])
+    assert capfd.readouterr().out == WARP_OUTPUT
+
+
+@wp.kernel
+def print_types(out: wp.array(dtype=int)):
+    print(wp.int8(-5))
+    print(wp.uint8(250))
+    print(wp.int64(-5000000000))
+    print(wp.uint64(18000000000000000000))
+    print(wp.float16(0.5))
+    print(1e20)
+    print(False)
+    print("100% literal", 3, 0.25)  # several parts: space-separated, as Python's print
+    wp.printf("%s|%5.2f|%u|%lld|%d\n", "x", 3.14159, wp.uint32(4000000000), wp.int64(1) << wp.int64(40), True)
+
+
+def test_every_scalar_type_prints_with_warps_format(capfd):
+    capfd.readouterr()
+    wp.launch(print_types, dim=1, inputs=[wp.zeros(1, dtype=int)])
+    assert capfd.readouterr().out.splitlines() == [
+        "-5", "250", "-5000000000", "18000000000000000000", "0.5", "1e+20", "False", "100% literal 3 0.25",
+        "x| 3.14|4000000000|1099511627776|1"]
+
+
+@wp.kernel
+def expectations_that_hold(a: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.expect_eq(i, i)
+    wp.expect_neq(i, -1)
+    wp.expect_near(a[i], a[i] + 1e-7)
+    wp.expect_near(a[i], a[i] + 0.05, tolerance=0.1)
+
+
+def test_expectations_that_hold_print_nothing(capfd):
+    capfd.readouterr()
+    wp.launch(expectations_that_hold, dim=100, inputs=[wp.ones(100)])
+    assert capfd.readouterr().out == ""
+
+
+@wp.func
+def report(k: int):
+    if k % 2 == 1:
+        print(k)
+
+
+@wp.kernel
+def prints_from_func():
+    i = wp.tid()
+    report(i)
+
+
+def test_print_from_a_function_on_many_threads(capfd):
+    capfd.readouterr()
+    wp.launch(prints_from_func, dim=40000, inputs=[])
+    lines = capfd.readouterr().out.splitlines()
+    assert sorted(map(int, lines)) == list(range(1, 40000, 2))  # each line whole, none lost
+
+
+def k_printf_no_format(a: wp.array(dtype=float)):
+    wp.printf(a[0])
+
+
+def k_expect_types(a: wp.array(dtype=float)):
+    wp.expect_eq(a[0], 1)
+
+
+@pytest.mark.parametrize("func,message", [
+    (k_printf_no_format, r"wp.printf\(\) needs a string literal format as its first argument"),
+    (k_expect_types, r"expect_eq\(\) arguments must have the same type, got float32 and int32"),
+])
+def test_errors(func, message):
+    with pytest.raises(wp.CompileError, match=message):
+        wp.launch(wp.kernel(func), dim=1, inputs=[wp.zeros(1)])
