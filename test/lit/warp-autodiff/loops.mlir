@@ -3,6 +3,14 @@
 // recomputes it by re-running the forward body j times (O(n^2), exact, no memory), unless the
 // reverse body does not read the state (then O(n)).
 
+// A static loop (constant bounds, before any unrolling): the same reverse loop, trip count folded to 4.
+// CHECK-LABEL: func.func @static_adj(
+// CHECK: %[[FWD:.+]] = scf.for
+// CHECK: scf.for %[[JJ:.+]] = %{{.+}} to %c4_i32 step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
+// CHECK: arith.subi %c3_i32, %[[JJ]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
+// CHECK: "warp.exp"
+
 // A dynamic loop (runtime n) whose state enters a nonlinear op: v = v * a + sin(v).
 // CHECK-LABEL: func.func @carried_adj(
 // CHECK-SAME: %[[X:[^:]+]]: !warp.array<f32, 1 : i64>, %[[Y:[^:]+]]: !warp.array<f32, 1 : i64>, %[[N:[^:]+]]: i32, %[[A:[^:]+]]: f32,
@@ -48,6 +56,20 @@
 // CHECK: "warp.cos"
 
 module {
+  func.func @static(%x: !warp.array<f32, 1 : i64>, %y: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
+    %i = "warp.tid"() : () -> i32
+    %x0 = "warp.load"(%x, %i) : (!warp.array<f32, 1 : i64>, i32) -> f32
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c4 = arith.constant 4 : i32
+    %v = scf.for %k = %c0 to %c4 step %c1 iter_args(%s = %x0) -> (f32) : i32 {
+      %t = "warp.exp"(%s) : (f32) -> f32
+      %u = "warp.mul"(%t, %s) : (f32, f32) -> f32
+      scf.yield %u : f32
+    }
+    "warp.store"(%y, %v, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
+    return
+  }
   func.func @carried(%x: !warp.array<f32, 1 : i64>, %y: !warp.array<f32, 1 : i64>, %n: i32, %a: f32) attributes {warp.kernel} {
     %i = "warp.tid"() : () -> i32
     %x0 = "warp.load"(%x, %i) : (!warp.array<f32, 1 : i64>, i32) -> f32
