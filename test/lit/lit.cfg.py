@@ -2,6 +2,7 @@
 # -*- Python -*-
 
 import os
+import shutil
 import sys
 import tempfile
 
@@ -15,6 +16,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 repo = os.path.dirname(os.path.dirname(config.test_source_root))
+# Output/ folders (%t files) go to build/lit, not next to the tests.
+config.test_exec_root = os.path.join(repo, "build", "lit")
 python = sys.executable  # lit runs under the venv's Python, which has mlwarp installed
 venv_bin = os.path.dirname(python)
 
@@ -33,6 +36,10 @@ for tool in ("mlwarp-opt", "FileCheck", "not"):
 
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("%PYTHON", python))
+
+# `// REQUIRES: ptxas` for tests that assemble PTX (the CUDA toolkit's assembler; no GPU needed).
+if shutil.which("ptxas", path=config.environment["PATH"]):
+    config.available_features.add("ptxas")
 
 # Kernels compiled by tests never touch the user's cache.
 config.environment["MLWARP_CACHE_DIR"] = tempfile.mkdtemp(prefix="mlwarp-lit-cache-")
