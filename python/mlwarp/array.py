@@ -270,6 +270,10 @@ def _source_numpy(data):
         return data
     if isinstance(data, (bool, int, float, complex, np.generic, _t.scalar_base)):
         raise RuntimeError(f"Data must be a sequence or array, got scalar {data!r}")
+    from .interop.torch import cpu_tensor_view, is_torch_tensor
+
+    if is_torch_tensor(data):  # also tensors that require grad, which refuse __array__
+        return cpu_tensor_view(data)
     if hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__array_interface__"):
         raise RuntimeError("Data with __cuda_array_interface__ lives on a CUDA device; it cannot become a CPU array")
     try:

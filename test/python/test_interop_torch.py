@@ -239,3 +239,12 @@ def test_wrong_tensor_dtype_to_launch():
     with pytest.raises(wp.LaunchError, match=r"^Error launching kernel 'axpy', argument 'x' expects an array with "
                                              r"dtype=float32 but passed array has dtype=float64\.$"):
         wp.launch(axpy, 2, inputs=[torch.zeros(2, dtype=torch.float64), torch.zeros(2), 1.0])
+
+
+def test_wp_array_from_tensor_copies_even_when_it_requires_grad():
+    t = torch.arange(3, dtype=torch.float32, requires_grad=True)
+    a = wp.array(t)
+    assert a.dtype is wp.float32 and a.numpy().tolist() == [0.0, 1.0, 2.0]
+    assert a.ptr != t.data_ptr()  # wp.array(data) copies, as for numpy data
+    shared = wp.array(t, copy=False)
+    assert shared.ptr == t.data_ptr()
