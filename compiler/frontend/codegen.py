@@ -147,7 +147,7 @@ class KernelEmitter:
         if isinstance(t, ast.Subscript) and opname in ("add", "sub") and not composite.is_composite_base(self, t):
             arr, indices = self.array_access(t)
             value = self.expr(node.value)
-            self.check_store_type(node, arr, value)
+            self.check_store_type(node, arr, value, f"atomic_{opname}")  # Warp names the atomic
             wb.atomic(opname, arr.value, value.value, indices)
             return
         self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
@@ -169,9 +169,9 @@ class KernelEmitter:
             raise self.error(target, f"unsupported assignment target: {type(target).__name__}",
                              UnsupportedSyntaxError)
 
-    def check_store_type(self, node, arr: Var, value: Var):
+    def check_store_type(self, node, arr: Var, value: Var, what="array_store"):
         if value.type != arr.type.dtype:
-            raise self.error(node, f"array_store() value argument type ({ft.name(value.type)}) must be of the "
+            raise self.error(node, f"{what}() value argument type ({ft.name(value.type)}) must be of the "
                                    f"same type as the array ({ft.name(arr.type.dtype)})", CompileTypeError)
 
     def stmt_Return(self, node):

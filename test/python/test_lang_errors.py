@@ -210,3 +210,13 @@ def test_error_is_not_a_compiler_traceback():
     err = expect_error(k_undefined, wp.CompileError, "undefined name 'undefined_thing'", "undefined_thing")
     assert err.__cause__ is None and err.__suppress_context__ in (True, False)
     assert "out[0] = undefined_thing" in str(err)  # the source line is quoted under the location
+
+
+def k_atomic_type(out: wp.array(dtype=float)):
+    out[0] += 1
+
+
+def test_augmented_assignment_on_an_array_names_the_atomic():
+    expect_error(k_atomic_type, wp.CompileTypeError,
+                 "atomic_add() value argument type (int32) must be of the same type as the array (float32)",
+                 "out[0] += 1")
