@@ -220,9 +220,14 @@ class FunctionEmitter(KernelEmitter):
             self.emit_block(self.src.tree.body)
 
     def zero(self, t) -> Var:
-        if not wt.is_scalar(t):
-            raise self.error(self.src.tree, f"a @wp.func cannot return {ft.name(t)} yet", CompileTypeError)
-        return self.const(0, t)
+        """The value a result holds before a `return` sets it: zero, or a zero composite (T())."""
+        if wt.is_scalar(t):
+            return self.const(0, t)
+        if wt.is_composite(t):
+            from ..dialects.warp import composite as wc
+
+            return Var(wc.construct(ft.to_mlir(t), []), t)
+        raise self.error(self.src.tree, f"a @wp.func cannot return {ft.name(t)}", CompileTypeError)
 
     def _infer_result_types(self) -> list:
         """Emits the body once into a scratch function to see what its `return` statements give."""

@@ -278,3 +278,32 @@ def test_missing_annotations_fail_at_definition():
         @wp.func
         def f(x):
             return x
+
+
+@wp.func
+def reflect(v: wp.vec3, n: wp.vec3):
+    if wp.dot(v, n) > 0.0:
+        return v  # an early return of a composite value
+    return v - 2.0 * wp.dot(v, n) * n
+
+
+@wp.func
+def direction_and_length(v: wp.vec3) -> tuple[wp.vec3, float]:
+    return wp.normalize(v), wp.length(v)
+
+
+@wp.kernel
+def use_vector_funcs(vs: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3), lens: wp.array(dtype=float)):
+    i = wp.tid()
+    d, length = direction_and_length(reflect(vs[i], wp.vec3(0.0, 1.0, 0.0)))
+    out[i] = d
+    lens[i] = length
+
+
+def test_functions_taking_and_returning_vectors():
+    v = np.array([[1, -2, 0], [0, 3, 4]], np.float32)
+    out, lens = wp.zeros(2, dtype=wp.vec3), wp.zeros(2)
+    wp.launch(use_vector_funcs, dim=2, inputs=[wp.array(v, dtype=wp.vec3), out, lens])
+    r = np.array([[1, 2, 0], [0, 3, 4]], np.float32)
+    np.testing.assert_allclose(lens.numpy(), np.linalg.norm(r, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), r / np.linalg.norm(r, axis=1, keepdims=True), rtol=1e-6)
