@@ -220,3 +220,17 @@ def test_augmented_assignment_on_an_array_names_the_atomic():
     expect_error(k_atomic_type, wp.CompileTypeError,
                  "atomic_add() value argument type (int32) must be of the same type as the array (float32)",
                  "out[0] += 1")
+
+
+def k_branch_types(out: wp.array(dtype=float)):
+    i = wp.tid()
+    if i > 0:
+        z = 1.0
+    else:
+        z = 2
+    out[0] = 0.0
+
+
+def test_a_new_variable_with_different_types_in_the_branches():
+    expect_error(k_branch_types, wp.CompileTypeError,
+                 "variable 'z' has type float32 in one branch and int32 in the other", "if i > 0")
