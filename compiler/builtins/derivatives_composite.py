@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .derivatives import NOT_DIFFERENTIABLE, Rule, V, call, const, select, warp_type
+from .derivatives import NOT_DIFFERENTIABLE, Expansion, Rule, V, call, const, select, warp_type
 from .table import BUILTINS, OVERLOADS
 
 
@@ -306,3 +306,30 @@ def _from_rows_vjp(transposed):
 for _n in (2, 3, 4):
     set_overload_grad("matrix_from_rows", ["Vector"] * _n, Linear("matrix_from_rows", _from_rows_vjp(False)))
     set_overload_grad("matrix_from_cols", ["Vector"] * _n, Linear("matrix_from_cols", _from_rows_vjp(True)))
+
+# -- more component-wise overloads ------------------------------------------------------------------
+def _lerp(a, b, t):
+    return a * (1.0 - t) + b * t
+
+
+set_overload_grad("lerp", ["VectorLike", "VectorLike", "Float"], Expansion(_lerp))
+set_overload_grad("mod", ["Vector", "Vector"], Componentwise("mod"))
+
+
+def _where_vjp(g, c, a, b, out):
+    z = zeros_like(g)
+    return [None, call("where", c, g, z), call("where", c, z, g)]
+
+
+def _where_jvp(t, c, a, b, out):
+    if t[1] is None and t[2] is None:
+        return None
+    return call("where", c, t[1] if t[1] is not None else zeros_like(a), t[2] if t[2] is not None else zeros_like(b))
+
+
+set_overload_grad("where", ["Any", "VectorLike", "VectorLike"], Custom(_where_vjp, _where_jvp))
+for _name, _args in (("isnan", ["VectorLike"]), ("isinf", ["VectorLike"]), ("isfinite", ["VectorLike"]),
+                     ("bit_and", ["Vector", "Vector"]), ("bit_or", ["Vector", "Vector"]),
+                     ("bit_xor", ["Vector", "Vector"]), ("lshift", ["Vector", "Vector"]),
+                     ("rshift", ["Vector", "Vector"]), ("invert", ["Vector"])):
+    set_overload_grad(_name, _args, NOT_DIFFERENTIABLE)

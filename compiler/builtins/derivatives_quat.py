@@ -257,3 +257,27 @@ set_overload_grad("transform_inverse", ["Transformation"], Expansion(t_inverse))
 set_overload_grad("spatial_top", ["Vector"], Expansion(lambda v: vec3(scalar_of(v), comps(v)[:3])))
 set_overload_grad("spatial_bottom", ["Vector"], Expansion(lambda v: vec3(scalar_of(v), comps(v)[3:])))
 set_overload_grad("spatial_dot", ["Vector", "Vector"], Expansion(lambda a, b: call("dot", a, b)))
+
+
+def _spatial_halves(x: V):
+    c = comps(x)
+    s = scalar_of(x)
+    return vec3(s, c[:3]), vec3(s, c[3:])
+
+
+def _spatial(top: V, bottom: V) -> V:
+    return construct(typ("vec", scalar_of(top), (6,)), comps(top) + comps(bottom))
+
+
+def spatial_cross(a: V, b: V) -> V:  # (wa x wb, va x wb + wa x vb)
+    (wa, va), (wb, vb) = _spatial_halves(a), _spatial_halves(b)
+    return _spatial(call("cross", wa, wb), call("cross", va, wb) + call("cross", wa, vb))
+
+
+def spatial_cross_dual(a: V, b: V) -> V:  # (wa x wb + va x vb, wa x vb)
+    (wa, va), (wb, vb) = _spatial_halves(a), _spatial_halves(b)
+    return _spatial(call("cross", wa, wb) + call("cross", va, vb), call("cross", wa, vb))
+
+
+set_overload_grad("spatial_cross", ["Vector", "Vector"], Expansion(spatial_cross))
+set_overload_grad("spatial_cross_dual", ["Vector", "Vector"], Expansion(spatial_cross_dual))
