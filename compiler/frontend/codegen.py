@@ -495,10 +495,23 @@ class KernelEmitter:
         return self.call_builtin(node, "neg" if isinstance(node.op, ast.USub) else "invert", [v])
 
     def expr_BoolOp(self, node):
-        name = "bool_and" if isinstance(node.op, ast.And) else "bool_or"
+        """`and`/`or` short-circuit, as in Python and Warp: an operand that calls or indexes (it may have
+        effects or read out of bounds: `i < n and a[i] > 0`) runs under an scf.if; plain operands are
+        combined without a branch."""
+        is_and = isinstance(node.op, ast.And)
+        name = "bool_and" if is_and else "bool_or"
         result = self.to_bool(self.expr(node.values[0]))
         for v in node.values[1:]:
-            result = self.call_builtin(node, name, [result, self.to_bool(self.expr(v))])
+            if not any(isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(v)):
+                result = self.call_builtin(node, name, [result, self.to_bool(self.expr(v))])
+                continue
+            op = scf.IfOp(result.value, [result.value.type], has_else=True)
+            evaluate, decided = (op.then_block, op.else_block) if is_and else (op.else_block, op.then_block)
+            with ir.InsertionPoint(evaluate):
+                scf.YieldOp([self.to_bool(self.expr(v)).value])
+            with ir.InsertionPoint(decided):
+                scf.YieldOp([self.const(not is_and, wt.bool_).value])
+            result = Var(op.results[0], wt.bool_)
         return result
 
     def expr_Compare(self, node):

@@ -293,3 +293,34 @@ def test_locals_carried_through_loops_and_branches():
     np.testing.assert_array_equal(lo.numpy(), x.min(axis=1))
     np.testing.assert_array_equal(hi.numpy(), x.max(axis=1))
     np.testing.assert_array_equal(c.numpy(), (np.diff(x > 0, axis=1) != 0).sum(axis=1))
+
+
+@wp.func
+def count_call(calls: wp.array(dtype=int)) -> bool:
+    calls[0] = calls[0] + 1
+    return True
+
+
+@wp.kernel
+def short_circuit(x: wp.array(dtype=int), calls: wp.array(dtype=int), out: wp.array(dtype=int)):
+    i = wp.tid()
+    r = 0
+    if x[0] > 0 and count_call(calls):  # not called: the left side is false
+        r += 1
+    if x[0] < 0 or count_call(calls):  # not called: the left side is true
+        r += 10
+    if x[0] < 0 and count_call(calls) or x[0] == -1:
+        r += 100
+    if x[0] < 0 or count_call(calls):
+        r += 1000
+    out[0] = r
+
+
+def test_and_or_short_circuit_as_in_python_and_warp():
+    # warp-lang 1.19 never calls the right side when the left decides (checked with this kernel).
+    calls, out = wp.zeros(1, dtype=int), wp.zeros(1, dtype=int)
+    wp.launch(short_circuit, dim=1, inputs=[wp.array(np.array([-1], np.int32)), calls, out])
+    assert calls.numpy()[0] == 1 and out.numpy()[0] == 1110
+    calls.zero_()
+    wp.launch(short_circuit, dim=1, inputs=[wp.array(np.array([3], np.int32)), calls, out])
+    assert calls.numpy()[0] == 3 and out.numpy()[0] == 1011
