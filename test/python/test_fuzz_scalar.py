@@ -19,7 +19,7 @@ from fuzz.loader import load_kernel
 from fuzz.program import Fragile, UndefinedBehaviour
 
 THREADS = 8
-EXAMPLES = int(os.environ.get("MLWARP_FUZZ_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("MLWARP_FUZZ_EXAMPLES", "12"))
 SEED = os.environ.get("MLWARP_FUZZ_SEED")
 # Shrinking recompiles a kernel per step (minutes): off unless MLWARP_FUZZ_SHRINK=1; the note has the source.
 PHASES = [p for p in Phase if os.environ.get("MLWARP_FUZZ_SHRINK") == "1" or p not in (Phase.shrink, Phase.explain)]
@@ -86,6 +86,27 @@ def _settings(f):
 @given(program=programs(), data=inputs)
 def test_generated_scalar_kernels_match_the_reference(program, data):
     check(program, data)
+
+
+@settings(max_examples=max(2, EXAMPLES // 6), deadline=None, database=None, phases=PHASES, derandomize=SEED is None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+@given(program=programs(), data=inputs)
+def test_debug_builds_of_generated_kernels_compute_the_same(program, data):
+    """The bounds-checked debug build (warp-bounds-check) changes nothing for in-bounds kernels: the same
+    bits in every output, and no error."""
+    xi, xf, xd = (np.array(v, dtype=dt) for v, dt in zip(data, (np.int32, np.float32, np.float64)))
+    kernel, path = load_kernel(program.source)
+    note(f"kernel source ({path}):\n{program.source(kernel.key)}")
+    results = []
+    for mode in ("release", "debug"):
+        wp.config.mode = mode
+        try:
+            outs = [wp.zeros(THREADS, dtype=t) for t in (wp.int32, wp.float32, wp.float64)]
+            wp.launch(kernel, THREADS, inputs=[xi, xf, xd, *outs])
+        finally:
+            wp.config.mode = "release"
+        results.append([o.numpy().tobytes() for o in outs])
+    assert results[0] == results[1]
 
 
 def test_fuzz_statistics_are_meaningful():
