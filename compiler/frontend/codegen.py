@@ -263,12 +263,16 @@ class KernelEmitter:
             n = arith.DivSIOp(arith.SubIOp(arith.AddIOp(span, stride).result, one).result, stride).result
             return arith.MaxSIOp(n, zero).result
 
+        is_zero = None
+        if step_const is None:  # a runtime step of 0 runs no iterations (instead of dividing by zero)
+            is_zero = arith.CmpIOp(arith.CmpIPredicate.eq, step.value, zero).result
+            step = Var(arith.SelectOp(is_zero, one, step.value).result, wt.int32)
         up = lambda: count(arith.SubIOp(end.value, start.value).result, step.value)
         down = lambda: count(arith.SubIOp(start.value, end.value).result, arith.SubIOp(zero, step.value).result)
         if step_const is not None:
             return up() if step_const > 0 else down()
         positive = arith.CmpIOp(arith.CmpIPredicate.sgt, step.value, zero).result
-        return arith.SelectOp(positive, up(), down()).result
+        return arith.SelectOp(is_zero, zero, arith.SelectOp(positive, up(), down()).result).result
 
     def stmt_While(self, node):
         if node.orelse:

@@ -324,3 +324,20 @@ def test_and_or_short_circuit_as_in_python_and_warp():
     calls.zero_()
     wp.launch(short_circuit, dim=1, inputs=[wp.array(np.array([3], np.int32)), calls, out])
     assert calls.numpy()[0] == 3 and out.numpy()[0] == 1011
+
+
+@wp.kernel
+def runtime_step(step: int, out: wp.array(dtype=int)):
+    n = 0
+    for k in range(0, 10, step):
+        n += 1
+    out[0] = n
+
+
+def test_a_runtime_step_of_zero_runs_no_iterations():
+    # Python raises ValueError and Warp's C loop would never end; the kernel must not divide by zero.
+    out = wp.zeros(1, dtype=int)
+    wp.launch(runtime_step, dim=1, inputs=[0, out])
+    assert out.numpy()[0] == 0
+    wp.launch(runtime_step, dim=1, inputs=[3, out])
+    assert out.numpy()[0] == 4
