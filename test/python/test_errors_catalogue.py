@@ -522,3 +522,16 @@ def test_unknown_mode():
         _launch_error("Error launching kernel 'scale': mode must be 'release' or 'debug', got 'debgu'")
     finally:
         wp.config.mode = "release"
+
+
+# -- array shapes -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape, cls, message", [
+    (-3, ValueError, "Array shapes must be non-negative, got -3 in dimension 0"),
+    ((2, -1), ValueError, "Array shapes must be non-negative, got -1 in dimension 1"),
+    (2.5, TypeError, "Invalid array shape 2.5: expected an int or a tuple of ints"),
+    ((2, "a"), TypeError, "Invalid array shape (2, 'a'): dimension 1 is not an int"),
+    (True, TypeError, "Invalid array shape True: expected an int or a tuple of ints"),
+])
+def test_negative_or_non_int_array_shapes(shape, cls, message):
+    with pytest.raises(cls, match=re.escape(message)):
+        wp.zeros(shape, dtype=wp.float32)
