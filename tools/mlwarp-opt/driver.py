@@ -8,6 +8,8 @@ A Python pass that raises is turned into a pass failure (MLIR prints its
 
 from __future__ import annotations
 
+import re
+
 from mlir import ir
 from mlir.passmanager import PassManager
 
@@ -15,16 +17,21 @@ from mlwarp.compiler.context import make_context
 from mlwarp.compiler.passes.registry import PassError
 from mlwarp.compiler.pipeline import PASSES  # importing the pipeline registers every mlwarp pass
 
-from .diagnostics import describe, first_line
+from .diagnostics import PARSER_BUFFER, describe, first_line
 from .opt import ToolError
 from .pipeline_text import PipelineSyntaxError, parse_element, parse_options, parse_pipeline
 from .stages import StageError, stage_passes
 
+# MLIR's message for a name that is no registered pass, at any nesting depth.
+_UNKNOWN_PASS = re.compile(r"'([^']+)' does not refer to a registered pass")
+
 
 class OptDriver:
-    def __init__(self, steps, input_name: str, print_ir_after_all=False, generic=False, allow_unregistered=False):
+    def __init__(self, steps, input_name: str, print_ir_after_all=False, generic=False, debug_info=False,
+                 allow_unregistered=False):
         self.input_name = input_name
         self.generic = generic
+        self.debug_info = debug_info
         self.ctx = make_context()
         self.ctx.allow_unregistered_dialects = allow_unregistered
         if print_ir_after_all:
@@ -35,7 +42,8 @@ class OptDriver:
             for step in steps:
                 self._add_step(step)
             if print_ir_after_all:
-                self.pm.enable_ir_printing(print_after_all=True, print_generic_op_form=generic)
+                self.pm.enable_ir_printing(print_after_all=True, print_generic_op_form=generic,
+                                           enable_debug_info=debug_info)
 
     def _add_step(self, step) -> None:
         if step[0] == "pipeline":
@@ -89,17 +97,23 @@ class OptDriver:
             self.pm.add(text)
         except ValueError as e:
             msg = str(e)
-            if "does not refer to a registered pass" in msg:
-                raise ToolError(f"unknown pass '{name}'") from None
+            unknown = _UNKNOWN_PASS.search(msg)
+            if unknown:
+                inner = unknown.group(1)
+                if inner in PASSES:  # e.g. func.func(warp-cpu-entry)
+                    raise ToolError(f"pass '{inner}' runs on the whole module; it cannot be nested in "
+                                    f"'{name}(...)'") from None
+                raise ToolError(f"unknown pass '{inner}'") from None
             # "<Pass-Options-Parser>: no such option x\n\nfailed to add `p` with options `x=1`"
             detail = first_line(msg.split(":", 1)[1] if msg.startswith("<Pass-Options-Parser>") else msg)
             raise ToolError(f"pass '{name}': {detail}") from None
 
-    def process(self, text: str, line_offset: int = 0) -> str:
-        """Parses one input chunk, runs the passes on it, returns the printed result."""
+    def process(self, text: str, line_offset: int = 0, path: str | None = None) -> str:
+        """Parses one input chunk (or the whole file at `path`, so that locations carry its name),
+        runs the passes on it, returns the printed result."""
         with self.ctx:
             try:
-                module = ir.Module.parse("\n" * line_offset + text)
+                module = ir.Module.parseFile(path) if path else ir.Module.parse("\n" * line_offset + text)
             except ir.MLIRError as e:
                 raise ToolError(describe(e, self.input_name)) from None
             self.failure = None
@@ -107,7 +121,10 @@ class OptDriver:
                 self.pm.run(module.operation)
             except ir.MLIRError as e:
                 raise ToolError(self._pass_failure(e)) from None
-            return module.operation.get_asm(print_generic_op_form=self.generic) or ""
+            text = module.operation.get_asm(print_generic_op_form=self.generic, enable_debug_info=self.debug_info)
+            if self.debug_info:  # a chunk parsed from memory has the buffer name "-": show the input's name
+                text = text.replace(f'loc("{PARSER_BUFFER}":', f'loc("{self.input_name}":')
+            return text
 
     def _pass_failure(self, error) -> str:
         if self.failure is not None:

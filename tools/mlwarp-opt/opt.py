@@ -32,6 +32,7 @@ options:
   --split-input-file          process each chunk between '// -----' lines independently
   --mlir-print-ir-after-all   print the IR after each pass on stderr
   --mlir-print-op-generic     print operations in the generic form
+  --mlir-print-debuginfo      print the locations of operations
   --allow-unregistered-dialect  accept ops of dialects that are not loaded
   --list-passes               list mlwarp's passes with their options
   -h, --help                  show this help
@@ -39,7 +40,8 @@ options:
 
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^[ \t]*// -----[^\n]*$", re.MULTILINE)
-_FLAGS = {"split-input-file", "mlir-print-ir-after-all", "mlir-print-op-generic", "allow-unregistered-dialect",
+_FLAGS = {"split-input-file", "mlir-print-ir-after-all", "mlir-print-op-generic", "mlir-print-debuginfo",
+          "allow-unregistered-dialect",
           "list-passes", "help", "h"}
 
 
@@ -110,13 +112,12 @@ def list_passes() -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_input(path: str) -> tuple[str, str]:
-    """(text, name used in messages)."""
+def read_input(path: str) -> str:
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        return sys.stdin.read()
     try:
         with open(path, encoding="utf-8") as f:
-            return f.read(), path
+            return f.read()
     except OSError as e:
         raise ToolError(f"cannot read '{path}': {e.strerror}") from None
 
@@ -165,15 +166,20 @@ def run(argv: list[str]) -> int:
 
     from .driver import OptDriver  # loads MLIR: only when there is IR to process
 
-    text, input_name = read_input(opts.input)
+    input_name = "<stdin>" if opts.input == "-" else opts.input
+    # The passes are checked before the input is read, as mlir-opt does.
     driver = OptDriver(opts.steps, input_name,
                        print_ir_after_all="mlir-print-ir-after-all" in opts.flags,
                        generic="mlir-print-op-generic" in opts.flags,
+                       debug_info="mlir-print-debuginfo" in opts.flags,
                        allow_unregistered="allow-unregistered-dialect" in opts.flags)
+    text = read_input(opts.input)
     outputs, failed = [], False
-    for chunk, line_offset in split_chunks(text, "split-input-file" in opts.flags):
+    split = "split-input-file" in opts.flags
+    whole_file = opts.input if opts.input != "-" and not split else None
+    for chunk, line_offset in split_chunks(text, split):
         try:
-            outputs.append(driver.process(chunk, line_offset))
+            outputs.append(driver.process(chunk, line_offset, path=whole_file))
         except ToolError as e:
             print(f"mlwarp-opt: error: {e}", file=sys.stderr)
             failed = True

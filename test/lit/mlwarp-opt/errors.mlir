@@ -7,6 +7,17 @@
 // RUN: not mlwarp-opt %s --pass-pipeline='builtin.module(cse,no-such-pass)' 2>&1 | FileCheck %s --check-prefix=UNKNOWN-IN-PIPELINE
 // UNKNOWN-IN-PIPELINE: mlwarp-opt: error: unknown pass 'no-such-pass'
 
+// RUN: not mlwarp-opt %s --pass-pipeline='builtin.module(func.func(cse,no-such-pass))' 2>&1 | FileCheck %s --check-prefix=UNKNOWN-NESTED
+// UNKNOWN-NESTED: mlwarp-opt: error: unknown pass 'no-such-pass'
+
+// mlwarp passes transform the whole module: they cannot run nested on functions.
+// RUN: not mlwarp-opt %s --pass-pipeline='builtin.module(func.func(warp-cpu-entry))' 2>&1 | FileCheck %s --check-prefix=NESTED-OURS
+// NESTED-OURS: mlwarp-opt: error: pass 'warp-cpu-entry' runs on the whole module; it cannot be nested in 'func.func(...)'
+
+// The passes are checked before the input is read.
+// RUN: not mlwarp-opt %s.does-not-exist --no-such-pass 2>&1 | FileCheck %s --check-prefix=PASS-FIRST
+// PASS-FIRST: mlwarp-opt: error: unknown pass 'no-such-pass'
+
 // RUN: not mlwarp-opt %s --canonicalize=bogus=1 2>&1 | FileCheck %s --check-prefix=UPSTREAM-OPTION
 // UPSTREAM-OPTION: mlwarp-opt: error: pass 'canonicalize': no such option bogus
 
