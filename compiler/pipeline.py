@@ -1,6 +1,7 @@
 """The compiler driver: a plain table of named stages, each a list of passes.
 
-Each stage can be dumped (`MLWARP_DUMP_IR=<dir>` writes `<kernel>.<stage>.mlir`).
+Each stage can be dumped (`MLWARP_DUMP_IR=<dir>` writes `<kernel>.<stage>.mlir`), and
+`MLWARP_PRINT_IR_AFTER_ALL=1` prints the IR after every pass on stderr (kernels compiled now, not cached ones).
 Pass names are ours (see passes/registry.py) or upstream MLIR's.
 """
 
@@ -96,6 +97,8 @@ def add_passes(pm: PassManager, passes) -> None:
 def run_passes(module: ir.Module, passes) -> None:
     pm = PassManager("builtin.module")
     add_passes(pm, passes)
+    if os.environ.get("MLWARP_PRINT_IR_AFTER_ALL") == "1":  # as mlwarp-opt --mlir-print-ir-after-all, on stderr
+        pm.enable_ir_printing(print_after_all=True)
     pm.run(module.operation)
 
 
