@@ -34,9 +34,18 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
                               f"enable_backward=False, so it has no adjoint")
         import os
 
-        found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"])
+        if device.is_cuda:  # the adjoint entry of the same CUDA module (runtime/cuda/module.py)
+            found = compiled.sibling(meta["adj_entry"])
+        else:
+            found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"])
         compiled.adjoint = found
     return found
+
+
+def _device_zeros_like(view, device):
+    from .cuda_array import allocate_like
+
+    return allocate_like(view, device)
 
 
 def _adjoint_struct(kernel):
@@ -75,7 +84,7 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
             view = check_array_arg(kernel, name, p, value, device)
             pack_array(view, p.ndim, getattr(packed, f"p{i}"))
             if adj is None:
-                adj_view = np.zeros_like(view)
+                adj_view = np.zeros_like(view) if device.is_cpu else _device_zeros_like(view, device)
             else:
                 adj_view = check_array_arg(kernel, f"adj_{name}", p, adj, device)
                 if adj_view.shape != view.shape:

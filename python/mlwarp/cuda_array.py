@@ -62,6 +62,15 @@ def allocate(device, shape: tuple, wdt, zero: bool = True) -> np.ndarray:
     return device_view(alloc.ptr, shape, None, wdt, alloc)
 
 
+def allocate_like(view: np.ndarray, device) -> np.ndarray:
+    """Zeroed device memory with the shape and numpy dtype of a storage view (e.g. an adjoint array)."""
+    alloc = mem.Allocation(device, view.size * view.itemsize)
+    mem.memset8(device, alloc.ptr, 0, alloc.nbytes)
+    if view.size == 0:
+        return np.empty(view.shape, dtype=view.dtype)
+    return np.asarray(mem.DeviceView(alloc.ptr, view.shape, None, view.dtype, alloc))
+
+
 def _foreign_interface(data):
     iface = getattr(data, "__cuda_array_interface__", None)
     return iface if isinstance(iface, dict) else None

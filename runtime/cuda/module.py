@@ -37,14 +37,28 @@ class CudaKernel:
         self.module = drv.call("cuModuleLoadData", image)
         self.function = drv.call("cuModuleGetFunction", self.module, self.entry.encode())
 
-    def launch(self, packed, total: int, block_dim: int = 256, max_blocks: int = 0, stream=None) -> None:
+    def sibling(self, entry: str) -> "CudaKernel":
+        """Another entry of the same loaded module (the adjoint kernel `<k>_adj_cuda`)."""
+        other = object.__new__(CudaKernel)
+        other.device, other.entry, other.image_kind, other.module = self.device, entry, self.image_kind, None
+        other._owner = self  # keeps the module loaded
+        self.device.make_current()
+        other.function = drv.call("cuModuleGetFunction", self.module, entry.encode())
+        return other
+
+    def run(self, args_ptr: int, total: int) -> None:
+        """CpuKernel's interface: launches on the device's current stream with the struct at `args_ptr`."""
+        self.launch(None, total, args_ptr=args_ptr)
+
+    def launch(self, packed, total: int, block_dim: int = 256, max_blocks: int = 0, stream=None,
+               args_ptr: int | None = None) -> None:
         """Launches over `total` threads; `packed` is the ctypes launch struct (copied by the driver)."""
         if total <= 0:
             return
         blocks = min((total + block_dim - 1) // block_dim, MAX_GRID_X)
         if max_blocks > 0:
             blocks = min(blocks, max_blocks)
-        params = (ctypes.c_void_p * 1)(ctypes.addressof(packed))
+        params = (ctypes.c_void_p * 1)(ctypes.addressof(packed) if args_ptr is None else args_ptr)
         stream = stream or self.device.stream
         self.device.make_current()
         drv.call("cuLaunchKernel", self.function, blocks, 1, 1, block_dim, 1, 1, 0, stream.handle,

@@ -33,7 +33,13 @@ def count(bins: wp.array(dtype=wp.int32), values: wp.array(dtype=wp.int32)):
     wp.atomic_add(bins, values[i] % 4, 1)
 
 
-KERNELS = [saxpy, index_3d, count]
+@wp.kernel
+def square(x: wp.array(dtype=wp.float32), y: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+KERNELS = [saxpy, index_3d, count, square]
 
 
 @pytest.fixture
@@ -46,8 +52,11 @@ def fake(monkeypatch):
     monkeypatch.setattr(device_registry, "_default", None)
     saved = dict(device_registry._devices)
     cpu = wp.get_device("cpu")
+    from mlwarp.adjoint import adjoint_kernel
+
     for k in KERNELS:
         fake.cpu_entries[f"{k.key}_cuda"] = k.compiled(cpu)
+        fake.cpu_entries[f"{k.key}_adj_cuda"] = adjoint_kernel(k, cpu)
     yield fake
     for k in KERNELS:
         for alias in [a for a in k._compiled if a.startswith("cuda")]:
@@ -270,3 +279,18 @@ def test_newer_gpu_without_compiler_jits_older_ptx(monkeypatch, tmp_path):
         saxpy._compiled.pop("cuda:0", None)
         device_registry._devices.clear()
         device_registry._devices.update(saved)
+
+
+def test_adjoint_launch_on_the_device(fake):
+    xs = np.array([1.0, -2.0, 3.0], dtype=np.float32)
+    x = wp.array(xs, device="cuda:0")
+    y = wp.zeros(3, dtype=wp.float32, device="cuda:0")
+    adj_x = wp.zeros(3, dtype=wp.float32, device="cuda:0")
+    adj_y = wp.array(np.ones(3, dtype=np.float32), device="cuda:0")
+    wp.launch(square, dim=3, inputs=[x], outputs=[y], adj_inputs=[adj_x], adj_outputs=[adj_y], adjoint=True,
+              device="cuda:0")
+    np.testing.assert_array_equal(adj_x.numpy(), 2.0 * xs)
+    assert fake.launches[-1]["name"] == "square_adj_cuda"
+    # an adjoint left as None is zeroed device memory, not host memory
+    wp.launch(square, dim=3, inputs=[x], outputs=[y], adj_inputs=[None], adj_outputs=[adj_y], adjoint=True,
+              device="cuda:0")
