@@ -13,8 +13,9 @@ from .array import (  # noqa: F401
     ones_like, zeros, zeros_like,
 )
 from .interop import (  # noqa: F401
-    device_from_torch, device_to_torch, dtype_from_torch, dtype_to_torch, from_dlpack, from_torch,
-    stream_from_torch, stream_to_torch, to_dlpack, to_torch,
+    device_from_jax, device_from_torch, device_to_jax, device_to_torch, dtype_from_jax, dtype_from_torch,
+    dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch, stream_to_torch, to_dlpack,
+    to_jax, to_torch,
 )
 from .errors import CompileError, CompileTypeError, LaunchError, UnsupportedSyntaxError  # noqa: F401
 from .builtins import functions as _builtin_functions

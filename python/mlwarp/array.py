@@ -43,7 +43,7 @@ class array:
             view = _wrap_pointer(ptr, _as_shape(shape), strides, wdt, owner=owner, deleter=deleter)
         elif data is None:
             wdt = _require_dtype(dtype if dtype is not None else _t.float32)
-            view = np.zeros(_as_shape(shape) + _element_shape(wdt), dtype=_element_numpy(wdt))
+            view = _aligned_zeros(_as_shape(shape) + _element_shape(wdt), _element_numpy(wdt))
         else:
             view, wdt = _from_data(data, dtype, shape, copy)
         self._init_view(view, wdt)
@@ -298,12 +298,28 @@ def _from_data(data, dtype, shape, copy):
     if _t.scalar_type_of(wdt) is _t.bfloat16 and src.dtype.kind == "f":
         src = _t.float_to_bf16_bits(src)  # bfloat16 arrays hold bit patterns; floats are rounded to them
     try:
-        view = np.array(src, dtype=np_dt, copy=True, order="C") if copy else np.asarray(src, dtype=np_dt)
+        converted = np.asarray(src, dtype=np_dt)
     except (TypeError, ValueError) as e:
         raise RuntimeError(f"Failed to convert input data to an array: {e}") from None
+    view = converted
+    if copy:
+        view = _aligned_zeros(converted.shape, np_dt)
+        view[...] = converted
     if shape is not None:
         view = view.reshape(_as_shape(shape) + _element_shape(wdt))
     return view, wdt
+
+
+ALIGNMENT = 64  # bytes: a cache line, and what XLA needs to share a buffer with JAX without copying
+
+
+def _aligned_zeros(shape, np_dtype) -> np.ndarray:
+    """A zeroed C-contiguous array whose data starts on an ALIGNMENT boundary (numpy only promises 16)."""
+    np_dtype = np.dtype(np_dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+    raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGNMENT
+    return raw[start:start + nbytes].view(np_dtype).reshape(shape)
 
 
 class _ExternalMemory:

@@ -329,3 +329,10 @@ def test_requires_grad_allocates_grad():
     assert a.grad.shape == (3,) and a.grad.numpy().tolist() == [0.0, 0.0, 0.0]
     v = a[1:]
     assert v.grad.shape == (2,) and v.grad.ptr == a.grad.ptr + 4
+
+
+def test_allocations_are_64_byte_aligned():
+    for a in (wp.zeros(3), wp.ones((2, 3), dtype=wp.int8), wp.array([1.0, 2.0]), wp.clone(wp.zeros(5)[::2]),
+              wp.array(np.arange(7, dtype=np.int16)), wp.zeros(4, dtype=wp.vec3)):
+        assert a.ptr % 64 == 0  # (empty arrays own no memory: numpy may point them anywhere)
+        assert a.is_contiguous

@@ -17,7 +17,7 @@ def test_import_does_not_load_mlir_or_torch():
     assert "mlwarp" in mods and "mlwarp.array" in mods
     assert "mlir" not in mods and not any(m.startswith("mlir.") for m in mods)
     assert "mlwarp.compiler.driver" not in mods
-    assert "torch" not in mods
+    assert "torch" not in mods and "jax" not in mods
 
 
 def test_interop_without_torch_loaded():
