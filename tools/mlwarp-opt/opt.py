@@ -41,8 +41,7 @@ options:
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^[ \t]*// -----[^\n]*$", re.MULTILINE)
 _FLAGS = {"split-input-file", "mlir-print-ir-after-all", "mlir-print-op-generic", "mlir-print-debuginfo",
-          "allow-unregistered-dialect",
-          "list-passes", "help", "h"}
+          "allow-unregistered-dialect", "list-passes", "help", "h"}
 
 
 class ToolError(Exception):
@@ -53,7 +52,8 @@ class ToolError(Exception):
 class Options:
     input: str = "-"
     output: str = "-"
-    steps: list = field(default_factory=list)  # ("pass", name, options text | None) or ("pipeline", text)
+    # in order: ("pass", name, options text | None), ("pipeline", text) or ("stages", "<target>[:<stage>]")
+    steps: list = field(default_factory=list)
     flags: set = field(default_factory=set)
 
 
