@@ -64,6 +64,11 @@ def finite_difference(program, i0, d0):
     return g1
 
 
+def _seeded(f):
+    return seed(int(SEED))(f) if SEED is not None else f
+
+
+@_seeded
 @settings(max_examples=EXAMPLES, deadline=None, database=None, phases=PHASES, derandomize=SEED is None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(program=programs(types=("i", "d")), data=inputs)

@@ -88,6 +88,7 @@ def test_generated_scalar_kernels_match_the_reference(program, data):
     check(program, data)
 
 
+@(lambda f: seed(int(SEED))(f) if SEED is not None else f)
 @settings(max_examples=max(2, EXAMPLES // 6), deadline=None, database=None, phases=PHASES, derandomize=SEED is None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(program=programs(), data=inputs)
