@@ -150,3 +150,44 @@ def test_transform_setters_modify_their_argument():
     t = wp.transform_identity()
     wp.transform_set_translation(t, wp.vec3(4.0, 5.0, 6.0))
     assert t == wp.transform(4, 5, 6, 0, 0, 0, 1)
+
+
+def test_rigid_body_helpers_in_kernels_and_python():
+    @wp.kernel(enable_backward=False)
+    def k(t: wp.array(dtype=wp.transform), s: wp.array(dtype=wp.spatial_vector), r: wp.array(dtype=wp.vec3),
+          m: wp.array(dtype=wp.mat44), c: wp.array(dtype=wp.mat44), vel: wp.array(dtype=wp.vec3),
+          tw: wp.array(dtype=wp.spatial_vector), wr: wp.array(dtype=wp.spatial_vector),
+          rpy: wp.array(dtype=wp.vec3), angles: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        m[i] = wp.transform_to_matrix(t[i])
+        c[i] = wp.transform_compose(wp.transform_get_translation(t[i]), wp.transform_get_rotation(t[i]), r[i])
+        vel[i] = wp.velocity_at_point(s[i], r[i])
+        tw[i] = wp.transform_twist(t[i], s[i])
+        wr[i] = wp.transform_wrench(t[i], s[i])
+        a = angles[i]
+        rpy[i] = wp.quat_to_rpy(wp.quat_rpy(a[0], a[1], a[2]))
+
+    n = 6
+    T = random_transforms(n)
+    S = rng.normal(size=(n, 6)).astype(np.float32)
+    R = rng.normal(size=(n, 3)).astype(np.float32)
+    A = rng.uniform(-1.2, 1.2, size=(n, 3)).astype(np.float32)  # pitch away from +-pi/2
+    outs = [wp.zeros(n, dtype=d) for d in (wp.mat44, wp.mat44, wp.vec3, wp.spatial_vector, wp.spatial_vector,
+                                            wp.vec3)]
+    wp.launch(k, n, [wp.array(T, dtype=wp.transform), wp.array(S, dtype=wp.spatial_vector),
+                     wp.array(R, dtype=wp.vec3), *outs, wp.array(A, dtype=wp.vec3)])
+    m, c, vel, tw, wr, rpy = (o.numpy() for o in outs)
+    H = homogeneous(T[:, :3], T[:, 3:])
+    np.testing.assert_allclose(m, H, atol=1e-6)
+    np.testing.assert_allclose(c, H * np.concatenate([R, np.ones((n, 1))], 1)[:, None, :], atol=1e-5)
+    w, v = S[:, :3], S[:, 3:]
+    np.testing.assert_allclose(vel, v + np.cross(w, R), atol=1e-5)
+    Rm, p = H[:, :3, :3], T[:, :3]
+    w2 = np.einsum("nij,nj->ni", Rm, w)
+    np.testing.assert_allclose(tw, np.concatenate([w2, np.einsum("nij,nj->ni", Rm, v) + np.cross(p, w2)], 1),
+                               atol=1e-5)
+    f2 = np.einsum("nij,nj->ni", Rm, v)
+    np.testing.assert_allclose(wr, np.concatenate([np.einsum("nij,nj->ni", Rm, w) + np.cross(p, f2), f2], 1),
+                               atol=1e-5)
+    np.testing.assert_allclose(rpy, A, atol=1e-5)
+    np.testing.assert_allclose(wp.transform_to_matrix(wp.transform(*T[0].tolist())).numpy(), H[0], atol=1e-6)
