@@ -46,7 +46,7 @@ def cuda_stages(arch: int = DEFAULT_CUDA_ARCH) -> list:
             break
         stages.append((stage, ["warp-gpu-kernel" if str(p).startswith("warp-cpu-entry") else p for p in passes]))
     stages.append(("nvvm", [f"nvvm-attach-target{{chip=sm_{arch} O=3}}",
-                            "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm)", "reconcile-unrealized-casts"]))
+                            "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-math-to-llvm)", "reconcile-unrealized-casts"]))
     return stages
 
 
