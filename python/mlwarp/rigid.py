@@ -58,6 +58,30 @@ def transform_compose(position: vec3, rotation: quat, scale: vec3) -> mat44:
 
 
 @func
+def transform_from_matrix(m: mat44) -> transform:
+    """The transform of a 4x4 matrix [[R, p], [0, 1]]: p from the last column, q from R."""
+    return transform(vec3(m[0, 3], m[1, 3], m[2, 3]), wp.quat_from_matrix(m))
+
+
+@func
+def transform_decompose(m: mat44):
+    """(position, rotation, scale) of a 4x4 matrix [[R diag(scale), position], [0, 1]]: the column lengths
+    are the scale (a zero column is left as it is), the normalised columns the rotation."""
+    c0 = vec3(m[0, 0], m[1, 0], m[2, 0])
+    c1 = vec3(m[0, 1], m[1, 1], m[2, 1])
+    c2 = vec3(m[0, 2], m[1, 2], m[2, 2])
+    scale = vec3(wp.length(c0), wp.length(c1), wp.length(c2))
+    if scale[0] != 0.0:
+        c0 = c0 / scale[0]
+    if scale[1] != 0.0:
+        c1 = c1 / scale[1]
+    if scale[2] != 0.0:
+        c2 = c2 / scale[2]
+    rotation = wp.quat_from_matrix(wp.matrix_from_cols(c0, c1, c2))
+    return vec3(m[0, 3], m[1, 3], m[2, 3]), rotation, scale
+
+
+@func
 def quat_to_rpy(q: quat) -> vec3:
     """(roll, pitch, yaw) of a unit quaternion: the inverse of quat_rpy away from gimbal lock."""
     x = q[0]
@@ -71,4 +95,4 @@ def quat_to_rpy(q: quat) -> vec3:
 
 
 __all__ = ["velocity_at_point", "transform_twist", "transform_wrench", "transform_to_matrix", "transform_compose",
-           "quat_to_rpy"]
+           "transform_from_matrix", "transform_decompose", "quat_to_rpy"]

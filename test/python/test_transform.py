@@ -191,3 +191,29 @@ def test_rigid_body_helpers_in_kernels_and_python():
                                atol=1e-5)
     np.testing.assert_allclose(rpy, A, atol=1e-5)
     np.testing.assert_allclose(wp.transform_to_matrix(wp.transform(*T[0].tolist())).numpy(), H[0], atol=1e-6)
+
+
+def test_transform_from_matrix_and_decompose_invert_compose():
+    @wp.kernel(enable_backward=False)
+    def k(t: wp.array(dtype=wp.transform), s: wp.array(dtype=wp.vec3), back: wp.array(dtype=wp.transform),
+          pos: wp.array(dtype=wp.vec3), rot: wp.array(dtype=wp.quat), scale: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        back[i] = wp.transform_from_matrix(wp.transform_to_matrix(t[i]))
+        p, q, sc = wp.transform_decompose(wp.transform_compose(wp.transform_get_translation(t[i]),
+                                                               wp.transform_get_rotation(t[i]), s[i]))
+        pos[i] = p
+        rot[i] = q
+        scale[i] = sc
+
+    n = 5
+    T = random_transforms(n)
+    S = rng.uniform(0.5, 2.0, size=(n, 3)).astype(np.float32)
+    back, pos = wp.zeros(n, dtype=wp.transform), wp.zeros(n, dtype=wp.vec3)
+    rot, scale = wp.zeros(n, dtype=wp.quat), wp.zeros(n, dtype=wp.vec3)
+    wp.launch(k, n, [wp.array(T, dtype=wp.transform), wp.array(S, dtype=wp.vec3), back, pos, rot, scale])
+    same_rotation = lambda q: np.minimum(np.abs(q - T[:, 3:]).max(1), np.abs(q + T[:, 3:]).max(1))  # noqa: E731
+    np.testing.assert_allclose(back.numpy()[:, :3], T[:, :3], atol=1e-6)
+    assert same_rotation(back.numpy()[:, 3:]).max() < 1e-5
+    np.testing.assert_allclose(pos.numpy(), T[:, :3], atol=1e-6)
+    assert same_rotation(rot.numpy()).max() < 1e-5
+    np.testing.assert_allclose(scale.numpy(), S, atol=1e-5)
