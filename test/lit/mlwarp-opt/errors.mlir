@@ -24,6 +24,9 @@
 // RUN: not mlwarp-opt %s --warp-cpu-entry=bogus=1 2>&1 | FileCheck %s --check-prefix=OUR-OPTION
 // OUR-OPTION: mlwarp-opt: error: pass 'warp-cpu-entry' has no option(s) ['bogus']; options: none
 
+// RUN: not mlwarp-opt %s --warp-unroll-loops=max-unroll=many 2>&1 | FileCheck %s --check-prefix=OUR-OPTION-VALUE
+// OUR-OPTION-VALUE: mlwarp-opt: error: pass 'warp-unroll-loops': option max-unroll='many' is not a valid int
+
 // RUN: not mlwarp-opt %s --pass-pipeline='builtin.module(cse' 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // SYNTAX: mlwarp-opt: error: unterminated ')' in pass pipeline 'builtin.module(cse'
 
