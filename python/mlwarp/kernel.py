@@ -105,6 +105,7 @@ class Kernel:
                         wt.type_key(p)) for n, p in zip(self.arg_names, self.params)]).encode())
         h.update(repr(sorted(self.options.items())).encode())
         h.update(repr(_captured_constants(self.func)).encode())
+        h.update(f"max_unroll={_config().max_unroll}".encode())  # warp-unroll-loops' default limit
         h.update(str(device).encode())
         h.update(_compiler_fingerprint().encode())
         if not str(device).startswith("sm_"):  # "sm_90": a CUDA target (mlwarp/cuda_compile.py)
@@ -163,6 +164,12 @@ class Kernel:
 
         meta = compile_cpu(self.func, self._frontend_types(), folder, self.options)
         return dict(meta, kernel=self.key, files=[meta["library"]])
+
+
+def _config():
+    from .config import config
+
+    return config
 
 
 def _print_timings() -> bool:

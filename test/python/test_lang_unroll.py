@@ -69,3 +69,15 @@ def test_max_unroll_follows_the_config():
         assert loops.to_mlir("warp-opt").count("scf.for") == 1  # only the runtime loop is left
     finally:
         wp.config.max_unroll = saved
+
+
+def test_max_unroll_is_part_of_the_cache_key():
+    device = wp.get_device("cpu")
+    saved = wp.config.max_unroll
+    try:
+        key16 = loops.cache_key(device)
+        wp.config.max_unroll = 4
+        assert loops.cache_key(device) != key16
+    finally:
+        wp.config.max_unroll = saved
+    assert loops.cache_key(device) == key16
