@@ -67,12 +67,17 @@ _api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _api.PyCapsule_SetName.restype = ctypes.c_int
 _api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _api.PyCapsule_New.restype = ctypes.py_object
-_CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+class _PyCapsule(ctypes.Structure):
+    """CPython's capsule object layout: the destructor reads the dying capsule through it, without C API calls.
+    Known limit: a Python destructor cannot run cleanly while an exception is pending (a consumer that
+    refused the capsule, e.g. mpi4py given a strided view); the consumer's error then surfaces as a
+    SystemError whose cause is the consumer's exception. A C destructor (as numpy's) would avoid it."""
+    _fields_ = [("ob_refcnt", ctypes.c_ssize_t), ("ob_type", ctypes.c_void_p), ("pointer", ctypes.c_void_p),
+                ("name", ctypes.c_char_p), ("context", ctypes.c_void_p), ("destructor", ctypes.c_void_p)]
+
+
+_CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.POINTER(_PyCapsule))
 _api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CapsuleDestructor]
-# raw-pointer versions, for the capsule destructor (which gets the dying capsule's address)
-_is_valid_raw = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_IsValid", _api))
-_get_pointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", _api))
 
 
 # -- dtypes and devices ---------------------------------------------------------
@@ -207,10 +212,11 @@ def _release(address):
 
 def _destructor(name):
     @_CapsuleDestructor
-    def destroy(capsule_address):
+    def destroy(capsule):
         # a capsule never consumed still carries its original name: release what it holds
-        if _is_valid_raw(capsule_address, name):
-            _exported.pop(_get_pointer_raw(capsule_address, name), None)
+        c = capsule.contents
+        if c.name == name:
+            _exported.pop(c.pointer, None)
     return destroy
 
 
