@@ -234,7 +234,7 @@ def to_dlpack(a, versioned=False):
     scalar = wt.scalar_type_of(a.dtype)
     if wt.is_struct(a.dtype):
         raise BufferError(f"to_dlpack: arrays of structs ({wt.type_name(a.dtype)}) have no DLPack dtype")
-    view = a.numpy()  # vector/matrix elements are exported as trailing dimensions
+    view = a._np  # the geometry (a CUDA array keeps its device address here); vector elements: trailing dims
     item = view.itemsize
     if any(s % item for s in view.strides):
         raise BufferError("to_dlpack: strides that are not a multiple of the element size cannot be exported")
