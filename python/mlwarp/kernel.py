@@ -55,6 +55,7 @@ def _cpu_flags() -> str:
 
 
 def _param_type(kernel_name, func, name, annotation):
+    written = annotation
     if isinstance(annotation, str):
         try:
             annotation = eval(annotation, func.__globals__)  # `from __future__ import annotations`
@@ -66,7 +67,7 @@ def _param_type(kernel_name, func, name, annotation):
     if t is None:
         code = func.__code__
         raise CompileError(f"argument '{name}' needs a type annotation Warp supports (a scalar type or "
-                           f"wp.array(dtype=..., ndim=...)), got {annotation!r}", code.co_filename,
+                           f"wp.array(dtype=..., ndim=...)), got {written!r}", code.co_filename,
                            code.co_firstlineno, None, kernel_name)
     return t
 

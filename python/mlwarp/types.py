@@ -98,6 +98,8 @@ def canonical_type(t):
         return t
     if t in _python_to_warp:
         return _python_to_warp[t]
+    if t is None or isinstance(t, str):  # np.dtype(None) is float64; a string is an unresolved annotation
+        return None
     try:
         return _numpy_to_warp.get(np.dtype(t))
     except TypeError:
