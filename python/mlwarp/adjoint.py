@@ -21,17 +21,34 @@ from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
 
 
+def with_adjoint(kernel):
+    """The variant of `kernel` whose CPU library also holds `<k>_adj_cpu`, compiled on first use
+    (the forward library leaves the adjoint out: see Kernel._library_options)."""
+    variant = kernel.__dict__.get("_with_adjoint")
+    if variant is None:
+        variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, "with_adjoint": True})
+        kernel.__dict__["_with_adjoint"] = variant
+    return variant
+
+
+def adjoint_library(kernel, device):
+    """The loaded library holding the adjoint entry (on CUDA the kernel's own module holds it)."""
+    return kernel.compiled(device) if device.is_cuda else with_adjoint(kernel).compiled(device)
+
+
 def adjoint_kernel(kernel, device) -> CpuKernel:
     """The loaded `<k>_adj_cpu` entry of the kernel's library for `device`."""
-    compiled = kernel.compiled(device)
+    if kernel.options.get("enable_backward") is False:
+        raise LaunchError(f"Error launching kernel '{kernel.key}': it was compiled with "
+                          f"enable_backward=False, so it has no adjoint")
+    compiled = adjoint_library(kernel, device)
     found = getattr(compiled, "adjoint", None)
     if found is None:
         meta = compiled.meta
         if meta.get("adj_error"):
             raise CompileError(f"kernel '{kernel.key}' cannot be differentiated: {meta['adj_error']}")
         if not meta.get("adj_entry"):
-            raise LaunchError(f"Error launching kernel '{kernel.key}': it was compiled with "
-                              f"enable_backward=False, so it has no adjoint")
+            raise LaunchError(f"Error launching kernel '{kernel.key}': its library has no adjoint entry")
         import os
 
         if device.is_cuda:  # the adjoint entry of the same CUDA module (runtime/cuda/module.py)
@@ -103,5 +120,5 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
     entry = adjoint_kernel(kernel, device)
     if total:
         entry.run(ctypes.addressof(packed), total)
-        after_launch(kernel, kernel.compiled(device), record, args)
+        after_launch(kernel, adjoint_library(kernel, device), record, args)
     del keep_alive

@@ -140,7 +140,7 @@ class Kernel:
         if compiled_now:
             meta = cache.store(key, self._build)
         loaded = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["entry"])
-        loaded.meta = meta  # the adjoint launch (mlwarp/adjoint.py) opens meta["adj_entry"] of the same library
+        loaded.meta = meta  # a with_adjoint library's meta["adj_entry"] is opened by mlwarp/adjoint.py
         if _print_timings():
             what = "compiled" if compiled_now else "loaded from cache"
             stages = "".join(f", {k} {v:.1f} ms" for k, v in meta.get("timings_ms", {}).items()) if compiled_now else ""
@@ -160,10 +160,17 @@ class Kernel:
 
         return emit_ir(self.func, self._frontend_types(), stage)
 
+    def _library_options(self) -> dict:
+        # The forward library leaves the adjoint out: most launches never need it, and it costs about
+        # twice the kernel's own LLVM time. adjoint.py compiles a library with it on the first adjoint launch.
+        if self.options.get("with_adjoint"):
+            return self.options
+        return {**self.options, "enable_backward": False}
+
     def _build(self, folder):
         from .compiler.driver import compile_cpu  # the only place that loads the compiler (and MLIR)
 
-        meta = compile_cpu(self.func, self._frontend_types(), folder, self.options)
+        meta = compile_cpu(self.func, self._frontend_types(), folder, self._library_options())
         return dict(meta, kernel=self.key, files=[meta["library"]])
 
 
