@@ -37,8 +37,12 @@ def emit_ptx(module: ir.Module) -> bytes:
     return ptx
 
 
+# Device functions the CUDA driver itself provides (print -> vprintf).
+_DRIVER_FUNCTIONS = {"vprintf"}
+
+
 def check_ptx(ptx: bytes) -> None:
-    unresolved = _EXTERN.findall(ptx.decode("utf-8", "replace"))
+    unresolved = [f for f in _EXTERN.findall(ptx.decode("utf-8", "replace")) if f not in _DRIVER_FUNCTIONS]
     if unresolved:
         raise GpuCompileError(f"PTX calls external function(s) {sorted(set(unresolved))} that no library "
                               f"defines (is libdevice.10.bc in the CUDA toolkit?)")

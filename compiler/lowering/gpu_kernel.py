@@ -89,6 +89,37 @@ def _restore_generic_uses(global_: ir.Value, generic: ir.Value) -> None:
         generic.owner.erase()
 
 
+def printf_to_gpu_printf(module: ir.Operation, gmod: ir.Operation) -> None:
+    """The frontend's libc calls (`printf(fmt, ...)` then `fflush(NULL)`, fmt a private string global of
+    the host module) become `gpu.printf`, which convert-gpu-to-nvvm lowers to the driver's `vprintf`."""
+    strings = {}
+    gbody = gmod.regions[0].blocks[0]
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "llvm.mlir.global" and "value" in op.operation.attributes:
+            name = ir.StringAttr(op.operation.attributes["sym_name"]).value
+            strings[name] = ir.StringAttr(op.operation.attributes["value"]).value.rstrip("\0")
+            # `%s` arguments (bool names, string literals) point at these: the device needs its own copy
+            op.operation.clone(ip=ir.InsertionPoint.at_block_begin(gbody))
+    for call in ops_named(gmod, {"llvm.call"}):
+        callee = call.attributes["callee"] if "callee" in call.attributes else None
+        name = ir.FlatSymbolRefAttr(callee).value if callee is not None else None
+        if name not in ("printf", "fflush"):
+            continue
+        if name == "printf":
+            fmt_op = call.operands[0].owner
+            fmt = strings[ir.FlatSymbolRefAttr(fmt_op.attributes["global_name"]).value]
+            with ir.InsertionPoint(call), call.location:
+                # gpu.printf takes numbers only; vprintf reads a `%s` pointer from an 8-byte slot all the same
+                args = [llvm.ptrtoint(_i64(), a) if isinstance(a.type, llvm.PointerType) else a
+                        for a in list(call.operands)[1:]]
+                gpu.printf(ir.StringAttr.get(fmt), *args)
+        operands = [o.owner.operation for o in call.operands if not isinstance(o.owner, ir.Block)]
+        call.erase()
+        for o in operands:  # the format's llvm.mlir.addressof and fflush's null pointer
+            if o.name in ("llvm.mlir.addressof", "llvm.mlir.zero") and not list(o.results[0].uses):
+                o.erase()
+
+
 @register
 class GpuKernel(Pass):
     name = "warp-gpu-kernel"
@@ -111,6 +142,7 @@ class GpuKernel(Pass):
         for op in list(body.operations):
             if op.operation.name == "func.func":
                 op.operation.move_before(gbody.operations[0])
+        printf_to_gpu_printf(module, gmod.operation)
         mark_global_pointers(gmod.operation)
 
     def wrap(self, kernel, gbody):
