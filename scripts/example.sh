@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup-env.sh
-MLWARP_TIMINGS=${MLWARP_TIMINGS:-1} exec .venv/bin/python examples/heat_diffusion.py "$@"
+MLWARP_TIMINGS=${MLWARP_TIMINGS:-1} exec .venv/bin/python examples/particles.py "$@"
