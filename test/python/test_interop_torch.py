@@ -65,11 +65,23 @@ def test_devices():
         wp.device_from_torch("meta")
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the errors of a machine without CUDA")
 def test_streams_need_cuda():
-    with pytest.raises(RuntimeError, match=r"stream_from_torch: CUDA streams need a CUDA device"):
+    with pytest.raises(RuntimeError, match=r"^stream_from_torch: CUDA streams need a CUDA device; torch has none here$"):
         wp.stream_from_torch()
-    with pytest.raises(RuntimeError, match=r"stream_to_torch: CUDA streams need a CUDA device"):
+    with pytest.raises(RuntimeError, match=r"^stream_from_torch: CUDA streams need a CUDA device; torch has none here$"):
+        wp.stream_from_torch("cuda:0")
+    with pytest.raises(RuntimeError, match=r"^stream_to_torch: CUDA streams need a CUDA device, got 'cpu'$"):
         wp.stream_to_torch("cpu")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or not wp.is_cuda_available(), reason="needs a CUDA device")
+def test_streams_round_trip_on_cuda():
+    torch_stream = torch.cuda.Stream()
+    warp_stream = wp.stream_from_torch(torch_stream)
+    assert warp_stream.cuda_stream == torch_stream.cuda_stream
+    assert wp.stream_to_torch(warp_stream).cuda_stream == torch_stream.cuda_stream
+    assert wp.stream_from_torch("cuda:0").cuda_stream == torch.cuda.current_stream(0).cuda_stream
 
 
 # -- from_torch -----------------------------------------------------------------------

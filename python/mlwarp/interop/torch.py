@@ -92,13 +92,44 @@ def device_to_torch(warp_device=None) -> str:
 
 
 def stream_from_torch(stream_or_device=None):
-    """Warp's stream for a torch CUDA stream. CPU work has no streams."""
-    raise RuntimeError("stream_from_torch: CUDA streams need a CUDA device; this mlwarp build has none")
+    """A Warp stream wrapping a torch CUDA stream, or the current torch stream of a torch device
+    (default: torch's current CUDA device). The Warp stream keeps the torch stream alive."""
+    torch = _torch()
+    if isinstance(stream_or_device, torch.cuda.Stream):
+        torch_stream = stream_or_device
+    else:
+        _require_cuda("stream_from_torch", torch)
+        device = torch.device(stream_or_device) if stream_or_device is not None else \
+            torch.device("cuda", torch.cuda.current_device())
+        if device.type != "cuda":
+            raise RuntimeError(f"stream_from_torch: CUDA streams need a CUDA device, got '{device}'")
+        torch_stream = torch.cuda.current_stream(device)
+    from ..stream import Stream
+
+    stream = Stream(device_from_torch(torch_stream.device), cuda_stream=torch_stream.cuda_stream)
+    stream._torch_stream = torch_stream
+    return stream
 
 
 def stream_to_torch(stream_or_device=None):
-    """torch's CUDA stream for a Warp stream. CPU work has no streams."""
-    raise RuntimeError("stream_to_torch: CUDA streams need a CUDA device; this mlwarp build has none")
+    """A torch ExternalStream over a Warp stream, or over the current stream of a Warp device."""
+    torch = _torch()
+    from ..runtime.device import get_device
+
+    if not hasattr(stream_or_device, "cuda_stream"):
+        device = get_device(stream_or_device)
+        if not device.is_cuda:
+            raise RuntimeError(f"stream_to_torch: CUDA streams need a CUDA device, got '{device}'")
+        from ..stream import get_stream
+
+        stream_or_device = get_stream(device)
+    _require_cuda("stream_to_torch", torch)
+    return torch.cuda.ExternalStream(stream_or_device.cuda_stream, device=device_to_torch(stream_or_device.device))
+
+
+def _require_cuda(what, torch):
+    if not torch.cuda.is_available():
+        raise RuntimeError(f"{what}: CUDA streams need a CUDA device; torch has none here")
 
 
 # -- tensors <-> arrays --------------------------------------------------------------
