@@ -621,6 +621,8 @@ class KernelEmitter:
 
             return atomics.call(self, node, intrinsic[len("atomic_"):])
         what = dotted_name(node.func)
+        if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
+            raise self.error(node, obj._wp_removed_, CompileError)
         if obj is MISSING:
             raise self.error(node, f"unknown function '{what}'", CompileError)
         raise self.error(node, f"calling '{what}' ({type(obj).__name__}) is not supported in kernels: only "
@@ -636,16 +638,6 @@ class KernelEmitter:
             raise self.error(node, f"wp.tid() gives 1 to 4 indices, not {count}")
         self.tid_dims = max(self.tid_dims, count)
         return [Var(v, wt.int32) for v in wb.tid(count)]
-
-    def call_atomic(self, node, kind):
-        if len(node.args) < 3:
-            raise self.error(node, f"atomic_{kind}(array, index..., value) needs an array, indices and a value")
-        sub = ast.Subscript(value=node.args[0], slice=ast.Tuple(elts=node.args[1:-1]), ctx=ast.Load())
-        ast.copy_location(sub, node)
-        arr, indices = self.array_access(sub)
-        value = self.expr(node.args[-1])
-        self.check_store_type(node, arr, value)
-        return Var(wb.atomic(kind, arr.value, value.value, indices), arr.type.dtype)
 
     def call_builtin(self, node, name, args) -> Var:
         for a in args:

@@ -42,18 +42,28 @@ from .jvp import jvp  # noqa: E402,F401
 from .func_grad import adjoint, func_grad  # noqa: E402,F401
 from .runtime.device import Device, get_device, get_devices, set_device  # noqa: E402,F401
 from .runtime import cache as _cache  # noqa: E402
+from .constants import *  # noqa: E402,F401,F403  (pi, e, inf, nan, tau, half_pi, ...)
+from .launch_plan import Launch  # noqa: E402,F401  (what wp.launch(..., record_cmd=True) returns)
+
+# Warp's names for the compile errors
+WarpCodegenError = CompileError
+WarpCodegenTypeError = CompileTypeError
 
 
 def init():
     """Optional, as in Warp: mlwarp initialises itself lazily."""
 
 
-def is_cuda_available() -> bool:
-    return False
+def is_cpu_available() -> bool:
+    return True
 
 
-def get_preferred_device():
-    return get_device("cpu")
+def is_device_available(device) -> bool:
+    try:
+        get_device(device)
+    except ValueError:
+        return False
+    return True
 
 
 def clear_kernel_cache():
@@ -70,7 +80,7 @@ def get_kernel_cache_dir() -> str:
     return _cache.cache_dir()
 
 
-# CUDA devices, streams and AOT (they replace the CPU-only is_cuda_available/get_preferred_device/synchronize)
+# CUDA devices, streams and AOT (is_cuda_available, get_preferred_device, ...)
 from .cuda import *  # noqa: E402,F401,F403
 from .stream import *  # noqa: E402,F401,F403
 from .aot import compile_aot_module, load_aot_module  # noqa: E402,F401

@@ -58,3 +58,18 @@ for _name, _doc in [
                     "tolerance."),
 ]:
     functions[_name] = BuiltinFunction(_name, _doc, intrinsic=True)
+
+
+class RemovedFunction:
+    """A name Warp removed: using it, in a kernel or in Python, says what replaces it."""
+
+    def __init__(self, name: str, message: str):
+        self.__name__ = name
+        self._wp_removed_ = message
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(self._wp_removed_)
+
+
+functions["select"] = RemovedFunction(
+    "select", "wp.select() has been removed. Use wp.where(cond, value_if_true, value_if_false) instead.")
