@@ -595,6 +595,8 @@ class KernelEmitter:
 
         if functions.is_function(obj):  # a @wp.func (keyword arguments and defaults allowed)
             return functions.call(self, node, obj)
+        if getattr(obj, "_wp_stateful_", None):  # wp.randf(state): advances the state variable (random.py)
+            return functions.call_stateful(self, node, obj)
         from . import printing
 
         if obj is print or getattr(obj, "_wp_intrinsic_", None) in printing.STATEMENTS:  # printing.py

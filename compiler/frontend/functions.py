@@ -90,6 +90,22 @@ def bind_arguments(em: KernelEmitter, node: ast.Call, overload) -> list | None:
     return nodes
 
 
+def call_stateful(em: KernelEmitter, node: ast.Call, obj) -> Var:
+    """`wp.randf(state, ...)`: Warp passes the state by reference; here the implementing @wp.func returns
+    (new state, value) and the new state is assigned back to the caller's variable."""
+    impl = obj._wp_stateful_.get(len(node.args))
+    if impl is None or node.keywords:
+        counts = " or ".join(str(n) for n in sorted(obj._wp_stateful_))
+        raise em.error(node, f"wp.{obj.__name__}() takes {counts} positional argument(s)", CompileTypeError)
+    state = node.args[0]
+    if not isinstance(state, ast.Name):
+        raise em.error(node, f"wp.{obj.__name__}() advances its state: pass a variable, as in "
+                             f"`state = wp.rand_init(seed)` then `wp.{obj.__name__}(state)`", CompileTypeError)
+    new_state, value = call(em, node, impl)
+    em.assign(state, new_state)
+    return value
+
+
 def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
     """Emits a call of a @wp.func: a Var, a list of Vars (tuple result) or None (no result)."""
     evaluated: dict = {}

@@ -1,0 +1,192 @@
+"""Warp's random numbers, written in the kernel language with Warp's algorithms (native/rand.h), so
+the same seed and offset give Warp's stream.
+
+The generator is a PCG hash of a uint32 state (Jarzynski and Olano, JCGT 2020). In Warp the sampling
+functions take the state by reference; here each is a @wp.func returning (new state, value), and
+`StatefulFunction` makes the frontend rebind the caller's state variable, so that
+
+    state = wp.rand_init(seed, tid)
+    a = wp.randf(state)
+    b = wp.randf(state)      # the next number of the stream
+
+reads as in Warp.
+"""
+
+from __future__ import annotations
+
+import mlwarp as wp  # builtins are looked up when a function compiles, after mlwarp has loaded
+
+from .func import func
+from .types import float32, int32, uint32
+from .vector import vec2, vec3
+
+RANDN_EPSILON = float32(5.96e-8)
+PI_F = float32(3.14159265358979323846)
+
+
+class StatefulFunction:
+    """A function whose first argument is a uint32 state variable that the call advances: the frontend
+    calls `impls[arity]` (a @wp.func returning (new state, value)) and assigns the new state back."""
+
+    def __init__(self, name: str, impls: dict, doc: str):
+        self.__name__ = name
+        self.__doc__ = doc
+        self._wp_stateful_ = impls
+
+    def __call__(self, *args):
+        raise RuntimeError(f"wp.{self.__name__}() can only be called inside a kernel or wp.func")
+
+
+@func
+def rand_pcg(state: uint32) -> uint32:
+    b = state * uint32(747796405) + uint32(2891336453)
+    c = ((b >> ((b >> uint32(28)) + uint32(4))) ^ b) * uint32(277803737)
+    return (c >> uint32(22)) ^ c
+
+
+@func
+def rand_init(seed: int32) -> uint32:
+    """A generator state from a seed."""
+    return rand_pcg(uint32(seed))
+
+
+@func
+def rand_init(seed: int32, offset: int32) -> uint32:  # noqa: F811  (an overload, as in Warp)
+    """A generator state from a seed and an offset (e.g. the thread index)."""
+    return rand_pcg(uint32(seed) + rand_pcg(uint32(offset)))
+
+
+@func
+def _randu(state: uint32):
+    s = rand_pcg(state)
+    return s, s
+
+
+@func
+def _randu_range(state: uint32, lo: uint32, hi: uint32):
+    s = rand_pcg(state)
+    return s, s % (hi - lo) + lo
+
+
+@func
+def _randi(state: uint32):
+    s = rand_pcg(state)
+    return s, int32(s)
+
+
+@func
+def _randi_range(state: uint32, lo: int32, hi: int32):
+    s = rand_pcg(state)  # C: uint32 % int is an unsigned remainder
+    return s, int32(s % uint32(hi - lo)) + lo
+
+
+@func
+def _randf(state: uint32):
+    s = rand_pcg(state)
+    return s, float32(s >> uint32(8)) * (float32(1.0) / float32(16777216.0))
+
+
+@func
+def _randf_range(state: uint32, lo: float32, hi: float32):
+    s, u = _randf(state)
+    return s, (hi - lo) * u + lo
+
+
+@func
+def _randn(state: uint32):
+    s, u1 = _randf(state)
+    s, u2 = _randf(s)
+    return s, wp.sqrt(float32(-2.0) * wp.log(u1 + RANDN_EPSILON)) * wp.cos(float32(2.0) * PI_F * u2)
+
+
+@func
+def _sample_triangle(state: uint32):
+    s, u1 = _randf(state)
+    s, u2 = _randf(s)
+    r = wp.sqrt(u1)
+    return s, vec2(float32(1.0) - r, u2 * r)
+
+
+@func
+def _sample_unit_ring(state: uint32):
+    s, theta = _randf_range(state, float32(0.0), float32(2.0) * PI_F)
+    return s, vec2(wp.cos(theta), wp.sin(theta))
+
+
+@func
+def _sample_unit_disk(state: uint32):
+    s, u = _randf(state)
+    s, theta = _randf_range(s, float32(0.0), float32(2.0) * PI_F)
+    r = wp.sqrt(u)
+    return s, vec2(r * wp.cos(theta), r * wp.sin(theta))
+
+
+@func
+def _sample_sphere(state: uint32, hemisphere: bool, surface: bool):
+    s, u = _randf(state)
+    phi = wp.acos(float32(1.0) - u) if hemisphere else wp.acos(float32(1.0) - float32(2.0) * u)
+    s, theta = _randf_range(s, float32(0.0), float32(2.0) * PI_F)
+    r = float32(1.0)
+    if not surface:
+        s, v = _randf(s)
+        r = wp.pow(v, float32(1.0) / float32(3.0))
+    return s, vec3(r * wp.cos(theta) * wp.sin(phi), r * wp.sin(theta) * wp.sin(phi), r * wp.cos(phi))
+
+
+@func
+def _sample_unit_sphere_surface(state: uint32):
+    return _sample_sphere(state, False, True)
+
+
+@func
+def _sample_unit_sphere(state: uint32):
+    return _sample_sphere(state, False, False)
+
+
+@func
+def _sample_unit_hemisphere_surface(state: uint32):
+    return _sample_sphere(state, True, True)
+
+
+@func
+def _sample_unit_hemisphere(state: uint32):
+    return _sample_sphere(state, True, False)
+
+
+@func
+def _sample_unit_square(state: uint32):
+    s, x = _randf(state)
+    s, y = _randf(s)
+    return s, vec2(x - float32(0.5), y - float32(0.5))
+
+
+@func
+def _sample_unit_cube(state: uint32):
+    s, x = _randf(state)
+    s, y = _randf(s)
+    s, z = _randf(s)
+    return s, vec3(x - float32(0.5), y - float32(0.5), z - float32(0.5))
+
+
+randu = StatefulFunction("randu", {1: _randu, 3: _randu_range}, "randu(state[, min, max]) -> uint32")
+randi = StatefulFunction("randi", {1: _randi, 3: _randi_range}, "randi(state[, min, max]) -> int32")
+randf = StatefulFunction("randf", {1: _randf, 3: _randf_range}, "randf(state[, min, max]) -> float32 in [0, 1)")
+randn = StatefulFunction("randn", {1: _randn}, "randn(state) -> a standard normal float32 (Box-Muller)")
+sample_triangle = StatefulFunction("sample_triangle", {1: _sample_triangle}, "barycentric (u, v) on a triangle")
+sample_unit_ring = StatefulFunction("sample_unit_ring", {1: _sample_unit_ring}, "a point on the unit circle")
+sample_unit_disk = StatefulFunction("sample_unit_disk", {1: _sample_unit_disk}, "a point in the unit disk")
+sample_unit_sphere_surface = StatefulFunction("sample_unit_sphere_surface", {1: _sample_unit_sphere_surface},
+                                              "a point on the unit sphere")
+sample_unit_sphere = StatefulFunction("sample_unit_sphere", {1: _sample_unit_sphere}, "a point in the unit ball")
+sample_unit_hemisphere_surface = StatefulFunction("sample_unit_hemisphere_surface",
+                                                  {1: _sample_unit_hemisphere_surface},
+                                                  "a point on the unit hemisphere (z >= 0)")
+sample_unit_hemisphere = StatefulFunction("sample_unit_hemisphere", {1: _sample_unit_hemisphere},
+                                          "a point in the unit half ball (z >= 0)")
+sample_unit_square = StatefulFunction("sample_unit_square", {1: _sample_unit_square},
+                                      "a point in the square [-0.5, 0.5]^2")
+sample_unit_cube = StatefulFunction("sample_unit_cube", {1: _sample_unit_cube}, "a point in the cube [-0.5, 0.5]^3")
+
+__all__ = ["rand_init", "randu", "randi", "randf", "randn", "sample_triangle", "sample_unit_ring", "sample_unit_disk",
+           "sample_unit_sphere_surface", "sample_unit_sphere", "sample_unit_hemisphere_surface",
+           "sample_unit_hemisphere", "sample_unit_square", "sample_unit_cube"]

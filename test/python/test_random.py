@@ -1,0 +1,126 @@
+"""Random numbers: Warp's PCG stream, checked against an independent numpy implementation of
+native/rand.h (rand_pcg, rand_init, randi/randu/randf/randn and the sampling helpers)."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+U32 = np.uint32
+
+
+def pcg(state):
+    with np.errstate(over="ignore"):
+        b = U32(state) * U32(747796405) + U32(2891336453)
+        c = ((b >> ((b >> U32(28)) + U32(4))) ^ b) * U32(277803737)
+        return (c >> U32(22)) ^ c
+
+
+class Stream:
+    """The reference generator: the state advances by one PCG step per number."""
+
+    def __init__(self, seed, offset):  # rand_init(seed, offset)
+        with np.errstate(over="ignore"):
+            self.state = pcg(U32(np.int32(seed).view(np.uint32)) + pcg(U32(offset)))
+
+    def u32(self):
+        self.state = pcg(self.state)
+        return self.state
+
+    def f32(self):
+        return np.float32(self.u32() >> U32(8)) * np.float32(1.0 / 16777216.0)
+
+
+@wp.kernel
+def draws(seed: int, ints: wp.array(dtype=wp.int32), uints: wp.array(dtype=wp.uint32),
+          floats: wp.array(dtype=float)):
+    tid = wp.tid()
+    state = wp.rand_init(seed, tid)
+    ints[tid * 2] = wp.randi(state)
+    ints[tid * 2 + 1] = wp.randi(state, -5, 7)
+    uints[tid] = wp.randu(state, wp.uint32(3), wp.uint32(1000))
+    floats[tid * 3] = wp.randf(state)
+    floats[tid * 3 + 1] = wp.randf(state, -2.0, 3.0)
+    floats[tid * 3 + 2] = wp.randn(state)
+
+
+def test_the_stream_is_warps_pcg():
+    n, seed = 64, 42
+    ints, uints, floats = wp.zeros(2 * n, dtype=wp.int32), wp.zeros(n, dtype=wp.uint32), wp.zeros(3 * n, dtype=float)
+    wp.launch(draws, n, [seed, ints, uints, floats])
+    for tid in range(n):
+        r = Stream(seed, tid)
+        assert ints.numpy()[2 * tid] == np.int32(r.u32().view(np.int32))
+        assert ints.numpy()[2 * tid + 1] == np.int32(r.u32() % U32(12)) - 5
+        assert uints.numpy()[tid] == r.u32() % U32(997) + U32(3)
+        assert floats.numpy()[3 * tid] == r.f32()
+        assert floats.numpy()[3 * tid + 1] == np.float32(5.0) * r.f32() + np.float32(-2.0)
+        u1, u2 = r.f32(), r.f32()
+        normal = np.sqrt(np.float32(-2.0) * np.log(u1 + np.float32(5.96e-8))) * \
+            np.cos(np.float32(2.0) * np.float32(np.pi) * u2)
+        assert floats.numpy()[3 * tid + 2] == pytest.approx(normal, rel=1e-6, abs=1e-6)
+
+
+def test_known_values():
+    # rand_pcg(42 + rand_pcg(0)) and its successors: fixed numbers that any change of algorithm breaks
+    ints = wp.zeros(2, dtype=wp.int32)
+    wp.launch(draws, 1, [42, ints, wp.zeros(1, dtype=wp.uint32), wp.zeros(3, dtype=float)])
+    assert ints.numpy().tolist() == [-575632308, 5]
+
+
+@wp.kernel
+def samples(seed: int, v3: wp.array(dtype=wp.vec3), v2: wp.array(dtype=wp.vec2)):
+    tid = wp.tid()
+    state = wp.rand_init(seed, tid)
+    v3[tid * 5] = wp.sample_unit_sphere(state)
+    v3[tid * 5 + 1] = wp.sample_unit_sphere_surface(state)
+    v3[tid * 5 + 2] = wp.sample_unit_hemisphere(state)
+    v3[tid * 5 + 3] = wp.sample_unit_hemisphere_surface(state)
+    v3[tid * 5 + 4] = wp.sample_unit_cube(state)
+    v2[tid * 4] = wp.sample_unit_disk(state)
+    v2[tid * 4 + 1] = wp.sample_unit_ring(state)
+    v2[tid * 4 + 2] = wp.sample_unit_square(state)
+    v2[tid * 4 + 3] = wp.sample_triangle(state)
+
+
+def test_samples_lie_in_their_domains_and_follow_the_stream():
+    n = 2000
+    v3, v2 = wp.zeros(5 * n, dtype=wp.vec3), wp.zeros(4 * n, dtype=wp.vec2)
+    wp.launch(samples, n, [7, v3, v2])
+    a3, a2 = v3.numpy().reshape(n, 5, 3), v2.numpy().reshape(n, 4, 2)
+    r3 = np.linalg.norm(a3, axis=2)
+    assert (r3[:, 0] <= 1 + 1e-6).all() and np.allclose(r3[:, 1], 1, atol=1e-6)
+    assert (r3[:, 2] <= 1 + 1e-6).all() and (a3[:, 2, 2] >= 0).all()
+    assert np.allclose(r3[:, 3], 1, atol=1e-6) and (a3[:, 3, 2] >= 0).all()
+    assert (np.abs(a3[:, 4]) <= 0.5).all()
+    assert (np.linalg.norm(a2[:, 0], axis=1) <= 1 + 1e-6).all()
+    assert np.allclose(np.linalg.norm(a2[:, 1], axis=1), 1, atol=1e-6)
+    assert (np.abs(a2[:, 2]) <= 0.5).all()
+    assert (a2[:, 3] >= 0).all() and (a2[:, 3].sum(axis=1) <= 1 + 1e-6).all()
+    # the first sample of thread 0 from the reference stream: phi, theta, r as in rand.h
+    r = Stream(7, 0)
+    phi = np.arccos(np.float32(1.0) - np.float32(2.0) * r.f32())
+    theta = np.float32(2.0) * np.float32(np.pi) * r.f32()
+    rad = np.float32(r.f32()) ** np.float32(1.0 / 3.0)
+    expected = [rad * np.cos(theta) * np.sin(phi), rad * np.sin(theta) * np.sin(phi), rad * np.cos(phi)]
+    assert np.allclose(a3[0, 0], expected, atol=1e-6)
+
+
+def test_the_state_must_be_a_variable():
+    @wp.kernel
+    def bad(out: wp.array(dtype=float)):
+        out[0] = wp.randf(wp.rand_init(3))
+
+    with pytest.raises(wp.CompileTypeError, match=r"test_random\.py:\d+: in 'bad': wp\.randf\(\) advances its state: "
+                                                  r"pass a variable"):
+        wp.launch(bad, 1, [wp.zeros(1, dtype=float)])
+
+
+def test_wrong_argument_count():
+    @wp.kernel
+    def bad(out: wp.array(dtype=float)):
+        s = wp.rand_init(3)
+        out[0] = wp.randf(s, 1.0)
+
+    with pytest.raises(wp.CompileTypeError, match=r"wp\.randf\(\) takes 1 or 3 positional argument\(s\)"):
+        wp.launch(bad, 1, [wp.zeros(1, dtype=float)])
