@@ -291,7 +291,8 @@ class KernelEmitter:
         if breaks:
             self.env[BREAK] = self.const(False, wt.bool_)
         inner = dict(self.env)
-        carried = [n for n in dict.fromkeys(assigned_names(body)) if isinstance(self.env.get(n), Var)]
+        carried = [n for n in dict.fromkeys(assigned_names(body) + self.advanced_states(body))
+                   if isinstance(self.env.get(n), Var)]
         carried += [f for f in (BREAK, RETURN) if f in self.env and (f == BREAK or returns)]
         carried += [n for n in self.env if n.startswith(RETVAL) and returns]
         carried = list(dict.fromkeys(carried))
@@ -370,6 +371,16 @@ class KernelEmitter:
         env.pop(BREAK, None)
         env.update(saved_flags)
         self.env = env
+
+    def advanced_states(self, stmts) -> list:
+        """Variables that `wp.randf(state)`-like calls in `stmts` reassign (they are not assignment targets)."""
+        found = []
+        for s in stmts:
+            for n in ast.walk(s):
+                if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name) and \
+                        getattr(resolve_path(self.src.func, n.func), "_wp_stateful_", None):
+                    found.append(n.args[0].id)
+        return found
 
     def not_jumped(self, flags=(BREAK, CONTINUE, RETURN)):
         """i1: no exit flag is set (None when no flag is live)."""

@@ -168,6 +168,87 @@ def _sample_unit_cube(state: uint32):
     return s, vec3(x - float32(0.5), y - float32(0.5), z - float32(0.5))
 
 
+@func
+def _loggam(x: float32) -> float32:
+    """log(Gamma(x)) as rand.h's random_loggam (SPECFUN, Zhang and Jin)."""
+    if x == float32(1.0) or x == float32(2.0):
+        return float32(0.0)
+    n = uint32(0)
+    if x < float32(7.0):
+        n = uint32(float32(7.0) - x)
+    x0 = x + float32(n)
+    x2 = (float32(1.0) / x0) * (float32(1.0) / x0)
+    gl0 = float32(-1.39243221690590e+00)
+    gl0 = gl0 * x2 + float32(1.796443723688307e-01)
+    gl0 = gl0 * x2 + float32(-2.955065359477124e-02)
+    gl0 = gl0 * x2 + float32(6.410256410256410e-03)
+    gl0 = gl0 * x2 + float32(-1.917526917526918e-03)
+    gl0 = gl0 * x2 + float32(8.417508417508418e-04)
+    gl0 = gl0 * x2 + float32(-5.952380952380952e-04)
+    gl0 = gl0 * x2 + float32(7.936507936507937e-04)
+    gl0 = gl0 * x2 + float32(-2.777777777777778e-03)
+    gl0 = gl0 * x2 + float32(8.333333333333333e-02)
+    gl = gl0 / x0 + float32(0.5) * float32(1.8378770664093453) + (x0 - float32(0.5)) * wp.log(x0) - x0
+    if x < float32(7.0):
+        k = uint32(1)
+        while k <= n:
+            gl = gl - wp.log(x0 - float32(1.0))
+            x0 = x0 - float32(1.0)
+            k = k + uint32(1)
+    return gl
+
+
+@func
+def _poisson_mult(state: uint32, lam: float32):
+    """Knuth's multiplication method, for lam < 10."""
+    enlam = wp.exp(-lam)
+    x = uint32(0)
+    prod = float32(1.0)
+    s = state
+    while True:
+        s, u = _randf(s)
+        prod = prod * u
+        if prod > enlam:
+            x = x + uint32(1)
+        else:
+            return s, x
+    return s, x
+
+
+@func
+def _poisson_ptrs(state: uint32, lam: float32):
+    """Hoermann's transformed rejection (PTRS), for lam >= 10."""
+    slam = wp.sqrt(lam)
+    loglam = wp.log(lam)
+    b = float32(0.931) + float32(2.53) * slam
+    a = float32(-0.059) + float32(0.02483) * b
+    invalpha = float32(1.1239) + float32(1.1328) / (b - float32(3.4))
+    vr = float32(0.9277) - float32(3.6224) / (b - float32(2.0))
+    s = state
+    while True:
+        s, u = _randf(s)
+        u = u - float32(0.5)
+        s, v = _randf(s)
+        us = float32(0.5) - wp.abs(u)
+        k = wp.floor((float32(2.0) * a / us + b) * u + lam + float32(0.43))
+        if us >= float32(0.07) and v <= vr:
+            return s, uint32(k)
+        if k < float32(0.0) or (us < float32(0.013) and v > us):
+            continue
+        if wp.log(v) + wp.log(invalpha) - wp.log(a / (us * us) + b) <= -lam + k * loglam - _loggam(k + float32(1.0)):
+            return s, uint32(k)
+    return s, uint32(0)
+
+
+@func
+def _poisson(state: uint32, lam: float32):
+    if lam >= float32(10.0):
+        return _poisson_ptrs(state, lam)
+    if lam == float32(0.0):
+        return state, uint32(0)
+    return _poisson_mult(state, lam)
+
+
 randu = StatefulFunction("randu", {1: _randu, 3: _randu_range}, "randu(state[, min, max]) -> uint32")
 randi = StatefulFunction("randi", {1: _randi, 3: _randi_range}, "randi(state[, min, max]) -> int32")
 randf = StatefulFunction("randf", {1: _randf, 3: _randf_range}, "randf(state[, min, max]) -> float32 in [0, 1)")
@@ -186,7 +267,8 @@ sample_unit_hemisphere = StatefulFunction("sample_unit_hemisphere", {1: _sample_
 sample_unit_square = StatefulFunction("sample_unit_square", {1: _sample_unit_square},
                                       "a point in the square [-0.5, 0.5]^2")
 sample_unit_cube = StatefulFunction("sample_unit_cube", {1: _sample_unit_cube}, "a point in the cube [-0.5, 0.5]^3")
+poisson = StatefulFunction("poisson", {2: _poisson}, "poisson(state, lam) -> uint32, a Poisson-distributed count")
 
 __all__ = ["rand_init", "randu", "randi", "randf", "randn", "sample_triangle", "sample_unit_ring", "sample_unit_disk",
            "sample_unit_sphere_surface", "sample_unit_sphere", "sample_unit_hemisphere_surface",
-           "sample_unit_hemisphere", "sample_unit_square", "sample_unit_cube"]
+           "sample_unit_hemisphere", "sample_unit_square", "sample_unit_cube", "poisson"]

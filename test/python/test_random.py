@@ -124,3 +124,59 @@ def test_wrong_argument_count():
 
     with pytest.raises(wp.CompileTypeError, match=r"wp\.randf\(\) takes 1 or 3 positional argument\(s\)"):
         wp.launch(bad, 1, [wp.zeros(1, dtype=float)])
+
+
+@wp.kernel
+def draws_in_a_loop(seed: int, count: int, out: wp.array(dtype=float)):
+    tid = wp.tid()
+    state = wp.rand_init(seed, tid)
+    for j in range(count):
+        out[tid * count + j] = wp.randf(state)  # the state advances across iterations (it is loop-carried)
+
+
+def test_the_state_advances_across_loop_iterations():
+    n, count = 4, 5
+    out = wp.zeros(n * count, dtype=float)
+    wp.launch(draws_in_a_loop, n, [11, count, out])
+    for tid in range(n):
+        r = Stream(11, tid)
+        assert out.numpy()[tid * count:(tid + 1) * count].tolist() == [float(r.f32()) for _ in range(count)]
+
+
+@wp.kernel
+def poisson_counts(seed: int, lams: wp.array(dtype=float), out: wp.array(dtype=wp.uint32)):
+    tid = wp.tid()
+    state = wp.rand_init(seed, tid)
+    for j in range(lams.shape[0]):
+        out[tid * lams.shape[0] + j] = wp.poisson(state, lams[j])
+
+
+def test_poisson_small_rates_follow_knuths_method_on_the_stream():
+    lams = np.array([0.0, 0.5, 3.0], dtype=np.float32)
+    n = 50
+    out = wp.zeros(n * 3, dtype=wp.uint32)
+    wp.launch(poisson_counts, n, [5, wp.array(lams, dtype=float), out])
+    for tid in range(n):
+        r = Stream(5, tid)
+        expected = []
+        for lam in lams:
+            x, prod, enlam = 0, np.float32(1.0), np.exp(np.float32(-lam))
+            while lam != 0:
+                prod = np.float32(prod * r.f32())
+                if prod <= enlam:
+                    break
+                x += 1
+            expected.append(x)
+        assert out.numpy()[3 * tid:3 * tid + 3].tolist() == expected
+
+
+def test_poisson_large_rates_have_the_right_mean_and_variance():
+    lams = np.array([25.0, 300.0], dtype=np.float32)
+    n = 4000
+    out = wp.zeros(n * 2, dtype=wp.uint32)
+    wp.launch(poisson_counts, n, [9, wp.array(lams, dtype=float), out])
+    counts = out.numpy().reshape(n, 2).astype(np.float64)
+    # 4000 samples: the standard error of the mean is sqrt(lam / 4000), so 5 of them is a wide but failing bound
+    for j, lam in enumerate(lams):
+        assert abs(counts[:, j].mean() - lam) < 5 * np.sqrt(lam / n)
+        assert abs(counts[:, j].var() / lam - 1) < 0.15
