@@ -28,7 +28,8 @@ def zero(t: ir.Type) -> ir.Value:
         return arith.ConstantOp(t, ir.FloatAttr.get(t, 0.0)).result
     if wc.is_composite_type(t):
         return wc.construct(t, [])  # no elements: the zero value
-    return arith.ConstantOp(t, ir.IntegerAttr.get(t, 0)).result
+    signless = ir.IntegerType.get_signless(ir.IntegerType(t).width)  # arith.constant takes no ui32
+    return wb.cast(arith.ConstantOp(signless, ir.IntegerAttr.get(signless, 0)).result, t)
 
 
 def add_values(a: ir.Value, b: ir.Value) -> ir.Value:

@@ -180,3 +180,28 @@ def test_poisson_large_rates_have_the_right_mean_and_variance():
     for j, lam in enumerate(lams):
         assert abs(counts[:, j].mean() - lam) < 5 * np.sqrt(lam / n)
         assert abs(counts[:, j].var() / lam - 1) < 0.15
+
+
+@wp.kernel
+def noisy_scale(seed: int, x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    tid = wp.tid()
+    state = wp.rand_init(seed, tid)
+    acc = float(0.0)
+    for j in range(3):
+        acc += x[tid] * wp.randf(state)  # a uint32 state carried through a loop the adjoint replays
+    out[tid] = acc
+
+
+def test_gradients_flow_through_kernels_that_draw_random_numbers():
+    n = 4
+    x = wp.array(np.ones(n, dtype=np.float32), dtype=float, requires_grad=True)
+    out = wp.zeros(n, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(noisy_scale, n, [3, x, out])
+    tape.backward(grads={out: wp.array(np.ones(n, dtype=np.float32), dtype=float)})
+    for tid in range(n):
+        r = Stream(3, tid)
+        draws = [r.f32() for _ in range(3)]
+        assert x.grad.numpy()[tid] == pytest.approx(float(np.float32(draws[0]) + draws[1] + draws[2]), rel=1e-6)
+        assert out.numpy()[tid] == pytest.approx(float(sum(draws)), rel=1e-6)
