@@ -43,14 +43,9 @@ def emit_ir(func, arg_types: dict, stage: str = "warp") -> str:
         return str(kir.module)
 
 
-def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None) -> dict:
-    """Writes `kernel.so` into `out_dir`; returns the metadata the runtime needs to launch it.
-    The library also holds the adjoint entry `<k>_adj_cpu` unless options["enable_backward"] is False;
-    with options["jvp"], the entry is the forward-mode kernel `<k>_jvp_cpu` instead (and no adjoint)."""
-    t = time.perf_counter()
-    times = Timings()
-    if _import_ms:
-        times["import"] = _import_ms.pop()
+def emit_for_build(func, arg_types: dict, options: dict | None):
+    """The frontend step of a CPU or CUDA build: (source, ctx, kernel IR, jvp, backward), the kernel
+    marked to get no adjoint when the build is forward-mode or has enable_backward=False."""
     source = get_source(func)
     ctx = make_context()
     kir = emit_kernel(source, arg_types, ctx)
@@ -59,12 +54,29 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
     if not backward:
         with ctx:
             mark_no_backward(kir.module)
+    return source, ctx, kir, jvp, backward
+
+
+def jvp_stages(stages):
+    """A forward-mode build's stages: warp-jvp (k_jvp) where the others run warp-autodiff (k_adj)."""
+    return [(n, ["warp-jvp" if p == "warp-autodiff" else p for p in ps]) for n, ps in stages]
+
+
+def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None) -> dict:
+    """Writes `kernel.so` into `out_dir`; returns the metadata the runtime needs to launch it.
+    The library also holds the adjoint entry `<k>_adj_cpu` unless options["enable_backward"] is False;
+    with options["jvp"], the entry is the forward-mode kernel `<k>_jvp_cpu` instead (and no adjoint)."""
+    t = time.perf_counter()
+    times = Timings()
+    if _import_ms:
+        times["import"] = _import_ms.pop()
+    source, ctx, kir, jvp, backward = emit_for_build(func, arg_types, options)
     t = times.mark("frontend", t)
     with ctx:
         debug = (options or {}).get("mode") == "debug"  # bounds checks, line tables
         stages = debug_stages(CPU_STAGES) if debug else CPU_STAGES
         if jvp:  # a forward-mode library: k_jvp instead of k_adj
-            stages = [(n, ["warp-jvp" if p == "warp-autodiff" else p for p in ps]) for n, ps in stages]
+            stages = jvp_stages(stages)
         try:
             run_stages(kir.module, stages, dump_prefix=kir.name)
             adj_error = take_adjoint_errors().get(kir.name)  # the kernel runs forward; its adjoint launch raises this

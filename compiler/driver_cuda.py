@@ -10,11 +10,11 @@ import os
 import time
 
 from .context import make_context
-from .driver import Timings
+from .driver import Timings, emit_for_build, jvp_stages
 from .frontend import emit_kernel, get_source
 from .lowering.gpu_binary import GpuCompileError, assemble_cubin, emit_ptx, ptxas_path
 from .lowering.gpu_kernel import entry_name
-from .passes.autodiff import adjoint_name, mark_no_backward, take_adjoint_errors
+from .passes.autodiff import adjoint_name, take_adjoint_errors
 from .passes.autodiff_jvp import tangent_name
 from .pipeline import DEFAULT_CUDA_ARCH, cuda_stages, run_stages
 
@@ -47,18 +47,12 @@ def compile_cuda(func, arg_types: dict, out_dir: str, arch: int = DEFAULT_CUDA_A
     module also holds the adjoint kernel `<k>_adj_cuda` unless options["enable_backward"] is False."""
     t = time.perf_counter()
     times = Timings()
-    ctx = make_context()
-    kir = emit_kernel(get_source(func), arg_types, ctx)
-    jvp = (options or {}).get("jvp", False)
-    backward = (options or {}).get("enable_backward", True) and not jvp
-    if not backward:
-        with ctx:
-            mark_no_backward(kir.module)
+    _, ctx, kir, jvp, backward = emit_for_build(func, arg_types, options)
     t = times.mark("frontend", t)
     with ctx:
         stages = cuda_stages(arch)
         if jvp:  # a forward-mode module: k_jvp instead of k_adj (as compile_cpu)
-            stages = [(n, ["warp-jvp" if p == "warp-autodiff" else p for p in ps]) for n, ps in stages]
+            stages = jvp_stages(stages)
         run_stages(kir.module, stages, dump_prefix=f"{kir.name}.sm_{arch}")
         adj_error = take_adjoint_errors().get(kir.name)  # the kernel runs forward; its adjoint launch raises this
         t = times.mark("passes", t)
