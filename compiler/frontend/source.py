@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import ast
-import inspect
-import textwrap
 from dataclasses import dataclass
+
+from mlwarp.source import function_source
 
 
 @dataclass
@@ -26,11 +26,11 @@ class Source:
 
 
 def get_source(func) -> Source:
+    """The text the kernel cache key hashed (mlwarp/source.py), parsed afresh: the frontend may annotate
+    its tree, and a function is compiled more than once (forward, adjoint, each overload's types)."""
     try:
-        lines, first = inspect.getsourcelines(func)
-        filename = inspect.getsourcefile(func) or "<unknown>"
+        found = function_source(func)
     except (OSError, TypeError) as e:
         raise RuntimeError(f"Cannot read the source of '{getattr(func, '__name__', func)}': {e}") from None
-    text = textwrap.dedent("".join(lines))
-    tree = ast.parse(text).body[0]
-    return Source(func, func.__name__, filename, first, text.splitlines(), tree)
+    return Source(func, func.__name__, found.filename, found.first_line, found.text.splitlines(),
+                  ast.parse(found.text).body[0])

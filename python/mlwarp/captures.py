@@ -16,18 +16,25 @@ import ast
 import builtins as py_builtins
 import hashlib
 import inspect
-import textwrap
 
 from . import types as wt
+from .source import function_source
 
 _MISSING = object()
 
 
 def _source(func) -> str:
     try:
-        return textwrap.dedent(inspect.getsource(func))
-    except (OSError, TypeError):
+        return function_source(func).text
+    except (OSError, TypeError, SyntaxError):
         return func.__code__.co_code.hex()
+
+
+def _tree(func):
+    try:
+        return function_source(func).tree
+    except (OSError, TypeError, SyntaxError):
+        return None
 
 
 def _scopes(func):
@@ -92,10 +99,9 @@ def fingerprint(value, seen=None) -> str | None:
 def captured_values(func, seen=None) -> list:
     """(dotted path, fingerprint) for each outside object `func`'s body names."""
     seen = set() if seen is None else seen
-    tree = ast.parse(_source(func))
     scopes = _scopes(func)
     out = []
-    for path in _paths(tree):
+    for path in _cached_paths(func):
         obj = _lookup(scopes, path[0])
         for attr in path[1:]:
             if obj is _MISSING:
@@ -127,10 +133,7 @@ def _cached_paths(func) -> list:
     code = func.__code__
     found = _paths_cache.get(code)
     if found is None:
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-        except (OSError, TypeError, SyntaxError):
-            tree = None
+        tree = _tree(func)
         found = _paths_cache[code] = _paths(tree) if tree is not None else []
     return found
 

@@ -22,13 +22,12 @@ differentiates the body itself.
 from __future__ import annotations
 
 import ast
-import inspect
 import itertools
 import linecache
-import textwrap
 
 from . import types as wt
 from .errors import CompileError
+from .source import function_source
 
 _counter = itertools.count()
 
@@ -82,9 +81,9 @@ def _grad_function(primal, adj_func):
     """The @wp.func equivalent of `adj_func` (see the module doc)."""
     from .func import func as wp_func
 
-    lines, first = inspect.getsourcelines(adj_func)
-    filename = inspect.getsourcefile(adj_func) or "<unknown>"
-    tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
+    found = function_source(adj_func)
+    first, filename = found.first_line, found.filename
+    tree = ast.parse(found.text).body[0]
 
     def where(node, message):
         return CompileError(message, filename, first + getattr(node, "lineno", 1) - 1, None, adj_func.__name__)

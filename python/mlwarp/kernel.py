@@ -18,6 +18,7 @@ from .runtime import cache
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
 from .debug import hidden_params
+from .source import function_source
 
 COMPILER_ID = "mlwarp-0.1.0/mlir-22.1.8.4"
 
@@ -27,17 +28,25 @@ def _compiler_fingerprint() -> str:
     """Hash of the compiler's sources (they travel with the package; MLIR need not be installed)."""
     import importlib.util
 
-    h = hashlib.sha256(COMPILER_ID.encode())
     root = importlib.util.find_spec(f"{__package__}.compiler").submodule_search_locations[0]  # not imported
-    for dirpath, dirnames, files in sorted(os.walk(root)):
-        dirnames.sort()
-        for f in sorted(files):
-            if f.endswith(".py"):  # size and mtime, not contents: a warm start stats ~100 files, reads none
-                st = os.stat(os.path.join(dirpath, f))
-                h.update(f"{dirpath[len(root):]}/{f}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return h.hexdigest()
+    stamps = []
+    _stat_sources(root, "", stamps)
+    stamps.sort()
+    return hashlib.sha256((COMPILER_ID + ";".join(stamps)).encode()).hexdigest()
 
 
+def _stat_sources(folder: str, rel: str, out: list) -> None:
+    # size and mtime, not contents: a warm start stats ~100 files and reads none
+    with os.scandir(folder) as entries:
+        for e in entries:
+            if e.name.endswith(".py"):
+                st = e.stat()
+                out.append(f"{rel}/{e.name}:{st.st_size}:{st.st_mtime_ns}")
+            elif e.name != "__pycache__" and e.is_dir():
+                _stat_sources(e.path, f"{rel}/{e.name}", out)
+
+
+@functools.lru_cache(maxsize=None)
 def _host_fingerprint() -> str:
     """CPU objects are built for this CPU; a changed CPU never reuses them (CUDA code does not depend on it)."""
     return platform.machine() + _cpu_flags()
@@ -98,10 +107,11 @@ class Kernel:
     def cache_key(self, device) -> str:
         h = hashlib.sha256()
         try:
-            src = inspect.getsource(self.func)
-        except OSError:
-            src = self.func.__code__.co_code.hex()
-        h.update(src.encode())
+            src = function_source(self.func)
+            # where, too: debug builds and expect_* messages carry the kernel's file:line
+            h.update(f"{os.path.basename(src.filename)}:{src.first_line}\n{src.text}".encode())
+        except (OSError, TypeError):
+            h.update(self.func.__code__.co_code.hex().encode())
         h.update(repr([(n, f"array({wt.type_key(p.dtype)}, {p.ndim})" if isinstance(p, ArrayParam) else
                         wt.type_key(p)) for n, p in zip(self.arg_names, self.params)]).encode())
         h.update(repr(sorted(self.options.items())).encode())
