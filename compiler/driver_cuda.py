@@ -2,7 +2,12 @@
 
 The entry folder holds `kernel.ptx` always and `kernel.cubin` when ptxas is
 found: the runtime loads the cubin on a device of the same architecture and
-lets the driver JIT the PTX on a newer one."""
+lets the driver JIT the PTX on a newer one.
+
+A debug build (options["mode"] == "debug") runs the CPU debug build's stages
+(passes/bounds_check.py: warp-bounds-check before array lowering, so each
+kernel's launch struct ends with the error record; `.loc` line directives) and
+puts the site table into the metadata as compile_cpu does."""
 
 from __future__ import annotations
 
@@ -16,26 +21,43 @@ from .lowering.gpu_binary import GpuCompileError, assemble_cubin, emit_ptx, ptxa
 from .lowering.gpu_kernel import entry_name
 from .passes.autodiff import adjoint_name, take_adjoint_errors
 from .passes.autodiff_jvp import tangent_name
+from .passes.bounds_check import debug_stages, pop_debug_sites
 from .pipeline import DEFAULT_CUDA_ARCH, cuda_stages, run_stages
 
 PTX = "kernel.ptx"
 CUBIN = "kernel.cubin"
 
 
-def cuda_stage_names() -> list:
-    return ["warp"] + [s for s, _ in cuda_stages()] + ["ptx"]
+def build_stages(arch: int = DEFAULT_CUDA_ARCH, options: dict | None = None) -> list:
+    """The stages of a CUDA build with these kernel options: a debug build's bounds checks and line
+    directives (as compile_cpu's debug build), a forward-mode build's warp-jvp."""
+    stages = cuda_stages(arch)
+    if (options or {}).get("mode") == "debug":
+        stages = debug_stages(stages)
+    if (options or {}).get("jvp", False):  # a forward-mode module: k_jvp instead of k_adj (as compile_cpu)
+        stages = jvp_stages(stages)
+    return stages
 
 
-def emit_ir_cuda(func, arg_types: dict, stage: str = "warp", arch: int = DEFAULT_CUDA_ARCH) -> str:
-    """The kernel's IR after a CUDA stage, or its PTX for stage "ptx"."""
-    names = cuda_stage_names()
+def cuda_stage_names(options: dict | None = None) -> list:
+    return ["warp"] + [s for s, _ in build_stages(DEFAULT_CUDA_ARCH, options)] + ["ptx"]
+
+
+def emit_ir_cuda(func, arg_types: dict, stage: str = "warp", arch: int = DEFAULT_CUDA_ARCH,
+                 options: dict | None = None) -> str:
+    """The kernel's IR after a CUDA stage, or its PTX for stage "ptx". With options {"mode": "debug"}, the
+    debug build's (its stages include "bounds-check")."""
+    names = cuda_stage_names(options)
     if stage not in names:
         raise ValueError(f"unknown CUDA stage {stage!r}; stages: {names}")
+    debug = (options or {}).get("mode") == "debug"
     ctx = make_context()
     kir = emit_kernel(get_source(func), arg_types, ctx)
     with ctx:
-        stages = cuda_stages(arch)
+        stages = build_stages(arch, {"mode": "debug"} if debug else None)
         run_stages(kir.module, stages[:names.index(stage)] if stage != "ptx" else stages)
+        if debug and stage in ("nvvm", "ptx"):
+            pop_debug_sites(kir.module.operation)
         if stage == "ptx":
             return emit_ptx(kir.module).decode()
         return str(kir.module)
@@ -49,12 +71,11 @@ def compile_cuda(func, arg_types: dict, out_dir: str, arch: int = DEFAULT_CUDA_A
     times = Timings()
     _, ctx, kir, jvp, backward = emit_for_build(func, arg_types, options)
     t = times.mark("frontend", t)
+    debug = (options or {}).get("mode") == "debug"  # bounds checks, line directives
     with ctx:
-        stages = cuda_stages(arch)
-        if jvp:  # a forward-mode module: k_jvp instead of k_adj (as compile_cpu)
-            stages = jvp_stages(stages)
-        run_stages(kir.module, stages, dump_prefix=f"{kir.name}.sm_{arch}")
+        run_stages(kir.module, build_stages(arch, options), dump_prefix=f"{kir.name}.sm_{arch}")
         adj_error = take_adjoint_errors().get(kir.name)  # the kernel runs forward; its adjoint launch raises this
+        debug_sites = pop_debug_sites(kir.module.operation) if debug else None
         t = times.mark("passes", t)
         ptx = emit_ptx(kir.module)
         t = times.mark("ptx", t)
@@ -70,7 +91,7 @@ def compile_cuda(func, arg_types: dict, out_dir: str, arch: int = DEFAULT_CUDA_A
     return {"ptx": PTX, "cubin": CUBIN if CUBIN in files else None, "entry": entry, "arch": arch,
             "tid_dims": kir.tid_dims, "timings_ms": dict(times), "files": files,
             "adj_entry": entry_name(adjoint_name(kir.name)) if backward and not adj_error else None,
-            "adj_error": adj_error}
+            "adj_error": adj_error, "debug_sites": debug_sites}
 
 
 __all__ = ["compile_cuda", "emit_ir_cuda", "cuda_stage_names", "GpuCompileError"]

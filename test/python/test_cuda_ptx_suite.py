@@ -93,3 +93,68 @@ def test_launch_struct_is_the_one_kernel_parameter():
     size = ctypes.sizeof(_math_4d.launch_struct)
     assert f".param .align 8 .b8 _math_4d_cuda_param_0[{size}]" in text
     assert "_math_4d_cuda_param_1" not in text
+
+
+@wp.kernel
+def _oob_copy(a: wp.array(dtype=wp.float32), b: wp.array(dtype=wp.float32), n: int):
+    i = wp.tid()
+    b[i] = a[i + n] * 2.0
+
+
+def _forward_entry(ptx: str, name: str) -> str:
+    """The PTX of the forward entry `<name>_cuda` alone (the adjoint entry follows it in the module)."""
+    start = ptx.index(f".visible .entry {name}_cuda(")
+    end = ptx.find(".visible .entry", start + 1)
+    return ptx[start:end if end >= 0 else len(ptx)]
+
+
+def test_debug_build_ptx_checks_bounds_in_a_hidden_record_and_assembles(monkeypatch, tmp_path):
+    import ctypes
+    import inspect
+    import os
+    import re
+    import subprocess
+
+    from mlwarp.compiler.lowering.gpu_binary import ptxas_path
+    from mlwarp.debug import for_launch
+
+    monkeypatch.setattr(wp.config, "mode", "debug")
+    debug = for_launch(_oob_copy)
+    assert debug is not _oob_copy and cuda_compile.cache_key(debug, 90) != cuda_compile.cache_key(_oob_copy, 90)
+    meta = cuda_compile.build(debug, 90)
+    with open(os.path.join(meta["dir"], meta["ptx"])) as f:
+        ptx = f.read()
+    release = cuda_compile.to_mlir(_oob_copy, "ptx", 90)
+    # the error record is the launch struct's last field: the one by-value parameter grows by its descriptor
+    # (data pointer, shape, stride) after the user's parameters, as in runtime/abi.py
+    debug_size, release_size = ctypes.sizeof(debug.launch_struct), ctypes.sizeof(_oob_copy.launch_struct)
+    assert (release_size, debug_size) == (88, 112)
+    assert f".param .align 8 .b8 _oob_copy_cuda_param_0[{debug_size}]" in ptx
+    assert f".param .align 8 .b8 _oob_copy_cuda_param_0[{release_size}]" in release
+    assert ptx == cuda_compile.to_mlir(debug, "ptx", 90)  # to_mlir shows the debug build of a debug kernel
+    # one unsigned bounds compare and one device atomic on the record per checked access (a[i + n], b[i])
+    fwd, fwd_release = _forward_entry(ptx, "_oob_copy"), _forward_entry(release, "_oob_copy")
+    assert re.findall(r"setp\.\w+\.u32", fwd) == ["setp.ge.u32", "setp.ge.u32"]
+    assert fwd.count("atom.global.add.u64") == 2
+    assert "atom." not in fwd_release and not re.findall(r"setp\.\w+\.u32", fwd_release)
+    # line directives into this file (not full debug info: `.target sm_90, debug` would refuse ptxas -O3)
+    lines, first = inspect.getsourcelines(_oob_copy.func)
+    load_line = first + next(k for k, line in enumerate(lines) if "a[i + n]" in line)
+    assert f'.file\t1 "{inspect.getsourcefile(_oob_copy.func)}"' in ptx
+    assert f".loc\t1 {load_line} 12" in fwd and f".loc\t1 {load_line} 5" in fwd
+    assert re.findall(r"^\.target .*$", ptx, re.M) == [".target sm_90"] and ".debug_info" not in ptx
+    assert ".loc" not in release
+    # the site table is in the metadata, the forward kernel's sites first (the record's SITE indexes it)
+    where = f"{inspect.getsourcefile(_oob_copy.func)}:{load_line}"
+    assert meta["debug_sites"][:2] == [
+        {"op": "load", "arg": 0, "fields": [], "location": f"{where}:12", "called_from": []},
+        {"op": "store", "arg": 1, "fields": [], "location": f"{where}:5", "called_from": []}]
+    assert cuda_compile.build(_oob_copy, 90)["debug_sites"] is None  # a release build has no site table
+    if ptxas_path() is None:
+        pytest.skip("ptxas (CUDA toolkit) is not installed")
+    assert meta["cubin"] == "kernel.cubin"  # the build assembled it with ptxas -arch=sm_90 -O3
+    r = subprocess.run([ptxas_path(), "-arch=sm_90", "-O3", "-lineinfo", os.path.join(meta["dir"], meta["ptx"]),
+                        "-o", str(tmp_path / "k.cubin")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "k.cubin", "rb") as f:
+        assert b".debug_line" in f.read()
