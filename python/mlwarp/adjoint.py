@@ -112,7 +112,7 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
         else:
             setattr(packed, f"p{i}", check_scalar_arg(kernel, name, p, value))
             setattr(packed, f"p{n + i}", check_scalar_arg(kernel, f"adj_{name}", p, 0 if adj is None else adj))
-    record = attach_record(kernel, packed, 2 * n)
+    record = attach_record(kernel, packed, 2 * n, device)  # on CUDA: device memory, read back after the launch
     total = 1
     for d in range(4):
         packed.dims[d] = dims[d] if d < len(dims) else 1

@@ -1,8 +1,12 @@
 """wp.launch on a CUDA device: the checks and packing of launch.py (a CUDA array's storage view holds the
-device address), then one cuLaunchKernel with the launch struct as the kernel's by-value parameter."""
+device address), then one cuLaunchKernel with the launch struct as the kernel's by-value parameter.
+
+In debug mode the debug build is launched with a device error record (mlwarp/debug.py), read back after
+the launch on its stream: KernelBoundsError as on the CPU."""
 
 from __future__ import annotations
 
+from . import debug as _debug
 from .array import array
 from .errors import LaunchError
 from .launch import pack_args
@@ -26,11 +30,15 @@ def launch_cuda(kernel, dims: tuple, args: list, device, stream=None, block_dim:
         raise LaunchError(f"Error launching kernel '{kernel.key}': the stream belongs to device '{stream.device}' "
                           f"but the launch is on '{device}'")
     args = [as_device_array(a, device) for a in args]
-    packed, keep_alive = pack_args(kernel, args, device)
+    built = _debug.for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
+    packed, keep_alive = pack_args(built, args, device)
     total = 1
     for d in range(4):
         packed.dims[d] = dims[d] if d < len(dims) else 1
         total *= packed.dims[d]
-    compiled = kernel.compiled(device)  # compile/load errors surface even for an empty launch
+    compiled = built.compiled(device)  # compile/load errors surface even for an empty launch
+    stream = stream or device.stream
+    record = _debug.attach_record(built, packed, device=device, stream=stream) if total else None
     compiled.launch(packed, total, block_dim, max_blocks, stream)
+    _debug.raise_recorded(built, compiled, record)  # debug: copies the record back and synchronises the stream
     del keep_alive  # the driver copied the parameters; device memory is freed stream-ordered

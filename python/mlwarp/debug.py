@@ -7,6 +7,10 @@ the cache key), bounds-checked by the `warp-bounds-check` pass, with line
 tables. The build takes a hidden trailing error-record parameter; the launch
 zeroes a record, passes it, and raises KernelBoundsError after the launch if
 any thread went out of bounds. Release launches take none of these paths.
+
+On CUDA the record is device memory (DeviceRecord), allocated and zeroed on the
+launch's stream; after the launch it is copied back on that stream, which is
+then synchronised: a debug launch on a GPU returns only once the kernel is done.
 """
 
 from __future__ import annotations
@@ -85,25 +89,66 @@ def for_launch(kernel):
     return variant
 
 
-def attach_record(kernel, packed, field=None):
+class DeviceRecord:
+    """The error record of a debug launch on a CUDA device: RECORD_SLOTS int64 of device memory, allocated and
+    zeroed on the launch's stream (and freed on it). `read()`, once, copies it back on that stream and
+    synchronises the stream: the record is read once the launch is done."""
+
+    def __init__(self, device, stream):
+        from .runtime.cuda import memory as mem
+
+        self.device, self.stream = device, stream
+        self.host = new_record()
+        self.alloc = mem.Allocation(device, self.host.nbytes, stream)
+        mem.memset8(device, self.alloc.ptr, 0, self.host.nbytes, stream)
+
+    @property
+    def ptr(self) -> int:
+        return self.alloc.ptr
+
+    def read(self) -> np.ndarray:
+        from .runtime.cuda import memory as mem
+
+        mem.copy_device_to_host(self.device, self.host.ctypes.data, self.alloc.ptr, self.host.nbytes, self.stream)
+        self.stream.synchronize()
+        self.alloc.free()  # done with it (an exception's traceback would keep this object alive)
+        return self.host
+
+
+def attach_record(kernel, packed, field=None, device=None, stream=None):
     """Zeroes a new error record into the hidden parameter of a debug build's launch struct (field index
-    `field`: default after the kernel's parameters; the adjoint launch has twice as many before it)."""
+    `field`: default after the kernel's parameters; the adjoint launch has twice as many before it). On a
+    CUDA `device` the record is a DeviceRecord on `stream` (default: the device's current stream)."""
     if not is_debug_build(kernel):
         return None
-    record = new_record()
+    if device is not None and device.is_cuda:
+        record = DeviceRecord(device, stream or device.stream)
+        data, shape, stride = record.ptr, record.host.shape[0], record.host.strides[0]
+    else:
+        record = new_record()
+        data, shape, stride = record.ctypes.data, record.shape[0], record.strides[0]
     slot = getattr(packed, f"p{len(kernel.params) if field is None else field}")
-    slot.data = record.ctypes.data
-    slot.shape[0] = record.shape[0]
-    slot.strides[0] = record.strides[0]
+    slot.data = data
+    slot.shape[0] = shape
+    slot.strides[0] = stride
     return record
+
+
+def raise_recorded(kernel, compiled, record) -> None:
+    """Raises KernelBoundsError for the first out-of-bounds access the launch recorded (a DeviceRecord is
+    read back first, which waits for the launch)."""
+    if record is None:
+        return
+    if isinstance(record, DeviceRecord):
+        record = record.read()
+    failure = read_record(record, (getattr(compiled, "meta", None) or {}).get("debug_sites") or [])
+    if failure is not None:
+        raise KernelBoundsError(describe_failure(kernel, failure))
 
 
 def after_launch(kernel, compiled, record, args) -> None:
     """Raises for what the launch recorded (debug) or wrote (verify_fp)."""
-    if record is not None:
-        failure = read_record(record, (getattr(compiled, "meta", None) or {}).get("debug_sites") or [])
-        if failure is not None:
-            raise KernelBoundsError(describe_failure(kernel, failure))
+    raise_recorded(kernel, compiled, record)
     if config.verify_fp:
         check_finite(kernel, args)
 

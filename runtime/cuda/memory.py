@@ -7,7 +7,8 @@ from . import driver as drv
 
 
 class Allocation:
-    """`nbytes` of device memory, freed (stream-ordered) when this object goes away.
+    """`nbytes` of device memory, freed (stream-ordered) when this object goes away: on `stream` when one was
+    given (the memory is used on that stream), else on the device's current stream.
 
     It also exposes the memory to numpy through `__array_interface__`: CUDA arrays
     keep their geometry (shape, byte strides, views) in a numpy array over the
@@ -18,6 +19,7 @@ class Allocation:
         self.nbytes = int(nbytes)
         self.ptr = 0
         self._pooled = False
+        self._stream = stream
         if self.nbytes == 0:
             return
         device.make_current()
@@ -35,7 +37,7 @@ class Allocation:
         try:
             self.device.make_current()
             if self._pooled:
-                drv.call("cuMemFreeAsync", ptr, self.device.stream.handle)
+                drv.call("cuMemFreeAsync", ptr, (self._stream or self.device.stream).handle)
             else:
                 drv.call("cuMemFree", ptr)
         except Exception:  # interpreter shutdown: the driver frees everything with the context

@@ -4,6 +4,7 @@ reason, on a machine without a GPU). The same numerics are checked against numpy
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -198,6 +199,72 @@ def test_two_gpus_in_one_process():
     moved = results[0].to("cuda:1")
     np.testing.assert_array_equal(moved.numpy(), results[1].numpy())
     assert math.isclose(float(results[1].numpy()[999]), 1998.0)
+
+
+@wp.kernel
+def shifted_scale(a: wp.array(dtype=wp.float32), b: wp.array(dtype=wp.float32), n: int):
+    i = wp.tid()
+    b[i] = a[i + n] * 2.0
+
+
+def _where(kernel, text) -> str:
+    import inspect
+
+    lines, first = inspect.getsourcelines(kernel.func)
+    k = next(k for k, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(kernel.func)}:{first + k}:{lines[k].index(text) + 1}"
+
+
+@pytest.fixture
+def debug_mode(monkeypatch):
+    monkeypatch.setattr(wp.config, "mode", "debug")
+
+
+def test_debug_mode_out_of_bounds_read_raises(device, debug_mode):
+    # only thread 9 reads outside a (a[10]): one failing thread, so the message is the same on every device
+    a = wp.array(np.arange(10, dtype=np.float32), device=device)
+    b = wp.zeros(10, dtype=wp.float32, device=device)
+    with pytest.raises(wp.KernelBoundsError) as err:
+        wp.launch(shifted_scale, dim=10, inputs=[a, b, 1], device=device)
+    assert str(err.value) == (f"{_where(shifted_scale, 'a[i + n]')}: kernel 'shifted_scale': index [10] is out of "
+                              f"bounds reading argument 'a' of shape (10,) (thread 9)")
+    np.testing.assert_array_equal(b.numpy(), [2, 4, 6, 8, 10, 12, 14, 16, 18, 0])  # the skipped load read 0
+
+
+def test_debug_mode_counts_every_failing_thread(device, debug_mode):
+    # threads 7, 8, 9 fail; on a GPU any of them may claim the record first, the count is exact
+    a = wp.array(np.arange(10, dtype=np.float32), device=device)
+    b = wp.zeros(10, dtype=wp.float32, device=device)
+    with pytest.raises(wp.KernelBoundsError) as err:
+        wp.launch(shifted_scale, dim=10, inputs=[a, b, 3], device=device, **({} if device == "cpu" else
+                                                                            {"block_dim": 32}))
+    m = re.fullmatch(re.escape(f"{_where(shifted_scale, 'a[i + n]')}: kernel 'shifted_scale': index [") +
+                     r"(\d+)\] is out of bounds reading argument 'a' of shape \(10,\) \(thread (\d+); 3 "
+                     r"out-of-bounds accesses in this launch\)", str(err.value))
+    assert m and int(m.group(2)) in (7, 8, 9) and int(m.group(1)) == int(m.group(2)) + 3, str(err.value)
+    np.testing.assert_array_equal(b.numpy(), [6, 8, 10, 12, 14, 16, 18, 0, 0, 0])
+
+
+def test_debug_mode_in_bounds_launch_raises_nothing(device, debug_mode):
+    a = wp.array(np.arange(12, dtype=np.float32), device=device)
+    b = wp.zeros(10, dtype=wp.float32, device=device)
+    for _ in range(2):  # a second launch gets a fresh zeroed record
+        wp.launch(shifted_scale, dim=10, inputs=[a, b, 2], device=device)
+    np.testing.assert_array_equal(b.numpy(), 2.0 * np.arange(2, 12))
+
+
+def test_debug_mode_adjoint_launch_raises(device, debug_mode):
+    a = wp.array(np.arange(10, dtype=np.float32), device=device)
+    b = wp.zeros(10, dtype=wp.float32, device=device)
+    adj_a = wp.zeros(10, dtype=wp.float32, device=device)
+    adj_b = wp.array(np.ones(10, dtype=np.float32), device=device)
+    with pytest.raises(wp.KernelBoundsError) as err:
+        wp.launch(shifted_scale, dim=10, inputs=[a, b, 1], adjoint=True, adj_inputs=[adj_a, adj_b, 0], device=device)
+    # thread 9 alone fails, twice: the adjoint reads a[10] again, then would add into adj_a[10]
+    assert str(err.value) == (f"{_where(shifted_scale, 'a[i + n]')}: kernel 'shifted_scale': index [10] is out of "
+                              f"bounds reading argument 'a' of shape (10,) (thread 9; 2 out-of-bounds accesses in "
+                              f"this launch)")
+    np.testing.assert_array_equal(adj_a.numpy(), [0] + [2.0] * 9)
 
 
 @pytest.fixture(params=DEVICES)

@@ -294,3 +294,184 @@ def test_adjoint_launch_on_the_device(fake):
     # an adjoint left as None is zeroed device memory, not host memory
     wp.launch(square, dim=3, inputs=[x], outputs=[y], adj_inputs=[None], adj_outputs=[adj_y], adjoint=True,
               device="cuda:0")
+
+
+# -- debug mode on CUDA: the device error record ---------------------------------------------------------
+
+@wp.kernel
+def dbg_shifted_copy(a: wp.array(dtype=wp.float32), b: wp.array(dtype=wp.float32), n: int):
+    i = wp.tid()
+    b[i] = a[i + n] * 2.0
+
+
+def _where(kernel, text) -> str:
+    """`file:line:col` of the first occurrence of `text` in the kernel's source."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(kernel.func)
+    for k, line in enumerate(lines):
+        if text in line:
+            return f"{inspect.getsourcefile(kernel.func)}:{first + k}:{line.index(text) + 1}"
+    raise AssertionError(text)
+
+
+class RecordSpy:
+    """A fake device entry: notes the error-record descriptor of each launch struct (and when it ran among the
+    driver calls), then runs `body` (the CPU build of the same kernel, or a function of the record)."""
+
+    def __init__(self, fake, struct, field, body):
+        self.fake, self.struct, self.field, self.body = fake, struct, field, body
+        self.seen = []
+
+    def run(self, struct_ptr, total):
+        slot = getattr(self.struct.from_address(struct_ptr), self.field)
+        self.seen.append({"data": slot.data, "shape": slot.shape[0], "stride": slot.strides[0],
+                          "calls_before": len(self.fake.calls)})
+        self.body(struct_ptr, total, slot)
+
+
+@pytest.fixture
+def debug_fake(fake, monkeypatch):
+    """Debug mode on; the debug builds of dbg_shifted_copy (forward, adjoint) run as their CPU debug builds."""
+    from mlwarp.adjoint import adjoint_kernel
+    from mlwarp.debug import for_launch
+
+    monkeypatch.setattr(wp.config, "mode", "debug")
+    built = for_launch(dbg_shifted_copy)
+    cpu = wp.get_device("cpu")
+    fwd, adj = built.compiled(cpu), adjoint_kernel(built, cpu)
+    fake.spy = RecordSpy(fake, built.launch_struct, "p3", lambda ptr, total, slot: fwd.run(ptr, total))
+    fake.cpu_entries["dbg_shifted_copy_cuda"] = fake.spy
+    from mlwarp.adjoint import _adjoint_struct
+
+    fake.adj_spy = RecordSpy(fake, _adjoint_struct(built), "p6", lambda ptr, total, slot: adj.run(ptr, total))
+    fake.cpu_entries["dbg_shifted_copy_adj_cuda"] = fake.adj_spy
+    fake.built = built
+    yield fake
+    for k in (built, dbg_shifted_copy):
+        for alias in [a for a in k._compiled if a.startswith("cuda")]:
+            del k._compiled[alias]
+
+
+def _record_calls(fake, stream, start, stop):
+    """(index, name) of the driver calls start..stop that handle a record: allocation and copy back (96 bytes)
+    on `stream`, synchronisation of `stream`."""
+    return [(i, name) for i, (name, args) in enumerate(fake.calls[start:stop], start)
+            if (name in ("cuMemAllocAsync", "cuMemcpyDtoHAsync") and args == (96, stream))
+            or (name == "cuStreamSynchronize" and args == (stream,))]
+
+
+def test_debug_launch_passes_a_device_record_and_raises_what_it_holds(debug_fake):
+    fake = debug_fake
+    a = wp.array(np.arange(10, dtype=np.float32), device="cuda:0")
+    b = wp.zeros(10, dtype=wp.float32, device="cuda:0")
+    stream = int(wp.get_stream("cuda:0").handle)
+    calls_before = len(fake.calls)
+    with pytest.raises(wp.KernelBoundsError) as err:
+        wp.launch(dbg_shifted_copy, 10, inputs=[a, b, 3], device="cuda:0")
+    calls_after = len(fake.calls)
+    assert str(err.value) == (
+        f"{_where(dbg_shifted_copy, 'a[i + n]')}: kernel 'dbg_shifted_copy': index [10] is out of bounds reading "
+        f"argument 'a' of shape (10,) (thread 7; 3 out-of-bounds accesses in this launch)")
+    np.testing.assert_array_equal(b.numpy(), [6, 8, 10, 12, 14, 16, 18, 0, 0, 0])
+    (launch,) = fake.launches
+    assert launch["name"] == "dbg_shifted_copy_cuda" and launch["stream"] == stream
+    (seen,) = fake.spy.seen
+    # the hidden trailing parameter is a 12-slot int64 array in fake device memory, freed on the stream after
+    assert seen["shape"] == 12 and seen["stride"] == 8 and seen["data"] not in fake.buffers
+    assert (seen["data"], stream) in fake.freed_on_stream
+    # allocated before the launch; copied back and the stream synchronised after it, on the launch's stream
+    order = _record_calls(fake, stream, calls_before, calls_after)
+    assert [name for _, name in order] == ["cuMemAllocAsync", "cuMemcpyDtoHAsync", "cuStreamSynchronize"]
+    assert order[0][0] < seen["calls_before"] <= order[1][0]
+
+
+def test_debug_launch_in_bounds_raises_nothing_the_record_was_zeroed(debug_fake):
+    # fake device memory starts as 0xcd bytes: an unzeroed record would read as a huge count
+    a = wp.array(np.arange(10, dtype=np.float32), device="cuda:0")
+    b = wp.zeros(10, dtype=wp.float32, device="cuda:0")
+    wp.launch(dbg_shifted_copy, 10, inputs=[a, b, 0], device="cuda:0")
+    np.testing.assert_array_equal(b.numpy(), np.arange(10) * 2)
+    assert len(debug_fake.spy.seen) == 1 and debug_fake.spy.seen[0]["shape"] == 12
+
+
+def test_the_message_comes_from_the_device_record(debug_fake):
+    # a device kernel that only writes a record: count 2, site 1 (the store of b), thread 4, index [12], shape (10,)
+    fake = debug_fake
+    from mlwarp.runtime import error_record as rec
+
+    def write_record(ptr, total, slot):
+        values = [0] * rec.RECORD_SLOTS
+        values[rec.COUNT], values[rec.SITE], values[rec.THREAD], values[rec.NDIM] = 2, 1, 4, 1
+        values[rec.INDEX], values[rec.SHAPE] = 12, 10
+        (ctypes.c_int64 * rec.RECORD_SLOTS).from_address(slot.data)[:] = values
+
+    import ctypes
+
+    fake.spy.body = write_record
+    assert fake.built.compiled(wp.get_device("cuda:0")).meta["debug_sites"][1]["op"] == "store"
+    a = wp.array(np.arange(10, dtype=np.float32), device="cuda:0")
+    b = wp.zeros(10, dtype=wp.float32, device="cuda:0")
+    with pytest.raises(wp.KernelBoundsError) as err:
+        wp.launch(dbg_shifted_copy, 10, inputs=[a, b, 0], device="cuda:0")
+    assert str(err.value) == (
+        f"{_where(dbg_shifted_copy, 'b[i]')}: kernel 'dbg_shifted_copy': index [12] is out of bounds writing "
+        f"argument 'b' of shape (10,) (thread 4; 2 out-of-bounds accesses in this launch)")
+
+
+def test_debug_launch_on_a_user_stream_keeps_the_record_on_it(debug_fake):
+    fake = debug_fake
+    s = wp.Stream("cuda:0")
+    a = wp.array(np.arange(10, dtype=np.float32), device="cuda:0")
+    b = wp.zeros(10, dtype=wp.float32, device="cuda:0")
+    calls_before = len(fake.calls)
+    with pytest.raises(wp.KernelBoundsError, match=r"index \[10\] is out of bounds reading argument 'a' of shape "
+                                                   r"\(10,\) \(thread 9\)$"):
+        wp.launch(dbg_shifted_copy, 10, inputs=[a, b, 1], device="cuda:0", stream=s)
+    assert fake.launches[-1]["stream"] == int(s.handle)
+    (seen,) = fake.spy.seen
+    assert [name for _, name in _record_calls(fake, int(s.handle), calls_before, len(fake.calls))] == [
+        "cuMemAllocAsync", "cuMemcpyDtoHAsync", "cuStreamSynchronize"]
+    assert (seen["data"], int(s.handle)) in fake.freed_on_stream
+
+
+def test_debug_adjoint_launch_on_the_device_checks_bounds(debug_fake):
+    fake = debug_fake
+    a = wp.array(np.arange(10, dtype=np.float32), device="cuda:0")
+    b = wp.zeros(10, dtype=wp.float32, device="cuda:0")
+    adj_a = wp.zeros(10, dtype=wp.float32, device="cuda:0")
+    adj_b = wp.array(np.ones(10, dtype=np.float32), device="cuda:0")
+    wp.launch(dbg_shifted_copy, 10, inputs=[a, b, 0], adjoint=True, adj_inputs=[adj_a, adj_b, 0], device="cuda:0")
+    np.testing.assert_array_equal(adj_a.numpy(), np.full(10, 2.0))
+    adj_a.zero_()
+    with pytest.raises(wp.KernelBoundsError) as err:
+        wp.launch(dbg_shifted_copy, 10, inputs=[a, b, 2], adjoint=True, adj_inputs=[adj_a, adj_b, 0],
+                  device="cuda:0")
+    assert str(err.value).startswith(f"{_where(dbg_shifted_copy, 'a[i + n]')}: kernel 'dbg_shifted_copy': index [10] is "
+                                     f"out of bounds reading argument 'a' of shape (10,) (thread 8; ")
+    np.testing.assert_array_equal(adj_a.numpy(), [0, 0] + [2.0] * 8)
+    assert [launch["name"] for launch in fake.launches] == ["dbg_shifted_copy_adj_cuda"] * 2
+    assert all(s["shape"] == 12 and s["data"] not in fake.buffers for s in fake.adj_spy.seen)
+    assert [name for name, args in fake.calls if name == "cuMemcpyDtoHAsync" and args[0] == 96] == [
+        "cuMemcpyDtoHAsync"] * 2
+
+
+def test_release_launch_on_the_device_passes_no_record(fake):
+    assert wp.config.mode == "release"
+    from mlwarp.debug import for_launch
+
+    assert for_launch(dbg_shifted_copy) is dbg_shifted_copy
+    assert [f for f, _ in dbg_shifted_copy.launch_struct._fields_] == ["dims", "p0", "p1", "p2"]
+    fake.cpu_entries["dbg_shifted_copy_cuda"] = dbg_shifted_copy.compiled(wp.get_device("cpu"))
+    a = wp.array(np.arange(10, dtype=np.float32), device="cuda:0")
+    b = wp.zeros(10, dtype=wp.float32, device="cuda:0")
+    calls_before = len(fake.calls)
+    try:
+        wp.launch(dbg_shifted_copy, 10, inputs=[a, b, 0], device="cuda:0")
+    finally:
+        dbg_shifted_copy._compiled.pop("cuda:0", None)
+    # no record allocated, copied back or waited for: the launch returns without synchronising
+    launch_calls = [name for name, _ in fake.calls[calls_before:]]
+    assert [n for n in launch_calls if n in ("cuMemAllocAsync", "cuMemcpyDtoHAsync", "cuStreamSynchronize")] == []
+    assert fake.launches[-1]["name"] == "dbg_shifted_copy_cuda"
+    np.testing.assert_array_equal(b.numpy(), np.arange(10) * 2)
