@@ -13,6 +13,7 @@ from mlir.execution_engine import ExecutionEngine  # noqa: E402  (loads libMLIR:
 from .context import make_context
 from .frontend import emit_kernel, get_source
 from .lowering.cpu_entry import entry_name
+from .lowering.cpu_vector_math import needed_libraries
 from .passes.autodiff import adjoint_name, mark_no_backward, take_adjoint_errors
 from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import debug_stages, pop_debug_sites
@@ -82,7 +83,7 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
             adj_error = take_adjoint_errors().get(kir.name)  # the kernel runs forward; its adjoint launch raises this
             debug_sites = pop_debug_sites(kir.module.operation) if debug else None
             t = times.mark("passes", t)
-            engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
+            engine, libraries = _engine(kir.module)
         except Exception as e:  # noqa: BLE001
             if not backward:
                 raise
@@ -94,12 +95,12 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
             run_stages(kir.module, stages, dump_prefix=kir.name)
             debug_sites = pop_debug_sites(kir.module.operation) if debug else None
             t = times.mark("passes", t)
-            engine = ExecutionEngine(kir.module, opt_level=3, enable_pic=True)
+            engine, libraries = _engine(kir.module)
             adj_error = f"its adjoint kernel failed to compile: {str(e).strip().splitlines()[0]}"
         obj = os.path.join(out_dir, "kernel.o")
         engine.dump_to_object_file(obj)
         t = times.mark("llvm", t)
-    link(obj, os.path.join(out_dir, LIBRARY))
+    link(obj, os.path.join(out_dir, LIBRARY), libraries)
     os.remove(obj)
     times.mark("link", t)
     entry = entry_name(tangent_name(kir.name) if jvp else kir.name)
@@ -108,12 +109,18 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
             "adj_error": adj_error, "debug_sites": debug_sites}
 
 
-def link(obj: str, out: str) -> None:
+def _engine(module):
+    """LLVM at O3 for the host; the JIT resolves the vector math functions (warp-cpu-vector-math) in
+    libmvec, which the library then links."""
+    libraries = needed_libraries(module)
+    return ExecutionEngine(module, opt_level=3, enable_pic=True, shared_libs=libraries), libraries
+
+
+def link(obj: str, out: str, libraries=()) -> None:
     """Links the object into a shared library: with `ld` directly when there is one (a few ms; the
     `cc` driver costs tens of ms more for the same `ld` run), else with `cc` (or $CC)."""
     ld = None if os.environ.get("CC") else shutil.which("ld")
-    cmd = [ld, "-shared", "-o", out, obj, "-lm"] if ld else [os.environ.get("CC", "cc"), "-shared", "-o", out, obj,
-                                                              "-lm"]
+    cmd = [ld or os.environ.get("CC", "cc"), "-shared", "-o", out, obj, "-lm", *libraries]
     try:
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     except FileNotFoundError:

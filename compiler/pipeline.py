@@ -14,7 +14,7 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from .lowering import arrays_to_llvm, builtins_to_arith, cpu_entry, gpu_kernel  # noqa: F401  (register passes)
-from .lowering import bf16_as_i16, composites_to_vector  # noqa: F401  (register passes)
+from .lowering import bf16_as_i16, composites_to_vector, cpu_vector_math  # noqa: F401  (register passes)
 from .passes.registry import PASSES, PassError
 from .passes import autodiff  # noqa: F401,E402  (registers warp-autodiff)
 from .passes import inline  # noqa: F401,E402  (registers warp-inline)
@@ -31,7 +31,7 @@ CPU_STAGES = [
     ("llvm", ["convert-scf-to-cf", "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
               "warp-bf16-round-each-op", "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
               "convert-vector-to-llvm", "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
-              "reconcile-unrealized-casts", "warp-bf16-as-i16"]),
+              "reconcile-unrealized-casts", "warp-bf16-as-i16", "warp-cpu-vector-math"]),
 ]
 
 DEFAULT_CUDA_ARCH = 90

@@ -13,6 +13,7 @@ import ctypes
 import itertools
 import os
 import queue
+import struct
 import threading
 import time
 
@@ -23,6 +24,10 @@ MIN_PARALLEL = 1 << 15
 # Chunks per thread (more: better balance on a busy machine) and the smallest chunk worth a call.
 CHUNKS_PER_THREAD = 4
 MIN_CHUNK = 1 << 13
+# Chunks start at multiples of this, a multiple of every vector loop's step (lanes x unroll), or at
+# row starts: each thread then runs in the vector body or the scalar remainder whatever the thread
+# count, and a vectorised libm call (warp-cpu-vector-math) gives the same bits as on one thread.
+CHUNK_ALIGN = 1 << 10
 
 
 def num_threads() -> int:
@@ -75,8 +80,13 @@ class _Pool:
                 return
             job.work()
 
-    def run(self, fn, args, total: int) -> None:
+    def run(self, fn, args, total: int, row: int = 1) -> None:
+        """`row`: the length of the rows warp-cpu-entry loops over (1 for a 1-d launch)."""
         chunk = max(MIN_CHUNK, -(-total // (self.size * CHUNKS_PER_THREAD)))
+        # whole rows, unless a row is longer than a thread's share (then rows are cut, and only rows of a
+        # multiple of CHUNK_ALIGN elements keep their bits whatever the thread count)
+        align = row if 1 < row <= total // self.size else CHUNK_ALIGN
+        chunk = -(-chunk // align) * align
         job = _Job(fn, args, total, chunk)
         for _ in range(min(self.size - 1, job.chunks - 1)):
             self.jobs.put(job)
@@ -128,4 +138,12 @@ class CpuKernel:
         if threads == 1:
             self.serial(args_ptr, 0, total)
             return
-        _get_pool(threads).run(self.entry, args_ptr, total)
+        _get_pool(threads).run(self.entry, args_ptr, total, _row(args_ptr))
+
+
+def _row(args_ptr) -> int:
+    """The launch's innermost dimension past the first, 1 for a 1-d launch: the launch struct starts
+    with the four launch dimensions, 1 past the launch's own."""
+    dims = (ctypes.c_int64 * 4).from_address(args_ptr) if isinstance(args_ptr, int) else \
+        struct.unpack_from("@4q", args_ptr)
+    return next((d for d in reversed(dims[1:]) if d != 1), 1)
