@@ -15,6 +15,7 @@ from mlir.passmanager import PassManager
 
 from .lowering import arrays_to_llvm, builtins_to_arith, cpu_entry, gpu_kernel  # noqa: F401  (register passes)
 from .lowering import bf16_as_i16, composites_to_vector, cpu_vector_math  # noqa: F401  (register passes)
+from .lowering import privatize_atomics, serial_copy  # noqa: F401  (register passes)
 from .passes.registry import PASSES, PassError
 from .passes import autodiff  # noqa: F401,E402  (registers warp-autodiff)
 from .passes import inline  # noqa: F401,E402  (registers warp-inline)
@@ -26,7 +27,8 @@ CPU_STAGES = [
     ("autodiff", ["warp-autodiff", "warp-inline", "canonicalize", "cse"]),  # adds k_adj next to each kernel k;
     # warp-inline again: the calls of @wp.func_grad functions warp-autodiff kept (or added) to the adjoint
     ("lowered", ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
-                 "convert-warp-arrays-to-llvm", "warp-cpu-entry", "canonicalize", "cse"]),
+                 "convert-warp-arrays-to-llvm", "warp-cpu-entry", "warp-cpu-privatize-atomics", "warp-cpu-serial-copy",
+                 "canonicalize", "cse"]),
     # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2)
     ("llvm", ["convert-scf-to-cf", "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
               "warp-bf16-round-each-op", "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
@@ -44,7 +46,8 @@ def cuda_stages(arch: int = DEFAULT_CUDA_ARCH) -> list:
     for stage, passes in CPU_STAGES:
         if stage == "llvm":
             break
-        stages.append((stage, ["warp-gpu-kernel" if str(p).startswith("warp-cpu-entry") else p for p in passes]))
+        stages.append((stage, ["warp-gpu-kernel" if str(p).startswith("warp-cpu-entry") else p for p in passes
+                               if not str(p).startswith("warp-cpu-") or str(p).startswith("warp-cpu-entry")]))
     stages.append(("nvvm", [f"nvvm-attach-target{{chip=sm_{arch} O=3}}",
                             "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-math-to-llvm)", "reconcile-unrealized-casts"]))
     return stages

@@ -124,42 +124,6 @@ def _drop_index_round_trips(truncs: list) -> None:
                 owner.results[0].replace_all_uses_with(source)
 
 
-def serial_name(entry: str) -> str:
-    """The copy of an entry with plain read-modify-writes for atomics, for launches on one thread."""
-    return f"{entry}_serial"
-
-
-# atomicrmw kinds and the plain operation a serial run does instead (others stay atomic)
-_SERIAL_RMW = {"add": arith.AddIOp, "sub": arith.SubIOp, "fadd": arith.AddFOp, "fsub": arith.SubFOp,
-               "max": arith.MaxSIOp, "min": arith.MinSIOp, "umax": arith.MaxUIOp, "umin": arith.MinUIOp,
-               "fmax": arith.MaxNumFOp, "fmin": arith.MinNumFOp, "fmaximum": arith.MaximumFOp,
-               "fminimum": arith.MinimumFOp, "_and": arith.AndIOp, "_or": arith.OrIOp, "_xor": arith.XOrIOp}
-
-
-def add_serial_copy(entry) -> bool:
-    """Clones `entry` as `<entry>_serial` with each atomicrmw as load, op, store (the old value is the
-    result, as atomicrmw's). A launch on one thread has nothing to race with; Warp's CPU atomics are
-    plain too, and a `lock cmpxchg` loop per float atomic costs several times more. False when the
-    entry has no atomics (no copy)."""
-    if not ops_named(entry.operation, {"llvm.atomicrmw"}):
-        return False
-    copy = entry.operation.clone(ip=ir.InsertionPoint.after(entry))
-    name = ir.StringAttr(entry.attributes["sym_name"]).value
-    copy.attributes["sym_name"] = ir.StringAttr.get(serial_name(name))
-    for rmw in ops_named(copy, {"llvm.atomicrmw"}):
-        kind = llvm.AtomicBinOp(ir.IntegerAttr(rmw.attributes["bin_op"]).value).name
-        op = _SERIAL_RMW.get(kind)
-        if op is None and kind != "xchg":
-            continue
-        ptr, value = rmw.operands[0], rmw.operands[1]
-        with ir.InsertionPoint(rmw), rmw.location:
-            old = llvm.load(value.type, ptr)
-            llvm.store(value if op is None else op(old, value).result, ptr)
-        rmw.results[0].replace_all_uses_with(old)
-        rmw.erase()
-    return True
-
-
 @register
 class CpuEntry(Pass):
     name = "warp-cpu-entry"
@@ -240,4 +204,3 @@ class CpuEntry(Pass):
         kernel.erase()
         if ops_named(entry.operation, lambda n: n.startswith("warp.")):
             raise PassError(f"kernel '{name}' still has warp ops; lower builtins and arrays first")
-        add_serial_copy(entry)

@@ -1,0 +1,60 @@
+"""warp-cpu-serial-copy: each CPU entry with atomics gets a copy `<entry>_serial` whose atomics are plain
+read-modify-writes, which the runtime calls when a launch runs on one thread.
+
+A launch on one thread has nothing to race with; Warp's CPU atomics are plain too, and a
+`lock cmpxchg` loop per float atomic costs several times more. Runs after
+warp-cpu-privatize-atomics, so the copy keeps the private accumulators (and only their flush
+becomes plain).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, llvm
+
+from ..passes.registry import Pass, ops_named, register
+
+
+def serial_name(entry: str) -> str:
+    """The copy of an entry with plain read-modify-writes for atomics, for launches on one thread."""
+    return f"{entry}_serial"
+
+
+# atomicrmw kinds and the plain operation a serial run does instead (others stay atomic)
+_SERIAL_RMW = {"add": arith.AddIOp, "sub": arith.SubIOp, "fadd": arith.AddFOp, "fsub": arith.SubFOp,
+               "max": arith.MaxSIOp, "min": arith.MinSIOp, "umax": arith.MaxUIOp, "umin": arith.MinUIOp,
+               "fmax": arith.MaxNumFOp, "fmin": arith.MinNumFOp, "fmaximum": arith.MaximumFOp,
+               "fminimum": arith.MinimumFOp, "_and": arith.AndIOp, "_or": arith.OrIOp, "_xor": arith.XOrIOp}
+
+
+def add_serial_copy(entry) -> bool:
+    """Clones `entry` as `<entry>_serial` with each atomicrmw as load, op, store (the old value is the
+    result, as atomicrmw's). False when the entry has no atomics (no copy)."""
+    if not ops_named(entry.operation, {"llvm.atomicrmw"}):
+        return False
+    copy = entry.operation.clone(ip=ir.InsertionPoint.after(entry))
+    name = ir.StringAttr(entry.attributes["sym_name"]).value
+    copy.attributes["sym_name"] = ir.StringAttr.get(serial_name(name))
+    for rmw in ops_named(copy, {"llvm.atomicrmw"}):
+        kind = llvm.AtomicBinOp(ir.IntegerAttr(rmw.attributes["bin_op"]).value).name
+        op = _SERIAL_RMW.get(kind)
+        if op is None and kind != "xchg":
+            continue
+        ptr, value = rmw.operands[0], rmw.operands[1]
+        with ir.InsertionPoint(rmw), rmw.location:
+            old = llvm.load(value.type, ptr)
+            llvm.store(value if op is None else op(old, value).result, ptr)
+        rmw.results[0].replace_all_uses_with(old)
+        rmw.erase()
+    return True
+
+
+@register
+class CpuSerialCopy(Pass):
+    name = "warp-cpu-serial-copy"
+    description = "Add `<entry>_serial`, a copy of each CPU entry with atomics as plain read-modify-writes"
+
+    def run(self, module):
+        for op in list(module.regions[0].blocks[0].operations):
+            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value.endswith("_cpu"):
+                add_serial_copy(op)
