@@ -80,7 +80,7 @@ def main(n: int = 1_000_000):
     rows = [("forward: atomic sum of x^2 + sin x", t_fwd * 1e3, t_np_fwd * 1e3, warp.get("forward_ms")),
             ("backward: adjoint launch", t_bwd * 1e3, t_np_bwd * 1e3, warp.get("backward_ms"))]
     lines = print_table(f"Gradient of sum(x^2 + sin x), n = {n}", "ms", rows, higher_is_better=False)
-    save_json("grad_reduction", {"lines": lines, "rows": rows})
+    save_json("grad_reduction", {"table": lines, "data": {"rows": rows}})
 
 
 if __name__ == "__main__":
