@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import debug as _debug
 from .array import array
+from .config import config
 from .errors import LaunchError
 from .launch import pack_args
 
@@ -41,4 +42,7 @@ def launch_cuda(kernel, dims: tuple, args: list, device, stream=None, block_dim:
     record = _debug.attach_record(built, packed, device=device, stream=stream) if total else None
     compiled.launch(packed, total, block_dim, max_blocks, stream)
     _debug.raise_recorded(built, compiled, record)  # debug: copies the record back and synchronises the stream
+    if config.verify_fp and total:
+        stream.synchronize()  # the arrays are read back on the device's stream: the launch's must be done
+        _debug.check_finite(built, args)
     del keep_alive  # the driver copied the parameters; device memory is freed stream-ordered

@@ -3,6 +3,8 @@ that runs on the CPU (cuda_fake_driver.py): every path of mlwarp's CUDA code exc
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -475,3 +477,22 @@ def test_release_launch_on_the_device_passes_no_record(fake):
     assert [n for n in launch_calls if n in ("cuMemAllocAsync", "cuMemcpyDtoHAsync", "cuStreamSynchronize")] == []
     assert fake.launches[-1]["name"] == "dbg_shifted_copy_cuda"
     np.testing.assert_array_equal(b.numpy(), np.arange(10) * 2)
+
+
+def test_verify_fp_after_a_device_launch_waits_for_its_stream(fake, monkeypatch):
+    monkeypatch.setattr(wp.config, "verify_fp", True)
+    stream = wp.Stream("cuda:0")
+    x = wp.array(np.array([1.0, np.inf, 2.0], dtype=np.float32), device="cuda:0")
+    y = wp.zeros(3, dtype=wp.float32, device="cuda:0")
+    before = len(fake.calls)
+    with pytest.raises(wp.FloatingPointCheckError, match=re.escape(
+            "kernel 'square': argument 'x' holds a non-finite value after the launch (inf at index [1]; "
+            "1 non-finite element(s))")):
+        wp.launch(square, dim=3, inputs=[x, y], device="cuda:0", stream=stream)
+    assert fake.launches[-1]["name"] == "square_cuda" and fake.launches[-1]["stream"] == int(stream.handle)
+    names = [name for name, _ in fake.calls[before:]]
+    synced = names.index("cuStreamSynchronize")
+    assert fake.calls[before + synced][1] == (int(stream.handle),)
+    assert names.index("cuMemcpyDtoHAsync") > synced  # read back only once the launch is done
+    monkeypatch.setattr(wp.config, "verify_fp", False)
+    wp.launch(square, dim=3, inputs=[x, y], device="cuda:0", stream=stream)  # off: nothing checked
