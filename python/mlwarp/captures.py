@@ -131,10 +131,11 @@ _paths_cache: dict = {}
 
 def _cached_paths(func) -> list:
     code = func.__code__
-    found = _paths_cache.get(code)
+    key = (code.co_filename, code)  # code objects compare by value, and not by their file
+    found = _paths_cache.get(key)
     if found is None:
         tree = _tree(func)
-        found = _paths_cache[code] = _paths(tree) if tree is not None else []
+        found = _paths_cache[key] = _paths(tree) if tree is not None else []
     return found
 
 

@@ -34,9 +34,10 @@ _by_code: dict = {}
 def function_source(func) -> FunctionSource:
     """Raises OSError or TypeError when the source cannot be found (as inspect does)."""
     code = func.__code__
-    found = _by_code.get(code)
+    key = (code.co_filename, code)  # code objects compare by value, and not by their file
+    found = _by_code.get(key)
     if found is None:
-        found = _by_code[code] = _read_fast(func, code) or _read_with_inspect(func)
+        found = _by_code[key] = _read_fast(func, code) or _read_with_inspect(func)
     return found
 
 
@@ -64,9 +65,14 @@ def _read_fast(func, code) -> FunctionSource | None:
         tree = ast.parse(text)
     except SyntaxError:
         return None
-    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if not _defines(tree, func):
         return None
     return FunctionSource(code.co_filename, first, text, tree)
+
+
+def _defines(tree, func) -> bool:
+    return len(tree.body) == 1 and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+        tree.body[0].name == func.__name__
 
 
 def _last_line(code) -> int | None:
@@ -86,4 +92,11 @@ def _read_with_inspect(func) -> FunctionSource:
     lines, first = inspect.getsourcelines(func)
     text = textwrap.dedent("".join(lines))
     filename = inspect.getsourcefile(func) or func.__code__.co_filename
-    return FunctionSource(filename, max(first, 1), text, ast.parse(text))
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        tree = None
+    if tree is None or not _defines(tree, func):  # the file changed since the function was defined
+        raise OSError(f"the source of '{func.__name__}' at {filename}:{first} is not its definition: "
+                      f"was the file edited since it was imported?")
+    return FunctionSource(filename, max(first, 1), text, tree)

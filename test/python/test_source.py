@@ -104,3 +104,19 @@ def test_kernel_key_names_the_line():
         wp.launch(scope["moved"], 3, inputs=[a], device="cpu")
         np.testing.assert_array_equal(a.numpy(), [1.0, 1.0, 1.0])
     assert keys[0] != keys[1]
+
+
+def test_file_edited_since_import_is_a_clear_error(tmp_path):
+    import importlib.util
+    import linecache
+
+    path = tmp_path / "edited_kernel.py"
+    path.write_text("def kernel_in_file(a):\n    return a + 1\n")
+    spec = importlib.util.spec_from_file_location("edited_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path.write_text("x = 1\ny = 2\nz = 3\n")  # the function's lines are now something else
+    linecache.checkcache(str(path))
+    with pytest.raises(OSError, match=r"the source of 'kernel_in_file' at .*edited_kernel.py:1 is not its "
+                                      r"definition: was the file edited since it was imported\?"):
+        src.function_source(module.kernel_in_file)
