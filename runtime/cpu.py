@@ -5,6 +5,12 @@ workers claim one at a time (ctypes releases the GIL during each call). Claiming
 than one fixed range per thread, keeps a launch from waiting on a worker whose core is busy
 elsewhere: the caller takes the chunks that worker has not claimed. Small launches stay on
 the calling thread.
+
+Small is measured, not guessed: handing a launch to the pool costs tens of microseconds (a
+worker wakes up), so a launch whose kernel would finish sooner on the calling thread stays
+there. Each kernel keeps its time per thread, from its serial runs and from the chunks the
+calling thread runs in parallel ones. An explicit thread count (`wp.config.cpu_threads`,
+$MLWARP_NUM_THREADS) is obeyed for every launch of >= MIN_PARALLEL threads.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ ENTRY_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
 
 # Launches smaller than this run on the calling thread: handing work to the pool costs more.
 MIN_PARALLEL = 1 << 15
+# With the automatic thread count, a launch expected to take less than this on one thread stays there.
+SERIAL_BELOW_NS = 250_000
 # Chunks per thread (more: better balance on a busy machine) and the smallest chunk worth a call.
 CHUNKS_PER_THREAD = 4
 MIN_CHUNK = 1 << 13
@@ -32,16 +40,24 @@ CHUNK_ALIGN = 1 << 10
 
 def num_threads() -> int:
     """wp.config.cpu_threads, else $MLWARP_NUM_THREADS, else os.cpu_count()."""
+    return _thread_count()[0]
+
+
+def _thread_count() -> tuple:
+    """(threads, whether the user set the count)."""
     from mlwarp.config import config
 
-    n = config.cpu_threads or int(os.environ.get("MLWARP_NUM_THREADS", "0") or 0) or os.cpu_count() or 1
-    return max(1, n)
+    n = config.cpu_threads or int(os.environ.get("MLWARP_NUM_THREADS", "0") or 0)
+    return (max(1, n), True) if n else (_CPU_COUNT, False)
+
+
+_CPU_COUNT = max(1, os.cpu_count() or 1)  # os.cpu_count() reads /sys on each call: ~10 us a launch
 
 
 class _Job:
     """One parallel launch: chunks [k*chunk, (k+1)*chunk) claimed through an atomic counter."""
 
-    __slots__ = ("fn", "args", "total", "chunk", "chunks", "claim", "finish", "done")
+    __slots__ = ("fn", "args", "total", "chunk", "chunks", "claim", "finish", "done", "first_ns")
 
     def __init__(self, fn, args, total, chunk):
         self.fn, self.args, self.total, self.chunk = fn, args, total, chunk
@@ -49,17 +65,22 @@ class _Job:
         self.claim = itertools.count()  # next() is atomic under the GIL
         self.finish = itertools.count(1)
         self.done = threading.Event()
+        self.first_ns = None  # ns per thread of the calling thread's first chunk
 
-    def work(self) -> None:
+    def work(self, timed: bool = False) -> None:
         fn, args, total, chunk = self.fn, self.args, self.total, self.chunk
         while True:
             k = next(self.claim)
             if k >= self.chunks:
                 return
             begin = k * chunk
+            end = min(begin + chunk, total)
+            t = time.perf_counter_ns() if timed else 0
             try:
-                fn(args, begin, min(begin + chunk, total))
+                fn(args, begin, end)
             finally:
+                if timed:
+                    self.first_ns, timed = (time.perf_counter_ns() - t) / (end - begin), False
                 if next(self.finish) == self.chunks:
                     self.done.set()
 
@@ -80,8 +101,9 @@ class _Pool:
                 return
             job.work()
 
-    def run(self, fn, args, total: int, row: int = 1) -> None:
-        """`row`: the length of the rows warp-cpu-entry loops over (1 for a 1-d launch)."""
+    def run(self, fn, args, total: int, row: int = 1) -> float | None:
+        """`row`: the length of the rows warp-cpu-entry loops over (1 for a 1-d launch). Returns the time per
+        thread of the first chunk the calling thread ran, in ns."""
         chunk = max(MIN_CHUNK, -(-total // (self.size * CHUNKS_PER_THREAD)))
         # whole rows, unless a row is longer than a thread's share (then rows are cut, and only rows of a
         # multiple of CHUNK_ALIGN elements keep their bits whatever the thread count)
@@ -90,8 +112,9 @@ class _Pool:
         job = _Job(fn, args, total, chunk)
         for _ in range(min(self.size - 1, job.chunks - 1)):
             self.jobs.put(job)
-        job.work()
+        job.work(timed=True)
         job.done.wait()
+        return job.first_ns
 
     def close(self) -> None:
         for _ in range(self.size - 1):
@@ -125,6 +148,7 @@ class CpuKernel:
         except AttributeError:
             self.serial = self.entry
         self.load_ms = (time.perf_counter() - t) * 1e3  # MLWARP_TIMINGS prints it as the "load" stage
+        self.ns_per_thread = None  # measured on the calling thread: what a serial launch would cost
 
     def _function(self, name):
         f = getattr(self.library, name)
@@ -134,11 +158,16 @@ class CpuKernel:
 
     def run(self, args_ptr, total: int) -> None:
         """Runs threads [0, total); `args_ptr` is the launch struct's address (or a buffer holding it)."""
-        threads = num_threads() if total >= MIN_PARALLEL else 1
-        if threads == 1:
+        threads, explicit = _thread_count() if total >= MIN_PARALLEL else (1, True)
+        estimate = self.ns_per_thread
+        if threads == 1 or not explicit and estimate is not None and estimate * total < SERIAL_BELOW_NS:
+            t = time.perf_counter_ns()
             self.serial(args_ptr, 0, total)
+            self.ns_per_thread = (time.perf_counter_ns() - t) / max(total, 1)
             return
-        _get_pool(threads).run(self.entry, args_ptr, total, _row(args_ptr))
+        measured = _get_pool(threads).run(self.entry, args_ptr, total, _row(args_ptr))
+        if measured is not None:
+            self.ns_per_thread = measured
 
 
 def _row(args_ptr) -> int:

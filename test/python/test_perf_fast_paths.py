@@ -222,3 +222,51 @@ def test_threaded_atomics_hand_out_every_ticket_once(threads):
     wp.launch(ticket, n, inputs=[counter, fcounter, out, fout])
     np.testing.assert_array_equal(np.sort(out.numpy()), np.arange(n, dtype=np.int32))
     assert counter.numpy()[0] == n
+
+
+@wp.kernel
+def add_one(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] + 1.0
+
+
+def _pool_runs(monkeypatch) -> list:
+    runs = []
+    real = cpu._Pool.run
+
+    def counting(self, *args):
+        runs.append(self.size)
+        return real(self, *args)
+
+    monkeypatch.setattr(cpu._Pool, "run", counting)
+    return runs
+
+
+@pytest.mark.parametrize("serial_below_ns, pooled", [(10**15, 1), (0, 3)])
+def test_automatic_thread_count_keeps_quick_launches_on_the_caller(threads, monkeypatch, serial_below_ns, pooled):
+    # the first big launch goes to the pool and measures the kernel; later ones stay on the calling thread
+    # when they would take less than SERIAL_BELOW_NS there (the threshold is pinned: no timing decides)
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", serial_below_ns)
+    threads(0)
+    runs = _pool_runs(monkeypatch)
+    n = cpu.MIN_PARALLEL * 2
+    x = wp.zeros(n, dtype=float)
+    add_one.compiled(wp.get_device("cpu")).ns_per_thread = None  # as freshly loaded: nothing measured yet
+    for _ in range(3):
+        wp.launch(add_one, n, inputs=[x])
+    assert len(runs) == pooled
+    np.testing.assert_array_equal(x.numpy(), np.full(n, 3.0, np.float32))
+
+
+def test_explicit_thread_count_always_uses_the_pool(threads, monkeypatch):
+    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 10**15)
+    threads(2)
+    runs = _pool_runs(monkeypatch)
+    n = cpu.MIN_PARALLEL * 2
+    x = wp.zeros(n, dtype=float)
+    for _ in range(3):
+        wp.launch(add_one, n, inputs=[x])
+    wp.launch(add_one, cpu.MIN_PARALLEL - 1, inputs=[x])  # below MIN_PARALLEL: the calling thread
+    assert runs == [2, 2, 2]
