@@ -18,7 +18,7 @@ import hashlib
 import inspect
 
 from . import types as wt
-from .source import function_source
+from .source import function_source, per_code
 
 _MISSING = object()
 
@@ -130,13 +130,7 @@ _paths_cache: dict = {}
 
 
 def _cached_paths(func) -> list:
-    code = func.__code__
-    key = (code.co_filename, code)  # code objects compare by value, and not by their file
-    found = _paths_cache.get(key)
-    if found is None:
-        tree = _tree(func)
-        found = _paths_cache[key] = _paths(tree) if tree is not None else []
-    return found
+    return per_code(_paths_cache, func, lambda f: _paths(_tree(f)) if _tree(f) is not None else [])
 
 
 def _resolve(func, path):

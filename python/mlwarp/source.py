@@ -33,11 +33,16 @@ _by_code: dict = {}
 
 def function_source(func) -> FunctionSource:
     """Raises OSError or TypeError when the source cannot be found (as inspect does)."""
+    return per_code(_by_code, func, lambda f: _read_fast(f, f.__code__) or _read_with_inspect(f))
+
+
+def per_code(memo: dict, func, make):
+    """`make(func)`, computed once per code object in `memo`."""
     code = func.__code__
     key = (code.co_filename, code)  # code objects compare by value, and not by their file
-    found = _by_code.get(key)
+    found = memo.get(key)
     if found is None:
-        found = _by_code[key] = _read_fast(func, code) or _read_with_inspect(func)
+        found = memo[key] = make(func)
     return found
 
 

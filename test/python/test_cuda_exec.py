@@ -11,6 +11,8 @@ import pytest
 
 import mlwarp as wp
 
+from source_util import where as _where
+
 CUDA = wp.is_cuda_available()
 NO_GPU = "no CUDA device on this machine (needs a GPU, its driver and cuda-python)"
 
@@ -205,14 +207,6 @@ def test_two_gpus_in_one_process():
 def shifted_scale(a: wp.array(dtype=wp.float32), b: wp.array(dtype=wp.float32), n: int):
     i = wp.tid()
     b[i] = a[i + n] * 2.0
-
-
-def _where(kernel, text) -> str:
-    import inspect
-
-    lines, first = inspect.getsourcelines(kernel.func)
-    k = next(k for k, line in enumerate(lines) if text in line)
-    return f"{inspect.getsourcefile(kernel.func)}:{first + k}:{lines[k].index(text) + 1}"
 
 
 @pytest.fixture

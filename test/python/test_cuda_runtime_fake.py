@@ -15,6 +15,7 @@ from mlwarp.runtime.cuda import devices as cuda_devices
 from mlwarp.runtime.cuda import driver as drv
 
 from cuda_fake_driver import FakeDriver
+from source_util import where as _where
 
 
 @wp.kernel
@@ -304,17 +305,6 @@ def test_adjoint_launch_on_the_device(fake):
 def dbg_shifted_copy(a: wp.array(dtype=wp.float32), b: wp.array(dtype=wp.float32), n: int):
     i = wp.tid()
     b[i] = a[i + n] * 2.0
-
-
-def _where(kernel, text) -> str:
-    """`file:line:col` of the first occurrence of `text` in the kernel's source."""
-    import inspect
-
-    lines, first = inspect.getsourcelines(kernel.func)
-    for k, line in enumerate(lines):
-        if text in line:
-            return f"{inspect.getsourcefile(kernel.func)}:{first + k}:{line.index(text) + 1}"
-    raise AssertionError(text)
 
 
 class RecordSpy:

@@ -9,6 +9,7 @@ import pytest
 
 import mlwarp as wp
 from mlwarp.debug import for_launch
+from source_util import where
 
 
 @pytest.fixture
@@ -18,15 +19,6 @@ def debug_mode():
         yield
     finally:
         wp.config.mode = "release"
-
-
-def where(kernel, text) -> str:
-    """`file:line:col` of the first occurrence of `text` in the kernel's source."""
-    lines, first = inspect.getsourcelines(kernel.func)
-    for k, line in enumerate(lines):
-        if text in line:
-            return f"{inspect.getsourcefile(kernel.func)}:{first + k}:{line.index(text) + 1}"
-    raise AssertionError(text)
 
 
 @wp.kernel
