@@ -295,3 +295,12 @@ def copy_arrays(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int
     else:
         mem.copy_device_to_host(src.device, dst_ptr, src_ptr, nbytes, stream)
         (stream or src.device.stream).synchronize()  # the host memory is readable when wp.copy returns
+
+
+def _register_with_launch_plans():
+    from .launch_plan import PLAIN_ARRAYS
+
+    PLAIN_ARRAYS.add(CudaArray)  # its launch fields are cached like a wp.array's
+
+
+_register_with_launch_plans()

@@ -23,13 +23,18 @@ def as_device_array(value, device):
     return from_cuda_array_interface(value)
 
 
-def launch_cuda(kernel, dims: tuple, args: list, device, stream=None, block_dim: int = 256, max_blocks: int = 0):
+def check_launch_config(kernel, device, stream, block_dim) -> None:
     if not isinstance(block_dim, int) or not 1 <= block_dim <= 1024:
         raise LaunchError(f"Error launching kernel '{kernel.key}': block_dim must be an int in [1, 1024], "
                           f"got {block_dim!r}")
     if stream is not None and stream.device is not device:
         raise LaunchError(f"Error launching kernel '{kernel.key}': the stream belongs to device '{stream.device}' "
                           f"but the launch is on '{device}'")
+
+
+def launch_cuda(kernel, dims: tuple, args: list, device, stream=None, block_dim: int = 256, max_blocks: int = 0):
+    """The checked launch (launch_plan.py takes plain launches): debug builds, verify_fp, kernels without a plan."""
+    check_launch_config(kernel, device, stream, block_dim)
     args = [as_device_array(a, device) for a in args]
     built = _debug.for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
     packed, keep_alive = pack_args(built, args, device)

@@ -183,7 +183,7 @@ def pack_args(kernel, args, device):
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint=False, adj_inputs=None,
            adj_outputs=None, record_cmd=False, block_dim=256, max_blocks=0):
     if not adjoint:  # packing planned once per kernel (launch_plan.py); NotImplemented: the path below
-        done = _plan.fast_launch(kernel, dim, inputs, outputs, device, record_cmd)
+        done = _plan.fast_launch(kernel, dim, inputs, outputs, device, record_cmd, stream, block_dim, max_blocks)
         if done is not NotImplemented:
             return done
     from .kernel import Kernel

@@ -8,7 +8,9 @@ needs a look, a bad value) takes the checks of launch.py, which raise the same e
 before; a kernel whose parameters the plan cannot lay out has no plan and launches the plain way.
 
 The data pointer, shape and strides of a `wp.array` are read once and kept on the array
-(`_launch_fields`), keyed by the numpy view they came from.
+(`_launch_fields`), keyed by the numpy view they came from. CUDA arrays keep their device address
+in the same view (cuda_array.py), so a CUDA launch packs the same struct and hands its bytes to
+`cuLaunchKernel`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from .kernel import Kernel
 from .runtime.abi import ArrayParam
 
 INT32_MAX = 2**31 - 1
+# the array classes whose launch fields the plan caches: wp.array, and CudaArray once imported
+PLAIN_ARRAYS = {array}
 
 
 def plan_for(kernel):
@@ -89,7 +93,8 @@ class LaunchPlan:
                 return None
             slots.append((offset, struct.Struct("@" + code)))
             fmt += code
-        return cls(kernel, fmt, slots)
+        pad = ctypes.sizeof(struct_t) - struct.calcsize(fmt)  # the trailing padding: a GPU copies sizeof bytes
+        return cls(kernel, fmt + f"{pad}x" if pad > 0 else fmt, slots)
 
     # -- per-parameter packers: (value, device) -> tuple of struct fields --------------
     def _array_packer(self, index, p):
@@ -100,14 +105,18 @@ class LaunchPlan:
             if isinstance(value, ctypes.Structure):
                 _launch.check_descriptor_arg(kernel, name, p, value)
                 return (value.data or 0, *value.shape, *value.strides)
+            if device.is_cuda:  # torch/CuPy CUDA arrays: a CudaArray view of the same memory
+                from .cuda_launch import as_device_array
+
+                value = as_device_array(value, device)
             view = _launch.check_array_arg(kernel, name, p, value, device)
             fields = (view.__array_interface__["data"][0], *view.shape[:ndim], *view.strides[:ndim])
-            if type(value) is array and value._np is view:
+            if type(value) in PLAIN_ARRAYS and value._np is view:
                 value._launch_fields = (view, view.ndim, fields)
             return fields
 
         def pack(value, device):
-            if type(value) is array and value.dtype is dtype and value.device is device:
+            if type(value) in PLAIN_ARRAYS and value.dtype is dtype and value.device is device:
                 cached = value.__dict__.get("_launch_fields")
                 if cached is not None and cached[0] is value._np and cached[1] == view_ndim:
                     return cached[2]
@@ -139,7 +148,7 @@ class LaunchPlan:
         """`fields(args, device)`: the struct fields of all arguments, written out per parameter so
         the common case (a wp.array of the right dtype, a float, an int in range) is a few
         identity checks inline; anything else goes to that parameter's packer."""
-        names = {"array": array}
+        names = {"plain": PLAIN_ARRAYS}
         lines, out = ["def fields(args, device):"], []
         n = self.nparams
         if n:
@@ -150,7 +159,7 @@ class LaunchPlan:
                 names[f"dt{i}"] = p.dtype
                 nd = p.ndim + len(wt.inner_shape(p.dtype))
                 lines += [
-                    f"    c = v{i}.__dict__.get('_launch_fields') if type(v{i}) is array and v{i}.dtype is dt{i} "
+                    f"    c = v{i}.__dict__.get('_launch_fields') if type(v{i}) in plain and v{i}.dtype is dt{i} "
                     f"and v{i}.device is device else None",
                     f"    f{i} = c[2] if c is not None and c[0] is v{i}._np and c[1] == {nd} else pack{i}(v{i}, device)"]
                 out.append(f"*f{i}")
@@ -177,7 +186,7 @@ class LaunchPlan:
             run = self._runners[device] = self.kernel.compiled(device).run
         return run
 
-    def launch(self, dim, inputs, outputs, device, record_cmd):
+    def launch(self, dim, inputs, outputs, device, record_cmd, stream=None, block_dim=256, max_blocks=0):
         kernel = self.kernel
         dims, total = check_dims(kernel, dim)
         args = [*inputs, *outputs]
@@ -185,7 +194,9 @@ class LaunchPlan:
             _launch.check_arg_count(kernel, args)
         device = _launch.launch_device(kernel, device)
         if not device.is_cpu:
-            return NotImplemented
+            if not device.is_cuda or record_cmd:
+                return NotImplemented
+            return self.launch_cuda(dim, dims, total, args, inputs, outputs, device, stream, block_dim, max_blocks)
         values = self.fields(args, device)
         if kernel._captured and constants_changed(kernel._captured):  # a captured global changed: recompile
             self._runners.clear()
@@ -199,14 +210,35 @@ class LaunchPlan:
         return None
 
 
-def fast_launch(kernel, dim, inputs, outputs, device, record_cmd):
-    """wp.launch for a plain CPU launch of a kernel with a plan; NotImplemented otherwise."""
+    def launch_cuda(self, dim, dims, total, args, inputs, outputs, device, stream, block_dim, max_blocks):
+        from .cuda_launch import check_launch_config
+
+        kernel = self.kernel
+        check_launch_config(kernel, device, stream, block_dim)
+        values = self.fields(args, device)
+        if kernel._captured and constants_changed(kernel._captured):
+            self._runners.clear()
+        compiled = self._runners.get(device)
+        if compiled is None:
+            compiled = self._runners[device] = kernel.compiled(device)  # compile errors surface for empty launches
+        if total:
+            packed = self.struct.pack(*dims, *values)  # the driver copies it at the launch
+            compiled.launch(None, total, block_dim, max_blocks, stream,
+                            args_ptr=ctypes.cast(ctypes.c_char_p(packed), ctypes.c_void_p).value)
+        if _tape.recording():
+            _tape.record_launch(kernel, _launch.launch_dims(dim, kernel), inputs, outputs, device)
+        return None
+
+
+def fast_launch(kernel, dim, inputs, outputs, device, record_cmd, stream=None, block_dim=256, max_blocks=0):
+    """wp.launch for a plain launch (CPU, or CUDA without record_cmd) of a kernel with a plan;
+    NotImplemented otherwise."""
     if type(kernel) is not Kernel:
         return NotImplemented
     plan = plan_for(kernel)
     if plan is None or not is_plain(kernel):
         return NotImplemented
-    return plan.launch(dim, inputs, outputs, device, record_cmd)
+    return plan.launch(dim, inputs, outputs, device, record_cmd, stream, block_dim, max_blocks)
 
 
 class Launch:

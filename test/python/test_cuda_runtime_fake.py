@@ -3,6 +3,7 @@ that runs on the CPU (cuda_fake_driver.py): every path of mlwarp's CUDA code exc
 
 from __future__ import annotations
 
+import ctypes
 import re
 
 import numpy as np
@@ -160,6 +161,37 @@ def test_launch_packs_device_pointers(fake):
     assert launch["name"] == "saxpy_cuda" and launch["block"] == 128 and launch["grid"] == 8
     assert launch["dims"] == [n, 1, 1, 1] and launch["stream"] == int(wp.get_stream("cuda:0").handle)
     assert fake.loaded == ["cubin"]  # built here for sm_90: the cubin, not the PTX
+
+
+def test_plain_device_launches_take_the_planned_path(fake, monkeypatch):
+    # launch_plan.py packs the struct with one struct.Struct and caches each array's fields; the checked
+    # path of launch.py (pack_args) is for debug builds, verify_fp and kernels without a plan
+    import importlib
+
+    def refuse(*args):
+        raise AssertionError("the checked path packed a plain launch")
+
+    for module in ("mlwarp.launch", "mlwarp.cuda_launch"):
+        monkeypatch.setattr(importlib.import_module(module), "pack_args", refuse)
+    n = 300
+    x = wp.array(np.arange(n, dtype=np.float32), device="cuda:0")
+    y = wp.array(np.ones(n, dtype=np.float32), device="cuda:0")
+    stream = wp.Stream("cuda:0")
+    for _ in range(2):
+        wp.launch(saxpy, dim=n, inputs=[x, y, 2.0], device="cuda:0", stream=stream, block_dim=64, max_blocks=2)
+    np.testing.assert_allclose(y.numpy(), 4.0 * np.arange(n) + 1.0)
+    assert x.__dict__["_launch_fields"][2] == (x.ptr, n, 4)  # read once, kept on the array
+    from mlwarp.launch_plan import plan_for
+
+    # the driver copies the kernel's whole parameter, trailing padding included
+    assert plan_for(saxpy).struct.size == ctypes.sizeof(saxpy.launch_struct) == 32 + 2 * 24 + 4 + 4
+    assert [(l["grid"], l["block"], l["stream"]) for l in fake.launches] == [(2, 64, int(stream.handle))] * 2
+    with pytest.raises(wp.LaunchError, match=r"^Error launching kernel 'saxpy': block_dim must be an int in "
+                                             r"\[1, 1024\], got 0$"):
+        wp.launch(saxpy, dim=n, inputs=[x, y, 2.0], device="cuda:0", block_dim=0)
+    with pytest.raises(wp.LaunchError, match=re.escape(
+            "Error launching kernel 'saxpy', argument 'a' expects float32, but passed value has type str ('two').")):
+        wp.launch(saxpy, dim=n, inputs=[x, y, "two"], device="cuda:0")
 
 
 def test_launch_3d_and_max_blocks(fake):
