@@ -190,6 +190,10 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
 
     if not isinstance(kernel, Kernel):
         raise LaunchError(f"wp.launch expects a @wp.kernel, got {type(kernel).__name__}")
+    if record_cmd:  # a launch the plan does not take: recorded as the call itself
+        return _plan.ReplayLaunch(kernel, dim, inputs, outputs, dict(
+            device=device, stream=stream, adjoint=adjoint, adj_inputs=adj_inputs, adj_outputs=adj_outputs,
+            block_dim=block_dim, max_blocks=max_blocks))
     dims = launch_dims(dim, kernel)
     if adjoint:  # the adjoint kernel k_adj (mlwarp/adjoint.py)
         from .adjoint import launch_adjoint

@@ -181,9 +181,11 @@ class LaunchPlan:
     # -- launching ---------------------------------------------------------------------
 
     def runner(self, device):
+        """What runs the kernel on `device`: the CPU library's `run`, or the loaded CUDA kernel."""
         run = self._runners.get(device)
         if run is None:
-            run = self._runners[device] = self.kernel.compiled(device).run
+            compiled = self.kernel.compiled(device)
+            run = self._runners[device] = compiled.run if device.is_cpu else compiled
         return run
 
     def launch(self, dim, inputs, outputs, device, record_cmd, stream=None, block_dim=256, max_blocks=0):
@@ -194,9 +196,10 @@ class LaunchPlan:
             _launch.check_arg_count(kernel, args)
         device = _launch.launch_device(kernel, device)
         if not device.is_cpu:
-            if not device.is_cuda or record_cmd:
+            if not device.is_cuda:
                 return NotImplemented
-            return self.launch_cuda(dim, dims, total, args, inputs, outputs, device, stream, block_dim, max_blocks)
+            return self.launch_cuda(dim, dims, total, args, inputs, outputs, device, stream, block_dim, max_blocks,
+                                    record_cmd)
         values = self.fields(args, device)
         if kernel._captured and constants_changed(kernel._captured):  # a captured global changed: recompile
             self._runners.clear()
@@ -210,7 +213,8 @@ class LaunchPlan:
         return None
 
 
-    def launch_cuda(self, dim, dims, total, args, inputs, outputs, device, stream, block_dim, max_blocks):
+    def launch_cuda(self, dim, dims, total, args, inputs, outputs, device, stream, block_dim, max_blocks,
+                    record_cmd=False):
         from .cuda_launch import check_launch_config
 
         kernel = self.kernel
@@ -218,9 +222,9 @@ class LaunchPlan:
         values = self.fields(args, device)
         if kernel._captured and constants_changed(kernel._captured):
             self._runners.clear()
-        compiled = self._runners.get(device)
-        if compiled is None:
-            compiled = self._runners[device] = kernel.compiled(device)  # compile errors surface for empty launches
+        compiled = self.runner(device)  # compile errors surface even for an empty launch
+        if record_cmd:
+            return Launch(self, device, dims, total, args, values, stream, block_dim, max_blocks)
         if total:
             packed = self.struct.pack(*dims, *values)  # the driver copies it at the launch
             compiled.launch(None, total, block_dim, max_blocks, stream,
@@ -245,10 +249,11 @@ class Launch:
     """A recorded launch (Warp's `wp.launch(..., record_cmd=True)`): `launch()` runs it again with the
     arguments it holds; `set_param_*` and `set_dim` change them, with the checks of wp.launch."""
 
-    def __init__(self, plan, device, dims, total, args, values):
+    def __init__(self, plan, device, dims, total, args, values, stream=None, block_dim=256, max_blocks=0):
         self.plan = plan
         self.kernel = plan.kernel
         self.device = device
+        self.stream, self.block_dim, self.max_blocks = stream, block_dim, max_blocks  # CUDA only
         self._args = list(args)  # keeps the arrays alive while their pointers sit in the buffer
         self._buffer = (ctypes.c_char * max(plan.struct.size, 1))()
         plan.struct.pack_into(self._buffer, 0, *dims, *values)
@@ -303,5 +308,45 @@ class Launch:
             raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.key}'") from None
 
     def launch(self, stream=None) -> None:
-        if self._total:
+        if not self._total:
+            return
+        if self.device.is_cpu:
             self._run(self._buffer, self._total)
+        else:
+            self._run.launch(None, self._total, self.block_dim, self.max_blocks, stream or self.stream,
+                             args_ptr=ctypes.addressof(self._buffer))
+
+
+class ReplayLaunch:
+    """`record_cmd=True` for a launch the plan does not take (a debug build, verify_fp, an adjoint launch,
+    a kernel without a plan): `launch()` calls wp.launch again with the arguments it holds, checks included."""
+
+    def __init__(self, kernel, dim, inputs, outputs, launch_kwargs: dict):
+        self.kernel = kernel
+        self.dim = dim
+        self._args = [*inputs, *outputs]
+        self._split = len(inputs)  # an adjoint launch pairs adj_inputs with inputs, adj_outputs with outputs
+        self._kwargs = launch_kwargs
+
+    def set_dim(self, dim) -> None:
+        self.dim = dim
+
+    def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:
+        if adjoint:
+            raise LaunchError(f"Error launching kernel '{self.kernel.key}': setting adjoint parameters of a "
+                              f"recorded launch is not supported")
+        self._args[index] = value
+
+    def set_param_by_name(self, name: str, value, adjoint: bool = False) -> None:
+        if name not in self.kernel.arg_names:
+            raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.key}'")
+        self.set_param_at_index(self.kernel.arg_names.index(name), value, adjoint)
+
+    def set_params(self, values) -> None:
+        for i, v in enumerate(values):
+            self.set_param_at_index(i, v)
+
+    def launch(self, stream=None) -> None:
+        kwargs = dict(self._kwargs, stream=stream or self._kwargs["stream"])
+        _launch.launch(self.kernel, self.dim, inputs=self._args[:self._split], outputs=self._args[self._split:],
+                       **kwargs)

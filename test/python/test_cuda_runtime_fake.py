@@ -518,3 +518,20 @@ def test_verify_fp_after_a_device_launch_waits_for_its_stream(fake, monkeypatch)
     assert names.index("cuMemcpyDtoHAsync") > synced  # read back only once the launch is done
     monkeypatch.setattr(wp.config, "verify_fp", False)
     wp.launch(square, dim=3, inputs=[x, y], device="cuda:0", stream=stream)  # off: nothing checked
+
+
+def test_record_cmd_on_the_device(fake):
+    n = 100
+    x = wp.array(np.arange(n, dtype=np.float32), device="cuda:0")
+    y = wp.array(np.ones(n, dtype=np.float32), device="cuda:0")
+    stream = wp.Stream("cuda:0")
+    cmd = wp.launch(saxpy, dim=n, inputs=[x, y, 2.0], device="cuda:0", stream=stream, block_dim=32, record_cmd=True)
+    assert isinstance(cmd, wp.Launch) and fake.launches == []  # recorded, not run
+    cmd.launch()
+    cmd.set_param_by_name("a", 1.0)
+    cmd.launch()
+    np.testing.assert_allclose(y.numpy(), 3.0 * np.arange(n) + 1.0)
+    assert [(l["block"], l["grid"], l["stream"]) for l in fake.launches] == [(32, 4, int(stream.handle))] * 2
+    other = wp.Stream("cuda:0")
+    cmd.launch(stream=other)
+    assert fake.launches[-1]["stream"] == int(other.handle)

@@ -126,3 +126,42 @@ def test_recorded_2d_launch_replays():
     cmd.set_param_at_index(1, 2**40)
     cmd.launch()
     np.testing.assert_array_equal(out.numpy(), 2**40 + ii * 100 + jj)
+
+
+def test_record_cmd_of_a_debug_launch_replays_it_with_its_checks(monkeypatch):
+    # the checked path (debug build, verify_fp) records the call itself: nothing runs until launch()
+    @wp.kernel(module_options={"mode": "debug"})
+    def shift(a: wp.array(dtype=float), b: wp.array(dtype=float), n: int):
+        i = wp.tid()
+        b[i] = a[i + n]
+
+    a, b = wp.array(np.arange(8, dtype=np.float32)), wp.zeros(8, dtype=float)
+    cmd = wp.launch(shift, 8, inputs=[a, b, 0], record_cmd=True)
+    np.testing.assert_array_equal(b.numpy(), np.zeros(8, np.float32))
+    cmd.launch()
+    np.testing.assert_array_equal(b.numpy(), np.arange(8, dtype=np.float32))
+    cmd.set_param_by_name("n", 1)
+    with pytest.raises(wp.KernelBoundsError, match=r"index \[8\] is out of bounds reading argument 'a' of shape \(8,\)"):
+        cmd.launch()
+    cmd.set_dim(7)
+    cmd.launch()
+    np.testing.assert_array_equal(b.numpy()[:7], np.arange(1, 8, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"Argument 'm' not found in kernel 'shift'"):
+        cmd.set_param_by_name("m", 1)
+
+
+def test_record_cmd_of_an_adjoint_launch_replays_it():
+    x = wp.array(np.array([1.0, 2.0], np.float32))
+    y, adj_x, adj_y = wp.zeros(2, dtype=float), wp.zeros(2, dtype=float), wp.ones(2, dtype=float)
+
+    @wp.kernel
+    def square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = x[i] * x[i]
+
+    cmd = wp.launch(square, 2, inputs=[x], outputs=[y], adj_inputs=[adj_x], adj_outputs=[adj_y], adjoint=True,
+                    record_cmd=True)
+    np.testing.assert_array_equal(adj_x.numpy(), [0.0, 0.0])
+    cmd.launch()
+    cmd.launch()  # adjoints accumulate
+    np.testing.assert_array_equal(adj_x.numpy(), [4.0, 8.0])
