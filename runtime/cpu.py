@@ -158,12 +158,15 @@ class CpuKernel:
 
     def run(self, args_ptr, total: int) -> None:
         """Runs threads [0, total); `args_ptr` is the launch struct's address (or a buffer holding it)."""
-        threads, explicit = _thread_count() if total >= MIN_PARALLEL else (1, True)
+        if total < MIN_PARALLEL:
+            self.serial(args_ptr, 0, total)
+            return
+        threads, explicit = _thread_count()
         estimate = self.ns_per_thread
         if threads == 1 or not explicit and estimate is not None and estimate * total < SERIAL_BELOW_NS:
             t = time.perf_counter_ns()
             self.serial(args_ptr, 0, total)
-            self.ns_per_thread = (time.perf_counter_ns() - t) / max(total, 1)
+            self.ns_per_thread = (time.perf_counter_ns() - t) / total
             return
         measured = _get_pool(threads).run(self.entry, args_ptr, total, _row(args_ptr))
         if measured is not None:

@@ -254,6 +254,7 @@ class Launch:
         self.kernel = plan.kernel
         self.device = device
         self.stream, self.block_dim, self.max_blocks = stream, block_dim, max_blocks  # CUDA only
+        self._on_cpu = device.is_cpu
         self._args = list(args)  # keeps the arrays alive while their pointers sit in the buffer
         self._buffer = (ctypes.c_char * max(plan.struct.size, 1))()
         plan.struct.pack_into(self._buffer, 0, *dims, *values)
@@ -308,11 +309,10 @@ class Launch:
             raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.key}'") from None
 
     def launch(self, stream=None) -> None:
-        if not self._total:
-            return
-        if self.device.is_cpu:
-            self._run(self._buffer, self._total)
-        else:
+        if self._on_cpu:
+            if self._total:
+                self._run(self._buffer, self._total)
+        elif self._total:
             self._run.launch(None, self._total, self.block_dim, self.max_blocks, stream or self.stream,
                              args_ptr=ctypes.addressof(self._buffer))
 
