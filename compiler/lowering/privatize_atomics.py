@@ -8,8 +8,9 @@ register (the accumulator is an alloca LLVM promotes; its adds are `reassoc`, so
 may split the sum into lanes) and flushed with one atomic add per chunk.
 
 An atomicrmw `add`/`fadd` (f32, f64, i32, i64) inside a thread loop qualifies when its old value is
-unused and its address does not change in the loop: computed only from values defined outside it
-by ops without memory effects. The flush runs only when the accumulator left its identity (-0.0,
+unused, its address does not change in the loop (computed only from values defined outside it by ops
+without memory effects), and the loop touches that array only with such adds (a thread reading it
+back sees every earlier thread's contribution on Warp's CPU, which runs threads in order). The flush runs only when the accumulator left its identity (-0.0,
 the float identity; 0): an address the loop guarded (debug bounds checks, a branch) is touched
 only if the loop touched it. The order of the additions changes, as it does between runs of a
 parallel launch with atomics.
@@ -75,6 +76,35 @@ def _invariant_chain(value, loop, chain: list) -> bool:
     return True
 
 
+def _root(ptr):
+    """The array a pointer points into: the GEP bases and descriptor fields traced back to the value they
+    come from (a kernel parameter, or a struct parameter holding the array)."""
+    while True:
+        owner = ptr.owner
+        if isinstance(owner, ir.Block):
+            return ptr
+        op = owner.operation if hasattr(owner, "operation") else owner
+        if op.name in ("llvm.getelementptr", "llvm.extractvalue"):
+            ptr = op.operands[0]
+        else:
+            return ptr
+
+
+_MEMORY = {"llvm.load", "llvm.store", "llvm.atomicrmw", "llvm.cmpxchg"}
+
+
+def _only_summed_into(root, loop) -> bool:
+    """No access in `loop` to the array at `root` but atomic adds whose old value is unused: a thread that
+    read it back would miss its chunk's sum until the flush (Warp's CPU runs threads in order)."""
+    for op in ops_named(loop, _MEMORY):
+        ptr = op.operands[1] if op.name == "llvm.store" else op.operands[0]
+        if _root(ptr) != root:
+            continue
+        if op.name != "llvm.atomicrmw" or list(op.results[0].uses):
+            return False
+    return True
+
+
 @register
 class PrivatizeAtomics(Pass):
     name = "warp-cpu-privatize-atomics"
@@ -94,7 +124,7 @@ class PrivatizeAtomics(Pass):
         if str(t) not in _KINDS.get(kind, ()) or len(list(rmw.results[0].uses)):
             return
         chain = []
-        if not _invariant_chain(ptr, loop, chain):
+        if not _invariant_chain(ptr, loop, chain) or not _only_summed_into(_root(ptr), loop):
             return
         is_float = kind == "fadd"
         bits = ir.IntegerType.get_signless(t.width)

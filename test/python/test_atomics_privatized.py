@@ -108,3 +108,16 @@ def test_debug_mode_out_of_bounds_invariant_index_raises():
     with pytest.raises(wp.KernelBoundsError, match=r"index \[5\] is out of bounds .* argument 'out' of shape \(2,\)"):
         _with_threads(2, lambda: wp.launch(add_past_end, N, inputs=[out]))
     np.testing.assert_array_equal(backing.numpy(), np.zeros(8, np.float32))  # nothing written past the view
+
+
+def test_a_kernel_reading_back_its_sum_is_not_privatized():
+    # on one thread (as Warp's CPU runs every launch) each thread sees the earlier threads' adds
+    @wp.kernel
+    def count_and_read(counter: wp.array(dtype=int), seen: wp.array(dtype=int)):
+        i = wp.tid()
+        wp.atomic_add(counter, 0, 1)
+        seen[i] = counter[0]
+
+    counter, seen = wp.zeros(1, dtype=int), wp.zeros(100, dtype=int)
+    _with_threads(1, lambda: wp.launch(count_and_read, 100, inputs=[counter, seen]))
+    np.testing.assert_array_equal(seen.numpy(), np.arange(1, 101))

@@ -71,3 +71,25 @@ func.func @histogram(%bins: !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>,
   %c = llvm.atomicrmw max %first, %k monotonic : !llvm.ptr, i32
   return
 }
+
+// A kernel that reads the array it sums into (here: right after adding) keeps its atomics: privatized,
+// a thread would not see the sums of the earlier threads of its chunk.
+// CHECK-LABEL: func.func @count_and_read_cpu
+// CHECK-NOT: llvm.alloca
+// CHECK: llvm.atomicrmw add %{{.+}}, %{{.+}} monotonic : !llvm.ptr, i32
+// CHECK: llvm.load
+func.func @count_and_read(%counter: !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>,
+                          %seen: !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>) attributes {warp.kernel} {
+  %t = "warp.tid"() : () -> i32
+  %i = arith.extsi %t : i32 to i64
+  %cp = llvm.extractvalue %counter[0] : !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>
+  %c0 = arith.constant 0 : i64
+  %ca = llvm.getelementptr inbounds %cp[%c0] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+  %one = arith.constant 1 : i32
+  %a = llvm.atomicrmw add %ca, %one monotonic : !llvm.ptr, i32
+  %now = llvm.load %ca : !llvm.ptr -> i32
+  %sp = llvm.extractvalue %seen[0] : !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>
+  %sa = llvm.getelementptr inbounds %sp[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+  llvm.store %now, %sa : i32, !llvm.ptr
+  return
+}
