@@ -54,9 +54,8 @@ from mlir.dialects import arith, func, scf
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, contains, expansion_block, free_values,
-                          i32_const, is_diff,
-                          tainted_uses, terminator, trip_count, where, zero)
+from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, contains, derived_kernel, expansion_block,
+                          free_values, i32_const, is_diff, tainted_uses, terminator, trip_count, where, zero)
 from .registry import Pass, PassError, kernels, ops_named, register
 
 ADJ_SUFFIX = "_adj"
@@ -484,14 +483,8 @@ def build_adjoint(kernel, grads=None) -> func.FuncOp:
     """Adds `<k>_adj` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
-    params = list(body.arguments)
-    types = [p.type for p in params]
-    with ir.InsertionPoint.after(kernel), kernel.location:
-        f = func.FuncOp(adjoint_name(name), (types + types, []))
-        f.attributes["warp.kernel"] = ir.UnitAttr.get()
-        f.attributes["warp.adjoint_of"] = ir.StringAttr.get(name)
-        entry = f.add_entry_block()
-    args = list(entry.arguments)
+    f, params, args = derived_kernel(kernel, adjoint_name(name), "warp.adjoint_of")
+    entry = f.regions[0].blocks[0]
     mapping = dict(zip(params, args[:len(params)]))
     adj_arrays = {p: a for p, a in zip(params, args[len(params):])
                   if is_array_type(p.type) and is_diff(array_dtype(p.type))}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, func
 
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
@@ -84,6 +84,21 @@ def clone_ops(ops, mapping: dict, pure: bool = True) -> None:
                     clone_ops(block.operations, mapping, pure)
         for r, nr in zip(op.results, new.results):
             mapping[r] = nr
+
+
+def derived_kernel(kernel, name: str, link_attr: str):
+    """A new kernel `name` after `kernel`, taking its parameters twice (values, then their adjoints or
+    tangents) and marked `link_attr = <kernel's name>`. Returns it, the kernel's parameters, and the new
+    entry block's arguments."""
+    body = kernel.regions[0].blocks[0]
+    params = list(body.arguments)
+    types = [p.type for p in params]
+    with ir.InsertionPoint.after(kernel), kernel.location:
+        f = func.FuncOp(name, (types + types, []))
+        f.attributes["warp.kernel"] = ir.UnitAttr.get()
+        f.attributes[link_attr] = ir.StringAttr.get(ir.StringAttr(kernel.attributes["sym_name"]).value)
+        entry = f.add_entry_block()
+    return f, params, list(entry.arguments)
 
 
 def body_ops(block: ir.Block) -> list:

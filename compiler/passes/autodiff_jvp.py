@@ -22,7 +22,7 @@ from mlir.dialects import arith, func, scf
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import body_ops, create_like, expansion_block, is_diff, terminator, where, zero
+from .autodiff_ir import body_ops, create_like, derived_kernel, expansion_block, is_diff, terminator, where, zero
 from .registry import Pass, PassError, kernels, register
 
 JVP_SUFFIX = "_jvp"
@@ -261,14 +261,8 @@ def build_tangent(kernel) -> func.FuncOp:
     """Adds `<k>_jvp` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
-    params = list(body.arguments)
-    types = [p.type for p in params]
-    with ir.InsertionPoint.after(kernel), kernel.location:
-        f = func.FuncOp(tangent_name(name), (types + types, []))
-        f.attributes["warp.kernel"] = ir.UnitAttr.get()
-        f.attributes["warp.tangent_of"] = ir.StringAttr.get(name)
-        entry = f.add_entry_block()
-    args = list(entry.arguments)
+    f, params, args = derived_kernel(kernel, tangent_name(name), "warp.tangent_of")
+    entry = f.regions[0].blocks[0]
     mapping = dict(zip(params, args[:len(params)]))
     tan_params = args[len(params):]
     tan_arrays = {p: t for p, t in zip(params, tan_params) if is_array_type(p.type) and is_diff(array_dtype(p.type))}
