@@ -297,10 +297,6 @@ def copy_arrays(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int
         (stream or src.device.stream).synchronize()  # the host memory is readable when wp.copy returns
 
 
-def _register_with_launch_plans():
-    from .launch_plan import PLAIN_ARRAYS
+from .launch_plan import PLAIN_ARRAYS  # noqa: E402  (launch_plan imports this module only lazily)
 
-    PLAIN_ARRAYS.add(CudaArray)  # its launch fields are cached like a wp.array's
-
-
-_register_with_launch_plans()
+PLAIN_ARRAYS.add(CudaArray)  # its launch fields are cached like a wp.array's

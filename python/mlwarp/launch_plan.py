@@ -195,48 +195,32 @@ class LaunchPlan:
         if len(args) != self.nparams:
             _launch.check_arg_count(kernel, args)
         device = _launch.launch_device(kernel, device)
-        if not device.is_cpu:
-            if not device.is_cuda:
-                return NotImplemented
-            return self.launch_cuda(dim, dims, total, args, inputs, outputs, device, stream, block_dim, max_blocks,
-                                    record_cmd)
+        if device.is_cuda:
+            from .cuda_launch import check_launch_config
+
+            check_launch_config(kernel, device, stream, block_dim)
+        elif not device.is_cpu:
+            return NotImplemented
         values = self.fields(args, device)
         if kernel._captured and constants_changed(kernel._captured):  # a captured global changed: recompile
             self._runners.clear()
         run = self.runner(device)  # compile errors surface even for an empty launch
         if record_cmd:
-            return Launch(self, device, dims, total, args, values)
-        if total:
-            run(self.struct.pack(*dims, *values), total)
-        if _tape.recording():
-            _tape.record_launch(kernel, _launch.launch_dims(dim, kernel), inputs, outputs, device)
-        return None
-
-
-    def launch_cuda(self, dim, dims, total, args, inputs, outputs, device, stream, block_dim, max_blocks,
-                    record_cmd=False):
-        from .cuda_launch import check_launch_config
-
-        kernel = self.kernel
-        check_launch_config(kernel, device, stream, block_dim)
-        values = self.fields(args, device)
-        if kernel._captured and constants_changed(kernel._captured):
-            self._runners.clear()
-        compiled = self.runner(device)  # compile errors surface even for an empty launch
-        if record_cmd:
             return Launch(self, device, dims, total, args, values, stream, block_dim, max_blocks)
         if total:
-            packed = self.struct.pack(*dims, *values)  # the driver copies it at the launch
-            compiled.launch(None, total, block_dim, max_blocks, stream,
-                            args_ptr=ctypes.cast(ctypes.c_char_p(packed), ctypes.c_void_p).value)
+            packed = self.struct.pack(*dims, *values)
+            if device.is_cpu:
+                run(packed, total)
+            else:  # the driver copies the struct at the launch
+                run.launch(None, total, block_dim, max_blocks, stream,
+                           args_ptr=ctypes.cast(ctypes.c_char_p(packed), ctypes.c_void_p).value)
         if _tape.recording():
             _tape.record_launch(kernel, _launch.launch_dims(dim, kernel), inputs, outputs, device)
         return None
 
 
 def fast_launch(kernel, dim, inputs, outputs, device, record_cmd, stream=None, block_dim=256, max_blocks=0):
-    """wp.launch for a plain launch (CPU, or CUDA without record_cmd) of a kernel with a plan;
-    NotImplemented otherwise."""
+    """wp.launch for a plain launch (CPU or CUDA) of a kernel with a plan; NotImplemented otherwise."""
     if type(kernel) is not Kernel:
         return NotImplemented
     plan = plan_for(kernel)
