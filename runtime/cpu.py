@@ -16,6 +16,7 @@ $MLWARP_NUM_THREADS) is obeyed for every launch of >= MIN_PARALLEL threads.
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import os
 import queue
@@ -52,6 +53,16 @@ def _thread_count() -> tuple:
 
 
 _CPU_COUNT = max(1, os.cpu_count() or 1)  # os.cpu_count() reads /sys on each call: ~10 us a launch
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_flags() -> tuple:
+    """This CPU's feature flags (/proc/cpuinfo), () where there is none."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return tuple(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), ()))
+    except OSError:
+        return ()
 
 
 class _Job:

@@ -26,7 +26,9 @@ import os
 from mlir import ir
 from mlir.dialects import llvm
 
-from ..passes.registry import Pass, PassError, register
+from mlwarp.runtime.cpu import cpu_flags
+
+from ..passes.registry import Pass, PassError, ops_named, register
 
 # the libm functions libmvec (glibc >= 2.35) provides on x86-64, with their argument counts
 LIBMVEC = {"acos": 1, "acosh": 1, "asin": 1, "asinh": 1, "atan": 1, "atanh": 1, "cbrt": 1, "cos": 1, "cosh": 1,
@@ -57,12 +59,7 @@ def host_isas() -> tuple:
     """The ISAs of this CPU that libmvec has variants for; none without libmvec."""
     if os.uname().machine != "x86_64" or libmvec_path() is None:
         return ()
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return ()
-    return tuple(isa for isa, flag in _HOST_FLAGS.items() if flag in flags)
+    return tuple(isa for isa, flag in _HOST_FLAGS.items() if flag in cpu_flags())
 
 
 def vector_name(isa: str, scalar: str, lanes: int) -> str:
@@ -115,16 +112,9 @@ class CpuVectorMath(Pass):
     def _calls_from_intrinsics(self, module, declared) -> dict:
         """Each `llvm.intr.<f>` on a scalar f32/f64 named in LIBMVEC becomes `llvm.call @<f>[f]`."""
         found = set()
-        intrinsics = []
-
-        def visit(op):
-            base = op.name.removeprefix("llvm.intr.")
-            if base != op.name and base in LIBMVEC and len(op.results) == 1 and str(op.results[0].type) in _WIDTH:
-                intrinsics.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(visit, ir.WalkOrder.PRE_ORDER)
-        for op in intrinsics:
+        for op in ops_named(module, {f"llvm.intr.{base}" for base in LIBMVEC}):
+            if len(op.results) != 1 or str(op.results[0].type) not in _WIDTH:
+                continue
             base = op.name.removeprefix("llvm.intr.")
             t = op.results[0].type
             name = base + _WIDTH[str(t)][1]
@@ -141,15 +131,11 @@ class CpuVectorMath(Pass):
     def _existing_calls(self, module, declared) -> dict:
         """`llvm.call @erff` and the like, left by convert-math-to-libm."""
         found = set()
-
-        def visit(op):
-            if op.name == "llvm.call" and "callee" in op.attributes and len(op.results) == 1:
+        for op in ops_named(module, {"llvm.call"}):
+            if "callee" in op.attributes and len(op.results) == 1:
                 name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
                 if name in declared and _SCALAR.get(name, (None, None))[1] == str(op.results[0].type):
                     found.add(name)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(visit, ir.WalkOrder.PRE_ORDER)
         return found
 
     def _annotate(self, decl, name, isas) -> list:

@@ -16,7 +16,7 @@ from .captures import captured_constants, constants_changed
 from .errors import CompileError
 from .runtime import cache
 from .runtime.abi import ArrayParam, launch_struct
-from .runtime.cpu import CpuKernel
+from .runtime.cpu import CpuKernel, cpu_flags
 from .debug import hidden_params
 from .source import function_source
 
@@ -49,18 +49,7 @@ def _stat_sources(folder: str, rel: str, out: list) -> None:
 @functools.lru_cache(maxsize=None)
 def _host_fingerprint() -> str:
     """CPU objects are built for this CPU; a changed CPU never reuses them (CUDA code does not depend on it)."""
-    return platform.machine() + _cpu_flags()
-
-
-def _cpu_flags() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return line
-    except OSError:
-        pass
-    return platform.processor()
+    return platform.machine() + (" ".join(cpu_flags()) or platform.processor())
 
 
 def _param_type(kernel_name, func, name, annotation):
