@@ -32,6 +32,12 @@ def entry_name(kernel_name: str) -> str:
     return f"{kernel_name}_cpu"
 
 
+def cpu_entries(module) -> list:
+    """The CPU entries warp-cpu-entry made (their `_serial` copies excluded)."""
+    return [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"
+            and ir.StringAttr(op.operation.attributes["sym_name"]).value.endswith(entry_name(""))]
+
+
 def _i(bits):
     return ir.IntegerType.get_signless(bits)
 

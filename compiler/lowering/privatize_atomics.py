@@ -22,17 +22,11 @@ from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
 from ..passes.registry import Pass, ops_named, register
+from .cpu_entry import cpu_entries
 
 _KINDS = {"fadd": ("f32", "f64"), "add": ("i32", "i64")}
 _PURE_PREFIXES = ("arith.", "llvm.getelementptr", "llvm.extractvalue", "llvm.insertvalue", "llvm.mlir.constant",
                   "llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison", "llvm.bitcast")
-
-
-def _is_entry(op) -> bool:
-    if op.name != "func.func":
-        return False
-    name = ir.StringAttr(op.attributes["sym_name"]).value
-    return name.endswith("_cpu") or name.endswith("_cpu_serial")
 
 
 def _thread_loops(entry) -> list:
@@ -112,10 +106,10 @@ class PrivatizeAtomics(Pass):
                    "loop, flushed with one atomic add after the loop")
 
     def run(self, module):
-        for entry in [op for op in module.regions[0].blocks[0].operations if _is_entry(op.operation)]:
-            for loop in _thread_loops(entry.operation):
+        for entry in cpu_entries(module):
+            for loop in _thread_loops(entry):
                 for rmw in ops_named(loop, {"llvm.atomicrmw"}):
-                    self._privatize(entry.operation, loop, rmw)
+                    self._privatize(entry, loop, rmw)
 
     def _privatize(self, entry, loop, rmw) -> None:
         kind = llvm.AtomicBinOp(ir.IntegerAttr(rmw.attributes["bin_op"]).value).name

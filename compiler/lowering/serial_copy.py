@@ -13,6 +13,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm
 
 from ..passes.registry import Pass, ops_named, register
+from .cpu_entry import cpu_entries
 
 
 def serial_name(entry: str) -> str:
@@ -55,6 +56,5 @@ class CpuSerialCopy(Pass):
     description = "Add `<entry>_serial`, a copy of each CPU entry with atomics as plain read-modify-writes"
 
     def run(self, module):
-        for op in list(module.regions[0].blocks[0].operations):
-            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value.endswith("_cpu"):
-                add_serial_copy(op)
+        for entry in cpu_entries(module):
+            add_serial_copy(entry)

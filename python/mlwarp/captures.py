@@ -130,7 +130,12 @@ _paths_cache: dict = {}
 
 
 def _cached_paths(func) -> list:
-    return per_code(_paths_cache, func, lambda f: _paths(_tree(f)) if _tree(f) is not None else [])
+    return per_code(_paths_cache, func, _paths_of)
+
+
+def _paths_of(func) -> list:
+    tree = _tree(func)
+    return _paths(tree) if tree is not None else []
 
 
 def _resolve(func, path):
