@@ -26,7 +26,7 @@ from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
 from .source import Source
-from .syntax import UNSUPPORTED, assigned_names, contains_return, first_never_supported, may_jump
+from .syntax import UNSUPPORTED, assigned_names, contains_return, first_never_supported, may_jump, member_write_roots
 
 BREAK, CONTINUE, RETURN = "$break", "$continue", "$return"
 RETVAL = "$retval"  # $retval0, $retval1...: the values a @wp.func returns (functions.py)
@@ -291,7 +291,7 @@ class KernelEmitter:
         if breaks:
             self.env[BREAK] = self.const(False, wt.bool_)
         inner = dict(self.env)
-        carried = [n for n in dict.fromkeys(assigned_names(body) + self.advanced_states(body))
+        carried = [n for n in dict.fromkeys(assigned_names(body) + self.updated_in_place(body))
                    if isinstance(self.env.get(n), Var)]
         carried += [f for f in (BREAK, RETURN) if f in self.env and (f == BREAK or returns)]
         carried += [n for n in self.env if n.startswith(RETVAL) and returns]
@@ -372,14 +372,18 @@ class KernelEmitter:
         env.update(saved_flags)
         self.env = env
 
-    def advanced_states(self, stmts) -> list:
-        """Variables that `wp.randf(state)`-like calls in `stmts` reassign (they are not assignment targets)."""
-        found = []
+    def updated_in_place(self, stmts) -> list:
+        """Locals that `stmts` change without naming them as an assignment target: composites whose members
+        are written (`u[j] = ...`, `s.v.z += ...`), states that `wp.randf(state)`-like calls advance, and
+        transforms that `wp.transform_set_translation(t, p)`-like calls set."""
+        found = [n for n in member_write_roots(stmts)
+                 if isinstance(self.env.get(n), Var) and wt.is_composite(self.env[n].type)]
         for s in stmts:
             for n in ast.walk(s):
-                if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name) and \
-                        getattr(resolve_path(self.src.func, n.func), "_wp_stateful_", None):
-                    found.append(n.args[0].id)
+                if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
+                    obj = resolve_path(self.src.func, n.func)
+                    if getattr(obj, "_wp_stateful_", None) or composite.is_in_place_setter(obj):
+                        found.append(n.args[0].id)
         return found
 
     def not_jumped(self, flags=(BREAK, CONTINUE, RETURN)):

@@ -200,6 +200,14 @@ def _setter(member):
     return emit
 
 
+def is_in_place_setter(obj) -> bool:
+    """Whether calling `obj` rebinds its first argument (`wp.transform_set_translation(t, p)`)."""
+    import sys
+
+    wv = sys.modules["mlwarp.vector"]
+    return obj is wv.transform_set_translation or obj is wv.transform_set_rotation
+
+
 def _type_function(obj):
     import sys
 

@@ -74,3 +74,28 @@ def assigned_names(stmts) -> list:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 names.append(n.id)
     return names
+
+
+def target_root(node):
+    """The name at the root of an assignment target: `u` for `u`, `u[j]`, `s.v.z`, `m[r][c]`; None for a
+    target rooted in an expression (`f(x).y`)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def member_write_roots(stmts) -> list:
+    """Names whose members `stmts` write (`u[j] = ...`, `v.y += ...`, `s.v.z = ...`), in order.
+
+    A composite local is an SSA value, so such a write rebinds the whole local: loops must carry it like a
+    plain assignment. Roots that name arrays are filtered out by the caller (those writes go to memory)."""
+    roots = []
+    for s in stmts:
+        for n in ast.walk(s):
+            targets = n.targets if isinstance(n, ast.Assign) else \
+                [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                    if isinstance(e, (ast.Attribute, ast.Subscript)) and target_root(e) is not None:
+                        roots.append(target_root(e))
+    return roots
