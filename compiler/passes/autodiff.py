@@ -54,8 +54,9 @@ from mlir.dialects import arith, func, scf
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, contains, derived_kernel, expansion_block,
-                          free_values, i32_const, is_diff, tainted_uses, terminator, trip_count, where, zero)
+from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, companion_array, companions_of, contains,
+                          derived_kernel, expansion_block, free_values, i32_const, is_diff, tainted_uses, terminator,
+                          trip_count, where, zero)
 from .registry import Pass, PassError, kernels, ops_named, register
 
 ADJ_SUFFIX = "_adj"
@@ -73,7 +74,7 @@ class ReverseBuilder:
     point, `adj` original values to their current adjoints (absent = zero)."""
 
     def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None):
-        self.adj_arrays = adj_arrays  # original array argument -> its adjoint array argument
+        self.adj_arrays = adj_arrays  # original array or struct argument -> its adjoint argument
         self.owned = owned  # arrays only ever indexed by the thread's own linear index: no atomics needed
         self.custom_grads = custom_grads or {}  # @wp.func symbol -> its @wp.func_grad function op
 
@@ -207,9 +208,10 @@ class ReverseBuilder:
             self.accumulate(adj, op.operands[2], arith.SelectOp(c, z, adj[out]).result)
 
     def adj_array(self, op, arr):
-        found = self.adj_arrays.get(arr)
+        found = companion_array(arr, self.adj_arrays)
         if found is None:
-            raise PassError(f"{where(op)}: cannot differentiate an access to an array that is not a kernel argument")
+            raise PassError(f"{where(op)}: cannot differentiate an access to an array that is neither a kernel "
+                            f"argument nor a field of a struct argument")
         return found
 
     def indices(self, op, first, mapping):
@@ -486,8 +488,7 @@ def build_adjoint(kernel, grads=None) -> func.FuncOp:
     f, params, args = derived_kernel(kernel, adjoint_name(name), "warp.adjoint_of")
     entry = f.regions[0].blocks[0]
     mapping = dict(zip(params, args[:len(params)]))
-    adj_arrays = {p: a for p, a in zip(params, args[len(params):])
-                  if is_array_type(p.type) and is_diff(array_dtype(p.type))}
+    adj_arrays = companions_of(params, args[len(params):], lambda t: is_array_type(t) and is_diff(array_dtype(t)))
     with ir.InsertionPoint(entry), kernel.location:
         ops = body_ops(body)
         clone_ops(ops, mapping)

@@ -101,6 +101,30 @@ def derived_kernel(kernel, name: str, link_attr: str):
     return f, params, list(entry.arguments)
 
 
+def is_struct(t: ir.Type) -> bool:
+    c = wc.composite(t)
+    return c is not None and c.kind == "struct"
+
+
+def companions_of(params, companions, pred) -> dict:
+    """Kernel parameter -> its companion argument (adjoint or tangent) for the parameters that `pred` selects
+    and for every struct parameter (a struct's companion holds the companion arrays of its array fields)."""
+    return {p: c for p, c in zip(params, companions) if pred(p.type) or is_struct(p.type)}
+
+
+def companion_array(v: ir.Value, companions: dict):
+    """The companion of the array `v`: a kernel parameter's from `companions`, or, for an array field of a
+    struct parameter (`s.a`, `s.inner.a`: warp.struct_get chains), the same field of the struct's companion,
+    read at the insertion point. None when `v` comes from anywhere else."""
+    if v in companions:
+        return companions[v]
+    if isinstance(v, ir.OpResult) and v.owner.name == "warp.struct_get":
+        src = companion_array(v.owner.operands[0], companions)
+        if src is not None:
+            return wc.struct_get(src, ir.IntegerAttr(v.owner.attributes["field"]).value, v.type)
+    return None
+
+
 def body_ops(block: ir.Block) -> list:
     """A block's ops without its terminator."""
     ops = [op.operation for op in block.operations]

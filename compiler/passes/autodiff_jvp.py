@@ -22,7 +22,8 @@ from mlir.dialects import arith, func, scf
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import body_ops, create_like, derived_kernel, expansion_block, is_diff, terminator, where, zero
+from .autodiff_ir import (body_ops, companion_array, companions_of, create_like, derived_kernel, expansion_block,
+                          is_diff, terminator, where, zero)
 from .registry import Pass, PassError, kernels, register
 
 JVP_SUFFIX = "_jvp"
@@ -138,9 +139,10 @@ class TangentBuilder:
                                       self.t_or_zero(tan, op.operands[2])).result
 
     def tan_array(self, op, arr):
-        found = self.tan_arrays.get(arr)
+        found = companion_array(arr, self.tan_arrays)
         if found is None:
-            raise PassError(f"{where(op)}: cannot differentiate an access to an array that is not a kernel argument")
+            raise PassError(f"{where(op)}: cannot differentiate an access to an array that is neither a kernel "
+                            f"argument nor a field of a struct argument")
         return found
 
     def indices(self, op, first, mapping):
@@ -265,7 +267,7 @@ def build_tangent(kernel) -> func.FuncOp:
     entry = f.regions[0].blocks[0]
     mapping = dict(zip(params, args[:len(params)]))
     tan_params = args[len(params):]
-    tan_arrays = {p: t for p, t in zip(params, tan_params) if is_array_type(p.type) and is_diff(array_dtype(p.type))}
+    tan_arrays = companions_of(params, tan_params, lambda t: is_array_type(t) and is_diff(array_dtype(t)))
     tan = {p: t for p, t in zip(params, tan_params) if is_diff(p.type)}
     with ir.InsertionPoint(entry), kernel.location:
         TangentBuilder(tan_arrays).emit(body_ops(body), mapping, tan)

@@ -4,9 +4,13 @@ Runs `<k>_adj_cpu` from the kernel's library (the warp-autodiff pass put it
 there). Its arguments are the kernel's arguments followed by one adjoint per
 argument: for an array, the array receiving (inputs) or holding (outputs) the
 gradient, of the same dtype and shape; for a scalar, a number that is ignored
-(Warp does not return gradients of scalar arguments). An adjoint given as
-None is a zero-filled scratch array, so a kernel never writes through a null
-pointer.
+(Warp does not return gradients of scalar arguments); for a vector, matrix,
+quaternion or transform passed by value, a value of that type (accumulated into
+and dropped, as Warp does); for a struct, a struct of the same type whose array
+fields receive the gradients of the argument's array fields (what
+`Tape.backward` passes: each field array's `.grad`). An adjoint given as None
+is zero: a zero-filled scratch array for an array (also for an array field of a
+struct adjoint), so a kernel never writes through a null pointer.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import numpy as np
 
 from .debug import after_launch, attach_record, for_launch, hidden_params
 from .errors import CompileError, LaunchError
+from . import types as wt
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
 
@@ -65,6 +70,43 @@ def _device_zeros_like(view, device):
     return allocate_like(view, device)
 
 
+def companion_struct(kernel, name, t, primal, given, primal_name):
+    """The adjoint or tangent (`name`) of the struct argument `primal` (`primal_name`) of type `t`: a copy of
+    `given` (a `t` or None: zero) in which every array field the primal has but `given` lacks is a zero-filled
+    scratch array of the primal field's shape, dtype and device; nested structs likewise."""
+    from .array import zeros
+
+    if given is not None and type(given) is not t:
+        raise LaunchError(f"Error launching kernel '{kernel.key}', argument '{name}' expects a struct {t.__name__}, "
+                          f"but passed value has type {type(given).__name__}.")
+    out = t()
+    for field, ft in t._wp_fields_:
+        value = getattr(primal, field)
+        mine = None if given is None else getattr(given, field)
+        if wt.is_array(ft):
+            if value is None:
+                continue
+            if mine is None:
+                mine = zeros(value.shape, value.dtype, value.device)
+            elif mine.shape != value.shape:
+                raise LaunchError(f"Error launching kernel '{kernel.key}', argument '{name}.{field}': its shape "
+                                  f"{mine.shape} differs from the shape {value.shape} of '{primal_name}.{field}'")
+        elif wt.is_struct(ft):
+            mine = companion_struct(kernel, f"{name}.{field}", ft, value, mine, f"{primal_name}.{field}")
+        elif mine is None:
+            continue
+        setattr(out, field, mine)
+    return out
+
+
+def companion_value(kernel, name, p, primal, given, primal_name):
+    """The adjoint or tangent (`name`) of a by-value composite argument of type `p`: a value of that type,
+    zero when `given` is None (structs: see companion_struct)."""
+    if wt.is_struct(p):
+        return companion_struct(kernel, name, p, primal, given, primal_name)
+    return p() if given is None else given
+
+
 def _adjoint_struct(kernel):
     s = getattr(kernel, "_adj_struct", None)
     if s is None:
@@ -84,7 +126,8 @@ def _adjoints(kernel, given, count, what):
 
 
 def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, device) -> None:
-    from .launch import check_arg_count, check_array_arg, check_scalar_arg, launch_device, pack_array
+    from .launch import (check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, launch_device,
+                         pack_array)
 
     kernel = for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
     inputs, outputs = list(inputs), list(outputs)
@@ -109,6 +152,11 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
                                       f"{adj_view.shape} differs from the shape {view.shape} of '{name}'")
             pack_array(adj_view, p.ndim, getattr(packed, f"p{n + i}"))
             keep_alive += [view, adj_view]
+        elif wt.is_composite(p):  # by value: vectors, matrices, ..., structs (their array fields by reference)
+            setattr(packed, f"p{i}", check_composite_arg(kernel, name, p, value))
+            adj = companion_value(kernel, f"adj_{name}", p, value, adj, name)
+            setattr(packed, f"p{n + i}", check_composite_arg(kernel, f"adj_{name}", p, adj))
+            keep_alive += [value, adj]  # a struct's C value points into its arrays
         else:
             setattr(packed, f"p{i}", check_scalar_arg(kernel, name, p, value))
             setattr(packed, f"p{n + i}", check_scalar_arg(kernel, f"adj_{name}", p, 0 if adj is None else adj))

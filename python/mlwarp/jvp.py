@@ -7,7 +7,10 @@ runs the kernel (it writes `y` as `wp.launch` would) and, in the same pass,
 writes into `dy` the directional derivative of the outputs along the input
 tangents: dy = J_x y . dx + J_a y . da. Tangents mirror the arguments: an
 array of the same dtype and shape per array (None: zero), a number per
-scalar (None: 0). Unlike the adjoint, a float scalar argument can carry a
+scalar (None: 0), a value of the argument's type per vector, matrix,
+quaternion, transform or struct (None: zero; a struct tangent's array fields
+are the tangent arrays of the argument's, zero-filled scratch arrays where
+None). Unlike the adjoint, a float scalar argument can carry a
 tangent. Output tangent arrays should start at zero where the kernel
 accumulates (`y[i] += v` adds `dv` to `dy[i]`), as output arrays do.
 
@@ -22,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import tape as _tape
+from . import types as wt
+from .adjoint import companion_value
 from .array import array
 from .errors import LaunchError
 from .kernel import Kernel
@@ -49,7 +54,7 @@ def tangent_kernel(kernel: Kernel) -> TangentKernel:
     return found
 
 
-def _tangents(kernel, given, values, params, what):
+def _tangents(kernel, given, values, params, names, what):
     if given is None:
         given = [None] * len(values)
     given = list(given)
@@ -57,8 +62,10 @@ def _tangents(kernel, given, values, params, what):
         raise LaunchError(f"Error launching kernel '{kernel.key}': {what} has {len(given)} entries, expected "
                           f"{len(values)}")
     out = []
-    for g, v, p in zip(given, values, params):
-        if g is not None:
+    for g, v, p, name in zip(given, values, params, names):
+        if wt.is_composite(p) and not isinstance(p, ArrayParam):
+            out.append(companion_value(kernel, f"tan_{name}", p, v, g, name))
+        elif g is not None:
             out.append(g)
         elif isinstance(p, ArrayParam):
             view = v.numpy() if isinstance(v, array) else np.asarray(v)
@@ -77,8 +84,9 @@ def jvp(kernel, dim, inputs=(), outputs=(), tan_inputs=None, tan_outputs=None, d
     inputs, outputs = list(inputs), list(outputs)
     n_in = len(inputs)
     params_in, params_out = kernel.params[:n_in], kernel.params[n_in:]
-    tins = _tangents(kernel, tan_inputs, inputs, params_in, "tan_inputs")
-    touts = _tangents(kernel, tan_outputs, outputs, params_out, "tan_outputs")
+    names_in, names_out = kernel.arg_names[:n_in], kernel.arg_names[n_in:]
+    tins = _tangents(kernel, tan_inputs, inputs, params_in, names_in, "tan_inputs")
+    touts = _tangents(kernel, tan_outputs, outputs, params_out, names_out, "tan_outputs")
     saved = list(_tape._active)
     _tape._active.clear()  # a jvp launch is not a forward launch to record
     try:

@@ -7,11 +7,13 @@
     x.grad                     # d l / d x
 
 Gradients accumulate into the `.grad` arrays of `requires_grad=True` arrays,
-as in Warp; `tape.zero()` clears them, `tape.reset()` also forgets the launches.
+as in Warp, also of those held in the array fields of struct arguments;
+`tape.zero()` clears them, `tape.reset()` also forgets the launches.
 """
 
 from __future__ import annotations
 
+from . import types as wt
 from .array import array
 
 _active: list = []  # tapes being recorded, innermost last
@@ -27,8 +29,46 @@ def record_launch(kernel, dims, inputs, outputs, device) -> None:
         _active[-1].launches.append(("launch", kernel, dims, list(inputs), list(outputs), device))
 
 
+def record_func(backward, arrays) -> None:
+    """Called by work that is not a kernel launch (wp.copy): the innermost active tape records its backward."""
+    if _active:
+        _active[-1].record_func(backward, arrays)
+
+
 def _adjoint_of(value):
-    return value.grad if isinstance(value, array) and not value.is_annotation and value.requires_grad else None
+    """The adjoint a backward launch passes for the argument `value`: an array's `.grad`; for a struct, a struct
+    of the same type whose array fields are the `.grad`s of the value's (None where there is none, and for
+    every other argument: the adjoint launch makes it zero)."""
+    if isinstance(value, array):
+        return value.grad if not value.is_annotation and value.requires_grad else None
+    if wt.is_struct(type(value)):
+        adj = type(value)()
+        for name, t in value._wp_fields_:
+            field = getattr(value, name)
+            if wt.is_array(t) or wt.is_struct(t):
+                setattr(adj, name, None if field is None else _adjoint_of(field))
+        return adj
+    return None
+
+
+def _struct_arrays(value):
+    """The arrays in the array fields of a struct instance, nested structs included."""
+    for name, t in value._wp_fields_:
+        field = getattr(value, name)
+        if field is None:
+            continue
+        if wt.is_array(t):
+            yield field
+        elif wt.is_struct(t):
+            yield from _struct_arrays(field)
+
+
+def _arrays_in(values):
+    for v in values:
+        if isinstance(v, array):
+            yield v
+        elif wt.is_struct(type(v)):
+            yield from _struct_arrays(v)
 
 
 class Tape:
@@ -78,15 +118,15 @@ class Tape:
             _, kernel, dims, inputs, outputs, device = entry
             adj_in = [_adjoint_of(v) for v in inputs]
             adj_out = [_adjoint_of(v) for v in outputs]
-            for v, g in zip(inputs + outputs, adj_in + adj_out):
-                if g is not None:
-                    self.gradients[v] = g
+            for v in _arrays_in(inputs + outputs):
+                if v.grad is not None:
+                    self.gradients[v] = v.grad
             launch_adjoint(kernel, dims, inputs, outputs, adj_in, adj_out, device)
 
     def _arrays(self):
         for entry in self.launches:
             if entry[0] == "launch":
-                yield from (v for v in entry[3] + entry[4] if isinstance(v, array))
+                yield from _arrays_in(entry[3] + entry[4])
             else:
                 yield from (v for v in entry[2] if isinstance(v, array))
         yield from self.gradients
