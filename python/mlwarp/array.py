@@ -58,8 +58,8 @@ class array:
             raise ValueError(f"array ndim must be 1..4, got {ndim!r}")
         self._np = None
         self.device = None
-        self.requires_grad = False
-        self.grad = None
+        self._requires_grad = False
+        self._grad = None
 
     def _init_view(self, view: np.ndarray, dtype):
         ndim = view.ndim - len(_element_shape(dtype))
@@ -71,10 +71,50 @@ class array:
         self.ndim = ndim
 
     def _init_grad(self, grad, requires_grad):
-        self.grad = grad
-        self.requires_grad = bool(requires_grad)
-        if self.requires_grad and self.grad is None:
-            self.grad = zeros(self.shape, self.dtype, self.device)
+        self._grad, self._requires_grad = None, False
+        if grad is not None:
+            self.grad = grad  # checks it, and sets requires_grad
+        else:
+            self.requires_grad = requires_grad
+
+    # As in Warp, `grad` and `requires_grad` agree: an array has a gradient array exactly when it requires one.
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
+        """True allocates a zero-filled `grad` (same shape, dtype, device) unless one exists; False drops it."""
+        value = bool(value)
+        if value and self._grad is None:
+            self._grad = zeros(self.shape, self.dtype, self.device)
+        elif not value:
+            self._grad = None
+        self._requires_grad = value
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, grad) -> None:
+        """An array of the same dtype, shape and device (then requires_grad is True), or None (then False)."""
+        if grad is None:
+            self._grad, self._requires_grad = None, False
+            return
+        if not isinstance(grad, array) or grad.is_annotation:
+            raise ValueError(f"The given gradient array is incompatible: expected a wp.array, got "
+                             f"{type(grad).__name__}")
+        if grad.dtype is not self.dtype:
+            raise ValueError(f"The given gradient array is incompatible: expected dtype "
+                             f"{_t.type_name(self.dtype)}, got {_t.type_name(grad.dtype)}")
+        if grad.shape != self.shape:
+            raise ValueError(f"The given gradient array is incompatible: expected shape {self.shape}, got "
+                             f"{grad.shape}")
+        if grad.device != self.device:
+            raise ValueError(f"The given gradient array is incompatible: expected device {self.device}, got "
+                             f"{grad.device}")
+        self._grad, self._requires_grad = grad, True
 
     @property
     def is_annotation(self) -> bool:
@@ -191,7 +231,6 @@ class array:
         out = array(_view=(view_of(self._np), self.dtype), device=self.device)
         if isinstance(self.grad, array):
             out.grad = self.grad._derived(view_of)
-            out.requires_grad = self.requires_grad
         return out
 
     def reshape(self, shape):
@@ -410,10 +449,25 @@ def clone(src, device=None, requires_grad=None, pinned=None):
 def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     """Copies `src` into `dest`: the whole array when the shapes match and no offsets/count are given
     (strided views included), else `count` elements (all of `src` after `src_offset` when 0) between the
-    flattened contiguous arrays."""
+    flattened contiguous arrays. When both arrays have gradients, as in Warp, the same elements of
+    `src.grad` are copied into `dest.grad`, and a recording Tape records the copy: its backward adds the
+    copied window of `dest.grad` into `src.grad` and zeroes that window of `dest.grad` (the copy overwrote
+    those elements of `dest`, so nothing before it reaches the loss through them)."""
     for name, a in (("dest", dest), ("src", src)):
         if not isinstance(a, array) or a.is_annotation:
             raise TypeError(f"wp.copy: {name} must be a wp.array, got {type(a).__name__}")
+    _copy_values(dest, src, dest_offset, src_offset, count, stream)
+    if src.grad is None or dest.grad is None:
+        return
+    copy(dest.grad, src.grad, dest_offset, src_offset, count, stream)
+    from . import tape
+
+    if tape.recording():  # dest.grad / src.grad read at backward time, as Warp's recorded copy does
+        tape.record_func(lambda: _adjoint_copy(dest.grad, src.grad, dest_offset, src_offset, count),
+                         [dest, src])
+
+
+def _copy_values(dest, src, dest_offset, src_offset, count, stream):
     if not (dest.device.is_cpu and src.device.is_cpu):  # H2D, D2H, D2D: mlwarp/cuda_array.py
         from .cuda_array import copy_arrays
 
@@ -421,18 +475,43 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     if _element_numpy(dest.dtype) != _element_numpy(src.dtype) or _element_shape(dest.dtype) != \
             _element_shape(src.dtype):
         raise RuntimeError(f"wp.copy: dtypes differ ({_t.type_name(src.dtype)} -> {_t.type_name(dest.dtype)})")
+    d, s = _copy_windows(dest, dest.numpy(), src, src.numpy(), dest_offset, src_offset, count)
+    d[...] = s
+
+
+def _copy_windows(dest, dest_view, src, src_view, dest_offset, src_offset, count):
+    """The numpy windows of `dest_view` and `src_view` (the host storage of `dest` and `src`, or host
+    copies of it) that wp.copy(dest, src, dest_offset, src_offset, count) writes and reads."""
     if not (dest_offset or src_offset or count) and dest.shape == src.shape:
-        dest.numpy()[...] = src.numpy()
-        return
+        return dest_view, src_view
     if not (dest.is_contiguous and src.is_contiguous):
         raise RuntimeError("wp.copy with offsets or a count needs contiguous arrays")
-    s = src.numpy().reshape((-1,) + _element_shape(src.dtype))
-    d = dest.numpy().reshape((-1,) + _element_shape(dest.dtype))
+    s = src_view.reshape((-1,) + _element_shape(src.dtype))
+    d = dest_view.reshape((-1,) + _element_shape(dest.dtype))
     n = count or len(s) - src_offset
     if min(n, dest_offset, src_offset) < 0 or src_offset + n > len(s) or dest_offset + n > len(d):
         raise RuntimeError(f"wp.copy of {n} elements from offset {src_offset} to offset {dest_offset} is out of "
                            f"bounds (src has {len(s)} elements, dest {len(d)})")
-    d[dest_offset:dest_offset + n] = s[src_offset:src_offset + n]
+    return d[dest_offset:dest_offset + n], s[src_offset:src_offset + n]
+
+
+def _adjoint_copy(adj_dest, adj_src, dest_offset, src_offset, count):
+    """The backward of a recorded wp.copy, as Warp's: numeric gradients add into the source window and
+    clear the destination window; other dtypes (bool, structs) and overlapping windows are copied back."""
+    d_host, s_host = adj_dest.numpy(), adj_src.numpy()  # CPU: the storage itself; CUDA: host copies
+    d, s = _copy_windows(adj_dest, d_host, adj_src, s_host, dest_offset, src_offset, count)
+    scalar = None if _t.is_struct(adj_src.dtype) else _t.scalar_type_of(adj_src.dtype)
+    if scalar is not None and scalar is not _t.bool_ and not np.may_share_memory(d, s):
+        if scalar is _t.bfloat16:  # bit patterns in uint16: add as floats
+            s[...] = _t.float_to_bf16_bits(_t.bf16_bits_to_float(s) + _t.bf16_bits_to_float(d))
+        else:
+            s += d
+        d[...] = 0
+    else:
+        s[...] = d
+    for a, host in ((adj_src, s_host), (adj_dest, d_host)):
+        if host is not a._np:
+            a.assign(host)
 
 
 def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False):
