@@ -579,17 +579,21 @@ class KernelEmitter:
         element = composite.subscript(self, node)  # v[0], m[i, j], m[i]
         if element is not None:
             return element
-        arr, indices = self.array_access(node)
+        arr, indices = self.array_access(node, allow_view=True)
+        if len(indices) < arr.type.ndim:  # a[i] of a 2-d array: its row, a 1-d array (as in Warp)
+            return Var(wb.view(arr.value, indices), ft.ArrayT(arr.type.dtype, arr.type.ndim - len(indices)))
         return Var(wb.load(arr.value, indices), arr.type.dtype)
 
-    def array_access(self, node: ast.Subscript):
+    def array_access(self, node: ast.Subscript, allow_view=False):
+        """The array and i32 indices of `a[i, j]`; with `allow_view`, fewer indices than dimensions
+        (the leading ones of a sub-array view)."""
         arr = self.expr(node.value)
         if not isinstance(arr.type, ft.ArrayT):
             raise self.error(node, f"cannot index a value of type {ft.name(arr.type)}", CompileTypeError)
         idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(isinstance(i, ast.Slice) for i in idx_nodes):
             raise self.error(node, "unsupported: slicing an array inside a kernel", UnsupportedSyntaxError)
-        if len(idx_nodes) != arr.type.ndim:
+        if len(idx_nodes) > arr.type.ndim or (len(idx_nodes) < arr.type.ndim and not allow_view):
             raise self.error(node, f"a {arr.type.ndim}-d array needs {arr.type.ndim} indices, got "
                                    f"{len(idx_nodes)}", CompileError)
         indices = []
@@ -618,6 +622,8 @@ class KernelEmitter:
             return printing.call(self, node, "print" if obj is print else obj._wp_intrinsic_)
         if node.keywords:
             raise self.error(node, "unsupported: keyword arguments in a builtin call", UnsupportedSyntaxError)
+        if obj is len:
+            return self.call_len(node)
         target = _CASTS.get(obj) if isinstance(obj, type) and obj in _CASTS else obj
         if wt.is_scalar(target):
             if len(node.args) != 1:
@@ -644,6 +650,19 @@ class KernelEmitter:
             raise self.error(node, f"unknown function '{what}'", CompileError)
         raise self.error(node, f"calling '{what}' ({type(obj).__name__}) is not supported in kernels: only "
                                f"Warp builtins and @wp.func functions can be called", CompileError)
+
+    def call_len(self, node) -> Var:
+        """`len(a)`: an array's first extent; `len(v)`: a vector's, quaternion's or matrix's first dimension (a
+        constant), as in Warp."""
+        if len(node.args) != 1:
+            raise self.error(node, "len() takes exactly one argument")
+        v = self.expr(node.args[0])
+        if isinstance(v.type, ft.ArrayT):
+            return Var(wb.array_dim(v.value, 0), wt.int32)
+        if wt.is_composite(v.type) and not wt.is_struct(v.type):
+            return self.const(wt.inner_shape(v.type)[0], wt.int32)
+        raise self.error(node, f"len() takes an array, a vector, a quaternion or a matrix, not a {ft.name(v.type)}",
+                         CompileTypeError)
 
     def intrinsic(self, func_node):
         return getattr(resolve_path(self.src.func, func_node), "_wp_intrinsic_", None)

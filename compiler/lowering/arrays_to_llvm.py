@@ -17,7 +17,8 @@ from ..passes.registry import Pass, PassError, ops_named, register
 # On each lowered func: the element byte size of each array argument (0: not an array / not scalar).
 ELEM_BYTES_ATTR = "warp.elem_bytes"
 
-_ARRAY_OPS = {"warp.load", "warp.store", "warp.address", "warp.atomic", "warp.atomic_cas", "warp.array_dim"}
+_ARRAY_OPS = {"warp.load", "warp.store", "warp.address", "warp.atomic", "warp.atomic_cas", "warp.array_dim",
+              "warp.view"}
 
 
 def descriptor_type(ndim: int) -> ir.Type:
@@ -33,7 +34,7 @@ def _i64():
 
 
 def element_address(desc: ir.Value, ndim: int, indices) -> ir.Value:
-    """data + sum(index_d * stride_d), strides in bytes.
+    """data + sum(index_d * stride_d), strides in bytes (fewer indices than dims: the leading ones).
 
     The offset arithmetic is `nsw` and the GEP `inbounds`: an access outside the array is
     undefined in Warp, and these facts let LLVM's SCEV see `x[i]` as an affine, consecutive
@@ -46,6 +47,19 @@ def element_address(desc: ir.Value, ndim: int, indices) -> ir.Value:
         term = arith.MulIOp(arith.ExtSIOp(_i64(), idx).result, stride, overflowFlags=nsw).result
         offset = term if offset is None else arith.AddIOp(offset, term, overflowFlags=nsw).result
     return inbounds_gep(data, offset)
+
+
+def sub_array(desc: ir.Value, ndim: int, indices) -> ir.Value:
+    """The descriptor of the sub-array at the leading `indices`: its data starts at their element offset,
+    its shape and strides are the remaining ones (Warp's `a[i]` of a 2-d array: a row view)."""
+    k = len(indices)
+    out_t = descriptor_type(ndim - k)
+    out = llvm.mlir_undef(out_t)
+    out = llvm.insertvalue(out, element_address(desc, ndim, indices), [0])
+    for d in range(ndim - k):
+        out = llvm.insertvalue(out, llvm.extractvalue(_i64(), desc, [1, k + d]), [1, d])
+        out = llvm.insertvalue(out, llvm.extractvalue(_i64(), desc, [2, k + d]), [2, d])
+    return out
 
 
 def inbounds_gep(base: ir.Value, byte_offset: ir.Value) -> ir.Value:
@@ -129,6 +143,8 @@ class ConvertArraysToLLVM(Pass):
                 a.set_type(lower_type(a.type))
             f.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get([lower_type(t) for t in ft.inputs], list(ft.results)))
+        for op in ops_named(module, lambda name: name.startswith("scf.")):
+            _retype_carried_arrays(op)
         for op in ops_named(module, _ARRAY_OPS):
             arr = op.operands[0]
             ndim = _descriptor_ndim(arr.type)
@@ -139,6 +155,8 @@ class ConvertArraysToLLVM(Pass):
                     new = arith.TruncIOp(ir.IntegerType.get_signless(32), ext).result
                 elif op.name == "warp.load":
                     new = llvm.load(op.results[0].type, element_address(arr, ndim, list(op.operands)[1:]))
+                elif op.name == "warp.view":
+                    new = sub_array(arr, ndim, list(op.operands)[1:])
                 elif op.name == "warp.address":
                     new = element_address(arr, ndim, list(op.operands)[1:])
                 elif op.name == "warp.atomic_cas":
@@ -155,6 +173,19 @@ class ConvertArraysToLLVM(Pass):
             if new is not None:
                 op.results[0].replace_all_uses_with(new)
             op.erase()
+
+
+def _retype_carried_arrays(op) -> None:
+    """Arrays that scf.if / for / while carry (`r = a[0]`, then `r = a[1]` in a branch or loop) become
+    descriptors in the op's results and its blocks' arguments, like the function's parameters."""
+    for r in op.results:
+        if is_array_type(r.type):
+            r.set_type(lower_type(r.type))
+    for region in op.regions:
+        for block in region.blocks:
+            for a in block.arguments:
+                if is_array_type(a.type):
+                    a.set_type(lower_type(a.type))
 
 
 def _descriptor_ndim(t: ir.Type) -> int:

@@ -6,7 +6,8 @@ atomic is guarded: when an index is outside `[0, shape[d])` the access is
 skipped (a load yields 0) and the first failing thread writes the site, its
 thread index, the indices and the shape into the record, which the runtime
 reads after the launch. warp.address is checked and recorded but not skipped:
-its user does the access.
+its user does the access. An out-of-range warp.view (`a[i]` of a 2-d array)
+is recorded and views index 0 instead, so the accesses through it stay inside.
 
 Each guarded access becomes a "site": its op, the array's parameter index
 and its source location, read from the op's location (the frontend gives
@@ -29,7 +30,7 @@ from .registry import Pass, PassError, kernels, ops_named, register
 
 SITES_ATTR = "warp.debug_sites"
 CHECKED_ATTR = "warp.bounds_checked"  # on a kernel: already has its record parameter and guards
-_CHECKED_OPS = {"warp.load", "warp.store", "warp.atomic", "warp.address"}
+_CHECKED_OPS = {"warp.load", "warp.store", "warp.atomic", "warp.address", "warp.view"}
 _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 
 
@@ -114,7 +115,11 @@ class BoundsCheck(Pass):
             ok = inside if ok is None else arith.AndIOp(ok, inside).result
         if ok is None:  # a 0-d access has nothing to check
             return
-        if op.name == "warp.address":
+        if op.name == "warp.view":  # out of range: the view at index 0 instead, so its accesses stay inside
+            zero = _const(0, _i(32))
+            for k, idx in enumerate(indices):
+                op.operands[1 + k] = arith.SelectOp(ok, idx, zero).result
+        if op.name in ("warp.address", "warp.view"):
             failed = arith.XOrIOp(ok, _const(1, _i(1))).result
             report = scf.IfOp(failed, [], has_else=False)
             with ir.InsertionPoint(report.then_block):
@@ -162,6 +167,9 @@ def _array_origin(value, params) -> tuple:
             if value == p:
                 return k, fields[::-1]
         owner = value.owner if isinstance(value, ir.OpResult) else None
+        if owner is not None and owner.name == "warp.view":  # a row of an array: reported as the array
+            value = owner.operands[0]
+            continue
         if owner is None or owner.name != "warp.struct_get":
             return -1, []
         fields.append(ir.IntegerAttr(owner.attributes["field"]).value)

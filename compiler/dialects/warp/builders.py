@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .dialect import array_dtype, array_type, is_array_type
+from .dialect import array_dtype, array_ndim, array_type, is_array_type
 
 
 def _i32():
@@ -44,6 +44,12 @@ def array_dim(arr: ir.Value, dim: int) -> ir.Value:
     return _create("array_dim", [arr], [_i32()], {"dim": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}).result
 
 
+def view(arr: ir.Value, indices) -> ir.Value:
+    """The (N-k)-d sub-array of an N-d array at k < N leading indices."""
+    ndim = array_ndim(arr.type) - len(indices)
+    return _create("view", [arr, *indices], [array_type(array_dtype(arr.type), ndim)]).result
+
+
 def cast(value: ir.Value, to: ir.Type) -> ir.Value:
     if value.type == to:
         return value
@@ -54,4 +60,4 @@ def builtin(name: str, args, result_type: ir.Type) -> ir.Value:
     return _create(name, args, [result_type]).result
 
 
-__all__ = ["tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim", "cast", "builtin", "array_type", "is_array_type"]
+__all__ = ["tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim", "view", "cast", "builtin", "array_type", "is_array_type"]

@@ -12,6 +12,7 @@ the frontend guarantee well-typed IR, and the lowering re-checks):
   warp.atomic     (array, value, i32...) -> dtype  {kind = "add"|...}, returns the old value
   warp.atomic_cas (array, compare, value, i32...) -> dtype  stores value if the element == compare; old value
   warp.array_dim  (array) -> i32            {dim = d}: the extent of dimension d
+  warp.view       (array<T, N>, i32 x k) -> array<T, N-k>  the sub-array at the k leading indices (`a[i]`)
   warp.cast       (x) -> y                  numeric conversion with Warp's rules
 Builtin ops: one per builtin table entry, warp.<name> (args...) -> result,
 named by the caller of `load_dialect` (this module knows no builtins), with
@@ -34,6 +35,7 @@ CORE_OPS = [
     ("atomic", ["array", "value", "indices"], True, 1),
     ("atomic_cas", ["array", "compare", "value", "indices"], True, 1),
     ("array_dim", ["array"], False, 1),
+    ("view", ["array", "indices"], True, 1),
     ("cast", ["value"], False, 1),
 ]
 
