@@ -10,7 +10,8 @@ may split the sum into lanes) and flushed with one atomic add per chunk.
 An atomicrmw `add`/`fadd` (f32, f64, i32, i64) inside a thread loop qualifies when its old value is
 unused, its address does not change in the loop (computed only from values defined outside it by ops
 without memory effects), and the loop touches that array only with such adds (a thread reading it
-back sees every earlier thread's contribution on Warp's CPU, which runs threads in order). The flush runs only when the accumulator left its identity (-0.0,
+back sees every earlier thread's contribution on Warp's CPU, which runs threads in order; any other
+atomic on it, min/max/exchange/cas, does not commute with a sum moved to the end of the chunk). The flush runs only when the accumulator left its identity (-0.0,
 the float identity; 0): an address the loop guarded (debug bounds checks, a branch) is touched
 only if the loop touched it. The order of the additions changes, as it does between runs of a
 parallel launch with atomics.
@@ -87,14 +88,20 @@ def _root(ptr):
 _MEMORY = {"llvm.load", "llvm.store", "llvm.atomicrmw", "llvm.cmpxchg"}
 
 
-def _only_summed_into(root, loop) -> bool:
-    """No access in `loop` to the array at `root` but atomic adds whose old value is unused: a thread that
-    read it back would miss its chunk's sum until the flush (Warp's CPU runs threads in order)."""
+def _bin_op(rmw) -> str:
+    return llvm.AtomicBinOp(ir.IntegerAttr(rmw.attributes["bin_op"]).value).name
+
+
+def _only_summed_into(root, kind: str, loop) -> bool:
+    """No access in `loop` to the array at `root` but atomic adds of `kind` whose old value is unused: a
+    thread that read it back would miss its chunk's sum until the flush (Warp's CPU runs threads in order),
+    and another atomic (min, max, exchange, ...) would not commute with the sum moved after the loop
+    (`add 1.0` then `min 0.5` from every thread must end at 0.5, not at the flushed sum)."""
     for op in ops_named(loop, _MEMORY):
         ptr = op.operands[1] if op.name == "llvm.store" else op.operands[0]
         if _root(ptr) != root:
             continue
-        if op.name != "llvm.atomicrmw" or list(op.results[0].uses):
+        if op.name != "llvm.atomicrmw" or _bin_op(op) != kind or list(op.results[0].uses):
             return False
     return True
 
@@ -112,13 +119,13 @@ class PrivatizeAtomics(Pass):
                     self._privatize(entry, loop, rmw)
 
     def _privatize(self, entry, loop, rmw) -> None:
-        kind = llvm.AtomicBinOp(ir.IntegerAttr(rmw.attributes["bin_op"]).value).name
+        kind = _bin_op(rmw)
         ptr, value = rmw.operands[0], rmw.operands[1]
         t = value.type
         if str(t) not in _KINDS.get(kind, ()) or len(list(rmw.results[0].uses)):
             return
         chain = []
-        if not _invariant_chain(ptr, loop, chain) or not _only_summed_into(_root(ptr), loop):
+        if not _invariant_chain(ptr, loop, chain) or not _only_summed_into(_root(ptr), kind, loop):
             return
         is_float = kind == "fadd"
         bits = ir.IntegerType.get_signless(t.width)

@@ -121,3 +121,24 @@ def test_a_kernel_reading_back_its_sum_is_not_privatized():
     counter, seen = wp.zeros(1, dtype=int), wp.zeros(100, dtype=int)
     _with_threads(1, lambda: wp.launch(count_and_read, 100, inputs=[counter, seen]))
     np.testing.assert_array_equal(seen.numpy(), np.arange(1, 101))
+
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("other", ["min", "max", "exch"])
+def test_an_add_next_to_another_atomic_on_its_address_is_not_privatized(threads, other):
+    # Each thread adds 1.0 to out[0], then applies min/max/exch with 0.5. In every interleaving the last op
+    # is some thread's second one, and out[0] >= 1 after any add, so the result is exact: min and exch
+    # leave 0.5, max leaves the sum N (its maxes never change a value >= 1). A sum moved to the end of the
+    # chunk would add N after the second ops: N + 0.5.
+    op = {"min": wp.atomic_min, "max": wp.atomic_max, "exch": wp.atomic_exch}[other]
+
+    @wp.kernel
+    def add_then(out: wp.array(dtype=float)):
+        wp.atomic_add(out, 0, 1.0)
+        op(out, 0, 0.5)
+
+    for n in (4, N):
+        out = wp.zeros(1, dtype=float)
+        _with_threads(threads, lambda: wp.launch(add_then, n, inputs=[out]))
+        assert float(out.numpy()[0]) == (float(n) if other == "max" else 0.5), n
