@@ -47,3 +47,124 @@ def run_forward(kernel, dim, inputs, out_shapes, dtype=wp.float64):
     wp.launch(kernel, dim=dim, inputs=[wp.array(x, dtype=dtype) if isinstance(x, np.ndarray) else x
                                        for x in inputs], outputs=outs)
     return [o.numpy().copy() for o in outs]
+
+
+# -- independent references: a numpy float64 forward, its central differences, one comparer -----------------
+def float64_values(a: np.ndarray) -> np.ndarray:
+    """A float64 copy of an array's values; structured (struct) arrays keep their fields, floats widened."""
+    if a.dtype.names is None:
+        return np.array(a, dtype=np.float64) if np.issubdtype(a.dtype, np.floating) else np.array(a)
+    fields = [(n, np.float64 if np.issubdtype(a.dtype[n].base, np.floating) else a.dtype[n].base, a.dtype[n].shape)
+              for n in a.dtype.names]
+    out = np.zeros(a.shape, dtype=fields)
+    for n in a.dtype.names:
+        out[n] = a[n]
+    return out
+
+
+def float_slots(a: np.ndarray):
+    """(field or None, index) of every floating-point value of a numpy array, struct fields included: the
+    values a gradient has."""
+    if a.dtype.names is None:
+        if np.issubdtype(a.dtype, np.floating):
+            yield from ((None, idx) for idx in np.ndindex(a.shape))
+        return
+    for n in a.dtype.names:
+        if np.issubdtype(a.dtype[n].base, np.floating):
+            yield from ((n, idx) for idx in np.ndindex(a[n].shape))
+
+
+def _nudge(a: np.ndarray, slot, step: float) -> np.ndarray:
+    field, idx = slot
+    b = a.copy()
+    if field is None:
+        b[idx] += step
+    else:
+        b[field][idx] += step
+    return b
+
+
+def numpy_gradient(reference, args: list, weights: list, h: float = 1e-6, only=None) -> list:
+    """d <weights, reference(*args)> / d args[j] by central differences of a numpy forward, for every argument
+    that is a numpy array with floating values (struct arrays: their float fields) and, if given, `only[j]`;
+    None for the others."""
+    def outputs(values):  # copies: a reference may update its arguments in place
+        return [np.asarray(y, dtype=np.float64)
+                for y in _as_list(reference(*[v.copy() if isinstance(v, np.ndarray) else v for v in values]))]
+
+    def loss_difference(plus, minus):  # <w, y+ - y->: outputs the nudge leaves alone cancel exactly
+        return float(sum(np.sum(np.asarray(w) * (p - m)) for p, m, w in zip(outputs(plus), outputs(minus), weights)))
+
+    grads = []
+    for j, x in enumerate(args):
+        if (only is not None and not only[j]) or not isinstance(x, np.ndarray) or not any(float_slots(x)):
+            grads.append(None)
+            continue
+        g = np.zeros_like(x)
+        for slot in float_slots(x):
+            plus, minus = list(args), list(args)
+            plus[j], minus[j] = _nudge(x, slot, h), _nudge(x, slot, -h)
+            d = loss_difference(plus, minus) / (2 * h)
+            if slot[0] is None:
+                g[slot[1]] = d
+            else:
+                g[slot[0]][slot[1]] = d
+        grads.append(g)
+    return grads
+
+
+def assert_matches(got, want, rtol: float, atol: float, what: str):
+    """Compares mlwarp's values (numpy; struct arrays field by field, float fields only) with a reference."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.dtype.names is None:
+        np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64),
+                                   rtol=rtol, atol=atol, err_msg=what)
+        return
+    for n in got.dtype.names:
+        if np.issubdtype(got.dtype[n].base, np.floating):
+            np.testing.assert_allclose(np.asarray(got[n], dtype=np.float64), np.asarray(want[n], dtype=np.float64),
+                                       rtol=rtol, atol=atol, err_msg=f"{what}, field {n!r}")
+
+
+def _as_list(values):
+    return list(values) if isinstance(values, (list, tuple)) else [values]
+
+
+def check_against_numpy(kernel, dim, inputs: list, outputs: list, reference, *, rtol: float = 1e-10,
+                        atol: float = 1e-12, grad_rtol: float = 1e-6, grad_atol: float = 1e-8, seed: int = 0,
+                        h: float = 1e-6):
+    """Launches `kernel(inputs..., outputs...)` on a recording wp.Tape and checks
+    - the outputs against `reference(*inputs)`, a numpy forward written independently of mlwarp (array inputs
+      arrive as float64 numpy copies, struct arrays as structured arrays, other inputs as given); it returns
+      one numpy array per output, shaped like `output.numpy()`;
+    - the Tape gradient of <w, outputs> (random weights w, seeded into the outputs' .grad) with respect to
+      every input array created with requires_grad=True, against central differences of `reference`.
+    Float32 kernels are compared with the float64 reference: pass rtol/grad_rtol of about 1e-3.
+    Returns (outputs, gradients) as numpy, for extra closed-form checks."""
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, dim=dim, inputs=inputs, outputs=outputs)
+    got = [o.numpy().copy() for o in outputs]
+    args = [float64_values(x.numpy()) if isinstance(x, wp.array) else x for x in inputs]
+    want = _as_list(reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]))
+    assert len(want) == len(outputs), "the reference returns one array per output"
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert_matches(g, np.broadcast_to(w, np.shape(g)) if np.asarray(w).dtype.names is None else w, rtol, atol,
+                       f"forward: output {k} against the numpy reference")
+    rng = np.random.default_rng(seed)
+    is_float = [np.issubdtype(g.dtype, np.floating) for g in got]  # int outputs (counts) have no gradient
+    weights = [rng.uniform(-1.0, 1.0, size=np.shape(g)) if f else np.zeros(np.shape(g)) for g, f in zip(got, is_float)]
+    tape.backward(grads={o: wp.array(w, dtype=o.dtype) for o, w, f in zip(outputs, weights, is_float) if f})
+    differentiated = [isinstance(x, wp.array) and x.requires_grad for x in inputs]
+    want_grads = numpy_gradient(reference, args, weights, h, only=differentiated)
+    grads = []
+    for k, (x, d, wg) in enumerate(zip(inputs, differentiated, want_grads)):
+        if not d:
+            grads.append(None)
+            continue
+        g = x.grad.numpy().copy()
+        assert_matches(g, wg, grad_rtol, grad_atol, f"gradient of input {k} against finite differences of the "
+                                                    f"numpy reference")
+        grads.append(g)
+    return got, grads
