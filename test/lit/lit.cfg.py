@@ -41,6 +41,31 @@ config.substitutions.append(("%PYTHON", python))
 if shutil.which("ptxas", path=config.environment["PATH"]):
     config.available_features.add("ptxas")
 
+
+def host_cpu_flags() -> set:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return set(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), ()))
+    except OSError:
+        return set()
+
+
+# What this host's vectors are, read here rather than from mlwarp (the tests check mlwarp's choices against
+# it). A check names no ISA: it prefixes its lines by width (`--check-prefixes=CHECK,%host-simd`) and accepts
+# what LLVM may pick on such a host. SIMDn: the widest registers are n bits (xmm/ymm/zmm); LIBMVECn: the
+# widest libmvec variants (_ZGVb 128, _ZGVd 256 with AVX2, _ZGVe 512) are n bits. `REQUIRES: x86-64`;
+# `REQUIRES: libmvec`: x86-64 with glibc's libmvec, which warp-cpu-vector-math calls.
+flags = host_cpu_flags() if os.uname().machine == "x86_64" else set()
+if os.uname().machine == "x86_64":
+    config.available_features.add("x86-64")
+simd_bits = 512 if "avx512f" in flags else 256 if "avx" in flags else 128
+libmvec_bits = 512 if "avx512f" in flags else 256 if "avx2" in flags else 128
+config.substitutions.append(("%host-simd", f"SIMD{simd_bits}"))
+config.substitutions.append(("%host-libmvec", f"LIBMVEC{libmvec_bits}"))
+if "sse4_1" in flags and any(os.path.exists(os.path.join(d, "libmvec.so.1")) for d in
+                 ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64")):
+    config.available_features.add("libmvec")
+
 # Kernels compiled by tests never touch the user's cache.
 config.environment["MLWARP_CACHE_DIR"] = tempfile.mkdtemp(prefix="mlwarp-lit-cache-")
 for var in ("HOME", "TMPDIR", "CC"):

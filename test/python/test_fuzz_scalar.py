@@ -93,9 +93,13 @@ def test_generated_scalar_kernels_match_the_reference(program, data):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(program=programs(), data=inputs)
 def test_debug_builds_of_generated_kernels_compute_the_same(program, data):
-    """The bounds-checked debug build (warp-bounds-check) changes nothing for in-bounds kernels: the same
-    bits in every output, and no error."""
+    """The bounds-checked debug build (warp-bounds-check) changes nothing for in-bounds kernels: no error, and
+    per output the release build's bits where the reference says the value is exact. Where a libm call feeds
+    it, the two builds may vectorise differently (another libmvec variant, or the scalar call: within 4 ulp
+    each, docs/robustness.md): there each is within the reference's propagated bound, so they differ by at most
+    twice that bound."""
     xi, xf, xd = (np.array(v, dtype=dt) for v, dt in zip(data, (np.int32, np.float32, np.float64)))
+    expected = reference(program, xi, xf, xd)
     kernel, path = load_kernel(program.source)
     note(f"kernel source ({path}):\n{program.source(kernel.key)}")
     results = []
@@ -106,8 +110,17 @@ def test_debug_builds_of_generated_kernels_compute_the_same(program, data):
             wp.launch(kernel, THREADS, inputs=[xi, xf, xd, *outs])
         finally:
             wp.config.mode = "release"
-        results.append([o.numpy().tobytes() for o in outs])
-    assert results[0] == results[1]
+        results.append(dict(zip("ifd", (o.numpy() for o in outs))))
+    release, debug = results
+    for t, want in enumerate(expected):
+        if want is None:
+            continue  # fragile: the reference cannot bound this thread's outputs
+        for ty in "ifd":
+            value, err = want[ty]
+            r, d = release[ty][t], debug[ty][t]
+            message = f"thread {t}, output {ty}: release {r!r}, debug {d!r}, reference {value!r} (error bound {err})"
+            assert same(d, value, err), message
+            assert (r.tobytes() == d.tobytes()) if err == 0 else abs(float(r) - float(d)) <= 2 * err, message
 
 
 def test_fuzz_statistics_are_meaningful():

@@ -95,3 +95,34 @@ def test_strided_scalar_copy_agrees():
         np.arctan2(base[::2].astype(np.float64), 1.5) + np.abs(base[::2].astype(np.float64)) ** 0.7
     np.testing.assert_allclose(a, b, rtol=4e-6, atol=4e-6)
     np.testing.assert_allclose(a, ref, rtol=4e-6, atol=4e-6)
+
+
+def _unary_run(name, dtype, xv, threads=1):
+    x, y = wp.array(xv, dtype=dtype), wp.zeros(len(xv), dtype=dtype)
+    old = wp.config.cpu_threads
+    wp.config.cpu_threads = threads
+    try:
+        wp.launch(_unary_kernel(name, dtype), len(xv), inputs=[x, y])
+    finally:
+        wp.config.cpu_threads = old
+    return y.numpy()
+
+
+@pytest.mark.parametrize("dtype", [wp.float32, wp.float64])
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_launch_size_and_debug_build_agree_within_4_ulp(name, dtype):
+    """Where an element runs (vector body or scalar remainder) depends on the launch size, and a debug build
+    is another loop: each may call another libmvec variant or the scalar libm, all within 4 ulp
+    (docs/robustness.md); the thread count changes nothing (test_same_bits_on_one_or_more_threads)."""
+    lo, hi = UNARY[name][1]
+    np_t = np.float32 if dtype is wp.float32 else np.float64
+    xv = np.random.default_rng(5).uniform(lo, hi, 4099).astype(np_t)
+    whole = _unary_run(name, dtype, xv)
+    for n in (1, 7, 13, 100):  # shorter than, or not a multiple of, any vector loop's step
+        np.testing.assert_array_max_ulp(_unary_run(name, dtype, xv[:n]), whole[:n], maxulp=4)
+    wp.config.mode = "debug"
+    try:
+        debug = _unary_run(name, dtype, xv)
+    finally:
+        wp.config.mode = "release"
+    np.testing.assert_array_max_ulp(debug, whole, maxulp=4)

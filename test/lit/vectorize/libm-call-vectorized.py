@@ -1,18 +1,24 @@
-# RUN: %PYTHON %s | FileCheck %s
+# REQUIRES: libmvec
+# RUN: %PYTHON %s | FileCheck %s --check-prefixes=CHECK,%host-libmvec
 #
-# A thread loop calling sin and exp is vectorised through libmvec (warp-cpu-vector-math): on an
-# AVX2 host the library calls the 8-lane variants (its undefined symbols name them). A loop that
-# LLVM does not vectorise (each sin depends on the last) keeps the scalar call only.
+# A thread loop calling sin and exp is vectorised through libmvec (warp-cpu-vector-math): the library
+# calls vector variants as wide as the host's widest libmvec ISA allows (its undefined symbols name them).
+# Which variant is LLVM's choice: on an AVX-512 host its tuning may keep 256-bit loops (_ZGVdN8v_sinf) or
+# go to 512 (_ZGVeN16v_sinf), so the checks read widths, not one ISA's names. A loop that LLVM does not
+# vectorise (each sin depends on the last) keeps the scalar call only.
 import os
+import re
 import subprocess
 import sysconfig
 
 import numpy as np
 
 import mlwarp as wp
-from mlwarp.compiler.lowering.cpu_vector_math import host_isas
 
 NM = os.path.join(sysconfig.get_paths()["purelib"], "llvm", "bin", "llvm-nm")
+# the x86-64 vector function ABI's ISA letters and their register widths
+ISA_BITS = {"b": 128, "c": 256, "d": 256, "e": 512}
+VARIANT = re.compile(r"_ZGV([bcde])N(\d+)(v+)_(\w+)$")
 
 
 @wp.kernel(enable_backward=False)
@@ -36,19 +42,38 @@ def undefined(kernel) -> list:
     return sorted(line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip())
 
 
+def vector_widths(symbols) -> dict:
+    """scalar libm name -> the widths in bits of its vector variants called; a name whose lanes do not fill
+    its ISA's registers (`_ZGVdN4v_sinf`) shows as "bad <name>"."""
+    widths = {}
+    for name in symbols:
+        m = VARIANT.match(name)
+        if m:
+            isa, lanes, scalar = m.group(1), int(m.group(2)), m.group(4)
+            bits = lanes * (32 if scalar.endswith("f") else 64)
+            widths.setdefault(scalar, set()).add(f"{bits}-bit" if bits == ISA_BITS[isa] else f"bad {name}")
+    return {k: " ".join(sorted(v)) for k, v in sorted(widths.items())}
+
+
 x = wp.array(np.linspace(-1, 1, 64, dtype=np.float32))
 y = wp.zeros(64, dtype=float)
 wp.launch(wave, 64, inputs=[x, y])
 wave_symbols = undefined(wave)
-print("wave:", wave_symbols)
-print("vector-calls-as-host-allows:", ("_ZGVdN8v_sinf" in wave_symbols) == ("avx2" in host_isas()))
+print("wave scalar:", [s for s in wave_symbols if not s.startswith("_ZGV")])
+for scalar, widths in vector_widths(wave_symbols).items():
+    print(f"wave vector {scalar}: {widths}")
 ref = np.sin(x.numpy().astype(np.float64)) * np.exp(x.numpy().astype(np.float64))
 print("close:", np.allclose(y.numpy(), ref, rtol=1e-6, atol=1e-7))
 
 wp.launch(iterate, 64, inputs=[x, 3])
 print("iterate:", undefined(iterate))
 
-# CHECK: wave: [{{.*}}'expf', {{.*}}'sinf']
-# CHECK: vector-calls-as-host-allows: True
+# CHECK: wave scalar: [{{.*}}'expf', {{.*}}'sinf']
+# LIBMVEC128: wave vector expf: 128-bit{{$}}
+# LIBMVEC128: wave vector sinf: 128-bit{{$}}
+# LIBMVEC256: wave vector expf: 256-bit{{$}}
+# LIBMVEC256: wave vector sinf: 256-bit{{$}}
+# LIBMVEC512: wave vector expf: {{(256-bit|256-bit 512-bit|512-bit)$}}
+# LIBMVEC512: wave vector sinf: {{(256-bit|256-bit 512-bit|512-bit)$}}
 # CHECK: close: True
 # CHECK: iterate: ['sinf']
