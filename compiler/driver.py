@@ -90,12 +90,16 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
             # The adjoint must never cost the kernel itself: build the kernel alone (a failure now is the
             # kernel's own and propagates); the adjoint launch reports why there is no adjoint.
             take_adjoint_errors()
-            kir = emit_kernel(source, arg_types, ctx)
-            mark_no_backward(kir.module)
-            run_stages(kir.module, stages, dump_prefix=kir.name)
-            debug_sites = pop_debug_sites(kir.module.operation) if debug else None
-            t = times.mark("passes", t)
-            engine, libraries = _engine(kir.module)
+            # A fresh context: an exception that left a pass also left MLIR's pass manager inside its
+            # multi-threaded section, where the next dialect load aborts the process.
+            ctx = make_context()
+            with ctx:
+                kir = emit_kernel(source, arg_types, ctx)
+                mark_no_backward(kir.module)
+                run_stages(kir.module, stages, dump_prefix=kir.name)
+                debug_sites = pop_debug_sites(kir.module.operation) if debug else None
+                t = times.mark("passes", t)
+                engine, libraries = _engine(kir.module)
             adj_error = f"its adjoint kernel failed to compile: {str(e).strip().splitlines()[0]}"
         obj = os.path.join(out_dir, "kernel.o")
         engine.dump_to_object_file(obj)
