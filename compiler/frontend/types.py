@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 
 from mlwarp import types as wt
+from mlwarp.types import ArrayT
 
 from ..dialects.warp import array_type
-
-
-@dataclass(frozen=True)
-class ArrayT:
-    dtype: type
-    ndim: int
-
-    def __str__(self):
-        return f"array(ndim={self.ndim}, dtype={wt.type_name(self.dtype)})"
 
 
 def from_annotation(annotation):

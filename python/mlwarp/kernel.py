@@ -148,9 +148,7 @@ class Kernel:
         return loaded
 
     def _frontend_types(self) -> dict:
-        from .compiler.frontend.types import ArrayT
-
-        return {n: ArrayT(p.dtype, p.ndim) if isinstance(p, ArrayParam) else p
+        return {n: wt.ArrayT(p.dtype, p.ndim) if isinstance(p, ArrayParam) else p
                 for n, p in zip(self.arg_names, self.params)}
 
     def to_mlir(self, stage: str = "warp") -> str:

@@ -7,6 +7,7 @@ the compiler, so that type identity is the same object everywhere.
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -136,6 +137,18 @@ def is_array(t) -> bool:
     from .array import array  # array imports this module
 
     return isinstance(t, array) or (isinstance(t, type) and issubclass(t, array))
+
+
+@dataclass(frozen=True)
+class ArrayT:
+    """The type of an array value in a kernel: what the frontend types arguments and views with, and what the
+    runtime hands it (here, not in the compiler: building a kernel's argument types imports no MLIR)."""
+
+    dtype: type
+    ndim: int
+
+    def __str__(self):
+        return f"array(ndim={self.ndim}, dtype={type_name(self.dtype)})"
 
 
 # -- bfloat16 conversions (round to nearest even, as the hardware does) ----------------

@@ -61,6 +61,53 @@ def test_warm_cache_launches_without_compiler_or_mlir(script, tmp_path):
     assert entry.startswith("twice_plus-")
 
 
+WARM_PATHS_SCRIPT = textwrap.dedent("""
+    import importlib.abc, os, sys
+    import numpy as np
+
+    if os.environ.get("BLOCK_MLIR") == "1":
+        class NoMLIR(importlib.abc.MetaPathFinder):  # any import of MLIR fails, naming its caller
+            def find_spec(self, name, path=None, target=None):
+                if name == "mlir" or name.startswith("mlir."):
+                    raise ImportError(f"blocked import of {name}")
+
+        sys.meta_path.insert(0, NoMLIR())
+    import mlwarp as wp
+
+    @wp.kernel
+    def cube(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = x[i] * x[i] * x[i]
+
+    x = wp.array(np.array([1.0, 2.0, -3.0], dtype=np.float32), requires_grad=True)
+    y = wp.zeros(3, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(cube, 3, inputs=[x], outputs=[y])
+    tape.backward(grads={y: wp.ones(3, dtype=float)})
+    tangent = wp.zeros(3, dtype=float)
+    wp.jvp(cube, 3, inputs=[x], outputs=[wp.zeros(3, dtype=float)],
+           tan_inputs=[wp.array(np.array([1.0, 0.5, 2.0], dtype=np.float32))], tan_outputs=[tangent])
+    print(y.numpy().tolist(), x.grad.numpy().tolist(), tangent.numpy().tolist())
+    print("mlir imported:", any(m == "mlir" or m.startswith("mlir.") for m in sys.modules))
+""")
+
+
+def test_warm_launch_adjoint_and_jvp_import_no_mlir(tmp_path):
+    """Forward, Tape.backward (the adjoint library) and wp.jvp (the tangent library), each from the disk
+    cache, in a process where importing MLIR fails."""
+    script = tmp_path / "warm_paths.py"
+    script.write_text(WARM_PATHS_SCRIPT)
+    cache_dir = tmp_path / "cache"
+    # y = x^3, dy/dx = 3 x^2, tangent along t: 3 x^2 t
+    expected = "[1.0, 8.0, -27.0] [3.0, 12.0, 27.0] [3.0, 6.0, 54.0]"
+    assert _run(script, cache_dir).stdout.splitlines() == [expected, "mlir imported: True"]
+    env = dict(os.environ, MLWARP_CACHE_DIR=str(cache_dir), BLOCK_MLIR="1")
+    warm = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stdout.splitlines() == [expected, "mlir imported: False"]
+
+
 def test_corrupt_library_is_detected_and_rebuilt(script, tmp_path):
     cache_dir = tmp_path / "cache"
     _run(script, cache_dir)
