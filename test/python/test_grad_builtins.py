@@ -3,9 +3,14 @@
 
 An entry is differentiable when it accepts float64 arguments and returns float64 (a property of the
 entry, found by resolving it); comparisons, boolean and integer operators are skipped that way.
+Those finite differences are of mlwarp's own one-builtin kernel (a check of each derivative rule against its
+lowering); NUMPY_REFERENCE also checks each scalar builtin's value against numpy and its adjoint against
+differences of numpy, independently of the compiler.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -100,3 +105,57 @@ def test_builtin_gradient_matches_finite_differences(tmp_path, name):
         got = adj_x[k].numpy()
         np.testing.assert_allclose(got[ok], fd[ok], rtol=1e-5, atol=1e-6,
                                    err_msg=f"d {name} / d arg{k} at {[x[ok] for x in xs]}")
+
+
+# -- the same builtins against numpy: Warp's definitions written independently of the compiler -------------
+def _vectorised(fn):
+    return np.vectorize(fn, otypes=[np.float64])
+
+
+NUMPY_REFERENCE = {  # Warp 1.19.0's scalar definitions (warp/native/builtin.h) in numpy
+    "abs": np.abs, "acos": np.arccos, "add": np.add, "asin": np.arcsin, "atan": np.arctan, "atan2": np.arctan2,
+    "cbrt": np.cbrt, "ceil": np.ceil, "clamp": lambda x, a, b: np.minimum(np.maximum(a, x), b),
+    "copysign": np.copysign, "cos": np.cos, "cosh": np.cosh, "degrees": np.degrees, "div": np.divide,
+    "erf": _vectorised(math.erf), "erfc": _vectorised(math.erfc), "exp": np.exp, "floor": np.floor,
+    "floordiv": lambda a, b: np.floor(a / b), "frac": lambda x: x - np.trunc(x),
+    "lerp": lambda a, b, t: a * (1 - t) + b * t, "log": np.log, "log10": np.log10, "log2": np.log2,
+    "max": np.maximum, "min": np.minimum, "mod": np.fmod, "mul": np.multiply, "neg": np.negative,
+    "nonzero": lambda x: np.where(x == 0, 0.0, 1.0), "pow": np.power, "radians": np.radians, "rint": np.rint,
+    "round": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),  # C round: halves away from zero
+    "sign": lambda x: np.where(x < 0, -1.0, 1.0), "sin": np.sin, "sinh": np.sinh,
+    "smoothstep": lambda e0, e1, x: (lambda t: t * t * (3 - 2 * t))(np.clip((x - e0) / (e1 - e0), 0.0, 1.0)),
+    "step": lambda x: np.where(x < 0, 1.0, 0.0), "sqrt": np.sqrt, "sub": np.subtract, "tan": np.tan,
+    "tanh": np.tanh, "trunc": np.trunc,
+}
+
+
+def test_numpy_references_name_differentiable_builtins():
+    assert sorted(set(NUMPY_REFERENCE) - set(SCALAR_DIFFERENTIABLE)) == []
+
+
+@pytest.mark.parametrize("name", sorted(set(NUMPY_REFERENCE) & set(SCALAR_DIFFERENTIABLE)))
+def test_builtin_value_and_gradient_match_numpy(tmp_path, name):
+    nargs = len(BUILTINS[name].args)
+    kernel = builtin_kernel(tmp_path, name, nargs)
+    xs = sample_points(nargs, seed=sum(map(ord, name)) + 2)
+    if name in ("asin", "acos"):
+        xs = [x * 0.45 for x in xs]
+    reference = NUMPY_REFERENCE[name]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = reference(*xs)
+        ok = np.isfinite(want)
+        assert ok.sum() >= N // 2, f"{name}: too few sample points inside the domain"
+        # libm and numpy may round transcendental functions differently by an ulp or so
+        np.testing.assert_allclose(forward(kernel, xs)[ok], want[ok], rtol=1e-14, atol=1e-300, err_msg=name)
+        adj_x = [wp.zeros(N, dtype=wp.float64) for _ in xs]
+        wp.launch(kernel, dim=N, inputs=[wp.array(x, dtype=wp.float64) for x in xs],
+                  outputs=[wp.zeros(N, dtype=wp.float64)], adjoint=True, adj_inputs=adj_x,
+                  adj_outputs=[wp.ones(N, dtype=wp.float64)])
+        h = 1e-6
+        for k in range(nargs):
+            plus, minus = [x.copy() for x in xs], [x.copy() for x in xs]
+            plus[k] += h
+            minus[k] -= h
+            fd = (reference(*plus) - reference(*minus)) / (2 * h)
+            np.testing.assert_allclose(adj_x[k].numpy()[ok], fd[ok], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"d {name} / d arg{k} against differences of numpy")
