@@ -205,7 +205,14 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
     if device.is_cuda:  # mlwarp/cuda_launch.py
         from .cuda_launch import launch_cuda
 
-        return launch_cuda(kernel, dims, args, device, stream, block_dim, max_blocks)
+        launch_cuda(kernel, dims, args, device, stream, block_dim, max_blocks)
+    else:
+        _launch_cpu(kernel, dims, args, device)
+    if _tape.recording():
+        _tape.record_launch(kernel, dims, inputs, outputs, device)
+
+
+def _launch_cpu(kernel, dims, args, device) -> None:
     built = _debug.for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
     packed, keep_alive = pack_args(built, args, device)
     record = _debug.attach_record(built, packed)
@@ -218,8 +225,6 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
         compiled.run(ctypes.addressof(packed), total)
         _debug.after_launch(built, compiled, record, args)
     del keep_alive
-    if _tape.recording():
-        _tape.record_launch(kernel, dims, inputs, outputs, device)
 
 
 def synchronize():

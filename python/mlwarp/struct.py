@@ -81,7 +81,7 @@ class StructInstance:
             if wt.is_array(t):
                 if v is None:
                     continue
-                view = v.numpy()
+                view = v._np  # the storage view: a CUDA array's holds its device address (numpy() is a host copy)
                 d = getattr(c, name)
                 d.data = view.ctypes.data
                 for k in range(t.ndim):

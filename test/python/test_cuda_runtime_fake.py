@@ -43,7 +43,19 @@ def square(x: wp.array(dtype=wp.float32), y: wp.array(dtype=wp.float32)):
     y[i] = x[i] * x[i]
 
 
-KERNELS = [saxpy, index_3d, count, square]
+@wp.struct
+class Weights:
+    scale: wp.float32
+    w: wp.array(dtype=wp.float32)
+
+
+@wp.kernel
+def weighted(x: wp.array(dtype=wp.float32), s: Weights, y: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    y[i] = s.scale * s.w[i] * x[i]
+
+
+KERNELS = [saxpy, index_3d, count, square, weighted]
 
 
 @pytest.fixture
@@ -329,6 +341,29 @@ def test_adjoint_launch_on_the_device(fake):
     # an adjoint left as None is zeroed device memory, not host memory
     wp.launch(square, dim=3, inputs=[x], outputs=[y], adj_inputs=[None], adj_outputs=[adj_y], adjoint=True,
               device="cuda:0")
+
+
+def test_struct_with_device_arrays_forward_and_tape(fake):
+    """A struct argument's array fields are device arrays: the kernel reads them at their device addresses,
+    and Tape.backward passes their device gradients (a scratch device array for a field without one)."""
+    xs, ws = np.array([1.0, -2.0, 3.0], dtype=np.float32), np.array([0.5, 4.0, -1.0], dtype=np.float32)
+    x = wp.array(xs, device="cuda:0", requires_grad=True)
+    w = wp.array(ws, device="cuda:0", requires_grad=True)
+    y = wp.zeros(3, dtype=wp.float32, device="cuda:0", requires_grad=True)
+    s = Weights(scale=2.0, w=w)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(weighted, dim=3, inputs=[x, s], outputs=[y], device="cuda:0")
+    np.testing.assert_array_equal(y.numpy(), 2.0 * ws * xs)
+    tape.backward(grads={y: wp.array(np.ones(3, dtype=np.float32), device="cuda:0")})
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0 * ws)
+    np.testing.assert_array_equal(w.grad.numpy(), 2.0 * xs)
+    assert fake.launches[-1]["name"] == "weighted_adj_cuda"
+    s.w = wp.array(ws, device="cuda:0")  # no gradient: its adjoint is zeroed device memory
+    x.grad.zero_()
+    wp.launch(weighted, dim=3, inputs=[x, s], outputs=[y], adj_inputs=[x.grad, None],
+              adj_outputs=[wp.array(np.ones(3, dtype=np.float32), device="cuda:0")], adjoint=True, device="cuda:0")
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0 * ws)
 
 
 # -- debug mode on CUDA: the device error record ---------------------------------------------------------
