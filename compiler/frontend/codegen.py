@@ -26,7 +26,8 @@ from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
 from .source import Source
-from .syntax import UNSUPPORTED, assigned_names, contains_return, first_never_supported, may_jump, member_write_roots
+from .syntax import (UNSUPPORTED, assigned_names, contains_return, first_never_supported, int_literal, may_jump,
+                     member_write_roots, number_literal)
 
 BREAK, CONTINUE, RETURN = "$break", "$continue", "$return"
 RETVAL = "$retval"  # $retval0, $retval1...: the values a @wp.func returns (functions.py)
@@ -240,7 +241,7 @@ class KernelEmitter:
             if a.type is not wt.int32:
                 raise self.error(n, f"range() arguments must be int32, got {ft.name(a.type)}", CompileTypeError)
         start, end, step = (self.const(0, wt.int32), args[0], None) if len(args) == 1 else (args[0], args[1], None)
-        step_const = 1 if len(args) < 3 else _int_literal(it.args[2])
+        step_const = 1 if len(args) < 3 else int_literal(it.args[2])
         if len(args) == 3 and step_const is None:
             step = args[2]
         if step_const == 0:
@@ -572,7 +573,7 @@ class KernelEmitter:
         if isinstance(base, ast.Attribute) and base.attr == "shape":
             arr = self.expr(base.value)
             if isinstance(arr.type, ft.ArrayT):
-                dim = _int_literal(node.slice)
+                dim = int_literal(node.slice)
                 if dim is None or not 0 <= dim < arr.type.ndim:
                     raise self.error(node, f"shape index must be a constant in 0..{arr.type.ndim - 1}")
                 return Var(wb.array_dim(arr.value, dim), wt.int32)
@@ -628,11 +629,12 @@ class KernelEmitter:
         if wt.is_scalar(target):
             if len(node.args) != 1:
                 raise self.error(node, f"{ft.name(target)}() takes exactly one argument")
-            arg = node.args[0]
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, (int, float, bool)):
-                return self.const(target._np_(arg.value).item() if target is not wt.bool_ else bool(arg.value),
-                                  target)
-            return self.cast(self.expr(arg), target, node)
+            literal = number_literal(node.args[0])
+            if isinstance(node.args[0], ast.Constant) and type(node.args[0].value) is bool:
+                literal = node.args[0].value
+            if literal is not None:  # wp.float64(-0.3) is one float64 constant; wp.int8(300) wraps to 44, as in Warp
+                return self.const(self.literal_as(literal, target, node), target)
+            return self.cast(self.expr(node.args[0]), target, node)
         name = getattr(obj, "_wp_builtin_", None) or python_function_builtin(obj)
         if name is not None:
             return self.call_builtin(node, name, [self.expr(a) for a in node.args])
@@ -650,6 +652,19 @@ class KernelEmitter:
             raise self.error(node, f"unknown function '{what}'", CompileError)
         raise self.error(node, f"calling '{what}' ({type(obj).__name__}) is not supported in kernels: only "
                                f"Warp builtins and @wp.func functions can be called", CompileError)
+
+    def literal_as(self, literal, target, node):
+        """A Python literal converted as Warp's scalar constructors convert it: ints wrap to the target's width
+        (const() keeps the low bits), floats round once to the target, float -> int truncates toward zero."""
+        if target is wt.bool_:
+            return bool(literal)
+        if wt.is_float(target):
+            return float(literal)
+        if isinstance(literal, float):
+            if literal != literal or literal in (float("inf"), float("-inf")):
+                raise self.error(node, f"{ft.name(target)}({literal}) has no integer value", CompileError)
+            return int(literal)
+        return literal
 
     def call_len(self, node) -> Var:
         """`len(a)`: an array's first extent; `len(v)`: a vector's, quaternion's or matrix's first dimension (a
@@ -709,12 +724,3 @@ class KernelEmitter:
         if t is None:
             raise self.error(node, f"unknown type annotation '{dotted_name(node)}'", CompileTypeError)
         return t
-
-
-def _int_literal(node):
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = _int_literal(node.operand)
-        return None if v is None else -v
-    return None

@@ -19,6 +19,7 @@ from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import types as ft
 from .resolve import MISSING, resolve_path
+from .syntax import int_literal
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3}
 
@@ -219,17 +220,20 @@ def _type_function(obj):
 
 # -- reads ------------------------------------------------------------------------------------
 def _is_local_expr(em, node) -> bool:
-    """Whether `node` denotes a kernel value (a local, an element, a call result) rather than a Python global."""
+    """Whether `node` denotes a kernel value (a local, an element, a call result, any computed value such as
+    `(v + w)` or `(-m)`) rather than a Python global (`wp.vec3`, `module.CONSTANT`)."""
     while isinstance(node, ast.Attribute):
         node = node.value
     if isinstance(node, ast.Name):
-        from .codegen import Var
-
         return node.id in em.env
-    return isinstance(node, (ast.Subscript, ast.Call))
+    return True
 
 
-def _index_var(em, node):
+def _index_var(em, node, n):
+    """An i32 index; a constant negative one counts from the end (`v[-1]` is the last component, as in Warp)."""
+    literal = int_literal(node)
+    if literal is not None:
+        return em.const(literal + n if literal < 0 else literal, wt.int32).value
     v = em.expr(node)
     if not wt.is_int(v.type):
         raise em.error(node, f"indices must be integers, got {ft.name(v.type)}", CompileTypeError)
@@ -237,8 +241,9 @@ def _index_var(em, node):
 
 
 def _check_const_index(em, node, idx_node, n):
-    if isinstance(idx_node, ast.Constant) and isinstance(idx_node.value, int) and not -n <= idx_node.value < n:
-        raise em.error(node, f"index {idx_node.value} out of range for {n} components", CompileError)
+    literal = int_literal(idx_node)
+    if literal is not None and not -n <= literal < n:
+        raise em.error(node, f"index {literal} out of range for {n} components", CompileError)
 
 
 def attribute(em, node):
@@ -298,7 +303,7 @@ def _indices(em, node, t, slice_node):
         raise em.error(node, f"a {ft.name(t)} takes up to {len(shape)} integer indices", CompileError)
     for i, n in zip(idx_nodes, shape):
         _check_const_index(em, node, i, n)
-    return [_index_var(em, i) for i in idx_nodes], idx_nodes
+    return [_index_var(em, i, n) for i, n in zip(idx_nodes, shape)], idx_nodes
 
 
 def _element_type(t, count):

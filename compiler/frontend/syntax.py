@@ -99,3 +99,20 @@ def member_write_roots(stmts) -> list:
                     if isinstance(e, (ast.Attribute, ast.Subscript)) and target_root(e) is not None:
                         roots.append(target_root(e))
     return roots
+
+
+def number_literal(node):
+    """The Python number a literal denotes, signs included (`3`, `-0.3`, `+2`, `-(-1e300)`); None otherwise.
+    A signed literal is one constant, so `wp.float64(-0.3)` never passes through float32."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = number_literal(node.operand)
+        return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+    return None
+
+
+def int_literal(node):
+    """The int a literal denotes (`2`, `-1`); None for anything else, bools and floats included."""
+    v = number_literal(node)
+    return v if type(v) is int else None
