@@ -133,13 +133,14 @@ def _as_list(values):
 
 def check_against_numpy(kernel, dim, inputs: list, outputs: list, reference, *, rtol: float = 1e-10,
                         atol: float = 1e-12, grad_rtol: float = 1e-6, grad_atol: float = 1e-8, seed: int = 0,
-                        h: float = 1e-6):
+                        h: float = 1e-6, tangents: bool = True):
     """Launches `kernel(inputs..., outputs...)` on a recording wp.Tape and checks
     - the outputs against `reference(*inputs)`, a numpy forward written independently of mlwarp (array inputs
       arrive as float64 numpy copies, struct arrays as structured arrays, other inputs as given); it returns
       one numpy array per output, shaped like `output.numpy()`;
     - the Tape gradient of <w, outputs> (random weights w, seeded into the outputs' .grad) with respect to
-      every input array created with requires_grad=True, against central differences of `reference`.
+      every input array created with requires_grad=True, against central differences of `reference`;
+    - with `tangents`, wp.jvp along random directions of those inputs against the directional difference.
     Float32 kernels are compared with the float64 reference: pass rtol/grad_rtol of about 1e-3.
     Returns (outputs, gradients) as numpy, for extra closed-form checks."""
     tape = wp.Tape()
@@ -167,4 +168,53 @@ def check_against_numpy(kernel, dim, inputs: list, outputs: list, reference, *, 
         assert_matches(g, wg, grad_rtol, grad_atol, f"gradient of input {k} against finite differences of the "
                                                     f"numpy reference")
         grads.append(g)
+    if tangents:
+        _check_tangents(kernel, dim, inputs, outputs, reference, args, differentiated, rng, grad_rtol, grad_atol, h)
     return got, grads
+
+
+def _shifted(a: np.ndarray, direction: np.ndarray, step: float) -> np.ndarray:
+    if a.dtype.names is None:
+        return a + step * direction
+    b = a.copy()
+    for n in a.dtype.names:
+        if np.issubdtype(a.dtype[n].base, np.floating):
+            b[n] = a[n] + step * direction[n]
+    return b
+
+
+def _check_tangents(kernel, dim, inputs, outputs, reference, args, differentiated, rng, rtol, atol, h):
+    """wp.jvp along random directions of the differentiated inputs against the directional central
+    difference of the numpy reference."""
+    tan_inputs, directions = [], []
+    for x, d in zip(inputs, differentiated):
+        if not d:
+            tan_inputs.append(None)
+            directions.append(None)
+            continue
+        t = wp.zeros(x.shape, dtype=x.dtype)
+        view = t.numpy()  # a view of t's memory
+        if view.dtype.names is None:
+            view[...] = rng.uniform(-1.0, 1.0, size=view.shape)
+        else:
+            for n in view.dtype.names:
+                if np.issubdtype(view.dtype[n].base, np.floating):
+                    view[n] = rng.uniform(-1.0, 1.0, size=view[n].shape)
+        tan_inputs.append(t)
+        directions.append(float64_values(t.numpy()))  # as rounded to the tangent's dtype
+    fresh = [wp.zeros(o.shape, dtype=o.dtype) for o in outputs]
+    tan_outputs = [wp.zeros(o.shape, dtype=o.dtype) for o in outputs]
+    wp.jvp(kernel, dim, inputs=inputs, outputs=fresh, tan_inputs=tan_inputs, tan_outputs=tan_outputs)
+
+    def at(step):
+        values = [_shifted(a, d, step) if d is not None else (a.copy() if isinstance(a, np.ndarray) else a)
+                  for a, d in zip(args, directions)]
+        return [np.asarray(y, dtype=np.float64) for y in _as_list(reference(*values))]
+
+    plus, minus = at(h), at(-h)
+    for k, (t, p, m) in enumerate(zip(tan_outputs, plus, minus)):
+        got = t.numpy()
+        if np.issubdtype(got.dtype, np.floating):
+            assert_matches(got, np.broadcast_to((p - m) / (2 * h), got.shape), rtol, atol,
+                           f"tangent (wp.jvp) of output {k} against the directional difference of the numpy "
+                           f"reference")
