@@ -102,7 +102,7 @@ def companion_struct(kernel, name, t, primal, given, primal_name):
 def companion_value(kernel, name, p, primal, given, primal_name):
     """The adjoint or tangent (`name`) of a by-value composite argument of type `p`: a value of that type,
     zero when `given` is None (structs: see companion_struct)."""
-    if wt.is_struct(p):
+    if wt.is_struct(p) and type(primal) is p:  # (a primal of another type: the launch's check reports it)
         return companion_struct(kernel, name, p, primal, given, primal_name)
     return p() if given is None else given
 

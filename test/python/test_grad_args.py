@@ -172,6 +172,13 @@ def test_adjoint_launch_bad_adjoints_name_the_argument(tmp_path):
         launch(None, bad)
     assert str(e.value) == ("Error launching kernel 'k', argument 'adj_s.inner.w': its shape (4,) differs from the "
                             "shape (5,) of 's.inner.w'")
+    for run in (lambda: wp.launch(case.kernel, dim=case.n, inputs=[case.x, case.g, 1.0], outputs=outputs,
+                                  adjoint=True),
+                lambda: wp.jvp(case.kernel, case.n, inputs=[case.x, case.g, 1.0], outputs=outputs)):
+        with pytest.raises(LaunchError) as e:  # the argument itself is checked before its adjoint or tangent
+            run()
+        assert str(e.value) == ("Error launching kernel 'k', argument 's' expects a struct Outer, but passed value "
+                                "has type float.")
 
 
 def test_jvp_tangents_of_vec_and_struct_arguments(tmp_path):
