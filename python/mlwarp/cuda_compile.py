@@ -1,10 +1,11 @@
 """CUDA kernels through the kernel cache: one entry per kernel and GPU architecture.
 
 The key is `Kernel.cache_key("sm_<arch>")`: the kernel's source, types and
-options, and the hash of the compiler's .py sources, which travel with the
-package, but nothing of the host (CPU flags, MLIR wheels). So an entry built
-here for sm_90 is found, unchanged, on a GPU machine that has the same mlwarp
-sources and no compiler, and loaded from there. Without the compiler, a
+options, the hash of mlwarp's .py sources, which travel with the package, and
+the MLIR/LLVM versions (installed, else the ones mlwarp pins), but nothing of
+the host's CPU. So an entry built here for sm_90 with the pinned MLIR is found,
+unchanged, on a GPU machine that has the same mlwarp sources and no compiler,
+and loaded from there. Without the compiler, a
 missing entry for the device's arch falls back to an entry of an older arch
 whose PTX the driver JIT-compiles for the device."""
 

@@ -7,6 +7,7 @@ import hashlib
 import inspect
 import os
 import platform
+import re
 import sys
 import threading
 import time
@@ -20,30 +21,111 @@ from .runtime.cpu import CpuKernel, cpu_flags
 from .debug import hidden_params
 from .source import function_source
 
-COMPILER_ID = "mlwarp-0.1.0/mlir-22.1.8.4"
+# The distributions that compile kernels: mlwarp's `compiler` extra (pyproject.toml) names them.
+_COMPILER_EXTRA = "compiler"
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:==\s*([^;,\s]+))?[^;]*"
+                          r";\s*extra\s*==\s*[\"']([^\"']+)[\"']\s*$")
+
+
+def _code_roots() -> list:
+    """(label, folder) of the sources that decide what code a kernel compiles to: the compiler, the runtime
+    (the launch ABI, the error-record layout warp-bounds-check writes) and mlwarp's own modules that the
+    compiler reads (types, vector, func, struct, source, captures, ...). Found without importing the compiler."""
+    import importlib.util
+
+    return [("mlwarp", os.path.dirname(os.path.abspath(__file__)))] + [
+        (sub, importlib.util.find_spec(f"{__package__}.{sub}").submodule_search_locations[0])  # not imported
+        for sub in ("compiler", "runtime")]
 
 
 @functools.lru_cache(maxsize=None)
 def _compiler_fingerprint() -> str:
-    """Hash of the compiler's sources (they travel with the package; MLIR need not be installed)."""
-    import importlib.util
-
-    root = importlib.util.find_spec(f"{__package__}.compiler").submodule_search_locations[0]  # not imported
+    """Hash of the sources that decide generated code (_code_roots; they travel with the package, MLIR need
+    not be installed) and of the versions of the MLIR/LLVM distributions that compile it."""
+    roots = _code_roots()
+    skip = {os.path.realpath(folder) for _, folder in roots}  # an installed mlwarp holds compiler/ and runtime/
     stamps = []
-    _stat_sources(root, "", stamps)
+    for label, folder in roots:
+        _stat_sources(folder, label, stamps, skip)
     stamps.sort()
-    return hashlib.sha256((COMPILER_ID + ";".join(stamps)).encode()).hexdigest()
+    toolchain = ";".join(f"{name}=={version}" for name, version in _toolchain())
+    return hashlib.sha256(f"{toolchain}\n{';'.join(stamps)}".encode()).hexdigest()
 
 
-def _stat_sources(folder: str, rel: str, out: list) -> None:
-    # size and mtime, not contents: a warm start stats ~100 files and reads none
+def _stat_sources(folder: str, rel: str, out: list, skip: set) -> None:
+    # size and mtime, not contents: a warm start stats ~150 files and reads none
     with os.scandir(folder) as entries:
         for e in entries:
             if e.name.endswith(".py"):
                 st = e.stat()
                 out.append(f"{rel}/{e.name}:{st.st_size}:{st.st_mtime_ns}")
-            elif e.name != "__pycache__" and e.is_dir():
-                _stat_sources(e.path, f"{rel}/{e.name}", out)
+            elif e.name != "__pycache__" and e.is_dir() and os.path.realpath(e.path) not in skip:
+                _stat_sources(e.path, f"{rel}/{e.name}", out, skip)
+
+
+@functools.lru_cache(maxsize=None)
+def _toolchain() -> tuple:
+    """((distribution, version), ...) of the distributions that compile kernels (the MLIR bindings and LLVM),
+    from their installed metadata. Where one is not installed (a machine that only loads cached kernels), the
+    version mlwarp's `compiler` extra pins: what compiled the entries it finds, unless another was installed
+    there."""
+    requirements = _installed_metadata("mlwarp").get("Requires-Dist", [])
+    found = []
+    for line in requirements:
+        m = _REQUIREMENT.match(line)
+        if m and m.group(3) == _COMPILER_EXTRA:
+            name, pinned = m.group(1), m.group(2)
+            installed = _installed_metadata(name).get("Version")
+            found.append((name, installed[0] if installed else pinned or "not installed"))
+    if not found:  # mlwarp run from a source tree, without its metadata: ask importlib (slow, complete)
+        from importlib import metadata
+
+        provided = metadata.packages_distributions()
+        found = [(name, metadata.version(name)) for top in ("mlir", "llvm") for name in provided.get(top, ())]
+    return tuple(sorted(set(found)))
+
+
+def _installed_metadata(name: str) -> dict:
+    """The header fields ({"Version": [...], "Requires-Dist": [...]}) of `name`'s installed metadata, the first
+    `<name>-<version>.dist-info` on sys.path as importlib.metadata finds it; {} when there is none. Read here,
+    not through importlib.metadata, whose import (the email package) would cost a warm start ~30 ms."""
+    folder = _dist_info_folders().get(_normalized(name))
+    return _metadata_headers(os.path.join(folder, "METADATA")) if folder else {}
+
+
+@functools.lru_cache(maxsize=None)
+def _dist_info_folders() -> dict:
+    """normalized distribution name -> its .dist-info folder, the first on sys.path (one listing per entry)."""
+    found = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for folder in names:
+            if folder.endswith(".dist-info"):
+                found.setdefault(_normalized(folder[:-len(".dist-info")].split("-")[0]),
+                                 os.path.join(entry or ".", folder))
+    return found
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
+
+
+def _metadata_headers(path: str) -> dict:
+    fields = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    break  # the headers end here; the description follows
+                key, sep, value = line.partition(":")
+                if sep and not line[0].isspace():
+                    fields.setdefault(key.strip(), []).append(value.strip())
+    except OSError:
+        return {}
+    return fields
 
 
 @functools.lru_cache(maxsize=None)

@@ -3,6 +3,7 @@ rebuilt, an unwritable cache folder falls back to a temporary one, concurrent co
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -229,3 +230,141 @@ def test_memory_cache_skips_disk(tmp_path, monkeypatch):
     wp.launch(fallback_kernel, 2, inputs=[a])
     assert not os.path.exists(tmp_path / "empty") or _entries(tmp_path / "empty") == []
     assert np.array_equal(a.numpy(), [0, 3])
+
+
+# -- what the key covers: the sources that decide generated code, and the MLIR/LLVM versions ------------------
+kernel_module = sys.modules["mlwarp.kernel"]  # (`mlwarp.kernel` is the decorator)
+
+
+def _forget_fingerprints():
+    for f in (kernel_module._compiler_fingerprint, kernel_module._toolchain, kernel_module._dist_info_folders):
+        f.cache_clear()
+
+
+@pytest.fixture
+def code_copy(tmp_path, monkeypatch):
+    """A copy of the folders the key reads, which the key reads instead: returns file path -> its copy."""
+    import shutil
+
+    real = kernel_module._code_roots()
+    copies = [(label, str(tmp_path / "code" / label)) for label, _ in real]
+    for (_, folder), (_, copy) in zip(real, copies):
+        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(kernel_module, "_code_roots", lambda: copies)
+    _forget_fingerprints()
+
+    def copy_of(path):
+        path = os.path.realpath(path)
+        for (_, folder), (_, copy) in zip(real, copies):
+            if path.startswith(os.path.realpath(folder) + os.sep):
+                return os.path.join(copy, os.path.relpath(path, os.path.realpath(folder)))
+        pytest.fail(f"{path} is in none of the folders the cache key reads: {[f for _, f in real]}")
+
+    yield copy_of
+    monkeypatch.undo()
+    _forget_fingerprints()
+
+
+def _module_file(name):
+    import importlib
+
+    return importlib.import_module(name).__file__
+
+
+# the runtime's error record (warp-bounds-check writes its layout), the modules of mlwarp the compiler reads,
+# the compiler itself
+KEYED_MODULES = ["mlwarp.runtime.error_record", "mlwarp.runtime.abi", "mlwarp.types", "mlwarp.vector",
+                 "mlwarp.func", "mlwarp.source", "mlwarp.struct", "mlwarp.captures", "mlwarp.debug",
+                 "mlwarp.compiler.passes.bounds_check", "mlwarp.compiler.frontend.codegen"]
+
+
+@pytest.mark.parametrize("module", KEYED_MODULES)
+def test_editing_a_module_that_decides_generated_code_changes_the_key(code_copy, module):
+    cpu = wp.get_device("cpu")
+    before = fallback_kernel.cache_key(cpu)
+    _forget_fingerprints()
+    assert fallback_kernel.cache_key(cpu) == before  # stable while nothing changes
+    copy = code_copy(_module_file(module))
+    with open(copy, "a") as f:
+        f.write("\n# edited\n")
+    _forget_fingerprints()
+    edited = fallback_kernel.cache_key(cpu)
+    assert edited != before
+    st = os.stat(copy)
+    os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # same size, newer: edited again
+    _forget_fingerprints()
+    assert fallback_kernel.cache_key(cpu) not in (before, edited)
+
+
+def test_an_edited_runtime_recompiles(code_copy, tmp_path, monkeypatch):
+    """The first launch after an edit of runtime/error_record.py compiles a new entry instead of loading the
+    old one."""
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path / "cache"))
+
+    def launch():
+        kernel = wp.Kernel(fallback_kernel.func, key="recompiled")  # a fresh kernel: nothing in memory
+        a = wp.zeros(3, dtype=wp.int32)
+        wp.launch(kernel, 3, inputs=[a])
+        assert a.numpy().tolist() == [0, 3, 6]
+
+    launch()
+    launch()
+    (first,) = _entries(tmp_path / "cache")
+    with open(code_copy(_module_file("mlwarp.runtime.error_record")), "a") as f:
+        f.write("\n# edited\n")
+    _forget_fingerprints()
+    launch()
+    entries = _entries(tmp_path / "cache")
+    assert len(entries) == 2 and first in entries
+
+
+def test_key_has_the_installed_mlir_and_llvm_versions(tmp_path, monkeypatch):
+    from importlib import metadata
+
+    # independent of mlwarp's reader: the distributions importlib says provide the mlir and llvm packages
+    provided = metadata.packages_distributions()
+    installed = sorted({(name, metadata.version(name)) for top in ("mlir", "llvm") for name in provided[top]})
+    _forget_fingerprints()
+    assert list(kernel_module._toolchain()) == installed
+    cpu = wp.get_device("cpu")
+    before = fallback_kernel.cache_key(cpu)
+    # another MLIR bindings version, first on sys.path, as an upgrade would install it
+    name = next(n for n, _ in installed if "mlir" in n)
+    site = tmp_path / "site"
+    (site / f"{name.replace('-', '_')}-99.0.1.dist-info").mkdir(parents=True)
+    (site / f"{name.replace('-', '_')}-99.0.1.dist-info" / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: 99.0.1\n\nA description.\n")
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        _forget_fingerprints()
+        assert metadata.version(name) == "99.0.1"
+        assert dict(kernel_module._toolchain())[name] == "99.0.1"
+        assert fallback_kernel.cache_key(cpu) != before
+    finally:
+        monkeypatch.undo()
+        _forget_fingerprints()
+    assert fallback_kernel.cache_key(cpu) == before
+
+
+def test_without_the_compiler_installed_the_key_has_the_pinned_versions(monkeypatch):
+    """A machine that only loads cached kernels has no MLIR wheels: its keys use the versions mlwarp's
+    `compiler` extra pins (here the installed ones), so it finds the entries a pinned compiler built."""
+    from importlib import metadata
+
+    pins = dict(re.match(r"([\w.-]+)==([^;\s]+)", r).groups() for r in metadata.requires("mlwarp")
+                if 'extra == "compiler"' in r)
+    assert pins and all(metadata.version(n) == v for n, v in pins.items())
+    cpu = wp.get_device("cpu")
+    _forget_fingerprints()
+    with_compiler = fallback_kernel.cache_key(cpu)
+    real = kernel_module._dist_info_folders()
+    monkeypatch.setattr(kernel_module, "_dist_info_folders",
+                        lambda: {n: f for n, f in real.items() if n not in {kernel_module._normalized(p) for p in pins}})
+    try:
+        kernel_module._compiler_fingerprint.cache_clear()
+        kernel_module._toolchain.cache_clear()
+        assert dict(kernel_module._toolchain()) == pins
+        assert fallback_kernel.cache_key(cpu) == with_compiler
+    finally:
+        monkeypatch.undo()
+        _forget_fingerprints()
