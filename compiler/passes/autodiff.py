@@ -207,8 +207,8 @@ class ReverseBuilder:
             self.accumulate(adj, op.operands[1], arith.SelectOp(c, adj[out], z).result)
             self.accumulate(adj, op.operands[2], arith.SelectOp(c, z, adj[out]).result)
 
-    def adj_array(self, op, arr):
-        found = companion_array(arr, self.adj_arrays)
+    def adj_array(self, op, arr, mapping):
+        found = companion_array(arr, self.adj_arrays, mapping)
         if found is None:
             raise PassError(f"{where(op)}: cannot differentiate an access to an array that is neither a kernel "
                             f"argument nor a field of a struct argument")
@@ -221,7 +221,7 @@ class ReverseBuilder:
         out = op.results[0]
         if out in adj:
             arr = op.operands[0]
-            target, idx = self.adj_array(op, arr), self.indices(op, 1, mapping)
+            target, idx = self.adj_array(op, arr, mapping), self.indices(op, 1, mapping)
             if arr in self.owned:  # no other thread touches adj[i]: a plain read-add-write
                 wb.store(target, add_values(wb.load(target, idx), adj[out]), idx)
             elif (wc.composite(out.type) or wc.Composite("", ())).kind == "struct":
@@ -234,7 +234,7 @@ class ReverseBuilder:
     def op_warp_store(self, op, mapping, adj):
         arr, value = op.operands[0], op.operands[1]
         if is_diff(value.type):
-            self.accumulate(adj, value, wb.load(self.adj_array(op, arr), self.indices(op, 2, mapping)))
+            self.accumulate(adj, value, wb.load(self.adj_array(op, arr, mapping), self.indices(op, 2, mapping)))
 
     def op_warp_atomic(self, op, mapping, adj):
         arr, value = op.operands[0], op.operands[1]
@@ -243,7 +243,7 @@ class ReverseBuilder:
             return
         if kind not in ("add", "sub"):
             raise PassError(f"{where(op)}: cannot differentiate atomic '{kind}'")
-        g = wb.load(self.adj_array(op, arr), self.indices(op, 2, mapping))
+        g = wb.load(self.adj_array(op, arr, mapping), self.indices(op, 2, mapping))
         self.accumulate(adj, value, g if kind == "add" else wb.builtin("neg", [g], g.type))
 
     # -- scf.if -------------------------------------------------------------------------------

@@ -112,14 +112,18 @@ def companions_of(params, companions, pred) -> dict:
     return {p: c for p, c in zip(params, companions) if pred(p.type) or is_struct(p.type)}
 
 
-def companion_array(v: ir.Value, companions: dict):
+def companion_array(v: ir.Value, companions: dict, mapping: dict):
     """The companion of the array `v`: a kernel parameter's from `companions`, or, for an array field of a
     struct parameter (`s.a`, `s.inner.a`, also read from a copy with other fields replaced: warp.struct_get
     through warp.struct_set), the same field of the struct's companion, read at the insertion point; an array
-    stored into a struct field or built into a struct has the companion of that array. None when `v` comes
-    from anywhere else."""
+    stored into a struct field or built into a struct has the companion of that array; a row of an array
+    (`a[i]`: warp.view) is the same row of the array's companion, at the indices' values in `mapping`. None
+    when `v` comes from anywhere else."""
     if v in companions:
         return companions[v]
+    if isinstance(v, ir.OpResult) and v.owner.name == "warp.view":
+        src = companion_array(v.owner.operands[0], companions, mapping)
+        return None if src is None else wb.view(src, [mapping.get(i, i) for i in list(v.owner.operands)[1:]])
     if not (isinstance(v, ir.OpResult) and v.owner.name == "warp.struct_get"):
         return None
     field = ir.IntegerAttr(v.owner.attributes["field"]).value
@@ -127,11 +131,11 @@ def companion_array(v: ir.Value, companions: dict):
     while isinstance(src, ir.OpResult) and src.owner.name in ("warp.struct_set", "warp.construct"):
         if src.owner.name == "warp.construct":  # all fields given, or none (the zero struct: null arrays)
             operands = list(src.owner.operands)
-            return companion_array(operands[field], companions) if operands else None
+            return companion_array(operands[field], companions, mapping) if operands else None
         if ir.IntegerAttr(src.owner.attributes["field"]).value == field:
-            return companion_array(src.owner.operands[1], companions)
+            return companion_array(src.owner.operands[1], companions, mapping)
         src = src.owner.operands[0]
-    found = companion_array(src, companions) if src in companions or isinstance(src, ir.OpResult) else None
+    found = companion_array(src, companions, mapping) if src in companions or isinstance(src, ir.OpResult) else None
     return None if found is None else wc.struct_get(found, field, v.type)
 
 

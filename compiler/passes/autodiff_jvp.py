@@ -138,8 +138,8 @@ class TangentBuilder:
             tan[out] = arith.SelectOp(self.m(mapping, op.operands[0]), self.t_or_zero(tan, op.operands[1]),
                                       self.t_or_zero(tan, op.operands[2])).result
 
-    def tan_array(self, op, arr):
-        found = companion_array(arr, self.tan_arrays)
+    def tan_array(self, op, arr, mapping):
+        found = companion_array(arr, self.tan_arrays, mapping)
         if found is None:
             raise PassError(f"{where(op)}: cannot differentiate an access to an array that is neither a kernel "
                             f"argument nor a field of a struct argument")
@@ -152,13 +152,14 @@ class TangentBuilder:
         self.plain(op, mapping)
         out = op.results[0]
         if is_diff(out.type):
-            tan[out] = wb.load(self.tan_array(op, op.operands[0]), self.indices(op, 1, mapping))
+            tan[out] = wb.load(self.tan_array(op, op.operands[0], mapping), self.indices(op, 1, mapping))
 
     def op_warp_store(self, op, mapping, tan):
         self.plain(op, mapping)
         value = op.operands[1]
         if is_diff(value.type):
-            wb.store(self.tan_array(op, op.operands[0]), self.t_or_zero(tan, value), self.indices(op, 2, mapping))
+            wb.store(self.tan_array(op, op.operands[0], mapping), self.t_or_zero(tan, value),
+                     self.indices(op, 2, mapping))
 
     def op_warp_atomic(self, op, mapping, tan):
         self.plain(op, mapping)
@@ -171,7 +172,7 @@ class TangentBuilder:
         if kind not in ("add", "sub"):
             raise PassError(f"{where(op)}: cannot differentiate atomic '{kind}'")
         if value in tan:
-            wb.atomic(kind, self.tan_array(op, op.operands[0]), tan[value], self.indices(op, 2, mapping))
+            wb.atomic(kind, self.tan_array(op, op.operands[0], mapping), tan[value], self.indices(op, 2, mapping))
 
     # -- structured control flow: tangents of float results/state ride along as extra values ----------
     def op_scf_if(self, op, mapping, tan):

@@ -162,3 +162,51 @@ def test_out_of_range_row_in_debug_mode_names_the_line(monkeypatch):
     with pytest.raises(wp.KernelBoundsError, match=r"test_array_views\.py:\d+:\d+: kernel 'past_the_end': index "
                                                    r"\[3\] is out of bounds addressing argument 'a'"):
         wp.launch(past_the_end, dim=3, inputs=[wp.zeros((3, 4), dtype=float), out])
+
+
+@wp.func
+def row_squares(r: wp.array(dtype=wp.float64)):
+    s = wp.float64(0.0)
+    for j in range(len(r)):
+        s += r[j] * r[j]
+    return s
+
+
+@wp.kernel
+def row_energy(a: wp.array2d(dtype=wp.float64), out: wp.array(dtype=wp.float64), rows: wp.array2d(dtype=wp.float64)):
+    i = wp.tid()
+    out[i] = row_squares(a[i]) + a[i][0] * wp.float64(3.0)
+    r = rows[i]
+    r[1] = a[i][2] * a[i][3]
+
+
+def test_gradients_through_rows():
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, (3, 4))
+    A = wp.array(a, dtype=wp.float64, requires_grad=True)
+    out = wp.zeros(3, dtype=wp.float64, requires_grad=True)
+    rows = wp.zeros((3, 2), dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(row_energy, dim=3, inputs=[A, out, rows])
+    np.testing.assert_allclose(out.numpy(), (a * a).sum(1) + 3 * a[:, 0], rtol=1e-14)
+    np.testing.assert_allclose(rows.numpy()[:, 1], a[:, 2] * a[:, 3], rtol=1e-14)
+    seed_rows = np.zeros((3, 2))
+    seed_rows[:, 1] = [1.0, 2.0, 3.0]
+    tape.backward(grads={out: wp.ones(3, dtype=wp.float64), rows: wp.array(seed_rows, dtype=wp.float64)})
+    expected = 2 * a
+    expected[:, 0] += 3
+    expected[:, 2] += seed_rows[:, 1] * a[:, 3]
+    expected[:, 3] += seed_rows[:, 1] * a[:, 2]
+    np.testing.assert_allclose(A.grad.numpy(), expected, rtol=1e-14)
+
+
+def test_tangents_through_rows():
+    rng = np.random.default_rng(4)
+    a, da = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (3, 4))
+    out, rows = wp.zeros(3, dtype=wp.float64), wp.zeros((3, 2), dtype=wp.float64)
+    t_out, t_rows = wp.zeros(3, dtype=wp.float64), wp.zeros((3, 2), dtype=wp.float64)
+    wp.jvp(row_energy, dim=3, inputs=[wp.array(a, dtype=wp.float64)], outputs=[out, rows],
+           tan_inputs=[wp.array(da, dtype=wp.float64)], tan_outputs=[t_out, t_rows])
+    np.testing.assert_allclose(t_out.numpy(), (2 * a * da).sum(1) + 3 * da[:, 0], rtol=1e-13)
+    np.testing.assert_allclose(t_rows.numpy()[:, 1], da[:, 2] * a[:, 3] + a[:, 2] * da[:, 3], rtol=1e-13)
