@@ -511,3 +511,53 @@ def test_struct_array_field_gradients_through_funcs_copies_and_loops(tmp_path, n
     per_thread = {"through_func": dw_dir * X_NP * SCALE, "field_replaced": dw_dir * X_NP * 3.0,
                   "in_loop": np.sum(dw_dir) * X_NP}[name]
     np.testing.assert_allclose(dy.numpy(), per_thread, rtol=1e-6)
+
+
+OUTPUT_FIELD_SOURCE = """
+import mlwarp as wp
+
+@wp.struct
+class Buf:
+    out: wp.array(dtype=wp.vec3d, ndim=2)
+    k: wp.float64
+
+@wp.struct
+class Holder:
+    buf: Buf
+
+@wp.kernel
+def fill(x: wp.array(dtype=wp.float64), h: Holder):
+    i, j = wp.tid()
+    h.buf.out[i, j] = wp.vec3d(x[i], x[i] * x[i], h.buf.k * x[i]) * wp.float64(float(j + 1))
+
+@wp.kernel
+def loss(o: wp.array(dtype=wp.vec3d, ndim=2), l: wp.array(dtype=wp.float64)):
+    i, j = wp.tid()
+    wp.atomic_add(l, 0, wp.dot(o[i, j], wp.vec3d(1.0, 2.0, 3.0)))
+"""
+
+
+def test_gradient_through_a_nested_struct_output_field(tmp_path):
+    """fill writes h.buf.out[i, j] = (j + 1) (x, x^2, k x); loss = sum dot(out, (1, 2, 3)).
+    d loss / d x = sum_j (j + 1) (1 + 4x + 3k) = 3 (1 + 3k + 4x) for 2 columns; tangents written out."""
+    fill, loss = (kernel_from_source(tmp_path, OUTPUT_FIELD_SOURCE, n) for n in ("fill", "loss"))
+    module = __import__(fill.func.__module__)
+    x_np, k = np.array([0.5, -1.0, 2.0]), 4.0
+    x = wp.array(x_np, dtype=wp.float64, requires_grad=True)
+    out = wp.zeros((3, 2), dtype=wp.vec3d, requires_grad=True)
+    h = module.Holder(buf=module.Buf(out=out, k=k))
+    total = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(fill, dim=(3, 2), inputs=[x, h])
+        wp.launch(loss, dim=(3, 2), inputs=[out], outputs=[total])
+    column = np.stack([x_np, x_np ** 2, k * x_np], axis=1)
+    np.testing.assert_allclose(out.numpy(), np.stack([column, 2 * column], axis=1), rtol=1e-15)
+    tape.backward(total)
+    np.testing.assert_allclose(x.grad.numpy(), 3 * (1 + 3 * k + 4 * x_np), rtol=1e-14)
+    dx, dk = np.array([1.0, 0.0, -1.0]), 1.0
+    tan_out = wp.zeros((3, 2), dtype=wp.vec3d)
+    wp.jvp(fill, (3, 2), inputs=[x, h],
+           tan_inputs=[wp.array(dx, dtype=wp.float64), module.Holder(buf=module.Buf(out=tan_out, k=dk))])
+    tangent = np.stack([dx, 2 * x_np * dx, k * dx + dk * x_np], axis=1)
+    np.testing.assert_allclose(tan_out.numpy(), np.stack([tangent, 2 * tangent], axis=1), rtol=1e-15)
