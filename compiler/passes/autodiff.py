@@ -9,6 +9,9 @@ then runs the reverse sweep with the rules of the builtin table
   x[i] read            -> adj_x[i] += adj (atomically)
   y[i] = v             -> adj_v += adj_y[i]
   y[i] += v / -= v     -> adj_v += adj_y[i] / -= adj_y[i]   (warp.atomic add/sub)
+The adjoint of a struct argument is a struct of its type whose array fields are the
+adjoint arrays of the argument's array fields: `s.a[i]` (also `s.inner.a`, or `q.a`
+of a copy `q` of `s` with other fields replaced) accumulates into `adj_s.a[i]`.
 
 Control flow is structured (scf) and handled exactly:
   scf.if     the reverse is an scf.if on the same condition; each branch

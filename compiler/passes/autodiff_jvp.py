@@ -5,7 +5,9 @@ forward computation itself (with its stores and atomics), plus the tangent of
 every floating-point value, from the same rules of the builtin table that
 reverse mode uses (`Rule.jvp`). Tangent arguments: an array of the same
 shape per array (read for inputs, written where the kernel writes), a number
-per scalar (float scalars are differentiable here, unlike in reverse mode).
+per scalar (float scalars are differentiable here, unlike in reverse mode), a
+value of the argument's type per vector, matrix, ..., struct (a struct tangent's
+array fields are the tangent arrays of the argument's array fields).
   x[i] read        -> tangent tan_x[i]
   y[i] = v         -> tan_y[i] = tan_v
   y[i] += v        -> tan_y[i] += tan_v (atomically)
