@@ -191,39 +191,53 @@ class KernelEmitter:
 
     def emit_if(self, cond: ir.Value, then_stmts, else_stmts, node):
         """Emits both branches, then an scf.if whose results are the names either branch changed."""
+        self.emit_branches(cond, lambda: self.emit_block(then_stmts), lambda: self.emit_block(else_stmts), node)
+
+    def emit_branches(self, cond: ir.Value, emit_then, emit_else, node, what="the if"):
+        """An scf.if over two emitters. Its results: the value each emitter returns (a Var, or None for
+        statements), then every local either branch changed (assignments, and also states that a
+        `wp.randf(state)` in a conditional expression or an `and`/`or` operand advances). Returns the value."""
         before = dict(self.env)
         tmp = scf.IfOp(cond, [], has_else=True)
-        envs = []
-        for block, stmts in ((tmp.then_block, then_stmts), (tmp.else_block, else_stmts)):
+        envs, values = [], []
+        for block, emit in ((tmp.then_block, emit_then), (tmp.else_block, emit_else)):
             self.env = dict(before)
             with ir.InsertionPoint(block):
-                self.emit_block(stmts)
+                values.append(emit())
             envs.append(self.env)
         then_env, else_env = envs
+        a, b = values
+        if a is not None and a.type != b.type:
+            raise self.error(node, f"the branches of a conditional expression have different types: "
+                                   f"{ft.name(a.type)} and {ft.name(b.type)}", CompileTypeError)
         merged, names = dict(before), []
         for name in dict.fromkeys([*then_env, *else_env]):
-            a, b = then_env.get(name), else_env.get(name)
-            if a is b:
+            x, y = then_env.get(name), else_env.get(name)
+            if x is y:
                 continue
-            if isinstance(a, Var) and isinstance(b, Var):
-                if a.type != b.type:
-                    raise self.error(node, f"variable '{name}' has type {ft.name(a.type)} in one branch and "
-                                           f"{ft.name(b.type)} in the other", CompileTypeError)
+            if isinstance(x, Var) and isinstance(y, Var):
+                if x.type != y.type:
+                    raise self.error(node, f"variable '{name}' has type {ft.name(x.type)} in one branch and "
+                                           f"{ft.name(y.type)} in the other", CompileTypeError)
                 names.append(name)
             else:
-                merged[name] = Unbound(f"'{name}' is not defined on every path through the if at line "
+                merged[name] = Unbound(f"'{name}' is not defined on every path through {what} at line "
                                        f"{self.src.file_line(node)}")
-        final = scf.IfOp(cond, [then_env[n].value.type for n in names], has_else=True)
-        for block, env, tmp_block in ((final.then_block, then_env, tmp.then_block),
-                                      (final.else_block, else_env, tmp.else_block)):
+        result_types = ([a.value.type] if a is not None else []) + [then_env[n].value.type for n in names]
+        final = scf.IfOp(cond, result_types, has_else=True)
+        for block, env, value, tmp_block in ((final.then_block, then_env, a, tmp.then_block),
+                                             (final.else_block, else_env, b, tmp.else_block)):
             with ir.InsertionPoint(block):
-                y = scf.YieldOp([env[n].value for n in names])
+                y = scf.YieldOp(([value.value] if value is not None else []) + [env[n].value for n in names])
             for op in list(tmp_block.operations):
                 op.move_before(y)
         tmp.erase()
-        for n, r in zip(names, final.results):
+        results = list(final.results)
+        result = Var(results.pop(0), a.type) if a is not None else None
+        for n, r in zip(names, results):
             merged[n] = Var(r, then_env[n].type)
         self.env = merged
+        return result
 
     # -- loops ----------------------------------------------------------------------
     def stmt_For(self, node):
@@ -525,13 +539,10 @@ class KernelEmitter:
             if not any(isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(v)):
                 result = self.call_builtin(node, name, [result, self.to_bool(self.expr(v))])
                 continue
-            op = scf.IfOp(result.value, [result.value.type], has_else=True)
-            evaluate, decided = (op.then_block, op.else_block) if is_and else (op.else_block, op.then_block)
-            with ir.InsertionPoint(evaluate):
-                scf.YieldOp([self.to_bool(self.expr(v)).value])
-            with ir.InsertionPoint(decided):
-                scf.YieldOp([self.const(not is_and, wt.bool_).value])
-            result = Var(op.results[0], wt.bool_)
+            evaluate = lambda v=v: self.to_bool(self.expr(v))  # noqa: E731
+            decided = lambda: self.const(not is_and, wt.bool_)  # noqa: E731
+            result = self.emit_branches(result.value, *((evaluate, decided) if is_and else (decided, evaluate)), node,
+                                        what=f"the '{'and' if is_and else 'or'}'")
         return result
 
     def expr_Compare(self, node):
@@ -547,26 +558,8 @@ class KernelEmitter:
         return result
 
     def expr_IfExp(self, node):
-        cond = self.condition(node.test)
-        tmp_env = dict(self.env)
-        op = scf.IfOp(cond, [], has_else=True)
-        branches = []
-        for block, e in ((op.then_block, node.body), (op.else_block, node.orelse)):
-            with ir.InsertionPoint(block):
-                branches.append(self.expr(e))
-            self.env = dict(tmp_env)
-        a, b = branches
-        if a.type != b.type:
-            raise self.error(node, f"the branches of a conditional expression have different types: "
-                                   f"{ft.name(a.type)} and {ft.name(b.type)}", CompileTypeError)
-        final = scf.IfOp(cond, [a.value.type], has_else=True)
-        for block, v, tmp_block in ((final.then_block, a, op.then_block), (final.else_block, b, op.else_block)):
-            with ir.InsertionPoint(block):
-                y = scf.YieldOp([v.value])
-            for o in list(tmp_block.operations):
-                o.move_before(y)
-        op.erase()
-        return Var(final.results[0], a.type)
+        return self.emit_branches(self.condition(node.test), lambda: self.expr(node.body), lambda: self.expr(node.orelse),
+                                  node, what="the conditional expression")
 
     def expr_Subscript(self, node):
         base = node.value

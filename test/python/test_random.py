@@ -144,6 +144,32 @@ def test_the_state_advances_across_loop_iterations():
 
 
 @wp.kernel
+def draws_in_conditional_expressions(seed: int, x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    tid = wp.tid()
+    state = wp.rand_init(seed, tid)
+    hit = 0.0
+    if x[tid] > 0.0 and wp.randf(state) >= 0.0:  # short-circuits: draws only where x > 0
+        hit = 1.0
+    a = wp.randf(state) if x[tid] > 1.0 else -1.0  # draws only where x > 1
+    out[tid * 3] = hit
+    out[tid * 3 + 1] = a
+    out[tid * 3 + 2] = wp.randf(state)  # the next number of each thread's own stream
+
+
+def test_the_state_advances_only_where_conditional_operands_run():
+    x = np.array([2.0, 0.5, -1.0], np.float32)
+    out = wp.zeros(9, dtype=float)
+    wp.launch(draws_in_conditional_expressions, 3, [5, wp.array(x), out])
+    expected = []
+    for tid, xv in enumerate(x):
+        r = Stream(5, tid)
+        hit = 1.0 if xv > 0 and r.f32() >= 0 else 0.0
+        a = float(r.f32()) if xv > 1 else -1.0
+        expected += [hit, a, float(r.f32())]
+    assert out.numpy().tolist() == expected
+
+
+@wp.kernel
 def poisson_counts(seed: int, lams: wp.array(dtype=float), out: wp.array(dtype=wp.uint32)):
     tid = wp.tid()
     state = wp.rand_init(seed, tid)
