@@ -712,6 +712,12 @@ def test_inplace_component_multiply_adjoint_matches_finite_differences():
 
     _, grads = check_against_numpy(inplace_component_scale, 2, [arr(x, wp.vec3d), arr(c, f64)],
                                    [out(2, wp.vec3d)], ref)
+    # closed form (Warp 1.19.0 gives d y1 / d x1 = c + 1 for `v[1] *= c`): y = (x0, c x1, x2 + c x1 x0)
+    w = np.random.default_rng(0).uniform(-1.0, 1.0, size=(2, 3))
+    x0, x1 = x[:, 0], x[:, 1]
+    want_x = np.stack([w[:, 0] + w[:, 2] * c * x1, w[:, 1] * c + w[:, 2] * c * x0, w[:, 2]], axis=1)
+    np.testing.assert_allclose(grads[0], want_x, rtol=1e-12)
+    np.testing.assert_allclose(grads[1], w[:, 1] * x1 + w[:, 2] * x1 * x0, rtol=1e-12)
 
 
 @wp.kernel
@@ -1059,3 +1065,239 @@ def test_atomic_adds_inside_a_dynamic_loop():
         return t
 
     check_against_numpy(atomics_from_a_loop, 4, [arr([0.3, -0.8, 1.2, 2.0], f64), 5], [out(2)], ref)
+
+
+# == more combinations: float32 composites and structs, carried matrices, funcs returning composites =========
+@wp.struct
+class Body32:
+    pos: wp.vec3
+    vel: wp.vec3
+    damping: float
+
+
+@wp.kernel
+def integrate_f32(x: wp.array(dtype=wp.vec3), d: wp.array(dtype=float), n: int, y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    b = Body32()
+    b.pos = x[i]
+    b.damping = d[i]
+    for k in range(n):
+        b.vel = b.vel * b.damping + wp.vec3(0.0, -0.1, 0.0) - b.pos * 0.3
+        b.pos += b.vel * 0.1
+        b.pos[0] = wp.sin(b.pos[0])
+    y[i] = b.pos
+
+
+def test_float32_struct_local_in_a_dynamic_loop():
+    def ref(x, d, n):
+        ys = []
+        for pos, damping in zip(x, d):
+            pos, vel = pos.copy(), np.zeros(3)
+            for _ in range(n):
+                vel = vel * damping + np.array([0.0, -0.1, 0.0]) - pos * 0.3
+                pos = pos + vel * 0.1
+                pos[0] = math.sin(pos[0])
+            ys.append(pos)
+        return np.array(ys)
+
+    x = RNG.uniform(-1, 1, size=(3, 3)).astype(np.float32)
+    check_against_numpy(integrate_f32, 3, [arr(x, wp.vec3), arr(np.float32([0.9, 0.7, 0.95]), float), 6],
+                        [out(3, wp.vec3)], ref, rtol=1e-5, atol=1e-6, grad_rtol=1e-3, grad_atol=1e-4, h=1e-4)
+
+
+@wp.kernel
+def matrix_power_f32(m: wp.array(dtype=wp.mat33), v: wp.array(dtype=wp.vec3), n: int, y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    a = m[i]
+    p = wp.identity(n=3, dtype=float)
+    for k in range(n):
+        p = p @ a
+        p[k % 3, k % 3] += 0.5
+    y[i] = p @ v[i]
+
+
+def test_float32_matrix_carried_through_a_dynamic_loop():
+    def ref(m, v, n):
+        ys = []
+        for a, vi in zip(m, v):
+            p = np.eye(3)
+            for k in range(n):
+                p = p @ a
+                p[k % 3, k % 3] += 0.5
+            ys.append(p @ vi)
+        return np.array(ys)
+
+    m = (RNG.uniform(-0.5, 0.5, size=(2, 3, 3)) + np.eye(3) * 0.5).astype(np.float32)
+    check_against_numpy(matrix_power_f32, 2, [arr(m, wp.mat33), arr(RNG.uniform(-1, 1, size=(2, 3)).astype(np.float32),
+                                                                    wp.vec3), 4],
+                        [out(2, wp.vec3)], ref, rtol=1e-5, atol=1e-5, grad_rtol=1e-3, grad_atol=1e-3, h=1e-3)
+
+
+@wp.kernel
+def matrix_elements_dynamic_bounds(x: wp.array(dtype=wp.mat33d), rows: int, cols: int, y: wp.array(dtype=wp.mat33d)):
+    i = wp.tid()
+    m = x[i]
+    for r in range(rows):
+        for c in range(cols):
+            m[r, c] += m[c, r] * m[r, r]
+            if m[r, c] > f64(0.0):
+                m[r, c] = wp.sqrt(m[r, c])
+    y[i] = m
+
+
+def test_matrix_element_updates_in_nested_dynamic_loops_with_a_branch():
+    def ref(x, rows, cols):
+        ys = []
+        for m in x:
+            m = m.copy()
+            for r in range(rows):
+                for c in range(cols):
+                    m[r, c] += m[c, r] * m[r, r]
+                    if m[r, c] > 0.0:
+                        m[r, c] = math.sqrt(m[r, c])
+            ys.append(m)
+        return np.array(ys)
+
+    # values kept away from 0 after each update, so no difference crosses the branch
+    x = np.array([[[0.9, -0.8, 0.7], [1.2, 0.6, -1.1], [-0.9, 1.3, 1.4]],
+                  [[1.1, 0.5, -1.2], [-0.7, 0.8, 0.9], [0.6, -1.3, 1.2]]])
+    check_against_numpy(matrix_elements_dynamic_bounds, 2, [arr(x, wp.mat33d), 3, 2], [out(2, wp.mat33d)], ref)
+
+
+@wp.kernel
+def array_element_components(x: wp.array(dtype=wp.vec3d), y: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    y[i] = x[i] * f64(2.0)
+    y[i].y = x[i].x * x[i].z
+    y[i][2] += wp.sin(x[i][1])
+
+
+def test_component_writes_into_array_elements():
+    def ref(x):
+        y = 2 * x
+        y[:, 1] = x[:, 0] * x[:, 2]
+        y[:, 2] += np.sin(x[:, 1])
+        return y
+
+    check_against_numpy(array_element_components, 3, [arr(RNG.uniform(-1, 1, size=(3, 3)), wp.vec3d)],
+                        [out(3, wp.vec3d)], ref)
+
+
+@wp.func
+def make_state(p: wp.vec3d, speed: f64):
+    s = State()
+    s.pos = p
+    s.vel = wp.normalize(p) * speed
+    s.energy = speed * speed * f64(0.5)
+    return s
+
+
+@wp.func
+def reflect_first_negative(v: wp.vec3d):
+    for j in range(3):
+        if v[j] < f64(0.0):
+            v[j] = -v[j] * f64(0.5)
+            return v
+    return v * f64(2.0)
+
+
+@wp.kernel
+def funcs_returning_composites(x: wp.array(dtype=wp.vec3d), s: wp.array(dtype=f64), y: wp.array(dtype=wp.vec3d),
+                               e: wp.array(dtype=f64)):
+    i = wp.tid()
+    st = make_state(x[i], s[i])
+    st.pos = st.pos + st.vel
+    y[i] = reflect_first_negative(st.pos)
+    e[i] = st.energy + wp.dot(st.vel, x[i])
+
+
+def test_funcs_returning_a_struct_and_a_vector_with_early_returns_in_a_loop():
+    def ref(x, s):
+        ys, es = [], []
+        for p, speed in zip(x, s):
+            vel = p / np.linalg.norm(p) * speed
+            pos = p + vel
+            v = pos.copy()
+            for j in range(3):
+                if v[j] < 0.0:
+                    v[j] = -v[j] * 0.5
+                    break
+            else:
+                v = v * 2.0
+            ys.append(v)
+            es.append(speed * speed * 0.5 + np.dot(vel, p))
+        return np.array(ys), np.array(es)
+
+    x = np.array([[0.5, -0.7, 0.3], [0.8, 0.6, 0.9], [-0.6, 0.4, -0.5]])
+    check_against_numpy(funcs_returning_composites, 3, [arr(x, wp.vec3d), arr([0.3, 0.2, 0.4], f64)],
+                        [out(3, wp.vec3d), out(3)], ref)
+
+
+@wp.kernel
+def merged_composites(x: wp.array(dtype=wp.vec3d), q: wp.array(dtype=wp.quatd), y: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    v = x[i]
+    r = q[i]
+    s = State()
+    if v[0] > f64(0.0):
+        v = wp.quat_rotate(r, v)
+        s.vel = v * f64(2.0)
+    else:
+        r = r * r
+        s.pos = wp.cross(v, x[i] + wp.vec3d(f64(1.0), f64(0.0), f64(0.0)))
+        v.z = r.w
+    y[i] = v + s.vel + s.pos
+
+
+def test_vectors_quaternions_and_structs_merged_across_if_else():
+    def ref(x, q):
+        ys = []
+        for v, r in zip(x, q):
+            vel, pos = np.zeros(3), np.zeros(3)
+            if v[0] > 0.0:
+                v2 = quat_rotate(r, v)
+                vel = v2 * 2.0
+            else:
+                r = quat_mul(r, r)
+                pos = cross(v, v + np.array([1.0, 0.0, 0.0]))
+                v2 = v.copy()
+                v2[2] = r[3]
+            ys.append(v2 + vel + pos)
+        return np.array(ys)
+
+    x = np.array([[0.6, -0.2, 0.4], [-0.5, 0.3, 0.9], [0.9, 0.1, -0.3], [-0.8, -0.6, 0.2]])
+    qs = RNG.normal(size=(4, 4))
+    check_against_numpy(merged_composites, 4, [arr(x, wp.vec3d), arr(qs / np.linalg.norm(qs, axis=1, keepdims=True),
+                                                                     wp.quatd)], [out(4, wp.vec3d)], ref)
+
+
+@wp.kernel
+def continue_in_while(x: wp.array(dtype=wp.vec3d), n: int, y: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    v = x[i]
+    k = int(0)
+    while k < n:
+        k += 1
+        if k % 2 == 0:
+            v.x *= f64(1.1)
+            continue
+        v = wp.vec3d(v.y, v.z, v.x) + v * f64(0.2)
+    y[i] = v
+
+
+def test_continue_in_a_while_loop_over_a_vector():
+    def ref(x, n):
+        def one(v):
+            v = v.copy()
+            k = 0
+            while k < n:
+                k += 1
+                if k % 2 == 0:
+                    v[0] *= 1.1
+                    continue
+                v = np.array([v[1], v[2], v[0]]) + v * 0.2
+            return v
+        return per_thread(one, x)
+
+    check_against_numpy(continue_in_while, 3, [arr(RNG.uniform(-1, 1, size=(3, 3)), wp.vec3d), 7],
+                        [out(3, wp.vec3d)], ref)
