@@ -15,14 +15,18 @@ ways:
 no rule yet: the autodiff pass refuses kernels that use it.
 
 Subgradients at kinks follow Warp's native adj_* functions: abs'(0) = 1,
-min/max route the adjoint to the operand the forward picked (b on ties),
-clamp routes through its max-then-min expansion. Where Warp drops a term
+min/max route the adjoint to the operand the forward picked (b on ties, the
+non-NaN one), clamp routes through its max-then-min expansion, where() to the
+chosen operand. A partial that is zero on one side of a condition is `Masked`:
+the adjoint is selected there, never multiplied by 0 (0 * inf would be NaN). Where Warp drops a term
 (adj_mod ignores b) we keep the exact derivative: d fmod(a, b)/db = -trunc(a/b).
 
 MLIR is imported lazily: `import mlwarp` reads the table without it.
 """
 
 from __future__ import annotations
+
+from mlwarp import types as wt
 
 from .table import BUILTINS, set_grad
 
@@ -122,8 +126,20 @@ def select(cond: V, a, b, like: V) -> V:
     return V(arith.SelectOp(cond.value, a.value, b.value).result)
 
 
+class Masked:
+    """A partial that is `value` where `cond` holds and exactly zero elsewhere. Its product with an
+    adjoint or tangent is selected, not multiplied by a 0/1 mask: Warp's adj_* functions add nothing
+    on the unselected side, whereas 0 * inf (a saturated clamp feeding asin, say) would be NaN."""
+
+    def __init__(self, cond: V, value=1):
+        self.cond, self.value = cond, value
+
+
 def scale(p, g: V) -> V | None:
-    """p * g with p a partial (V, number or None); None stands for zero."""
+    """p * g with p a partial (V, number, Masked or None); None stands for zero."""
+    if isinstance(p, Masked):
+        product = scale(p.value, g)
+        return None if product is None else select(p.cond, product, 0.0, product)
     if p is None or (not isinstance(p, V) and p == 0):
         return None
     if not isinstance(p, V):
@@ -199,19 +215,43 @@ partials("sqrt")(lambda x, out: (0.5 / out,))
 partials("exp")(lambda x, out: (out,))
 partials("log")(lambda x, out: (1 / x,))
 partials("abs")(lambda x, out: (select(x < 0.0, -1.0, 1.0, x),))  # Warp: abs'(0) = 1
-# min/max lower to `a < b ? a : b` / `a > b ? a : b`: the adjoint goes where the forward's choice went.
-partials("min")(lambda a, b, out: (select(a < b, 1.0, 0.0, a), select(a < b, 0.0, 1.0, a)))
-partials("max")(lambda a, b, out: (select(a > b, 1.0, 0.0, a), select(a > b, 0.0, 1.0, a)))
+
+
+# Float min/max lower to C's fmin/fmax (`a <= b ? a : (b == b ? b : a)`). As Warp's adj_min/adj_max, the
+# adjoint goes to the non-NaN operand when one is NaN, else to a when a < b (a > b for max), else to b.
+def _routed_to_a(a: V, b: V, a_wins: V) -> V:
+    if not wt.is_float(warp_type(a.value.type)):
+        return a_wins
+    return call("bool_and", call("bool_not", call("isnan", a)), call("bool_or", call("isnan", b), a_wins))
+
+
+def _min_max_partials(a_wins):
+    def rule(a, b, out):
+        to_a = _routed_to_a(a, b, a_wins(a, b))
+        return Masked(to_a), Masked(call("bool_not", to_a))
+
+    return rule
+
+
+partials("min")(_min_max_partials(lambda a, b: a < b))
+partials("max")(_min_max_partials(lambda a, b: a > b))
 
 
 @partials("clamp")
 def _clamp(x, lo, hi, out):
-    # clamp lowers to m = (lo > x ? lo : x); out = (m < hi ? m : hi)
-    m_wins = call("max", lo, x) < hi
-    lo_wins = lo > x
-    pick = lambda c, a, b: select(c, a, b, x)  # noqa: E731
-    return (pick(m_wins, pick(lo_wins, 0.0, 1.0), 0.0), pick(m_wins, pick(lo_wins, 1.0, 0.0), 0.0),
-            pick(m_wins, 0.0, 1.0))
+    # clamp(x, lo, hi) = min(max(lo, x), hi), differentiated as Warp's adj_clamp: through adj_min, then adj_max
+    m = call("max", lo, x)
+    m_picked = _routed_to_a(m, hi, m < hi)
+    lo_picked = _routed_to_a(lo, x, lo > x)
+    return (Masked(call("bool_and", m_picked, call("bool_not", lo_picked))),
+            Masked(call("bool_and", m_picked, lo_picked)), Masked(call("bool_not", m_picked)))
+
+
+@partials("where")
+def _where(cond, a, b, out):
+    # Warp's adj_where: the adjoint goes to the operand the condition chose, none to the condition
+    chosen = cond if warp_type(cond.value.type) is wt.bool_ else call("ne", cond, const(0, cond.value.type))
+    return None, Masked(chosen), Masked(call("bool_not", chosen))
 
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "bool_and", "bool_or", "bool_not", "bit_and", "bit_or",
@@ -225,12 +265,15 @@ def _one(x):
     return const(1.0, x.value.type)
 
 
-def _rsqrt_one_minus_sq(x):
-    return 1 / call("sqrt", 1.0 - x * x)
+def _rsqrt_one_minus_sq(x, sign):
+    # Warp's adj_asin/adj_acos: d = sqrt(1 - x*x), nothing added unless d > 0, so the derivative is 0 at
+    # x = +-1, beyond (where the forward clamps) and at NaN
+    d = call("sqrt", 1.0 - x * x)
+    return Masked(d > 0.0, sign / d)
 
 
-partials("asin")(lambda x, out: (_rsqrt_one_minus_sq(x),))
-partials("acos")(lambda x, out: (-_rsqrt_one_minus_sq(x),))
+partials("asin")(lambda x, out: (_rsqrt_one_minus_sq(x, 1.0),))
+partials("acos")(lambda x, out: (_rsqrt_one_minus_sq(x, -1.0),))
 partials("atan")(lambda x, out: (1 / (1.0 + x * x),))
 partials("atan2")(lambda y, x, out: (x / (x * x + y * y), -y / (x * x + y * y)))
 partials("sinh")(lambda x, out: (call("cosh", x),))
@@ -256,7 +299,7 @@ def _smoothstep(e0, e1, x, out):
     inside = call("bool_and", bx / ab < 0.0, ax / ab > 0.0)
     ab3 = ab * ab * ab
     ab4 = ab3 * ab
-    pick = lambda v: select(inside, v, 0.0, x)  # noqa: E731
+    pick = lambda v: Masked(inside, v)  # noqa: E731
     return (pick(6.0 * ax * bx * bx / ab4), pick(6.0 * ax * ax * (x - e1) / ab4), pick(6.0 * ax * bx / ab3))
 
 

@@ -54,15 +54,18 @@ def python_scope(name: str, impl):
 
 # -- C semantics on numpy scalars, for the implementations ----------------------------------------
 def c_div(a, b):
-    """C division: floats as IEEE, integers truncating toward zero."""
+    """C division: floats as IEEE, integers truncating toward zero; integer x / 0 is 0 as in kernels
+    (vecmath.int_division; MIN / -1 wraps when the caller stores the result in the type)."""
     if np.issubdtype(np.asarray(a).dtype, np.floating):
         return a / b
+    if int(b) == 0:
+        return 0
     q = abs(int(a)) // abs(int(b))
     return q if (int(a) < 0) == (int(b) < 0) else -q
 
 
 def c_mod(a, b):
-    """C's % and fmod: the remainder has the sign of the dividend."""
+    """C's % and fmod: the remainder has the sign of the dividend; integer x % 0 is x, as in kernels."""
     if np.issubdtype(np.asarray(a).dtype, np.floating):
         return np.fmod(a, b)
     return int(a) - int(b) * c_div(a, b)
@@ -71,7 +74,7 @@ def c_mod(a, b):
 def floordiv(a, b):
     if np.issubdtype(np.asarray(a).dtype, np.floating):
         return np.floor(a / b)
-    return np.floor_divide(a, b)
+    return 0 if int(b) == 0 else int(a) // int(b)
 
 
 def fmin(a, b):

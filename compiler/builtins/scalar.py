@@ -6,10 +6,13 @@ import operator
 
 import numpy as np
 
+from mlwarp import types as wt
+
 from ..lazy import arith, ir, math
 from . import pyscope as ps
 from .pyscope import python_scope
 from .table import boolean, builtin, c_common_types
+from .vecmath import int_division
 
 
 def kind(t: ir.Type) -> str:
@@ -42,6 +45,19 @@ def _constant_like(value, t: ir.Type) -> ir.Value:
 
 
 # -- arithmetic operators -----------------------------------------------------
+def _division(op, float_lower):
+    """Floats: `float_lower`; integers: vecmath.int_division (defined for b == 0 and MIN / -1)."""
+
+    def lower(args, result_type):
+        a, b = args
+        k = kind(a.type)
+        if k == "float":
+            return float_lower(a, b)
+        return int_division(op, a, b, signed=k == "int")
+
+    return lower
+
+
 def _op(name, args, lower, doc, py, **kw):
     builtin(name, args, doc=doc, py=python_scope(name, py), **kw)(lower)
 
@@ -49,29 +65,23 @@ def _op(name, args, lower, doc, py, **kw):
 _op("add", ["Scalar", "Scalar"], _by_kind("AddFOp", "AddIOp"), "a + b", operator.add)
 _op("sub", ["Scalar", "Scalar"], _by_kind("SubFOp", "SubIOp"), "a - b", operator.sub)
 _op("mul", ["Scalar", "Scalar"], _by_kind("MulFOp", "MulIOp"), "a * b", operator.mul)
-_op("div", ["Scalar", "Scalar"], _by_kind("DivFOp", "DivSIOp", "DivUIOp"),
-    "a / b; integer division truncates toward zero, as in C", ps.c_div)
-_op("mod", ["Scalar", "Scalar"], _by_kind("RemFOp", "RemSIOp", "RemUIOp"),
-    "a % b; the remainder has the sign of a, as C's fmod and %", ps.c_mod)
+
+_INT_DIVISION_DOC = "; integer x / 0 is 0 (and x % 0 is x), MIN / -1 wraps to MIN"
+_op("div", ["Scalar", "Scalar"], _division("div", lambda a, b: arith.DivFOp(a, b).result),
+    "a / b; integer division truncates toward zero, as in C" + _INT_DIVISION_DOC, ps.c_div)
+_op("mod", ["Scalar", "Scalar"], _division("rem", lambda a, b: arith.RemFOp(a, b).result),
+    "a % b; the remainder has the sign of a, as C's fmod and %" + _INT_DIVISION_DOC, ps.c_mod)
+builtin("floordiv", ["Scalar", "Scalar"], doc="a // b, rounding toward negative infinity" + _INT_DIVISION_DOC,
+        py=python_scope("floordiv", ps.floordiv))(
+    _division("floordiv", lambda a, b: math.FloorOp(arith.DivFOp(a, b).result).result))
 
 
-@builtin("floordiv", ["Scalar", "Scalar"], doc="a // b, rounding toward negative infinity",
-         py=python_scope("floordiv", ps.floordiv))
-def _floordiv(args, result_type):
-    a, b = args
-    k = kind(a.type)
-    if k == "float":
-        return math.FloorOp(arith.DivFOp(a, b).result).result
-    if k == "uint":
-        return arith.DivUIOp(a, b).result
-    return arith.FloorDivSIOp(a, b).result
-
-
-@builtin("neg", ["Scalar"], doc="-a", py=python_scope("neg", operator.neg))
+@builtin("neg", ["Scalar"], doc="-a, computed as 0 - a as in Warp (so -(+0.0) is +0.0)",
+         py=python_scope("neg", lambda a: a.dtype.type(0) - a))
 def _neg(args, result_type):
     (a,) = args
     if kind(a.type) == "float":
-        return arith.NegFOp(a).result
+        return arith.SubFOp(_constant_like(0, a.type), a).result
     return arith.SubIOp(_constant_like(0, a.type), a).result
 
 
@@ -130,8 +140,6 @@ for _name, _op_name, _doc, _py in [
     ("sin", "SinOp", "sine (radians)", ps.in_double(np.sin)),
     ("cos", "CosOp", "cosine (radians)", ps.in_double(np.cos)),
     ("tan", "TanOp", "tangent (radians)", ps.in_double(np.tan)),
-    ("asin", "AsinOp", "arc sine", ps.in_double(np.arcsin)),
-    ("acos", "AcosOp", "arc cosine", ps.in_double(np.arccos)),
     ("atan", "AtanOp", "arc tangent", ps.in_double(np.arctan)),
     ("sinh", "SinhOp", "hyperbolic sine", ps.in_double(np.sinh)),
     ("cosh", "CoshOp", "hyperbolic cosine", ps.in_double(np.cosh)),
@@ -155,10 +163,29 @@ for _name, _op_name, _doc, _py in [
         _float_unary(_name, _op_name, _doc, _py)
 
 
+def _unit_interval(x):
+    """min(max(x, -1), 1) with Warp's fmin/fmax (so NaN becomes -1, as in Warp)."""
+    return _min_max("l")([_min_max("g")([x, _constant_like(-1, x.type)], x.type), _constant_like(1, x.type)], x.type)
+
+
+for _name, _op_name, _np_op, _doc in [("asin", "AsinOp", np.arcsin, "arc sine"),
+                                      ("acos", "AcosOp", np.arccos, "arc cosine")]:
+    builtin(_name, ["Float"], doc=f"{_doc} of x clamped to [-1, 1] (Warp's definition)",
+            py=python_scope(_name, ps.in_double(lambda x, _f=_np_op: _f(ps.fmin(ps.fmax(x, -1.0), 1.0)))))(
+        lambda args, result_type, _o=_op_name: getattr(math, _o)(_unit_interval(args[0])).result)
+
+
 @builtin("atan2", ["Float", "Float"], doc="atan2(y, x): the angle of (x, y) in radians",
          py=python_scope("atan2", ps.in_double(np.arctan2)))
 def _atan2(args, result_type):
-    return math.Atan2Op(*args).result
+    # C's atan2 at y == x == 0 (+-0 or +-pi by the signs), spelled out: MLIR's constant folder makes
+    # math.atan2(0, 0) NaN, while libm and Warp give these values
+    y, x = args
+    c = lambda v: _constant_like(v, x.type)  # noqa: E731
+    both_zero = arith.AndIOp(compare("eq", y, c(0)), compare("eq", x, c(0))).result
+    x_negative = compare("lt", math.CopySignOp(c(1), x).result, c(0))
+    at_zero = math.CopySignOp(arith.SelectOp(x_negative, c(np.pi), c(0)).result, y).result
+    return arith.SelectOp(both_zero, at_zero, math.Atan2Op(y, x).result).result
 
 
 @builtin("copysign", ["Float", "Float"], doc="|x| with the sign of y", py=python_scope("copysign", np.copysign))
@@ -322,3 +349,27 @@ def lower_cast(x: ir.Value, to: ir.Type) -> ir.Value:
     if dw > sw:
         return (arith.ExtSIOp if src == "int" else arith.ExtUIOp)(to, x).result
     return arith.BitcastOp(to, x).result
+
+
+# -- selection --------------------------------------------------------------------------------------
+def _where_result(arg_types):
+    cond, if_true, if_false = arg_types
+    if not (cond is wt.bool_ or wt.is_int(cond)):
+        raise TypeError(f"where(cond, a, b): cond must be a bool or an integer, got {wt.type_name(cond)}")
+    if if_true is not if_false:
+        raise TypeError(f"where() true value type ({wt.type_name(if_true)}) must be of the same type as the "
+                        f"false type ({wt.type_name(if_false)})")
+    return if_true
+
+
+def _truth(x: ir.Value) -> ir.Value:
+    """An i1 for a bool or an integer (nonzero is true), as C's `!!cond`."""
+    return x if kind(x.type) == "bool" else compare("ne", x, _constant_like(0, x.type))
+
+
+@builtin("where", ["Any", "Any", "Any"], result=_where_result, same_types=False,
+         doc="a if cond else b (both are evaluated); cond is a bool or an integer (nonzero is true)",
+         py=python_scope("where", lambda cond, a, b: a if cond else b))
+def _where(args, result_type):
+    cond, if_true, if_false = args
+    return arith.SelectOp(_truth(cond), if_true, if_false).result

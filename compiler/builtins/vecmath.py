@@ -40,6 +40,39 @@ def constant(value, t) -> ir.Value:
     return vector.broadcast(t, c) if isinstance(t, ir.VectorType) else c
 
 
+def _typed_constant(value, t) -> ir.Value:
+    """A constant of exactly type `t` (scalar, possibly unsigned, or a vector: splat)."""
+    e = elem_type(t)
+    attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(ir.IntegerType(e).width), int(value))
+    c = arith.ConstantOp(e, attr).result
+    return vector.broadcast(t, c) if isinstance(t, ir.VectorType) else c
+
+
+def int_division(op: str, a: ir.Value, b: ir.Value, signed: bool) -> ir.Value:
+    """a / b ("div", truncating), a // b ("floordiv") or a % b ("rem") on integers (scalars or vectors),
+    defined for every operand: LLVM's sdiv/udiv are undefined (x86 raises SIGFPE, killing the process)
+    for b == 0 and for MIN / -1. For b == -1 the quotient is -a, wrapping (int8: -128 // -1 == -128, as
+    Warp computes narrow division in int and truncates), the remainder 0. For b == 0 (Warp crashes) the
+    quotient is 0 and the remainder a, so that a == (a / b) * b + a % b still holds."""
+    t = a.type
+    zero, one = _typed_constant(0, t), _typed_constant(1, t)
+    b_is_zero = arith.CmpIOp(arith.CmpIPredicate.eq, b, zero).result
+    unsafe = b_is_zero
+    if signed:
+        b_is_minus_one = arith.CmpIOp(arith.CmpIPredicate.eq, b, _typed_constant(-1, t)).result
+        unsafe = arith.OrIOp(b_is_zero, b_is_minus_one).result
+    safe_b = arith.SelectOp(unsafe, one, b).result
+    if signed:
+        divide = {"div": arith.DivSIOp, "floordiv": arith.FloorDivSIOp, "rem": arith.RemSIOp}[op]
+    else:
+        divide = {"div": arith.DivUIOp, "floordiv": arith.DivUIOp, "rem": arith.RemUIOp}[op]
+    result = divide(a, safe_b).result
+    if signed:
+        by_minus_one = zero if op == "rem" else arith.SubIOp(zero, a).result
+        result = arith.SelectOp(b_is_minus_one, by_minus_one, result).result
+    return arith.SelectOp(b_is_zero, a if op == "rem" else zero, result).result
+
+
 class V:
     """A lowered value (scalar or 1-D vector) with Warp's component-wise arithmetic.
 
@@ -77,6 +110,8 @@ class V:
     def _arith(self, other, fop, sop, uop=None):
         a, b = self._pair(other)
         k = self.kind
+        if k != "float" and sop in ("DivSIOp", "RemSIOp"):
+            return V(int_division("div" if sop == "DivSIOp" else "rem", a, b, signed=k == "int"), k)
         op = fop if k == "float" else (uop or sop) if k in ("uint", "bool") else sop
         return V(getattr(arith, op)(a, b).result, k)
 

@@ -34,7 +34,10 @@ func.func @float_floordiv(%a: f32, %b: f32) -> f32 {
 
 // CHECK-LABEL: func.func @neg_abs
 // CHECK-SAME: (%[[F:.+]]: f32, %[[I:.+]]: i32, %[[U:.+]]: i32)
-// CHECK: arith.negf %[[F]] : f32
+// Negation is `0 - x`, as Warp's neg(): -(+0.0) is +0.0, not -0.0.
+// CHECK: %[[ZF:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: arith.subf %[[ZF]], %[[F]] : f32
+// CHECK-NOT: arith.negf
 // CHECK: %[[Z:.+]] = arith.constant 0 : i32
 // CHECK: arith.subi %[[Z]], %[[I]] : i32
 // CHECK: math.absf %[[F]] : f32

@@ -6,11 +6,11 @@
 
 // CHECK-LABEL: func.func @div_rem
 // CHECK-SAME: (%[[A:.+]]: i32, %[[B:.+]]: i32, %[[UA:.+]]: i32, %[[UB:.+]]: i32) -> (i32, i32, i32, i32)
-// CHECK: %[[Q:.+]] = arith.divsi %[[A]], %[[B]] : i32
-// CHECK: %[[UQ:.+]] = arith.divui %[[UA]], %[[UB]] : i32
-// CHECK: %[[R:.+]] = arith.remsi %[[A]], %[[B]] : i32
-// CHECK: %[[UR:.+]] = arith.remui %[[UA]], %[[UB]] : i32
-// CHECK: return %[[Q]], %[[UQ]], %[[R]], %[[UR]] : i32, i32, i32, i32
+// (Each divisor first passes the guards that integer-division.mlir checks.)
+// CHECK: arith.divsi %[[A]], %{{.+}} : i32
+// CHECK: arith.divui %[[UA]], %{{.+}} : i32
+// CHECK: arith.remsi %[[A]], %{{.+}} : i32
+// CHECK: arith.remui %[[UA]], %{{.+}} : i32
 func.func @div_rem(%a: i32, %b: i32, %ua: ui32, %ub: ui32) -> (i32, ui32, i32, ui32) {
   %0 = "warp.div"(%a, %b) : (i32, i32) -> i32
   %1 = "warp.div"(%ua, %ub) : (ui32, ui32) -> ui32
@@ -71,7 +71,7 @@ func.func @unsigned_after_neg(%ua: ui32, %ub: ui32) -> (ui32, ui32) {
 // CHECK-LABEL: func.func @unsigned_array
 // CHECK-SAME: (%[[ARR:.+]]: !warp.array<i32, 1 : i64>, %[[I:.+]]: i32) -> i32
 // CHECK: %[[V:.+]] = "warp.load"(%[[ARR]], %[[I]]) : (!warp.array<i32, 1 : i64>, i32) -> i32
-// CHECK: arith.divui %[[V]], %[[V]] : i32
+// CHECK: arith.divui %[[V]], %{{.+}} : i32
 func.func @unsigned_array(%a: !warp.array<ui32, 1>, %i: i32) -> ui32 {
   %0 = "warp.load"(%a, %i) : (!warp.array<ui32, 1>, i32) -> ui32
   %1 = "warp.div"(%0, %0) : (ui32, ui32) -> ui32
