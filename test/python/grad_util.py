@@ -89,11 +89,12 @@ def numpy_gradient(reference, args: list, weights: list, h: float = 1e-6, only=N
     that is a numpy array with floating values (struct arrays: their float fields) and, if given, `only[j]`;
     None for the others."""
     def outputs(values):  # copies: a reference may update its arguments in place
-        return [np.asarray(y, dtype=np.float64)
+        return [float64_values(np.asarray(y))
                 for y in _as_list(reference(*[v.copy() if isinstance(v, np.ndarray) else v for v in values]))]
 
     def loss_difference(plus, minus):  # <w, y+ - y->: outputs the nudge leaves alone cancel exactly
-        return float(sum(np.sum(np.asarray(w) * (p - m)) for p, m, w in zip(outputs(plus), outputs(minus), weights)))
+        return float(sum(_inner(w, _scaled_difference(p, m, 1.0))
+                         for p, m, w in zip(outputs(plus), outputs(minus), weights)))
 
     grads = []
     for j, x in enumerate(args):
@@ -113,8 +114,9 @@ def numpy_gradient(reference, args: list, weights: list, h: float = 1e-6, only=N
     return grads
 
 
-def assert_matches(got, want, rtol: float, atol: float, what: str):
-    """Compares mlwarp's values (numpy; struct arrays field by field, float fields only) with a reference."""
+def assert_matches(got, want, rtol: float, atol: float, what: str, exact_ints: bool = False):
+    """Compares mlwarp's values (numpy; struct arrays field by field) with a reference: float fields within
+    rtol/atol, int and bool fields exactly if `exact_ints` (a derivative's have no meaning)."""
     got = np.asarray(got)
     want = np.asarray(want)
     if got.dtype.names is None:
@@ -125,6 +127,54 @@ def assert_matches(got, want, rtol: float, atol: float, what: str):
         if np.issubdtype(got.dtype[n].base, np.floating):
             np.testing.assert_allclose(np.asarray(got[n], dtype=np.float64), np.asarray(want[n], dtype=np.float64),
                                        rtol=rtol, atol=atol, err_msg=f"{what}, field {n!r}")
+        elif exact_ints:
+            np.testing.assert_array_equal(got[n], want[n], err_msg=f"{what}, field {n!r}")
+
+
+def _float_fields(a: np.ndarray):
+    return [n for n in a.dtype.names if np.issubdtype(a.dtype[n].base, np.floating)]
+
+
+def _has_floats(a: np.ndarray) -> bool:
+    return np.issubdtype(a.dtype, np.floating) if a.dtype.names is None else bool(_float_fields(a))
+
+
+def _random_like(a: np.ndarray, rng) -> np.ndarray:
+    """Uniform [-1, 1] values for every float value of `a` (struct arrays: their float fields), 0 elsewhere."""
+    if a.dtype.names is None:
+        return rng.uniform(-1.0, 1.0, size=a.shape) if np.issubdtype(a.dtype, np.floating) else np.zeros(a.shape)
+    r = np.zeros_like(float64_values(a))
+    for n in _float_fields(r):
+        r[n] = rng.uniform(-1.0, 1.0, size=r[n].shape)
+    return r
+
+
+def _inner(w: np.ndarray, d: np.ndarray) -> float:
+    """<w, d> over the float values (struct arrays: float fields)."""
+    if w.dtype.names is None:
+        return float(np.sum(w * d))
+    return float(sum(np.sum(w[n] * d[n]) for n in _float_fields(w)))
+
+
+def _scaled_difference(p: np.ndarray, m: np.ndarray, scale: float) -> np.ndarray:
+    """(p - m) * scale, field by field for struct arrays."""
+    if p.dtype.names is None:
+        return (p - m) * scale
+    d = p.copy()
+    for n in _float_fields(p):
+        d[n] = (p[n] - m[n]) * scale
+    return d
+
+
+def _to_array(values: np.ndarray, like):
+    """A wp.array of like's dtype and shape holding `values` (struct arrays: their float fields)."""
+    if values.dtype.names is None:
+        return wp.array(values, dtype=like.dtype)
+    a = wp.zeros(like.shape, dtype=like.dtype)
+    view = a.numpy()  # a view of a's memory
+    for n in _float_fields(values):
+        view[n] = values[n]
+    return a
 
 
 def _as_list(values):
@@ -152,11 +202,11 @@ def check_against_numpy(kernel, dim, inputs: list, outputs: list, reference, *, 
     assert len(want) == len(outputs), "the reference returns one array per output"
     for k, (g, w) in enumerate(zip(got, want)):
         assert_matches(g, np.broadcast_to(w, np.shape(g)) if np.asarray(w).dtype.names is None else w, rtol, atol,
-                       f"forward: output {k} against the numpy reference")
+                       f"forward: output {k} against the numpy reference", exact_ints=True)
     rng = np.random.default_rng(seed)
-    is_float = [np.issubdtype(g.dtype, np.floating) for g in got]  # int outputs (counts) have no gradient
-    weights = [rng.uniform(-1.0, 1.0, size=np.shape(g)) if f else np.zeros(np.shape(g)) for g, f in zip(got, is_float)]
-    tape.backward(grads={o: wp.array(w, dtype=o.dtype) for o, w, f in zip(outputs, weights, is_float) if f})
+    is_float = [_has_floats(g) for g in got]  # int outputs (counts) have no gradient
+    weights = [_random_like(g, rng) for g in got]
+    tape.backward(grads={o: _to_array(w, o) for o, w, f in zip(outputs, weights, is_float) if f})
     differentiated = [isinstance(x, wp.array) and x.requires_grad for x in inputs]
     want_grads = numpy_gradient(reference, args, weights, h, only=differentiated)
     grads = []
@@ -192,14 +242,7 @@ def _check_tangents(kernel, dim, inputs, outputs, reference, args, differentiate
             tan_inputs.append(None)
             directions.append(None)
             continue
-        t = wp.zeros(x.shape, dtype=x.dtype)
-        view = t.numpy()  # a view of t's memory
-        if view.dtype.names is None:
-            view[...] = rng.uniform(-1.0, 1.0, size=view.shape)
-        else:
-            for n in view.dtype.names:
-                if np.issubdtype(view.dtype[n].base, np.floating):
-                    view[n] = rng.uniform(-1.0, 1.0, size=view[n].shape)
+        t = _to_array(_random_like(x.numpy(), rng), x)
         tan_inputs.append(t)
         directions.append(float64_values(t.numpy()))  # as rounded to the tangent's dtype
     fresh = [wp.zeros(o.shape, dtype=o.dtype) for o in outputs]
@@ -209,12 +252,13 @@ def _check_tangents(kernel, dim, inputs, outputs, reference, args, differentiate
     def at(step):
         values = [_shifted(a, d, step) if d is not None else (a.copy() if isinstance(a, np.ndarray) else a)
                   for a, d in zip(args, directions)]
-        return [np.asarray(y, dtype=np.float64) for y in _as_list(reference(*values))]
+        return [float64_values(np.asarray(y)) for y in _as_list(reference(*values))]
 
     plus, minus = at(h), at(-h)
     for k, (t, p, m) in enumerate(zip(tan_outputs, plus, minus)):
         got = t.numpy()
-        if np.issubdtype(got.dtype, np.floating):
-            assert_matches(got, np.broadcast_to((p - m) / (2 * h), got.shape), rtol, atol,
+        if _has_floats(got):
+            want = _scaled_difference(p, m, 1.0 / (2 * h))
+            assert_matches(got, want if want.dtype.names else np.broadcast_to(want, got.shape), rtol, atol,
                            f"tangent (wp.jvp) of output {k} against the directional difference of the numpy "
                            f"reference")

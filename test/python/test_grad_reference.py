@@ -1301,3 +1301,68 @@ def test_continue_in_a_while_loop_over_a_vector():
 
     check_against_numpy(continue_in_while, 3, [arr(RNG.uniform(-1, 1, size=(3, 3)), wp.vec3d), 7],
                         [out(3, wp.vec3d)], ref)
+
+
+# -- arrays of structs as outputs ------------------------------------------------------------------------------
+def particle_records(pos, mass, ids):
+    r = np.zeros(len(mass), dtype=[("pos", np.float64, 3), ("mass", np.float64), ("id", np.int32)])
+    r["pos"], r["mass"], r["id"] = pos, mass, ids
+    return r
+
+
+@wp.kernel
+def struct_store(ps: wp.array(dtype=Particle), n: int, out: wp.array(dtype=Particle)):
+    i = wp.tid()
+    p = ps[i]
+    for k in range(n):
+        p.mass *= f64(1.5)
+        p.pos = p.pos * p.mass + wp.vec3d(f64(0.0), f64(k), f64(0.0))
+        p.id += 1
+    out[i] = p
+
+
+def test_struct_updated_in_a_loop_stored_into_an_array_of_structs():
+    def ref(ps, n):
+        pos, mass, ids = ps["pos"].copy(), ps["mass"].copy(), ps["id"].copy()
+        for k in range(n):
+            mass = mass * 1.5
+            pos = pos * mass[:, None] + np.array([0.0, k, 0.0])
+            ids = ids + 1
+        return particle_records(pos, mass, ids)
+
+    check_against_numpy(struct_store, 3, [particles(RNG.uniform(-1, 1, size=(3, 3)), np.array([0.5, 0.8, 1.1])), 3],
+                        [wp.zeros(3, dtype=Particle, requires_grad=True)], ref)
+
+
+@wp.kernel
+def struct_field_stores(x: wp.array(dtype=wp.vec3d), m: wp.array(dtype=f64), out: wp.array(dtype=Particle)):
+    i = wp.tid()
+    out[i].mass = m[i] * m[i]
+    out[i].pos = x[i] * m[i]
+    out[i].id = i
+
+
+def test_field_stores_into_an_array_of_structs():
+    def ref(x, m):
+        return particle_records(x * m[:, None], m * m, np.arange(3))
+
+    check_against_numpy(struct_field_stores, 3, [arr(RNG.uniform(-1, 1, size=(3, 3)), wp.vec3d),
+                                                 arr([0.5, -1.5, 2.0], f64)],
+                        [wp.zeros(3, dtype=Particle, requires_grad=True)], ref)
+
+
+@wp.kernel
+def struct_store_then_field_store(ps: wp.array(dtype=Particle), out: wp.array(dtype=Particle)):
+    i = wp.tid()
+    out[i] = ps[i]
+    out[i].mass = ps[i].mass * wp.length(ps[i].pos)
+
+
+def test_struct_store_then_a_field_store_into_the_same_element():
+    # the same class as /tmp/grad_repro_1.py: the field store must not pass its adjoint to the earlier store
+    def ref(ps):
+        return particle_records(ps["pos"], ps["mass"] * np.linalg.norm(ps["pos"], axis=1), ps["id"])
+
+    check_against_numpy(struct_store_then_field_store, 3,
+                        [particles(RNG.uniform(-1, 1, size=(3, 3)), np.array([0.5, 0.8, 1.1]))],
+                        [wp.zeros(3, dtype=Particle, requires_grad=True)], ref)
