@@ -207,7 +207,10 @@ class array:
         self._np[...] = 0
 
     def assign(self, src):
-        """Copies `src` (an array, numpy array or nested list of the same size) into this array."""
+        """Copies `src` (an array, numpy array or nested list of the same size) into this array; an array of
+        the same shape through wp.copy, so that a recording Tape sees it, as in Warp."""
+        if isinstance(src, array) and not src.is_annotation and src.shape == self.shape:
+            return copy(self, src)
         values = src.numpy() if isinstance(src, array) else np.asarray(src, dtype=self._np.dtype)
         if values.size != self._np.size:
             raise RuntimeError(f"Cannot assign {values.size} values to an array of {self._np.size} elements "
@@ -441,9 +444,11 @@ def ones_like(src, device=None, requires_grad=None, pinned=None):
 
 
 def clone(src, device=None, requires_grad=None, pinned=None):
-    """A contiguous copy of `src`."""
-    return array(src.numpy(), dtype=src.dtype, device=device or src.device, copy=True,
-                 requires_grad=_like_grad(src, requires_grad))
+    """A contiguous copy of `src`, made by wp.copy as in Warp: with gradients on both sides, a recording Tape
+    carries the clone's gradient back to `src`."""
+    out = zeros(src.shape, src.dtype, device or src.device, _like_grad(src, requires_grad))
+    copy(out, src)
+    return out
 
 
 def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):

@@ -385,6 +385,24 @@ def test_copy_of_vectors_and_grad_copied_forward(tmp_path):
     np.testing.assert_allclose(v.grad.numpy(), 1.0 + 2 * v_np)
 
 
+def test_clone_and_assign_are_copies_on_the_tape(tmp_path):
+    """As in Warp, wp.clone and array.assign copy through wp.copy: b = clone(a); c.assign(b); loss = sum(c^2)
+    gives d loss / d a = 2a."""
+    sq, _, _ = copy_kernels(tmp_path, "float32")
+    a_np = np.array([1.0, -2.0, 3.0])
+    a = wp.array(a_np, dtype=float, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        b = wp.clone(a)
+        c = wp.zeros(3, dtype=float, requires_grad=True)
+        c.assign(b)
+        wp.launch(sq, dim=3, inputs=[c], outputs=[loss])
+    assert b.requires_grad and len(tape.launches) == 3
+    tape.backward(loss)
+    np.testing.assert_allclose(a.grad.numpy(), 2 * a_np)
+
+
 def test_copy_outside_a_tape_or_without_gradients_records_nothing():
     a = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
     b = wp.zeros(2)
