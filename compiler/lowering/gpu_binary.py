@@ -9,14 +9,14 @@ driver would only fail later, at load time, on the GPU machine."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 
 from mlir import ir
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
+
+from .cuda_tools import WHERE, ptxas_path
 
 _EXTERN = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([A-Za-z0-9_$.]+)", re.M)
 
@@ -48,21 +48,11 @@ def check_ptx(ptx: bytes) -> None:
                               f"defines (is libdevice.10.bc in the CUDA toolkit?)")
 
 
-def ptxas_path() -> str | None:
-    found = shutil.which("ptxas")
-    if found:
-        return found
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.path.isfile(os.path.join(root, "bin", "ptxas")):
-            return os.path.join(root, "bin", "ptxas")
-    return None
-
-
 def assemble_cubin(ptx_path: str, arch: int, out_path: str) -> None:
     """ptxas -arch=sm_<arch> -O3; raises GpuCompileError with ptxas' own message when it refuses the PTX."""
     ptxas = ptxas_path()
     if ptxas is None:
-        raise GpuCompileError("ptxas was not found (PATH, CUDA_HOME, /usr/local/cuda)")
+        raise GpuCompileError(f"ptxas was not found ({WHERE})")
     r = subprocess.run([ptxas, f"-arch=sm_{arch}", "-O3", ptx_path, "-o", out_path], capture_output=True, text=True)
     if r.returncode != 0:
         raise GpuCompileError(f"ptxas -arch=sm_{arch} rejected {ptx_path}:\n{r.stderr.strip()}")

@@ -2,7 +2,6 @@
 # -*- Python -*-
 
 import os
-import shutil
 import sys
 import tempfile
 
@@ -37,9 +36,17 @@ for tool in ("mlwarp-opt", "FileCheck", "not"):
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("%PYTHON", python))
 
-# `// REQUIRES: ptxas` for tests that assemble PTX (the CUDA toolkit's assembler; no GPU needed).
-if shutil.which("ptxas", path=config.environment["PATH"]):
+# `%ptxas` in RUN lines: the ptxas the compiler runs (compiler/lowering/cuda_tools.py: $MLWARP_PTXAS, the
+# nvidia-cuda-nvcc wheel of the test extra, PATH, a CUDA toolkit; no GPU needed). Where there is none, the
+# tests that assemble PTX fail (command not found): setup installs it.
+from mlwarp.compiler.lowering.cuda_tools import WHERE, ptxas_path  # noqa: E402 (no MLIR)
+
+ptxas = ptxas_path()
+if ptxas:
     config.available_features.add("ptxas")
+else:
+    lit_config.warning(f"ptxas not found ({WHERE}): the tests that assemble PTX fail; run scripts/setup-env.sh")
+config.substitutions.append(("%ptxas", ptxas or "ptxas"))
 
 
 def host_cpu_flags() -> set:

@@ -1,5 +1,5 @@
 # RUN: %PYTHON %s %t
-# RUN: ptxas -arch=sm_90 %t.ptx -o %t.cubin
+# RUN: %ptxas -arch=sm_90 %t.ptx -o %t.cubin
 # RUN: FileCheck %s < %t.ptx
 #
 # print / wp.printf / wp.expect_eq on the GPU: the frontend's libc printf calls become

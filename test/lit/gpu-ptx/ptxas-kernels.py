@@ -1,6 +1,6 @@
 # RUN: %PYTHON %s %t
-# RUN: ptxas -arch=sm_90 %t.blend.ptx -o %t.blend.cubin
-# RUN: ptxas -arch=sm_90 %t.histogram.ptx -o %t.histogram.cubin
+# RUN: %ptxas -arch=sm_90 %t.blend.ptx -o %t.blend.cubin
+# RUN: %ptxas -arch=sm_90 %t.histogram.ptx -o %t.histogram.cubin
 # RUN: cat %t.blend.ptx %t.histogram.ptx | FileCheck %s
 #
 # Kernels through the whole CUDA path (frontend -> warp -> gpu/NVVM -> PTX); the
