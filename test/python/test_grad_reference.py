@@ -1366,3 +1366,185 @@ def test_struct_store_then_a_field_store_into_the_same_element():
     check_against_numpy(struct_store_then_field_store, 3,
                         [particles(RNG.uniform(-1, 1, size=(3, 3)), np.array([0.5, 0.8, 1.1]))],
                         [wp.zeros(3, dtype=Particle, requires_grad=True)], ref)
+
+
+# == nested structs, 2-D launches, kernel returns, other sizes, a two-kernel tape ================================
+@wp.struct
+class Spring:
+    rest: f64
+    ends: wp.vec2d
+
+
+@wp.struct
+class Chain:
+    spring: Spring
+    tip: wp.vec3d
+
+
+@wp.kernel
+def nested_struct_local(x: wp.array(dtype=wp.vec3d), n: int, y: wp.array(dtype=wp.vec3d), r: wp.array(dtype=f64)):
+    i = wp.tid()
+    c = Chain()
+    c.tip = x[i]
+    c.spring.rest = f64(1.0)
+    for k in range(n):
+        c.spring.ends.y += c.tip.x * f64(0.5)
+        c.spring.rest *= f64(0.9) + c.spring.ends[1] * f64(0.1)
+        c.tip.z = c.tip.z * c.spring.rest + c.spring.ends.y
+    y[i] = c.tip
+    r[i] = c.spring.rest
+
+
+def test_nested_struct_local_with_nested_member_writes_in_a_loop():
+    def ref(x, n):
+        ys, rs = [], []
+        for tip in x:
+            tip, rest, ends_y = tip.copy(), 1.0, 0.0
+            for _ in range(n):
+                ends_y += tip[0] * 0.5
+                rest *= 0.9 + ends_y * 0.1
+                tip[2] = tip[2] * rest + ends_y
+            ys.append(tip)
+            rs.append(rest)
+        return np.array(ys), np.array(rs)
+
+    check_against_numpy(nested_struct_local, 3, [arr(RNG.uniform(-1, 1, size=(3, 3)), wp.vec3d), 4],
+                        [out(3, wp.vec3d), out(3)], ref)
+
+
+@wp.kernel
+def stencil_2d(x: wp.array(dtype=wp.vec2d, ndim=2), y: wp.array(dtype=f64, ndim=2)):
+    i, j = wp.tid()
+    v = x[i, j]
+    if i > 0:
+        v = v + x[i - 1, j] * f64(0.5)
+    if j + 1 < x.shape[1]:
+        v.y *= x[i, j + 1].x
+    y[i, j] = wp.dot(v, v) + wp.sin(v.x)
+
+
+def test_two_dimensional_launch_over_vectors():
+    def ref(x):
+        y = np.zeros(x.shape[:2])
+        for i in range(x.shape[0]):
+            for j in range(x.shape[1]):
+                v = x[i, j].copy()
+                if i > 0:
+                    v = v + x[i - 1, j] * 0.5
+                if j + 1 < x.shape[1]:
+                    v[1] *= x[i, j + 1, 0]
+                y[i, j] = np.dot(v, v) + math.sin(v[0])
+        return y
+
+    check_against_numpy(stencil_2d, (3, 4), [arr(RNG.uniform(-1, 1, size=(3, 4, 2)), wp.vec2d)],
+                        [wp.zeros((3, 4), dtype=f64, requires_grad=True)], ref)
+
+
+@wp.kernel
+def kernel_return_in_loop(x: wp.array(dtype=f64), n: int, y: wp.array(dtype=f64)):
+    i = wp.tid()
+    v = x[i]
+    for k in range(n):
+        v = v * v + f64(0.25)
+        if v > f64(2.0):
+            y[i] = v * f64(k + 1)
+            return
+    y[i] = -v
+
+
+def test_kernel_return_inside_a_loop():
+    def ref(x, n):
+        def one(v):
+            for k in range(n):
+                v = v * v + 0.25
+                if v > 2.0:
+                    return v * (k + 1)
+            return -v
+        return per_thread(one, x)
+
+    check_against_numpy(kernel_return_in_loop, 4, [arr([0.1, 0.9, 1.3, -1.6], f64), 5], [out(4)], ref)
+
+
+@wp.kernel
+def other_sizes(a: wp.array(dtype=wp.vec4d), m: wp.array(dtype=wp.mat44d), b: wp.array(dtype=wp.vec2d),
+                k: wp.array(dtype=wp.mat22d), y: wp.array(dtype=wp.vec4d), z: wp.array(dtype=wp.vec2d)):
+    i = wp.tid()
+    v = m[i] * a[i]
+    for j in range(4):
+        v[j] = v[j] * a[i][3 - j]
+    y[i] = wp.normalize(v) + wp.outer(b[i], b[i])[0, 1] * a[i]
+    w = k[i] * b[i]
+    w.x += wp.determinant(k[i])
+    z[i] = wp.transpose(k[i]) * w
+
+
+def test_vec4_mat44_vec2_mat22():
+    def ref(a, m, b, k):
+        ys, zs = [], []
+        for ai, mi, bi, ki in zip(a, m, b, k):
+            v = mi @ ai
+            v = v * ai[::-1]
+            ys.append(v / np.linalg.norm(v) + np.outer(bi, bi)[0, 1] * ai)
+            w = ki @ bi
+            w[0] += np.linalg.det(ki)
+            zs.append(ki.T @ w)
+        return np.array(ys), np.array(zs)
+
+    check_against_numpy(other_sizes, 3, [arr(RNG.uniform(-1, 1, size=(3, 4)), wp.vec4d),
+                                         arr(RNG.uniform(-1, 1, size=(3, 4, 4)), wp.mat44d),
+                                         arr(RNG.uniform(-1, 1, size=(3, 2)), wp.vec2d),
+                                         arr(RNG.uniform(-1, 1, size=(3, 2, 2)), wp.mat22d)],
+                        [out(3, wp.vec4d), out(3, wp.vec2d)], ref, rtol=1e-12)
+
+
+@wp.kernel
+def rotate_points(q: wp.array(dtype=wp.quatd), p: wp.array(dtype=wp.vec3d), out: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    v = p[i]
+    for k in range(3):
+        v = wp.quat_rotate(q[0], v)
+        v[k] += f64(0.1)
+    out[i] = v
+
+
+@wp.kernel
+def spread(p: wp.array(dtype=wp.vec3d), loss: wp.array(dtype=f64)):
+    i = wp.tid()
+    c = p[(i + 1) % 4] - p[i]
+    wp.atomic_add(loss, 0, wp.dot(c, c) * wp.length(p[i]))
+
+
+def test_two_kernel_tape_over_vectors_and_a_shared_quaternion():
+    # q[0] is read by every thread: its adjoint adds up over threads and through the second kernel
+    def forward_np(q, p):
+        rotated = []
+        for v in p:
+            v = v.copy()
+            for k in range(3):
+                v = quat_rotate(q[0], v)
+                v[k] += 0.1
+            rotated.append(v)
+        rotated = np.array(rotated)
+        c = np.roll(rotated, -1, axis=0) - rotated
+        return np.sum(np.sum(c * c, axis=1) * np.linalg.norm(rotated, axis=1))
+
+    qv = np.array([[0.3, -0.5, 0.2, 0.8]])
+    qv /= np.linalg.norm(qv)
+    pv = RNG.uniform(-1, 1, size=(4, 3))
+    q, p = arr(qv, wp.quatd), arr(pv, wp.vec3d)
+    mid, loss = out(4, wp.vec3d), out(1)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(rotate_points, 4, inputs=[q, p], outputs=[mid])
+        wp.launch(spread, 4, inputs=[mid], outputs=[loss])
+    assert loss.numpy()[0] == pytest.approx(forward_np(qv, pv), rel=1e-12)
+    tape.backward(loss=loss)
+    for got, j in ((q.grad.numpy(), 0), (p.grad.numpy(), 1)):
+        base = [qv, pv]
+        want = np.zeros_like(base[j])
+        for idx in np.ndindex(base[j].shape):
+            plus, minus = [b.copy() for b in base], [b.copy() for b in base]
+            plus[j][idx] += 1e-6
+            minus[j][idx] -= 1e-6
+            want[idx] = (forward_np(*plus) - forward_np(*minus)) / 2e-6
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
