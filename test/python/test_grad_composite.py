@@ -2,7 +2,9 @@
 finite differences in float64, in reverse and forward mode — generated: an overload is tested as soon as
 it is added. Its float64 argument types are found by trying sample types for each constraint; the
 output is contracted with a random weight w (loss = <w, y>), so every component of every argument's
-gradient is checked."""
+gradient is checked. Those differences are of mlwarp's own one-builtin kernel (each derivative rule against
+its lowering); NUMPY_REFERENCE also checks the simple overloads' values against numpy and their adjoints
+against differences of numpy, independently of the compiler."""
 
 from __future__ import annotations
 
@@ -126,3 +128,103 @@ def test_overload_gradient_matches_finite_differences(tmp_path, name, k):
           - forward(kernel, types, rt, [x - h * d for x, d in zip(xs, dirs)])) / (2 * h)
     np.testing.assert_allclose(np.asarray(dy.numpy(), dtype=np.float64).reshape(fd.shape), fd, rtol=1e-5,
                                atol=1e-6, err_msg=f"jvp of {name}")
+
+
+# -- the simple overloads against numpy: Warp's definitions written independently of the compiler ------------
+def kind_key(t) -> str:
+    """'s', 'v3', 'm33', 'q', 't': a type's short name for the NUMPY_REFERENCE keys."""
+    if t is f64:
+        return "s"
+    kind = wt.composite_kind(t)
+    if kind in ("quat", "transform"):
+        return kind[0]
+    return {"vec": "v", "mat": "m"}[kind] + "".join(map(str, shape_of(t)))
+
+
+def _cross(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _quat_mul(a, b):
+    return np.concatenate([a[3] * b[:3] + b[3] * a[:3] + _cross(a[:3], b[:3]), [a[3] * b[3] - np.dot(a[:3], b[:3])]])
+
+
+def _quat_rotate(q, v):  # Warp's formula, also off the unit sphere
+    return v * (2 * q[3] * q[3] - 1) + q[:3] * (2 * np.dot(q[:3], v)) + _cross(q[:3], v) * (2 * q[3])
+
+
+NUMPY_REFERENCE = {  # (name, argument kinds) -> per-thread numpy function
+    ("add", ("v3", "v3")): np.add, ("sub", ("v3", "v3")): np.subtract,
+    ("mul", ("v3", "s")): np.multiply, ("mul", ("s", "v3")): np.multiply,
+    ("mul", ("m33", "v3")): lambda m, v: m @ v, ("mul", ("v3", "m33")): lambda v, m: v @ m,
+    ("mul", ("m33", "m33")): lambda a, b: a @ b, ("mul", ("q", "q")): _quat_mul,
+    ("matmul", ("m33", "v3")): lambda m, v: m @ v, ("matmul", ("v3", "m33")): lambda v, m: v @ m,
+    ("matmul", ("m33", "m33")): lambda a, b: a @ b,
+    ("div", ("v3", "s")): np.divide, ("div", ("s", "v3")): np.divide,
+    ("neg", ("v3",)): np.negative, ("pos", ("v3",)): lambda v: v,
+    ("dot", ("v3", "v3")): np.dot, ("cross", ("v3", "v3")): _cross,
+    ("length_sq", ("v3",)): lambda v: np.dot(v, v), ("length", ("v3",)): np.linalg.norm,
+    ("normalize", ("v3",)): lambda v: v / np.linalg.norm(v), ("normalize", ("q",)): lambda q: q / np.linalg.norm(q),
+    ("cw_mul", ("v3", "v3")): np.multiply, ("cw_div", ("v3", "v3")): np.divide,
+    ("min", ("v3", "v3")): np.minimum, ("max", ("v3", "v3")): np.maximum,
+    ("min", ("v3",)): np.min, ("max", ("v3",)): np.max, ("abs", ("v3",)): np.abs,
+    ("sign", ("v3",)): lambda v: np.where(v < 0, -1.0, 1.0), ("mod", ("v3", "v3")): np.fmod,
+    ("outer", ("v3", "v3")): np.outer, ("lerp", ("v3", "v3", "s")): lambda a, b, t: a * (1 - t) + b * t,
+    ("transpose", ("m33",)): np.transpose, ("get_diag", ("m33",)): np.diag, ("diag", ("v3",)): np.diag,
+    ("trace", ("m33",)): np.trace, ("ddot", ("m33", "m33")): lambda a, b: np.sum(a * b),
+    ("skew", ("v3",)): lambda v: np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]]),
+    ("determinant", ("m33",)): np.linalg.det, ("inverse", ("m33",)): np.linalg.inv,
+    ("matrix_from_rows", ("v3", "v3")): lambda *r: np.array(r),
+    ("matrix_from_rows", ("v3", "v3", "v3")): lambda *r: np.array(r),
+    ("matrix_from_cols", ("v3", "v3")): lambda *c: np.array(c).T,
+    ("matrix_from_cols", ("v3", "v3", "v3")): lambda *c: np.array(c).T,
+    ("quat_inverse", ("q",)): lambda q: np.concatenate([-q[:3], q[3:]]), ("quat_rotate", ("q", "v3")): _quat_rotate,
+    ("quat_rotate_inv", ("q", "v3")): lambda q, v: _quat_rotate(np.concatenate([-q[:3], q[3:]]), v),
+    ("quat_to_matrix", ("q",)): lambda q: np.stack([_quat_rotate(q, e) for e in np.eye(3)], axis=1),
+    ("transform_get_translation", ("t",)): lambda t: t[:3], ("transform_get_rotation", ("t",)): lambda t: t[3:],
+    ("transform_point", ("t", "v3")): lambda t, v: t[:3] + _quat_rotate(t[3:], v),
+    ("transform_vector", ("t", "v3")): lambda t, v: _quat_rotate(t[3:], v),
+    ("transform_point", ("m44", "v3")): lambda m, v: (m @ np.append(v, 1.0))[:3],
+    ("transform_vector", ("m44", "v3")): lambda m, v: m[:3, :3] @ v,
+    ("spatial_top", ("v6",)): lambda v: v[:3], ("spatial_bottom", ("v6",)): lambda v: v[3:],
+    ("spatial_dot", ("v6", "v6")): np.dot,
+}
+
+
+def reference_cases():
+    keyed = {(name, tuple(kind_key(t) for t in signature(OVERLOADS[name][k])[0])): (name, k) for name, k in CASES}
+    return keyed
+
+
+def test_numpy_references_name_generated_cases():
+    assert sorted(set(NUMPY_REFERENCE) - set(reference_cases())) == []
+
+
+@pytest.mark.parametrize("key", sorted(NUMPY_REFERENCE), ids=[f"{n}{a}" for n, a in sorted(NUMPY_REFERENCE)])
+def test_overload_value_and_gradient_match_numpy(tmp_path, key):
+    name, k = reference_cases()[key]
+    types, rt = signature(OVERLOADS[name][k])
+    kernel = make_kernel(tmp_path, name, types, rt)
+    rng = np.random.default_rng(sum(map(ord, name)) + k + 1)
+    xs = [sample(t, rng) for t in types]
+    fn = NUMPY_REFERENCE[key]
+
+    def reference(values):
+        return np.array([fn(*row) for row in zip(*values)], dtype=np.float64).reshape((N,) + shape_of(rt))
+
+    np.testing.assert_allclose(forward(kernel, types, rt, xs), reference(xs), rtol=1e-12, atol=1e-14,
+                               err_msg=f"{name} against numpy")
+    w = rng.uniform(-1, 1, size=(N,) + shape_of(rt))
+    adj = [wp.zeros(N, dtype=t) for t in types]
+    wp.launch(kernel, dim=N, inputs=[arr(x, t) for x, t in zip(xs, types)], outputs=[wp.zeros(N, dtype=rt)],
+              adjoint=True, adj_inputs=adj, adj_outputs=[arr(w, rt)])
+    h = 1e-6
+    for j, x in enumerate(xs):
+        fd = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            p, m = [v.copy() for v in xs], [v.copy() for v in xs]
+            p[j][idx] += h
+            m[j][idx] -= h
+            fd[idx] = np.sum(w * (reference(p) - reference(m))) / (2 * h)
+        got = np.asarray(adj[j].numpy(), dtype=np.float64).reshape(x.shape)
+        np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6, err_msg=f"d <w, {name}> / d arg{j} against numpy")
