@@ -127,16 +127,57 @@ def companion_array(v: ir.Value, companions: dict, mapping: dict):
     if not (isinstance(v, ir.OpResult) and v.owner.name == "warp.struct_get"):
         return None
     field = ir.IntegerAttr(v.owner.attributes["field"]).value
-    src = v.owner.operands[0]
-    while isinstance(src, ir.OpResult) and src.owner.name in ("warp.struct_set", "warp.construct"):
-        if src.owner.name == "warp.construct":  # all fields given, or none (the zero struct: null arrays)
-            operands = list(src.owner.operands)
-            return companion_array(operands[field], companions, mapping) if operands else None
-        if ir.IntegerAttr(src.owner.attributes["field"]).value == field:
-            return companion_array(src.owner.operands[1], companions, mapping)
-        src = src.owner.operands[0]
-    found = companion_array(src, companions, mapping) if src in companions or isinstance(src, ir.OpResult) else None
+    origin = field_origin(v.owner.operands[0], field)
+    if origin is None:
+        return None
+    src, of_struct = origin
+    if not of_struct:
+        return companion_array(src, companions, mapping)
+    found = companion_array(src, companions, mapping)
     return None if found is None else wc.struct_get(found, field, v.type)
+
+
+def field_origin(v: ir.Value, field: int, carried=frozenset()):
+    """Where field `field` of the struct value `v` comes from: followed back through copies with other fields
+    replaced (warp.struct_set), scf.for loops that carry it unchanged (their results and their body's
+    arguments) and scf.if branches that all yield the same origin. (struct value, True): that field of that
+    struct value (a parameter, a field of one, or a value this cannot see through); (value, False): the value
+    stored into the field (struct_set, construct); None: the field of a zero-built struct. `carried`: loop
+    arguments being checked, taken as their own origin."""
+    while True:
+        if v in carried:
+            return v, True
+        if isinstance(v, ir.BlockArgument):
+            loop = v.owner.owner.operation
+            if loop.name == "scf.for" and v.arg_number > 0 and carries_field(loop, v.arg_number - 1, field, carried):
+                v = loop.operands[3 + v.arg_number - 1]
+                continue
+            return v, True
+        op = v.owner.operation
+        if op.name == "warp.struct_set":
+            if ir.IntegerAttr(op.attributes["field"]).value == field:
+                return op.operands[1], False
+            v = op.operands[0]
+        elif op.name == "warp.construct":  # all fields given, or none (the zero struct: null arrays)
+            operands = list(op.operands)
+            return (operands[field], False) if operands else None
+        elif op.name == "scf.for" and carries_field(op, v.result_number, field, carried):
+            v = op.operands[3 + v.result_number]
+        elif op.name == "scf.if" and all(r.blocks for r in op.regions):
+            origins = [field_origin(terminator(r.blocks[0]).operands[v.result_number], field, carried)
+                       for r in op.regions]
+            if origins[0] != origins[1] or origins[0] is None or not origins[0][1]:
+                return origins[0] if origins[0] == origins[1] else (v, True)
+            v = origins[0][0]
+        else:
+            return v, True
+
+
+def carries_field(loop, k: int, field: int, carried) -> bool:
+    """Whether the scf.for `loop` yields field `field` of its k-th carried value unchanged."""
+    body = loop.regions[0].blocks[0]
+    arg = body.arguments[1 + k]
+    return field_origin(terminator(body).operands[k], field, carried | {arg}) == (arg, True)
 
 
 def body_ops(block: ir.Block) -> list:

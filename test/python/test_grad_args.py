@@ -463,7 +463,7 @@ def test_grad_assignment_checks_and_sets_requires_grad():
     assert a.grad is None
 
 
-# -- struct array fields reached through a @wp.func, a copy with a field replaced, a loop -------------------
+# -- struct array fields reached through a @wp.func, a copy with a field replaced, loops, branches ----------
 FLOW_SOURCE = """
 import mlwarp as wp
 
@@ -495,13 +495,37 @@ def in_loop(x: wp.array(dtype=float), s: S, other: wp.array(dtype=float), y: wp.
     for j in range(3):
         acc += s.w[j] * x[i]
     y[i] = acc
+
+@wp.kernel
+def loop_carried(x: wp.array(dtype=float), s: S, other: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    q = s
+    acc = float(0.0)
+    for j in range(other.shape[0] - 1):  # a dynamic loop carrying q
+        q.scale = q.scale * 2.0
+        acc += q.w[i] * x[i]
+    y[i] = acc + q.w[i] * q.scale * x[i]
+
+@wp.kernel
+def branch_merged(x: wp.array(dtype=float), s: S, other: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    q = s
+    if x[i] > 1.5:
+        q.scale = 10.0
+    y[i] = q.w[i] * q.scale * x[i]
 """
 
 X_NP, W_NP, OTHER_NP, SCALE = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0]), np.array([4.0, -2.0, 1.0]), 2.0
-FLOW_REFERENCES = {  # kernel -> (y, dsum(y)/dx, dsum(y)/dw, dsum(y)/dother), written out
-    "through_func": (W_NP * X_NP * SCALE, W_NP * SCALE, X_NP * SCALE, np.zeros(3)),
-    "field_replaced": (W_NP * X_NP * 3.0 + OTHER_NP * SCALE, W_NP * 3.0, X_NP * 3.0, np.full(3, SCALE)),
-    "in_loop": (np.sum(W_NP) * X_NP, np.full(3, np.sum(W_NP)), np.full(3, np.sum(X_NP)), np.zeros(3)),
+BRANCH = np.where(X_NP > 1.5, 10.0, SCALE)  # branch_merged's scale per thread
+FLOW_REFERENCES = {  # kernel -> (y, dsum(y)/dx, dsum(y)/dw, dsum(y)/dother, dy along a tangent dw), written out
+    "through_func": (W_NP * X_NP * SCALE, W_NP * SCALE, X_NP * SCALE, np.zeros(3), lambda dw: dw * X_NP * SCALE),
+    "field_replaced": (W_NP * X_NP * 3.0 + OTHER_NP * SCALE, W_NP * 3.0, X_NP * 3.0, np.full(3, SCALE),
+                       lambda dw: dw * X_NP * 3.0),
+    "in_loop": (np.sum(W_NP) * X_NP, np.full(3, np.sum(W_NP)), np.full(3, np.sum(X_NP)), np.zeros(3),
+                lambda dw: np.sum(dw) * X_NP),
+    # two iterations: acc = 2 w x, then scale = 4 * SCALE = 8
+    "loop_carried": (10.0 * W_NP * X_NP, 10.0 * W_NP, 10.0 * X_NP, np.zeros(3), lambda dw: 10.0 * dw * X_NP),
+    "branch_merged": (BRANCH * W_NP * X_NP, BRANCH * W_NP, BRANCH * X_NP, np.zeros(3), lambda dw: BRANCH * dw * X_NP),
 }
 
 
@@ -509,7 +533,7 @@ FLOW_REFERENCES = {  # kernel -> (y, dsum(y)/dx, dsum(y)/dw, dsum(y)/dother), wr
 def test_struct_array_field_gradients_through_funcs_copies_and_loops(tmp_path, name):
     k = kernel_from_source(tmp_path, FLOW_SOURCE, name)
     S = __import__(k.func.__module__).S
-    y_ref, dx, dw, dother = FLOW_REFERENCES[name]
+    y_ref, dx, dw, dother, along = FLOW_REFERENCES[name]
     x, w, other = (wp.array(a, dtype=float, requires_grad=True) for a in (X_NP, W_NP, OTHER_NP))
     y = wp.zeros(3, dtype=float, requires_grad=True)
     s = S(scale=SCALE, w=w)
@@ -526,9 +550,7 @@ def test_struct_array_field_gradients_through_funcs_copies_and_loops(tmp_path, n
     dy = wp.zeros(3, dtype=float)
     wp.jvp(k, 3, inputs=[x, s, other], outputs=[wp.zeros(3, dtype=float)], tan_inputs=[None, tan_s, None],
            tan_outputs=[dy])
-    per_thread = {"through_func": dw_dir * X_NP * SCALE, "field_replaced": dw_dir * X_NP * 3.0,
-                  "in_loop": np.sum(dw_dir) * X_NP}[name]
-    np.testing.assert_allclose(dy.numpy(), per_thread, rtol=1e-6)
+    np.testing.assert_allclose(dy.numpy(), along(dw_dir), rtol=1e-6)
 
 
 OUTPUT_FIELD_SOURCE = """
