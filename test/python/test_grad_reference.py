@@ -1552,3 +1552,47 @@ def test_two_kernel_tape_over_vectors_and_a_shared_quaternion():
             minus[j][idx] -= 1e-6
             want[idx] = (forward_np(*plus) - forward_np(*minus)) / 2e-6
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+# -- the in-place updates Warp 1.19.0 gets wrong, inside loops ------------------------------------------------
+@wp.kernel
+def inplace_updates_in_loops(x: wp.array(dtype=wp.vec3d), q: wp.array(dtype=wp.quatd), m: wp.array(dtype=wp.mat33d),
+                             n: int, y: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    v = x[i]
+    t = wp.transformd(wp.vec3d(), q[i])
+    a = m[i]
+    k = int(0)
+    while k < n:
+        v += v * f64(0.5)
+        v[k % 3] *= a[k % 3, 0]
+        a[(k + 1) % 3] *= f64(0.8)
+        r = t.q
+        r.x += v.y * f64(0.1)
+        t.q = wp.normalize(r)
+        t.p += v * f64(0.1)
+        k += 1
+    y[i] = wp.transform_point(t, a * v)
+
+
+def test_inplace_vector_quaternion_matrix_and_transform_updates_in_a_while_loop():
+    def ref(x, q, m, n):
+        ys = []
+        for v, r0, a in zip(x, q, m):
+            v, a, rot, p = v.copy(), a.copy(), r0.copy(), np.zeros(3)
+            for k in range(n):
+                v = v + v * 0.5
+                v[k % 3] *= a[k % 3, 0]
+                a[(k + 1) % 3] *= 0.8
+                r = rot.copy()
+                r[0] += v[1] * 0.1
+                rot = r / np.linalg.norm(r)
+                p = p + v * 0.1
+            ys.append(p + quat_rotate(rot, a @ v))
+        return np.array(ys)
+
+    qs = RNG.normal(size=(3, 4))
+    check_against_numpy(inplace_updates_in_loops, 3,
+                        [arr(RNG.uniform(-1, 1, size=(3, 3)), wp.vec3d),
+                         arr(qs / np.linalg.norm(qs, axis=1, keepdims=True), wp.quatd),
+                         arr(RNG.uniform(-1, 1, size=(3, 3, 3)), wp.mat33d), 4], [out(3, wp.vec3d)], ref, rtol=1e-12)
