@@ -139,22 +139,29 @@ def companion_array(v: ir.Value, companions: dict, mapping: dict):
 
 def field_origin(v: ir.Value, field: int, carried=frozenset()):
     """Where field `field` of the struct value `v` comes from: followed back through copies with other fields
-    replaced (warp.struct_set), scf.for loops that carry it unchanged (their results and their body's
-    arguments) and scf.if branches that all yield the same origin. (struct value, True): that field of that
-    struct value (a parameter, a field of one, or a value this cannot see through); (value, False): the value
-    stored into the field (struct_set, construct); None: the field of a zero-built struct. `carried`: loop
-    arguments being checked, taken as their own origin."""
+    replaced (warp.struct_set), scf.for / scf.while loops that carry it unchanged (their results and their
+    regions' arguments) and scf.if branches that both yield the same origin. (struct value, True): that field
+    of that struct value (a parameter, a field of one, or a value this cannot see through); (value, False):
+    the value stored into the field (struct_set, construct); None: the field of a zero-built struct.
+    `carried`: the loop arguments being checked, taken as their own origin."""
     while True:
         if v in carried:
             return v, True
         if isinstance(v, ir.BlockArgument):
-            loop = v.owner.owner.operation
-            if loop.name == "scf.for" and v.arg_number > 0 and carries_field(loop, v.arg_number - 1, field, carried):
-                v = loop.operands[3 + v.arg_number - 1]
+            loop, k = v.owner.owner.operation, v.arg_number
+            if loop.name == "scf.while" and v.owner == loop.regions[1].blocks[0]:  # after: what before passed
+                v = terminator(loop.regions[0].blocks[0]).operands[1 + k]
+                continue
+            if loop.name == "scf.for":
+                k -= 1  # the induction variable comes first
+            if loop.name in ("scf.for", "scf.while") and k >= 0 and carries_field(loop, k, field, carried):
+                v = loop_inits(loop)[k]
                 continue
             return v, True
         op = v.owner.operation
-        if op.name == "warp.struct_set":
+        if op.name == "scf.while":  # its results: what the last `before` passed
+            v = terminator(op.regions[0].blocks[0]).operands[1 + v.result_number]
+        elif op.name == "warp.struct_set":
             if ir.IntegerAttr(op.attributes["field"]).value == field:
                 return op.operands[1], False
             v = op.operands[0]
@@ -162,22 +169,33 @@ def field_origin(v: ir.Value, field: int, carried=frozenset()):
             operands = list(op.operands)
             return (operands[field], False) if operands else None
         elif op.name == "scf.for" and carries_field(op, v.result_number, field, carried):
-            v = op.operands[3 + v.result_number]
+            v = loop_inits(op)[v.result_number]
         elif op.name == "scf.if" and all(r.blocks for r in op.regions):
-            origins = [field_origin(terminator(r.blocks[0]).operands[v.result_number], field, carried)
-                       for r in op.regions]
-            if origins[0] != origins[1] or origins[0] is None or not origins[0][1]:
-                return origins[0] if origins[0] == origins[1] else (v, True)
-            v = origins[0][0]
+            then, other = (field_origin(terminator(r.blocks[0]).operands[v.result_number], field, carried)
+                           for r in op.regions)
+            if then != other:  # the branches differ: nothing to follow
+                return v, True
+            if then is None or not then[1]:  # both a zero struct, or both store the same value
+                return then
+            v = then[0]
         else:
             return v, True
 
 
+def loop_inits(loop) -> list:
+    """The initial values of an scf.for's or scf.while's carried state."""
+    return list(loop.operands)[3:] if loop.name == "scf.for" else list(loop.operands)
+
+
 def carries_field(loop, k: int, field: int, carried) -> bool:
-    """Whether the scf.for `loop` yields field `field` of its k-th carried value unchanged."""
-    body = loop.regions[0].blocks[0]
-    arg = body.arguments[1 + k]
-    return field_origin(terminator(body).operands[k], field, carried | {arg}) == (arg, True)
+    """Whether the scf.for / scf.while `loop` yields field `field` of its k-th carried value unchanged."""
+    if loop.name == "scf.for":
+        body = loop.regions[0].blocks[0]
+        arg, yielded = body.arguments[1 + k], terminator(body).operands[k]
+    else:
+        arg = loop.regions[0].blocks[0].arguments[k]
+        yielded = terminator(loop.regions[1].blocks[0]).operands[k]
+    return field_origin(yielded, field, carried | {arg}) == (arg, True)
 
 
 def body_ops(block: ir.Block) -> list:

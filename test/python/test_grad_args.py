@@ -160,7 +160,8 @@ def test_adjoint_launch_bad_adjoints_name_the_argument(tmp_path):
                             "value has 1.")
     with pytest.raises(LaunchError) as e:
         launch(wp.vec3d(1.0, 2.0, 3.0), None)
-    assert str(e.value) == "Error launching kernel 'k', argument 'adj_g' expects vec3f, but passed value has type vec3d."
+    assert str(e.value) == ("Error launching kernel 'k', argument 'adj_g' expects vec3f, but passed value has type "
+                            "vec3d.")
     with pytest.raises(LaunchError) as e:
         launch(None, 2.0)
     assert str(e.value) == ("Error launching kernel 'k', argument 'adj_s' expects a struct Outer, but passed value "
@@ -507,6 +508,14 @@ def loop_carried(x: wp.array(dtype=float), s: S, other: wp.array(dtype=float), y
     y[i] = acc + q.w[i] * q.scale * x[i]
 
 @wp.kernel
+def while_carried(x: wp.array(dtype=float), s: S, other: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    q = s
+    while q.scale < 10.0:  # 2 -> 4 -> 8 -> 16
+        q.scale = q.scale * 2.0
+    y[i] = q.w[i] * q.scale * x[i]
+
+@wp.kernel
 def branch_merged(x: wp.array(dtype=float), s: S, other: wp.array(dtype=float), y: wp.array(dtype=float)):
     i = wp.tid()
     q = s
@@ -525,6 +534,7 @@ FLOW_REFERENCES = {  # kernel -> (y, dsum(y)/dx, dsum(y)/dw, dsum(y)/dother, dy 
                 lambda dw: np.sum(dw) * X_NP),
     # two iterations: acc = 2 w x, then scale = 4 * SCALE = 8
     "loop_carried": (10.0 * W_NP * X_NP, 10.0 * W_NP, 10.0 * X_NP, np.zeros(3), lambda dw: 10.0 * dw * X_NP),
+    "while_carried": (16.0 * W_NP * X_NP, 16.0 * W_NP, 16.0 * X_NP, np.zeros(3), lambda dw: 16.0 * dw * X_NP),
     "branch_merged": (BRANCH * W_NP * X_NP, BRANCH * W_NP, BRANCH * X_NP, np.zeros(3), lambda dw: BRANCH * dw * X_NP),
 }
 
