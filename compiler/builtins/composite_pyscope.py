@@ -124,6 +124,9 @@ def call(name: str, args):
         impl = _minmax(name, types)
     elif name == "mul" and wt.composite_kind(types[0]) == "quat" and types[0] == types[-1]:
         impl = _qmul
+    elif name in ("transform_point", "transform_vector") and wt.composite_kind(types[0]) == "mat":
+        w = 1.0 if name == "transform_point" else 0.0
+        impl = lambda m, x: (m @ np.append(x, w))[:3]  # noqa: E731
     elif name in ("mul", "matmul") and all(wt.is_composite(t) for t in types):
         impl = np.matmul
     else:

@@ -97,9 +97,14 @@ def add_opt(a, b):
     return b if a is None else a if b is None else a + b
 
 
-def scalar_factor(cond_positive: V, value: V) -> V:
-    """value where cond_positive > 0, else 0 (a scalar select: division results at 0 are discarded)."""
-    return select(cond_positive > 0.0, value, 0.0, value)
+def zero_unless(positive: V, value: V) -> V:
+    """value where the scalar `positive` > 0, else exactly zero (a select, scalar or composite): what a
+    division by `positive` gives at 0 is discarded, and so is an infinite adjoint or tangent inside
+    `value`, which a multiplication by a 0/1 mask would turn into NaN (Warp's adj_length/adj_normalize
+    add nothing there)."""
+    if shape_of(value) is None:
+        return select(positive > 0.0, value, 0.0, value)
+    return call("where", positive > 0.0, value, zeros_like(value))
 
 
 # -- rule kinds -------------------------------------------------------------------------------
@@ -214,14 +219,14 @@ set_overload_grad("outer", ["Vector", "Vector"], Bilinear("outer", lambda g, a, 
 set_overload_grad("length_sq", ["VectorLike"], Custom(lambda g, v, out: [v * (g * 2.0)],
                                                       lambda t, v, out: inner(v, t[0]) * 2.0))
 set_overload_grad("length", ["VectorLike"], Custom(  # zero gradient at the zero vector
-    lambda g, v, out: [v * scalar_factor(out, g / out)],
-    lambda t, v, out: inner(v, t[0]) * scalar_factor(out, 1.0 / out)))
+    lambda g, v, out: [zero_unless(out, (v / out) * g)],
+    lambda t, v, out: zero_unless(out, inner(v, t[0]) / out)))
 
 
 def _normalize_map(d: V, v: V, out: V) -> V:
     """(d - out * <out, d>) / |v|: the (symmetric) Jacobian of v / |v| applied to d; 0 at v = 0."""
     n = call("length", v)
-    return (d - out * inner(out, d)) * scalar_factor(n, 1.0 / n)
+    return zero_unless(n, (d - out * inner(out, d)) * (1.0 / n))
 
 
 set_overload_grad("normalize", ["Vector"], Custom(lambda g, v, out: [_normalize_map(g, v, out)],

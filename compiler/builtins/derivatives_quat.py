@@ -11,7 +11,7 @@ quat_to_axis / quat_to_angle (an atan2 inside) have closed-form rules.
 from __future__ import annotations
 
 from .derivatives import Expansion, V, call, const, select, warp_type
-from .derivatives_composite import Custom, construct, extract, indices, set_overload_grad, shape_of
+from .derivatives_composite import Custom, construct, extract, indices, set_overload_grad, shape_of, zero_unless
 
 
 # -- values ------------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ def _axis_parts(q: V):
 def _normalize_map(d: V, v: V) -> V:
     n = call("length", v)
     u = call("normalize", v)
-    return (d - u * call("dot", u, d)) * select(n > 0.0, 1.0 / n, 0.0, n)
+    return zero_unless(n, (d - u * call("dot", u, d)) * (1.0 / n))
 
 
 def _quat_from_v_w(q: V, dv: V, dw: V) -> V:
@@ -200,20 +200,20 @@ def _angle_terms(q):
     n = call("length", v)
     aw = w * s
     denom = n * n + w * w
-    k_v = aw * 2.0 / denom * select(n > 0.0, 1.0 / n, 0.0, n)  # times <v, dv>
+    k_v = aw * 2.0 / denom / n  # times <v, dv>, where |v| > 0 (the v term is zero at v = 0)
     k_w = -(n * s * 2.0 / denom)  # times dw
-    return v, k_v, k_w
+    return v, n, k_v, k_w
 
 
 def _angle_vjp(g, q, out):
-    v, k_v, k_w = _angle_terms(q)
-    return [_quat_from_v_w(q, v * (g * k_v), g * k_w)]
+    v, n, k_v, k_w = _angle_terms(q)
+    return [_quat_from_v_w(q, zero_unless(n, v * (g * k_v)), g * k_w)]
 
 
 def _angle_jvp(t, q, out):
-    v, k_v, k_w = _angle_terms(q)
+    v, n, k_v, k_w = _angle_terms(q)
     dq = comps(t[0])
-    return call("dot", v, vec3(scalar_of(q), dq[:3])) * k_v + dq[3] * k_w
+    return zero_unless(n, call("dot", v, vec3(scalar_of(q), dq[:3])) * k_v) + dq[3] * k_w
 
 
 # -- the table -------------------------------------------------------------------------------------------
@@ -251,6 +251,20 @@ set_overload_grad("transform_point", ["Transformation", "Vector"], Expansion(
     lambda t, x: call("transform_get_translation", t) + call("quat_rotate", call("transform_get_rotation", t), x)))
 set_overload_grad("transform_vector", ["Transformation", "Vector"], Expansion(
     lambda t, x: call("quat_rotate", call("transform_get_rotation", t), x)))
+
+
+def _homogeneous(w: float):
+    def expand(m, x):
+        s = scalar_of(x)
+        x4 = construct(typ("vec", s, (4,)), comps(x) + [const(w, s)])
+        return vec3(s, comps(call("mul", m, x4))[:3])
+
+    expand.__name__ = f"homogeneous_w{int(w)}"
+    return expand
+
+
+set_overload_grad("transform_point", ["Matrix", "Vector"], Expansion(_homogeneous(1.0)))
+set_overload_grad("transform_vector", ["Matrix", "Vector"], Expansion(_homogeneous(0.0)))
 set_overload_grad("transform_multiply", ["Transformation", "Transformation"], Expansion(t_multiply))
 set_overload_grad("mul", ["Transformation", "Transformation"], Expansion(t_multiply))
 set_overload_grad("transform_inverse", ["Transformation"], Expansion(t_inverse))

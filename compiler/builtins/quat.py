@@ -250,6 +250,26 @@ overload("transform_point", ["Transformation", "Vector"], lambda ts: vec_type(3,
 overload("transform_vector", ["Transformation", "Vector"], lambda ts: vec_type(3, _check(ts, TRANSFORM, VEC3)),
          doc="quat_rotate(q, x)")(lambda args, types, rt: rotate(tparts(args[0])[1], args[1]).value)
 
+MAT44 = ("mat", (4, 4))
+
+
+def _homogeneous(w: float):
+    """m * (x, w), its first three components: a 4x4 matrix applied to a point (w = 1) or a vector (w = 0),
+    as Warp's transform_point/transform_vector(mat44, vec3)."""
+
+    def lower(args, types, rt):
+        x = V(args[1])
+        x4 = vm.from_elements([x[0], x[1], x[2], V(vm.constant(w, vm.elem_type(x.type)), x.kind)])
+        return vm.from_elements([vm.dot(row, x4) for row in rows(args[0], types[0])[:3]]).value
+
+    return lower
+
+
+overload("transform_point", ["Matrix", "Vector"], lambda ts: vec_type(3, _check(ts, MAT44, VEC3)),
+         doc="(m * (x, 1))[:3]: x transformed by the homogeneous 4x4 matrix m")(_homogeneous(1.0))
+overload("transform_vector", ["Matrix", "Vector"], lambda ts: vec_type(3, _check(ts, MAT44, VEC3)),
+         doc="(m * (x, 0))[:3]: the direction x transformed by the 4x4 matrix m (no translation)")(_homogeneous(0.0))
+
 
 def _tmul(args, types, rt):
     (pa, qa), (pb, qb) = tparts(args[0]), tparts(args[1])

@@ -33,6 +33,7 @@ from .config import config  # noqa: E402,F401
 from .kernel import Kernel, kernel  # noqa: E402,F401
 from .func import Function, func  # noqa: E402,F401
 from .rigid import *  # noqa: E402,F401,F403  (transform_to_matrix, quat_to_rpy, ... as @wp.func)
+from .norms import *  # noqa: E402,F401,F403  (norm_l1, norm_huber, smooth_normalize, ... as @wp.func)
 from .random import *  # noqa: E402,F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
 from .static import constant, static  # noqa: E402,F401
 from .launch import launch, synchronize, synchronize_device  # noqa: E402,F401

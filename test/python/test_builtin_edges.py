@@ -315,3 +315,23 @@ def test_composite_negation_keeps_the_sign_of_zero():
 def test_negation_in_python_scope():
     assert not np.signbit(wp.neg(0.0))
     assert wp.neg(wp.int8(-128)) == wp.int8(-128)
+
+
+def test_length_and_normalize_adjoints_at_the_zero_vector_are_zero_not_nan():
+    # 1/length(v) and 1/normalize(v)[0] send an infinite adjoint into length/normalize at v = 0, where
+    # Warp's adj_length/adj_normalize add nothing
+    @wp.kernel
+    def k(v: wp.array(dtype=wp.vec3), out: wp.array(dtype=float)):
+        i = wp.tid()
+        out[i] = 1.0 / wp.length(v[i]) + 1.0 / wp.normalize(v[i])[0]
+
+    vv = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0]], np.float32)
+    v = wp.array(vv, dtype=wp.vec3, requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    _backward(k, 2, [v], out)
+    x = vv[1].astype(np.float64)
+    n = np.linalg.norm(x)
+    # d(1/|x|) = -x/|x|^3; d(|x|/x0) = x/(|x| x0) - |x|/x0^2 e0
+    expected = -x / n ** 3 + x / (n * x[0]) - n / x[0] ** 2 * np.eye(3)[0]
+    np.testing.assert_array_equal(v.grad.numpy()[0], [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(v.grad.numpy()[1], expected, rtol=1e-6)
