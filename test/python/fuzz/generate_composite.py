@@ -1,0 +1,444 @@
+"""Random composite programs (see composite.py for the IR and semantics), drawn either through hypothesis
+(CI: seeded, shrinkable) or from a `random.Random` (campaigns, which put many programs in one module).
+
+Loops are bounded (trip counts 0..4, every while loop has an iteration bound); dynamic component indices are
+`wp.clamp(e, 0, n - 1)` and atomic indices `wp.clamp(e, 0, size - 1)`, so nothing is out of bounds.
+"""
+
+from __future__ import annotations
+
+import random
+
+from .composite import (ACCUMULATORS, COMPOSITES, FEATURES, LETTERS, MATS, STRUCT_FIELDS, VECS, Func, Program,
+                        length_of)
+from .program import E, S
+
+FLOAT_CONSTS = [k / 8 for k in range(-16, 17)]  # exact in float32 and float64
+IMMUTABLE = ("k", "c", "p", "tid", "i", "j")  # loop variables, while counters, @wp.func parameters, indices
+PREFIX = {"i": "n", "s": "x", "S": "r"}
+
+
+class Draws:
+    """The choices a generator makes: through hypothesis' `draw` or a random.Random."""
+
+    def __init__(self, draw=None, rng: random.Random | None = None):
+        self.draw, self.rng = draw, rng
+
+    def integer(self, lo, hi):
+        if self.rng is not None:
+            return self.rng.randint(lo, hi)
+        import hypothesis.strategies as st
+
+        return self.draw(st.integers(lo, hi))
+
+    def pick(self, options):
+        options = list(options)
+        return options[self.integer(0, len(options) - 1)]
+
+    def chance(self, in_8):
+        return self.integer(0, 7) < in_8
+
+
+def _const(t, v):
+    return E("const", t, (v,))
+
+
+class Generator:
+    def __init__(self, d: Draws, p, types, grad=False, max_depth=3, max_stmts=4):
+        self.d, self.p, self.types, self.grad = d, p, types, grad
+        self.max_depth, self.max_stmts = max_depth, max_stmts
+        self.names = 0
+        self.funcs = []
+        self.in_func = False
+        self.body_outputs = set()  # output arrays the body writes (forward programs only)
+        self.index = "tid"
+        self.dims2 = False  # a 2-D launch: xs is a 2-D array read at [i, j]
+        self.atomic_i_op = "atomic_add"
+
+    def fresh(self, t):
+        self.names += 1
+        return f"{PREFIX.get(t, 'u')}{self.names}"
+
+    def names_of(self, scope, t, mutable=False):
+        return [n for n, nt in scope.items() if nt == t and not (mutable and n.startswith(IMMUTABLE))]
+
+    # -- expressions ---------------------------------------------------------------------------------------
+    def expr(self, t, scope, depth=0):
+        if t == "b":
+            return self.condition(scope, depth)
+        leaf = depth >= self.max_depth or self.d.chance(2)
+        if t == "i":
+            return self.int_expr(scope, depth, leaf)
+        if t == "s":
+            return self.scalar_expr(scope, depth, leaf)
+        if t == "S":
+            names = self.names_of(scope, "S")
+            # mlwarp differentiates a struct array read only at the thread's own index (`i = wp.tid()`)
+            loads = not self.in_func and not (self.grad and self.dims2)
+            options = ["struct"] + ["load"] * loads + (["var"] * 3 if names else [])
+            kind = self.d.pick(options)
+            if kind == "var":
+                return E("var", "S", (self.d.pick(names),))
+            if kind == "load":
+                return E("load", "S", ("xS", self.index))
+            return E("struct", "S")
+        return self.composite_expr(t, scope, depth, leaf)
+
+    def int_expr(self, scope, depth, leaf):
+        names = self.names_of(scope, "i")
+        if leaf:
+            kind = self.d.pick(["const"] + ["var"] * 3 * bool(names) + ["field"] * bool(self.names_of(scope, "S"))
+                               + ["load"] * (not self.in_func))
+            if kind == "var":
+                return E("var", "i", (self.d.pick(names),))
+            if kind == "field":
+                return E("attr", "i", (E("var", "S", (self.d.pick(self.names_of(scope, "S")),)), "n"))
+            if kind == "load":
+                return E("load", "i", ("xi", self.index))
+            return _const("i", self.d.integer(-3, 3))
+        op = self.d.pick(["add", "sub", "mul", "min", "max"])
+        return E(op, "i", (self.expr("i", scope, depth + 1), self.expr("i", scope, depth + 1)))
+
+    def component_base(self, scope, t):
+        """A composite of type t whose components are read: a local or an input element (or, with the
+        expr_components feature, any expression: `(v + v).x`)."""
+        names = self.names_of(scope, t)
+        loads = {"v3": "xv", "m33": "xm", "q": "xq"}
+        options = ["var"] * 4 * bool(names) + ["load"] * (t in loads and not self.in_func) \
+            + ["expr"] * ("expr_components" in FEATURES)
+        if t == "v3" and self.names_of(scope, "S"):
+            options.append("field")
+        if not options:
+            return None
+        kind = self.d.pick(options)
+        if kind == "var":
+            return E("var", t, (self.d.pick(names),))
+        if kind == "load":
+            return E("load", t, (loads[t], self.index))
+        if kind == "field":
+            return E("attr", "v3", (E("var", "S", (self.d.pick(self.names_of(scope, "S")),)), "v"))
+        return self.composite_expr(t, scope, self.max_depth - 1, False)
+
+    def component_read(self, scope):
+        t = self.d.pick([x for x in self.types if x != "S"])
+        base = self.component_base(scope, t)
+        if base is None:
+            return None
+        n = length_of(t)
+        if t in MATS:
+            return E("elem", "s", (base, self.d.integer(0, n - 1), self.d.integer(0, n - 1)))
+        kind = self.d.pick(["index", "attr", "dyn"])
+        if kind == "index":
+            return E("index", "s", (base, self.d.integer(0, n - 1)))
+        if kind == "attr":
+            return E("attr", "s", (base, LETTERS[self.d.integer(0, n - 1)]))
+        return E("dyn_index", "s", (base, self.expr("i", scope, 2), n))
+
+    def scalar_expr(self, scope, depth, leaf):
+        names = self.names_of(scope, "s")
+        if leaf:
+            kinds = ["const", "component", "component"] + ["var"] * 4 * bool(names) + ["load"] * 2 * (not self.in_func)
+            if self.names_of(scope, "S"):
+                kinds.append("field")
+            kind = self.d.pick(kinds)
+            if kind == "var":
+                return E("var", "s", (self.d.pick(names),))
+            if kind == "load":
+                return E("load", "s", ("xs", "i, j" if self.index == "tid" and self.dims2 else self.index))
+            if kind == "field":
+                return E("attr", "s", (E("var", "S", (self.d.pick(self.names_of(scope, "S")),)), "a"))
+            if kind == "component":
+                e = self.component_read(scope)
+                if e is not None:
+                    return e
+            return _const("s", self.d.pick(FLOAT_CONSTS))
+        sub = lambda tt="s": self.expr(tt, scope, depth + 1)  # noqa: E731
+        vec_types = [t for t in self.types if t in VECS]
+        mat_types = [t for t in self.types if t in MATS]
+        kinds = ["bin", "bin", "un", "reduce", "reduce"] + ["det"] * bool(mat_types) \
+            + ["call"] * bool([f for f in self.funcs if f.type == "s"])
+        kind = self.d.pick(kinds)
+        if kind == "bin":
+            return E(self.d.pick(["add", "sub", "mul", "min", "max"]), "s", (sub(), sub()))
+        if kind == "un":
+            return E(self.d.pick(["neg", "abs", "sin", "cos"]), "s", (sub(),))
+        if kind == "det":
+            return E("determinant", "s", (sub(self.d.pick(mat_types)),))
+        if kind == "call":
+            return self.call("s", scope, depth)
+        t = self.d.pick(vec_types + ["q"] * ("q" in self.types))
+        op = self.d.pick(["dot", "length", "length_sq"]) if t != "q" else "dot"
+        args = (sub(t), sub(t)) if op == "dot" else (sub(t),)
+        return E(op, "s", args)
+
+    def call(self, t, scope, depth):
+        f = self.d.pick([f for f in self.funcs if f.type == t])
+        return E("call", t, (f.name, *[self.expr(pt, scope, depth + 1) for _, pt in f.params]))
+
+    def composite_expr(self, t, scope, depth, leaf):
+        names = self.names_of(scope, t)
+        n = length_of(t)
+        sub = lambda tt=t: self.expr(tt, scope, depth + 1)  # noqa: E731
+        if leaf:
+            # mostly values that vary by thread: locals and inputs (zero and splat make degenerate operands)
+            kinds = ["ctor"] * 2 + ["var"] * 8 * bool(names)
+            if t in ("v3", "m33", "q") and not self.in_func:
+                kinds += ["load"] * 3
+            if t == "v3" and self.names_of(scope, "S"):
+                kinds.append("field")
+            kind = self.d.pick(kinds)
+            if kind == "ctor" and self.d.chance(1):
+                kind = "zero" if t not in VECS or self.d.chance(4) else "splat"
+            if kind == "var":
+                return E("var", t, (self.d.pick(names),))
+            if kind == "load":
+                return E("load", t, ({"v3": "xv", "m33": "xm", "q": "xq"}[t], self.index))
+            if kind == "field":
+                return E("attr", "v3", (E("var", "S", (self.d.pick(self.names_of(scope, "S")),)), "v"))
+            if kind == "zero":
+                return E("zero", t)
+            if kind == "splat":
+                return E("ctor", t, (self.expr("s", scope, self.max_depth),))
+            count = n * n if t in MATS else n
+            return E("ctor", t, tuple(self.expr("s", scope, self.max_depth) for _ in range(count)))
+        kinds = ["add", "sub", "neg", "smul", "smul"]
+        if [f for f in self.funcs if f.type == t]:
+            kinds.append("call")
+        if t in VECS:
+            kinds += ["div", "cw_mul", "normalize"]
+            if f"m{n}{n}" in self.types:
+                kinds += ["matvec", "row"]
+            if t == "v3":
+                kinds += ["cross"] + ["quat_rotate"] * ("q" in self.types)
+        elif t in MATS:
+            kinds += ["matmul", "transpose"] + ["outer"] * (f"v{n}" in self.types)
+        else:
+            kinds += ["qmul", "qmul"] + ["axis_angle"] * ("v3" in self.types)
+        kind = self.d.pick(kinds)
+        if kind in ("add", "sub"):
+            return E(kind, t, (sub(), sub()))
+        if kind == "neg":
+            return E("neg", t, (sub(),))
+        if kind == "smul":
+            return E("mul", t, (sub("s"), sub()) if self.d.chance(4) else (sub(), sub("s")))
+        if kind == "call":
+            return self.call(t, scope, depth)
+        if kind == "div":
+            return E("div", t, (sub(), sub("s")))
+        if kind in ("cw_mul", "cross"):
+            return E(kind, t, (sub(), sub()))
+        if kind == "normalize":
+            return E("normalize", t, (sub(),))
+        if kind == "matvec":
+            return E("mul", t, (sub(f"m{n}{n}"), sub()))
+        if kind == "row":
+            base = self.component_base(scope, f"m{n}{n}")
+            if base is None:
+                return E("mul", t, (sub(f"m{n}{n}"), sub()))
+            return E("index", t, (base, self.d.integer(0, n - 1)))
+        if kind == "quat_rotate":
+            return E("quat_rotate", t, (sub("q"), sub()))
+        if kind == "matmul":
+            return E("mul", t, (sub(), sub()))
+        if kind == "transpose":
+            return E("transpose", t, (sub(),))
+        if kind == "outer":
+            return E("outer", t, (sub(f"v{n}"), sub(f"v{n}")))
+        if kind == "qmul":
+            return E("mul", t, (sub(), sub()))
+        return E("quat_from_axis_angle", t, (sub("v3"), sub("s")))
+
+    def condition(self, scope, depth=0):
+        if depth < self.max_depth and self.d.chance(1):
+            op = self.d.pick(["and", "or", "not"])
+            if op == "not":
+                return E("not", "b", (self.condition(scope, depth + 1),))
+            return E(op, "b", (self.condition(scope, depth + 1), self.condition(scope, depth + 1)))
+        t = "i" if self.d.chance(5) else "s"
+        return E(self.d.pick(["lt", "le", "gt", "ge", "eq", "ne"] if t == "i" else ["lt", "gt"]), "b",
+                 (self.expr(t, scope, depth + 1), self.expr(t, scope, depth + 1)))
+
+    # -- statements ------------------------------------------------------------------------------------------
+    def block(self, scope, depth, in_loop):
+        scope = dict(scope)  # names first assigned here stay local to this block
+        return [self.statement(scope, depth, in_loop) for _ in range(self.d.integer(1, self.max_stmts))]
+
+    def statement(self, scope, depth, in_loop):
+        composites = [n for n, t in scope.items() if t in COMPOSITES and not n.startswith(IMMUTABLE)]
+        structs = self.names_of(scope, "S", mutable=True)
+        mutable = [n for n in scope if not n.startswith(IMMUTABLE)]
+        # nested blocks mostly update outer locals (a name first assigned there is dead after the block)
+        kinds = ["assign"] * (2 if depth == 0 else 1) + ["reassign", "aug", "aug"] * bool(mutable) \
+            + ["component"] * 4 * bool(composites) + ["field"] * 2 * bool(structs)
+        if depth < 2:
+            kinds += ["if", "for", "for", "while"]
+        if in_loop:
+            kinds.append("jump")
+        if not self.in_func:
+            kinds += ["atomic"]
+            if not self.grad:
+                kinds += ["store"] * len(self.body_outputs)
+        kind = self.d.pick(kinds)
+        if kind == "reassign":
+            n = self.d.pick(mutable)
+            return S("set", scope[n], self.expr(scope[n], scope), extra=(("name", n), None))
+        if kind == "aug":
+            n = self.d.pick(mutable)
+            t = scope[n]
+            if t == "S":
+                return self.field_write(scope, n)
+            if t == "i":
+                return S("set", t, self.expr("i", scope, 1), extra=(("name", n), self.d.pick(["add", "sub"])))
+            if t == "s":
+                return S("set", t, self.expr("s", scope, 1), extra=(("name", n), self.d.pick(["add", "sub", "mul"])))
+            op = self.d.pick(["add", "sub", "mul"])
+            return S("set", t, self.expr("s" if op == "mul" else t, scope, 1), extra=(("name", n), op))
+        if kind == "component":
+            return self.component_write(scope, self.d.pick(composites))
+        if kind == "field":
+            return self.field_write(scope, self.d.pick(structs))
+        if kind == "if":
+            return S("if", expr=self.condition(scope), body=self.block(scope, depth + 1, in_loop),
+                     orelse=self.block(scope, depth + 1, in_loop) if self.d.chance(4) else [])
+        if kind == "for":
+            k = f"k{self.names}"
+            self.names += 1
+            if self.d.chance(4):  # a dynamic trip count
+                extra = (E("clamp", "i", (self.expr("i", scope, 1), _const("i", 0), _const("i", 4))),)
+            else:  # constant bounds (unrollable)
+                extra = (_const("i", self.d.integer(0, 4)),)
+            inner = dict(scope, **{k: "i"})
+            return S("for", k, body=self.block(inner, depth + 1, True), extra=extra)
+        if kind == "while":
+            c = f"c{self.names}"
+            self.names += 1
+            inner = dict(scope, **{c: "i"})
+            return S("while", c, self.condition(inner, 1), body=self.block(inner, depth + 1, True),
+                     extra=(self.d.integer(1, 4),))
+        if kind == "jump":
+            return S("if", expr=self.condition(scope, 1), body=[S(self.d.pick(["break", "continue"]))])
+        if kind == "atomic":
+            return self.atomic(scope)
+        if kind == "store":
+            return self.store(scope)
+        t = self.d.pick(["i", "s", "s"] + self.types + self.types)
+        n = self.fresh(t)
+        s = S("set", t, self.expr(t, scope), extra=(("name", n), None))
+        scope[n] = t
+        return s
+
+    def output(self, t, scope):
+        """Every top-level local of type t contributes (their sum; the last struct), with an expression."""
+        names = self.names_of(scope, t, mutable=True)
+        if t == "S":
+            return E("var", "S", (names[-1],)) if names else self.expr("S", scope)
+        terms = [E("var", t, (n,)) for n in names] + [self.expr(t, scope, 1)]
+        total = terms[0]
+        for x in terms[1:]:
+            total = E("add", t, (total, x))
+        return total
+
+    def component_write(self, scope, n):
+        t = scope[n]
+        size = length_of(t)
+        aug = self.d.pick(["add", "sub", "mul"]) if self.d.chance(3) else None
+        if t in MATS:
+            if self.d.chance(2):
+                vt = f"v{size}"
+                return S("set", vt, self.expr(vt, scope, 1), extra=(("row", n, self.d.integer(0, size - 1)),
+                                                                     aug if aug != "mul" else None))
+            target = ("elem", n, self.d.integer(0, size - 1), self.d.integer(0, size - 1))
+        else:
+            kind = self.d.pick(["index", "attr", "dyn"])
+            if kind == "index":
+                target = ("index", n, self.d.integer(0, size - 1))
+            elif kind == "attr":
+                target = ("attr", n, LETTERS[self.d.integer(0, size - 1)])
+            else:
+                target = ("dyn", n, self.expr("i", scope, 2), size)
+        return S("set", "s", self.expr("s", scope, 1), extra=(target, aug))
+
+    def field_write(self, scope, n):
+        f = self.d.pick(list(STRUCT_FIELDS))
+        t = STRUCT_FIELDS[f]
+        if f == "v" and self.d.chance(3):  # s.v[k] = e
+            aug = self.d.pick(["add", "mul"]) if self.d.chance(3) else None
+            return S("set", "s", self.expr("s", scope, 1), extra=(("field_index", n, "v", self.d.integer(0, 2)), aug))
+        aug = self.d.pick(["add", "sub"]) if self.d.chance(3) else None
+        return S("set", t, self.expr(t, scope, 1), extra=(("field", n, f), aug))
+
+    def atomic(self, scope):
+        arr = self.d.pick(list(ACCUMULATORS))
+        t, size = ACCUMULATORS[arr]
+        idx = E("clamp", "i", (self.expr("i", scope, 2), _const("i", 0), _const("i", size - 1)))
+        if arr == "acc_i":
+            fn = self.atomic_i_op
+        else:
+            fn = self.d.pick(["atomic_add", "aug_add"])
+        return S("atomic", t, self.expr(t, scope, 1), extra=(fn, arr, idx))
+
+    def store(self, scope):
+        arr = self.d.pick(sorted(self.body_outputs))
+        if arr == "o_v3":
+            kind = self.d.pick(["store", "store_index", "store_attr"])
+            if kind == "store":
+                return S("set", "v3", self.expr("v3", scope, 1), extra=(("store", arr, "tid"), None))
+            k = self.d.integer(0, 2)
+            target = ("store_index", arr, "tid", k) if kind == "store_index" else ("store_attr", arr, "tid", LETTERS[k])
+            return S("set", "s", self.expr("s", scope, 1), extra=(target, None))
+        if self.d.chance(3):
+            return S("set", "S", self.expr("S", scope, 1), extra=(("store", arr, "tid"), None))
+        f = self.d.pick(list(STRUCT_FIELDS))
+        return S("set", STRUCT_FIELDS[f], self.expr(STRUCT_FIELDS[f], scope, 1),
+                 extra=(("store_field", arr, "tid", f), None))
+
+
+def function(g: Generator) -> Func:
+    name = f"h{len(g.funcs)}"
+    params = [(f"p{k}", g.d.pick(["s", "i"] + g.types)) for k in range(g.d.integer(1, 3))]
+    scope = dict(params)
+    g.in_func = True
+    body = []
+    for _ in range(g.d.integer(0, 3)):
+        body.append(g.statement(scope, 1, False))
+    t = g.d.pick(["s"] + [x for x in g.types if x != "S"])
+    result = g.expr(t, scope)
+    g.in_func = False
+    return Func(name, params, t, body, result)
+
+
+def program(d: Draws, grad=False) -> Program:
+    p = "d" if grad else d.pick(["f", "d"])
+    types = ["v3"] + [t for t in COMPOSITES if t != "v3" and d.chance(4)] + ["S"] * d.chance(5)
+    dims = d.pick([(8,), (8,), (4, 2), (2, 4)])
+    g = Generator(d, p, types, grad)
+    g.dims2 = len(dims) == 2
+    g.atomic_i_op = d.pick(["atomic_add", "atomic_min", "atomic_max"])
+    outputs = {"oi": "i", "os": "s", **{f"o_{t}": t for t in types}}
+    if not grad:
+        g.body_outputs = {n for n in ("o_v3", "o_S") if n in outputs and d.chance(4)}
+    for _ in range(d.integer(0, 2)):
+        g.funcs.append(function(g))
+    top = {"tid": "i"}
+    if g.dims2:
+        top.update(i="i", j="i")
+    # state the rest of the body updates (in loops and branches) and the outputs read
+    body = []
+    for t in ["i", "s", *types]:
+        name = g.fresh(t)
+        body.append(S("set", t, g.expr(t, top, 1), extra=(("name", name), None)))
+        top[name] = t
+    body += [g.statement(top, 0, False) for _ in range(d.integer(2, g.max_stmts + 2))]
+    out = {n: (t, None if n in g.body_outputs else g.output(t, top)) for n, t in outputs.items()}
+    prog = Program(p, types, dims, body, out, g.funcs, g.atomic_i_op)
+    return prog
+
+
+def hypothesis_programs(grad=False):
+    import hypothesis.strategies as st
+
+    @st.composite
+    def draw_program(draw):
+        return program(Draws(draw=draw), grad)
+
+    return draw_program()
