@@ -419,8 +419,8 @@ def float_op(op, t, args):
         if op == "copysign":
             _decide(y, ey, 0, 0)
             return f(np.copysign(x, y)), ex
-        if op == "neg":
-            return f(-x), ex
+        if op == "neg":  # Warp's neg is 0 - x: -(+0.0) is +0.0
+            return f(f(0) - x), ex
         if op in ("floor", "ceil"):
             _near_integer(x, ex)
             return decided(f(np.floor(x) if op == "floor" else np.ceil(x))), 0.0
