@@ -306,8 +306,8 @@ def _spatial_cross_dual(args, types, rt):
 
 
 def _where_rule(types):
-    if not wt.is_scalar(types[0]):
-        raise TypeError(f"where(cond, a, b): cond must be a bool or a scalar, got {_names(types)}")
+    if not (types[0] is wt.bool_ or wt.is_int(types[0])):  # Warp's overloads: bool and the integer types
+        raise TypeError(f"where(cond, a, b): cond must be a bool or an integer, got {_names(types)}")
     return same(types[1:])
 
 
