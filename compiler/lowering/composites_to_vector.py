@@ -207,7 +207,10 @@ class ConvertCompositesToVector(Pass):
         if name == "struct_set":
             k = ir.IntegerAttr(op.attributes["field"]).value
             c = wc.composite(operand_types[0])
-            return llvm.insertvalue(operands[0], to_storage(self.scalar_in(operands[1]), c.fields[k]), [k])
+            field = operands[1]
+            if is_array_type(c.fields[k]):  # its descriptor (convert-warp-arrays-to-llvm lowers the array next)
+                field = builtin.unrealized_conversion_cast([storage_type(c.fields[k])], [field])
+            return llvm.insertvalue(operands[0], to_storage(self.scalar_in(field), c.fields[k]), [k])
         return self.lower_builtin(name, operands, operand_types, result_types[0])
 
     @staticmethod

@@ -109,7 +109,10 @@ class TangentBuilder:
     def op_warp_insert(self, op, mapping, tan):
         self.plain(op, mapping)
         src, elem = op.operands[0], op.operands[1]
-        if (src in tan or elem in tan) and is_diff(src.type):
+        if not is_diff(elem.type):  # an int or array field (arrays' tangents are companions): no tangent
+            if src in tan:
+                tan[op.results[0]] = tan[src]
+        elif (src in tan or elem in tan) and is_diff(src.type):
             tan[op.results[0]] = wc.insert(self.t_or_zero(tan, src), self.t_or_zero(tan, elem),
                                            self.indices(op, 2, mapping))
 
@@ -123,7 +126,10 @@ class TangentBuilder:
     def op_warp_struct_set(self, op, mapping, tan):
         self.plain(op, mapping)
         src, elem = op.operands[0], op.operands[1]
-        if (src in tan or elem in tan) and is_diff(src.type):
+        if not is_diff(elem.type):  # an int or array field (arrays' tangents are companions): no tangent
+            if src in tan:
+                tan[op.results[0]] = tan[src]
+        elif (src in tan or elem in tan) and is_diff(src.type):
             tan[op.results[0]] = wc.struct_set(self.t_or_zero(tan, src), ir.IntegerAttr(op.attributes["field"]).value,
                                                self.t_or_zero(tan, elem))
 
@@ -144,7 +150,8 @@ class TangentBuilder:
         found = companion_array(arr, self.tan_arrays, mapping)
         if found is None:
             raise PassError(f"{where(op)}: cannot differentiate an access to an array that is neither a kernel "
-                            f"argument nor a field of a struct argument")
+                            f"argument nor a field of a struct argument (a field that a loop or branch sets to another "
+                            f"array has no single tangent array)")
         return found
 
     def indices(self, op, first, mapping):

@@ -487,7 +487,9 @@ def field_replaced(x: wp.array(dtype=float), s: S, other: wp.array(dtype=float),
     i = wp.tid()
     q = s
     q.scale = 3.0
-    y[i] = q.w[i] * x[i] * q.scale + other[i] * s.scale
+    r = s
+    r.w = other
+    y[i] = q.w[i] * x[i] * q.scale + r.w[i] * r.scale
 
 @wp.kernel
 def in_loop(x: wp.array(dtype=float), s: S, other: wp.array(dtype=float), y: wp.array(dtype=float)):
@@ -611,3 +613,45 @@ def test_gradient_through_a_nested_struct_output_field(tmp_path):
            tan_inputs=[wp.array(dx, dtype=wp.float64), module.Holder(buf=module.Buf(out=tan_out, k=dk))])
     tangent = np.stack([dx, 2 * x_np * dx, k * dx + dk * x_np], axis=1)
     np.testing.assert_allclose(tan_out.numpy(), np.stack([tangent, 2 * tangent], axis=1), rtol=1e-15)
+
+
+SWAP_SOURCE = """
+import mlwarp as wp
+
+@wp.struct
+class S:
+    scale: float
+    w: wp.array(dtype=float)
+
+@wp.kernel
+def k(s: S, t: S, n: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    r = s
+    r.w = t.w
+    acc = float(0.0)
+    for j in range(n):
+        acc += r.w[i]
+        r.w = s.w
+    y[i] = acc + r.w[i] * t.scale
+"""
+
+
+def test_array_field_swapped_by_a_loop_runs_forward_and_refuses_its_adjoint(tmp_path):
+    """Which array r.w is changes with the iteration: the kernel runs (forward values against numpy), and its
+    adjoint is refused with a message naming the read, instead of a wrong gradient."""
+    k = kernel_from_source(tmp_path, SWAP_SOURCE)
+    S = __import__(k.func.__module__).S
+    sw, tw = np.array([1.0, 2.0, 3.0]), np.array([100.0, 200.0, 300.0])
+    s = S(scale=1.0, w=wp.array(sw, dtype=float, requires_grad=True))
+    t = S(scale=10.0, w=wp.array(tw, dtype=float, requires_grad=True))
+    y = wp.zeros(3, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k, dim=3, inputs=[s, t, 2], outputs=[y])
+    np.testing.assert_array_equal(y.numpy(), tw + sw + 10.0 * sw)  # t.w, then s.w, then s.w * 10
+    with pytest.raises(wp.CompileError) as e:
+        tape.backward(grads={y: wp.ones(3, dtype=float)})
+    path = k.func.__code__.co_filename  # line 18: the read after the loop, the first the reverse sweep meets
+    assert str(e.value) == (f"kernel 'k' cannot be differentiated: loc(\"{path}\":18:18): cannot differentiate an "
+                            f"access to an array that is neither a kernel argument nor a field of a struct argument "
+                            f"(a field that a loop or branch sets to another array has no single adjoint array)")
