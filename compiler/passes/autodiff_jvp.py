@@ -109,10 +109,7 @@ class TangentBuilder:
     def op_warp_insert(self, op, mapping, tan):
         self.plain(op, mapping)
         src, elem = op.operands[0], op.operands[1]
-        if not is_diff(elem.type):  # an int or array field (arrays' tangents are companions): no tangent
-            if src in tan:
-                tan[op.results[0]] = tan[src]
-        elif (src in tan or elem in tan) and is_diff(src.type):
+        if (src in tan or elem in tan) and is_diff(src.type):
             tan[op.results[0]] = wc.insert(self.t_or_zero(tan, src), self.t_or_zero(tan, elem),
                                            self.indices(op, 2, mapping))
 
