@@ -30,7 +30,10 @@ Control flow is structured (scf) and handled exactly:
 Stores keep Warp's semantics: the adjoint of the stored location is read, not
 cleared, so a location written twice, or overwritten after being read (in-place
 `x[i] = f(x[i])`), passes the later write's adjoint to the earlier one too, as
-in Warp. Write each output location once and never overwrite an input.
+in Warp. Write each output location once and never overwrite an input. A member
+write into an element (`y[i].y = v`, `y[i][2] += v`: load, insert, store) is
+Warp's in-place member store: adj_v += adj_y[i].y, then adj_y[i].y = 0, so an
+earlier `y[i] = w` gets the adjoint of the members the write left alone.
 
 When an array is only ever indexed by the thread's own linear index (`i =
 wp.tid()`), no two threads share its adjoint elements, so reads accumulate with
@@ -241,7 +244,12 @@ class ReverseBuilder:
     def op_warp_store(self, op, mapping, adj):
         arr, value = op.operands[0], op.operands[1]
         if is_diff(value.type):
-            self.accumulate(adj, value, wb.load(self.adj_array(op, arr, mapping), self.indices(op, 2, mapping)))
+            target, idx = self.adj_array(op, arr, mapping), self.indices(op, 2, mapping)
+            self.accumulate(adj, value, wb.load(target, idx))
+            if is_member_write(op):
+                # The element's other members pass through the load that the write started from, whose
+                # adjoint adds them back; the written member's adjoint ends here (as Warp's in-place store).
+                wb.store(target, zero(value.type), idx)
 
     def op_warp_atomic(self, op, mapping, adj):
         arr, value = op.operands[0], op.operands[1]
@@ -462,6 +470,19 @@ def unlink_custom_grads(module) -> None:
         for a in (CUSTOM_GRAD, CUSTOM_GRAD_OF):
             if a in f.attributes:
                 del f.attributes[a]
+
+
+def is_member_write(store) -> bool:
+    """Whether a warp.store writes back the element it loaded with some members replaced (`y[i].y = v`,
+    `y[i][2] += v`, `out[i].pos.x = v`: the frontend's load -> insert / struct_set -> store)."""
+    value = store.operands[1]
+    while isinstance(value, ir.OpResult) and value.owner.name in ("warp.insert", "warp.struct_set"):
+        value = value.owner.operands[0]
+    if not (isinstance(value, ir.OpResult) and value.owner.name == "warp.load"):
+        return False
+    load = value.owner
+    same = [store.operands[0], *list(store.operands)[2:]]
+    return len(load.operands) == len(same) and all(a == b for a, b in zip(load.operands, same))
 
 
 def thread_owned_arrays(params) -> frozenset:
