@@ -250,7 +250,11 @@ def _clamp(x, lo, hi, out):
 @partials("where")
 def _where(cond, a, b, out):
     # Warp's adj_where: the adjoint goes to the operand the condition chose, none to the condition
-    chosen = cond if warp_type(cond.value.type) is wt.bool_ else call("ne", cond, const(0, cond.value.type))
+    from mlir import ir
+
+    from ..dialects.warp import builders as wb
+
+    chosen = V(wb.cast(cond.value, ir.IntegerType.get_signless(1)))  # an integer condition: cond != 0
     return None, Masked(chosen), Masked(call("bool_not", chosen))
 
 

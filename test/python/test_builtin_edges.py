@@ -55,13 +55,14 @@ def test_where_of_a_comparison_and_of_bools():
     np.testing.assert_array_equal(out.numpy(), np.where(x > 0.5, 1.0, -1.0) + np.where((x < 0) | flags, 10.0, 0.0))
 
 
-def test_where_gradient_goes_to_the_chosen_operand_only():
-    @wp.kernel
-    def k(c: wp.array(dtype=int), a: wp.array(dtype=float), b: wp.array(dtype=float), out: wp.array(dtype=float)):
-        i = wp.tid()
-        out[i] = wp.where(c[i], a[i] * a[i], 3.0 * b[i])
-
-    c = np.array([1, 0, -4, 0], np.int32)
+@pytest.mark.parametrize("cond_type", ["int32", "uint16", "bool"])
+def test_where_gradient_goes_to_the_chosen_operand_only(tmp_path, cond_type):
+    k = kernel_from_source(tmp_path, (
+        f"import mlwarp as wp\n\n@wp.kernel\n"
+        f"def k(c: wp.array(dtype=wp.{cond_type}), a: wp.array(dtype=float), b: wp.array(dtype=float),\n"
+        f"      out: wp.array(dtype=float)):\n"
+        f"    i = wp.tid()\n    out[i] = wp.where(c[i], a[i] * a[i], 3.0 * b[i])\n"))
+    c = np.array([1, 0, 7, 0], cond_type)
     av, bv = np.array([1.0, 2.0, 3.0, 4.0], np.float32), np.array([5.0, 6.0, 7.0, 8.0], np.float32)
     a, b = wp.array(av, requires_grad=True), wp.array(bv, requires_grad=True)
     out = wp.zeros(4, dtype=float, requires_grad=True)
