@@ -45,7 +45,8 @@ def check_ptx(ptx: bytes) -> None:
     unresolved = [f for f in _EXTERN.findall(ptx.decode("utf-8", "replace")) if f not in _DRIVER_FUNCTIONS]
     if unresolved:
         raise GpuCompileError(f"PTX calls external function(s) {sorted(set(unresolved))} that no library "
-                              f"defines (is libdevice.10.bc in the CUDA toolkit?)")
+                              f"defines (libdevice, which the MLIR wheel embeds, has no such function: a builtin lowered "
+                              f"to a libm call the GPU target lacks)")
 
 
 def assemble_cubin(ptx_path: str, arch: int, out_path: str) -> None:

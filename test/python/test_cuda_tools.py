@@ -5,6 +5,8 @@ import os
 import subprocess
 from importlib import metadata
 
+import pytest
+
 from mlwarp.compiler.lowering import cuda_tools
 from mlwarp.compiler.lowering.cuda_tools import ptxas_path
 
@@ -57,3 +59,14 @@ def test_the_ptx_tests_find_ptxas_with_no_cuda_on_path(monkeypatch):
     found = ptxas_path()
     assert found is not None, "ptxas not found without a CUDA toolkit on PATH: is the test extra installed?"
     assert os.path.realpath(found) == _wheel_ptxas()
+
+
+def test_ptx_calling_an_undefined_function_is_refused_with_its_name():
+    from mlwarp.compiler.lowering.gpu_binary import GpuCompileError, check_ptx
+
+    ptx = b".version 8.0\n.target sm_90\n.extern .func (.param .b64 r) __nv_madeup(.param .b64 x);\n" \
+          b".extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n"
+    with pytest.raises(GpuCompileError, match=r"PTX calls external function\(s\) \['__nv_madeup'\] that no library "
+                                              r"defines \(libdevice, which the MLIR wheel embeds, has no such"):
+        check_ptx(ptx)
+    check_ptx(b".extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n")  # the driver's own
