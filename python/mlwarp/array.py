@@ -196,12 +196,7 @@ class array:
     # -- mutation -------------------------------------------------------------
     def fill_(self, value):
         """Sets every element to `value` (a number, or a sequence for vector/matrix dtypes)."""
-        if isinstance(value, _t.scalar_base):
-            value = value.value
-        try:
-            self._np[...] = np.asarray(value, dtype=self._np.dtype)
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"Failed to convert the value to the array data type: {e}") from None
+        self._np[...] = fill_values(value, self.dtype, self._np.dtype)
 
     def zero_(self):
         self._np[...] = 0
@@ -273,6 +268,19 @@ class array:
 # ----------------------------------------------------------------------------
 # element types: scalars map to one numpy dtype; vector/matrix types (when the
 # language defines them) to a numpy dtype plus trailing element dimensions.
+def fill_values(value, wdt, storage: np.dtype):
+    """`value` (a number, or a sequence for vector/matrix dtypes) as the numpy values an array of dtype `wdt`
+    stores (`storage`): bfloat16 as its bit patterns, rounded to nearest even."""
+    if isinstance(value, _t.scalar_base):
+        value = value.value
+    try:
+        if _t.scalar_type_of(wdt) is _t.bfloat16:
+            return _t.float_to_bf16_bits(np.asarray(value, dtype=np.float32))
+        return np.asarray(value, dtype=storage)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"Failed to convert the value to the array data type: {e}") from None
+
+
 def _element_numpy(wdt):
     return _t.numpy_dtype(wdt)
 

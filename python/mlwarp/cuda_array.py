@@ -176,12 +176,7 @@ class CudaArray(array):
         mem.copy_host_to_device(self.device, self.ptr + lo, staging.ctypes.data, span)
 
     def fill_(self, value):
-        if isinstance(value, _t.scalar_base):
-            value = value.value
-        try:
-            host = np.asarray(value, dtype=self._np.dtype)
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"Failed to convert the value to the array data type: {e}") from None
+        host = _a.fill_values(value, self.dtype, self._np.dtype)
         if self.is_contiguous and not host.any() and host.size <= 1:
             mem.memset8(self.device, self.ptr, 0, self.capacity)
             return

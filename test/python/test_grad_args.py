@@ -404,6 +404,34 @@ def test_clone_and_assign_are_copies_on_the_tape(tmp_path):
     np.testing.assert_allclose(a.grad.numpy(), 2 * a_np)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "vec3d", "int32", "bool"])
+def test_copy_backward_per_dtype(dtype):
+    """The copy's backward adds dest.grad's window into src.grad and clears it (numbers, vectors; bfloat16
+    added as floats); bool gradients cannot be added: they are copied back, as Warp does."""
+    t = getattr(wp, dtype)
+    shape = (4, 3) if dtype == "vec3d" else (4,)
+    seed_np = {"bool": np.array([True, False, True, True]), "int32": np.array([2, -3, 0, 7])}.get(
+        dtype, np.array([1.5, -2.0, 0.5, 3.0]))
+    seed_np = np.repeat(seed_np[:, None], 3, axis=1) if dtype == "vec3d" else seed_np
+    a = wp.zeros(4, dtype=t, requires_grad=True)
+    b = wp.zeros(4, dtype=t, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.copy(b, a)
+    a.grad.fill_(1)  # a gradient from elsewhere, which the copy's adds to (bfloat16: 1.0, not the bits 0x0001)
+    seed = wp.array(seed_np, dtype=t)
+    tape.backward(grads={b: seed})
+    if dtype == "bool":
+        np.testing.assert_array_equal(a.grad.numpy(), seed_np)
+        np.testing.assert_array_equal(b.grad.numpy(), seed_np)
+        return
+    got = a.grad.numpy()
+    if dtype == "bfloat16":  # bit patterns: 1 + seed is exact in bfloat16
+        got = (got.astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(got.reshape(shape), 1 + seed_np.reshape(shape))
+    assert not b.grad.numpy().any()
+
+
 def test_copy_outside_a_tape_or_without_gradients_records_nothing():
     a = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
     b = wp.zeros(2)
@@ -443,6 +471,16 @@ def test_requires_grad_set_later_allocates_grad_and_backward_fills_it(tmp_path):
     v = wp.zeros(2, dtype=wp.mat22d)
     v.requires_grad = True
     assert v.grad.dtype is wp.mat22d and v.grad.numpy().shape == (2, 2, 2)
+
+
+def test_bfloat16_fill_and_ones_store_bfloat16_values():
+    """fill_/ones/full of a bfloat16 array store the value's bfloat16 bits (Warp: 1.5 -> 0x3fc0), not the value
+    truncated to an integer (which read back as denormals: a bfloat16 loss's seed of 1 was 9e-41)."""
+    assert wp.ones(2, dtype=wp.bfloat16).numpy().tolist() == [0x3F80, 0x3F80]
+    assert wp.full(2, -1.5, dtype=wp.bfloat16).numpy().tolist() == [0xBFC0, 0xBFC0]
+    a = wp.zeros(3, dtype=wp.bfloat16)
+    a.fill_(1.0 + 2.0 ** -9)  # halfway between 1 and the next bfloat16: rounds to even (1.0)
+    assert a.numpy().tolist() == [0x3F80] * 3
 
 
 def test_grad_assignment_checks_and_sets_requires_grad():
