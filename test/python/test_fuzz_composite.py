@@ -8,8 +8,7 @@ CI runs a bounded, derandomised set. Campaigns:
     MLWARP_FUZZ_EXAMPLES=2000 MLWARP_FUZZ_SEED=1 python -m pytest -q test/python/test_fuzz_composite.py
     MLWARP_FUZZ_WARP_PYTHON=/path/to/venv-with-warp-lang/bin/python MLWARP_FUZZ_EXAMPLES=500 \
         python -m pytest -q test/python/test_fuzz_composite.py -k warp_lang      # differential, never in CI
-(MLWARP_FUZZ_SHRINK=1 shrinks a failing program; MLWARP_FUZZ_FEATURES turns on generator features that are
-off by default, see fuzz/composite.py.)
+(MLWARP_FUZZ_SHRINK=1 shrinks a failing program: slow, each step compiles a kernel.)
 """
 
 import os

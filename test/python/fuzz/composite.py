@@ -21,16 +21,11 @@ v: vec3, n: int32).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .program import NP, E, Fragile, _decide, float_op, fmin_fmax, int_op, ulp
-
-# Generator features that hit a compiler bug not yet fixed stay off in CI; a campaign turns them on with
-# MLWARP_FUZZ_FEATURES=expr_components,nested_writes (comma separated).
-FEATURES = set(filter(None, os.environ.get("MLWARP_FUZZ_FEATURES", "").split(",")))
 
 VECS = {"v2": 2, "v3": 3, "v4": 4}
 MATS = {"m22": 2, "m33": 3, "m44": 4}
@@ -167,7 +162,11 @@ class Printer:
         for s in stmts:
             if s.kind == "set":  # s.extra = (target, aug op or None)
                 tgt, aug = s.extra
-                lines.append(f"{pad}{self.target(tgt)} {_BIN[aug] + '=' if aug else '='} {self.e(s.expr)}")
+                value = self.e(s.expr)
+                if tgt[0] == "name" and s.expr.op == "const" and (s.expr.type == "i" or s.expr.type == "s" and self.p == "f"):
+                    # Warp refuses to mutate a local initialised from a bare literal inside a dynamic loop
+                    value = f"{'int' if s.expr.type == 'i' else 'float'}({value})"
+                lines.append(f"{pad}{self.target(tgt)} {_BIN[aug] + '=' if aug else '='} {value}")
             elif s.kind == "atomic":  # s.extra = (function, array, index E)
                 fn, arr, idx = s.extra
                 if fn == "aug_add":  # `a[i] += v` on an array element is Warp's atomic_add

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import random
 
-from .composite import (ACCUMULATORS, COMPOSITES, FEATURES, LETTERS, MATS, STRUCT_FIELDS, VECS, Func, Program,
+from .composite import (ACCUMULATORS, COMPOSITES, LETTERS, MATS, STRUCT_FIELDS, VECS, Func, Program,
                         length_of)
 from .program import E, S
 
-FLOAT_CONSTS = [k / 8 for k in range(-16, 17)]  # exact in float32 and float64
+# mostly multiples of 1/8 (exact in float32 and float64); a few that round differently in each precision
+# (a float32 program reads `0.1` as float32(0.1), a float64 one `wp.float64(-0.3)` as float64(-0.3))
+FLOAT_CONSTS = [k / 8 for k in range(-16, 17)] + [0.1, -0.3, 1.7, -2.9, 1e-3]
 IMMUTABLE = ("k", "c", "p", "tid", "i", "j")  # loop variables, while counters, @wp.func parameters, indices
 PREFIX = {"i": "n", "s": "x", "S": "r"}
 
@@ -99,13 +101,13 @@ class Generator:
         op = self.d.pick(["add", "sub", "mul", "min", "max"])
         return E(op, "i", (self.expr("i", scope, depth + 1), self.expr("i", scope, depth + 1)))
 
-    def component_base(self, scope, t):
-        """A composite of type t whose components are read: a local or an input element (or, with the
-        expr_components feature, any expression: `(v + v).x`)."""
+    def component_base(self, scope, t, depth):
+        """A composite of type t whose components are read: a local, an input element or any expression
+        (`(v + v).x`, `(-m)[0, 1]`)."""
         names = self.names_of(scope, t)
         loads = {"v3": "xv", "m33": "xm", "q": "xq"}
         options = ["var"] * 4 * bool(names) + ["load"] * (t in loads and not self.in_func) \
-            + ["expr"] * ("expr_components" in FEATURES)
+            + ["expr"] * (depth + 1 < self.max_depth)
         if t == "v3" and self.names_of(scope, "S"):
             options.append("field")
         if not options:
@@ -117,11 +119,11 @@ class Generator:
             return E("load", t, (loads[t], self.index))
         if kind == "field":
             return E("attr", "v3", (E("var", "S", (self.d.pick(self.names_of(scope, "S")),)), "v"))
-        return self.composite_expr(t, scope, self.max_depth - 1, False)
+        return self.composite_expr(t, scope, depth + 1, False)
 
-    def component_read(self, scope):
+    def component_read(self, scope, depth):
         t = self.d.pick([x for x in self.types if x != "S"])
-        base = self.component_base(scope, t)
+        base = self.component_base(scope, t, depth)
         if base is None:
             return None
         n = length_of(t)
@@ -148,7 +150,7 @@ class Generator:
             if kind == "field":
                 return E("attr", "s", (E("var", "S", (self.d.pick(self.names_of(scope, "S")),)), "a"))
             if kind == "component":
-                e = self.component_read(scope)
+                e = self.component_read(scope, depth)
                 if e is not None:
                     return e
             return _const("s", self.d.pick(FLOAT_CONSTS))
@@ -232,7 +234,7 @@ class Generator:
         if kind == "matvec":
             return E("mul", t, (sub(f"m{n}{n}"), sub()))
         if kind == "row":
-            base = self.component_base(scope, f"m{n}{n}")
+            base = self.component_base(scope, f"m{n}{n}", depth)
             if base is None:
                 return E("mul", t, (sub(f"m{n}{n}"), sub()))
             return E("index", t, (base, self.d.integer(0, n - 1)))
