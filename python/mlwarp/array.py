@@ -206,7 +206,7 @@ class array:
         the same shape through wp.copy, so that a recording Tape sees it, as in Warp."""
         if isinstance(src, array) and not src.is_annotation and src.shape == self.shape:
             return copy(self, src)
-        values = src.numpy() if isinstance(src, array) else np.asarray(src, dtype=self._np.dtype)
+        values = assign_values(src, self.dtype, self._np.dtype)
         if values.size != self._np.size:
             raise RuntimeError(f"Cannot assign {values.size} values to an array of {self._np.size} elements "
                                f"(shape {self.shape})")
@@ -268,6 +268,24 @@ class array:
 # ----------------------------------------------------------------------------
 # element types: scalars map to one numpy dtype; vector/matrix types (when the
 # language defines them) to a numpy dtype plus trailing element dimensions.
+def bfloat16_storage(src: np.ndarray) -> np.ndarray:
+    """Data for a bfloat16 array, which holds bit patterns: uint16 data are bit patterns already (what .numpy()
+    of a bfloat16 array gives), numbers (floats, ints, bools) are rounded to them, as Warp does."""
+    if src.dtype == np.uint16 or src.dtype.kind not in "fiub":
+        return src
+    return _t.float_to_bf16_bits(src.astype(np.float32))
+
+
+def assign_values(src, wdt, storage: np.dtype) -> np.ndarray:
+    """What array.assign(src) stores: an array's values, or numpy data / nested lists as an array of dtype
+    `wdt` would hold them (`storage`)."""
+    if isinstance(src, array):
+        return src.numpy()
+    if _t.scalar_type_of(wdt) is _t.bfloat16:
+        return bfloat16_storage(np.asarray(src))
+    return np.asarray(src, dtype=storage)
+
+
 def fill_values(value, wdt, storage: np.dtype):
     """`value` (a number, or a sequence for vector/matrix dtypes) as the numpy values an array of dtype `wdt`
     stores (`storage`): bfloat16 as its bit patterns, rounded to nearest even."""
@@ -345,8 +363,8 @@ def _from_data(data, dtype, shape, copy):
     else:
         wdt = _require_dtype(dtype)
     np_dt = _element_numpy(wdt)
-    if _t.scalar_type_of(wdt) is _t.bfloat16 and src.dtype.kind == "f":
-        src = _t.float_to_bf16_bits(src)  # bfloat16 arrays hold bit patterns; floats are rounded to them
+    if _t.scalar_type_of(wdt) is _t.bfloat16:
+        src = bfloat16_storage(src)
     try:
         converted = np.asarray(src, dtype=np_dt)
     except (TypeError, ValueError) as e:

@@ -187,7 +187,7 @@ class CudaArray(array):
 
     def assign(self, src):
         if isinstance(src, array) and not isinstance(src, CudaArray) or not isinstance(src, array):
-            values = src.numpy() if isinstance(src, array) else np.asarray(src, dtype=self._np.dtype)
+            values = _a.assign_values(src, self.dtype, self._np.dtype)
             if values.size != self._np.size:
                 raise RuntimeError(f"Cannot assign {values.size} values to an array of {self._np.size} elements "
                                    f"(shape {self.shape})")
