@@ -29,8 +29,10 @@ CPU_STAGES = [
     ("lowered", ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
                  "convert-warp-arrays-to-llvm", "warp-cpu-entry", "warp-cpu-privatize-atomics", "warp-cpu-serial-copy",
                  "canonicalize", "cse"]),
-    # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2)
-    ("llvm", ["convert-scf-to-cf", "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
+    # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
+    # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
+    ("llvm", ["convert-scf-to-cf", "math-extend-to-supported-types{extra-types=f16 target-type=f32}",
+              "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
               "warp-bf16-round-each-op", "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
               "convert-vector-to-llvm", "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
               "reconcile-unrealized-casts", "warp-bf16-as-i16", "warp-cpu-vector-math"]),
