@@ -7,7 +7,11 @@ first line when `--split-input-file` cut the file into pieces.
 
 from __future__ import annotations
 
+import re
+
 from mlir import ir
+
+from mlwarp.compiler.dialects.warp.explain import explain, parse_generic
 
 PARSER_BUFFER = "-"
 
@@ -40,10 +44,29 @@ def first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
+CURRENT_OP_NOTE = "see current operation: "
+
+
+def op_message(diag) -> str:
+    """The diagnostic's first line. IRDL's constraint failures name neither the op nor the operand
+    ("expected 'i32' but got 'f64'"): for a warp op, the op table names both, read off the op the
+    verifier's note prints."""
+    message = first_line(diag.message)
+    if re.match(r"'[\w.$-]+' op ", message):  # already names its op
+        return message
+    for note in diag.notes:
+        if note.message.startswith(CURRENT_OP_NOTE):
+            parsed = parse_generic(first_line(note.message[len(CURRENT_OP_NOTE):]))
+            if parsed is not None:  # (IRDL's operand-count messages start with a bare "op ")
+                return f"'{parsed[0]}' op {explain(*parsed) or message.removeprefix('op ')}"
+    return message
+
+
 def describe(error: Exception, input_name: str) -> str:
     """The first error diagnostic of an MLIRError (or the error's own text), on one line."""
     for diag in getattr(error, "error_diagnostics", None) or []:
         where = format_location(diag.location, input_name)
-        return f"{where}: {first_line(diag.message)}" if where else first_line(diag.message)
+        message = op_message(diag)
+        return f"{where}: {message}" if where else message
     text = getattr(error, "message", None) or str(error)
     return first_line(text)

@@ -1,63 +1,114 @@
-"""Typed builders for warp ops, used at the current insertion point and location."""
+"""Typed builders for warp ops, used at the current insertion point and location.
+
+`create(name, *operand_groups)` builds any table op (ops.OPS) and infers the result types its
+constraints fix (a load's result is its array's dtype, array_dim's is i32); the named builders below
+are the compiler's vocabulary over it.
+"""
 
 from __future__ import annotations
 
 from mlir import ir
 
 from .dialect import array_dtype, array_ndim, array_type, is_array_type
+from .ops import BY_NAME, Array, Is, OpDef, Var
+
+
+def _bind(c, t: ir.Type, bound: dict) -> None:
+    """Records what the Vars of constraint `c` stand for, given an operand of type `t` satisfying it."""
+    if isinstance(c, Var):
+        bound.setdefault(c.name, t)
+        _bind(c.constraint, t, bound)
+    elif isinstance(c, Array) and is_array_type(t):
+        _bind(c.dtype, array_dtype(t), bound)
+
+
+def infer_results(op: OpDef, groups) -> list:
+    """The result types `op`'s constraints fix from its operands (`groups`: one list of values per
+    operand); None for a result the caller must give."""
+    bound: dict = {}
+    for operand, values in zip(op.operands, groups):
+        for v in values:
+            _bind(operand.constraint, v.type, bound)
+    out = []
+    for r in op.results:
+        c = r.constraint
+        if isinstance(c, Var) and c.name in bound:
+            out.append(bound[c.name])
+        elif isinstance(c, Is):
+            out.append(ir.Type.parse(c.type))
+        else:
+            out.append(None)
+    return out
+
+
+def create(name: str, *groups, results=None, attributes=None) -> ir.Operation:
+    """warp.<name> at the insertion point. `groups` are its operands in table order (a sequence for a
+    variadic one); `results` the result types, default: inferred from the constraints."""
+    op = BY_NAME[name]
+    if len(groups) != len(op.operands):
+        raise TypeError(f"warp.{name} takes {len(op.operands)} operand groups "
+                        f"({', '.join(o.name for o in op.operands)}), got {len(groups)}")
+    lists = [list(g) if o.variadic else [g] for o, g in zip(op.operands, groups)]
+    if results is None:
+        results = infer_results(op, lists)
+        if None in results:
+            raise TypeError(f"warp.{name}: its result types are not fixed by its operands; pass results=")
+    return ir.Operation.create(op.full_name, results=list(results), operands=[v for vs in lists for v in vs],
+                               attributes=attributes or {})
 
 
 def _i32():
     return ir.IntegerType.get_signless(32)
 
 
-def _create(name, operands, results, attributes=None):
-    return ir.Operation.create(f"warp.{name}", results=results, operands=list(operands), attributes=attributes or {})
+def _i64_attr(n: int) -> ir.IntegerAttr:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
 
 
 def tid(ndim: int) -> list[ir.Value]:
-    return list(_create("tid", [], [_i32()] * ndim).results)
+    return list(create("tid", results=[_i32()] * ndim).results)
 
 
 def load(arr: ir.Value, indices) -> ir.Value:
-    return _create("load", [arr, *indices], [array_dtype(arr.type)]).result
+    return create("load", arr, indices).result
 
 
 def store(arr: ir.Value, value: ir.Value, indices) -> ir.Operation:
-    return _create("store", [arr, value, *indices], [])
+    return create("store", arr, value, indices)
 
 
 def address(arr: ir.Value, indices) -> ir.Value:
-    return _create("address", [arr, *indices], [ir.Type.parse("!llvm.ptr")]).result
+    return create("address", arr, indices).result
 
 
 def atomic(kind: str, arr: ir.Value, value: ir.Value, indices) -> ir.Value:
-    return _create("atomic", [arr, value, *indices], [array_dtype(arr.type)],
-                   {"kind": ir.StringAttr.get(kind)}).result
+    return create("atomic", arr, value, indices, attributes={"kind": ir.StringAttr.get(kind)}).result
 
 
 def atomic_cas(arr: ir.Value, compare: ir.Value, value: ir.Value, indices) -> ir.Value:
-    return _create("atomic_cas", [arr, compare, value, *indices], [array_dtype(arr.type)]).result
+    return create("atomic_cas", arr, compare, value, indices).result
 
 
 def array_dim(arr: ir.Value, dim: int) -> ir.Value:
-    return _create("array_dim", [arr], [_i32()], {"dim": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}).result
+    return create("array_dim", arr, attributes={"dim": _i64_attr(dim)}).result
 
 
 def view(arr: ir.Value, indices) -> ir.Value:
     """The (N-k)-d sub-array of an N-d array at k < N leading indices."""
     ndim = array_ndim(arr.type) - len(indices)
-    return _create("view", [arr, *indices], [array_type(array_dtype(arr.type), ndim)]).result
+    return create("view", arr, indices, results=[array_type(array_dtype(arr.type), ndim)]).result
 
 
 def cast(value: ir.Value, to: ir.Type) -> ir.Value:
     if value.type == to:
         return value
-    return _create("cast", [value], [to]).result
+    return create("cast", value, results=[to]).result
 
 
 def builtin(name: str, args, result_type: ir.Type) -> ir.Value:
-    return _create(name, args, [result_type]).result
+    """A builtin-table op (not in ops.OPS: its operand types are the builtin table's business)."""
+    return ir.Operation.create(f"warp.{name}", results=[result_type], operands=list(args)).result
 
 
-__all__ = ["tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim", "view", "cast", "builtin", "array_type", "is_array_type"]
+__all__ = ["create", "infer_results", "tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim",
+           "view", "cast", "builtin", "array_type", "is_array_type"]

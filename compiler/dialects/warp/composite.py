@@ -7,12 +7,13 @@ Types (IRDL, parametric):
   !warp.transform<T>           rigid transform: p (3) then q (4)
   !warp.struct<"Name", [T...]> a @wp.struct, fields in declaration order
 
-Ops (operands unconstrained in IRDL, like the core ops; builders keep them typed):
-  warp.construct   (scalars...) -> composite     components in storage order; no operand = zero value
-  warp.extract     (value, i32...) -> element    v[i], m[i, j], m[i] (a row), q[i]
-  warp.insert      (value, element, i32...) -> value   the value with one element (or row) replaced
-  warp.struct_get  (struct) -> field             {field = k}
-  warp.struct_set  (struct, value) -> struct     {field = k}
+The types are declared in IRDL in dialect.py, the ops that build and take them apart in the op table
+(ops.py, constraints checked by the verifier):
+  warp.construct   (elements...) -> composite      components in storage order; no operand = zero value
+  warp.extract     (composite, i32...) -> value    v[i], m[i, j], m[i] (a row), q[i]
+  warp.insert      (V, value, i32...) -> V         the value with one element (or row) replaced
+  warp.struct_get  (struct) -> field               {field = k}
+  warp.struct_set  (S, field value) -> S           {field = k}
 """
 
 from __future__ import annotations
@@ -22,41 +23,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-TYPES_IRDL = """
-  irdl.type @vec {
-    %0 = irdl.base "#builtin.integer"
-    %1 = irdl.any
-    irdl.parameters(length: %0, dtype: %1)
-  }
-  irdl.type @mat {
-    %0 = irdl.base "#builtin.integer"
-    %1 = irdl.base "#builtin.integer"
-    %2 = irdl.any
-    irdl.parameters(rows: %0, cols: %1, dtype: %2)
-  }
-  irdl.type @quat {
-    %0 = irdl.any
-    irdl.parameters(dtype: %0)
-  }
-  irdl.type @transform {
-    %0 = irdl.any
-    irdl.parameters(dtype: %0)
-  }
-  irdl.type @struct {
-    %0 = irdl.any
-    %1 = irdl.any
-    irdl.parameters(name: %0, fields: %1)
-  }
-"""
-
-# (name, operand names, variadic-last-operand, result count), as dialect.CORE_OPS
-OPS = [
-    ("construct", ["elements"], True, 1),
-    ("extract", ["value", "indices"], True, 1),
-    ("insert", ["value", "element", "indices"], True, 1),
-    ("struct_get", ["value"], False, 1),
-    ("struct_set", ["value", "element"], False, 1),
-]
+from .builders import create
 
 
 @dataclass(frozen=True)
@@ -136,29 +103,25 @@ def struct_type(name: str, fields) -> ir.Type:
 
 
 # -- builders ------------------------------------------------------------------------
-def _create(name, operands, results, attributes=None):
-    return ir.Operation.create(f"warp.{name}", results=results, operands=list(operands), attributes=attributes or {})
-
-
 def _field_attr(k: int):
     return {"field": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)}
 
 
 def construct(t: ir.Type, elements) -> ir.Value:
-    return _create("construct", elements, [t]).result
+    return create("construct", elements, results=[t]).result
 
 
 def extract(value: ir.Value, indices, result: ir.Type) -> ir.Value:
-    return _create("extract", [value, *indices], [result]).result
+    return create("extract", value, indices, results=[result]).result
 
 
 def insert(value: ir.Value, element: ir.Value, indices) -> ir.Value:
-    return _create("insert", [value, element, *indices], [value.type]).result
+    return create("insert", value, element, indices).result
 
 
 def struct_get(value: ir.Value, k: int, result: ir.Type) -> ir.Value:
-    return _create("struct_get", [value], [result], _field_attr(k)).result
+    return create("struct_get", value, results=[result], attributes=_field_attr(k)).result
 
 
 def struct_set(value: ir.Value, k: int, element: ir.Value) -> ir.Value:
-    return _create("struct_set", [value, element], [value.type], _field_attr(k)).result
+    return create("struct_set", value, element, attributes=_field_attr(k)).result

@@ -1,0 +1,270 @@
+"""The warp ops, declared once: operand and result constraints, attributes, a summary.
+
+`OPS` is the table. From it come the IRDL the verifier runs (`irdl_text`, loaded by dialect.py), the
+builders' result types (builders.py: `create`) and the named accessors (views.py). This module
+imports no MLIR. A constraint is a small value:
+
+  Is("i32")            exactly that type
+  Base("warp.array")   any parameters of a warp type; Base("!builtin.f32") a builtin type kind
+  Array(T)             !warp.array<T, N> for any rank N (an operand: or its LLVM descriptor, see Array)
+  AnyOf(a, b, ...)     one of them
+  ANY                  any type
+  Var("T", c)          c, and every use of Var "T" in the op is the same type (IRDL's constraint
+                       variables: load's result is its array's dtype, insert's result its value's type)
+
+Everything that is not a Var is a fresh constraint at each use, so `ANY` twice means two types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+# -- constraints -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Is:
+    type: str
+
+
+@dataclass(frozen=True)
+class Base:
+    name: str  # "warp.array" (a warp type), "!builtin.integer" (a builtin type kind)
+
+
+@dataclass(frozen=True)
+class Array:
+    """!warp.array<dtype, N> for any rank N; with `or_descriptor`, also the array's LLVM descriptor: an
+    array field of a struct is one from convert-warp-composites-to-vector (which lowers the struct) until
+    convert-warp-arrays-to-llvm (which lowers the ops on it), and a descriptor carries no dtype."""
+
+    dtype: object
+    or_descriptor: bool = False
+
+
+MAX_NDIM = 4  # Warp's arrays have 1..4 dimensions
+
+
+def descriptor_spelling(ndim: int) -> str:
+    """The LLVM struct an N-d array lowers to (convert-warp-arrays-to-llvm's descriptor_type)."""
+    return f"!llvm.struct<(ptr, array<{ndim} x i64>, array<{ndim} x i64>)>"
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    options: tuple
+
+    def __init__(self, *options):
+        flat = []
+        for o in options:
+            flat += o.options if isinstance(o, AnyOf) else [o]
+        object.__setattr__(self, "options", tuple(flat))
+
+
+@dataclass(frozen=True)
+class AnyType:
+    pass
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    constraint: object
+
+
+@dataclass(frozen=True)
+class AttrBase:
+    name: str  # "#builtin.string", "#builtin.integer"
+
+
+ANY = AnyType()
+I32 = Is("i32")
+# The number of parameters of each warp type (dialect.TYPES_IRDL): inside irdl.any_of, a base constraint is
+# spelled as the type with `irdl.any` parameters (MLIR 22's IRDL loader aborts on irdl.base there).
+WARP_TYPE_PARAMS = {"array": 2, "vec": 2, "mat": 3, "quat": 1, "transform": 1, "struct": 2}
+COMPOSITE = AnyOf(*(Base(f"warp.{k}") for k in ("vec", "mat", "quat", "transform", "struct")))
+
+
+# -- ops -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Operand:
+    name: str
+    constraint: object
+    variadic: bool = False
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    constraint: object
+    variadic: bool = False
+
+
+@dataclass(frozen=True)
+class Attr:
+    name: str
+    constraint: object
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str  # without the "warp." prefix
+    summary: str
+    operands: tuple = ()
+    results: tuple = ()
+    attributes: tuple = field(default=())
+
+    @property
+    def full_name(self) -> str:
+        return f"warp.{self.name}"
+
+
+T = Var("T", ANY)  # an array's element type, shared by the ops reading and writing it
+ARRAY_T = Operand("array", Array(T, or_descriptor=True))
+ARRAY_ANY = Operand("array", Array(ANY, or_descriptor=True))
+INDICES = Operand("indices", I32, variadic=True)  # the frontend casts every index to int32
+
+OPS = [
+    OpDef("tid", "thread index, one i32 per launch dimension (1..4)",
+          results=(Result("ids", I32, variadic=True),)),
+    OpDef("load", "element read a[i, ...]",
+          (ARRAY_T, INDICES), (Result("element", T),)),
+    OpDef("store", "element write a[i, ...] = value",
+          (ARRAY_T, Operand("value", T), INDICES)),
+    OpDef("address", "element address (array lowering)",
+          (ARRAY_ANY, INDICES), (Result("pointer", Is("!llvm.ptr")),)),
+    OpDef("atomic", "atomic read-modify-write of the element {kind = \"add\", \"min\", ...}; the old value",
+          (ARRAY_T, Operand("value", T), INDICES), (Result("old", T),),
+          (Attr("kind", AttrBase("#builtin.string")),)),
+    OpDef("atomic_cas", "stores value if the element equals compare; the old value",
+          (ARRAY_T, Operand("compare", T), Operand("value", T), INDICES),
+          (Result("old", T),)),
+    OpDef("array_dim", "the extent of dimension {dim = d}",
+          (ARRAY_ANY,), (Result("extent", I32),),
+          (Attr("dim", AttrBase("#builtin.integer")),)),
+    OpDef("view", "the sub-array at k leading indices (a[i] of a 2-d array); same dtype, rank N-k",
+          (ARRAY_T, INDICES), (Result("subarray", Array(T)),)),
+    OpDef("cast", "numeric conversion with Warp's rules (scalars and composites)",
+          (Operand("input", ANY),), (Result("output", ANY),)),
+    OpDef("construct", "a composite from its components in storage order; no operand: the zero value",
+          (Operand("elements", ANY, variadic=True),), (Result("composite", COMPOSITE),)),
+    OpDef("extract", "v[i], m[i, j], m[i] (a row), q[i]",
+          (Operand("aggregate", COMPOSITE), INDICES), (Result("element", ANY),)),
+    OpDef("insert", "the value with one element (or row) replaced",
+          (Operand("aggregate", Var("V", COMPOSITE)), Operand("element", ANY), INDICES),
+          (Result("updated", Var("V", COMPOSITE)),)),
+    OpDef("struct_get", "field {field = k} of a struct",
+          (Operand("aggregate", Base("warp.struct")),), (Result("element", ANY),),
+          (Attr("field", AttrBase("#builtin.integer")),)),
+    OpDef("struct_set", "the struct with field {field = k} replaced",
+          (Operand("aggregate", Var("S", Base("warp.struct"))), Operand("element", ANY)),
+          (Result("updated", Var("S", Base("warp.struct"))),),
+          (Attr("field", AttrBase("#builtin.integer")),)),
+]
+BY_NAME = {op.name: op for op in OPS}
+
+
+def builtin_op(name: str, fixed: int) -> OpDef:
+    """A builtin of the builtin table: its operands stay unconstrained here (the table checks them per
+    overload when the frontend resolves a call), and so does its result: IRDL cannot say "not an array"
+    (no negation, and in MLIR 22 no irdl.base inside irdl.any_of, so no "scalar, composite or vector").
+    IRDL unifies the types of a variadic group, so the leading `fixed` operands (as many as the shortest
+    overload takes: `mul(vec3, f32)`) each get their own."""
+    operands = tuple(Operand(f"a{k}", ANY) for k in range(fixed)) + (Operand("args", ANY, variadic=True),)
+    return OpDef(name, "a builtin of the builtin table", operands, (Result("result", ANY),))
+
+
+# -- IRDL ------------------------------------------------------------------------------------------
+class _Emitter:
+    """The IRDL body of one op: one SSA constraint per use, one per Var name."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.vars: dict[str, str] = {}
+
+    def emit(self, text: str) -> str:
+        name = f"%{len(self.lines)}"
+        self.lines.append(f"    {name} = {text}")
+        return name
+
+    def constraint(self, c, in_any_of=False) -> str:
+        if isinstance(c, Var):
+            if c.name not in self.vars:
+                self.vars[c.name] = self.constraint(c.constraint)
+            return self.vars[c.name]
+        if isinstance(c, AnyType):
+            return self.emit("irdl.any")
+        if isinstance(c, Is):
+            return self.emit(f"irdl.is {c.type}")
+        if isinstance(c, Base):
+            if in_any_of:
+                kind = c.name[len("warp."):]
+                if not c.name.startswith("warp.") or kind not in WARP_TYPE_PARAMS:
+                    raise ValueError(f"irdl.any_of cannot hold a base constraint on {c.name}")
+                params = [self.emit("irdl.any") for _ in range(WARP_TYPE_PARAMS[kind])]
+                return self.emit(f"irdl.parametric @warp::@{kind}<{', '.join(params)}>")
+            if c.name.startswith("warp."):
+                return self.emit(f"irdl.base @warp::@{c.name[len('warp.'):]}")
+            return self.emit(f'irdl.base "{c.name}"')
+        if isinstance(c, AttrBase):
+            return self.emit(f'irdl.base "{c.name}"')
+        if isinstance(c, Array):
+            dtype = self.constraint(c.dtype)
+            ndim = self.emit('irdl.base "#builtin.integer"')
+            array = self.emit(f"irdl.parametric @warp::@array<{dtype}, {ndim}>")
+            if not c.or_descriptor:
+                return array
+            descriptors = [self.emit(f"irdl.is {descriptor_spelling(n)}") for n in range(1, MAX_NDIM + 1)]
+            return self.emit(f"irdl.any_of({', '.join([array, *descriptors])})")
+        if isinstance(c, AnyOf):
+            return self.emit(f"irdl.any_of({', '.join(self.constraint(o, in_any_of=True) for o in c.options)})")
+        raise TypeError(f"not a constraint: {c!r}")
+
+
+def _values(emitter: _Emitter, items) -> str:
+    return ", ".join(f"{x.name}: {'variadic ' if x.variadic else ''}{emitter.constraint(x.constraint)}"
+                     for x in items)
+
+
+def op_irdl(op: OpDef) -> str:
+    e = _Emitter()
+    tail = []
+    if op.operands:
+        tail.append(f"    irdl.operands({_values(e, op.operands)})")
+    if op.results:
+        tail.append(f"    irdl.results({_values(e, op.results)})")
+    if op.attributes:
+        attrs = ", ".join(f'"{a.name}" = {e.constraint(a.constraint)}' for a in op.attributes)
+        tail.append(f"    irdl.attributes {{{attrs}}}")
+    return "\n".join([f"  irdl.operation @{op.name} {{", *e.lines, *tail, "  }"])
+
+
+def irdl_text(ops) -> str:
+    return "\n".join(op_irdl(op) for op in ops)
+
+
+def table_markdown(ops=None) -> str:
+    """The op table as markdown (docs and `--help`-style listings)."""
+    def show(c) -> str:
+        if isinstance(c, Var):
+            return c.name if c.name == "T" else f"{c.name}:{show(c.constraint)}"
+        if isinstance(c, AnyType):
+            return "any"
+        if isinstance(c, Is):
+            return c.type
+        if isinstance(c, (Base, AttrBase)):
+            return c.name.replace("!builtin.", "").replace("#builtin.", "")
+        if isinstance(c, Array):
+            return f"array<{show(c.dtype)}>" + (" (or descriptor)" if c.or_descriptor else "")
+        if c == COMPOSITE:
+            return "composite"
+        return "|".join(show(o) for o in c.options)
+
+    def items(xs) -> str:
+        return ", ".join(f"{x.name}: {show(x.constraint)}{'...' if getattr(x, 'variadic', False) else ''}"
+                         for x in xs) or "-"
+
+    rows = ["| op | operands | results | attributes | summary |", "| --- | --- | --- | --- | --- |"]
+    for op in ops or OPS:
+        rows.append(f"| warp.{op.name} | {items(op.operands)} | {items(op.results)} | "
+                    f"{items(op.attributes)} | {op.summary} |")
+    return "\n".join(rows)

@@ -1,0 +1,106 @@
+"""Named accessors for warp ops, generated from the op table (`ops.OPS`).
+
+Each table op gets an `ir.OpView` subclass registered with the bindings, so every warp op the bindings
+hand out (block iteration, `value.owner`, `operation.opview`) reads by name:
+
+    load = value.owner          # a LoadOp
+    load.array, load.indices    # the array operand, the index operands (a list)
+    atomic.kind                 # "add" (string attributes as str, integer ones as int)
+
+`register()` (called by `load_dialect`) installs them. Wrapping a bare `ir.Operation` works too: `view(op)` or `LoadOp(op)`. Builtin-table ops have no view
+class (their operands are positional: `op.operands`).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects._ods_common import _cext
+
+from .ops import OPS, OpDef
+
+
+def _group_slices(items, count: int) -> dict:
+    """name -> slice of the operand (or result) list; at most one group is variadic."""
+    fixed = sum(1 for x in items if not x.variadic)
+    out, i = {}, 0
+    for x in items:
+        n = count - fixed if x.variadic else 1
+        out[x.name] = (slice(i, i + n), x.variadic)
+        i += n
+    return out
+
+
+def _value_accessor(name: str, kind: str, defs) -> property:
+    def get(self):
+        values = list(getattr(self.operation, kind))
+        where, variadic = _group_slices(defs, len(values))[name]
+        picked = values[where]
+        return picked if variadic else picked[0]
+
+    return property(get, doc=f"the {name} {kind} (table order)")
+
+
+def _attr_accessor(name: str) -> property:
+    def get(self):
+        a = self.operation.attributes[name]
+        if isinstance(a, ir.StringAttr):
+            return a.value
+        if isinstance(a, ir.IntegerAttr):
+            return a.value
+        return a
+
+    return property(get, doc=f"the {name} attribute")
+
+
+class _Dialect(ir.Dialect):
+    DIALECT_NAMESPACE = "warp"
+
+
+def _class_name(op: OpDef) -> str:
+    return "".join(part.capitalize() for part in op.name.split("_")) + "Op"
+
+
+def _make_view(op: OpDef) -> type:
+    namespace = {"OPERATION_NAME": op.full_name, "_ODS_REGIONS": (0, True), "__doc__": f"warp.{op.name}: {op.summary}"}
+    taken = set(dir(ir.OpView))
+    for x in op.operands:
+        namespace[x.name] = _value_accessor(x.name, "operands", op.operands)
+    for x in op.results:
+        if x.name not in taken:  # OpView's own `result`, `results` stay as they are
+            namespace[x.name] = _value_accessor(x.name, "results", op.results)
+    for a in op.attributes:
+        namespace[a.name] = _attr_accessor(a.name)
+    clash = [n for n in namespace if n in taken and n not in ("__doc__",) and not n.startswith("_ODS")
+             and n != "OPERATION_NAME"]
+    if clash:
+        raise AssertionError(f"warp.{op.name}: accessor names {clash} shadow ir.OpView attributes")
+    return type(_class_name(op), (ir.OpView,), namespace)
+
+
+VIEWS = {op.name: _make_view(op) for op in OPS}
+globals().update({cls.__name__: cls for cls in VIEWS.values()})
+_registered = False
+
+
+def register() -> None:
+    """Makes the bindings hand out the view classes for warp ops (process-wide; load_dialect calls it)."""
+    global _registered
+    if _registered:
+        return
+    _cext.register_dialect(_Dialect)
+    for cls in VIEWS.values():
+        _cext.register_operation(_Dialect, replace=True)(cls)
+    _registered = True
+
+
+def view(op):
+    """The named view of a warp op (an ir.Operation or OpView); None for a builtin-table op or a
+    non-warp op."""
+    op = op.operation if isinstance(op, ir.OpView) else op
+    if not op.name.startswith("warp."):
+        return None
+    cls = VIEWS.get(op.name[len("warp."):])
+    return cls(op) if cls is not None else None
+
+
+__all__ = ["VIEWS", "register", "view", *(cls.__name__ for cls in VIEWS.values())]
