@@ -1,5 +1,7 @@
 """The warp dialect's op table: typed builders, named accessors, the verifier, its explanations."""
 
+from pathlib import Path
+
 import pytest
 from mlir import ir
 from mlir.dialects import func
@@ -119,4 +121,9 @@ def test_table_markdown_lists_every_op():
     table = ops.table_markdown()
     for op in ops.OPS:
         assert f"| warp.{op.name} |" in table
-    assert "| warp.load | array: array<T> (or descriptor), indices: i32... | element: T |" in table
+    assert "| warp.load | array: array<T> or its descriptor, indices: i32... | element: T |" in table
+
+
+def test_readme_table_is_current():
+    readme = (Path(ops.__file__).parent / "README.md").read_text()
+    assert ops.table_markdown() in readme

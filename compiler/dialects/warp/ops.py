@@ -243,10 +243,13 @@ def irdl_text(ops) -> str:
 
 
 def table_markdown(ops=None) -> str:
-    """The op table as markdown (docs and `--help`-style listings)."""
+    """The op table as markdown: one row per op, then what each constraint variable stands for."""
+    variables: dict = {}
+
     def show(c) -> str:
         if isinstance(c, Var):
-            return c.name if c.name == "T" else f"{c.name}:{show(c.constraint)}"
+            variables.setdefault(c.name, show(c.constraint))
+            return c.name
         if isinstance(c, AnyType):
             return "any"
         if isinstance(c, Is):
@@ -254,10 +257,10 @@ def table_markdown(ops=None) -> str:
         if isinstance(c, (Base, AttrBase)):
             return c.name.replace("!builtin.", "").replace("#builtin.", "")
         if isinstance(c, Array):
-            return f"array<{show(c.dtype)}>" + (" (or descriptor)" if c.or_descriptor else "")
+            return f"array<{show(c.dtype)}>" + (" or its descriptor" if c.or_descriptor else "")
         if c == COMPOSITE:
             return "composite"
-        return "|".join(show(o) for o in c.options)
+        return " or ".join(show(o) for o in c.options)
 
     def items(xs) -> str:
         return ", ".join(f"{x.name}: {show(x.constraint)}{'...' if getattr(x, 'variadic', False) else ''}"
@@ -267,4 +270,7 @@ def table_markdown(ops=None) -> str:
     for op in ops or OPS:
         rows.append(f"| warp.{op.name} | {items(op.operands)} | {items(op.results)} | "
                     f"{items(op.attributes)} | {op.summary} |")
-    return "\n".join(rows)
+    legend = [f"- `{name}`: {what}, the same type at each use in an op" for name, what in variables.items()]
+    return "\n".join(rows + [""] + legend + [
+        "- `composite`: a warp vec, mat, quat, transform or struct; `...`: variadic",
+        "- descriptor: the array's LLVM struct, as an array field of a struct is once the struct is lowered"])
