@@ -104,8 +104,9 @@ def test_generated_composite_gradients_match_finite_differences(prog, input_seed
 
 def test_composite_fuzz_statistics_are_meaningful():
     """Runs after the fuzz tests (file order): most threads were actually compared."""
-    if STATS["programs"]:
+    if STATS["programs"] or STATS["grad_programs"]:
         print(f"\ncomposite fuzz: {STATS}")
+    if STATS["programs"]:
         assert STATS["threads_compared"] >= STATS["programs"] * 8 // 2, STATS
     if STATS["grad_programs"]:
         assert STATS["grad_threads_compared"] >= STATS["grad_programs"] * 8 // 3, STATS
