@@ -1,13 +1,14 @@
 """warp-autodiff: reverse-mode differentiation of kernels, in the warp dialect.
 
-For each kernel `k(args...)` the pass adds the kernel `k_adj(args..., adj_args...)`
-(one adjoint argument per argument, of the same type; scalar adjoints are
-accepted and ignored, as in Warp). Its body replays the forward computation
-without its effects (stores and atomics are skipped, as Warp's replay does),
+For each kernel `k(args...)` the pass adds the kernel `k_adj(args..., adj_args...,
+own_grads)` (one adjoint argument per argument, of the same type; scalar adjoints
+are accepted and ignored, as in Warp; `own_grads`: see "Stores" below). Its body
+replays the forward computation without its effects (stores and atomics are
+skipped, as Warp's replay does),
 then runs the reverse sweep with the rules of the builtin table
 (`builtins/derivatives.py`). Array semantics follow Warp:
   x[i] read            -> adj_x[i] += adj (atomically)
-  y[i] = v             -> adj_v += adj_y[i]
+  y[i] = v             -> adj_v += adj_y[i], then adj_y[i] = 0 if it is y's .grad
   y[i] += v / -= v     -> adj_v += adj_y[i] / -= adj_y[i]   (warp.atomic add/sub)
 The adjoint of a struct argument is a struct of its type whose array fields are the
 adjoint arrays of the argument's array fields: `s.a[i]` (also `s.inner.a`, or `q.a`
@@ -27,13 +28,16 @@ Control flow is structured (scf) and handled exactly:
              state (e.g. `s += x[k]`), the recomputation is left out: O(n).
              A while loop first counts its iterations (one more forward run).
 
-Stores keep Warp's semantics: the adjoint of the stored location is read, not
-cleared, so a location written twice, or overwritten after being read (in-place
-`x[i] = f(x[i])`), passes the later write's adjoint to the earlier one too, as
-in Warp. Write each output location once and never overwrite an input. A member
-write into an element (`y[i].y = v`, `y[i][2] += v`: load, insert, store) is
-Warp's in-place member store: adj_v += adj_y[i].y, then adj_y[i].y = 0, so an
-earlier `y[i] = w` gets the adjoint of the members the write left alone.
+Stores follow Warp 1.19: the reverse of `y[i] = v` reads adj_y[i] into adj_v and
+then clears adj_y[i] when the launch passed y's own `.grad` as its adjoint (what
+Tape.backward does), so an earlier write to the location (in this kernel or an
+earlier one) gets no adjoint from the value it no longer holds. An adjoint array
+the caller passed itself (`adj_outputs=[...]`) is only read. k_adj takes one more
+parameter for that, after the adjoints: an i64 whose bit k says that argument k's
+adjoint is its `.grad`. A member write into an element (`y[i].y = v`,
+`y[i][2] += v`: load, insert, store) always clears the written member's adjoint
+(adj_v += adj_y[i].y, adj_y[i].y = 0); the load's adjoint passes the other
+members on. Never overwrite an input that an earlier read needs.
 
 When an array is only ever indexed by the thread's own linear index (`i =
 wp.tid()`), no two threads share its adjoint elements, so reads accumulate with
@@ -79,10 +83,12 @@ class ReverseBuilder:
     """Emits the reverse sweep; `mapping` maps original values to their forward values at the insertion
     point, `adj` original values to their current adjoints (absent = zero)."""
 
-    def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None):
+    def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None, params=(), consumed=None):
         self.adj_arrays = adj_arrays  # original array or struct argument -> its adjoint argument
         self.owned = owned  # arrays only ever indexed by the thread's own linear index: no atomics needed
         self.custom_grads = custom_grads or {}  # @wp.func symbol -> its @wp.func_grad function op
+        self.params = list(params)  # the kernel's parameters, numbered as the bits of `consumed`
+        self.consumed = consumed  # i64: bit k set = argument k's adjoint is its .grad (stores consume it)
 
     # -- adjoint bookkeeping -----------------------------------------------------------
     @staticmethod
@@ -250,6 +256,25 @@ class ReverseBuilder:
                 # The element's other members pass through the load that the write started from, whose
                 # adjoint adds them back; the written member's adjoint ends here (as Warp's in-place store).
                 wb.store(target, zero(value.type), idx)
+                return
+            consumes = self.consumes(arr)
+            if consumes is not None:  # the stored value's adjoint ends here, as Warp 1.19's store
+                guard = scf.IfOp(consumes, [], has_else=False)
+                with ir.InsertionPoint(guard.then_block):
+                    wb.store(target, zero(value.type), idx)
+                    scf.YieldOp([])
+
+    def consumes(self, arr):
+        """i1: whether stores into `arr` consume their adjoint, i.e. the launch passed the argument that `arr`
+        is (or is a row or a struct field of) its own `.grad` (Warp clears a stored element's adjoint then,
+        and keeps an adjoint buffer the caller passed otherwise); None when `arr` is no argument's."""
+        k = argument_index(arr, self.params)
+        if k is None or self.consumed is None:
+            return None
+        i64 = ir.IntegerType.get_signless(64)
+        bit = arith.AndIOp(arith.ShRUIOp(self.consumed, arith.ConstantOp(i64, k).result).result,
+                           arith.ConstantOp(i64, 1).result).result
+        return arith.CmpIOp(arith.CmpIPredicate.ne, bit, arith.ConstantOp(i64, 0).result).result
 
     def op_warp_atomic(self, op, mapping, adj):
         arr, value = op.operands[0], op.operands[1]
@@ -472,6 +497,19 @@ def unlink_custom_grads(module) -> None:
                 del f.attributes[a]
 
 
+def argument_index(arr: ir.Value, params) -> int | None:
+    """The index of the kernel argument that the array `arr` is, or is a row (warp.view) or a struct field
+    (warp.struct_get) of; None for anything else."""
+    while True:
+        for k, p in enumerate(params):
+            if arr == p:
+                return k
+        owner = arr.owner if isinstance(arr, ir.OpResult) else None
+        if owner is None or owner.name not in ("warp.view", "warp.struct_get"):
+            return None
+        arr = owner.operands[0]
+
+
 def is_member_write(store) -> bool:
     """Whether a warp.store writes back the element it loaded with some members replaced (`y[i].y = v`,
     `y[i][2] += v`, `out[i].pos.x = v`: the frontend's load -> insert / struct_set -> store)."""
@@ -513,14 +551,15 @@ def build_adjoint(kernel, grads=None) -> func.FuncOp:
     """Adds `<k>_adj` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
-    f, params, args = derived_kernel(kernel, adjoint_name(name), "warp.adjoint_of")
+    f, params, args = derived_kernel(kernel, adjoint_name(name), "warp.adjoint_of", [ir.IntegerType.get_signless(64)])
     entry = f.regions[0].blocks[0]
     mapping = dict(zip(params, args[:len(params)]))
-    adj_arrays = companions_of(params, args[len(params):], lambda t: is_array_type(t) and is_diff(array_dtype(t)))
+    adj_arrays = companions_of(params, args[len(params):2 * len(params)],
+                               lambda t: is_array_type(t) and is_diff(array_dtype(t)))
     with ir.InsertionPoint(entry), kernel.location:
         ops = body_ops(body)
         clone_ops(ops, mapping)
-        ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads).reverse(ops, mapping, {})
+        ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1]).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 
@@ -528,8 +567,8 @@ def build_adjoint(kernel, grads=None) -> func.FuncOp:
 @register
 class Autodiff(Pass):
     name = "warp-autodiff"
-    description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args...) (forward replay, then the "
-                   "reverse sweep with the builtin table's derivative rules; loops by recomputation)")
+    description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args..., own_grads) (forward replay, "
+                   "then the reverse sweep with the builtin table's derivative rules; loops by recomputation)")
 
     options = {"strict": False}
 

@@ -86,15 +86,15 @@ def clone_ops(ops, mapping: dict, pure: bool = True) -> None:
             mapping[r] = nr
 
 
-def derived_kernel(kernel, name: str, link_attr: str):
+def derived_kernel(kernel, name: str, link_attr: str, extra=()):
     """A new kernel `name` after `kernel`, taking its parameters twice (values, then their adjoints or
-    tangents) and marked `link_attr = <kernel's name>`. Returns it, the kernel's parameters, and the new
-    entry block's arguments."""
+    tangents), then parameters of the `extra` types, and marked `link_attr = <kernel's name>`. Returns it,
+    the kernel's parameters, and the new entry block's arguments."""
     body = kernel.regions[0].blocks[0]
     params = list(body.arguments)
     types = [p.type for p in params]
     with ir.InsertionPoint.after(kernel), kernel.location:
-        f = func.FuncOp(name, (types + types, []))
+        f = func.FuncOp(name, (types + types + list(extra), []))
         f.attributes["warp.kernel"] = ir.UnitAttr.get()
         f.attributes[link_attr] = ir.StringAttr.get(ir.StringAttr(kernel.attributes["sym_name"]).value)
         entry = f.add_entry_block()

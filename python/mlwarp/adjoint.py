@@ -10,7 +10,9 @@ and dropped, as Warp does); for a struct, a struct of the same type whose array
 fields receive the gradients of the argument's array fields (what
 `Tape.backward` passes: each field array's `.grad`). An adjoint given as None
 is zero: a zero-filled scratch array for an array (also for an array field of a
-struct adjoint), so a kernel never writes through a null pointer.
+struct adjoint), so a kernel never writes through a null pointer. Last, an int64
+whose bit k says that argument k's adjoint is its own `.grad`: the adjoint of a
+store into such an array clears the stored element's gradient, as Warp 1.19's.
 """
 
 from __future__ import annotations
@@ -109,10 +111,27 @@ def companion_value(kernel, name, p, primal, given, primal_name):
 
 def _adjoint_struct(kernel):
     s = getattr(kernel, "_adj_struct", None)
-    if s is None:
-        s = launch_struct(list(kernel.params) + list(kernel.params) + hidden_params(kernel))  # debug: + record
+    if s is None:  # arguments, their adjoints, the consumed-adjoint bits; debug builds: + the error record
+        s = launch_struct(list(kernel.params) + list(kernel.params) + [wt.int64] + hidden_params(kernel))
         kernel._adj_struct = s
     return s
+
+
+def is_own_grad(primal, adj) -> bool:
+    """Whether `adj` is `primal`'s own `.grad` (for a struct: every array field's adjoint is that field's `.grad`,
+    what Tape.backward passes). Then the adjoint's stores consume it, as Warp 1.19 clears a stored element's
+    gradient only in its own `.grad` (an adjoint buffer the caller passed stays as it was)."""
+    if adj is None:
+        return False
+    if not wt.is_struct(type(primal)):
+        return getattr(primal, "grad", None) is adj
+    for field, ft in type(primal)._wp_fields_:
+        value, mine = getattr(primal, field), getattr(adj, field, None)
+        if wt.is_array(ft) and value is not None and mine is not None and not is_own_grad(value, mine):
+            return False
+        if wt.is_struct(ft) and value is not None and not is_own_grad(value, mine):
+            return False
+    return True
 
 
 def _adjoints(kernel, given, count, what):
@@ -139,7 +158,10 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
     packed = _adjoint_struct(kernel)()
     keep_alive = []
     n = len(kernel.params)
+    consumed = 0
     for i, (name, p, value, adj) in enumerate(zip(kernel.arg_names, kernel.params, args, adjs)):
+        if i < 63 and is_own_grad(value, adj):
+            consumed |= 1 << i
         if isinstance(p, ArrayParam):
             view = check_array_arg(kernel, name, p, value, device)
             pack_array(view, p.ndim, getattr(packed, f"p{i}"))
@@ -160,7 +182,8 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
         else:
             setattr(packed, f"p{i}", check_scalar_arg(kernel, name, p, value))
             setattr(packed, f"p{n + i}", check_scalar_arg(kernel, f"adj_{name}", p, 0 if adj is None else adj))
-    record = attach_record(kernel, packed, 2 * n, device)  # on CUDA: device memory, read back after the launch
+    setattr(packed, f"p{2 * n}", consumed)
+    record = attach_record(kernel, packed, 2 * n + 1, device)  # on CUDA: device memory, read back after the launch
     total = 1
     for d in range(4):
         packed.dims[d] = dims[d] if d < len(dims) else 1

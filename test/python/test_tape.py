@@ -135,7 +135,8 @@ def test_backward_with_grads_seeds_an_intermediate():
     tape2.backward(grads={out: wp.array([1.0, 2.0, 3.0, 4.0], dtype=f64)})
     want = (np.sin(xv) + xv * np.cos(xv)) * np.array([1.0, 2.0, 3.0, 4.0])
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
-    assert tape2.gradients[out].numpy().tolist() == [1.0, 2.0, 3.0, 4.0]
+    # the store's adjoint consumed the seed (the stored value is gone before the kernel), as in Warp 1.19
+    assert tape2.gradients[out].numpy().tolist() == [0.0, 0.0, 0.0, 0.0]
 
 
 def test_record_func_runs_in_backward():

@@ -1,13 +1,21 @@
 // RUN: mlwarp-opt %s --warp-autodiff | FileCheck %s
 // `y[i].y = v` is load -> insert -> store of the same element: the reverse of the store reads adj_y[i] and
 // then clears it (Warp's in-place member store), so the load's adjoint adds back only the members the
-// write left alone. A plain store (`z[i] = w`) reads its adjoint and leaves it.
+// write left alone. A plain store (`z[i] = v`) reads its adjoint and clears it only when bit 1 of the
+// last parameter says the launch passed z's own .grad (Warp 1.19 keeps an adjoint buffer the caller owns).
 
 // CHECK-LABEL: func.func @k_adj(
-// CHECK-SAME: %[[Y:[^:]+]]: !warp.array<!warp.vec<3 : i64, f32>, 1 : i64>, %[[Z:[^:]+]]: !warp.array<f32, 1 : i64>, %[[V:[^:]+]]: f32, %[[ADJ_Y:[^:]+]]: !warp.array<!warp.vec<3 : i64, f32>, 1 : i64>, %[[ADJ_Z:[^:]+]]: !warp.array<f32, 1 : i64>
-// reverse of `z[i] = v`: read only
+// CHECK-SAME: %[[Y:[^:]+]]: !warp.array<!warp.vec<3 : i64, f32>, 1 : i64>, %[[Z:[^:]+]]: !warp.array<f32, 1 : i64>, %[[V:[^:]+]]: f32, %[[ADJ_Y:[^:]+]]: !warp.array<!warp.vec<3 : i64, f32>, 1 : i64>, %[[ADJ_Z:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: f32, %[[OWN:[^:]+]]: i64)
+// reverse of `z[i] = v`: read, then clear if z's adjoint is its .grad
 // CHECK: "warp.load"(%[[ADJ_Z]]
-// CHECK-NOT: "warp.store"(%[[ADJ_Z]]
+// CHECK: %[[C1:.+]] = arith.constant 1 : i64
+// CHECK: %[[SHIFTED:.+]] = arith.shrui %[[OWN]], %[[C1]] : i64
+// CHECK: %[[BIT:.+]] = arith.andi %[[SHIFTED]]
+// CHECK: %[[IS_OWN:.+]] = arith.cmpi ne, %[[BIT]]
+// CHECK: scf.if %[[IS_OWN]] {
+// CHECK-NEXT: %[[Z0:.+]] = arith.constant 0.0
+// CHECK-NEXT: "warp.store"(%[[ADJ_Z]], %[[Z0]],
+// CHECK-NEXT: }
 // reverse of the member write: read adj_y[i], clear it
 // CHECK: %[[G:.+]] = "warp.load"(%[[ADJ_Y]], %[[I:.+]]) :
 // CHECK: %[[ZERO:.+]] = "warp.construct"() : () -> !warp.vec<3 : i64, f32>
