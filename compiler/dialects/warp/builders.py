@@ -7,6 +7,8 @@ are the compiler's vocabulary over it.
 
 from __future__ import annotations
 
+import functools
+
 from mlir import ir
 
 from .dialect import array_dtype, array_ndim, array_type, is_array_type
@@ -18,33 +20,56 @@ def _bind(c, t: ir.Type, bound: dict) -> None:
     if isinstance(c, Var):
         bound.setdefault(c.name, t)
         _bind(c.constraint, t, bound)
-    elif isinstance(c, Array) and is_array_type(t):
-        _bind(c.dtype, array_dtype(t), bound)
+    elif isinstance(c, Array) and _vars(c.dtype):
+        text = str(t)  # (printed once: array_dtype and is_array_type would each print it)
+        if text.startswith("!warp.array<"):
+            _bind(c.dtype, ir.Type.parse(text[len("!warp.array<"):text.rindex(",")]), bound)
+
+
+def _fixed_type(text: str) -> ir.Type:
+    width = text[1:]
+    if text[0] == "i" and width.isdigit():
+        return ir.IntegerType.get_signless(int(width))
+    return ir.Type.parse(text)
+
+
+def _vars(c) -> set:
+    if isinstance(c, Var):
+        return {c.name} | _vars(c.constraint)
+    return _vars(c.dtype) if isinstance(c, Array) else set()
+
+
+@functools.cache
+def _plan(name: str):
+    """For op `name`: the operand groups to read Vars off (only those the results need; an operand that
+    is the Var itself first, as reading an array's dtype prints and parses its type), and how each
+    result type is found."""
+    op = BY_NAME[name]
+    needed = set().union(*(_vars(r.constraint) for r in op.results if isinstance(r.constraint, Var)))
+    binders = sorted((k for k, o in enumerate(op.operands) if _vars(o.constraint) & needed),
+                     key=lambda k: not isinstance(op.operands[k].constraint, Var))
+    results = tuple((None, None) if r.variadic else ("var", r.constraint.name) if isinstance(r.constraint, Var) else
+                    ("is", r.constraint.type) if isinstance(r.constraint, Is) else (None, None) for r in op.results)
+    return op, tuple(binders), frozenset(needed), results
 
 
 def infer_results(op: OpDef, groups) -> list:
     """The result types `op`'s constraints fix from its operands (`groups`: one list of values per
     operand); None for a result the caller must give."""
+    _, binders, needed, plan = _plan(op.name)
     bound: dict = {}
-    for operand, values in zip(op.operands, groups):
-        for v in values:
-            _bind(operand.constraint, v.type, bound)
-    out = []
-    for r in op.results:
-        c = r.constraint
-        if isinstance(c, Var) and c.name in bound:
-            out.append(bound[c.name])
-        elif isinstance(c, Is):
-            out.append(ir.Type.parse(c.type))
-        else:
-            out.append(None)
-    return out
+    for k in binders:
+        if needed <= bound.keys():
+            break
+        for v in groups[k][:1]:  # IRDL makes a variadic group's types equal: its first value tells
+            _bind(op.operands[k].constraint, v.type, bound)
+    return [bound.get(what) if how == "var" else _fixed_type(what) if how == "is" else None for how, what in plan]
 
 
 def create(name: str, *groups, results=None, attributes=None) -> ir.Operation:
     """warp.<name> at the insertion point. `groups` are its operands in table order (a sequence for a
     variadic one); `results` the result types, default: inferred from the constraints."""
-    op = BY_NAME[name]
+    op = _plan(name)[0]
     if len(groups) != len(op.operands):
         raise TypeError(f"warp.{name} takes {len(op.operands)} operand groups "
                         f"({', '.join(o.name for o in op.operands)}), got {len(groups)}")
