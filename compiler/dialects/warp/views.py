@@ -7,8 +7,9 @@ hand out (block iteration, `value.owner`, `operation.opview`) reads by name:
     load.array, load.indices    # the array operand, the index operands (a list)
     atomic.kind                 # "add" (string attributes as str, integer ones as int)
 
-`register()` (called by `load_dialect`) installs them. Wrapping a bare `ir.Operation` works too: `view(op)` or `LoadOp(op)`. Builtin-table ops have no view
-class (their operands are positional: `op.operands`).
+`register()` (called by `load_dialect`) installs them. Wrapping a bare `ir.Operation` works too:
+`view(op)` or `LoadOp(op)`. Builtin-table ops have no view class (their operands are positional:
+`op.operands`).
 """
 
 from __future__ import annotations
@@ -61,20 +62,14 @@ def _class_name(op: OpDef) -> str:
 
 
 def _make_view(op: OpDef) -> type:
-    namespace = {"OPERATION_NAME": op.full_name, "_ODS_REGIONS": (0, True), "__doc__": f"warp.{op.name}: {op.summary}"}
-    taken = set(dir(ir.OpView))
-    for x in op.operands:
-        namespace[x.name] = _value_accessor(x.name, "operands", op.operands)
-    for x in op.results:
-        if x.name not in taken:  # OpView's own `result`, `results` stay as they are
-            namespace[x.name] = _value_accessor(x.name, "results", op.results)
-    for a in op.attributes:
-        namespace[a.name] = _attr_accessor(a.name)
-    clash = [n for n in namespace if n in taken and n not in ("__doc__",) and not n.startswith("_ODS")
-             and n != "OPERATION_NAME"]
-    if clash:
+    accessors = {x.name: _value_accessor(x.name, "operands", op.operands) for x in op.operands}
+    accessors.update({x.name: _value_accessor(x.name, "results", op.results) for x in op.results})
+    accessors.update({a.name: _attr_accessor(a.name) for a in op.attributes})
+    clash = sorted(set(accessors) & set(dir(ir.OpView)))
+    if clash:  # e.g. a result named "result" would hide OpView.result
         raise AssertionError(f"warp.{op.name}: accessor names {clash} shadow ir.OpView attributes")
-    return type(_class_name(op), (ir.OpView,), namespace)
+    namespace = {"OPERATION_NAME": op.full_name, "_ODS_REGIONS": (0, True), "__doc__": f"warp.{op.name}: {op.summary}"}
+    return type(_class_name(op), (ir.OpView,), {**namespace, **accessors})
 
 
 VIEWS = {op.name: _make_view(op) for op in OPS}
