@@ -3,9 +3,9 @@
 Arguments are typed as in a kernel: Python floats are float32, ints int32,
 bools bool, Warp scalar instances (`wp.float64(2.0)`) keep their type; the
 table's type rule checks the call (same errors as in a kernel), and the
-builtin's numpy implementation computes in those types. Python arguments give
-a Python value back, Warp scalars an instance of the result type (Warp's
-behaviour).
+builtin's numpy implementation computes in those types. A result of type
+int32, float32 or bool is a Python number, any other an instance of the result
+type (`wp.add(wp.int8(100), wp.int8(100))` is `int8(-56)`), as in Warp.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ def python_scope(name: str, impl):
         result = resolve(name, types)
         with np.errstate(all="ignore"):
             r = np.array(impl(*[_as_numpy(a, t) for a, t in zip(args, types)])).astype(result._np_)[()]
-        if any(isinstance(a, wt.scalar_base) for a in args):
-            return result(r)
-        return r.item()
+        if result in (wt.int32, wt.float32, wt.bool_) or not any(isinstance(a, wt.scalar_base) for a in args):
+            return r.item()  # Warp's default types come back as Python numbers
+        return result(r)
 
     call.__name__ = name
     return call

@@ -7,6 +7,7 @@ allows it.
 
 from __future__ import annotations
 
+from . import types as wt
 from .compiler.builtins.table import BUILTINS, COMPOSITE_ONLY
 
 
@@ -73,3 +74,6 @@ class RemovedFunction:
 
 functions["select"] = RemovedFunction(
     "select", "wp.select() has been removed. Use wp.where(cond, value_if_true, value_if_false) instead.")
+
+
+wt.scalar_base._builtin_ = staticmethod(lambda name: functions.get(name))  # Python-scope operators on scalars

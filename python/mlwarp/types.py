@@ -47,6 +47,76 @@ class scalar_base:
     def __hash__(self):
         return hash(self.value)
 
+    # Arithmetic in Python scope is the builtin of the same name (`wp.float32(1.5) + 2.0` is `wp.add`), as in
+    # Warp; mlwarp.builtins installs it (this layer imports nothing above it).
+    _builtin_ = None  # name -> the Python-scope builtin
+
+    def _apply(self, name, *args):
+        return scalar_base._builtin_(name)(*args)
+
+    def __add__(self, other):
+        return self._apply("add", self, other)
+
+    def __radd__(self, other):
+        return self._apply("add", other, self)
+
+    def __sub__(self, other):
+        return self._apply("sub", self, other)
+
+    def __rsub__(self, other):
+        return self._apply("sub", other, self)
+
+    def __mul__(self, other):
+        return self._apply("mul", self, other)
+
+    def __rmul__(self, other):
+        return self._apply("mul", other, self)
+
+    def __truediv__(self, other):
+        return self._apply("div", self, other)
+
+    def __rtruediv__(self, other):
+        return self._apply("div", other, self)
+
+    def __mod__(self, other):
+        return self._apply("mod", self, other)
+
+    def __rmod__(self, other):
+        return self._apply("mod", other, self)
+
+    def __pow__(self, other):
+        return self._apply("pow", self, other)
+
+    def __rpow__(self, other):
+        return self._apply("pow", other, self)
+
+    def __neg__(self):
+        return self._apply("neg", self)
+
+    def __pos__(self):  # Warp's default types come back as Python numbers (as the builtins' results)
+        return self.value if self._mlir_ in ("i32", "f32") and self._kind_ != "uint" else self
+
+    def __abs__(self):  # Warp keeps the type here (wp.abs gives a Python number for int32/float32)
+        return type(self)(abs(self.value))
+
+    def __round__(self, ndigits=None):
+        return round(self.value, ndigits)
+
+    def _compare(self, other, op):
+        return op(self.value, other.value if isinstance(other, scalar_base) else other)
+
+    def __lt__(self, other):
+        return self._compare(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, lambda a, b: a >= b)
+
 
 def _scalar(name, np_type, ctype, mlir, kind, bits):
     return type(name, (scalar_base,), dict(_np_=np_type, _ctype_=ctype, _mlir_=mlir, _kind_=kind, _bits_=bits))

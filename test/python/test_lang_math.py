@@ -197,6 +197,33 @@ def test_python_scope_values_match_warp(expr, value):
     assert got == value and type(got) is type(value)
 
 
+@pytest.mark.parametrize("expr,value", [
+    ("wp.float32(1.5) + wp.float32(2.0)", 3.5), ("wp.float32(1.5) * 2.0", 3.0), ("2.0 * wp.float32(1.5)", 3.0),
+    ("3.0 - wp.float32(1.0)", 2.0), ("1 - wp.int32(3)", -2), ("wp.int32(5) / 2", 2), ("wp.int32(-7) % 3", -1),
+    ("wp.float32(5.0) % 3.0", 2.0), ("-wp.int32(2)", -2), ("+wp.float32(2.0)", 2.0),
+    ("wp.add(wp.float32(1.5), 2.0)", 3.5), ("wp.sin(wp.float32(0.0))", 0.0),
+    ("wp.int8(100) + wp.int8(100)", wp.int8(-56)), ("-wp.int8(5)", wp.int8(-5)), ("-wp.uint8(5)", wp.uint8(251)),
+    ("wp.float64(1.5) + wp.float64(2.0)", wp.float64(3.5)), ("-wp.float64(2.0)", wp.float64(-2.0)),
+    ("wp.float16(1.5) + wp.float16(2.0)", wp.float16(3.5)), ("wp.uint32(3) * wp.uint32(2)", wp.uint32(6)),
+    ("abs(wp.int32(-3))", wp.int32(3)), ("abs(wp.float64(-3.0))", wp.float64(3.0)),
+    ("wp.float32(1.0) > wp.float32(0.5)", True), ("wp.float32(2.0) <= 2.0", True), ("wp.float32(1.0) != 1.0", False),
+])
+def test_python_scope_operators_on_warp_scalars(expr, value):
+    # Values and types as warp-lang 1.19 returns them: the builtin of the same name; int32/float32 results
+    # are Python numbers, other types keep theirs.
+    got = eval(expr)
+    assert got == value and type(got) is type(value)
+
+
+def test_python_scope_negation_of_zero_is_positive_zero():
+    assert math.copysign(1.0, -wp.float32(0.0)) == 1.0  # Warp's neg is 0 - x
+
+
+def test_python_scope_operators_keep_the_typing_rules():
+    with pytest.raises(TypeError, match=r"Input types must be the same, got \['int64', 'int32'\]"):
+        wp.int64(3) - 1
+
+
 def test_python_scope_type_errors_match_kernels():
     with pytest.raises(TypeError, match=r"Input types must be the same, got \['float32', 'int32'\]"):
         wp.min(1.0, 2)
