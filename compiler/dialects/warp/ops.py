@@ -5,19 +5,22 @@ builders' result types (builders.py: `create`) and the named accessors (views.py
 imports no MLIR. A constraint is a small value:
 
   Is("i32")            exactly that type
-  Base("warp.array")   any parameters of a warp type; Base("!builtin.f32") a builtin type kind
+  Base("warp.struct")  any parameters of a warp type; Base("!builtin.integer") a builtin type kind
+                       (the latter not inside AnyOf: see WARP_TYPE_PARAMS)
   Array(T)             !warp.array<T, N> for any rank N (an operand: or its LLVM descriptor, see Array)
   AnyOf(a, b, ...)     one of them
   ANY                  any type
   Var("T", c)          c, and every use of Var "T" in the op is the same type (IRDL's constraint
                        variables: load's result is its array's dtype, insert's result its value's type)
 
+  AttrBase("#builtin.string")  an attribute's kind
+
 Everything that is not a Var is a fresh constraint at each use, so `ANY` twice means two types.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 # -- constraints -----------------------------------------------------------------------------------
@@ -111,7 +114,7 @@ class OpDef:
     summary: str
     operands: tuple = ()
     results: tuple = ()
-    attributes: tuple = field(default=())
+    attributes: tuple = ()
 
     @property
     def full_name(self) -> str:
