@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from .builders import create
+from .explain import split_top_level as split_params  # `a, b<c, d>, [e, f]` at top-level commas
 
 
 @dataclass(frozen=True)
@@ -52,24 +53,6 @@ def is_composite_type(t: ir.Type) -> bool:
     # Builtin and LLVM types come back as their own Python classes; only dialect (IRDL) types are plain
     # ir.Type, so most checks never print the type.
     return type(t) is ir.Type and bool(_HEAD.match(str(t)))
-
-
-def split_params(body: str) -> list:
-    """Splits `a, b<c, d>, [e, f]` at top-level commas."""
-    out, depth, cur = [], 0, ""
-    for ch in body:
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
 
 
 def _int(p: str) -> int:
