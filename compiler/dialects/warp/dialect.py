@@ -14,6 +14,8 @@ builtins), with the number of leading operands that may differ in type (`{name: 
 
 from __future__ import annotations
 
+import functools
+
 from mlir import ir
 from mlir.dialects import irdl
 
@@ -56,8 +58,12 @@ TYPES_IRDL = """
 
 def dialect_irdl(builtin_ops) -> str:
     fixed = builtin_ops if isinstance(builtin_ops, dict) else {}
-    builtins = [builtin_op(name, fixed.get(name, 0)) for name in sorted(builtin_ops)]
-    body = [TYPES_IRDL.strip("\n"), irdl_text(OPS + builtins)]
+    return _dialect_irdl(tuple((name, fixed.get(name, 0)) for name in sorted(builtin_ops)))
+
+
+@functools.cache
+def _dialect_irdl(builtins: tuple) -> str:  # every context of a process loads the same text: made once
+    body = [TYPES_IRDL.strip("\n"), irdl_text(OPS + [builtin_op(name, fixed) for name, fixed in builtins])]
     return "irdl.dialect @warp {\n" + "\n".join(body) + "\n}\n"
 
 
