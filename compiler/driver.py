@@ -6,17 +6,23 @@ import os
 import shutil
 import subprocess
 import time
+import warnings
 
 _import_started = time.perf_counter()
+from mlir import ir  # noqa: E402
 from mlir.execution_engine import ExecutionEngine  # noqa: E402  (loads libMLIR: the import cost of a compile)
 
+from mlwarp.errors import CompilerWarning  # noqa: E402
+
+from .contained import CompilerCrash, contained, crash_reason
 from .context import make_context
 from .frontend import emit_kernel, get_source
 from .lowering.cpu_entry import entry_name
-from .lowering.cpu_vector_math import needed_libraries
+from .lowering.cpu_vector_math import host_isas, needed_libraries
 from .passes.autodiff import adjoint_name, mark_no_backward, take_adjoint_errors
 from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import debug_stages, pop_debug_sites
+from .passes.registry import ops_named
 from .pipeline import CPU_STAGES, run_stages
 
 # Importing MLIR and the compiler happens once per process, on the first compile: that
@@ -64,6 +70,26 @@ def jvp_stages(stages):
 
 
 def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None) -> dict:
+    """Writes `kernel.so` into `out_dir` (in a child process: compiler/contained.py); returns the metadata the
+    runtime needs to launch it (see _compile_cpu)."""
+    try:
+        try:
+            return _compile_cpu(func, arg_types, out_dir, options)
+        except CompilerCrash as crash:
+            # LLVM's X86 backend has asserted on AVX-512 code for some vector patterns (a shuffle combine, on
+            # the adjoint of a float32 mat44 * vec4): build this kernel for the host without AVX-512.
+            if "avx512" not in host_isas() or (options or {}).get("no_avx512"):
+                raise
+            meta = _compile_cpu(func, arg_types, out_dir, {**(options or {}), "no_avx512": True})
+            warnings.warn(f"kernel '{func.__name__}' was built without AVX-512: LLVM crashed compiling it for this "
+                          f"CPU ({crash_reason(crash.compiler_output) or crash})", CompilerWarning, stacklevel=2)
+            return meta
+    finally:
+        _import_ms.clear()  # the first compile reports the import; the child that took it is gone
+
+
+@contained(lambda args: args[0].__name__)
+def _compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None) -> dict:
     """Writes `kernel.so` into `out_dir`; returns the metadata the runtime needs to launch it.
     The library also holds the adjoint entry `<k>_adj_cpu` unless options["enable_backward"] is False;
     with options["jvp"], the entry is the forward-mode kernel `<k>_jvp_cpu` instead (and no adjoint)."""
@@ -78,12 +104,17 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
         stages = debug_stages(CPU_STAGES) if debug else CPU_STAGES
         if jvp:  # a forward-mode library: k_jvp instead of k_adj
             stages = jvp_stages(stages)
+        no_avx512 = (options or {}).get("no_avx512", False)
+        if no_avx512:  # libmvec's AVX-512 variants take zmm registers, which these functions may not use
+            isas = ",".join(i for i in host_isas() if i != "avx512") or "none"
+            stages = [(n, [("warp-cpu-vector-math", {"isa": isas}) if p == "warp-cpu-vector-math" else p for p in ps])
+                      for n, ps in stages]
         try:
             run_stages(kir.module, stages, dump_prefix=kir.name)
             adj_error = take_adjoint_errors().get(kir.name)  # the kernel runs forward; its adjoint launch raises this
             debug_sites = pop_debug_sites(kir.module.operation) if debug else None
             t = times.mark("passes", t)
-            engine, libraries = _engine(kir.module)
+            engine, libraries = _engine(kir.module, no_avx512)
         except Exception as e:  # noqa: BLE001
             if not backward:
                 raise
@@ -99,7 +130,7 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
                 run_stages(kir.module, stages, dump_prefix=kir.name)
                 debug_sites = pop_debug_sites(kir.module.operation) if debug else None
                 t = times.mark("passes", t)
-                engine, libraries = _engine(kir.module)
+                engine, libraries = _engine(kir.module, no_avx512)
             adj_error = f"its adjoint kernel failed to compile: {str(e).strip().splitlines()[0]}"
         obj = os.path.join(out_dir, "kernel.o")
         engine.dump_to_object_file(obj)
@@ -113,9 +144,12 @@ def compile_cpu(func, arg_types: dict, out_dir: str, options: dict | None = None
             "adj_error": adj_error, "debug_sites": debug_sites}
 
 
-def _engine(module):
-    """LLVM at O3 for the host; the JIT resolves the vector math functions (warp-cpu-vector-math) in
-    libmvec, which the library then links."""
+def _engine(module, no_avx512=False):
+    """LLVM at O3 for the host (less AVX-512 with `no_avx512`); the JIT resolves the vector math functions
+    (warp-cpu-vector-math) in libmvec, which the library then links."""
+    if no_avx512:
+        for f in ops_named(module.operation, {"llvm.func"}):
+            f.attributes["target_features"] = ir.Attribute.parse('#llvm.target_features<["-avx512f"]>')
     libraries = needed_libraries(module)
     return ExecutionEngine(module, opt_level=3, enable_pic=True, shared_libs=libraries), libraries
 

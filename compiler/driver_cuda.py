@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 
+from .contained import contained
 from .context import make_context
 from .driver import Timings, emit_for_build, jvp_stages
 from .frontend import emit_kernel, get_source
@@ -63,6 +64,7 @@ def emit_ir_cuda(func, arg_types: dict, stage: str = "warp", arch: int = DEFAULT
         return str(kir.module)
 
 
+@contained(lambda args: args[0].__name__)
 def compile_cuda(func, arg_types: dict, out_dir: str, arch: int = DEFAULT_CUDA_ARCH, options: dict | None = None,
                  cubin: bool = True) -> dict:
     """Writes kernel.ptx (and kernel.cubin) into `out_dir`; returns the metadata the runtime needs. The

@@ -38,7 +38,7 @@ from .random import *  # noqa: E402,F401,F403  (rand_init, randf, randn, sample_
 from .static import constant, static  # noqa: E402,F401
 from .launch import launch, synchronize, synchronize_device  # noqa: E402,F401
 from .debug import get_module_options, set_module_options  # noqa: E402,F401
-from .errors import FloatingPointCheckError, KernelBoundsError  # noqa: E402,F401
+from .errors import CompilerWarning, FloatingPointCheckError, KernelBoundsError  # noqa: E402,F401
 from .tape import Tape  # noqa: E402,F401
 from .jvp import jvp  # noqa: E402,F401
 from .func_grad import adjoint, func_grad  # noqa: E402,F401

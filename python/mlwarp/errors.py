@@ -36,3 +36,7 @@ class KernelBoundsError(IndexError):
 
 class FloatingPointCheckError(FloatingPointError):
     """`wp.config.verify_fp`: a launch left a NaN or Inf in a float array argument."""
+
+
+class CompilerWarning(UserWarning):
+    """The compiler worked around a problem (e.g. built a kernel without AVX-512 after LLVM crashed on it)."""

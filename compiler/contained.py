@@ -1,0 +1,138 @@
+"""Compiles run in a forked child process, so that nothing a user writes can kill the user's process.
+
+The MLIR/LLVM build mlwarp uses has assertions on: an LLVM backend bug (say, an X86 shuffle combine
+that asserts on one vector pattern) aborts whatever process runs it. In a child, an abort becomes a
+`CompilerCrash` in the caller, naming the kernel, the signal and the assertion (the child's stderr
+is kept; after a compile that did not crash it is replayed); the compiler's own exceptions
+(`CompileError`, a pass's error) come back as themselves, with the warnings the compile issued.
+fork() copies the parent's loaded MLIR (the parent imports it first), so a compile costs ~3-5 ms
+more; the child's MLIR contexts and their memory go with it.
+
+`MLWARP_COMPILE_IN_PROCESS=1` compiles in the calling process (for a debugger or a profiler), as on
+platforms without fork().
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import functools
+import os
+import pickle
+import signal
+import sys
+import tempfile
+import traceback
+import warnings
+
+from mlwarp.errors import CompileError
+
+
+class CompilerCrash(CompileError):
+    """The compiler process died (an LLVM or MLIR assertion, a segfault) compiling a kernel; `compiler_output`:
+    what it printed."""
+
+    def __init__(self, message, compiler_output="", **kwargs):
+        super().__init__(message, **kwargs)
+        self.compiler_output = compiler_output
+
+
+def in_process() -> bool:
+    return not hasattr(os, "fork") or os.environ.get("MLWARP_COMPILE_IN_PROCESS") == "1"
+
+
+def contained(what):
+    """Decorates a compile function `fn(func, ...)`: it runs in a forked child; `what(args)` names the
+    kernel in a crash message."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            if in_process():
+                return fn(*args, **kwargs)
+            return _in_child(fn, args, kwargs, what(args))
+
+        run.in_process = fn
+        return run
+
+    return wrap
+
+
+def _in_child(fn, args, kwargs, name):
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    output = tempfile.TemporaryFile()  # the child's stderr (MLIR and LLVM write there): replayed, or kept on a crash
+    pid = os.fork()
+    if pid == 0:  # the child: compile, send the result (or the exception) back, never return
+        os.close(read_end)
+        os.dup2(output.fileno(), 2)
+        faulthandler.disable()  # an abort's Python stack would bury LLVM's one-line assertion
+        code = 0
+        try:
+            with warnings.catch_warnings(record=True) as issued:
+                warnings.simplefilter("always")
+                try:
+                    outcome = ("ok", fn(*args, **kwargs))
+                except BaseException as e:  # noqa: BLE001 (every failure goes back to the caller)
+                    outcome = ("error", _portable(e))
+            data = pickle.dumps((outcome, [(str(w.message), w.category, w.filename, w.lineno) for w in issued]))
+        except BaseException as e:  # noqa: BLE001 (an unpicklable result: say so)
+            data = pickle.dumps((("error", CompileError(f"the compiler's result could not be sent back: {e!r}")), []))
+        try:
+            with os.fdopen(write_end, "wb") as f:
+                f.write(data)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001
+            code = 1
+        os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    output.seek(0)
+    printed = output.read()
+    output.close()
+    if not data:
+        raise CompilerCrash(_crash_message(name, status, printed.decode("utf-8", "replace")),
+                            compiler_output=printed.decode("utf-8", "replace"))
+    if printed:
+        os.write(2, printed)
+    (kind, value), issued = pickle.loads(data)
+    for message, category, filename, lineno in issued:
+        warnings.warn_explicit(message, category, filename, lineno)
+    if kind == "error":
+        raise value
+    return value
+
+
+def _portable(e: BaseException) -> BaseException:
+    """`e` if it pickles (with the child's traceback as a note), else a CompileError with its text."""
+    if not isinstance(e, CompileError):
+        e.add_note("compiler traceback (in the compile process):\n" + "".join(traceback.format_tb(e.__traceback__)))
+    try:
+        pickle.loads(pickle.dumps(e))
+        return e
+    except Exception:  # noqa: BLE001
+        return CompileError(f"{type(e).__name__}: {e}")
+
+
+def _crash_message(name, status, printed: str) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        how = f"was killed by {signal.Signals(sig).name}" if sig in signal.Signals._value2member_map_ else \
+            f"was killed by signal {sig}"
+    else:
+        how = f"exited with status {os.WEXITSTATUS(status)}"
+    said = crash_reason(printed)
+    return (f"the compiler crashed compiling kernel '{name}': its process {how}" + (f": {said}" if said else "") +
+            ". This is a compiler bug (in mlwarp, MLIR or LLVM): please report the kernel")
+
+
+def crash_reason(printed: str) -> str:
+    """The line of a crashed compile's output that says why (an assertion, an LLVM ERROR), else its last line."""
+    lines = [line.strip() for line in printed.splitlines() if line.strip()]
+    for line in lines:
+        if "Assertion" in line or "LLVM ERROR" in line or "UNREACHABLE" in line:
+            return line[:400]
+    return lines[-1][:400] if lines else ""

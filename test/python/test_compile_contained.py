@@ -1,0 +1,86 @@
+"""Compiles run in a child process (compiler/contained.py): a crash inside the compiler (an LLVM or MLIR
+assertion aborts the process that runs it) is a Python exception in the user's process, which goes on;
+compile errors and warnings come back as themselves."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+from mlwarp.compiler import driver
+from mlwarp.compiler.contained import CompilerCrash
+
+
+def test_an_abort_inside_the_compiler_is_an_exception_and_the_process_goes_on(monkeypatch):
+    monkeypatch.setattr(driver, "link", lambda *args, **kwargs: os.abort())  # as an LLVM assertion would
+
+    @wp.kernel
+    def crashes_the_compiler(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = 1.0
+
+    with pytest.raises(CompilerCrash, match=r"the compiler crashed compiling kernel 'crashes_the_compiler': its "
+                                            r"process was killed by SIGABRT"):
+        wp.launch(crashes_the_compiler, dim=2, inputs=[wp.zeros(2, dtype=float)])
+    monkeypatch.undo()
+    x = wp.zeros(2, dtype=float)
+    wp.launch(crashes_the_compiler, dim=2, inputs=[x])  # the same kernel compiles once the bug is gone
+    np.testing.assert_array_equal(x.numpy(), [1.0, 1.0])
+
+
+def test_compile_errors_and_warnings_come_back_from_the_compile_process(monkeypatch):
+    link = driver.link
+
+    def warning_link(*args, **kwargs):
+        warnings.warn("a warning from inside the compiler", RuntimeWarning)
+        return link(*args, **kwargs)
+
+    monkeypatch.setattr(driver, "link", warning_link)
+
+    @wp.kernel
+    def warns_while_compiling(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = 2.0
+
+    with pytest.warns(RuntimeWarning, match="a warning from inside the compiler"):
+        wp.launch(warns_while_compiling, dim=1, inputs=[wp.zeros(1, dtype=float)])
+
+    @wp.kernel
+    def refused(x: wp.array(dtype=float)):
+        x[0] = undefined_name  # noqa: F821
+
+    with pytest.raises(wp.WarpCodegenError, match=r"test_compile_contained\.py:\d+: in 'refused': undefined name "
+                                                  r"'undefined_name'") as e:
+        wp.launch(refused, dim=1, inputs=[wp.zeros(1, dtype=float)])
+    assert e.value.filename.endswith("test_compile_contained.py") and e.value.function == "refused"
+
+
+def test_a_kernel_that_crashes_llvm_with_avx512_is_rebuilt_without_it(monkeypatch):
+    from mlwarp.compiler.lowering.cpu_vector_math import host_isas
+
+    engine = driver._engine
+
+    def avx512_crashes(module, no_avx512=False):  # as LLVM's X86 shuffle combine did on some AVX-512 code
+        if not no_avx512:
+            os.abort()
+        return engine(module, no_avx512)
+
+    monkeypatch.setattr(driver, "_engine", avx512_crashes)
+
+    @wp.kernel
+    def needs_the_fallback(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = wp.sin(x[i]) * 2.0
+
+    x = np.linspace(-2.0, 2.0, 64).astype(np.float32)
+    y = wp.zeros(64, dtype=float)
+    if "avx512" not in host_isas():  # nothing to fall back to: the crash is the answer
+        with pytest.raises(CompilerCrash, match="killed by SIGABRT"):
+            wp.launch(needs_the_fallback, dim=64, inputs=[wp.array(x), y])
+        return
+    with pytest.warns(wp.CompilerWarning, match="kernel 'needs_the_fallback' was built without AVX-512: LLVM "
+                                                "crashed compiling it for this CPU"):
+        wp.launch(needs_the_fallback, dim=64, inputs=[wp.array(x), y])
+    np.testing.assert_array_max_ulp(y.numpy(), (np.sin(x.astype(np.float64)) * 2).astype(np.float32), maxulp=4)
