@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,16 +27,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _import_mlwarp():
     try:
         import mlwarp  # noqa: F401
-    except ImportError:
-        shadow = tempfile.mkdtemp(prefix="mlwarp-shadow-")
-        pkg = os.path.join(shadow, "mlwarp")
-        os.symlink(os.path.join(REPO, "python", "mlwarp"), pkg + "_src")
-        os.mkdir(pkg)
-        for name in os.listdir(pkg + "_src"):
-            os.symlink(os.path.join(pkg + "_src", name), os.path.join(pkg, name))
-        for sub, folder in (("compiler", "compiler"), ("runtime", "runtime"), ("tools", "tools/mlwarp-opt")):
-            os.symlink(os.path.join(REPO, folder), os.path.join(pkg, sub))
-        sys.path.insert(0, shadow)
+    except ImportError:  # a plain checkout on a GPU machine: the package is the repo's mlwarp/ folder
+        sys.path.insert(0, REPO)
     import mlwarp
 
     return mlwarp
