@@ -13,13 +13,7 @@ import re
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from .lowering import arrays_to_llvm, builtins_to_arith, cpu_entry, gpu_kernel  # noqa: F401  (register passes)
-from .lowering import bf16_as_i16, composites_to_vector, cpu_vector_math  # noqa: F401  (register passes)
-from .lowering import privatize_atomics, serial_copy  # noqa: F401  (register passes)
-from .passes.registry import PASSES, PassError
-from .passes import autodiff  # noqa: F401,E402  (registers warp-autodiff)
-from .passes import inline  # noqa: F401,E402  (registers warp-inline)
-from .passes import unroll  # noqa: F401,E402  (registers warp-unroll-loops)
+from .passes.registry import PASSES, PassError, pass_class  # noqa: F401  (PASSES: for mlwarp-opt and tests)
 
 CPU_STAGES = [
     # @wp.func calls inlined first; canonicalize folds constant range bounds before unrolling
@@ -83,7 +77,7 @@ def parse_pipeline(text: str) -> list:
 def add_passes(pm: PassManager, passes) -> None:
     """Adds (name, options) pairs: ours as Python passes, others as upstream textual passes."""
     for name, opts in passes:
-        cls = PASSES.get(name)
+        cls = pass_class(name)
         if cls is None:
             text = name + ("{" + " ".join(f"{k}={v}" for k, v in opts.items()) + "}" if opts else "")
             try:
@@ -91,7 +85,7 @@ def add_passes(pm: PassManager, passes) -> None:
             except ValueError as e:
                 raise PassError(f"unknown pass or bad options: '{text}' ({str(e).splitlines()[0]})") from None
             continue
-        instance = cls(**opts)
+        instance = cls.parse(opts)
 
         def run(op, pass_, instance=instance):
             instance.run(op)

@@ -15,7 +15,7 @@ from mlir.passmanager import PassManager
 
 from mlwarp.compiler.context import make_context
 from mlwarp.compiler.passes.registry import PassError
-from mlwarp.compiler.pipeline import PASSES  # importing the pipeline registers every mlwarp pass
+from mlwarp.compiler.passes.registry import PASSES, pass_class
 
 from .diagnostics import PARSER_BUFFER, describe, first_line
 from .opt import ToolError
@@ -71,7 +71,7 @@ class OptDriver:
             self._add_pass(name, options, name if options is None else f"{name}{{{options}}}", nested=False)
 
     def _add_pass(self, name: str, options: str | None, text: str, nested: bool) -> None:
-        cls = PASSES.get(name)
+        cls = pass_class(name)
         if cls is None:
             self._add_upstream(name, text)
             return
@@ -79,13 +79,13 @@ class OptDriver:
             raise ToolError(f"pass '{name}' runs on the whole module; it cannot take a nested pipeline")
         try:
             values = parse_options(options or "")
-            cls(**values)  # checks the options now, before any input is read
+            instance = cls.parse(values)  # checks the options now, before any input is read
         except (PassError, PipelineSyntaxError) as e:
             raise ToolError(str(e)) from None
 
-        def run(op, pass_, cls=cls, values=values):
+        def run(op, pass_, cls=cls, instance=instance):
             try:
-                cls(**values).run(op)
+                instance.run(op)
             except Exception as e:  # noqa: BLE001  reported by process(), not as a traceback
                 self.failure = (cls.name, e)
                 pass_.signal_pass_failure()

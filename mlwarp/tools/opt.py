@@ -92,16 +92,18 @@ def parse_args(argv: list[str]) -> Options:
 
 
 def list_passes() -> str:
-    from mlwarp.compiler.pipeline import PASSES
+    from mlwarp.compiler.passes.registry import PASSES, pass_class
 
     from .stages import targets
 
     width = max(len(n) for n in PASSES) + 4
     lines = ["mlwarp passes (any upstream MLIR pass is accepted as well):"]
     for name in sorted(PASSES):
-        cls = PASSES[name]
+        cls = pass_class(name)
         lines.append(f"  --{name:<{width}}{cls.description}")
-        for key, default in cls.options.items():
+        defaults = cls()
+        for key, field in cls.option_fields().items():
+            default = getattr(defaults, field.name)
             shown = str(default).lower() if isinstance(default, bool) else default
             lines.append(f"      {key}={shown}  ({type(default).__name__}, default)")
     lines.append("")

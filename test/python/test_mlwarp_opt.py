@@ -63,11 +63,12 @@ def test_output_file_and_help(tmp_path):
 
 
 def test_list_passes_shows_every_registered_pass():
-    from mlwarp.compiler.pipeline import PASSES
+    from mlwarp.compiler.passes.registry import PASSES, pass_class
 
     r = run_opt("--list-passes")
     assert r.returncode == 0
-    for name, cls in PASSES.items():
+    for name in PASSES:
+        cls = pass_class(name)
         line = next(line for line in r.stdout.splitlines() if line.strip().startswith(f"--{name} "))
         assert line.split(None, 1)[1] == cls.description
 
@@ -125,34 +126,50 @@ def test_split_chunks_keep_file_line_numbers():
     assert split_chunks(text, split=False) == [(text, 0)]
 
 
-class _Raises:
+def _raises_class():
     """A registry pass with a bug: the tool must report it as the pass's failure, not crash."""
-    name = "test-raises"
-    description = "raises KeyError"
-    options = {"limit": 4, "fast": False}
+    from dataclasses import dataclass
 
-    def __init__(self, **opts):
-        self.opts = opts
+    from mlwarp.compiler.passes.registry import Pass
 
-    def run(self, module):
-        raise KeyError("missing")
+    @dataclass(frozen=True)
+    class Raises(Pass):
+        name = "test-raises"
+        description = "raises KeyError"
+        limit: int = 4
+        fast: bool = False
+
+        def run(self, module):
+            raise KeyError("missing")
+
+    return Raises
+
+
+_Raises = None  # built on first use: the registry module imports MLIR
+
+
+def _register_raises(monkeypatch):
+    global _Raises
+    from mlwarp.compiler.passes.registry import PASSES
+
+    if _Raises is None:
+        _Raises = _raises_class()
+    monkeypatch.setitem(PASSES, "test-raises", (__name__, "_Raises"))
 
 
 def test_python_exception_in_a_pass_becomes_a_pass_failure(monkeypatch):
-    from mlwarp.compiler.pipeline import PASSES
     from mlwarp.tools.driver import OptDriver
 
-    monkeypatch.setitem(PASSES, "test-raises", _Raises)
+    _register_raises(monkeypatch)
     driver = OptDriver([("pass", "cse", None), ("pass", "test-raises", "limit=2")], "in.mlir")
     with pytest.raises(ToolError, match=r"^in.mlir: pass 'test-raises' failed: KeyError: 'missing'$"):
         driver.process(GOOD)
 
 
 def test_list_passes_prints_options_with_defaults(monkeypatch):
-    from mlwarp.compiler.pipeline import PASSES
     from mlwarp.tools.opt import list_passes
 
-    monkeypatch.setitem(PASSES, "test-raises", _Raises)
+    _register_raises(monkeypatch)
     lines = list_passes().splitlines()
     at = next(i for i, line in enumerate(lines) if line.strip().startswith("--test-raises "))
     assert [line.strip() for line in lines[at + 1:at + 3]] == ["limit=4  (int, default)", "fast=false  (bool, default)"]

@@ -6,13 +6,15 @@ The struct matches runtime/abi.py, which packs arrays for a launch."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import weakref
 
 from mlir import ir
 from mlir.dialects import arith, llvm
 
 from ..dialects.warp import array_dtype, array_ndim, is_array_type
-from ..passes.registry import Pass, PassError, ops_named, register
+from ..passes.registry import Pass, PassError, ops_named
 
 # On each lowered func: the element byte size of each array argument (0: not an array / not scalar).
 ELEM_BYTES_ATTR = "warp.elem_bytes"
@@ -126,7 +128,7 @@ def lower_cas(ptr: ir.Value, compare: ir.Value, value: ir.Value) -> ir.Value:
     return arith.BitcastOp(t, old).result if bits is not None else old
 
 
-@register
+@dataclass(frozen=True)
 class ConvertArraysToLLVM(Pass):
     name = "convert-warp-arrays-to-llvm"
     description = "Lower warp arrays to descriptor structs and array ops to LLVM address arithmetic and memory ops"

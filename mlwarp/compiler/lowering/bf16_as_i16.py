@@ -11,9 +11,11 @@ whose layout equals i16's.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 
-from ..passes.registry import Pass, register
+from ..passes.registry import Pass
 
 
 def _replace(t: ir.Type) -> ir.Type:
@@ -23,7 +25,7 @@ def _replace(t: ir.Type) -> ir.Type:
     return ir.Type.parse(s.replace("bf16", "i16"))
 
 
-@register
+@dataclass(frozen=True)
 class Bf16AsI16(Pass):
     name = "warp-bf16-as-i16"
     description = "Carry bfloat16 values as i16 bit patterns in the LLVM dialect (no soft-float helpers)"
@@ -47,7 +49,7 @@ class Bf16AsI16(Pass):
             module.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
-@register
+@dataclass(frozen=True)
 class Bf16RoundEachOp(Pass):
     name = "warp-bf16-round-each-op"
     description = ("After arith-emulate-unsupported-floats: drop `contract` from its bf16<->f32 conversions, so "

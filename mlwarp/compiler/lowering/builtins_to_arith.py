@@ -3,13 +3,15 @@ by the lowering in the builtin table; unsigned integer types then become signles
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 
 
 from ..builtins import BUILTINS
 from ..builtins.scalar import lower_cast
 from ..dialects.warp import array_dtype, array_ndim, array_type, is_array_type
-from ..passes.registry import Pass, ops_named, register
+from ..passes.registry import Pass, ops_named
 
 
 def signless(t: ir.Type) -> ir.Type:
@@ -39,7 +41,7 @@ def erase_signedness(root: ir.Operation) -> None:
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
-@register
+@dataclass(frozen=True)
 class ConvertBuiltinsToArith(Pass):
     name = "convert-warp-builtins-to-arith"
     description = "Lower warp builtin ops and warp.cast to arith/math (table-driven); make integer types signless"

@@ -18,6 +18,8 @@ bridges the two, and becomes an identity cast that reconcile-unrealized-casts re
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 from mlir.dialects import arith, builtin, llvm
 
@@ -28,7 +30,7 @@ from ..builtins.table import BUILTINS, select_overload
 from ..builtins.vecmath import V
 from ..dialects.warp import composite as wc
 from ..dialects.warp import is_array_type, array_ndim
-from ..passes.registry import Pass, PassError, ops_named, register
+from ..passes.registry import Pass, PassError, ops_named
 
 _COMPOSITE_OPS = {"warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set"}
 _MEMORY_OPS = {"warp.load", "warp.store", "warp.atomic"}
@@ -113,7 +115,7 @@ def _involves_composite(op) -> bool:
 
 
 # -- the pass ----------------------------------------------------------------------------------------
-@register
+@dataclass(frozen=True)
 class ConvertCompositesToVector(Pass):
     name = "convert-warp-composites-to-vector"
     description = ("Lower warp vec/mat/quat/transform values to 1-D vectors and structs to LLVM structs; lower "

@@ -19,10 +19,12 @@ What LLVM needs to vectorise that loop, and how the entry gives it:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 from mlir.dialects import arith, func, llvm, scf
 
-from ..passes.registry import Pass, PassError, kernels, ops_named, register
+from ..passes.registry import Pass, PassError, kernels, ops_named
 from .arrays_to_llvm import ELEM_BYTES_ATTR
 
 _DESCRIPTOR_PREFIX = "!llvm.struct<(ptr, array<"
@@ -130,7 +132,7 @@ def _drop_index_round_trips(truncs: list) -> None:
                 owner.results[0].replace_all_uses_with(source)
 
 
-@register
+@dataclass(frozen=True)
 class CpuEntry(Pass):
     name = "warp-cpu-entry"
     description = "Wrap each kernel in a CPU entry point looping over a range of linear thread indices"

@@ -20,6 +20,8 @@ launches at multiples of the vector loop's step).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import functools
 import os
 
@@ -28,7 +30,7 @@ from mlir.dialects import llvm
 
 from mlwarp.runtime.cpu import cpu_flags
 
-from ..passes.registry import Pass, PassError, ops_named, register
+from ..passes.registry import Pass, PassError, ops_named
 
 # the libm functions libmvec (glibc >= 2.35) provides on x86-64, with their argument counts
 LIBMVEC = {"acos": 1, "acosh": 1, "asin": 1, "asinh": 1, "atan": 1, "atanh": 1, "cbrt": 1, "cos": 1, "cosh": 1,
@@ -75,12 +77,12 @@ def needed_libraries(module: ir.Module) -> list:
     return []
 
 
-@register
+@dataclass(frozen=True)
 class CpuVectorMath(Pass):
     name = "warp-cpu-vector-math"
     description = ("Replace libm intrinsics by calls carrying libmvec vector variants, so LLVM can vectorise "
                    "loops that call them (CPU)")
-    options = {"isa": "host"}
+    isa: str = "host"  # host, none, or a comma-separated list of ISAS
 
     def run(self, module):
         isas = self._isas()
@@ -98,7 +100,7 @@ class CpuVectorMath(Pass):
                 self._declare(body, vectors)
 
     def _isas(self) -> tuple:
-        text = self.opts["isa"]
+        text = self.isa
         if text == "host":
             return host_isas()
         if text == "none":

@@ -17,10 +17,12 @@ back), so LLVM's address-space inference emits `ld.global`/`st.global`/
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
-from ..passes.registry import Pass, PassError, kernels, ops_named, register
+from ..passes.registry import Pass, PassError, kernels, ops_named
 from .cpu_entry import thread_indices
 
 GPU_MODULE = "kernels"
@@ -129,7 +131,7 @@ def printf_to_gpu_printf(module: ir.Operation, gmod: ir.Operation) -> None:
                 o.erase()
 
 
-@register
+@dataclass(frozen=True)
 class GpuKernel(Pass):
     name = "warp-gpu-kernel"
     description = ("Wrap each kernel in a gpu.func (grid-stride loop over the linear thread index, bounded by the "

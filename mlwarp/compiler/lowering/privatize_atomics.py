@@ -19,10 +19,12 @@ parallel launch with atomics.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
-from ..passes.registry import Pass, ops_named, register
+from ..passes.registry import Pass, ops_named
 from .cpu_entry import cpu_entries
 
 _KINDS = {"fadd": ("f32", "f64"), "add": ("i32", "i64")}
@@ -106,7 +108,7 @@ def _only_summed_into(root, kind: str, loop) -> bool:
     return True
 
 
-@register
+@dataclass(frozen=True)
 class PrivatizeAtomics(Pass):
     name = "warp-cpu-privatize-atomics"
     description = ("Sum atomic adds to a loop-invariant address in a private accumulator of the CPU thread "

@@ -9,10 +9,12 @@ becomes plain).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 from mlir.dialects import arith, llvm
 
-from ..passes.registry import Pass, ops_named, register
+from ..passes.registry import Pass, ops_named
 from .cpu_entry import cpu_entries
 
 
@@ -50,7 +52,7 @@ def add_serial_copy(entry) -> bool:
     return True
 
 
-@register
+@dataclass(frozen=True)
 class CpuSerialCopy(Pass):
     name = "warp-cpu-serial-copy"
     description = "Add `<entry>_serial`, a copy of each CPU entry with atomics as plain read-modify-writes"

@@ -1,6 +1,5 @@
-"""warp -> warp passes, and the registry shared with the lowering passes."""
+"""warp -> warp passes, and the registry shared with the lowering passes (registry.py lists them all)."""
 
-from .registry import PASSES, Pass, PassError, register
-from . import bounds_check  # noqa: F401,E402  (registers warp-bounds-check)
+from .registry import PASSES, Pass, PassError, pass_class
 
-__all__ = ["PASSES", "Pass", "PassError", "register"]
+__all__ = ["PASSES", "Pass", "PassError", "pass_class"]

@@ -56,6 +56,8 @@ its `warp.adjoint_error` attribute, raised when the adjoint is launched (option
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import threading
 
 from mlir import ir
@@ -67,7 +69,7 @@ from ..dialects.warp import composite as wc
 from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, companion_array, companions_of, contains,
                           derived_kernel, expansion_block, free_values, i32_const, is_diff, tainted_uses, terminator,
                           trip_count, where, zero)
-from .registry import Pass, PassError, kernels, ops_named, register
+from .registry import Pass, PassError, kernels, ops_named
 
 ADJ_SUFFIX = "_adj"
 ADJOINT_ERROR = "warp.adjoint_error"
@@ -564,13 +566,13 @@ def build_adjoint(kernel, grads=None) -> func.FuncOp:
     return f
 
 
-@register
+@dataclass(frozen=True)
 class Autodiff(Pass):
     name = "warp-autodiff"
     description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args..., own_grads) (forward replay, "
                    "then the reverse sweep with the builtin table's derivative rules; loops by recomputation)")
 
-    options = {"strict": False}
+    strict: bool = False  # fail on a kernel that cannot be differentiated, instead of keeping the reason
 
     def run(self, module):
         grads = custom_grads(module)
@@ -583,7 +585,7 @@ class Autodiff(Pass):
             except PassError as e:
                 # A kernel that cannot be differentiated still runs forward: the reason is kept on it
                 # (`warp.adjoint_error`) and raised when its adjoint is launched. strict: fail here.
-                if self.opts["strict"]:
+                if self.strict:
                     raise
                 name = adjoint_name(ir.StringAttr(k.attributes["sym_name"]).value)
                 for f in kernels(module):
@@ -607,5 +609,3 @@ def mark_no_backward(module) -> None:
     for k in kernels(module.operation):
         k.attributes["warp.no_backward"] = ir.UnitAttr.get()
 
-
-from . import autodiff_jvp  # noqa: E402,F401  (registers warp-jvp with warp-autodiff)

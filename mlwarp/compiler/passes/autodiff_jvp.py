@@ -18,6 +18,8 @@ Refused, with a message: a builtin without a rule, a used atomic result, calls.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
@@ -26,7 +28,7 @@ from ..dialects.warp import array_dtype, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
 from .autodiff_ir import (body_ops, companion_array, companions_of, create_like, derived_kernel, expansion_block,
                           is_diff, terminator, where, zero)
-from .registry import Pass, PassError, kernels, register
+from .registry import Pass, PassError, kernels
 
 JVP_SUFFIX = "_jvp"
 
@@ -282,7 +284,7 @@ def build_tangent(kernel) -> func.FuncOp:
     return f
 
 
-@register
+@dataclass(frozen=True)
 class Jvp(Pass):
     name = "warp-jvp"
     description = ("Forward-mode AD: for each kernel k add k_jvp(args..., tan_args...), the forward computation "

@@ -17,6 +17,8 @@ every op `file:line:col`). The sites go to the module attribute
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 import re
 
@@ -26,7 +28,7 @@ from mlir.dialects import arith, scf
 from mlwarp.runtime import error_record as rec
 
 from ..dialects.warp import array_ndim, array_type, builders as wb, composite as wc, is_array_type
-from .registry import Pass, PassError, kernels, ops_named, register
+from .registry import Pass, PassError, kernels, ops_named
 
 SITES_ATTR = "warp.debug_sites"
 CHECKED_ATTR = "warp.bounds_checked"  # on a kernel: already has its record parameter and guards
@@ -67,7 +69,7 @@ def source_locations(loc: ir.Location) -> list:
     return [f"{m.group(1)}:{m.group(2)}:{m.group(3)}" for m in _FILE_LOC.finditer(str(loc))]
 
 
-@register
+@dataclass(frozen=True)
 class BoundsCheck(Pass):
     name = "warp-bounds-check"
     description = "Guard every array access with a bounds check that reports the first failure in a hidden " \

@@ -8,9 +8,11 @@ Upstream's `inline` pass cannot do this: warp ops have no inliner interface.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 
-from .registry import Pass, PassError, ops_named, register
+from .registry import Pass, PassError, ops_named
 
 
 def _symbol(op) -> str:
@@ -45,7 +47,7 @@ def inline_call(call, callee) -> None:
     copy.erase()
 
 
-@register
+@dataclass(frozen=True)
 class Inline(Pass):
     name = "warp-inline"
     description = "Inline calls of private functions (@wp.func) into their callers and erase those functions"

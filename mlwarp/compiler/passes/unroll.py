@@ -8,10 +8,12 @@ into constants. Inner loops are unrolled first, so an unrolled outer loop copies
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from mlir import ir
 from mlir.dialects import arith
 
-from .registry import Pass, ops_named, register
+from .registry import Pass, ops_named
 
 
 def constant_int(value: ir.Value):
@@ -58,23 +60,22 @@ def unroll(loop, count: int) -> None:
     loop.erase()
 
 
-@register
+@dataclass(frozen=True)
 class UnrollLoops(Pass):
     name = "warp-unroll-loops"
     description = "Unroll scf.for loops with constant bounds and at most max-unroll iterations (Warp's rule)"
-    options = {"max-unroll": 16}
-
-    def __init__(self, **options):
-        if "max-unroll" not in options:  # the default follows wp.config.max_unroll
-            from mlwarp.config import config
-
-            options["max-unroll"] = int(config.max_unroll)
-        super().__init__(**options)
+    max_unroll: int = field(default_factory=lambda: _configured_max_unroll())  # wp.config.max_unroll
 
     def run(self, module):
-        limit = self.opts["max-unroll"]
+        limit = self.max_unroll
         loops = ops_named(module, {"scf.for"})
         for loop in reversed(loops):  # post-order: inner loops first
             n = trip_count(loop)
             if n is not None and n <= limit:
                 unroll(loop, n)
+
+
+def _configured_max_unroll() -> int:
+    from mlwarp.config import config  # function-local: the API's config is read at pass construction only
+
+    return int(config.max_unroll)

@@ -27,6 +27,9 @@
 // RUN: not mlwarp-opt %s --warp-unroll-loops=max-unroll=many 2>&1 | FileCheck %s --check-prefix=OUR-OPTION-VALUE
 // OUR-OPTION-VALUE: mlwarp-opt: error: pass 'warp-unroll-loops': option max-unroll='many' is not a valid int
 
+// RUN: not mlwarp-opt %s --pass-pipeline='builtin.module(warp-autodiff{strict=maybe})' 2>&1 | FileCheck %s --check-prefix=OUR-BOOL-VALUE
+// OUR-BOOL-VALUE: mlwarp-opt: error: pass 'warp-autodiff': option strict='maybe' is not a valid bool
+
 // RUN: not mlwarp-opt %s --pass-pipeline='builtin.module(cse' 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // SYNTAX: mlwarp-opt: error: unterminated ')' in pass pipeline 'builtin.module(cse'
 
