@@ -52,7 +52,7 @@ class Generator:
         self.names = 0
         self.funcs = []
         self.in_func = False
-        self.body_outputs = set()  # output arrays the body writes (forward programs only)
+        self.body_outputs = set()  # output arrays the body writes
         self.index = "tid"
         self.dims2 = False  # a 2-D launch: xs is a 2-D array read at [i, j]
         self.atomic_i_op = "atomic_add"
@@ -277,9 +277,7 @@ class Generator:
         if in_loop:
             kinds.append("jump")
         if not self.in_func:
-            kinds += ["atomic"]
-            if not self.grad:
-                kinds += ["store"] * len(self.body_outputs)
+            kinds += ["atomic"] + ["store"] * len(self.body_outputs)
         kind = self.d.pick(kinds)
         if kind == "reassign":
             n = self.d.pick(mutable)
@@ -417,8 +415,10 @@ def program(d: Draws, grad=False) -> Program:
     g.dims2 = len(dims) == 2
     g.atomic_i_op = d.pick(["atomic_add", "atomic_min", "atomic_max"])
     outputs = {"oi": "i", "os": "s", **{f"o_{t}": t for t in types}}
-    if not grad:
-        g.body_outputs = {n for n in ("o_v3", "o_S") if n in outputs and d.chance(4)}
+    # stores (also overwritten ones, in loops: a store's adjoint is cleared where it is overwritten); a
+    # member store into a struct array reads it, which mlwarp differentiates at `i = wp.tid()` only
+    stored = ("o_v3",) if grad and g.dims2 else ("o_v3", "o_S")
+    g.body_outputs = {n for n in stored if n in outputs and d.chance(4)}
     for _ in range(d.integer(0, 2)):
         g.funcs.append(function(g))
     top = {"tid": "i"}
