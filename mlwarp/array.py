@@ -21,6 +21,8 @@ _ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
 
 
 class array:
+    _wp_array_ = True  # what mlwarp.core.types.is_array recognises (the bottom layer cannot import this class)
+
     def __new__(cls, *args, **kwargs):
         if cls is array and (args or kwargs):  # CUDA data: CudaArray (mlwarp/cuda_array.py)
             from .cuda_array import array_class

@@ -18,14 +18,11 @@ import inspect
 import typing
 
 from . import types as wt
+from .core.types import is_generic
 from .errors import CompileError
 
 # (module, qualified name) -> Function: where later definitions of the same name add overloads
 _REGISTRY: dict = {}
-
-
-def is_generic(annotation) -> bool:
-    return annotation is typing.Any
 
 
 class Overload:

@@ -24,7 +24,7 @@ import tempfile
 import traceback
 import warnings
 
-from mlwarp.errors import CompileError
+from mlwarp.core.errors import CompileError
 
 
 class CompilerCrash(CompileError):

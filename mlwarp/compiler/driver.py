@@ -12,7 +12,7 @@ _import_started = time.perf_counter()
 from mlir import ir  # noqa: E402
 from mlir.execution_engine import ExecutionEngine  # noqa: E402  (loads libMLIR: the import cost of a compile)
 
-from mlwarp.errors import CompilerWarning  # noqa: E402
+from mlwarp.core.errors import CompilerWarning  # noqa: E402
 
 from .contained import CompilerCrash, contained, crash_reason
 from .context import make_context

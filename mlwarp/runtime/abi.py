@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ META = "meta.json"
 
 
 def default_dir() -> str:
-    from mlwarp.config import config
+    from mlwarp.core.config import config
 
     return (config.kernel_cache_dir or os.environ.get("MLWARP_CACHE_DIR")
             or os.path.join(os.path.expanduser("~"), ".cache", "mlwarp"))

@@ -46,7 +46,7 @@ def num_threads() -> int:
 
 def _thread_count() -> tuple:
     """(threads, whether the user set the count)."""
-    from mlwarp.config import config
+    from mlwarp.core.config import config
 
     n = config.cpu_threads or int(os.environ.get("MLWARP_NUM_THREADS", "0") or 0)
     return (max(1, n), True) if n else (_CPU_COUNT, False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 
 def _type_of(value):

@@ -26,7 +26,7 @@ MLIR is imported lazily: `import mlwarp` reads the table without it.
 
 from __future__ import annotations
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 from .table import BUILTINS, set_grad
 
@@ -90,7 +90,7 @@ def warp_type(t):
     c = wc.composite(t)
     if c is None:
         return from_mlir(t)
-    from mlwarp import vector as wv
+    from mlwarp.core import vector as wv
 
     s = from_mlir(c.dtype)
     make = {"vec": lambda: wv.vector(c.shape[0], s), "mat": lambda: wv.matrix(c.shape, s),
@@ -318,13 +318,9 @@ def rule_of(name: str, arg_types=None):
 
     if arg_types is not None and name in OVERLOADS:
         types = [warp_type(t) for t in arg_types]
-        from mlwarp import types as wt
+        from mlwarp.core import types as wt
 
         if name in COMPOSITE_ONLY or any(wt.is_composite(t) for t in types):
             return select_overload(name, types).grad
     b = BUILTINS.get(name)
     return None if b is None else b.grad
-
-
-from . import derivatives_composite  # noqa: E402,F401  (rules of the vector and matrix overloads)
-from . import derivatives_quat  # noqa: E402,F401  (quaternions, transforms, spatial vectors)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .derivatives import NOT_DIFFERENTIABLE, Expansion, Rule, V, call, const, select, warp_type
+from .derivatives import NOT_DIFFERENTIABLE, Expansion, Partials, Rule, V, call, const, select, warp_type
 from .table import BUILTINS, OVERLOADS
 
 
@@ -176,8 +176,6 @@ class Componentwise(Rule):
 
 # -- vector rules ---------------------------------------------------------------------------------
 def _partials(f):
-    from .derivatives import Partials
-
     return Partials(f)
 
 
@@ -271,7 +269,7 @@ set_overload_grad("diag", ["Vector"], Linear("diag", lambda g, v: [call("get_dia
 
 
 def _trace_vjp(g, m):
-    from mlwarp.vector import vector
+    from mlwarp.core.vector import vector
 
     from ..frontend.types import to_mlir
 

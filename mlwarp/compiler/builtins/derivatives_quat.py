@@ -26,7 +26,7 @@ def scalar_of(v: V):
 
 def typ(kind: str, scalar, shape=None):
     """The MLIR type of a vector-like of `scalar` (an MLIR type)."""
-    from mlwarp import vector as wv
+    from mlwarp.core import vector as wv
 
     from ..frontend.types import to_mlir
 

@@ -6,7 +6,7 @@ the slice [i*C, (i+1)*C). Sums run over k in ascending order, as Warp's loops.
 
 from __future__ import annotations
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 from . import vecmath as vm
 from .table import overload

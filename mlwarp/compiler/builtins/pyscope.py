@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 
 def warp_type(value):

@@ -3,7 +3,7 @@ builtin table, with Warp's formulas (native/quat.h, native/spatial.h) so results
 
 from __future__ import annotations
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 from . import vecmath as vm
 from .matrix import rows
@@ -13,7 +13,7 @@ from .vector import _names, mat_type, same, vec_type
 
 
 def quat_type(scalar):
-    from mlwarp.vector import quaternion
+    from mlwarp.core.vector import quaternion
 
     return quaternion(scalar)
 

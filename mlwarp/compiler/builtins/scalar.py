@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 from ..lazy import arith, ir, math
 from . import pyscope as ps

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 # Argument constraints, as in Warp's builtin reference.
 CONSTRAINTS: dict[str, Callable] = {

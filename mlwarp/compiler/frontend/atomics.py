@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import ast
 
-from mlwarp import types as wt
-from mlwarp.errors import CompileError, CompileTypeError
+from mlwarp.core import types as wt
+from mlwarp.core.errors import CompileError, CompileTypeError
 
 from ..dialects.warp import builders as wb
 from . import types as ft

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
-from mlwarp import types as wt
-from mlwarp.errors import CompileError, CompileTypeError, UnsupportedSyntaxError
+from mlwarp.core import types as wt
+from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntaxError
 
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types

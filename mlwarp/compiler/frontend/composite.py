@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 
-from mlwarp import types as wt
-from mlwarp.errors import CompileError, CompileTypeError
+from mlwarp.core import types as wt
+from mlwarp.core.errors import CompileError, CompileTypeError
 
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
@@ -143,7 +143,7 @@ def _kw_type(em, node, name, default):
 
 
 def _identity(em, node):
-    from mlwarp.vector import matrix
+    from mlwarp.core.vector import matrix
 
     n = None
     for kw in node.keywords:
@@ -159,13 +159,13 @@ def _identity(em, node):
 
 
 def _quat_identity(em, node):
-    from mlwarp.vector import quaternion
+    from mlwarp.core.vector import quaternion
 
     return identity_value(em, quaternion(_kw_type(em, node, "dtype", wt.float32)))
 
 
 def _transform_identity(em, node):
-    from mlwarp.vector import transformation
+    from mlwarp.core.vector import transformation
 
     return identity_value(em, transformation(_kw_type(em, node, "dtype", wt.float32)))
 
@@ -271,7 +271,7 @@ def get_member(em, node, base, name):
         k, ftype = _field(em, node, t, name)
         return _var(wc.struct_get(base.value, k, ft.to_mlir(ftype)), ftype)
     if kind == "transform" and name in ("p", "q"):
-        from mlwarp.vector import quaternion, vector
+        from mlwarp.core.vector import quaternion, vector
 
         scalar = wt.scalar_type_of(t)
         part = vector(3, scalar) if name == "p" else quaternion(scalar)
@@ -307,7 +307,7 @@ def _indices(em, node, t, slice_node):
 
 
 def _element_type(t, count):
-    from mlwarp.vector import vector
+    from mlwarp.core.vector import vector
 
     if wt.composite_kind(t) == "mat" and count == 1:
         return vector(wt.inner_shape(t)[1], wt.scalar_type_of(t))

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import func
 
-from mlwarp import types as wt
-from mlwarp.errors import CompileError, CompileTypeError
-from mlwarp.func import is_generic
+from mlwarp.core import types as wt
+from mlwarp.core.errors import CompileError, CompileTypeError
+from mlwarp.core.types import is_generic
 
 from . import types as ft
 from .codegen import RETURN, RETVAL, KernelEmitter, Var

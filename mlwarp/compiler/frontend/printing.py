@@ -13,8 +13,8 @@ import ast
 from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
-from mlwarp import types as wt
-from mlwarp.errors import CompileError, CompileTypeError
+from mlwarp.core import types as wt
+from mlwarp.core.errors import CompileError, CompileTypeError
 
 from . import types as ft
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mlwarp.source import function_source
+from mlwarp.core.source import function_source
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from mlwarp import types as wt
-from mlwarp.types import ArrayT
+from mlwarp.core import types as wt
+from mlwarp.core.types import ArrayT
 
 from ..dialects.warp import array_type
 

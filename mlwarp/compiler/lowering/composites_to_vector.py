@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, builtin, llvm
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 from ..builtins import vecmath as vm
 from ..builtins.table import BUILTINS, select_overload
@@ -87,7 +87,7 @@ def from_storage(value: ir.Value, t: ir.Type) -> ir.Value:
 
 def warp_type(t: ir.Type):
     """The Warp type behind a (not yet lowered) MLIR type, to pick a builtin's overload."""
-    from mlwarp.vector import matrix, quaternion, transformation, vector
+    from mlwarp.core.vector import matrix, quaternion, transformation, vector
 
     from ..frontend.types import from_mlir
 

@@ -76,6 +76,6 @@ class UnrollLoops(Pass):
 
 
 def _configured_max_unroll() -> int:
-    from mlwarp.config import config  # function-local: the API's config is read at pass construction only
+    from mlwarp.core.config import config  # function-local: the API's config is read at pass construction only
 
     return int(config.max_unroll)

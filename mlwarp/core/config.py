@@ -1,0 +1,16 @@
+"""Global settings, as Warp's `wp.config`."""
+
+
+class _Config:
+    def __init__(self):
+        self.mode = "release"  # "debug": bounds checks and line info
+        self.verify_fp = False
+        self.max_unroll = 16
+        self.cpu_threads = 0  # 0: os.cpu_count() (or MLWARP_NUM_THREADS)
+        self.kernel_cache_dir = None  # None: MLWARP_CACHE_DIR or ~/.cache/mlwarp
+        self.print_timings = False  # also MLWARP_TIMINGS=1
+        self.quiet = True
+        self.verbose = False
+
+
+config = _Config()

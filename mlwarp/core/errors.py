@@ -1,0 +1,49 @@
+"""Exceptions raised to users. A leaf module: the compiler and the runtime raise these."""
+
+
+class CompileError(RuntimeError):
+    """A kernel or function the compiler refuses; the message names the user's file and line."""
+
+    def __init__(self, message, filename=None, lineno=None, source_line=None, function=None):
+        self.reason = message
+        self.filename = filename
+        self.lineno = lineno
+        self.function = function
+        where = f"{filename}:{lineno}: " if filename else ""
+        what = f"in '{function}': " if function else ""
+        text = f"{where}{what}{message}"
+        if source_line:
+            text += f"\n    {source_line.strip()}"
+        super().__init__(text)
+
+
+class CompileTypeError(CompileError, TypeError):
+    """A typing error in a kernel (mismatched operand types, a variable changing type, ...)."""
+
+
+class UnsupportedSyntaxError(CompileError):
+    """Python syntax that kernels do not support (list comprehensions, lambdas, try, ...)."""
+
+
+class LaunchError(RuntimeError):
+    """Bad arguments to `wp.launch`, raised before anything runs."""
+
+
+class KernelBoundsError(IndexError):
+    """A debug-mode launch indexed an array out of bounds; the message names the kernel, the array argument,
+    the index and the source line. Raised after the launch, which skipped the bad accesses."""
+
+
+class FloatingPointCheckError(FloatingPointError):
+    """`wp.config.verify_fp`: a launch left a NaN or Inf in a float array argument."""
+
+
+class CompilerWarning(UserWarning):
+    """The compiler worked around a problem (e.g. built a kernel without AVX-512 after LLVM crashed on it)."""
+
+
+# Users meet these as mlwarp.errors.* (tracebacks, pickles across the compile process): the name they import.
+for _cls in (CompileError, CompileTypeError, UnsupportedSyntaxError, LaunchError, KernelBoundsError,
+             FloatingPointCheckError, CompilerWarning):
+    _cls.__module__ = "mlwarp.errors"
+del _cls
