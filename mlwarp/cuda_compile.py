@@ -97,7 +97,7 @@ def load(kernel, device):
 def to_mlir(kernel, stage: str, arch: int = DEFAULT_ARCH) -> str:
     """The kernel's CUDA IR after `stage` (or its PTX); a debug build's (mlwarp.debug.for_launch) is
     bounds-checked."""
-    from .compiler.driver_cuda import emit_ir_cuda
+    from .compiler.driver_cuda import emit_ir_cuda  # lazy: MLIR
 
     return emit_ir_cuda(kernel.func, kernel._frontend_types(), stage, arch, kernel.options)
 

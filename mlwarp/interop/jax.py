@@ -12,7 +12,7 @@ from .. import types as wt
 
 def _jax():
     try:
-        import jax
+        import jax  # lazy: jax
     except ImportError:  # pragma: no cover - jax is optional
         raise ImportError("JAX is required for this function: pip install jax") from None
     return jax
@@ -26,7 +26,7 @@ def _warp_to_jax_names():
 
 def dtype_to_jax(warp_dtype):
     """The jax.numpy dtype of a Warp scalar type."""
-    import jax.numpy as jnp
+    import jax.numpy as jnp  # lazy: jax
 
     _jax()
     name = _warp_to_jax_names().get(wt.canonical_type(warp_dtype))
@@ -37,7 +37,7 @@ def dtype_to_jax(warp_dtype):
 
 def dtype_from_jax(jax_dtype):
     """The Warp scalar type of a JAX dtype (a jnp type or a numpy dtype)."""
-    import jax.numpy as jnp
+    import jax.numpy as jnp  # lazy: jax
 
     _jax()
     try:
@@ -97,7 +97,7 @@ def to_jax(warp_array):
     jax = _jax()
     if not isinstance(warp_array, array) or warp_array.is_annotation:
         raise TypeError(f"to_jax expects a wp.array, got {type(warp_array).__name__}")
-    import jax.dlpack
+    import jax.dlpack  # lazy: jax
 
     try:
         return jax.dlpack.from_dlpack(warp_array)

@@ -15,7 +15,7 @@ from .. import types as wt
 
 def _torch():
     try:
-        import torch
+        import torch  # lazy: torch
     except ImportError:  # pragma: no cover - torch is a test dependency
         raise ImportError("PyTorch is required for this function: pip install torch") from None
     return torch

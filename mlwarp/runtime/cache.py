@@ -16,12 +16,12 @@ import shutil
 import tempfile
 import warnings
 
+from mlwarp.core.config import config
+
 META = "meta.json"
 
 
 def default_dir() -> str:
-    from mlwarp.core.config import config
-
     return (config.kernel_cache_dir or os.environ.get("MLWARP_CACHE_DIR")
             or os.path.join(os.path.expanduser("~"), ".cache", "mlwarp"))
 

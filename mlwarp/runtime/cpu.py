@@ -24,6 +24,8 @@ import struct
 import threading
 import time
 
+from mlwarp.core.config import config
+
 ENTRY_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
 
 # Launches smaller than this run on the calling thread: handing work to the pool costs more.
@@ -46,8 +48,6 @@ def num_threads() -> int:
 
 def _thread_count() -> tuple:
     """(threads, whether the user set the count)."""
-    from mlwarp.core.config import config
-
     n = config.cpu_threads or int(os.environ.get("MLWARP_NUM_THREADS", "0") or 0)
     return (max(1, n), True) if n else (_CPU_COUNT, False)
 

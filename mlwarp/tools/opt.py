@@ -92,7 +92,7 @@ def parse_args(argv: list[str]) -> Options:
 
 
 def list_passes() -> str:
-    from mlwarp.compiler.passes.registry import PASSES, pass_class
+    from mlwarp.compiler.passes.registry import PASSES, pass_class  # lazy: MLIR
 
     from .stages import targets
 

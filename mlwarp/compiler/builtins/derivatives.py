@@ -27,6 +27,7 @@ MLIR is imported lazily: `import mlwarp` reads the table without it.
 from __future__ import annotations
 
 from mlwarp.core import types as wt
+from mlwarp.core import vector as wv
 
 from .table import BUILTINS, set_grad
 
@@ -84,14 +85,12 @@ class V:
 
 def warp_type(t):
     """The Warp type of an MLIR type of the warp dialect (scalars and vector-likes)."""
-    from ..dialects.warp import composite as wc
-    from ..frontend.types import from_mlir
+    from ..dialects.warp import composite as wc  # lazy: MLIR
+    from ..frontend.types import from_mlir  # lazy: MLIR
 
     c = wc.composite(t)
     if c is None:
         return from_mlir(t)
-    from mlwarp.core import vector as wv
-
     s = from_mlir(c.dtype)
     make = {"vec": lambda: wv.vector(c.shape[0], s), "mat": lambda: wv.matrix(c.shape, s),
             "quat": lambda: wv.quaternion(s), "transform": lambda: wv.transformation(s)}
@@ -100,9 +99,9 @@ def warp_type(t):
 
 def call(name: str, *args: V) -> V:
     """Emits `warp.<name>(args)` with the result type the table gives."""
-    from mlir import ir
+    from mlir import ir  # lazy: MLIR
 
-    from ..frontend.types import to_mlir
+    from ..frontend.types import to_mlir  # lazy: MLIR
     from .table import resolve
 
     values = [a.value for a in args]
@@ -119,7 +118,7 @@ def const(x, t) -> V:
 
 def select(cond: V, a, b, like: V) -> V:
     """cond ? a : b, where a or b may be numbers of `like`'s type."""
-    from mlir.dialects import arith
+    from mlir.dialects import arith  # lazy: MLIR
 
     a = a if isinstance(a, V) else const(a, like.value.type)
     b = b if isinstance(b, V) else const(b, like.value.type)
@@ -252,7 +251,7 @@ def _where(cond, a, b, out):
     # Warp's adj_where: the adjoint goes to the operand the condition chose, none to the condition
     from mlir import ir
 
-    from ..dialects.warp import builders as wb
+    from ..dialects.warp import builders as wb  # lazy: MLIR
 
     chosen = V(wb.cast(cond.value, ir.IntegerType.get_signless(1)))  # an integer condition: cond != 0
     return None, Masked(chosen), Masked(call("bool_not", chosen))
@@ -318,8 +317,6 @@ def rule_of(name: str, arg_types=None):
 
     if arg_types is not None and name in OVERLOADS:
         types = [warp_type(t) for t in arg_types]
-        from mlwarp.core import types as wt
-
         if name in COMPOSITE_ONLY or any(wt.is_composite(t) for t in types):
             return select_overload(name, types).grad
     b = BUILTINS.get(name)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from mlwarp.core.vector import vector
+
 from .derivatives import NOT_DIFFERENTIABLE, Expansion, Partials, Rule, V, call, const, select, warp_type
 from .table import BUILTINS, OVERLOADS
 
@@ -34,7 +36,7 @@ def set_overload_grad(name: str, args, rule) -> None:
 
 # -- helpers over composite values ---------------------------------------------------------
 def shape_of(v: V):
-    from ..dialects.warp import composite as wc
+    from ..dialects.warp import composite as wc  # lazy: MLIR
 
     return wc.composite(v.value.type)
 
@@ -47,34 +49,34 @@ def indices(c):
 
 
 def _i32(k):
-    from mlir import ir
-    from mlir.dialects import arith
+    from mlir import ir  # lazy: MLIR
+    from mlir.dialects import arith  # lazy: MLIR
 
     t = ir.IntegerType.get_signless(32)
     return arith.ConstantOp(t, ir.IntegerAttr.get(t, k)).result
 
 
 def extract(v: V, idx) -> V:
-    from ..dialects.warp import composite as wc
+    from ..dialects.warp import composite as wc  # lazy: MLIR
 
     c = shape_of(v)
     return V(wc.extract(v.value, [_i32(k) if isinstance(k, int) else k for k in idx], c.dtype))
 
 
 def insert(v: V, e: V, idx) -> V:
-    from ..dialects.warp import composite as wc
+    from ..dialects.warp import composite as wc  # lazy: MLIR
 
     return V(wc.insert(v.value, e.value, [_i32(k) if isinstance(k, int) else k for k in idx]))
 
 
 def zeros_like(v: V) -> V:
-    from ..dialects.warp import composite as wc
+    from ..dialects.warp import composite as wc  # lazy: MLIR
 
     return V(wc.construct(v.value.type, []))
 
 
 def construct(t, elements) -> V:
-    from ..dialects.warp import composite as wc
+    from ..dialects.warp import composite as wc  # lazy: MLIR
 
     return V(wc.construct(t, [e.value for e in elements]))
 
@@ -239,7 +241,7 @@ def _reduce_index(name):
     """The index (i32) of the component min/max picks: argmin/argmax's."""
 
     def index(v):
-        from ..dialects.warp import builders as wb
+        from ..dialects.warp import builders as wb  # lazy: MLIR
 
         return V(wb.cast(call("argmin" if name == "min" else "argmax", v).value, _i32(0).type))
 
@@ -269,9 +271,7 @@ set_overload_grad("diag", ["Vector"], Linear("diag", lambda g, v: [call("get_dia
 
 
 def _trace_vjp(g, m):
-    from mlwarp.core.vector import vector
-
-    from ..frontend.types import to_mlir
+    from ..frontend.types import to_mlir  # lazy: MLIR
 
     c = shape_of(m)
     return [call("diag", construct(to_mlir(vector(c.shape[0], warp_type(c.dtype))), [g] * c.shape[0]))]
@@ -299,7 +299,7 @@ set_overload_grad("inverse", ["Matrix"], Custom(  # d M^-1 = -M^-1 dM M^-1
 def _from_rows_vjp(transposed):
     def vjp(g, *vs):
         src = call("transpose", g) if transposed else g
-        from ..dialects.warp import composite as wc
+        from ..dialects.warp import composite as wc  # lazy: MLIR
 
         return [V(wc.extract(src.value, [_i32(k)], v.value.type)) for k, v in enumerate(vs)]
 

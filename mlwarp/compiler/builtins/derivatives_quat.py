@@ -10,6 +10,8 @@ quat_to_axis / quat_to_angle (an atan2 inside) have closed-form rules.
 
 from __future__ import annotations
 
+from mlwarp.core import vector as wv
+
 from .derivatives import Expansion, V, call, const, select, warp_type
 from .derivatives_composite import Custom, construct, extract, indices, set_overload_grad, shape_of, zero_unless
 
@@ -26,9 +28,7 @@ def scalar_of(v: V):
 
 def typ(kind: str, scalar, shape=None):
     """The MLIR type of a vector-like of `scalar` (an MLIR type)."""
-    from mlwarp.core import vector as wv
-
-    from ..frontend.types import to_mlir
+    from ..frontend.types import to_mlir  # lazy: MLIR
 
     s = warp_type(scalar)
     make = {"vec": lambda: wv.vector(shape[0], s), "mat": lambda: wv.matrix(shape, s),
@@ -46,8 +46,8 @@ def vec3(scalar, xs) -> V:
 
 def if_else(cond: V, then_fn, else_fn, result_type) -> V:
     """cond ? then_fn() : else_fn() as an scf.if (each side computed only when taken)."""
-    from mlir import ir
-    from mlir.dialects import scf
+    from mlir import ir  # lazy: MLIR
+    from mlir.dialects import scf  # lazy: MLIR
 
     op = scf.IfOp(cond.value, [result_type], has_else=True)
     for block, fn in ((op.then_block, then_fn), (op.else_block, else_fn)):

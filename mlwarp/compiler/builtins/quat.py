@@ -4,6 +4,7 @@ builtin table, with Warp's formulas (native/quat.h, native/spatial.h) so results
 from __future__ import annotations
 
 from mlwarp.core import types as wt
+from mlwarp.core.vector import quaternion
 
 from . import vecmath as vm
 from .matrix import rows
@@ -13,8 +14,6 @@ from .vector import _names, mat_type, same, vec_type
 
 
 def quat_type(scalar):
-    from mlwarp.core.vector import quaternion
-
     return quaternion(scalar)
 
 

@@ -8,6 +8,7 @@ operand has the vector's scalar type. Lowerings get 1-D MLIR vectors (vecmath.py
 from __future__ import annotations
 
 from mlwarp.core import types as wt
+from mlwarp.core.vector import matrix, vector
 
 from . import vecmath as vm
 from .table import overload
@@ -52,14 +53,10 @@ def float_vec(types):
 
 
 def vec_type(n, scalar):
-    from mlwarp.core.vector import vector
-
     return vector(n, scalar)
 
 
 def mat_type(rows, cols, scalar):
-    from mlwarp.core.vector import matrix
-
     return matrix((rows, cols), scalar)
 
 

@@ -32,7 +32,7 @@ def _driver_library_loads() -> bool:
 
 def _import():
     try:
-        from cuda.bindings import driver
+        from cuda.bindings import driver  # lazy: cuda-python
     except ImportError:
         from cuda import cuda as driver  # cuda-python < 12.6
     return driver

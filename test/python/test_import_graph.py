@@ -1,0 +1,303 @@
+"""The import graph of mlwarp's own modules, read from the source (module-level and function-local imports):
+no cycles, the compiler and the runtime below the user API, and function-local imports only where they keep
+a heavy or optional dependency (MLIR, the compiler, torch, jax, CUDA) out of `import mlwarp`.
+
+Such an import says so in a comment (`# lazy: MLIR`, `# lazy: torch`, ...: what it keeps out).
+
+Edges follow what Python runs: `import a.b` and `from a.b import name` are edges to `a.b`; `from a import b`
+is an edge to the submodule `a.b` when there is one, else to the package `a`.
+"""
+
+import ast
+import pathlib
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "mlwarp"
+
+# Packages below the user API: they import each other and mlwarp.core, never the modules at mlwarp's top.
+LOWER = ("mlwarp.core", "mlwarp.compiler", "mlwarp.runtime", "mlwarp.tools")
+
+# Heavy or optional dependencies `import mlwarp` must not load: a module that imports one of these at its top,
+# directly or through mlwarp modules, is heavy, and a light module may import it inside a function.
+HEAVY = ("mlir", "torch", "jax", "cuda", "mpi4py", "paddle")
+
+# Debt being paid off: a cycle not listed here fails (delete a line once its cycle is gone).
+KNOWN_CYCLES = [
+    # frontend: codegen dispatches to atomics, composite and functions, which call back into codegen
+    [
+        "mlwarp.compiler.frontend.atomics",
+        "mlwarp.compiler.frontend.codegen",
+        "mlwarp.compiler.frontend.composite",
+        "mlwarp.compiler.frontend.custom_grad",
+        "mlwarp.compiler.frontend.functions",
+    ],
+    ["mlwarp.runtime.cuda.devices", "mlwarp.runtime.cuda.streams", "mlwarp.runtime.device"],
+    [
+        "mlwarp.adjoint",
+        "mlwarp.array",
+        "mlwarp.cuda_array",
+        "mlwarp.cuda_launch",
+        "mlwarp.debug",
+        "mlwarp.interop.dlpack",
+        "mlwarp.interop.torch",
+        "mlwarp.kernel",
+        "mlwarp.launch",
+        "mlwarp.launch_plan",
+        "mlwarp.tape",
+    ],
+    ["mlwarp", "mlwarp.norms", "mlwarp.random", "mlwarp.rigid"],
+    ["mlwarp.compiler.targets", "mlwarp.compiler.targets.cpu", "mlwarp.compiler.targets.cuda"],
+    ["mlwarp.tools.driver", "mlwarp.tools.opt"],
+]
+
+# Function-local imports that defer nothing heavy (workarounds of the cycles above), per module: more fails
+# (lower a number once they are hoisted).
+KNOWN_FUNCTION_LOCAL = {
+    "mlwarp.adjoint": 3,
+    "mlwarp.array": 6,
+    "mlwarp.builtins": 1,
+    "mlwarp.compiler.builtins.composite_pyscope": 2,
+    "mlwarp.compiler.builtins.derivatives": 3,
+    "mlwarp.compiler.builtins.pyscope": 1,
+    "mlwarp.compiler.frontend.atomics": 1,
+    "mlwarp.compiler.frontend.codegen": 5,
+    "mlwarp.compiler.frontend.composite": 6,
+    "mlwarp.compiler.frontend.custom_grad": 1,
+    "mlwarp.compiler.frontend.functions": 1,
+    "mlwarp.compiler.frontend.resolve": 1,
+    "mlwarp.compiler.lowering.composites_to_vector": 4,
+    "mlwarp.compiler.lowering.gpu_kernel": 1,
+    "mlwarp.compiler.passes.autodiff_ir": 2,
+    "mlwarp.compiler.passes.autodiff_jvp": 2,
+    "mlwarp.compiler.passes.unroll": 1,
+    "mlwarp.compiler.targets": 1,
+    "mlwarp.cuda_array": 2,
+    "mlwarp.cuda_compile": 1,
+    "mlwarp.cuda_launch": 1,
+    "mlwarp.debug": 5,
+    "mlwarp.func": 1,
+    "mlwarp.func_grad": 1,
+    "mlwarp.interop.dlpack": 4,
+    "mlwarp.interop.jax": 4,
+    "mlwarp.interop.torch": 10,
+    "mlwarp.jvp": 1,
+    "mlwarp.kernel": 4,
+    "mlwarp.launch": 6,
+    "mlwarp.launch_plan": 2,
+    "mlwarp.runtime.cuda.devices": 3,
+    "mlwarp.runtime.cuda.streams": 1,
+    "mlwarp.runtime.device": 2,
+    "mlwarp.stream": 1,
+    "mlwarp.struct": 3,
+    "mlwarp.tape": 1,
+    "mlwarp.tools.opt": 1,
+}
+
+def _modules() -> dict:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _targets(module: str, is_package: bool, node, modules) -> list:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = module if is_package else module.rpartition(".")[0]
+    if node.level:
+        base = ".".join(base.split(".")[: len(base.split(".")) - node.level + 1])
+        target = f"{base}.{node.module}" if node.module else base
+    else:
+        target = node.module
+    submodules = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules]
+    names = [a.name for a in node.names if f"{target}.{a.name}" not in modules]
+    return submodules + ([target] if names else [])
+
+
+class Graph:
+    """mlwarp's modules and their imports: `edges` (every import), `top` (module-level ones only), `heavy_deps`
+    (the HEAVY packages a module imports at its top) and `function_local` ((module, line, target, comment))."""
+
+    def __init__(self):
+        self.modules = _modules()
+        self.edges = {m: set() for m in self.modules}
+        self.top = {m: set() for m in self.modules}
+        self.heavy_deps = {m: set() for m in self.modules}
+        self.function_local = []
+        for module, path in self.modules.items():
+            text = path.read_text()
+            tree = ast.parse(text)
+            in_function = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    local = id(node) in in_function
+                    for target in _targets(module, path.name == "__init__.py", node, self.modules):
+                        self._add(module, target, local, node, text.splitlines())
+
+    def _add(self, module, target, local, node, lines):
+        if target.split(".")[0] != "mlwarp":
+            if target.split(".")[0] in HEAVY:
+                if local:
+                    self.function_local.append((module, node.lineno, target, _comment(lines, node)))
+                else:
+                    self.heavy_deps[module].add(target.split(".")[0])
+            return
+        while target not in self.modules:  # `from mlwarp.x import y` where y is a name of mlwarp.x
+            target = target.rpartition(".")[0]
+        if target == module:
+            return
+        self.edges[module].add(target)
+        if local:
+            self.function_local.append((module, node.lineno, target, _comment(lines, node)))
+        else:
+            self.top[module].add(target)
+
+    def loads(self, module) -> set:
+        """What importing `module` runs at module level (its parent packages and their imports included)."""
+        seen, todo = set(), [module]
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            todo.extend(self.top[m])
+            parent = m.rpartition(".")[0]
+            if parent:
+                todo.append(parent)
+        return seen
+
+    def is_heavy(self, module) -> bool:
+        return any(self.heavy_deps[m] for m in self.loads(module))
+
+
+def _graph():
+    g = Graph()
+    return g.edges, g.function_local
+
+
+def _comment(lines, node) -> str:
+    """The comment on an import's lines, or on the comment line just above it."""
+    above = lines[node.lineno - 2].strip() if node.lineno > 1 else ""
+    here = [line.partition("#")[2] for line in lines[node.lineno - 1: node.end_lineno]]
+    return " ".join(([above.lstrip("#")] if above.startswith("#") else []) + here).strip()
+
+
+def _cycles(edges) -> list:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges[w]))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.append(w)
+                        if w == v:
+                            break
+                    if len(component) > 1:
+                        out.append(sorted(component))
+    return out
+
+
+def _a_cycle(component, edges) -> list:
+    """One concrete cycle inside a strongly connected component, for the failure message."""
+    members = set(component)
+    path, seen = [component[0]], {component[0]: 0}
+    while True:
+        nxt = sorted(w for w in edges[path[-1]] if w in members)
+        back = [w for w in nxt if w in seen]
+        if back:
+            return path[seen[back[0]]:] + [back[0]]
+        path.append(nxt[0])
+        seen[path[-1]] = len(path) - 1
+
+
+def test_the_graph_sees_the_package():
+    edges, function_local = _graph()
+    assert "mlwarp.core.types" in edges and "mlwarp.compiler.driver" in edges
+    assert "mlwarp.core.types" in edges["mlwarp.core.vector"]
+    assert "mlwarp.kernel" in edges["mlwarp"]
+    g = Graph()
+    assert g.is_heavy("mlwarp.compiler.driver") and not g.is_heavy("mlwarp.core.types")
+    assert not g.is_heavy("mlwarp.kernel") and _deferring(g, "mlwarp.kernel", "mlwarp.compiler.driver")
+
+
+def test_the_cycle_finder_finds_cycles():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(edges) == [["a", "b", "c"]]
+    assert _a_cycle(["a", "b", "c"], edges) == ["a", "b", "c", "a"]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles():
+    edges, _ = _graph()
+    cycles = _cycles(edges)
+    new = [c for c in cycles if sorted(c) not in [sorted(k) for k in KNOWN_CYCLES]]
+    assert not new, "import cycles:\n" + "\n".join(
+        f"  {len(c)} modules, e.g. {' -> '.join(_a_cycle(c, edges))}: {c}" for c in new)
+
+
+def test_compiler_and_runtime_import_no_api_module():
+    edges, _ = _graph()
+    upward = sorted(f"{m} -> {t}" for m, targets in edges.items() if m.startswith(LOWER)
+                    for t in targets if not t.startswith(LOWER))
+    assert not upward, "the lower layers import the user API:\n  " + "\n  ".join(upward)
+
+
+def test_core_imports_nothing_else_of_mlwarp():
+    edges, _ = _graph()
+    up = sorted(f"{m} -> {t}" for m, ts in edges.items() if m.startswith("mlwarp.core")
+                for t in ts if not t.startswith("mlwarp.core"))
+    assert not up, "\n".join(up)
+
+
+def _deferring(g, module, target) -> bool:
+    """A function-local import that keeps something heavy out of a light module."""
+    heavy_target = target.split(".")[0] in HEAVY or g.is_heavy(target)
+    return heavy_target and not g.is_heavy(module)
+
+
+def test_function_local_imports_defer_heavy_dependencies_and_say_so():
+    g = Graph()
+    silent = sorted({f"{m}:{line} imports {t}" for m, line, t, comment in g.function_local
+                     if _deferring(g, m, t) and not comment})
+    assert not silent, ("function-local imports that keep MLIR, torch, jax or CUDA out of `import mlwarp` "
+                        "say so in a comment:\n  " + "\n  ".join(silent))
+    counts = {}
+    for m, line, t, comment in g.function_local:
+        if not _deferring(g, m, t):
+            counts.setdefault(m, []).append(f"{m}:{line} imports {t}")
+    grown = [f"{m}: {len(v)} > {KNOWN_FUNCTION_LOCAL.get(m, 0)}:\n    " + "\n    ".join(v)
+             for m, v in sorted(counts.items()) if len(v) > KNOWN_FUNCTION_LOCAL.get(m, 0)]
+    assert not grown, ("function-local imports that defer nothing heavy (import at the top of the module; a "
+                       "cycle means some code belongs in a lower module):\n  " + "\n  ".join(grown))
+
+
+def test_import_mlwarp_loads_nothing_heavy():
+    g = Graph()
+    heavy = sorted(f"{m} imports {sorted(g.heavy_deps[m])}" for m in g.loads("mlwarp") if g.heavy_deps[m])
+    assert not heavy, "\n".join(heavy)
