@@ -7,6 +7,7 @@ Loops are bounded (trip counts 0..4, every while loop has an iteration bound); d
 
 from __future__ import annotations
 
+import os
 import random
 
 from .composite import (ACCUMULATORS, COMPOSITES, LETTERS, MATS, STRUCT_FIELDS, VECS, Func, Program,
@@ -18,6 +19,10 @@ from .program import E, S
 FLOAT_CONSTS = [k / 8 for k in range(-16, 17)] + [0.1, -0.3, 1.7, -2.9, 1e-3]
 IMMUTABLE = ("k", "c", "p", "tid", "i", "j")  # loop variables, while counters, @wp.func parameters, indices
 PREFIX = {"i": "n", "s": "x", "S": "r"}
+# mlwarp refuses to differentiate a struct array read (or member store) at an index other than
+# `i = wp.tid()`, such as `i * 4 + j` in a 2-D launch, which warp-lang differentiates: gradient programs of
+# 2-D launches leave struct arrays alone unless MLWARP_FUZZ_STRUCT_GRAD_2D=1.
+STRUCT_ARRAY_GRADIENTS_IN_2D = os.environ.get("MLWARP_FUZZ_STRUCT_GRAD_2D") == "1"
 
 
 class Draws:
@@ -75,8 +80,7 @@ class Generator:
             return self.scalar_expr(scope, depth, leaf)
         if t == "S":
             names = self.names_of(scope, "S")
-            # mlwarp differentiates a struct array read only at the thread's own index (`i = wp.tid()`)
-            loads = not self.in_func and not (self.grad and self.dims2)
+            loads = not self.in_func and not (self.grad and self.dims2 and not STRUCT_ARRAY_GRADIENTS_IN_2D)
             options = ["struct"] + ["load"] * loads + (["var"] * 3 if names else [])
             kind = self.d.pick(options)
             if kind == "var":
@@ -416,8 +420,8 @@ def program(d: Draws, grad=False) -> Program:
     g.atomic_i_op = d.pick(["atomic_add", "atomic_min", "atomic_max"])
     outputs = {"oi": "i", "os": "s", **{f"o_{t}": t for t in types}}
     # stores (also overwritten ones, in loops: a store's adjoint is cleared where it is overwritten); a
-    # member store into a struct array reads it, which mlwarp differentiates at `i = wp.tid()` only
-    stored = ("o_v3",) if grad and g.dims2 else ("o_v3", "o_S")
+    # member store into a struct array reads it (see STRUCT_ARRAY_GRADIENTS_IN_2D)
+    stored = ("o_v3",) if grad and g.dims2 and not STRUCT_ARRAY_GRADIENTS_IN_2D else ("o_v3", "o_S")
     g.body_outputs = {n for n in stored if n in outputs and d.chance(4)}
     for _ in range(d.integer(0, 2)):
         g.funcs.append(function(g))
