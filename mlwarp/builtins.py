@@ -7,6 +7,8 @@ allows it.
 
 from __future__ import annotations
 
+import types
+
 from . import types as wt
 from .compiler.builtins.table import BUILTINS, COMPOSITE_ONLY
 
@@ -77,3 +79,7 @@ functions["select"] = RemovedFunction(
 
 
 wt.scalar_base._builtin_ = staticmethod(lambda name: functions.get(name))  # Python-scope operators on scalars
+
+# The builtins as attributes (`wp.sin`, the objects `import mlwarp as wp` shows): what mlwarp's own @wp.func
+# modules (norms, random, rigid) call them by, so they need not import the package that imports them.
+namespace = types.SimpleNamespace(**functions)

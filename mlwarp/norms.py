@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import mlwarp as wp  # builtins are looked up when a function compiles, after mlwarp has loaded
-
+from .builtins import namespace as wp  # wp.sin, wp.length, ...: the builtins, spelt as in user code
 from .func import func
 
 

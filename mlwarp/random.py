@@ -14,8 +14,7 @@ reads as in Warp.
 
 from __future__ import annotations
 
-import mlwarp as wp  # builtins are looked up when a function compiles, after mlwarp has loaded
-
+from .builtins import namespace as wp  # wp.sin, wp.length, ...: the builtins, spelt as in user code
 from .func import func
 from .types import float32, int32, uint32
 from .vector import vec2, vec3

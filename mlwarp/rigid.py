@@ -4,8 +4,7 @@ quat_rpy's extrinsic x-y-z order). Usable in kernels and from Python, like any @
 
 from __future__ import annotations
 
-import mlwarp as wp  # builtins are looked up when a function compiles, after mlwarp has loaded
-
+from .builtins import namespace as wp  # wp.sin, wp.length, ...: the builtins, spelt as in user code
 from .func import func
 from .vector import mat44, quat, spatial_vector, transform, vec3
 

@@ -44,7 +44,6 @@ KNOWN_CYCLES = [
         "mlwarp.launch_plan",
         "mlwarp.tape",
     ],
-    ["mlwarp", "mlwarp.norms", "mlwarp.random", "mlwarp.rigid"],
     ["mlwarp.compiler.targets", "mlwarp.compiler.targets.cpu", "mlwarp.compiler.targets.cuda"],
     ["mlwarp.tools.driver", "mlwarp.tools.opt"],
 ]
