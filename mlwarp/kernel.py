@@ -14,6 +14,7 @@ import time
 
 from . import types as wt
 from .captures import captured_constants, constants_changed
+from .compiler import insert as inserted_passes  # imports no MLIR
 from .errors import CompileError
 from .runtime import cache
 from .runtime.abi import ArrayParam, launch_struct
@@ -185,7 +186,8 @@ class Kernel:
             h.update(self.func.__code__.co_code.hex().encode())
         h.update(repr([(n, f"array({wt.type_key(p.dtype)}, {p.ndim})" if isinstance(p, ArrayParam) else
                         wt.type_key(p)) for n, p in zip(self.arg_names, self.params)]).encode())
-        h.update(repr(sorted(self.options.items())).encode())
+        h.update(repr(sorted((k, v) for k, v in self.options.items() if k != "passes")).encode())
+        h.update(inserted_passes.fingerprint(self.options).encode())  # the kernel's and the global ones
         h.update(repr(_captured_constants(self.func)).encode())
         h.update(f"max_unroll={_config().max_unroll}".encode())  # warp-unroll-loops' default limit
         h.update(str(device).encode())
@@ -237,7 +239,7 @@ class Kernel:
         """The kernel's IR after a compiler stage ("warp", "warp-opt", "lowered", "llvm"), as text."""
         from .compiler.driver import emit_ir  # lazy: MLIR
 
-        return emit_ir(self.func, self._frontend_types(), stage)
+        return emit_ir(self.func, self._frontend_types(), stage, self.options)
 
     def _library_options(self) -> dict:
         # The forward library leaves the adjoint out: most launches never need it, and it costs about
@@ -273,10 +275,13 @@ def _captured_constants(func) -> list:
     return captured_values(func)
 
 
-def kernel(f=None, *, enable_backward=None, module=None, key=None, module_options=None):
-    """Decorator: `@wp.kernel` or `@wp.kernel(enable_backward=False)`."""
+def kernel(f=None, *, enable_backward=None, module=None, key=None, module_options=None, passes=None):
+    """Decorator: `@wp.kernel` or `@wp.kernel(enable_backward=False)`. `passes`: InsertedPass entries
+    this kernel's builds get (mlwarp/compiler/insert.py)."""
     options = {} if enable_backward is None else {"enable_backward": bool(enable_backward)}
     options.update(module_options or {})  # e.g. {"mode": "debug"}: part of the cache key
+    if passes:
+        options["passes"] = inserted_passes.as_inserted(passes)
 
     def wrap(func):
         return Kernel(func, key=key, options=options)

@@ -1,8 +1,8 @@
-"""The compiler driver: a plain table of named stages, each a list of passes.
+"""Running a stage's passes: mlwarp's (passes/registry.py, Python passes in MLIR's pass manager),
+upstream MLIR's (pipeline text), and passes a user inserted (compiler/insert.py). The stage tables
+are compiler/targets/; the loop that runs them, dumps and times them is compiler/build.py.
 
-Each stage can be dumped (`MLWARP_DUMP_IR=<dir>` writes `<kernel>.<stage>.mlir`), and
 `MLWARP_PRINT_IR_AFTER_ALL=1` prints the IR after every pass on stderr (kernels compiled now, not cached ones).
-Pass names are ours (see passes/registry.py) or upstream MLIR's.
 """
 
 from __future__ import annotations
@@ -13,43 +13,8 @@ import re
 from mlir import ir
 from mlir.passmanager import PassManager
 
+from .insert import InsertedPass
 from .passes.registry import PASSES, PassError, pass_class  # noqa: F401  (PASSES: for mlwarp-opt and tests)
-
-CPU_STAGES = [
-    # @wp.func calls inlined first; canonicalize folds constant range bounds before unrolling
-    ("warp-opt", ["warp-inline", "canonicalize", "warp-unroll-loops", "canonicalize", "cse"]),
-    ("autodiff", ["warp-autodiff", "warp-inline", "canonicalize", "cse"]),  # adds k_adj next to each kernel k;
-    # warp-inline again: the calls of @wp.func_grad functions warp-autodiff kept (or added) to the adjoint
-    ("lowered", ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
-                 "convert-warp-arrays-to-llvm", "warp-cpu-entry", "warp-cpu-privatize-atomics", "warp-cpu-serial-copy",
-                 "canonicalize", "cse"]),
-    # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
-    # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
-    ("llvm", ["convert-scf-to-cf", "math-extend-to-supported-types{extra-types=f16 target-type=f32}",
-              "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
-              "warp-bf16-round-each-op", "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
-              "convert-vector-to-llvm", "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
-              "reconcile-unrealized-casts", "warp-bf16-as-i16", "warp-cpu-vector-math"]),
-]
-
-DEFAULT_CUDA_ARCH = 90
-
-
-def cuda_stages(arch: int = DEFAULT_CUDA_ARCH) -> list:
-    """CPU_STAGES up to "lowered", with the GPU entry in place of the CPU one (so both targets run the same
-    warp passes), then NVVM for `sm_<arch>`; lowering/gpu_binary.py emits PTX and cubin from "nvvm"."""
-    stages = []
-    for stage, passes in CPU_STAGES:
-        if stage == "llvm":
-            break
-        stages.append((stage, ["warp-gpu-kernel" if str(p).startswith("warp-cpu-entry") else p for p in passes
-                               if not str(p).startswith("warp-cpu-") or str(p).startswith("warp-cpu-entry")]))
-    stages.append(("nvvm", [f"nvvm-attach-target{{chip=sm_{arch} O=3}}",
-                            "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-math-to-llvm)", "reconcile-unrealized-casts"]))
-    return stages
-
-
-CUDA_STAGES = cuda_stages()
 
 _PASS_RE = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*(\{[^}]*\})?\s*(,|$)")
 
@@ -75,11 +40,22 @@ def parse_pipeline(text: str) -> list:
 
 
 def add_passes(pm: PassManager, passes) -> None:
-    """Adds (name, options) pairs: ours as Python passes, others as upstream textual passes."""
-    for name, opts in passes:
+    """Adds pass specs: "name" / "name{opt=v}" text, (name, {option: value}) pairs, InsertedPass entries.
+    Ours run as Python passes, others as upstream pipeline text."""
+    for spec in passes:
+        if isinstance(spec, InsertedPass):
+            if not isinstance(spec.pass_, str):
+                _add_python_pass(pm, spec.pass_, spec.label())
+                continue
+            spec = spec.pass_
+        if isinstance(spec, str):
+            m = _PASS_RE.fullmatch(spec)
+            name, opts = parse_pipeline(spec)[0] if m and m.group(3) == "" else (spec, None)
+        else:
+            name, opts = spec
         cls = pass_class(name)
         if cls is None:
-            text = name + ("{" + " ".join(f"{k}={v}" for k, v in opts.items()) + "}" if opts else "")
+            text = name if not opts else name + "{" + " ".join(f"{k}={v}" for k, v in opts.items()) + "}"
             try:
                 pm.add(text)
             except ValueError as e:
@@ -93,6 +69,13 @@ def add_passes(pm: PassManager, passes) -> None:
         pm.add(run, name=name, argument=name, description=cls.description)
 
 
+def _add_python_pass(pm: PassManager, fn, label: str) -> None:
+    def run(op, pass_, fn=fn):
+        fn(op)
+
+    pm.add(run, name=label, argument=label.rsplit(".", 1)[-1], description=f"inserted Python pass {label}")
+
+
 def run_passes(module: ir.Module, passes) -> None:
     pm = PassManager("builtin.module")
     add_passes(pm, passes)
@@ -101,17 +84,8 @@ def run_passes(module: ir.Module, passes) -> None:
     pm.run(module.operation)
 
 
-def run_stages(module: ir.Module, stages, dump_prefix: str | None = None) -> None:
-    dump_dir = os.environ.get("MLWARP_DUMP_IR")
-    if dump_dir and dump_prefix:
-        os.makedirs(dump_dir, exist_ok=True)
-        _dump(module, dump_dir, dump_prefix, "warp")
-    for stage, passes in stages:
-        run_passes(module, [(p, {}) if isinstance(p, str) else p for p in passes])
-        if dump_dir and dump_prefix:
-            _dump(module, dump_dir, dump_prefix, stage)
-
-
-def _dump(module, d, prefix, stage):
+def dump_ir(module, d, prefix, stage):
+    """`MLWARP_DUMP_IR`: writes `<d>/<prefix>.<stage>.mlir`."""
+    os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, f"{prefix}.{stage}.mlir"), "w") as f:
         f.write(str(module))

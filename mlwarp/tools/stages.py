@@ -1,14 +1,14 @@
-"""The compiler's own stage lists (compiler/pipeline.py) as `--mlwarp-pipeline=<target>[:<stage>]`,
+"""The compiler's own stage tables (compiler/targets/) as `--mlwarp-pipeline=<target>[:<stage>]`,
 so a lit test runs exactly the passes the compiler runs, and follows it when they change."""
 
 from __future__ import annotations
 
 
 def targets() -> dict:
-    """target -> [(stage, [pass, ...])], read from the pipeline module (it imports MLIR)."""
-    from mlwarp.compiler import pipeline  # lazy: MLIR
+    """target -> [(stage, [pass, ...])]: the IR stages of each target's default (release) build."""
+    from mlwarp.compiler.targets import TARGETS, stage_table  # lazy: the CPU table's module imports MLIR
 
-    return {"cpu": pipeline.CPU_STAGES, "cuda": pipeline.cuda_stages()}
+    return {t: [(s.name, list(s.passes)) for s in stage_table(t) if s.emit is None] for t in TARGETS}
 
 
 class StageError(Exception):

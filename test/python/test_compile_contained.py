@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.compiler import driver
+from mlwarp.compiler.targets import cpu as cpu_target
 from mlwarp.compiler.contained import CompilerCrash
 
 
 def test_an_abort_inside_the_compiler_is_an_exception_and_the_process_goes_on(monkeypatch):
-    monkeypatch.setattr(driver, "link", lambda *args, **kwargs: os.abort())  # as an LLVM assertion would
+    monkeypatch.setattr(cpu_target, "link", lambda *args, **kwargs: os.abort())  # as an LLVM assertion would
 
     @wp.kernel
     def crashes_the_compiler(x: wp.array(dtype=float)):
@@ -31,13 +31,13 @@ def test_an_abort_inside_the_compiler_is_an_exception_and_the_process_goes_on(mo
 
 
 def test_compile_errors_and_warnings_come_back_from_the_compile_process(monkeypatch):
-    link = driver.link
+    link = cpu_target.link
 
     def warning_link(*args, **kwargs):
         warnings.warn("a warning from inside the compiler", RuntimeWarning)
         return link(*args, **kwargs)
 
-    monkeypatch.setattr(driver, "link", warning_link)
+    monkeypatch.setattr(cpu_target, "link", warning_link)
 
     @wp.kernel
     def warns_while_compiling(x: wp.array(dtype=float)):
@@ -60,14 +60,14 @@ def test_compile_errors_and_warnings_come_back_from_the_compile_process(monkeypa
 def test_a_kernel_that_crashes_llvm_with_avx512_is_rebuilt_without_it(monkeypatch):
     from mlwarp.compiler.lowering.cpu_vector_math import host_isas
 
-    engine = driver._engine
+    engine = cpu_target._engine
 
     def avx512_crashes(module, no_avx512=False):  # as LLVM's X86 shuffle combine did on some AVX-512 code
         if not no_avx512:
             os.abort()
         return engine(module, no_avx512)
 
-    monkeypatch.setattr(driver, "_engine", avx512_crashes)
+    monkeypatch.setattr(cpu_target, "_engine", avx512_crashes)
 
     @wp.kernel
     def needs_the_fallback(x: wp.array(dtype=float), y: wp.array(dtype=float)):

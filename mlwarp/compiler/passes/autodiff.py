@@ -56,9 +56,8 @@ its `warp.adjoint_error` attribute, raised when the adjoint is launched (option
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-
-import threading
 
 from mlir import ir
 from mlir.dialects import arith, func, scf
@@ -73,6 +72,8 @@ from .registry import Pass, PassError, kernels, ops_named
 
 ADJ_SUFFIX = "_adj"
 ADJOINT_ERROR = "warp.adjoint_error"
+# On the module: {kernel name: why it has no adjoint}, which compiler/build.py moves into the kernel's record
+ADJOINT_ERRORS_ATTR = "warp.adjoint_errors"
 # @wp.func_grad links, set by the frontend (frontend/custom_grad.py) on the two private functions
 CUSTOM_GRAD, CUSTOM_GRAD_OF = "warp.custom_grad", "warp.custom_grad_of"
 
@@ -576,6 +577,7 @@ class Autodiff(Pass):
 
     def run(self, module):
         grads = custom_grads(module)
+        refused = {}
         for k in kernels(module):
             if "warp.no_backward" in k.attributes or "warp.adjoint_of" in k.attributes \
                     or "warp.tangent_of" in k.attributes:
@@ -592,16 +594,10 @@ class Autodiff(Pass):
                     if ir.StringAttr(f.attributes["sym_name"]).value == name:
                         f.erase()
                 k.attributes[ADJOINT_ERROR] = ir.StringAttr.get(str(e))
-                _refused.__dict__.setdefault("errors", {})[ir.StringAttr(k.attributes["sym_name"]).value] = str(e)
+                refused[ir.StringAttr(k.attributes["sym_name"]).value] = str(e)
+        if refused:  # the kernel ops are gone after lowering: the table travels on the module
+            module.attributes[ADJOINT_ERRORS_ATTR] = ir.StringAttr.get(json.dumps(refused))
         unlink_custom_grads(module)
-
-
-_refused = threading.local()  # kernel name -> reason, for the driver: the kernel op is gone after lowering
-
-
-def take_adjoint_errors() -> dict:
-    """The kernels this thread's last compile left without an adjoint, with the reasons (then forgets them)."""
-    return _refused.__dict__.pop("errors", {})
 
 
 def mark_no_backward(module) -> None:

@@ -182,35 +182,3 @@ def _read_sites(module) -> list:
     if SITES_ATTR in module.attributes:
         return json.loads(ir.StringAttr(module.attributes[SITES_ATTR]).value)
     return []
-
-
-def pop_debug_sites(module: ir.Operation) -> list:
-    """The site table of a module the pass ran on (removed from the module, which LLVM then translates)."""
-    sites = _read_sites(module)
-    if SITES_ATTR in module.attributes:
-        del module.attributes[SITES_ATTR]
-    return sites
-
-
-# Line information from the ops' `file:line:col` locations. The CPU build gets LLVM line tables
-# (`.debug_line` in kernel.so). The CUDA build gets `.file`/`.loc` directives only (what nvcc -lineinfo
-# emits): with LineTablesOnly, LLVM's NVPTX backend marks the module `.target sm_XX, debug` and writes
-# .debug_info sections, which ptxas refuses together with -O3 ("Optimized debugging not supported").
-CPU_LINE_INFO = "ensure-debug-info-scope-on-llvm-func{emission-kind=LineTablesOnly}"
-CUDA_LINE_INFO = "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirectivesOnly}"
-
-
-def debug_stages(stages: list) -> list:
-    """A CPU/CUDA stage table made a debug build: bounds checks just before the "lowered" stage (array
-    lowering), and line information from the ops' source locations (after "llvm" on the CPU, after "nvvm",
-    on the gpu.module's llvm.funcs, for CUDA)."""
-    out = []
-    for name, passes in stages:
-        if name == "lowered":
-            out.append(("bounds-check", ["warp-bounds-check"]))
-        if name == "llvm":
-            passes = [*passes, CPU_LINE_INFO]
-        if name == "nvvm":
-            passes = [*passes, CUDA_LINE_INFO]
-        out.append((name, passes))
-    return out

@@ -1,7 +1,7 @@
 // RUN: mlwarp-opt %s --mlwarp-pipeline=cuda | FileCheck %s
 // RUN: mlwarp-opt %s --mlwarp-pipeline=cuda | FileCheck %s --check-prefix=ONLY-LLVM
 
-// The CUDA stage table (compiler/pipeline.py cuda_stages) takes a kernel from the
+// The CUDA stage table (compiler/targets/cuda.py stages()) takes a kernel from the
 // warp dialect to an NVVM-targeted gpu.module of LLVM-dialect code: the thread
 // index from the PTX special registers, math as libdevice calls (linked when
 // gpu-module-to-binary emits PTX), atomics on global pointers.

@@ -1,7 +1,7 @@
 // RUN: mlwarp-opt %s --mlwarp-pipeline=cpu | FileCheck %s
 // RUN: mlwarp-opt %s --mlwarp-pipeline=cpu | FileCheck %s --check-prefix=ONLY-LLVM
 
-// The compiler's whole CPU stage table (compiler/pipeline.py CPU_STAGES) takes
+// The compiler's whole CPU stage table (compiler/targets/cpu.py stages()) takes
 // a kernel from the warp dialect to the LLVM dialect: nothing else is left.
 
 // CHECK-LABEL: llvm.func @saxpy_cpu

@@ -1,0 +1,179 @@
+"""One compile loop for any target's stage table (compiler/targets/): frontend, then each stage in order
+(passes, or an artifact: object, shared library, PTX, cubin), into one CompiledKernel record.
+
+The loop dumps the IR after each pass stage (`MLWARP_DUMP_IR=<dir>` writes `<prefix>.<stage>.mlir`,
+after `<prefix>.warp.mlir`, the frontend's output), times the stages (`MLWARP_TIMINGS`), and prints
+the IR after every pass with `MLWARP_PRINT_IR_AFTER_ALL=1` (compiler/pipeline.py). Side tables the
+passes leave as module attributes (warp-bounds-check's sites, warp-autodiff's reasons for a kernel
+without adjoint) leave the module before its first artifact and travel in the record.
+
+A kernel whose adjoint fails to build still builds: the loop runs the table again on the kernel alone,
+in a fresh MLIR context, and the record says why there is no adjoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+
+from mlir import ir
+
+from .context import make_context
+from .frontend import emit_kernel, get_source
+from .passes.autodiff import ADJOINT_ERRORS_ATTR, adjoint_name, mark_no_backward
+from .passes.autodiff_jvp import tangent_name
+from .passes.bounds_check import SITES_ATTR
+from .pipeline import dump_ir, run_passes
+from .targets import BuildOptions, cpu, cuda, stage_table
+
+TARGET_MODULES = {"cpu": cpu, "cuda": cuda}
+
+
+class Timings(dict):
+    def mark(self, stage, t0):
+        self[stage] = self.get(stage, 0.0) + (time.perf_counter() - t0) * 1e3
+        return time.perf_counter()
+
+
+@dataclasses.dataclass
+class Build:
+    """The state of one kernel's build, which the stages' emit steps read and write."""
+    target: str
+    name: str  # the kernel's symbol
+    module: ir.Module
+    options: BuildOptions
+    out_dir: str | None
+    meta: dict = dataclasses.field(default_factory=dict)  # what emit steps add to the record (file names...)
+    files: list = dataclasses.field(default_factory=list)  # the files written into out_dir
+    artifacts: dict = dataclasses.field(default_factory=dict)  # stage -> bytes (PTX)
+    side_tables: dict = dataclasses.field(default_factory=dict)  # module attribute -> its JSON value
+    libraries: list = dataclasses.field(default_factory=list)  # CPU: the libraries the object links
+
+
+@dataclasses.dataclass
+class CompiledKernel:
+    """What a build produced; `meta` is the cache entry's metadata that the runtime reads."""
+    target: str
+    entry: str
+    adj_entry: str | None
+    adj_error: str | None
+    debug_sites: list | None
+    tid_dims: int
+    timings_ms: dict
+    files: list
+    extra: dict  # the target's own keys: "library"; "ptx", "cubin", "arch"
+
+    @property
+    def meta(self) -> dict:
+        return {**self.extra, "entry": self.entry, "tid_dims": self.tid_dims, "timings_ms": self.timings_ms,
+                "files": self.files, "adj_entry": self.adj_entry, "adj_error": self.adj_error,
+                "debug_sites": self.debug_sites}
+
+
+SIDE_TABLES = (SITES_ATTR, ADJOINT_ERRORS_ATTR)
+
+
+def pop_side_tables(module: ir.Module) -> dict:
+    out = {}
+    for attr in SIDE_TABLES:
+        if attr in module.operation.attributes:
+            out[attr] = json.loads(ir.StringAttr(module.operation.attributes[attr]).value)
+            del module.operation.attributes[attr]
+    return out
+
+
+def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: str | None = None) -> None:
+    """Runs `stages` on build.module (inside its context)."""
+    dump_dir = os.environ.get("MLWARP_DUMP_IR") if dump_prefix else None
+    if dump_dir:
+        dump_ir(build.module, dump_dir, dump_prefix, "warp")
+    t = time.perf_counter()
+    for stage in stages:
+        if stage.emit is None:
+            run_passes(build.module, stage.passes)
+            if dump_dir:
+                dump_ir(build.module, dump_dir, dump_prefix, stage.name)
+        else:
+            if not build.side_tables:  # before the first artifact: LLVM translates the module
+                build.side_tables = pop_side_tables(build.module)
+            if stage.emit(build) is False:  # skipped (a cubin without ptxas)
+                t = time.perf_counter()
+                continue
+        if times is not None:
+            t = times.mark(stage.timing, t)
+
+
+def _frontend(source, arg_types, backward: bool):
+    ctx = make_context()
+    kir = emit_kernel(source, arg_types, ctx)
+    if not backward:  # the kernel gets no adjoint (enable_backward=False, or a forward-mode build)
+        with ctx:
+            mark_no_backward(kir.module)
+    return ctx, kir
+
+
+def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: BuildOptions,
+                   times: Timings | None = None) -> CompiledKernel:
+    """Builds `func` for `target` into `out_dir` (in the calling process: drivers wrap this in @contained)."""
+    tm = TARGET_MODULES[target]
+    times = Timings() if times is None else times
+    t = time.perf_counter()
+    source = get_source(func)
+    ctx, kir = _frontend(source, arg_types, options.backward)
+    times.mark("frontend", t)
+    stages = stage_table(target, options)
+    build = Build(target, kir.name, kir.module, options, out_dir)
+    adj_error = None
+    try:
+        with ctx:
+            run_table(build, stages, times, tm.dump_prefix(kir.name, options))
+    except Exception as e:  # noqa: BLE001
+        if not options.backward:
+            raise
+        # The adjoint must never cost the kernel itself: build the kernel alone (a failure now is the
+        # kernel's own and propagates); the adjoint launch reports why there is no adjoint.
+        # A fresh context: an exception that left a pass also left MLIR's pass manager inside its
+        # multi-threaded section, where the next dialect load aborts the process.
+        for name in build.files:
+            os.remove(os.path.join(out_dir, name))
+        ctx, kir = _frontend(source, arg_types, backward=False)
+        build = Build(target, kir.name, kir.module, options, out_dir)
+        with ctx:
+            run_table(build, stages, times, tm.dump_prefix(kir.name, options))
+        adj_error = f"its adjoint kernel failed to compile: {str(e).strip().splitlines()[0]}"
+    if adj_error is None:  # the kernel runs forward; its adjoint launch raises this
+        adj_error = build.side_tables.get(ADJOINT_ERRORS_ATTR, {}).get(kir.name)
+    sites = build.side_tables.get(SITES_ATTR, []) if options.debug else None
+    return CompiledKernel(
+        target=target, entry=tm.entry_name(tangent_name(kir.name) if options.jvp else kir.name),
+        adj_entry=tm.entry_name(adjoint_name(kir.name)) if options.backward and not adj_error else None,
+        adj_error=adj_error, debug_sites=sites, tid_dims=kir.tid_dims, timings_ms=dict(times),
+        files=build.files, extra=build.meta)
+
+
+def stage_names(target: str, options: BuildOptions) -> list:
+    """The stages kernel.to_mlir can show: "warp" (the frontend's output), the pass stages, text artifacts."""
+    shown = TARGET_MODULES[target].TEXT_ARTIFACTS
+    return ["warp"] + [s.name for s in stage_table(target, options) if s.emit is None or s.name in shown]
+
+
+def emit_ir(target: str, func, arg_types: dict, stage: str = "warp", options: BuildOptions | None = None) -> str:
+    """The kernel's IR after `stage` of the target's table (or a text artifact: CUDA's "ptx")."""
+    options = options or BuildOptions()
+    names = stage_names(target, options)
+    if stage not in names:
+        what = "CUDA stage" if target == "cuda" else "stage"
+        raise ValueError(f"unknown {what} {stage!r}; stages: {names}")
+    ctx, kir = _frontend(get_source(func), arg_types, options.backward)
+    stages = stage_table(target, options)
+    until = [s.name for s in stages].index(stage) + 1 if stage != "warp" else 0
+    build = Build(target, kir.name, kir.module, options, None)
+    with ctx:
+        run_table(build, stages[:until])
+        if stage in build.artifacts:
+            return build.artifacts[stage].decode()
+        if until and until < len(stages) and stages[until].emit is not None:  # the last IR stage: as compiled
+            pop_side_tables(kir.module)
+        return str(kir.module)

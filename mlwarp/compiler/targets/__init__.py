@@ -1,0 +1,43 @@
+"""Targets, in Triton's shape: per target one function that builds its ordered stage table from the
+build's options, and one loop (compiler/build.py) that runs any table.
+
+A stage is a name and either a list of passes (IR -> IR; dumped with MLWARP_DUMP_IR) or an `emit`
+step that writes an artifact from the final IR (the CPU's object file and shared library, CUDA's
+PTX and cubin). Every variant of a build is an explicit entry chosen by the target's `stages()`:
+the debug build's bounds checks and line tables, forward mode's warp-jvp, the CPU build without
+AVX-512 that compile_cpu falls back to after LLVM crashed. mlwarp-opt lists them (`--list-passes`)
+and replays them (`--mlwarp-pipeline=<target>:<stage>`). Importing this package imports MLIR (the
+CPU target's LLVM); common.py, what the tables are made of, does not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from . import cpu, cuda
+from .common import CPU_LINE_INFO, CUDA_LINE_INFO, DEFAULT_CUDA_ARCH, BuildOptions, Stage, warp_stages  # noqa: F401
+
+TARGETS = ("cpu", "cuda")
+_STAGES = {"cpu": cpu.stages, "cuda": cuda.stages}
+
+
+def stage_table(target: str, options: BuildOptions | None = None) -> list:
+    """The ordered stages of a `target` ("cpu", "cuda") build with these options."""
+    build_stages = _STAGES.get(target)
+    if build_stages is None:
+        raise ValueError(f"unknown target {target!r}; targets: cpu, cuda")
+    options = options or BuildOptions()
+    return _with_inserted(target, build_stages(options), options.inserted)
+
+
+def _with_inserted(target, stages, inserted) -> list:
+    """The table with the user's inserted passes at their stages (compiler/insert.py)."""
+    out = []
+    for stage in stages:
+        before = tuple(p for p in inserted if p.applies_to(target) and p.before == stage.name)
+        after = tuple(p for p in inserted if p.applies_to(target) and p.after == stage.name)
+        if (before or after) and stage.emit is not None:
+            raise ValueError(f"stage '{stage.name}' of target '{target}' writes an artifact; passes go before "
+                             f"or after the IR stages")
+        out.append(dataclasses.replace(stage, passes=before + stage.passes + after) if before or after else stage)
+    return out

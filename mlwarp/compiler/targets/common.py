@@ -1,0 +1,61 @@
+"""What both targets' tables are made of: stages, the build options that choose them, the warp
+stages both run. Imports no MLIR."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from ..insert import passes_for
+
+DEFAULT_CUDA_ARCH = 90
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    name: str
+    passes: tuple = ()  # pass specs: "name" / "name{opt=v}" / (name, {option: value}) / an inserted pass
+    emit: Callable | None = None  # emit(build): writes an artifact into build.out_dir (no passes then)
+    timing: str = "passes"  # the MLWARP_TIMINGS entry its time adds to
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildOptions:
+    """What a kernel's options (Kernel.options) ask of the compiler."""
+    debug: bool = False  # options["mode"] == "debug": bounds checks, line information
+    backward: bool = True  # an adjoint k_adj next to each kernel (enable_backward, not with jvp)
+    jvp: bool = False  # forward mode: k_jvp instead of k_adj
+    no_avx512: bool = False  # the CPU build without AVX-512 (compile_cpu's fallback after an LLVM crash)
+    arch: int = DEFAULT_CUDA_ARCH  # CUDA: sm_<arch>
+    cubin: bool = True  # CUDA: assemble a cubin with ptxas, where there is one
+    inserted: tuple = ()  # compiler/insert.py InsertedPass entries (the kernel's, then the global ones)
+
+    @classmethod
+    def of(cls, options: dict | None, **extra) -> "BuildOptions":
+        options = options or {}
+        jvp = bool(options.get("jvp", False))
+        return cls(debug=options.get("mode") == "debug", jvp=jvp,
+                   backward=bool(options.get("enable_backward", True)) and not jvp,
+                   no_avx512=bool(options.get("no_avx512", False)), inserted=passes_for(options), **extra)
+
+
+
+# Line information from the ops' `file:line:col` locations. The CPU build gets LLVM line tables
+# (`.debug_line` in kernel.so). The CUDA build gets `.file`/`.loc` directives only (what nvcc -lineinfo
+# emits): with LineTablesOnly, LLVM's NVPTX backend marks the module `.target sm_XX, debug` and writes
+# .debug_info sections, which ptxas refuses together with -O3 ("Optimized debugging not supported").
+CPU_LINE_INFO = "ensure-debug-info-scope-on-llvm-func{emission-kind=LineTablesOnly}"
+CUDA_LINE_INFO = "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirectivesOnly}"
+
+
+def warp_stages(o: BuildOptions) -> list:
+    """The warp -> warp stages both targets run, then a debug build's bounds checks (before array lowering)."""
+    # @wp.func calls inlined first; canonicalize folds constant range bounds before unrolling
+    table = [Stage("warp-opt", ("warp-inline", "canonicalize", "warp-unroll-loops", "canonicalize", "cse"))]
+    # The derivative stage adds k_jvp (forward mode) or k_adj next to each kernel k; without backward the build
+    # marks the kernels warp.no_backward, which warp-autodiff leaves alone (it still unlinks @wp.func_grad
+    # functions). warp-inline again: the calls of @wp.func_grad functions warp-autodiff kept (or added).
+    table.append(Stage("autodiff", ("warp-jvp" if o.jvp else "warp-autodiff", "warp-inline", "canonicalize", "cse")))
+    if o.debug:
+        table.append(Stage("bounds-check", ("warp-bounds-check",)))
+    return table

@@ -1,0 +1,59 @@
+"""The CUDA target: warp stages -> NVVM for sm_<arch> -> PTX (LLVM NVPTX) -> cubin (ptxas).
+
+The entry folder holds `kernel.ptx` always and `kernel.cubin` when ptxas is found: the runtime
+loads the cubin on a device of the same architecture and lets the driver JIT the PTX on a newer one.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..lowering.gpu_binary import assemble_cubin, emit_ptx, ptxas_path
+from ..lowering.gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
+from .common import CUDA_LINE_INFO, BuildOptions, Stage, warp_stages
+
+PTX = "kernel.ptx"
+CUBIN = "kernel.cubin"
+
+# The CPU's array and builtin lowerings, with the GPU entry (a gpu.module kernel) in place of the CPU's
+TEXT_ARTIFACTS = ("ptx",)  # the artifacts kernel.to_mlir / emit_ir can show
+
+
+def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
+    return f"{kernel_name}.sm_{o.arch}"
+
+
+LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
+         "warp-gpu-kernel", "canonicalize", "cse")
+
+
+def stages(o: BuildOptions) -> list:
+    """The CUDA build's stages for these options (sm_<o.arch>)."""
+    nvvm = (f"nvvm-attach-target{{chip=sm_{o.arch} O=3}}",
+            "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-math-to-llvm)", "reconcile-unrealized-casts")
+    if o.debug:  # line directives on the gpu.module's llvm.funcs
+        nvvm += (CUDA_LINE_INFO,)
+    table = [*warp_stages(o), Stage("lowered", LOWER), Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]
+    if o.cubin:
+        table.append(Stage("cubin", emit=emit_cubin, timing="ptxas"))
+    return table
+
+
+def emit_ptx_file(build) -> None:
+    build.artifacts["ptx"] = ptx = emit_ptx(build.module)
+    if build.out_dir is not None:
+        with open(os.path.join(build.out_dir, PTX), "wb") as f:
+            f.write(ptx)
+        build.files.append(PTX)
+    build.meta["ptx"] = PTX
+    build.meta.setdefault("cubin", None)  # the cubin stage sets it
+    build.meta["arch"] = build.options.arch
+
+
+def emit_cubin(build) -> None:
+    build.meta["cubin"] = None
+    if build.out_dir is None or ptxas_path() is None:  # the runtime lets the driver JIT the PTX
+        return False  # nothing done (no timing)
+    assemble_cubin(os.path.join(build.out_dir, PTX), build.options.arch, os.path.join(build.out_dir, CUBIN))
+    build.files.append(CUBIN)
+    build.meta["cubin"] = CUBIN
