@@ -29,3 +29,21 @@ def test_forward_runs_and_backward_names_the_failure(monkeypatch):
     with pytest.raises(wp.WarpCodegenError, match="kernel 'scale_2d' cannot be differentiated: its adjoint kernel "
                                                   "failed to compile: an internal error in the adjoint builder"):
         tape.backward(grads={out: wp.ones((2, 3), dtype=wp.float64)})
+
+
+def test_the_cuda_build_falls_back_the_same_way(monkeypatch, tmp_path):
+    """One compile loop for both targets: a CUDA build (no GPU needed) keeps its kernel and says why there
+    is no adjoint."""
+    from mlwarp.compiler.driver_cuda import compile_cuda
+
+    monkeypatch.setattr(autodiff, "build_adjoint", lambda kernel, grads=None: 1 / 0)
+
+    def double(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = a[i] * 2.0
+
+    meta = compile_cuda(double, {"a": wp.types.ArrayT(wp.float32, 1)}, str(tmp_path), 90, None, cubin=False)
+    assert (meta["entry"], meta["adj_entry"], meta["cubin"]) == ("double_cuda", None, None)
+    assert meta["adj_error"] == "its adjoint kernel failed to compile: division by zero"
+    assert ".entry double_cuda" in (tmp_path / meta["ptx"]).read_text()
+    assert "double_adj_cuda" not in (tmp_path / meta["ptx"]).read_text()

@@ -1,0 +1,57 @@
+"""Each target's stage table is built by one function from the build options; every variant is an explicit
+entry (the expected tables are written out here, not derived from another table)."""
+
+import pytest
+
+from mlwarp.compiler.lowering.cpu_vector_math import host_isas
+from mlwarp.compiler.targets import BuildOptions, stage_table
+
+CPU_RELEASE = ["warp-opt", "autodiff", "lowered", "llvm", "object", "library"]
+CUDA_RELEASE = ["warp-opt", "autodiff", "lowered", "nvvm", "ptx", "cubin"]
+
+
+def names(table):
+    return [s.name for s in table]
+
+
+def passes(table, stage):
+    return [p if isinstance(p, str) else p[0] + "{" + " ".join(f"{k}={v}" for k, v in p[1].items()) + "}"
+            for s in table if s.name == stage for p in s.passes]
+
+
+def test_release_tables_and_their_artifact_stages():
+    cpu, cuda = stage_table("cpu"), stage_table("cuda")
+    assert names(cpu) == CPU_RELEASE and names(cuda) == CUDA_RELEASE
+    assert [s.name for s in cpu if s.emit] == ["object", "library"]
+    assert [s.name for s in cuda if s.emit] == ["ptx", "cubin"]
+    assert passes(cpu, "autodiff") == ["warp-autodiff", "warp-inline", "canonicalize", "cse"]
+    assert "warp-cpu-entry" in passes(cpu, "lowered") and "warp-gpu-kernel" not in passes(cpu, "lowered")
+    assert passes(cuda, "lowered") == ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
+                                       "convert-warp-arrays-to-llvm", "warp-gpu-kernel", "canonicalize", "cse"]
+    assert passes(cpu, "llvm")[-1] == "warp-cpu-vector-math"
+    assert passes(cuda, "nvvm")[0] == "nvvm-attach-target{chip=sm_90 O=3}"
+    assert passes(stage_table("cuda", BuildOptions(arch=80)), "nvvm")[0] == "nvvm-attach-target{chip=sm_80 O=3}"
+    assert names(stage_table("cuda", BuildOptions(cubin=False))) == CUDA_RELEASE[:-1]
+
+
+def test_debug_jvp_and_no_avx512_variants():
+    debug = stage_table("cpu", BuildOptions.of({"mode": "debug"}))
+    assert names(debug) == ["warp-opt", "autodiff", "bounds-check", "lowered", "llvm", "object", "library"]
+    assert passes(debug, "bounds-check") == ["warp-bounds-check"]
+    assert passes(debug, "llvm")[-1] == "ensure-debug-info-scope-on-llvm-func{emission-kind=LineTablesOnly}"
+    cuda_debug = stage_table("cuda", BuildOptions.of({"mode": "debug"}))
+    assert names(cuda_debug) == ["warp-opt", "autodiff", "bounds-check", "lowered", "nvvm", "ptx", "cubin"]
+    assert passes(cuda_debug, "nvvm")[-1] == "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirectivesOnly}"
+    jvp = BuildOptions.of({"jvp": True})
+    assert (jvp.jvp, jvp.backward) == (True, False)
+    for target in ("cpu", "cuda"):
+        assert passes(stage_table(target, jvp), "autodiff") == ["warp-jvp", "warp-inline", "canonicalize", "cse"]
+    assert BuildOptions.of({"enable_backward": False}).backward is False
+    no_avx512 = passes(stage_table("cpu", BuildOptions.of({"no_avx512": True})), "llvm")[-1]
+    expected = ",".join(i for i in host_isas() if i != "avx512") or "none"
+    assert no_avx512 == f"warp-cpu-vector-math{{isa={expected}}}" and "avx512" not in no_avx512.split("=")[1]
+
+
+def test_unknown_target():
+    with pytest.raises(ValueError, match=r"^unknown target 'tpu'; targets: cpu, cuda$"):
+        stage_table("tpu")
