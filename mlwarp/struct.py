@@ -36,12 +36,6 @@ def _ctype(t):
     return t._ctype_
 
 
-def _mlir(t) -> str:
-    if wt.is_array(t):
-        return f"!warp.array<{_mlir(t.dtype)}, {t.ndim}>"
-    return t._mlir_
-
-
 def _numpy_field(t, ctype):
     if wt.is_array(t):
         return np.dtype([("data", np.uint64), ("shape", np.int64, (t.ndim,)), ("strides", np.int64, (t.ndim,))])
@@ -147,13 +141,12 @@ def struct(cls):
                          "formats": [_numpy_field(t, getattr(ctype, n)) for n, t in fields],
                          "offsets": [getattr(ctype, n).offset for n, _ in fields],
                          "itemsize": ctypes.sizeof(ctype)})
-    mlir = f'!warp.struct<"{cls.__name__}", [{", ".join(_mlir(t) for _, t in fields)}]>'
     key = f"{cls.__module__}.{cls.__qualname__}{{" + ", ".join(
         f"{n}: {wt.type_key(t) if not wt.is_array(t) else f'array({wt.type_key(t.dtype)}, {t.ndim})'}"
         for n, t in fields) + "}"
     new = type(cls.__name__, (StructInstance,), {
         "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
-        "_wp_composite_": "struct", "_wp_fields_": fields, "_ctype_": ctype, "_mlir_": mlir, "_np_": np_dtype,
+        "_wp_composite_": "struct", "_wp_fields_": fields, "_ctype_": ctype, "_np_": np_dtype,
         "_shape_": (), "numpy_dtype": classmethod(lambda c: np_dtype),
         "_wp_key_": classmethod(lambda c: key), "_wp_fingerprint_": classmethod(lambda c, seen=None: key)})
     return new

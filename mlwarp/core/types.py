@@ -21,14 +21,13 @@ class scalar_base:
 
     _np_: type = None
     _ctype_: type = None
-    _mlir_: str = None  # MLIR spelling inside the warp dialect
     _kind_: str = None  # "int", "uint", "float", "bool"
     _bits_: int = 0
 
     def __init__(self, x=0):
         if self._kind_ == "bool":
             self.value = bool(x)
-        elif self._bits_ == 16 and self._mlir_ == "bf16":
+        elif type(self) is bfloat16:
             self.value = float(bf16_bits_to_float(float_to_bf16_bits(float(x))))
         else:
             self.value = self._np_(x).item()
@@ -98,7 +97,7 @@ class scalar_base:
         return self._apply("neg", self)
 
     def __pos__(self):  # Warp's default types come back as Python numbers (as the builtins' results)
-        return self.value if self._mlir_ in ("i32", "f32") and self._kind_ != "uint" else self
+        return self.value if type(self) in (int32, float32) else self
 
     def __abs__(self):  # Warp keeps the type here (wp.abs gives a Python number for int32/float32)
         return type(self)(abs(self.value))
@@ -122,26 +121,27 @@ class scalar_base:
         return self._compare(other, lambda a, b: a >= b)
 
 
-def _scalar(name, np_type, ctype, mlir, kind, bits):
-    # __module__: users meet the scalar types as mlwarp.types.* (reprs, pickles), the name they import
-    return type(name, (scalar_base,), dict(_np_=np_type, _ctype_=ctype, _mlir_=mlir, _kind_=kind, _bits_=bits,
+def _scalar(name, np_type, ctype, kind, bits):
+    # __module__: users meet the scalar types as mlwarp.types.* (reprs, pickles), the name they import.
+    # (Their spelling in the warp dialect is the frontend's: compiler/frontend/types.py `spelling`.)
+    return type(name, (scalar_base,), dict(_np_=np_type, _ctype_=ctype, _kind_=kind, _bits_=bits,
                                            __module__="mlwarp.types"))
 
 
-int8 = _scalar("int8", np.int8, ctypes.c_int8, "i8", "int", 8)
-int16 = _scalar("int16", np.int16, ctypes.c_int16, "i16", "int", 16)
-int32 = _scalar("int32", np.int32, ctypes.c_int32, "i32", "int", 32)
-int64 = _scalar("int64", np.int64, ctypes.c_int64, "i64", "int", 64)
-uint8 = _scalar("uint8", np.uint8, ctypes.c_uint8, "ui8", "uint", 8)
-uint16 = _scalar("uint16", np.uint16, ctypes.c_uint16, "ui16", "uint", 16)
-uint32 = _scalar("uint32", np.uint32, ctypes.c_uint32, "ui32", "uint", 32)
-uint64 = _scalar("uint64", np.uint64, ctypes.c_uint64, "ui64", "uint", 64)
-float16 = _scalar("float16", np.float16, ctypes.c_uint16, "f16", "float", 16)
-float32 = _scalar("float32", np.float32, ctypes.c_float, "f32", "float", 32)
-float64 = _scalar("float64", np.float64, ctypes.c_double, "f64", "float", 64)
-bool_ = _scalar("bool", np.bool_, ctypes.c_bool, "i1", "bool", 8)
+int8 = _scalar("int8", np.int8, ctypes.c_int8, "int", 8)
+int16 = _scalar("int16", np.int16, ctypes.c_int16, "int", 16)
+int32 = _scalar("int32", np.int32, ctypes.c_int32, "int", 32)
+int64 = _scalar("int64", np.int64, ctypes.c_int64, "int", 64)
+uint8 = _scalar("uint8", np.uint8, ctypes.c_uint8, "uint", 8)
+uint16 = _scalar("uint16", np.uint16, ctypes.c_uint16, "uint", 16)
+uint32 = _scalar("uint32", np.uint32, ctypes.c_uint32, "uint", 32)
+uint64 = _scalar("uint64", np.uint64, ctypes.c_uint64, "uint", 64)
+float16 = _scalar("float16", np.float16, ctypes.c_uint16, "float", 16)
+float32 = _scalar("float32", np.float32, ctypes.c_float, "float", 32)
+float64 = _scalar("float64", np.float64, ctypes.c_double, "float", 64)
+bool_ = _scalar("bool", np.bool_, ctypes.c_bool, "bool", 8)
 # bfloat16 has no numpy dtype: arrays hold its bit patterns as uint16, as in Warp.
-bfloat16 = _scalar("bfloat16", np.uint16, ctypes.c_uint16, "bf16", "float", 16)
+bfloat16 = _scalar("bfloat16", np.uint16, ctypes.c_uint16, "float", 16)
 
 # Warp's aliases
 int_ = int32

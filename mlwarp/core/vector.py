@@ -296,14 +296,14 @@ def _flatten_args(args) -> list:
     return out
 
 
-def _make(kind_base, name, scalar, shape, mlir, base_name=None):
+def _make(kind_base, name, scalar, shape, base_name=None):
     scalar = wt.canonical_type(scalar)
     if not wt.is_scalar(scalar):
         raise TypeError(f"{base_name or kind_base.__name__} dtype must be a scalar type, got {scalar!r}")
     length = int(np.prod(shape))
     cls = type(name, (kind_base, ctypes.Array), {
         "_type_": scalar._ctype_, "_length_": length, "_shape_": tuple(shape), "_wp_scalar_type_": scalar,
-        "_mlir_": mlir, "_np_": scalar._np_, "__module__": "mlwarp"})
+        "_np_": scalar._np_, "__module__": "mlwarp"})
     cls._ctype_ = cls
     return cls
 
@@ -317,8 +317,7 @@ def vector(length: int, dtype=wt.float32):
 def _vector(length, dtype):
     if not isinstance(length, int) or length < 1:
         raise ValueError(f"vector length must be a positive int, got {length!r}")
-    return _make(_VectorLike, f"vec{length}{_SUFFIX.get(dtype, '')}", dtype, (length,),
-                 f"!warp.vec<{length}, {dtype._mlir_}>", "vector")
+    return _make(_VectorLike, f"vec{length}{_SUFFIX.get(dtype, '')}", dtype, (length,), "vector")
 
 
 def _shape2(shape):
@@ -334,8 +333,7 @@ def _shape2(shape):
 def _matrix(shape, dtype):
     dtype = wt.canonical_type(dtype)
     r, c = shape
-    return _make(_MatrixLike, f"mat{r}{c}{_SUFFIX.get(dtype, '')}", dtype, shape,
-                 f"!warp.mat<{r}, {c}, {dtype._mlir_}>", "matrix")
+    return _make(_MatrixLike, f"mat{r}{c}{_SUFFIX.get(dtype, '')}", dtype, shape, "matrix")
 
 
 def matrix(shape, dtype=wt.float32):
@@ -351,8 +349,7 @@ def quaternion(dtype=wt.float32):
 def _quaternion(dtype):
     """A quaternion type, components (x, y, z, w) as in Warp."""
     dtype = wt.canonical_type(dtype)
-    return _make(_QuatLike, f"quat{_SUFFIX.get(dtype, '')}", dtype, (4,), f"!warp.quat<{dtype._mlir_}>",
-                 "quaternion")
+    return _make(_QuatLike, f"quat{_SUFFIX.get(dtype, '')}", dtype, (4,), "quaternion")
 
 
 def transformation(dtype=wt.float32):
@@ -363,8 +360,7 @@ def transformation(dtype=wt.float32):
 def _transformation(dtype):
     """A rigid transform type: translation p (3) then rotation q (4), as in Warp."""
     dtype = wt.canonical_type(dtype)
-    return _make(_TransformLike, f"transform{_SUFFIX.get(dtype, '')}", dtype, (7,),
-                 f"!warp.transform<{dtype._mlir_}>", "transformation")
+    return _make(_TransformLike, f"transform{_SUFFIX.get(dtype, '')}", dtype, (7,), "transformation")
 
 
 def spatial_vector_type(dtype=wt.float32):

@@ -44,7 +44,6 @@ KNOWN_CYCLES = [
         "mlwarp.launch_plan",
         "mlwarp.tape",
     ],
-    ["mlwarp.compiler.targets", "mlwarp.compiler.targets.cpu", "mlwarp.compiler.targets.cuda"],
     ["mlwarp.tools.driver", "mlwarp.tools.opt"],
 ]
 
@@ -68,7 +67,6 @@ KNOWN_FUNCTION_LOCAL = {
     "mlwarp.compiler.passes.autodiff_ir": 2,
     "mlwarp.compiler.passes.autodiff_jvp": 2,
     "mlwarp.compiler.passes.unroll": 1,
-    "mlwarp.compiler.targets": 1,
     "mlwarp.cuda_array": 2,
     "mlwarp.cuda_compile": 1,
     "mlwarp.cuda_launch": 1,

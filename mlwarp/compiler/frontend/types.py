@@ -1,4 +1,4 @@
-"""The frontend's view of types: Warp types (from mlwarp.types) and their MLIR spelling."""
+"""The frontend's view of types: Warp types (from mlwarp.core.types) and their spelling in the warp dialect."""
 
 from __future__ import annotations
 
@@ -21,13 +21,35 @@ def name(t) -> str:
     return str(t) if isinstance(t, ArrayT) else wt.type_name(t)
 
 
+_SCALAR_SPELLING = {"int": "i", "uint": "ui", "float": "f"}
+
+
+def spelling(t) -> str:
+    """The warp dialect's spelling of a Warp type: `f32`, `!warp.vec<3, f32>`, `!warp.struct<"S", [...]>`."""
+    if isinstance(t, ArrayT) or wt.is_array(t):
+        return f"!warp.array<{spelling(t.dtype)}, {t.ndim}>"
+    kind = wt.composite_kind(t)
+    if kind is None:
+        if t is wt.bool_:
+            return "i1"
+        return "bf16" if t is wt.bfloat16 else f"{_SCALAR_SPELLING[t._kind_]}{t._bits_}"
+    if kind == "struct":
+        return f'!warp.struct<"{t.__name__}", [{", ".join(spelling(f) for _, f in t._wp_fields_)}]>'
+    s = spelling(t._wp_scalar_type_)
+    if kind == "vec":
+        return f"!warp.vec<{t._shape_[0]}, {s}>"
+    if kind == "mat":
+        return f"!warp.mat<{t._shape_[0]}, {t._shape_[1]}, {s}>"
+    return f"!warp.{kind}<{s}>"  # quat, transform
+
+
 def to_mlir(t) -> ir.Type:
     if isinstance(t, ArrayT):
         return array_type(to_mlir(t.dtype), t.ndim)
-    return ir.Type.parse(t._mlir_)
+    return ir.Type.parse(spelling(t))
 
 
-_by_mlir = {t._mlir_: t for t in wt.scalar_types}
+_by_mlir = {spelling(t): t for t in wt.scalar_types}
 
 
 def from_mlir(t: ir.Type):
