@@ -2,87 +2,73 @@
 
 Importing mlwarp never imports MLIR: the compiler is loaded on the first
 compile that misses the kernel cache.
+
+The package loads its user API (mlwarp/_api.py: arrays, kernels, launches, the builtins, ...) on the first
+use of one of its names, so that `import mlwarp.compiler...` or `import mlwarp.runtime` (which run this file
+first) load only what they import. Once loaded, the package's namespace is the API's, name for name.
 """
 
-from .types import (  # noqa: F401
-    bool_ as bool, float16, float32, float64, half, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    dtype_from_numpy, dtype_to_numpy, scalar_base,
-)
-from .array import (  # noqa: F401
-    array, array1d, array2d, array3d, array4d, clone, copy, empty, empty_like, from_numpy, full, full_like, ones,
-    ones_like, zeros, zeros_like,
-)
-from .interop import (  # noqa: F401
-    device_from_jax, device_from_torch, device_to_jax, device_to_torch, dtype_from_jax, dtype_from_torch,
-    dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch, stream_to_torch, to_dlpack,
-    to_jax, to_torch,
-)
-from .errors import CompileError, CompileTypeError, LaunchError, UnsupportedSyntaxError  # noqa: F401
-from .builtins import functions as _builtin_functions
+import sys as _sys
+import threading as _threading
+import types as _types
 
-globals().update(_builtin_functions)
-del _builtin_functions
-
-from .types import bfloat16  # noqa: E402,F401
-from .vector import *  # noqa: E402,F401,F403  (vec3, mat33, quat, transform, wp.vec, wp.mat, ...)
-from .struct import struct  # noqa: E402,F401
-
-__version__ = "0.1.0"
-
-from .config import config  # noqa: E402,F401
-from .kernel import Kernel, kernel  # noqa: E402,F401
-from .func import Function, func  # noqa: E402,F401
-from .rigid import *  # noqa: E402,F401,F403  (transform_to_matrix, quat_to_rpy, ... as @wp.func)
-from .norms import *  # noqa: E402,F401,F403  (norm_l1, norm_huber, smooth_normalize, ... as @wp.func)
-from .random import *  # noqa: E402,F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
-from .static import constant, static  # noqa: E402,F401
-from .launch import launch, synchronize, synchronize_device  # noqa: E402,F401
-from .debug import get_module_options, set_module_options  # noqa: E402,F401
-from .errors import CompilerWarning, FloatingPointCheckError, KernelBoundsError  # noqa: E402,F401
-from .tape import Tape  # noqa: E402,F401
-from .jvp import jvp  # noqa: E402,F401
-from .func_grad import adjoint, func_grad  # noqa: E402,F401
-from .runtime.device import Device, get_device, get_devices, set_device  # noqa: E402,F401
-from .runtime import cache as _cache  # noqa: E402
-from .constants import *  # noqa: E402,F401,F403  (pi, e, inf, nan, tau, half_pi, ...)
-from .launch_plan import Launch  # noqa: E402,F401  (what wp.launch(..., record_cmd=True) returns)
-
-# Warp's names for the compile errors
-WarpCodegenError = CompileError
-WarpCodegenTypeError = CompileTypeError
+# Submodules whose name the API binds to something else (`wp.launch` is the function, `wp.config` the settings
+# object): importing such a submodule before the API is loaded must not bind the module under that name.
+# test_import_graph checks that this set is complete.
+_SHADOWED = frozenset({"adjoint", "array", "config", "func", "func_grad", "jvp", "kernel", "launch", "static",
+                       "struct"})
 
 
-def init():
-    """Optional, as in Warp: mlwarp initialises itself lazily."""
+class _Package(_types.ModuleType):
+    def __getattr__(self, name):
+        if _loader == _threading.get_ident() or (_loader is None and _api_module_initializing()):
+            # `from . import debug` in an API module while it loads: the import system then imports the
+            # submodule (or takes it from sys.modules), as inside any package; the API loads on a later use
+            raise AttributeError(name)
+        namespace = _load_api()  # (another thread loading it: waits for it)
+        if name in namespace:
+            return namespace[name]
+        raise AttributeError(f"module 'mlwarp' has no attribute '{name}'")
+
+    def __dir__(self):
+        _load_api()
+        return sorted(vars(self))
+
+    def __setattr__(self, name, value):
+        if name in _SHADOWED and isinstance(value, _types.ModuleType) and "__all__" not in vars(self):
+            return  # the import system binding a submodule; the API binds the name when it loads
+        super().__setattr__(name, value)
 
 
-def is_cpu_available() -> bool:
-    return True
+_lock = _threading.Lock()
+_loader = None  # the thread loading the API
 
 
-def is_device_available(device) -> bool:
-    try:
-        get_device(device)
-    except ValueError:
-        return False
-    return True
+def _api_module_initializing() -> bool:
+    """Whether a module of the API is being imported right now (`import mlwarp.launch` before any `wp.*`)."""
+    return any(getattr(getattr(module, "__spec__", None), "_initializing", False)
+               for name, module in list(_sys.modules.items()) if name.startswith("mlwarp."))
 
 
-def clear_kernel_cache():
-    """Removes every compiled kernel from the disk cache (kernels already loaded keep working)."""
-    _cache.clear()
+def _load_api() -> dict:
+    global _loader
+    namespace = vars(_sys.modules[__name__])
+    with _lock:
+        if "__all__" in namespace:
+            return namespace
+        _loader = _threading.get_ident()
+        try:
+            from . import _api  # the user API (it imports no MLIR either)
+        finally:
+            _loader = None
+        names = {k: v for k, v in vars(_api).items() if not k.startswith("__")}
+        for value in names.values():
+            if isinstance(value, _types.FunctionType) and value.__module__ == _api.__name__:
+                value.__module__ = __name__  # wp.init, wp.get_kernel_cache_dir, ... are mlwarp's
+        namespace.update(names)
+        namespace["__version__"] = _api.__version__
+        namespace["__all__"] = sorted(k for k in namespace if not k.startswith("_"))  # last: the API is loaded
+    return namespace
 
 
-def kernel_cache_size() -> int:
-    """Bytes used by the disk kernel cache."""
-    return _cache.size_bytes()
-
-
-def get_kernel_cache_dir() -> str:
-    return _cache.cache_dir()
-
-
-# CUDA devices, streams and AOT (is_cuda_available, get_preferred_device, ...)
-from .cuda import *  # noqa: E402,F401,F403
-from .stream import *  # noqa: E402,F401,F403
-from .aot import compile_aot_module, load_aot_module  # noqa: E402,F401
+_sys.modules[__name__].__class__ = _Package

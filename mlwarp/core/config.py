@@ -2,6 +2,8 @@
 
 
 class _Config:
+    __module__ = "mlwarp.config"  # what users see: wp.config is an mlwarp.config._Config
+
     def __init__(self):
         self.mode = "release"  # "debug": bounds checks and line info
         self.verify_fp = False

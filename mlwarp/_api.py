@@ -1,0 +1,87 @@
+"""The user API, `import mlwarp as wp`: every name `wp.*` has. mlwarp/__init__.py loads this module on the
+first use of a name of the package, and copies its names into the package, so that importing
+`mlwarp.compiler` or `mlwarp.runtime` alone does not load the API.
+"""
+
+from .types import (  # noqa: F401
+    bool_ as bool, float16, float32, float64, half, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+    dtype_from_numpy, dtype_to_numpy, scalar_base,
+)
+from .array import (  # noqa: F401
+    array, array1d, array2d, array3d, array4d, clone, copy, empty, empty_like, from_numpy, full, full_like, ones,
+    ones_like, zeros, zeros_like,
+)
+from .interop import (  # noqa: F401
+    device_from_jax, device_from_torch, device_to_jax, device_to_torch, dtype_from_jax, dtype_from_torch,
+    dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch, stream_to_torch, to_dlpack,
+    to_jax, to_torch,
+)
+from .errors import CompileError, CompileTypeError, LaunchError, UnsupportedSyntaxError  # noqa: F401
+from .builtins import functions as _builtin_functions
+
+globals().update(_builtin_functions)
+del _builtin_functions
+
+from .types import bfloat16  # noqa: E402,F401
+from .vector import *  # noqa: E402,F401,F403  (vec3, mat33, quat, transform, wp.vec, wp.mat, ...)
+from .struct import struct  # noqa: E402,F401
+
+__version__ = "0.1.0"
+
+from .config import config  # noqa: E402,F401
+from .kernel import Kernel, kernel  # noqa: E402,F401
+from .func import Function, func  # noqa: E402,F401
+from .rigid import *  # noqa: E402,F401,F403  (transform_to_matrix, quat_to_rpy, ... as @wp.func)
+from .norms import *  # noqa: E402,F401,F403  (norm_l1, norm_huber, smooth_normalize, ... as @wp.func)
+from .random import *  # noqa: E402,F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
+from .static import constant, static  # noqa: E402,F401
+from .launch import launch, synchronize, synchronize_device  # noqa: E402,F401
+from .debug import get_module_options, set_module_options  # noqa: E402,F401
+from .errors import CompilerWarning, FloatingPointCheckError, KernelBoundsError  # noqa: E402,F401
+from .tape import Tape  # noqa: E402,F401
+from .jvp import jvp  # noqa: E402,F401
+from .func_grad import adjoint, func_grad  # noqa: E402,F401
+from .runtime.device import Device, get_device, get_devices, set_device  # noqa: E402,F401
+from .runtime import cache as _cache  # noqa: E402
+from .constants import *  # noqa: E402,F401,F403  (pi, e, inf, nan, tau, half_pi, ...)
+from .launch_plan import Launch  # noqa: E402,F401  (what wp.launch(..., record_cmd=True) returns)
+
+# Warp's names for the compile errors
+WarpCodegenError = CompileError
+WarpCodegenTypeError = CompileTypeError
+
+
+def init():
+    """Optional, as in Warp: mlwarp initialises itself lazily."""
+
+
+def is_cpu_available() -> bool:
+    return True
+
+
+def is_device_available(device) -> bool:
+    try:
+        get_device(device)
+    except ValueError:
+        return False
+    return True
+
+
+def clear_kernel_cache():
+    """Removes every compiled kernel from the disk cache (kernels already loaded keep working)."""
+    _cache.clear()
+
+
+def kernel_cache_size() -> int:
+    """Bytes used by the disk kernel cache."""
+    return _cache.size_bytes()
+
+
+def get_kernel_cache_dir() -> str:
+    return _cache.cache_dir()
+
+
+# CUDA devices, streams and AOT (is_cuda_available, get_preferred_device, ...)
+from .cuda import *  # noqa: E402,F401,F403
+from .stream import *  # noqa: E402,F401,F403
+from .aot import compile_aot_module, load_aot_module  # noqa: E402,F401
