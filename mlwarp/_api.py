@@ -18,33 +18,37 @@ from .interop import (  # noqa: F401
 )
 from .errors import CompileError, CompileTypeError, LaunchError, UnsupportedSyntaxError  # noqa: F401
 from .builtins import functions as _builtin_functions
-
-globals().update(_builtin_functions)
-del _builtin_functions
-
-from .types import bfloat16  # noqa: E402,F401
-from .vector import *  # noqa: E402,F401,F403  (vec3, mat33, quat, transform, wp.vec, wp.mat, ...)
-from .struct import struct  # noqa: E402,F401
+from .types import bfloat16  # noqa: F401
+from .vector import *  # noqa: F401,F403  (vec3, mat33, quat, transform, wp.vec, wp.mat, ...)
+from .struct import struct  # noqa: F401
+from .config import config  # noqa: F401
+from .kernel import Kernel, kernel  # noqa: F401
+from .func import Function, func  # noqa: F401
+from .rigid import *  # noqa: F401,F403  (transform_to_matrix, quat_to_rpy, ... as @wp.func)
+from .norms import *  # noqa: F401,F403  (norm_l1, norm_huber, smooth_normalize, ... as @wp.func)
+from .random import *  # noqa: F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
+from .static import constant, static  # noqa: F401
+from .launch import launch, synchronize, synchronize_device  # noqa: F401
+from .debug import get_module_options, set_module_options  # noqa: F401
+from .errors import CompilerWarning, FloatingPointCheckError, KernelBoundsError  # noqa: F401
+from .tape import Tape  # noqa: F401
+from .jvp import jvp  # noqa: F401
+from .func_grad import adjoint, func_grad  # noqa: F401
+from .runtime.device import Device, get_device, get_devices, set_device  # noqa: F401
+from .runtime import cache as _cache
+from .constants import *  # noqa: F401,F403  (pi, e, inf, nan, tau, half_pi, ...)
+from .launch_plan import Launch  # noqa: F401  (what wp.launch(..., record_cmd=True) returns)
+# CUDA devices, streams and AOT (is_cuda_available, get_preferred_device, ...)
+from .cuda import *  # noqa: F401,F403
+from .stream import *  # noqa: F401,F403
+from .aot import compile_aot_module, load_aot_module  # noqa: F401
 
 __version__ = "0.1.0"
 
-from .config import config  # noqa: E402,F401
-from .kernel import Kernel, kernel  # noqa: E402,F401
-from .func import Function, func  # noqa: E402,F401
-from .rigid import *  # noqa: E402,F401,F403  (transform_to_matrix, quat_to_rpy, ... as @wp.func)
-from .norms import *  # noqa: E402,F401,F403  (norm_l1, norm_huber, smooth_normalize, ... as @wp.func)
-from .random import *  # noqa: E402,F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
-from .static import constant, static  # noqa: E402,F401
-from .launch import launch, synchronize, synchronize_device  # noqa: E402,F401
-from .debug import get_module_options, set_module_options  # noqa: E402,F401
-from .errors import CompilerWarning, FloatingPointCheckError, KernelBoundsError  # noqa: E402,F401
-from .tape import Tape  # noqa: E402,F401
-from .jvp import jvp  # noqa: E402,F401
-from .func_grad import adjoint, func_grad  # noqa: E402,F401
-from .runtime.device import Device, get_device, get_devices, set_device  # noqa: E402,F401
-from .runtime import cache as _cache  # noqa: E402
-from .constants import *  # noqa: E402,F401,F403  (pi, e, inf, nan, tau, half_pi, ...)
-from .launch_plan import Launch  # noqa: E402,F401  (what wp.launch(..., record_cmd=True) returns)
+# The builtins' Python handles (wp.sin, wp.tid, ...); no name above is a builtin's.
+for _name, _function in _builtin_functions.items():
+    globals().setdefault(_name, _function)
+del _name, _function, _builtin_functions
 
 # Warp's names for the compile errors
 WarpCodegenError = CompileError
@@ -80,8 +84,3 @@ def kernel_cache_size() -> int:
 def get_kernel_cache_dir() -> str:
     return _cache.cache_dir()
 
-
-# CUDA devices, streams and AOT (is_cuda_available, get_preferred_device, ...)
-from .cuda import *  # noqa: E402,F401,F403
-from .stream import *  # noqa: E402,F401,F403
-from .aot import compile_aot_module, load_aot_module  # noqa: E402,F401
