@@ -14,6 +14,7 @@ in a fresh MLIR context, and the record says why there is no adjoint.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import time
@@ -170,10 +171,16 @@ def emit_ir(target: str, func, arg_types: dict, stage: str = "warp", options: Bu
     stages = stage_table(target, options)
     until = [s.name for s in stages].index(stage) + 1 if stage != "warp" else 0
     build = Build(target, kir.name, kir.module, options, None)
-    with ctx:
-        run_table(build, stages[:until])
-        if stage in build.artifacts:
-            return build.artifacts[stage].decode()
-        if until and until < len(stages) and stages[until].emit is not None:  # the last IR stage: as compiled
-            pop_side_tables(kir.module)
-        return str(kir.module)
+    try:
+        with ctx:
+            run_table(build, stages[:until])
+            if stage in build.artifacts:
+                return build.artifacts[stage].decode()
+            if until and until < len(stages) and stages[until].emit is not None:  # the last IR stage: as compiled
+                pop_side_tables(kir.module)
+            return str(kir.module)
+    finally:
+        # This context must be gone before the next compile forks (compiler/contained.py): one that a
+        # reference cycle keeps alive until the next collection made the forked child hang.
+        del build, kir, ctx
+        gc.collect()

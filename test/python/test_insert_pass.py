@@ -11,6 +11,7 @@ import mlwarp as wp
 from mlwarp import cuda_compile
 from mlwarp.compiler import insert
 from mlwarp.compiler.insert import InsertedPass
+from mlwarp.compiler.targets import BuildOptions, stage_table
 from mlwarp.runtime import cache
 
 
@@ -78,8 +79,14 @@ def test_global_passes_apply_to_every_kernel_and_only_their_target():
     try:
         assert "test.loops" not in plain.to_mlir("autodiff")
         assert "test.loops = 1 : i64" in cuda_compile.to_mlir(plain, "autodiff", 90)  # no GPU needed
+        cuda_autodiff = [s for s in stage_table("cuda", BuildOptions.of({})) if s.name == "autodiff"][0]
+        assert cuda_autodiff.passes[0] == cuda_only and cuda_autodiff.passes[1] == "warp-autodiff"
     finally:
         insert.remove_pass(cuda_only)
+    # an in-process build's MLIR context is gone before the next forked compile (it used to hang)
+    x = wp.zeros(1, dtype=float)
+    wp.launch(wp.kernel(_invariant_loop, key="after_in_process_builds"), dim=1, inputs=[x, 0.5, 1.0, 2])
+    np.testing.assert_allclose(x.numpy(), [2 * np.sin(np.float32(0.5))], rtol=1e-6)
     assert "test.loops" not in plain.to_mlir("autodiff")
 
 
