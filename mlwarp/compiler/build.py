@@ -27,7 +27,9 @@ from .passes.autodiff import ADJOINT_ERRORS_ATTR, adjoint_name, mark_no_backward
 from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import SITES_ATTR
 from .pipeline import dump_ir, run_passes
-from .targets import BuildOptions, cpu, cuda, stage_table
+from .targets import BuildOptions, stage_table
+from .targets.cpu import table as cpu
+from .targets.cuda import table as cuda
 
 TARGET_MODULES = {"cpu": cpu, "cuda": cuda}
 

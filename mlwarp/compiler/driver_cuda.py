@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from .build import compile_kernel, emit_ir, stage_names
 from .contained import contained
-from .lowering.gpu_binary import GpuCompileError
+from .targets.cuda.gpu_binary import GpuCompileError
 from .targets import DEFAULT_CUDA_ARCH, BuildOptions
-from .targets.cuda import CUBIN, PTX  # noqa: F401  (the files' names in the cache entry)
+from .targets.cuda.table import CUBIN, PTX  # noqa: F401  (the files' names in the cache entry)
 
 
 def cuda_stage_names(options: dict | None = None) -> list:

@@ -3,11 +3,11 @@ so a lit test runs exactly the passes the compiler runs, and follows it when the
 
 from __future__ import annotations
 
+from mlwarp.compiler.targets import TARGETS, stage_table  # no MLIR until a table is built
+
 
 def targets() -> dict:
     """target -> [(stage, [pass, ...])]: the IR stages of each target's default (release) build."""
-    from mlwarp.compiler.targets import TARGETS, stage_table  # lazy: the CPU table's module imports MLIR
-
     return {t: [(s.name, list(s.passes)) for s in stage_table(t) if s.emit is None] for t in TARGETS}
 
 

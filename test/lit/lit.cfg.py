@@ -36,10 +36,10 @@ for tool in ("mlwarp-opt", "FileCheck", "not"):
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("%PYTHON", python))
 
-# `%ptxas` in RUN lines: the ptxas the compiler runs (compiler/lowering/cuda_tools.py: $MLWARP_PTXAS, the
+# `%ptxas` in RUN lines: the ptxas the compiler runs (compiler/targets/cuda/cuda_tools.py: $MLWARP_PTXAS, the
 # nvidia-cuda-nvcc wheel of the test extra, PATH, a CUDA toolkit; no GPU needed). Where there is none, the
 # tests that assemble PTX fail (command not found): setup installs it.
-from mlwarp.compiler.lowering.cuda_tools import WHERE, ptxas_path  # noqa: E402 (no MLIR)
+from mlwarp.compiler.targets.cuda.cuda_tools import WHERE, ptxas_path  # noqa: E402 (no MLIR)
 
 ptxas = ptxas_path()
 if ptxas:

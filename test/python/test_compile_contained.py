@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.compiler.targets import cpu as cpu_target
+from mlwarp.compiler.targets.cpu import table as cpu_target
 from mlwarp.compiler.contained import CompilerCrash
 
 
@@ -58,7 +58,7 @@ def test_compile_errors_and_warnings_come_back_from_the_compile_process(monkeypa
 
 
 def test_a_kernel_that_crashes_llvm_with_avx512_is_rebuilt_without_it(monkeypatch):
-    from mlwarp.compiler.lowering.cpu_vector_math import host_isas
+    from mlwarp.compiler.targets.cpu.cpu_vector_math import host_isas
 
     engine = cpu_target._engine
 

@@ -58,7 +58,7 @@ REPRESENTATIVE = [_saxpy, _math_4d, _atomics]
 def test_every_launched_kernel_assembles_for_sm_90():
     if cuda_compile.compiler_available() is False:
         pytest.skip("the MLIR compiler is not installed")
-    from mlwarp.compiler.lowering.cuda_tools import ptxas_path
+    from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
 
     if ptxas_path() is None:
         pytest.skip("ptxas is not installed (the test extra installs it: scripts/setup-env.sh)")
@@ -115,7 +115,7 @@ def test_debug_build_ptx_checks_bounds_in_a_hidden_record_and_assembles(monkeypa
     import re
     import subprocess
 
-    from mlwarp.compiler.lowering.cuda_tools import ptxas_path
+    from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
     from mlwarp.debug import for_launch
 
     monkeypatch.setattr(wp.config, "mode", "debug")

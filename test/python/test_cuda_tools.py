@@ -7,8 +7,8 @@ from importlib import metadata
 
 import pytest
 
-from mlwarp.compiler.lowering import cuda_tools
-from mlwarp.compiler.lowering.cuda_tools import ptxas_path
+from mlwarp.compiler.targets.cuda import cuda_tools
+from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
 
 
 def _wheel_ptxas() -> str:
@@ -62,7 +62,7 @@ def test_the_ptx_tests_find_ptxas_with_no_cuda_on_path(monkeypatch):
 
 
 def test_ptx_calling_an_undefined_function_is_refused_with_its_name():
-    from mlwarp.compiler.lowering.gpu_binary import GpuCompileError, check_ptx
+    from mlwarp.compiler.targets.cuda.gpu_binary import GpuCompileError, check_ptx
 
     ptx = b".version 8.0\n.target sm_90\n.extern .func (.param .b64 r) __nv_madeup(.param .b64 x);\n" \
           b".extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n"

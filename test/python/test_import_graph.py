@@ -73,7 +73,7 @@ KNOWN_FUNCTION_LOCAL = {
     "mlwarp.compiler.frontend.functions": 1,
     "mlwarp.compiler.frontend.resolve": 1,
     "mlwarp.compiler.lowering.composites_to_vector": 4,
-    "mlwarp.compiler.lowering.gpu_kernel": 1,
+    "mlwarp.compiler.targets.cuda.gpu_kernel": 1,
     "mlwarp.compiler.passes.autodiff_ir": 2,
     "mlwarp.compiler.passes.autodiff_jvp": 2,
     "mlwarp.compiler.passes.unroll": 1,

@@ -3,7 +3,7 @@ entry (the expected tables are written out here, not derived from another table)
 
 import pytest
 
-from mlwarp.compiler.lowering.cpu_vector_math import host_isas
+from mlwarp.compiler.targets.cpu.cpu_vector_math import host_isas
 from mlwarp.compiler.targets import BuildOptions, stage_table
 
 CPU_RELEASE = ["warp-opt", "autodiff", "lowered", "llvm", "object", "library"]

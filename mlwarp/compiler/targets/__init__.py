@@ -6,24 +6,25 @@ step that writes an artifact from the final IR (the CPU's object file and shared
 PTX and cubin). Every variant of a build is an explicit entry chosen by the target's `stages()`:
 the debug build's bounds checks and line tables, forward mode's warp-jvp, the CPU build without
 AVX-512 that compile_cpu falls back to after LLVM crashed. mlwarp-opt lists them (`--list-passes`)
-and replays them (`--mlwarp-pipeline=<target>:<stage>`). Importing this package imports MLIR (the
-CPU target's LLVM); common.py, what the tables are made of, does not.
+and replays them (`--mlwarp-pipeline=<target>:<stage>`). Importing this package imports no MLIR
+(the tables' modules do: cpu/table.py, cuda/table.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from . import cpu, cuda
 from .common import CPU_LINE_INFO, CUDA_LINE_INFO, DEFAULT_CUDA_ARCH, BuildOptions, Stage, warp_stages  # noqa: F401
 
 TARGETS = ("cpu", "cuda")
-_STAGES = {"cpu": cpu.stages, "cuda": cuda.stages}
 
 
 def stage_table(target: str, options: BuildOptions | None = None) -> list:
     """The ordered stages of a `target` ("cpu", "cuda") build with these options."""
-    build_stages = _STAGES.get(target)
+    from .cpu import table as cpu  # lazy: MLIR (LLVM's ExecutionEngine); targets.cuda.cuda_tools needs none
+    from .cuda import table as cuda  # lazy: MLIR
+
+    build_stages = {"cpu": cpu.stages, "cuda": cuda.stages}.get(target)
     if build_stages is None:
         raise ValueError(f"unknown target {target!r}; targets: cpu, cuda")
     options = options or BuildOptions()

@@ -1,7 +1,7 @@
 """Loading a compiled kernel (cubin, else PTX for the driver to JIT) and launching it.
 
 The kernel takes the launch struct of runtime/abi.py by value as its only
-parameter (see compiler/lowering/gpu_kernel.py), so a launch hands the driver
+parameter (see compiler/targets/cuda/gpu_kernel.py), so a launch hands the driver
 one pointer: to the packed ctypes struct."""
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ import subprocess
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from ..lowering.cpu_entry import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
-from ..lowering.cpu_vector_math import host_isas, needed_libraries
-from ..passes.registry import ops_named
-from .common import CPU_LINE_INFO, BuildOptions, Stage, warp_stages
+from .cpu_entry import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
+from .cpu_vector_math import host_isas, needed_libraries
+from ...passes.registry import ops_named
+from ..common import CPU_LINE_INFO, BuildOptions, Stage, warp_stages
 
 LIBRARY = "kernel.so"
 OBJECT = "kernel.o"

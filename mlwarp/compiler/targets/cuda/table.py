@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
-from ..lowering.gpu_binary import assemble_cubin, emit_ptx, ptxas_path
-from ..lowering.gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
-from .common import CUDA_LINE_INFO, BuildOptions, Stage, warp_stages
+from .gpu_binary import assemble_cubin, emit_ptx, ptxas_path
+from .gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
+from ..common import CUDA_LINE_INFO, BuildOptions, Stage, warp_stages
 
 PTX = "kernel.ptx"
 CUBIN = "kernel.cubin"

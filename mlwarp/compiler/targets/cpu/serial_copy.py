@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, llvm
 
-from ..passes.registry import Pass, ops_named
+from ...passes.registry import Pass, ops_named
 from .cpu_entry import cpu_entries
 
 

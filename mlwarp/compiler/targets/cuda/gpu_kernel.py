@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
-from ..passes.registry import Pass, PassError, kernels, ops_named
-from .cpu_entry import thread_indices
+from ...passes.registry import Pass, PassError, kernels, ops_named
+from ..cpu.cpu_entry import thread_indices
 
 GPU_MODULE = "kernels"
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
-from ..passes.registry import Pass, ops_named
+from ...passes.registry import Pass, ops_named
 from .cpu_entry import cpu_entries
 
 _KINDS = {"fadd": ("f32", "f64"), "add": ("i32", "i64")}

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, func, llvm, scf
 
-from ..passes.registry import Pass, PassError, kernels, ops_named
-from .arrays_to_llvm import ELEM_BYTES_ATTR
+from ...passes.registry import Pass, PassError, kernels, ops_named
+from ...lowering.arrays_to_llvm import ELEM_BYTES_ATTR
 
 _DESCRIPTOR_PREFIX = "!llvm.struct<(ptr, array<"
 

@@ -30,7 +30,7 @@ from mlir.dialects import llvm
 
 from mlwarp.runtime.cpu import cpu_flags
 
-from ..passes.registry import Pass, PassError, ops_named
+from ...passes.registry import Pass, PassError, ops_named
 
 # the libm functions libmvec (glibc >= 2.35) provides on x86-64, with their argument counts
 LIBMVEC = {"acos": 1, "acosh": 1, "asin": 1, "asinh": 1, "atan": 1, "atanh": 1, "cbrt": 1, "cos": 1, "cosh": 1,

@@ -1,0 +1,1 @@
+"""The CPU target: its stage table (table.py) and the passes only it runs."""
