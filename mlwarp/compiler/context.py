@@ -25,6 +25,9 @@ DIALECTS = ("builtin", "func", "arith", "math", "scf", "cf", "llvm", "vector", "
 
 def make_context() -> ir.Context:
     ctx = ir.Context(load_on_create_dialects=[])
+    # No thread pool: a kernel module holds a few functions, so MLIR's threads buy nothing, and compiles fork
+    # (contained.py): a live context's pool threads in the parent made the next forked compile hang.
+    ctx.enable_multithreading(False)
     for name in DIALECTS:
         ctx.get_dialect_descriptor(name)
     load_dialect(ctx, builtin_ops={name: fixed_arity(name) for name in BUILTINS})
