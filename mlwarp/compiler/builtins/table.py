@@ -2,7 +2,7 @@
 
 Each entry gives a builtin's Python-visible name, its argument constraints,
 its result-type rule (read by the frontend) and its lowering to upstream
-dialects (read by the `warp-lower-builtins` pass). Every entry is also an op
+dialects (read by the `convert-warp-builtins-to-arith` pass). Every entry is also an op
 of the warp dialect: `warp.<name>`.
 
 Operators are builtins too (`a + b` is `warp.add`), so that passes treat
