@@ -18,7 +18,7 @@ from mlwarp.compiler.passes.registry import PassError
 from mlwarp.compiler.passes.registry import PASSES, pass_class
 
 from .diagnostics import PARSER_BUFFER, describe, first_line
-from .opt import ToolError
+from .errors import ToolError
 from .pipeline_text import PipelineSyntaxError, parse_element, parse_options, parse_pipeline
 from .stages import StageError, stage_passes
 

@@ -16,6 +16,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from .errors import ToolError
+
 USAGE = """\
 usage: mlwarp-opt [options] [input.mlir | -]
 
@@ -42,10 +44,6 @@ SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^[ \t]*// -----[^\n]*$", re.MULTILINE)
 _FLAGS = {"split-input-file", "mlir-print-ir-after-all", "mlir-print-op-generic", "mlir-print-debuginfo",
           "allow-unregistered-dialect", "list-passes", "help", "h"}
-
-
-class ToolError(Exception):
-    """A failure reported as `mlwarp-opt: error: <message>` and exit status 1."""
 
 
 @dataclass

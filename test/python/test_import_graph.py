@@ -48,7 +48,6 @@ KNOWN_CYCLES = [
         "mlwarp.launch_plan",
         "mlwarp.tape",
     ],
-    ["mlwarp.tools.driver", "mlwarp.tools.opt"],
 ]
 
 # Function-local imports that defer something on purpose although it imports nothing heavy, and why.
