@@ -65,7 +65,7 @@ from mlir.dialects import arith, func, scf
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, companion_array, companions_of, contains,
+from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, companions_of, contains, required_companion,
                           derived_kernel, expansion_block, free_values, i32_const, is_diff, tainted_uses, terminator,
                           trip_count, where, zero)
 from .registry import Pass, PassError, kernels, ops_named
@@ -226,12 +226,7 @@ class ReverseBuilder:
             self.accumulate(adj, op.operands[2], arith.SelectOp(c, z, adj[out]).result)
 
     def adj_array(self, op, arr, mapping):
-        found = companion_array(arr, self.adj_arrays, mapping)
-        if found is None:
-            raise PassError(f"{where(op)}: cannot differentiate an access to an array that is neither a kernel "
-                            f"argument nor a field of a struct argument (a field that a loop or branch sets to another "
-                            f"array has no single adjoint array)")
-        return found
+        return required_companion(op, arr, self.adj_arrays, mapping, "adjoint")
 
     def indices(self, op, first, mapping):
         return [mapping.get(v, v) for v in list(op.operands)[first:]]

@@ -198,6 +198,16 @@ def carries_field(loop, k: int, field: int, carried) -> bool:
     return field_origin(yielded, field, carried | {arg}) == (arg, True)
 
 
+def required_companion(op, arr: ir.Value, companions: dict, mapping: dict, kind: str) -> ir.Value:
+    """companion_array(), or the PassError that names `op` and says why there is no `kind` (adjoint/tangent) array."""
+    found = companion_array(arr, companions, mapping)
+    if found is None:
+        raise PassError(f"{where(op)}: cannot differentiate an access to an array that is neither a kernel "
+                        f"argument nor a field of a struct argument (a field that a loop or branch sets to another "
+                        f"array has no single {kind} array)")
+    return found
+
+
 def body_ops(block: ir.Block) -> list:
     """A block's ops without its terminator."""
     ops = [op.operation for op in block.operations]

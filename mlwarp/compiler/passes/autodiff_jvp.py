@@ -26,7 +26,7 @@ from mlir.dialects import arith, func, scf
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import (body_ops, companion_array, companions_of, create_like, derived_kernel, expansion_block,
+from .autodiff_ir import (body_ops, companions_of, create_like, derived_kernel, expansion_block, required_companion,
                           is_diff, terminator, where, zero)
 from .registry import Pass, PassError, kernels
 
@@ -146,12 +146,7 @@ class TangentBuilder:
                                       self.t_or_zero(tan, op.operands[2])).result
 
     def tan_array(self, op, arr, mapping):
-        found = companion_array(arr, self.tan_arrays, mapping)
-        if found is None:
-            raise PassError(f"{where(op)}: cannot differentiate an access to an array that is neither a kernel "
-                            f"argument nor a field of a struct argument (a field that a loop or branch sets to another "
-                            f"array has no single tangent array)")
-        return found
+        return required_companion(op, arr, self.tan_arrays, mapping, "tangent")
 
     def indices(self, op, first, mapping):
         return [self.m(mapping, v) for v in list(op.operands)[first:]]
