@@ -12,9 +12,13 @@ annotation for kernel arguments, as in Warp.
 
 from __future__ import annotations
 
+import typing
+from typing import Any
+
 import numpy as np
 
 from . import types as _t
+from .core.generics import is_generic
 from .runtime.device import get_device
 
 _ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
@@ -22,6 +26,22 @@ _ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
 
 class array:
     _wp_array_ = True  # what mlwarp.core.types.is_array recognises (the bottom layer cannot import this class)
+
+    def __class_getitem__(cls, params):
+        """`wp.array[dtype]` and `wp.array[dtype, ndim]` (ndim an int, `typing.Literal[n]` or `Any`): Warp 1.19's
+        subscript spelling of `wp.array(dtype=dtype, ndim=ndim)` in annotations."""
+        if not isinstance(params, tuple):
+            return array(dtype=params, ndim=1)
+        if len(params) != 2:
+            raise TypeError(f"wp.array expects 1 or 2 type parameters, got {len(params)}")
+        dtype, ndim = params
+        if typing.get_origin(ndim) is typing.Literal:
+            ndim = typing.get_args(ndim)[0]
+        if ndim is not Any and not isinstance(ndim, int):
+            raise TypeError(f"ndim must be an integer, got {ndim!r}")
+        if ndim is not Any and not 1 <= ndim <= 4:
+            raise ValueError(f"ndim must be between 1 and 4, got {ndim}")
+        return array(dtype=dtype, ndim=ndim)
 
     def __new__(cls, *args, **kwargs):
         if cls is array and (args or kwargs):  # CUDA data: CudaArray (mlwarp/cuda_array.py)
@@ -54,9 +74,10 @@ class array:
         self._init_grad(grad, requires_grad)
 
     def _init_annotation(self, dtype, ndim):
-        self.dtype = _require_dtype(dtype if dtype is not None else _t.float32)
+        # `Any` dtype or ndim: a generic parameter (mlwarp/core/generics.py)
+        self.dtype = dtype if is_generic(dtype) else _require_dtype(dtype if dtype is not None else _t.float32)
         self.ndim = 1 if ndim is None else ndim
-        if not isinstance(self.ndim, int) or not 1 <= self.ndim <= 4:
+        if self.ndim is not Any and (not isinstance(self.ndim, int) or not 1 <= self.ndim <= 4):
             raise ValueError(f"array ndim must be 1..4, got {ndim!r}")
         self._np = None
         self.device = None
@@ -551,17 +572,33 @@ def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False):
     return array(arr, dtype=dtype, shape=shape, device=device, requires_grad=requires_grad)
 
 
-def array1d(*args, **kwargs):
-    return array(*args, ndim=1, **kwargs)
+class _FixedRankArray:
+    """`wp.array1d` .. `wp.array4d`: `wp.array` with `ndim` given, called (`wp.array2d(data)`, an array) or
+    subscripted (`wp.array2d[float]`, an annotation), as in Warp. Not classes of their own: what they make is
+    a `wp.array`."""
+
+    ndim = 0
+
+    def __new__(cls, *args, **kwargs):
+        return array(*args, ndim=cls.ndim, **kwargs)
+
+    def __class_getitem__(cls, dtype):
+        if isinstance(dtype, tuple):
+            raise TypeError(f"wp.{cls.__name__} expects a single type parameter (dtype), got {len(dtype)}")
+        return array(dtype=dtype, ndim=cls.ndim)
 
 
-def array2d(*args, **kwargs):
-    return array(*args, ndim=2, **kwargs)
+class array1d(_FixedRankArray):
+    ndim = 1
 
 
-def array3d(*args, **kwargs):
-    return array(*args, ndim=3, **kwargs)
+class array2d(_FixedRankArray):
+    ndim = 2
 
 
-def array4d(*args, **kwargs):
-    return array(*args, ndim=4, **kwargs)
+class array3d(_FixedRankArray):
+    ndim = 3
+
+
+class array4d(_FixedRankArray):
+    ndim = 4

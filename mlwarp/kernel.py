@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import inspect
@@ -13,6 +14,7 @@ import threading
 import time
 
 from . import types as wt
+from .core import generics
 from .captures import captured_constants, constants_changed
 from .compiler import insert as inserted_passes  # imports no MLIR
 from .errors import CompileError
@@ -144,6 +146,8 @@ def _param_type(kernel_name, func, name, annotation):
             annotation = None
     if wt.is_array(annotation) and getattr(annotation, "is_annotation", False):
         return ArrayParam(annotation.dtype, annotation.ndim)
+    if generics.is_generic(annotation):
+        return annotation  # instantiated per argument types (Kernel.add_overload)
     t = wt.canonical_type(annotation) if annotation is not inspect.Parameter.empty else None
     if t is None:
         code = func.__code__
@@ -165,13 +169,72 @@ class Kernel:
         self._captured = None  # captured_constants(): the global values the kernels in _compiled were built with
         self._lock = threading.Lock()
         self._struct = None
+        self.is_generic = any(generics.is_generic(p) for p in self.params)
+        self.overloads = {}  # concrete parameter types -> Kernel (a generic kernel's instances)
+        self.generic_parent = None
         functools.update_wrapper(self, func)
+
+    # -- generic kernels: one instance per concrete argument types, as Warp's templates ---------------------
+    def add_overload(self, arg_types) -> "Kernel":
+        """The instance of this generic kernel for `arg_types` (one per parameter: scalar, composite or struct
+        types, array annotations), made on first request."""
+        if not self.is_generic:
+            raise RuntimeError(f"Only generic kernels can be overloaded.  Kernel {self.key} is not generic")
+        if len(arg_types) != len(self.params):
+            raise RuntimeError(f"Invalid number of arguments for kernel {self.key}")
+        concrete = []
+        for name, t, template in zip(self.arg_names, arg_types, self.params):
+            if wt.is_array(t) or isinstance(t, wt.ArrayT):
+                t = ArrayParam(t.dtype, t.ndim)
+            elif not generics.is_generic(t):
+                t = wt.canonical_type(t) or t
+            if generics.is_generic(t):
+                raise TypeError(f"Kernel {self.key} argument '{name}' cannot be generic, got "
+                                f"{generics.describe(t)}")
+            if not generics.matches_template(t, template):
+                raise TypeError(f"Kernel {self.key} argument '{name}' type mismatch: expected "
+                                f"{generics.describe(template)}, got {generics.describe(t)}")
+            concrete.append(t)
+        sig = tuple(wt.type_key(p.dtype) + f"[{p.ndim}]" if isinstance(p, ArrayParam) else wt.type_key(p)
+                    for p in concrete)
+        with self._lock:
+            found = self.overloads.get(sig)
+            if found is None:
+                found = object.__new__(Kernel)
+                found.__dict__.update(self.__dict__)
+                found.params, found.is_generic, found.overloads = concrete, False, {}
+                found._compiled, found._captured, found._struct = {}, None, None
+                found._lock, found.generic_parent = threading.Lock(), self
+                self.overloads[sig] = found
+        return found
+
+    def instance_for(self, args) -> "Kernel":
+        """The instance for a launch's arguments: generic parameters take the arguments' types."""
+        if len(args) != len(self.params):
+            return self  # the launch reports the count
+        types = []
+        for name, template, value in zip(self.arg_names, self.params, args):
+            if not generics.is_generic(template):
+                types.append(template)
+                continue
+            t = generics.value_type(value)
+            if t is None:
+                raise TypeError(f"Error launching kernel '{self.key}': Unable to infer the type of argument "
+                                f"'{name}' from {type(value).__name__}")
+            types.append(t)
+        try:
+            return self.add_overload(types)
+        except TypeError as e:
+            raise TypeError(f"Error launching kernel '{self.key}': {e}") from None
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"kernel '{self.key}' must be launched with wp.launch(), not called")
 
     @property
     def launch_struct(self):
+        if self.is_generic:
+            raise RuntimeError(f"kernel '{self.key}' is generic: launch it with arguments, or instantiate it "
+                               f"with wp.overload(kernel, [types])")
         if self._struct is None:
             self._struct = launch_struct(self.params + hidden_params(self))  # debug: + error record
         return self._struct
@@ -284,6 +347,75 @@ def kernel(f=None, *, enable_backward=None, module=None, key=None, module_option
         options["passes"] = inserted_passes.as_inserted(passes)
 
     def wrap(func):
-        return Kernel(func, key=key, options=options)
+        k = Kernel(func, key=key, options=options)
+        _KERNELS[(func.__module__, func.__qualname__)] = k
+        return k
 
     return wrap(f) if f is not None else wrap
+
+
+# (module, qualified name) -> the latest Kernel defined there: what `@wp.overload` stubs name
+_KERNELS: dict = {}
+
+
+def overload(kernel, arg_types=None):
+    """`wp.overload(kernel, [types])` or `wp.overload(kernel, {name: type})`: the instance of a generic kernel
+    for those types. As a decorator on a body-less stub with concrete annotations (`@wp.overload def k(a:
+    wp.array[float]): ...`), instantiates the generic kernel of the same name and returns that kernel."""
+    if isinstance(kernel, Kernel):
+        if not kernel.is_generic:
+            raise RuntimeError(f"Only generic kernels can be overloaded.  Kernel {kernel.key} is not generic")
+        if isinstance(arg_types, dict):
+            types = list(kernel.params)
+            for name, t in arg_types.items():
+                if name not in kernel.arg_names:
+                    raise RuntimeError(f"Invalid argument name '{name}' in overload of kernel {kernel.key}")
+                types[kernel.arg_names.index(name)] = t
+        elif isinstance(arg_types, (list, tuple)):
+            types = list(arg_types)
+        elif arg_types is None:
+            types = []
+        else:
+            raise TypeError("Kernel overload types must be given in a list or dict")
+        return kernel.add_overload(types)
+    if inspect.isfunction(kernel):
+        stub = kernel
+        generic = _KERNELS.get((stub.__module__, stub.__qualname__))
+        if generic is None:
+            raise RuntimeError(f"Failed to find a kernel named '{stub.__name__}' in module {stub.__module__}")
+        if not generic.is_generic:
+            raise RuntimeError(f"Only generic kernels can be overloaded.  Kernel {generic.key} is not generic")
+        _check_stub_body(stub)
+        hints = dict(getattr(stub, "__annotations__", {}))
+        returns = hints.pop("return", None)
+        if returns is not None and returns != "None":
+            raise TypeError("Return annotations are not allowed on @wp.overload stubs; omit the return "
+                            "annotation or use `-> None`.")
+        names = list(inspect.signature(stub).parameters)
+        if any(n not in hints for n in names):
+            raise RuntimeError(f"Incomplete argument annotations on kernel overload {stub.__name__}")
+        types = [_resolved(stub, hints[n]) for n in names]
+        generic.add_overload(types)
+        return generic
+    raise RuntimeError("wp.overload() called with invalid argument!")
+
+
+def _resolved(func, annotation):
+    if isinstance(annotation, str):  # `from __future__ import annotations`
+        return eval(annotation, func.__globals__)  # noqa: S307
+    return annotation
+
+
+def _check_stub_body(stub) -> None:
+    """An overload stub has no body: only `pass`, `...`, comments and docstrings."""
+    src = function_source(stub)
+    tree = ast.parse(src.text)
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else None
+    if body is None:
+        raise RuntimeError(f"Kernel overload '{stub.__name__}' must begin with a function definition")
+    for node in body:
+        if isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                                          and (isinstance(node.value.value, str) or node.value.value is ...)):
+            continue
+        raise RuntimeError("Illegal statement in kernel overload definition.  Only pass, ellipsis (...), "
+                           "comments, or docstrings are allowed")

@@ -182,6 +182,8 @@ def pack_args(kernel, args, device):
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint=False, adj_inputs=None,
            adj_outputs=None, record_cmd=False, block_dim=256, max_blocks=0):
+    if getattr(kernel, "is_generic", False):  # a template: its instance for these arguments' types
+        kernel = kernel.instance_for(list(inputs) + list(outputs))
     if not adjoint:  # packing planned once per kernel (launch_plan.py); NotImplemented: the path below
         done = _plan.fast_launch(kernel, dim, inputs, outputs, device, record_cmd, stream, block_dim, max_blocks)
         if done is not NotImplemented:

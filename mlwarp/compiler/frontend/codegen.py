@@ -601,7 +601,9 @@ class KernelEmitter:
     def expr_Call(self, node):
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
             return self.global_value(node, static_value(self.src.func, node))
-        obj = resolve_path(self.src.func, node.func)
+        obj = self.local_type(node.func)  # a local shadows a global of the same name
+        if obj is MISSING:
+            obj = resolve_path(self.src.func, node.func)
         if composite.is_constructor(obj):  # wp.vec3(...), Particle(), wp.identity(n=3, dtype=float)
             return composite.construct(self, node, obj)
         from . import functions
@@ -645,6 +647,14 @@ class KernelEmitter:
             raise self.error(node, f"unknown function '{what}'", CompileError)
         raise self.error(node, f"calling '{what}' ({type(obj).__name__}) is not supported in kernels: only "
                                f"Warp builtins and @wp.func functions can be called", CompileError)
+
+    def local_type(self, node):
+        """`a.dtype` of a local array (what generic functions construct values of their element type with), else
+        MISSING."""
+        if isinstance(node, ast.Attribute) and node.attr == "dtype" and isinstance(node.value, ast.Name) \
+                and node.value.id in self.env and isinstance(self.env[node.value.id].type, ft.ArrayT):
+            return self.env[node.value.id].type.dtype
+        return MISSING
 
     def literal_as(self, literal, target, node):
         """A Python literal converted as Warp's scalar constructors convert it: ints wrap to the target's width

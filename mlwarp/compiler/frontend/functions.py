@@ -19,7 +19,7 @@ from mlir.dialects import func
 
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
-from mlwarp.core.types import is_generic
+from mlwarp.core import generics
 
 from . import types as ft
 from .codegen import RETURN, RETVAL, KernelEmitter, Var
@@ -62,8 +62,8 @@ def _type_name(t) -> str:
 
 
 def _matches(arg_type, annotation) -> bool:
-    if is_generic(annotation):
-        return True
+    if generics.is_generic(annotation):  # Any, wp.array(dtype=Any), vector(length=Any, ...): a template
+        return generics.matches_template(arg_type, annotation)
     expected = ft.from_annotation(annotation)
     return expected is not None and expected == arg_type
 
