@@ -1,4 +1,8 @@
-"""Devices by name ("cpu", later "cuda:N"); the default device."""
+"""Devices by name ("cpu", "cuda:N"); the default device.
+
+The registry knows no CUDA itself: runtime/cuda/devices.py registers its lookups here as it loads (the
+package mlwarp.runtime imports it, so any import of this module has them), which keeps the dependency one
+way: the CUDA devices and streams import this module, never the reverse."""
 
 from __future__ import annotations
 
@@ -32,6 +36,14 @@ class Device:
 
 _devices = {"cpu": Device("cpu")}
 _default = None  # decided on first use: cuda:0 when a GPU is usable, else the CPU (as Warp)
+_cuda_devices = None  # runtime/cuda/devices.py: devices() (every GPU, registered in _devices on first call)
+_cuda_get = None  # and get(ident) ("cuda", "cuda:N"; loads cuda-python on first use only)
+
+
+def register_cuda(devices, get) -> None:
+    """How the registry enumerates and looks up CUDA devices (runtime/cuda/devices.py calls it as it loads)."""
+    global _cuda_devices, _cuda_get
+    _cuda_devices, _cuda_get = devices, get
 
 
 def get_device(ident=None) -> Device:
@@ -45,9 +57,7 @@ def get_device(ident=None) -> Device:
         if dev is not None:
             return dev
         if ident == "cuda" or ident.startswith("cuda:"):
-            from .cuda.devices import get as get_cuda  # loads cuda-python on first use only
-
-            return get_cuda(ident)
+            return _cuda_get(ident)
     raise ValueError(f"Invalid device identifier: {ident!r}")
 
 
@@ -59,9 +69,7 @@ def get_devices() -> list:
 def _first_default() -> Device:
     global _default
     if _default is None:
-        from .cuda.devices import devices  # cheap without a driver: no libcuda, no cuda-python import
-
-        found = devices()
+        found = _cuda_devices()  # cheap without a driver: no libcuda, no cuda-python import
         _default = found[0] if found else _devices["cpu"]
     return _default
 

@@ -34,7 +34,6 @@ KNOWN_CYCLES = [
         "mlwarp.compiler.frontend.custom_grad",
         "mlwarp.compiler.frontend.functions",
     ],
-    ["mlwarp.runtime.cuda.devices", "mlwarp.runtime.cuda.streams", "mlwarp.runtime.device"],
     [
         "mlwarp.adjoint",
         "mlwarp.array",
@@ -89,9 +88,6 @@ KNOWN_FUNCTION_LOCAL = {
     "mlwarp.kernel": 4,
     "mlwarp.launch": 6,
     "mlwarp.launch_plan": 2,
-    "mlwarp.runtime.cuda.devices": 3,
-    "mlwarp.runtime.cuda.streams": 1,
-    "mlwarp.runtime.device": 2,
     "mlwarp.stream": 1,
     "mlwarp.struct": 3,
     "mlwarp.tape": 1,

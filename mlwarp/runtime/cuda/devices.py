@@ -1,12 +1,17 @@
 """CUDA devices: one `CudaDevice` per GPU, created on first use, each with its primary context and a
-default stream of its own (not the legacy NULL stream, so that work on other streams overlaps it)."""
+default stream of its own (not the legacy NULL stream, so that work on other streams overlaps it).
+
+The device registry (../device.py) resolves "cuda" and "cuda:N" through this module's `devices` and `get`,
+registered as it loads (mlwarp/runtime/__init__.py imports it)."""
 
 from __future__ import annotations
 
 import threading
 
-from ..device import Device
+from .. import device as registry
+from ..device import Device, get_device
 from . import driver as drv
+from .streams import Stream
 
 _devices: list | None = None
 _lock = threading.Lock()
@@ -51,8 +56,6 @@ class CudaDevice(Device):
     def stream(self):
         """The stream work on this device goes to unless a `ScopedStream`/`set_stream` says otherwise."""
         if self._stream is None:
-            from .streams import Stream
-
             self._stream = Stream(self)
         return self._stream
 
@@ -89,8 +92,6 @@ def devices() -> list:
                     _devices = []
                 else:
                     _devices = [CudaDevice(i) for i in range(drv.call("cuDeviceGetCount"))]
-                    from .. import device as registry
-
                     for dev in _devices:  # so that `array.device == "cuda:0"` and get_devices() see them
                         registry._devices[dev.alias] = dev
     return _devices
@@ -124,7 +125,8 @@ def get(ident: str) -> CudaDevice:
 
 def current() -> CudaDevice:
     """The device "cuda" means: the default device (set_device/ScopedDevice) when it is a GPU, else cuda:0."""
-    from ..device import get_device
-
     dev = get_device(None)
     return dev if isinstance(dev, CudaDevice) else devices()[0]
+
+
+registry.register_cuda(devices, get)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from ..device import get_device
 from . import driver as drv
 
 
 def _cuda_device(device):
     """A CudaDevice from a device, a name or None (the default device when it is a GPU, else cuda:0)."""
-    from ..device import get_device
-
     dev = get_device(device)
     if device is None and not dev.is_cuda:
         dev = get_device("cuda")
