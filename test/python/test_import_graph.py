@@ -26,14 +26,6 @@ HEAVY = ("mlir", "torch", "jax", "cuda", "mpi4py", "paddle")
 
 # Debt being paid off: a cycle not listed here fails (delete a line once its cycle is gone).
 KNOWN_CYCLES = [
-    # frontend: codegen dispatches to atomics, composite and functions, which call back into codegen
-    [
-        "mlwarp.compiler.frontend.atomics",
-        "mlwarp.compiler.frontend.codegen",
-        "mlwarp.compiler.frontend.composite",
-        "mlwarp.compiler.frontend.custom_grad",
-        "mlwarp.compiler.frontend.functions",
-    ],
     [
         "mlwarp.adjoint",
         "mlwarp.array",
@@ -64,11 +56,6 @@ KNOWN_FUNCTION_LOCAL = {
     "mlwarp.compiler.builtins.composite_pyscope": 2,
     "mlwarp.compiler.builtins.derivatives": 3,
     "mlwarp.compiler.builtins.pyscope": 1,
-    "mlwarp.compiler.frontend.atomics": 1,
-    "mlwarp.compiler.frontend.codegen": 5,
-    "mlwarp.compiler.frontend.composite": 6,
-    "mlwarp.compiler.frontend.custom_grad": 1,
-    "mlwarp.compiler.frontend.functions": 1,
     "mlwarp.compiler.frontend.resolve": 1,
     "mlwarp.compiler.lowering.composites_to_vector": 4,
     "mlwarp.compiler.targets.cuda.gpu_kernel": 1,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from .codegen import KernelEmitter
+from .functions import Program
 from .source import Source, get_source
 from .types import from_annotation
 
@@ -23,7 +24,7 @@ def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context) -> KernelIR:
     with ctx, ir.Location.file(source.filename, source.first_line, 1):
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
-            emitter = KernelEmitter(source, arg_types)
+            emitter = KernelEmitter(source, arg_types, Program())
             emitter.emit_kernel()
     return KernelIR(module, source.name, emitter.tid_dims)
 

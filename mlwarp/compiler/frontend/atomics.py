@@ -12,6 +12,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 
 from ..dialects.warp import builders as wb
 from . import types as ft
+from .values import Var
 
 KINDS = ("add", "sub", "min", "max", "exch", "and", "or", "xor", "cas")
 INTEGER_ONLY = ("and", "or", "xor")
@@ -19,8 +20,6 @@ COMPONENT_WISE = ("add", "sub", "min", "max")  # also on arrays of vectors/matri
 
 
 def call(em, node: ast.Call, kind: str):
-    from .codegen import Var
-
     values = 2 if kind == "cas" else 1
     if kind not in KINDS:
         raise em.error(node, f"unknown atomic operation 'atomic_{kind}'", CompileError)

@@ -10,7 +10,6 @@ IR stays structured (scf) for the unroll and autodiff passes.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import arith, func, scf
@@ -21,29 +20,14 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import composite
+from . import atomics, composite, printing
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
 from .source import Source
 from .syntax import (UNSUPPORTED, assigned_names, contains_return, first_never_supported, int_literal, may_jump,
                      member_write_roots, number_literal)
-
-BREAK, CONTINUE, RETURN = "$break", "$continue", "$return"
-RETVAL = "$retval"  # $retval0, $retval1...: the values a @wp.func returns (functions.py)
-
-
-@dataclass
-class Var:
-    value: ir.Value
-    type: object  # a Warp scalar type or ft.ArrayT
-
-
-@dataclass
-class Unbound:
-    """A name that is not defined on every path to here."""
-
-    reason: str
+from .values import BREAK, CONTINUE, RETURN, RETVAL, Unbound, Var
 
 
 _BINOPS = {
@@ -56,9 +40,12 @@ _CASTS = {float: wt.float32, int: wt.int32, bool: wt.bool_}
 
 
 class KernelEmitter:
-    def __init__(self, source: Source, arg_types: dict):
+    def __init__(self, source: Source, arg_types: dict, program):
+        """`program`: the functions.Program the kernel's emitters share, which also emits their @wp.func calls
+        (functions.py builds on this class, so this module hands those calls to it instead of importing it)."""
         self.src = source
         self.arg_types = arg_types
+        self.program = program
         self.env: dict = {}
         self.tid_dims = 0
 
@@ -81,9 +68,7 @@ class KernelEmitter:
             f = func.FuncOp(self.src.name, (inputs, []))
             f.attributes["warp.kernel"] = ir.UnitAttr.get()
             entry = f.add_entry_block()
-        from .functions import Program
-
-        self.program = Program(f.operation)  # @wp.func specializations go before the kernel
+        self.program.kernel_op = f.operation  # @wp.func specializations go before the kernel
         with ir.InsertionPoint(entry):
             for n, arg in zip(names, entry.arguments):
                 self.env[n] = Var(arg, self.arg_types[n])
@@ -438,9 +423,7 @@ class KernelEmitter:
         parts = composite.tuple_call(self, node, count) if isinstance(node, ast.Call) else None
         if parts is not None:  # axis, angle = wp.quat_to_axis_angle(q)
             return parts
-        from . import functions
-
-        parts = functions.tuple_call(self, node, count)
+        parts = self.program.tuple_call(self, node, count)
         if parts is not None:  # a, b = f(x) with a @wp.func returning a tuple
             return parts
         if isinstance(node, ast.Call) and self.intrinsic(node.func) == "tid":
@@ -606,14 +589,10 @@ class KernelEmitter:
             obj = resolve_path(self.src.func, node.func)
         if composite.is_constructor(obj):  # wp.vec3(...), Particle(), wp.identity(n=3, dtype=float)
             return composite.construct(self, node, obj)
-        from . import functions
-
-        if functions.is_function(obj):  # a @wp.func (keyword arguments and defaults allowed)
-            return functions.call(self, node, obj)
+        if self.program.is_function(obj):  # a @wp.func (keyword arguments and defaults allowed)
+            return self.program.call(self, node, obj)
         if getattr(obj, "_wp_stateful_", None):  # wp.randf(state): advances the state variable (random.py)
-            return functions.call_stateful(self, node, obj)
-        from . import printing
-
+            return self.program.call_stateful(self, node, obj)
         if obj is print or getattr(obj, "_wp_intrinsic_", None) in printing.STATEMENTS:  # printing.py
             return printing.call(self, node, "print" if obj is print else obj._wp_intrinsic_)
         if node.keywords:
@@ -637,8 +616,6 @@ class KernelEmitter:
         if intrinsic == "tid":
             return self.call_tid(node, 1)[0]
         if intrinsic is not None and intrinsic.startswith("atomic_"):  # atomics.py: every wp.atomic_*
-            from . import atomics
-
             return atomics.call(self, node, intrinsic[len("atomic_"):])
         what = dotted_name(node.func)
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement

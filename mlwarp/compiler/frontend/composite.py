@@ -14,20 +14,16 @@ import ast
 
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
+from mlwarp.core.vector import matrix, quaternion, transformation, vector
 
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import types as ft
 from .resolve import MISSING, resolve_path
 from .syntax import int_literal
+from .values import Var
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3}
-
-
-def _var(value, t):
-    from .codegen import Var
-
-    return Var(value, t)
 
 
 def is_composite(t) -> bool:
@@ -79,7 +75,7 @@ def _component(em, v, k):
         idx = [em.const(k // cols, wt.int32).value, em.const(k % cols, wt.int32).value]
     else:
         idx = [em.const(k, wt.int32).value]
-    return _var(wc.extract(v.value, idx, ft.to_mlir(scalar)), scalar)
+    return Var(wc.extract(v.value, idx, ft.to_mlir(scalar)), scalar)
 
 
 def construct(em, node, T):
@@ -94,7 +90,7 @@ def construct(em, node, T):
         if args:
             raise em.error(node, f"struct {T.__name__}() takes no arguments; set its fields after creating it",
                            CompileError)
-        return _var(wc.construct(mt, []), T)
+        return Var(wc.construct(mt, []), T)
     if wt.composite_kind(T) == "transform" and len(args) == 2:
         p, q = args
         if wt.inner_shape(p.type) != (3,) or wt.composite_kind(q.type) != "quat":
@@ -104,7 +100,7 @@ def construct(em, node, T):
         raise em.error(node, "Passing vectors to `wp.matrix()` isn't supported, use `wp.matrix_from_rows()` or "
                              "`wp.matrix_from_cols()` instead.", CompileTypeError)
     scalars = _scalar_args(em, node, T, args)
-    return _var(wc.construct(mt, [s.value for s in scalars] if scalars else []), T)
+    return Var(wc.construct(mt, [s.value for s in scalars] if scalars else []), T)
 
 
 def convert(em, v, to, node):
@@ -115,7 +111,7 @@ def convert(em, v, to, node):
             wt.composite_kind(t) == wt.composite_kind(to) and wt.inner_shape(t) == wt.inner_shape(to)):
         raise em.error(node, f"cannot convert {ft.name(t)} to {ft.name(to)}", CompileTypeError)
     scalars = _scalar_args(em, node, to, [v])
-    return _var(wc.construct(ft.to_mlir(to), [s.value for s in scalars]), to)
+    return Var(wc.construct(ft.to_mlir(to), [s.value for s in scalars]), to)
 
 
 def identity_value(em, T):
@@ -128,7 +124,7 @@ def identity_value(em, T):
     else:
         ones = {n - 1}
     vals = [em.const(1 if k in ones else 0, scalar).value for k in range(n)]
-    return _var(wc.construct(ft.to_mlir(T), vals), T)
+    return Var(wc.construct(ft.to_mlir(T), vals), T)
 
 
 def _kw_type(em, node, name, default):
@@ -143,8 +139,6 @@ def _kw_type(em, node, name, default):
 
 
 def _identity(em, node):
-    from mlwarp.core.vector import matrix
-
     n = None
     for kw in node.keywords:
         if kw.arg == "n":
@@ -159,14 +153,10 @@ def _identity(em, node):
 
 
 def _quat_identity(em, node):
-    from mlwarp.core.vector import quaternion
-
     return identity_value(em, quaternion(_kw_type(em, node, "dtype", wt.float32)))
 
 
 def _transform_identity(em, node):
-    from mlwarp.core.vector import transformation
-
     return identity_value(em, transformation(_kw_type(em, node, "dtype", wt.float32)))
 
 
@@ -269,15 +259,13 @@ def get_member(em, node, base, name):
     kind = wt.composite_kind(t)
     if kind == "struct":
         k, ftype = _field(em, node, t, name)
-        return _var(wc.struct_get(base.value, k, ft.to_mlir(ftype)), ftype)
+        return Var(wc.struct_get(base.value, k, ft.to_mlir(ftype)), ftype)
     if kind == "transform" and name in ("p", "q"):
-        from mlwarp.core.vector import quaternion, vector
-
         scalar = wt.scalar_type_of(t)
         part = vector(3, scalar) if name == "p" else quaternion(scalar)
         start = 0 if name == "p" else 3
         comps = [_component(em, base, start + k).value for k in range(_size(part))]
-        return _var(wc.construct(ft.to_mlir(part), comps), part)
+        return Var(wc.construct(ft.to_mlir(part), comps), part)
     k = _COMPONENTS.get(name)
     if kind in ("vec", "quat") and k is not None and k < _size(t):
         return _component(em, base, k)
@@ -307,8 +295,6 @@ def _indices(em, node, t, slice_node):
 
 
 def _element_type(t, count):
-    from mlwarp.core.vector import vector
-
     if wt.composite_kind(t) == "mat" and count == 1:
         return vector(wt.inner_shape(t)[1], wt.scalar_type_of(t))
     return wt.scalar_type_of(t)
@@ -317,7 +303,7 @@ def _element_type(t, count):
 def get_item(em, node, base, slice_node):
     idx, _ = _indices(em, node, base.type, slice_node)
     et = _element_type(base.type, len(idx))
-    return _var(wc.extract(base.value, idx, ft.to_mlir(et)), et)
+    return Var(wc.extract(base.value, idx, ft.to_mlir(et)), et)
 
 
 # -- writes --------------------------------------------------------------------------------------
@@ -347,7 +333,7 @@ def with_member(em, target, base, value):
         if kind == "struct":
             k, ftype = _field(em, target, t, target.attr)
             value = _converted(em, target, value, ftype)
-            return _var(wc.struct_set(base.value, k, value.value), t)
+            return Var(wc.struct_set(base.value, k, value.value), t)
         if kind == "transform" and target.attr in ("p", "q"):  # t.p = v, t.q = q
             part = get_member(em, target, base, target.attr)
             value = _converted(em, target, value, part.type)
@@ -355,15 +341,15 @@ def with_member(em, target, base, value):
             out = base.value
             for k in range(_size(part.type)):
                 out = wc.insert(out, _component(em, value, k).value, [em.const(start + k, wt.int32).value])
-            return _var(out, t)
+            return Var(out, t)
         k = _COMPONENTS.get(target.attr)
         if kind in ("vec", "quat") and k is not None and k < _size(t):
             value = _converted(em, target, value, wt.scalar_type_of(t))
-            return _var(wc.insert(base.value, value.value, [em.const(k, wt.int32).value]), t)
+            return Var(wc.insert(base.value, value.value, [em.const(k, wt.int32).value]), t)
         raise em.error(target, f"'{ft.name(t)}' has no attribute '{target.attr}' to assign", CompileError)
     idx, _ = _indices(em, target, t, target.slice)
     value = _converted(em, target, value, _element_type(t, len(idx)))
-    return _var(wc.insert(base.value, value.value, idx), t)
+    return Var(wc.insert(base.value, value.value, idx), t)
 
 
 def _converted(em, node, value, to):
@@ -384,4 +370,4 @@ def constant(em, node, obj):
                              f"a kernel argument", CompileError)
     scalar = wt.scalar_type_of(T)
     vals = [em.const(obj._get(k), scalar).value for k in range(_size(T))]
-    return _var(wc.construct(ft.to_mlir(T), vals), T)
+    return Var(wc.construct(ft.to_mlir(T), vals), T)

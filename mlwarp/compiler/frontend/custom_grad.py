@@ -1,6 +1,6 @@
 """@wp.func_grad in the frontend: a called @wp.func with a custom adjoint is emitted together with that
 adjoint (an ordinary @wp.func made by mlwarp/func_grad.py, called with the arguments and the result's
-adjoint), and the two private functions point at each other by attributes:
+adjoint; functions.specialize emits both), and `link` makes the two private functions point at each other:
   warp.custom_grad = @<adjoint>   on the function: warp-autodiff calls the adjoint in the reverse sweep
   warp.custom_grad_of = @<func>   on the adjoint
 warp-inline leaves marked functions alone until warp-autodiff has used (and removed) the marks."""
@@ -22,14 +22,7 @@ def _function_op(kernel_op, symbol):
     raise KeyError(f"no function @{symbol} next to the kernel")
 
 
-def attach(em, node, function, arg_types, spec) -> None:
-    """Emits the custom adjoint of `function` (if it has one) for this specialization and links them."""
-    grad = getattr(function, "custom_grad", None)
-    if grad is None:
-        return
-    from .functions import specialize
-
-    gspec = specialize(em, node, grad, grad.overloads[-1], list(arg_types) + list(spec.result_types))
-    primal = _function_op(em.program.kernel_op, spec.symbol)
-    primal.attributes[CUSTOM_GRAD] = ir.FlatSymbolRefAttr.get(gspec.symbol)
-    _function_op(em.program.kernel_op, gspec.symbol).attributes[CUSTOM_GRAD_OF] = ir.FlatSymbolRefAttr.get(spec.symbol)
+def link(kernel_op, symbol: str, grad_symbol: str) -> None:
+    """Marks the specialization `symbol` and its custom adjoint `grad_symbol` (both next to the kernel) as a pair."""
+    _function_op(kernel_op, symbol).attributes[CUSTOM_GRAD] = ir.FlatSymbolRefAttr.get(grad_symbol)
+    _function_op(kernel_op, grad_symbol).attributes[CUSTOM_GRAD_OF] = ir.FlatSymbolRefAttr.get(symbol)

@@ -21,12 +21,14 @@ from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core import generics
 
+from ..dialects.warp import composite as wc
+from . import custom_grad
 from . import types as ft
-from .codegen import RETURN, RETVAL, KernelEmitter, Var
+from .codegen import KernelEmitter
 from .resolve import resolve_path
 from .source import get_source
 from .syntax import contains_return
-from . import custom_grad
+from .values import RETURN, RETVAL, Var
 
 
 @dataclass
@@ -38,9 +40,10 @@ class Specialization:
 
 @dataclass
 class Program:
-    """What the emitters of one kernel share: where functions go and those already emitted."""
+    """What the emitters of one kernel share: where functions go and those already emitted. The kernel emitter
+    (codegen.py, which this module builds on) hands its @wp.func calls to its program: the methods below."""
 
-    kernel_op: ir.Operation  # functions are inserted before it
+    kernel_op: ir.Operation | None = None  # functions are inserted before it (set as the kernel's op is made)
     specializations: dict = field(default_factory=dict)  # (id(py function), arg types) -> Specialization
     stack: list = field(default_factory=list)  # (key, name) of the functions being emitted: recursion errors
     symbols: set = field(default_factory=set)
@@ -51,6 +54,18 @@ class Program:
             n += 1
         self.symbols.add(f"{name}_{n}")
         return f"{name}_{n}"
+
+    def is_function(self, obj) -> bool:
+        return is_function(obj)
+
+    def call(self, em, node, function):
+        return call(em, node, function)
+
+    def call_stateful(self, em, node, obj):
+        return call_stateful(em, node, obj)
+
+    def tuple_call(self, em, node, count):
+        return tuple_call(em, node, count)
 
 
 def is_function(obj) -> bool:
@@ -180,14 +195,16 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types) -> Specia
     finally:
         program.stack.pop()
     program.specializations[key] = spec
-    custom_grad.attach(em, node, function, arg_types, spec)  # @wp.func_grad: emit and link the adjoint
+    grad = getattr(function, "custom_grad", None)
+    if grad is not None:  # @wp.func_grad: emit the adjoint for this specialization and link the two
+        gspec = specialize(em, node, grad, grad.overloads[-1], list(arg_types) + list(spec.result_types))
+        custom_grad.link(program.kernel_op, spec.symbol, gspec.symbol)
     return spec
 
 
 class FunctionEmitter(KernelEmitter):
     def __init__(self, source, arg_types, program, return_annotation):
-        super().__init__(source, arg_types)
-        self.program = program
+        super().__init__(source, arg_types, program)
         self.return_annotation = return_annotation
         self.result_types = None  # None while inferring: `return` records types in self.seen_returns
         self.seen_returns = []
@@ -240,8 +257,6 @@ class FunctionEmitter(KernelEmitter):
         if wt.is_scalar(t):
             return self.const(0, t)
         if wt.is_composite(t):
-            from ..dialects.warp import composite as wc
-
             return Var(wc.construct(ft.to_mlir(t), []), t)
         raise self.error(self.src.tree, f"a @wp.func cannot return {ft.name(t)}", CompileTypeError)
 

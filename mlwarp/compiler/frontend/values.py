@@ -1,0 +1,25 @@
+"""What the emitters keep in their environment (`env`: name -> entry), shared by codegen.py and the modules it
+hands constructs to (atomics, composite, functions): typed SSA values, names not bound on every path, and the
+names of the flag locals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+BREAK, CONTINUE, RETURN = "$break", "$continue", "$return"
+RETVAL = "$retval"  # $retval0, $retval1...: the values a @wp.func returns (functions.py)
+
+
+@dataclass
+class Var:
+    value: ir.Value
+    type: object  # a Warp scalar type or ft.ArrayT
+
+
+@dataclass
+class Unbound:
+    """A name that is not defined on every path to here."""
+
+    reason: str
