@@ -13,6 +13,9 @@ class _Config:
         self.print_timings = False  # also MLWARP_TIMINGS=1
         self.quiet = True
         self.verbose = False
+        # warn when a kernel recorded on a Tape overwrites an array an earlier recorded kernel (or the same
+        # kernel, before the store) read: the backward pass would replay with the new values (mlwarp/access.py)
+        self.verify_autograd_array_access = False
 
 
 config = _Config()
