@@ -29,7 +29,7 @@ from .norms import *  # noqa: F401,F403  (norm_l1, norm_huber, smooth_normalize,
 from .random import *  # noqa: F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
 from .static import constant, static  # noqa: F401
 from .launch import launch, synchronize, synchronize_device  # noqa: F401
-from .debug import get_module_options, set_module_options  # noqa: F401
+from .module import Module, force_load, get_module, get_module_options, load_module, set_module_options  # noqa: F401,E501
 from .errors import CompilerWarning, FloatingPointCheckError, KernelBoundsError  # noqa: F401
 from .tape import Tape  # noqa: F401
 from .jvp import jvp  # noqa: F401
@@ -42,6 +42,8 @@ from .launch_plan import Launch  # noqa: F401  (what wp.launch(..., record_cmd=T
 from .cuda import *  # noqa: F401,F403
 from .stream import *  # noqa: F401,F403
 from .aot import compile_aot_module, load_aot_module  # noqa: F401
+from . import utils  # noqa: F401  (wp.utils: Warp's warp.utils)
+from .utils import ScopedTimer, transform_expand  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """Debug mode and `verify_fp`: what a launch does around the kernel when they are on.
 
 Debug mode (`wp.config.mode = "debug"`, `wp.set_module_options({"mode": "debug"})`
-for the calling module, or `@wp.kernel(module_options={"mode": "debug"})`)
+for the calling module, or `@wp.kernel(module="unique", module_options={"mode": "debug"})`)
 launches a debug build of the kernel: its own cache entry (the options are in
 the cache key), bounds-checked by the `warp-bounds-check` pass, with line
 tables. The build takes a hidden trailing error-record parameter; the launch
@@ -22,35 +22,14 @@ from .errors import FloatingPointCheckError, KernelBoundsError
 from .runtime.abi import ArrayParam
 from .runtime.error_record import new_record, read_record
 
-_module_options: dict[str, dict] = {}
-
 ERROR_RECORD_PARAM = None  # built on first use: types imports nothing from here
-
-
-def set_module_options(options: dict, module=None) -> None:
-    """Options for the kernels of `module` (a module object or name; default: the caller's module)."""
-    name = _module_name(module)
-    _module_options.setdefault(name, {}).update(options)
-
-
-def get_module_options(module=None) -> dict:
-    return dict(_module_options.get(_module_name(module), {}))
-
-
-def _module_name(module) -> str:
-    if module is None:
-        import inspect
-
-        frame = inspect.currentframe().f_back.f_back
-        return frame.f_globals.get("__name__", "__main__")
-    return module if isinstance(module, str) else module.__name__
 
 
 def mode_of(kernel) -> str:
     """The kernel's own option, else its module's, else wp.config.mode."""
     mode = kernel.options.get("mode")
     if mode is None:
-        mode = _module_options.get(kernel.func.__module__, {}).get("mode") if _module_options else None
+        mode = kernel.module.options.get("mode")
     return mode or config.mode
 
 

@@ -37,7 +37,8 @@ class TangentKernel(Kernel):
     """The forward-mode variant of a kernel: parameters (args..., tan_args...), entry `<k>_jvp_cpu`."""
 
     def __init__(self, primal: Kernel):
-        super().__init__(primal.func, key=primal.key, options={**primal.options, "jvp": True})
+        super().__init__(primal.func, key=primal.key, module=primal.module, options={**primal.options, "jvp": True},
+                         register=False)
         self._primal_types = primal._frontend_types()
         self.arg_names = self.arg_names + [f"tan_{n}" for n in self.arg_names]
         self.params = self.params + self.params

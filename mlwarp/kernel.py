@@ -15,6 +15,7 @@ import time
 
 from . import types as wt
 from .core import generics
+from . import module as modules
 from .captures import captured_constants, constants_changed
 from .compiler import insert as inserted_passes  # imports no MLIR
 from .errors import CompileError
@@ -158,7 +159,7 @@ def _param_type(kernel_name, func, name, annotation):
 
 
 class Kernel:
-    def __init__(self, func, key=None, options=None):
+    def __init__(self, func, key=None, module=None, options=None, *, register=True):
         self.func = func
         self.key = key or func.__name__
         self.options = dict(options or {})
@@ -172,6 +173,9 @@ class Kernel:
         self.is_generic = any(generics.is_generic(p) for p in self.params)
         self.overloads = {}  # concrete parameter types -> Kernel (a generic kernel's instances)
         self.generic_parent = None
+        self.module = modules.module_of(module) if module is not None else modules.get_module(func.__module__)
+        if register:
+            self.module.register_kernel(self)
         functools.update_wrapper(self, func)
 
     # -- generic kernels: one instance per concrete argument types, as Warp's templates ---------------------
@@ -238,6 +242,27 @@ class Kernel:
         if self._struct is None:
             self._struct = launch_struct(self.params + hidden_params(self))  # debug: + error record
         return self._struct
+
+    def identity(self) -> str:
+        """What this kernel's code depends on, on any device (its module's hash and unique-module names)."""
+        if self.is_generic:
+            return f"{self.key}:generic:" + ";".join(sorted(k.identity() for k in self.overloads.values())) + \
+                   f":{self._source_key()}"
+        return self.cache_key("any")
+
+    def _source_key(self) -> str:
+        try:
+            return hashlib.sha256(function_source(self.func).text.encode()).hexdigest()[:16] + \
+                repr(_captured_constants(self.func))
+        except (OSError, TypeError):
+            return self.func.__code__.co_code.hex()
+
+    def unload(self) -> None:
+        """Forgets the loaded code: the next launch loads it again (from the disk cache, else the compiler)."""
+        with self._lock:
+            self._compiled = {}
+        for k in self.overloads.values():
+            k.unload()
 
     def cache_key(self, device) -> str:
         h = hashlib.sha256()
@@ -338,20 +363,74 @@ def _captured_constants(func) -> list:
     return captured_values(func)
 
 
-def kernel(f=None, *, enable_backward=None, module=None, key=None, module_options=None, passes=None):
-    """Decorator: `@wp.kernel` or `@wp.kernel(enable_backward=False)`. `passes`: InsertedPass entries
-    this kernel's builds get (mlwarp/compiler/insert.py)."""
+def kernel(f=None, *, name=None, enable_backward=None, launch_bounds=None, cuda_max_registers=None,
+           enable_cuda_smem_spilling=None, cluster_dim=None, module=None, module_options=None, entry_point_abi=None,
+           grid_stride=None, key=None, passes=None):
+    """Decorator: `@wp.kernel` or `@wp.kernel(enable_backward=False, module="unique", ...)`, Warp's options.
+    `launch_bounds`, `cuda_max_registers`, `enable_cuda_smem_spilling`, `cluster_dim` and `grid_stride` are
+    validated and kept in the kernel's options (CUDA code generation does not read them yet). `passes`:
+    InsertedPass entries this kernel's builds get (mlwarp/compiler/insert.py)."""
     options = {} if enable_backward is None else {"enable_backward": bool(enable_backward)}
-    options.update(module_options or {})  # e.g. {"mode": "debug"}: part of the cache key
+    if launch_bounds is not None:
+        options["launch_bounds"] = launch_bounds
+    if cuda_max_registers is not None:
+        if launch_bounds is not None:
+            raise ValueError("cuda_max_registers and launch_bounds cannot be specified together")
+        options["cuda_max_registers"] = cuda_max_registers
+    if enable_cuda_smem_spilling:
+        options["enable_cuda_smem_spilling"] = True
+    if grid_stride is not None:
+        options["grid_stride"] = bool(grid_stride)
+    if cluster_dim is not None:
+        options["cluster_dim"] = cluster_dim
+    if entry_point_abi is not None:
+        if entry_point_abi not in ("warp", "external_constant_params"):
+            raise ValueError(f"entry_point_abi must be 'warp' or 'external_constant_params', got {entry_point_abi!r}")
+        if entry_point_abi != "warp":
+            raise NotImplementedError("entry_point_abi='external_constant_params' (a CUDA constant-memory entry "
+                                      "point) is not supported by mlwarp")
     if passes:
         options["passes"] = inserted_passes.as_inserted(passes)
+    if name is not None:
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name)}")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError("name must be a non-empty valid C++ identifier matching [A-Za-z_][A-Za-z0-9_]*")
+        key = name
 
     def wrap(func):
-        k = Kernel(func, key=key, options=options)
+        if module_options is not None:
+            if not isinstance(module_options, dict):
+                raise TypeError(f"@wp.kernel for '{func.__name__}': module_options must be a dict, "
+                                f"got {type(module_options).__name__}.")
+            if module != "unique":
+                raise ValueError(f"@wp.kernel for '{func.__name__}': module_options requires module=\"unique\". "
+                                 "Use wp.set_module_options() to set module-level options for a shared module.")
+            unknown = sorted(set(module_options) - set(modules.default_options()))
+            if unknown:
+                raise ValueError(f"@wp.kernel for '{func.__name__}': unknown module_options: "
+                                 f"{', '.join(repr(k) for k in unknown)}. Valid options are: "
+                                 f"{', '.join(repr(k) for k in sorted(modules.default_options()))}.")
+        if module == "unique":
+            k = Kernel(func, key=key, options={**options, **_compile_options(module_options or {})},
+                       register=False)
+            k.module = modules.unique_module(k)
+            k.module.options.update(module_options or {})
+            existing = k.module.kernels.get(k.key)
+            if existing is not None:
+                return existing  # the same definition again: the same kernel
+            k.module.register_kernel(k)
+        else:
+            k = Kernel(func, key=key, module=module, options=options)
         _KERNELS[(func.__module__, func.__qualname__)] = k
         return k
 
     return wrap(f) if f is not None else wrap
+
+
+def _compile_options(module_options: dict) -> dict:
+    """The module options that change a unique module's kernel code (the rest are its module's)."""
+    return {k: v for k, v in module_options.items() if k in ("mode", "enable_backward") and v is not None}
 
 
 # (module, qualified name) -> the latest Kernel defined there: what `@wp.overload` stubs name

@@ -99,7 +99,7 @@ def test_adjoint_of_a_broadcast_read():
 
 
 def test_debug_mode_out_of_bounds_invariant_index_raises():
-    @wp.kernel(module_options={"mode": "debug"})
+    @wp.kernel(module="unique", module_options={"mode": "debug"})
     def add_past_end(out: wp.array(dtype=float)):
         wp.atomic_add(out, 5, 1.0)
 

@@ -128,7 +128,7 @@ def test_debug_builds_keep_line_tables(debug_mode):
     assert b".debug_line" not in _library_bytes(shifted_copy)
 
 
-@wp.kernel(module_options={"mode": "debug"})
+@wp.kernel(module="unique", module_options={"mode": "debug"})
 def always_checked(b: wp.array(dtype=wp.float32), n: int):
     i = wp.tid()
     b[i + n] = 2.0
@@ -145,29 +145,29 @@ def test_per_kernel_option_checks_in_release_mode():
 
 
 def test_module_option_turns_debug_on_for_this_module_only():
-    assert wp.get_module_options(__name__) == {}
+    assert wp.get_module_options(__name__)["mode"] is None
     wp.set_module_options({"mode": "debug"}, __name__)
     try:
-        assert wp.get_module_options(__name__) == {"mode": "debug"}
+        assert wp.get_module_options(__name__)["mode"] == "debug"
         b = wp.zeros(3, dtype=wp.float32)
         with pytest.raises(wp.KernelBoundsError, match="kernel 'shifted_store': index \\[3\\]"):
             wp.launch(shifted_store, 3, inputs=[b, 2])
     finally:
         wp.set_module_options({"mode": None}, __name__)
-        del wp.debug._module_options[__name__]
     assert for_launch(shifted_store) is shifted_store
 
 
 def test_set_module_options_defaults_to_the_callers_module():
     wp.set_module_options({"mode": "release"})
     try:
-        assert wp.get_module_options(__name__) == {"mode": "release"}
+        assert wp.get_module_options(__name__)["mode"] == "release"
+        assert wp.get_module(__name__).options["mode"] == "release"
     finally:
-        del wp.debug._module_options[__name__]
+        wp.set_module_options({"mode": None})
 
 
 def test_a_kernel_option_overrides_debug_mode(debug_mode):
-    @wp.kernel(module_options={"mode": "release"})
+    @wp.kernel(module="unique", module_options={"mode": "release"})
     def unchecked(b: wp.array(dtype=wp.float32)):
         i = wp.tid()
         b[i] = 1.0

@@ -130,7 +130,7 @@ def test_recorded_2d_launch_replays():
 
 def test_record_cmd_of_a_debug_launch_replays_it_with_its_checks(monkeypatch):
     # the checked path (debug build, verify_fp) records the call itself: nothing runs until launch()
-    @wp.kernel(module_options={"mode": "debug"})
+    @wp.kernel(module="unique", module_options={"mode": "debug"})
     def shift(a: wp.array(dtype=float), b: wp.array(dtype=float), n: int):
         i = wp.tid()
         b[i] = a[i + n]

@@ -1,0 +1,177 @@
+"""Warp's modules: the kernels of one Python module, with the options they are compiled with.
+
+A kernel belongs to the module of the Python module that defines it, to a named module
+(`@wp.kernel(module="name")`, `wp.get_module("name")`), or to a module of its own (`module="unique"`, named
+after the kernel and its content, so that the same definition made twice is one kernel). Underneath, each
+kernel is still its own cached library: a module is the unit users load (`wp.load_module`, `Module.load`),
+hash (`hash_module`), unload and set options on (`wp.set_module_options`); options apply to every kernel of
+the module that does not set its own.
+
+Options mlwarp's CPU and CUDA targets read: `mode` ("debug" builds bounds-checked kernels), `enable_backward`,
+`max_unroll`. The others Warp defines are kept and validated, but change nothing in mlwarp's code (fast_math
+and fuse_fp: LLVM contracts where the target allows it; block_dim: CPU launches are not blocked).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import types
+
+from .config import config
+from .runtime.device import get_device
+
+
+def default_options() -> dict:
+    """Warp 1.19's module options and their defaults (those from wp.config read when the module is made)."""
+    return {
+        "max_unroll": config.max_unroll,
+        "enable_backward": getattr(config, "enable_backward", True),
+        "enable_mathdx_gemm": None,
+        "enable_mathdx_solver": None,
+        "enable_mathdx_fft": None,
+        "fast_math": False,
+        "fuse_fp": True,
+        "lineinfo": getattr(config, "lineinfo", False),
+        "cuda_output": None,
+        "mode": None,
+        "optimization_level": None,
+        "cpu_compiler_flags": None,
+        "block_dim": 256,
+        "compile_time_trace": False,
+        "strip_hash": False,
+        "extra_build_options": None,
+        "deterministic": getattr(config, "deterministic", False),
+        "deterministic_max_records": getattr(config, "deterministic_max_records", 1),
+        "default_grid_stride": None,
+    }
+
+
+class Module:
+    """The kernels registered under one name and their shared options."""
+
+    def __init__(self, name: str | None, loader=None):
+        self.name = name if name is not None else "None"
+        self.loader = loader
+        self.kernels: dict = {}  # key -> Kernel (the latest definition of that key)
+        self.functions: dict = {}
+        self.structs: dict = {}
+        self.options = default_options()
+
+    def __repr__(self):
+        return f"<mlwarp module {self.name!r}: {len(self.kernels)} kernel(s)>"
+
+    def register_kernel(self, kernel) -> None:
+        self.kernels[kernel.key] = kernel
+
+    def _instances(self) -> list:
+        """Every launchable kernel: the non-generic ones and the instances of generic ones."""
+        out = []
+        for k in self.kernels.values():
+            out.extend(k.overloads.values() if k.is_generic else [k])
+        return out
+
+    def hash_module(self, block_dim=None) -> bytes:
+        """A digest of everything the module's code depends on: each kernel's source, argument types, options
+        and captured constants, and the compiler (the kernels' cache keys), and the module's options."""
+        h = hashlib.sha256(self.name.encode())
+        h.update(repr(sorted((k, repr(v)) for k, v in self.options.items())).encode())
+        if block_dim is not None:
+            h.update(f"block_dim={block_dim}".encode())
+        for k in sorted(self.kernels.values(), key=lambda k: k.key):
+            h.update(k.identity().encode())
+        return h.digest()
+
+    def get_module_hash(self, block_dim=None) -> bytes:
+        return self.hash_module(block_dim)
+
+    def load(self, device=None, block_dim=None) -> bool:
+        """Compiles (or loads from the cache) every kernel of the module for `device`."""
+        d = get_device(device)
+        for k in self._instances():
+            k.compiled(d)
+        return True
+
+    def unload(self) -> None:
+        """Drops the loaded code of every kernel: the next launch loads it again (from the disk cache)."""
+        for k in self.kernels.values():
+            k.unload()
+
+    def mark_modified(self) -> None:
+        self.unload()
+
+
+_modules: dict = {}
+
+
+def get_module(name: str) -> Module:
+    """The module registered under `name`, made on first use."""
+    found = _modules.get(name)
+    if found is None:
+        found = _modules[name] = Module(name)
+    return found
+
+
+def unique_module(kernel) -> Module:
+    """The module of a kernel defined with `module="unique"`: named after its key and content; the same
+    definition made again finds the module (and so the kernel) made the first time."""
+    digest = hashlib.sha256(kernel.identity().encode()).hexdigest()[:8]
+    return get_module(f"{kernel.key}_{digest}")
+
+
+def module_of(obj) -> Module:
+    """A Module, a module name, a Python module, or None (the caller's caller's module)."""
+    if isinstance(obj, Module):
+        return obj
+    if isinstance(obj, str):
+        return get_module(obj)
+    if isinstance(obj, types.ModuleType):
+        return get_module(obj.__name__)
+    if obj is None:
+        frame = inspect.currentframe().f_back.f_back
+        return get_module(frame.f_globals.get("__name__", "__main__"))
+    raise TypeError(f"expected a wp.Module, a module name or a Python module, got {type(obj).__name__}")
+
+
+def _check_options(options, where: str, valid: dict) -> None:
+    if not isinstance(options, dict):
+        raise TypeError(f"{where}: module options must be a dict, got {type(options).__name__}.")
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise ValueError(f"{where}: unknown module options: {', '.join(repr(k) for k in unknown)}. "
+                         f"Valid options are: {', '.join(repr(k) for k in sorted(valid))}.")
+
+
+def set_module_options(options: dict, module=None) -> None:
+    """Options for the kernels of `module` (a wp.Module, a module name or a Python module; default: the
+    caller's module). Kernels already loaded are rebuilt on their next launch when an option changes them."""
+    m = module if module is not None else module_of(None)
+    m = module_of(m)
+    _check_options(options, "wp.set_module_options", m.options)
+    m.options.update(options)
+    m.mark_modified()
+
+
+def get_module_options(module=None) -> dict:
+    m = module_of(module) if module is not None else module_of(None)
+    return m.options
+
+
+def load_module(module=None, device=None, recursive: bool = False, block_dim=None, max_workers=None) -> None:
+    """Loads the kernels of `module` (default: the caller's module) for `device`; `recursive` also loads the
+    modules whose names start with `module`'s name and a dot."""
+    m = module_of(module) if module is not None else module_of(None)
+    targets = [m]
+    if recursive:
+        prefix = m.name + "."
+        targets += [x for name, x in list(_modules.items()) if name.startswith(prefix)]
+    force_load(device=device, modules=targets, block_dim=block_dim, max_workers=max_workers)
+
+
+def force_load(device=None, modules=None, block_dim=None, max_workers=None) -> None:
+    """Loads `modules` (default: every module) for `device` (a device, a list of them, or None: the current
+    one)."""
+    devices = device if isinstance(device, (list, tuple)) else [device]
+    for m in (list(_modules.values()) if modules is None else modules):
+        for d in devices:
+            m.load(d, block_dim)
