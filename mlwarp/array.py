@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from . import access as _access
 from . import types as _t
+from .config import config
 from .core.generics import is_generic
 from .runtime.device import get_device
 
@@ -26,6 +28,10 @@ _ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
 
 class array:
     _wp_array_ = True  # what mlwarp.core.types.is_array recognises (the bottom layer cannot import this class)
+    # wp.config.verify_autograd_array_access (mlwarp/access.py): read by a launch a Tape recorded; the array
+    # this one is a view of (reads through a view mark it too)
+    _is_read = False
+    _ref = None
 
     def __class_getitem__(cls, params):
         """`wp.array[dtype]` and `wp.array[dtype, ndim]` (ndim an int, `typing.Literal[n]` or `Any`): Warp 1.19's
@@ -220,9 +226,25 @@ class array:
     def fill_(self, value):
         """Sets every element to `value` (a number, or a sequence for vector/matrix dtypes)."""
         self._np[...] = fill_values(value, self.dtype, self._np.dtype)
+        self._is_read = False
 
     def zero_(self):
         self._np[...] = 0
+        self._is_read = False
+
+    # -- wp.config.verify_autograd_array_access (mlwarp/access.py) ---------------------------------
+    def mark_init(self):
+        """Clears this array's read mark."""
+        self._is_read = False
+
+    def mark_read(self):
+        """Marks this array, and the arrays it is a view of, as read by a recorded launch."""
+        _access.mark_read(self)
+
+    def mark_write(self, **where):
+        """Warns if this array, about to be written, was read by a recorded launch (`where`: arg_name,
+        kernel_name, filename, lineno, or operation, filename, lineno, for the message)."""
+        _access.mark_write(self, **where)
 
     def assign(self, src):
         """Copies `src` (an array, numpy array or nested list of the same size) into this array; an array of
@@ -250,6 +272,7 @@ class array:
     def _derived(self, view_of) -> "array":
         """The view `view_of(numpy storage)` of this array; a gradient array gets the same view."""
         out = array(_view=(view_of(self._np), self.dtype), device=self.device)
+        out._ref = self
         if isinstance(self.grad, array):
             out.grad = self.grad._derived(view_of)
         return out
@@ -275,7 +298,9 @@ class array:
         if _t.type_size(wdt) != _t.type_size(self.dtype):
             raise RuntimeError(f"Cannot view an array of {_t.type_name(self.dtype)} as {_t.type_name(wdt)}: "
                                f"the element sizes differ")
-        return array(_view=(self._np.view(_element_numpy(wdt)), wdt), device=self.device)
+        out = array(_view=(self._np.view(_element_numpy(wdt)), wdt), device=self.device)
+        out._ref = self
+        return out
 
     def contiguous(self):
         return self if self.is_contiguous else clone(self)
@@ -519,6 +544,11 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     if tape.recording():  # dest.grad / src.grad read at backward time, as Warp's recorded copy does
         tape.record_func(lambda: _adjoint_copy(dest.grad, src.grad, dest_offset, src_offset, count),
                          [dest, src])
+        if config.verify_autograd_array_access:
+            if dest._is_read:
+                filename, lineno = _access.caller_location()
+                dest.mark_write(operation="an array copy", filename=filename, lineno=lineno)
+            src.mark_read()
 
 
 def _copy_values(dest, src, dest_offset, src_offset, count, stream):

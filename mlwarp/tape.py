@@ -13,8 +13,10 @@ as in Warp, also of those held in the array fields of struct arguments;
 
 from __future__ import annotations
 
+from . import access
 from . import types as wt
 from .array import array
+from .config import config
 
 _active: list = []  # tapes being recorded, innermost last
 
@@ -27,6 +29,8 @@ def record_launch(kernel, dims, inputs, outputs, device) -> None:
     """Called by wp.launch after a forward launch: the innermost active tape records it."""
     if _active:
         _active[-1].launches.append(("launch", kernel, dims, list(inputs), list(outputs), device))
+        if config.verify_autograd_array_access:  # overwrites of arrays a recorded launch read (access.py)
+            access.check_launch(kernel, list(inputs) + list(outputs))
 
 
 def record_func(backward, arrays) -> None:
@@ -76,6 +80,7 @@ class Tape:
         self.launches = []
         self.gradients = {}  # array -> its gradient array, for every array the backward pass wrote
         self.loss = None
+        self.scopes = []  # (launch index, name or None at a scope's end, metadata)
 
     def __enter__(self):
         if self in _active:
@@ -122,6 +127,21 @@ class Tape:
                 if v.grad is not None:
                     self.gradients[v] = v.grad
             launch_adjoint(kernel, dims, inputs, outputs, adj_in, adj_out, device)
+        if config.verify_autograd_array_access:  # the recorded reads are consumed
+            access.clear_read_marks(self._arrays())
+
+    def record_scope_begin(self, scope_name, metadata=None):
+        """Opens a named scope grouping the launches recorded from here (Warp uses them to draw the tape)."""
+        self.scopes.append((len(self.launches), scope_name, {} if metadata is None else metadata))
+
+    def record_scope_end(self, remove_scope_if_empty=True):
+        """Closes the innermost open scope; `remove_scope_if_empty`: a scope with no launch is forgotten."""
+        if sum(1 if name is not None else -1 for _, name, _ in self.scopes) <= 0:
+            raise RuntimeError("Warp: Error, ended tape scope, but scope not present")
+        if remove_scope_if_empty and self.scopes[-1][1] is not None and self.scopes[-1][0] == len(self.launches):
+            self.scopes.pop()
+        else:
+            self.scopes.append((len(self.launches), None, None))
 
     def _arrays(self):
         for entry in self.launches:
@@ -140,7 +160,10 @@ class Tape:
     def reset(self):
         """Forgets the recorded launches and zeroes the gradients."""
         self.zero()
+        if config.verify_autograd_array_access:
+            access.clear_read_marks(list(self._arrays()))
         self.launches = []
+        self.scopes = []
         self.gradients = {}
         self.loss = None
 

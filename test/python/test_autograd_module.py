@@ -299,3 +299,173 @@ def test_reachable_as_wp_autograd():
 
     assert wp.autograd is mlwarp.autograd
     assert wp.autograd.gradcheck is gradcheck
+
+
+# -- wp.config.verify_autograd_array_access ------------------------------------------------------------
+_PREVIOUS = ("has already been read from in a previous launch. This may corrupt gradient computation in the "
+             "backward pass.")
+_SAME = ("is being written to after it has been read from within the same kernel. This may corrupt gradient "
+         "computation in the backward pass.")
+
+
+@pytest.fixture
+def verify_access():
+    saved = wp.config.verify_autograd_array_access
+    wp.config.verify_autograd_array_access = True
+    yield
+    wp.config.verify_autograd_array_access = saved
+
+
+@wp.kernel
+def read_x_write_y(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = 2.0 * x[i]
+
+
+@wp.kernel
+def write_second(z: wp.array(dtype=float), x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = z[i]
+
+
+@wp.kernel
+def increments(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] + 1.0  # the left operand's read does not count (Warp's rule): a write only
+    y[i] += x[i]  # an in-place update: a write of y, a read of x
+
+
+def _line_of(fn):
+    import inspect
+
+    return inspect.getsourcelines(fn.func)[1]
+
+
+def test_overwrite_after_recorded_read_warns(verify_access, capsys):
+    x = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
+    y, z = wp.zeros_like(x), wp.array([5.0, 6.0], dtype=float, requires_grad=True)
+    with wp.Tape():
+        wp.launch(read_x_write_y, dim=2, inputs=[x], outputs=[y])
+        assert x._is_read and not y._is_read
+        wp.launch(write_second, dim=2, inputs=[z], outputs=[x])  # overwrites x, which the first launch read
+    err = capsys.readouterr().err
+    where = f"{__file__}:{_line_of(write_second)}"
+    assert err == (f"Warning (UserWarning): Array [5. 6.] passed to argument x in kernel write_second at {where} "
+                   f"is being written to but {_PREVIOUS}\n")
+
+
+def test_no_warning_when_off_or_untaped(capsys):
+    x, y, z = (wp.array([1.0, 2.0], dtype=float, requires_grad=True) for _ in range(3))
+    with wp.Tape():  # the setting is off
+        wp.launch(read_x_write_y, dim=2, inputs=[x], outputs=[y])
+        wp.launch(write_second, dim=2, inputs=[z], outputs=[x])
+    saved = wp.config.verify_autograd_array_access
+    wp.config.verify_autograd_array_access = True
+    try:  # on, but nothing recorded
+        wp.launch(read_x_write_y, dim=2, inputs=[x], outputs=[y])
+        wp.launch(write_second, dim=2, inputs=[z], outputs=[x])
+    finally:
+        wp.config.verify_autograd_array_access = saved
+    assert capsys.readouterr().err == ""
+    assert not x._is_read
+
+
+def test_in_place_updates_and_operands(verify_access, capsys):
+    x, y = wp.zeros(3, dtype=float, requires_grad=True), wp.zeros(3, dtype=float, requires_grad=True)
+    with wp.Tape():
+        wp.launch(increments, dim=3, inputs=[x, y])
+    assert x._is_read and not y._is_read
+    assert capsys.readouterr().err == ""  # x is written before it is read: no warning
+    np.testing.assert_array_equal(y.numpy(), [1.0, 1.0, 1.0])
+
+
+def test_write_after_read_in_one_kernel(verify_access, capsys):
+    @wp.kernel
+    def read_then_store(a: wp.array(dtype=float), b: wp.array(dtype=float)):
+        i = wp.tid()
+        b[i] = a[i] * a[i]
+        a[i] = 1.0
+
+    @wp.kernel
+    def read_then_atomic(a: wp.array(dtype=float)):
+        i = wp.tid()
+        v = a[i]
+        wp.atomic_add(a, 0, v)
+
+    a, b = wp.zeros(2, dtype=float, requires_grad=True), wp.zeros(2, dtype=float, requires_grad=True)
+    with wp.Tape():
+        wp.launch(read_then_store, dim=2, inputs=[a, b])
+        wp.launch(read_then_atomic, dim=2, inputs=[b])
+    err = capsys.readouterr().err.splitlines()
+    store_line = _line_of(read_then_store) + 4
+    assert err == [f"Warning (UserWarning): Array passed to argument a in kernel read_then_store at "
+                   f"{__file__}:{store_line} {_SAME}",
+                   f"Warning (UserWarning): Array a {_SAME}"]
+
+
+def test_views_functions_and_copies(verify_access, capsys):
+    @wp.func
+    def load(a: wp.array(dtype=float), i: int):
+        return a[i]
+
+    @wp.func
+    def store(a: wp.array(dtype=float), i: int, v: float):
+        a[i] = v
+
+    @wp.kernel
+    def rows(x: wp.array2d(dtype=float), y: wp.array2d(dtype=float), s: wp.array(dtype=float),
+             t: wp.array(dtype=float)):
+        i, j = wp.tid()
+        row = x[i]  # a view: no read yet
+        y_row = y[i]
+        y_row[j] = row[j]  # a read of x, a write of y
+        store(t, i, load(s, i))
+
+    x, y = wp.ones((2, 3), dtype=float, requires_grad=True), wp.zeros((2, 3), dtype=float, requires_grad=True)
+    s, t = wp.ones(2, dtype=float, requires_grad=True), wp.zeros(2, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(rows, dim=(2, 3), inputs=[x[:, :], y, s, t])  # through a view of x: x is marked too
+    assert (x._is_read, y._is_read, s._is_read, t._is_read) == (True, False, True, False)
+    np.testing.assert_array_equal(y.numpy(), np.ones((2, 3)))
+    with tape:
+        line = __import__("inspect").currentframe().f_lineno + 1
+        wp.copy(s, t)  # overwrites s, read by the kernel
+    assert capsys.readouterr().err == (f"Warning (UserWarning): Array [1. 1.] is being written to by an array "
+                                       f"copy at {__file__}:{line} but {_PREVIOUS}\n")
+    assert t._is_read
+    tape.backward(grads={y: wp.ones_like(y)})  # consumes the reads
+    assert not (x._is_read or s._is_read or t._is_read)
+    w = wp.zeros((3, 3), dtype=float)
+    w.view(wp.int32).flatten().mark_read()
+    assert w._is_read
+    w.zero_()
+    assert not w._is_read
+
+
+def test_reset_clears_read_marks(verify_access):
+    x, y = wp.ones(2, dtype=float, requires_grad=True), wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(read_x_write_y, dim=2, inputs=[x], outputs=[y])
+    assert x._is_read
+    tape.reset()
+    assert not x._is_read
+
+
+def test_tape_scopes():
+    tape = wp.Tape()
+    with pytest.raises(RuntimeError, match="^Warp: Error, ended tape scope, but scope not present$"):
+        tape.record_scope_end()
+    tape.record_scope_begin("empty")
+    tape.record_scope_end()
+    assert tape.scopes == []  # an empty scope is forgotten
+    x, y = wp.ones(2, dtype=float, requires_grad=True), wp.zeros(2, dtype=float, requires_grad=True)
+    with tape:
+        tape.record_scope_begin("outer", {"k": 1})
+        wp.launch(read_x_write_y, dim=2, inputs=[x], outputs=[y])
+        tape.record_scope_end()
+    assert tape.scopes == [(0, "outer", {"k": 1}), (1, None, None)]
+    with pytest.raises(RuntimeError, match="ended tape scope, but scope not present"):
+        tape.record_scope_end()
+    tape.reset()
+    assert tape.scopes == []
