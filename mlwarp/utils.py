@@ -24,13 +24,20 @@ which Warp reads as if it were contiguous), mlwarp raises or reduces the element
 # No `from __future__ import annotations`: the kernels below are built in factories, and their annotations
 # name the factory's dtype parameters (a string annotation would be evaluated in the module's globals).
 
+import ast
 import contextlib
 import cProfile
 import functools
+import hashlib
+import inspect
+import linecache
 import operator
 import sys
+import textwrap
 import threading
 import time
+import types
+import typing
 
 import numpy as np
 
@@ -38,12 +45,14 @@ from . import tape as _tape
 from . import types as _t
 from .array import array, clone, copy, empty, zeros
 from .builtins import namespace as wp  # wp.tid, wp.min: the builtins, spelt as in user code
+from .func import Function
 from .kernel import kernel
 from .launch import launch, synchronize
+from .module import get_module
 from .vector import transform
 
 __all__ = ["array_cast", "array_inner", "array_scan", "array_sum", "radix_sort_pairs", "runlength_encode",
-           "segmented_sort_pairs", "ScopedTimer", "transform_expand"]
+           "segmented_sort_pairs", "create_warp_function", "ScopedTimer", "transform_expand"]
 
 _INT32_MAX = (1 << 31) - 1
 # Threads a partial-sum pass aims for: enough that a CPU launch runs on every core (the runtime keeps launches
@@ -772,6 +781,64 @@ def segmented_sort_pairs(keys: array, values: array, count: int, segment_start_i
     new_v[positions] = v[positions[order]]
     _store(keys.flatten(), new_k, count)
     _store(values.flatten(), new_v, count)
+
+
+# -- Python functions as Warp functions --------------------------------------------------------------------
+def _lambda_body(func) -> str | None:
+    """The source of a lambda's body expression, from the lines that define it; None when they cannot be read
+    or hold several lambdas with the same parameters."""
+    try:
+        lines, _ = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        return None
+    text = textwrap.dedent("".join(lines))
+    tree = None
+    for candidate in (text, f"(\n{text}\n)", text.rstrip().rstrip(",;")):
+        try:
+            tree = ast.parse(candidate)
+            text = candidate
+            break
+        except SyntaxError:
+            continue
+    if tree is None:
+        return None
+    params = list(func.__code__.co_varnames[:func.__code__.co_argcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and [a.arg for a in n.args.args] == params]
+    if len(found) != 1:
+        return None
+    return ast.get_source_segment(text, found[0].body)
+
+
+def create_warp_function(func):
+    """A Warp function (`@wp.func`, every parameter generic: `typing.Any`) from a Python function or lambda,
+    and the module it belongs to (`map_<key>`). A lambda's function is named `func_<hash of its body>`, the
+    same in every process."""
+    code = func.__code__
+    params = list(code.co_varnames[:code.co_argcount])
+    name = getattr(func, "__name__", None)
+    namespace = dict(func.__globals__)
+    if func.__closure__:
+        namespace.update(zip(code.co_freevars, (c.cell_contents for c in func.__closure__)))
+    if name == "<lambda>":
+        body = _lambda_body(func)
+        if body is None:
+            raise ValueError("Could not extract lambda source code")
+        key = f"func_{hashlib.sha256(body.encode('utf-8')).hexdigest()[:16]}"
+        body = " ".join(line.strip() for line in body.splitlines())  # one line: a parenthesized body spans several
+        source = f"def {key}({', '.join(params)}):\n    return {body}\n"
+        filename = f"<mlwarp create_warp_function {key}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # what the frontend reads
+        namespace["__name__"] = func.__globals__.get("__name__", "__main__")
+        exec(compile(source, filename, "exec"), namespace)
+        py_func = namespace[key]
+    else:
+        key = getattr(func, "__qualname__", name)
+        key = key.replace(".", "_").replace(" ", "_").replace("<", "").replace(">", "_")
+        py_func = types.FunctionType(code, func.__globals__, key, func.__defaults__, func.__closure__)
+        py_func.__qualname__ = key
+        py_func.__module__ = func.__module__
+    py_func.__annotations__ = {p: typing.Any for p in params}
+    return Function(py_func), get_module(f"map_{key}")
 
 
 # -- misc ----------------------------------------------------------------------------------------------------

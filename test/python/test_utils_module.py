@@ -512,3 +512,43 @@ def test_transform_expand():
     t = wp.transform_expand((1.0, 2.0, 3.0, 0.0, 0.0, 0.6, 0.8))
     assert type(t) is wp.transformf
     np.testing.assert_allclose(np.array(t), (1.0, 2.0, 3.0, 0.0, 0.0, 0.6, 0.8), rtol=1e-7)
+
+
+# -- create_warp_function -----------------------------------------------------------------------------------
+def _multiline_lambda():
+    return lambda q, qd: (
+        q[0] == 0.0
+        and q[1] == 2.0 * qd
+    )
+
+
+OFFSET = 0.5
+
+
+def _named(x, y):
+    return x * y + OFFSET
+
+
+def test_create_warp_function_from_lambda_and_def():
+    created, module = wp.utils.create_warp_function(_multiline_lambda())
+    assert re.fullmatch(r"func_[0-9a-f]{16}", created.key)
+    assert module.name == f"map_{created.key}"
+    assert created((0.0, 2.0), 1.0) is True and created((0.0, 2.0), 3.0) is False
+    again, _ = wp.utils.create_warp_function(_multiline_lambda())
+    assert again.key == created.key  # named after the body's text
+    scale = 3.0
+    shifted, _ = wp.utils.create_warp_function(lambda x: x * scale + 1.0)  # a closure variable
+    named, named_module = wp.utils.create_warp_function(_named)
+    assert named.key == "_named" and named_module.name == "map__named"
+
+    @wp.kernel
+    def apply(a: wp.array(dtype=float), b: wp.array(dtype=float), c: wp.array(dtype=float)):
+        i = wp.tid()
+        b[i] = shifted(a[i])
+        c[i] = named(a[i], 2.0)
+
+    x = np.arange(5, dtype=np.float32)
+    b, c = wp.zeros(5), wp.zeros(5)
+    wp.launch(apply, dim=5, inputs=[wp.array(x), b, c])
+    np.testing.assert_array_equal(b.numpy(), x * 3.0 + 1.0)
+    np.testing.assert_array_equal(c.numpy(), x * 2.0 + 0.5)
