@@ -2,8 +2,7 @@
 differences, gradcheck / gradcheck_tape passing on right gradients and failing on a deliberately wrong
 @wp.func_grad, their argument errors, and wp.config.verify_autograd_array_access's warnings."""
 
-import contextlib
-import io
+from typing import Any
 
 import numpy as np
 import pytest
@@ -155,6 +154,25 @@ def test_float64_tight_tolerances():
     assert ad.dtype is wp.float64
     assert gradcheck(sum_squares, dim=4, inputs=[x], outputs=[loss], eps=1e-6, atol=1e-7, rtol=1e-7,
                      show_summary=False)
+
+
+@wp.kernel
+def generic_product(a: wp.array2d(dtype=Any), b: wp.array2d(dtype=Any), out: wp.array2d(dtype=Any)):
+    i, j = wp.tid()
+    out[i, j] = a[i, j] * b[i, j] - b[i, j]
+
+
+@pytest.mark.parametrize("dtype", [wp.float32, wp.float64])
+def test_generic_kernel_jacobians(dtype):
+    a0, b0 = np.array([[1.0, 2.0], [3.0, -1.0]]), np.array([[0.5, -2.0], [4.0, 1.5]])
+    a, b, out = _arr(a0, dtype), _arr(b0, dtype), _arr(np.zeros((2, 2)), dtype)
+    ad = jacobian(generic_product, dim=(2, 2), inputs=[a, b], outputs=[out])
+    assert ad[0, 0].dtype is dtype and ad[0, 0].shape == (4, 4)
+    np.testing.assert_allclose(ad[0, 0].numpy(), np.diag(b0.reshape(-1)), rtol=1e-6)
+    np.testing.assert_allclose(ad[1, 0].numpy(), np.diag(a0.reshape(-1) - 1), rtol=1e-6)
+    with wp.Tape() as tape:
+        wp.launch(generic_product, dim=(2, 2), inputs=[a, b], outputs=[out])
+    assert gradcheck_tape(tape, show_summary=False)
 
 
 def test_python_function_restores_inputs():
