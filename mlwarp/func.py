@@ -95,8 +95,9 @@ class Function:
         return f"<mlwarp function {self.key} ({len(self.overloads)} overload(s))>"
 
 
-def func(f=None, *, module=None, name=None):
-    """Decorator: `@wp.func`. A second definition of the same name in the same module adds an overload."""
+def func(f=None, *, module=None, name=None, inline=None):
+    """Decorator: `@wp.func`. A second definition of the same name in the same module adds an overload.
+    `inline` is accepted for Warp's sake: the warp-inline pass inlines every function call."""
 
     def wrap(py_func):
         where = (py_func.__module__, py_func.__qualname__)
