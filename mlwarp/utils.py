@@ -5,11 +5,12 @@ Warp runs these as native C++/CUDA routines. Here the array work is mlwarp kerne
 core (and on a CUDA device through the same kernels):
 
 - `array_sum` / `array_inner`: two passes of per-block partial sums. Each output element's reduction is cut into
-  `nb` interleaved blocks (block `b` sums elements `b, b + nb, b + 2 nb, ...`: neighbouring threads read
-  neighbouring memory), the first kernel writes one partial per block, the second adds the partials in order.
-  The order of additions is fixed: the result does not depend on the thread count.
+  contiguous blocks (enough of them that the launch runs on every core), the first kernel writes one partial
+  per block, the second adds the partials in order. The order of additions is fixed: the result does not
+  depend on the thread count.
 - `array_scan`: block sums, a scan of the block sums, then each block scanned from its offset.
-- `runlength_encode`: run heads flagged by a kernel, their exclusive scan (`array_scan`), a scatter kernel.
+- `runlength_encode`: run heads flagged by a kernel, their exclusive scan (`array_scan`), a scatter kernel, then
+  one thread per run for the lengths.
 - `array_cast`: one conversion kernel per (output type, input type, ndim).
 
 `radix_sort_pairs` and `segmented_sort_pairs` sort on the host with numpy's stable sort (a radix sort's passes
@@ -174,20 +175,31 @@ def _fold(inputs, out, axis):
     return n_strides, outer, out_outer
 
 
-def _blocks(n: int, outputs: int) -> int:
-    """How many interleaved blocks each of `outputs` reductions of `n` elements is cut into."""
-    if n <= _MIN_BLOCK:
-        return 1
-    return max(1, min(-(-n // _MIN_BLOCK), -(-_TARGET_THREADS // max(1, outputs))))
+def _fold_components(views: list) -> list:
+    """(P, Q, N, C) views as (P, Q, N * C, 1) where the components follow each other along N in every view:
+    array_inner then runs one loop over scalars."""
+    c = views[0].shape[3]
+    if c == 1 or any(v.strides[2] != c * v.strides[3] for v in views):
+        return views
+    return [_wrap(np.lib.stride_tricks.as_strided(v._np, v.shape[:2] + (v.shape[2] * c, 1),
+                                                  v.strides[:2] + (v.strides[3], v.strides[3])), v.dtype, v.device)
+            for v in views]
+
+
+def _blocks(n: int, outputs: int) -> tuple:
+    """(block length, block count): how each of `outputs` reductions of `n` elements is cut into blocks."""
+    nb = 1 if n <= _MIN_BLOCK else max(1, min(-(-n // _MIN_BLOCK), -(-_TARGET_THREADS // max(1, outputs))))
+    block = -(-n // nb)
+    return block, -(-n // block)
 
 
 @functools.lru_cache(maxsize=None)
 def _sum_kernels(T):
     @kernel(enable_backward=False)
-    def array_sum_partial(x: array(dtype=T, ndim=4), nb: int, parts: array(dtype=T, ndim=4)):
+    def array_sum_partial(x: array(dtype=T, ndim=4), block: int, parts: array(dtype=T, ndim=4)):
         p, q, b, c = wp.tid()
         s = T(0)
-        for k in range(b, x.shape[2], nb):
+        for k in range(b * block, wp.min((b + 1) * block, x.shape[2])):
             s += x[p, q, k, c]
         parts[p, q, b, c] = s
 
@@ -205,13 +217,22 @@ def _sum_kernels(T):
 @functools.lru_cache(maxsize=None)
 def _inner_kernels(T):
     @kernel(enable_backward=False)
-    def array_inner_partial(a: array(dtype=T, ndim=4), b: array(dtype=T, ndim=4), nb: int,
+    def array_inner_partial(a: array(dtype=T, ndim=4), b: array(dtype=T, ndim=4), block: int,
                             parts: array(dtype=T, ndim=3)):
         p, q, j = wp.tid()
         s = T(0)
-        for k in range(j, a.shape[2], nb):
+        for k in range(j * block, wp.min((j + 1) * block, a.shape[2])):
             for c in range(a.shape[3]):
                 s += a[p, q, k, c] * b[p, q, k, c]
+        parts[p, q, j] = s
+
+    @kernel(enable_backward=False)
+    def array_inner_partial_scalars(a: array(dtype=T, ndim=4), b: array(dtype=T, ndim=4), block: int,
+                                    parts: array(dtype=T, ndim=3)):
+        p, q, j = wp.tid()
+        s = T(0)
+        for k in range(j * block, wp.min((j + 1) * block, a.shape[2])):
+            s += a[p, q, k, 0] * b[p, q, k, 0]
         parts[p, q, j] = s
 
     @kernel(enable_backward=False)
@@ -222,7 +243,7 @@ def _inner_kernels(T):
             s += parts[p, q, j]
         out[p, q, 0] = s
 
-    return array_inner_partial, array_inner_finish
+    return array_inner_partial, array_inner_partial_scalars, array_inner_finish
 
 
 def _normalize_axis(operation, axis, ndim):
@@ -251,15 +272,19 @@ def _reduce(operation, inputs, out, axis, count):
         if operation == "array_sum":
             partial, finish = _sum_kernels(T)
             C = views[0].shape[3]
-            nb = _blocks(count, P * Q * C)
+            block, nb = _blocks(count, P * Q * C)
             parts = empty((P, Q, nb, C), dtype=T, device=device)
-            launch(partial, dim=(P, Q, nb, C), inputs=[views[0], nb, parts], device=device)
+            launch(partial, dim=(P, Q, nb, C), inputs=[views[0], block, parts], device=device)
             launch(finish, dim=(P, Q, C), inputs=[parts, out_view], device=device)
         else:
-            partial, finish = _inner_kernels(T)
-            nb = _blocks(count * views[0].shape[3], P * Q)
+            partial, partial_scalars, finish = _inner_kernels(T)
+            views = _fold_components(views)
+            if views[0].shape[3] == 1:
+                partial = partial_scalars
+            count = views[0].shape[2]
+            block, nb = _blocks(count, P * Q)
             parts = empty((P, Q, nb), dtype=T, device=device)
-            launch(partial, dim=(P, Q, nb), inputs=[views[0], views[1], nb, parts], device=device)
+            launch(partial, dim=(P, Q, nb), inputs=[views[0], views[1], block, parts], device=device)
             launch(finish, dim=(P, Q), inputs=[parts, out_view], device=device)
         if result is not out:
             copy(out, result)
@@ -469,11 +494,9 @@ def _runlength_kernels(T):
             starts[index[i] + heads[i]] = n
 
     @kernel(enable_backward=False)
-    def runlength_lengths(starts: array(dtype=_t.int32), run_count: array(dtype=_t.int32),
-                          run_lengths: array(dtype=_t.int32)):
+    def runlength_lengths(starts: array(dtype=_t.int32), run_lengths: array(dtype=_t.int32)):
         r = wp.tid()
-        if r < run_count[0]:
-            run_lengths[r] = starts[r + 1] - starts[r]
+        run_lengths[r] = starts[r + 1] - starts[r]
 
     return runlength_heads, runlength_scatter, runlength_lengths
 
@@ -532,10 +555,9 @@ def runlength_encode(values: array, run_values: array, run_lengths: array, run_c
         array_scan(heads, index, inclusive=False)
         launch(scatter_k, dim=value_count, inputs=[src, heads, index, run_values, starts, run_count],
                device=device)
-        launch(lengths_k, dim=value_count, inputs=[starts, run_count, run_lengths], device=device)
-    if host_return:
-        return int(run_count.numpy()[0])
-    return run_count
+        runs = int(run_count.numpy()[0])  # one thread per run (a CUDA device: a wait for the count)
+        launch(lengths_k, dim=runs, inputs=[starts, run_lengths], device=device)
+    return runs if host_return else run_count
 
 
 # -- cast ----------------------------------------------------------------------------------------------------
