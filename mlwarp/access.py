@@ -125,33 +125,35 @@ def kernel_access(kernel) -> Access:
 _function_access: dict = {}
 
 
-def _analyse(py_func, name, arrays: dict) -> Access:
-    """`arrays`: parameter index -> ndim (None: unknown) of the parameters that hold arrays."""
+def _analyse(py_func, name, arrays: dict, functions=None) -> Access:
+    """`arrays`: parameter index -> ndim (None: unknown) of the parameters that hold arrays; `functions`:
+    parameter index -> the @wp.func passed to a `wp.Function` parameter."""
     src = function_source(py_func)
     fdef = src.tree.body[0]
-    walker = _Walker(py_func, name, src, fdef, arrays)
+    walker = _Walker(py_func, name, src, fdef, arrays, functions or {})
     for stmt in fdef.body:
         walker.visit(stmt)
     reads = [i for i, flag in walker.read_flags.items() if flag]  # as Warp: the flags at the end
     return Access(reads, walker.writes, src.filename, src.first_line)
 
 
-def _callee_access(overload_func, key, arrays: dict) -> Access:
-    memo = (overload_func, tuple(sorted(arrays.items())))
+def _callee_access(overload_func, key, arrays: dict, functions: dict) -> Access:
+    memo = (overload_func, tuple(sorted(arrays.items())), tuple(sorted((i, id(f)) for i, f in functions.items())))
     found = _function_access.get(memo)
     if found is None:
         _function_access[memo] = Access((), (), "", 0)  # recursion guard
-        found = _function_access[memo] = _analyse(overload_func, key, arrays)
+        found = _function_access[memo] = _analyse(overload_func, key, arrays, functions)
     return found
 
 
 class _Walker(ast.NodeVisitor):
     """Visits a function body in evaluation order, tracking which locals are (views of) array parameters."""
 
-    def __init__(self, py_func, name, src, fdef, arrays):
+    def __init__(self, py_func, name, src, fdef, arrays, functions):
         self.py_func, self.name, self.src = py_func, name, src
         params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
         self.env = {params[i]: (i, nd) for i, nd in arrays.items() if i < len(params)}  # local -> (root, ndim)
+        self.functions = {params[i]: f for i, f in functions.items() if i < len(params)}  # wp.Function params
         self.params = params
         self.read_flags = {i: False for i in arrays}
         self.writes = set()
@@ -259,6 +261,8 @@ class _Walker(ast.NodeVisitor):
     # -- calls
     def _resolve(self, node):
         f = self.py_func
+        if isinstance(node, ast.Name) and node.id in self.functions:
+            return self.functions[node.id]
         if isinstance(node, ast.Name):
             if f.__code__.co_freevars and node.id in f.__code__.co_freevars and f.__closure__:
                 try:
@@ -288,6 +292,8 @@ class _Walker(ast.NodeVisitor):
     def _call_function(self, callee, node):
         passed = {i: self._array_of(a) for i, a in enumerate(node.args)}
         by_name = {k.arg: self._array_of(k.value) for k in node.keywords if k.arg}
+        functions = {i: f for i, f in enumerate(self._resolve(a) for a in node.args)
+                     if getattr(f, "_wp_function_", False)}
         for overload in callee.overloads:
             names = [p.name for p in overload.params]
             if len(names) < len(node.args):
@@ -304,7 +310,7 @@ class _Walker(ast.NodeVisitor):
                     arrays[i] = nd if isinstance(nd, int) else v[1]
             if not arrays:
                 continue
-            access = _callee_access(overload.func, callee.key, arrays)
+            access = _callee_access(overload.func, callee.key, arrays, functions)
             for i in arrays:
                 root = bound[i][0]
                 if i in access.writes:

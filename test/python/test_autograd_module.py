@@ -487,3 +487,23 @@ def test_tape_scopes():
         tape.record_scope_end()
     tape.reset()
     assert tape.scopes == []
+
+
+def test_access_through_function_parameters():
+    from mlwarp import access
+
+    @wp.func
+    def read_at(arr: wp.array(dtype=float), i: int):
+        return arr[i]
+
+    @wp.func
+    def apply(g: wp.Function, arr: wp.array(dtype=float), i: int):
+        return g(arr, i)
+
+    @wp.kernel
+    def k(arr: wp.array(dtype=float), out: wp.array(dtype=float)):
+        out[0] = apply(read_at, arr, 0)
+
+    # the analysis follows the @wp.func passed to a wp.Function parameter (no launch: it reads the source)
+    found = access.kernel_access(k)
+    assert (sorted(found.reads), sorted(found.writes)) == ([0], [1])
