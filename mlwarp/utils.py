@@ -540,9 +540,8 @@ def runlength_encode(values: array, run_values: array, run_lengths: array, run_c
     if value_count > values.size:
         raise RuntimeError(f"runlength_encode() value_count ({value_count}) exceeds the size of values "
                            f"({values.size})")
-    for name, a in (("values", values), ("run_values", run_values), ("run_lengths", run_lengths)):
-        if a.ndim != 1:
-            raise RuntimeError(f"runlength_encode() requires a one-dimensional {name} array")
+    # Warp reads and writes the arrays' memory as flat runs of elements
+    values, run_values, run_lengths = (a if a.ndim == 1 else a.flatten() for a in (values, run_values, run_lengths))
 
     device = values.device
     heads_k, scatter_k, lengths_k = _runlength_kernels(values.dtype)

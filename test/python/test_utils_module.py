@@ -552,3 +552,11 @@ def test_create_warp_function_from_lambda_and_def():
     wp.launch(apply, dim=5, inputs=[wp.array(x), b, c])
     np.testing.assert_array_equal(b.numpy(), x * 3.0 + 1.0)
     np.testing.assert_array_equal(c.numpy(), x * 2.0 + 0.5)
+
+
+def test_runlength_encode_multidimensional_arrays_as_flat():
+    x = wp.array(np.array(((1, 1, 2), (2, 2, 3)), dtype=np.int32))
+    rv, rl = wp.zeros((2, 3), dtype=int), wp.zeros(6, dtype=int)
+    assert runlength_encode(x, rv, rl) == 3
+    np.testing.assert_array_equal(rv.numpy().ravel()[:3], (1, 2, 3))
+    np.testing.assert_array_equal(rl.numpy()[:3], (2, 3, 1))
