@@ -167,5 +167,10 @@ class Tape:
         self.gradients = {}
         self.loss = None
 
+    def visualize(self, filename=None, **options):
+        """Warp draws the recorded launches as a GraphViz graph; mlwarp does not (yet)."""
+        raise NotImplementedError("Tape.visualize() is not implemented in mlwarp: the recorded launches are in "
+                                  "tape.launches, the scopes in tape.scopes")
+
     def get_adjoint(self, a):
         return _adjoint_of(a)

@@ -507,3 +507,8 @@ def test_access_through_function_parameters():
     # the analysis follows the @wp.func passed to a wp.Function parameter (no launch: it reads the source)
     found = access.kernel_access(k)
     assert (sorted(found.reads), sorted(found.writes)) == ([0], [1])
+
+
+def test_tape_visualize_is_a_clear_error():
+    with pytest.raises(NotImplementedError, match=r"^Tape.visualize\(\) is not implemented in mlwarp"):
+        wp.Tape().visualize("tape.dot")
