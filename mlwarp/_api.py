@@ -5,7 +5,7 @@ first use of a name of the package, and copies its names into the package, so th
 
 from .types import (  # noqa: F401
     bool_ as bool, float16, float32, float64, half, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    dtype_from_numpy, dtype_to_numpy, scalar_base,
+    dtype_from_numpy, dtype_to_numpy, handle, scalar_base, Float, Int, Scalar,
 )
 from .array import (  # noqa: F401
     array, array1d, array2d, array3d, array4d, clone, copy, empty, empty_like, from_numpy, full, full_like, ones,

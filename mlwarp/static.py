@@ -17,8 +17,7 @@ def constant(x):
     """Warp's `wp.constant`: a value (scalar, vector, matrix...) kernels may read; returned unchanged."""
     ok = isinstance(x, (bool, int, float, wt.scalar_base)) or wt.is_composite(type(x))
     if not ok:
-        raise TypeError(f"Invalid constant type: {type(x).__name__} (expected a scalar, vector, matrix, "
-                        f"quaternion or transform)")
+        raise TypeError(f"Invalid constant type: {type(x)}")  # Warp's message (a scalar or composite is valid)
     return x
 
 

@@ -13,6 +13,9 @@ class _Config:
         self.print_timings = False  # also MLWARP_TIMINGS=1
         self.quiet = True
         self.verbose = False
+        # Warp 1.19: indexing a vector or matrix of a type other than int32/float32/bool gives an instance of
+        # the scalar type (`wp.vec3d(...)[0]` is `float64(...)`); True gives Python numbers, as before GH-905.
+        self.legacy_scalar_return_types = False
         # warn when a kernel recorded on a Tape overwrites an array an earlier recorded kernel (or the same
         # kernel, before the store) read: the backward pass would replay with the new values (mlwarp/access.py)
         self.verify_autograd_array_access = False

@@ -8,6 +8,8 @@ the compiler, so that type identity is the same object everywhere. `wp.types`
 from __future__ import annotations
 
 import ctypes
+import math
+import operator
 import typing
 from dataclasses import dataclass
 
@@ -15,25 +17,34 @@ import numpy as np
 
 
 class scalar_base:
-    """Base of every scalar type. Calling a type in Python converts a value."""
+    """Base of every scalar type. Calling a type in Python converts a value, as C does: integers wrap modulo
+    2**bits (`wp.int8(300)` is `int8(44)`), floats to integers truncate toward zero, floats round to the type's
+    precision (overflowing to inf). `.value` is the converted Python number."""
 
     __module__ = "mlwarp.types"  # the name users import it by
 
     _np_: type = None
     _ctype_: type = None
+    _type_: type = None  # Warp's name for the ctypes type (float16 and bfloat16 are stored as uint16 bits)
     _kind_: str = None  # "int", "uint", "float", "bool"
     _bits_: int = 0
+    _length_ = 1
 
     def __init__(self, x=0):
-        if self._kind_ == "bool":
-            self.value = bool(x)
-        elif type(self) is bfloat16:
-            self.value = float(bf16_bits_to_float(float_to_bf16_bits(float(x))))
-        else:
-            self.value = self._np_(x).item()
+        self.value = type(self)._convert(x.value if isinstance(x, scalar_base) else x)
+
+    @classmethod
+    def _convert(cls, x):
+        raise NotImplementedError
+
+    def __str__(self):
+        return str(self.value)
 
     def __repr__(self):
-        return f"{type(self).__name__}({self.value!r})"
+        return f"{type(self).__name__}({self})"
+
+    def __format__(self, spec):
+        return format(self.value, spec)
 
     def __float__(self):
         return float(self.value)
@@ -42,19 +53,16 @@ class scalar_base:
         return int(self.value)
 
     def __bool__(self):
-        return bool(self.value)
-
-    def __eq__(self, other):
-        return self.value == (other.value if isinstance(other, scalar_base) else other)
-
-    def __hash__(self):
-        return hash(self.value)
+        return self.value != 0
 
     # Arithmetic in Python scope is the builtin of the same name (`wp.float32(1.5) + 2.0` is `wp.add`), as in
-    # Warp; mlwarp.builtins installs it (this layer imports nothing above it).
+    # Warp; mlwarp.builtins installs it (this layer imports nothing above it). An array, vector or matrix operand
+    # is left to its own operators (`wp.float16(2) * v`).
     _builtin_ = None  # name -> the Python-scope builtin
 
     def _apply(self, name, *args):
+        if any(is_array(a) or is_composite(type(a)) for a in args):  # the array's or vector's operator decides
+            return NotImplemented
         return scalar_base._builtin_(name)(*args)
 
     def __add__(self, other):
@@ -87,12 +95,6 @@ class scalar_base:
     def __rmod__(self, other):
         return self._apply("mod", other, self)
 
-    def __pow__(self, other):
-        return self._apply("pow", self, other)
-
-    def __rpow__(self, other):
-        return self._apply("pow", other, self)
-
     def __neg__(self):
         return self._apply("neg", self)
 
@@ -102,30 +104,114 @@ class scalar_base:
     def __abs__(self):  # Warp keeps the type here (wp.abs gives a Python number for int32/float32)
         return type(self)(abs(self.value))
 
-    def __round__(self, ndigits=None):
-        return round(self.value, ndigits)
+    # Comparisons are by value, as Warp's: a float operand (Python, numpy or Warp) compares as a float, never
+    # truncated (`wp.int8(1) != 1.5`); anything that is no number is NotImplemented.
+    def _key(self, other):
+        raise NotImplementedError
 
     def _compare(self, other, op):
-        return op(self.value, other.value if isinstance(other, scalar_base) else other)
+        try:
+            a, b = self._key(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+        return op(a, b)
+
+    def __eq__(self, other):
+        return self._compare(other, operator.eq)
+
+    def __ne__(self, other):
+        return self._compare(other, operator.ne)
 
     def __lt__(self, other):
-        return self._compare(other, lambda a, b: a < b)
+        return self._compare(other, operator.lt)
 
     def __le__(self, other):
-        return self._compare(other, lambda a, b: a <= b)
+        return self._compare(other, operator.le)
 
     def __gt__(self, other):
-        return self._compare(other, lambda a, b: a > b)
+        return self._compare(other, operator.gt)
 
     def __ge__(self, other):
-        return self._compare(other, lambda a, b: a >= b)
+        return self._compare(other, operator.ge)
+
+    def __hash__(self):  # equal values hash equal: hash(wp.int8(1)) == hash(1.0)
+        return hash(self.value)
+
+
+_FLOAT_LIKE = (float, np.floating)
+
+
+class int_base(scalar_base):
+    """Base of the integer types (int8 .. uint64)."""
+
+    __module__ = "mlwarp.types"
+
+    @classmethod
+    def _convert(cls, x):
+        if isinstance(x, _FLOAT_LIKE):
+            x = math.trunc(float(x))  # C's float -> integer conversion (nan and inf raise)
+        else:
+            x = operator.index(x)  # TypeError for what is no integer ('str' object cannot be interpreted ...)
+        x &= (1 << cls._bits_) - 1
+        if cls._kind_ == "int" and x >> (cls._bits_ - 1):
+            x -= 1 << cls._bits_
+        return x
+
+    def __index__(self):
+        return self.value
+
+    def _key(self, other):
+        if isinstance(other, (*_FLOAT_LIKE, float_base)):
+            return float(self.value), float(other)
+        return self.value, operator.index(other) if not isinstance(other, scalar_base) else int(other)
+
+
+class float_base(scalar_base):
+    """Base of the floating-point types (float16, bfloat16, float32, float64)."""
+
+    __module__ = "mlwarp.types"
+
+    @classmethod
+    def _convert(cls, x):
+        x = float(x)
+        if cls._bits_ == 64:
+            return x
+        with np.errstate(over="ignore"):  # out of range: inf, as a C conversion
+            return float(cls._np_(x))
+
+    def _key(self, other):
+        return float(self.value), float(other)  # OverflowError for an int beyond float range, as in Warp
+
+    def __pow__(self, other):
+        return self._apply("pow", self, other)
+
+    def __rpow__(self, other):
+        return self._apply("pow", other, self)
+
+    def __round__(self, ndigits=None):
+        return type(self)(round(self.value, ndigits))
+
+
+class _bool_base(scalar_base):
+    __module__ = "mlwarp.types"
+
+    @classmethod
+    def _convert(cls, x):
+        return bool(x)
+
+    def _key(self, other):
+        return self.value, other.value if isinstance(other, scalar_base) else other
 
 
 def _scalar(name, np_type, ctype, kind, bits):
     # __module__: users meet the scalar types as mlwarp.types.* (reprs, pickles), the name they import.
     # (Their spelling in the warp dialect is the frontend's: compiler/frontend/types.py `spelling`.)
-    return type(name, (scalar_base,), dict(_np_=np_type, _ctype_=ctype, _kind_=kind, _bits_=bits,
-                                           __module__="mlwarp.types"))
+    # __numpy_dtype__: numpy (2.4 and later) reads `np.dtype(wp.float32)` as float32; bfloat16 has no numpy dtype.
+    base = {"int": int_base, "uint": int_base, "float": float_base, "bool": _bool_base}[kind]
+    attrs = dict(_np_=np_type, _ctype_=ctype, _type_=ctype, _kind_=kind, _bits_=bits, __module__="mlwarp.types")
+    if name != "bfloat16":
+        attrs["__numpy_dtype__"] = np.dtype(np_type)
+    return type(name, (base,), attrs)
 
 
 int8 = _scalar("int8", np.int8, ctypes.c_int8, "int", 8)
@@ -142,8 +228,10 @@ float64 = _scalar("float64", np.float64, ctypes.c_double, "float", 64)
 bool_ = _scalar("bool", np.bool_, ctypes.c_bool, "bool", 8)
 # bfloat16 has no numpy dtype: arrays hold its bit patterns as uint16, as in Warp.
 bfloat16 = _scalar("bfloat16", np.uint16, ctypes.c_uint16, "float", 16)
+bfloat16._convert = classmethod(lambda cls, x: float(bf16_bits_to_float(float_to_bf16_bits(float(x)))))
 
 # Warp's aliases
+handle = uint64  # Warp's type of object handles (Mesh, Volume, ...) in parameters and arrays: a uint64
 int_ = int32
 float_ = float32
 half = float16
@@ -151,6 +239,18 @@ half = float16
 scalar_types = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64, bool_)
 int_types = tuple(t for t in scalar_types if t._kind_ in ("int", "uint"))
 float_types = tuple(t for t in scalar_types if t._kind_ == "float")
+scalar_and_bool_types = (*int_types, *float_types, bool_)
+
+# Warp's generic scalar annotations: a parameter `x: wp.Float` (or a `wp.array(dtype=wp.Int)`, a
+# `wp.types.vector(length=3, dtype=wp.Scalar)`) takes any of the constraint types; Python's `int` and `float`
+# stand for int32 and float32. `bool` is no Scalar.
+Int = typing.TypeVar("Int", int, int8, uint8, int16, uint16, int32, uint32, int64, uint64)
+Float = typing.TypeVar("Float", float, float16, bfloat16, float32, float64)
+Scalar = typing.TypeVar("Scalar", int, float, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16,
+                        bfloat16, float32, float64)
+for _tv in (Int, Float, Scalar):
+    _tv.__module__ = "mlwarp.types"
+del _tv
 
 _python_to_warp = {float: float32, int: int32, bool: bool_}
 _numpy_to_warp = {np.dtype(t._np_): t for t in scalar_types if t is not bfloat16}
@@ -327,6 +427,147 @@ def type_is_transformation(t) -> bool:
 
 
 def types_equal(a, b) -> bool:
-    """Warp compares types by identity after canonicalising (float -> float32); composite types are cached,
-    so one (length, dtype) is one class."""
-    return canonical_type(a) is canonical_type(b)
+    """Whether `a` and `b` are the same Warp type: Python's `float`/`int`/`bool` are float32/int32/bool;
+    composite types are cached, so one (shape, dtype) is one class (generic ones included); arrays and array
+    annotations are equal when their dtypes and ndims are."""
+    if a is b:
+        return True
+    a_arr = is_array(a) and not isinstance(a, type) or isinstance(a, ArrayT)
+    b_arr = is_array(b) and not isinstance(b, type) or isinstance(b, ArrayT)
+    if a_arr or b_arr:
+        return a_arr and b_arr and a.ndim == b.ndim and types_equal(a.dtype, b.dtype)
+    ca, cb = canonical_type(a), canonical_type(b)
+    return ca is not None and ca is cb
+
+
+# -- Warp's public type introspection (warp.types): type_is_* take types, is_* take values ----------------------
+_PY_TO_WARP = {int: int32, float: float32, bool: bool_}
+
+
+def type_to_warp(t):
+    """Python's `int`, `float` and `bool` as Warp's int32, float32 and bool; any other type unchanged."""
+    return _PY_TO_WARP.get(t, t) if isinstance(t, type) else t
+
+
+def type_is_int(t) -> bool:
+    """Whether `t` is an integer type (Python's `int` included)."""
+    return type_to_warp(t) in int_types
+
+
+def type_is_float(t) -> bool:
+    """Whether `t` is a floating-point type (Python's `float` included)."""
+    return type_to_warp(t) in float_types
+
+
+def type_is_scalar(t) -> bool:
+    """Whether `t` is an integer or floating-point type (bool is not)."""
+    return type_is_int(t) or type_is_float(t)
+
+
+def type_is_composite(t) -> bool:
+    """Whether `t` is a vector, matrix, quaternion or transformation type (generic ones included)."""
+    return composite_kind(t) in ("vec", "mat", "quat", "transform")
+
+
+def type_is_value(t) -> bool:
+    """Whether `t` is a value type: a scalar (bool included) or a composite type."""
+    return t in (int, float, bool) or t in scalar_and_bool_types or type_is_composite(t)
+
+
+def type_is_struct(t) -> bool:
+    return is_struct(t)
+
+
+def type_is_array(t) -> bool:
+    """Whether `t` is one of the array classes (`wp.array`, ...); an array annotation is a value, see is_array."""
+    return isinstance(t, type) and getattr(t, "_wp_array_", False) is True
+
+
+def type_is_tile(t) -> bool:
+    return isinstance(t, type) and getattr(t, "_wp_tile_", False) is True
+
+
+def _value_kind(x):
+    return None if isinstance(x, type) else composite_kind(type(x))
+
+
+def is_vector(x) -> bool:
+    """Whether `x` is a vector value (not a type)."""
+    return _value_kind(x) == "vec"
+
+
+def is_matrix(x) -> bool:
+    return _value_kind(x) == "mat"
+
+
+def is_quaternion(x) -> bool:
+    return _value_kind(x) == "quat"
+
+
+def is_transformation(x) -> bool:
+    return _value_kind(x) == "transform"
+
+
+def is_value(x) -> bool:
+    """Whether `x` is a value of a value type: a Python or Warp scalar, or a vector, matrix, quaternion or
+    transformation."""
+    return isinstance(x, (int, float, bool, scalar_base)) or _value_kind(x) in ("vec", "mat", "quat", "transform")
+
+
+def is_tile(x) -> bool:
+    return not isinstance(x, type) and getattr(type(x), "_wp_tile_", False) is True
+
+
+def type_ctype(t):
+    """The ctypes type of values of `t`: c_float for `float`, c_int32 for `int`; composite types are their own."""
+    t = type_to_warp(t)
+    if is_composite(t):
+        return t._ctype_ if is_struct(t) and hasattr(t, "_ctype_") else t
+    return t._type_
+
+
+_SHORT = {float16: "h", bfloat16: "bf", float32: "f", float64: "d", int8: "b", int16: "s", int32: "i",
+          int64: "l", uint8: "ub", uint16: "us", uint32: "ui", uint64: "ul"}
+
+
+def type_repr(t) -> str:
+    """A type as Warp writes it in messages: `float32`, `vec3f`, `mat22d`, `quatf`, `transformh`,
+    `vector(length=5, dtype=float32)`, `matrix(shape=(2, 5), dtype=int8)`, `array(ndim=2, dtype=vec3f)` (an
+    annotation) or `array(shape=(4,), dtype=float32)` (an array), `Any`."""
+    if t is typing.Any:
+        return "Any"
+    if isinstance(t, typing.TypeVar):
+        return t.__name__
+    if is_array(t) and not isinstance(t, type):
+        ndim = "Any" if t.ndim is typing.Any else t.ndim
+        name = "array" if getattr(type(t), "_wp_array_", False) else type(t).__name__
+        if getattr(t, "device", None) is None or getattr(t, "is_annotation", False):
+            return f"{name}(ndim={ndim}, dtype={type_repr(t.dtype)})"
+        return f"{name}(shape={tuple(t.shape)}, dtype={type_repr(t.dtype)})"
+    if isinstance(t, ArrayT):
+        return str(t)
+    if typing.get_origin(t) is tuple:
+        args = typing.get_args(t)
+        return f"tuple({', '.join(type_repr(a) for a in args)})" if args else "tuple"
+    kind = composite_kind(t)
+    if kind in ("vec", "mat", "quat", "transform"):
+        s = t._wp_scalar_type_
+        sn = _SHORT.get(s)
+        if kind == "transform":
+            return f"transform{sn}" if sn else f"transform(dtype={type_repr(s)})"
+        if kind == "quat":
+            return f"quat{sn}" if sn else f"quat(dtype={type_repr(s)})"
+        dims = t._shape_
+        small = sn is not None and all(isinstance(d, int) and d <= 4 for d in dims)
+        shape = ", ".join("Any" if d is typing.Any else str(d) for d in dims)
+        if kind == "vec":
+            return f"vec{dims[0]}{sn}" if small else f"vector(length={shape}, dtype={type_repr(s)})"
+        return f"mat{dims[0]}{dims[1]}{sn}" if small else f"matrix(shape=({shape}), dtype={type_repr(s)})"
+    if t in scalar_and_bool_types:
+        return t.__name__
+    if t in (bool, float, int):
+        return t.__name__
+    name = getattr(t, "__name__", None)
+    if name is None:
+        return repr(t)
+    return f"{t.__module__}.{getattr(t, '__qualname__', name)}"

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import typing
 
 import numpy as np
 
 from . import types as wt
+from .config import config as _config
 
 _SUFFIX = {wt.float16: "h", wt.float32: "f", wt.float64: "d", wt.int8: "b", wt.uint8: "ub", wt.int16: "s",
            wt.uint16: "us", wt.int32: "i", wt.uint32: "ui", wt.int64: "l", wt.uint64: "ul", wt.bfloat16: "bf",
@@ -32,17 +34,58 @@ def _to_python(scalar, raw):
 
 
 def _to_raw(scalar, value):
+    """A Python, numpy or Warp number -> the stored C value of `scalar` (C conversions: integers wrap).
+    TypeError or ValueError when `value` is no number."""
+    if isinstance(value, (str, bytes)) or not _is_number(value):
+        raise TypeError(f"not a number: {type(value).__name__}")
     if isinstance(value, wt.scalar_base):
         value = value.value
     if scalar is wt.float16:
-        return int(np.float16(value).view(np.uint16))
+        with np.errstate(over="ignore"):
+            return int(np.float16(float(value)).view(np.uint16))
     if scalar is wt.bfloat16:
         return int(wt.float_to_bf16_bits(float(value)))
-    if scalar is wt.bool_:
-        return bool(value)
-    if wt.is_int(scalar):
-        return int(scalar._np_(value).item()) if isinstance(value, (int, np.integer)) else int(value)
-    return float(value)
+    return scalar._convert(value)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.number, np.bool_, wt.scalar_base)) or (
+        isinstance(v, np.ndarray) and v.ndim == 0)
+
+
+# Indexing a vector or matrix gives a Python number for these scalar types and an instance of the scalar type
+# for the others (`wp.vec3d(...)[0]` is `float64(...)`), as in Warp 1.19; `wp.config.legacy_scalar_return_types`
+# gives Python numbers for every type.
+_NATIVE = (wt.int32, wt.float32, wt.bool_)
+
+
+def _export(scalar, python_value):
+    if scalar in _NATIVE or _config.legacy_scalar_return_types:
+        return python_value
+    return scalar(python_value)
+
+
+def _assign_error(scalar, value):
+    return TypeError(f"Expected to assign a `{wt.type_repr(scalar)}` value but got `{type(value).__name__}` instead")
+
+
+def _seq_values(scalar, value, count):
+    """The stored values of the sequence `value` assigned to `count` components (Warp's errors)."""
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"Expected to assign a slice from a sequence of values but got `{type(value).__name__}` "
+                        f"instead") from None
+    raw = []
+    for x in items:
+        try:
+            raw.append(_to_raw(scalar, x))
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"Expected to assign a slice from a sequence of `{wt.type_repr(scalar)}` values but "
+                            f"got `{type(x).__name__}` instead") from None
+    if len(raw) != count:
+        raise ValueError("Can only assign sequence of same size")
+    return raw
 
 
 class _VectorLike:
@@ -54,34 +97,71 @@ class _VectorLike:
 
     def __init__(self, *args):
         n = self._length_
-        flat = _flatten_args(args)
-        if len(flat) == 0:
-            flat = [0] * n
-        elif len(flat) == 1 and n != 1:
-            flat = flat * n  # fill: wp.vec3(1.0)
-        if len(flat) != n:
-            raise ValueError(f"{type(self).__name__} takes {n} components (or 1 to fill), got {len(flat)}")
         super().__init__()
-        for k, v in enumerate(flat):
-            ctypes.Array.__setitem__(self, k, _to_raw(self._wp_scalar_type_, v))
+        if len(args) == 0:
+            return
+        if len(args) == 1:
+            a = args[0]
+            if isinstance(a, _VectorLike) and a._length_ == n:  # copy (converting the scalar type)
+                values = a._values()
+            elif hasattr(a, "__len__") and not isinstance(a, (str, bytes)) and np.ndim(a) > 0:
+                values = _flatten_args([a])  # wp.vec3((1, 2, 3)), wp.vec3(np.array(...))
+            else:
+                values = [a] * n  # fill: wp.vec3(1.0)
+        elif len(args) == n:
+            values = args
+        else:
+            values = _flatten_args(args) if any(np.ndim(a) > 0 for a in args) else args  # vec6(v3, v3)
+        if len(values) != n:
+            raise ValueError(f"Invalid number of arguments in {self._wp_constructor_} constructor, expected {n} "
+                             f"elements, got {len(args) if len(args) != 1 else len(values)}")
+        for k, v in enumerate(values):
+            try:
+                ctypes.Array.__setitem__(self, k, _to_raw(self._wp_scalar_type_, v))
+            except (TypeError, ValueError, OverflowError):
+                raise TypeError(f"Invalid argument in {self._wp_constructor_} constructor: expected a "
+                                f"`{wt.type_repr(self._wp_scalar_type_)}` value, got `{type(v).__name__}`") from None
+
+    _wp_constructor_ = "vector"
 
     # -- components ---------------------------------------------------------------
     def _get(self, k):
+        """Component k (flat, row-major) as a Python number (what the compiler and numpy read)."""
         return _to_python(self._wp_scalar_type_, ctypes.Array.__getitem__(self, k))
 
     def _set(self, k, value):
         ctypes.Array.__setitem__(self, k, _to_raw(self._wp_scalar_type_, value))
 
+    def _values(self) -> list:
+        return [self._get(k) for k in range(self._length_)]
+
+    def _item(self, k):
+        return _export(self._wp_scalar_type_, self._get(k))
+
     def __getitem__(self, key):
         if isinstance(key, slice):
-            return [self._get(k) for k in range(*key.indices(self._length_))]
-        return self._get(_check_index(key, self._length_))
+            idx = range(*key.indices(self._length_))
+            return vector(len(idx), self._wp_scalar_type_)(*[self._get(k) for k in idx])
+        return self._item(_index(key, self._length_, "int or slice"))
 
     def __setitem__(self, key, value):
-        self._set(_check_index(key, self._length_), value)
+        if isinstance(key, slice):
+            idx = range(*key.indices(self._length_))
+            if _is_number(value) and not isinstance(value, (str, bytes)):
+                raw = [_to_raw(self._wp_scalar_type_, value)] * len(idx)
+            else:
+                raw = _seq_values(self._wp_scalar_type_, value, len(idx))
+            for k, r in zip(idx, raw):
+                ctypes.Array.__setitem__(self, k, r)
+            return
+        k = _index(key, self._length_, "int or slice")
+        try:
+            self._set(k, value)
+        except (TypeError, ValueError, OverflowError):
+            raise _assign_error(self._wp_scalar_type_, value) from None
 
     def __iter__(self):
-        return (self._get(k) for k in range(self._length_))
+        return (self._item(k) for k in range(self._length_))
 
     def __len__(self):
         return self._length_
@@ -89,43 +169,68 @@ class _VectorLike:
     def __getattr__(self, name):
         k = _COMPONENTS.get(name)
         if k is not None and k < self._length_ and len(self._shape_) == 1:
-            return self._get(k)
-        raise AttributeError(f"'{type(self).__name__}' has no attribute '{name}'")
+            return self._item(k)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
         k = _COMPONENTS.get(name)
         if k is not None and k < self._length_ and len(self._shape_) == 1:
-            self._set(k, value)
+            self[k] = value
+        elif name and not name.strip("xyzw") and len(self._shape_) == 1:
+            # a swizzle-like name (v.xy = ...) would shadow the components without writing them
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         else:
             object.__setattr__(self, name, value)
 
     def numpy(self) -> np.ndarray:
-        return np.array(list(self), dtype=np.float32 if wt.is_float(self._wp_scalar_type_) and
-                        self._wp_scalar_type_._bits_ == 16 else self._wp_scalar_type_._np_).reshape(self._shape_)
+        s = self._wp_scalar_type_
+        dtype = np.float32 if wt.is_float(s) and s._bits_ == 16 else s._np_
+        return np.array(self._values(), dtype=dtype).reshape(self._shape_)
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
+    def __str__(self):
+        return f"[{', '.join(map(str, self))}]"
+
     def __repr__(self):
-        return f"{type(self).__name__}({list(self)})"
+        return f"{wt.type_repr(type(self))}([{', '.join(map(repr, self))}])"
 
     def __eq__(self, other):
+        """Component by component, as Warp: a vector equals any sequence of equal values (`v == (1, 2, 3)`)."""
+        if isinstance(other, np.ndarray) and other.shape != self._shape_:
+            return False
         try:
-            return np.array_equal(self.numpy(), np.asarray(other).reshape(self._shape_))
-        except (ValueError, TypeError):
-            return NotImplemented
+            if len(other) != self._length_:
+                return False
+            return all(a == b for a, b in zip(self._values(), other))
+        except TypeError:
+            return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
 
     def __hash__(self):
-        return hash(tuple(self))
+        return hash(tuple(self._values()))
 
     def _wp_fingerprint_(self, seen=None) -> str:
         """Kernel cache key of a captured constant: its type and components (captures.py)."""
-        return f"{type(self).__name__}:{[self._get(k) for k in range(self._length_)]!r}"
+        return f"{type(self).__name__}:{self._values()!r}"
+
+    @classmethod
+    def from_ptr(cls, ptr):
+        """A value read from the address `ptr` (the stored bits, half types included), as Warp's."""
+        if not ptr:
+            raise RuntimeError("NULL pointer exception")
+        value = cls()
+        ctypes.memmove(ctypes.byref(value), ptr, ctypes.sizeof(cls))
+        return value
 
     # -- Python-scope arithmetic (Warp's semantics; kernels use the builtin table) ------
     def _same(self, other):
-        if type(other) is not type(self):
+        if not isinstance(other, _VectorLike) or other._shape_ != self._shape_ or \
+                other._wp_scalar_type_ is not self._wp_scalar_type_:
             raise TypeError(f"unsupported operand types: {type(self).__name__} and {type(other).__name__}")
         return other
 
@@ -141,11 +246,17 @@ class _VectorLike:
     def __sub__(self, other):
         return self._new(self.numpy() - self._same(other).numpy())
 
+    def __mod__(self, other):
+        s = self.numpy()
+        o = _value(other) if _is_scalar_value(other) else self._same(other).numpy()
+        return self._new(np.fmod(s, o) if not wt.is_int(self._wp_scalar_type_) else
+                         np.where(o == 0, s, s - o * np.trunc(s / np.where(o == 0, 1, o))))
+
     def __neg__(self):
         return self._new(-self.numpy())
 
     def __pos__(self):
-        return self
+        return type(self)(self)
 
     def __mul__(self, other):
         if _is_scalar_value(other):
@@ -167,55 +278,159 @@ class _VectorLike:
 
     def __rtruediv__(self, other):
         if _is_scalar_value(other):
-            return self._new(_value(other) / self.numpy())
+            r = _value(other) / self.numpy()
+            return self._new(np.trunc(r) if wt.is_int(self._wp_scalar_type_) else r)
         return NotImplemented
 
 
 class _MatrixLike(_VectorLike):
     _wp_composite_ = "mat"
+    _wp_constructor_ = "matrix"
 
     def __init__(self, *args):
         rows, cols = self._shape_
-        if len(args) == rows and all(isinstance(a, _VectorLike) and len(a) == cols for a in args):
-            args = [x for a in args for x in a]  # rows given as vectors
+        if len(args) == 1 and not isinstance(args[0], _VectorLike) and np.ndim(args[0]) > 0:
+            args = tuple(args[0])  # mat22(((1, 2), (3, 4))), mat33(np.eye(3)), mat22([1, 2, 3, 4])
+        elif len(args) == 1 and isinstance(args[0], _MatrixLike) and args[0]._shape_ == self._shape_:
+            args = args[0]._values()  # copy
+        if len(args) == rows and rows != self._length_:
+            flat = []
+            for row in args:  # rows: sequences (or vectors) of `cols` values
+                if np.ndim(row) != 1 or len(row) != cols:
+                    raise TypeError(f"Invalid argument in matrix constructor, expected row of length {cols}, "
+                                    f"got {row}")
+                flat.extend(row)
+            args = flat
+        elif len(args) not in (0, 1, self._length_):
+            raise ValueError(f"Invalid number of arguments in matrix constructor, expected {self._length_} "
+                             f"elements, got {len(args)}")
         super().__init__(*args)
+
+    def _check_row(self, r, what="row"):
+        n = self._shape_[0] if what == "row" else self._shape_[1]
+        r = _index(r, n, "int or pair of ints", check=False)
+        if not -n <= r < n:
+            raise IndexError(f"Invalid {what} index")
+        return r + n if r < 0 else r
+
+    def get_row(self, r):
+        """Row r as a vector (negative r counts from the end)."""
+        rows, cols = self._shape_
+        r = self._check_row(r)
+        return vector(cols, self._wp_scalar_type_)(*[self._get(r * cols + j) for j in range(cols)])
+
+    def get_col(self, c):
+        """Column c as a vector (negative c counts from the end)."""
+        rows, cols = self._shape_
+        c = self._check_row(c, "column")
+        return vector(rows, self._wp_scalar_type_)(*[self._get(i * cols + c) for i in range(rows)])
+
+    def _assign(self, flat_indices, value):
+        flat_indices = list(flat_indices)
+        if _is_number(value) and not isinstance(value, (str, bytes)):
+            raw = [_to_raw(self._wp_scalar_type_, value)] * len(flat_indices)
+        else:
+            raw = _seq_values(self._wp_scalar_type_, value, len(flat_indices))
+        for k, r in zip(flat_indices, raw):
+            ctypes.Array.__setitem__(self, k, r)
+
+    def set_row(self, r, v):
+        """Sets row r to `v`: a scalar (every element) or a sequence of `cols` values."""
+        rows, cols = self._shape_
+        r = self._check_row(r)
+        self._assign(range(r * cols, (r + 1) * cols), v)
+
+    def set_col(self, c, v):
+        """Sets column c to `v`: a scalar (every element) or a sequence of `rows` values."""
+        rows, cols = self._shape_
+        c = self._check_row(c, "column")
+        self._assign(range(c, rows * cols, cols), v)
+
+    def _key2(self, key):
+        if len(key) != 2:
+            raise KeyError(f"Invalid key, expected one or two indices, got {len(key)}")
+        rows, cols = self._shape_
+        i, j = key
+        ri = range(*i.indices(rows)) if isinstance(i, slice) else [_index(i, rows, "int or pair of ints")]
+        cj = range(*j.indices(cols)) if isinstance(j, slice) else [_index(j, cols, "int or pair of ints")]
+        return i, j, ri, cj
 
     def __getitem__(self, key):
         rows, cols = self._shape_
+        s = self._wp_scalar_type_
         if isinstance(key, tuple):
-            i, j = key
-            return self._get(_check_index(i, rows) * cols + _check_index(j, cols))
-        i = _check_index(key, rows)
-        return vector(cols, self._wp_scalar_type_)(*[self._get(i * cols + j) for j in range(cols)])
+            i, j, ri, cj = self._key2(key)
+            vals = [[self._get(r * cols + c) for c in cj] for r in ri]
+            if not isinstance(i, slice) and not isinstance(j, slice):
+                return self._item(ri[0] * cols + cj[0])
+            if isinstance(i, slice) and isinstance(j, slice):
+                return matrix((len(ri), len(cj)), s)(*[x for row in vals for x in row])
+            flat = [x for row in vals for x in row]
+            return vector(len(flat), s)(*flat)
+        if isinstance(key, slice):
+            ri = range(*key.indices(rows))
+            return matrix((len(ri), cols), s)(*[self._get(r * cols + c) for r in ri for c in range(cols)])
+        return self.get_row(_index(key, rows, "int or pair of ints", check=False))
 
     def __setitem__(self, key, value):
         rows, cols = self._shape_
         if isinstance(key, tuple):
-            i, j = key
-            self._set(_check_index(i, rows) * cols + _check_index(j, cols), value)
+            i, j, ri, cj = self._key2(key)
+            if not isinstance(i, slice) and not isinstance(j, slice):
+                if not _is_number(value) or isinstance(value, (str, bytes)):
+                    if np.ndim(value) > 0 and not isinstance(value, (str, bytes)):
+                        raise RuntimeError(f"The provided value is expected to be a scalar but got an object of "
+                                           f"shape {np.shape(value)} instead")
+                    raise _assign_error(self._wp_scalar_type_, value)
+                self._set(ri[0] * cols + cj[0], value)
+                return
+            if not _is_number(value):
+                value = np.asarray(value).reshape(-1).tolist() if np.ndim(value) > 0 else value
+            self._assign([r * cols + c for r in ri for c in cj], value)
             return
-        i = _check_index(key, rows)
-        for j, v in enumerate(value):
-            self._set(i * cols + j, v)
+        if isinstance(key, slice):
+            ri = range(*key.indices(rows))
+            if not _is_number(value):
+                value = np.asarray(value).reshape(-1).tolist() if np.ndim(value) > 0 else value
+            self._assign([r * cols + c for r in ri for c in range(cols)], value)
+            return
+        self.set_row(_index(key, rows, "int or pair of ints", check=False), value)
 
     def __iter__(self):
-        return (self[i] for i in range(self._shape_[0]))
+        return (self.get_row(i) for i in range(self._shape_[0]))
 
     def __len__(self):
         return self._shape_[0]
 
-    def numpy(self):
-        return np.array([self._get(k) for k in range(self._length_)],
-                        dtype=np.float32 if self._wp_scalar_type_._bits_ == 16 else self._wp_scalar_type_._np_
-                        ).reshape(self._shape_)
+    def __str__(self):
+        return "[" + ",\n ".join(str(self.get_row(r)) for r in range(self._shape_[0])) + "]"
 
     def __repr__(self):
-        return f"{type(self).__name__}({self.numpy().tolist()})"
+        rows = ", ".join(f"[{', '.join(map(repr, self.get_row(r)))}]" for r in range(self._shape_[0]))
+        return f"{wt.type_repr(type(self))}([{rows}])"
+
+    def __eq__(self, other):
+        if isinstance(other, np.ndarray) and other.shape != self._shape_:
+            return False
+        try:
+            if len(other) != self._shape_[0]:
+                return False
+            return all(self.get_row(r) == other[r] for r in range(self._shape_[0]))
+        except (TypeError, KeyError, IndexError):
+            return False
+
+    def __hash__(self):
+        return hash(tuple(self._values()))
 
     def __mul__(self, other):
         if isinstance(other, _VectorLike):
             return self.__matmul__(other)
         return super().__mul__(other)
+
+    def __rmul__(self, other):
+        if isinstance(other, _VectorLike):
+            return self.__rmatmul__(other)
+        return super().__rmul__(other)
 
     def __matmul__(self, other):
         if isinstance(other, _MatrixLike):
@@ -233,6 +448,7 @@ class _MatrixLike(_VectorLike):
 
 class _QuatLike(_VectorLike):
     _wp_composite_ = "quat"
+    _wp_constructor_ = "quaternion"
 
     def __mul__(self, other):
         if isinstance(other, _QuatLike):
@@ -245,21 +461,49 @@ class _QuatLike(_VectorLike):
 
 class _TransformLike(_VectorLike):
     _wp_composite_ = "transform"
+    _wp_constructor_ = "transformation"
 
-    def __init__(self, *args):
-        if len(args) == 2 and all(isinstance(a, (_VectorLike, list, tuple, np.ndarray)) for a in args):
-            args = [*list(args[0]), *list(args[1])]  # transform(p, q)
+    def __init__(self, *args, **kwargs):
+        if kwargs or len(args) == 2:
+            if set(kwargs) - {"p", "q"} or len(args) > 2 or len(args) + len(kwargs) > 2:
+                raise TypeError(f"{type(self).__name__}() takes p and q, got {len(args)} positional arguments and "
+                                f"keywords {sorted(kwargs)}")
+            pq = dict(zip(("p", "q"), args), **kwargs)
+            p, q = pq.get("p", (0.0, 0.0, 0.0)), pq.get("q", (0.0, 0.0, 0.0, 1.0))
+            for name, v in (("p", p), ("q", q)):
+                if np.ndim(v) == 0:
+                    raise TypeError(f"Invalid argument '{name}' in transformation constructor: expected a sequence, "
+                                    f"got {type(v).__name__}")
+            args = [*_flatten_args([p]), *_flatten_args([q])]
         elif len(args) == 0:
             args = [0.0] * 6 + [1.0]
+        elif len(args) == 1 and np.ndim(args[0]) > 0 and len(args[0]) == 3:
+            args = [*_flatten_args([args[0]]), 0.0, 0.0, 0.0, 1.0]  # p only
         super().__init__(*args)
 
     @property
     def p(self):
         return vector(3, self._wp_scalar_type_)(*[self._get(k) for k in range(3)])
 
+    @p.setter
+    def p(self, value):
+        self[0:3] = value
+
     @property
     def q(self):
         return quaternion(self._wp_scalar_type_)(*[self._get(k) for k in range(3, 7)])
+
+    @q.setter
+    def q(self, value):
+        self[3:7] = value
+
+    def __setattr__(self, name, value):
+        if name in ("p", "q"):
+            object.__setattr__(self, name, value)  # the properties
+        elif name in _COMPONENTS:
+            raise RuntimeError(f"Cannot set attribute {name} of transformation")
+        else:
+            super().__setattr__(name, value)
 
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3}
@@ -273,10 +517,13 @@ def _value(v):
     return v.value if isinstance(v, wt.scalar_base) else v
 
 
-def _check_index(k, n) -> int:
-    if not isinstance(k, (int, np.integer)):
-        raise TypeError(f"index must be an integer, got {type(k).__name__}")
+def _index(k, n, expected, check=True) -> int:
+    """An integer component index (negative counts from the end); KeyError for other keys, as Warp's."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer, wt.int_base)):
+        raise KeyError(f"Invalid key {k}, expected {expected}")
     k = int(k)
+    if not check:
+        return k
     if k < 0:
         k += n
     if not 0 <= k < n:
@@ -288,78 +535,131 @@ def _flatten_args(args) -> list:
     out = []
     for a in args:
         if isinstance(a, _VectorLike):
-            out.extend(a[k] if not isinstance(a, _MatrixLike) else a._get(k) for k in range(a._length_))
-        elif isinstance(a, (list, tuple, np.ndarray)):
-            out.extend(np.asarray(a).reshape(-1).tolist())
+            out.extend(a._values())
+        elif isinstance(a, (list, tuple, np.ndarray)) and np.ndim(a) > 0:
+            for x in a:
+                out.extend(_flatten_args([x]))
         else:
             out.append(a)
     return out
 
 
+def _is_open(x) -> bool:
+    """A type parameter left open in a generic annotation: `typing.Any` or a TypeVar (wp.Float, wp.Int, ...)."""
+    return x is typing.Any or isinstance(x, typing.TypeVar)
+
+
+_GENERIC_STR = {"vec": "vec_t", "mat": "mat_t", "quat": "quat_t", "transform": "transform_t"}
+
+
 def _make(kind_base, name, scalar, shape, base_name=None):
-    scalar = wt.canonical_type(scalar)
-    if not wt.is_scalar(scalar):
-        raise TypeError(f"{base_name or kind_base.__name__} dtype must be a scalar type, got {scalar!r}")
-    length = int(np.prod(shape))
-    cls = type(name, (kind_base, ctypes.Array), {
-        "_type_": scalar._ctype_, "_length_": length, "_shape_": tuple(shape), "_wp_scalar_type_": scalar,
-        "_np_": scalar._np_, "__module__": "mlwarp"})
+    if not _is_open(scalar):
+        scalar = wt.canonical_type(scalar)
+        if not wt.is_scalar(scalar):
+            raise TypeError(f"{base_name or kind_base.__name__} dtype must be a scalar type, got {scalar!r}")
+    generic = _is_open(scalar) or any(_is_open(d) for d in shape)
+    length = 0 if any(_is_open(d) for d in shape) else int(np.prod(shape))
+    ctype = ctypes.c_float if _is_open(scalar) else scalar._ctype_
+    kind = kind_base._wp_composite_
+    params = (*shape, scalar) if kind in ("vec", "mat") else (scalar,)
+    attrs = {"_type_": ctype, "_length_": length, "_shape_": tuple(shape), "_wp_scalar_type_": scalar,
+             "_np_": None if _is_open(scalar) else scalar._np_, "__module__": "mlwarp", "_wp_type_params_": params,
+             "_wp_generic_type_str_": _GENERIC_STR[kind]}
+    if generic:
+        # A generic annotation (`wp.types.vector(length=Any, dtype=wp.Float)`): mlwarp.core.generics reads
+        # `_wp_generic_` and asks `_wp_matches_` whether a concrete type instantiates it.
+        attrs["_wp_generic_"] = True
+        attrs["_wp_matches_"] = classmethod(_matches_template)
+    cls = type(name, (kind_base, ctypes.Array), attrs)
     cls._ctype_ = cls
+    if generic:
+        cls.__name__ = cls.__qualname__ = wt.type_repr(cls)
     return cls
 
 
+def _scalar_matches(concrete, template) -> bool:
+    if template is typing.Any:
+        return True
+    if isinstance(template, typing.TypeVar):
+        return concrete in {wt.canonical_type(c) for c in template.__constraints__}
+    return concrete is template
+
+
+def _matches_template(template, concrete) -> bool:
+    """Whether the concrete composite type `concrete` instantiates the generic composite type `template`."""
+    if not wt.is_composite(concrete) or getattr(concrete, "_wp_generic_", False) or \
+            wt.composite_kind(concrete) != wt.composite_kind(template):
+        return False
+    if len(concrete._shape_) != len(template._shape_) or not all(
+            _is_open(t) or t == c for t, c in zip(template._shape_, concrete._shape_)):
+        return False
+    return _scalar_matches(concrete._wp_scalar_type_, template._wp_scalar_type_)
+
+
+def _dtype(dtype):
+    return dtype if _is_open(dtype) else wt.canonical_type(dtype)
+
+
+def _length(n, what):
+    if _is_open(n):
+        return typing.Any if n is typing.Any else n
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"{what} must be a non-negative int or typing.Any, got {n!r}")
+    return int(n)
+
+
 def vector(length: int, dtype=wt.float32):
-    """`wp.vec(length, dtype)` / `wp.types.vector`: the vector type, one class per (length, dtype)."""
-    return _vector(length, wt.canonical_type(dtype))
+    """`wp.vec(length, dtype)` / `wp.types.vector`: the vector type, one class per (length, dtype). `length`
+    or `dtype` may be `typing.Any` (and `dtype` wp.Float, wp.Int, wp.Scalar) for a generic annotation."""
+    return _vector(_length(length, "vector length"), _dtype(dtype))
 
 
 @functools.lru_cache(maxsize=None)
 def _vector(length, dtype):
-    if not isinstance(length, int) or length < 1:
-        raise ValueError(f"vector length must be a positive int, got {length!r}")
-    return _make(_VectorLike, f"vec{length}{_SUFFIX.get(dtype, '')}", dtype, (length,), "vector")
+    name = f"vec{length}{_SUFFIX.get(dtype, '')}"
+    return _make(_VectorLike, name, dtype, (length,), "vector")
 
 
 def _shape2(shape):
-    if isinstance(shape, int):
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape, shape)
     shape = tuple(shape)
-    if len(shape) != 2 or not all(isinstance(s, int) and s >= 1 for s in shape):
-        raise ValueError(f"matrix shape must be (rows, cols) of positive ints, got {shape!r}")
-    return shape
+    if len(shape) != 2:
+        label = "dimension" if len(shape) == 1 else "dimensions"
+        raise ValueError(f"Matrix shape must have exactly two dimensions, got {len(shape)} {label} in shape "
+                         f"{shape!r}")
+    return tuple(_length(s, "matrix shape entry") for s in shape)
 
 
 @functools.lru_cache(maxsize=None)
 def _matrix(shape, dtype):
-    dtype = wt.canonical_type(dtype)
     r, c = shape
     return _make(_MatrixLike, f"mat{r}{c}{_SUFFIX.get(dtype, '')}", dtype, shape, "matrix")
 
 
 def matrix(shape, dtype=wt.float32):
-    """`wp.mat(shape, dtype)` / `wp.types.matrix`: a row-major matrix type."""
-    return _matrix(_shape2(shape), wt.canonical_type(dtype))
+    """`wp.mat(shape, dtype)` / `wp.types.matrix`: a row-major matrix type; a dimension or `dtype` may be
+    `typing.Any` (or a TypeVar) for a generic annotation."""
+    return _matrix(_shape2(shape), _dtype(dtype))
 
 
 def quaternion(dtype=wt.float32):
-    return _quaternion(wt.canonical_type(dtype))
+    return _quaternion(_dtype(dtype))
 
 
 @functools.lru_cache(maxsize=None)
 def _quaternion(dtype):
     """A quaternion type, components (x, y, z, w) as in Warp."""
-    dtype = wt.canonical_type(dtype)
     return _make(_QuatLike, f"quat{_SUFFIX.get(dtype, '')}", dtype, (4,), "quaternion")
 
 
 def transformation(dtype=wt.float32):
-    return _transformation(wt.canonical_type(dtype))
+    return _transformation(_dtype(dtype))
 
 
 @functools.lru_cache(maxsize=None)
 def _transformation(dtype):
     """A rigid transform type: translation p (3) then rotation q (4), as in Warp."""
-    dtype = wt.canonical_type(dtype)
     return _make(_TransformLike, f"transform{_SUFFIX.get(dtype, '')}", dtype, (7,), "transformation")
 
 

@@ -32,7 +32,7 @@ def test_constants_and_globals_are_typed_as_literals():
 
 
 def test_constant_refuses_other_objects():
-    with pytest.raises(TypeError, match="Invalid constant type: list"):
+    with pytest.raises(TypeError, match=r"^Invalid constant type: <class 'list'>$"):
         wp.constant([1, 2])
 
 
