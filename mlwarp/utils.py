@@ -591,7 +591,7 @@ def _cast_kernel(D, S, ndim):
 def _flat_scalars(a: array) -> array:
     """A contiguous array as one dimension of its scalars."""
     if not a.is_contiguous:
-        raise RuntimeError("Cannot flatten a non-contiguous array; call .contiguous() first")
+        raise RuntimeError("Flattening non-contiguous arrays is unsupported.")  # Warp's flatten()
     store = _scalar_storage(a)
     n = a.size * _length_of(a.dtype)
     return _wrap(np.lib.stride_tricks.as_strided(store, (n,), (store.strides[-1],)), _scalar_of(a.dtype),

@@ -337,6 +337,8 @@ def test_cast_errors():
                                            r"\(10\)$"):
         array_cast(values[:3], result, count=5)
     np.testing.assert_array_equal(result.numpy(), 0)
+    with pytest.raises(RuntimeError, match=r"^Flattening non-contiguous arrays is unsupported\.$"):
+        array_cast(wp.zeros((4, 4), dtype=wp.vec2)[:, ::2], wp.zeros(16, dtype=float))
     with pytest.raises(RuntimeError, match=r"^Partial cast is not supported for arrays with more than one "
                                            r"dimension$"):
         array_cast(wp.zeros((2, 2), dtype=int), wp.zeros((2, 2), dtype=float), count=1)
