@@ -563,25 +563,25 @@ def runlength_encode(values: array, run_values: array, run_lengths: array, run_c
 @functools.lru_cache(maxsize=None)
 def _cast_kernel(D, S, ndim):
     if ndim == 1:
-        @kernel(enable_backward=False)
+        @kernel
         def array_cast_1d(dest: array(dtype=D, ndim=1), src: array(dtype=S, ndim=1)):
             i = wp.tid()
             dest[i] = D(src[i])
         return array_cast_1d
     if ndim == 2:
-        @kernel(enable_backward=False)
+        @kernel
         def array_cast_2d(dest: array(dtype=D, ndim=2), src: array(dtype=S, ndim=2)):
             i, j = wp.tid()
             dest[i, j] = D(src[i, j])
         return array_cast_2d
     if ndim == 3:
-        @kernel(enable_backward=False)
+        @kernel
         def array_cast_3d(dest: array(dtype=D, ndim=3), src: array(dtype=S, ndim=3)):
             i, j, k = wp.tid()
             dest[i, j, k] = D(src[i, j, k])
         return array_cast_3d
 
-    @kernel(enable_backward=False)
+    @kernel
     def array_cast_4d(dest: array(dtype=D, ndim=4), src: array(dtype=S, ndim=4)):
         i, j, k, m = wp.tid()
         dest[i, j, k, m] = D(src[i, j, k, m])
@@ -634,9 +634,9 @@ def array_cast(in_array: array, out_array: array, count: int | None = None):
         raise RuntimeError(f"Cast count ({count}) exceeds the input size ({in_array.size}) or output size "
                            f"({out_array.size})")
 
-    k = _cast_kernel(out_array.dtype, in_array.dtype, in_array.ndim)
-    with _untaped():
-        launch(k, dim=dim, inputs=[out_array, in_array], device=out_array.device)
+    # a launch (and wp.copy above) as in Warp: a recording wp.Tape sees it, and gradients flow through the cast
+    launch(_cast_kernel(out_array.dtype, in_array.dtype, in_array.ndim), dim=dim, inputs=[out_array, in_array],
+           device=out_array.device)
 
 
 # -- sorting (on the host) -----------------------------------------------------------------------------------

@@ -185,6 +185,23 @@ def test_reductions_are_not_taped():
     assert tape.launches == []
 
 
+def test_cast_is_taped_and_differentiable():
+    @wp.kernel
+    def squares(y: wp.array(dtype=wp.float64), loss: wp.array(dtype=wp.float64)):
+        i = wp.tid()
+        wp.atomic_add(loss, 0, y[i] * y[i])
+
+    x = wp.array(np.array((1.0, 2.0, 3.0), dtype=np.float32), requires_grad=True)
+    y = wp.zeros(3, dtype=wp.float64, requires_grad=True)
+    loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        array_cast(x, y)
+        wp.launch(squares, dim=3, inputs=[y, loss])
+    tape.backward(loss=loss)
+    np.testing.assert_array_equal(x.grad.numpy(), (2.0, 4.0, 6.0))  # d(sum y^2)/dx = 2x
+
+
 # -- array_scan ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype,np_dtype", [(wp.int32, np.int32), (wp.int64, np.int64), (wp.float32, np.float32),
                                             (wp.float64, np.float64)])
