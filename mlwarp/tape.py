@@ -78,13 +78,15 @@ def _arrays_in(values):
 class Tape:
     def __init__(self):
         self.launches = []
-        self.gradients = {}  # array -> its gradient array, for every array the backward pass wrote
+        # for every array the backward pass wrote: array -> its gradient array; struct argument -> its adjoint
+        # (a struct whose array fields are the fields' gradients), as Warp's
+        self.gradients = {}
         self.loss = None
         self.scopes = []  # (launch index, name or None at a scope's end, metadata)
 
     def __enter__(self):
-        if self in _active:
-            raise RuntimeError("this tape is already recording")
+        if _active:  # as Warp: one tape records at a time
+            raise RuntimeError("Warp: Error, entering a tape while one is already active")
         _active.append(self)
         return self
 
@@ -126,6 +128,9 @@ class Tape:
             for v in _arrays_in(inputs + outputs):
                 if v.grad is not None:
                     self.gradients[v] = v.grad
+            for v, adj in zip(inputs + outputs, adj_in + adj_out):
+                if wt.is_struct(type(v)):
+                    self.gradients[v] = adj
             launch_adjoint(kernel, dims, inputs, outputs, adj_in, adj_out, device)
         if config.verify_autograd_array_access:  # the recorded reads are consumed
             access.clear_read_marks(self._arrays())
@@ -149,7 +154,7 @@ class Tape:
                 yield from _arrays_in(entry[3] + entry[4])
             else:
                 yield from (v for v in entry[2] if isinstance(v, array))
-        yield from self.gradients
+        yield from _arrays_in(self.gradients)
 
     def zero(self):
         """Zeroes the gradient of every array the tape has seen."""

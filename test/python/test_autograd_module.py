@@ -512,3 +512,46 @@ def test_access_through_function_parameters():
 def test_tape_visualize_is_a_clear_error():
     with pytest.raises(NotImplementedError, match=r"^Tape.visualize\(\) is not implemented in mlwarp"):
         wp.Tape().visualize("tape.dot")
+
+
+def test_one_tape_records_at_a_time():
+    outer = wp.Tape()
+    with outer:
+        with pytest.raises(RuntimeError, match="^Warp: Error, entering a tape while one is already active$"):
+            with wp.Tape():
+                pass
+        with pytest.raises(RuntimeError, match="entering a tape while one is already active"):
+            with outer:
+                pass
+    with wp.Tape():  # the outer one has ended
+        pass
+
+
+@wp.struct
+class Pair:
+    x: wp.array(dtype=float)
+    y: wp.array(dtype=float)
+
+
+@wp.kernel
+def pair_product(p: Pair, z: wp.array(dtype=float)):
+    i = wp.tid()
+    z[i] = p.x[i] * p.y[i]
+
+
+def test_tape_gradients_of_a_struct_argument():
+    p = Pair()
+    p.x = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
+    p.y = wp.array([3.0, -4.0], dtype=float, requires_grad=True)
+    z = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(pair_product, dim=2, inputs=[p], outputs=[z])
+    tape.backward(grads={z: wp.ones_like(z)})
+    # as in Warp, tape.gradients maps the struct to its adjoint: fields d z / d x = y, d z / d y = x
+    adj = tape.gradients[p]
+    np.testing.assert_array_equal(adj.x.numpy(), [3.0, -4.0])
+    np.testing.assert_array_equal(adj.y.numpy(), [1.0, 2.0])
+    tape.zero()
+    np.testing.assert_array_equal(p.x.grad.numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(p.y.grad.numpy(), [0.0, 0.0])
