@@ -181,7 +181,11 @@ def pack_args(kernel, args, device):
 
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint=False, adj_inputs=None,
-           adj_outputs=None, record_cmd=False, block_dim=256, max_blocks=0):
+           adj_outputs=None, record_cmd=False, block_dim=256, max_blocks=0, record_tape=True):
+    if not record_tape and _tape.recording():  # run it, but the recording tape does not see it
+        with _tape.paused():
+            return launch(kernel, dim, inputs, outputs, device, stream, adjoint, adj_inputs, adj_outputs, record_cmd,
+                          block_dim, max_blocks)
     if getattr(kernel, "is_generic", False):  # a template: its instance for these arguments' types
         kernel = kernel.instance_for(list(inputs) + list(outputs))
     if not adjoint:  # packing planned once per kernel (launch_plan.py); NotImplemented: the path below

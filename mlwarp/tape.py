@@ -13,6 +13,8 @@ as in Warp, also of those held in the array fields of struct arguments;
 
 from __future__ import annotations
 
+import contextlib
+
 from . import access
 from . import types as wt
 from .array import array
@@ -31,6 +33,17 @@ def record_launch(kernel, dims, inputs, outputs, device) -> None:
         _active[-1].launches.append(("launch", kernel, dims, list(inputs), list(outputs), device))
         if config.verify_autograd_array_access:  # overwrites of arrays a recorded launch read (access.py)
             access.check_launch(kernel, list(inputs) + list(outputs))
+
+
+@contextlib.contextmanager
+def paused():
+    """No tape records inside (wp.launch(..., record_tape=False))."""
+    saved = list(_active)
+    _active.clear()
+    try:
+        yield
+    finally:
+        _active[:] = saved
 
 
 def record_func(backward, arrays) -> None:

@@ -555,3 +555,14 @@ def test_tape_gradients_of_a_struct_argument():
     tape.zero()
     np.testing.assert_array_equal(p.x.grad.numpy(), [0.0, 0.0])
     np.testing.assert_array_equal(p.y.grad.numpy(), [0.0, 0.0])
+
+
+def test_launch_record_tape_false():
+    x, y = wp.array([1.0, 2.0], dtype=float, requires_grad=True), wp.zeros(2, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(read_x_write_y, dim=2, inputs=[x], outputs=[y], record_tape=False)
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])  # it ran
+    assert tape.launches == []  # unrecorded
+    with tape:  # and the tape records again afterwards
+        wp.launch(read_x_write_y, dim=2, inputs=[x], outputs=[y])
+    assert len(tape.launches) == 1
