@@ -2,7 +2,8 @@
 
 
 class CompileError(RuntimeError):
-    """A kernel or function the compiler refuses; the message names the user's file and line."""
+    """A kernel or function the compiler refuses; the message names the user's file and line and ends with the
+    reason (as Warp's do); the source line is a note, which tracebacks print below the message."""
 
     def __init__(self, message, filename=None, lineno=None, source_line=None, function=None):
         self.reason = message
@@ -11,10 +12,10 @@ class CompileError(RuntimeError):
         self.function = function
         where = f"{filename}:{lineno}: " if filename else ""
         what = f"in '{function}': " if function else ""
-        text = f"{where}{what}{message}"
-        if source_line:
-            text += f"\n    {source_line.strip()}"
-        super().__init__(text)
+        self.source_line = source_line.strip() if source_line else None
+        super().__init__(f"{where}{what}{message}")
+        if self.source_line and not getattr(self, "__notes__", None):
+            self.add_note(f"    {self.source_line}")
 
 
 class CompileTypeError(CompileError, TypeError):

@@ -209,7 +209,8 @@ def test_range_with_a_float_bound():
 def test_error_is_not_a_compiler_traceback():
     err = expect_error(k_undefined, wp.CompileError, "undefined name 'undefined_thing'", "undefined_thing")
     assert err.__cause__ is None and err.__suppress_context__ in (True, False)
-    assert "out[0] = undefined_thing" in str(err)  # the source line is quoted under the location
+    assert str(err).endswith("undefined name 'undefined_thing'")  # the reason last, as Warp's messages
+    assert err.__notes__ == ["    out[0] = undefined_thing  # noqa: F821"]  # the source line: printed below
 
 
 def k_atomic_type(out: wp.array(dtype=float)):

@@ -18,6 +18,26 @@ KINDS = ("add", "sub", "min", "max", "exch", "and", "or", "xor", "cas")
 INTEGER_ONLY = ("and", "or", "xor")
 COMPONENT_WISE = ("add", "sub", "min", "max")  # also on arrays of vectors/matrices (composites_to_vector.py)
 
+# The scalar types each operation takes, as in Warp (what its CUDA and CPU atomics implement), and how Warp's
+# message lists them.
+_WIDE = (wt.int32, wt.uint32, wt.int64, wt.uint64, wt.float32, wt.float64)
+_SUPPORTED = {
+    "add": (_WIDE + (wt.float16, wt.bfloat16), "[u]int32, [u]int64, float16, bfloat16, float32, or float64"),
+    "min": (_WIDE + (wt.bfloat16,), "[u]int32, [u]int64, bfloat16, float32, or float64"),
+    "cas": (_WIDE, "[u]int32, [u]int64, float32, or float64"),
+    "and": (_WIDE[:4], "[u]int32 or [u]int64"),
+}
+_SUPPORTED.update(sub=_SUPPORTED["add"], max=_SUPPORTED["min"], exch=_SUPPORTED["cas"], **{
+    "or": _SUPPORTED["and"], "xor": _SUPPORTED["and"]})
+
+
+def check_scalar_type(em, node, kind: str, dtype) -> None:
+    scalar = getattr(dtype, "_wp_scalar_type_", dtype)
+    allowed, listed = _SUPPORTED[kind]
+    if scalar not in allowed:
+        raise em.error(node, f"atomic_{kind}() operations only work on arrays with {listed} as the underlying "
+                             f"scalar types, but got {wt.type_repr(dtype)} (with scalar type {wt.type_repr(scalar)})", CompileTypeError)
+
 
 def call(em, node: ast.Call, kind: str):
     values = 2 if kind == "cas" else 1
@@ -39,9 +59,7 @@ def call(em, node: ast.Call, kind: str):
                                  f"type as the array ({ft.name(dtype)})", CompileTypeError)
     if not wt.is_scalar(dtype) and kind not in COMPONENT_WISE:
         raise em.error(node, f"atomic_{kind}() on arrays of {ft.name(dtype)} is not supported", CompileTypeError)
-    if kind in INTEGER_ONLY and not wt.is_int(dtype):
-        raise em.error(node, f"atomic_{kind}() needs an integer array, got an array of {ft.name(dtype)}",
-                       CompileTypeError)
+    check_scalar_type(em, node, kind, dtype)
     if kind == "cas":
         return Var(wb.atomic_cas(arr.value, operands[0].value, operands[1].value, indices), dtype)
     if kind in ("min", "max") and wt.is_scalar(dtype) and dtype._kind_ == "uint":
