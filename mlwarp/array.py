@@ -417,6 +417,8 @@ def _from_data(data, dtype, shape, copy):
         converted = np.asarray(src, dtype=np_dt)
     except (TypeError, ValueError) as e:
         raise RuntimeError(f"Failed to convert input data to an array: {e}") from None
+    if shape is None:
+        converted = _with_element_shape(converted, wdt)
     view = converted
     if copy:
         view = _aligned_zeros(converted.shape, np_dt)
@@ -424,6 +426,26 @@ def _from_data(data, dtype, shape, copy):
     if shape is not None:
         view = view.reshape(_as_shape(shape) + _element_shape(wdt))
     return view, wdt
+
+
+def _with_element_shape(data: np.ndarray, wdt) -> np.ndarray:
+    """Numpy data for an array of vectors or matrices, as Warp reads it: trailing dimensions equal to the
+    element's shape are the elements; else a last dimension of the element's length (or a multiple of it) is
+    split into elements. A single element becomes an array of one."""
+    inner = _element_shape(wdt)
+    if not inner or _t.is_struct(wdt):
+        return data
+    if data.ndim >= len(inner) and data.shape[data.ndim - len(inner):] == inner:
+        return data.reshape((1,) + inner) if data.ndim == len(inner) else data
+    length = int(np.prod(inner))
+    if data.ndim >= 1 and data.shape[-1] % length == 0:
+        if data.shape[-1] == length:
+            outer = data.shape[:-1] or (1,)
+        else:
+            outer = data.shape[:-1] + (data.shape[-1] // length,)
+        return data.reshape(outer + inner)
+    raise RuntimeError(f"The shape of the input array {data.shape} is not compatible with the requested data type "
+                       f"{_t.type_repr(wdt)}")
 
 
 ALIGNMENT = 64  # bytes: a cache line, and what XLA needs to share a buffer with JAX without copying

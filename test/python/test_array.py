@@ -336,3 +336,20 @@ def test_allocations_are_64_byte_aligned():
               wp.array(np.arange(7, dtype=np.int16)), wp.zeros(4, dtype=wp.vec3)):
         assert a.ptr % 64 == 0  # (empty arrays own no memory: numpy may point them anywhere)
         assert a.is_contiguous
+
+
+def test_composite_arrays_from_numpy_follow_warps_shape_rules():
+    # trailing dimensions equal to the element's shape are the elements
+    assert wp.array(np.zeros((4, 3, 3)), dtype=wp.mat33).shape == (4,)
+    # a last dimension of the element's length, or a multiple of it, is split into elements
+    assert wp.array(np.zeros((4, 9)), dtype=wp.mat33).shape == (4,)
+    v = wp.array(np.arange(24, dtype=np.float32).reshape(2, 12), dtype=wp.vec3)
+    assert v.shape == (2, 4)
+    np.testing.assert_array_equal(v.numpy()[1, 2], [18, 19, 20])
+    # one element is an array of one; no data is an array of none
+    assert wp.from_numpy(np.array([1, 2, 3], dtype=np.float32), dtype=wp.vec3).shape == (1,)
+    assert wp.array(np.eye(3), dtype=wp.mat33).shape == (1,)
+    assert wp.array([], dtype=wp.vec2).shape == (0,)
+    with pytest.raises(RuntimeError, match=r"The shape of the input array \(2, 5\) is not compatible with the "
+                                           r"requested data type vec3f"):
+        wp.array(np.zeros((2, 5)), dtype=wp.vec3)
