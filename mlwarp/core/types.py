@@ -279,7 +279,7 @@ def canonical_type(t):
         return None
     try:
         return _numpy_to_warp.get(np.dtype(t))
-    except TypeError:
+    except (TypeError, ValueError):  # numpy 2.4 raises ValueError for an object whose `.dtype` is no dtype
         return None
 
 

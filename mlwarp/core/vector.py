@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import inspect
 import typing
 
 import numpy as np
@@ -106,8 +107,11 @@ class _VectorLike:
                 values = a._values()
             elif hasattr(a, "__len__") and not isinstance(a, (str, bytes)) and np.ndim(a) > 0:
                 values = _flatten_args([a])  # wp.vec3((1, 2, 3)), wp.vec3(np.array(...))
-            else:
+            elif _is_number(a):
                 values = [a] * n  # fill: wp.vec3(1.0)
+            else:
+                raise TypeError(f"Invalid argument in {self._wp_constructor_} constructor: expected a scalar value, "
+                                f"got {type(a).__name__}")
         elif len(args) == n:
             values = args
         else:
@@ -463,23 +467,41 @@ class _TransformLike(_VectorLike):
     _wp_composite_ = "transform"
     _wp_constructor_ = "transformation"
 
+    _PQ = inspect.Signature((inspect.Parameter("p", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=(0.0, 0.0, 0.0)),
+                             inspect.Parameter("q", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                               default=(0.0, 0.0, 0.0, 1.0))))
+
     def __init__(self, *args, **kwargs):
-        if kwargs or len(args) == 2:
-            if set(kwargs) - {"p", "q"} or len(args) > 2 or len(args) + len(kwargs) > 2:
-                raise TypeError(f"{type(self).__name__}() takes p and q, got {len(args)} positional arguments and "
-                                f"keywords {sorted(kwargs)}")
-            pq = dict(zip(("p", "q"), args), **kwargs)
-            p, q = pq.get("p", (0.0, 0.0, 0.0)), pq.get("q", (0.0, 0.0, 0.0, 1.0))
-            for name, v in (("p", p), ("q", q)):
-                if np.ndim(v) == 0:
-                    raise TypeError(f"Invalid argument '{name}' in transformation constructor: expected a sequence, "
-                                    f"got {type(v).__name__}")
-            args = [*_flatten_args([p]), *_flatten_args([q])]
+        """As Warp's: `()` the identity, `(s)` fills, `(t)` copies, `(p)` with q the identity, `(p, q)` or
+        `(p=, q=)` (each a sequence), or the 7 components."""
+        if kwargs:
+            if len(args) > 2:
+                self._PQ.bind_partial(**kwargs)  # an unexpected keyword is named before the positional count
+            bound = self._PQ.bind(*args, **kwargs)
+            bound.apply_defaults()
+            p, q = bound.args
         elif len(args) == 0:
-            args = [0.0] * 6 + [1.0]
-        elif len(args) == 1 and np.ndim(args[0]) > 0 and len(args[0]) == 3:
-            args = [*_flatten_args([args[0]]), 0.0, 0.0, 0.0, 1.0]  # p only
-        super().__init__(*args)
+            super().__init__(*([0.0] * 6 + [1.0]))
+            return
+        elif len(args) == 1:
+            a = args[0]
+            if np.ndim(a) == 0 or isinstance(a, _VectorLike) and a._length_ == 7:
+                if not isinstance(a, _VectorLike) and not _is_number(a):
+                    raise TypeError(f"Invalid argument in transformation constructor: expected a scalar value, got "
+                                    f"{type(a).__name__}")
+                super().__init__(a)  # fill, or copy
+                return
+            p, q = a, self._PQ.parameters["q"].default
+        elif len(args) == 2:
+            p, q = args
+        else:
+            super().__init__(*args)
+            return
+        for name, v in (("p", p), ("q", q)):
+            if np.ndim(v) == 0:
+                raise TypeError(f"Invalid argument '{name}' in transformation constructor: expected a sequence, "
+                                f"got {type(v).__name__}")
+        super().__init__(*_flatten_args([p]), *_flatten_args([q]))
 
     @property
     def p(self):

@@ -484,3 +484,22 @@ def test_transform_construction_and_members():
     with pytest.raises(TypeError, match=r"^Invalid argument 'q' in transformation constructor: expected a sequence, "
                                         r"got float$"):
         wp.transform((1, 2, 3), 1.0)
+    with pytest.raises(TypeError, match=r"^Invalid argument 'p' in transformation constructor: expected a sequence, "
+                                        r"got float$"):
+        wp.transformd(p=1.0)
+    with pytest.raises(TypeError, match=r"^Invalid argument in transformation constructor: expected a scalar value, "
+                                        r"got object$"):
+        wp.transformh(object())
+    with pytest.raises(TypeError, match=r"^multiple values for argument 'q'$"):
+        wp.transform(*range(7), q=(0, 0, 0, 1))
+    with pytest.raises(TypeError, match=r"^got an unexpected keyword argument 'pos'$"):
+        wp.transform(*range(7), pos=(1, 2, 3))
+
+
+def test_transform_fill_and_copy():
+    assert wp.transformh(1.5) == (1.5,) * 7 and wp.transform(np.float32(2.0)) == (2.0,) * 7
+    assert wp.transform(True) == (1,) * 7
+    assert wp.transformf(wp.transformd(*range(7))) == tuple(range(7))
+    with pytest.raises(TypeError, match=r"^Invalid argument in vector constructor: expected a scalar value, got "
+                                        r"object$"):
+        wp.vec3(object())
