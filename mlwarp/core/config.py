@@ -1,5 +1,11 @@
 """Global settings, as Warp's `wp.config`."""
 
+# Warp's log levels (`wp.LOG_INFO`, ...) for `wp.config.log_level`
+LOG_DEBUG = 10
+LOG_INFO = 20
+LOG_WARNING = 30
+LOG_ERROR = 40
+
 
 class _Config:
     __module__ = "mlwarp.config"  # what users see: wp.config is an mlwarp.config._Config
@@ -19,6 +25,9 @@ class _Config:
         # warn when a kernel recorded on a Tape overwrites an array an earlier recorded kernel (or the same
         # kernel, before the store) read: the backward pass would replay with the new values (mlwarp/access.py)
         self.verify_autograd_array_access = False
+        # Warp's threshold for its log messages; mlwarp prints no info or debug messages (`verbose` and
+        # `print_timings` ask for those), and its warnings go through Python's `warnings` module
+        self.log_level = LOG_INFO
 
 
 config = _Config()

@@ -130,6 +130,11 @@ def test_generic_scalar_annotations():
     assert wp.handle is wp.uint64 and wp.types.handle is wp.uint64
 
 
+def test_log_levels():
+    assert (wp.LOG_DEBUG, wp.LOG_INFO, wp.LOG_WARNING, wp.LOG_ERROR) == (10, 20, 30, 40)
+    assert wp.config.log_level == wp.LOG_INFO
+
+
 def test_constant_refuses_other_types_with_warps_message():
     with pytest.raises(TypeError, match=r"^Invalid constant type: <class 'tuple'>$"):
         wp.constant((1, 2, 3))
