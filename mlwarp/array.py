@@ -21,7 +21,10 @@ from . import access as _access
 from . import types as _t
 from .config import config
 from .core.generics import is_generic
+from .runtime import dlpack as _dlpack
 from .runtime.device import get_device
+from .runtime.host_memory import wrap_pointer as _wrap_pointer
+from .torch_tensors import cpu_tensor_view, is_torch_tensor
 
 _ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
 
@@ -213,14 +216,14 @@ class array:
         return self._np.astype(dtype)
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        from .interop.dlpack import array_dlpack
-
-        return array_dlpack(self, stream, max_version, dl_device, copy)
+        """A DLPack capsule sharing this array's memory (mlwarp/runtime/dlpack.py), or a copy's (`copy=True`):
+        a versioned one when the consumer accepts DLPack 1.x."""
+        _dlpack.check_export_device(self, dl_device)
+        versioned = max_version is not None and max_version[0] >= 1
+        return _dlpack.to_dlpack(clone(self) if copy else self, versioned=versioned)
 
     def __dlpack_device__(self):
-        from .interop.dlpack import device_to_dlpack
-
-        return device_to_dlpack(self.device)
+        return _dlpack.device_to_dlpack(self.device)
 
     # -- mutation -------------------------------------------------------------
     def fill_(self, value):
@@ -295,7 +298,7 @@ class array:
     def view(self, dtype):
         """The same memory read as another dtype of the same size."""
         wdt = _require_dtype(dtype)
-        if _t.type_size(wdt) != _t.type_size(self.dtype):
+        if _t.type_size_in_bytes(wdt) != _t.type_size_in_bytes(self.dtype):
             raise RuntimeError(f"Cannot view an array of {_t.type_name(self.dtype)} as {_t.type_name(wdt)}: "
                                f"the element sizes differ")
         out = array(_view=(self._np.view(_element_numpy(wdt)), wdt), device=self.device)
@@ -386,8 +389,6 @@ def _source_numpy(data):
         return data
     if isinstance(data, (bool, int, float, complex, np.generic, _t.scalar_base)):
         raise RuntimeError(f"Data must be a sequence or array, got scalar {data!r}")
-    from .interop.torch import cpu_tensor_view, is_torch_tensor
-
     if is_torch_tensor(data):  # also tensors that require grad, which refuse __array__
         return cpu_tensor_view(data)
     if hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__array_interface__"):
@@ -458,36 +459,6 @@ def _aligned_zeros(shape, np_dtype) -> np.ndarray:
     raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
     start = (-raw.ctypes.data) % ALIGNMENT
     return raw[start:start + nbytes].view(np_dtype).reshape(shape)
-
-
-class _ExternalMemory:
-    """Exposes foreign memory to numpy; the numpy view's `.base` is this object, which keeps `owner` alive
-    and calls `deleter(ptr, size_bytes)` when the last view is gone."""
-
-    def __init__(self, ptr, shape, strides, np_dtype, owner, deleter, readonly=False):
-        self.__array_interface__ = {"data": (int(ptr), readonly), "shape": shape, "strides": strides,
-                                    "typestr": np_dtype.str, "version": 3}
-        self.owner = owner
-        self._deleter = deleter
-        self._ptr = int(ptr)
-        self._bytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
-
-    def __del__(self):
-        if self._deleter is not None:
-            self._deleter(self._ptr, self._bytes)
-
-
-def _wrap_pointer(ptr, shape, strides, wdt, owner=None, deleter=None, readonly=False) -> np.ndarray:
-    """A numpy view of CPU memory at `ptr` (byte `strides`, C-contiguous when None)."""
-    np_dt = _element_numpy(wdt)
-    full_shape = shape + _element_shape(wdt)
-    inner = np.empty(_element_shape(wdt), dtype=np_dt).strides if _element_shape(wdt) else ()
-    strides = None if strides is None else tuple(int(s) for s in strides) + inner
-    if int(np.prod(full_shape, dtype=np.int64)) == 0:
-        return np.empty(full_shape, dtype=np_dt)
-    if not ptr:
-        raise ValueError("Cannot wrap a null pointer in a non-empty array")
-    return np.asarray(_ExternalMemory(ptr, full_shape, strides, np_dt, owner, deleter, readonly))
 
 
 # ----------------------------------------------------------------------------

@@ -8,8 +8,8 @@ Warp's public introspection is here: `type_repr`, `types_equal`, `type_size_in_b
 `Float`, `Scalar`.
 
 Where mlwarp's internal helpers of the same name take types (`is_int`, `is_float`, `is_scalar`, `is_struct`,
-`is_composite`) or count bytes (`type_size`), they keep that meaning until the API modules import them from
-mlwarp.core.types (Warp's `is_int(x)` and friends take values, and its `type_size` counts scalars).
+`is_composite`), they keep that meaning until the API modules import them from mlwarp.core.types (Warp's
+`is_int(x)` and friends take values).
 """
 
 from .core.types import *  # noqa: F401,F403

@@ -284,7 +284,12 @@ def canonical_type(t):
 
 
 def type_size(t) -> int:
-    return ctypes.sizeof(canonical_type(t)._ctype_)
+    """Warp's `wp.types.type_size`: the number of scalars in a value of type `t` (1 for scalars and structs, 3 for
+    vec3, 9 for mat33); type_size_in_bytes is its size in memory."""
+    t = canonical_type(t)
+    if t is None:
+        raise TypeError("Invalid data type")
+    return 1 if is_scalar(t) or is_struct(t) else t._length_
 
 
 def type_name(t) -> str:
@@ -395,7 +400,11 @@ def type_key(t) -> str:
 
 # -- Warp's wp.types helpers for composite types ----------------------------------------------------
 def type_size_in_bytes(t) -> int:
-    return type_size(t)
+    """Bytes in a value of type `t` (Python's `float` and `int` are 4, as float32 and int32)."""
+    c = canonical_type(t)
+    if c is None:
+        raise TypeError("A concrete type is required" if t is typing.Any else f"Invalid data type: {t}")
+    return ctypes.sizeof(c._ctype_)
 
 
 def type_length(t) -> int:

@@ -15,7 +15,7 @@ def mats(n, r, c=None):
 
 def test_matrix_types_and_python_scope():
     assert wp.mat(3, wp.float32) is wp.mat33 is wp.mat33f and wp.mat((2, 3), float).__name__ == "mat23f"
-    assert wp.types.type_size(wp.mat44d) == 128 and wp.types.type_size(wp.spatial_matrix) == 144
+    assert wp.types.type_size_in_bytes(wp.mat44d) == 128 and wp.types.type_size_in_bytes(wp.spatial_matrix) == 144
     m = wp.mat22(1.0, 2.0, 3.0, 4.0)
     assert m[0, 1] == 2.0 and m[1] == wp.vec2(3.0, 4.0)
     assert m @ wp.vec2(1.0, 1.0) == wp.vec2(3.0, 7.0) and wp.vec2(1.0, 1.0) @ m == wp.vec2(4.0, 6.0)

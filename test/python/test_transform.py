@@ -34,7 +34,7 @@ def test_transform_types_in_python():
     t = wp.transform(wp.vec3(1.0, 2.0, 3.0), wp.quat_identity())
     assert list(t) == [1, 2, 3, 0, 0, 0, 1] and t.p == wp.vec3(1, 2, 3) and t.q == wp.quat(0, 0, 0, 1)
     assert wp.transform_identity() == wp.transform(0, 0, 0, 0, 0, 0, 1)
-    assert wp.types.type_size(wp.transformd) == 56
+    assert wp.types.type_size_in_bytes(wp.transformd) == 56
 
 
 def test_transform_builtins():

@@ -224,6 +224,11 @@ def test_sizes_and_ctypes():
     T = wp.types
     assert T.type_size_in_bytes(wp.mat33d) == 72 and T.type_size_in_bytes(wp.float16) == 2
     assert T.type_size_in_bytes(float) == 4 and T.type_size_in_bytes(wp.transformh) == 14
+    assert T.type_size_in_bytes(Pair) == 8  # a float32 then an int32
+    assert T.type_size(wp.vec3) == 3 and T.type_size(wp.mat33d) == 9 and T.type_size(float) == 1
+    assert T.type_size(wp.transform) == 7 and T.type_size(Pair) == 1 and T.type_size(wp.float16) == 1
+    with pytest.raises(TypeError, match="^A concrete type is required$"):
+        T.type_size_in_bytes(Any)
     assert T.type_ctype(float) is ctypes.c_float and T.type_ctype(int) is ctypes.c_int32
     assert T.type_ctype(wp.float16) is ctypes.c_uint16 and T.type_ctype(wp.vec3) is wp.vec3
     assert T.type_scalar_type(wp.vec3h) is wp.float16 and T.type_scalar_type(float) is wp.float32

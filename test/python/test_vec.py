@@ -18,7 +18,7 @@ def test_vector_types_are_cached_and_named_as_in_warp():
     assert wp.types.vector(3, float) is wp.vec3
     assert wp.vec(4, wp.float64) is wp.vec4d
     assert wp.vec3i.__name__ == "vec3i" and wp.vec2ui.__name__ == "vec2ui" and wp.vec4h.__name__ == "vec4h"
-    assert wp.types.type_size(wp.vec3) == 12 and wp.types.type_size(wp.vec4d) == 32
+    assert wp.types.type_size_in_bytes(wp.vec3) == 12 and wp.types.type_size_in_bytes(wp.vec4d) == 32
     v = wp.vec3(1.0, 2.0, 3.0)
     assert (v.x, v.y, v.z, v[2]) == (1.0, 2.0, 3.0, 3.0)
     assert wp.vec3(1.5) == wp.vec3(1.5, 1.5, 1.5)
