@@ -464,8 +464,14 @@ def _aligned_zeros(shape, np_dtype) -> np.ndarray:
 # ----------------------------------------------------------------------------
 # constructors (Warp's signatures)
 def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):
-    if shape is None:
-        raise TypeError("wp.zeros() needs a shape")
+    if "n" in kwargs:  # Warp's older spelling, wp.zeros(n=length)
+        shape = (kwargs.pop("n"),)
+    if kwargs.pop("retain_grad", False):
+        raise NotImplementedError("retain_grad=True is not supported by mlwarp")
+    if kwargs:
+        raise TypeError(f"wp.zeros() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+    if shape is None:  # as Warp: an empty array
+        shape = 0
     return array(shape=shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 

@@ -353,3 +353,12 @@ def test_composite_arrays_from_numpy_follow_warps_shape_rules():
     with pytest.raises(RuntimeError, match=r"The shape of the input array \(2, 5\) is not compatible with the "
                                            r"requested data type vec3f"):
         wp.array(np.zeros((2, 5)), dtype=wp.vec3)
+
+
+def test_zeros_takes_warps_older_spellings():
+    assert wp.zeros(n=3).shape == (3,) and wp.empty(n=2, dtype=wp.vec3).shape == (2,)
+    assert wp.zeros().shape == (0,) and wp.ones(n=2).numpy().tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="wp.zeros\\(\\) got unexpected keyword arguments: bogus"):
+        wp.zeros(3, bogus=1)
+    with pytest.raises(NotImplementedError, match="retain_grad=True is not supported by mlwarp"):
+        wp.zeros(3, retain_grad=True)
