@@ -701,18 +701,18 @@ mat = matrix
 
 # Type functions: callable from Python and (mapped by the frontend) inside kernels.
 def identity(n: int, dtype=wt.float32):
-    """The n x n identity matrix."""
-    return matrix((n, n), dtype)(*[1 if i == j else 0 for i in range(n) for j in range(n)])
+    """The n x n identity matrix (dtype None: float32)."""
+    return matrix((n, n), wt.float32 if dtype is None else dtype)(*[1 if i == j else 0 for i in range(n) for j in range(n)])
 
 
 def quat_identity(dtype=wt.float32):
-    """The identity rotation (0, 0, 0, 1)."""
-    return quaternion(dtype)(0, 0, 0, 1)
+    """The identity rotation (0, 0, 0, 1) (dtype None: float32)."""
+    return quaternion(wt.float32 if dtype is None else dtype)(0, 0, 0, 1)
 
 
 def transform_identity(dtype=wt.float32):
-    """The identity transform: p = 0, q = (0, 0, 0, 1)."""
-    return transformation(dtype)(0, 0, 0, 0, 0, 0, 1)
+    """The identity transform: p = 0, q = (0, 0, 0, 1) (dtype None: float32)."""
+    return transformation(wt.float32 if dtype is None else dtype)(0, 0, 0, 0, 0, 0, 1)
 
 
 def transform_set_translation(t, p):

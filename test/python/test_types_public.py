@@ -506,6 +506,12 @@ def test_transform_construction_and_members():
         wp.transform(*range(7), pos=(1, 2, 3))
 
 
+def test_identities_take_dtype_none_as_float32():
+    assert wp.quat_identity(dtype=None) == (0, 0, 0, 1) and type(wp.quat_identity(dtype=None)) is wp.quat
+    assert type(wp.transform_identity(dtype=None)) is wp.transform and wp.transform_identity() == (0,) * 6 + (1,)
+    assert wp.identity(2, dtype=None) == ((1, 0), (0, 1)) and type(wp.identity(3, wp.float64)) is wp.mat33d
+
+
 def test_transform_fill_and_copy():
     assert wp.transformh(1.5) == (1.5,) * 7 and wp.transform(np.float32(2.0)) == (2.0,) * 7
     assert wp.transform(True) == (1,) * 7
