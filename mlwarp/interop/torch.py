@@ -1,29 +1,22 @@
 """PyTorch interop: zero-copy conversion of tensors and arrays, dtype and device maps.
 
 torch is imported only when one of these functions is called; `is_torch_tensor`
-never imports it (a value cannot be a tensor unless torch is already loaded).
+never imports it (a value cannot be a tensor unless torch is already loaded). What wp.array and wp.launch need
+of torch, and which needs no wp.array, is mlwarp/torch_tensors.py.
 """
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from .. import types as wt
-
-
-def _torch():
-    try:
-        import torch  # lazy: torch
-    except ImportError:  # pragma: no cover - torch is a test dependency
-        raise ImportError("PyTorch is required for this function: pip install torch") from None
-    return torch
-
-
-def is_torch_tensor(value) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.Tensor)
+from ..array import array, zeros
+from ..runtime.abi import descriptor
+from ..runtime.device import get_device
+from ..stream import Stream, get_stream
+from ..torch_tensors import (  # noqa: F401  (cpu_tensor_view, is_torch_tensor: also mlwarp.interop.torch's)
+    byte_strides as _byte_strides, cpu_tensor_view, dtype_from_torch, is_torch_tensor, torch_module as _torch,
+)
 
 
 # -- dtypes ---------------------------------------------------------------------
@@ -48,26 +41,9 @@ def dtype_to_torch(warp_dtype):
     return getattr(torch, name)
 
 
-def dtype_from_torch(torch_dtype):
-    """The Warp scalar type of a torch dtype; torch's uint16/32/64 and complex types have none."""
-    torch = _torch()
-    if torch_dtype == torch.bfloat16 and getattr(wt, "bfloat16", None) is not None:
-        return wt.bfloat16
-    table = {torch.float16: wt.float16, torch.float32: wt.float32, torch.float64: wt.float64,
-             torch.int8: wt.int8, torch.uint8: wt.uint8, torch.int16: wt.int16, torch.int32: wt.int32,
-             torch.int64: wt.int64, torch.bool: wt.bool_}
-    t = table.get(torch_dtype)
-    if t is None:
-        why = " (complex numbers have no Warp type)" if getattr(torch_dtype, "is_complex", False) else ""
-        raise TypeError(f"Cannot convert {torch_dtype} to a Warp type{why}")
-    return t
-
-
 # -- devices ----------------------------------------------------------------------
 def device_from_torch(torch_device):
     """The Warp device of a torch device or device string ("cpu", "cuda", "cuda:N")."""
-    from ..runtime.device import get_device
-
     torch = _torch()
     d = torch.device(torch_device) if not isinstance(torch_device, torch.device) else torch_device
     if d.type == "cpu":
@@ -83,8 +59,6 @@ def device_from_torch(torch_device):
 
 def device_to_torch(warp_device=None) -> str:
     """The torch device string of a Warp device ("cpu" or "cuda:N")."""
-    from ..runtime.device import get_device
-
     d = get_device(warp_device)
     if d.is_cpu or d.is_cuda:
         return str(d)
@@ -104,8 +78,6 @@ def stream_from_torch(stream_or_device=None):
         if device.type != "cuda":
             raise RuntimeError(f"stream_from_torch: CUDA streams need a CUDA device, got '{device}'")
         torch_stream = torch.cuda.current_stream(device)
-    from ..stream import Stream
-
     stream = Stream(device_from_torch(torch_stream.device), cuda_stream=torch_stream.cuda_stream)
     stream._torch_stream = torch_stream
     return stream
@@ -114,14 +86,10 @@ def stream_from_torch(stream_or_device=None):
 def stream_to_torch(stream_or_device=None):
     """A torch ExternalStream over a Warp stream, or over the current stream of a Warp device."""
     torch = _torch()
-    from ..runtime.device import get_device
-
     if not hasattr(stream_or_device, "cuda_stream"):
         device = get_device(stream_or_device)
         if not device.is_cuda:
             raise RuntimeError(f"stream_to_torch: CUDA streams need a CUDA device, got '{device}'")
-        from ..stream import get_stream
-
         stream_or_device = get_stream(device)
     _require_cuda("stream_to_torch", torch)
     return torch.cuda.ExternalStream(stream_or_device.cuda_stream, device=device_to_torch(stream_or_device.device))
@@ -133,22 +101,6 @@ def _require_cuda(what, torch):
 
 
 # -- tensors <-> arrays --------------------------------------------------------------
-def _byte_strides(t) -> tuple:
-    return tuple(s * t.element_size() for s in t.stride())
-
-
-def cpu_tensor_view(t) -> np.ndarray:
-    """A numpy view of a CPU tensor's memory (also for tensors that require grad); it keeps `t` alive."""
-    from ..array import _wrap_pointer
-
-    if t.device.type != "cpu":
-        raise RuntimeError(f"tensor is on device '{t.device}', not the CPU")
-    wdt = dtype_from_torch(t.dtype)
-    shape = tuple(t.shape) or (1,)
-    strides = _byte_strides(t) or (t.element_size(),)
-    return _wrap_pointer(t.data_ptr(), shape, strides, wdt, owner=t)
-
-
 def _element_shape(dtype) -> tuple:
     return wt.inner_shape(dtype)
 
@@ -162,8 +114,6 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False)
     `t.requires_grad`) the array's `.grad` wraps `grad` when given, else `t.grad` (allocated as zeros
     when missing, so Warp's gradients land in the tensor's `.grad`). `return_ctype=True` returns the
     kernel launch descriptor instead of a wp.array (faster; `t` must outlive its use)."""
-    from ..array import array
-
     torch = _torch()
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"from_torch expects a torch.Tensor, got {type(t).__name__}")
@@ -197,8 +147,6 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False)
 
 
 def _descriptor(ptr, shape, strides):
-    from ..runtime.abi import descriptor
-
     d = descriptor(len(shape))()
     d.data = ptr
     for i, (n, s) in enumerate(zip(shape, strides)):
@@ -210,8 +158,6 @@ def _descriptor(ptr, shape, strides):
 def to_torch(a, requires_grad=None):
     """A tensor sharing the memory of wp.array `a` (no copy). With `requires_grad` (default:
     `a.requires_grad`) the tensor is a leaf that requires grad and its `.grad` is `a.grad` (shared)."""
-    from ..array import array
-
     torch = _torch()
     if not isinstance(a, array) or a.is_annotation:
         raise TypeError(f"to_torch expects a wp.array, got {type(a).__name__}")
@@ -234,8 +180,6 @@ def to_torch(a, requires_grad=None):
     if requires_grad:
         t.requires_grad_(True)
         if a.grad is None:
-            from ..array import zeros
-
             a.grad = zeros(a.shape, a.dtype, a.device)
             a.requires_grad = True
         t.grad = to_torch(a.grad, requires_grad=False)

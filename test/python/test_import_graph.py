@@ -32,7 +32,6 @@ KNOWN_CYCLES = [
         "mlwarp.cuda_array",
         "mlwarp.cuda_launch",
         "mlwarp.debug",
-        "mlwarp.interop.dlpack",
         "mlwarp.interop.torch",
         "mlwarp.kernel",
         "mlwarp.launch",
@@ -51,7 +50,7 @@ DEFERRED_ON_PURPOSE = {
 # (lower a number once they are hoisted).
 KNOWN_FUNCTION_LOCAL = {
     "mlwarp.adjoint": 3,
-    "mlwarp.array": 6,
+    "mlwarp.array": 3,
     "mlwarp.builtins": 1,
     "mlwarp.compiler.builtins.composite_pyscope": 2,
     "mlwarp.compiler.builtins.derivatives": 3,
@@ -68,9 +67,7 @@ KNOWN_FUNCTION_LOCAL = {
     "mlwarp.debug": 5,
     "mlwarp.func": 1,
     "mlwarp.func_grad": 1,
-    "mlwarp.interop.dlpack": 4,
     "mlwarp.interop.jax": 4,
-    "mlwarp.interop.torch": 10,
     "mlwarp.jvp": 1,
     "mlwarp.kernel": 4,
     "mlwarp.launch": 6,
