@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
+import sys
+
+from mlwarp.core import types as wt
 
 _MISSING = object()
 
@@ -20,11 +23,28 @@ def closure_vars(func) -> dict:
 
 
 def lookup(func, name: str):
-    """The object `name` denotes in `func`'s closure, globals or Python's builtins; _MISSING if none."""
+    """The object `name` denotes in `func`'s closure, globals or Python's builtins, else the Warp builtin or
+    type of that name (`expect_eq(...)`, `vec3(...)` without `wp.`, as Warp resolves them); _MISSING if none."""
     scopes = (closure_vars(func), func.__globals__, vars(py_builtins))
     for scope in scopes:
         if name in scope:
             return scope[name]
+    return warp_name(name)
+
+
+_KERNEL_CALLABLE = ("_wp_builtin_", "_wp_intrinsic_", "_wp_function_", "_wp_stateful_", "_wp_scalar_type_")
+
+
+def warp_name(name: str):
+    """`wp.<name>` when it is something kernels call (a builtin, an intrinsic, a @wp.func, a Warp type).
+    Read from the loaded user API (sys.modules: the kernel being compiled was defined through it), not imported:
+    the compiler stays below the API."""
+    api = sys.modules.get("mlwarp")
+    obj = getattr(api, name, _MISSING) if api is not None and not name.startswith("_") else _MISSING
+    if obj is _MISSING:
+        return _MISSING
+    if wt.is_scalar(obj) or wt.is_composite(obj) or any(getattr(obj, a, None) for a in _KERNEL_CALLABLE):
+        return obj
     return _MISSING
 
 
