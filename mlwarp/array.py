@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import access as _access
+from . import recording as _recording
 from . import types as _t
 from .config import config
 from .core.generics import is_generic
@@ -538,11 +539,9 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     if src.grad is None or dest.grad is None:
         return
     copy(dest.grad, src.grad, dest_offset, src_offset, count, stream)
-    from . import tape
-
-    if tape.recording():  # dest.grad / src.grad read at backward time, as Warp's recorded copy does
-        tape.record_func(lambda: _adjoint_copy(dest.grad, src.grad, dest_offset, src_offset, count),
-                         [dest, src])
+    if _recording.recording():  # dest.grad / src.grad read at backward time, as Warp's recorded copy does
+        _recording.record_func(lambda: _adjoint_copy(dest.grad, src.grad, dest_offset, src_offset, count),
+                               [dest, src])
         if config.verify_autograd_array_access:
             if dest._is_read:
                 filename, lineno = _access.caller_location()

@@ -13,43 +13,12 @@ as in Warp, also of those held in the array fields of struct arguments;
 
 from __future__ import annotations
 
-import contextlib
-
 from . import access
 from . import types as wt
 from .array import array
 from .config import config
-
-_active: list = []  # tapes being recorded, innermost last
-
-
-def recording() -> bool:
-    return bool(_active)
-
-
-def record_launch(kernel, dims, inputs, outputs, device) -> None:
-    """Called by wp.launch after a forward launch: the innermost active tape records it."""
-    if _active:
-        _active[-1].launches.append(("launch", kernel, dims, list(inputs), list(outputs), device))
-        if config.verify_autograd_array_access:  # overwrites of arrays a recorded launch read (access.py)
-            access.check_launch(kernel, list(inputs) + list(outputs))
-
-
-@contextlib.contextmanager
-def paused():
-    """No tape records inside (wp.launch(..., record_tape=False))."""
-    saved = list(_active)
-    _active.clear()
-    try:
-        yield
-    finally:
-        _active[:] = saved
-
-
-def record_func(backward, arrays) -> None:
-    """Called by work that is not a kernel launch (wp.copy): the innermost active tape records its backward."""
-    if _active:
-        _active[-1].record_func(backward, arrays)
+# what is recording (mlwarp/recording.py, below wp.array); wp.launch, jvp.py and utils.py use it from here
+from .recording import _active, paused, record_func, record_launch, recording  # noqa: F401
 
 
 def _adjoint_of(value):

@@ -50,7 +50,7 @@ DEFERRED_ON_PURPOSE = {
 # (lower a number once they are hoisted).
 KNOWN_FUNCTION_LOCAL = {
     "mlwarp.adjoint": 3,
-    "mlwarp.array": 3,
+    "mlwarp.array": 2,
     "mlwarp.builtins": 1,
     "mlwarp.compiler.builtins.composite_pyscope": 2,
     "mlwarp.compiler.builtins.derivatives": 3,
