@@ -24,6 +24,8 @@ from .struct import struct  # noqa: F401
 from .config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, config  # noqa: F401
 from .kernel import Kernel, kernel, overload  # noqa: F401
 from .func import Function, func  # noqa: F401
+from .core.refs import address_of, ref  # noqa: F401  (wp.ref[T] parameters, wp.address_of)
+from .native import func_native  # noqa: F401  (decorates; calling one is an error: no C++ stage)
 from .rigid import *  # noqa: F401,F403  (transform_to_matrix, quat_to_rpy, ... as @wp.func)
 from .norms import *  # noqa: F401,F403  (norm_l1, norm_huber, smooth_normalize, ... as @wp.func)
 from .random import *  # noqa: F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)

@@ -18,6 +18,7 @@ import inspect
 import typing
 
 from . import types as wt
+from .core.refs import strip_reference
 from .core.types import is_generic
 from .errors import CompileError
 
@@ -42,13 +43,14 @@ class Overload:
         self.annotations = [hints[p.name] for p in self.params]
         self.return_annotation = hints.get("return", inspect.Parameter.empty)
 
-    def key(self) -> tuple:
-        return tuple(_annotation_key(a) for a in self.annotations)
+    def key(self, strip_refs=False) -> tuple:
+        return tuple(_annotation_key(strip_reference(a) if strip_refs else a) for a in self.annotations)
 
     def accepts_python(self, args) -> bool:
         if len(args) != len(self.annotations):
             return False
-        return all(is_generic(a) or _python_value_matches(v, a) for v, a in zip(args, self.annotations))
+        return all(is_generic(strip_reference(a)) or _python_value_matches(v, strip_reference(a))
+                   for v, a in zip(args, self.annotations))
 
 
 class Function:
@@ -69,6 +71,10 @@ class Function:
             if old.key() == new.key():
                 self.overloads[i] = new  # a redefinition with the same annotations replaces the old one
                 return
+        for old in self.overloads:  # a call could not choose between them (both take the same argument types)
+            if old.key(strip_refs=True) == new.key(strip_refs=True):
+                raise RuntimeError(f"Cannot overload Warp function '{self.key}' with signatures that differ only by "
+                                   f"`wp.ref[T]`; use distinct value types or a different function name.")
         self.overloads.append(new)
 
     def __call__(self, *args, **kwargs):

@@ -15,10 +15,11 @@ import time
 
 from . import types as wt
 from .core import generics
+from .core.refs import is_reference
 from . import module as modules
 from .captures import captured_constants, constants_changed
 from .compiler import insert as inserted_passes  # imports no MLIR
-from .errors import CompileError
+from .errors import CompileError, CompileTypeError
 from .runtime import cache
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel, cpu_flags
@@ -149,6 +150,11 @@ def _param_type(kernel_name, func, name, annotation):
         return ArrayParam(annotation.dtype, annotation.ndim)
     if generics.is_generic(annotation):
         return annotation  # instantiated per argument types (Kernel.add_overload)
+    if is_reference(annotation):
+        code = func.__code__
+        raise CompileTypeError(f"argument '{name}' is annotated {annotation!r}: wp.ref[T] is not allowed in "
+                               f"@wp.kernel signatures; pass addressable values to a @wp.func's wp.ref[T] "
+                               f"parameter instead", code.co_filename, code.co_firstlineno, None, kernel_name)
     t = wt.canonical_type(annotation) if annotation is not inspect.Parameter.empty else None
     if t is None:
         code = func.__code__

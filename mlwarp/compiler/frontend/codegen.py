@@ -20,7 +20,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import atomics, composite, printing
+from . import atomics, composite, printing, refs
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
@@ -374,8 +374,8 @@ class KernelEmitter:
 
     def updated_in_place(self, stmts) -> list:
         """Locals that `stmts` change without naming them as an assignment target: composites whose members
-        are written (`u[j] = ...`, `s.v.z += ...`), states that `wp.randf(state)`-like calls advance, and
-        transforms that `wp.transform_set_translation(t, p)`-like calls set."""
+        are written (`u[j] = ...`, `s.v.z += ...`), states that `wp.randf(state)`-like calls advance,
+        transforms that `wp.transform_set_translation(t, p)`-like calls set, and wp.ref[T] arguments."""
         found = [n for n in member_write_roots(stmts)
                  if isinstance(self.env.get(n), Var) and wt.is_composite(self.env[n].type)]
         for s in stmts:
@@ -384,6 +384,7 @@ class KernelEmitter:
                     obj = resolve_path(self.src.func, n.func)
                     if getattr(obj, "_wp_stateful_", None) or composite.is_in_place_setter(obj):
                         found.append(n.args[0].id)
+        found += refs.updated_by_reference(self, stmts, lambda f: resolve_path(self.src.func, f))  # f(x): wp.ref
         return found
 
     def not_jumped(self, flags=(BREAK, CONTINUE, RETURN)):
@@ -445,14 +446,12 @@ class KernelEmitter:
 
     def expr_Constant(self, node):
         v = node.value
-        if isinstance(v, bool):
-            return self.const(v, wt.bool_)
-        if isinstance(v, int):
-            if not -(2 ** 31) <= v < 2 ** 31:
-                return self.const(v, wt.int64)
-            return self.const(v, wt.int32)
-        if isinstance(v, float):
-            return self.const(v, wt.float32)
+        if isinstance(v, (bool, int, float)):  # marked as a literal: a wp.ref[T] argument cannot be one (refs.py)
+            t = wt.bool_ if isinstance(v, bool) else wt.float32 if isinstance(v, float) else \
+                wt.int32 if -(2 ** 31) <= v < 2 ** 31 else wt.int64
+            c = self.const(v, t)
+            c.literal = v
+            return c
         raise self.error(node, f"unsupported constant {v!r} ({type(v).__name__})", UnsupportedSyntaxError)
 
     def expr_Name(self, node):
@@ -617,6 +616,8 @@ class KernelEmitter:
             return self.call_tid(node, 1)[0]
         if intrinsic is not None and intrinsic.startswith("atomic_"):  # atomics.py: every wp.atomic_*
             return atomics.call(self, node, intrinsic[len("atomic_"):])
+        if intrinsic == "address_of":  # refs.py
+            return refs.address_of(self, node)
         what = dotted_name(node.func)
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)

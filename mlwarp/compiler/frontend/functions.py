@@ -22,7 +22,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core import generics
 
 from ..dialects.warp import composite as wc
-from . import custom_grad
+from . import custom_grad, refs
 from . import types as ft
 from .codegen import KernelEmitter
 from .resolve import resolve_path
@@ -34,8 +34,10 @@ from .values import RETURN, RETVAL, Var
 @dataclass
 class Specialization:
     symbol: str
-    result_types: list
+    result_types: list  # the declared results
     tid_dims: int
+    ref_outputs: list = field(default_factory=list)  # the wp.ref[T] parameters it changes: results after those
+    ref_types: list = field(default_factory=list)
 
 
 @dataclass
@@ -77,6 +79,7 @@ def _type_name(t) -> str:
 
 
 def _matches(arg_type, annotation) -> bool:
+    annotation = refs.strip_reference(annotation)  # wp.ref[T] takes a T (its addressability is checked later)
     if generics.is_generic(annotation):  # Any, wp.array(dtype=Any), vector(length=Any, ...): a template
         return generics.matches_template(arg_type, annotation)
     expected = ft.from_annotation(annotation)
@@ -135,15 +138,30 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
         nodes = bind_arguments(em, node, o)
         if nodes is not None:
             candidates.append((o, nodes))
+    pinned = {}  # wp.ref[T] arguments: read and written back at the same element (refs.pin)
+    for o, nodes in candidates:
+        for k, (n, ann) in enumerate(zip(nodes, o.annotations)):
+            if refs.by_reference(ann) and isinstance(n, ast.AST):
+                if id(n) not in pinned:
+                    pinned[id(n)] = refs.pin(em, n)
+                nodes[k] = pinned[id(n)]
     for o, nodes in candidates:
         args = [value_of(n) for n in nodes]
         if all(_matches(a.type, ann) for a, ann in zip(args, o.annotations)):
-            spec = specialize(em, node, function, o, [a.type for a in args])
+            by_ref = {p.name: n for p, n, ann in zip(o.params, nodes, o.annotations) if refs.by_reference(ann)}
+            for p, ann in zip(o.params, o.annotations):
+                if p.name in by_ref:
+                    refs.check_addressable(em, by_ref[p.name], refs.ref_purpose(ann))
+            spec = specialize(em, node, function, o, [a.type for a in args], list(by_ref))
             with em.loc(node):
-                op = func.CallOp([ft.to_mlir(t) for t in spec.result_types], ir.FlatSymbolRefAttr.get(spec.symbol),
-                                 [a.value for a in args])
+                op = func.CallOp([ft.to_mlir(t) for t in spec.result_types + spec.ref_types],
+                                 ir.FlatSymbolRefAttr.get(spec.symbol), [a.value for a in args])
             em.tid_dims = max(em.tid_dims, spec.tid_dims)
-            results = [Var(r, t) for r, t in zip(op.results, spec.result_types)]
+            outs = list(op.results)
+            results = [Var(r, t) for r, t in zip(outs, spec.result_types)]
+            for name, r, t in zip(spec.ref_outputs, outs[len(spec.result_types):], spec.ref_types):
+                with em.loc(node):  # copy-out: the callee's final value goes back where the argument came from
+                    em.assign(by_ref[name], Var(r, t))
             if not results:
                 return None
             return results[0] if len(results) == 1 and not _returns_tuple(spec) else results
@@ -176,7 +194,7 @@ def dotted(node) -> str:
         if isinstance(node, ast.Attribute) else "?"
 
 
-def specialize(em: KernelEmitter, node, function, overload, arg_types) -> Specialization:
+def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_params=()) -> Specialization:
     program: Program = em.program
     key = (id(overload.func), tuple(arg_types))
     found = program.specializations.get(key)
@@ -190,12 +208,17 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types) -> Specia
     try:
         source = get_source(overload.func)
         names = [p.name for p in overload.params]
-        emitter = FunctionEmitter(source, dict(zip(names, arg_types)), program, overload.return_annotation)
+        emitter = FunctionEmitter(source, dict(zip(names, arg_types)), program, overload.return_annotation,
+                                  ref_params)
         spec = emitter.emit_function(program.fresh_symbol(function.key))
     finally:
         program.stack.pop()
     program.specializations[key] = spec
     grad = getattr(function, "custom_grad", None)
+    if grad is not None and spec.ref_outputs:
+        raise em.error(node, f"'{function.key}' has a @wp.func_grad and writes its wp.ref[T] parameter(s) "
+                             f"{', '.join(spec.ref_outputs)}: a custom adjoint cannot take the adjoint of a reference "
+                             f"parameter; return the value instead", CompileError)
     if grad is not None:  # @wp.func_grad: emit the adjoint for this specialization and link the two
         gspec = specialize(em, node, grad, grad.overloads[-1], list(arg_types) + list(spec.result_types))
         custom_grad.link(program.kernel_op, spec.symbol, gspec.symbol)
@@ -203,9 +226,10 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types) -> Specia
 
 
 class FunctionEmitter(KernelEmitter):
-    def __init__(self, source, arg_types, program, return_annotation):
+    def __init__(self, source, arg_types, program, return_annotation, ref_params=()):
         super().__init__(source, arg_types, program)
         self.return_annotation = return_annotation
+        self.ref_params = list(ref_params)  # wp.ref[T] parameters: their final values are returned too
         self.result_types = None  # None while inferring: `return` records types in self.seen_returns
         self.seen_returns = []
 
@@ -237,9 +261,17 @@ class FunctionEmitter(KernelEmitter):
             f = func.FuncOp(symbol, (inputs, [ft.to_mlir(t) for t in declared]), visibility="private")
             entry = f.add_entry_block()
         self._emit_body(entry, names)
+        # copy-out: the reference parameters the body changed (an unchanged one is still its block argument)
+        changed = [n for n in self.ref_params
+                   if self.env[n].value != entry.arguments[names.index(n)]]
+        ref_types = [self.arg_types[n] for n in changed]
+        if changed:
+            f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+                inputs, [ft.to_mlir(t) for t in declared + ref_types]))
         with ir.InsertionPoint(entry), self.loc(tree):
-            func.ReturnOp([self.env[f"{RETVAL}{k}"].value for k in range(len(declared))])
-        return Specialization(symbol, declared, self.tid_dims)
+            func.ReturnOp([self.env[f"{RETVAL}{k}"].value for k in range(len(declared))] +
+                          [self.env[n].value for n in changed])
+        return Specialization(symbol, declared, self.tid_dims, changed, ref_types)
 
     def _emit_body(self, entry, names):
         self.env = {}

@@ -4,7 +4,7 @@ names of the flag locals."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mlir import ir
 
@@ -16,6 +16,7 @@ RETVAL = "$retval"  # $retval0, $retval1...: the values a @wp.func returns (func
 class Var:
     value: ir.Value
     type: object  # a Warp scalar type or ft.ArrayT
+    literal: object = field(default=None, compare=False, repr=False)  # the Python number of a literal (`x = 0`)
 
 
 @dataclass
