@@ -37,6 +37,10 @@ def _to_python(scalar, raw):
 def _to_raw(scalar, value):
     """A Python, numpy or Warp number -> the stored C value of `scalar` (C conversions: integers wrap).
     TypeError or ValueError when `value` is no number."""
+    tv = type(value)
+    if tv is float or tv is int:  # the common case: ctypes rounds to float/double and wraps integers itself
+        if scalar._kind_ == "float" and scalar._bits_ != 16 or tv is int and scalar._kind_ in ("int", "uint"):
+            return value
     if isinstance(value, (str, bytes)) or not _is_number(value):
         raise TypeError(f"not a number: {type(value).__name__}")
     if isinstance(value, wt.scalar_base):
