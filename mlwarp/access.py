@@ -28,6 +28,7 @@ import warnings
 
 from . import types as wt
 from .config import config
+from .core.refs import copies_back
 from .core.source import function_source
 from .runtime.abi import ArrayParam
 
@@ -143,6 +144,17 @@ def _callee_access(overload_func, key, arrays: dict, functions: dict) -> Access:
     if found is None:
         _function_access[memo] = Access((), (), "", 0)  # recursion guard
         found = _function_access[memo] = _analyse(overload_func, key, arrays, functions)
+    return found
+
+
+def _reference_arguments(callee, node) -> set:
+    """The ids of the argument nodes of call `node` that some overload of @wp.func `callee` takes as wp.ref[T]."""
+    found = set()
+    for o in getattr(callee, "overloads", ()) if getattr(callee, "_wp_function_", False) else ():
+        names = [p.name for p in o.params]
+        refs = {n for n, a in zip(names, o.annotations) if copies_back(a)}
+        found |= {id(a) for k, a in enumerate(node.args) if k < len(names) and names[k] in refs}
+        found |= {id(kw.value) for kw in node.keywords if kw.arg in refs}
     return found
 
 
@@ -276,12 +288,14 @@ class _Walker(ast.NodeVisitor):
         return None
 
     def visit_Call(self, node):
-        for a in node.args:
-            self.visit(a)
-        for k in node.keywords:
-            self.visit(k.value)
-        fname = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
         callee = self._resolve(node.func)
+        by_ref = _reference_arguments(callee, node)
+        for a in [*node.args, *(k.value for k in node.keywords)]:
+            if id(a) in by_ref and not isinstance(a, ast.Name):
+                self._store(a)  # a wp.ref[T] argument: written back, as `a[i] += ...` (its load is the write's)
+            else:
+                self.visit(a)
+        fname = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
         if getattr(callee, "_wp_function_", False):
             self._call_function(callee, node)
         elif fname in _ATOMICS and node.args:

@@ -8,7 +8,7 @@ a vector, matrix, quaternion or transform) whose storage the callee's writes cha
 
 from __future__ import annotations
 
-from .types import type_repr
+from .types import is_array, type_repr
 
 
 class Reference:
@@ -52,6 +52,12 @@ def is_reference(t) -> bool:
     return isinstance(t, Reference)
 
 
+def copies_back(annotation) -> bool:
+    """Whether an argument passed to a parameter annotated `annotation` is written back (a `wp.ref` of a value;
+    a `wp.ref` of an array is the array)."""
+    return isinstance(annotation, Reference) and not is_array(annotation.value_type)
+
+
 def strip_reference(t):
     """`T` for `wp.ref[T]`, else `t` itself."""
     return t.value_type if isinstance(t, Reference) else t
@@ -74,4 +80,4 @@ class _AddressOf:
 
 address_of = _AddressOf()
 
-__all__ = ["Reference", "ref", "is_reference", "strip_reference", "address_of"]
+__all__ = ["Reference", "ref", "is_reference", "copies_back", "strip_reference", "address_of"]

@@ -537,3 +537,16 @@ def test_func_native_defines_but_cannot_be_called():
         _compile(calls_native)
     with pytest.raises(RuntimeError, match="^" + message + "$"):
         native_add(1)
+
+
+def test_verify_autograd_array_access_sees_ref_arguments_as_writes():
+    from mlwarp import access
+
+    @wp.kernel
+    def through_ref(a: wp.array(dtype=float), x: wp.array(dtype=float), boxes: wp.array(dtype=Box)):
+        i = wp.tid()
+        add_f(a[i], x[i])  # written back, as `a[i] += x[i]`: a write of a, a read of x
+        set_f(boxes[i].vec.y, 1.0)
+
+    found = access.kernel_access(through_ref)
+    assert (sorted(found.reads), sorted(found.writes)) == ([1], [0, 2])

@@ -24,7 +24,7 @@ from mlir.dialects import arith, llvm
 
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError
-from mlwarp.core.refs import Reference, is_reference, strip_reference
+from mlwarp.core.refs import Reference, copies_back, strip_reference
 from mlwarp.core.vector import quaternion, vector
 
 from ..dialects.warp import builders as wb
@@ -35,7 +35,7 @@ from .values import Var
 
 def by_reference(annotation) -> bool:
     """Whether a parameter annotated `annotation` is copied back to its argument (a `wp.ref` of a value)."""
-    return is_reference(annotation) and not wt.is_array(annotation.value_type)
+    return copies_back(annotation)
 
 
 def _not_addressable(purpose: str) -> str:
