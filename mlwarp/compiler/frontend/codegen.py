@@ -475,12 +475,8 @@ class KernelEmitter:
         """A captured Python value becomes a compile-time constant, as in Warp."""
         if obj is MISSING:
             raise self.error(node, f"undefined name '{dotted_name(node)}'", CompileError)
-        if isinstance(obj, bool):
-            return self.const(obj, wt.bool_)
-        if isinstance(obj, int):  # int32, as a literal (int64 when it does not fit)
-            return self.const(obj, wt.int32 if -(2 ** 31) <= obj < 2 ** 31 else wt.int64)
-        if isinstance(obj, float):
-            return self.const(obj, wt.float32)
+        if isinstance(obj, (bool, int, float)):  # typed as the literal would be, and marked as one (wp.PI)
+            return self.expr_Constant(ast.Constant(obj))
         if isinstance(obj, wt.scalar_base):
             return self.const(obj.value, type(obj))
         if wt.is_composite(type(obj)):

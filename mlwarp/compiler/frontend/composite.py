@@ -51,12 +51,29 @@ def _scalar_args(em, node, T, args) -> list:
             flat.append(a)
         else:
             raise em.error(node, f"{wt.type_name(T)}() cannot take a {ft.name(a.type)}", CompileTypeError)
-    if len(flat) == 1 and n > 1:
+    fill = len(flat) == 1 and n > 1
+    if fill:
         flat = flat * n  # fill: wp.vec3(1.0)
     if len(flat) != n:
         raise em.error(node, f"{wt.type_name(T)}() takes {n} components (or one value to fill), got {len(flat)}",
                        CompileTypeError)
-    return [v if v.type is scalar else em.cast(v, scalar, node) for v in flat]
+    converting = len(args) == 1 and wt.is_composite(args[0].type)  # wp.vec3d(v): a component-wise conversion
+    out = []
+    for v in flat:
+        if v.literal is not None:  # a literal or a captured constant: exact in T's scalar type (1.00000005)
+            out.append(em.const(em.literal_as(v.literal, scalar, node), scalar))
+        elif v.type is scalar or converting:
+            out.append(v if v.type is scalar else em.cast(v, scalar, node))
+        else:  # as Warp: a variable of another scalar type is an error, not a silent conversion
+            what = _KIND_NAMES.get(wt.composite_kind(T), "vector")
+            raise em.error(node, f"the value used to fill this {what} is expected to be of the type "
+                                 f"`{scalar.__name__}`" if fill else
+                           f"all values used to initialize this {what} are expected to be of the type "
+                           f"`{scalar.__name__}`", CompileTypeError)
+    return out
+
+
+_KIND_NAMES = {"vec": "vector", "mat": "matrix", "quat": "quaternion", "transform": "transform"}
 
 
 def _size(t) -> int:
@@ -209,6 +226,11 @@ def _type_function(obj):
 
 
 # -- reads ------------------------------------------------------------------------------------
+def _is_indexed(t) -> bool:
+    """An indexed array's struct (indexed.py handles its indexing, views and .shape)."""
+    return getattr(t, "_wp_indexed_", None) is not None
+
+
 def _is_local_expr(em, node) -> bool:
     """Whether `node` denotes a kernel value (a local, an element, a call result, any computed value such as
     `(v + w)` or `(-m)`) rather than a Python global (`wp.vec3`, `module.CONSTANT`)."""
@@ -241,7 +263,7 @@ def attribute(em, node):
     if not _is_local_expr(em, node.value):
         return None
     base = em.expr(node.value)
-    if not wt.is_composite(base.type):
+    if not wt.is_composite(base.type) or _is_indexed(base.type):
         return None
     return get_member(em, node, base, node.attr)
 
@@ -277,7 +299,7 @@ def subscript(em, node):
     if not _is_local_expr(em, node.value):
         return None
     base = em.expr(node.value)
-    if not wt.is_composite(base.type):
+    if not wt.is_composite(base.type) or _is_indexed(base.type):
         return None
     return get_item(em, node, base, node.slice)
 
@@ -312,7 +334,7 @@ def assign(em, target, value) -> bool:
     if not isinstance(target, (ast.Attribute, ast.Subscript)) or not _is_local_expr(em, target.value):
         return False
     base = em.expr(target.value)
-    if not wt.is_composite(base.type):
+    if not wt.is_composite(base.type) or _is_indexed(base.type):
         return False
     em.assign(target.value, with_member(em, target, base, value))
     return True
@@ -322,7 +344,8 @@ def is_composite_base(em, target) -> bool:
     """Whether an augmented assignment target `x[i]` indexes a composite value (not an array)."""
     if not _is_local_expr(em, target.value):
         return False
-    return wt.is_composite(em.expr(target.value).type)
+    t = em.expr(target.value).type
+    return wt.is_composite(t) and not _is_indexed(t)
 
 
 def with_member(em, target, base, value):
