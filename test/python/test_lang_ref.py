@@ -550,3 +550,20 @@ def test_verify_autograd_array_access_sees_ref_arguments_as_writes():
 
     found = access.kernel_access(through_ref)
     assert (sorted(found.reads), sorted(found.writes)) == ([1], [0, 2])
+
+
+_INCREMENTS = [inc]
+
+
+@wp.kernel
+def ref_static_callee(out: wp.array(dtype=wp.int32)):
+    v = wp.int32(1)
+    for j in range(4):
+        wp.static(_INCREMENTS[0])(v)  # the loop sees through wp.static to the reference parameter
+    out[0] = v
+
+
+def test_ref_through_a_static_callee_in_a_loop():
+    out = wp.zeros(1, dtype=wp.int32)
+    wp.launch(ref_static_callee, 1, [out])
+    assert out.numpy()[0] == 5

@@ -106,7 +106,10 @@ def updated_by_reference(em, stmts, resolve) -> list:
         for n in ast.walk(s):
             if not isinstance(n, ast.Call):
                 continue
-            obj = resolve(n.func)
+            try:
+                obj = resolve(n.func)
+            except Exception:  # noqa: BLE001  (a wp.static(...) callee that fails is reported where it is emitted)
+                continue
             if not getattr(obj, "_wp_function_", False):
                 continue
             for o in obj.overloads:
