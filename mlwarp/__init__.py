@@ -15,8 +15,8 @@ import types as _types
 # Submodules whose name the API binds to something else (`wp.launch` is the function, `wp.config` the settings
 # object): importing such a submodule before the API is loaded must not bind the module under that name.
 # test_import_graph checks that this set is complete.
-_SHADOWED = frozenset({"adjoint", "array", "config", "func", "func_grad", "jvp", "kernel", "launch", "static",
-                       "struct"})
+_SHADOWED = frozenset({"adjoint", "array", "config", "func", "func_grad", "jvp", "kernel", "launch", "map",
+                       "static", "struct"})
 
 
 class _Package(_types.ModuleType):

@@ -35,6 +35,7 @@ from .module import Module, force_load, get_module, get_module_options, load_mod
 from .errors import CompilerWarning, FloatingPointCheckError, KernelBoundsError  # noqa: F401
 from .tape import Tape  # noqa: F401
 from .jvp import jvp  # noqa: F401
+from .map import map  # noqa: F401  (wp.map; Python's map is builtins.map)
 from . import autograd  # noqa: F401  (wp.autograd: gradcheck, gradcheck_tape, jacobian, jacobian_fd)
 from .func_grad import adjoint, func_grad  # noqa: F401
 from .runtime.device import Device, get_device, get_devices, set_device  # noqa: F401

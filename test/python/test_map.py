@@ -1,0 +1,249 @@
+"""wp.map: functions, builtins and lambdas mapped over arrays with numpy broadcasting, against numpy."""
+
+import importlib
+import re
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+map_module = importlib.import_module("mlwarp.map")
+
+
+@wp.struct
+class Pair:
+    a: float
+    b: float
+
+
+@wp.func
+def pair_sum(x: Pair, y: Pair):
+    s = Pair()
+    s.a = x.a + y.a
+    s.b = x.b + y.b
+    return s
+
+
+@wp.func
+def affine(x: float, scale: float):
+    return scale * x - 1.0
+
+
+@wp.func
+def split(x: float):
+    return x + 2.0, x * 3.0, wp.vec3(x, x + 1.0, x + 2.0)
+
+
+@wp.func
+def only_int(i: int):
+    return 2 * i
+
+
+@wp.func
+def nothing(x: float):
+    pass
+
+
+def _f32(a):
+    return wp.array(np.asarray(a, dtype=np.float32))
+
+
+@pytest.mark.parametrize("sa, sb", [((1, 3, 1, 4), (5, 4)), ((5, 4), (1, 3, 1, 4)), ((3, 1), (3,)), ((4,), (4,)),
+                                    ((2, 1, 3), (1, 4, 1))])
+def test_broadcasting_matches_numpy(sa, sb):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(sa).astype(np.float32)
+    y = rng.standard_normal(sb).astype(np.float32)
+    out = wp.map(wp.add, _f32(x), _f32(y))
+    expected = x + y
+    assert out.shape == expected.shape
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_three_inputs_and_a_scalar():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    z = np.array([[10.0], [20.0]], dtype=np.float32)
+    out = wp.map(lambda a, b, c, d: a * b + c - d, _f32(x), _f32(y), _f32(z), 0.25)
+    np.testing.assert_allclose(out.numpy(), x * y + z - 0.25, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [wp.float64, wp.int32, wp.int64, wp.float16])
+def test_output_dtype_follows_the_inputs(dtype):
+    np_dtype = wp.dtype_to_numpy(dtype)
+    x = np.arange(1, 7, dtype=np_dtype)
+    y = np.arange(7, 13, dtype=np_dtype)
+    out = wp.map(wp.mul, wp.array(x, dtype=dtype), wp.array(y, dtype=dtype))
+    assert out.dtype is dtype
+    np.testing.assert_array_equal(out.numpy(), x * y)
+
+
+def test_builtins_with_scalar_arguments():
+    xs = np.array([-10.0, -0.2, 0.3, 8.0], dtype=np.float32)
+    np.testing.assert_array_equal(wp.map(wp.clamp, _f32(xs), -0.5, 0.5).numpy(), np.clip(xs, -0.5, 0.5))
+    conds = wp.array([True, False, True], dtype=bool)
+    np.testing.assert_array_equal(wp.map(wp.where, conds, 1.0, 0.0).numpy(), [1.0, 0.0, 1.0])
+    np.testing.assert_allclose(wp.map(wp.sin, _f32(xs)).numpy(), np.sin(xs), rtol=1e-6)
+
+
+def test_vector_results_and_composite_arguments():
+    pts = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
+    lengths = wp.map(wp.length, wp.array(pts, dtype=wp.vec3))
+    assert lengths.dtype is wp.float32
+    np.testing.assert_allclose(lengths.numpy(), np.linalg.norm(pts, axis=1), rtol=1e-6)
+    # a transform passed to every element: a pure translation moves every point by it
+    tf = wp.transform(wp.vec3(1.0, 2.0, 3.0), wp.quat_identity())
+    moved = wp.map(wp.transform_point, tf, wp.array(pts, dtype=wp.vec3))
+    assert moved.dtype is wp.vec3
+    np.testing.assert_allclose(moved.numpy(), pts + [1.0, 2.0, 3.0], rtol=1e-6)
+
+
+def test_wp_func_lambda_closure_and_python_function():
+    x = np.arange(5, dtype=np.float32)
+    np.testing.assert_allclose(wp.map(affine, _f32(x), 3.0).numpy(), 3.0 * x - 1.0)
+    offset = 4.0
+    np.testing.assert_allclose(wp.map(lambda a: a + offset, _f32(x)).numpy(), x + 4.0)
+    offset = -1.5  # the same lambda code with another captured value
+    np.testing.assert_allclose(wp.map(lambda a: a + offset, _f32(x)).numpy(), x - 1.5)
+
+    def cube_plus(a, b):
+        return a * a * a + b
+
+    np.testing.assert_allclose(wp.map(cube_plus, _f32(x), 1.0).numpy(), x ** 3 + 1.0)
+    # a multi-line lambda calling builtins
+    out = wp.map(lambda a: (
+        wp.length(wp.vec3(a, a + 1.0, a + 2.0))  # a comment inside
+        + wp.clamp(a, 0.5, 1.5)), _f32(x))
+    expected = np.sqrt(x ** 2 + (x + 1) ** 2 + (x + 2) ** 2) + np.clip(x, 0.5, 1.5)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+
+
+def test_tuple_results_fill_several_outputs():
+    x = np.arange(4, dtype=np.float32)
+    r0, r1, r2 = wp.map(split, _f32(x))
+    np.testing.assert_array_equal(r0.numpy(), x + 2.0)
+    np.testing.assert_array_equal(r1.numpy(), x * 3.0)
+    assert r2.dtype is wp.vec3
+    np.testing.assert_array_equal(r2.numpy(), np.stack([x, x + 1.0, x + 2.0], axis=1))
+    o0, o1 = wp.empty(4, dtype=wp.float32), wp.empty(4, dtype=wp.float32)
+    got = wp.map(lambda a: (a - 1.0, a * a), _f32(x), out=[o0, o1])
+    assert got[0] is o0 and got[1] is o1
+    np.testing.assert_array_equal(o0.numpy(), x - 1.0)
+    np.testing.assert_array_equal(o1.numpy(), x * x)
+
+
+def test_structs():
+    xs = wp.array([Pair(a=1.0, b=2.0), Pair(a=3.0, b=4.0)], dtype=Pair)
+    ys = wp.array([Pair(a=10.0, b=20.0), Pair(a=30.0, b=40.0)], dtype=Pair)
+    zs = wp.map(pair_sum, xs, ys)
+    assert zs.dtype is Pair
+    got = zs.numpy()
+    np.testing.assert_array_equal(got["a"], [11.0, 33.0])
+    np.testing.assert_array_equal(got["b"], [22.0, 44.0])
+
+
+def test_out_in_place():
+    xs = _f32([-1.0, 0.0, 1.0])
+    same = wp.map(wp.clamp, xs, -0.5, 0.5, out=xs)
+    assert same is xs
+    np.testing.assert_array_equal(xs.numpy(), [-0.5, 0.0, 0.5])
+
+
+def test_gradients_through_a_tape():
+    a = wp.array(np.arange(5, dtype=np.float32), requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        out = wp.map(affine, a, 2.0)
+    assert out.requires_grad
+    out.grad.fill_(1.0)
+    tape.backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full(5, 2.0, dtype=np.float32))
+    ints = wp.map(wp.bit_and, wp.array([1, 2, 3], dtype=wp.int32, requires_grad=True), 1)
+    assert not ints.requires_grad  # int outputs are not differentiable
+
+
+def test_return_kernel_launches_with_inputs_then_outputs():
+    kernel = wp.map(lambda a: a + 2.0, _f32(np.zeros(3)), return_kernel=True)
+    assert isinstance(kernel, wp.Kernel)
+    b = wp.zeros(7, dtype=wp.float32)
+    out = wp.empty_like(b)
+    wp.launch(kernel, dim=7, inputs=[b], outputs=[out])
+    np.testing.assert_array_equal(out.numpy(), np.full(7, 2.0, dtype=np.float32))
+
+
+def test_debug_mode():
+    saved = wp.config.mode
+    wp.config.mode = "debug"
+    try:
+        out = wp.map(lambda a, b: a - b, _f32([3.0, 4.0]), _f32([1.0]))
+    finally:
+        wp.config.mode = saved
+    np.testing.assert_array_equal(out.numpy(), [2.0, 3.0])
+
+
+def test_cache_reuse():
+    f = lambda a, b: a * b + a  # noqa: E731
+    wp.map(f, _f32([1.0, 2.0]), _f32([3.0, 4.0]))
+    n = len(map_module.map_cache)
+    wp.map(f, _f32([1.0, 2.0, 3.0]), _f32([3.0, 4.0, 5.0]))  # other shapes, same ranks and types
+    wp.map(f, _f32([1.0, 2.0]), _f32([3.0, 4.0]), out=wp.empty(2, dtype=wp.float32))
+    assert len(map_module.map_cache) == n
+    wp.map(f, wp.array([1.0], dtype=wp.float64), wp.array([2.0], dtype=wp.float64))  # other dtypes
+    assert len(map_module.map_cache) == n + 1
+    wp.map(f, _f32([[1.0], [2.0]]), _f32([3.0, 4.0]))  # another broadcasting pattern
+    assert len(map_module.map_cache) == n + 2
+
+
+def test_broadcast_shapes():
+    assert map_module.broadcast_shapes([(3, 1, 4), (5, 4)]) == (3, 5, 4)
+    assert map_module.broadcast_shapes([(1,), (2, 3), (4, 1, 1)]) == (4, 2, 3)
+
+
+def _raises(cls, message):
+    return pytest.raises(cls, match="^" + re.escape(message) + "$")
+
+
+def test_input_errors():
+    a = wp.empty(3, dtype=wp.float32)
+    with _raises(TypeError, "The provided function must return a value"):
+        wp.map(nothing, a)
+    with _raises(TypeError, "Number of input arguments (1) does not match expected number of function "
+                            "arguments (2)"):
+        wp.map(affine, a)  # affine takes 2
+    with _raises(TypeError, "Number of input arguments (2) does not match expected number of function "
+                            "arguments (1)"):
+        wp.map(only_int, a, a)
+    with _raises(TypeError, "Function only_int does not support the provided argument types float32"):
+        wp.map(only_int, a)
+    with _raises(TypeError, "Function add does not support the provided argument types float32, vec3f"):
+        wp.map(wp.add, a, wp.empty(3, dtype=wp.vec3))
+    with _raises(ValueError, "Shapes (3, 2, 1) and (3, 3, 2) are not broadcastable"):
+        wp.map(wp.add, wp.zeros((3, 2, 1), dtype=float), wp.zeros((3, 3, 2), dtype=float))
+    with _raises(ValueError, "Shapes (3,) and (5,) are not broadcastable"):
+        wp.map(lambda x, y, z: x + y * z, 0.0, wp.zeros(3, dtype=float), wp.zeros(5, dtype=float))
+    with _raises(ValueError, "map requires at least one warp.array input"):
+        wp.map(lambda x, y: x * y, 2.0, 0.5)
+    with _raises(TypeError, "func must be a callable function or a warp.Function"):
+        wp.map(3, a)
+
+
+def test_output_errors():
+    xs, ys = wp.zeros(3, dtype=wp.float32), wp.ones(3, dtype=wp.float32)
+    with _raises(TypeError, "Output array shape (2,) does not match expected shape (3,)"):
+        wp.map(wp.sub, xs, ys, out=wp.empty(2, dtype=wp.float32))
+    with _raises(TypeError, "Output array shape (3, 1) does not match expected shape (3,)"):
+        wp.map(wp.sub, xs, ys, out=wp.empty((3, 1), dtype=wp.float32))
+    with _raises(TypeError, "Output array dtype int32 does not match expected dtype float32"):
+        wp.map(wp.sub, xs, ys, out=wp.empty(3, dtype=wp.int32))
+    with _raises(TypeError, "Invalid output provided, expected 2 Warp arrays with shape (3,) and dtypes "
+                            "(float32, float32)"):
+        wp.map(lambda x, y: (x, y), xs, ys, out=wp.empty((2, 3), dtype=wp.float32))
+    with _raises(TypeError, "Output array 1 dtype int32 does not match expected dtype float32"):
+        wp.map(lambda x, y: (x, y), xs, ys, out=[wp.empty(3, dtype=wp.float32), wp.empty(3, dtype=wp.int32)])
+    with _raises(TypeError, "Number of provided output arrays (3) does not match expected number of function "
+                            "outputs (2)"):
+        wp.map(lambda x, y: (x, y), xs, ys, out=[wp.empty(3, dtype=wp.float32)] * 3)
+    with _raises(TypeError, "Output array 1 shape (3, 1) does not match expected shape (3,)"):
+        wp.map(lambda x, y: (x, y), xs, ys,
+               out=[wp.empty(3, dtype=wp.float32), wp.empty((3, 1), dtype=wp.float32)])
