@@ -27,7 +27,7 @@ def _is_array_like(t) -> bool:
 
 def is_generic(annotation) -> bool:
     """Whether `annotation` leaves a type open (see the module's docstring)."""
-    if annotation is Any:
+    if annotation is Any or isinstance(annotation, typing.TypeVar):
         return True
     if _is_array_like(annotation):
         return annotation.ndim is Any or is_generic(annotation.dtype)
@@ -38,6 +38,9 @@ def matches_template(concrete, template) -> bool:
     """Whether the concrete type `concrete` instantiates `template` (equal, when the template is concrete)."""
     if template is Any:
         return True
+    if isinstance(template, typing.TypeVar):  # wp.Float, wp.Int, wp.Scalar: one of its constraints
+        allowed = template.__constraints__ or ((template.__bound__,) if template.__bound__ else ())
+        return not allowed or any(matches_template(concrete, a) for a in allowed)
     if _is_array_like(template):
         if not _is_array_like(concrete):
             return False
@@ -54,6 +57,8 @@ def describe(t) -> str:
     """A type as Warp's messages spell it."""
     if t is Any:
         return "Any"
+    if isinstance(t, typing.TypeVar):
+        return f"~{t.__name__}"
     if _is_array_like(t):
         ndim = "Any" if t.ndim is Any else t.ndim
         return f"array(ndim={ndim}, dtype={describe(t.dtype)})"

@@ -208,3 +208,24 @@ def test_generic_function_over_array_dtypes():
     out = wp.zeros(1, dtype=float)
     wp.launch(_use_twice, 1, [a, b, out])
     assert out.numpy()[0] == 2 * 2.0 + 2 * 5.0 + 3.0
+
+
+# -- TypeVar annotations (wp.Float, wp.Int, wp.Scalar) ----------------------------------------------------------
+@wp.func
+def _double(x: wp.Float):
+    return x + x
+
+
+@wp.kernel
+def _double_all(a: wp.array(dtype=wp.Float), out: wp.array(dtype=wp.Float)):
+    i = wp.tid()
+    out[i] = _double(a[i])
+
+
+def test_typevar_parameters_take_their_constraints_only():
+    out = wp.zeros(2, dtype=wp.float64)
+    wp.launch(_double_all, 2, [wp.array([1.5, -2.25], dtype=wp.float64), out])
+    np.testing.assert_array_equal(out.numpy(), [3.0, -4.5])
+    with pytest.raises(TypeError, match=r"Kernel _double_all argument 'a' type mismatch: expected array\(ndim=1, "
+                                        r"dtype=~Float\), got array\(ndim=1, dtype=int32\)"):
+        wp.launch(_double_all, 2, [wp.array([1, 2], dtype=wp.int32), wp.zeros(2, dtype=wp.int32)])
