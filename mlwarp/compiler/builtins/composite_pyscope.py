@@ -113,10 +113,16 @@ def _minmax(name, types):
 
 def call(name: str, args):
     """Evaluates builtin `name` on Python/Warp values whose types include a composite."""
-    from .table import select_overload
+    from .pyscope import BuiltinArgumentError
+    from .table import OVERLOADS, resolve, select_overload
 
     types = [_type_of(a) for a in args]
-    b = select_overload(name, types)
+    try:
+        if name not in OVERLOADS:
+            resolve(name, types)  # a scalar builtin: its own signature in the message
+        b = select_overload(name, types)
+    except TypeError as e:
+        raise BuiltinArgumentError(str(e)) from None  # a RuntimeError, as in Warp
     result = b.result(types)
     if name == "normalize":
         impl = _normalize_impl(types)

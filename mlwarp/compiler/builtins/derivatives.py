@@ -258,7 +258,7 @@ def _where(cond, a, b, out):
 
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "bool_and", "bool_or", "bool_not", "bit_and", "bit_or",
-              "bit_xor", "lshift", "rshift", "invert"):
+              "bit_xor", "lshift", "rshift", "invert", "bit_count"):
     if _name in BUILTINS:
         set_grad(_name, NOT_DIFFERENTIABLE)
 

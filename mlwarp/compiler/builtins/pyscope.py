@@ -34,6 +34,11 @@ def _as_numpy(value, t):
     return np.array(raw).astype(t._np_)[()]
 
 
+class BuiltinArgumentError(RuntimeError, TypeError):
+    """A Python-scope builtin call no signature accepts: a RuntimeError as in Warp, and the TypeError the
+    table's type rule raised."""
+
+
 def python_scope(name: str, impl):
     """Warp's Python-scope call of builtin `name`, computed by `impl` on numpy scalars of the argument types."""
 
@@ -41,7 +46,10 @@ def python_scope(name: str, impl):
         from .table import resolve  # the table imports this module
 
         types = [warp_type(a) for a in args]
-        result = resolve(name, types)
+        try:
+            result = resolve(name, types)
+        except TypeError as e:
+            raise BuiltinArgumentError(str(e)) from None
         with np.errstate(all="ignore"):
             r = np.array(impl(*[_as_numpy(a, t) for a, t in zip(args, types)])).astype(result._np_)[()]
         if result in (wt.int32, wt.float32, wt.bool_) or not any(isinstance(a, wt.scalar_base) for a in args):

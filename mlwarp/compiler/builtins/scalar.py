@@ -128,6 +128,18 @@ _op("invert", ["Int"], lambda args, result_type: arith.XOrIOp(args[0], _constant
     "~a", np.invert)
 
 
+def _bit_count_py(x):
+    """Set bits of x's two's-complement pattern in its own width (Python's int.bit_count counts |x|)."""
+    return int(x.astype(x.dtype.newbyteorder("=")).view(f"u{x.dtype.itemsize}")).bit_count()
+
+
+@builtin("bit_count", ["Int"], result=lambda arg_types: wt.int32,
+         doc="the number of set bits of x (signed x: of its two's-complement pattern), as an int32",
+         py=python_scope("bit_count", _bit_count_py))
+def _bit_count(args, result_type):
+    return lower_cast(math.CtPopOp(args[0]).result, result_type)
+
+
 # -- math -------------------------------------------------------------------------
 # Definitions follow Warp's native builtin.h, so results match Warp's CPU bit for bit where the
 # operation is exact (sign(0) == 1, step(x) = x < 0, degrees in double then rounded, fmin-style min/max).
