@@ -21,6 +21,9 @@ from .builtins import functions as _builtin_functions
 from .types import bfloat16  # noqa: F401
 from .vector import *  # noqa: F401,F403  (vec3, mat33, quat, transform, wp.vec, wp.mat, ...)
 from .struct import struct  # noqa: F401
+from .indexed import (  # noqa: F401
+    fixedarray, indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d,
+)
 from .config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, config  # noqa: F401
 from .kernel import Kernel, kernel, overload  # noqa: F401
 from .func import Function, func  # noqa: F401

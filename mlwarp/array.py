@@ -262,8 +262,13 @@ class array:
         self._np[...] = values.reshape(self._np.shape)
 
     # -- views ----------------------------------------------------------------
+    # a[I] with int32 index arrays makes a wp.indexedarray: set by mlwarp/indexed.py (which imports this module)
+    _index_view = None
+
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
+        if self._index_view is not None and any(isinstance(k, array) for k in key):
+            return self._index_view(key)
         for k in key:
             if k is Ellipsis or k is None or not isinstance(k, (int, np.integer, slice)) or isinstance(k, bool):
                 raise RuntimeError(f"Invalid index: {k!r}")
@@ -532,6 +537,8 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     `src.grad` are copied into `dest.grad`, and a recording Tape records the copy: its backward adds the
     copied window of `dest.grad` into `src.grad` and zeroes that window of `dest.grad` (the copy overwrote
     those elements of `dest`, so nothing before it reaches the loss through them)."""
+    if getattr(dest, "_wp_indexed_", False) or getattr(src, "_wp_indexed_", False):  # wp.indexedarray: by value
+        return dest.assign(src.numpy())
     for name, a in (("dest", dest), ("src", src)):
         if not isinstance(a, array) or a.is_annotation:
             raise TypeError(f"wp.copy: {name} must be a wp.array, got {type(a).__name__}")

@@ -146,6 +146,9 @@ def _param_type(kernel_name, func, name, annotation):
             annotation = eval(annotation, func.__globals__)  # `from __future__ import annotations`
         except Exception:
             annotation = None
+    indexed = getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: a struct (mlwarp/indexed.py)
+    if indexed is not None:
+        return indexed
     if wt.is_array(annotation) and getattr(annotation, "is_annotation", False):
         return ArrayParam(annotation.dtype, annotation.ndim)
     if generics.is_generic(annotation):
@@ -194,6 +197,7 @@ class Kernel:
             raise RuntimeError(f"Invalid number of arguments for kernel {self.key}")
         concrete = []
         for name, t, template in zip(self.arg_names, arg_types, self.params):
+            t = getattr(t, "_wp_indexed_struct_", None) or t  # wp.indexedarray[...]: its struct
             if wt.is_array(t) or isinstance(t, wt.ArrayT):
                 t = ArrayParam(t.dtype, t.ndim)
             elif not generics.is_generic(t):

@@ -19,6 +19,9 @@ from . import types as wt
 
 
 def _field_type(cls_name, name, annotation):
+    indexed = getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: its struct (mlwarp/indexed.py)
+    if indexed is not None:
+        return indexed
     if wt.is_array(annotation) and getattr(annotation, "is_annotation", False):
         return annotation
     t = wt.canonical_type(annotation)
@@ -115,7 +118,7 @@ def _convert(struct_name, name, t, value):
             raise TypeError(f"struct {struct_name} field '{name}' expects {wt.type_name(t)}, got {value!r}")
         return value
     if wt.is_struct(t):
-        if type(value) is not t:
+        if type(value) is not t and getattr(value, "_wp_indexed_struct_", None) is not t:  # wp.indexedarray
             raise TypeError(f"struct {struct_name} field '{name}' expects struct {t.__name__}, got "
                             f"{type(value).__name__}")
         return value

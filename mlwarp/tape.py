@@ -27,6 +27,8 @@ def _adjoint_of(value):
     every other argument: the adjoint launch makes it zero)."""
     if isinstance(value, array):
         return value.grad if not value.is_annotation and value.requires_grad else None
+    if getattr(value, "_wp_indexed_", False):  # wp.indexedarray: the same indices into its data's .grad
+        return value.grad
     if wt.is_struct(type(value)):
         adj = type(value)()
         for name, t in value._wp_fields_:

@@ -76,6 +76,9 @@ def value_type(value):
         return wt.float32
     if wt.is_array(value) and not getattr(value, "is_annotation", False):
         return wt.ArrayT(value.dtype, value.ndim)
+    indexed = getattr(value, "_wp_indexed_struct_", None)  # a wp.indexedarray: its kernel struct
+    if indexed is not None:
+        return indexed
     t = type(value)
     if wt.is_scalar(t) or wt.is_composite(t):
         return t

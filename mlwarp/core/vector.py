@@ -779,7 +779,7 @@ def as_argument(t, value):
     """`value` as a C value of the composite type `t` for a kernel argument (structs pack themselves);
     TypeError when it is not a `t` or a sequence of `t`'s length."""
     if wt.is_struct(t):
-        if type(value) is not t:
+        if type(value) is not t and getattr(value, "_wp_indexed_struct_", None) is not t:  # wp.indexedarray
             raise TypeError(f"expects a struct {t.__name__}, but passed value has type {type(value).__name__}")
         return value._wp_ctype_value_()
     if type(value) is t:

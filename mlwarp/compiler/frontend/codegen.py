@@ -20,7 +20,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import atomics, composite, printing, refs
+from . import atomics, composite, indexed, printing, refs
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
@@ -543,6 +543,8 @@ class KernelEmitter:
         base = node.value
         if isinstance(base, ast.Attribute) and base.attr == "shape":
             arr = self.expr(base.value)
+            if indexed.is_indexed(arr.type) and int_literal(node.slice) in range(arr.type._wp_indexed_[1]):
+                return indexed.dim(arr, int_literal(node.slice))  # wp.indexedarray: indexed.py
             if isinstance(arr.type, ft.ArrayT):
                 dim = int_literal(node.slice)
                 if dim is None or not 0 <= dim < arr.type.ndim:
@@ -552,6 +554,8 @@ class KernelEmitter:
         if element is not None:
             return element
         arr, indices = self.array_access(node, allow_view=True)
+        if indices is None:  # a[i] of a 2-d indexed array: its 1-d indexed row
+            return arr
         if len(indices) < arr.type.ndim:  # a[i] of a 2-d array: its row, a 1-d array (as in Warp)
             return Var(wb.view(arr.value, indices), ft.ArrayT(arr.type.dtype, arr.type.ndim - len(indices)))
         return Var(wb.load(arr.value, indices), arr.type.dtype)
@@ -560,13 +564,14 @@ class KernelEmitter:
         """The array and i32 indices of `a[i, j]`; with `allow_view`, fewer indices than dimensions
         (the leading ones of a sub-array view)."""
         arr = self.expr(node.value)
-        if not isinstance(arr.type, ft.ArrayT):
+        ndim = arr.type._wp_indexed_[1] if indexed.is_indexed(arr.type) else getattr(arr.type, "ndim", None)
+        if not isinstance(arr.type, ft.ArrayT) and not indexed.is_indexed(arr.type):
             raise self.error(node, f"cannot index a value of type {ft.name(arr.type)}", CompileTypeError)
         idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(isinstance(i, ast.Slice) for i in idx_nodes):
             raise self.error(node, "unsupported: slicing an array inside a kernel", UnsupportedSyntaxError)
-        if len(idx_nodes) > arr.type.ndim or (len(idx_nodes) < arr.type.ndim and not allow_view):
-            raise self.error(node, f"a {arr.type.ndim}-d array needs {arr.type.ndim} indices, got "
+        if len(idx_nodes) > ndim or (len(idx_nodes) < ndim and not allow_view):
+            raise self.error(node, f"a {ndim}-d array needs {ndim} indices, got "
                                    f"{len(idx_nodes)}", CompileError)
         indices = []
         for i in idx_nodes:
@@ -574,6 +579,8 @@ class KernelEmitter:
             if not wt.is_int(v.type):
                 raise self.error(i, f"array indices must be integers, got {ft.name(v.type)}", CompileTypeError)
             indices.append(wb.cast(v.value, ft.to_mlir(wt.int32)))
+        if indexed.is_indexed(arr.type):  # data[i0[i] + i * u0, ...] (indexed.py)
+            return indexed.access(self, node, arr, indices, allow_view)
         return arr, indices
 
     def expr_Call(self, node):
@@ -651,6 +658,8 @@ class KernelEmitter:
         v = self.expr(node.args[0])
         if isinstance(v.type, ft.ArrayT):
             return Var(wb.array_dim(v.value, 0), wt.int32)
+        if indexed.is_indexed(v.type):
+            return indexed.dim(v, 0)
         if wt.is_composite(v.type) and not wt.is_struct(v.type):
             return self.const(wt.inner_shape(v.type)[0], wt.int32)
         raise self.error(node, f"len() takes an array, a vector, a quaternion or a matrix, not a {ft.name(v.type)}",

@@ -12,6 +12,9 @@ from ..dialects.warp import array_type
 
 def from_annotation(annotation):
     """A kernel argument annotation to a frontend type; None when it is not one Warp accepts."""
+    indexed = getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: its struct (indexed.py)
+    if indexed is not None:
+        return indexed
     if wt.is_array(annotation):
         return ArrayT(annotation.dtype, annotation.ndim)
     return wt.canonical_type(annotation)
