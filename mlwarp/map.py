@@ -7,8 +7,8 @@ numpy's do, and values passed to every element (Python numbers, Warp scalars, ve
 types of the call decide the output arrays' dtypes (a tuple result fills one output per element).
 
 The generated kernel takes each array at its own rank and reads it at the output index, with index 0 on its
-dimensions of size 1 (the ones it broadcasts along); its parameters are generic (`Any`, `array(dtype=Any)`),
-instantiated for the call's types. One kernel per (function, inputs' types, ranks and size-1 dimensions,
+dimensions of size 1 (the ones it broadcasts along); its parameters are generic (`Any`), instantiated for the
+call's types (arrays, indexed arrays, values). One kernel per (function, inputs' types, ranks and size-1 dimensions,
 output count): repeated maps reuse it (`map_cache`). Generated source lives in linecache entries, where the
 frontend reads kernel sources (core/source.py).
 """
@@ -32,7 +32,7 @@ from .compiler.builtins.table import BUILTINS, COMPOSITE_ONLY, OVERLOADS
 from .core import generics
 from .core.refs import strip_reference
 from .errors import CompileError
-from .func import Function
+from .func import Function, func
 from .kernel import Kernel
 from .launch import launch
 
@@ -54,7 +54,7 @@ def map(func, *inputs, out=None, return_kernel: bool = False, block_dim: int = 2
                         f"arguments ({target.arities[0]})")
     arg_types, descriptors = [], []
     for value in inputs:
-        if wt.is_array(value) and not isinstance(value, type):
+        if _is_array_value(value):
             if device is None:
                 device = value.device
             arg_types.append(value.dtype)
@@ -66,7 +66,7 @@ def map(func, *inputs, out=None, return_kernel: bool = False, block_dim: int = 2
     cache_key = (target.key, tuple(descriptors))
     out_dtypes = _result_types(target, arg_types)
 
-    shapes = [tuple(v.shape) for v in inputs if wt.is_array(v) and not isinstance(v, type)]
+    shapes = [tuple(v.shape) for v in inputs if _is_array_value(v)]
     if not shapes:
         raise ValueError("map requires at least one warp.array input")
     out_shape = broadcast_shapes(shapes)
@@ -77,8 +77,7 @@ def map(func, *inputs, out=None, return_kernel: bool = False, block_dim: int = 2
         if found is None:
             found = map_cache[cache_key] = (out_dtypes, _make_kernel(target, descriptors, len(out_shape),
                                                                      len(out_dtypes)))
-    kernel = found[1].add_overload([generics.value_type(v) or _value_type(v) for v in inputs] +
-                                   [generics.value_type(o) for o in outputs])
+    kernel = found[1].add_overload([_kernel_type(v) for v in list(inputs) + outputs])
     if return_kernel:
         return kernel
     launch(kernel, dim=out_shape, inputs=list(inputs), outputs=outputs, device=device, block_dim=block_dim)
@@ -154,6 +153,22 @@ def _annotation_matches(t, annotation) -> bool:
     if generics.is_generic(annotation):
         return generics.matches_template(t, annotation)
     return wt.types_equal(t, annotation)
+
+
+def _is_array_value(value) -> bool:
+    """A wp.array (not an annotation) or another array kind (wp.indexedarray), read element by element."""
+    if getattr(type(value), "_wp_indexed_", None) is True:
+        return not value.is_annotation
+    return wt.is_array(value) and not isinstance(value, type) and not getattr(value, "is_annotation", False)
+
+
+def _kernel_type(value):
+    """The type a kernel parameter takes for `value`: arrays as array types, an indexed array as the struct it
+    is in kernels (mlwarp/indexed.py), other values as their Warp type."""
+    indexed = getattr(value, "_wp_indexed_struct_", None)
+    if indexed is not None and getattr(type(value), "_wp_indexed_", None) is True:
+        return indexed
+    return _value_type(value)
 
 
 def _value_type(value):
@@ -300,10 +315,10 @@ def _differentiable(dtype) -> bool:
 
 def _outputs(out, out_dtypes, out_shape, inputs, device) -> list:
     if out is None:
-        requires_grad = any(getattr(v, "requires_grad", False) for v in inputs if wt.is_array(v))
+        requires_grad = any(getattr(v, "requires_grad", False) for v in inputs if _is_array_value(v))
         return [empty(out_shape, dtype=t, device=device, requires_grad=requires_grad and _differentiable(t))
                 for t in out_dtypes]
-    if len(out_dtypes) == 1 and wt.is_array(out):
+    if len(out_dtypes) == 1 and _is_array_value(out):
         if not wt.types_equal(out.dtype, out_dtypes[0]):
             raise TypeError(f"Output array dtype {wt.type_repr(out.dtype)} does not match expected dtype "
                             f"{wt.type_repr(out_dtypes[0])}")
@@ -333,13 +348,13 @@ def _make_kernel(target: _Target, descriptors, out_ndim: int, n_out: int) -> Ker
     for i, d in enumerate(descriptors):
         if d[0]:
             ndim, ones = d[2], d[3]
-            params.append(f"a{i}_array: array(dtype=Any, ndim={ndim})")
+            params.append(f"a{i}_array: Any")
             index = ["0" if ones[k] else tids[out_ndim - ndim + k] for k in range(ndim)]
             lines.append(f"    a{i} = a{i}_array[{', '.join(index)}]")
         else:
             params.append(f"a{i}: Any")
         args.append(f"a{i}")
-    params += [f"out{j}: array(dtype=Any, ndim={out_ndim})" for j in range(n_out)]
+    params += [f"out{j}: Any" for j in range(n_out)]
     at = ", ".join(tids)
     call = f"_map_f({', '.join(args)})"
     if n_out == 1:
@@ -348,9 +363,61 @@ def _make_kernel(target: _Target, descriptors, out_ndim: int, n_out: int) -> Ker
         lines.append(f"    {', '.join(f'r{j}' for j in range(n_out))} = {call}")
         lines += [f"    out{j}[{at}] = r{j}" for j in range(n_out)]
     text = f"def map_kernel({', '.join(params)}):\n    {at} = tid()\n" + "\n".join(lines) + "\n"
-    namespace = {"_map_f": target.callee, "tid": _builtin_handles["tid"], "array": array, "Any": Any,
+    namespace = {"_map_f": target.callee, "tid": _builtin_handles["tid"], "Any": Any,
                  "__name__": __name__}
     exec(compile(text, _source_file("kernel", text), "exec"), namespace)  # noqa: S102
     key = "map_" + re.sub("[^0-9a-zA-Z_]+", "_", target.name)
     return Kernel(namespace["map_kernel"], key=key, module=f"map_{target.name}", register=False)
 
+
+
+# -- Python operators on arrays, as Warp's: element-wise through wp.map ------------------------------------------
+def _operator(builtin: str, reflected: bool = False, in_place: bool = False):
+    f = _builtin_handles[builtin]
+    if in_place:
+        def op(self, other):
+            map(f, self, other, out=self)
+            return self
+    elif reflected:
+        def op(self, other):
+            return map(f, other, self)
+    else:
+        def op(self, other):
+            return map(f, self, other)
+    return op
+
+
+@func
+def _positive(x: Any):
+    return +x  # wp.pos has no scalar entry in the builtin table: `+a` of any element type
+
+
+def _unary(builtin):
+    f = _builtin_handles[builtin] if isinstance(builtin, str) else builtin
+
+    def op(self):
+        return map(f, self)
+    return op
+
+
+ARRAY_OPERATORS = {f"__{name}__": _operator(builtin) for name, builtin in (
+    ("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("floordiv", "floordiv"),
+    ("mod", "mod"), ("pow", "pow"))}
+ARRAY_OPERATORS.update({f"__r{name}__": _operator(builtin, reflected=True) for name, builtin in (
+    ("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("floordiv", "floordiv"),
+    ("mod", "mod"), ("pow", "pow"))})
+ARRAY_OPERATORS.update({f"__i{name}__": _operator(builtin, in_place=True) for name, builtin in (
+    ("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("floordiv", "floordiv"))})
+ARRAY_OPERATORS.update({"__neg__": _unary("neg"), "__pos__": _unary(_positive)})
+
+
+def add_array_operators(cls) -> None:
+    """Gives an array class Warp's arithmetic operators (`a + b`, `2.0 * a`, `-a`, `a += 1.0`, ...), each a
+    wp.map of the builtin; the operators the class defines itself stay. wp.array gets them here (array.py is
+    below this module); other array kinds may call this."""
+    for name, op in ARRAY_OPERATORS.items():
+        if name not in vars(cls):
+            setattr(cls, name, op)
+
+
+add_array_operators(array)

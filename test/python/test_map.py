@@ -247,3 +247,34 @@ def test_output_errors():
     with _raises(TypeError, "Output array 1 shape (3, 1) does not match expected shape (3,)"):
         wp.map(lambda x, y: (x, y), xs, ys,
                out=[wp.empty(3, dtype=wp.float32), wp.empty((3, 1), dtype=wp.float32)])
+
+
+def test_array_operators_match_numpy():
+    x = np.arange(10, dtype=np.float32)
+    y = np.arange(1, 11, dtype=np.float32)
+    a, b = _f32(x), _f32(y)
+    np.testing.assert_array_equal((+a).numpy(), x)
+    np.testing.assert_array_equal((-a).numpy(), -x)
+    np.testing.assert_array_equal((a + b).numpy(), x + y)
+    np.testing.assert_array_equal((a - 2.0).numpy(), x - 2.0)
+    np.testing.assert_array_equal((2.0 - a).numpy(), 2.0 - x)
+    np.testing.assert_array_equal((2.0 * a).numpy(), 2.0 * x)
+    np.testing.assert_array_equal((a / b).numpy(), x / y)
+    np.testing.assert_array_equal((2.0 / b).numpy(), 2.0 / y)
+    np.testing.assert_array_equal((a // 3.0).numpy(), x // 3.0)
+    np.testing.assert_allclose((a ** 2.0).numpy(), x ** 2.0)
+    np.testing.assert_allclose((a % 3.0).numpy(), np.fmod(x, 3.0))
+    xi, yi = np.arange(10, dtype=np.int32), np.arange(1, 11, dtype=np.int32)
+    q = wp.array(xi * 7) / wp.array(yi)
+    assert q.dtype is wp.int32  # as in Warp: integer division of int arrays
+    np.testing.assert_array_equal(q.numpy(), (xi * 7) // yi)
+    v = wp.array(np.stack([x, y, x], axis=1), dtype=wp.vec3)
+    np.testing.assert_array_equal((v * 2.0).numpy(), np.stack([x, y, x], axis=1) * 2.0)
+    np.testing.assert_array_equal((-v).numpy(), -np.stack([x, y, x], axis=1))
+    c = _f32(x)
+    c += 1.0
+    c *= b
+    np.testing.assert_array_equal(c.numpy(), (x + 1.0) * y)
+    c -= 1.0
+    c /= 2.0
+    np.testing.assert_array_equal(c.numpy(), ((x + 1.0) * y - 1.0) / 2.0)
