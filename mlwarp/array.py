@@ -203,7 +203,13 @@ class array:
         return self._np
 
     def list(self):
-        return self._np.tolist()
+        """The elements, flattened, as Python values: numbers, and Warp vectors, matrices and struct instances
+        (as Warp's)."""
+        if not _t.is_composite(self.dtype):
+            return self._np.tolist()
+        values = self.numpy()
+        values = values.reshape(-1) if _t.is_struct(self.dtype) else values.reshape((-1,) + _element_shape(self.dtype))
+        return [_element_value(self.dtype, v) for v in values]
 
     @property
     def __array_interface__(self):
@@ -362,6 +368,20 @@ def _element_numpy(wdt):
 
 def _element_shape(wdt) -> tuple:
     return _t.inner_shape(wdt)
+
+
+def _element_value(wdt, v):
+    """One element of a numpy view as its Warp value: a struct instance (array fields left None), a vector or
+    matrix, else a Python number."""
+    if _t.is_struct(wdt):
+        inst = wdt()
+        for name, field in wdt._wp_fields_:
+            if not _t.is_array(field):
+                setattr(inst, name, _element_value(field, v[name]))
+        return inst
+    if _t.is_composite(wdt):
+        return wdt(*np.asarray(v).reshape(-1).tolist())
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def _require_dtype(dtype):

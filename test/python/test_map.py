@@ -278,3 +278,17 @@ def test_array_operators_match_numpy():
     c -= 1.0
     c /= 2.0
     np.testing.assert_array_equal(c.numpy(), ((x + 1.0) * y - 1.0) / 2.0)
+
+
+def test_list_gives_warp_values():
+    x = np.arange(3, dtype=np.float32)
+    r0, r1, r2 = wp.map(split, _f32(x))
+    assert r0.list() == [2.0, 3.0, 4.0]
+    vecs = r2.list()
+    assert all(type(v) is wp.vec3 for v in vecs)
+    assert [list(v) for v in vecs] == [[0.0, 1.0, 2.0], [1.0, 2.0, 3.0], [2.0, 3.0, 4.0]]
+    pairs = wp.map(pair_sum, wp.array([Pair(a=1.0, b=2.0)], dtype=Pair), wp.array([Pair(a=0.5, b=4.0)],
+                                                                                  dtype=Pair)).list()
+    assert type(pairs[0]) is Pair and (pairs[0].a, pairs[0].b) == (1.5, 6.0)
+    m = wp.array(np.arange(8, dtype=np.float32).reshape(2, 2, 2), dtype=wp.mat22).list()
+    assert type(m[1]) is wp.mat22 and m[1][1][0] == 6.0
