@@ -354,12 +354,28 @@ def fill_values(value, wdt, storage: np.dtype):
     stores (`storage`): bfloat16 as its bit patterns, rounded to nearest even."""
     if isinstance(value, _t.scalar_base):
         value = value.value
+    if _t.is_composite(type(value)) and not _t.is_struct(type(value)):
+        value = _components(value)  # a vector/matrix instance by its values (its storage may be bit patterns)
     try:
+        shape = _element_shape(wdt)
+        if shape and not isinstance(value, (int, float)) and np.size(value) == int(np.prod(shape)):
+            value = np.reshape(value, shape)  # a flat sequence of a matrix's size: its rows
         if _t.scalar_type_of(wdt) is _t.bfloat16:
             return _t.float_to_bf16_bits(np.asarray(value, dtype=np.float32))
         return np.asarray(value, dtype=storage)
     except (TypeError, ValueError) as e:
         raise ValueError(f"Failed to convert the value to the array data type: {e}") from None
+
+
+def _components(value) -> list:
+    """A vector's, matrix's, quaternion's or transform's components as Python numbers, flattened."""
+    out = []
+    for c in value:
+        if _t.is_composite(type(c)):
+            out += _components(c)
+        else:
+            out.append(c.value if isinstance(c, _t.scalar_base) else c)
+    return out
 
 
 def _element_numpy(wdt):
@@ -499,6 +515,12 @@ def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=Fals
     if shape is None:  # as Warp: an empty array
         shape = 0
     return array(shape=shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+FIXEDARRAY_UNSUPPORTED = ("wp.zeros() inside a kernel or @wp.func (Warp's wp.fixedarray: a fixed-size array on the "
+                          "thread's stack) is not supported by mlwarp; use a wp.vec/wp.mat local or a wp.array "
+                          "argument")
+zeros._wp_removed_ = FIXEDARRAY_UNSUPPORTED  # what the frontend reports for wp.zeros() in a kernel
 
 
 def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):

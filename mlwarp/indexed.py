@@ -28,7 +28,7 @@ import typing
 import numpy as np
 
 from . import types as wt
-from .array import array, assign_values, zeros
+from .array import FIXEDARRAY_UNSUPPORTED, array, assign_values, zeros
 from .runtime.device import get_device
 from .struct import struct
 
@@ -342,32 +342,9 @@ class indexedarray:
                                  f"instance or 0")
         else:  # converted as wp.array.fill_ converts it (vectors, matrices, bfloat16 bits, ...)
             one = zeros(1, dtype=self.dtype, device="cpu")
-            one.fill_(_components(value, self.dtype))
+            one.fill_(value)
             cvalue = one._np[0]
         self._write(cvalue)
-
-
-def _components(value, dtype):
-    """A fill value as numbers in dtype's element shape: a vector/matrix instance by its components (their
-    storage may be bit patterns), a flat sequence of a matrix's size as its rows."""
-    if wt.is_composite(type(value)):
-        value = np.array(_flat(value))
-    shape = wt.inner_shape(dtype)
-    if shape and not isinstance(value, (int, float, wt.scalar_base)):
-        flat = np.asarray(value)
-        if flat.size == int(np.prod(shape)) and flat.shape != shape:
-            value = flat.reshape(shape)
-    return value
-
-
-def _flat(value) -> list:
-    out = []
-    for c in value:
-        if wt.is_composite(type(c)):
-            out += _flat(c)
-        else:
-            out.append(c.value if isinstance(c, wt.scalar_base) else c)
-    return out
 
 
 def _with_ndim(ndim):
@@ -397,15 +374,24 @@ array._index_view = index_view  # data[I]: array.__getitem__ with index arrays
 
 
 class fixedarray:
-    """`wp.fixedarray` (Warp 1.19's fixed-size arrays on a kernel's stack): not supported by mlwarp."""
+    """`wp.fixedarray(shape=..., dtype=...)`: Warp 1.19's annotation of a fixed-size stack array, what `wp.zeros()`
+    makes inside kernels. mlwarp has no stack arrays: the annotation can be written (a module defining such a
+    @wp.func imports), and a kernel or function that makes or takes one fails to compile with
+    FIXEDARRAY_UNSUPPORTED."""
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("wp.fixedarray (fixed-size stack arrays in kernels) is not supported by mlwarp; "
-                                  "use a wp.vec/wp.mat value or a wp.array argument")
+    is_annotation = True
+    _wp_removed_ = FIXEDARRAY_UNSUPPORTED  # what the frontend reports when one is called in a kernel
+
+    def __init__(self, shape=None, dtype=float):
+        self.shape = (shape,) if isinstance(shape, int) else tuple(shape or ())
+        self.ndim = len(self.shape)
+        self.dtype = _canonical_dtype(dtype)
 
     def __class_getitem__(cls, params):
-        raise NotImplementedError("wp.fixedarray (fixed-size stack arrays in kernels) is not supported by mlwarp; "
-                                  "use a wp.vec/wp.mat value or a wp.array argument")
+        raise NotImplementedError(FIXEDARRAY_UNSUPPORTED)
+
+    def __repr__(self):
+        return f"fixedarray(shape={self.shape}, dtype={wt.type_name(self.dtype)})"
 
 
 __all__ = ["indexedarray", "indexedarray1d", "indexedarray2d", "indexedarray3d", "indexedarray4d", "fixedarray"]

@@ -597,6 +597,8 @@ class KernelEmitter:
             return self.program.call_stateful(self, node, obj)
         if obj is print or getattr(obj, "_wp_intrinsic_", None) in printing.STATEMENTS:  # printing.py
             return printing.call(self, node, "print" if obj is print else obj._wp_intrinsic_)
+        if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
+            raise self.error(node, obj._wp_removed_, CompileError)
         if node.keywords:
             raise self.error(node, "unsupported: keyword arguments in a builtin call", UnsupportedSyntaxError)
         if obj is len:
@@ -622,8 +624,6 @@ class KernelEmitter:
         if intrinsic == "address_of":  # refs.py
             return refs.address_of(self, node)
         what = dotted_name(node.func)
-        if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
-            raise self.error(node, obj._wp_removed_, CompileError)
         if obj is MISSING:
             raise self.error(node, f"unknown function '{what}'", CompileError)
         raise self.error(node, f"calling '{what}' ({type(obj).__name__}) is not supported in kernels: only "
