@@ -28,7 +28,7 @@ import weakref
 from . import types as wt
 from .array import array, empty
 from .builtins import BuiltinFunction, functions as _builtin_handles
-from .compiler.builtins.table import BUILTINS, COMPOSITE_ONLY, OVERLOADS
+from .compiler.builtins.table import BUILTINS, COMPOSITE_ONLY, OVERLOADS, converted_arg_types, resolve
 from .core import generics
 from .core.refs import strip_reference
 from .errors import CompileError
@@ -280,6 +280,10 @@ def _result_types(target: _Target, arg_types) -> tuple:
     key = (target.key, tuple(wt.type_key(t) for t in arg_types))
     found = _probe_types.get(key)
     if found is None:
+        found = _declared_result(target, arg_types)
+    if found is not None:
+        _probe_types[key] = found
+    else:
         from .compiler.frontend.probe import call_result_types  # lazy: MLIR
 
         probe = _probe(target, len(arg_types))
@@ -294,6 +298,28 @@ def _result_types(target: _Target, arg_types) -> tuple:
             raise TypeError("The provided function must return a value")
         found = _probe_types[key] = tuple(found)
     return found
+
+
+def _declared_result(target: _Target, arg_types) -> tuple | None:
+    """The result type without the compiler where the builtin table or a concrete return annotation gives it
+    (as the frontend would: the table's typing, after its argument conversions); None: ask the frontend."""
+    if target.overloads is None:
+        if target.key not in BUILTINS:
+            return None
+        try:
+            rt = resolve(target.key, converted_arg_types(target.key, list(arg_types)))
+        except Exception:  # noqa: BLE001  (the frontend reports it in its words)
+            return None
+        return (rt,) if wt.is_scalar(rt) or wt.is_composite(rt) else None
+    for o in target.overloads:
+        if len(o.annotations) == len(arg_types) and all(_annotation_matches(t, a)
+                                                        for t, a in zip(arg_types, o.annotations)):
+            if any(generics.is_generic(strip_reference(a)) for a in o.annotations):
+                return None
+            rt = wt.canonical_type(o.return_annotation) if o.return_annotation is not inspect.Parameter.empty \
+                else None
+            return (rt,) if rt is not None and not generics.is_generic(rt) else None
+    return None
 
 
 def _probe(target: _Target, n: int):

@@ -292,3 +292,19 @@ def test_list_gives_warp_values():
     assert type(pairs[0]) is Pair and (pairs[0].a, pairs[0].b) == (1.5, 6.0)
     m = wp.array(np.arange(8, dtype=np.float32).reshape(2, 2, 2), dtype=wp.mat22).list()
     assert type(m[1]) is wp.mat22 and m[1][1][0] == 6.0
+
+
+def test_result_types_of_builtins_and_annotated_functions_need_no_compiler():
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport numpy as np\nimport mlwarp as wp\n"
+            "@wp.func\ndef f(x: float, y: float) -> float:\n    return x * y\n"
+            "a = wp.array(np.arange(3, dtype=np.float32))\n"
+            "k1 = wp.map(wp.add, a, a, return_kernel=True)\n"
+            "k2 = wp.map(f, a, 2.0, return_kernel=True)\n"
+            "k3 = wp.map(wp.length, wp.zeros(3, dtype=wp.vec3), return_kernel=True)\n"
+            "print(isinstance(k3, wp.Kernel), 'mlir' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "False"]
