@@ -18,11 +18,16 @@ store into such an array clears the stored element's gradient, as Warp 1.19's.
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 
+from .array import zeros
+from .cuda_array import allocate_like
 from .debug import after_launch, attach_record, for_launch, hidden_params
 from .errors import CompileError, LaunchError
+from .launch_args import check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, launch_device, \
+    pack_array
 from . import types as wt
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
@@ -58,8 +63,6 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
             raise CompileError(f"kernel '{kernel.key}' cannot be differentiated: {meta['adj_error']}")
         if not meta.get("adj_entry"):
             raise LaunchError(f"Error launching kernel '{kernel.key}': its library has no adjoint entry")
-        import os
-
         if device.is_cuda:  # the adjoint entry of the same CUDA module (runtime/cuda/module.py)
             found = compiled.sibling(meta["adj_entry"])
         else:
@@ -69,8 +72,6 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
 
 
 def _device_zeros_like(view, device):
-    from .cuda_array import allocate_like
-
     return allocate_like(view, device)
 
 
@@ -78,8 +79,6 @@ def companion_struct(kernel, name, t, primal, given, primal_name):
     """The adjoint or tangent (`name`) of the struct argument `primal` (`primal_name`) of type `t`: a copy of
     `given` (a `t` or None: zero) in which every array field the primal has but `given` lacks is a zero-filled
     scratch array of the primal field's shape, dtype and device; nested structs likewise."""
-    from .array import zeros
-
     if getattr(primal, "_wp_indexed_", False):  # wp.indexedarray: an indexed array over the data's adjoint
         return primal.companion(given)
     if given is not None and type(given) is not t:
@@ -150,9 +149,6 @@ def _adjoints(kernel, given, count, what):
 
 
 def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, device) -> None:
-    from .launch import (check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, launch_device,
-                         pack_array)
-
     kernel = for_launch(kernel)  # the debug build when debug mode is on (mlwarp/debug.py)
     inputs, outputs = list(inputs), list(outputs)
     args = inputs + outputs

@@ -29,6 +29,32 @@ from .torch_tensors import cpu_tensor_view, is_torch_tensor
 
 _ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
 
+# Arrays on CUDA devices: CudaArray (mlwarp/cuda_array.py) subclasses `array`, so this module cannot import it.
+# Its module registers the class and its copy (H2D, D2H, D2D) here when imported; the API (mlwarp/_api.py)
+# imports it. A CUDA array exists only once its class does, so wp.copy always finds its copy.
+_cuda_class = None
+_cuda_copy = None
+
+
+def register_cuda(cls, copy_arrays) -> None:
+    """Called by mlwarp/cuda_array.py: `cls` is what wp.array(...) builds for data on a CUDA device, and
+    `copy_arrays(dest, src, dest_offset, src_offset, count, stream)` is wp.copy when either side is there."""
+    global _cuda_class, _cuda_copy
+    _cuda_class, _cuda_copy = cls, copy_arrays
+
+
+def _class_for(args, kwargs) -> type:
+    """The class `wp.array(*args, **kwargs)` constructs: the CUDA one for data on a CUDA device."""
+    names = ("data", "dtype", "shape", "strides", "ptr", "capacity", "device")
+    given = dict(zip(names, args), **kwargs)
+    if all(given.get(k) is None for k in ("data", "shape", "ptr", "_view")):
+        return array  # a type annotation
+    try:
+        device = get_device(given.get("device"))
+    except ValueError:
+        return array  # array.__init__ raises the same error
+    return _cuda_class if device.is_cuda else array
+
 
 class array:
     _wp_array_ = True  # what mlwarp.core.types.is_array recognises (the bottom layer cannot import this class)
@@ -54,10 +80,8 @@ class array:
         return array(dtype=dtype, ndim=ndim)
 
     def __new__(cls, *args, **kwargs):
-        if cls is array and (args or kwargs):  # CUDA data: CudaArray (mlwarp/cuda_array.py)
-            from .cuda_array import array_class
-
-            cls = array_class(args, kwargs)
+        if cls is array and (args or kwargs) and _cuda_class is not None:  # CUDA data: CudaArray (see above)
+            cls = _class_for(args, kwargs)
         return object.__new__(cls)
 
     def __init__(self, data=None, dtype=None, shape=None, strides=None, ptr=None, capacity=None, device=None,
@@ -599,10 +623,8 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
 
 
 def _copy_values(dest, src, dest_offset, src_offset, count, stream):
-    if not (dest.device.is_cpu and src.device.is_cpu):  # H2D, D2H, D2D: mlwarp/cuda_array.py
-        from .cuda_array import copy_arrays
-
-        return copy_arrays(dest, src, dest_offset, src_offset, count, stream)
+    if not (dest.device.is_cpu and src.device.is_cpu):  # H2D, D2H, D2D: mlwarp/cuda_array.py (registered)
+        return _cuda_copy(dest, src, dest_offset, src_offset, count, stream)
     if _element_numpy(dest.dtype) != _element_numpy(src.dtype) or _element_shape(dest.dtype) != \
             _element_shape(src.dtype):
         raise RuntimeError(f"wp.copy: dtypes differ ({_t.type_name(src.dtype)} -> {_t.type_name(dest.dtype)})")

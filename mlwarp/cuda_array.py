@@ -24,19 +24,6 @@ from .runtime.device import get_device
 _a = importlib.import_module(f"{__package__}.array")  # the module (the package's `array` is the class)
 
 
-def array_class(args, kwargs) -> type:
-    """The class `wp.array(*args, **kwargs)` constructs: CudaArray for data on a CUDA device."""
-    names = ("data", "dtype", "shape", "strides", "ptr", "capacity", "device")
-    given = dict(zip(names, args), **kwargs)
-    if all(given.get(k) is None for k in ("data", "shape", "ptr", "_view")):
-        return array  # a type annotation
-    try:
-        device = get_device(given.get("device"))
-    except ValueError:
-        return array  # array.__init__ raises the same error
-    return CudaArray if device.is_cuda else array
-
-
 def _inner_strides(wdt) -> tuple:
     shape = _a._element_shape(wdt)
     return np.empty(shape, dtype=_a._element_numpy(wdt)).strides if shape else ()
@@ -292,6 +279,4 @@ def copy_arrays(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int
         (stream or src.device.stream).synchronize()  # the host memory is readable when wp.copy returns
 
 
-from .launch_plan import PLAIN_ARRAYS  # noqa: E402  (launch_plan imports this module only lazily)
-
-PLAIN_ARRAYS.add(CudaArray)  # its launch fields are cached like a wp.array's
+_a.register_cuda(CudaArray, copy_arrays)  # wp.array(..., device="cuda") builds a CudaArray; wp.copy copies here

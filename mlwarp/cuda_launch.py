@@ -1,4 +1,4 @@
-"""wp.launch on a CUDA device: the checks and packing of launch.py (a CUDA array's storage view holds the
+"""wp.launch on a CUDA device: the checks and packing of launch_args.py (a CUDA array's storage view holds the
 device address), then one cuLaunchKernel with the launch struct as the kernel's by-value parameter.
 
 In debug mode the debug build is launched with a device error record (mlwarp/debug.py), read back after
@@ -10,7 +10,8 @@ from . import debug as _debug
 from .array import array
 from .config import config
 from .errors import LaunchError
-from .launch import pack_args
+from .cuda_array import from_cuda_array_interface
+from .launch_args import pack_args
 
 
 def as_device_array(value, device):
@@ -18,8 +19,6 @@ def as_device_array(value, device):
     views of the same memory; anything else is returned as is for launch.py's checks."""
     if isinstance(value, array) or not hasattr(value, "__cuda_array_interface__"):
         return value
-    from .cuda_array import from_cuda_array_interface
-
     return from_cuda_array_interface(value)
 
 

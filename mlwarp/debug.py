@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import types as wt
+from .array import array
 from .config import config
-from .errors import FloatingPointCheckError, KernelBoundsError
+from .errors import FloatingPointCheckError, KernelBoundsError, LaunchError
 from .runtime.abi import ArrayParam
+from .runtime.cuda import memory as mem
 from .runtime.error_record import new_record, read_record
 
-ERROR_RECORD_PARAM = None  # built on first use: types imports nothing from here
+ERROR_RECORD_PARAM = None  # built on first use
 
 
 def mode_of(kernel) -> str:
@@ -43,8 +46,6 @@ def hidden_params(kernel) -> list:
     if not is_debug_build(kernel):
         return []
     if ERROR_RECORD_PARAM is None:
-        from . import types as wt
-
         ERROR_RECORD_PARAM = ArrayParam(wt.int64, 1)
     return [ERROR_RECORD_PARAM]
 
@@ -57,8 +58,6 @@ def for_launch(kernel):
     if mode == "release":
         return kernel
     if mode != "debug":
-        from .errors import LaunchError
-
         raise LaunchError(f"Error launching kernel '{kernel.key}': mode must be 'release' or 'debug', got {mode!r} "
                           f"(wp.config.mode, wp.set_module_options or module_options)")
     variant = kernel.__dict__.get("_debug_build")
@@ -76,8 +75,6 @@ class DeviceRecord:
     synchronises the stream: the record is read once the launch is done."""
 
     def __init__(self, device, stream):
-        from .runtime.cuda import memory as mem
-
         self.device, self.stream = device, stream
         self.host = new_record()
         self.alloc = mem.Allocation(device, self.host.nbytes, stream)
@@ -88,8 +85,6 @@ class DeviceRecord:
         return self.alloc.ptr
 
     def read(self) -> np.ndarray:
-        from .runtime.cuda import memory as mem
-
         mem.copy_device_to_host(self.device, self.host.ctypes.data, self.alloc.ptr, self.host.nbytes, self.stream)
         self.stream.synchronize()
         self.alloc.free()  # done with it (an exception's traceback would keep this object alive)
@@ -168,8 +163,6 @@ def _array_name(kernel, site) -> str:
 
 def check_finite(kernel, args) -> None:
     """wp.config.verify_fp: every float array argument is NaN/Inf free after the launch."""
-    from .array import array
-
     for name, p, value in zip(kernel.arg_names, kernel.params, args):
         if not isinstance(p, ArrayParam):
             continue

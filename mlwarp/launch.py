@@ -1,189 +1,29 @@
 """`wp.launch`: checks every argument, packs the launch struct and runs the kernel.
 
-All checks run before anything is packed or launched, and every error names
-the kernel and the argument, as Warp's do. Each check is its own function so
-a faster launch path can reuse them.
+A plain launch takes the planned path (launch_plan.py); debug builds, verify_fp, adjoint launches and kernels
+without a plan take the checked one here (the checks and packing: launch_args.py). All checks run before
+anything is packed or launched, and every error names the kernel and the argument, as Warp's do.
 """
 
 from __future__ import annotations
 
 import ctypes
 
-import numpy as np
-
-from . import types as wt
-from .array import array
-from .errors import LaunchError
 from . import debug as _debug
-from .runtime.abi import ArrayParam, descriptor
+from . import launch_plan as _plan
+from . import recording as _recording
+from .adjoint import launch_adjoint
+from .cuda_launch import launch_cuda
+from .errors import LaunchError
+from .kernel import Kernel
+from .launch_args import check_arg_count, launch_device, launch_dims, pack_args
 from .runtime.device import get_device
-from . import tape as _tape
-from . import launch_plan as _plan  # noqa: E402  (uses this module's checks at call time)
-
-
-def _prefix(kernel) -> str:
-    return f"Error launching kernel '{kernel.key}'"
-
-
-def launch_dims(dim, kernel=None) -> tuple:
-    """`dim` as a tuple of 1 to 4 non-negative ints."""
-    where = _prefix(kernel) + ": " if kernel is not None else ""
-    dims = (dim,) if not isinstance(dim, (tuple, list)) else tuple(dim)
-    if not 1 <= len(dims) <= 4 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
-                                          for d in dims):
-        raise LaunchError(f"{where}dim must be an int or a tuple of 1 to 4 ints, got {dim!r}")
-    if any(d < 0 for d in dims):
-        raise LaunchError(f"{where}launch dimensions must be non-negative, got {dim!r}")
-    return tuple(int(d) for d in dims)
-
-
-def check_arg_count(kernel, args) -> None:
-    if len(args) != len(kernel.params):
-        raise LaunchError(f"{_prefix(kernel)}, passed {len(args)} arguments but kernel requires "
-                          f"{len(kernel.params)}.")
-
-
-def launch_device(kernel, device):
-    try:
-        return get_device(device)
-    except ValueError as e:
-        raise LaunchError(f"{_prefix(kernel)}: {e}") from None
-
-
-# -- array arguments ----------------------------------------------------------
-def host_view(value):
-    """The numpy view of an array argument on the CPU: a wp.array, a numpy array, a torch tensor, or any
-    object with `__array_interface__` / `__array__`; None when `value` is not an array."""
-    if isinstance(value, array):
-        return None if value.is_annotation else value._np  # storage view: a CUDA array's holds the device address
-    if isinstance(value, np.ndarray):
-        return value
-    from .interop.torch import cpu_tensor_view, is_torch_tensor
-
-    if is_torch_tensor(value):
-        return cpu_tensor_view(value)
-    if hasattr(value, "__array_interface__") or hasattr(value, "__array__"):
-        return np.asarray(value)
-    return None
-
-
-def _value_device(value) -> str:
-    if isinstance(value, array):
-        return str(value.device)
-    from .interop.torch import is_torch_tensor
-
-    if is_torch_tensor(value):
-        return str(value.device)
-    if hasattr(value, "__cuda_array_interface__") and not hasattr(value, "__array_interface__"):
-        return "cuda"
-    return "cpu"
-
-
-def check_array_arg(kernel, name, p: ArrayParam, value, device) -> np.ndarray:
-    """The host view of `value` after checking its kind, device, dtype and ndim against `p`."""
-    where = f"{_prefix(kernel)}, argument '{name}'"
-    on = _value_device(value)
-    if on != str(device):
-        raise LaunchError(f"{where} is an array on device '{on}' but the kernel is launched on device "
-                          f"'{device}'.")
-    view = host_view(value)
-    if view is None:
-        raise LaunchError(f"{where} expects an array of type {_describe(p)}, but passed value has type "
-                          f"{type(value).__name__}.")
-    elem_shape = wt.inner_shape(p.dtype)
-    ndim = view.ndim - len(elem_shape)
-    want = wt.numpy_dtype(p.dtype)
-    got_dtype = value.dtype if isinstance(value, array) else None
-    if view.dtype != want or (got_dtype is not None and got_dtype is not p.dtype) or \
-            (elem_shape and view.shape[ndim:] != elem_shape):
-        got = wt.type_name(got_dtype) if got_dtype is not None else str(view.dtype)
-        raise LaunchError(f"{where} expects an array with dtype={wt.type_name(p.dtype)} but passed array has "
-                          f"dtype={got}.")
-    if ndim != p.ndim:
-        raise LaunchError(f"{where} expects an array with {p.ndim} dimension(s) but the passed array has "
-                          f"{ndim} dimension(s).")
-    return view
-
-
-def check_descriptor_arg(kernel, name, p: ArrayParam, value) -> None:
-    """A launch descriptor (`wp.from_torch(t, return_ctype=True)`) carries no dtype: only its rank is checked."""
-    if type(value) is not descriptor(p.ndim):
-        raise LaunchError(f"{_prefix(kernel)}, argument '{name}' expects an array of type {_describe(p)}, but "
-                          f"passed value is a {type(value).__name__} descriptor.")
-
-
-def pack_array(view: np.ndarray, ndim: int, slot) -> None:
-    slot.data = view.ctypes.data
-    for d in range(ndim):
-        slot.shape[d] = view.shape[d]
-        slot.strides[d] = view.strides[d]
-
-
-# -- scalar arguments ---------------------------------------------------------
-def check_scalar_arg(kernel, name, t, value):
-    """`value` converted for a scalar parameter of type `t`: ints only for int parameters (no floats, as
-    Warp), numbers for floats, and ints in the range of `t`."""
-    where = f"{_prefix(kernel)}, argument '{name}'"
-    if isinstance(value, wt.scalar_base):
-        value = value.value
-    elif isinstance(value, np.generic):
-        value = value.item()
-    if wt.is_int(t) or t is wt.bool_:
-        ok = isinstance(value, (bool, int))
-    else:
-        ok = isinstance(value, (bool, int, float))
-    if not ok:
-        raise LaunchError(f"{where} expects {wt.type_name(t)}, but passed value has type "
-                          f"{type(value).__name__} ({value!r}).")
-    if wt.is_int(t):
-        info = np.iinfo(t._np_)
-        if not info.min <= value <= info.max:
-            raise LaunchError(f"{where}: value {value} is out of range for {wt.type_name(t)} "
-                              f"[{info.min}, {info.max}].")
-    if t is wt.float16:
-        return int(np.float16(value).view(np.uint16))
-    if t is wt.bfloat16:
-        return int(wt.float_to_bf16_bits(float(value)))
-    return value
-
-
-def check_composite_arg(kernel, name, t, value):
-    from .vector import as_argument
-
-    try:
-        return as_argument(t, value)
-    except TypeError as e:
-        raise LaunchError(f"{_prefix(kernel)}, argument '{name}' {e}.") from None
-
-
-def _describe(p) -> str:
-    return f"array(ndim={p.ndim}, dtype={wt.type_name(p.dtype)})" if isinstance(p, ArrayParam) else wt.type_name(p)
-
-
-def pack_args(kernel, args, device):
-    """The filled launch struct (dims left to the caller) and the views it points into, which must stay
-    alive until the launch returns."""
-    packed = kernel.launch_struct()
-    keep_alive = []
-    for i, (name, p, value) in enumerate(zip(kernel.arg_names, kernel.params, args)):
-        if isinstance(p, ArrayParam) and isinstance(value, ctypes.Structure):
-            check_descriptor_arg(kernel, name, p, value)
-            setattr(packed, f"p{i}", value)
-        elif isinstance(p, ArrayParam):
-            view = check_array_arg(kernel, name, p, value, device)
-            pack_array(view, p.ndim, getattr(packed, f"p{i}"))
-            keep_alive.append(view)
-        elif wt.is_composite(p):  # vectors, matrices, ..., structs: by value, in C layout
-            setattr(packed, f"p{i}", check_composite_arg(kernel, name, p, value))
-        else:
-            setattr(packed, f"p{i}", check_scalar_arg(kernel, name, p, value))
-    return packed, keep_alive
 
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint=False, adj_inputs=None,
            adj_outputs=None, record_cmd=False, block_dim=256, max_blocks=0, record_tape=True):
-    if not record_tape and _tape.recording():  # run it, but the recording tape does not see it
-        with _tape.paused():
+    if not record_tape and _recording.recording():  # run it, but the recording tape does not see it
+        with _recording.paused():
             return launch(kernel, dim, inputs, outputs, device, stream, adjoint, adj_inputs, adj_outputs, record_cmd,
                           block_dim, max_blocks)
     if getattr(kernel, "is_generic", False):  # a template: its instance for these arguments' types
@@ -192,30 +32,24 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
         done = _plan.fast_launch(kernel, dim, inputs, outputs, device, record_cmd, stream, block_dim, max_blocks)
         if done is not NotImplemented:
             return done
-    from .kernel import Kernel
-
     if not isinstance(kernel, Kernel):
         raise LaunchError(f"wp.launch expects a @wp.kernel, got {type(kernel).__name__}")
     if record_cmd:  # a launch the plan does not take: recorded as the call itself
-        return _plan.ReplayLaunch(kernel, dim, inputs, outputs, dict(
+        return ReplayLaunch(kernel, dim, inputs, outputs, dict(
             device=device, stream=stream, adjoint=adjoint, adj_inputs=adj_inputs, adj_outputs=adj_outputs,
             block_dim=block_dim, max_blocks=max_blocks))
     dims = launch_dims(dim, kernel)
     if adjoint:  # the adjoint kernel k_adj (mlwarp/adjoint.py)
-        from .adjoint import launch_adjoint
-
         return launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, device)
     args = list(inputs) + list(outputs)
     check_arg_count(kernel, args)
     device = launch_device(kernel, device)
     if device.is_cuda:  # mlwarp/cuda_launch.py
-        from .cuda_launch import launch_cuda
-
         launch_cuda(kernel, dims, args, device, stream, block_dim, max_blocks)
     else:
         _launch_cpu(kernel, dims, args, device)
-    if _tape.recording():
-        _tape.record_launch(kernel, dims, inputs, outputs, device)
+    if _recording.recording():
+        _recording.record_launch(kernel, dims, inputs, outputs, device)
 
 
 def _launch_cpu(kernel, dims, args, device) -> None:
@@ -231,6 +65,41 @@ def _launch_cpu(kernel, dims, args, device) -> None:
         compiled.run(ctypes.addressof(packed), total)
         _debug.after_launch(built, compiled, record, args)
     del keep_alive
+
+
+class ReplayLaunch:
+    """`record_cmd=True` for a launch the plan does not take (a debug build, verify_fp, an adjoint launch,
+    a kernel without a plan): `launch()` calls wp.launch again with the arguments it holds, checks included."""
+
+    def __init__(self, kernel, dim, inputs, outputs, launch_kwargs: dict):
+        self.kernel = kernel
+        self.dim = dim
+        self._args = [*inputs, *outputs]
+        self._split = len(inputs)  # an adjoint launch pairs adj_inputs with inputs, adj_outputs with outputs
+        self._kwargs = launch_kwargs
+
+    def set_dim(self, dim) -> None:
+        self.dim = dim
+
+    def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:
+        if adjoint:
+            raise LaunchError(f"Error launching kernel '{self.kernel.key}': setting adjoint parameters of a "
+                              f"recorded launch is not supported")
+        self._args[index] = value
+
+    def set_param_by_name(self, name: str, value, adjoint: bool = False) -> None:
+        if name not in self.kernel.arg_names:
+            raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.key}'")
+        self.set_param_at_index(self.kernel.arg_names.index(name), value, adjoint)
+
+    def set_params(self, values) -> None:
+        for i, v in enumerate(values):
+            self.set_param_at_index(i, v)
+
+    def launch(self, stream=None) -> None:
+        kwargs = dict(self._kwargs, stream=stream or self._kwargs["stream"])
+        launch(self.kernel, self.dim, inputs=self._args[:self._split], outputs=self._args[self._split:],
+                       **kwargs)
 
 
 def synchronize():

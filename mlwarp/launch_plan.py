@@ -10,7 +10,7 @@ before; a kernel whose parameters the plan cannot lay out has no plan and launch
 The data pointer, shape and strides of a `wp.array` are read once and kept on the array
 (`_launch_fields`), keyed by the numpy view they came from. CUDA arrays keep their device address
 in the same view (cuda_array.py), so a CUDA launch packs the same struct and hands its bytes to
-`cuLaunchKernel`.
+`cuLaunchKernel`. `ReplayLaunch`, what record_cmd=True gives for a launch without a plan, is in launch.py.
 """
 
 from __future__ import annotations
@@ -19,19 +19,21 @@ import ctypes
 import struct
 
 from . import debug as _debug
-from . import launch as _launch
-from . import tape as _tape
+from . import launch_args as _args
+from . import recording as _recording
 from . import types as wt
 from .array import array
 from .config import config
+from .cuda_array import CudaArray
+from .cuda_launch import as_device_array, check_launch_config
 from .errors import LaunchError
 from .captures import constants_changed
 from .kernel import Kernel
 from .runtime.abi import ArrayParam
 
 INT32_MAX = 2**31 - 1
-# the array classes whose launch fields the plan caches: wp.array, and CudaArray once imported
-PLAIN_ARRAYS = {array}
+# the array classes whose launch fields the plan caches
+PLAIN_ARRAYS = {array, CudaArray}
 
 
 def plan_for(kernel):
@@ -52,7 +54,7 @@ def check_dims(kernel, dim) -> tuple:
     """`dim` as 4 ints and their product; each below 2**31 (thread indices are int32 in kernels)."""
     if type(dim) is int and 0 <= dim <= INT32_MAX:
         return (dim, 1, 1, 1), dim
-    dims = _launch.launch_dims(dim, kernel)
+    dims = _args.launch_dims(dim, kernel)
     if any(d > INT32_MAX for d in dims):
         raise LaunchError(f"Error launching kernel '{kernel.key}': each launch dimension must be below 2**31 "
                           f"(wp.tid() is int32), got {dim!r}")
@@ -103,13 +105,11 @@ class LaunchPlan:
 
         def slow(value, device):
             if isinstance(value, ctypes.Structure):
-                _launch.check_descriptor_arg(kernel, name, p, value)
+                _args.check_descriptor_arg(kernel, name, p, value)
                 return (value.data or 0, *value.shape, *value.strides)
             if device.is_cuda:  # torch/CuPy CUDA arrays: a CudaArray view of the same memory
-                from .cuda_launch import as_device_array
-
                 value = as_device_array(value, device)
-            view = _launch.check_array_arg(kernel, name, p, value, device)
+            view = _args.check_array_arg(kernel, name, p, value, device)
             fields = (view.__array_interface__["data"][0], *view.shape[:ndim], *view.strides[:ndim])
             if type(value) in PLAIN_ARRAYS and value._np is view:
                 value._launch_fields = (view, view.ndim, fields)
@@ -133,15 +133,15 @@ class LaunchPlan:
             def pack(value, device):
                 if type(value) is int and lo <= value <= hi:
                     return (value,)
-                return (_launch.check_scalar_arg(kernel, name, t, value),)
+                return (_args.check_scalar_arg(kernel, name, t, value),)
         elif t in (wt.float32, wt.float64):
             def pack(value, device):
                 if type(value) is float:
                     return (value,)
-                return (_launch.check_scalar_arg(kernel, name, t, value),)
+                return (_args.check_scalar_arg(kernel, name, t, value),)
         else:
             def pack(value, device):
-                return (_launch.check_scalar_arg(kernel, name, t, value),)
+                return (_args.check_scalar_arg(kernel, name, t, value),)
         return pack
 
     def _compile_fields(self):
@@ -193,11 +193,9 @@ class LaunchPlan:
         dims, total = check_dims(kernel, dim)
         args = [*inputs, *outputs]
         if len(args) != self.nparams:
-            _launch.check_arg_count(kernel, args)
-        device = _launch.launch_device(kernel, device)
+            _args.check_arg_count(kernel, args)
+        device = _args.launch_device(kernel, device)
         if device.is_cuda:
-            from .cuda_launch import check_launch_config
-
             check_launch_config(kernel, device, stream, block_dim)
         elif not device.is_cpu:
             return NotImplemented
@@ -214,8 +212,8 @@ class LaunchPlan:
             else:  # the driver copies the struct at the launch
                 run.launch(None, total, block_dim, max_blocks, stream,
                            args_ptr=ctypes.cast(ctypes.c_char_p(packed), ctypes.c_void_p).value)
-        if _tape.recording():
-            _tape.record_launch(kernel, _launch.launch_dims(dim, kernel), inputs, outputs, device)
+        if _recording.recording():
+            _recording.record_launch(kernel, _args.launch_dims(dim, kernel), inputs, outputs, device)
         return None
 
 
@@ -299,38 +297,3 @@ class Launch:
         elif self._total:
             self._run.launch(None, self._total, self.block_dim, self.max_blocks, stream or self.stream,
                              args_ptr=ctypes.addressof(self._buffer))
-
-
-class ReplayLaunch:
-    """`record_cmd=True` for a launch the plan does not take (a debug build, verify_fp, an adjoint launch,
-    a kernel without a plan): `launch()` calls wp.launch again with the arguments it holds, checks included."""
-
-    def __init__(self, kernel, dim, inputs, outputs, launch_kwargs: dict):
-        self.kernel = kernel
-        self.dim = dim
-        self._args = [*inputs, *outputs]
-        self._split = len(inputs)  # an adjoint launch pairs adj_inputs with inputs, adj_outputs with outputs
-        self._kwargs = launch_kwargs
-
-    def set_dim(self, dim) -> None:
-        self.dim = dim
-
-    def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:
-        if adjoint:
-            raise LaunchError(f"Error launching kernel '{self.kernel.key}': setting adjoint parameters of a "
-                              f"recorded launch is not supported")
-        self._args[index] = value
-
-    def set_param_by_name(self, name: str, value, adjoint: bool = False) -> None:
-        if name not in self.kernel.arg_names:
-            raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.key}'")
-        self.set_param_at_index(self.kernel.arg_names.index(name), value, adjoint)
-
-    def set_params(self, values) -> None:
-        for i, v in enumerate(values):
-            self.set_param_at_index(i, v)
-
-    def launch(self, stream=None) -> None:
-        kwargs = dict(self._kwargs, stream=stream or self._kwargs["stream"])
-        _launch.launch(self.kernel, self.dim, inputs=self._args[:self._split], outputs=self._args[self._split:],
-                       **kwargs)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from . import access
 from . import types as wt
+from .adjoint import launch_adjoint
 from .array import array
 from .config import config
 # what is recording (mlwarp/recording.py, below wp.array); wp.launch, jvp.py and utils.py use it from here
@@ -100,8 +101,6 @@ class Tape:
                 a.grad.assign(g)
             a.requires_grad = True
             self.gradients[a] = a.grad
-        from .adjoint import launch_adjoint
-
         for entry in reversed(self.launches):
             if entry[0] == "func":
                 entry[1]()

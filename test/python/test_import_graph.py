@@ -24,21 +24,8 @@ LOWER = ("mlwarp.core", "mlwarp.compiler", "mlwarp.runtime", "mlwarp.tools")
 # directly or through mlwarp modules, is heavy, and a light module may import it inside a function.
 HEAVY = ("mlir", "torch", "jax", "cuda", "mpi4py", "paddle")
 
-# Debt being paid off: a cycle not listed here fails (delete a line once its cycle is gone).
-KNOWN_CYCLES = [
-    [
-        "mlwarp.adjoint",
-        "mlwarp.array",
-        "mlwarp.cuda_array",
-        "mlwarp.cuda_launch",
-        "mlwarp.debug",
-        "mlwarp.interop.torch",
-        "mlwarp.kernel",
-        "mlwarp.launch",
-        "mlwarp.launch_plan",
-        "mlwarp.tape",
-    ],
-]
+# Import cycles being paid off (none left): a cycle not listed here fails.
+KNOWN_CYCLES = []
 
 # Function-local imports that defer something on purpose although it imports nothing heavy, and why.
 DEFERRED_ON_PURPOSE = {
@@ -49,8 +36,6 @@ DEFERRED_ON_PURPOSE = {
 # Function-local imports that defer nothing heavy (workarounds of the cycles above), per module: more fails
 # (lower a number once they are hoisted).
 KNOWN_FUNCTION_LOCAL = {
-    "mlwarp.adjoint": 3,
-    "mlwarp.array": 2,
     "mlwarp.builtins": 1,
     "mlwarp.compiler.builtins.composite_pyscope": 2,
     "mlwarp.compiler.builtins.derivatives": 3,
@@ -63,18 +48,13 @@ KNOWN_FUNCTION_LOCAL = {
     "mlwarp.compiler.passes.unroll": 1,
     "mlwarp.cuda_array": 2,
     "mlwarp.cuda_compile": 1,
-    "mlwarp.cuda_launch": 1,
-    "mlwarp.debug": 5,
     "mlwarp.func": 1,
     "mlwarp.func_grad": 1,
     "mlwarp.interop.jax": 4,
     "mlwarp.jvp": 1,
     "mlwarp.kernel": 4,
-    "mlwarp.launch": 6,
-    "mlwarp.launch_plan": 2,
     "mlwarp.stream": 1,
     "mlwarp.struct": 3,
-    "mlwarp.tape": 1,
     "mlwarp.tools.opt": 1,
 }
 
