@@ -12,13 +12,13 @@ import numpy as np
 
 from mlwarp.core import types as wt
 
+from .pyscope import BuiltinArgumentError, warp_type
+
 
 def _type_of(value):
     t = type(value)
     if wt.is_composite(t):
         return t
-    from .pyscope import warp_type
-
     return warp_type(value)
 
 
@@ -113,7 +113,6 @@ def _minmax(name, types):
 
 def call(name: str, args):
     """Evaluates builtin `name` on Python/Warp values whose types include a composite."""
-    from .pyscope import BuiltinArgumentError
     from .table import OVERLOADS, resolve, select_overload
 
     types = [_type_of(a) for a in args]
