@@ -33,6 +33,7 @@ from .core import generics
 from .core.refs import strip_reference
 from .errors import CompileError
 from .func import Function, func
+from .indexed import indexedarray
 from .kernel import Kernel
 from .launch import launch
 
@@ -439,11 +440,12 @@ ARRAY_OPERATORS.update({"__neg__": _unary("neg"), "__pos__": _unary(_positive)})
 
 def add_array_operators(cls) -> None:
     """Gives an array class Warp's arithmetic operators (`a + b`, `2.0 * a`, `-a`, `a += 1.0`, ...), each a
-    wp.map of the builtin; the operators the class defines itself stay. wp.array gets them here (array.py is
-    below this module); other array kinds may call this."""
+    wp.map of the builtin; the operators the class defines itself stay. wp.array and wp.indexedarray get them
+    here (their modules are below this one)."""
     for name, op in ARRAY_OPERATORS.items():
         if name not in vars(cls):
             setattr(cls, name, op)
 
 
 add_array_operators(array)
+add_array_operators(indexedarray)

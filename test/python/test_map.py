@@ -308,3 +308,29 @@ def test_result_types_of_builtins_and_annotated_functions_need_no_compiler():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True", "False"]
+
+
+def test_indexed_arrays_in_and_out():
+    data = np.arange(10, dtype=np.float32)
+    arr = wp.array(data)
+    iarr = wp.indexedarray1d(arr, [wp.array([1, 3, 5, 7, 9], dtype=wp.int32)])
+    out = wp.map(lambda x: x * 10.0, iarr)
+    assert type(out) is wp.array
+    np.testing.assert_array_equal(out.numpy(), data[1::2] * 10.0)
+    same = wp.map(lambda x: x + 0.5, iarr, out=iarr)
+    assert same is iarr
+    expected = data.copy()
+    expected[1::2] += 0.5
+    np.testing.assert_array_equal(arr.numpy(), expected)  # through the indices, into the data
+    scaled = 2.0 * iarr
+    assert type(scaled) is wp.array
+    np.testing.assert_array_equal(scaled.numpy(), expected[1::2] * 2.0)
+    iarr += 1.0
+    assert isinstance(iarr, wp.indexedarray)
+    np.testing.assert_array_equal(iarr.numpy(), expected[1::2] + 1.0)
+
+
+def test_lambda_without_source():
+    f = eval("lambda x: x + 1.0")  # noqa: S307  (no file to read it from)
+    with _raises(ValueError, "Could not extract lambda source code"):
+        wp.map(f, wp.zeros(2, dtype=float))
