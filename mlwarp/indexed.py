@@ -65,8 +65,19 @@ def struct_type(dtype, ndim: int):
     cls = struct(type(name, (), {"__annotations__": fields, "__module__": __name__, "__qualname__": name}))
     cls._wp_indexed_ = (dtype, ndim)  # what the frontend recognises (compiler/frontend/indexed.py)
     cls._wp_indexed_view_ = view  # the type of `a[i]`
+    cls._wp_mismatch_ = staticmethod(lambda value: _mismatch(dtype, ndim, value))  # a launch's message
     with _lock:
         return _structs.setdefault(key, cls)
+
+
+def _mismatch(dtype, ndim, value) -> str:
+    """Why `value` is no argument for an indexed array parameter of `dtype` and `ndim`, as Warp says it."""
+    if isinstance(value, indexedarray) and not value.is_annotation:
+        if value.dtype is not dtype:
+            return f"expects an array with dtype={dtype} but passed array has dtype={value.dtype}"
+        return f"expects an array with {ndim} dimension(s) but the passed array has {value.ndim} dimension(s)"
+    return (f"expects an array of type indexedarray(ndim={ndim}, dtype={wt.type_name(dtype)}), but passed value "
+            f"has type {type(value).__name__}")
 
 
 def _ndim_param(ndim):
@@ -219,6 +230,19 @@ class indexedarray:
     def _wp_indexed_struct_(self):
         """The kernel type of this indexed array (an annotation's too: `a: wp.indexedarray(dtype=float)`)."""
         return struct_type(self.dtype, self.ndim)
+
+    @property
+    def _wp_fields_(self) -> list:
+        """The kernel struct's fields: what code walking struct arguments (a Tape's gradients, adjoint
+        companions) reads, with `data`, `i0..` (an index array or None) and `u0..` as attributes."""
+        return self._wp_indexed_struct_._wp_fields_
+
+    def __getattr__(self, name):
+        ndim = self.__dict__.get("ndim", 0)
+        if len(name) == 2 and name[0] in "iu" and name[1].isdigit() and int(name[1]) < ndim:
+            idx = self.__dict__["indices"][int(name[1])]
+            return idx if name[0] == "i" else int(idx is None)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _wp_ctype_value_(self):
         """The C value of the kernel struct: the data array's descriptor and one index descriptor per dimension

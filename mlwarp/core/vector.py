@@ -780,6 +780,8 @@ def as_argument(t, value):
     TypeError when it is not a `t` or a sequence of `t`'s length."""
     if wt.is_struct(t):
         if type(value) is not t and getattr(value, "_wp_indexed_struct_", None) is not t:  # wp.indexedarray
+            if hasattr(t, "_wp_mismatch_"):  # a wp.indexedarray's kernel struct says it in array terms
+                raise TypeError(t._wp_mismatch_(value))
             raise TypeError(f"expects a struct {t.__name__}, but passed value has type {type(value).__name__}")
         return value._wp_ctype_value_()
     if type(value) is t:

@@ -383,3 +383,80 @@ def test_plain_array_fill_takes_vector_and_matrix_instances_by_value():
     np.testing.assert_array_equal(b.numpy(), [[[1, 2], [3, 4]]] * 2)
     b.fill_([5, 6, 7, 8])
     np.testing.assert_array_equal(b.numpy(), [[[5, 6], [7, 8]]] * 2)
+
+
+@wp.struct
+class _VecHolder:
+    ia: wp.indexedarray[wp.vec3]
+    w: float
+
+
+@wp.kernel
+def _weighted_norms(h: _VecHolder, loss: wp.array[float]):
+    i = wp.tid()
+    v = h.ia[i]
+    wp.atomic_add(loss, 0, wp.dot(v, v) * h.w)
+
+
+def test_gradient_through_a_struct_field_of_vectors():
+    values = np.arange(12, dtype=np.float32).reshape(4, 3)
+    x = wp.array(values, dtype=wp.vec3, requires_grad=True)
+    h = _VecHolder()
+    h.ia, h.w = x[_idx([3, 1])], 2.0
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_weighted_norms, dim=2, inputs=[h, loss])
+    tape.backward(loss)
+    assert loss.numpy()[0] == 2.0 * float(np.sum(values[[3, 1]] ** 2))
+    expected = np.zeros_like(values)
+    expected[[3, 1]] = 4.0 * values[[3, 1]]  # d/dx of w * |x|^2
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+@wp.kernel
+def _atomics(a: wp.indexedarray[int], out: wp.array[int]):
+    i = wp.tid()
+    wp.atomic_max(a, i, 5)
+    out[i] = wp.atomic_cas(a, i, 5, 9)
+    wp.atomic_sub(a, i, 2)
+
+
+def test_atomic_kinds():
+    d = wp.array(np.array([1, 7, 3], dtype=np.int32))
+    out = wp.zeros(2, dtype=int)
+    wp.launch(_atomics, dim=2, inputs=[d[_idx([2, 1])], out])
+    # d[2]: max(3, 5) = 5, cas 5 -> 9 (returns 5), - 2 = 7; d[1]: max(7, 5) = 7, cas fails (returns 7), - 2 = 5
+    assert d.numpy().tolist() == [1, 5, 7] and out.numpy().tolist() == [5, 7]
+
+
+@wp.kernel
+def _read_shifted(a: wp.indexedarray[float], out: wp.array[float]):
+    i = wp.tid()
+    out[i] = a[i + 1]
+
+
+def test_debug_mode_checks_the_index_array_bounds():
+    wp.config.mode = "debug"
+    try:
+        with pytest.raises(wp.KernelBoundsError, match=r"index \[2\] is out of bounds reading argument 'a.i0' of "
+                                                        r"shape \(2,\)"):
+            wp.launch(_read_shifted, dim=2, inputs=[wp.zeros(4)[_idx([0, 1])], wp.zeros(2)])
+            wp.synchronize()
+    finally:
+        wp.config.mode = "release"
+
+
+@pytest.mark.parametrize("value, message", [
+    (lambda: wp.zeros(3), "expects an array of type indexedarray(ndim=1, dtype=float32), but passed value has type "
+                          "array"),
+    (lambda: wp.indexedarray(wp.zeros(3, dtype=wp.float64)),
+     "expects an array with dtype=<class 'mlwarp.types.float32'> but passed array has dtype=<class "
+     "'mlwarp.types.float64'>"),
+    (lambda: wp.indexedarray(wp.zeros((3, 2))), "expects an array with 1 dimension(s) but the passed array has 2 "
+                                                "dimension(s)"),
+])
+def test_launch_argument_errors(value, message):
+    with pytest.raises(wp.LaunchError) as e:
+        wp.launch(_read_shifted, dim=1, inputs=[value(), wp.zeros(2)])
+    assert str(e.value) == f"Error launching kernel '_read_shifted', argument 'a' {message}."
