@@ -18,7 +18,9 @@ import importlib
 
 from . import types as _t
 from .array import array
+from .runtime.cuda import driver as drv
 from .runtime.cuda import memory as mem
+from .runtime.cuda.devices import devices
 from .runtime.device import get_device
 
 _a = importlib.import_module(f"{__package__}.array")  # the module (the package's `array` is the class)
@@ -228,9 +230,6 @@ def from_cuda_array_interface(obj, device=None, dtype=None) -> CudaArray:
 
 
 def _device_of_pointer(ptr: int):
-    from .runtime.cuda import driver as drv
-    from .runtime.cuda.devices import devices
-
     if not ptr:
         return get_device("cuda")
     d = drv.driver()

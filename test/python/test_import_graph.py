@@ -46,7 +46,6 @@ KNOWN_FUNCTION_LOCAL = {
     "mlwarp.compiler.passes.autodiff_ir": 2,
     "mlwarp.compiler.passes.autodiff_jvp": 2,
     "mlwarp.compiler.passes.unroll": 1,
-    "mlwarp.cuda_array": 2,
     "mlwarp.cuda_compile": 1,
     "mlwarp.func": 1,
     "mlwarp.func_grad": 1,
