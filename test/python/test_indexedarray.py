@@ -460,3 +460,23 @@ def test_launch_argument_errors(value, message):
     with pytest.raises(wp.LaunchError) as e:
         wp.launch(_read_shifted, dim=1, inputs=[value(), wp.zeros(2)])
     assert str(e.value) == f"Error launching kernel '_read_shifted', argument 'a' {message}."
+
+
+@wp.kernel
+def _squares(a: wp.indexedarray[float], y: wp.array[float]):
+    i = wp.tid()
+    y[i] = a[i] * a[i]
+
+
+def test_jvp_tangent_is_an_indexed_array_over_the_data_tangent():
+    values = np.arange(5, dtype=np.float32)
+    x = wp.array(values)
+    I = [4, 1]
+    dx = wp.array(np.linspace(0.5, 2.5, 5, dtype=np.float32))
+    y, dy = wp.zeros(2), wp.zeros(2)
+    wp.jvp(_squares, dim=2, inputs=[x[_idx(I)]], outputs=[y], tan_inputs=[dx[_idx(I)]], tan_outputs=[dy])
+    np.testing.assert_array_equal(y.numpy(), values[I] ** 2)
+    np.testing.assert_array_equal(dy.numpy(), 2 * values[I] * dx.numpy()[I])
+    dy.zero_()
+    wp.jvp(_squares, dim=2, inputs=[x[_idx(I)]], outputs=[y], tan_outputs=[dy])  # no tangent: zero
+    np.testing.assert_array_equal(dy.numpy(), [0, 0])
