@@ -11,6 +11,7 @@ from .array import (  # noqa: F401
     array, array1d, array2d, array3d, array4d, clone, copy, empty, empty_like, from_numpy, full, full_like, ones,
     ones_like, zeros, zeros_like,
 )
+from . import cuda_array as _cuda_array  # noqa: F401  (registers CudaArray with wp.array: device="cuda")
 from .interop import (  # noqa: F401
     device_from_jax, device_from_torch, device_to_jax, device_to_torch, dtype_from_jax, dtype_from_torch,
     dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch, stream_to_torch, to_dlpack,
