@@ -19,7 +19,6 @@ array's gradient is the struct field's, as for any array field of a struct argum
 
 from __future__ import annotations
 
-import ctypes
 import re
 import sys
 import threading
@@ -400,8 +399,7 @@ array._index_view = index_view  # data[I]: array.__getitem__ with index arrays
 class fixedarray:
     """`wp.fixedarray(shape=..., dtype=...)`: Warp 1.19's annotation of a fixed-size stack array, what `wp.zeros()`
     makes inside kernels. mlwarp has no stack arrays: the annotation can be written (a module defining such a
-    @wp.func imports), and a kernel or function that makes or takes one fails to compile with
-    FIXEDARRAY_UNSUPPORTED."""
+    @wp.func imports), and `wp.zeros()` in a kernel or function fails to compile with FIXEDARRAY_UNSUPPORTED."""
 
     is_annotation = True
     _wp_removed_ = FIXEDARRAY_UNSUPPORTED  # what the frontend reports when one is called in a kernel
