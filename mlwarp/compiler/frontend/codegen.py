@@ -20,14 +20,14 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import atomics, composite, indexed, printing, refs
+from . import atomics, composite, indexed, printing, refs, tuples
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
 from .source import Source
 from .syntax import (UNSUPPORTED, assigned_names, contains_return, first_never_supported, int_literal, may_jump,
                      member_write_roots, number_literal)
-from .values import BREAK, CONTINUE, RETURN, RETVAL, Unbound, Var
+from .values import BREAK, CONTINUE, RETURN, RETVAL, TupleVar, Unbound, Var
 
 
 _BINOPS = {
@@ -114,7 +114,7 @@ class KernelEmitter:
             for t, v in zip(target.elts, values):
                 self.assign(t, v)
         else:
-            self.assign(target, self.expr(node.value))
+            self.assign(target, self.expr(node.value, allow_tuple=True))  # t = (a, b) binds a tuple (tuples.py)
 
     def stmt_AnnAssign(self, node):
         if node.value is None:
@@ -139,6 +139,8 @@ class KernelEmitter:
         self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
 
     def assign(self, target, value: Var):
+        if tuples.assign(self, target, value):  # t = (a, b); (a, b), c = t; t[0] = x is refused
+            return
         if composite.assign(self, target, value):  # v.x = ..., v[0] = ..., p.pos = ..., a[i].pos = ...
             return
         if isinstance(target, ast.Name):
@@ -200,6 +202,7 @@ class KernelEmitter:
             x, y = then_env.get(name), else_env.get(name)
             if x is y:
                 continue
+            tuples.check_merge(self, node, name, before, x, y, what)
             if isinstance(x, Var) and isinstance(y, Var):
                 if x.type != y.type:
                     raise self.error(node, f"variable '{name}' has type {ft.name(x.type)} in one branch and "
@@ -282,6 +285,7 @@ class KernelEmitter:
     def emit_loop(self, node, body, lo, hi, step, to_i, var_name):
         """A range loop (lo/hi/step given) or a while loop (node.test). scf.for when the body cannot
         leave early, else scf.while with the exit flags in its condition."""
+        tuples.check_loop(self, node, body)
         outer = dict(self.env)
         saved_flags = {f: self.env.pop(f) for f in (BREAK, CONTINUE) if f in self.env}
         block = ast.Module(body=body, type_ignores=[])
@@ -400,7 +404,7 @@ class KernelEmitter:
         return result.value
 
     # -- expressions --------------------------------------------------------------------
-    def expr(self, node, allow_none=False) -> Var:
+    def expr(self, node, allow_none=False, allow_tuple=False) -> Var:
         handler = getattr(self, "expr_" + type(node).__name__, None)
         if handler is None:
             raise self.error(node, f"unsupported: {UNSUPPORTED.get(type(node), type(node).__name__)}",
@@ -412,15 +416,17 @@ class KernelEmitter:
                 raise self.error(node, str(e), CompileError) from None
         if v is None and not allow_none:
             raise self.error(node, "this expression has no value", CompileError)
-        if isinstance(v, list):
-            raise self.error(node, "a tuple value must be unpacked (e.g. `i, j = wp.tid()`)", CompileError)
+        if isinstance(v, list):  # several results of a @wp.func: a tuple
+            v = TupleVar(v)
+        if isinstance(v, TupleVar) and not allow_tuple:
+            raise tuples.misuse(self, node, v)
         return v
 
     def tuple_values(self, node, count) -> list:
         if isinstance(node, ast.Tuple):
             if len(node.elts) != count:
                 raise self.error(node, f"cannot unpack {len(node.elts)} values into {count} names")
-            return [self.expr(e) for e in node.elts]
+            return [self.expr(e, allow_tuple=True) for e in node.elts]
         parts = composite.tuple_call(self, node, count) if isinstance(node, ast.Call) else None
         if parts is not None:  # axis, angle = wp.quat_to_axis_angle(q)
             return parts
@@ -430,7 +436,10 @@ class KernelEmitter:
         if isinstance(node, ast.Call) and self.intrinsic(node.func) == "tid":
             with self.loc(node):
                 return self.call_tid(node, count)
-        raise self.error(node, "unsupported: unpacking this expression", UnsupportedSyntaxError)
+        v = self.expr(node, allow_tuple=True)
+        if isinstance(v, TupleVar):  # a, b = t
+            return tuples.unpack(self, node, v, count)
+        raise self.error(node, f"cannot unpack a {ft.name(v.type)} into {count} names", CompileTypeError)
 
     def const(self, value, t) -> Var:
         mt = ft.to_mlir(t)
@@ -456,7 +465,7 @@ class KernelEmitter:
 
     def expr_Name(self, node):
         v = self.env.get(node.id)
-        if isinstance(v, Var):
+        if isinstance(v, (Var, TupleVar)):
             return v
         if isinstance(v, Unbound):
             raise self.error(node, v.reason, CompileError)
@@ -481,6 +490,8 @@ class KernelEmitter:
             return self.const(obj.value, type(obj))
         if wt.is_composite(type(obj)):
             return composite.constant(self, node, obj)
+        if isinstance(obj, tuple):
+            return tuples.from_global(self, node, obj)
         raise self.error(node, f"'{dotted_name(node)}' refers to a Python {type(obj).__name__}, which kernels "
                                f"cannot use", CompileError)
 
@@ -539,8 +550,14 @@ class KernelEmitter:
         return self.emit_branches(self.condition(node.test), lambda: self.expr(node.body), lambda: self.expr(node.orelse),
                                   node, what="the conditional expression")
 
+    def expr_Tuple(self, node):
+        return tuples.build(self, node)  # (a, b): a tuple value (tuples.py)
+
     def expr_Subscript(self, node):
         base = node.value
+        part = tuples.subscript(self, node)  # t[0], f(x)[1]
+        if part is not None:
+            return part
         if isinstance(base, ast.Attribute) and base.attr == "shape":
             arr = self.expr(base.value)
             if indexed.is_indexed(arr.type) and int_literal(node.slice) in range(arr.type._wp_indexed_[1]):
@@ -585,7 +602,7 @@ class KernelEmitter:
 
     def expr_Call(self, node):
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
-            return self.global_value(node, static_value(self.src.func, node))
+            return self.global_value(node, static_value(self.src.func, node, tuples.static_locals(self)))
         obj = self.local_type(node.func)  # a local shadows a global of the same name
         if obj is MISSING:
             obj = resolve_path(self.src.func, node.func)
@@ -623,6 +640,9 @@ class KernelEmitter:
             return atomics.call(self, node, intrinsic[len("atomic_"):])
         if intrinsic == "address_of":  # refs.py
             return refs.address_of(self, node)
+        t = tuples.builtin_call(self, node)  # t = wp.quat_to_axis_angle(q)
+        if t is not None:
+            return t
         what = dotted_name(node.func)
         if obj is MISSING:
             raise self.error(node, f"unknown function '{what}'", CompileError)
@@ -655,15 +675,17 @@ class KernelEmitter:
         constant), as in Warp."""
         if len(node.args) != 1:
             raise self.error(node, "len() takes exactly one argument")
-        v = self.expr(node.args[0])
+        v = self.expr(node.args[0], allow_tuple=True)
+        if isinstance(v, TupleVar):
+            return self.const(tuples.length(v), wt.int32)
         if isinstance(v.type, ft.ArrayT):
             return Var(wb.array_dim(v.value, 0), wt.int32)
         if indexed.is_indexed(v.type):
             return indexed.dim(v, 0)
         if wt.is_composite(v.type) and not wt.is_struct(v.type):
             return self.const(wt.inner_shape(v.type)[0], wt.int32)
-        raise self.error(node, f"len() takes an array, a vector, a quaternion or a matrix, not a {ft.name(v.type)}",
-                         CompileTypeError)
+        raise self.error(node, f"len() takes an array, a tuple, a vector, a quaternion or a matrix, not a "
+                               f"{ft.name(v.type)}", CompileTypeError)
 
     def intrinsic(self, func_node):
         return getattr(resolve_path(self.src.func, func_node), "_wp_intrinsic_", None)

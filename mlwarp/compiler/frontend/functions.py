@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from typing import Any
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -22,7 +23,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core import generics
 
 from ..dialects.warp import composite as wc
-from . import custom_grad, refs
+from . import custom_grad, refs, tuples
 from . import types as ft
 from .codegen import KernelEmitter
 from .resolve import resolve_path
@@ -79,6 +80,8 @@ def _type_name(t) -> str:
 
 
 def _matches(arg_type, annotation) -> bool:
+    if isinstance(arg_type, ft.TupleT) or tuples.is_tuple_annotation(annotation):  # tuple[A, B], tuple[T, ...]
+        return annotation is Any or tuples.matches(arg_type, annotation, _matches)
     annotation = refs.strip_reference(annotation)  # wp.ref[T] takes a T (its addressability is checked later)
     if generics.is_generic(annotation):  # Any, wp.array(dtype=Any), vector(length=Any, ...): a template
         return generics.matches_template(arg_type, annotation)
@@ -130,7 +133,7 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
 
     def value_of(n):
         if id(n) not in evaluated:
-            evaluated[id(n)] = em.global_value(node, n) if not isinstance(n, ast.AST) else em.expr(n)
+            evaluated[id(n)] = em.global_value(node, n) if not isinstance(n, ast.AST) else em.expr(n, allow_tuple=True)
         return evaluated[id(n)]
 
     candidates = []
@@ -155,7 +158,7 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
             spec = specialize(em, node, function, o, [a.type for a in args], list(by_ref))
             with em.loc(node):
                 op = func.CallOp([ft.to_mlir(t) for t in spec.result_types + spec.ref_types],
-                                 ir.FlatSymbolRefAttr.get(spec.symbol), [a.value for a in args])
+                                 ir.FlatSymbolRefAttr.get(spec.symbol), tuples.flat_values(args))
             em.tid_dims = max(em.tid_dims, spec.tid_dims)
             outs = list(op.results)
             results = [Var(r, t) for r, t in zip(outs, spec.result_types)]
@@ -256,14 +259,13 @@ class FunctionEmitter(KernelEmitter):
             declared = self._infer_result_types()
         self.result_types = declared
         names = [a.arg for a in tree.args.args]
-        inputs = [ft.to_mlir(self.arg_types[n]) for n in names]
+        inputs = tuples.flat_types([self.arg_types[n] for n in names])  # a tuple parameter: its parts
         with ir.InsertionPoint(self.program.kernel_op), self.loc(tree):
             f = func.FuncOp(symbol, (inputs, [ft.to_mlir(t) for t in declared]), visibility="private")
             entry = f.add_entry_block()
         self._emit_body(entry, names)
         # copy-out: the reference parameters the body changed (an unchanged one is still its block argument)
-        changed = [n for n in self.ref_params
-                   if self.env[n].value != entry.arguments[names.index(n)]]
+        changed = [n for n in self.ref_params if self.env[n].value != self.param_values[n]]
         ref_types = [self.arg_types[n] for n in changed]
         if changed:
             f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
@@ -276,8 +278,9 @@ class FunctionEmitter(KernelEmitter):
     def _emit_body(self, entry, names):
         self.env = {}
         with ir.InsertionPoint(entry):
-            for n, arg in zip(names, entry.arguments):
-                self.env[n] = Var(arg, self.arg_types[n])
+            params = tuples.rebuild([self.arg_types[n] for n in names], list(entry.arguments))
+            self.env.update(zip(names, params))
+            self.param_values = {n: getattr(v, "value", None) for n, v in zip(names, params)}
             if contains_return(self.src.tree.body):
                 self.env[RETURN] = self.const(False, wt.bool_)
             for k, t in enumerate(self.result_types or []):
@@ -295,7 +298,7 @@ class FunctionEmitter(KernelEmitter):
     def _infer_result_types(self) -> list:
         """Emits the body once into a scratch function to see what its `return` statements give."""
         names = [a.arg for a in self.src.tree.args.args]
-        inputs = [ft.to_mlir(self.arg_types[n]) for n in names]
+        inputs = tuples.flat_types([self.arg_types[n] for n in names])
         with ir.InsertionPoint(self.program.kernel_op), self.loc(self.src.tree):
             scratch = func.FuncOp("$infer", (inputs, []), visibility="private")
             entry = scratch.add_entry_block()
@@ -332,4 +335,4 @@ class FunctionEmitter(KernelEmitter):
             with self.loc(value_node):
                 r = call(self, value_node, resolve_path(self.src.func, value_node.func))
             return r if isinstance(r, list) else [] if r is None else [r]
-        return [self.expr(value_node)]
+        return tuples.return_parts(self, value_node, self.expr(value_node, allow_tuple=True))  # return t

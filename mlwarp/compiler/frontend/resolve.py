@@ -107,14 +107,16 @@ def is_static_call(func, node) -> bool:
     return isinstance(node, ast.Call) and getattr(resolve_path(func, node.func), "_wp_static_", False) is True
 
 
-def static_value(func, node: ast.Call):
-    """Evaluates `wp.static(expr)`'s argument in Python, with the function's globals and closure."""
+def static_value(func, node: ast.Call, local_values=None):
+    """Evaluates `wp.static(expr)`'s argument in Python, with the function's globals and closure, and the
+    `local_values` the caller gives (tuple locals, so `wp.static(len(t))` works: tuples.py)."""
     if len(node.args) != 1 or node.keywords:
         raise StaticError("wp.static() takes exactly one expression")
     expr = ast.Expression(node.args[0])
     ast.fix_missing_locations(expr)
     try:
-        return eval(compile(expr, func.__code__.co_filename, "eval"), func.__globals__, closure_vars(func))  # noqa: S307
+        return eval(compile(expr, func.__code__.co_filename, "eval"), func.__globals__,  # noqa: S307
+                    {**closure_vars(func), **(local_values or {})})
     except Exception as e:
         raise StaticError(f"wp.static() could not evaluate its expression: {type(e).__name__}: {e} "
                           f"(it sees the kernel's globals and closure, not its locals)") from None

@@ -15,8 +15,7 @@ UNSUPPORTED = {
     ast.Import: "import statement", ast.ImportFrom: "import statement", ast.Delete: "del statement",
     ast.Raise: "raise statement", ast.Assert: "assert statement", ast.JoinedStr: "f-string",
     ast.NamedExpr: "assignment expression (:=)", ast.Slice: "slice", ast.Match: "match statement",
-    ast.AsyncFor: "async for", ast.AsyncWith: "async with", ast.Tuple: "a tuple value here (tuples can be unpacked: "
-    "`a, b = f()`, or returned from a @wp.func)",
+    ast.AsyncFor: "async for", ast.AsyncWith: "async with",
 }
 if hasattr(ast, "TryStar"):
     UNSUPPORTED[ast.TryStar] = "try statement"

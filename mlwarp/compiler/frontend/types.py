@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 
 from mlwarp.core import types as wt
@@ -20,8 +22,18 @@ def from_annotation(annotation):
     return wt.canonical_type(annotation)
 
 
+@dataclass(frozen=True)
+class TupleT:
+    """The type of a tuple value in a kernel (tuples.py): a compile-time group of values, never one MLIR value."""
+
+    types: tuple
+
+    def __str__(self):
+        return f"tuple[{', '.join(name(t) for t in self.types)}]"
+
+
 def name(t) -> str:
-    return str(t) if isinstance(t, ArrayT) else wt.type_name(t)
+    return str(t) if isinstance(t, (ArrayT, TupleT)) else wt.type_name(t)
 
 
 _SCALAR_SPELLING = {"int": "i", "uint": "ui", "float": "f"}

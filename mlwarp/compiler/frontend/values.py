@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from .types import TupleT
+
 BREAK, CONTINUE, RETURN = "$break", "$continue", "$return"
 RETVAL = "$retval"  # $retval0, $retval1...: the values a @wp.func returns (functions.py)
 
@@ -24,3 +26,16 @@ class Unbound:
     """A name that is not defined on every path to here."""
 
     reason: str
+
+
+@dataclass
+class TupleVar:
+    """A tuple value (`t = (1, 2.0, v)`, a @wp.func's tuple result): its parts, each a Var or a TupleVar. It has
+    no MLIR value of its own; @wp.func parameters receive its parts as separate arguments (tuples.py)."""
+
+    parts: list
+    literal: object = field(default=None, compare=False, repr=False)
+
+    @property
+    def type(self):
+        return TupleT(tuple(p.type for p in self.parts))
