@@ -278,7 +278,9 @@ _probes: dict = {}  # (function key, argument count) -> a probe `def map_probe(a
 
 def _result_types(target: _Target, arg_types) -> tuple:
     target.check_overload(arg_types)
-    key = (target.key, tuple(wt.type_key(t) for t in arg_types))
+    # a function's source and the values it captures can change its result types (a closure variable now a vector)
+    captured = target.callee._wp_fingerprint_(set()) if target.overloads is not None else None
+    key = (target.key, tuple(wt.type_key(t) for t in arg_types), captured)
     found = _probe_types.get(key)
     if found is None:
         found = _declared_result(target, arg_types)

@@ -334,3 +334,14 @@ def test_lambda_without_source():
     f = eval("lambda x: x + 1.0")  # noqa: S307  (no file to read it from)
     with _raises(ValueError, "Could not extract lambda source code"):
         wp.map(f, wp.zeros(2, dtype=float))
+
+
+def test_a_captured_value_of_another_type_changes_the_result_type():
+    x = np.arange(3, dtype=np.float32)
+    shift = 1.0
+    out = wp.map(lambda a: a * shift, _f32(x))
+    assert out.dtype is wp.float32
+    shift = wp.vec2(1.0, -1.0)
+    out = wp.map(lambda a: a * shift, _f32(x))
+    assert out.dtype is wp.vec2
+    np.testing.assert_array_equal(out.numpy(), np.stack([x, -x], axis=1))
