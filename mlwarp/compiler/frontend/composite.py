@@ -99,15 +99,12 @@ def construct(em, node, T):
     """`T(...)` for a composite type T, or a type function such as `wp.identity(n=3, dtype=float)`."""
     if _type_function(T) is not None:
         return _type_function(T)(em, node)
+    if wt.is_struct(T):
+        return _struct_value(em, node, T)
     if node.keywords:
         raise em.error(node, f"{wt.type_name(T)}() takes positional arguments only", CompileError)
     args = [em.expr(a) for a in node.args]
     mt = ft.to_mlir(T)
-    if wt.is_struct(T):
-        if args:
-            raise em.error(node, f"struct {T.__name__}() takes no arguments; set its fields after creating it",
-                           CompileError)
-        return Var(wc.construct(mt, []), T)
     if wt.composite_kind(T) == "transform" and len(args) == 2:
         p, q = args
         if wt.inner_shape(p.type) != (3,) or wt.composite_kind(q.type) != "quat":
@@ -118,6 +115,31 @@ def construct(em, node, T):
                              "`wp.matrix_from_cols()` instead.", CompileTypeError)
     scalars = _scalar_args(em, node, T, args)
     return Var(wc.construct(mt, [s.value for s in scalars] if scalars else []), T)
+
+
+def _struct_value(em, node, T):
+    """`S()`: a zero struct; `S(a, b)` / `S(b=..., a=...)`: every field, each of its exact type (Warp's value
+    constructor)."""
+    fields = T._wp_fields_
+    value = Var(wc.construct(ft.to_mlir(T), []), T)
+    if not node.args and not node.keywords:
+        return value
+    given = dict(zip([f for f, _ in fields], node.args))
+    for kw in node.keywords:
+        if kw.arg is None or kw.arg in given:
+            given = {}
+            break
+        given[kw.arg] = kw.value
+    args = {name: em.expr(n) for name, n in given.items()}
+    if len(node.args) > len(fields) or set(args) != {f for f, _ in fields} or \
+            any(args[f].type != t for f, t in fields):
+        types = ", ".join(ft.name(em.expr(a).type) for a in node.args) if not args else \
+            ", ".join(ft.name(v.type) for v in args.values())
+        raise em.error(node, f"Couldn't find function overload for '{T.__name__}' that matched inputs with types: "
+                             f"[{types}]", CompileTypeError)
+    for k, (f, _) in enumerate(fields):
+        value = Var(wc.struct_set(value.value, k, args[f].value), T)
+    return value
 
 
 def convert(em, v, to, node):
