@@ -95,6 +95,9 @@ def _component(em, v, k):
     return Var(wc.extract(v.value, idx, ft.to_mlir(scalar)), scalar)
 
 
+component = _component  # printing.py prints composites component by component
+
+
 def construct(em, node, T):
     """`T(...)` for a composite type T, or a type function such as `wp.identity(n=3, dtype=float)`."""
     if _type_function(T) is not None:

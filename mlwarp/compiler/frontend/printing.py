@@ -16,6 +16,7 @@ from mlir.dialects import arith, llvm, scf
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
+from . import composite
 from . import types as ft
 
 PRINTF = "printf"
@@ -89,11 +90,34 @@ def print_values(em, node, parts: list) -> None:
     for p in parts:
         if isinstance(p, str):
             fmt.append(p.replace("%", "%%"))
+        elif wt.is_composite(p.type) and not wt.is_struct(p.type):  # Warp's print(vec/mat/quat/transform)
+            text, parts_values = _composite_format(em, node, p)
+            fmt.append(text)
+            values.extend(parts_values)
         else:
             conv, value = promoted(em, node, p)
             fmt.append(conv)
             values.append(value)
     call_printf(em, " ".join(fmt) + "\n", values)
+
+
+def _composite_format(em, node, v) -> tuple:
+    """Warp's format of a composite: every component as a float with `%g`; vectors `1 2 3 `, matrices one such
+    line per row, quaternions `x y z w`, transforms `(px py pz) (qx qy qz qw)`."""
+    kind, shape = wt.composite_kind(v.type), wt.inner_shape(v.type)
+    n = shape[0] * (shape[1] if len(shape) > 1 else 1)
+    values = []
+    for k in range(n):  # float(v[k]), promoted to double for printf
+        c = composite.component(em, v, k)
+        c = c if c.type is wt.float32 else em.cast(c, wt.float32, node)
+        values.append(em.cast(c, wt.float64, node).value)
+    if kind == "quat":
+        return "%g %g %g %g", values
+    if kind == "transform":
+        return "(%g %g %g) (%g %g %g %g)", values
+    if kind == "mat":
+        return "\n".join("%g " * shape[1] for _ in range(shape[0])), values
+    return "%g " * n, values
 
 
 def stmt_print(em, node: ast.Call) -> None:
