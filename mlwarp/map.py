@@ -23,7 +23,6 @@ import re
 import threading
 import types
 import typing
-import weakref
 
 from . import types as wt
 from .array import array, empty
@@ -124,9 +123,7 @@ class _Target:
             return _Target(func, name, name, arities or [0])
         if not callable(func):
             raise TypeError("func must be a callable function or a warp.Function")
-        if getattr(func, "__name__", None) == "<lambda>":
-            fn = _lambda_function(func)
-        elif isinstance(func, types.FunctionType):
+        if isinstance(func, types.FunctionType):
             fn = _python_function(func)
         else:
             raise TypeError("func must be a callable function or a warp.Function")
@@ -179,55 +176,57 @@ def _value_type(value):
     return t
 
 
-_python_functions = weakref.WeakKeyDictionary()  # Python function -> its Function
-_lambdas: dict = {}  # lambda code object -> (Function, {free variable: the cell the Function reads})
+_functions: dict = {}  # code object -> (its Function, {free variable: the cell the Function reads})
 
 
 def _python_function(func) -> Function:
-    """A Python function as a @wp.func with `Any` parameters (the same code, closure and globals)."""
-    found = _python_functions.get(func)
+    """A Python function or lambda as a @wp.func with `Any` parameters, one per code object (a function
+    defined anew at each call of its enclosing one is the same Function): its free variables are cells of
+    its own, set from `func`'s at each use (a kernel compiled with other values compiles again, as for any
+    captured value)."""
+    code = func.__code__
+    found = _functions.get(code)
     if found is None:
-        copy = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__,
-                                  func.__closure__)
-        copy.__qualname__, copy.__module__ = func.__qualname__, func.__module__
-        copy.__annotations__ = {name: Any for name in inspect.signature(func).parameters}
-        found = _python_functions[func] = Function(copy)
-    return found
-
-
-def _lambda_function(lam) -> Function:
-    """A lambda as a @wp.func `def map_lambda_<hash>(params): return <body>`, its source in a linecache entry.
-    One per lambda code object: its free variables are cells of its own, set from the lambda's on each use
-    (a kernel compiled with other values of them compiles again, as for any captured value)."""
-    code = lam.__code__
-    found = _lambdas.get(code)
-    if found is None:
-        node = _lambda_node(lam)
-        a = node.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
-            raise ValueError("wp.map takes lambdas with plain positional parameters only")
-        params = [p.arg for p in a.args]
-        body = ast.unparse(node.body)
-        name = "map_lambda_" + hashlib.sha256(f"{params}:{body}".encode()).hexdigest()[:16]
-        text = (f"def _make({', '.join(code.co_freevars)}):\n"
-                f"    def {name}({', '.join(params)}):\n"
-                f"        return {body}\n"
-                f"    return {name}\n")
-        namespace: dict = {}
-        exec(compile(text, _source_file(name, text), "exec"), namespace)  # noqa: S102
-        inner = next(c for c in namespace["_make"].__code__.co_consts if inspect.iscode(c))
-        cells = {v: types.CellType() for v in inner.co_freevars}
-        py = types.FunctionType(inner, lam.__globals__, name, None, tuple(cells[v] for v in inner.co_freevars))
+        if func.__name__ == "<lambda>":
+            code_, params, name = _lambda_code(func)
+        else:
+            code_, params, name = code, list(inspect.signature(func).parameters), func.__name__
+        cells = {v: types.CellType() for v in code_.co_freevars}
+        py = types.FunctionType(code_, func.__globals__, name, None if code_ is not code else func.__defaults__,
+                                tuple(cells[v] for v in code_.co_freevars))
+        if code_ is code:
+            py.__qualname__, py.__module__ = func.__qualname__, func.__module__
         py.__annotations__ = dict.fromkeys(params, Any)
-        found = _lambdas[code] = (Function(py), cells)
+        found = _functions[code] = (Function(py), cells)
     fn, cells = found
-    for v, cell in zip(code.co_freevars, lam.__closure__ or ()):
+    for v, cell in zip(code.co_freevars, func.__closure__ or ()):
         if v in cells:
             try:
                 cells[v].cell_contents = cell.cell_contents
             except ValueError:  # a free variable not yet assigned: the compile reports the name
                 pass
     return fn
+
+
+def _lambda_code(lam):
+    """(code, parameters, name) of `def map_lambda_<hash>(params): return <body>`, the lambda's body from its
+    file's AST; the source is a linecache entry. The code's free variables are the lambda's that its body
+    names."""
+    node = _lambda_node(lam)
+    a = node.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+        raise ValueError("wp.map takes lambdas with plain positional parameters only")
+    params = [p.arg for p in a.args]
+    body = ast.unparse(node.body)
+    name = "map_lambda_" + hashlib.sha256(f"{params}:{body}".encode()).hexdigest()[:16]
+    text = (f"def _make({', '.join(lam.__code__.co_freevars)}):\n"
+            f"    def {name}({', '.join(params)}):\n"
+            f"        return {body}\n"
+            f"    return {name}\n")
+    namespace: dict = {}
+    exec(compile(text, _source_file(name, text), "exec"), namespace)  # noqa: S102
+    inner = next(c for c in namespace["_make"].__code__.co_consts if inspect.iscode(c))
+    return inner, params, name
 
 
 def _lambda_node(lam) -> ast.Lambda:
@@ -395,8 +394,9 @@ def _make_kernel(target: _Target, descriptors, out_ndim: int, n_out: int) -> Ker
     namespace = {"_map_f": target.callee, "tid": _builtin_handles["tid"], "Any": Any,
                  "__name__": __name__}
     exec(compile(text, _source_file("kernel", text), "exec"), namespace)  # noqa: S102
-    key = "map_" + re.sub("[^0-9a-zA-Z_]+", "_", target.name)
-    return Kernel(namespace["map_kernel"], key=key, module=f"map_{target.name}", register=False)
+    key = re.sub("[^0-9a-zA-Z_]+", "_", target.name)
+    key = key if key.startswith("map_") else f"map_{key}"
+    return Kernel(namespace["map_kernel"], key=key, module=key, register=False)
 
 
 

@@ -345,3 +345,16 @@ def test_a_captured_value_of_another_type_changes_the_result_type():
     out = wp.map(lambda a: a * shift, _f32(x))
     assert out.dtype is wp.vec2
     np.testing.assert_array_equal(out.numpy(), np.stack([x, -x], axis=1))
+
+
+def test_a_function_defined_anew_shares_its_kernel():
+    def make(k):
+        def scaled(a):
+            return a * k
+        return scaled
+
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(wp.map(make(2.0), _f32(x)).numpy(), x * 2.0)
+    n = len(map_module.map_cache)
+    np.testing.assert_array_equal(wp.map(make(-3.0), _f32(x)).numpy(), x * -3.0)
+    assert len(map_module.map_cache) == n
