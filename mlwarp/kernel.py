@@ -17,7 +17,9 @@ from . import types as wt
 from .core import generics
 from .core.refs import is_reference
 from . import module as modules
-from .captures import captured_constants, constants_changed
+from . import cuda_compile
+from .captures import captured_constants, captured_values, constants_changed
+from .config import config
 from .compiler import insert as inserted_passes  # imports no MLIR
 from .errors import CompileError, CompileTypeError
 from .runtime import cache
@@ -311,8 +313,6 @@ class Kernel:
 
     def _load_or_compile(self, device):
         if device.is_cuda:
-            from . import cuda_compile
-
             return cuda_compile.load(self, device)
         t0 = time.perf_counter()
         key = self.cache_key(device)
@@ -354,22 +354,16 @@ class Kernel:
 
 
 def _config():
-    from .config import config
-
     return config
 
 
 def _print_timings() -> bool:
-    from .config import config
-
     return config.print_timings or os.environ.get("MLWARP_TIMINGS") == "1"
 
 
 def _captured_constants(func) -> list:
     """Fingerprints of the globals and closure values a kernel names, which the frontend folds in as
     constants or resolves as functions (Warp's rule): see captures.py."""
-    from .captures import captured_values
-
     return captured_values(func)
 
 

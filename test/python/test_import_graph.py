@@ -51,7 +51,6 @@ KNOWN_FUNCTION_LOCAL = {
     "mlwarp.func_grad": 1,
     "mlwarp.interop.jax": 4,
     "mlwarp.jvp": 1,
-    "mlwarp.kernel": 4,
     "mlwarp.stream": 1,
     "mlwarp.struct": 3,
     "mlwarp.tools.opt": 1,
