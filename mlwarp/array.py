@@ -436,6 +436,8 @@ def _require_dtype(dtype):
 def _as_shape(shape) -> tuple:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (int(shape),)
+    if isinstance(shape, np.ndarray) and shape.ndim == 1:  # a numpy shape, e.g. another array's .shape as data
+        shape = tuple(shape.tolist())
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"Invalid array shape {shape!r}: expected an int or a tuple of ints")
     shape = tuple(shape)

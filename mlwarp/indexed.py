@@ -27,7 +27,7 @@ import typing
 import numpy as np
 
 from . import types as wt
-from .array import FIXEDARRAY_UNSUPPORTED, array, assign_values, zeros
+from .array import array, assign_values, zeros
 from .runtime.device import get_device
 from .struct import struct
 
@@ -397,20 +397,17 @@ array._index_view = index_view  # data[I]: array.__getitem__ with index arrays
 
 
 class fixedarray:
-    """`wp.fixedarray(shape=..., dtype=...)`: Warp 1.19's annotation of a fixed-size stack array, what `wp.zeros()`
-    makes inside kernels. mlwarp has no stack arrays: the annotation can be written (a module defining such a
-    @wp.func imports), and `wp.zeros()` in a kernel or function fails to compile with FIXEDARRAY_UNSUPPORTED."""
+    """`wp.fixedarray(shape=..., dtype=...)`: the annotation of a fixed-size array, what `wp.zeros()` makes inside
+    kernels and @wp.func (compiler/frontend/fixed.py: an ordinary array on the thread's stack). In kernels it
+    is the array type of its dtype and rank."""
 
     is_annotation = True
-    _wp_removed_ = FIXEDARRAY_UNSUPPORTED  # what the frontend reports when one is called in a kernel
+    _wp_fixedarray_ = True  # what the frontend reads (compiler/frontend/types.py)
 
     def __init__(self, shape=None, dtype=float):
         self.shape = (shape,) if isinstance(shape, int) else tuple(shape or ())
         self.ndim = len(self.shape)
         self.dtype = _canonical_dtype(dtype)
-
-    def __class_getitem__(cls, params):
-        raise NotImplementedError(FIXEDARRAY_UNSUPPORTED)
 
     def __repr__(self):
         return f"fixedarray(shape={self.shape}, dtype={wt.type_name(self.dtype)})"

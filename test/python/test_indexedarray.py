@@ -352,25 +352,6 @@ def test_adjoint_launch_without_gradients_writes_no_null_pointer():
     np.testing.assert_array_equal(x.numpy(), [0, 1, 2])
 
 
-def test_fixedarray_is_a_clear_error():
-    ann = wp.fixedarray(shape=(2, 3), dtype=int)  # the annotation can be written
-    assert ann.shape == (2, 3) and ann.dtype is wp.int32
-
-    with pytest.raises(NotImplementedError, match=r"^wp.zeros\(\) inside a kernel or @wp.func \(Warp's wp.fixedarray"):
-        wp.fixedarray[int]
-
-    @wp.kernel
-    def stack_array(out: wp.array[int]):
-        arr = wp.zeros(shape=(2, 3), dtype=int)
-        out[0] = arr[0, 0]
-
-    with pytest.raises(wp.CompileError) as e:
-        wp.launch(stack_array, dim=1, inputs=[wp.zeros(1, dtype=int)])
-    assert str(e.value).endswith("wp.zeros() inside a kernel or @wp.func (Warp's wp.fixedarray: a fixed-size array on "
-                                 "the thread's stack) is not supported by mlwarp; use a wp.vec/wp.mat local or a "
-                                 "wp.array argument")
-
-
 def test_plain_array_fill_takes_vector_and_matrix_instances_by_value():
     # what indexed fills reuse: a float16 vector's storage is bit patterns, a matrix instance is its rows
     v2h = wp.types.vector(2, wp.float16)

@@ -20,7 +20,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import atomics, composite, indexed, printing, refs, tuples
+from . import atomics, composite, fixed, indexed, printing, refs, tuples
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
@@ -614,6 +614,8 @@ class KernelEmitter:
             return self.program.call_stateful(self, node, obj)
         if obj is print or getattr(obj, "_wp_intrinsic_", None) in printing.STATEMENTS:  # printing.py
             return printing.call(self, node, "print" if obj is print else obj._wp_intrinsic_)
+        if getattr(obj, "_wp_local_array_", False):  # wp.zeros(shape, dtype): a fixed-size array (fixed.py)
+            return fixed.zeros(self, node)
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         if node.keywords:

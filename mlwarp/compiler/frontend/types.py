@@ -17,6 +17,8 @@ def from_annotation(annotation):
     indexed = getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: its struct (indexed.py)
     if indexed is not None:
         return indexed
+    if getattr(annotation, "_wp_fixedarray_", False):  # wp.fixedarray(shape, dtype): an array (fixed.py)
+        return ArrayT(annotation.dtype, annotation.ndim)
     if wt.is_array(annotation):
         return ArrayT(annotation.dtype, annotation.ndim)
     return wt.canonical_type(annotation)

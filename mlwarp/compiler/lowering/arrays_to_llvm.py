@@ -14,6 +14,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm
 
 from ..dialects.warp import array_dtype, array_ndim, is_array_type
+from ..dialects.warp.composite import composite
 from ..passes.registry import Pass, PassError, ops_named
 
 # On each lowered func: the element byte size of each array argument (0: not an array / not scalar).
@@ -147,6 +148,9 @@ class ConvertArraysToLLVM(Pass):
                 ir.FunctionType.get([lower_type(t) for t in ft.inputs], list(ft.results)))
         for op in ops_named(module, lambda name: name.startswith("scf.")):
             _retype_carried_arrays(op)
+        saved = {}
+        for op in ops_named(module, {"warp.local_array"}):
+            lower_local_array(op, saved)
         for op in ops_named(module, _ARRAY_OPS):
             arr = op.operands[0]
             ndim = _descriptor_ndim(arr.type)
@@ -175,6 +179,68 @@ class ConvertArraysToLLVM(Pass):
             if new is not None:
                 op.results[0].replace_all_uses_with(new)
             op.erase()
+
+
+def _function_of(op):
+    parent = op.operation.parent
+    while parent.name != "func.func":
+        parent = parent.parent
+    return parent
+
+
+def _i64_const(n: int) -> ir.Value:
+    return arith.ConstantOp(_i64(), ir.IntegerAttr.get(_i64(), n)).result
+
+
+def _storage_bytes(t: ir.Type) -> int:
+    """Bytes of one element as arrays store it: scalars (bool: 1), vectors, matrices, quaternions, transforms (their
+    packed scalars, Warp's C layout)."""
+    if isinstance(t, (ir.IntegerType, ir.FloatType)):
+        return max(1, t.width // 8)
+    c = composite(t)
+    if c is not None and c.kind != "struct":
+        return c.length * _storage_bytes(c.dtype)
+    raise PassError(f"warp.local_array: no storage size for element type {t}")
+
+
+def lower_local_array(op, saved: dict) -> None:
+    """warp.local_array (wp.zeros in a kernel, Warp's fixedarray): its bytes are allocated once at the top of
+    the function, as Warp's C++ declares a fixed array with the function's locals, and zeroed where the op
+    is (a loop's wp.zeros starts from zero each iteration). The function's body runs once per thread inside
+    the thread loop (warp-cpu-entry, warp-gpu-kernel), so it saves the stack pointer first and restores it
+    before returning: the threads' stack arrays do not pile up."""
+    shape = list(ir.DenseI64ArrayAttr(op.attributes["shape"]))
+    elem = _storage_bytes(array_dtype(op.results[0].type))
+    total = elem
+    for n in shape:
+        total *= n
+    f = _function_of(op)
+    entry = f.regions[0].blocks[0]
+    ptr_t = ir.Type.parse("!llvm.ptr")
+    with op.location:
+        if id(f) not in saved:
+            with ir.InsertionPoint.at_block_begin(entry):
+                sp = llvm.intr_stacksave(ptr_t)
+                saved[id(f)] = _i64_const(1).owner  # the allocas go between the save and this (unused) constant
+            for ret in ops_named(f, {"func.return"}):
+                with ir.InsertionPoint(ret):
+                    llvm.intr_stackrestore(sp)
+        with ir.InsertionPoint(saved[id(f)]):
+            storage = llvm.alloca(ptr_t, _i64_const(1), ir.Type.parse(f"!llvm.array<{max(total, 1)} x i8>"),
+                                  alignment=16)
+        with ir.InsertionPoint(op):
+            i8 = ir.IntegerType.get_signless(8)
+            llvm.intr_memset(storage, arith.ConstantOp(i8, ir.IntegerAttr.get(i8, 0)).result, _i64_const(total), False)
+            desc = llvm.insertvalue(llvm.mlir_undef(descriptor_type(len(shape))), storage, [0])
+            strides, stride = [], elem
+            for n in reversed(shape):  # row-major, in bytes
+                strides.insert(0, stride)
+                stride *= n
+            for d, (n, s) in enumerate(zip(shape, strides)):
+                desc = llvm.insertvalue(desc, _i64_const(n), [1, d])
+                desc = llvm.insertvalue(desc, _i64_const(s), [2, d])
+    op.results[0].replace_all_uses_with(desc)
+    op.erase()
 
 
 def _retype_carried_arrays(op) -> None:

@@ -124,6 +124,12 @@ def view(arr: ir.Value, indices) -> ir.Value:
     return create("view", arr, indices, results=[array_type(array_dtype(arr.type), ndim)]).result
 
 
+def local_array(dtype: ir.Type, shape) -> ir.Value:
+    """A zero-filled array of constant `shape` on the thread's stack (wp.zeros in a kernel)."""
+    return create("local_array", results=[array_type(dtype, len(shape))],
+                  attributes={"shape": ir.DenseI64ArrayAttr.get(list(shape))}).result
+
+
 def cast(value: ir.Value, to: ir.Type) -> ir.Value:
     if value.type == to:
         return value
@@ -136,4 +142,4 @@ def builtin(name: str, args, result_type: ir.Type) -> ir.Value:
 
 
 __all__ = ["create", "infer_results", "tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim",
-           "view", "cast", "builtin", "array_type", "is_array_type"]
+           "view", "local_array", "cast", "builtin", "array_type", "is_array_type"]

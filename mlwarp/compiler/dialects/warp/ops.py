@@ -146,6 +146,9 @@ OPS = [
           (Attr("dim", AttrBase("#builtin.integer")),)),
     OpDef("view", "the sub-array at k leading indices (a[i] of a 2-d array); same dtype, rank N-k",
           (ARRAY_T, INDICES), (Result("subarray", Array(T)),)),
+    OpDef("local_array", "a zero-filled array of constant {shape = array<i64: ...>} on the thread's stack "
+          "(wp.zeros in kernels: Warp's fixedarray)", (), (Result("array", Array(ANY)),),
+          (Attr("shape", AttrBase("#builtin.dense_array")),)),
     OpDef("cast", "numeric conversion with Warp's rules (scalars and composites)",
           (Operand("input", ANY),), (Result("output", ANY),)),
     OpDef("construct", "a composite from its components in storage order; no operand: the zero value",

@@ -1,0 +1,172 @@
+"""wp.zeros(shape, dtype) inside kernels and @wp.func: Warp's fixed-size arrays on the thread's stack
+(wp.fixedarray). Values are checked against numpy / hand-computed results."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+ROWS = 3  # a captured constant is a constant shape
+
+
+@wp.func
+def _fill_rows(arr: wp.array2d[int]):
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            arr[i][j] = i * arr.shape[1] + j
+
+
+@wp.kernel
+def _table(out: wp.array2d[int]):
+    t = wp.tid()
+    arr = wp.zeros(shape=(2, 3), dtype=int)
+    _fill_rows(arr)  # a @wp.func taking wp.array2d writes it
+    row = arr[1]
+    out[t, 0] = arr[0, 1] + row[2] * 10 + t * 100
+    out[t, 1] = arr.shape[0] * 10 + arr.shape[1]
+    out[t, 2] = len(row)
+
+
+def test_zeros_in_a_kernel_is_a_per_thread_array():
+    out = wp.zeros((8, 3), dtype=int)
+    wp.launch(_table, dim=8, inputs=[out])
+    np.testing.assert_array_equal(out.numpy()[:, 0], 1 + 50 + 100 * np.arange(8))
+    np.testing.assert_array_equal(out.numpy()[:, 1], 23)
+    np.testing.assert_array_equal(out.numpy()[:, 2], 3)
+
+
+@wp.kernel
+def _vectors(out: wp.array[wp.vec3]):
+    t = wp.tid()
+    acc = wp.zeros(4, dtype=wp.vec3)
+    acc[t % 4] = wp.vec3(1.0, 2.0, 3.0)
+    wp.atomic_add(acc, 0, wp.vec3(1.0, 1.0, 1.0))
+    acc[1] += wp.vec3(0.5, 0.5, 0.5)
+    out[t] = acc[0] + acc[1] * 10.0
+
+
+def test_vector_elements_and_atomics_stay_in_the_thread():
+    out = wp.zeros(8, dtype=wp.vec3)
+    wp.launch(_vectors, dim=8, inputs=[out])
+    expected = []
+    for t in range(8):
+        acc = np.zeros((4, 3), dtype=np.float32)
+        acc[t % 4] = [1, 2, 3]
+        acc[0] += 1
+        acc[1] += 0.5
+        expected.append(acc[0] + acc[1] * 10)
+    np.testing.assert_array_equal(out.numpy(), np.array(expected, dtype=np.float32))
+
+
+@wp.kernel
+def _rezeroed_in_loops(x: wp.array[float], out: wp.array[float]):
+    t = wp.tid()
+    s = float(0.0)
+    for r in range(20):
+        buf = wp.zeros(shape=(ROWS, 4), dtype=float)  # zero again each iteration
+        buf[r % ROWS, 3] += x[t]
+        s += buf[r % ROWS, 3] + buf[(r + 1) % ROWS, 3]
+    out[t] = s
+
+
+def test_zeroed_at_each_call_and_many_threads_do_not_exhaust_the_stack():
+    n = 300_000  # each thread's array is released when it finishes (its stack pointer is restored)
+    x = wp.array(np.arange(n, dtype=np.float32) % 7)
+    out = wp.zeros(n)
+    wp.launch(_rezeroed_in_loops, dim=n, inputs=[x, out])
+    np.testing.assert_array_equal(out.numpy(), 20 * (np.arange(n, dtype=np.float32) % 7))
+
+
+@wp.func
+def _sum_of(arr: wp.fixedarray(shape=4, dtype=float)):
+    s = float(0.0)
+    for i in range(arr.shape[0]):
+        s += arr[i]
+    return s
+
+
+@wp.kernel
+def _annotated(out: wp.array[float]):
+    t = wp.tid()
+    a = wp.zeros(4, dtype=float)
+    for i in range(4):
+        a[i] = float(t + i)
+    out[t] = _sum_of(a)
+
+
+def test_fixedarray_annotation_is_an_array_parameter():
+    out = wp.zeros(3)
+    wp.launch(_annotated, dim=3, inputs=[out])
+    np.testing.assert_array_equal(out.numpy(), [6, 10, 14])
+    ann = wp.fixedarray(shape=(2, 3), dtype=int)
+    assert ann.shape == (2, 3) and ann.ndim == 2 and ann.dtype is wp.int32
+
+
+@wp.kernel
+def _overrun(out: wp.array[float]):
+    t = wp.tid()
+    buf = wp.zeros(3, dtype=float)
+    buf[t] = 1.0
+    out[0] = buf[0]
+
+
+def test_debug_mode_checks_bounds():
+    wp.config.mode = "debug"
+    try:
+        with pytest.raises(wp.KernelBoundsError, match=r"index \[3\] is out of bounds writing an array of shape "
+                                                        r"\(3,\) \(thread 3\)"):
+            wp.launch(_overrun, dim=4, inputs=[wp.zeros(1)])
+            wp.synchronize()
+    finally:
+        wp.config.mode = "release"
+
+
+def _compile_error(kernel, *inputs):
+    with pytest.raises(wp.CompileError) as e:
+        wp.launch(kernel, dim=1, inputs=list(inputs))
+    return str(e.value)
+
+
+def test_shape_must_be_constant():
+    @wp.kernel
+    def runtime_shape(out: wp.array[int]):
+        t = wp.tid()
+        wp.zeros(shape=(t,), dtype=int)
+
+    assert _compile_error(runtime_shape, wp.zeros(1, dtype=int)).endswith(
+        "the `shape` argument must be specified as a constant when zero-initializing an array")
+
+
+def test_bad_arguments():
+    @wp.kernel
+    def struct_dtype(out: wp.array[int]):
+        wp.zeros(2, dtype=wp.array)
+
+    @wp.kernel
+    def extra(out: wp.array[int]):
+        wp.zeros(2, dtype=int, device="cpu")
+
+    assert _compile_error(struct_dtype, wp.zeros(1, dtype=int)).endswith(
+        "wp.zeros() in a kernel needs a scalar, vector or matrix dtype")
+    assert _compile_error(extra, wp.zeros(1, dtype=int)).endswith(
+        "wp.zeros() in a kernel takes shape and dtype, not 'device'")
+
+
+@wp.kernel
+def _squared(x: wp.array[float], loss: wp.array[float]):
+    t = wp.tid()
+    buf = wp.zeros(2, dtype=float)
+    buf[0] = x[t] * x[t]
+    wp.atomic_add(loss, 0, buf[0])
+
+
+def test_forward_runs_and_the_adjoint_says_why_it_cannot_be_built():
+    x = wp.array(np.array([1.0, 2.0, 3.0], dtype=np.float32), requires_grad=True)
+    loss = wp.zeros(1, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_squared, dim=3, inputs=[x, loss])
+    assert loss.numpy()[0] == 14.0
+    with pytest.raises(wp.CompileError, match="cannot differentiate an access to an array that is neither a kernel "
+                                              "argument nor a field of a struct argument"):
+        tape.backward(loss)
