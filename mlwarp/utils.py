@@ -25,20 +25,9 @@ which Warp reads as if it were contiguous), mlwarp raises or reduces the element
 # No `from __future__ import annotations`: the kernels below are built in factories, and their annotations
 # name the factory's dtype parameters (a string annotation would be evaluated in the module's globals).
 
-import ast
 import contextlib
-import cProfile
 import functools
-import hashlib
-import inspect
-import linecache
 import operator
-import sys
-import textwrap
-import threading
-import time
-import types
-import typing
 
 import numpy as np
 
@@ -46,11 +35,11 @@ from . import tape as _tape
 from . import types as _t
 from .array import array, clone, copy, empty, zeros
 from .builtins import namespace as wp  # wp.tid, wp.min: the builtins, spelt as in user code
-from .func import Function
 from .kernel import kernel
-from .launch import launch, synchronize
-from .module import get_module
+from .launch import launch
+from .timer import ScopedTimer  # noqa: F401  (wp.utils.ScopedTimer)
 from .vector import transform
+from .warp_function import create_warp_function  # noqa: F401  (wp.utils.create_warp_function)
 
 __all__ = ["array_cast", "array_inner", "array_scan", "array_sum", "radix_sort_pairs", "runlength_encode",
            "segmented_sort_pairs", "create_warp_function", "ScopedTimer", "transform_expand"]
@@ -804,133 +793,7 @@ def segmented_sort_pairs(keys: array, values: array, count: int, segment_start_i
     _store(values.flatten(), new_v, count)
 
 
-# -- Python functions as Warp functions --------------------------------------------------------------------
-def _lambda_body(func) -> str | None:
-    """The source of a lambda's body expression, from the lines that define it; None when they cannot be read
-    or hold several lambdas with the same parameters."""
-    try:
-        lines, _ = inspect.getsourcelines(func)
-    except (OSError, TypeError):
-        return None
-    text = textwrap.dedent("".join(lines))
-    tree = None
-    for candidate in (text, f"(\n{text}\n)", text.rstrip().rstrip(",;")):
-        try:
-            tree = ast.parse(candidate)
-            text = candidate
-            break
-        except SyntaxError:
-            continue
-    if tree is None:
-        return None
-    params = list(func.__code__.co_varnames[:func.__code__.co_argcount])
-    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and [a.arg for a in n.args.args] == params]
-    if len(found) != 1:
-        return None
-    return ast.get_source_segment(text, found[0].body)
-
-
-def create_warp_function(func):
-    """A Warp function (`@wp.func`, every parameter generic: `typing.Any`) from a Python function or lambda,
-    and the module it belongs to (`map_<key>`). A lambda's function is named `func_<hash of its body>`, the
-    same in every process."""
-    code = func.__code__
-    params = list(code.co_varnames[:code.co_argcount])
-    name = getattr(func, "__name__", None)
-    namespace = dict(func.__globals__)
-    if func.__closure__:
-        namespace.update(zip(code.co_freevars, (c.cell_contents for c in func.__closure__)))
-    if name == "<lambda>":
-        body = _lambda_body(func)
-        if body is None:
-            raise ValueError("Could not extract lambda source code")
-        key = f"func_{hashlib.sha256(body.encode('utf-8')).hexdigest()[:16]}"
-        body = " ".join(line.strip() for line in body.splitlines())  # one line: a parenthesized body spans several
-        source = f"def {key}({', '.join(params)}):\n    return {body}\n"
-        filename = f"<mlwarp create_warp_function {key}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # what the frontend reads
-        namespace["__name__"] = func.__globals__.get("__name__", "__main__")
-        exec(compile(source, filename, "exec"), namespace)
-        py_func = namespace[key]
-    else:
-        key = getattr(func, "__qualname__", name)
-        key = key.replace(".", "_").replace(" ", "_").replace("<", "").replace(">", "_")
-        py_func = types.FunctionType(code, func.__globals__, key, func.__defaults__, func.__closure__)
-        py_func.__qualname__ = key
-        py_func.__module__ = func.__module__
-    py_func.__annotations__ = {p: typing.Any for p in params}
-    return Function(py_func), get_module(f"map_{key}")
-
-
 # -- misc ----------------------------------------------------------------------------------------------------
 def transform_expand(t):
     """A flat 7-element sequence (position, then quaternion x, y, z, w) as a wp.transformf."""
     return transform(np.array(t[0:3]), np.array(t[3:7]))
-
-
-class ScopedTimer:
-    """`with wp.ScopedTimer("name"):` times the block and prints `name took X.XX ms` when it exits.
-
-    active: time at all (and `ScopedTimer.enabled`); print: print the time; detailed: profile the block with
-    cProfile and print its statistics; dict: a dict of lists that `elapsed` is appended to under `name`;
-    synchronize: wait for outstanding device work before starting and stopping the clock. `use_nvtx`,
-    `color`, `cuda_filter`, `report_func` and `skip_tape` are accepted as in Warp; mlwarp records no CUDA
-    activity timings (`timing_results` stays empty) and emits no NVTX ranges.
-
-    Attributes: `elapsed` (ms), `extra_msg` (appended to the printed line), `timing_results`.
-    """
-
-    _thread_local = threading.local()
-    enabled = True
-
-    def __init__(self, name: str, active: bool = True, print: bool = True, detailed: bool = False,
-                 dict: dict | None = None, use_nvtx: bool = False, color="rapids", synchronize: bool = False,
-                 cuda_filter: int = 0, report_func=None, skip_tape: bool = False):
-        self.name = name
-        self.active = active and self.enabled
-        self.print = print
-        self.detailed = detailed
-        self.dict = dict
-        self.use_nvtx = use_nvtx
-        self.color = color
-        self.synchronize = synchronize
-        self.cuda_filter = cuda_filter
-        self.report_func = report_func
-        self.skip_tape = skip_tape
-        self.elapsed = 0.0
-        self.extra_msg = ""
-        self.timing_results = []
-        if self.dict is not None and name not in self.dict:
-            self.dict[name] = []
-        if not hasattr(ScopedTimer._thread_local, "indent"):
-            ScopedTimer._thread_local.indent = -1
-
-    def __enter__(self):
-        if self.active:
-            if self.synchronize:
-                synchronize()
-            if self.detailed:
-                self.cp = cProfile.Profile()
-                self.cp.clear()
-                self.cp.enable()
-            if self.print:
-                ScopedTimer._thread_local.indent += 1
-            self.start = time.perf_counter_ns()
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        if not self.active:
-            return
-        if self.synchronize:
-            synchronize()
-        self.elapsed = (time.perf_counter_ns() - self.start) / 1e6
-        if self.detailed:
-            self.cp.disable()
-            self.cp.print_stats(sort="tottime")
-        if self.dict is not None:
-            self.dict[self.name].append(self.elapsed)
-        if self.print:
-            indent = "    " * ScopedTimer._thread_local.indent
-            line = f"{indent}{self.name} took {self.elapsed:.2f} ms"
-            print(f"{line} {self.extra_msg}" if self.extra_msg else line, file=sys.stdout)
-            ScopedTimer._thread_local.indent -= 1
