@@ -8,8 +8,8 @@ types of the call decide the output arrays' dtypes (a tuple result fills one out
 
 The generated kernel takes each array at its own rank and reads it at the output index, with index 0 on its
 dimensions of size 1 (the ones it broadcasts along); its parameters are generic (`Any`), instantiated for the
-call's types (arrays, indexed arrays, values). One kernel per (function, inputs' types, ranks and size-1 dimensions,
-output count): repeated maps reuse it (`map_cache`). Generated source lives in linecache entries, where the
+call's types (arrays, indexed arrays, values). One kernel per (function, inputs' types, ranks and size-1
+dimensions): repeated maps reuse it (`map_cache`). Generated source lives in linecache entries, where the
 frontend reads kernel sources (core/source.py).
 """
 
@@ -38,9 +38,9 @@ from .launch import launch
 
 Any = typing.Any
 
-# (function key, input descriptors, output count) -> (output dtypes, generic kernel)
+# (function key, input descriptors) -> (output dtypes, generic kernel)
 map_cache: dict = {}
-_probe_types: dict = {}  # (function key, argument types) -> result types
+_probe_types: dict = {}  # (function key, argument types, its captures' fingerprint) -> result types
 _lock = threading.Lock()
 
 
@@ -105,6 +105,8 @@ def broadcast_shapes(shapes) -> tuple:
 class _Target:
     """What a kernel calls: `callee` (a Function or a builtin handle), named `name` in messages."""
 
+    origin = None  # where a lambda was written: its compile errors say so
+
     def __init__(self, callee, key, name, arities, overloads=None):
         self.callee, self.key, self.name, self.arities, self.overloads = callee, key, name, arities, overloads
 
@@ -127,7 +129,10 @@ class _Target:
             fn = _python_function(func)
         else:
             raise TypeError("func must be a callable function or a warp.Function")
-        return _Target(fn, fn, fn.key, [len(fn.overloads[0].params)], fn.overloads)
+        target = _Target(fn, fn, fn.key, [len(fn.overloads[0].params)], fn.overloads)
+        if func.__name__ == "<lambda>":
+            target.origin = f"the lambda passed to wp.map at {func.__code__.co_filename}:{func.__code__.co_firstlineno}"
+        return target
 
     def check_overload(self, arg_types) -> None:
         if self.overloads is None:
@@ -277,7 +282,7 @@ _probes: dict = {}  # (function key, argument count) -> a probe `def map_probe(a
 
 def _result_types(target: _Target, arg_types) -> tuple:
     target.check_overload(arg_types)
-    # a function's source and the values it captures can change its result types (a closure variable now a vector)
+    # a function's source and captured values can change its result types (a closure variable now a vector)
     captured = target.callee._wp_fingerprint_(set()) if target.overloads is not None else None
     key = (target.key, tuple(wt.type_key(t) for t in arg_types), captured)
     found = _probe_types.get(key)
@@ -293,6 +298,8 @@ def _result_types(target: _Target, arg_types) -> tuple:
             found = call_result_types(probe, {f"a{i}": t for i, t in enumerate(arg_types)})
         except CompileError as e:
             if target.overloads is not None:
+                if target.origin is not None:
+                    e.add_note(f"({target.origin})")
                 raise
             raise TypeError(f"Function {target.name} does not support the provided argument types "
                             f"{', '.join(wt.type_repr(t) for t in arg_types)}") from e
@@ -397,7 +404,6 @@ def _make_kernel(target: _Target, descriptors, out_ndim: int, n_out: int) -> Ker
     key = re.sub("[^0-9a-zA-Z_]+", "_", target.name)
     key = key if key.startswith("map_") else f"map_{key}"
     return Kernel(namespace["map_kernel"], key=key, module=key, register=False)
-
 
 
 # -- Python operators on arrays, as Warp's: element-wise through wp.map ------------------------------------------

@@ -358,3 +358,10 @@ def test_a_function_defined_anew_shares_its_kernel():
     n = len(map_module.map_cache)
     np.testing.assert_array_equal(wp.map(make(-3.0), _f32(x)).numpy(), x * -3.0)
     assert len(map_module.map_cache) == n
+
+
+def test_a_lambda_compile_error_says_where_the_lambda_is():
+    with pytest.raises(wp.CompileError, match="unknown function 'undefined_function'") as info:
+        wp.map(lambda x: undefined_function(x), wp.zeros(2, dtype=float))  # noqa: F821
+    line = test_a_lambda_compile_error_says_where_the_lambda_is.__code__.co_firstlineno + 2
+    assert f"(the lambda passed to wp.map at {__file__}:{line})" in info.value.__notes__
