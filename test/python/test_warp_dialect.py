@@ -56,6 +56,19 @@ def test_accessors_name_operands_results_and_attributes(body):
     assert updated.owner.aggregate == element and updated.owner.element == x and updated.owner.indices == [i]
 
 
+def test_operand_accessors_assign_in_place(body):
+    module, (arr, i, x), vec3 = body
+    j = wb.array_dim(arr, 0)
+    store = views.view(wb.store(arr, wb.load(arr, [i, i]), [i, i]))
+    store.indices = [j, i]
+    assert list(store.operation.operands)[2:] == [j, i] and store.indices == [j, i]
+    other = wb.load(arr, [j, j])
+    store.value = other
+    assert list(store.operation.operands)[1] == other
+    with pytest.raises(ValueError, match=r"^warp.store.indices: 2 operands, got 1 values$"):
+        store.indices = [j]
+
+
 def test_every_table_op_has_a_view_class():
     assert sorted(views.VIEWS) == sorted(op.name for op in ops.OPS)
     assert views.VIEWS["atomic_cas"].__name__ == "AtomicCasOp"

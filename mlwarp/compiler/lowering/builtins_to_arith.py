@@ -50,12 +50,11 @@ class ConvertBuiltinsToArith(Pass):
         names = {f"warp.{n}" for n in BUILTINS} | {"warp.cast"}
         for op in ops_named(module, names):
             with ir.InsertionPoint(op), op.location:
-                operands = list(op.operands)
                 rt = op.results[0].type
                 if op.name == "warp.cast":
-                    new = lower_cast(operands[0], rt)
-                else:
-                    new = BUILTINS[op.name[len("warp."):]].lower(operands, rt)
+                    new = lower_cast(op.opview.input, rt)
+                else:  # a builtin of the builtin table: positional operands
+                    new = BUILTINS[op.name[len("warp."):]].lower(list(op.operands), rt)
             if new.type != rt and signless(new.type) == signless(rt):
                 new.set_type(rt)  # keep `ui32` until erase_signedness: lowerings of the users read it
             op.results[0].replace_all_uses_with(new)

@@ -34,6 +34,7 @@ from ..passes.registry import Pass, PassError, ops_named
 
 _COMPOSITE_OPS = {"warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set"}
 _MEMORY_OPS = {"warp.load", "warp.store", "warp.atomic"}
+_TABLE_OPS = {n[len("warp."):] for n in _COMPOSITE_OPS | _MEMORY_OPS}  # lowered through their named views
 
 
 # -- types -----------------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ class ConvertCompositesToVector(Pass):
         work = []
         for op in ops_named(module, lambda n: n in _COMPOSITE_OPS or n in _MEMORY_OPS or n in builtin_names):
             if op.name in _MEMORY_OPS:
-                vt = op.results[0].type if op.name == "warp.load" else op.operands[1].type
+                vt = (op.opview.element if op.name == "warp.load" else op.opview.value).type
                 if not wc.is_composite_type(vt):
                     continue
             elif op.name in builtin_names and not _involves_composite(op):
@@ -193,27 +194,26 @@ class ConvertCompositesToVector(Pass):
     # -- one op ----------------------------------------------------------------------------------------
     def lower(self, op, operand_types, result_types):
         name = op.name[len("warp."):]
-        operands = list(op.operands)
+        if name not in _TABLE_OPS:  # a builtin of the builtin table: positional operands
+            return self.lower_builtin(name, list(op.operands), operand_types, result_types[0])
+        w = op.opview
+        # each value's type before convert_values retyped it (operand_types / result_types are in op order)
+        old = dict(zip([*op.operands, *op.results], [*operand_types, *result_types])).__getitem__
         if name in ("load", "store", "atomic"):
-            return self.lower_memory(op, name, operands, operand_types, result_types)
+            return self.lower_memory(w, name, old)
         if name == "construct":
-            return self.construct(operands, result_types[0])
+            return self.construct(w.elements, old(w.composite))
         if name == "extract":
-            return self.extract(operands[0], operand_types[0], operands[1:], result_types[0])
+            return self.extract(w.aggregate, old(w.aggregate), w.indices, old(w.element))
         if name == "insert":
-            return self.insert(operands[0], operand_types[0], operands[1], operand_types[1], operands[2:])
+            return self.insert(w.aggregate, old(w.aggregate), w.element, old(w.element), w.indices)
+        k, c = w.field, wc.composite(old(w.aggregate))
         if name == "struct_get":
-            k = ir.IntegerAttr(op.attributes["field"]).value
-            c = wc.composite(operand_types[0])
-            return from_storage(llvm.extractvalue(storage_type(c.fields[k]), operands[0], [k]), c.fields[k])
-        if name == "struct_set":
-            k = ir.IntegerAttr(op.attributes["field"]).value
-            c = wc.composite(operand_types[0])
-            field = operands[1]
-            if is_array_type(c.fields[k]):  # its descriptor (convert-warp-arrays-to-llvm lowers the array next)
-                field = builtin.unrealized_conversion_cast([storage_type(c.fields[k])], [field])
-            return llvm.insertvalue(operands[0], to_storage(self.scalar_in(field), c.fields[k]), [k])
-        return self.lower_builtin(name, operands, operand_types, result_types[0])
+            return from_storage(llvm.extractvalue(storage_type(c.fields[k]), w.aggregate, [k]), c.fields[k])
+        field = w.element  # struct_set
+        if is_array_type(c.fields[k]):  # its descriptor (convert-warp-arrays-to-llvm lowers the array next)
+            field = builtin.unrealized_conversion_cast([storage_type(c.fields[k])], [field])
+        return llvm.insertvalue(w.aggregate, to_storage(self.scalar_in(field), c.fields[k]), [k])
 
     @staticmethod
     def scalar_in(v: ir.Value) -> ir.Value:
@@ -288,23 +288,23 @@ class ConvertCompositesToVector(Pass):
         return vm.insert(value, self.scalar_in(element), base)
 
     # -- memory ------------------------------------------------------------------------------------------
-    def lower_memory(self, op, name, operands, operand_types, result_types):
+    def lower_memory(self, w, name, old):
+        """warp.load / store / atomic of a composite element (`w`: the op's view; `old`: a value's type before
+        the pass retyped it)."""
         from ..dialects.warp import builders as wb
 
-        arr = operands[0]
-        idx = operands[1:] if name == "load" else operands[2:]
-        t = result_types[0] if name == "load" else operand_types[1]
-        ptr = wb.address(arr, idx)
+        t = old(w.element) if name == "load" else old(w.value)
+        ptr = wb.address(w.array, w.indices)
         c = wc.composite(t)
         align = max(1, ir.IntegerType(c.dtype).width // 8 if not isinstance(c.dtype, ir.FloatType) else
                     ir.FloatType(c.dtype).width // 8) if c.kind != "struct" else None
         if name == "load":
             return llvm.load(value_type(t), ptr, alignment=align)
-        value = operands[1]
         if name == "store":
-            llvm.store(value, ptr, alignment=align)
+            llvm.store(w.value, ptr, alignment=align)
             return None
-        return self.atomic(ir.StringAttr(op.attributes["kind"]).value, ptr, value, c)
+        return self.atomic(w.kind, ptr, w.value, c)
+
 
     def atomic(self, kind, ptr, value, c):
         """Component-wise atomic add/sub; returns the old value, as Warp does."""

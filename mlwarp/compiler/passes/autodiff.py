@@ -166,11 +166,11 @@ class ReverseBuilder:
 
     # -- composite values: construct / extract / insert, struct fields ----------------------
     def op_warp_construct(self, op, mapping, adj):
-        out = op.results[0]
+        out = op.opview.composite
         if out not in adj:
             return
         c = wc.composite(out.type)
-        for k, e in enumerate(op.operands):
+        for k, e in enumerate(op.opview.elements):
             if c.kind == "struct":
                 self.accumulate(adj, e, wc.struct_get(adj[out], k, e.type))
             else:
@@ -178,42 +178,42 @@ class ReverseBuilder:
                 self.accumulate(adj, e, wc.extract(adj[out], [i32_const(i) for i in idx], e.type))
 
     def op_warp_extract(self, op, mapping, adj):
-        out = op.results[0]
+        extract = op.opview
+        out = extract.element
         if out in adj:
-            src = op.operands[0]
-            idx = self.indices(op, 1, mapping)
+            src = extract.aggregate
+            idx = self.indices(op, mapping)
             self.accumulate(adj, src, wc.insert(zero(src.type), adj[out], idx))
 
     def op_warp_insert(self, op, mapping, adj):
-        out = op.results[0]
+        insert = op.opview
+        out = insert.updated
         if out in adj:
-            src, elem = op.operands[0], op.operands[1]
-            idx = self.indices(op, 2, mapping)
+            src, elem = insert.aggregate, insert.element
+            idx = self.indices(op, mapping)
             self.accumulate(adj, src, wc.insert(adj[out], zero(elem.type), idx))
             self.accumulate(adj, elem, wc.extract(adj[out], idx, elem.type))
 
-    @staticmethod
-    def field(op) -> int:
-        return ir.IntegerAttr(op.attributes["field"]).value
-
     def op_warp_struct_get(self, op, mapping, adj):
-        out = op.results[0]
+        get = op.opview
+        out = get.element
         if out in adj:
-            src = op.operands[0]
-            self.accumulate(adj, src, wc.struct_set(zero(src.type), self.field(op), adj[out]))
+            src = get.aggregate
+            self.accumulate(adj, src, wc.struct_set(zero(src.type), get.field, adj[out]))
 
     def op_warp_struct_set(self, op, mapping, adj):
-        out = op.results[0]
+        set_ = op.opview
+        out = set_.updated
         if out in adj:
-            src, elem = op.operands[0], op.operands[1]
+            src, elem = set_.aggregate, set_.element
             if not is_diff(elem.type):  # an int or array field (arrays' adjoints are companions): no adjoint
                 self.accumulate(adj, src, adj[out])
                 return
-            self.accumulate(adj, src, wc.struct_set(adj[out], self.field(op), zero(elem.type)))
-            self.accumulate(adj, elem, wc.struct_get(adj[out], self.field(op), elem.type))
+            self.accumulate(adj, src, wc.struct_set(adj[out], set_.field, zero(elem.type)))
+            self.accumulate(adj, elem, wc.struct_get(adj[out], set_.field, elem.type))
 
     def op_warp_cast(self, op, mapping, adj):
-        src, out = op.operands[0], op.results[0]
+        src, out = op.opview.input, op.opview.output
         if out in adj and is_diff(src.type):
             self.accumulate(adj, src, wb.cast(adj[out], src.type))
 
@@ -228,14 +228,17 @@ class ReverseBuilder:
     def adj_array(self, op, arr, mapping):
         return required_companion(op, arr, self.adj_arrays, mapping, "adjoint")
 
-    def indices(self, op, first, mapping):
-        return [mapping.get(v, v) for v in list(op.operands)[first:]]
+    @staticmethod
+    def indices(op, mapping):
+        """The (mapped) index operands of a warp op that has them (load, store, atomic, extract, ...)."""
+        return [mapping.get(v, v) for v in op.opview.indices]
 
     def op_warp_load(self, op, mapping, adj):
-        out = op.results[0]
+        load = op.opview
+        out = load.element
         if out in adj:
-            arr = op.operands[0]
-            target, idx = self.adj_array(op, arr, mapping), self.indices(op, 1, mapping)
+            arr = load.array
+            target, idx = self.adj_array(op, arr, mapping), self.indices(op, mapping)
             if arr in self.owned:  # no other thread touches adj[i]: a plain read-add-write
                 wb.store(target, add_values(wb.load(target, idx), adj[out]), idx)
             elif (wc.composite(out.type) or wc.Composite("", ())).kind == "struct":
@@ -246,9 +249,9 @@ class ReverseBuilder:
                 wb.atomic("add", target, adj[out], idx)
 
     def op_warp_store(self, op, mapping, adj):
-        arr, value = op.operands[0], op.operands[1]
+        arr, value = op.opview.array, op.opview.value
         if is_diff(value.type):
-            target, idx = self.adj_array(op, arr, mapping), self.indices(op, 2, mapping)
+            target, idx = self.adj_array(op, arr, mapping), self.indices(op, mapping)
             self.accumulate(adj, value, wb.load(target, idx))
             if is_member_write(op):
                 # The element's other members pass through the load that the write started from, whose
@@ -275,13 +278,13 @@ class ReverseBuilder:
         return arith.CmpIOp(arith.CmpIPredicate.ne, bit, arith.ConstantOp(i64, 0).result).result
 
     def op_warp_atomic(self, op, mapping, adj):
-        arr, value = op.operands[0], op.operands[1]
-        kind = ir.StringAttr(op.attributes["kind"]).value
+        atomic = op.opview
+        arr, value, kind = atomic.array, atomic.value, atomic.kind
         if not is_diff(value.type):
             return
         if kind not in ("add", "sub"):
             raise PassError(f"{where(op)}: cannot differentiate atomic '{kind}'")
-        g = wb.load(self.adj_array(op, arr, mapping), self.indices(op, 2, mapping))
+        g = wb.load(self.adj_array(op, arr, mapping), self.indices(op, mapping))
         self.accumulate(adj, value, g if kind == "add" else wb.builtin("neg", [g], g.type))
 
     # -- scf.if -------------------------------------------------------------------------------
@@ -505,20 +508,20 @@ def argument_index(arr: ir.Value, params) -> int | None:
         owner = arr.owner if isinstance(arr, ir.OpResult) else None
         if owner is None or owner.name not in ("warp.view", "warp.struct_get"):
             return None
-        arr = owner.operands[0]
+        arr = owner.opview.array if owner.name == "warp.view" else owner.opview.aggregate
 
 
 def is_member_write(store) -> bool:
     """Whether a warp.store writes back the element it loaded with some members replaced (`y[i].y = v`,
     `y[i][2] += v`, `out[i].pos.x = v`: the frontend's load -> insert / struct_set -> store)."""
-    value = store.operands[1]
+    store = store.opview
+    value = store.value
     while isinstance(value, ir.OpResult) and value.owner.name in ("warp.insert", "warp.struct_set"):
-        value = value.owner.operands[0]
+        value = value.owner.opview.aggregate
     if not (isinstance(value, ir.OpResult) and value.owner.name == "warp.load"):
         return False
-    load = value.owner
-    same = [store.operands[0], *list(store.operands)[2:]]
-    return len(load.operands) == len(same) and all(a == b for a, b in zip(load.operands, same))
+    load = value.owner.opview
+    return load.array == store.array and list(load.indices) == list(store.indices)
 
 
 def thread_owned_arrays(params) -> frozenset:
@@ -535,7 +538,8 @@ def thread_owned_arrays(params) -> frozenset:
             if o.name not in ("warp.load", "warp.store", "warp.atomic") or use.operand_number != 0:
                 ok = False
                 break
-            index = list(o.operands)[-1]
+            index = o.opview.indices[-1]
+
             if not (isinstance(index, ir.OpResult) and index.owner.name == "warp.tid"
                     and len(index.owner.results) == 1):
                 ok = False

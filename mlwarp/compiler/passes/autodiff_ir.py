@@ -122,12 +122,14 @@ def companion_array(v: ir.Value, companions: dict, mapping: dict):
     if v in companions:
         return companions[v]
     if isinstance(v, ir.OpResult) and v.owner.name == "warp.view":
-        src = companion_array(v.owner.operands[0], companions, mapping)
-        return None if src is None else wb.view(src, [mapping.get(i, i) for i in list(v.owner.operands)[1:]])
+        view = v.owner.opview
+        src = companion_array(view.array, companions, mapping)
+        return None if src is None else wb.view(src, [mapping.get(i, i) for i in view.indices])
     if not (isinstance(v, ir.OpResult) and v.owner.name == "warp.struct_get"):
         return None
-    field = ir.IntegerAttr(v.owner.attributes["field"]).value
-    origin = field_origin(v.owner.operands[0], field)
+    get = v.owner.opview
+    field = get.field
+    origin = field_origin(get.aggregate, field)
     if origin is None:
         return None
     src, of_struct = origin
@@ -162,12 +164,14 @@ def field_origin(v: ir.Value, field: int, carried=frozenset()):
         if op.name == "scf.while":  # its results: what the last `before` passed
             v = terminator(op.regions[0].blocks[0]).operands[1 + v.result_number]
         elif op.name == "warp.struct_set":
-            if ir.IntegerAttr(op.attributes["field"]).value == field:
-                return op.operands[1], False
-            v = op.operands[0]
+            set_ = op.opview
+            if set_.field == field:
+                return set_.element, False
+            v = set_.aggregate
         elif op.name == "warp.construct":  # all fields given, or none (the zero struct: null arrays)
-            operands = list(op.operands)
-            return (operands[field], False) if operands else None
+            elements = op.opview.elements
+            return (elements[field], False) if elements else None
+
         elif op.name == "scf.for" and carries_field(op, v.result_number, field, carried):
             v = loop_inits(op)[v.result_number]
         elif op.name == "scf.if" and all(r.blocks for r in op.regions):

@@ -99,42 +99,46 @@ class TangentBuilder:
     # -- composite values: the tangent is built like the value -------------------------------
     def op_warp_construct(self, op, mapping, tan):
         self.plain(op, mapping)
-        if any(e in tan for e in op.operands):
-            tan[op.results[0]] = wc.construct(op.results[0].type, [self.t_or_zero(tan, e) for e in op.operands])
+        construct = op.opview
+        if any(e in tan for e in construct.elements):
+            out = construct.composite
+            tan[out] = wc.construct(out.type, [self.t_or_zero(tan, e) for e in construct.elements])
 
     def op_warp_extract(self, op, mapping, tan):
         self.plain(op, mapping)
-        src = op.operands[0]
-        if src in tan and is_diff(op.results[0].type):
-            tan[op.results[0]] = wc.extract(tan[src], self.indices(op, 1, mapping), op.results[0].type)
+        extract = op.opview
+        src, out = extract.aggregate, extract.element
+        if src in tan and is_diff(out.type):
+            tan[out] = wc.extract(tan[src], self.indices(op, mapping), out.type)
 
     def op_warp_insert(self, op, mapping, tan):
         self.plain(op, mapping)
-        src, elem = op.operands[0], op.operands[1]
+        insert = op.opview
+        src, elem = insert.aggregate, insert.element
         if (src in tan or elem in tan) and is_diff(src.type):
-            tan[op.results[0]] = wc.insert(self.t_or_zero(tan, src), self.t_or_zero(tan, elem),
-                                           self.indices(op, 2, mapping))
+            tan[insert.updated] = wc.insert(self.t_or_zero(tan, src), self.t_or_zero(tan, elem),
+                                            self.indices(op, mapping))
 
     def op_warp_struct_get(self, op, mapping, tan):
         self.plain(op, mapping)
-        src = op.operands[0]
-        if src in tan and is_diff(op.results[0].type):
-            tan[op.results[0]] = wc.struct_get(tan[src], ir.IntegerAttr(op.attributes["field"]).value,
-                                               op.results[0].type)
+        get = op.opview
+        src, out = get.aggregate, get.element
+        if src in tan and is_diff(out.type):
+            tan[out] = wc.struct_get(tan[src], get.field, out.type)
 
     def op_warp_struct_set(self, op, mapping, tan):
         self.plain(op, mapping)
-        src, elem = op.operands[0], op.operands[1]
+        set_ = op.opview
+        src, elem, out = set_.aggregate, set_.element, set_.updated
         if not is_diff(elem.type):  # an int or array field (arrays' tangents are companions): no tangent
             if src in tan:
-                tan[op.results[0]] = tan[src]
+                tan[out] = tan[src]
         elif (src in tan or elem in tan) and is_diff(src.type):
-            tan[op.results[0]] = wc.struct_set(self.t_or_zero(tan, src), ir.IntegerAttr(op.attributes["field"]).value,
-                                               self.t_or_zero(tan, elem))
+            tan[out] = wc.struct_set(self.t_or_zero(tan, src), set_.field, self.t_or_zero(tan, elem))
 
     def op_warp_cast(self, op, mapping, tan):
         self.plain(op, mapping)
-        src, out = op.operands[0], op.results[0]
+        src, out = op.opview.input, op.opview.output
         if src in tan and is_diff(out.type):
             tan[out] = wb.cast(tan[src], out.type)
 
@@ -148,34 +152,39 @@ class TangentBuilder:
     def tan_array(self, op, arr, mapping):
         return required_companion(op, arr, self.tan_arrays, mapping, "tangent")
 
-    def indices(self, op, first, mapping):
-        return [self.m(mapping, v) for v in list(op.operands)[first:]]
+    def indices(self, op, mapping):
+        """The (mapped) index operands of a warp op that has them (load, store, atomic, extract, ...)."""
+        return [self.m(mapping, v) for v in op.opview.indices]
 
     def op_warp_load(self, op, mapping, tan):
         self.plain(op, mapping)
-        out = op.results[0]
+        load = op.opview
+        out = load.element
         if is_diff(out.type):
-            tan[out] = wb.load(self.tan_array(op, op.operands[0], mapping), self.indices(op, 1, mapping))
+            tan[out] = wb.load(self.tan_array(op, load.array, mapping), self.indices(op, mapping))
 
     def op_warp_store(self, op, mapping, tan):
         self.plain(op, mapping)
-        value = op.operands[1]
+        store = op.opview
+        value = store.value
         if is_diff(value.type):
-            wb.store(self.tan_array(op, op.operands[0], mapping), self.t_or_zero(tan, value),
-                     self.indices(op, 2, mapping))
+            wb.store(self.tan_array(op, store.array, mapping), self.t_or_zero(tan, value),
+                     self.indices(op, mapping))
 
     def op_warp_atomic(self, op, mapping, tan):
         self.plain(op, mapping)
-        value = op.operands[1]
+        atomic = op.opview
+        value = atomic.value
         if not is_diff(value.type):
             return
-        if list(op.results[0].uses):
+        if list(atomic.old.uses):
             raise PassError(f"{where(op)}: forward mode cannot differentiate the value returned by an atomic")
-        kind = ir.StringAttr(op.attributes["kind"]).value
+        kind = atomic.kind
         if kind not in ("add", "sub"):
             raise PassError(f"{where(op)}: cannot differentiate atomic '{kind}'")
         if value in tan:
-            wb.atomic(kind, self.tan_array(op, op.operands[0], mapping), tan[value], self.indices(op, 2, mapping))
+            wb.atomic(kind, self.tan_array(op, atomic.array, mapping), tan[value], self.indices(op, mapping))
+
 
     # -- structured control flow: tangents of float results/state ride along as extra values ----------
     def op_scf_if(self, op, mapping, tan):

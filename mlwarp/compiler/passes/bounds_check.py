@@ -95,11 +95,10 @@ class BoundsCheck(Pass):
             ir.FunctionType.get([*ft.inputs, record_t], list(ft.results)))
         kernel.attributes[CHECKED_ATTR] = ir.UnitAttr.get()
         for op in ops_named(kernel, _CHECKED_OPS):
-            arr = op.operands[0]
+            access = op.opview
+            arr, indices = access.array, access.indices
             if not is_array_type(arr.type):
                 raise PassError(f"warp-bounds-check: {op.name} on a non-array operand of type {arr.type}")
-            first_index = 2 if op.name in ("warp.store", "warp.atomic") else 1
-            indices = list(op.operands)[first_index:]
             locs = source_locations(op.location)
             arg, fields = _array_origin(arr, params)
             site = {"op": op.name[len("warp."):], "arg": arg, "fields": fields,
@@ -119,8 +118,7 @@ class BoundsCheck(Pass):
             return
         if op.name == "warp.view":  # out of range: the view at index 0 instead, so its accesses stay inside
             zero = _const(0, _i(32))
-            for k, idx in enumerate(indices):
-                op.operands[1 + k] = arith.SelectOp(ok, idx, zero).result
+            op.opview.indices = [arith.SelectOp(ok, idx, zero).result for idx in indices]
         if op.name in ("warp.address", "warp.view"):
             failed = arith.XOrIOp(ok, _const(1, _i(1))).result
             report = scf.IfOp(failed, [], has_else=False)
@@ -170,12 +168,13 @@ def _array_origin(value, params) -> tuple:
                 return k, fields[::-1]
         owner = value.owner if isinstance(value, ir.OpResult) else None
         if owner is not None and owner.name == "warp.view":  # a row of an array: reported as the array
-            value = owner.operands[0]
+            value = owner.opview.array
             continue
         if owner is None or owner.name != "warp.struct_get":
             return -1, []
-        fields.append(ir.IntegerAttr(owner.attributes["field"]).value)
-        value = owner.operands[0]
+        fields.append(owner.opview.field)
+        value = owner.opview.aggregate
+
 
 
 def _read_sites(module) -> list:

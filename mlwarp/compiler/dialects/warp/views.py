@@ -6,6 +6,7 @@ hand out (block iteration, `value.owner`, `operation.opview`) reads by name:
     load = value.owner          # a LoadOp
     load.array, load.indices    # the array operand, the index operands (a list)
     atomic.kind                 # "add" (string attributes as str, integer ones as int)
+    view.indices = [...]        # operands can be assigned (a variadic group: as many values as it has)
 
 `register()` (called by `load_dialect`) installs them. Wrapping a bare `ir.Operation` works too:
 `view(op)` or `LoadOp(op)`. Builtin-table ops have no view class (their operands are positional:
@@ -38,7 +39,21 @@ def _value_accessor(name: str, kind: str, defs) -> property:
         picked = values[where]
         return picked if variadic else picked[0]
 
-    return property(get, doc=f"the {name} {kind} (table order)")
+    if kind != "operands":
+        return property(get, doc=f"the {name} {kind} (table order)")
+
+    def set(self, new):
+        """Replaces the operand (a variadic group: as many values as it has) in place."""
+        operands = self.operation.operands
+        where, variadic = _group_slices(defs, len(operands))[name]
+        slots = range(len(operands))[where]
+        new = list(new) if variadic else [new]
+        if len(new) != len(slots):
+            raise ValueError(f"{self.operation.name}.{name}: {len(slots)} operands, got {len(new)} values")
+        for k, v in zip(slots, new):
+            operands[k] = v
+
+    return property(get, set, doc=f"the {name} {kind} (table order); assigning replaces it in place")
 
 
 def _attr_accessor(name: str) -> property:
