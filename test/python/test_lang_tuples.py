@@ -167,6 +167,29 @@ def test_runtime_index_into_a_homogeneous_tuple():
     np.testing.assert_array_equal(out.numpy(), [[1, 2], [3, 4], [5, 6], [5, 6], [1, 2]])
 
 
+@wp.kernel
+def k_branches(x: wp.array(dtype=float), out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    t = (x[i], (wp.vec2(1.0, 2.0), 3))
+    if x[i] > 0.0:
+        t = (x[i] * 2.0, (wp.vec2(5.0, 6.0), 7))  # reassigned in one branch: merged part by part
+    if x[i] > 1.0:
+        u = (1.0, 2.0)
+        s = u[1]
+    else:
+        u = (3.0, 4.0)
+        s = u[0]
+    out[i] = wp.vec3(t[0] + u[0], t[1][0][1] + s, float(t[1][1]))
+
+
+def test_tuples_reassigned_in_branches():
+    x = wp.array([-1.0, 0.5, 2.0], dtype=float)
+    out = wp.zeros(3, dtype=wp.vec3)
+    wp.launch(k_branches, dim=3, inputs=[x, out])
+    np.testing.assert_allclose(out.numpy(), [[-1.0 + 3.0, 2.0 + 3.0, 3.0], [1.0 + 3.0, 6.0 + 3.0, 7.0],
+                                             [4.0 + 1.0, 6.0 + 2.0, 7.0]])
+
+
 CAPTURED = (2, 0.25)
 
 
@@ -259,20 +282,22 @@ def k_reassigned_in_loop(out: wp.array(dtype=float)):
     out[0] = t[0]
 
 
-def k_reassigned_in_branch(out: wp.array(dtype=float)):
-    t = (1.0, 2.0)
-    if out[0] > 0.0:
-        t = (3.0, 4.0)
-    out[0] = t[0]
-
-
-def test_tuples_cannot_be_reassigned_in_loops_or_branches():
+def test_tuples_cannot_be_reassigned_in_loops():
     launch_error(k_reassigned_in_loop, wp.CompileError, "the tuple 't' is assigned inside the loop at line "
                  f"{inspect.getsourcelines(k_reassigned_in_loop)[1] + 2}: tuples cannot be reassigned in a loop; "
                  "assign its parts to separate variables", "for i in range(3)")
-    launch_error(k_reassigned_in_branch, wp.CompileError, "the tuple 't' is assigned inside the if at line "
-                 f"{inspect.getsourcelines(k_reassigned_in_branch)[1] + 2}: tuples cannot be reassigned in a branch; "
-                 "assign its parts to separate variables", "if out[0]")
+
+
+def k_branch_types_differ(out: wp.array(dtype=float)):
+    t = (1.0, 2.0)
+    if out[0] > 0.0:
+        t = (3.0, 4)
+    out[0] = t[0]
+
+
+def test_a_tuple_reassigned_in_a_branch_keeps_its_type():
+    launch_error(k_branch_types_differ, wp.CompileTypeError, "assigning to existing symbol t "
+                 "(tuple[float32, float32]) with different type (tuple[float32, int32])", "t = (3.0, 4)")
 
 
 def k_tuple_as_value(out: wp.array(dtype=float)):

@@ -193,6 +193,7 @@ class KernelEmitter:
                 values.append(emit())
             envs.append(self.env)
         then_env, else_env = envs
+        before, then_env, else_env, shapes = tuples.flatten_changed(self, node, before, then_env, else_env, what)
         a, b = values
         if a is not None and a.type != b.type:
             raise self.error(node, f"the branches of a conditional expression have different types: "
@@ -202,7 +203,6 @@ class KernelEmitter:
             x, y = then_env.get(name), else_env.get(name)
             if x is y:
                 continue
-            tuples.check_merge(self, node, name, before, x, y, what)
             if isinstance(x, Var) and isinstance(y, Var):
                 if x.type != y.type:
                     raise self.error(node, f"variable '{name}' has type {ft.name(x.type)} in one branch and "
@@ -224,7 +224,7 @@ class KernelEmitter:
         result = Var(results.pop(0), a.type) if a is not None else None
         for n, r in zip(names, results):
             merged[n] = Var(r, then_env[n].type)
-        self.env = merged
+        self.env = tuples.unflatten(merged, shapes)  # tuples changed by a branch: merged part by part
         return result
 
     # -- loops ----------------------------------------------------------------------

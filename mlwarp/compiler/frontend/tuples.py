@@ -6,7 +6,8 @@ A tuple is a compile-time group of values (values.TupleVar, type types.TupleT): 
 Indexing with a constant picks a part; a runtime index (a loop variable: `for i in range(len(t))`) into a
 tuple whose parts share one type is a chain of `where`s, which the loop unroller folds (Warp itself unrolls such
 loops and requires a constant index). A @wp.func specialization taking a tuple receives its parts as separate
-arguments and rebuilds it. A tuple local cannot be reassigned inside a loop or a branch (a clear error)."""
+arguments and rebuilds it. A tuple local reassigned in a branch merges part by part; one reassigned
+inside a loop is refused (a clear error)."""
 
 from __future__ import annotations
 
@@ -197,12 +198,53 @@ def assign(em, target, value) -> bool:
     return True
 
 
-def check_merge(em, node, name, before, x, y, what):
-    """A tuple local changed by a branch of an if (or a conditional expression) cannot be merged."""
-    if (isinstance(x, TupleVar) or isinstance(y, TupleVar)) and (name in before or (x is not None and y is not None)):
-        raise em.error(node, f"the tuple '{name}' is assigned inside {what} at line {em.src.file_line(node)}: "
-                             f"tuples cannot be reassigned in a branch; assign its parts to separate variables",
-                       CompileError)
+def _leaves(v) -> list:
+    return [x for p in v.parts for x in _leaves(p)] if isinstance(v, TupleVar) else [v]
+
+
+def _count(t) -> int:
+    return sum(_count(p) for p in t.types) if isinstance(t, TupleT) else 1
+
+
+def _regroup(t, it):
+    return TupleVar([_regroup(p, it) for p in t.types]) if isinstance(t, TupleT) else next(it)
+
+
+def flatten_changed(em, node, before, then_env, else_env, what):
+    """Tuples a branch of an if reassigned, as their parts under `name#k` keys, so the branches merge part by
+    part (an scf.if result each); returns the environments and {name: tuple type} for unflatten(). A tuple
+    defined in one branch only stays unbound after the if, as any local."""
+    shapes = {}
+    for name in dict.fromkeys([*then_env, *else_env]):
+        x, y = then_env.get(name), else_env.get(name)
+        if x is y or not (isinstance(x, TupleVar) or isinstance(y, TupleVar)):
+            continue
+        if not (isinstance(x, (Var, TupleVar)) and isinstance(y, (Var, TupleVar))):
+            continue  # not defined on every path: unbound after the if
+        if x.type != y.type:
+            raise em.error(node, f"variable '{name}' has type {ft.name(x.type)} in one branch and "
+                                 f"{ft.name(y.type)} in the other", CompileTypeError)
+        shapes[name] = x.type
+    if not shapes:
+        return before, then_env, else_env, shapes
+    envs = []
+    for env in (before, then_env, else_env):
+        env = dict(env)
+        for name in shapes:
+            v = env.pop(name, None)
+            if isinstance(v, TupleVar):
+                env.update({f"{name}#{k}": leaf for k, leaf in enumerate(_leaves(v))})
+        envs.append(env)
+    return (*envs, shapes)
+
+
+def unflatten(env, shapes):
+    """The merged environment with each flattened tuple rebuilt from its parts."""
+    for name, t in shapes.items():
+        leaves = [env.pop(f"{name}#{k}") for k in range(_count(t))]
+        bad = next((v for v in leaves if not isinstance(v, Var)), None)
+        env[name] = bad if bad is not None else _regroup(t, iter(leaves))
+    return env
 
 
 def check_loop(em, node, body):
