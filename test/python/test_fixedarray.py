@@ -170,3 +170,15 @@ def test_forward_runs_and_the_adjoint_says_why_it_cannot_be_built():
     with pytest.raises(wp.CompileError, match="cannot differentiate an access to an array that is neither a kernel "
                                               "argument nor a field of a struct argument"):
         tape.backward(loss)
+
+
+def test_cuda_keeps_stack_arrays_in_local_memory():
+    from mlwarp import cuda_compile
+
+    if cuda_compile.compiler_available() is False:
+        pytest.skip("the MLIR compiler is not installed")
+    ptx = cuda_compile.to_mlir(_vectors, "ptx", 90)
+    # the array's accesses and its atomics stay thread-local (no global address space), the output is global
+    assert "stacksave" in ptx and "st.local" in ptx and "ld.local" in ptx
+    assert "atom." not in ptx
+    assert "st.global" in ptx  # out[t] = ...

@@ -13,15 +13,13 @@ import weakref
 from mlir import ir
 from mlir.dialects import arith, llvm
 
-from ..dialects.warp import array_dtype, array_ndim, is_array_type
+from ..dialects.warp import array_dtype, array_ndim, is_array_type, views
 from ..dialects.warp.composite import composite
 from ..passes.registry import Pass, PassError, ops_named
+from .patterns import lower_ops
 
 # On each lowered func: the element byte size of each array argument (0: not an array / not scalar).
 ELEM_BYTES_ATTR = "warp.elem_bytes"
-
-_ARRAY_OPS = {"warp.load", "warp.store", "warp.address", "warp.atomic", "warp.atomic_cas", "warp.array_dim",
-              "warp.view"}
 
 
 def descriptor_type(ndim: int) -> ir.Type:
@@ -148,37 +146,41 @@ class ConvertArraysToLLVM(Pass):
                 ir.FunctionType.get([lower_type(t) for t in ft.inputs], list(ft.results)))
         for op in ops_named(module, lambda name: name.startswith("scf.")):
             _retype_carried_arrays(op)
-        saved = {}
+        saved = []  # (function, the op the function's allocas go before)
         for op in ops_named(module, {"warp.local_array"}):
             lower_local_array(op, saved)
-        for op in ops_named(module, _ARRAY_OPS):
-            arr = op.operands[0]
-            ndim = _descriptor_ndim(arr.type)
-            with ir.InsertionPoint(op), op.location:
-                if op.name == "warp.array_dim":
-                    d = ir.IntegerAttr(op.attributes["dim"]).value
-                    ext = llvm.extractvalue(_i64(), arr, [1, d])
-                    new = arith.TruncIOp(ir.IntegerType.get_signless(32), ext).result
-                elif op.name == "warp.load":
-                    new = llvm.load(op.results[0].type, element_address(arr, ndim, list(op.operands)[1:]))
-                elif op.name == "warp.view":
-                    new = sub_array(arr, ndim, list(op.operands)[1:])
-                elif op.name == "warp.address":
-                    new = element_address(arr, ndim, list(op.operands)[1:])
-                elif op.name == "warp.atomic_cas":
-                    _, compare, value, *indices = op.operands
-                    new = lower_cas(element_address(arr, ndim, indices), compare, value)
-                else:
-                    value = op.operands[1]
-                    ptr = element_address(arr, ndim, list(op.operands)[2:])
-                    if op.name == "warp.store":
-                        llvm.store(value, ptr)
-                        new = None
-                    else:
-                        new = lower_atomic(ir.StringAttr(op.attributes["kind"]).value, ptr, value)
-            if new is not None:
-                op.results[0].replace_all_uses_with(new)
-            op.erase()
+        lower_ops(module, LOWERINGS)
+
+
+# -- the array ops, one lowering each (lowering/patterns.py) -------------------------------------------
+def _ndim(op) -> int:
+    """The rank of the op's array, which the pass has made a descriptor (PassError if it is not one)."""
+    return _descriptor_ndim(op.array.type)
+
+
+def _element(op) -> ir.Value:
+    """The address of the element an access op names."""
+    return element_address(op.array, _ndim(op), op.indices)
+
+
+def _array_dim(op: views.ArrayDimOp) -> ir.Value:
+    _ndim(op)
+    return arith.TruncIOp(ir.IntegerType.get_signless(32), llvm.extractvalue(_i64(), op.array, [1, op.dim])).result
+
+
+def _store(op: views.StoreOp) -> None:
+    llvm.store(op.value, _element(op))
+
+
+LOWERINGS = {
+    views.ArrayDimOp: _array_dim,
+    views.LoadOp: lambda op: llvm.load(op.element.type, _element(op)),
+    views.ViewOp: lambda op: sub_array(op.array, _ndim(op), op.indices),
+    views.AddressOp: _element,
+    views.StoreOp: _store,
+    views.AtomicOp: lambda op: lower_atomic(op.kind, _element(op), op.value),
+    views.AtomicCasOp: lambda op: lower_cas(_element(op), op.compare, op.value),
+}
 
 
 def _function_of(op):
@@ -203,7 +205,7 @@ def _storage_bytes(t: ir.Type) -> int:
     raise PassError(f"warp.local_array: no storage size for element type {t}")
 
 
-def lower_local_array(op, saved: dict) -> None:
+def lower_local_array(op, saved: list) -> None:
     """warp.local_array (wp.zeros in a kernel, Warp's fixedarray): its bytes are allocated once at the top of
     the function, as Warp's C++ declares a fixed array with the function's locals, and zeroed where the op
     is (a loop's wp.zeros starts from zero each iteration). The function's body runs once per thread inside
@@ -218,14 +220,16 @@ def lower_local_array(op, saved: dict) -> None:
     entry = f.regions[0].blocks[0]
     ptr_t = ir.Type.parse("!llvm.ptr")
     with op.location:
-        if id(f) not in saved:
+        marker = next((m for g, m in saved if g == f), None)
+        if marker is None:
             with ir.InsertionPoint.at_block_begin(entry):
                 sp = llvm.intr_stacksave(ptr_t)
-                saved[id(f)] = _i64_const(1).owner  # the allocas go between the save and this (unused) constant
+                marker = _i64_const(1).owner  # the allocas go between the save and this (unused) constant
+            saved.append((f, marker))
             for ret in ops_named(f, {"func.return"}):
                 with ir.InsertionPoint(ret):
                     llvm.intr_stackrestore(sp)
-        with ir.InsertionPoint(saved[id(f)]):
+        with ir.InsertionPoint(marker):
             storage = llvm.alloca(ptr_t, _i64_const(1), ir.Type.parse(f"!llvm.array<{max(total, 1)} x i8>"),
                                   alignment=16)
         with ir.InsertionPoint(op):

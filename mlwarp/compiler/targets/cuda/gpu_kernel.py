@@ -66,10 +66,26 @@ def mark_global_pointers(root: ir.Operation) -> None:
     memory ops that use it; other uses keep the generic pointer."""
     for op in ops_named(root, {"llvm.extractvalue"}):
         pos = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
-        if pos == [0] and str(op.results[0].type) == "!llvm.ptr":
+        if pos == [0] and str(op.results[0].type) == "!llvm.ptr" and not _on_the_stack(op.operands[0]):
             with ir.InsertionPoint.after(op), op.location:
                 as_global = llvm.addrspacecast(_ptr(1), op.results[0])
             _retarget_uses(op.results[0], as_global)
+
+
+def _on_the_stack(desc: ir.Value) -> bool:
+    """Whether an array descriptor's data pointer is an `llvm.alloca` (a fixed-size array, wp.zeros in a kernel:
+    local memory, which stays generic), following the descriptor's insertvalue chain."""
+    owner = desc.owner
+    while isinstance(owner, ir.Operation) or hasattr(owner, "operation"):
+        op = owner.operation if hasattr(owner, "operation") else owner
+        if op.name != "llvm.insertvalue":
+            return False
+        if list(ir.DenseI64ArrayAttr(op.attributes["position"])) == [0]:
+            source = op.operands[1].owner
+            return getattr(source, "name", None) == "llvm.alloca" or \
+                getattr(getattr(source, "operation", None), "name", None) == "llvm.alloca"
+        owner = op.operands[0].owner
+    return False
 
 
 def _retarget_uses(generic: ir.Value, global_: ir.Value) -> None:
