@@ -54,7 +54,7 @@ def warn(message: str) -> None:
 # -- the runtime marks -----------------------------------------------------------------------------
 def mark_read(a) -> None:
     """Marks `a` and every array it is a view of as read by a recorded launch."""
-    while a is not None:
+    while getattr(a, "_wp_array_", False):  # (an aliasing array's _ref is its numpy source: the chain ends)
         a._is_read = True
         a = a._ref
 
@@ -75,7 +75,7 @@ def mark_write(a, arg_name=None, kernel_name=None, filename=None, lineno=None, o
 def clear_read_marks(arrays) -> None:
     """Clears the read marks of `arrays` and of the arrays they are views of."""
     for a in arrays:
-        while a is not None:
+        while getattr(a, "_wp_array_", False):
             a._is_read = False
             a = a._ref
 

@@ -124,8 +124,9 @@ def _adjoint_struct(kernel):
 def is_own_grad(primal, adj) -> bool:
     """Whether `adj` is `primal`'s own `.grad` (for a struct: every array field's adjoint is that field's `.grad`,
     what Tape.backward passes). Then the adjoint's stores consume it, as Warp 1.19 clears a stored element's
-    gradient only in its own `.grad` (an adjoint buffer the caller passed stays as it was)."""
-    if adj is None:
+    gradient only in its own `.grad` (an adjoint buffer the caller passed stays as it was). An array with
+    `retain_grad` (Warp 1.19) keeps its gradient: never consumed (nor a struct with such an array field)."""
+    if adj is None or getattr(primal, "retain_grad", False):
         return False
     if not wt.is_struct(type(primal)):
         return getattr(primal, "grad", None) is adj

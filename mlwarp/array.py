@@ -12,6 +12,7 @@ annotation for kernel arguments, as in Warp.
 
 from __future__ import annotations
 
+import ctypes
 import typing
 from typing import Any
 
@@ -62,6 +63,7 @@ class array:
     # this one is a view of (reads through a view mark it too)
     _is_read = False
     _ref = None
+    _retain_grad = False  # see the retain_grad property
 
     def __class_getitem__(cls, params):
         """`wp.array[dtype]` and `wp.array[dtype, ndim]` (ndim an int, `typing.Literal[n]` or `Any`): Warp 1.19's
@@ -85,10 +87,13 @@ class array:
         return object.__new__(cls)
 
     def __init__(self, data=None, dtype=None, shape=None, strides=None, ptr=None, capacity=None, device=None,
-                 copy=True, deleter=None, ndim=None, grad=None, requires_grad=False, owner=None, _view=None):
+                 copy=True, deleter=None, ndim=None, grad=None, requires_grad=False, owner=None, _view=None,
+                 retain_grad=False):
         if data is None and shape is None and ptr is None and _view is None:
             self._init_annotation(dtype, ndim)
             return
+        if dtype is Any and data is not None:  # Warp's default: the data's type
+            dtype = None
         self.device = get_device(device)
         if not self.device.is_cpu:
             raise ValueError(f"Device '{self.device}' is not supported for arrays yet")
@@ -102,10 +107,14 @@ class array:
             view = _aligned_zeros(_as_shape(shape) + _element_shape(wdt), _element_numpy(wdt))
         else:
             view, wdt = _from_data(data, dtype, shape, copy)
+            if not copy and isinstance(data, np.ndarray) and np.shares_memory(view, data):
+                self._ref = data  # an alias of numpy data keeps it (Warp's _ref)
         self._init_view(view, wdt)
         if ndim is not None and ndim != self.ndim:
             raise ValueError(f"array has {self.ndim} dimension(s) but ndim={ndim} was requested")
         self._init_grad(grad, requires_grad)
+        if retain_grad:
+            self.retain_grad = True
 
     def _init_annotation(self, dtype, ndim):
         # `Any` dtype or ndim: a generic parameter (mlwarp/core/generics.py)
@@ -147,7 +156,22 @@ class array:
             self._grad = zeros(self.shape, self.dtype, self.device)
         elif not value:
             self._grad = None
+            self._retain_grad = False
         self._requires_grad = value
+
+    @property
+    def retain_grad(self) -> bool:
+        """Warp 1.19's: whether Tape.backward keeps this array's gradient. By default the adjoint of a store
+        `y[i] = v` reads y.grad[i] and then clears it (only the last write of an element gets its gradient), as
+        does the adjoint of a wp.copy into the array; with retain_grad the gradient of an intermediate or output
+        array stays for inspection (right only when each element is written once)."""
+        return self._retain_grad
+
+    @retain_grad.setter
+    def retain_grad(self, value) -> None:
+        if value and not self._requires_grad:
+            raise ValueError("retain_grad=True requires requires_grad=True")
+        self._retain_grad = bool(value)
 
     @property
     def grad(self):
@@ -195,7 +219,10 @@ class array:
         return n
 
     @property
-    def ptr(self) -> int:
+    def ptr(self) -> int | None:
+        """The address of the first element; None for an empty CPU array, as Warp's (nothing is allocated)."""
+        if self.size == 0 and self.device.is_cpu:
+            return None
         return self._np.ctypes.data
 
     @property
@@ -209,6 +236,20 @@ class array:
     @property
     def is_contiguous(self) -> bool:
         return self._np.flags.c_contiguous
+
+    def cptr(self):
+        """A ctypes pointer to the elements of a contiguous CPU array (struct values, or the scalars of vectors
+        and matrices; float16 and bfloat16 as their uint16 bits), keeping the array alive; None for an empty
+        one. As Warp's: not bounds checked."""
+        if not self.ptr:
+            return None
+        if not self.device.is_cpu or not self.is_contiguous:
+            raise RuntimeError("Accessing array memory through a ctypes ptr is only supported for contiguous CPU "
+                               "arrays.")
+        ctype = self.dtype._ctype_ if _t.is_struct(self.dtype) else _t.scalar_type_of(self.dtype)._ctype_
+        p = ctypes.cast(self.ptr, ctypes.POINTER(ctype))
+        p._ref = self
+        return p
 
     def __len__(self):
         return self.shape[0]
@@ -227,17 +268,23 @@ class array:
         return self._np
 
     def list(self):
-        """The elements, flattened, as Python values: numbers, and Warp vectors, matrices and struct instances
-        (as Warp's)."""
-        if not _t.is_composite(self.dtype):
-            return self._np.tolist()
-        values = self.numpy()
-        values = values.reshape(-1) if _t.is_struct(self.dtype) else values.reshape((-1,) + _element_shape(self.dtype))
-        return [_element_value(self.dtype, v) for v in values]
+        """The elements, flattened, as Python values, as Warp's: Python numbers (bfloat16 as wp.bfloat16), Warp
+        vectors and matrices, and struct instances (array fields as arrays over the memory they point to)."""
+        values = self.numpy()  # a CUDA array's: a host copy
+        if _t.is_struct(self.dtype):
+            return [_element_value(self.dtype, v) for v in values.reshape(-1)]
+        if _t.is_composite(self.dtype):
+            return [_element_value(self.dtype, v) for v in values.reshape((-1,) + _element_shape(self.dtype))]
+        if self.dtype is _t.bfloat16:
+            return [_t.bfloat16(x) for x in _t.bf16_bits_to_float(values.reshape(-1)).tolist()]
+        return values.reshape(-1).tolist()
 
     @property
     def __array_interface__(self):
-        return self._np.__array_interface__
+        interface = self._np.__array_interface__
+        if self._np.size == 0:  # Warp's strides of an empty array (numpy would recompute its own from the shape)
+            interface = dict(interface, strides=self._np.strides)
+        return interface
 
     def __array__(self, dtype=None, copy=None):
         if dtype is None or np.dtype(dtype) == self._np.dtype:
@@ -317,10 +364,28 @@ class array:
         return out
 
     def reshape(self, shape):
+        """A view of a contiguous array with another shape (one dimension may be -1: inferred), with Warp's
+        messages."""
         if not self.is_contiguous:
-            raise RuntimeError("reshape requires a contiguous array; call .contiguous() first")
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        return self._derived(lambda v: v.reshape(shape + _element_shape(self.dtype)))
+            raise RuntimeError("Reshaping non-contiguous arrays is unsupported.")
+        if shape is None:
+            raise RuntimeError("shape parameter is required.")
+        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+        if len(shape) > 4:
+            raise RuntimeError(f"Arrays may only have 4 dimensions maximum, trying to create array with "
+                               f"{len(shape)} dims.")
+        if shape.count(-1) > 1:
+            raise RuntimeError("Cannot infer shape if more than one index is -1.")
+        if -1 in shape:
+            known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
+            shape = tuple((self.size // known if known else 0) if n == -1 else n for n in shape)
+        size = int(np.prod(shape, dtype=np.int64))
+        if size != self.size or min(shape, default=0) < 0:
+            raise RuntimeError(f"cannot reshape array of shape {self.shape} (size {self.size}) into shape {shape} "
+                               f"(size {size})")
+        out = self._derived(lambda v: v.reshape(shape + _element_shape(self.dtype)))
+        out._is_read = self._is_read
+        return out
 
     def flatten(self):
         return self.reshape(-1)
@@ -332,13 +397,18 @@ class array:
         return self._derived(lambda v: v.transpose(axes + tuple(range(self.ndim, v.ndim))))
 
     def view(self, dtype):
-        """The same memory read as another dtype of the same size."""
+        """This array's memory read as elements of `dtype`, by Warp's rules: a dtype of the same size keeps the
+        shape and strides; a vector/matrix array viewed as its scalar type gains the element's dimensions; a
+        scalar array whose last dimensions are one element's (contiguous) viewed as vectors/matrices loses them
+        (a single element: shape (1,)). The gradient array, if any, gets the same view."""
         wdt = _require_dtype(dtype)
-        if _t.type_size_in_bytes(wdt) != _t.type_size_in_bytes(self.dtype):
-            raise RuntimeError(f"Cannot view an array of {_t.type_name(self.dtype)} as {_t.type_name(wdt)}: "
-                               f"the element sizes differ")
-        out = array(_view=(self._np.view(_element_numpy(wdt)), wdt), device=self.device)
+        shape, strides = _view_layout(self, wdt)
+        out = array(_view=(_wrap_pointer(self._np.ctypes.data, shape, strides, wdt, owner=self._np), wdt),
+                    device=self.device)
         out._ref = self
+        out._is_read = self._is_read
+        if isinstance(self.grad, array):
+            out.grad = self.grad.view(wdt)
         return out
 
     def contiguous(self):
@@ -350,6 +420,48 @@ class array:
         if get_device(device).is_cuda:
             return array(self._np, dtype=self.dtype, device=device, requires_grad=self.requires_grad)
         raise ValueError(f"Device '{device}' is not supported for arrays yet")
+
+
+def _view_layout(a, wdt) -> tuple:
+    """(shape, byte strides) of `a.view(wdt)`, or Warp's TypeError / RuntimeError."""
+    size, src = _t.type_size_in_bytes, a.dtype
+    src_inner, dst_inner = _element_shape(src), _element_shape(wdt)
+
+    def refuse(src_what, dst_what):
+        return TypeError(f"cannot create an array view with dtype {_t.type_repr(wdt)} from source dtype "
+                         f"{_t.type_repr(src)}: {src_what}, but {dst_what}")
+
+    if size(wdt) == size(src):
+        return a.shape, a.strides
+    if _t.is_scalar(wdt) and src_inner:  # vectors/matrices as their scalars
+        scalar = _t.scalar_type_of(src)
+        if size(wdt) != size(scalar):
+            raise refuse(f"source scalar dtype {_t.type_repr(scalar)} has size {size(scalar)} bytes",
+                         f"target dtype has size {size(wdt)} bytes")
+        return a.shape + src_inner, a.strides + _contiguous_strides(src_inner, size(scalar))
+    if _t.is_scalar(src) and dst_inner:  # scalars as vectors/matrices
+        scalar = _t.scalar_type_of(wdt)
+        if size(src) != size(scalar):
+            raise refuse(f"source dtype has size {size(src)} bytes",
+                         f"target scalar dtype {_t.type_repr(scalar)} has size {size(scalar)} bytes")
+        k = len(dst_inner)
+        if a.ndim < k or a.shape[-k:] != dst_inner:
+            raise RuntimeError(f"The shape of the source array {a.shape} is not compatible with the requested data "
+                               f"type {_t.type_repr(wdt)}")
+        if a.strides[-k:] != _contiguous_strides(dst_inner, size(scalar)):
+            raise RuntimeError(f"The inner strides of the source array {a.strides} are not compatible with the "
+                               f"requested data type {_t.type_repr(wdt)}")
+        return a.shape[:-k] or (1,), a.strides[:-k] or (size(wdt),)
+    raise refuse(f"source dtype has size {size(src)} bytes", f"target dtype has size {size(wdt)} bytes")
+
+
+def _contiguous_strides(shape, itemsize) -> tuple:
+    """Byte strides of a C-contiguous layout of `shape`, as Warp computes them (a zero dimension included)."""
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 # ----------------------------------------------------------------------------
@@ -375,7 +487,15 @@ def assign_values(src, wdt, storage: np.dtype) -> np.ndarray:
 
 def fill_values(value, wdt, storage: np.dtype):
     """`value` (a number, or a sequence for vector/matrix dtypes) as the numpy values an array of dtype `wdt`
-    stores (`storage`): bfloat16 as its bit patterns, rounded to nearest even."""
+    stores (`storage`): bfloat16 as its bit patterns, rounded to nearest even. A struct array takes an instance
+    of its struct (its C bytes) or 0 (a default instance), as Warp's."""
+    if _t.is_struct(wdt):
+        if isinstance(value, wdt):
+            return np.asarray(value.numpy_value())
+        if not _t.is_composite(type(value)) and not hasattr(value, "__len__") and value == 0:
+            return np.asarray(wdt().numpy_value())
+        raise ValueError(f"Failed to convert the value to the array data type: Invalid initializer value for "
+                         f"struct {wdt.__name__}, expected struct instance or 0")
     if isinstance(value, _t.scalar_base):
         value = value.value
     if _t.is_composite(type(value)) and not _t.is_struct(type(value)):
@@ -411,17 +531,27 @@ def _element_shape(wdt) -> tuple:
 
 
 def _element_value(wdt, v):
-    """One element of a numpy view as its Warp value: a struct instance (array fields left None), a vector or
-    matrix, else a Python number."""
+    """One element of a numpy view as its Warp value: a struct instance, a vector or matrix, else a Python
+    number (bfloat16 elements are bit patterns in the view)."""
     if _t.is_struct(wdt):
         inst = wdt()
         for name, field in wdt._wp_fields_:
-            if not _t.is_array(field):
-                setattr(inst, name, _element_value(field, v[name]))
+            setattr(inst, name, _array_field(field, v[name]) if _t.is_array(field) else _element_value(field, v[name]))
         return inst
+    if _t.scalar_type_of(wdt) is _t.bfloat16:
+        v = _t.bf16_bits_to_float(v)
     if _t.is_composite(wdt):
         return wdt(*np.asarray(v).reshape(-1).tolist())
     return v.item() if isinstance(v, np.generic) else v
+
+
+def _array_field(annotation, record):
+    """A struct's array field from its descriptor (data, shape, strides) in a struct array's memory: an array
+    over that memory, owned elsewhere (as Warp's struct values read back), or None for a null pointer."""
+    if not int(record["data"]):
+        return None
+    shape, strides = tuple(int(n) for n in record["shape"]), tuple(int(n) for n in record["strides"])
+    return array(ptr=int(record["data"]), dtype=annotation.dtype, shape=shape, strides=strides)
 
 
 def _require_dtype(dtype):
@@ -526,7 +656,11 @@ def _aligned_zeros(shape, np_dtype) -> np.ndarray:
     nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
     raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
     start = (-raw.ctypes.data) % ALIGNMENT
-    return raw[start:start + nbytes].view(np_dtype).reshape(shape)
+    out = raw[start:start + nbytes].view(np_dtype).reshape(shape)
+    if nbytes == 0:  # Warp's strides for an empty array: C order with the zero dimensions counted (numpy skips them)
+        out = np.lib.stride_tricks.as_strided(out, strides=_contiguous_strides(shape, np_dtype.itemsize),
+                                              writeable=True)
+    return out
 
 
 # ----------------------------------------------------------------------------
@@ -534,19 +668,18 @@ def _aligned_zeros(shape, np_dtype) -> np.ndarray:
 def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):
     if "n" in kwargs:  # Warp's older spelling, wp.zeros(n=length)
         shape = (kwargs.pop("n"),)
-    if kwargs.pop("retain_grad", False):
-        raise NotImplementedError("retain_grad=True is not supported by mlwarp")
+    retain_grad = kwargs.pop("retain_grad", False)
     if kwargs:
         raise TypeError(f"wp.zeros() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
     if shape is None:  # as Warp: an empty array
         shape = 0
-    return array(shape=shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    a = array(shape=shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    if retain_grad:
+        a.retain_grad = True
+    return a
 
 
-FIXEDARRAY_UNSUPPORTED = ("wp.zeros() inside a kernel or @wp.func (Warp's wp.fixedarray: a fixed-size array on the "
-                          "thread's stack) is not supported by mlwarp; use a wp.vec/wp.mat local or a wp.array "
-                          "argument")
-zeros._wp_removed_ = FIXEDARRAY_UNSUPPORTED  # what the frontend reports for wp.zeros() in a kernel
+zeros._wp_local_array_ = True  # wp.zeros() in a kernel: a fixed-size stack array (compiler/frontend/fixed.py)
 
 
 def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):
@@ -554,14 +687,36 @@ def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=Fals
 
 
 def full(shape=None, value=0, dtype=None, device=None, requires_grad=False, pinned=False, **kwargs):
-    if dtype is None:  # Warp's rule: the Python type of `value` (int -> int32, float -> float32)
-        base = value.value if isinstance(value, _t.scalar_base) else value
-        dtype = type(value) if isinstance(value, _t.scalar_base) else _t.canonical_type(type(base))
-        if dtype is None:
-            raise TypeError(f"Cannot infer an array dtype from the fill value {value!r}; pass dtype=")
+    if dtype is None:
+        dtype = _fill_dtype(value)
     a = zeros(shape, dtype, device, requires_grad, pinned, **kwargs)
     a.fill_(value)
     return a
+
+
+def _fill_dtype(value):
+    """wp.full's dtype for `value`, by Warp's rules: int -> int32, float -> float32, bool -> bool, a Warp scalar,
+    vector, matrix or struct instance -> its type, another sequence (a list, a numpy array) -> a vector (1-D) or
+    matrix (2-D) of its numpy scalar type."""
+    if type(value) in (int, float, bool):
+        return _t.canonical_type(type(value))
+    if isinstance(value, _t.scalar_base) or _t.is_composite(type(value)):
+        return type(value)
+    if not hasattr(value, "__len__"):
+        raise ValueError(f"Invalid value type for Warp array: {type(value)}")
+    try:
+        na = np.asarray(value)
+    except Exception as e:
+        raise ValueError(f"Failed to interpret the value as a vector or matrix: {e}") from e
+    try:
+        scalar = _t.dtype_from_numpy(na.dtype)
+    except TypeError:
+        raise ValueError(f"Failed to convert {na.dtype} to a Warp data type") from None
+    if na.ndim == 1:
+        return _t.vector(na.size, scalar)
+    if na.ndim == 2:
+        return _t.matrix(na.shape, scalar)
+    raise ValueError("Values with more than two dimensions are not supported")
 
 
 def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):
@@ -572,28 +727,28 @@ def _like_grad(src, requires_grad):
     return src.requires_grad if requires_grad is None else requires_grad
 
 
-def zeros_like(src, device=None, requires_grad=None, pinned=None):
-    return zeros(src.shape, src.dtype, device or src.device, _like_grad(src, requires_grad))
+def zeros_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False):
+    return zeros(src.shape, src.dtype, device or src.device, _like_grad(src, requires_grad), retain_grad=retain_grad)
 
 
-def empty_like(src, device=None, requires_grad=None, pinned=None):
-    return zeros_like(src, device, requires_grad)
+def empty_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False):
+    return zeros_like(src, device, requires_grad, retain_grad=retain_grad)
 
 
-def full_like(src, value, device=None, requires_grad=None, pinned=None):
-    a = zeros_like(src, device, requires_grad)
+def full_like(src, value, device=None, requires_grad=None, pinned=None, retain_grad=False):
+    a = zeros_like(src, device, requires_grad, retain_grad=retain_grad)
     a.fill_(value)
     return a
 
 
-def ones_like(src, device=None, requires_grad=None, pinned=None):
-    return full_like(src, 1, device, requires_grad)
+def ones_like(src, device=None, requires_grad=None, pinned=None, retain_grad=False):
+    return full_like(src, 1, device, requires_grad, retain_grad=retain_grad)
 
 
-def clone(src, device=None, requires_grad=None, pinned=None):
+def clone(src, device=None, requires_grad=None, pinned=None, retain_grad=False):
     """A contiguous copy of `src`, made by wp.copy as in Warp: with gradients on both sides, a recording Tape
     carries the clone's gradient back to `src`."""
-    out = zeros(src.shape, src.dtype, device or src.device, _like_grad(src, requires_grad))
+    out = zeros(src.shape, src.dtype, device or src.device, _like_grad(src, requires_grad), retain_grad=retain_grad)
     copy(out, src)
     return out
 

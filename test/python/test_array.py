@@ -222,14 +222,15 @@ def test_reshape_flatten_transpose_view():
     t = m.transpose()
     assert t.shape == (3, 2) and t.strides == (4, 12) and not t.is_contiguous
     assert t.numpy().tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
-    with pytest.raises(RuntimeError, match=r"reshape requires a contiguous array"):
+    with pytest.raises(RuntimeError, match=r"^Reshaping non-contiguous arrays is unsupported\.$"):
         t.reshape(6)
     c = t.contiguous()
     assert c.is_contiguous and c.numpy().tolist() == t.numpy().tolist()
     assert m.contiguous() is m
     i = a.view(wp.int32)
     assert i.dtype is wp.int32 and i.numpy()[1] == np.float32(1.0).view(np.int32)
-    with pytest.raises(RuntimeError, match=r"Cannot view an array of float32 as float64"):
+    with pytest.raises(TypeError, match=r"^cannot create an array view with dtype float64 from source dtype float32: "
+                       r"source dtype has size 4 bytes, but target dtype has size 8 bytes$"):
         a.view(wp.float64)
 
 
@@ -360,5 +361,5 @@ def test_zeros_takes_warps_older_spellings():
     assert wp.zeros().shape == (0,) and wp.ones(n=2).numpy().tolist() == [1.0, 1.0]
     with pytest.raises(TypeError, match="wp.zeros\\(\\) got unexpected keyword arguments: bogus"):
         wp.zeros(3, bogus=1)
-    with pytest.raises(NotImplementedError, match="retain_grad=True is not supported by mlwarp"):
+    with pytest.raises(ValueError, match="^retain_grad=True requires requires_grad=True$"):
         wp.zeros(3, retain_grad=True)
