@@ -275,17 +275,60 @@ def test_tuples_cannot_be_changed():
                  "'t' is a tuple, which cannot be changed: assign a new tuple to 't' instead", "t[0] = 3.0")
 
 
-def k_reassigned_in_loop(out: wp.array(dtype=float)):
+@wp.kernel
+def k_loops(x: wp.array(dtype=float), out: wp.array(dtype=float), iout: wp.array(dtype=int)):
     t = (1.0, 2.0)
     for i in range(3):
-        t = (t[1], t[0])
+        t = (t[1], t[0] + t[1])  # (2, 3), (3, 5), (5, 8)
     out[0] = t[0]
+    out[1] = t[1]
+    w = (1, 0)
+    while w[0] < 10:
+        w = (w[0] + w[1] + 1, w[0])  # (2, 1), (4, 2), (7, 4), (12, 7)
+    iout[0] = w[0]
+    iout[1] = w[1]
+    b = (1, -1)
+    for i in range(10):
+        if b[0] > 4:
+            break
+        b = (b[0] * 2, i)  # (2, 0), (4, 1), (8, 2), then break
+    iout[2] = b[0]
+    iout[3] = b[1]
+    u = (0, (0.5, 1))
+    for i in range(2):
+        for j in range(2):
+            u = (u[0] + 1, (u[1][0] * 2.0, u[1][1] + j))
+    iout[4] = u[0]
+    out[2] = u[1][0]
+    iout[5] = u[1][1]
+    g = (x[0], 0.0)
+    for k in range(3):
+        g = (g[0] * 2.0, g[1] + g[0])  # (8 x, 7 x)
+    out[3] = g[0] + g[1]
 
 
-def test_tuples_cannot_be_reassigned_in_loops():
-    launch_error(k_reassigned_in_loop, wp.CompileError, "the tuple 't' is assigned inside the loop at line "
-                 f"{inspect.getsourcelines(k_reassigned_in_loop)[1] + 2}: tuples cannot be reassigned in a loop; "
-                 "assign its parts to separate variables", "for i in range(3)")
+def test_tuples_reassigned_in_loops():
+    x = wp.array([0.5], dtype=float, requires_grad=True)
+    out = wp.zeros(4, dtype=float, requires_grad=True)
+    iout = wp.zeros(6, dtype=int)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_loops, dim=1, inputs=[x, out, iout])
+    np.testing.assert_allclose(out.numpy(), [5.0, 8.0, 8.0, 7.5])
+    np.testing.assert_array_equal(iout.numpy(), [12, 7, 8, 2, 4, 1 + 0 + 1 + 0 + 1])
+    tape.backward(grads={out: wp.array([0.0, 0.0, 0.0, 1.0], dtype=float)})
+    np.testing.assert_allclose(x.grad.numpy(), [15.0])
+
+
+def k_tuple_loop_variable(out: wp.array(dtype=float)):
+    t = (1.0, 2.0)
+    for t in range(3):
+        out[0] = float(t)
+
+
+def test_a_tuple_cannot_become_a_loop_variable():
+    launch_error(k_tuple_loop_variable, wp.CompileError,
+                 "the loop variable 't' is a tuple defined before the loop; use another name", "for t in range(3)")
 
 
 def k_branch_types_differ(out: wp.array(dtype=float)):

@@ -285,7 +285,7 @@ class KernelEmitter:
     def emit_loop(self, node, body, lo, hi, step, to_i, var_name):
         """A range loop (lo/hi/step given) or a while loop (node.test). scf.for when the body cannot
         leave early, else scf.while with the exit flags in its condition."""
-        tuples.check_loop(self, node, body)
+        shapes = tuples.flatten_loop(self, node, body, var_name)  # tuples the body reassigns: carried by part
         outer = dict(self.env)
         saved_flags = {f: self.env.pop(f) for f in (BREAK, CONTINUE) if f in self.env}
         block = ast.Module(body=body, type_ignores=[])
@@ -296,7 +296,7 @@ class KernelEmitter:
             self.env[BREAK] = self.const(False, wt.bool_)
         inner = dict(self.env)
         carried = [n for n in dict.fromkeys(assigned_names(body) + self.updated_in_place(body))
-                   if isinstance(self.env.get(n), Var)]
+                   if isinstance(self.env.get(n), Var)] + tuples.leaf_names(self.env, shapes)
         carried += [f for f in (BREAK, RETURN) if f in self.env and (f == BREAK or returns)]
         carried += [n for n in self.env if n.startswith(RETVAL) and returns]
         carried = list(dict.fromkeys(carried))
@@ -319,9 +319,11 @@ class KernelEmitter:
                     start, st = to_i
                     self.env[var_name] = Var(arith.AddIOp(start.value, arith.MulIOp(iv, st.value).result).result,
                                              wt.int32)
+            self.env = tuples.unflatten(self.env, shapes)
 
         def finish_body():
             self.env.pop(CONTINUE, None)
+            tuples.reflatten(self, node, shapes)
             for n, i in zip(carried, inits):
                 v = self.env.get(n)
                 if not isinstance(v, Var):
@@ -365,6 +367,7 @@ class KernelEmitter:
         env = dict(outer)
         for n, r, i in zip(carried, results, inits):
             env[n] = Var(r, i.type)
+        env = tuples.unflatten(env, shapes)
         for n in assigned_names(body):
             if n not in env or isinstance(env[n], Unbound):
                 env[n] = Unbound(f"'{n}' is assigned inside the loop at line {self.src.file_line(node)} "

@@ -6,8 +6,8 @@ A tuple is a compile-time group of values (values.TupleVar, type types.TupleT): 
 Indexing with a constant picks a part; a runtime index (a loop variable: `for i in range(len(t))`) into a
 tuple whose parts share one type is a chain of `where`s, which the loop unroller folds (Warp itself unrolls such
 loops and requires a constant index). A @wp.func specialization taking a tuple receives its parts as separate
-arguments and rebuilds it. A tuple local reassigned in a branch merges part by part; one reassigned
-inside a loop is refused (a clear error)."""
+arguments and rebuilds it. A tuple local reassigned in a branch merges part by part, and one reassigned in a
+loop is carried part by part."""
 
 from __future__ import annotations
 
@@ -247,13 +247,40 @@ def unflatten(env, shapes):
     return env
 
 
-def check_loop(em, node, body):
-    """A tuple local defined before a loop cannot be reassigned inside it (loops carry single values)."""
+def _flatten_into(env, name, v):
+    del env[name]
+    env.update({f"{name}#{k}": leaf for k, leaf in enumerate(_leaves(v))})
+
+
+def flatten_loop(em, node, body, var_name) -> dict:
+    """Tuple locals defined before a loop that its body reassigns: replaced in em.env by their parts (`name#k`),
+    which the loop carries as single values; the body sees the tuple (unflatten), gives its parts back at the end
+    (reflatten), and the tuple is rebuilt after the loop. Returns {name: tuple type}."""
+    if isinstance(em.env.get(var_name), TupleVar):
+        raise em.error(node, f"the loop variable '{var_name}' is a tuple defined before the loop; use another name",
+                       CompileError)
+    shapes = {}
     for n in dict.fromkeys(assigned_names(body) + member_write_roots(body)):
-        if isinstance(em.env.get(n), TupleVar):
-            raise em.error(node, f"the tuple '{n}' is assigned inside the loop at line {em.src.file_line(node)}: "
-                                 f"tuples cannot be reassigned in a loop; assign its parts to separate variables",
-                           CompileError)
+        v = em.env.get(n)
+        if isinstance(v, TupleVar):
+            shapes[n] = v.type
+            _flatten_into(em.env, n, v)
+    return shapes
+
+
+def leaf_names(env, shapes) -> list:
+    return [f"{n}#{k}" for n, t in shapes.items() for k in range(_count(t))]
+
+
+def reflatten(em, node, shapes):
+    """At the end of a loop body: each carried tuple back as its parts."""
+    for n, t in shapes.items():
+        v = em.env.get(n)
+        if isinstance(v, TupleVar):
+            if v.type != t:  # (assignments keep a tuple's type; this guards the carried layout)
+                raise em.error(node, f"loop variable '{n}' changes type from {ft.name(t)} to {ft.name(v.type)} "
+                                     f"inside the loop", CompileTypeError)
+            _flatten_into(em.env, n, v)
 
 
 # -- @wp.func parameters and results --------------------------------------------------------------
