@@ -191,18 +191,21 @@ def test_tuples_reassigned_in_branches():
 
 
 CAPTURED = (2, 0.25)
+INDEX = 1
 
 
 @wp.kernel
 def k_captured(out: wp.array(dtype=float)):
     out[0] = float(CAPTURED[0]) + CAPTURED[1]
     out[1] = float(len(CAPTURED))
+    t = (3, 0.75, wp.vec2(0.0, 9.0))
+    out[2] = t[INDEX] + t[wp.static(INDEX + 1)][1]  # constant indices from Python: mixed types allowed
 
 
-def test_captured_python_tuple():
-    out = wp.zeros(2, dtype=float)
+def test_captured_python_tuple_and_constant_indices():
+    out = wp.zeros(3, dtype=float)
     wp.launch(k_captured, dim=1, inputs=[out])
-    np.testing.assert_allclose(out.numpy(), [2.25, 2.0])
+    np.testing.assert_allclose(out.numpy(), [2.25, 2.0, 9.75])
 
 
 @wp.func

@@ -15,6 +15,8 @@ import ast
 import sys
 import typing
 
+from mlir import ir
+
 from mlwarp.core import generics
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
@@ -76,9 +78,9 @@ def _constant_int(v: Var):
     """The Python int an index value is known to be at compile time (a literal, a captured constant), else None."""
     if type(v.literal) is int:
         return v.literal
-    owner = getattr(v.value, "owner", None)
-    if owner is not None and getattr(owner, "name", None) == "arith.constant" and wt.is_int(v.type):
-        return int(str(owner.attributes["value"]).split(":")[0])
+    op = getattr(getattr(v.value, "owner", None), "operation", None)
+    if op is not None and op.name == "arith.constant" and wt.is_int(v.type) and v.type._kind_ == "int":
+        return ir.IntegerAttr(op.attributes["value"]).value
     return None
 
 
