@@ -32,6 +32,28 @@ def test_struct_constructors():
     np.testing.assert_allclose(out.numpy(), [3.0 + 1.5 + 4.0, 0.5 + 0.25 + 2.0, 0.0])
 
 
+@wp.struct
+class Scaled:
+    dt: float
+    m: wp.array(dtype=float)
+
+
+@wp.kernel
+def k_array_field(model: Scaled, out: wp.array(dtype=float)):
+    i = wp.tid()
+    r = Scaled(2.0, model.m)  # an array field takes the argument's array
+    out[i] = r.m[i] * r.dt
+
+
+def test_struct_constructor_with_an_array_field():
+    model = Scaled()
+    model.dt = 1.0
+    model.m = wp.array([1.0, 3.0], dtype=float)
+    out = wp.zeros(2, dtype=float)
+    wp.launch(k_array_field, dim=2, inputs=[model, out])
+    np.testing.assert_allclose(out.numpy(), [2.0, 6.0])
+
+
 def k_wrong_type(out: wp.array(dtype=float)):
     b = Body(wp.vec3(1.0, 2.0, 3.0), 2, 4)
 

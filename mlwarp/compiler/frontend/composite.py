@@ -135,7 +135,7 @@ def _struct_value(em, node, T):
         given[kw.arg] = kw.value
     args = {name: em.expr(n) for name, n in given.items()}
     if len(node.args) > len(fields) or set(args) != {f for f, _ in fields} or \
-            any(args[f].type != t for f, t in fields):
+            any(args[f].type != ft.from_annotation(t) for f, t in fields):
         types = ", ".join(ft.name(em.expr(a).type) for a in node.args) if not args else \
             ", ".join(ft.name(v.type) for v in args.values())
         raise em.error(node, f"Couldn't find function overload for '{T.__name__}' that matched inputs with types: "
