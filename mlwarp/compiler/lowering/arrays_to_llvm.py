@@ -13,15 +13,13 @@ import weakref
 from mlir import ir
 from mlir.dialects import arith, llvm
 
-from ..dialects.warp import array_dtype, array_ndim, is_array_type
+from ..dialects.warp import array_dtype, array_ndim, is_array_type, views
 from ..dialects.warp.composite import composite
 from ..passes.registry import Pass, PassError, ops_named
+from .patterns import lower_ops
 
 # On each lowered func: the element byte size of each array argument (0: not an array / not scalar).
 ELEM_BYTES_ATTR = "warp.elem_bytes"
-
-_ARRAY_OPS = {"warp.load", "warp.store", "warp.address", "warp.atomic", "warp.atomic_cas", "warp.array_dim",
-              "warp.view"}
 
 
 def descriptor_type(ndim: int) -> ir.Type:
@@ -151,34 +149,38 @@ class ConvertArraysToLLVM(Pass):
         saved = []  # (function, the op the function's allocas go before)
         for op in ops_named(module, {"warp.local_array"}):
             lower_local_array(op, saved)
-        for op in ops_named(module, _ARRAY_OPS):
-            arr = op.operands[0]
-            ndim = _descriptor_ndim(arr.type)
-            with ir.InsertionPoint(op), op.location:
-                if op.name == "warp.array_dim":
-                    d = ir.IntegerAttr(op.attributes["dim"]).value
-                    ext = llvm.extractvalue(_i64(), arr, [1, d])
-                    new = arith.TruncIOp(ir.IntegerType.get_signless(32), ext).result
-                elif op.name == "warp.load":
-                    new = llvm.load(op.results[0].type, element_address(arr, ndim, list(op.operands)[1:]))
-                elif op.name == "warp.view":
-                    new = sub_array(arr, ndim, list(op.operands)[1:])
-                elif op.name == "warp.address":
-                    new = element_address(arr, ndim, list(op.operands)[1:])
-                elif op.name == "warp.atomic_cas":
-                    _, compare, value, *indices = op.operands
-                    new = lower_cas(element_address(arr, ndim, indices), compare, value)
-                else:
-                    value = op.operands[1]
-                    ptr = element_address(arr, ndim, list(op.operands)[2:])
-                    if op.name == "warp.store":
-                        llvm.store(value, ptr)
-                        new = None
-                    else:
-                        new = lower_atomic(ir.StringAttr(op.attributes["kind"]).value, ptr, value)
-            if new is not None:
-                op.results[0].replace_all_uses_with(new)
-            op.erase()
+        lower_ops(module, LOWERINGS)
+
+
+# -- the array ops, one lowering each (lowering/patterns.py) -------------------------------------------
+def _ndim(op) -> int:
+    """The rank of the op's array, which the pass has made a descriptor (PassError if it is not one)."""
+    return _descriptor_ndim(op.array.type)
+
+
+def _element(op) -> ir.Value:
+    """The address of the element an access op names."""
+    return element_address(op.array, _ndim(op), op.indices)
+
+
+def _array_dim(op: views.ArrayDimOp) -> ir.Value:
+    _ndim(op)
+    return arith.TruncIOp(ir.IntegerType.get_signless(32), llvm.extractvalue(_i64(), op.array, [1, op.dim])).result
+
+
+def _store(op: views.StoreOp) -> None:
+    llvm.store(op.value, _element(op))
+
+
+LOWERINGS = {
+    views.ArrayDimOp: _array_dim,
+    views.LoadOp: lambda op: llvm.load(op.element.type, _element(op)),
+    views.ViewOp: lambda op: sub_array(op.array, _ndim(op), op.indices),
+    views.AddressOp: _element,
+    views.StoreOp: _store,
+    views.AtomicOp: lambda op: lower_atomic(op.kind, _element(op), op.value),
+    views.AtomicCasOp: lambda op: lower_cas(_element(op), op.compare, op.value),
+}
 
 
 def _function_of(op):
