@@ -78,6 +78,8 @@ def _value_device(value) -> str:
 def check_array_arg(kernel, name, p: ArrayParam, value, device) -> np.ndarray:
     """The host view of `value` after checking its kind, device, dtype and ndim against `p`."""
     where = f"{_prefix(kernel)}, argument '{name}'"
+    if value is None:  # Warp's null array: no elements (packed with a null data pointer, as empty arrays are)
+        return np.zeros((0,) * p.ndim + wt.inner_shape(p.dtype), dtype=wt.numpy_dtype(p.dtype))
     on = _value_device(value)
     if on != str(device):
         raise LaunchError(f"{where} is an array on device '{on}' but the kernel is launched on device "
@@ -109,7 +111,7 @@ def check_descriptor_arg(kernel, name, p: ArrayParam, value) -> None:
 
 
 def pack_array(view: np.ndarray, ndim: int, slot) -> None:
-    slot.data = view.ctypes.data
+    slot.data = view.ctypes.data if view.size else 0  # an empty array is null in a kernel, as Warp's (no allocation)
     for d in range(ndim):
         slot.shape[d] = view.shape[d]
         slot.strides[d] = view.strides[d]

@@ -110,7 +110,8 @@ class LaunchPlan:
             if device.is_cuda:  # torch/CuPy CUDA arrays: a CudaArray view of the same memory
                 value = as_device_array(value, device)
             view = _args.check_array_arg(kernel, name, p, value, device)
-            fields = (view.__array_interface__["data"][0], *view.shape[:ndim], *view.strides[:ndim])
+            data = view.__array_interface__["data"][0] if view.size else 0  # empty or None: null (pack_array)
+            fields = (data, *view.shape[:ndim], *view.strides[:ndim])
             if type(value) in PLAIN_ARRAYS and value._np is view:
                 value._launch_fields = (view, view.ndim, fields)
             return fields

@@ -319,3 +319,23 @@ def test_retain_grad_intermediate():
         wp.launch(_plus_one, dim=n, inputs=[y, z])
     tape.backward(grads={z: wp.ones_like(z)})
     assert x.grad.numpy().tolist() == [2.0] * n and y.grad.numpy().tolist() == [1.0] * n
+
+
+# -- None for an array argument: Warp's null array ---------------------------------------------------------------
+@wp.kernel
+def _shape_plus(a: wp.array2d(dtype=wp.vec3), x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = float(a.shape[0] + a.shape[1]) + 2.0 * x[i]
+
+
+def test_none_is_a_null_array():
+    out = wp.zeros(2, requires_grad=True)
+    x = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
+    wp.launch(_shape_plus, dim=2, inputs=[None, x], outputs=[out])
+    assert out.numpy().tolist() == [2.0, 4.0]  # no rows, no columns
+    wp.launch(_shape_plus, dim=2, inputs=[wp.zeros((3, 4), dtype=wp.vec3), x], outputs=[out])
+    assert out.numpy().tolist() == [9.0, 11.0]
+    with wp.Tape() as tape:  # and in an adjoint launch
+        wp.launch(_shape_plus, dim=2, inputs=[None, x], outputs=[out])
+    tape.backward(grads={out: wp.ones_like(out)})
+    assert x.grad.numpy().tolist() == [2.0, 2.0]
