@@ -339,3 +339,24 @@ def test_none_is_a_null_array():
         wp.launch(_shape_plus, dim=2, inputs=[None, x], outputs=[out])
     tape.backward(grads={out: wp.ones_like(out)})
     assert x.grad.numpy().tolist() == [2.0, 2.0]
+
+
+@wp.kernel
+def _truthiness(a: wp.array(dtype=float), b: wp.array2d(dtype=float), out: wp.array(dtype=int)):
+    if not a:
+        out[0] = 1
+    if b:
+        out[1] = 1
+    out[2] = wp.where(a and b, 1, 0)
+    out[3] = 5 if b else 6
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    (None, wp.zeros((2, 2)), [1, 1, 0, 5]),
+    (wp.zeros(3), wp.zeros((2, 0)), [0, 0, 0, 6]),  # an empty array is null, as Warp's
+    (wp.zeros(3), wp.zeros((1, 1)), [0, 1, 1, 5]),
+])
+def test_array_truthiness_in_a_kernel(a, b, expected):
+    out = wp.zeros(4, dtype=int)
+    wp.launch(_truthiness, dim=1, inputs=[a, b, out])
+    assert out.numpy().tolist() == expected

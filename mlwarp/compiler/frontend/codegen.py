@@ -723,13 +723,19 @@ class KernelEmitter:
         return Var(wb.cast(v.value, ft.to_mlir(to)), to)
 
     def to_bool(self, v: Var) -> Var:
+        if isinstance(v.type, ft.ArrayT):
+            # Warp: an array is true unless null; the launch passes None and empty arrays as null (no elements),
+            # so here: true when no dimension is 0
+            b = ft.to_mlir(wt.bool_)
+            dims = [wb.cast(wb.array_dim(v.value, d), b) for d in range(v.type.ndim)]
+            result = dims[0]
+            for d in dims[1:]:
+                result = wb.builtin("bool_and", [result, d], b)
+            return Var(result, wt.bool_)
         return v if v.type is wt.bool_ else Var(wb.cast(v.value, ft.to_mlir(wt.bool_)), wt.bool_)
 
     def condition(self, node) -> ir.Value:
-        v = self.expr(node)
-        if isinstance(v.type, ft.ArrayT):
-            raise self.error(node, "an array cannot be used as a condition", CompileTypeError)
-        return self.to_bool(v).value
+        return self.to_bool(self.expr(node)).value
 
     def type_from_expr(self, node):
         obj = resolve_path(self.src.func, node)
