@@ -147,7 +147,7 @@ def test_bad_arguments():
         wp.zeros(2, dtype=int, device="cpu")
 
     assert _compile_error(struct_dtype, wp.zeros(1, dtype=int)).endswith(
-        "wp.zeros() in a kernel needs a scalar, vector or matrix dtype")
+        "wp.zeros() in a kernel needs a scalar, vector, matrix or struct dtype")
     assert _compile_error(extra, wp.zeros(1, dtype=int)).endswith(
         "wp.zeros() in a kernel takes shape and dtype, not 'device'")
 
@@ -182,3 +182,71 @@ def test_cuda_keeps_stack_arrays_in_local_memory():
     assert "stacksave" in ptx and "st.local" in ptx and "ld.local" in ptx
     assert "atom." not in ptx
     assert "st.global" in ptx  # out[t] = ...
+
+
+@wp.func
+def _counting(n_unused: int):
+    arr = wp.zeros(shape=2, dtype=int)
+    for i in range(arr.shape[0]):
+        arr[i] = i + 7
+    return arr
+
+
+@wp.func
+def _grid() -> wp.fixedarray(shape=(2, 3), dtype=int):
+    arr = wp.zeros(shape=(2, 3), dtype=int)
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            arr[i][j] = i * arr.shape[1] + j
+    return arr
+
+
+@wp.kernel
+def _returned(out: wp.array[int]):
+    a = _counting(0)
+    b = _grid()
+    out[0] = a[0] * 100 + a[1]
+    out[1] = b[1, 2] * 10 + b[0, 1]
+
+
+def test_a_func_returns_its_fixed_size_array():
+    out = wp.zeros(2, dtype=int)
+    wp.launch(_returned, dim=1, inputs=[out])
+    assert out.numpy().tolist() == [708, 51]
+
+
+@wp.struct
+class _Rec:
+    offset: int
+    dist: float
+    v: wp.vec3
+    h: wp.float16
+    d: wp.float64  # 8-aligned after the 22 bytes before it: the element is 32 bytes, as ctypes lays it out
+
+
+@wp.func
+def _records():
+    arr = wp.zeros(shape=(2, 3), dtype=_Rec)
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            arr[i][j].offset = i * arr.shape[1] + j
+            arr[i][j].dist = float(arr[i][j].offset) / 5.0
+            arr[i][j].d = wp.float64(arr[i][j].offset) * wp.float64(2.0)
+    return arr
+
+
+@wp.kernel
+def _read_records(out: wp.array[float], d: wp.array[wp.float64]):
+    arr = _records()
+    for i in range(2):
+        for j in range(3):
+            out[i * 3 + j] = arr[i][j].dist + float(arr[i][j].offset) * 10.0 + arr[i, j].v[1]
+            d[i * 3 + j] = arr[i, j].d
+
+
+def test_struct_elements():
+    out, d = wp.zeros(6), wp.zeros(6, dtype=wp.float64)
+    wp.launch(_read_records, dim=1, inputs=[out, d])
+    k = np.arange(6)
+    np.testing.assert_allclose(out.numpy(), (k / 5.0).astype(np.float32) + k * 10, rtol=1e-6)
+    np.testing.assert_array_equal(d.numpy(), 2.0 * k)

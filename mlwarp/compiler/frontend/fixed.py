@@ -46,6 +46,12 @@ def _shape(em, node) -> tuple:
     return shape
 
 
+def placeholder(t: ArrayT) -> Var:
+    """An array of type `t` a @wp.func's result holds before its `return` sets it (one element per dimension:
+    the results' values are SSA, so every path needs one)."""
+    return Var(wb.local_array(ft.to_mlir(t.dtype), (1,) * t.ndim), t)
+
+
 def zeros(em, node: ast.Call) -> Var:
     """`wp.zeros(shape, dtype=float)` in a kernel: a zero-filled fixed-size array."""
     given = dict(zip(("shape", "dtype"), node.args))
@@ -62,6 +68,7 @@ def zeros(em, node: ast.Call) -> Var:
     if "dtype" in given:
         obj = resolve_path(em.src.func, given["dtype"])
         dtype = ft.from_annotation(obj) if obj is not MISSING and not wt.is_array(obj) else None
-        if dtype is None or isinstance(dtype, ArrayT) or wt.is_struct(dtype):
-            raise em.error(node, "wp.zeros() in a kernel needs a scalar, vector or matrix dtype", CompileError)
+        if dtype is None or isinstance(dtype, ArrayT) or getattr(dtype, "_wp_indexed_", None) is not None:
+            raise em.error(node, "wp.zeros() in a kernel needs a scalar, vector, matrix or struct dtype",
+                           CompileError)
     return Var(wb.local_array(ft.to_mlir(dtype), shape), ArrayT(dtype, len(shape)))

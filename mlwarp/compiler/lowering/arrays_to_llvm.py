@@ -195,13 +195,29 @@ def _i64_const(n: int) -> ir.Value:
 
 
 def _storage_bytes(t: ir.Type) -> int:
-    """Bytes of one element as arrays store it: scalars (bool: 1), vectors, matrices, quaternions, transforms (their
-    packed scalars, Warp's C layout)."""
+    """Bytes of one element as arrays store it (Warp's C layout, as ctypes lays a struct out)."""
+    return _layout(t)[0]
+
+
+def _layout(t: ir.Type) -> tuple:
+    """(size, alignment) of a value of type `t` in memory: scalars (bool: 1 byte), vectors, matrices,
+    quaternions, transforms (packed scalars), array descriptors (a struct field), structs (C rules)."""
     if isinstance(t, (ir.IntegerType, ir.FloatType)):
-        return max(1, t.width // 8)
+        size = max(1, t.width // 8)
+        return size, size
+    if is_array_type(t):
+        return 8 + 16 * array_ndim(t), 8
     c = composite(t)
     if c is not None and c.kind != "struct":
-        return c.length * _storage_bytes(c.dtype)
+        size, align = _layout(c.dtype)
+        return c.length * size, align
+    if c is not None:
+        offset, align = 0, 1
+        for f in c.fields:
+            fsize, falign = _layout(f)
+            offset = (offset + falign - 1) // falign * falign + fsize
+            align = max(align, falign)
+        return (offset + align - 1) // align * align, align
     raise PassError(f"warp.local_array: no storage size for element type {t}")
 
 
