@@ -33,6 +33,7 @@ from .native import func_native  # noqa: F401  (decorates; calling one is an err
 from .rigid import *  # noqa: F401,F403  (transform_to_matrix, quat_to_rpy, ... as @wp.func)
 from .norms import *  # noqa: F401,F403  (norm_l1, norm_huber, smooth_normalize, ... as @wp.func)
 from .intersect import *  # noqa: F401,F403  (closest_point_edge_edge, intersect_tri_tri as @wp.func)
+from .array_search import *  # noqa: F401,F403  (lower_bound as a generic @wp.func)
 from .random import *  # noqa: F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
 from .static import constant, static  # noqa: F401
 from .launch import launch, synchronize, synchronize_device  # noqa: F401
