@@ -1,0 +1,175 @@
+"""Small matrix decompositions that Warp 1.19 has as builtins (warp/native/svd.h), written here in the
+kernel language as @wp.func overloads for float16, float32 and float64 matrices:
+
+- `eig3(A) -> (Q, d)`: A symmetric, A = Q diag(d) Q^T, Q a rotation (det +1); eigenvalues unsorted.
+- `qr3(A) -> (Q, R)`: A = Q R, Q a rotation, R upper triangular (R[2, 2] has the sign of det A).
+- `svd3(A) -> (U, sigma, V)`: A = U diag(sigma) V^T, U and V rotations, |sigma| decreasing, sigma[0] and
+  sigma[1] >= 0, sigma[2] with the sign of det A.
+- `svd2(A) -> (U, sigma, V)`: A = U diag(sigma) V^T, sigma >= 0 decreasing, U and V orthogonal.
+
+Each also has Warp's output-argument form (`wp.svd3(A, U, sigma, V)`, `wp.qr3(A, Q, R)`,
+`wp.eig3(A, Q, d)`, `wp.svd2(A, U, sigma, V)`). The eigenvectors come from cyclic Jacobi rotations (a fixed
+number of sweeps, as Warp), the SVD from the eigenvectors of A^T A followed by a Gram-Schmidt QR of A V.
+Derivatives are those of the algorithm (warp-autodiff differentiates the rotations), which at convergence
+are the derivatives of the decomposition away from repeated eigen/singular values.
+"""
+
+# no `from __future__ import annotations`: the overloads annotate with the factory's closure types
+
+from .builtins import namespace as wp  # wp.sqrt, wp.transpose, ...: the builtins, spelt as in user code
+from .func import func
+from .core.refs import ref
+from .types import float16, float32, float64
+from .vector import mat22d, mat22f, mat22h, mat33d, mat33f, mat33h, vec2d, vec2f, vec2h, vec3d, vec3f, vec3h
+
+_SWEEPS = 6  # cyclic Jacobi sweeps of the three rotations; quadratic convergence: float64 after 4-5
+
+
+def _overloads(m33, v3, m22, v2, s):
+    """The decompositions for one float type: `s` the scalar, `m33`/`v3`/`m22`/`v2` its matrices, vectors."""
+
+    @func
+    def _col(M: m33, j: int):
+        return v3(M[0, j], M[1, j], M[2, j])
+
+    @func
+    def _rotate(A: m33, V: m33, p: int, q: int):
+        """One Jacobi rotation in the (p, q) plane zeroing A[p, q] of the symmetric A: (J^T A J, V J)."""
+        apq = A[p, q]
+        if wp.abs(apq) > s(0.0):
+            theta = (A[q, q] - A[p, p]) / (s(2.0) * apq)
+            t = s(1.0) / (wp.abs(theta) + wp.sqrt(theta * theta + s(1.0)))
+            if theta < s(0.0):
+                t = -t
+            c = s(1.0) / wp.sqrt(t * t + s(1.0))
+            sn = t * c
+            J = m33(s(1.0), s(0.0), s(0.0), s(0.0), s(1.0), s(0.0), s(0.0), s(0.0), s(1.0))
+            J[p, p] = c
+            J[q, q] = c
+            J[p, q] = sn
+            J[q, p] = -sn
+            A = wp.transpose(J) * A * J
+            V = V * J
+        return A, V
+
+    @func
+    def eig3(A: m33):
+        D = A
+        Q = m33(s(1.0), s(0.0), s(0.0), s(0.0), s(1.0), s(0.0), s(0.0), s(0.0), s(1.0))
+        for _sweep in range(_SWEEPS):
+            D, Q = _rotate(D, Q, 0, 1)
+            D, Q = _rotate(D, Q, 0, 2)
+            D, Q = _rotate(D, Q, 1, 2)
+        D = wp.transpose(Q) * A * Q
+        return Q, v3(D[0, 0], D[1, 1], D[2, 2])
+
+    @func
+    def eig3(A: m33, Q: ref[m33], d: ref[v3]):  # noqa: F811
+        Q, d = eig3(A)
+
+    @func
+    def _orthonormal_to(u: v3):
+        """A unit vector orthogonal to the unit vector u."""
+        w = v3(s(1.0), s(0.0), s(0.0))
+        if wp.abs(u[0]) > s(0.5):
+            w = v3(s(0.0), s(1.0), s(0.0))
+        return wp.normalize(w - wp.dot(w, u) * u)
+
+    @func
+    def _gram_schmidt(A: m33):
+        """(Q, R): Q a rotation whose first two columns span A's first two (where they are independent)."""
+        a0 = v3(A[0, 0], A[1, 0], A[2, 0])
+        a1 = v3(A[0, 1], A[1, 1], A[2, 1])
+        a2 = v3(A[0, 2], A[1, 2], A[2, 2])
+        u0 = v3(s(1.0), s(0.0), s(0.0))
+        n0 = wp.length(a0)
+        if n0 > s(0.0):
+            u0 = a0 / n0
+        r01 = wp.dot(u0, a1)
+        w = a1 - r01 * u0
+        c = wp.dot(u0, w)  # a second pass ("twice is enough"): w is orthogonal to u0 even when a1 nearly isn't
+        r01 = r01 + c
+        w = w - c * u0
+        n1 = wp.length(w)
+        u1 = v3(s(0.0), s(0.0), s(0.0))
+        if n1 > s(0.0):
+            u1 = w / n1
+        else:
+            u1 = _orthonormal_to(u0)
+        u2 = wp.cross(u0, u1)
+        Q = wp.matrix_from_cols(u0, u1, u2)
+        R = m33(n0, r01, wp.dot(u0, a2),
+                s(0.0), n1, wp.dot(u1, a2),
+                s(0.0), s(0.0), wp.dot(u2, a2))
+        return Q, R
+
+    @func
+    def qr3(A: m33):
+        return _gram_schmidt(A)
+
+    @func
+    def qr3(A: m33, Q: ref[m33], R: ref[m33]):  # noqa: F811
+        Q, R = _gram_schmidt(A)
+
+    @func
+    def svd3(A: m33):
+        V, lam = eig3(wp.transpose(A) * A)
+        # sort by decreasing lam (squared singular values); each swap negates a column to keep det V = +1
+        if lam[0] < lam[1]:
+            lam = v3(lam[1], lam[0], lam[2])
+            V = wp.matrix_from_cols(_col(V, 1), -_col(V, 0), _col(V, 2))
+        if lam[0] < lam[2]:
+            lam = v3(lam[2], lam[1], lam[0])
+            V = wp.matrix_from_cols(_col(V, 2), _col(V, 1), -_col(V, 0))
+        if lam[1] < lam[2]:
+            lam = v3(lam[0], lam[2], lam[1])
+            V = wp.matrix_from_cols(_col(V, 0), _col(V, 2), -_col(V, 1))
+        U, R = _gram_schmidt(A * V)
+        return U, v3(R[0, 0], R[1, 1], R[2, 2]), V
+
+    @func
+    def svd3(A: m33, U: ref[m33], sigma: ref[v3], V: ref[m33]):  # noqa: F811
+        U, sigma, V = svd3(A)
+
+    @func
+    def svd2(A: m22):
+        # A = rot(phi) diag(s1, s2) rot(theta) with s1 = q + r, s2 = q - r (the 2x2 closed form)
+        e = (A[0, 0] + A[1, 1]) * s(0.5)
+        f = (A[0, 0] - A[1, 1]) * s(0.5)
+        g = (A[1, 0] + A[0, 1]) * s(0.5)
+        h = (A[1, 0] - A[0, 1]) * s(0.5)
+        q = wp.sqrt(e * e + h * h)
+        r = wp.sqrt(f * f + g * g)
+        a1 = s(0.0)
+        if r > s(0.0):
+            a1 = wp.atan2(g, f)
+        a2 = s(0.0)
+        if q > s(0.0):
+            a2 = wp.atan2(h, e)
+        phi = (a2 + a1) * s(0.5)
+        theta = (a2 - a1) * s(0.5)
+        cu = wp.cos(phi)
+        su = wp.sin(phi)
+        cv = wp.cos(theta)
+        sv = wp.sin(theta)
+        s2 = q - r
+        sign = s(1.0)
+        if s2 < s(0.0):
+            s2 = -s2
+            sign = s(-1.0)
+        U = m22(cu, -su * sign, su, cu * sign)
+        V = m22(cv, sv, -sv, cv)  # A = rot(phi) diag(s1, s2) rot(theta): V = rot(theta)^T
+        return U, v2(q + r, s2), V
+
+    @func
+    def svd2(A: m22, U: ref[m22], sigma: ref[v2], V: ref[m22]):  # noqa: F811
+        U, sigma, V = svd2(A)
+
+    return eig3, qr3, svd3, svd2
+
+
+for _types in ((mat33h, vec3h, mat22h, vec2h, float16), (mat33f, vec3f, mat22f, vec2f, float32),
+               (mat33d, vec3d, mat22d, vec2d, float64)):
+    eig3, qr3, svd3, svd2 = _overloads(*_types)  # one Function each: later factories add overloads
+
+__all__ = ["eig3", "qr3", "svd3", "svd2"]
