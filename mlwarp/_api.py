@@ -17,7 +17,7 @@ from .interop import (  # noqa: F401
     dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch, stream_to_torch, to_dlpack,
     to_jax, to_torch,
 )
-from .errors import CompileError, CompileTypeError, LaunchError, UnsupportedSyntaxError  # noqa: F401
+from .errors import CompileError, CompileTypeError, CompileValueError, LaunchError, UnsupportedSyntaxError  # noqa: F401,E501
 from .builtins import functions as _builtin_functions
 from .types import bfloat16  # noqa: F401
 from .vector import *  # noqa: F401,F403  (vec3, mat33, quat, transform, wp.vec, wp.mat, ...)
@@ -66,6 +66,7 @@ del _name, _function, _builtin_functions
 # Warp's names for the compile errors
 WarpCodegenError = CompileError
 WarpCodegenTypeError = CompileTypeError
+WarpCodegenValueError = CompileValueError
 
 
 def init():

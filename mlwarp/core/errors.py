@@ -22,6 +22,10 @@ class CompileTypeError(CompileError, TypeError):
     """A typing error in a kernel (mismatched operand types, a variable changing type, ...)."""
 
 
+class CompileValueError(CompileError, ValueError):
+    """A kernel value the compiler refuses (a literal zero slice step, ...): Warp's WarpCodegenValueError."""
+
+
 class UnsupportedSyntaxError(CompileError):
     """Python syntax that kernels do not support (list comprehensions, lambdas, try, ...)."""
 

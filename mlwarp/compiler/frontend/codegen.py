@@ -20,7 +20,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import atomics, composite, fixed, indexed, printing, refs, tuples
+from . import atomics, composite, fixed, indexed, printing, refs, slicing, tuples
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
@@ -475,6 +475,9 @@ class KernelEmitter:
         return self.global_value(node, resolve_path(self.src.func, node))
 
     def expr_Attribute(self, node):
+        rank = slicing.ndim_attribute(self, node)  # a.ndim
+        if rank is not None:
+            return rank
         member = composite.attribute(self, node)  # v.x, t.p, p.pos
         if member is not None:
             return member
@@ -567,12 +570,18 @@ class KernelEmitter:
                 return indexed.dim(arr, int_literal(node.slice))  # wp.indexedarray: indexed.py
             if isinstance(arr.type, ft.ArrayT):
                 dim = int_literal(node.slice)
+                if dim is not None and arr.type.ndim <= dim < 4:  # as Warp: the unused dimensions are 0
+                    return self.const(0, wt.int32)
                 if dim is None or not 0 <= dim < arr.type.ndim:
                     raise self.error(node, f"shape index must be a constant in 0..{arr.type.ndim - 1}")
                 return Var(wb.array_dim(arr.value, dim), wt.int32)
         element = composite.subscript(self, node)  # v[0], m[i, j], m[i]
         if element is not None:
             return element
+        if slicing.is_slicing(node):  # a[1:3], a[i, ::-1]: a strided view (slicing.py)
+            arr = self.expr(node.value)
+            if isinstance(arr.type, ft.ArrayT):
+                return slicing.build(self, node, arr)
         arr, indices = self.array_access(node, allow_view=True)
         if indices is None:  # a[i] of a 2-d indexed array: its 1-d indexed row
             return arr

@@ -172,7 +172,69 @@ def _store(op: views.StoreOp) -> None:
     llvm.store(op.value, _element(op))
 
 
+def _slice(op: views.SliceOp) -> ir.Value:
+    """warp.slice: Python's slice rules per dimension, in i64 at run time (a dynamic step may be negative):
+    omitted bounds default by the step's sign, negative ones count from the end, both are clamped, the
+    length is ceil(span / |step|) (0 for an empty span); the data moves to the start element, the stride is
+    multiplied by the step. An index dimension (negative: from the end) moves the data and is dropped. A zero
+    step gives an empty dimension (Warp traps)."""
+    ndim = _ndim(op)
+    dims = list(ir.DenseI64ArrayAttr(op.attributes["dims"]))
+    bounds = list(op.bounds)
+    i64 = _i64()
+    zero, one, minus_one = _i64_const(0), _i64_const(1), _i64_const(-1)
+
+    def cmp(pred, a, b):
+        return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), a, b).result
+
+    def select(c, a, b):
+        return arith.SelectOp(c, a, b).result
+
+    def from_end(i, n):  # a negative bound or index counts from the end
+        return select(cmp("slt", i, zero), arith.AddIOp(i, n).result, i)
+
+    def clamp(i, lo, hi):
+        return select(cmp("slt", i, lo), lo, select(cmp("sgt", i, hi), hi, i))
+
+    data = llvm.extractvalue(ir.Type.parse("!llvm.ptr"), op.array, [0])
+    offset, shapes, strides = zero, [], []
+    for d, code in enumerate(dims):
+        n = llvm.extractvalue(i64, op.array, [1, d])
+        stride = llvm.extractvalue(i64, op.array, [2, d])
+        if code < 0:
+            i = from_end(arith.ExtSIOp(i64, bounds.pop(0)).result, n)
+            offset = arith.AddIOp(offset, arith.MulIOp(i, stride).result).result
+            continue
+        given = [arith.ExtSIOp(i64, bounds.pop(0)).result if code & bit else None for bit in (1, 2, 4)]
+        step = given[2] if given[2] is not None else one
+        neg = cmp("slt", step, zero)
+        lo = select(neg, minus_one, zero)
+        hi = select(neg, arith.SubIOp(n, one).result, n)
+        start = select(neg, hi, zero) if given[0] is None else clamp(from_end(given[0], n), lo, hi)
+        stop = select(neg, minus_one, n) if given[1] is None else clamp(from_end(given[1], n), lo, hi)
+        span = select(neg, arith.SubIOp(start, stop).result, arith.SubIOp(stop, start).result)
+        size = select(neg, arith.SubIOp(zero, step).result, step)
+        safe = select(cmp("eq", size, zero), one, size)  # no division by zero for a zero step
+        count = arith.DivSIOp(arith.AddIOp(span, arith.SubIOp(safe, one).result).result, safe).result
+        count = select(arith.OrIOp(cmp("sle", span, zero), cmp("eq", size, zero)).result, zero, count)
+        offset = arith.AddIOp(offset, arith.MulIOp(start, stride).result).result
+        shapes.append(count)
+        strides.append(arith.MulIOp(stride, step).result)
+    for d in range(len(dims), ndim):  # trailing dimensions stay
+        shapes.append(llvm.extractvalue(i64, op.array, [1, d]))
+        strides.append(llvm.extractvalue(i64, op.array, [2, d]))
+    out = llvm.mlir_undef(descriptor_type(len(shapes)))
+    start_ptr = llvm.getelementptr(ir.Type.parse("!llvm.ptr"), data, [offset], [-2147483648],
+                                   ir.IntegerType.get_signless(8), 0)  # not inbounds: an empty slice may start past it
+    out = llvm.insertvalue(out, start_ptr, [0])
+    for d, (n, s) in enumerate(zip(shapes, strides)):
+        out = llvm.insertvalue(out, n, [1, d])
+        out = llvm.insertvalue(out, s, [2, d])
+    return out
+
+
 LOWERINGS = {
+    views.SliceOp: _slice,
     views.ArrayDimOp: _array_dim,
     views.LoadOp: lambda op: llvm.load(op.element.type, _element(op)),
     views.ViewOp: lambda op: sub_array(op.array, _ndim(op), op.indices),

@@ -499,16 +499,16 @@ def unlink_custom_grads(module) -> None:
 
 
 def argument_index(arr: ir.Value, params) -> int | None:
-    """The index of the kernel argument that the array `arr` is, or is a row (warp.view) or a struct field
-    (warp.struct_get) of; None for anything else."""
+    """The index of the kernel argument that the array `arr` is, or is a row (warp.view), a slice (warp.slice)
+    or a struct field (warp.struct_get) of; None for anything else."""
     while True:
         for k, p in enumerate(params):
             if arr == p:
                 return k
         owner = arr.owner if isinstance(arr, ir.OpResult) else None
-        if owner is None or owner.name not in ("warp.view", "warp.struct_get"):
+        if owner is None or owner.name not in ("warp.view", "warp.slice", "warp.struct_get"):
             return None
-        arr = owner.opview.array if owner.name == "warp.view" else owner.opview.aggregate
+        arr = owner.opview.aggregate if owner.name == "warp.struct_get" else owner.opview.array
 
 
 def is_member_write(store) -> bool:

@@ -125,6 +125,11 @@ def companion_array(v: ir.Value, companions: dict, mapping: dict):
         view = v.owner.opview
         src = companion_array(view.array, companions, mapping)
         return None if src is None else wb.view(src, [mapping.get(i, i) for i in view.indices])
+    if isinstance(v, ir.OpResult) and v.owner.name == "warp.slice":  # a[1:3]: the same slice of the companion
+        sl = v.owner.opview
+        src = companion_array(sl.array, companions, mapping)
+        dims = list(ir.DenseI64ArrayAttr(sl.operation.attributes["dims"]))
+        return None if src is None else wb.slice_(src, dims, [mapping.get(b, b) for b in sl.bounds])
     if not (isinstance(v, ir.OpResult) and v.owner.name == "warp.struct_get"):
         return None
     get = v.owner.opview

@@ -167,7 +167,7 @@ def _array_origin(value, params) -> tuple:
             if value == p:
                 return k, fields[::-1]
         owner = value.owner if isinstance(value, ir.OpResult) else None
-        if owner is not None and owner.name == "warp.view":  # a row of an array: reported as the array
+        if owner is not None and owner.name in ("warp.view", "warp.slice"):  # a row or slice: reported as the array
             value = owner.opview.array
             continue
         if owner is None or owner.name != "warp.struct_get":

@@ -124,6 +124,13 @@ def view(arr: ir.Value, indices) -> ir.Value:
     return create("view", arr, indices, results=[array_type(array_dtype(arr.type), ndim)]).result
 
 
+def slice_(arr: ir.Value, dims, bounds) -> ir.Value:
+    """A strided sub-array (`a[1:3]`, `a[i, ::-1]`): `dims` and `bounds` as the op table's warp.slice says."""
+    ndim = sum(1 for d in dims if d >= 0) + array_ndim(arr.type) - len(dims)
+    return create("slice", arr, list(bounds), results=[array_type(array_dtype(arr.type), ndim)],
+                  attributes={"dims": ir.DenseI64ArrayAttr.get(list(dims))}).result
+
+
 def local_array(dtype: ir.Type, shape) -> ir.Value:
     """A zero-filled array of constant `shape` on the thread's stack (wp.zeros in a kernel)."""
     return create("local_array", results=[array_type(dtype, len(shape))],
@@ -142,4 +149,4 @@ def builtin(name: str, args, result_type: ir.Type) -> ir.Value:
 
 
 __all__ = ["create", "infer_results", "tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim",
-           "view", "local_array", "cast", "builtin", "array_type", "is_array_type"]
+           "view", "slice_", "local_array", "cast", "builtin", "array_type", "is_array_type"]

@@ -146,6 +146,11 @@ OPS = [
           (Attr("dim", AttrBase("#builtin.integer")),)),
     OpDef("view", "the sub-array at k leading indices (a[i] of a 2-d array); same dtype, rank N-k",
           (ARRAY_T, INDICES), (Result("subarray", Array(T)),)),
+    OpDef("slice", "a[i, start:stop:step, ...] inside a kernel (Python's slice rules, clamped): per source dimension "
+          "{dims = array<i64: ...>} -1 for an index (one bound), else a slice whose bits 1/2/4 say which of start, "
+          "stop, step follow in `bounds`; trailing dimensions stay; rank = the slices' and the trailing ones",
+          (ARRAY_T, Operand("bounds", I32, variadic=True)), (Result("subarray", Array(T)),),
+          (Attr("dims", AttrBase("#builtin.dense_array")),)),
     OpDef("local_array", "a zero-filled array of constant {shape = array<i64: ...>} on the thread's stack "
           "(wp.zeros in kernels: Warp's fixedarray)", (), (Result("array", Array(ANY)),),
           (Attr("shape", AttrBase("#builtin.dense_array")),)),
