@@ -226,7 +226,8 @@ def test_vector_type_errors_name_the_line():
     def count(a: wp.array(dtype=wp.vec3)):
         a[0] = wp.vec3(1.0, 2.0)
 
-    with pytest.raises(wp.CompileTypeError, match=r"vec3f\(\) takes 3 components \(or one value to fill\), got 2"):
+    with pytest.raises(wp.CompileTypeError, match=r"incompatible number of values given \(2\) when constructing a "
+                                                  r"vector of length 3"):
         wp.launch(count, 1, [wp.zeros(2, dtype=wp.vec3)])
 
 

@@ -43,6 +43,15 @@ def _scalar_args(em, node, T, args) -> list:
         n *= s
     if not args:
         return None
+    kind = wt.composite_kind(T)
+    if len(args) == 1 and kind in ("vec", "mat") and wt.composite_kind(args[0].type) == kind and \
+            wt.inner_shape(args[0].type) != wt.inner_shape(T):  # Warp's messages (its order of the shapes)
+        if kind == "vec":
+            raise em.error(node, f"incompatible vector of length {wt.inner_shape(T)[0]} given when copy "
+                                 f"constructing a vector of length {wt.inner_shape(args[0].type)[0]}",
+                           CompileTypeError)
+        raise em.error(node, f"incompatible matrix of shape {wt.inner_shape(T)} given when copy constructing "
+                             f"a matrix of shape {wt.inner_shape(args[0].type)}", CompileTypeError)
     flat = []
     for a in args:
         if wt.is_composite(a.type) and not wt.is_struct(a.type):
@@ -55,6 +64,12 @@ def _scalar_args(em, node, T, args) -> list:
     if fill:
         flat = flat * n  # fill: wp.vec3(1.0)
     if len(flat) != n:
+        if kind == "vec" and all(wt.is_scalar(a.type) for a in args):
+            raise em.error(node, f"incompatible number of values given ({len(flat)}) when constructing a vector "
+                                 f"of length {n}", CompileTypeError)
+        if kind == "mat" and all(wt.is_scalar(a.type) for a in args):
+            raise em.error(node, f"incompatible number of values given ({len(flat)}) when constructing a matrix "
+                                 f"of shape {wt.inner_shape(T)}", CompileTypeError)
         raise em.error(node, f"{wt.type_name(T)}() takes {n} components (or one value to fill), got {len(flat)}",
                        CompileTypeError)
     converting = len(args) == 1 and wt.is_composite(args[0].type)  # wp.vec3d(v): a component-wise conversion
@@ -105,8 +120,26 @@ def construct(em, node, T):
     if wt.is_struct(T):
         return _struct_value(em, node, T)
     if node.keywords:
-        raise em.error(node, f"{wt.type_name(T)}() takes positional arguments only", CompileError)
-    args = [em.expr(a) for a in node.args]
+        _check_typed_keywords(em, node, T)
+    return _construct_from(em, node, T, [em.expr(a) for a in node.args])
+
+
+def _check_typed_keywords(em, node, T):
+    """`mat32d(c, shape=(3, 2))`: Warp's typed constructors take the anonymous constructor's keywords; they
+    must agree with the type."""
+    kind = wt.composite_kind(T)
+    allowed = {"vec": ("length", "dtype"), "mat": ("shape", "dtype")}.get(kind, ("dtype",))
+    given = _anon_keywords(em, node, wt.type_name(T), allowed)
+    own = {"length": wt.inner_shape(T)[0] if kind == "vec" else None,
+           "shape": wt.inner_shape(T) if kind == "mat" else None, "dtype": wt.scalar_type_of(T)}
+    for k, v in given.items():
+        if v != own[k]:
+            shown = v.__name__ if k == "dtype" else v
+            raise em.error(node, f"{wt.type_name(T)}() got {k}={shown}, which the type does not have",
+                           CompileTypeError)
+
+
+def _construct_from(em, node, T, args):
     mt = ft.to_mlir(T)
     if wt.composite_kind(T) == "transform" and len(args) == 2:
         p, q = args
@@ -241,12 +274,162 @@ def is_in_place_setter(obj) -> bool:
     return obj is wv.transform_set_translation or obj is wv.transform_set_rotation
 
 
+# -- anonymous constructors: wp.types.vector(...), matrix(...), quaternion(...), transformation(...) ---
+def _const_int(em, node, what):
+    value = int_literal(node)
+    if value is None:
+        obj = resolve_path(em.src.func, node)
+        value = obj if isinstance(obj, int) and not isinstance(obj, bool) else None
+    if value is None:
+        raise em.error(node, f"the `{what}` argument must be a constant integer", CompileTypeError)
+    return value
+
+
+def _anon_keywords(em, node, name, allowed) -> dict:
+    """The constant keywords of an anonymous constructor: length (int), shape (two ints), dtype (a type)."""
+    out = {}
+    for kw in node.keywords:
+        if kw.arg not in allowed:
+            raise em.error(node, f"{name}() got an unexpected keyword argument '{kw.arg}'", CompileError)
+        if kw.arg == "dtype":
+            obj = resolve_path(em.src.func, kw.value)
+            t = wt.canonical_type(obj) if obj is not MISSING else None
+            if t is None or not wt.is_scalar(t):
+                raise em.error(kw.value, "the `dtype` argument must be a scalar type", CompileTypeError)
+            out["dtype"] = t
+        elif kw.arg == "length":
+            out["length"] = _const_int(em, kw.value, "length")
+        else:
+            if isinstance(kw.value, ast.Tuple):
+                shape = tuple(_const_int(em, e, "shape") for e in kw.value.elts)
+            else:
+                obj = resolve_path(em.src.func, kw.value)
+                shape = tuple(obj) if isinstance(obj, (tuple, list)) else None
+            if shape is None or len(shape) != 2 or not all(isinstance(d, int) for d in shape):
+                raise em.error(kw.value, "the `shape` argument must be a tuple of two constant integers",
+                               CompileTypeError)
+            out["shape"] = shape
+    return out
+
+
+def _inferred_dtype(em, node, args, what):
+    """The one scalar type of `args` (a composite argument counts as its scalar type), as Warp infers it."""
+    found = {wt.scalar_type_of(a.type) if wt.is_composite(a.type) else a.type for a in args}
+    if len(found) != 1 or not wt.is_scalar(next(iter(found))):
+        raise em.error(node, f"all values given when constructing a {what} must have the same type",
+                       CompileTypeError)
+    return found.pop()
+
+
+def _check_fill(em, node, arg, dtype, what):
+    if arg.literal is None and arg.type is not dtype:
+        raise em.error(node, f"the value used to fill this {what} is expected to be of the type `{dtype.__name__}`",
+                       CompileTypeError)
+
+
+def _anon_vector(em, node):
+    """`wp.types.vector(*args, length=None, dtype=None)` in a kernel: the type follows Warp's rules (zeros,
+    a copy, a fill, or one value per component)."""
+    kw = _anon_keywords(em, node, "vector", ("length", "dtype"))
+    args = [em.expr(a) for a in node.args]
+    length, dtype = kw.get("length"), kw.get("dtype")
+    if not args:
+        if length is None:
+            raise em.error(node, "the `length` argument must be specified when zero-initializing a vector",
+                           CompileTypeError)
+        dtype = dtype or wt.float32
+    elif len(args) == 1 and wt.composite_kind(args[0].type) == "vec":
+        given = wt.inner_shape(args[0].type)[0]
+        if length is not None and length != given:
+            raise em.error(node, f"incompatible vector of length {length} given when copy constructing a vector "
+                                 f"of length {given}", CompileTypeError)
+        length, dtype = given, dtype or wt.scalar_type_of(args[0].type)
+    elif len(args) == 1:
+        if length is None:
+            raise em.error(node, "the `length` argument must be specified when filling a vector with a value",
+                           CompileTypeError)
+        if dtype is None:
+            dtype = _inferred_dtype(em, node, args, "vector")
+        _check_fill(em, node, args[0], dtype, "vector")
+    else:
+        if length is not None and length != len(args):
+            raise em.error(node, f"incompatible number of values given ({len(args)}) when constructing a vector "
+                                 f"of length {length}", CompileTypeError)
+        length, dtype = len(args), dtype or _inferred_dtype(em, node, args, "vector")
+    return _construct_from(em, node, vector(length, dtype), args)
+
+
+def _anon_matrix(em, node):
+    """`wp.types.matrix(*args, shape=None, dtype=None)` in a kernel, by Warp's rules."""
+    kw = _anon_keywords(em, node, "matrix", ("shape", "dtype"))
+    args = [em.expr(a) for a in node.args]
+    shape, dtype = kw.get("shape"), kw.get("dtype")
+    if not args:
+        if shape is None:
+            raise em.error(node, "the `shape` argument must be specified when zero-initializing a matrix",
+                           CompileTypeError)
+        dtype = dtype or wt.float32
+    elif len(args) == 1 and wt.composite_kind(args[0].type) == "mat":
+        given = wt.inner_shape(args[0].type)
+        if shape is not None and tuple(shape) != tuple(given):
+            raise em.error(node, f"incompatible matrix of shape {tuple(shape)} given when copy constructing a "
+                                 f"matrix of shape {tuple(given)}", CompileTypeError)
+        shape, dtype = given, dtype or wt.scalar_type_of(args[0].type)
+    elif len(args) == 1:
+        if shape is None:
+            raise em.error(node, "the `shape` argument must be specified when filling a matrix with a value",
+                           CompileTypeError)
+        if dtype is None:
+            dtype = _inferred_dtype(em, node, args, "matrix")
+        _check_fill(em, node, args[0], dtype, "matrix")
+    else:
+        if shape is None:
+            raise em.error(node, "the `shape` argument must be specified when initializing a matrix by value",
+                           CompileTypeError)
+        if all(wt.composite_kind(a.type) == "vec" for a in args):
+            raise em.error(node, "Passing vectors to `wp.matrix()` isn't supported, use `wp.matrix_from_rows()` "
+                                 "or `wp.matrix_from_cols()` instead.", CompileTypeError)
+        if shape[0] * shape[1] != len(args):
+            raise em.error(node, f"incompatible number of values given ({len(args)}) when constructing a matrix "
+                                 f"of shape {tuple(shape)}", CompileTypeError)
+        dtype = dtype or _inferred_dtype(em, node, args, "matrix")
+    return _construct_from(em, node, matrix(tuple(shape), dtype), args)
+
+
+def _anon_quaternion(em, node):
+    """`wp.types.quaternion(*args, dtype=None)` in a kernel: zeros, a conversion of a quaternion, or its
+    components (x, y, z, w) / (vec3, w), by Warp's rules."""
+    dtype = _anon_keywords(em, node, "quaternion", ("dtype",)).get("dtype")
+    args = [em.expr(a) for a in node.args]
+    if not args:
+        dtype = dtype or wt.float32
+        if not wt.is_float(dtype):
+            raise em.error(node, f"a float type is expected when zero-initializing a quaternion but got "
+                                 f"`{dtype.__name__}` instead", CompileTypeError)
+    elif len(args) == 1 and wt.composite_kind(args[0].type) == "quat":
+        dtype = dtype or wt.scalar_type_of(args[0].type)
+    else:
+        dtype = dtype or _inferred_dtype(em, node, args, "quaternion")
+    return _construct_from(em, node, quaternion(dtype), args)
+
+
+def _anon_transformation(em, node):
+    """`wp.types.transformation(p, q, dtype=None)` (or its 7 components) in a kernel."""
+    dtype = _anon_keywords(em, node, "transformation", ("dtype",)).get("dtype")
+    args = [em.expr(a) for a in node.args]
+    if args and dtype is None:
+        dtype = _inferred_dtype(em, node, args, "transformation")
+    return _construct_from(em, node, transformation(dtype or wt.float32), args)
+
+
 def _type_function(obj):
     import sys
 
     wv = sys.modules["mlwarp.vector"]
     return {id(wv.identity): _identity, id(wv.quat_identity): _quat_identity,
             id(wv.transform_identity): _transform_identity,
+            id(vector): _anon_vector, id(matrix): _anon_matrix, id(quaternion): _anon_quaternion,
+            id(transformation): _anon_transformation,
             id(wv.transform_set_translation): _setter("p"), id(wv.transform_set_rotation): _setter("q")}.get(id(obj))
 
 

@@ -18,6 +18,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 
 from . import composite
 from . import types as ft
+from .values import Var
 
 PRINTF = "printf"
 FFLUSH = "fflush"
@@ -172,15 +173,31 @@ def expect(em, node: ast.Call, which: str) -> None:
     actual, expected = args[0], args[1]
     if actual.type != expected.type:
         raise em.error(node, f"expect_{which}() arguments must have the same type, got {ft.name(actual.type)} "
-                             f"and {ft.name(expected.type)}", CompileTypeError)
+                             f"and {ft.name(expected.type)}: Can't test equality for objects with different types",
+                       CompileTypeError)  # ends with Warp's message
     if which == "near":
-        if not wt.is_float(actual.type):
+        t = actual.type
+        vector_like = wt.is_composite(t) and not wt.is_struct(t) and wt.composite_kind(t) in ("vec", "mat", "quat")
+        scalar = wt.scalar_type_of(t) if vector_like else t
+        if not wt.is_float(scalar):
             raise em.error(node, f"expect_near() takes floats, got {ft.name(actual.type)}", CompileTypeError)
-        tol = args[2] if len(args) == 3 else em.const(1e-6, actual.type)
-        if tol.type != actual.type:
-            tol = em.cast(tol, actual.type, node)
-        diff = em.call_builtin(node, "abs", [em.call_builtin(node, "sub", [actual, expected])])
+        tol = args[2] if len(args) == 3 else em.const(1e-6, scalar)
+        if tol.type != scalar:
+            tol = em.cast(tol, scalar, node)
+        if vector_like:  # Warp: the largest component difference, "Max absolute difference"
+            diff = em.const(0.0, scalar)
+            n = 1
+            for d in wt.inner_shape(t):
+                n *= d
+            for k in range(n):
+                a, b = composite.component(em, actual, k), composite.component(em, expected, k)
+                d = em.call_builtin(node, "abs", [em.call_builtin(node, "sub", [a, b])])
+                diff = Var(arith.SelectOp(em.call_builtin(node, "gt", [diff, d]).value, diff.value,
+                                          d.value).result, scalar)  # Warp's max(diff, d)
+        else:
+            diff = em.call_builtin(node, "abs", [em.call_builtin(node, "sub", [actual, expected])])
         cond = em.call_builtin(node, "gt", [diff, tol]).value
+        diff_label = "Max absolute difference" if vector_like else "Absolute difference"
 
         def report():
             call_printf(em, "Error, expect_near() failed with tolerance ", [])
@@ -189,7 +206,7 @@ def expect(em, node: ast.Call, which: str) -> None:
             print_values(em, node, [expected])
             call_printf(em, "    Actual: ", [])
             print_values(em, node, [actual])
-            call_printf(em, "    Absolute difference: ", [])
+            call_printf(em, f"    {diff_label}: ", [])
             print_values(em, node, [diff])
     else:
         cond = em.call_builtin(node, "ne" if which == "eq" else "eq", [actual, expected]).value

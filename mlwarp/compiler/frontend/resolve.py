@@ -7,6 +7,7 @@ import builtins as py_builtins
 import sys
 
 from mlwarp.core import types as wt
+from mlwarp.core import vector as wv
 
 _MISSING = object()
 
@@ -42,10 +43,16 @@ def warp_name(name: str):
     api = sys.modules.get("mlwarp")
     obj = getattr(api, name, _MISSING) if api is not None and not name.startswith("_") else _MISSING
     if obj is _MISSING:
-        return _MISSING
+        return _KERNEL_ONLY.get(name, _MISSING)
     if wt.is_scalar(obj) or wt.is_composite(obj) or any(getattr(obj, a, None) for a in _KERNEL_CALLABLE):
         return obj
     return _MISSING
+
+
+# Warp builtins that kernels call as `wp.<name>` although the package has no such attribute: the anonymous
+# constructors (`wp.matrix(1.0, 2.0, 3.0, 4.0, shape=(2, 2))`), which are `wp.types.<name>` at Python scope.
+_KERNEL_ONLY = {"vector": wv.vector, "matrix": wv.matrix, "quaternion": wv.quaternion,
+                "transformation": wv.transformation}
 
 
 def resolve_path(func, node: ast.AST):
@@ -59,7 +66,11 @@ def resolve_path(func, node: ast.AST):
         base = resolve_path(func, node.value)
         if base is _MISSING:
             return _MISSING
-        return getattr(base, node.attr, _MISSING)
+        obj = getattr(base, node.attr, _MISSING)
+        if node.attr in _KERNEL_ONLY and base is sys.modules.get("mlwarp") and \
+                (obj is _MISSING or isinstance(obj, type(sys))):  # wp.matrix: no attribute; wp.vector: a module
+            return _KERNEL_ONLY[node.attr]  # a builtin only kernels have
+        return obj
     return _MISSING
 
 
