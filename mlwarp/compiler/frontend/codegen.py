@@ -20,7 +20,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import atomics, composite, fixed, indexed, printing, refs, slicing, tuples
+from . import atomics, composite, fixed, indexed, printing, ptr_arrays, refs, slicing, tuples
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
@@ -475,7 +475,7 @@ class KernelEmitter:
         return self.global_value(node, resolve_path(self.src.func, node))
 
     def expr_Attribute(self, node):
-        rank = slicing.ndim_attribute(self, node)  # a.ndim
+        rank = slicing.ndim_attribute(self, node) or ptr_arrays.ptr_attribute(self, node)  # a.ndim, a.ptr
         if rank is not None:
             return rank
         member = composite.attribute(self, node)  # v.x, t.p, p.pos
@@ -628,6 +628,8 @@ class KernelEmitter:
             return printing.call(self, node, "print" if obj is print else obj._wp_intrinsic_)
         if getattr(obj, "_wp_local_array_", False):  # wp.zeros(shape, dtype): a fixed-size array (fixed.py)
             return fixed.zeros(self, node)
+        if ptr_arrays.is_array_class(obj):  # wp.array(ptr=..., shape=..., dtype=...): over existing memory
+            return ptr_arrays.construct(self, node)
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         if node.keywords:

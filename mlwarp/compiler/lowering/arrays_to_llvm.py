@@ -233,7 +233,31 @@ def _slice(op: views.SliceOp) -> ir.Value:
     return out
 
 
+def _array_data(op: views.ArrayDataOp) -> ir.Value:
+    _ndim(op)
+    return llvm.ptrtoint(_i64(), llvm.extractvalue(ir.Type.parse("!llvm.ptr"), op.array, [0]))
+
+
+def _array_from_ptr(op: views.ArrayFromPtrOp) -> ir.Value:
+    """A row-major descriptor: byte strides from the element's storage size (C layout) and the shape."""
+    t = op.operation.results[0].type
+    shape = [arith.ExtSIOp(_i64(), n).result for n in op.shape]
+    out = llvm.mlir_undef(descriptor_type(len(shape)))
+    out = llvm.insertvalue(out, llvm.inttoptr(ir.Type.parse("!llvm.ptr"), op.address), [0])
+    stride = _i64_const(_storage_bytes(array_dtype(t)))
+    strides = []
+    for n in reversed(shape):
+        strides.insert(0, stride)
+        stride = arith.MulIOp(stride, n).result
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        out = llvm.insertvalue(out, n, [1, d])
+        out = llvm.insertvalue(out, s, [2, d])
+    return out
+
+
 LOWERINGS = {
+    views.ArrayDataOp: _array_data,
+    views.ArrayFromPtrOp: _array_from_ptr,
     views.SliceOp: _slice,
     views.ArrayDimOp: _array_dim,
     views.LoadOp: lambda op: llvm.load(op.element.type, _element(op)),

@@ -131,6 +131,15 @@ def slice_(arr: ir.Value, dims, bounds) -> ir.Value:
                   attributes={"dims": ir.DenseI64ArrayAttr.get(list(dims))}).result
 
 
+def array_data(arr: ir.Value) -> ir.Value:
+    return create("array_data", arr, results=[ir.IntegerType.get_signless(64)]).result
+
+
+def array_from_ptr(address: ir.Value, shape, dtype: ir.Type) -> ir.Value:
+    """A contiguous `dtype` array over the memory at the i64 `address`, of the i32 `shape`."""
+    return create("array_from_ptr", address, list(shape), results=[array_type(dtype, len(shape))]).result
+
+
 def local_array(dtype: ir.Type, shape) -> ir.Value:
     """A zero-filled array of constant `shape` on the thread's stack (wp.zeros in a kernel)."""
     return create("local_array", results=[array_type(dtype, len(shape))],
@@ -149,4 +158,4 @@ def builtin(name: str, args, result_type: ir.Type) -> ir.Value:
 
 
 __all__ = ["create", "infer_results", "tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim",
-           "view", "slice_", "local_array", "cast", "builtin", "array_type", "is_array_type"]
+           "view", "slice_", "array_data", "array_from_ptr", "local_array", "cast", "builtin", "array_type", "is_array_type"]

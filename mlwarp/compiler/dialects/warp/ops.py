@@ -151,6 +151,11 @@ OPS = [
           "stop, step follow in `bounds`; trailing dimensions stay; rank = the slices' and the trailing ones",
           (ARRAY_T, Operand("bounds", I32, variadic=True)), (Result("subarray", Array(T)),),
           (Attr("dims", AttrBase("#builtin.dense_array")),)),
+    OpDef("array_data", "the address of the array's data as an integer (a.ptr in a kernel: Warp's uint64)",
+          (ARRAY_ANY,), (Result("address", Is("i64")),)),
+    OpDef("array_from_ptr", "a C-contiguous array of the result's dtype over the memory at `address` with the "
+          "given shape (wp.array(ptr=..., shape=..., dtype=...) in a kernel)",
+          (Operand("address", Is("i64")), Operand("shape", I32, variadic=True)), (Result("array", Array(ANY)),)),
     OpDef("local_array", "a zero-filled array of constant {shape = array<i64: ...>} on the thread's stack "
           "(wp.zeros in kernels: Warp's fixedarray)", (), (Result("array", Array(ANY)),),
           (Attr("shape", AttrBase("#builtin.dense_array")),)),
