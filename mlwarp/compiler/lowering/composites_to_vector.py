@@ -298,6 +298,14 @@ class ConvertCompositesToVector(Pass):
         c = wc.composite(t)
         align = max(1, ir.IntegerType(c.dtype).width // 8 if not isinstance(c.dtype, ir.FloatType) else
                     ir.FloatType(c.dtype).width // 8) if c.kind != "struct" else None
+        if c.kind != "struct" and isinstance(c.dtype, ir.IntegerType) and ir.IntegerType(c.dtype).width == 1:
+            # bools are one byte each in memory; a vector<N x i1> load/store would pack them into bits
+            bytes_t = ir.VectorType.get([c.length], ir.IntegerType.get_signless(8))
+            if name == "load":
+                return arith.trunci(value_type(t), llvm.load(bytes_t, ptr, alignment=1))
+            if name == "store":
+                llvm.store(arith.extui(bytes_t, w.value), ptr, alignment=1)
+                return None
         if name == "load":
             return llvm.load(value_type(t), ptr, alignment=align)
         if name == "store":
