@@ -143,3 +143,18 @@ def test_too_many_slices():
 
     with pytest.raises(wp.CompileError, match=r"in 'too_many': a 1-d array needs 1 indices, got 2"):
         wp.launch(too_many, dim=1, inputs=[wp.zeros(2, dtype=int)])
+
+
+@wp.kernel
+def _rebind_ranks(arr: wp.array2d(dtype=int), out: wp.array(dtype=int)):
+    sub = arr[:2]
+    out[0] = sub[1, 3]
+    sub = arr[:2, 1]  # another rank, the same dtype: allowed, as Warp's types_equal
+    out[1] = sub[1]
+
+
+def test_a_variable_may_be_rebound_to_an_array_of_another_rank():
+    data = np.arange(32, dtype=np.int32).reshape(8, 4)
+    out = wp.zeros(2, dtype=int)
+    wp.launch(_rebind_ranks, dim=1, inputs=[wp.array(data), out])
+    assert out.numpy().tolist() == [data[1, 3], data[:2, 1][1]]

@@ -145,7 +145,10 @@ class KernelEmitter:
             return
         if isinstance(target, ast.Name):
             old = self.env.get(target.id)
-            if isinstance(old, Var) and old.type != value.type:
+            # as Warp's types_equal: arrays of one dtype are one type whatever their rank (sub = a[:2]; sub = a[1])
+            same_arrays = isinstance(old, Var) and isinstance(old.type, ft.ArrayT) and \
+                isinstance(value.type, ft.ArrayT) and old.type.dtype == value.type.dtype
+            if isinstance(old, Var) and old.type != value.type and not same_arrays:
                 raise self.error(target, f"assigning to existing symbol {target.id} ({ft.name(old.type)})"
                                          f" with different type ({ft.name(value.type)})", CompileTypeError)
             self.env[target.id] = value
