@@ -141,3 +141,40 @@ def test_quat_type_errors():
     with pytest.raises(wp.CompileTypeError, match=r"Couldn't find a function 'quat_rotate' compatible with the "
                                                   r"arguments 'quatf, vec4f'"):
         wp.launch(k, 1, [wp.zeros(1, dtype=wp.quat), wp.zeros(1, dtype=wp.vec4)])
+
+
+@wp.kernel
+def axis_angle_out_args(qs: wp.array(dtype=wp.quat), loss: wp.array(dtype=float)):
+    tid = wp.tid()
+    axis = wp.vec3()
+    angle = float(0.0)
+    wp.quat_to_axis_angle(qs[tid], axis, angle)  # Warp's output-argument form
+    t = wp.quat_to_axis_angle(qs[tid])  # the tuple form
+    wp.atomic_add(loss, 0, axis[2] * 10.0 + angle + t[1] * 100.0)
+
+
+def test_quat_to_axis_angle_output_arguments_and_gradient():
+    # q = (0, 0, sin(a/2), cos(a/2)): axis (0, 0, 1), angle a = 2 atan2(z, w); loss = 10 axis_z + 101 a.
+    # d a/dz = 2w / (z^2 + w^2) = 2 cos(a/2), d a/dw = -2 sin(a/2); axis_z = z/|z| has no z-derivative
+    a = 0.5
+    qs = wp.array(np.array([[0.0, 0.0, np.sin(a / 2), np.cos(a / 2)]], np.float32), dtype=wp.quat,
+                  requires_grad=True)
+    loss = wp.zeros(1, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(axis_angle_out_args, 1, [qs, loss])
+    tape.backward(loss)
+    np.testing.assert_allclose(loss.numpy(), [10.0 + 101.0 * a], rtol=1e-6)
+    np.testing.assert_allclose(qs.grad.numpy(), [[0.0, 0.0, 202.0 * np.cos(a / 2), -202.0 * np.sin(a / 2)]],
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_quat_to_axis_angle_output_arguments_must_match():
+    def k(q: wp.quat):
+        axis = wp.vec3d()
+        angle = float(0.0)
+        wp.quat_to_axis_angle(q, axis, angle)
+
+    with pytest.raises(wp.CompileTypeError, match=r"quat_to_axis_angle\(q, axis, angle\): expected a vec3f output, "
+                                                   r"got vec3d"):
+        wp.launch(wp.kernel(k), 1, [wp.quat_identity()])

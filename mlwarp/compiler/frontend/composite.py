@@ -21,7 +21,7 @@ from ..dialects.warp import composite as wc
 from . import types as ft
 from .resolve import MISSING, resolve_path
 from .syntax import int_literal
-from .values import Var
+from .values import TupleVar, Var
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3}
 
@@ -249,6 +249,26 @@ def tuple_call(em, node, count):
     return [em.call_builtin(node, "quat_to_axis", [q]), em.call_builtin(node, "quat_to_angle", [q])]
 
 
+def _quat_to_axis_angle(em, node):
+    """`wp.quat_to_axis_angle(q, axis, angle)`: Warp's output-argument form assigns the axis and the angle to
+    the two variables; `t = wp.quat_to_axis_angle(q)` is the tuple (axis, angle)."""
+    if len(node.args) != 3 or node.keywords:
+        return TupleVar(tuple_call(em, node, 2))
+    q = em.expr(node.args[0])
+    if wt.composite_kind(q.type) != "quat":
+        raise em.error(node, f"quat_to_axis_angle() expects a quaternion, got {ft.name(q.type)}", CompileTypeError)
+    axis, angle = em.call_builtin(node, "quat_to_axis", [q]), em.call_builtin(node, "quat_to_angle", [q])
+    for target, value in ((node.args[1], axis), (node.args[2], angle)):
+        if not isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
+            raise em.error(target, "quat_to_axis_angle(q, axis, angle): axis and angle must be variables",
+                           CompileError)
+        if em.expr(target).type != value.type:
+            raise em.error(target, f"quat_to_axis_angle(q, axis, angle): expected a {ft.name(value.type)} output, "
+                                   f"got {ft.name(em.expr(target).type)}", CompileTypeError)
+        em.assign(target, value)
+    return None
+
+
 def _setter(member):
     """`wp.transform_set_translation(t, p)`: assigns `t.p = p` to the first argument's target (SSA)."""
 
@@ -428,6 +448,7 @@ def _type_function(obj):
     wv = sys.modules["mlwarp.vector"]
     return {id(wv.identity): _identity, id(wv.quat_identity): _quat_identity,
             id(wv.transform_identity): _transform_identity,
+            id(wv.quat_to_axis_angle): _quat_to_axis_angle,
             id(vector): _anon_vector, id(matrix): _anon_matrix, id(quaternion): _anon_quaternion,
             id(transformation): _anon_transformation,
             id(wv.transform_set_translation): _setter("p"), id(wv.transform_set_rotation): _setter("q")}.get(id(obj))
