@@ -132,9 +132,6 @@ class CudaArray(array):
         self.device.stream.synchronize()
         return host
 
-    def list(self):
-        return self.numpy().tolist()
-
     @property
     def __array_interface__(self):
         raise AttributeError("a CUDA array has no host memory; numpy copies it through __array__")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
+from test_cuda_runtime_fake import fake  # noqa: F401  (the fake-GPU fixture)
 
 
 # -- wp.full's dtype from the value --------------------------------------------------------------------------
@@ -360,3 +361,13 @@ def test_array_truthiness_in_a_kernel(a, b, expected):
     out = wp.zeros(4, dtype=int)
     wp.launch(_truthiness, dim=1, inputs=[a, b, out])
     assert out.numpy().tolist() == expected
+
+
+def test_list_and_view_of_cuda_arrays(fake):  # two fake GPUs (test_cuda_runtime_fake.py)
+    d = wp.full((2, 2), wp.vec2(1.0, 2.0), device="cuda:0")
+    values = d.list()  # a host copy, as CPU arrays' elements
+    assert len(values) == 4 and all(type(v) is wp.vec2 and v == wp.vec2(1.0, 2.0) for v in values)
+    assert wp.full((2, 2), 3, device="cuda:0").list() == [3, 3, 3, 3]
+    f = wp.array(np.arange(8, dtype=np.float32), device="cuda:0")
+    assert f.view(wp.uint32).numpy().tolist() == np.arange(8, dtype=np.float32).view(np.uint32).tolist()
+    assert f.reshape((-1, 4)).view(wp.vec4).numpy().tolist() == np.arange(8).reshape(2, 4).tolist()

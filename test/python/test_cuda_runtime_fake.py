@@ -111,7 +111,7 @@ def test_arrays_round_trip_and_fill(fake):
     np.testing.assert_array_equal(np.asarray(z), [0, 0, 0, 0])
     assert ("cuMemAllocAsync", (16, int(wp.get_stream("cuda:0").handle))) in fake.calls
     assert not hasattr(a, "__array_interface__")
-    assert a.list() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert a.list() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # flattened, as Warp's
     assert str(a) == str(a.numpy())
 
 
