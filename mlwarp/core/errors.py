@@ -26,6 +26,11 @@ class CompileValueError(CompileError, ValueError):
     """A kernel value the compiler refuses (a literal zero slice step, ...): Warp's WarpCodegenValueError."""
 
 
+class CompileValueError(CompileError, ValueError):
+    """A value that does not fit where a kernel puts it (Warp raises ValueError: a slice assigned a vector of
+    the wrong length or dtype)."""
+
+
 class UnsupportedSyntaxError(CompileError):
     """Python syntax that kernels do not support (list comprehensions, lambdas, try, ...)."""
 
@@ -48,7 +53,7 @@ class CompilerWarning(UserWarning):
 
 
 # Users meet these as mlwarp.errors.* (tracebacks, pickles across the compile process): the name they import.
-for _cls in (CompileError, CompileTypeError, UnsupportedSyntaxError, LaunchError, KernelBoundsError,
+for _cls in (CompileError, CompileTypeError, CompileValueError, UnsupportedSyntaxError, LaunchError, KernelBoundsError,
              FloatingPointCheckError, CompilerWarning):
     _cls.__module__ = "mlwarp.errors"
 del _cls

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from mlwarp.core import types as wt
-from mlwarp.core.errors import CompileError, CompileTypeError
+from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
 from mlwarp.core.vector import matrix, quaternion, transformation, vector
 
 from ..dialects.warp import builders as wb
@@ -538,6 +538,94 @@ def subscript(em, node):
     return get_item(em, node, base, node.slice)
 
 
+# -- slices: v[1:], v[::-1], m[:], m[0, :2], m[:2, 1], q[:2] (constant bounds; reads and writes) ---------------
+def _has_slice(slice_node) -> bool:
+    nodes = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
+    return any(isinstance(i, ast.Slice) for i in nodes)
+
+
+def _slice_positions(em, node, s, n) -> list:
+    parts = []
+    for p in (s.lower, s.upper, s.step):
+        parts.append(None if p is None else _const_int(em, p, "slice"))
+    if parts[2] == 0:
+        raise em.error(node, "slice step cannot be zero", CompileError)
+    return list(range(n)[slice(*parts)])
+
+
+def _slice_plan(em, node, t, slice_node):
+    """Per dimension of `t`: an i32 index value or the constant positions a slice selects (dimensions left
+    out are whole); and the type of the selection (a vector for one sliced dimension, a matrix for two)."""
+    nodes = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
+    shape = wt.inner_shape(t)
+    if wt.composite_kind(t) not in ("vec", "quat", "mat") or len(nodes) > len(shape):
+        raise em.error(node, f"a {ft.name(t)} takes up to {len(shape)} indices", CompileError)
+    plan = []
+    for k, n in enumerate(shape):
+        i = nodes[k] if k < len(nodes) else ast.Slice(None, None, None)
+        if isinstance(i, ast.Slice):
+            plan.append(_slice_positions(em, node, i, n))
+        else:
+            _check_const_index(em, node, i, n)
+            plan.append(_index_var(em, i, n))
+    kept = [len(p) for p in plan if isinstance(p, list)]
+    if 0 in kept:
+        raise em.error(node, f"this slice of a {ft.name(t)} selects no components (zero-length vectors and "
+                             f"matrices are not supported in kernels)", CompileError)
+    scalar = wt.scalar_type_of(t)
+    part = vector(kept[0], scalar) if len(kept) == 1 else matrix(tuple(kept), scalar)
+    return plan, part
+
+
+def _slice_indices(em, plan):
+    """The index lists of the selected components, in the selection's storage order."""
+    out = [[]]
+    for p in plan:
+        choices = [em.const(k, wt.int32).value for k in p] if isinstance(p, list) else [p]
+        out = [prefix + [c] for prefix in out for c in choices]
+    return out
+
+
+def get_slice(em, node, base, slice_node):
+    plan, part = _slice_plan(em, node, base.type, slice_node)
+    scalar = ft.to_mlir(wt.scalar_type_of(base.type))
+    comps = [wc.extract(base.value, idx, scalar) for idx in _slice_indices(em, plan)]
+    return Var(wc.construct(ft.to_mlir(part), comps), part)
+
+
+def with_slice(em, node, base, slice_node, value):
+    """`v[1:] = w`, `m[0, :2] = w`: base with the selected components replaced by value's (Warp's checks)."""
+    plan, part = _slice_plan(em, node, base.type, slice_node)
+    scalar = wt.scalar_type_of(base.type)
+    vt = value.type
+    if wt.composite_kind(part) == "vec":
+        n = wt.inner_shape(part)[0]
+        if not (wt.is_composite(vt) and wt.composite_kind(vt) in ("vec", "quat")):
+            raise em.error(node, f"The provided value is expected to be a vector of length {n}, with dtype "
+                                 f"{scalar.__name__}.", CompileValueError)
+        if wt.inner_shape(vt)[0] != n:
+            raise em.error(node, f"The length of the provided vector ({wt.inner_shape(vt)[0]}) isn't compatible "
+                                 f"with the given slice (expected {n}).", CompileValueError)
+        if wt.scalar_type_of(vt) is not scalar:
+            raise em.error(node, f"The provided vector is expected to be of length {n} with dtype "
+                                 f"{scalar.__name__}.", CompileValueError)
+    else:
+        shape = wt.inner_shape(part)
+        if not (wt.is_composite(vt) and wt.composite_kind(vt) == "mat"):
+            raise em.error(node, f"The provided value is expected to be a matrix of shape {shape}, with dtype "
+                                 f"{scalar.__name__}.", CompileValueError)
+        if wt.inner_shape(vt) != shape:
+            raise em.error(node, f"The shape of the provided matrix ({wt.inner_shape(vt)}) isn't compatible "
+                                 f"with the given slice (expected {shape}).", CompileValueError)
+        if wt.scalar_type_of(vt) is not scalar:
+            raise em.error(node, f"The provided matrix is expected to be of shape {shape} with dtype "
+                                 f"{scalar.__name__}.", CompileValueError)
+    out = base.value
+    for k, idx in enumerate(_slice_indices(em, plan)):
+        out = wc.insert(out, _component(em, value, k).value, idx)
+    return Var(out, base.type)
+
+
 def _indices(em, node, t, slice_node):
     idx_nodes = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
     shape = wt.inner_shape(t)
@@ -557,6 +645,8 @@ def _element_type(t, count):
 
 
 def get_item(em, node, base, slice_node):
+    if _has_slice(slice_node):
+        return get_slice(em, node, base, slice_node)
     idx, _ = _indices(em, node, base.type, slice_node)
     et = _element_type(base.type, len(idx))
     return Var(wc.extract(base.value, idx, ft.to_mlir(et)), et)
@@ -604,6 +694,8 @@ def with_member(em, target, base, value):
             value = _converted(em, target, value, wt.scalar_type_of(t))
             return Var(wc.insert(base.value, value.value, [em.const(k, wt.int32).value]), t)
         raise em.error(target, f"'{ft.name(t)}' has no attribute '{target.attr}' to assign", CompileError)
+    if _has_slice(target.slice):
+        return with_slice(em, target, base, target.slice, value)
     idx, _ = _indices(em, target, t, target.slice)
     value = _converted(em, target, value, _element_type(t, len(idx)))
     return Var(wc.insert(base.value, value.value, idx), t)

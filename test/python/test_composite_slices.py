@@ -1,0 +1,128 @@
+"""Slices of vectors, quaternions and matrices in kernels, as Warp: constant bounds with Python's rules
+(negative, out of range, negative steps), reads give a vector (one sliced dimension) or a matrix (two),
+writes and in-place operators replace the selected components, gradients flow through both; Warp's
+ValueError messages for values that do not fit."""
+
+import re
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+vec1 = wp.types.vector(1, float)
+vec2 = wp.types.vector(2, float)
+vec3 = wp.types.vector(3, float)
+
+
+@wp.kernel
+def slice_values(out: wp.array(dtype=float)):
+    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    r = v[::-2]  # (4, 2)
+    s = v[-123:123]  # all four
+    t = v[1::-2]  # (2,)
+    v[::-2] = vec2(23.0, 24.0)  # v = (1, 24, 3, 23)
+    v[1:] += vec3(26.0, 27.0, 28.0)  # (1, 50, 30, 51)
+    m = wp.mat33(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+    sub = m[1:, ::2]  # [[4, 6], [7, 9]]
+    row = m[0, :2]  # (1, 2)
+    col = m[:2, 1]  # (2, 5)
+    m[0, :2] = wp.vec2(-1.0, -2.0)
+    m[1:, 2] = wp.vec2(-6.0, -9.0)
+    q = wp.quat(1.0, 2.0, 3.0, 4.0)
+    q[2:] = wp.vec2(7.0, 8.0)
+    vals = wp.vec4(r[0], r[1], s[3], t[0])
+    for k in range(4):
+        out[k] = vals[k]
+        out[4 + k] = v[k]
+    out[8] = sub[0, 0] * 1000.0 + sub[0, 1] * 100.0 + sub[1, 0] * 10.0 + sub[1, 1]
+    out[9] = row[0] * 10.0 + row[1]
+    out[10] = col[0] * 10.0 + col[1]
+    out[11] = m[0, 0] + m[0, 1] * 10.0 + m[1, 2] * 100.0 + m[2, 2] * 1000.0 + m[2, 0]
+    out[12] = q[0] + q[1] * 10.0 + q[2] * 100.0 + q[3] * 1000.0
+
+
+def test_slice_reads_and_writes():
+    out = wp.zeros(13)
+    wp.launch(slice_values, 1, [out])
+    np.testing.assert_array_equal(out.numpy(), [4, 2, 4, 2, 1, 50, 30, 51, 4000 + 600 + 70 + 9, 12, 25,
+                                                -1 - 20 - 600 - 9000 + 7, 1 + 20 + 700 + 8000])
+
+
+@wp.kernel
+def slice_grads(arr_x: wp.array(dtype=wp.vec2), arr_y: wp.array(dtype=wp.vec4), arr_m: wp.array(dtype=wp.mat33)):
+    i = wp.tid()
+    y = arr_y[i]
+    y[:2] = arr_x[i]
+    y[1:-1] += arr_x[i][:2]
+    y[3:1:-1] -= arr_x[i][0:]
+    arr_y[i] = y
+    z = wp.mat33()
+    z[0, :2] = arr_x[i] * 2.0
+    z[1:, 1] = arr_x[i][::-1] * 3.0
+    arr_m[i] = z
+
+
+def test_slice_gradients():
+    # x = (1, 2): y = (x0, x1 + x0, x1 - x1, -x0) = (1, 3, 0, -1): d sum(y)/dx = (1 + 1 - 1, 1 + 1 - 1) = (1, 1);
+    # z row 0 = 2x, z[1:, 1] = 3 (x1, x0): d sum(z)/dx = (2 + 3, 2 + 3) = (5, 5); total (6, 6)
+    x = wp.array([[1.0, 2.0]], dtype=wp.vec2, requires_grad=True)
+    y = wp.zeros(1, dtype=wp.vec4, requires_grad=True)
+    m = wp.zeros(1, dtype=wp.mat33, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(slice_grads, 1, inputs=[x], outputs=[y, m])
+    y.grad = wp.ones_like(y)
+    m.grad = wp.ones_like(m)
+    tape.backward()
+    np.testing.assert_array_equal(y.numpy(), [[1, 3, 0, -1]])
+    np.testing.assert_array_equal(m.numpy(), [[[2, 4, 0], [0, 6, 0], [0, 3, 0]]])
+    np.testing.assert_array_equal(x.grad.numpy(), [[6, 6]])
+
+
+def _k_dtype():
+    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    v[1:] = wp.vec3d(5.0, 6.0, 7.0)
+
+
+def _k_scalar():
+    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    v[1:] = wp.float64(5.0)
+
+
+def _k_length():
+    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    v[1:] = wp.vec2(5.0, 6.0)
+
+
+def _k_mat_shape():
+    m = wp.mat33()
+    m[1:, 1:] = wp.mat33()
+
+
+def _k_empty():
+    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    w = v[3:1]
+
+
+def _k_step_zero():
+    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    w = v[::0]
+
+
+@pytest.mark.parametrize("func,cls,message", [
+    (_k_dtype, ValueError, r"The provided vector is expected to be of length 3 with dtype float32."),
+    (_k_scalar, ValueError, r"The provided value is expected to be a vector of length 3, with dtype float32."),
+    (_k_length, ValueError, r"The length of the provided vector \(2\) isn't compatible with the given slice "
+                            r"\(expected 3\)."),
+    (_k_mat_shape, ValueError, r"The shape of the provided matrix \(\(3, 3\)\) isn't compatible with the given slice "
+                               r"\(expected \(2, 2\)\)."),
+    (_k_empty, wp.CompileError, r"this slice of a vec4f selects no components \(zero-length vectors and matrices "
+                                r"are not supported in kernels\)"),
+    (_k_step_zero, wp.CompileError, "slice step cannot be zero"),
+])
+def test_slice_errors(func, cls, message):
+    with pytest.raises(cls) as info:
+        wp.launch(wp.kernel(func), 1, [])
+    assert isinstance(info.value, wp.CompileError)
+    assert re.search(message + "$", str(info.value)), str(info.value)
