@@ -35,6 +35,7 @@ from .norms import *  # noqa: F401,F403  (norm_l1, norm_huber, smooth_normalize,
 from .intersect import *  # noqa: F401,F403  (closest_point_edge_edge, intersect_tri_tri as @wp.func)
 from .array_search import *  # noqa: F401,F403  (lower_bound as a generic @wp.func)
 from .decompositions import *  # noqa: F401,F403  (eig3, qr3, svd3, svd2 as @wp.func)
+from .perlin import *  # noqa: F401,F403  (noise, pnoise, curlnoise as @wp.func)
 from .random import *  # noqa: F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
 from .static import constant, static  # noqa: F401
 from .launch import launch, synchronize, synchronize_device  # noqa: F401
