@@ -178,3 +178,14 @@ def test_quat_to_axis_angle_output_arguments_must_match():
     with pytest.raises(wp.CompileTypeError, match=r"quat_to_axis_angle\(q, axis, angle\): expected a vec3f output, "
                                                    r"got vec3d"):
         wp.launch(wp.kernel(k), 1, [wp.quat_identity()])
+
+
+def test_quat_rpy_in_python_scope():
+    r, p, y = 0.3, -0.2, 1.1
+    cr, sr, cp, sp, cy, sy = np.cos(r / 2), np.sin(r / 2), np.cos(p / 2), np.sin(p / 2), np.cos(y / 2), np.sin(y / 2)
+    expected = [cy * sr * cp - sy * cr * sp, cy * cr * sp + sy * sr * cp, sy * cr * cp - cy * sr * sp,
+                cy * cr * cp + sy * sr * sp]  # q_z(yaw) q_y(pitch) q_x(roll)
+    q = wp.quat_rpy(r, p, y)
+    assert isinstance(q, wp.quat)
+    np.testing.assert_allclose(list(q), expected, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(list(wp.quat_rpy(0.5, 0.0, 0.0)), [np.sin(0.25), 0, 0, np.cos(0.25)], rtol=1e-6)

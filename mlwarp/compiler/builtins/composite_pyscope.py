@@ -51,6 +51,12 @@ def _from_axis_angle(axis, angle):
     return np.concatenate([axis * np.sin(angle / 2), [np.cos(angle / 2)]])
 
 
+def _rpy(roll, pitch, yaw):
+    """Roll about x, then pitch about y, then yaw about z: q = q_z(yaw) q_y(pitch) q_x(roll), in (x, y, z, w)."""
+    half = lambda axis, angle: _from_axis_angle(np.eye(3)[axis], angle)  # noqa: E731
+    return _qmul(_qmul(half(2, yaw), half(1, pitch)), half(0, roll))
+
+
 def _to_matrix(q):
     return np.stack([_rotate(q, e) for e in np.eye(3)], 1)
 
@@ -83,6 +89,7 @@ IMPLS = {
     "quat_rotate_inv": lambda q, v: _rotate(_qinv(q), v),
     "quat_from_axis_angle": _from_axis_angle,
     "quat_to_matrix": _to_matrix,
+    "quat_rpy": _rpy,
     "quat_between_vectors": lambda a, b: _normalize(np.concatenate([np.cross(_normalize(a, a), _normalize(b, b)), [
         1 + _normalize(a, a) @ _normalize(b, b)]]), np.array([0, 0, 0, 1.0])),
     "transform_point": lambda t, x: t[:3] + _rotate(t[3:], x),
