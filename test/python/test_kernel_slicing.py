@@ -158,3 +158,28 @@ def test_a_variable_may_be_rebound_to_an_array_of_another_rank():
     out = wp.zeros(2, dtype=int)
     wp.launch(_rebind_ranks, dim=1, inputs=[wp.array(data), out])
     assert out.numpy().tolist() == [data[1, 3], data[:2, 1][1]]
+
+
+def test_run_time_zero_step_prints_warps_message_and_aborts(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "zero_step.py"
+    script.write_text(textwrap.dedent("""
+        import mlwarp as wp
+
+        @wp.kernel
+        def k(a: wp.array(dtype=int), step: int, out: wp.array(dtype=int)):
+            out[0] = a[::step].shape[0]
+
+        a, out = wp.zeros(4, dtype=int), wp.zeros(1, dtype=int)
+        wp.launch(k, dim=1, inputs=[a, 2, out])
+        print("step 2:", out.numpy()[0], flush=True)
+        wp.launch(k, dim=1, inputs=[a, 0, out])
+        print("not reached", flush=True)
+    """))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "step 2: 2" in run.stdout and "Warp error: slice step cannot be zero" in run.stdout
+    assert "not reached" not in run.stdout

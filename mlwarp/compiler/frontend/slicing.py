@@ -1,16 +1,21 @@
 """Slicing arrays inside kernels (`a[1:3]`, `a[::-1]`, `a[i, 2:]`), as Warp: a strided view of the same memory
 (`warp.slice`, lowered with Python's slice rules at run time: omitted and negative bounds, clamping, negative
 steps), of the slices' rank plus the trailing dimensions; an int among them picks (negative: from the end).
-A literal zero step is a compile error (Warp's message); `.ndim` of an array is its rank."""
+A literal zero step is a compile error (Warp's message); a zero step at run time prints Warp's message and traps
+(the process aborts, as Warp's CPU path does; a CUDA launch fails). `.ndim` of an array is its rank."""
 
 from __future__ import annotations
 
 import ast
 
+from mlir import ir
+from mlir.dialects import arith, llvm, scf
+
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
 
 from ..dialects.warp import builders as wb
+from . import printing
 from . import types as ft
 from .syntax import int_literal
 from .values import Var
@@ -52,10 +57,22 @@ def build(em, node: ast.Subscript, arr: Var) -> Var:
             if bit == 4 and int_literal(part) == 0:
                 raise em.error(node, ZERO_STEP, CompileValueError)
             bounds.append(_i32_of(em, part))
+            if bit == 4 and int_literal(part) is None:
+                _trap_if_zero(em, bounds[-1])
             code |= bit
         dims.append(code)
     out_ndim = sum(1 for d in dims if d >= 0) + ndim - len(dims)
     return Var(wb.slice_(arr.value, dims, bounds), ft.ArrayT(arr.type.dtype, out_ndim))
+
+
+def _trap_if_zero(em, step) -> None:
+    """A run-time zero step: Warp's message, then a trap."""
+    zero = arith.ConstantOp(step.type, ir.IntegerAttr.get(step.type, 0)).result
+    guard = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, step, zero).result, [], has_else=False)
+    with ir.InsertionPoint(guard.then_block):
+        printing.call_printf(em, "Warp error: slice step cannot be zero\n", [])
+        llvm.intr_trap()
+        scf.YieldOp([])
 
 
 def ndim_attribute(em, node: ast.Attribute):
