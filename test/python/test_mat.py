@@ -152,3 +152,35 @@ def test_matrix_errors():
 
     with pytest.raises(wp.CompileTypeError, match=r"use `wp.matrix_from_rows\(\)` or `wp.matrix_from_cols\(\)`"):
         wp.launch(from_vectors, 1, [wp.zeros(1, dtype=wp.mat22)])
+
+
+def _det4_warp_rounding(m):
+    """Warp's 4x4 determinant with its C++ roundings, in numpy: 2x2 determinants of columns 2, 3 in float32
+    (kept as doubles), cofactors in double rounded to float32, the final sum in float32."""
+    f, d = np.float32, np.float64
+    x = m.astype(f)
+
+    def y(a, b):
+        return d(x[a, 2] * x[b, 3] - x[b, 2] * x[a, 3])
+
+    y01, y02, y03, y12, y13, y23 = y(0, 1), y(0, 2), y(0, 3), y(1, 2), y(1, 3), y(2, 3)
+    c = [d(x[i, 1]) for i in range(4)]
+    z30 = f(c[1] * y02 - c[2] * y01 - c[0] * y12)
+    z20 = f(c[0] * y13 - c[1] * y03 + c[3] * y01)
+    z10 = f(c[2] * y03 - c[3] * y02 - c[0] * y23)
+    z00 = f(c[1] * y23 - c[2] * y13 + c[3] * y12)
+    return f(f(f(x[3, 0] * z30 + x[2, 0] * z20) + x[1, 0] * z10) + x[0, 0] * z00)
+
+
+@wp.kernel
+def det4(m: wp.array(dtype=wp.mat44), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.determinant(m[i])
+
+
+def test_determinant_4x4_rounds_as_warp():
+    a = np.random.default_rng(11).standard_normal((200, 4, 4)).astype(np.float32)
+    out = wp.zeros(200)
+    wp.launch(det4, 200, [wp.array(a, dtype=wp.mat44), out])
+    np.testing.assert_array_equal(out.numpy(), [_det4_warp_rounding(m) for m in a])
+    np.testing.assert_allclose(out.numpy(), np.linalg.det(a.astype(np.float64)), atol=1e-5)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from mlwarp.core import types as wt
 
+from ..lazy import arith, ir
 from . import vecmath as vm
 from .table import overload
 from .vecmath import V
@@ -200,7 +201,45 @@ def _determinant(args, types, rt):
         r0, r1, r2 = rows(m, types[0])
         c = [r1[1] * r2[2] - r1[2] * r2[1], r1[2] * r2[0] - r1[0] * r2[2], r1[0] * r2[1] - r1[1] * r2[0]]
         return (r0[0] * c[0] + r0[1] * c[1] + r0[2] * c[2]).value
+    if n == 4:
+        return _det4(_getter(m, n)).value
     return _det(_getter(m, n), list(range(n)), list(range(n))).value
+
+
+def _det4(e):
+    """Warp's 4x4 determinant, rounding step for step as its C++ does: the twelve 2x2 determinants of the
+    column pairs in the matrix's type, kept as doubles, the four 3x3 cofactors in double then rounded back,
+    the final sum in the matrix's type."""
+    t = e(0, 0).type
+    f64 = ir.F64Type.get()
+
+    f32 = ir.F32Type.get()
+
+    def wide(x):  # half goes through float (as Warp's half -> double; and no f16 <-> f64 libcalls)
+        if t == f64:
+            return x
+        v = x.value if t == f32 else arith.extf(f32, x.value)
+        return V(arith.extf(f64, v))
+
+    def narrow(x):
+        if t == f64:
+            return x
+        v = arith.truncf(f32, x.value)
+        return V(v if t == f32 else arith.truncf(t, v))
+
+    def pair_dets(c0, c1):
+        y = {}
+        for a, b in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)):
+            y[(a, b)] = wide(e(a, c0) * e(b, c1) - e(b, c0) * e(a, c1))
+        return y
+
+    y = pair_dets(2, 3)
+    x = {(i, j): wide(e(i, j)) for i in range(4) for j in (0, 1)}
+    z30 = narrow(x[1, 1] * y[0, 2] - x[2, 1] * y[0, 1] - x[0, 1] * y[1, 2])
+    z20 = narrow(x[0, 1] * y[1, 3] - x[1, 1] * y[0, 3] + x[3, 1] * y[0, 1])
+    z10 = narrow(x[2, 1] * y[0, 3] - x[3, 1] * y[0, 2] - x[0, 1] * y[2, 3])
+    z00 = narrow(x[1, 1] * y[2, 3] - x[2, 1] * y[1, 3] + x[3, 1] * y[1, 2])
+    return e(3, 0) * z30 + e(2, 0) * z20 + e(1, 0) * z10 + e(0, 0) * z00
 
 
 @overload("inverse", ["Matrix"], _det_rule, doc="the inverse; the zero matrix when the determinant is 0 (Warp)")
