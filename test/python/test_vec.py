@@ -434,3 +434,29 @@ def test_where_selects_whole_vectors():
                      wp.array(np.array([7, 0], np.int32), dtype=wp.int32), out, out2])
     np.testing.assert_array_equal(out.numpy(), [[1, 2], [7, 8]])
     np.testing.assert_array_equal(out2.numpy(), [[5, 6], [3, 4]])
+
+
+vec5h = wp.types.vector(5, wp.float16)
+
+
+@wp.kernel
+def div_by_scalar_h(s: wp.array(dtype=wp.float16), v: wp.array(dtype=vec5h), o: wp.array(dtype=wp.float16)):
+    r = v[0] / s[0]
+    o[0] = wp.float16(2.0) * r[1]
+
+
+def test_vector_by_scalar_division_gradient_rounds_as_warp():
+    # Warp's adj_div(vec, s): adj_s -= dot(a, adj_ret) / (s * s), each operation rounded to half here
+    rng = np.random.default_rng(123)
+    sv, av = rng.standard_normal(1).astype(np.float16), rng.standard_normal((1, 5)).astype(np.float16)
+    s, v = wp.array(sv, requires_grad=True), wp.array(av, dtype=vec5h, requires_grad=True)
+    o = wp.zeros(1, dtype=wp.float16, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(div_by_scalar_h, 1, [s, v, o])
+    tape.backward(grads={o: wp.array(np.ones(1, np.float16), dtype=wp.float16)})
+    h = np.float16
+    adj_r1 = h(2.0)  # d o / d r[1]
+    expected = -(h(av[0, 1] * adj_r1) / h(sv[0] * sv[0]))
+    assert s.grad.numpy()[0] == expected
+    np.testing.assert_array_equal(v.grad.numpy()[0], [0, h(adj_r1 / sv[0]), 0, 0, 0])

@@ -190,7 +190,7 @@ set_overload_grad("mul", ["VectorLike", "Scalar"], Bilinear("mul", lambda g, a, 
 set_overload_grad("mul", ["Scalar", "VectorLike"], Bilinear("mul", lambda g, a, b, out: inner(g, b),
                                                            lambda g, a, b, out: a * g))
 set_overload_grad("div", ["VectorLike", "Scalar"], Custom(
-    lambda g, a, b, out: [g / b, -(inner(g, out) / b)],
+    lambda g, a, b, out: [g / b, -(inner(a, g) / (b * b))],  # Warp's adj_div: -dot(a, adj) / s^2 (its rounding)
     lambda t, a, b, out: add_opt(t[0] / b if t[0] is not None else None,
                                  -(out * (t[1] / b)) if t[1] is not None else None)))
 
