@@ -153,3 +153,22 @@ def test_constructor_errors_are_warps(func, message):
         wp.launch(wp.kernel(func), dim=1, inputs=inputs)
     # the message ends with the reason (the source line is a note), as Warp's tests check with `$`
     assert re.search(message + "$", str(info.value)), str(info.value)
+
+
+@wp.kernel
+def double_to_half(a: wp.array(dtype=wp.float64), b: wp.array(dtype=wp.float16), c: wp.array(dtype=wp.float64)):
+    b[0] = wp.float16(a[0])
+    q2 = wp.types.quaternion(wp.quatd(a[0], a[0], a[0], a[0]), dtype=wp.float16)
+    b[1] = q2[3]
+    c[0] = wp.float64(b[0])
+    c[1] = wp.types.quaternion(q2, dtype=wp.float64)[0]
+
+
+def test_double_half_conversions_go_through_float():
+    # Warp's half has only a float constructor: 1 + 2^-11 + 2^-30 -> float 1 + 2^-11 (exact tie in half) -> 1.0
+    # (a direct double -> half rounding would give 1 + 2^-10)
+    a = wp.array([1.0 + 2.0**-11 + 2.0**-30], dtype=wp.float64)
+    b, c = wp.zeros(2, dtype=wp.float16), wp.zeros(2, dtype=wp.float64)
+    wp.launch(double_to_half, 1, [a, b, c])
+    assert b.numpy().tolist() == [1.0, 1.0]
+    assert c.numpy().tolist() == [1.0, 1.0]

@@ -349,6 +349,9 @@ def lower_cast(x: ir.Value, to: ir.Type) -> ir.Value:
     if dst == "bool":
         return compare("ne", x, _constant_like(0, x.type))
     if src == "float" and dst == "float":
+        f16, f64 = ir.F16Type.get(), ir.F64Type.get()
+        if {x.type, to} == {f16, f64}:  # through float, as Warp's half(float) (and LLVM has no f64<->f16 here)
+            return lower_cast(lower_cast(x, ir.F32Type.get()), to)
         wider = ir.FloatType(to).width > ir.FloatType(x.type).width
         return (arith.ExtFOp if wider else arith.TruncFOp)(to, x).result
     if src == "float":
