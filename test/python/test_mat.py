@@ -184,3 +184,12 @@ def test_determinant_4x4_rounds_as_warp():
     wp.launch(det4, 200, [wp.array(a, dtype=wp.mat44), out])
     np.testing.assert_array_equal(out.numpy(), [_det4_warp_rounding(m) for m in a])
     np.testing.assert_allclose(out.numpy(), np.linalg.det(a.astype(np.float64)), atol=1e-5)
+
+
+def test_matrix_from_rows_and_cols_in_python_scope():
+    m = wp.matrix_from_rows(wp.vec3(1.0, 2.0, 3.0), wp.vec3(4.0, 5.0, 6.0))
+    assert type(m) is wp.types.matrix((2, 3), wp.float32)
+    np.testing.assert_array_equal([[m[i, j] for j in range(3)] for i in range(2)], [[1, 2, 3], [4, 5, 6]])
+    m = wp.matrix_from_cols(wp.vec2d(1.0, 2.0), wp.vec2d(3.0, 4.0), wp.vec2d(5.0, 6.0))
+    assert type(m) is wp.types.matrix((2, 3), wp.float64)
+    np.testing.assert_array_equal([[m[i, j] for j in range(3)] for i in range(2)], [[1, 3, 5], [2, 4, 6]])

@@ -90,6 +90,8 @@ IMPLS = {
     "quat_from_axis_angle": _from_axis_angle,
     "quat_to_matrix": _to_matrix,
     "quat_rpy": _rpy,
+    "matrix_from_rows": lambda *rows: np.stack(rows),
+    "matrix_from_cols": lambda *cols: np.stack(cols, 1),
     "quat_between_vectors": lambda a, b: _normalize(np.concatenate([np.cross(_normalize(a, a), _normalize(b, b)), [
         1 + _normalize(a, a) @ _normalize(b, b)]]), np.array([0, 0, 0, 1.0])),
     "transform_point": lambda t, x: t[:3] + _rotate(t[3:], x),
