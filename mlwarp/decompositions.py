@@ -18,14 +18,48 @@ are the derivatives of the decomposition away from repeated eigen/singular value
 
 from .builtins import namespace as wp  # wp.sqrt, wp.transpose, ...: the builtins, spelt as in user code
 from .func import func
+from .func_grad import func_grad
 from .core.refs import ref
 from .types import float16, float32, float64
 from .vector import mat22d, mat22f, mat22h, mat33d, mat33f, mat33h, vec2d, vec2f, vec2h, vec3d, vec3f, vec3h
 
+@func
+def _detach_h(A: mat33h) -> mat33h:
+    return A
+
+
+@func
+def _detach_f(A: mat33f) -> mat33f:
+    return A
+
+
+@func
+def _detach_d(A: mat33d) -> mat33d:
+    return A
+
+
+# A's value with no derivative: the Jacobi rotations are computed on it, and the derivatives of the
+# eigen-decomposition are added in closed form (differentiating the rotations themselves divides by
+# off-diagonal entries that vanish at convergence: NaN or 1e9 gradients at repeated eigenvalues)
+@func_grad(_detach_h)
+def _adj_detach_h(A: mat33h, adj_ret: mat33h):
+    pass
+
+
+@func_grad(_detach_f)
+def _adj_detach_f(A: mat33f, adj_ret: mat33f):
+    pass
+
+
+@func_grad(_detach_d)
+def _adj_detach_d(A: mat33d, adj_ret: mat33d):
+    pass
+
+
 _SWEEPS = 6  # cyclic Jacobi sweeps of the three rotations; quadratic convergence: float64 after 4-5
 
 
-def _overloads(m33, v3, m22, v2, s):
+def _overloads(m33, v3, m22, v2, s, detach):
     """The decompositions for one float type: `s` the scalar, `m33`/`v3`/`m22`/`v2` its matrices, vectors."""
 
     @func
@@ -53,15 +87,33 @@ def _overloads(m33, v3, m22, v2, s):
         return A, V
 
     @func
+    def _inv_gap(g: s):
+        """1 / g with g moved out of (-1e-6, 1e-6) (0 counts as positive), as Warp's adjoint does."""
+        if g < s(0.0) and g > s(-1.0e-6):
+            g = s(-1.0e-6)
+        if g >= s(0.0) and g < s(1.0e-6):
+            g = s(1.0e-6)
+        return s(1.0) / g
+
+    @func
     def eig3(A: m33):
-        D = A
+        A0 = detach(A)
+        D = A0
         Q = m33(s(1.0), s(0.0), s(0.0), s(0.0), s(1.0), s(0.0), s(0.0), s(0.0), s(1.0))
         for _sweep in range(_SWEEPS):
             D, Q = _rotate(D, Q, 0, 1)
             D, Q = _rotate(D, Q, 0, 2)
             D, Q = _rotate(D, Q, 1, 2)
-        D = wp.transpose(Q) * A * Q
-        return Q, v3(D[0, 0], D[1, 1], D[2, 2])
+        D = wp.transpose(Q) * A0 * Q
+        # first-order terms, zero in value: P = Q^T dA Q; dd_i = P_ii, dQ = Q W with W_ij = P_ij / (d_j - d_i)
+        P = wp.transpose(Q) * (A - A0) * Q
+        f01 = _inv_gap(D[1, 1] - D[0, 0])
+        f02 = _inv_gap(D[2, 2] - D[0, 0])
+        f12 = _inv_gap(D[2, 2] - D[1, 1])
+        W = m33(s(0.0), P[0, 1] * f01, P[0, 2] * f02,
+                -P[1, 0] * f01, s(0.0), P[1, 2] * f12,
+                -P[2, 0] * f02, -P[2, 1] * f12, s(0.0))
+        return Q + Q * W, v3(D[0, 0] + P[0, 0], D[1, 1] + P[1, 1], D[2, 2] + P[2, 2])
 
     @func
     def eig3(A: m33, Q: ref[m33], d: ref[v3]):  # noqa: F811
@@ -168,8 +220,8 @@ def _overloads(m33, v3, m22, v2, s):
     return eig3, qr3, svd3, svd2
 
 
-for _types in ((mat33h, vec3h, mat22h, vec2h, float16), (mat33f, vec3f, mat22f, vec2f, float32),
-               (mat33d, vec3d, mat22d, vec2d, float64)):
+for _types in ((mat33h, vec3h, mat22h, vec2h, float16, _detach_h), (mat33f, vec3f, mat22f, vec2f, float32, _detach_f),
+               (mat33d, vec3d, mat22d, vec2d, float64, _detach_d)):
     eig3, qr3, svd3, svd2 = _overloads(*_types)  # one Function each: later factories add overloads
 
 __all__ = ["eig3", "qr3", "svd3", "svd2"]

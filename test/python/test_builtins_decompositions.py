@@ -164,3 +164,37 @@ def test_value_gradients_match_central_differences():
             M[idx] += h
             fd[idx] = (plus - minus) / (2 * h)
         np.testing.assert_allclose(g, fd, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_eigenvalue_gradients_at_repeated_eigenvalues(dtype):
+    """sum(d) = trace(A) and |d|^2 = |A|_F^2 for symmetric A: gradients I and 2 A, even where eigenvalues
+    repeat (no NaN from the rotations' derivatives)."""
+    m33, v3, _, _, eps = TYPES[dtype]
+    wtype = wp.float32 if dtype == np.float32 else wp.float64
+
+    @wp.kernel
+    def losses(A: wp.array(dtype=m33), squared: int, out: wp.array(dtype=wtype)):
+        i = wp.tid()
+        q, d = wp.eig3(A[i])
+        if squared == 1:
+            out[i] = wp.dot(d, d)
+        else:
+            out[i] = d[0] + d[1] + d[2]
+
+    c, s = np.cos(0.7), np.sin(0.7)
+    rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]) @ np.array([[1.0, 0.0, 0.0], [0.0, c, -s],
+                                                                              [0.0, s, c]])
+    cases = np.array([np.zeros((3, 3)), np.eye(3), np.diag([2.0, 2.0, -1.0]), rot @ np.diag([3.0, 3.0, 1.0]) @ rot.T,
+                      rot @ np.diag([1.0, 1.0 + 1e-6, 2.0]) @ rot.T, rot @ np.diag([1.0, -2.0, 4.0]) @ rot.T])
+    for squared in (0, 1):
+        a = wp.array(cases.astype(dtype), dtype=m33, requires_grad=True)
+        out = wp.zeros(len(cases), dtype=wtype, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(losses, dim=len(cases), inputs=[a, squared, out])
+        tape.backward(grads={out: wp.ones(len(cases), dtype=wtype)})
+        expected = 2.0 * cases if squared else np.broadcast_to(np.eye(3), cases.shape)
+        np.testing.assert_allclose(a.grad.numpy(), expected, atol=1e4 * eps)
+        np.testing.assert_allclose(out.numpy(), (cases ** 2).sum(axis=(1, 2)) if squared else np.trace(cases, axis1=1, axis2=2),
+                                   atol=1e4 * eps)
