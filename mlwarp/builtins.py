@@ -22,7 +22,11 @@ class BuiltinFunction:
         self._wp_builtin_ = None if intrinsic else name
         self._wp_intrinsic_ = name if intrinsic else None
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if self._wp_intrinsic_ in ("expect_eq", "expect_neq", "expect_near"):  # a @wp.func called from Python
+            return _expect(self._wp_intrinsic_[len("expect_"):], *args, **kwargs)
+        if kwargs:
+            raise TypeError(f"wp.{self.__name__}() takes no keyword arguments in Python scope")
         if any(getattr(type(a), "_wp_composite_", None) for a in args) or self.__name__ in COMPOSITE_ONLY:
             from .compiler.builtins.composite_pyscope import call  # vectors, matrices, quaternions, ...
 
@@ -34,6 +38,56 @@ class BuiltinFunction:
 
     def __repr__(self):
         return f"<mlwarp builtin {self.__name__}>"
+
+
+# -- wp.expect_eq / expect_neq / expect_near in Python scope: Warp's text, as its native print writes it ----------
+def _components(v):
+    import numpy as np  # lazy: numpy only for composite values
+
+    return [float(np.float32(c)) for c in np.asarray(v.numpy(), dtype=np.float64).reshape(-1)]
+
+
+def _printed(v) -> str:
+    """Warp's print of a value (without the newline): composites component by component as float32 `%g`."""
+    t = type(v)
+    if getattr(t, "_wp_composite_", None):
+        c, kind, shape = _components(v), wt.composite_kind(t), wt.inner_shape(t)
+        if kind == "quat":
+            return "%g %g %g %g" % tuple(c)
+        if kind in ("transform", "transformation"):
+            return "(%g %g %g) (%g %g %g %g)" % tuple(c)
+        if len(shape) == 2:
+            return "\n".join("".join("%g " % x for x in c[r * shape[1]:(r + 1) * shape[1]]) for r in range(shape[0]))
+        return "".join("%g " % x for x in c)
+    value = getattr(v, "value", v)
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "True" if value else "False"
+    if float(value) == int(value) and not isinstance(value, float) and "float" not in type(value).__name__ and \
+            not (wt.is_scalar(type(v)) and wt.is_float(type(v))):
+        return "%d" % int(value)
+    return "%g" % float(value)
+
+
+def _values(v):
+    return _components(v) if getattr(type(v), "_wp_composite_", None) else [float(getattr(v, "value", v))]
+
+
+def _expect(which, actual, expected, tolerance=1e-6):
+    if which == "near":
+        a, e = _values(actual), _values(expected)
+        diff = max(abs(x - y) for x, y in zip(a, e))
+        if diff > float(getattr(tolerance, "value", tolerance)):
+            label = "Max absolute difference" if len(a) > 1 else "Absolute difference"
+            print(f"Error, expect_near() failed with tolerance {_printed(tolerance)}\n    Expected: "
+                  f"{_printed(expected)}\n    Actual: {_printed(actual)}\n    {label}: {'%g' % diff}", flush=True)
+        return None
+    same = _values(actual) == _values(expected) and type(actual) is type(expected) or \
+        (not getattr(type(actual), "_wp_composite_", None) and getattr(actual, "value", actual) ==
+         getattr(expected, "value", expected))
+    if same != (which == "eq"):
+        print(f"Error, expect_{which}() failed:\n\t Expected: {_printed(expected)}\n\t Actual: {_printed(actual)}",
+              flush=True)
+    return None
 
 
 # Names reserved for the frontend, not Warp builtins.

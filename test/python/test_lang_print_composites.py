@@ -63,3 +63,26 @@ def test_expect_on_composites_of_different_types_is_warps_error():
     # the message (without the source-line note) ends with Warp's text
     assert str(info.value).endswith("in 'k': expect_neq() arguments must have the same type, got vec3f and vec2f: "
                                     "Can't test equality for objects with different types")
+
+
+def test_expectations_in_python_scope_print_warps_text(capfd):
+    # a @wp.func run from Python calls them there; the text is the kernels' (and Warp's exported builtins')
+    capfd.readouterr()
+    wp.expect_eq(wp.vec3(1.0, 2.0, 3.0), wp.vec3(1.0, 2.0, 3.5))
+    wp.expect_eq(wp.vec3(1.0, 2.0, 3.0), wp.vec3(1.0, 2.0, 3.0))  # holds
+    wp.expect_eq(wp.quat(1.0, 2.0, 3.0, 4.0), wp.quat(1.0, 2.0, 3.0, 4.5))
+    wp.expect_eq(3, 4)
+    wp.expect_eq(True, False)
+    wp.expect_neq(wp.mat22(1.0, 2.0, 3.0, 4.0), wp.mat22(1.0, 2.0, 3.0, 4.0))
+    wp.expect_near(1.0, 1.5)
+    wp.expect_near(wp.vec3(1.0, 2.0, 3.0), wp.vec3(1.0, 2.5, 3.0), 0.1)
+    assert capfd.readouterr().out.split("\n") == [
+        "Error, expect_eq() failed:", "\t Expected: 1 2 3.5 ", "\t Actual: 1 2 3 ",
+        "Error, expect_eq() failed:", "\t Expected: 1 2 3 4.5", "\t Actual: 1 2 3 4",
+        "Error, expect_eq() failed:", "\t Expected: 4", "\t Actual: 3",
+        "Error, expect_eq() failed:", "\t Expected: False", "\t Actual: True",
+        "Error, expect_neq() failed:", "\t Expected: 1 2 ", "3 4 ", "\t Actual: 1 2 ", "3 4 ",
+        "Error, expect_near() failed with tolerance 1e-06", "    Expected: 1.5", "    Actual: 1",
+        "    Absolute difference: 0.5",
+        "Error, expect_near() failed with tolerance 0.1", "    Expected: 1 2.5 3 ", "    Actual: 1 2 3 ",
+        "    Max absolute difference: 0.5", ""]
