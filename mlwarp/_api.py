@@ -25,7 +25,7 @@ from .struct import struct  # noqa: F401
 from .indexed import (  # noqa: F401
     fixedarray, indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d,
 )
-from .config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, config  # noqa: F401
+from .config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, DeterministicMode, config  # noqa: F401
 from .kernel import Kernel, kernel, overload  # noqa: F401
 from .func import Function, func  # noqa: F401
 from .core.refs import address_of, ref  # noqa: F401  (wp.ref[T] parameters, wp.address_of)

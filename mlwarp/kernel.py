@@ -273,6 +273,7 @@ class Kernel:
         """Forgets the loaded code: the next launch loads it again (from the disk cache, else the compiler)."""
         with self._lock:
             self._compiled = {}
+            self.__dict__.pop("_launch_plan", None)  # launch_plan.py's plan holds the loaded code's entry
         for k in self.overloads.values():
             k.unload()
 
@@ -321,6 +322,7 @@ class Kernel:
         if compiled_now:
             meta = cache.store(key, self._build)
         loaded = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["entry"])
+        loaded.deterministic = modules.is_deterministic(self.module.options)  # one thread, in thread order
         loaded.meta = meta  # a with_adjoint library's meta["adj_entry"] is opened by mlwarp/adjoint.py
         if _print_timings():
             what = "compiled" if compiled_now else "loaded from cache"
@@ -415,6 +417,7 @@ def kernel(f=None, *, name=None, enable_backward=None, launch_bounds=None, cuda_
                 raise ValueError(f"@wp.kernel for '{func.__name__}': unknown module_options: "
                                  f"{', '.join(repr(k) for k in unknown)}. Valid options are: "
                                  f"{', '.join(repr(k) for k in sorted(modules.default_options()))}.")
+            modules.check_values(module_options)
         if module == "unique":
             k = Kernel(func, key=key, options={**options, **_compile_options(module_options or {})},
                        register=False)

@@ -18,7 +18,7 @@ import hashlib
 import inspect
 import types
 
-from .config import config
+from .config import DeterministicMode, config
 from .runtime.device import get_device
 
 
@@ -41,8 +41,8 @@ def default_options() -> dict:
         "compile_time_trace": False,
         "strip_hash": False,
         "extra_build_options": None,
-        "deterministic": getattr(config, "deterministic", False),
-        "deterministic_max_records": getattr(config, "deterministic_max_records", 1),
+        "deterministic": config.deterministic,
+        "deterministic_max_records": config.deterministic_max_records,
         "default_grid_stride": None,
     }
 
@@ -140,6 +140,23 @@ def _check_options(options, where: str, valid: dict) -> None:
     if unknown:
         raise ValueError(f"{where}: unknown module options: {', '.join(repr(k) for k in unknown)}. "
                          f"Valid options are: {', '.join(repr(k) for k in sorted(valid))}.")
+    check_values(options)
+
+
+def check_values(options: dict) -> None:
+    """The option values Warp validates: deterministic_max_records a non-negative int, deterministic a mode."""
+    records = options.get("deterministic_max_records", 0)
+    if isinstance(records, bool) or not isinstance(records, int):
+        raise TypeError(f"deterministic_max_records must be an int, got {type(records).__name__}")
+    if records < 0:
+        raise ValueError(f"deterministic_max_records must be non-negative, got {records}")
+    mode = options.get("deterministic", DeterministicMode.NOT_GUARANTEED)
+    if not isinstance(mode, (bool, int)) or int(mode) not in tuple(DeterministicMode):
+        raise ValueError(f"deterministic must be a wp.DeterministicMode, got {mode!r}")
+
+
+def is_deterministic(options: dict) -> bool:
+    return int(options.get("deterministic") or 0) != DeterministicMode.NOT_GUARANTEED
 
 
 def set_module_options(options: dict, module=None) -> None:

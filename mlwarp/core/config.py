@@ -1,10 +1,23 @@
 """Global settings, as Warp's `wp.config`."""
 
+import enum
+
 # Warp's log levels (`wp.LOG_INFO`, ...) for `wp.config.log_level`
 LOG_DEBUG = 10
 LOG_INFO = 20
 LOG_WARNING = 30
 LOG_ERROR = 40
+
+
+class DeterministicMode(enum.IntEnum):
+    """Warp's modes for atomics whose result depends on the order threads reach them (float sums). mlwarp's CPU
+    launches of a kernel whose module asks for RUN_TO_RUN or GPU_TO_GPU run on the calling thread: the same
+    order of additions every run, whatever wp.config.cpu_threads is (bit-identical results, as Warp's serial
+    CPU device gives)."""
+
+    NOT_GUARANTEED = 0
+    RUN_TO_RUN = 1
+    GPU_TO_GPU = 2
 
 
 class _Config:
@@ -28,6 +41,9 @@ class _Config:
         # Warp's threshold for its log messages; mlwarp prints no info or debug messages (`verbose` and
         # `print_timings` ask for those), and its warnings go through Python's `warnings` module
         self.log_level = LOG_INFO
+        # what a module made from now on takes as its "deterministic" / "deterministic_max_records" options
+        self.deterministic = DeterministicMode.NOT_GUARANTEED
+        self.deterministic_max_records = 0
 
 
 config = _Config()

@@ -160,6 +160,7 @@ class CpuKernel:
             self.serial = self.entry
         self.load_ms = (time.perf_counter() - t) * 1e3  # MLWARP_TIMINGS prints it as the "load" stage
         self.ns_per_thread = None  # measured on the calling thread: what a serial launch would cost
+        self.deterministic = False  # run every launch on the calling thread (wp.DeterministicMode)
 
     def _function(self, name):
         f = getattr(self.library, name)
@@ -169,7 +170,7 @@ class CpuKernel:
 
     def run(self, args_ptr, total: int) -> None:
         """Runs threads [0, total); `args_ptr` is the launch struct's address (or a buffer holding it)."""
-        if total < MIN_PARALLEL:
+        if total < MIN_PARALLEL or self.deterministic:  # deterministic: Warp's DeterministicMode
             self.serial(args_ptr, 0, total)
             return
         threads, explicit = _thread_count()

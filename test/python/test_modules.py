@@ -123,3 +123,43 @@ def test_kernel_options():
     with pytest.raises(NotImplementedError, match="entry_point_abi='external_constant_params'"):
         wp.kernel(entry_point_abi="external_constant_params")(body)
     assert wp.kernel(entry_point_abi="warp", grid_stride=False)(body).options == {"grid_stride": False}
+
+
+def test_deterministic_mode_gives_the_same_float_sums_whatever_the_thread_count():
+    n = 200_000
+    x = np.random.default_rng(3).standard_normal(n).astype(np.float32) * np.float32(1e3)
+
+    @wp.kernel(module="unique", module_options={"deterministic": wp.DeterministicMode.RUN_TO_RUN})
+    def total(x: wp.array[float], out: wp.array[float]):
+        i = wp.tid()
+        wp.atomic_add(out, 0, x[i] * x[i])  # float sums: their value depends on the order of the additions
+
+    assert total.module.options["deterministic"] == wp.DeterministicMode.RUN_TO_RUN
+    results = []
+    old = wp.config.cpu_threads
+    try:
+        for threads in (1, 2, 2, 1):
+            wp.config.cpu_threads = threads
+            out = wp.zeros(1, dtype=float)
+            wp.launch(total, n, [wp.array(x), out])
+            results.append(out.numpy()[0])
+    finally:
+        wp.config.cpu_threads = old
+    assert len({r.tobytes() for r in results}) == 1  # bit-identical: one thread, the same order each time
+    np.testing.assert_allclose(results[0], np.sum(x.astype(np.float64) ** 2), rtol=1e-5)
+
+
+def test_deterministic_options_are_checked():
+    def body(a: wp.array[float]):
+        pass
+
+    assert wp.get_module(__name__).options["deterministic"] == wp.DeterministicMode.NOT_GUARANTEED
+    assert wp.kernel(module="unique", module_options={"deterministic_max_records": 2})(body).module.options[
+        "deterministic_max_records"] == 2
+    for bad in (True, 1.5, "2"):
+        with pytest.raises(TypeError, match="deterministic_max_records must be an int"):
+            wp.kernel(module="unique", module_options={"deterministic_max_records": bad})(body)
+    with pytest.raises(ValueError, match="deterministic_max_records must be non-negative, got -1"):
+        wp.kernel(module="unique", module_options={"deterministic_max_records": -1})(body)
+    with pytest.raises(ValueError, match="deterministic must be a wp.DeterministicMode, got 7"):
+        wp.set_module_options({"deterministic": 7})
