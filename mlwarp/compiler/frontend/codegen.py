@@ -27,7 +27,7 @@ from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_
 from .source import Source
 from .syntax import (UNSUPPORTED, assigned_names, contains_return, first_never_supported, int_literal, may_jump,
                      member_write_roots, number_literal)
-from .values import BREAK, CONTINUE, RETURN, RETVAL, TupleVar, Unbound, Var
+from .values import BREAK, CONTINUE, RETURN, RETVAL, FunctionVar, TupleVar, Unbound, Var
 
 
 _BINOPS = {
@@ -237,8 +237,13 @@ class KernelEmitter:
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "unsupported: a for-loop target other than a name", UnsupportedSyntaxError)
         it = node.iter
+        backwards = isinstance(it, ast.Call) and resolve_path(self.src.func, it.func) is reversed \
+            and len(it.args) == 1 and not it.keywords
+        if backwards:
+            it = it.args[0]
         if not (isinstance(it, ast.Call) and resolve_path(self.src.func, it.func) is range):
-            raise self.error(it, "unsupported: for-loops iterate over range(...) only", UnsupportedSyntaxError)
+            raise self.error(it, "unsupported: for-loops iterate over range(...) or reversed(range(...)) only",
+                             UnsupportedSyntaxError)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(it, "range() takes 1 to 3 positional arguments", UnsupportedSyntaxError)
         args = [self.expr(a) for a in it.args]
@@ -251,7 +256,15 @@ class KernelEmitter:
             step = args[2]
         if step_const == 0:
             raise self.error(it, "range() step must not be zero", CompileError)
-        if step_const is not None and step_const > 0:
+        if backwards:  # k over the trip count n; i = start + (n - 1) * step - k * step
+            st_val = step if step is not None else self.const(step_const, wt.int32)
+            n = self.trip_count(start, end, st_val, step_const)
+            last = arith.AddIOp(start.value, arith.MulIOp(arith.SubIOp(n, self.const(1, wt.int32).value).result,
+                                                          st_val.value).result).result
+            neg = arith.SubIOp(self.const(0, wt.int32).value, st_val.value).result
+            lo, hi, st = self.const(0, wt.int32), Var(n, wt.int32), self.const(1, wt.int32)
+            to_i = (Var(last, wt.int32), Var(neg, wt.int32))
+        elif step_const is not None and step_const > 0:
             lo, hi, st = start, end, self.const(step_const, wt.int32)
             to_i = None
         else:  # iterate k over the trip count; i = start + k * step
@@ -259,6 +272,8 @@ class KernelEmitter:
             lo, hi, st = self.const(0, wt.int32), Var(self.trip_count(start, end, st_val, step_const), wt.int32), \
                 self.const(1, wt.int32)
             to_i = (start, st_val)
+        if not isinstance(self.env.get(node.target.id), Var):  # Python keeps the last value after the loop
+            self.env[node.target.id] = start
         self.emit_loop(node, node.body, lo, hi, st, to_i, node.target.id)
 
     def trip_count(self, start: Var, end: Var, step: Var, step_const) -> ir.Value:
@@ -375,9 +390,6 @@ class KernelEmitter:
             if n not in env or isinstance(env[n], Unbound):
                 env[n] = Unbound(f"'{n}' is assigned inside the loop at line {self.src.file_line(node)} "
                                  f"and not defined before it")
-        if var_name is not None and var_name not in outer:
-            env[var_name] = Unbound(f"'{var_name}' is the loop variable of the loop at line "
-                                    f"{self.src.file_line(node)}; it is not defined after the loop")
         env.pop(BREAK, None)
         env.update(saved_flags)
         self.env = env
@@ -501,6 +513,9 @@ class KernelEmitter:
             return composite.constant(self, node, obj)
         if isinstance(obj, tuple):
             return tuples.from_global(self, node, obj)
+        if self.program.is_function(obj) and not isinstance(obj, type) or getattr(obj, "_wp_builtin_", None) \
+                or getattr(obj, "_wp_intrinsic_", None):  # a function as a value: g in f(g, x) (functions.py)
+            return FunctionVar(obj)
         raise self.error(node, f"'{dotted_name(node)}' refers to a Python {type(obj).__name__}, which kernels "
                                f"cannot use", CompileError)
 
@@ -619,6 +634,11 @@ class KernelEmitter:
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
             return self.global_value(node, static_value(self.src.func, node, tuples.static_locals(self)))
         obj = self.local_type(node.func)  # a local shadows a global of the same name
+        if isinstance(node.func, ast.Name) and isinstance(self.env.get(node.func.id), FunctionVar):
+            obj = self.env[node.func.id].target  # g(x) for a function value g: a call of its target
+            if not (self.program.is_function(obj) or getattr(obj, "_wp_builtin_", None)):
+                raise self.error(node, f"'{node.func.id}' holds '{getattr(obj, '__name__', obj)}', which cannot be "
+                                       f"called through a function value", CompileError)
         if obj is MISSING:
             obj = resolve_path(self.src.func, node.func)
         if composite.is_constructor(obj):  # wp.vec3(...), Particle(), wp.identity(n=3, dtype=float)
