@@ -429,7 +429,7 @@ def kernel(f=None, *, name=None, enable_backward=None, launch_bounds=None, cuda_
             k.module.register_kernel(k)
         else:
             k = Kernel(func, key=key, module=module, options=options)
-        _KERNELS[(func.__module__, func.__qualname__)] = k
+        _KERNELS.setdefault((func.__module__, func.__qualname__), {})[k.key] = k
         return k
 
     return wrap(f) if f is not None else wrap
@@ -440,7 +440,7 @@ def _compile_options(module_options: dict) -> dict:
     return {k: v for k, v in module_options.items() if k in ("mode", "enable_backward") and v is not None}
 
 
-# (module, qualified name) -> the latest Kernel defined there: what `@wp.overload` stubs name
+# (module, qualified name) -> {key: the latest Kernel of that key defined there}: what `@wp.overload` stubs name
 _KERNELS: dict = {}
 
 
@@ -466,15 +466,20 @@ def overload(kernel, arg_types=None):
         return kernel.add_overload(types)
     if inspect.isfunction(kernel):
         stub = kernel
-        generic = _KERNELS.get((stub.__module__, stub.__qualname__))
-        if generic is None:
+        found = _KERNELS.get((stub.__module__, stub.__qualname__), {})
+        if not found:
             raise RuntimeError(f"Failed to find a kernel named '{stub.__name__}' in module {stub.__module__}")
+        if len(found) > 1:  # one function made into kernels under several names (name=...)
+            keys = ", ".join(repr(k) for k in sorted(found))
+            raise RuntimeError(f"Ambiguous kernel lookup for overload '{stub.__qualname__}': it names the kernels "
+                               f"{keys}; call wp.overload(kernel, [types]) on the one you mean")
+        (generic,) = found.values()
         if not generic.is_generic:
             raise RuntimeError(f"Only generic kernels can be overloaded.  Kernel {generic.key} is not generic")
         _check_stub_body(stub)
         hints = dict(getattr(stub, "__annotations__", {}))
         returns = hints.pop("return", None)
-        if returns is not None and returns != "None":
+        if returns is not None and returns not in ("None", type(None), "types.NoneType", "NoneType"):
             raise TypeError("Return annotations are not allowed on @wp.overload stubs; omit the return "
                             "annotation or use `-> None`.")
         names = list(inspect.signature(stub).parameters)

@@ -229,3 +229,27 @@ def test_typevar_parameters_take_their_constraints_only():
     with pytest.raises(TypeError, match=r"Kernel _double_all argument 'a' type mismatch: expected array\(ndim=1, "
                                         r"dtype=~Float\), got array\(ndim=1, dtype=int32\)"):
         wp.launch(_double_all, 2, [wp.array([1, 2], dtype=wp.int32), wp.zeros(2, dtype=wp.int32)])
+
+
+def test_overload_stub_lookup_edge_cases():
+    import types as pytypes
+
+    def factory(x: Any):
+        return
+
+    wp.kernel(name="factory_a")(factory)
+    wp.kernel(name="factory_b")(factory)
+    with pytest.raises(RuntimeError, match="Ambiguous kernel lookup for overload .*'factory_a', 'factory_b'"):
+        @wp.overload
+        def factory(x: float):  # noqa: F811
+            ...
+
+    @wp.kernel
+    def one(x: Any):
+        return
+
+    @wp.overload
+    def one(x: float) -> pytypes.NoneType:  # noqa: F811  (None, as a type, is no return value)
+        ...
+
+    assert len(one.overloads) == 1
