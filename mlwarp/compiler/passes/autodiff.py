@@ -282,6 +282,14 @@ class ReverseBuilder:
         arr, value, kind = atomic.array, atomic.value, atomic.kind
         if not is_diff(value.type):
             return
+        if kind in ("min", "max"):
+            # As Warp: the value's adjoint is the element's where the value is what the element holds after
+            # the forward launch (component-wise; two NaNs count as equal), zero elsewhere.
+            idx = self.indices(op, mapping)
+            g = wb.load(self.adj_array(op, arr, mapping), idx)
+            final = wb.load(mapping.get(arr, arr), idx)
+            self.accumulate(adj, value, minmax_adjoint(mapping.get(value, value), final, g))
+            return
         if kind not in ("add", "sub"):
             raise PassError(f"{where(op)}: cannot differentiate atomic '{kind}'")
         g = wb.load(self.adj_array(op, arr, mapping), self.indices(op, mapping))
@@ -318,6 +326,23 @@ class ReverseBuilder:
 
     def op_scf_while(self, op, mapping, adj):
         LoopReverse(self, op, mapping, adj).emit()
+
+
+def minmax_adjoint(value: ir.Value, final: ir.Value, g: ir.Value) -> ir.Value:
+    """g where value == final (or both are NaN), 0 elsewhere; component by component for vectors and matrices."""
+    c = wc.composite(value.type)
+    if c is None:
+        same = arith.OrIOp(arith.CmpFOp(arith.CmpFPredicate.OEQ, value, final).result,
+                           arith.AndIOp(arith.CmpFOp(arith.CmpFPredicate.UNO, value, value).result,
+                                        arith.CmpFOp(arith.CmpFPredicate.UNO, final, final).result).result).result
+        return arith.SelectOp(same, g, zero(g.type)).result
+    if len(c.shape) == 1:
+        positions = [[i32_const(i)] for i in range(c.shape[0])]
+    else:
+        positions = [[i32_const(i), i32_const(j)] for i in range(c.shape[0]) for j in range(c.shape[1])]
+    parts = [minmax_adjoint(wc.extract(value, p, c.dtype), wc.extract(final, p, c.dtype), wc.extract(g, p, c.dtype))
+             for p in positions]
+    return wc.construct(value.type, parts)
 
 
 class LoopReverse:
