@@ -253,3 +253,25 @@ def test_overload_stub_lookup_edge_cases():
         ...
 
     assert len(one.overloads) == 1
+
+
+@wp.func
+def _pick(a: Any, b: Any):
+    return a + b
+
+
+@wp.func
+def _pick(a: int, b: int):  # noqa: F811  (defined after the generic one: still chosen for ints)
+    return a * b
+
+
+@wp.kernel
+def _use_pick(out: wp.array(dtype=float), outi: wp.array(dtype=int)):
+    out[0] = _pick(2.0, 3.0)
+    outi[0] = _pick(2, 3)
+
+
+def test_concrete_overloads_win_over_generic_ones():
+    out, outi = wp.zeros(1, dtype=float), wp.zeros(1, dtype=int)
+    wp.launch(_use_pick, 1, [out, outi])
+    assert out.numpy()[0] == 5.0 and outi.numpy()[0] == 6

@@ -141,6 +141,8 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
         nodes = bind_arguments(em, node, o)
         if nodes is not None:
             candidates.append((o, nodes))
+    # as Warp: overloads with concrete annotations first, generic ones (Any, TypeVars) after
+    candidates.sort(key=lambda c: any(generics.is_generic(a) for a in c[0].annotations))
     pinned = {}  # wp.ref[T] arguments: read and written back at the same element (refs.pin)
     for o, nodes in candidates:
         for k, (n, ann) in enumerate(zip(nodes, o.annotations)):
