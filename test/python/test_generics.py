@@ -275,3 +275,28 @@ def test_concrete_overloads_win_over_generic_ones():
     out, outi = wp.zeros(1, dtype=float), wp.zeros(1, dtype=int)
     wp.launch(_use_pick, 1, [out, outi])
     assert out.numpy()[0] == 5.0 and outi.numpy()[0] == 6
+
+
+# -- type expressions: type(x), a.dtype, type(a).dtype, a.dtype.dtype ----------------------------------------
+@wp.kernel
+def _type_exprs(a: wp.array(dtype=Any), x: Any, out: wp.array(dtype=Any)):
+    zero = type(a[0])()
+    out[0] = (a.dtype(a[0]) + zero) * type(x)(2)
+
+
+@wp.kernel
+def _dtype_chain(a: wp.array(dtype=Any), out: wp.array(dtype=float)):
+    v = type(a).dtype(a[0]) * a.dtype.dtype(2.0)
+    out[0] = v[1]
+
+
+def test_type_expressions_construct_values_of_generic_types():
+    out = wp.zeros(1, dtype=wp.float64)
+    wp.launch(_type_exprs, 1, [wp.array([1.5], dtype=wp.float64), wp.float64(1.0), out])
+    assert out.numpy()[0] == 3.0
+    outi = wp.zeros(1, dtype=wp.int32)
+    wp.launch(_type_exprs, 1, [wp.array([7], dtype=wp.int32), 1, outi])
+    assert outi.numpy()[0] == 14
+    outv = wp.zeros(1, dtype=float)
+    wp.launch(_dtype_chain, 1, [wp.array([[1.0, 2.0, 3.0]], dtype=wp.vec3), outv])
+    assert outv.numpy()[0] == 4.0

@@ -20,7 +20,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import atomics, composite, fixed, indexed, printing, ptr_arrays, refs, slicing, tuples
+from . import atomics, composite, fixed, indexed, printing, ptr_arrays, refs, slicing, tuples, type_exprs
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
@@ -661,8 +661,10 @@ class KernelEmitter:
             return self.call_len(node)
         target = _CASTS.get(obj) if isinstance(obj, type) and obj in _CASTS else obj
         if wt.is_scalar(target):
+            if not node.args:  # float32(): zero, as Warp's scalar constructors
+                return self.const(0, target)
             if len(node.args) != 1:
-                raise self.error(node, f"{ft.name(target)}() takes exactly one argument")
+                raise self.error(node, f"{ft.name(target)}() takes zero or one argument")
             literal = number_literal(node.args[0])
             if isinstance(node.args[0], ast.Constant) and type(node.args[0].value) is bool:
                 literal = node.args[0].value
@@ -689,12 +691,9 @@ class KernelEmitter:
                                f"Warp builtins and @wp.func functions can be called", CompileError)
 
     def local_type(self, node):
-        """`a.dtype` of a local array (what generic functions construct values of their element type with), else
+        """The type a type expression of local values denotes (`type(x)`, `a.dtype`: type_exprs.py), else
         MISSING."""
-        if isinstance(node, ast.Attribute) and node.attr == "dtype" and isinstance(node.value, ast.Name) \
-                and node.value.id in self.env and isinstance(self.env[node.value.id].type, ft.ArrayT):
-            return self.env[node.value.id].type.dtype
-        return MISSING
+        return type_exprs.type_of(self, node)
 
     def literal_as(self, literal, target, node):
         """A Python literal converted as Warp's scalar constructors convert it: ints wrap to the target's width
