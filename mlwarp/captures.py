@@ -154,7 +154,14 @@ def _constant_key(value):
         return (type(value), value.value)
     if wt.is_composite(type(value)) and not wt.is_struct(type(value)):  # a captured wp.vec3(...) constant
         return (type(value), value._wp_fingerprint_())
+    if _is_function_target(value):  # a global naming a @wp.func or builtin (a wp.Function argument's target)
+        return ("function", id(value))
     return None
+
+
+def _is_function_target(value) -> bool:
+    return (getattr(value, "_wp_function_", False) is True and not isinstance(value, type)) or \
+        isinstance(getattr(value, "_wp_builtin_", None), str)
 
 
 def captured_constants(func, seen=None) -> list:
@@ -170,7 +177,7 @@ def captured_constants(func, seen=None) -> list:
         key = _constant_key(obj)
         if key is not None:
             out.append((func, path, key))
-        elif getattr(obj, "_wp_function_", False):
+        if getattr(obj, "_wp_function_", False) and not isinstance(obj, type):  # (not wp.Function itself)
             for o in obj.overloads:
                 out += captured_constants(o.func, seen)
     return out

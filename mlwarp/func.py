@@ -41,10 +41,22 @@ class Overload:
                                f"{', '.join(missing)} need(s) a type (use typing.Any for a generic argument)",
                                code.co_filename, code.co_firstlineno, None, py_func.__name__)
         self.annotations = [hints[p.name] for p in self.params]
+        # the default arguments (Warp's `defaults`): what calls that omit them get, read at each compile
+        self.defaults = {p.name: p.default for p in self.params if p.default is not inspect.Parameter.empty}
         self.return_annotation = hints.get("return", inspect.Parameter.empty)
 
     def key(self, strip_refs=False) -> tuple:
         return tuple(_annotation_key(strip_reference(a) if strip_refs else a) for a in self.annotations)
+
+    def accepts_types(self, arg_types, kwarg_types) -> bool:
+        """Whether arguments of these Warp types (positional, then by name; omitted ones have defaults) bind."""
+        names = [p.name for p in self.params]
+        if len(arg_types) > len(names) or any(k not in names[len(arg_types):] for k in kwarg_types):
+            return False
+        given = dict(zip(names, arg_types)) | dict(kwarg_types)
+        if any(n not in given and n not in self.defaults for n in names):
+            return False
+        return all(_type_matches(given[n], strip_reference(a)) for n, a in zip(names, self.annotations) if n in given)
 
     def accepts_python(self, args) -> bool:
         if len(args) != len(self.annotations):
@@ -84,18 +96,37 @@ class Function:
                 bound = o.signature.bind(*args, **kwargs)
             except TypeError:
                 continue
-            bound.apply_defaults()
+            for name, value in o.defaults.items():
+                bound.arguments.setdefault(name, value)
             if o.accepts_python(list(bound.arguments.values())):
                 return o.func(*bound.args, **bound.kwargs)
+        if any(is_function_annotation(a) for o in self.overloads for a in o.annotations):
+            raise RuntimeError(f"Error calling function '{self.key}', no overload found for arguments {args}")
         if len(self.overloads) == 1:
             return self.overloads[0].func(*args, **kwargs)
         names = ", ".join(type(a).__name__ for a in args)
         raise TypeError(f"Couldn't find function overload for '{self.key}' that matched inputs with types: [{names}]")
 
-    def _wp_fingerprint_(self, seen: set) -> str:
-        from .captures import function_fingerprint
+    @property
+    def defaults(self) -> dict:
+        """The first definition's default arguments (Warp's `Function.defaults`; assignable)."""
+        return self.overloads[0].defaults
 
-        return "func:" + ",".join(function_fingerprint(o.func, seen) for o in self.overloads)
+    @defaults.setter
+    def defaults(self, value: dict) -> None:
+        self.overloads[0].defaults = dict(value)
+
+    def get_overload(self, arg_types, kwarg_types):
+        """The overload that arguments of these types (Warp types; `wp.Function` for a function) bind to, or
+        None."""
+        return next((o for o in self.overloads if o.accepts_types(list(arg_types), dict(kwarg_types))), None)
+
+    def _wp_fingerprint_(self, seen: set) -> str:
+        from .captures import fingerprint, function_fingerprint
+
+        # a default argument is compiled in: a function target or constant there changes the code
+        return "func:" + ",".join(function_fingerprint(o.func, seen) + repr(sorted(
+            (k, fingerprint(v, seen)) for k, v in o.defaults.items())) for o in self.overloads)
 
     def __repr__(self):
         return f"<mlwarp function {self.key} ({len(self.overloads)} overload(s))>"
@@ -140,7 +171,29 @@ def _annotation_key(a):
     return t if t is not None else a
 
 
+def is_function_annotation(annotation) -> bool:
+    """`g: wp.Function`: the parameter takes a @wp.func or a builtin."""
+    return annotation is Function
+
+
+def _is_function_value(value) -> bool:
+    return isinstance(value, Function) or getattr(value, "_wp_builtin_", None) is not None
+
+
+def _type_matches(t, annotation) -> bool:
+    if is_function_annotation(annotation):
+        return t is Function or _is_function_value(t)
+    if is_generic(annotation):
+        return True
+    if wt.is_array(annotation):
+        return wt.is_array(t)
+    a = wt.canonical_type(annotation)
+    return a is not None and wt.canonical_type(t) == a
+
+
 def _python_value_matches(value, annotation) -> bool:
+    if is_function_annotation(annotation):
+        return _is_function_value(value)
     if wt.is_array(annotation):
         return wt.is_array(value) or hasattr(value, "__array_interface__")
     t = wt.canonical_type(annotation)

@@ -79,7 +79,14 @@ def _type_name(t) -> str:
     return ft.name(t)
 
 
+def is_function_annotation(annotation) -> bool:
+    """`wp.Function` (the class of @wp.func objects) as a parameter annotation: the argument is a function."""
+    return isinstance(annotation, type) and getattr(annotation, "_wp_function_", False) is True
+
+
 def _matches(arg_type, annotation) -> bool:
+    if isinstance(arg_type, ft.FunctionT) or is_function_annotation(annotation):  # g: wp.Function
+        return isinstance(arg_type, ft.FunctionT) and (is_function_annotation(annotation) or annotation is Any)
     if isinstance(arg_type, ft.TupleT) or tuples.is_tuple_annotation(annotation):  # tuple[A, B], tuple[T, ...]
         return annotation is Any or tuples.matches(arg_type, annotation, _matches)
     annotation = refs.strip_reference(annotation)  # wp.ref[T] takes a T (its addressability is checked later)
@@ -103,11 +110,14 @@ def bind_arguments(em: KernelEmitter, node: ast.Call, overload) -> list | None:
         if idx is None or nodes[idx] is not None:
             return None
         nodes[idx] = kw.value
+    defaults = getattr(overload, "defaults", None)
+    if defaults is None:
+        defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
     for i, (n, p) in enumerate(zip(nodes, params)):
         if n is None:
-            if p.default is inspect.Parameter.empty:
+            if p.name not in defaults:
                 return None
-            nodes[i] = p.default  # a Python value, made a constant below
+            nodes[i] = defaults[p.name]  # a Python value, made a constant below
     return nodes
 
 
@@ -157,6 +167,19 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
             for p, ann in zip(o.params, o.annotations):
                 if p.name in by_ref:
                     refs.check_addressable(em, by_ref[p.name], refs.ref_purpose(ann))
+            for p, a in zip(o.params, args):
+                target = a.type.target if isinstance(a.type, ft.FunctionT) else None
+                if target is not None and not (is_function(target) or getattr(target, "_wp_builtin_", None)):
+                    what = getattr(target, "_wp_intrinsic_", None) or getattr(target, "__name__", str(target))
+                    raise em.error(node, f"wp.Function parameters support user-defined Warp functions and simple "
+                                         f"built-in Warp functions such as wp.sin() and wp.min(), but parameter "
+                                         f"'{p.name}' of '{function.key}' received unsupported built-in function "
+                                         f"'{what}'.", CompileError)
+            if any(isinstance(a.type, ft.FunctionT) for a in args) and (
+                    getattr(function, "custom_grad", None) is not None
+                    or getattr(function, "custom_replay", None) is not None):
+                raise em.error(node, f"wp.Function parameters are not supported on functions with custom gradients "
+                                     f"or replay functions: '{function.key}'", CompileError)
             spec = specialize(em, node, function, o, [a.type for a in args], list(by_ref))
             with em.loc(node):
                 op = func.CallOp([ft.to_mlir(t) for t in spec.result_types + spec.ref_types],

@@ -25,7 +25,7 @@ from . import composite
 from . import types as ft
 from .resolve import MISSING, resolve_path
 from .syntax import assigned_names, int_literal, member_write_roots
-from .values import TupleVar, Var
+from .values import FunctionVar, TupleVar, Var
 
 TupleT = ft.TupleT
 
@@ -306,6 +306,8 @@ def rebuild(types, arguments) -> list:
     it = iter(arguments)
 
     def one(t):
+        if isinstance(t, ft.FunctionT):  # a function value: its target (functions.py)
+            return FunctionVar(t.target)
         return TupleVar([one(p) for p in t.types]) if isinstance(t, TupleT) else Var(next(it), t)
 
     return [one(t) for t in types]

@@ -34,6 +34,18 @@ class TupleT:
         return f"tuple[{', '.join(name(t) for t in self.types)}]"
 
 
+@dataclass(frozen=True)
+class FunctionT(TupleT):
+    """The type of a function value (`g` of a `g: wp.Function` parameter, `f = wp.sin`): its target, a @wp.func
+    or a builtin, known at compile time. A group of no values (a TupleT of none), so it passes through calls,
+    branches and loops as an empty tuple does; a function called with one is specialized per target."""
+
+    target: object = None
+
+    def __str__(self):
+        return "Function"
+
+
 def name(t) -> str:
     return str(t) if isinstance(t, (ArrayT, TupleT)) else wt.type_name(t)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from .types import TupleT
+from .types import FunctionT, TupleT
 
 BREAK, CONTINUE, RETURN = "$break", "$continue", "$return"
 RETVAL = "$retval"  # $retval0, $retval1...: the values a @wp.func returns (functions.py)
@@ -39,3 +39,15 @@ class TupleVar:
     @property
     def type(self):
         return TupleT(tuple(p.type for p in self.parts))
+
+
+class FunctionVar(TupleVar):
+    """A function value (types.FunctionT): no MLIR values, its target known at compile time (functions.py)."""
+
+    def __init__(self, target):
+        super().__init__([])
+        self.target = target
+
+    @property
+    def type(self):
+        return FunctionT((), self.target)
