@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import weakref
 
 from mlir import ir
-from mlir.dialects import arith, llvm
+from mlir.dialects import arith, llvm, scf
 
 from ..dialects.warp import array_dtype, array_ndim, is_array_type, views
 from ..dialects.warp.composite import composite
@@ -113,7 +113,35 @@ def lower_atomic(kind: str, ptr: ir.Value, value: ir.Value) -> ir.Value:
     op = _RMW.get((kind, "float" if is_float else "int"))
     if op is None:
         raise PassError(f"warp.atomic kind '{kind}' is not supported on {value.type}")
+    if isinstance(value.type, ir.BF16Type) and op in _BF16_CAS:
+        return _bf16_cas_loop(_BF16_CAS[op], ptr, value)
     return llvm.atomicrmw(getattr(llvm.AtomicBinOp, op), ptr, value, llvm.AtomicOrdering.monotonic)
+
+
+# bfloat16 read-modify-writes become a compare-and-swap loop on the i16 bits: the CPU build carries bf16 as
+# i16 in the end (lowering/bf16_as_i16.py), and atomicrmw's float operations take no integer operand.
+_BF16_CAS = {"fadd": arith.AddFOp, "fsub": arith.SubFOp, "fmin": arith.MinNumFOp, "fmax": arith.MaxNumFOp}
+
+
+def _bf16_cas_loop(combine, ptr: ir.Value, value: ir.Value) -> ir.Value:
+    """old = *ptr; until cmpxchg(ptr, old, combine(old, value)) succeeds, retry with what it saw; returns the
+    value the successful exchange replaced (the element before this thread's update)."""
+    t = value.type
+    first = llvm.load(t, ptr)
+    loop = scf.WhileOp([t], [first])
+    before = loop.before.blocks.append(t)
+    with ir.InsertionPoint(before):
+        old = before.arguments[0]
+        updated = combine(old, value).result
+        seen = lower_cas(ptr, old, updated)
+        same = arith.CmpIOp(arith.CmpIPredicate.eq, arith.BitcastOp(ir.IntegerType.get_signless(16), seen).result,
+                            arith.BitcastOp(ir.IntegerType.get_signless(16), old).result).result
+        retry = arith.XOrIOp(same, arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result).result
+        scf.ConditionOp(retry, [seen])
+    after = loop.after.blocks.append(t)
+    with ir.InsertionPoint(after):
+        scf.YieldOp([after.arguments[0]])
+    return loop.results[0]
 
 
 def lower_cas(ptr: ir.Value, compare: ir.Value, value: ir.Value) -> ir.Value:
