@@ -67,12 +67,23 @@ def k_starargs(out: wp.array(dtype=float)):
 
 @pytest.mark.parametrize("func,construct,line_text", [
     (k_listcomp, "list comprehension", "x = ["), (k_lambda, "lambda", "f = lambda"), (k_try, "try statement", "try:"),
-    (k_with, "with statement", "with open"), (k_dict, "dict literal", "d = {"), (k_set, "set literal", "s = {"),
+    (k_with, "with statement", "with open"), (k_set, "set literal", "s = {"),
     (k_generator, "generator expression", "sum("), (k_global, "global statement", "global helper"),
     (k_starargs, "star-args", "*out"),
 ])
 def test_unsupported_syntax_names_the_construct(func, construct, line_text):
     expect_error(func, wp.UnsupportedSyntaxError, f"unsupported: {construct}", line_text)
+
+
+def k_list(out: wp.array(dtype=float)):
+    x = [1.0, 2.0]
+
+
+def test_list_and_dict_literals_use_warps_text():
+    expect_error(k_list, wp.UnsupportedSyntaxError, "List constructs are not supported in kernels. Use vectors like "
+                 "`wp.vec3()` for small fixed-size collections, or `wp.zeros(shape=N, dtype=...)` for stack-allocated "
+                 "arrays.", "x = [")
+    expect_error(k_dict, wp.UnsupportedSyntaxError, "Construct `ast.Dict` not supported in kernels.", "d = {")
 
 
 # -- names and types --------------------------------------------------------------------------------
@@ -166,7 +177,8 @@ def k_returns_value(out: wp.array(dtype=float)):
 
 
 def test_kernel_returning_a_value():
-    expect_error(k_returns_value, wp.CompileError, "kernels cannot return a value", "return 1.0")
+    expect_error(k_returns_value, wp.CompileTypeError, "Warp kernels cannot return values. Write results to output "
+                 "arguments, and omit the return annotation or use `-> None`.", "return 1.0")
 
 
 def k_unknown_function(out: wp.array(dtype=float)):

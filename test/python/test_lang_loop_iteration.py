@@ -1,5 +1,7 @@
 """for-loop iteration: reversed(range(...)), the loop variable after the loop, wp.float / wp.int."""
 
+import types
+
 import numpy as np
 import pytest
 
@@ -75,3 +77,37 @@ def test_wp_float_and_wp_int_are_float32_and_int32():
     wp.launch(warp_scalar_names, 1, inputs=[out, ints])
     assert out.numpy()[0] == 4.0
     assert ints.numpy()[0] == 3
+
+
+# -- kernels and return values ---------------------------------------------------------------------------------
+KERNEL_RETURN = ("Warp kernels cannot return values. Write results to output arguments, and omit the return "
+                 "annotation or use `-> None`.")
+
+
+def test_kernel_return_annotation_none_is_allowed():
+    def none_annotated(out: wp.array(dtype=float)) -> None:
+        out[0] = 1.0
+        return
+
+    def nonetype_annotated(out: wp.array(dtype=float)) -> types.NoneType:
+        out[0] = 2.0
+
+    for f, v in ((none_annotated, 1.0), (nonetype_annotated, 2.0)):
+        out = wp.zeros(1, dtype=float)
+        wp.launch(wp.kernel(f), 1, inputs=[out])
+        assert out.numpy()[0] == v
+
+
+def returns_none(out: wp.array(dtype=float)):
+    return None
+
+
+def annotated_float(out: wp.array(dtype=float)) -> float:
+    return 1.0
+
+
+@pytest.mark.parametrize("f", [returns_none, annotated_float])
+def test_kernel_return_value_is_refused_with_warps_text(f):
+    with pytest.raises(wp.CompileTypeError) as info:
+        wp.launch(wp.kernel(f), 1, inputs=[wp.zeros(1, dtype=float)])
+    assert str(info.value).splitlines()[0].endswith(f"in '{f.__name__}': {KERNEL_RETURN}")

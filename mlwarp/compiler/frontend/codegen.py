@@ -25,8 +25,8 @@ from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
 from .source import Source
-from .syntax import (UNSUPPORTED, assigned_names, contains_return, first_never_supported, int_literal, may_jump,
-                     member_write_roots, number_literal)
+from .syntax import (assigned_names, contains_return, first_never_supported, int_literal, may_jump,
+                     member_write_roots, number_literal, unsupported_message)
 from .values import BREAK, CONTINUE, RETURN, RETVAL, FunctionVar, TupleVar, Unbound, Var
 
 
@@ -36,6 +36,8 @@ _BINOPS = {
     ast.LShift: "lshift", ast.RShift: "rshift", ast.MatMult: "matmul",
 }
 _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+KERNEL_RETURN = "Warp kernels cannot return values. Write results to output arguments, and omit the return " \
+                "annotation or use `-> None`."
 _CASTS = {float: wt.float32, int: wt.int32, bool: wt.bool_}
 
 
@@ -61,7 +63,11 @@ class KernelEmitter:
         tree = self.src.tree
         bad = first_never_supported(tree)
         if bad is not None:
-            raise self.error(bad, f"unsupported: {UNSUPPORTED[type(bad)]}", UnsupportedSyntaxError)
+            raise self.error(bad, unsupported_message(bad), UnsupportedSyntaxError)
+        r = tree.returns
+        if r is not None and not (isinstance(r, ast.Constant) and r.value in (None, "None")) and \
+                resolve_path(self.src.func, r) not in (None, type(None)):
+            raise self.error(tree.returns, KERNEL_RETURN, CompileTypeError)  # `-> None` / `-> types.NoneType` only
         names = [a.arg for a in tree.args.args]
         inputs = [ft.to_mlir(self.arg_types[n]) for n in names]
         with self.loc(tree):
@@ -93,7 +99,7 @@ class KernelEmitter:
     def emit_stmt(self, node):
         handler = getattr(self, "stmt_" + type(node).__name__, None)
         if handler is None:
-            raise self.error(node, f"unsupported: {UNSUPPORTED.get(type(node), type(node).__name__)}",
+            raise self.error(node, unsupported_message(node),
                              UnsupportedSyntaxError)
         handler(node)
 
@@ -166,8 +172,8 @@ class KernelEmitter:
                                    f"same type as the array ({ft.name(arr.type.dtype)})", CompileTypeError)
 
     def stmt_Return(self, node):
-        if node.value is not None:
-            raise self.error(node, "kernels cannot return a value", CompileError)
+        if node.value is not None:  # `return None` too, as in Warp
+            raise self.error(node, KERNEL_RETURN, CompileTypeError)
         self.env[RETURN] = self.const(True, wt.bool_)
 
     def stmt_Break(self, node):
@@ -425,7 +431,7 @@ class KernelEmitter:
     def expr(self, node, allow_none=False, allow_tuple=False) -> Var:
         handler = getattr(self, "expr_" + type(node).__name__, None)
         if handler is None:
-            raise self.error(node, f"unsupported: {UNSUPPORTED.get(type(node), type(node).__name__)}",
+            raise self.error(node, unsupported_message(node),
                              UnsupportedSyntaxError)
         with self.loc(node):
             try:

@@ -20,6 +20,19 @@ UNSUPPORTED = {
 if hasattr(ast, "TryStar"):
     UNSUPPORTED[ast.TryStar] = "try statement"
 
+# Warp's own texts for some constructs (as its codegen words them).
+_WARP_TEXTS = {
+    ast.List: "List constructs are not supported in kernels. Use vectors like `wp.vec3()` for small fixed-size "
+              "collections, or `wp.zeros(shape=N, dtype=...)` for stack-allocated arrays.",
+    ast.Dict: "Construct `ast.Dict` not supported in kernels.",
+}
+
+
+def unsupported_message(node) -> str:
+    """The error text for a construct kernels do not support."""
+    return _WARP_TEXTS.get(type(node)) or f"unsupported: {UNSUPPORTED.get(type(node), type(node).__name__)}"
+
+
 _LOOPS = (ast.For, ast.While)
 
 
