@@ -42,3 +42,20 @@ def test_bf16_atomic_returns_the_previous_value():
     wp.launch(_returns, 3, inputs=[acc, v, old])
     np.testing.assert_array_equal(_bf16_to_f32(old.numpy()), [1.0, 5.0, -2.0])
     np.testing.assert_array_equal(_bf16_to_f32(acc.numpy()), [2.0, 5.0, -1.5])
+
+
+@wp.kernel
+def _degrees(a: wp.array(dtype=wp.bfloat16), d: wp.array(dtype=wp.bfloat16), r: wp.array(dtype=wp.bfloat16)):
+    i = wp.tid()
+    d[i] = wp.degrees(a[i])
+    r[i] = wp.radians(a[i])
+
+
+def test_bf16_through_double_math():
+    # degrees/radians compute in double: bfloat16 <-> f64 goes through f32 (it failed to compile)
+    a = wp.array(np.array([1.0, 3.0, 90.0], dtype=np.float32), dtype=wp.bfloat16)
+    d, r = wp.zeros_like(a), wp.zeros_like(a)
+    wp.launch(_degrees, 3, inputs=[a, d, r])
+    # 57.2958 -> 57.25, 171.887 -> 172, 5156.6 -> 5152 (8 significant bits); 1.5708 -> 1.5703125
+    np.testing.assert_array_equal(_bf16_to_f32(d.numpy()), [57.25, 172.0, 5152.0])
+    np.testing.assert_array_equal(_bf16_to_f32(r.numpy())[2], 1.5703125)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import arith
 
 from ..passes.registry import Pass
 
@@ -56,10 +57,40 @@ class Bf16RoundEachOp(Pass):
                    "folding keeps them and each operation rounds to bfloat16, as Warp's do")
 
     def run(self, module):
+        wide = []
+
         def visit(op):
-            if op.name in ("arith.extf", "arith.truncf") and "fastmath" in op.attributes and \
+            if op.name in ("arith.extf", "arith.truncf") and \
                     "bf16" in str(op.operands[0].type) + str(op.results[0].type):
-                del op.attributes["fastmath"]
+                if "fastmath" in op.attributes:
+                    del op.attributes["fastmath"]
+                if not isinstance(_scalar(op.operands[0].type), ir.F32Type) and \
+                        not isinstance(_scalar(op.results[0].type), ir.F32Type):
+                    wide.append(op)
             return ir.WalkResult.ADVANCE
 
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for op in wide:
+            _through_f32(op)
+
+
+def _through_f32(op) -> None:
+    """bf16 <-> f64 (or f16) goes through f32, as Warp's bfloat16 converts only from and to float:
+    arith-expand expands only the f32 conversions, and a bf16 -> f64 extf reached the LLVM dialect on i16."""
+    src, dst = op.operands[0], op.results[0]
+    with ir.InsertionPoint(op), op.location:
+        f32 = ir.F32Type.get()
+        if isinstance(src.type, ir.VectorType):
+            f32 = ir.VectorType.get(ir.VectorType(src.type).shape, f32)
+        first = (arith.ExtFOp if _width(src.type) < 32 else arith.TruncFOp)(f32, src).result
+        second = (arith.ExtFOp if _width(dst.type) > 32 else arith.TruncFOp)(dst.type, first).result
+    dst.replace_all_uses_with(second)
+    op.erase()
+
+
+def _scalar(t: ir.Type) -> ir.Type:
+    return ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
+
+
+def _width(t: ir.Type) -> int:
+    return ir.FloatType(_scalar(t)).width
