@@ -27,7 +27,7 @@ from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_
 from .source import Source
 from .syntax import (assigned_names, contains_return, first_never_supported, int_literal, may_jump,
                      member_write_roots, number_literal, unsupported_message)
-from .values import BREAK, CONTINUE, RETURN, RETVAL, FunctionVar, TupleVar, Unbound, Var
+from .values import BREAK, CONTINUE, RETURN, RETVAL, FunctionVar, TupleVar, Unbound, Var, rebinding_message
 
 
 _BINOPS = {
@@ -145,6 +145,9 @@ class KernelEmitter:
         self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
 
     def assign(self, target, value: Var):
+        old = self.env.get(target.id) if isinstance(target, ast.Name) else None
+        if isinstance(old, FunctionVar) and not (isinstance(value, FunctionVar) and value.target is old.target):
+            raise self.error(target, rebinding_message(target.id, isinstance(value, FunctionVar)))
         if tuples.assign(self, target, value):  # t = (a, b); (a, b), c = t; t[0] = x is refused
             return
         if composite.assign(self, target, value):  # v.x = ..., v[0] = ..., p.pos = ..., a[i].pos = ...

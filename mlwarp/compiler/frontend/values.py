@@ -51,3 +51,14 @@ class FunctionVar(TupleVar):
     @property
     def type(self):
         return FunctionT((), self.target)
+
+
+def rebinding_message(name: str, to_function: bool) -> str:
+    """Warp's error for assigning to a local bound to a function (kernels have no function pointers)."""
+    if to_function:
+        return (f"Error, rebinding function-valued local '{name}' to a different function is not supported. Warp "
+                "does not have function pointers, so a local bound to a function must refer to the same function "
+                "throughout the kernel.")
+    return (f"Error, rebinding function-valued local '{name}' to a non-function value is not supported. Warp does "
+            "not have function pointers, so a local bound to a function must refer to a function throughout the "
+            "kernel.")
