@@ -131,3 +131,29 @@ def func_grad(primal):
         return adj_func
 
     return register
+
+
+def func_replay(primal):
+    """Decorator: `@wp.func_replay(f)` sets the replay of the @wp.func `f`, as in Warp: a function of the same
+    parameters that the backward pass's forward replay calls instead of `f` (e.g. one that reads back what
+    `f`'s atomics returned in the forward pass instead of repeating them). The reverse sweep then treats the
+    call as having no derivative: `f` may return and take only values without one (integers, arrays of
+    integers); warp-autodiff says so otherwise."""
+    from .func import func as wp_func
+
+    if not getattr(primal, "_wp_function_", False) or isinstance(primal, type):
+        raise TypeError(f"wp.func_replay expects a @wp.func, got {primal!r}")
+
+    def register(replay_func):
+        found = function_source(replay_func)
+        n, got = len(primal.overloads[-1].params), replay_func.__code__.co_argcount
+        if got != n:
+            raise CompileError(f"a @wp.func_replay function for '{primal.key}' takes its {n} argument(s), got {got}",
+                               found.filename, found.first_line, None, replay_func.__name__)
+        replay = wp_func(replay_func)
+        primal.custom_replay = replay
+        own = primal._wp_fingerprint_
+        primal._wp_fingerprint_ = lambda seen: own(seen) + "|func_replay:" + replay._wp_fingerprint_(seen)
+        return replay_func
+
+    return register

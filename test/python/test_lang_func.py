@@ -251,7 +251,7 @@ def k_annotated(out: wp.array(dtype=float)):
 
 def test_return_value_must_match_the_annotation():
     launch_error(k_annotated, wp.CompileTypeError, "The function `annotated` has its return type annotated as "
-                 "`int32` but the code returns a value of type `float32`", annotated, "return x")
+                 "`int` but the code returns a value of type `float32`.", annotated, "return x")
 
 
 def k_no_overload(out: wp.array(dtype=float)):

@@ -11,6 +11,7 @@ from mlir import ir
 
 CUSTOM_GRAD = "warp.custom_grad"
 CUSTOM_GRAD_OF = "warp.custom_grad_of"
+CUSTOM_REPLAY, CUSTOM_REPLAY_OF = "warp.custom_replay", "warp.custom_replay_of"  # @wp.func_replay, the same way
 
 
 def _function_op(kernel_op, symbol):
@@ -26,3 +27,10 @@ def link(kernel_op, symbol: str, grad_symbol: str) -> None:
     """Marks the specialization `symbol` and its custom adjoint `grad_symbol` (both next to the kernel) as a pair."""
     _function_op(kernel_op, symbol).attributes[CUSTOM_GRAD] = ir.FlatSymbolRefAttr.get(grad_symbol)
     _function_op(kernel_op, grad_symbol).attributes[CUSTOM_GRAD_OF] = ir.FlatSymbolRefAttr.get(symbol)
+
+
+def link_replay(kernel_op, symbol: str, replay_symbol: str) -> None:
+    """Marks the specialization `symbol` and its @wp.func_replay `replay_symbol`: warp-autodiff's forward replay
+    calls the replay instead (warp-inline leaves both alone until then)."""
+    _function_op(kernel_op, symbol).attributes[CUSTOM_REPLAY] = ir.FlatSymbolRefAttr.get(replay_symbol)
+    _function_op(kernel_op, replay_symbol).attributes[CUSTOM_REPLAY_OF] = ir.FlatSymbolRefAttr.get(symbol)

@@ -250,6 +250,14 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_param
     if grad is not None:  # @wp.func_grad: emit the adjoint for this specialization and link the two
         gspec = specialize(em, node, grad, grad.overloads[-1], list(arg_types) + list(spec.result_types))
         custom_grad.link(program.kernel_op, spec.symbol, gspec.symbol)
+    replay = getattr(function, "custom_replay", None)
+    if replay is not None:  # @wp.func_replay: emitted with the same argument types, linked for warp-autodiff
+        rspec = specialize(em, node, replay, replay.overloads[-1], list(arg_types))
+        if rspec.result_types != spec.result_types:
+            raise em.error(node, f"the @wp.func_replay of '{function.key}' returns "
+                                 f"[{', '.join(map(_type_name, rspec.result_types))}], '{function.key}' returns "
+                                 f"[{', '.join(map(_type_name, spec.result_types))}]", CompileTypeError)
+        custom_grad.link_replay(program.kernel_op, spec.symbol, rspec.symbol)
     return spec
 
 
@@ -346,10 +354,11 @@ class FunctionEmitter(KernelEmitter):
                                        f"[{', '.join(map(_type_name, types))}]", CompileTypeError)
             self.seen_returns.append(types)
         elif types != self.result_types:
-            want = ", ".join(map(_type_name, self.result_types)) or "None"
+            a = self.return_annotation  # spelled as written, as Warp's type_str (`int`, not `int32`)
+            want = a.__name__ if a in (int, float, bool) else ", ".join(map(_type_name, self.result_types)) or "None"
             got = ", ".join(map(_type_name, types)) or "None"
             raise self.error(node, f"The function `{self.src.name}` has its return type annotated as `{want}` but "
-                                   f"the code returns a value of type `{got}`", CompileTypeError)
+                                   f"the code returns a value of type `{got}`.", CompileTypeError)
         else:
             for k, v in enumerate(values):
                 self.env[f"{RETVAL}{k}"] = v

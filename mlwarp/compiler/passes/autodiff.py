@@ -65,8 +65,8 @@ from mlir.dialects import arith, func, scf
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import (SIDE_EFFECTS, add_values, body_ops, clone_ops, companions_of, contains, required_companion,
-                          derived_kernel, expansion_block, free_values, i32_const, is_diff, tainted_uses, terminator,
+from .autodiff_ir import (REPLAYS, SIDE_EFFECTS, add_values, body_ops, clone_ops, companions_of, contains,
+                          required_companion, derived_kernel, expansion_block, free_values, i32_const, is_diff, tainted_uses, terminator,
                           trip_count, where, zero)
 from .registry import Pass, PassError, kernels, ops_named
 
@@ -116,12 +116,25 @@ class ReverseBuilder:
                 self.builtin(op, mapping, adj)
             elif op.name == "func.call" and callee(op) in self.custom_grads:
                 self.custom_call(op, mapping, adj)
+            elif op.name == "func.call" and callee(op) in REPLAYS:
+                self.replayed_call(op)
             elif op.name == "func.call":  # even a call without results may write arrays
                 raise PassError(f"{where(op)}: cannot differentiate a call of "
                                 f"{op.attributes['callee']}; "
                                 f"inline wp.func calls before warp-autodiff")
             elif op.regions or (any(is_diff(r.type) for r in op.results) and op.name != "arith.constant"):
                 raise PassError(f"{where(op)}: cannot differentiate '{op.name}'")
+
+    @staticmethod
+    def replayed_call(op):
+        """A @wp.func with a @wp.func_replay (and no @wp.func_grad): the forward replay called the replay; the call
+        has no derivative, which holds when nothing it takes or returns carries one."""
+        carried = [v for v in list(op.operands) + list(op.results)
+                   if is_diff(v.type) or (is_array_type(v.type) and is_diff(array_dtype(v.type)))]
+        if carried:
+            raise PassError(f"{where(op)}: cannot differentiate a call of {op.attributes['callee']}, which has a "
+                            f"@wp.func_replay: mlwarp differentiates such a call only when its arguments and "
+                            f"results carry no derivative (integers, integer arrays); give it a @wp.func_grad too")
 
     def custom_call(self, op, mapping, adj):
         """A @wp.func with a @wp.func_grad: its adjoint function maps (args, adj_result) to the args' adjoints."""
@@ -518,7 +531,7 @@ def custom_grads(module) -> dict:
 def unlink_custom_grads(module) -> None:
     """Drops the links once used, so that the next warp-inline inlines these functions like any other."""
     for f in ops_named(module, {"func.func"}):
-        for a in (CUSTOM_GRAD, CUSTOM_GRAD_OF):
+        for a in (CUSTOM_GRAD, CUSTOM_GRAD_OF, "warp.custom_replay", "warp.custom_replay_of"):
             if a in f.attributes:
                 del f.attributes[a]
 
@@ -601,6 +614,15 @@ class Autodiff(Pass):
 
     def run(self, module):
         grads = custom_grads(module)
+        REPLAYS.clear()  # @wp.func_replay links: what the forward replay calls instead (autodiff_ir.clone_ops)
+        REPLAYS.update({symbol(f): ir.FlatSymbolRefAttr(f.attributes["warp.custom_replay"]).value
+                        for f in ops_named(module, {"func.func"}) if "warp.custom_replay" in f.attributes})
+        try:
+            self._run(module, grads)
+        finally:
+            REPLAYS.clear()
+
+    def _run(self, module, grads):
         refused = {}
         for k in kernels(module):
             if "warp.no_backward" in k.attributes or "warp.adjoint_of" in k.attributes \

@@ -62,6 +62,10 @@ def create_like(op: ir.Operation, operands, result_types=None) -> ir.Operation:
                                loc=op.location)
 
 
+# @wp.func_replay: primal function symbol -> its replay's symbol, for the module warp-autodiff is running on
+REPLAYS: dict = {}
+
+
 def clone_ops(ops, mapping: dict, pure: bool = True) -> None:
     """Clones `ops` at the insertion point, reading operands through `mapping` (original -> new value) and
     adding the clones' results to it. With `pure`, stores and atomics are dropped (the adjoint replays
@@ -75,6 +79,9 @@ def clone_ops(ops, mapping: dict, pure: bool = True) -> None:
                                 f"enable_backward=False")
             continue
         new = create_like(op, [mapping.get(v, v) for v in op.operands])
+        if pure and op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in REPLAYS:
+            new.attributes["callee"] = ir.FlatSymbolRefAttr.get(
+                REPLAYS[ir.FlatSymbolRefAttr(op.attributes["callee"]).value])  # the replay instead
         for old_region, new_region in zip(op.regions, new.regions):
             for block in old_region.blocks:
                 nb = new_region.blocks.append(*[a.type for a in block.arguments])

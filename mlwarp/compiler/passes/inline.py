@@ -77,7 +77,8 @@ class Inline(Pass):
 
 def _custom_grad_linked(f) -> bool:
     """@wp.func_grad: a function and its custom adjoint stay until warp-autodiff has used them."""
-    return "warp.custom_grad" in f.attributes or "warp.custom_grad_of" in f.attributes
+    return any(a in f.attributes for a in ("warp.custom_grad", "warp.custom_grad_of", "warp.custom_replay",
+                                           "warp.custom_replay_of"))  # (@wp.func_replay: the same)
 
 
 def _has_uses(module, symbol) -> bool:
