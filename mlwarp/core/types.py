@@ -98,6 +98,41 @@ class scalar_base:
     def __neg__(self):
         return self._apply("neg", self)
 
+    # Bit operators (integers): Warp's scalar instances lack them, mlwarp's have them so that a @wp.func using
+    # them (mlwarp's random numbers: `b >> uint32(28)`) runs in Python scope as it does in a kernel.
+    def __rshift__(self, other):
+        return self._apply("rshift", self, other)
+
+    def __rrshift__(self, other):
+        return self._apply("rshift", other, self)
+
+    def __lshift__(self, other):
+        return self._apply("lshift", self, other)
+
+    def __rlshift__(self, other):
+        return self._apply("lshift", other, self)
+
+    def __and__(self, other):
+        return self._apply("bit_and", self, other)
+
+    def __rand__(self, other):
+        return self._apply("bit_and", other, self)
+
+    def __or__(self, other):
+        return self._apply("bit_or", self, other)
+
+    def __ror__(self, other):
+        return self._apply("bit_or", other, self)
+
+    def __xor__(self, other):
+        return self._apply("bit_xor", self, other)
+
+    def __rxor__(self, other):
+        return self._apply("bit_xor", other, self)
+
+    def __invert__(self):
+        return self._apply("invert", self)
+
     def __pos__(self):  # Warp's default types come back as Python numbers (as the builtins' results)
         return self.value if type(self) in (int32, float32) else self
 

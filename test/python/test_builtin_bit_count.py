@@ -49,7 +49,7 @@ def test_bit_count_in_python_scope():
 def test_bit_count_rejects_non_integers_in_python_scope(value):
     expected = {wp.float32: "float32", wp.float64: "float64", wp.bool: "bool", wp.vec2i: "vec2i"}[type(value)]
     with pytest.raises(RuntimeError, match=rf"^Couldn't find a function 'bit_count' compatible with the arguments "
-                                           rf"'{expected}' \(expects bit_count\(Int\)\)$"):
+                                           rf"'{expected}'$"):
         wp.bit_count(value)
 
 

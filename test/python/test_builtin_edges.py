@@ -340,6 +340,6 @@ def test_length_and_normalize_adjoints_at_the_zero_vector_are_zero_not_nan():
 
 def test_where_on_vectors_refuses_a_float_condition_as_warp():
     with pytest.raises(TypeError, match=r"^Couldn't find a function 'where' compatible with the arguments "
-                                        r"'float32, vec3f, vec3f' \(overloads: where\(Any, VectorLike, VectorLike\)\)$"):
+                                        r"'float, vec3f, vec3f'$"):
         wp.where(0.5, wp.vec3(1.0), wp.vec3(2.0))
     assert wp.where(wp.uint8(1), wp.vec3(1.0), wp.vec3(2.0)) == wp.vec3(1.0)

@@ -220,12 +220,12 @@ def test_python_scope_negation_of_zero_is_positive_zero():
 
 
 def test_python_scope_operators_keep_the_typing_rules():
-    with pytest.raises(TypeError, match=r"Input types must be the same, got \['int64', 'int32'\]"):
+    with pytest.raises(TypeError, match=r"^Couldn't find a function 'sub' compatible with the arguments 'int64, int'$"):
         wp.int64(3) - 1
 
 
 def test_python_scope_type_errors_match_kernels():
-    with pytest.raises(TypeError, match=r"Input types must be the same, got \['float32', 'int32'\]"):
+    with pytest.raises(TypeError, match=r"^Couldn't find a function 'min' compatible with the arguments 'float, int'$"):
         wp.min(1.0, 2)
-    with pytest.raises(TypeError, match=r"Couldn't find a function 'sin' compatible with the arguments 'int32'"):
+    with pytest.raises(TypeError, match=r"^Couldn't find a function 'sin' compatible with the arguments 'int'$"):
         wp.sin(1)

@@ -1,7 +1,11 @@
 """Composite builtins called in Python scope (`wp.dot(a, b)`, `wp.quat_rotate(q, v)` outside a kernel).
 
-The call is typed as in a kernel (the table picks the overload, with the same
-errors) and computed with numpy in float64, then stored in the result type.
+The call is typed as in a kernel (the table picks the overload; a call none
+accepts raises Warp's Python-scope RuntimeError) and computed with numpy:
+floating-point values in float64, then stored in the result type; integer
+values in their own type, wrapping as the kernel's arithmetic does
+(`wp.dot(wp.vec2i(x, x), wp.vec2i(x, x))` wraps in int32). Scalar results come
+back as Python-scope scalar builtins return them (pyscope.scalar_result).
 Each function below is the numpy reading of the builtin's definition (the
 kernel lowering follows Warp's formulas; tests compare both with numpy).
 """
@@ -12,7 +16,8 @@ import numpy as np
 
 from mlwarp.core import types as wt
 
-from .pyscope import BuiltinArgumentError, warp_type
+from . import pyscope as ps
+from .pyscope import no_overload, scalar_result, warp_type
 
 
 def _type_of(value):
@@ -22,10 +27,30 @@ def _type_of(value):
     return warp_type(value)
 
 
-def _np(value):
-    if wt.is_composite(type(value)):
-        return np.asarray(value.numpy(), dtype=np.float64)
-    return np.float64(value.value if isinstance(value, wt.scalar_base) else value)
+def _np(value, t):
+    """The value as numpy: floats in float64, integers and bools in their own type."""
+    s = wt.scalar_type_of(t)
+    dtype = np.float64 if wt.is_float(s) else s._np_
+    if wt.is_composite(t):
+        return np.asarray(value.numpy()).astype(dtype)
+    return np.array(value.value if isinstance(value, wt.scalar_base) else value).astype(dtype)[()]
+
+
+def _elementwise(f):
+    """`f` on numpy scalars, applied to broadcast operands (C integer division and remainder)."""
+    def apply(a, b):
+        if np.issubdtype(np.result_type(a, b), np.floating):
+            return f(a, b)
+        x, y = np.broadcast_arrays(a, b)
+        return np.array([int(f(int(i), int(j))) for i, j in zip(x.flat, y.flat)], dtype=object).reshape(x.shape)
+    return apply
+
+
+def _wrap(v, s):
+    """The integer `v` stored in integer type `s` (two's complement wrap)."""
+    bits = s._bits_
+    v = int(v) % (1 << bits)
+    return v - (1 << bits) if s._kind_ != "uint" and v >= 1 << (bits - 1) else v
 
 
 def _normalize(v, zero):
@@ -105,6 +130,22 @@ IMPLS = {
     "spatial_dot": lambda a, b: a @ b,
     "where": lambda c, a, b: a if c else b,
     "lerp": lambda a, b, t: a * (1 - t) + b * t,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,  # a composite and a scalar (composite products are picked in `call`)
+    "div": _elementwise(lambda a, b: a / b if isinstance(a, np.floating) else ps.c_div(a, b)),
+    "mod": _elementwise(lambda a, b: np.fmod(a, b) if isinstance(a, np.floating) else ps.c_mod(a, b)),
+    "neg": lambda a: -a,
+    "pos": lambda a: a,
+    "abs": np.abs,
+    "sign": lambda a: np.where(a < 0, -1, 1).astype(a.dtype),
+    "isfinite": lambda a: bool(np.all(np.isfinite(a))),
+    "isnan": lambda a: bool(np.any(np.isnan(a))),
+    "isinf": lambda a: bool(np.any(np.isinf(a))),
+    "bit_and": np.bitwise_and,
+    "bit_or": np.bitwise_or,
+    "bit_xor": np.bitwise_xor,
+    "invert": np.invert,
 }
 
 
@@ -124,13 +165,13 @@ def call(name: str, args):
     """Evaluates builtin `name` on Python/Warp values whose types include a composite."""
     from .table import OVERLOADS, resolve, select_overload
 
-    types = [_type_of(a) for a in args]
     try:
+        types = [_type_of(a) for a in args]
         if name not in OVERLOADS:
-            resolve(name, types)  # a scalar builtin: its own signature in the message
+            resolve(name, types)
         b = select_overload(name, types)
     except TypeError as e:
-        raise BuiltinArgumentError(str(e)) from None  # a RuntimeError, as in Warp
+        raise no_overload(name, args, e) from None  # a RuntimeError, as in Warp
     result = b.result(types)
     if name == "normalize":
         impl = _normalize_impl(types)
@@ -148,7 +189,12 @@ def call(name: str, args):
     if impl is None:
         raise RuntimeError(f"wp.{name}() on {', '.join(wt.type_name(t) for t in types)} can only be called "
                            f"inside a kernel")
-    value = impl(*[_np(a) for a in args])
-    if wt.is_composite(result):
-        return result(*np.asarray(value).reshape(-1).tolist())
-    return result(np.asarray(value).item()).value if wt.is_scalar(result) else value
+    with np.errstate(all="ignore"):
+        value = impl(*[_np(a, t) for a, t in zip(args, types)])
+        if wt.is_composite(result):
+            s = wt.scalar_type_of(result)
+            flat = np.asarray(value).reshape(-1)
+            if wt.is_int(s):  # wraps in the element type (a quotient MIN / -1, say)
+                return result(*[_wrap(v, s) for v in flat.tolist()])
+            return result(*flat.tolist())
+        return scalar_result(result, value) if wt.is_scalar(result) else value

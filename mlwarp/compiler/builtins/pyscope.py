@@ -1,11 +1,14 @@
 """Builtins called in Python scope (`wp.sin(1.0)` outside a kernel), as Warp allows for scalar math.
 
 Arguments are typed as in a kernel: Python floats are float32, ints int32,
-bools bool, Warp scalar instances (`wp.float64(2.0)`) keep their type; the
-table's type rule checks the call (same errors as in a kernel), and the
-builtin's numpy implementation computes in those types. A result of type
-int32, float32 or bool is a Python number, any other an instance of the result
-type (`wp.add(wp.int8(100), wp.int8(100))` is `int8(-56)`), as in Warp.
+bools bool, Warp scalar instances (`wp.float64(2.0)`) and numpy scalars
+(`np.float64(2.0)`) keep their type; the table's type rule checks the call,
+and the builtin's numpy implementation computes in those types. A call no
+signature accepts raises Warp's Python-scope RuntimeError, which names the
+arguments as Python sees them (`'int16, int'`). A result of type int32,
+float32 or bool is a Python number, any other an instance of the result type
+(`wp.add(wp.int8(100), wp.int8(100))` is `int8(-56)`), as in Warp;
+`wp.config.legacy_scalar_return_types` gives Python numbers for all.
 """
 
 from __future__ import annotations
@@ -13,19 +16,20 @@ from __future__ import annotations
 import numpy as np
 
 from mlwarp.core import types as wt
+from mlwarp.core.config import config
 
 
 def warp_type(value):
     if isinstance(value, wt.scalar_base):
         return type(value)
+    if isinstance(value, np.generic):  # before float: np.float64 is a subclass of float
+        return wt.dtype_from_numpy(value.dtype)
     if isinstance(value, bool):
         return wt.bool_
     if isinstance(value, int):
         return wt.int32
     if isinstance(value, float):
         return wt.float32
-    if isinstance(value, np.generic):
-        return wt.dtype_from_numpy(value.dtype)
     raise TypeError(f"a builtin called from Python takes scalars, got {type(value).__name__}")
 
 
@@ -39,22 +43,50 @@ class BuiltinArgumentError(RuntimeError, TypeError):
     table's type rule raised."""
 
 
+def python_type_name(value) -> str:
+    """An argument's type as Warp's Python-scope errors name it: Python numbers `int`/`float`/`bool`, numpy
+    scalars by numpy's name, Warp scalars and composites by Warp's."""
+    t = type(value)
+    if isinstance(value, wt.scalar_base) or wt.is_composite(t):
+        return wt.type_name(t)
+    return t.__name__
+
+
+# The table's own words for "no signature takes these types"; a type rule's specific complaint (where()'s
+# operand types, say) is kept as it is.
+_GENERIC = ("Couldn't find a function", "Input types must be the same", "'", "a builtin called from Python")
+
+
+def no_overload(name: str, args, error: TypeError | None = None) -> BuiltinArgumentError:
+    """Warp's error for a Python-scope call no overload accepts."""
+    if error is not None and not str(error).startswith(_GENERIC):
+        return BuiltinArgumentError(str(error))
+    names = ", ".join(python_type_name(a) for a in args)
+    return BuiltinArgumentError(f"Couldn't find a function '{name}' compatible with the arguments '{names}'")
+
+
+def scalar_result(result, value):
+    """A scalar result as Warp's Python scope returns it: int32/float32/bool (or every type with
+    `wp.config.legacy_scalar_return_types`) as a Python number, the others as an instance of the type."""
+    r = np.array(value).astype(result._np_)[()]
+    if result in (wt.int32, wt.float32, wt.bool_) or config.legacy_scalar_return_types:
+        return r.item()
+    return result(r)
+
+
 def python_scope(name: str, impl):
     """Warp's Python-scope call of builtin `name`, computed by `impl` on numpy scalars of the argument types."""
 
     def call(*args):
         from .table import resolve  # the table imports this module
 
-        types = [warp_type(a) for a in args]
         try:
+            types = [warp_type(a) for a in args]
             result = resolve(name, types)
         except TypeError as e:
-            raise BuiltinArgumentError(str(e)) from None
+            raise no_overload(name, args, e) from None
         with np.errstate(all="ignore"):
-            r = np.array(impl(*[_as_numpy(a, t) for a, t in zip(args, types)])).astype(result._np_)[()]
-        if result in (wt.int32, wt.float32, wt.bool_) or not any(isinstance(a, wt.scalar_base) for a in args):
-            return r.item()  # Warp's default types come back as Python numbers
-        return result(r)
+            return scalar_result(result, impl(*[_as_numpy(a, t) for a, t in zip(args, types)]))
 
     call.__name__ = name
     return call
