@@ -20,7 +20,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import atomics, composite, fixed, indexed, printing, ptr_arrays, refs, slicing, tuples, type_exprs
+from . import atomics, augassign, composite, fixed, indexed, printing, ptr_arrays, refs, slicing, tuples, type_exprs
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
@@ -135,14 +135,16 @@ class KernelEmitter:
         opname = _BINOPS.get(type(node.op))
         if opname is None:
             raise self.error(node, f"unsupported operator {type(node.op).__name__}", UnsupportedSyntaxError)
-        t = node.target
+        t, hidden = augassign.hoist_indices(self, node.target)  # a[f(i)] += x: f runs once (augassign.py)
         if isinstance(t, ast.Subscript) and opname in ("add", "sub") and not composite.is_composite_base(self, t):
             arr, indices = self.array_access(t)
             value = self.expr(node.value)
             self.check_store_type(node, arr, value, f"atomic_{opname}")  # Warp names the atomic
             wb.atomic(opname, arr.value, value.value, indices)
-            return
-        self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
+        else:
+            self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
+        for n in hidden:
+            self.env.pop(n, None)
 
     def assign(self, target, value: Var):
         old = self.env.get(target.id) if isinstance(target, ast.Name) else None
