@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from .runtime.cuda import devices as _cuda
 from .runtime.cuda import driver as _drv
-from .runtime.device import get_device, set_device
+from .cuda_compile import KNOWN_ARCHS
+from .runtime.device import get_device, set_device, unregister
 
 __all__ = ["is_cuda_available", "get_cuda_devices", "get_cuda_device_count", "get_cuda_device",
            "get_preferred_device", "ScopedDevice", "synchronize", "synchronize_device", "is_mempool_supported",
-           "get_device_arch"]
+           "get_device_arch", "is_mempool_enabled", "is_mempool_access_supported", "is_mempool_access_enabled",
+           "is_peer_access_supported", "is_peer_access_enabled", "unmap_cuda_device", "get_cuda_supported_archs"]
 
 
 def is_cuda_available() -> bool:
@@ -45,6 +47,47 @@ def get_device_arch(device=None) -> int | None:
 def is_mempool_supported(device=None) -> bool:
     dev = get_device(device)
     return bool(dev.is_cuda and dev.is_mempool_supported)
+
+
+def is_mempool_enabled(device=None) -> bool:
+    return bool(get_device(device).is_mempool_enabled)
+
+
+def is_peer_access_supported(target_device, peer_device) -> bool:
+    """Whether `peer_device` can read memory allocated on `target_device` (False unless both are CUDA devices)."""
+    target, peer = get_device(target_device), get_device(peer_device)
+    if not (target.is_cuda and peer.is_cuda):
+        return False
+    if target is peer:
+        return True
+    return bool(_drv.call("cuDeviceCanAccessPeer", peer.handle, target.handle))
+
+
+def is_peer_access_enabled(target_device, peer_device) -> bool:
+    """True for a CUDA device and itself; mlwarp enables no access between two different GPUs."""
+    target, peer = get_device(target_device), get_device(peer_device)
+    return bool(target.is_cuda and peer.is_cuda and target is peer)
+
+
+def is_mempool_access_supported(target_device, peer_device) -> bool:
+    target = get_device(target_device)
+    return bool(target.is_mempool_supported and is_peer_access_supported(target, peer_device))
+
+
+def is_mempool_access_enabled(target_device, peer_device) -> bool:
+    target, peer = get_device(target_device), get_device(peer_device)
+    return bool(target.is_cuda and peer.is_cuda and target.is_mempool_supported and target is peer)
+
+
+def unmap_cuda_device(alias: str) -> None:
+    """Forgets a CUDA device alias; RuntimeError("Invalid CUDA device alias '<alias>'") for any other name."""
+    unregister(alias)
+
+
+def get_cuda_supported_archs() -> list:
+    """The sm_XX architectures mlwarp's CUDA target compiles for, lowest first; [] without a CUDA device (as
+    Warp's, whose list comes from NVRTC only when CUDA is available)."""
+    return sorted(KNOWN_ARCHS) if is_cuda_available() else []
 
 
 class ScopedDevice:

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 
 class Device:
+    # what Warp's CPU device answers (CudaDevice sets its own from the driver)
+    ordinal = -1
+    sm_count = 0
+    max_shared_memory_per_block = 0
+    is_mempool_supported = False
+    is_mempool_enabled = False
+
     def __init__(self, alias: str):
         self.alias = alias
 
@@ -77,3 +84,13 @@ def _first_default() -> Device:
 def set_device(ident) -> None:
     global _default
     _default = get_device(ident)
+
+
+def unregister(alias: str) -> Device:
+    """Removes a CUDA device's alias (wp.unmap_cuda_device); RuntimeError, as Warp's, for any other name."""
+    _first_default()
+    dev = _devices.get(alias)
+    if dev is None or not dev.is_cuda:
+        raise RuntimeError(f"Invalid CUDA device alias '{alias}'")
+    del _devices[alias]
+    return dev

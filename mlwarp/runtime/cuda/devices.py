@@ -31,6 +31,9 @@ class CudaDevice(Device):
         self.sm_count = drv.call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self.handle)
         self.is_mempool_supported = bool(drv.call(
             "cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, self.handle))
+        self.is_mempool_enabled = self.is_mempool_supported  # the context's first use configures the pool
+        self.max_shared_memory_per_block = drv.call(
+            "cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, self.handle)
         self.total_memory = drv.call("cuDeviceTotalMem", self.handle)
         self._context = None
         self._stream = None
