@@ -77,6 +77,21 @@ class _Rewrite(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
+def _overload_for(primal, adj_func):
+    """The overload of `primal` whose parameters' annotations the adjoint's first parameters repeat (as Warp picks
+    the overload a @wp.func_grad belongs to); the latest definition when none does."""
+    from .func import _annotation_key, _annotations
+
+    hints = _annotations(adj_func)
+    names = list(adj_func.__code__.co_varnames[:adj_func.__code__.co_argcount])
+    for o in reversed(primal.overloads):
+        n = len(o.params)
+        if n <= len(names) and all(names[k] in hints and _annotation_key(hints[names[k]]) == _annotation_key(a)
+                                   for k, a in enumerate(o.annotations)):
+            return o
+    return primal.overloads[-1]
+
+
 def _grad_function(primal, adj_func):
     """The @wp.func equivalent of `adj_func` (see the module doc)."""
     from .func import func as wp_func
@@ -89,11 +104,11 @@ def _grad_function(primal, adj_func):
         return CompileError(message, filename, first + getattr(node, "lineno", 1) - 1, None, adj_func.__name__)
 
     args = tree.args.args
-    overload = primal.overloads[-1]
+    overload = _overload_for(primal, adj_func)
     n = len(overload.params)
-    if len(args) != n + 1:
+    if len(args) < n:  # then one adjoint per result (none for a function without one): checked as it compiles
         raise where(tree, f"a @wp.func_grad function for '{primal.key}' takes its {n} argument(s) and the adjoint "
-                          f"of its result, got {len(args)} argument(s)")
+                          f"of each of its results, got {len(args)} argument(s)")
     params = [a.arg for a in args[:n]]
     zeros = []
     for p, a in zip(params, overload.annotations):
@@ -124,6 +139,7 @@ def func_grad(primal):
 
     def register(adj_func):
         grad = _grad_function(primal, adj_func)
+        _overload_for(primal, adj_func).custom_grad = grad  # per overload (functions.specialize reads it)
         primal.custom_grad = grad
         own = primal._wp_fingerprint_
         # kernels calling `primal` hash its fingerprint into their cache key: include the adjoint's source

@@ -121,10 +121,27 @@ def test_forward_mode_differentiates_the_body_of_a_func_grad_function():
 def test_func_grad_errors():
     with pytest.raises(TypeError, match="wp.func_grad expects a @wp.func"):
         wp.func_grad(lambda x: x)
-    with pytest.raises(wp.CompileError, match="takes its 1 argument\\(s\\) and the adjoint of its result"):
+    with pytest.raises(wp.CompileError, match="takes its 1 argument\\(s\\) and the adjoint of each of its "
+                                              "results, got 0 argument"):
         @wp.func_grad(safe_sqrt)
-        def wrong(x: f64):
+        def wrong():
             pass
+
+    @wp.func
+    def lonely(x: f64):
+        return x * x
+
+    @wp.func_grad(lonely)
+    def lonely_grad(x: f64):  # no adjoint for its one result: said as a kernel calling it compiles
+        wp.adjoint[x] += x
+
+    @wp.kernel
+    def k_lonely(xs: wp.array(dtype=f64)):
+        xs[0] = lonely(xs[0])
+
+    with pytest.raises(wp.CompileError, match="a @wp.func_grad function for 'lonely' takes its 1 argument\\(s\\) "
+                                              "and the adjoint of each of its 1 result\\(s\\), got 1 argument"):
+        wp.launch(k_lonely, dim=1, inputs=[wp.zeros(1, dtype=f64)])
     with pytest.raises(wp.CompileError, match="cannot return; it adds to wp.adjoint"):
         @wp.func_grad(safe_sqrt)
         def returns(x: f64, adj_ret: f64):
@@ -170,3 +187,67 @@ def test_func_grad_source_is_part_of_the_cache_key_of_callers():
     assert "func_grad:" in key and "adj_ret / (f64(2.0) * wp.sqrt(x))" not in key  # hashed, not raw text
     assert fingerprint(safe_sqrt) == key
     assert fingerprint(smooth_step) and "func_grad:" not in fingerprint(smooth_step)
+
+
+# -- custom adjoints of functions with several results, and of each overload of a function -----------------------
+@wp.func
+def two_results(x: float, y: float):
+    return x * 3.0 + y, y * y
+
+
+@wp.func_grad(two_results)
+def two_results_grad(x: float, y: float, adj_ret0: float, adj_ret1: float):  # one adjoint per result
+    wp.adjoint[x] += 42.0 * adj_ret0  # deliberately not the true derivative: shows this adjoint is the one used
+    wp.adjoint[y] += 10.0 * adj_ret1 + adj_ret0
+
+
+@wp.func
+def per_overload(x: float):
+    return x * 2.0
+
+
+@wp.func_grad(per_overload)
+def per_overload_grad32(x: float, adj_ret: float):
+    wp.adjoint[x] += 5.0 * adj_ret
+
+
+@wp.func
+def per_overload(x: f64):
+    return x * f64(2.0)
+
+
+@wp.func_grad(per_overload)
+def per_overload_grad64(x: f64, adj_ret: f64):
+    wp.adjoint[x] += f64(7.0) * adj_ret
+
+
+@wp.kernel
+def k_custom_results(xs: wp.array(dtype=float), ys: wp.array(dtype=float), a: wp.array(dtype=float),
+                     b: wp.array(dtype=float), d: wp.array(dtype=f64), e: wp.array(dtype=f64),
+                     c: wp.array(dtype=float)):
+    i = wp.tid()
+    r0, r1 = two_results(xs[i], ys[i])
+    a[i] = r0
+    b[i] = r1
+    c[i] = per_overload(xs[i])
+    e[i] = per_overload(d[i])
+
+
+def test_custom_grad_of_several_results_and_of_each_overload():
+    xv, yv, dv = np.array([1.0, -2.0], np.float32), np.array([0.5, 3.0], np.float32), np.array([1.5, 2.5])
+    xs, ys = wp.array(xv, requires_grad=True), wp.array(yv, requires_grad=True)
+    d = wp.array(dv, dtype=f64, requires_grad=True)
+    a, b, c = (wp.zeros(2, requires_grad=True) for _ in range(3))
+    e = wp.zeros(2, dtype=f64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_custom_results, dim=2, inputs=[xs, ys], outputs=[a, b, d, e, c])
+    np.testing.assert_allclose(a.numpy(), 3 * xv + yv)
+    np.testing.assert_allclose(b.numpy(), yv * yv)
+    np.testing.assert_allclose(e.numpy(), 2 * dv)
+    tape.backward(grads={a: wp.array([1.0, 2.0], dtype=float), b: wp.array([3.0, 4.0], dtype=float),
+                         c: wp.array([1.0, 1.0], dtype=float),
+                         e: wp.array([1.0, 2.0], dtype=f64)})
+    np.testing.assert_allclose(xs.grad.numpy(), 42.0 * np.array([1.0, 2.0]) + 5.0)  # two_results + float overload
+    np.testing.assert_allclose(ys.grad.numpy(), 10.0 * np.array([3.0, 4.0]) + np.array([1.0, 2.0]))
+    np.testing.assert_allclose(d.grad.numpy(), 7.0 * np.array([1.0, 2.0]))  # the f64 overload's adjoint

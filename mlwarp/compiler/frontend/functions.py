@@ -242,13 +242,20 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_param
     finally:
         program.stack.pop()
     program.specializations[key] = spec
-    grad = getattr(function, "custom_grad", None)
+    grad = getattr(overload, "custom_grad", None)  # @wp.func_grad: per overload (mlwarp/func_grad.py)
     if grad is not None and spec.ref_outputs:
         raise em.error(node, f"'{function.key}' has a @wp.func_grad and writes its wp.ref[T] parameter(s) "
                              f"{', '.join(spec.ref_outputs)}: a custom adjoint cannot take the adjoint of a reference "
                              f"parameter; return the value instead", CompileError)
     if grad is not None:  # @wp.func_grad: emit the adjoint for this specialization and link the two
-        gspec = specialize(em, node, grad, grad.overloads[-1], list(arg_types) + list(spec.result_types))
+        g = grad.overloads[-1]
+        if len(g.params) != len(arg_types) + len(spec.result_types):
+            code = g.func.__code__
+            raise CompileError(f"a @wp.func_grad function for '{function.key}' takes its {len(arg_types)} "
+                               f"argument(s) and the adjoint of each of its {len(spec.result_types)} result(s), got "
+                               f"{len(g.params)} argument(s)", code.co_filename, code.co_firstlineno, None,
+                               g.func.__name__)
+        gspec = specialize(em, node, grad, g, list(arg_types) + list(spec.result_types))
         custom_grad.link(program.kernel_op, spec.symbol, gspec.symbol)
     replay = getattr(function, "custom_replay", None)
     if replay is not None:  # @wp.func_replay: emitted with the same argument types, linked for warp-autodiff
