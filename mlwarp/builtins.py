@@ -10,6 +10,8 @@ from __future__ import annotations
 import types
 
 from . import types as wt
+from .compiler.builtins.params import Unbound, bind
+from .compiler.builtins.pyscope import no_overload
 from .compiler.builtins.table import BUILTINS, COMPOSITE_ONLY
 
 
@@ -23,10 +25,15 @@ class BuiltinFunction:
         self._wp_intrinsic_ = name if intrinsic else None
 
     def __call__(self, *args, **kwargs):
+        if self._wp_intrinsic_ == "print":  # wp.print from Python (a @wp.func run there): Python's print
+            return print(*args, **kwargs)
+        if kwargs:  # by Warp's parameter names
+            try:
+                args = bind(self.__name__, args, kwargs)
+            except Unbound:
+                raise no_overload(self.__name__, list(args) + list(kwargs.values())) from None
         if self._wp_intrinsic_ in ("expect_eq", "expect_neq", "expect_near"):  # a @wp.func called from Python
-            return _expect(self._wp_intrinsic_[len("expect_"):], *args, **kwargs)
-        if kwargs:
-            raise TypeError(f"wp.{self.__name__}() takes no keyword arguments in Python scope")
+            return _expect(self._wp_intrinsic_[len("expect_"):], *args)
         if any(getattr(type(a), "_wp_composite_", None) for a in args) or self.__name__ in COMPOSITE_ONLY:
             from .compiler.builtins.composite_pyscope import call  # vectors, matrices, quaternions, ...
 
@@ -108,6 +115,7 @@ for _name, _doc in [
     ("atomic_xor", "atomic_xor(arr, i, ..., value): old ^ value, atomically (integers), returns the old value."),
     ("atomic_cas", "atomic_cas(arr, i, ..., compare, value): stores value if the element equals compare, "
                    "atomically; returns the old value."),
+    ("print", "print(value): prints a value from a kernel, as Python's print() there (in Python: print())."),
     ("printf", "printf(format, *args): C printf from a kernel (CPU: libc printf, flushed)."),
     ("expect_eq", "expect_eq(actual, expected): prints an error when they differ."),
     ("expect_neq", "expect_neq(actual, expected): prints an error when they are equal."),
