@@ -20,7 +20,8 @@ from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntax
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import atomics, augassign, composite, fixed, indexed, printing, ptr_arrays, refs, slicing, tuples, type_exprs
+from . import (atomics, augassign, composite, fixed, indexed, keywords, printing, ptr_arrays, refs, slicing, tuples,
+               type_exprs)
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
                       static_value)
@@ -666,8 +667,11 @@ class KernelEmitter:
             return ptr_arrays.construct(self, node)
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
-        if node.keywords:
-            raise self.error(node, "unsupported: keyword arguments in a builtin call", UnsupportedSyntaxError)
+        if node.keywords:  # wp.pow(y=4.0, x=2.0): by Warp's parameter names (keywords.py)
+            name = getattr(obj, "_wp_builtin_", None) or python_function_builtin(obj)
+            if name is None:
+                raise self.error(node, "unsupported: keyword arguments in a builtin call", UnsupportedSyntaxError)
+            node = keywords.positional(self, node, name)
         if obj is len:
             return self.call_len(node)
         target = _CASTS.get(obj) if isinstance(obj, type) and obj in _CASTS else obj
