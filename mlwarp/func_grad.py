@@ -53,14 +53,16 @@ def _is_adjoint(node, func) -> bool:
 
 
 class _Rewrite(ast.NodeTransformer):
-    def __init__(self, func, params, where):
-        self.func, self.params, self.where = func, params, where
+    def __init__(self, func, params, where, arrays=()):
+        self.func, self.params, self.where, self.arrays = func, params, where, set(arrays)
 
     def visit_AugAssign(self, node):
         if not _is_adjoint(node.target, self.func):
             return self.generic_visit(node)
         key = node.target.slice
-        if not (isinstance(key, ast.Name) and key.id in self.params):
+        if not isinstance(key, ast.Name):  # wp.adjoint[x.scalar] += e: a member of the adjoint (visit_Subscript)
+            return self.generic_visit(node)
+        if key.id not in self.params:
             raise self.where(node, "wp.adjoint[...] takes an argument of the function, e.g. wp.adjoint[x]")
         if not isinstance(node.op, (ast.Add, ast.Sub)):
             raise self.where(node, "wp.adjoint[x] supports += and -= only")
@@ -72,9 +74,30 @@ class _Rewrite(ast.NodeTransformer):
         raise self.where(node, "a @wp.func_grad function cannot return; it adds to wp.adjoint[...]")
 
     def visit_Subscript(self, node):
-        if _is_adjoint(node, self.func):
+        """`wp.adjoint[x.vec]` inside a longer target (`wp.adjoint[x.vec].y = e`, `wp.adjoint[x.vec][0] += e`,
+        `wp.adjoint[x.scalar] += e`): the same path on the adjoint local of the argument `x`."""
+        if not _is_adjoint(node, self.func):
+            return self.generic_visit(node)
+        key = node.slice
+        root = key
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if not (isinstance(root, ast.Name) and root.id in self.params):
+            raise self.where(node, "wp.adjoint[...] takes an argument of the function, e.g. wp.adjoint[x]")
+        if root.id in self.arrays:
+            raise self.where(node, f"wp.adjoint[{root.id}]: the adjoint of an array argument is not supported in "
+                                   f"mlwarp's @wp.func_grad (its adjoints are values the function returns)")
+        if key is root and not isinstance(getattr(node, "ctx", None), ast.Load):
             raise self.where(node, "wp.adjoint[x] can only be added to (wp.adjoint[x] += ...)")
-        return self.generic_visit(node)
+        return self._on_adjoint(key, root.id, node.ctx)
+
+    def _on_adjoint(self, key, name, ctx):
+        if isinstance(key, ast.Name):
+            return ast.copy_location(ast.Name(f"adj__{name}", ctx), key)
+        if isinstance(key, ast.Attribute):
+            return ast.copy_location(ast.Attribute(self._on_adjoint(key.value, name, ast.Load()), key.attr, ctx), key)
+        return ast.copy_location(ast.Subscript(self._on_adjoint(key.value, name, ast.Load()),
+                                               self.visit(key.slice), ctx), key)
 
 
 def _overload_for(primal, adj_func):
@@ -117,7 +140,8 @@ def _grad_function(primal, adj_func):
             raise where(tree, f"argument '{p}' needs a type annotation")
         call = f"{ann}()" if wt.is_composite(a) else f"{ann}(0.0)"
         zeros.append(ast.parse(f"adj__{p} = {call}").body[0])
-    body = [_Rewrite(adj_func, params, where).visit(s) for s in tree.body]
+    arrays = [p for p, a in zip(params, overload.annotations) if wt.is_array(a)]
+    body = [_Rewrite(adj_func, params, where, arrays).visit(s) for s in tree.body]
     result = ", ".join(f"adj__{p}" for p in params)
     tree.body = zeros + body + [ast.parse(f"return {result}").body[0]]
     tree.decorator_list = []

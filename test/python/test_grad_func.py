@@ -251,3 +251,55 @@ def test_custom_grad_of_several_results_and_of_each_overload():
     np.testing.assert_allclose(xs.grad.numpy(), 42.0 * np.array([1.0, 2.0]) + 5.0)  # two_results + float overload
     np.testing.assert_allclose(ys.grad.numpy(), 10.0 * np.array([3.0, 4.0]) + np.array([1.0, 2.0]))
     np.testing.assert_allclose(d.grad.numpy(), 7.0 * np.array([1.0, 2.0]))  # the f64 overload's adjoint
+
+
+# -- wp.adjoint[...] on a member of a struct argument ------------------------------------------------------------
+@wp.struct
+class Holder:
+    s: float
+    v: wp.vec3
+
+
+@wp.func
+def holder_sum(h: Holder):
+    return h.s + h.v[0] + h.v[1] + h.v[2]
+
+
+@wp.func_grad(holder_sum)
+def holder_sum_grad(h: Holder, adj_ret: float):
+    wp.adjoint[h.v].y = 5.0 * adj_ret  # a plain write of one component of the adjoint
+    wp.adjoint[h.v][2] += 3.0 * adj_ret
+    wp.adjoint[h.s] += 2.0 * adj_ret
+
+
+@wp.kernel
+def k_holder(hs: wp.array(dtype=Holder), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = holder_sum(hs[i])
+
+
+def test_adjoint_of_struct_members():
+    h = Holder()
+    h.s, h.v = 1.0, wp.vec3(1.0, 2.0, 3.0)
+    hs = wp.array([h, h], dtype=Holder, requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_holder, dim=2, inputs=[hs], outputs=[out])
+    np.testing.assert_allclose(out.numpy(), [7.0, 7.0])
+    tape.backward(grads={out: wp.array([1.0, 2.0], dtype=float)})
+    g = hs.grad.numpy()
+    np.testing.assert_allclose(g["s"], [2.0, 4.0])
+    np.testing.assert_allclose(g["v"], [[0.0, 5.0, 3.0], [0.0, 10.0, 6.0]])
+
+
+def test_adjoint_of_an_array_argument_is_refused():
+    @wp.func
+    def pick(values: wp.array(dtype=float), i: int):
+        return values[i]
+
+    with pytest.raises(wp.CompileError, match=r"wp.adjoint\[values\]: the adjoint of an array argument is not "
+                                              r"supported in mlwarp's @wp.func_grad"):
+        @wp.func_grad(pick)
+        def pick_grad(values: wp.array(dtype=float), i: int, adj_ret: float):
+            wp.adjoint[values][i] += adj_ret
