@@ -191,3 +191,33 @@ def test_curlnoise_with_keywords_and_defaults():
     p = wp.vec3f(0.25, 0.5, 0.75)
     np.testing.assert_array_equal(np.asarray(wp.curlnoise(xyz=p, state=state)),
                                   np.asarray(wp.curlnoise(state, p, wp.uint32(1), 2.0, 0.5)))
+
+
+# -- more composite builtins in Python scope ----------------------------------------------------------------------
+def test_spatial_cross_in_python_scope():
+    a, b = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), np.array([-1.0, 0.5, 2.0, 3.0, -2.0, 1.0])
+    wa, va, wb, vb = a[:3], a[3:], b[:3], b[3:]
+    sa, sb = wp.spatial_vectorf(*a), wp.spatial_vectorf(*b)
+    np.testing.assert_array_equal(wp.spatial_cross(sa, sb).numpy(),
+                                  np.concatenate([np.cross(wa, wb), np.cross(va, wb) + np.cross(wa, vb)]))
+    np.testing.assert_array_equal(wp.spatial_cross_dual(sa, sb).numpy(),
+                                  np.concatenate([np.cross(wa, wb) + np.cross(va, vb), np.cross(wa, vb)]))
+
+
+def test_quat_slerp_axis_angle_and_from_matrix_in_python_scope():
+    theta = 1.2
+    qz = wp.quatd(0.0, 0.0, math.sin(theta / 2), math.cos(theta / 2))
+    half = wp.quat_slerp(wp.quatd(0.0, 0.0, 0.0, 1.0), qz, wp.float64(0.25))  # a quarter of the rotation
+    np.testing.assert_allclose(half.numpy(), [0.0, 0.0, math.sin(theta / 8), math.cos(theta / 8)], atol=1e-15)
+    np.testing.assert_allclose(wp.quat_to_axis(qz).numpy(), [0.0, 0.0, 1.0])
+    assert abs(float(wp.quat_to_angle(qz)) - theta) < 1e-15
+    neg = wp.quatd(0.0, 0.0, -math.sin(theta / 2), -math.cos(theta / 2))  # the same rotation, w < 0
+    np.testing.assert_allclose(wp.quat_to_axis(neg).numpy(), [0.0, 0.0, 1.0])
+    c, s = math.cos(theta), math.sin(theta)
+    rz = wp.mat33d(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0)
+    np.testing.assert_allclose(wp.quat_from_matrix(rz).numpy(), qz.numpy(), atol=1e-15)
+    # half turns: the trace is negative, the largest diagonal element picks the branch
+    for diag, expected in (((-1.0, -1.0, 1.0), [0, 0, 1, 0]), ((-1.0, 1.0, -1.0), [0, 1, 0, 0]),
+                           ((1.0, -1.0, -1.0), [1, 0, 0, 0])):
+        m = wp.mat33f(diag[0], 0.0, 0.0, 0.0, diag[1], 0.0, 0.0, 0.0, diag[2])
+        np.testing.assert_array_equal(wp.quat_from_matrix(m).numpy(), expected)

@@ -86,6 +86,46 @@ def _to_matrix(q):
     return np.stack([_rotate(q, e) for e in np.eye(3)], 1)
 
 
+def _axis_angle(q):
+    """quat_to_axis_angle: the axis on the side of a non-negative w, the angle 2 atan2(|v|, |w|)."""
+    v, w = q[:3], q[3]
+    n = _normalize(v, np.zeros(3))
+    return (-n if w < 0 else n), 2 * np.arctan2(np.sqrt(v @ v), abs(w))
+
+
+def _slerp(q0, q1, t):
+    axis, angle = _axis_angle(_qmul(_qinv(q0), q1))
+    return _qmul(q0, _from_axis_angle(axis, t * angle))
+
+
+def _from_matrix(m):
+    """The kernel's branches: the trace when it is non-negative, else the largest diagonal element."""
+    e = m[:3, :3]
+
+    def branch(h, others):
+        h = np.sqrt(h + 1.0)
+        return h * 0.5, [o * (0.5 / h) for o in others]
+
+    tr = e[0, 0] + e[1, 1] + e[2, 2]
+    if tr >= 0:
+        w, (x, y, z) = branch(tr, [e[2, 1] - e[1, 2], e[0, 2] - e[2, 0], e[1, 0] - e[0, 1]])
+    elif e[2, 2] > max(e[0, 0], e[1, 1]) if e[1, 1] > e[0, 0] else e[2, 2] > e[0, 0]:
+        z, (x, y, w) = branch(e[2, 2] - (e[0, 0] + e[1, 1]), [e[2, 0] + e[0, 2], e[1, 2] + e[2, 1], e[1, 0] - e[0, 1]])
+    elif e[1, 1] > e[0, 0]:
+        y, (z, x, w) = branch(e[1, 1] - (e[2, 2] + e[0, 0]), [e[1, 2] + e[2, 1], e[0, 1] + e[1, 0], e[0, 2] - e[2, 0]])
+    else:
+        x, (y, z, w) = branch(e[0, 0] - (e[1, 1] + e[2, 2]), [e[0, 1] + e[1, 0], e[2, 0] + e[0, 2], e[2, 1] - e[1, 2]])
+    return _normalize(np.array([x, y, z, w]), np.array([0, 0, 0, 1.0]))
+
+
+def _spatial_cross(a, b):  # (wa x wb, va x wb + wa x vb)
+    return np.concatenate([np.cross(a[:3], b[:3]), np.cross(a[3:], b[:3]) + np.cross(a[:3], b[3:])])
+
+
+def _spatial_cross_dual(a, b):  # (wa x wb + va x vb, wa x vb)
+    return np.concatenate([np.cross(a[:3], b[:3]) + np.cross(a[3:], b[3:]), np.cross(a[:3], b[3:])])
+
+
 def _inverse(m):
     d = np.linalg.det(m)
     return np.linalg.inv(m) if d != 0 else np.zeros_like(m)
@@ -115,6 +155,12 @@ IMPLS = {
     "quat_from_axis_angle": _from_axis_angle,
     "quat_to_matrix": _to_matrix,
     "quat_rpy": _rpy,
+    "quat_slerp": _slerp,
+    "quat_to_axis": lambda q: _axis_angle(q)[0],
+    "quat_to_angle": lambda q: _axis_angle(q)[1],
+    "quat_from_matrix": _from_matrix,
+    "spatial_cross": _spatial_cross,
+    "spatial_cross_dual": _spatial_cross_dual,
     "matrix_from_rows": lambda *rows: np.stack(rows),
     "matrix_from_cols": lambda *cols: np.stack(cols, 1),
     "quat_between_vectors": lambda a, b: _normalize(np.concatenate([np.cross(_normalize(a, a), _normalize(b, b)), [
