@@ -125,3 +125,33 @@ def k_expect_types(a: wp.array(dtype=float)):
 def test_errors(func, message):
     with pytest.raises(wp.CompileError, match=message):
         wp.launch(wp.kernel(func), dim=1, inputs=[wp.zeros(1)])
+
+
+@wp.kernel
+def k_wp_print(v: int):
+    wp.print(1.5)
+    wp.print("a string")
+    wp.print(wp.uint8(v))
+    wp.print(v > 0)
+
+
+def test_wp_print_is_print(capfd):
+    capfd.readouterr()
+    wp.launch(k_wp_print, dim=1, inputs=[-1])
+    assert capfd.readouterr().out == "1.5\na string\n255\nFalse\n"
+    wp.print("from Python", 3)  # Python scope: Python's print
+    assert capfd.readouterr().out == "from Python 3\n"
+
+
+def k_printf_33(a: wp.array(dtype=float)):
+    wp.printf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d\n",
+              0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+              29, 30, 31, 32)
+
+
+def test_printf_takes_at_most_32_values():
+    # Warp's limit, kept so that kernels stay portable
+    with pytest.raises(RuntimeError) as e:
+        wp.launch(wp.kernel(k_printf_33), dim=1, inputs=[wp.zeros(1)])
+    assert str(e.value).endswith(": in 'k_printf_33': the maximum number of variadic arguments that can be passed "
+                                 "to `printf` is 32")

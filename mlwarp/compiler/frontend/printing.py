@@ -136,6 +136,9 @@ def stmt_print(em, node: ast.Call) -> None:
 def printf(em, node: ast.Call) -> None:
     if not node.args or not (isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
         raise em.error(node, "wp.printf() needs a string literal format as its first argument", CompileError)
+    if len(node.args) - 1 > 32:  # Warp's limit (its printf forwards a fixed argument list): portable kernels
+        raise em.error(node, "the maximum number of variadic arguments that can be passed to `printf` is 32",
+                       CompileError)
     values = []
     for a in node.args[1:]:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):  # a string literal for %s
@@ -231,4 +234,4 @@ def call(em, node: ast.Call, what: str) -> None:
     return None
 
 
-STATEMENTS = ("printf", "expect_eq", "expect_neq", "expect_near")
+STATEMENTS = ("print", "printf", "expect_eq", "expect_neq", "expect_near")  # "print": wp.print, Python's print
