@@ -303,3 +303,14 @@ def test_adjoint_of_an_array_argument_is_refused():
         @wp.func_grad(pick)
         def pick_grad(values: wp.array(dtype=float), i: int, adj_ret: float):
             wp.adjoint[values][i] += adj_ret
+
+
+def test_composite_slot_assignment_type_mismatch_message():
+    @wp.kernel
+    def k_mismatch(y: wp.array(dtype=wp.vec3), src: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        y[i].y = src[i]
+
+    with pytest.raises(wp.CompileTypeError, match=r"Composite slot assignment expects value of type float32, got "
+                                                  r"vec3f\n"):
+        wp.launch(k_mismatch, dim=1, inputs=[wp.zeros(1, dtype=wp.vec3), wp.zeros(1, dtype=wp.vec3)])

@@ -706,8 +706,8 @@ def _converted(em, node, value, to):
         return value
     if wt.is_scalar(value.type) and wt.is_scalar(to):
         return em.cast(value, to, node)
-    raise em.error(node, f"cannot assign a {ft.name(value.type)} to a member of type {ft.name(to)}",
-                   CompileTypeError)
+    raise em.error(node, f"Composite slot assignment expects value of type {ft.name(to)}, got "
+                         f"{ft.name(value.type)}", CompileTypeError)  # Warp's text
 
 
 # -- captured constants -----------------------------------------------------------------------------
