@@ -254,6 +254,44 @@ def test_return_value_must_match_the_annotation():
                  "`int` but the code returns a value of type `float32`.", annotated, "return x")
 
 
+@wp.func
+def two_for_one(x: int) -> int:
+    return (x + x, x * x)
+
+
+@wp.func
+def mixed_pair(x: int) -> tuple[int, int]:
+    return (x, 1.23)
+
+
+@wp.func
+def short_triple(x: int) -> tuple[int, int, int]:
+    return (x + x, x * x)
+
+
+def k_two_for_one(out: wp.array(dtype=float)):
+    a, b = two_for_one(3)
+
+
+def k_mixed_pair(out: wp.array(dtype=float)):
+    a, b = mixed_pair(3)
+
+
+def k_short_triple(out: wp.array(dtype=float)):
+    a, b, c = short_triple(3)
+
+
+@pytest.mark.parametrize("kernel_func, func, message", [
+    (k_two_for_one, two_for_one, "annotated as `int` but the code returns 2 values."),
+    (k_mixed_pair, mixed_pair, "annotated as `tuple[int, int]` but the code returns a tuple with types "
+                               "`(int32, float32)`."),
+    (k_short_triple, short_triple, "annotated as a tuple of 3 elements but the code returns 2 values."),
+])
+def test_returned_tuple_must_match_the_annotation(kernel_func, func, message):
+    launch_error(kernel_func, wp.CompileTypeError, f"The function `{func.__name__}` has its return type {message}",
+                 func, "return (")
+
+
 def k_no_overload(out: wp.array(dtype=float)):
     out[0] = scale(wp.float64(1.0))
 

@@ -284,7 +284,7 @@ class KernelEmitter:
             lo, hi, st = self.const(0, wt.int32), Var(self.trip_count(start, end, st_val, step_const), wt.int32), \
                 self.const(1, wt.int32)
             to_i = (start, st_val)
-        if not isinstance(self.env.get(node.target.id), Var):  # Python keeps the last value after the loop
+        if node.target.id not in self.env or isinstance(self.env[node.target.id], Unbound):  # kept after the loop
             self.env[node.target.id] = start
         self.emit_loop(node, node.body, lo, hi, st, to_i, node.target.id)
 

@@ -23,7 +23,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core import generics
 
 from ..dialects.warp import composite as wc
-from . import custom_grad, fixed, refs, tuples
+from . import custom_grad, fixed, refs, returns, tuples
 from . import types as ft
 from .codegen import KernelEmitter
 from .resolve import resolve_path
@@ -361,11 +361,8 @@ class FunctionEmitter(KernelEmitter):
                                        f"[{', '.join(map(_type_name, types))}]", CompileTypeError)
             self.seen_returns.append(types)
         elif types != self.result_types:
-            a = self.return_annotation  # spelled as written, as Warp's type_str (`int`, not `int32`)
-            want = a.__name__ if a in (int, float, bool) else ", ".join(map(_type_name, self.result_types)) or "None"
-            got = ", ".join(map(_type_name, types)) or "None"
-            raise self.error(node, f"The function `{self.src.name}` has its return type annotated as `{want}` but "
-                                   f"the code returns a value of type `{got}`.", CompileTypeError)
+            raise self.error(node, returns.mismatch_message(self.src.name, self.return_annotation, types),
+                             CompileTypeError)  # Warp's texts, the annotation spelled as written (returns.py)
         else:
             for k, v in enumerate(values):
                 self.env[f"{RETVAL}{k}"] = v
