@@ -1,5 +1,5 @@
 """Small matrix decompositions that Warp 1.19 has as builtins (warp/native/svd.h), written here in the
-kernel language as @wp.func overloads for float16, float32 and float64 matrices:
+kernel language as @wp.func overloads for float16, float32 and float64 matrices (computed in float64, then rounded):
 
 - `eig3(A) -> (Q, d)`: A symmetric, A = Q diag(d) Q^T, Q a rotation (det +1); eigenvalues unsorted.
 - `qr3(A) -> (Q, R)`: A = Q R, Q a rotation, R upper triangular (R[2, 2] has the sign of det A).
@@ -220,8 +220,50 @@ def _overloads(m33, v3, m22, v2, s, detach):
     return eig3, qr3, svd3, svd2
 
 
-for _types in ((mat33h, vec3h, mat22h, vec2h, float16, _detach_h), (mat33f, vec3f, mat22f, vec2f, float32, _detach_f),
-               (mat33d, vec3d, mat22d, vec2d, float64, _detach_d)):
-    eig3, qr3, svd3, svd2 = _overloads(*_types)  # one Function each: later factories add overloads
+eig3, qr3, svd3, svd2 = _overloads(mat33d, vec3d, mat22d, vec2d, float64, _detach_d)
+
+
+def _narrow(m33, v3, m22, v2):
+    """float16/float32 overloads that compute in float64 (A^T A squares A's condition number: in float32 the
+    singular vectors of close singular values lost most of their digits) and round the results."""
+
+    def _eig3(A: m33):
+        Q, d = eig3(mat33d(A))
+        return m33(Q), v3(d)
+
+    def _eig3_into(A: m33, Q: ref[m33], d: ref[v3]):
+        Q, d = _eig3(A)
+
+    def _qr3(A: m33):
+        Q, R = qr3(mat33d(A))
+        return m33(Q), m33(R)
+
+    def _qr3_into(A: m33, Q: ref[m33], R: ref[m33]):
+        Q, R = _qr3(A)
+
+    def _svd3(A: m33):
+        U, sigma, V = svd3(mat33d(A))
+        return m33(U), v3(sigma), m33(V)
+
+    def _svd3_into(A: m33, U: ref[m33], sigma: ref[v3], V: ref[m33]):
+        U, sigma, V = _svd3(A)
+
+    def _svd2(A: m22):
+        U, sigma, V = svd2(mat22d(A))
+        return m22(U), v2(sigma), m22(V)
+
+    def _svd2_into(A: m22, U: ref[m22], sigma: ref[v2], V: ref[m22]):
+        U, sigma, V = _svd2(A)
+
+    returned = (_eig3, _qr3, _svd3, _svd2)
+    _eig3, _qr3, _svd3, _svd2 = (func(f) for f in returned)  # what the output-argument forms call
+    for public, py_funcs in ((eig3, (returned[0], _eig3_into)), (qr3, (returned[1], _qr3_into)),
+                             (svd3, (returned[2], _svd3_into)), (svd2, (returned[3], _svd2_into))):
+        for f in py_funcs:
+            public.add(f)
+
+
+_narrow(mat33h, vec3h, mat22h, vec2h)
+_narrow(mat33f, vec3f, mat22f, vec2f)
 
 __all__ = ["eig3", "qr3", "svd3", "svd2"]
