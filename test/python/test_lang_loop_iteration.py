@@ -111,3 +111,22 @@ def test_kernel_return_value_is_refused_with_warps_text(f):
     with pytest.raises(wp.CompileTypeError) as info:
         wp.launch(wp.kernel(f), 1, inputs=[wp.zeros(1, dtype=float)])
     assert str(info.value).splitlines()[0].endswith(f"in '{f.__name__}': {KERNEL_RETURN}")
+
+
+def test_kernel_return_annotation_is_read_as_evaluated_at_definition():
+    Ret = None
+
+    def aliased(out: wp.array(dtype=float)) -> Ret:
+        out[0] = 1.0
+
+    out = wp.zeros(1, dtype=float)
+    wp.launch(wp.kernel(aliased, module="unique"), 1, inputs=[out])
+    assert out.numpy()[0] == 1.0
+    Ret = float
+
+    def aliased(out: wp.array(dtype=float)) -> Ret:  # noqa: F811
+        out[0] = 2.0
+
+    with pytest.raises(wp.CompileTypeError) as info:
+        wp.launch(wp.kernel(aliased, module="unique"), 1, inputs=[out])
+    assert str(info.value).splitlines()[0].endswith(f"in 'aliased': {KERNEL_RETURN}")

@@ -65,10 +65,12 @@ class KernelEmitter:
         bad = first_never_supported(tree)
         if bad is not None:
             raise self.error(bad, unsupported_message(bad), UnsupportedSyntaxError)
-        r = tree.returns
-        if r is not None and not (isinstance(r, ast.Constant) and r.value in (None, "None")) and \
-                resolve_path(self.src.func, r) not in (None, type(None)):
-            raise self.error(tree.returns, KERNEL_RETURN, CompileTypeError)  # `-> None` / `-> types.NoneType` only
+        r = tree.returns  # `-> None` / `-> types.NoneType` only; the annotation as evaluated at the definition
+        a = getattr(self.src.func, "__annotations__", {}).get("return", None) if r is not None else None
+        if isinstance(a, str):  # postponed annotations: resolved by name
+            a = None if a in ("None", "NoneType", "types.NoneType") else resolve_path(self.src.func, r)
+        if a is not None and a is not type(None):
+            raise self.error(tree.returns, KERNEL_RETURN, CompileTypeError)
         names = [a.arg for a in tree.args.args]
         inputs = [ft.to_mlir(self.arg_types[n]) for n in names]
         with self.loc(tree):
