@@ -91,6 +91,8 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         """Python scope: runs the overload whose annotations match the arguments' Warp types."""
+        if any(is_function_annotation(a) for o in self.overloads for a in o.annotations):
+            return self._call_with_function_arguments(args, kwargs)
         for o in self.overloads:
             try:
                 bound = o.signature.bind(*args, **kwargs)
@@ -100,12 +102,31 @@ class Function:
                 bound.arguments.setdefault(name, value)
             if o.accepts_python(list(bound.arguments.values())):
                 return o.func(*bound.args, **bound.kwargs)
-        if any(is_function_annotation(a) for o in self.overloads for a in o.annotations):
-            raise RuntimeError(f"Error calling function '{self.key}', no overload found for arguments {args}")
         if len(self.overloads) == 1:
             return self.overloads[0].func(*args, **kwargs)
         names = ", ".join(type(a).__name__ for a in args)
         raise TypeError(f"Couldn't find function overload for '{self.key}' that matched inputs with types: [{names}]")
+
+    def _call_with_function_arguments(self, args, kwargs):
+        """Python scope, for a function with a wp.Function parameter: the overload `get_overload` gives for the
+        arguments' types (a function's type is wp.Function), as Warp."""
+        for o in self.overloads:
+            try:
+                bound = o.signature.bind(*args, **kwargs)
+            except TypeError:
+                continue
+            for name, value in o.defaults.items():
+                bound.arguments.setdefault(name, value)
+            values = [bound.arguments[p.name] for p in o.params if p.name in bound.arguments]
+            chosen = self.get_overload([Function if _is_function_value(v) else _python_type(v) for v in values], {})
+            if chosen is None or (isinstance(chosen, Overload) and chosen is not o):
+                continue  # (another overload: bound with its own parameters in its turn)
+            expected = len(chosen.params) if isinstance(chosen, Overload) else len(chosen.overloads[0].params)
+            if expected != len(values):
+                raise RuntimeError(f"Invalid number of arguments for function '{self.key}', expected {expected}, "
+                                   f"got {len(values)}")
+            return chosen.func(*values)
+        raise RuntimeError(f"Error calling function '{self.key}', no overload found for arguments {args}")
 
     @property
     def defaults(self) -> dict:
@@ -180,13 +201,21 @@ def _is_function_value(value) -> bool:
     return isinstance(value, Function) or getattr(value, "_wp_builtin_", None) is not None
 
 
+def _python_type(value):
+    """A Python-scope argument's type for overload selection: a Warp scalar or composite's type, float / int /
+    bool, an array (any object with an array interface) as itself."""
+    if wt.is_array(value) or hasattr(value, "__array_interface__"):
+        return value
+    return type(value)
+
+
 def _type_matches(t, annotation) -> bool:
     if is_function_annotation(annotation):
         return t is Function or _is_function_value(t)
     if is_generic(annotation):
         return True
     if wt.is_array(annotation):
-        return wt.is_array(t)
+        return wt.is_array(t) or hasattr(t, "__array_interface__")
     a = wt.canonical_type(annotation)
     return a is not None and wt.canonical_type(t) == a
 

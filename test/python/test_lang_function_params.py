@@ -194,3 +194,13 @@ def test_rejected_targets():
     with pytest.raises(wp.WarpCodegenError, match=r"wp.Function parameters are not supported on functions with "
                                                   r"custom gradients or replay functions: 'fp_custom'"):
         wp.launch(fp_custom_kernel, dim=1, outputs=[out])
+
+
+def test_python_scope_argument_count_of_the_chosen_overload():
+    from unittest import mock
+
+    with mock.patch.object(fp_apply, "get_overload", return_value=fp_double):  # an overload of 1 parameter
+        with pytest.raises(RuntimeError, match=r"^Invalid number of arguments for function 'fp_apply', expected 1, "
+                                               r"got 2$"):
+            fp_apply(fp_cube, 3.0)
+    assert fp_over(2.5) == 5.0 and fp_over(2.5, fp_triple) == 7.5 and fp_over(3) == 3.0
