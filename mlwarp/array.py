@@ -13,6 +13,7 @@ annotation for kernel arguments, as in Warp.
 from __future__ import annotations
 
 import ctypes
+import operator
 import typing
 from typing import Any
 
@@ -754,24 +755,42 @@ def clone(src, device=None, requires_grad=None, pinned=None, retain_grad=False):
 
 
 def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
-    """Copies `src` into `dest`: the whole array when the shapes match and no offsets/count are given
-    (strided views included), else `count` elements (all of `src` after `src_offset` when 0) between the
-    flattened contiguous arrays. When both arrays have gradients, as in Warp, the same elements of
-    `src.grad` are copied into `dest.grad`, and a recording Tape records the copy: its backward adds the
-    copied window of `dest.grad` into `src.grad` and zeroes that window of `dest.grad` (the copy overwrote
-    those elements of `dest`, so nothing before it reaches the loss through them)."""
+    """Copies `src` into `dest`, as Warp's wp.copy: `count` elements (all of `src` when 0) from element
+    `src_offset` of `src` to element `dest_offset` of `dest`, flat in contiguous arrays; with a non-contiguous
+    side, the whole arrays (the same shape) or windows of 1-D ones. The elements' bytes are copied (the
+    element sizes must agree). When both arrays have gradients, as in Warp, the same elements of `src.grad`
+    are copied into `dest.grad`, and a recording Tape records the copy: its backward adds the copied window
+    of `dest.grad` into `src.grad` and zeroes that window of `dest.grad` (unless `dest.retain_grad`: the copy
+    overwrote those elements of `dest`, so nothing before it reaches the loss through them)."""
+    for a in (dest, src):
+        if not (getattr(a, "_wp_array_", False) or getattr(a, "_wp_indexed_", False)) or a.is_annotation:
+            raise RuntimeError("Copy source and destination must be arrays")
+    try:
+        src_offset, dest_offset, count = operator.index(src_offset), operator.index(dest_offset), \
+            operator.index(count)
+    except TypeError:
+        raise RuntimeError("Copy src_offset, dest_offset, and count must be integers") from None
+    if src_offset < 0:
+        raise RuntimeError(f"Source offset must be non-negative, got {src_offset}")
+    if dest_offset < 0:
+        raise RuntimeError(f"Destination offset must be non-negative, got {dest_offset}")
+    if count < 0:
+        raise RuntimeError(f"Copy count must be non-negative, got {count}")
+    n = count or src.size
+    if n == 0:
+        return
     if getattr(dest, "_wp_indexed_", False) or getattr(src, "_wp_indexed_", False):  # wp.indexedarray: by value
+        if src_offset or dest_offset or n != src.size or n != dest.size:
+            raise RuntimeError("dest_offset, src_offset, and count are not supported when copying to/from "
+                               "non-contiguous indexed or Fabric arrays")
         return dest.assign(src.numpy())
-    for name, a in (("dest", dest), ("src", src)):
-        if not isinstance(a, array) or a.is_annotation:
-            raise TypeError(f"wp.copy: {name} must be a wp.array, got {type(a).__name__}")
-    _copy_values(dest, src, dest_offset, src_offset, count, stream)
+    _copy_values(dest, src, dest_offset, src_offset, count, n, stream)
     if src.grad is None or dest.grad is None:
         return
     copy(dest.grad, src.grad, dest_offset, src_offset, count, stream)
-    if _recording.recording():  # dest.grad / src.grad read at backward time, as Warp's recorded copy does
-        _recording.record_func(lambda: _adjoint_copy(dest.grad, src.grad, dest_offset, src_offset, count),
-                               [dest, src])
+    if _recording.recording():  # dest.grad / src.grad / retain_grad read at backward time, as Warp's recorded copy
+        _recording.record_func(lambda: _adjoint_copy(dest.grad, src.grad, dest_offset, src_offset, n,
+                                                     dest.retain_grad), [dest, src])
         if config.verify_autograd_array_access:
             if dest._is_read:
                 filename, lineno = _access.caller_location()
@@ -779,46 +798,76 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
             src.mark_read()
 
 
-def _copy_values(dest, src, dest_offset, src_offset, count, stream):
+def _copy_values(dest, src, dest_offset, src_offset, count, n, stream):
     if not (dest.device.is_cpu and src.device.is_cpu):  # H2D, D2H, D2D: mlwarp/cuda_array.py (registered)
         return _cuda_copy(dest, src, dest_offset, src_offset, count, stream)
-    if _element_numpy(dest.dtype) != _element_numpy(src.dtype) or _element_shape(dest.dtype) != \
-            _element_shape(src.dtype):
-        raise RuntimeError(f"wp.copy: dtypes differ ({_t.type_name(src.dtype)} -> {_t.type_name(dest.dtype)})")
-    d, s = _copy_windows(dest, dest.numpy(), src, src.numpy(), dest_offset, src_offset, count)
-    d[...] = s
+    d, s = _copy_windows(dest, dest.numpy(), src, src.numpy(), dest_offset, src_offset, n)
+    _copy_bytes(d, s)
 
 
-def _copy_windows(dest, dest_view, src, src_view, dest_offset, src_offset, count):
-    """The numpy windows of `dest_view` and `src_view` (the host storage of `dest` and `src`, or host
-    copies of it) that wp.copy(dest, src, dest_offset, src_offset, count) writes and reads."""
-    if not (dest_offset or src_offset or count) and dest.shape == src.shape:
-        return dest_view, src_view
-    if not (dest.is_contiguous and src.is_contiguous):
-        raise RuntimeError("wp.copy with offsets or a count needs contiguous arrays")
-    s = src_view.reshape((-1,) + _element_shape(src.dtype))
-    d = dest_view.reshape((-1,) + _element_shape(dest.dtype))
-    n = count or len(s) - src_offset
-    if min(n, dest_offset, src_offset) < 0 or src_offset + n > len(s) or dest_offset + n > len(d):
-        raise RuntimeError(f"wp.copy of {n} elements from offset {src_offset} to offset {dest_offset} is out of "
-                           f"bounds (src has {len(s)} elements, dest {len(d)})")
-    return d[dest_offset:dest_offset + n], s[src_offset:src_offset + n]
+def _copy_bytes(d, s):
+    """d[...] = s, element bytes for element bytes (as Warp's memcpy: float32 into int32 keeps the bits)."""
+    if d.dtype == s.dtype and d.shape == s.shape:
+        d[...] = s
+    else:
+        d[...] = np.ascontiguousarray(s).view(np.uint8).reshape(-1).view(d.dtype).reshape(d.shape)
 
 
-def _adjoint_copy(adj_dest, adj_src, dest_offset, src_offset, count):
-    """The backward of a recorded wp.copy, as Warp's: numeric gradients add into the source window and
-    clear the destination window; other dtypes (bool, structs) and overlapping windows are copied back."""
+def _copy_windows(dest, dest_view, src, src_view, dest_offset, src_offset, n):
+    """The numpy windows of `dest_view` and `src_view` (the host storage of `dest` and `src`, or host copies of
+    it) that wp.copy writes and reads for `n` elements from the offsets, with Warp's checks and messages."""
+    size = _t.type_size_in_bytes
+    mismatch = (f"Incompatible array data types: destination dtype={_t.type_repr(dest.dtype)}, source "
+                f"dtype={_t.type_repr(src.dtype)}")
+    if src.is_contiguous and dest.is_contiguous:
+        if size(src.dtype) != size(dest.dtype):
+            raise RuntimeError(mismatch)
+        item = size(src.dtype)
+        if (src_offset + n) * item > src.size * item:
+            raise RuntimeError(f"Trying to copy source buffer with size ({n * item}) from offset "
+                               f"({src_offset * item}) is larger than source size ({src.size * item})")
+        if (dest_offset + n) * item > dest.size * item:
+            raise RuntimeError(f"Trying to copy source buffer with size ({n * item}) to offset "
+                               f"({dest_offset * item}) is larger than destination size ({dest.size * item})")
+        s = src_view.reshape((-1,) + _element_shape(src.dtype))[src_offset:src_offset + n]
+        d = dest_view.reshape((-1,) + _element_shape(dest.dtype))[dest_offset:dest_offset + n]
+        return d, s
+    d, s = dest_view, src_view
+    if src_offset or dest_offset or n != src.size or n != dest.size:
+        if src.ndim != 1 or dest.ndim != 1:
+            raise RuntimeError("dest_offset, src_offset, and count are only supported for 1-D non-contiguous "
+                               "arrays")
+        if src_offset + n > src.size:
+            raise RuntimeError(f"Trying to copy a range of {n} element(s) from source offset ({src_offset}) "
+                               f"exceeds the source size ({src.size})")
+        if dest_offset + n > dest.size:
+            raise RuntimeError(f"Trying to copy a range of {n} element(s) to destination offset ({dest_offset}) "
+                               f"exceeds the destination size ({dest.size})")
+        s, d = src_view[src_offset:src_offset + n], dest_view[dest_offset:dest_offset + n]
+    elif src.shape != dest.shape:
+        raise RuntimeError(f"Incompatible array shapes: destination shape={dest.shape}, source shape={src.shape}")
+    if size(src.dtype) != size(dest.dtype):
+        raise RuntimeError(mismatch)
+    return d, s
+
+
+def _adjoint_copy(adj_dest, adj_src, dest_offset, src_offset, n, dest_retain_grad=False):
+    """The backward of a recorded wp.copy, as Warp's: numeric gradients of one dtype add into the source
+    window and clear the destination window (kept with `retain_grad`); other dtypes (bool, structs, a
+    reinterpreting copy) and overlapping windows are copied back."""
     d_host, s_host = adj_dest.numpy(), adj_src.numpy()  # CPU: the storage itself; CUDA: host copies
-    d, s = _copy_windows(adj_dest, d_host, adj_src, s_host, dest_offset, src_offset, count)
+    d, s = _copy_windows(adj_dest, d_host, adj_src, s_host, dest_offset, src_offset, n)
     scalar = None if _t.is_struct(adj_src.dtype) else _t.scalar_type_of(adj_src.dtype)
-    if scalar is not None and scalar is not _t.bool_ and not np.may_share_memory(d, s):
+    addable = scalar is not None and scalar is not _t.bool_ and adj_src.dtype is adj_dest.dtype
+    if addable and not np.may_share_memory(d, s):
         if scalar is _t.bfloat16:  # bit patterns in uint16: add as floats
             s[...] = _t.float_to_bf16_bits(_t.bf16_bits_to_float(s) + _t.bf16_bits_to_float(d))
         else:
             s += d
-        d[...] = 0
+        if not dest_retain_grad:
+            d[...] = 0
     else:
-        s[...] = d
+        _copy_bytes(s, d)
     for a, host in ((adj_src, s_host), (adj_dest, d_host)):
         if host is not a._np:
             a.assign(host)
