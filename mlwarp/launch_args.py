@@ -146,6 +146,8 @@ def check_scalar_arg(kernel, name, t, value):
 
 
 def check_composite_arg(kernel, name, t, value):
+    if value is None and not wt.is_struct(t):  # Warp's error (a struct's None is a LaunchError below)
+        raise ValueError(f"Failed to convert argument for param {name} to {t.__name__}")
     try:
         return as_argument(t, value)
     except TypeError as e:

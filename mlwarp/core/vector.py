@@ -782,10 +782,17 @@ def as_argument(t, value):
         if type(value) is not t and getattr(value, "_wp_indexed_struct_", None) is not t:  # wp.indexedarray
             if hasattr(t, "_wp_mismatch_"):  # a wp.indexedarray's kernel struct says it in array terms
                 raise TypeError(t._wp_mismatch_(value))
+            if value is None:  # Warp's text
+                raise TypeError(f"expects {t.__name__} but got None")
             raise TypeError(f"expects a struct {t.__name__}, but passed value has type {type(value).__name__}")
         return value._wp_ctype_value_()
     if type(value) is t:
         return value
+    if value is not None and not hasattr(value, "__len__") and \
+            not isinstance(value, (bool, np.bool_, np.integer, np.floating)):
+        # a Python int/float or a warp scalar: no broadcast to the components (Warp's text)
+        raise TypeError(f"expects {t.__name__} but got a single value of type {type(value).__name__}. Construct the "
+                        f"value explicitly, e.g.: {t.__name__}(...)")
     if isinstance(value, _VectorLike) and value._length_ == t._length_ and \
             wt.composite_kind(type(value)) == wt.composite_kind(t):
         raise TypeError(f"expects {t.__name__}, but passed value has type {type(value).__name__}")

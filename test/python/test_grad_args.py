@@ -156,8 +156,8 @@ def test_adjoint_launch_bad_adjoints_name_the_argument(tmp_path):
 
     with pytest.raises(LaunchError) as e:
         launch(1.0, None)
-    assert str(e.value) == ("Error launching kernel 'k', argument 'adj_g' expects vec3f (3 components), but passed "
-                            "value has 1.")
+    assert str(e.value) == ("Error launching kernel 'k', argument 'adj_g' expects vec3f but got a single value of type "
+                            "float. Construct the value explicitly, e.g.: vec3f(...).")
     with pytest.raises(LaunchError) as e:
         launch(wp.vec3d(1.0, 2.0, 3.0), None)
     assert str(e.value) == ("Error launching kernel 'k', argument 'adj_g' expects vec3f, but passed value has type "

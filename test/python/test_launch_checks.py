@@ -164,3 +164,44 @@ def test_checks_run_before_any_argument_is_used():
 def test_not_a_kernel():
     with pytest.raises(wp.LaunchError, match=r"wp.launch expects a @wp.kernel, got function"):
         wp.launch(lambda: None, 1)
+
+
+@wp.struct
+class _LaunchParams:
+    a: float
+
+
+@wp.kernel
+def _k_struct_param(params: _LaunchParams):
+    pass
+
+
+@wp.kernel
+def _k_vec3_param(v: wp.vec3):
+    pass
+
+
+@wp.kernel
+def _k_mat22_param(m: wp.mat22):
+    pass
+
+
+@pytest.mark.parametrize("value,tname", [(123, "int"), (1.5, "float"), (wp.float32(1.5), "float32"),
+                                         (wp.int32(2), "int32")])
+def test_single_value_for_a_composite_is_warps_error(value, tname):
+    for k, name, t in ((_k_vec3_param, "v", "vec3f"), (_k_mat22_param, "m", "mat22f")):
+        with pytest.raises(wp.LaunchError) as e:
+            wp.launch(k, 1, inputs=[value])
+        assert str(e.value) == (f"Error launching kernel '{k.key}', argument '{name}' expects {t} but got a single "
+                                f"value of type {tname}. Construct the value explicitly, e.g.: {t}(...).")
+
+
+def test_sequences_still_convert_and_none_is_warps_value_error():
+    for value in ((1.0, 2.0, 3.0), [1.0, 2.0, 3.0], np.array([1.0, 2.0, 3.0]), wp.vec3(1.0, 2.0, 3.0)):
+        wp.launch(_k_vec3_param, 1, inputs=[value])
+    with pytest.raises(ValueError) as e:
+        wp.launch(_k_vec3_param, 1, inputs=[None])
+    assert str(e.value) == "Failed to convert argument for param v to vec3f"
+    with pytest.raises(wp.LaunchError) as e:
+        wp.launch(_k_struct_param, 1, inputs=[None])
+    assert str(e.value) == "Error launching kernel '_k_struct_param', argument 'params' expects _LaunchParams but got None."
