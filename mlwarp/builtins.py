@@ -136,6 +136,11 @@ class RemovedFunction:
         raise RuntimeError(self._wp_removed_)
 
 
+# Warp's approximate GPU variants: mlwarp computes them exactly, as Warp does on the CPU (wp.div_approx is
+# wp.div, wp.inverse_approx wp.inverse, in kernels and in Python)
+for _name, _exact in (("div_approx", "div"), ("inverse_approx", "inverse")):
+    functions[_name] = BuiltinFunction(_exact, f"{_name}: {_exact}, computed exactly (Warp's GPU approximates)")
+
 functions["select"] = RemovedFunction(
     "select", "wp.select() has been removed. Use wp.where(cond, value_if_true, value_if_false) instead.")
 
