@@ -20,6 +20,7 @@ class BuiltinFunction:
 
     def __init__(self, name: str, doc: str = "", intrinsic: bool = False):
         self.__name__ = name
+        self.key = name  # Warp's name for a builtin's name
         self.__doc__ = doc
         self._wp_builtin_ = None if intrinsic else name
         self._wp_intrinsic_ = name if intrinsic else None
