@@ -31,6 +31,10 @@ class CompileValueError(CompileError, ValueError):
     the wrong length or dtype)."""
 
 
+class CompileAttributeError(CompileError, AttributeError):
+    """A name or attribute path in a kernel that resolves to nothing (Warp's WarpCodegenAttributeError)."""
+
+
 class UnsupportedSyntaxError(CompileError):
     """Python syntax that kernels do not support (list comprehensions, lambdas, try, ...)."""
 

@@ -195,7 +195,7 @@ def test_undefined_name():
 
 def test_undefined_function():
     compile_error(calls_undefined_function, wp.CompileError, "no_such_function",
-                  re.escape("unknown function 'no_such_function'"))
+                  re.escape("Could not find function no_such_function as a built-in or user-defined function"))
 
 
 def test_name_unbound_on_one_path():

@@ -186,7 +186,9 @@ def k_unknown_function(out: wp.array(dtype=float)):
 
 
 def test_unknown_function():
-    expect_error(k_unknown_function, wp.CompileError, "unknown function 'no_such_function'", "no_such_function(")
+    expect_error(k_unknown_function, wp.CompileAttributeError, "Could not find function no_such_function as a "
+                 "built-in or user-defined function. Note that user functions must be annotated with a @wp.func "
+                 "decorator to be called from a kernel.", "no_such_function(")
 
 
 def k_plain_python(out: wp.array(dtype=float)):

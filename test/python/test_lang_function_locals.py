@@ -52,3 +52,28 @@ def test_rebinding_a_function_valued_local_is_refused(fn, what, tail):
     line = fn.__code__.co_firstlineno + 2
     assert first == (f"{__file__}:{line}: in '{fn.__name__}': Error, rebinding function-valued local 'f' to {what} "
                      f"is not supported. Warp does not have function pointers, so a local bound to a function {tail}")
+
+
+# -- calls that resolve to nothing: Warp's texts, as AttributeError ----------------------------------------------
+def calls_missing_intermediate():
+    t = wp.foo.bar.tid()  # noqa: F841
+
+
+def calls_missing_function():
+    x = wp.nonexistent_func()  # noqa: F841
+
+
+NOTE = (" as a built-in or user-defined function. Note that user functions must be annotated with a @wp.func "
+        "decorator to be called from a kernel.")
+
+
+@pytest.mark.parametrize("fn, message", [
+    (calls_missing_intermediate, "Error, `foo` is not an attribute of 'wp'"),
+    (calls_missing_function, "Could not find function wp.nonexistent_func" + NOTE),
+])
+def test_missing_function_paths(fn, message):
+    with pytest.raises(AttributeError) as info:
+        wp.launch(wp.kernel(fn), 1)
+    assert isinstance(info.value, wp.CompileError)
+    line = fn.__code__.co_firstlineno + 1
+    assert str(info.value).splitlines()[0] == f"{__file__}:{line}: in '{fn.__name__}': {message}"

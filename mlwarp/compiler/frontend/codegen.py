@@ -15,7 +15,7 @@ from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from mlwarp.core import types as wt
-from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntaxError
+from mlwarp.core.errors import CompileAttributeError, CompileError, CompileTypeError, UnsupportedSyntaxError
 
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
@@ -23,8 +23,8 @@ from ..dialects.warp import builders as wb
 from . import (atomics, augassign, composite, fixed, indexed, keywords, printing, ptr_arrays, refs, slicing, tuples,
                type_exprs)
 from . import types as ft
-from .resolve import (MISSING, StaticError, dotted_name, is_static_call, python_function_builtin, resolve_path,
-                      static_value)
+from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
+                      python_function_builtin, resolve_path, static_value)
 from .source import Source
 from .syntax import (assigned_names, contains_return, first_never_supported, int_literal, may_jump,
                      member_write_roots, number_literal, unsupported_message)
@@ -703,7 +703,7 @@ class KernelEmitter:
             return t
         what = dotted_name(node.func)
         if obj is MISSING:
-            raise self.error(node, f"unknown function '{what}'", CompileError)
+            raise self.error(node, missing_function_message(self.src.func, node.func), CompileAttributeError)
         raise self.error(node, f"calling '{what}' ({type(obj).__name__}) is not supported in kernels: only "
                                f"Warp builtins and @wp.func functions can be called", CompileError)
 

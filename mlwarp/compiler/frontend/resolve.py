@@ -75,6 +75,23 @@ def resolve_path(func, node: ast.AST):
     return _MISSING
 
 
+def missing_function_message(func, node: ast.AST) -> str:
+    """Warp's text for a call of a name or path that resolves to nothing: the first missing part of `wp.foo.bar.tid`
+    when it is not the last, else the whole path."""
+    if isinstance(node, ast.Attribute):
+        chain = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node)
+            node = node.value
+        for part in reversed(chain[1:]):  # the intermediates, outermost base first
+            base = resolve_path(func, part.value)
+            if base is not _MISSING and resolve_path(func, part) is _MISSING:
+                return f"Error, `{part.attr}` is not an attribute of '{dotted_name(part.value)}'"
+        node = chain[0]
+    return (f"Could not find function {dotted_name(node)} as a built-in or user-defined function. Note that user "
+            "functions must be annotated with a @wp.func decorator to be called from a kernel.")
+
+
 def dotted_name(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
