@@ -126,3 +126,33 @@ def test_slice_errors(func, cls, message):
         wp.launch(wp.kernel(func), 1, [])
     assert isinstance(info.value, wp.CompileError)
     assert re.search(message + "$", str(info.value)), str(info.value)
+
+
+mat23 = wp.types.matrix((2, 3), float)
+
+
+@wp.kernel
+def overwritten_slices(arr_x: wp.array(dtype=wp.vec2), arr_y: wp.array(dtype=mat23), arr_z: wp.array(dtype=wp.mat44)):
+    z = arr_z[0]
+    z[0, :2] = arr_x[0]
+    z[:2, 1:] = arr_y[0]  # overwrites z[0, 1] = x[1]
+    z[:2, 3] += arr_x[0][:2]
+    z[1:-1, :2] += arr_y[0][::-1, :-1]
+    z[2:, 3] -= arr_x[0][0:]
+    z[3:, -1:] -= arr_y[0][:1, :1]
+    arr_z[0] = z
+
+
+def test_gradients_skip_overwritten_slice_components():
+    # by hand: x0 reaches z00, z03 (+) and z23 (-): 1; x1 reaches z13 (+) and z33 (-), its z01 is overwritten: 0;
+    # y00: z01, z20, -z33 -> 1; y01: z02, z21 -> 2; y02: z03 -> 1; y10: z11, z10 -> 2; y11: z12, z11 -> 2; y12: 1
+    x, y = wp.ones(1, dtype=wp.vec2, requires_grad=True), wp.ones(1, dtype=mat23, requires_grad=True)
+    z = wp.zeros(1, dtype=wp.mat44, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(overwritten_slices, 1, inputs=[x, y], outputs=[z])
+    z.grad = wp.ones_like(z)
+    tape.backward()
+    np.testing.assert_array_equal(z.numpy(), [[[1, 1, 1, 2], [1, 2, 1, 2], [1, 1, 0, -1], [0, 0, 0, -2]]])
+    np.testing.assert_array_equal(x.grad.numpy(), [[1, 0]])
+    np.testing.assert_array_equal(y.grad.numpy(), [[[1, 2, 1], [2, 2, 1]]])
