@@ -155,7 +155,10 @@ class Function:
 
 def func(f=None, *, module=None, name=None, inline=None):
     """Decorator: `@wp.func`. A second definition of the same name in the same module adds an overload.
-    `inline` is accepted for Warp's sake: the warp-inline pass inlines every function call."""
+    `inline` (None or a bool, as Warp checks) is accepted for Warp's sake: the warp-inline pass inlines every
+    function call."""
+    if inline is not None and not isinstance(inline, bool):
+        raise TypeError(f"inline must be a bool or None, got {type(inline).__name__}: {inline!r}")
 
     def wrap(py_func):
         where = (py_func.__module__, py_func.__qualname__)

@@ -77,3 +77,31 @@ def test_missing_function_paths(fn, message):
     assert isinstance(info.value, wp.CompileError)
     line = fn.__code__.co_firstlineno + 1
     assert str(info.value).splitlines()[0] == f"{__file__}:{line}: in '{fn.__name__}': {message}"
+
+
+@pytest.mark.parametrize("value", [1, 1.5, "yes"])
+def test_inline_hint_must_be_a_bool(value):
+    with pytest.raises(TypeError) as info:
+        wp.func(inline=value)
+    assert str(info.value) == f"inline must be a bool or None, got {type(value).__name__}: {value!r}"
+
+
+@wp.func(inline=True)
+def plus_one_inline(x: float) -> float:
+    return x + 1.0
+
+
+@wp.func(inline=False)
+def plus_two_noinline(x: float) -> float:
+    return x + 2.0
+
+
+@wp.kernel
+def uses_inline_hints(out: wp.array(dtype=float)):
+    out[0] = plus_one_inline(1.0) + plus_two_noinline(1.0)
+
+
+def test_inline_hint_bools_are_accepted():
+    out = wp.zeros(1, dtype=float)
+    wp.launch(uses_inline_hints, 1, inputs=[out])
+    assert out.numpy()[0] == 5.0
