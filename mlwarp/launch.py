@@ -16,7 +16,8 @@ from .adjoint import launch_adjoint
 from .cuda_launch import launch_cuda
 from .errors import LaunchError
 from .kernel import Kernel
-from .launch_args import check_arg_count, launch_device, launch_dims, pack_args
+from . import types as wt
+from .launch_args import check_arg_count, check_composite_arg, launch_device, launch_dims, pack_args
 from .runtime.device import get_device
 
 
@@ -85,6 +86,9 @@ class ReplayLaunch:
         if adjoint:
             raise LaunchError(f"Error launching kernel '{self.kernel.key}': setting adjoint parameters of a "
                               f"recorded launch is not supported")
+        t = self.kernel.params[index]
+        if wt.is_composite(t) and not wt.is_struct(t):  # checked now, as Warp's Launch converts it now
+            check_composite_arg(self.kernel, self.kernel.arg_names[index], t, value)
         self._args[index] = value
 
     def set_param_by_name(self, name: str, value, adjoint: bool = False) -> None:
@@ -100,6 +104,9 @@ class ReplayLaunch:
         kwargs = dict(self._kwargs, stream=stream or self._kwargs["stream"])
         launch(self.kernel, self.dim, inputs=self._args[:self._split], outputs=self._args[self._split:],
                        **kwargs)
+
+
+_plan.Launch._replay = ReplayLaunch
 
 
 def synchronize():

@@ -228,11 +228,43 @@ def fast_launch(kernel, dim, inputs, outputs, device, record_cmd, stream=None, b
     return plan.launch(dim, inputs, outputs, device, record_cmd, stream, block_dim, max_blocks)
 
 
+def _default_arg(t):
+    """What a parameter of a default-constructed Launch holds: a null array, a zero value, a default struct."""
+    if isinstance(t, ArrayParam):
+        return None
+    if wt.is_struct(t):
+        return t()
+    if wt.is_composite(t):  # all components zero (a quaternion's or transform's too, as Warp's zeroed struct)
+        return t(*[0] * t._length_)
+    if t is wt.bool_:
+        return False
+    return 0.0 if wt.is_float(t) else 0
+
+
 class Launch:
     """A recorded launch (Warp's `wp.launch(..., record_cmd=True)`): `launch()` runs it again with the
     arguments it holds; `set_param_*` and `set_dim` change them, with the checks of wp.launch."""
 
-    def __init__(self, plan, device, dims, total, args, values, stream=None, block_dim=256, max_blocks=0):
+    # launch.py registers its ReplayLaunch here: Launch(kernel, ...) of a kernel without a plan (composite or
+    # struct parameters) or of its adjoint is one (the launch is replayed through wp.launch)
+    _replay = None
+
+    def __new__(cls, plan, device=None, *rest, adjoint=False, **kw):
+        if isinstance(plan, Kernel) and (adjoint or plan_for(plan) is None):
+            return Launch._replay(plan, 0, [_default_arg(p) for p in plan.params], [],
+                                  dict(device=device, stream=None, adjoint=adjoint, adj_inputs=None, adj_outputs=None,
+                                       block_dim=kw.get("block_dim", 256), max_blocks=kw.get("max_blocks", 0)))
+        return super().__new__(cls)
+
+    def __init__(self, plan, device=None, dims=None, total=None, args=None, values=None, stream=None, block_dim=256,
+                 max_blocks=0, adjoint=False):
+        if isinstance(plan, Kernel):  # Warp's public form, Launch(kernel, device): zero and null parameters, dim 0
+            kernel = plan
+            plan = plan_for(kernel)
+            device = _args.launch_device(kernel, device)
+            args = [_default_arg(p) for p in kernel.params]
+            values = plan.fields(args, device)
+            dims, total = check_dims(kernel, 0)
         self.plan = plan
         self.kernel = plan.kernel
         self.device = device
