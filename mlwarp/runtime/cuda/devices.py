@@ -32,12 +32,20 @@ class CudaDevice(Device):
         self.is_mempool_supported = bool(drv.call(
             "cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, self.handle))
         self.is_mempool_enabled = self.is_mempool_supported  # the context's first use configures the pool
-        self.max_shared_memory_per_block = drv.call(
-            "cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, self.handle)
         self.total_memory = drv.call("cuDeviceTotalMem", self.handle)
         self._context = None
         self._stream = None
         self._init_lock = threading.Lock()
+
+    @property
+    def max_shared_memory_per_block(self) -> int:
+        """The opt-in maximum of shared memory per block, in bytes (queried on first use)."""
+        found = self.__dict__.get("_max_smem")
+        if found is None:
+            attr = drv.driver().CUdevice_attribute
+            found = self._max_smem = drv.call(
+                "cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, self.handle)
+        return found
 
     @property
     def context(self):
