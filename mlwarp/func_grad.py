@@ -27,6 +27,7 @@ import linecache
 
 from . import types as wt
 from .errors import CompileError
+from .func import _annotation_key, _annotations, func as wp_func
 from .source import function_source
 
 _counter = itertools.count()
@@ -53,8 +54,9 @@ def _is_adjoint(node, func) -> bool:
 
 
 class _Rewrite(ast.NodeTransformer):
-    def __init__(self, func, params, where, arrays=()):
-        self.func, self.params, self.where, self.arrays = func, params, where, set(arrays)
+    def __init__(self, func, params, where, arrays=(), array_params=()):
+        self.func, self.params, self.where, self.arrays = func, params, where, set(arrays)  # arrays: refused
+        self.array_params = set(array_params)
 
     def visit_AugAssign(self, node):
         if not _is_adjoint(node.target, self.func):
@@ -85,8 +87,10 @@ class _Rewrite(ast.NodeTransformer):
         if not (isinstance(root, ast.Name) and root.id in self.params):
             raise self.where(node, "wp.adjoint[...] takes an argument of the function, e.g. wp.adjoint[x]")
         if root.id in self.arrays:
-            raise self.where(node, f"wp.adjoint[{root.id}]: the adjoint of an array argument is not supported in "
-                                   f"mlwarp's @wp.func_grad (its adjoints are values the function returns)")
+            raise self.where(node, f"wp.adjoint[{root.id}]: an array of values without a derivative (integers, "
+                                   f"structs) has no adjoint array in mlwarp's @wp.func_grad")
+        if key is root and isinstance(node.ctx, ast.Load) and root.id in self.array_params:
+            return ast.copy_location(ast.Name(f"adj__{root.id}", ast.Load()), node)  # wp.adjoint[a][i] += e
         if key is root and not isinstance(getattr(node, "ctx", None), ast.Load):
             raise self.where(node, "wp.adjoint[x] can only be added to (wp.adjoint[x] += ...)")
         return self._on_adjoint(key, root.id, node.ctx)
@@ -100,11 +104,14 @@ class _Rewrite(ast.NodeTransformer):
                                                self.visit(key.slice), ctx), key)
 
 
+def _differentiable(dtype) -> bool:
+    return wt.is_float(dtype) or (wt.is_composite(dtype) and not wt.is_struct(dtype)
+                                  and wt.is_float(dtype._wp_scalar_type_))
+
+
 def _overload_for(primal, adj_func):
     """The overload of `primal` whose parameters' annotations the adjoint's first parameters repeat (as Warp picks
     the overload a @wp.func_grad belongs to); the latest definition when none does."""
-    from .func import _annotation_key, _annotations
-
     hints = _annotations(adj_func)
     names = list(adj_func.__code__.co_varnames[:adj_func.__code__.co_argcount])
     for o in reversed(primal.overloads):
@@ -117,8 +124,6 @@ def _overload_for(primal, adj_func):
 
 def _grad_function(primal, adj_func):
     """The @wp.func equivalent of `adj_func` (see the module doc)."""
-    from .func import func as wp_func
-
     found = function_source(adj_func)
     first, filename = found.first_line, found.filename
     tree = ast.parse(found.text).body[0]
@@ -134,15 +139,20 @@ def _grad_function(primal, adj_func):
                           f"of each of its results, got {len(args)} argument(s)")
     params = [a.arg for a in args[:n]]
     zeros = []
+    arrays = [p for p, a in zip(params, overload.annotations) if wt.is_array(a)]
     for p, a in zip(params, overload.annotations):
         ann = ast.unparse(args[params.index(p)].annotation) if args[params.index(p)].annotation else None
         if ann is None:
             raise where(tree, f"argument '{p}' needs a type annotation")
+        if p in arrays:  # an array's adjoint is its adjoint array, one more parameter (autodiff passes it)
+            tree.args.args.append(ast.arg(f"adj__{p}", args[params.index(p)].annotation))
+            continue
         call = f"{ann}()" if wt.is_composite(a) else f"{ann}(0.0)"
         zeros.append(ast.parse(f"adj__{p} = {call}").body[0])
-    arrays = [p for p, a in zip(params, overload.annotations) if wt.is_array(a)]
-    body = [_Rewrite(adj_func, params, where, arrays).visit(s) for s in tree.body]
-    result = ", ".join(f"adj__{p}" for p in params)
+    with_adjoint = [p for p, a in zip(params, overload.annotations) if p in arrays and _differentiable(a.dtype)]
+    body = [_Rewrite(adj_func, params, where, set(arrays) - set(with_adjoint), with_adjoint).visit(s)
+            for s in tree.body]
+    result = ", ".join(f"adj__{p}" for p in params if p not in arrays)
     tree.body = zeros + body + [ast.parse(f"return {result}").body[0]]
     tree.decorator_list = []
     tree.returns = None
@@ -179,8 +189,6 @@ def func_replay(primal):
     `f`'s atomics returned in the forward pass instead of repeating them). The reverse sweep then treats the
     call as having no derivative: `f` may return and take only values without one (integers, arrays of
     integers); warp-autodiff says so otherwise."""
-    from .func import func as wp_func
-
     if not getattr(primal, "_wp_function_", False) or isinstance(primal, type):
         raise TypeError(f"wp.func_replay expects a @wp.func, got {primal!r}")
 

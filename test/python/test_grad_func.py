@@ -293,16 +293,16 @@ def test_adjoint_of_struct_members():
     np.testing.assert_allclose(g["v"], [[0.0, 5.0, 3.0], [0.0, 10.0, 6.0]])
 
 
-def test_adjoint_of_an_array_argument_is_refused():
+def test_adjoint_of_an_integer_array_argument_is_refused():
     @wp.func
-    def pick(values: wp.array(dtype=float), i: int):
-        return values[i]
+    def pick_int(values: wp.array(dtype=int), i: int):
+        return float(values[i])
 
-    with pytest.raises(wp.CompileError, match=r"wp.adjoint\[values\]: the adjoint of an array argument is not "
-                                              r"supported in mlwarp's @wp.func_grad"):
-        @wp.func_grad(pick)
-        def pick_grad(values: wp.array(dtype=float), i: int, adj_ret: float):
-            wp.adjoint[values][i] += adj_ret
+    with pytest.raises(wp.CompileError, match=r"wp.adjoint\[values\]: an array of values without a derivative "
+                                              r"\(integers, structs\) has no adjoint array in mlwarp's @wp.func_grad"):
+        @wp.func_grad(pick_int)
+        def pick_int_grad(values: wp.array(dtype=int), i: int, adj_ret: float):
+            wp.adjoint[values][i] += 1
 
 
 def test_composite_slot_assignment_type_mismatch_message():
@@ -314,3 +314,48 @@ def test_composite_slot_assignment_type_mismatch_message():
     with pytest.raises(wp.CompileTypeError, match=r"Composite slot assignment expects value of type float32, got "
                                                   r"vec3f\n"):
         wp.launch(k_mismatch, dim=1, inputs=[wp.zeros(1, dtype=wp.vec3), wp.zeros(1, dtype=wp.vec3)])
+
+
+# -- wp.adjoint[a][i] += e: a custom adjoint adding to an array argument's adjoint array -------------------------
+@wp.func
+def squash_into(i: int, xs: wp.array(dtype=float), ys: wp.array(dtype=float)):  # no result: it writes ys
+    ys[i] = xs[i] * xs[i]
+
+
+@wp.func_grad(squash_into)
+def squash_into_grad(i: int, xs: wp.array(dtype=float), ys: wp.array(dtype=float)):
+    wp.adjoint[xs][i] += 10.0 * xs[i]  # deliberately 5x the true derivative 2x (shows this adjoint is used)
+
+
+@wp.func
+def pick(values: wp.array(dtype=wp.vec3), k: int):
+    return values[k].x
+
+
+@wp.func_grad(pick)
+def pick_grad(values: wp.array(dtype=wp.vec3), k: int, adj_ret: float):
+    wp.adjoint[values][k].y += 3.0 * adj_ret  # (the y component: not the true one)
+
+
+@wp.kernel
+def k_array_adjoints(xs: wp.array(dtype=float), ys: wp.array(dtype=float), vs: wp.array(dtype=wp.vec3),
+                     out: wp.array(dtype=float)):
+    i = wp.tid()
+    squash_into(i, xs, ys)
+    out[i] = pick(vs, 1 - i)
+
+
+def test_custom_adjoint_adds_to_an_array_arguments_adjoint():
+    xv = np.array([1.5, -2.0], np.float32)
+    xs = wp.array(xv, requires_grad=True)
+    ys = wp.zeros(2, requires_grad=True)
+    vs = wp.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=wp.vec3, requires_grad=True)
+    out = wp.zeros(2, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k_array_adjoints, dim=2, inputs=[xs, ys, vs], outputs=[out])
+    np.testing.assert_allclose(ys.numpy(), xv * xv)
+    np.testing.assert_allclose(out.numpy(), [4.0, 1.0])
+    tape.backward(grads={ys: wp.ones(2, dtype=float), out: wp.array([1.0, 2.0], dtype=float)})
+    np.testing.assert_allclose(xs.grad.numpy(), 10.0 * xv)
+    np.testing.assert_allclose(vs.grad.numpy(), [[0.0, 6.0, 0.0], [0.0, 3.0, 0.0]])

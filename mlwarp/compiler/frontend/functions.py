@@ -249,13 +249,14 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_param
                              f"parameter; return the value instead", CompileError)
     if grad is not None:  # @wp.func_grad: emit the adjoint for this specialization and link the two
         g = grad.overloads[-1]
-        if len(g.params) != len(arg_types) + len(spec.result_types):
+        arrays = [t for t in arg_types if isinstance(t, ft.ArrayT)]  # then the adjoint array of each array argument
+        if len(g.params) != len(arg_types) + len(spec.result_types) + len(arrays):
             code = g.func.__code__
             raise CompileError(f"a @wp.func_grad function for '{function.key}' takes its {len(arg_types)} "
                                f"argument(s) and the adjoint of each of its {len(spec.result_types)} result(s), got "
                                f"{len(g.params)} argument(s)", code.co_filename, code.co_firstlineno, None,
                                g.func.__name__)
-        gspec = specialize(em, node, grad, g, list(arg_types) + list(spec.result_types))
+        gspec = specialize(em, node, grad, g, list(arg_types) + list(spec.result_types) + arrays)
         custom_grad.link(program.kernel_op, spec.symbol, gspec.symbol)
     replay = getattr(function, "custom_replay", None)
     if replay is not None:  # @wp.func_replay: emitted with the same argument types, linked for warp-autodiff

@@ -139,13 +139,19 @@ class ReverseBuilder:
     def custom_call(self, op, mapping, adj):
         """A @wp.func with a @wp.func_grad: its adjoint function maps (args, adj_result) to the args' adjoints."""
         results = list(op.results)
-        if not any(r in adj for r in results):
-            return
+        if not any(r in adj for r in results) and not any(
+                is_array_type(v.type) and is_diff(array_dtype(v.type)) for v in op.operands):
+            return  # (with an array argument it runs anyway: it may add to the array's adjoint)
         grad = self.custom_grads[callee(op)]
         grad_types = ir.FunctionType(ir.TypeAttr(grad.attributes["function_type"]).value).results
-        args = [mapping.get(v, v) for v in op.operands] + [self.adj_or_zero(adj, r) for r in results]
+        # an array argument's adjoint is its adjoint array, passed after the results' adjoints (the adjoint adds
+        # into it); an array without a derivative is passed itself (mlwarp/func_grad.py refuses writes to it)
+        arrays = [v for v in op.operands if is_array_type(v.type)]
+        companions = [self.adj_array(op, v, mapping) if is_diff(array_dtype(v.type)) else mapping.get(v, v)
+                      for v in arrays]
+        args = [mapping.get(v, v) for v in op.operands] + [self.adj_or_zero(adj, r) for r in results] + companions
         call = func.CallOp(list(grad_types), ir.FlatSymbolRefAttr.get(symbol(grad)), args)
-        for v, g in zip(op.operands, call.results):
+        for v, g in zip([v for v in op.operands if not is_array_type(v.type)], call.results):
             self.accumulate(adj, v, g)
 
     def builtin(self, op, mapping, adj):
