@@ -265,7 +265,8 @@ class Kernel:
     def _source_key(self) -> str:
         try:
             return hashlib.sha256(function_source(self.func).text.encode()).hexdigest()[:16] + \
-                repr(_captured_constants(self.func))
+                repr(_captured_constants(self.func)) + \
+                repr(getattr(self.func, "__annotations__", {}).get("return"))  # `-> Ret`: refused unless None
         except (OSError, TypeError):
             return self.func.__code__.co_code.hex()
 

@@ -130,3 +130,24 @@ def test_kernel_return_annotation_is_read_as_evaluated_at_definition():
     with pytest.raises(wp.CompileTypeError) as info:
         wp.launch(wp.kernel(aliased, module="unique"), 1, inputs=[out])
     assert str(info.value).splitlines()[0].endswith(f"in 'aliased': {KERNEL_RETURN}")
+
+
+def test_generic_kernel_return_annotation_alias_is_not_reused():
+    from typing import Any
+
+    Ret = None
+
+    def aliased_generic(x: Any, out: wp.array(dtype=float)) -> Ret:
+        out[0] = 1.0
+
+    out = wp.zeros(1, dtype=float)
+    wp.launch(wp.kernel(aliased_generic, module="unique"), 1, inputs=[3.0, out])
+    assert out.numpy()[0] == 1.0
+    Ret = float
+
+    def aliased_generic(x: Any, out: wp.array(dtype=float)) -> Ret:  # noqa: F811
+        out[0] = 1.0
+
+    with pytest.raises(wp.CompileTypeError) as info:  # same source: the annotation tells the two apart
+        wp.launch(wp.kernel(aliased_generic, module="unique"), 1, inputs=[3.0, out])
+    assert str(info.value).splitlines()[0].endswith(f"in 'aliased_generic': {KERNEL_RETURN}")
