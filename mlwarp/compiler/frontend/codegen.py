@@ -20,8 +20,8 @@ from mlwarp.core.errors import CompileAttributeError, CompileError, CompileTypeE
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import (atomics, augassign, composite, fixed, indexed, keywords, printing, ptr_arrays, refs, slicing, tuples,
-               type_exprs)
+from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
+               slicing, tuples, type_exprs)
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
                       python_function_builtin, resolve_path, static_value)
@@ -536,7 +536,8 @@ class KernelEmitter:
     def binop(self, node, opname, a: Var, b: Var) -> Var:
         if isinstance(a.type, ft.ArrayT) or isinstance(b.type, ft.ArrayT):
             raise self.error(node, f"operator '{opname}' is not defined for arrays", CompileTypeError)
-        return self.call_builtin(node, opname, [a, b])
+        user = operators.user_overload(self, node, opname, [a, b])  # a @wp.func named `add`: operators.py
+        return user if user is not None else self.call_builtin(node, opname, [a, b])
 
     def expr_BinOp(self, node):
         opname = _BINOPS.get(type(node.op))
