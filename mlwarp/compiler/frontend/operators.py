@@ -13,8 +13,8 @@ _ARG = "_wp_operator_arg_"
 
 def user_overload(em, node, opname: str, args: list):
     """The user function's result for `opname(*args)`, or None when no user overload takes these types."""
-    scope = {**em.src.func.__globals__, **closure_vars(em.src.func)}
-    fn = scope.get(opname)
+    fn = closure_vars(em.src.func).get(opname) if em.src.func.__closure__ else None
+    fn = fn if fn is not None else em.src.func.__globals__.get(opname)
     if getattr(fn, "_wp_function_", False) is not True or any(o.func is em.src.func for o in fn.overloads):  # not inside its own body
         return None
     types = [a.type for a in args]
