@@ -162,6 +162,8 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
     n = len(kernel.params)
     consumed = 0
     for i, (name, p, value, adj) in enumerate(zip(kernel.arg_names, kernel.params, args, adjs)):
+        if adj is None and isinstance(p, ArrayParam) and getattr(value, "grad", None) is not None:
+            adj = value.grad  # as Warp: a null adjoint array falls back to the array's own .grad
         if i < 63 and is_own_grad(value, adj):
             consumed |= 1 << i
         if isinstance(p, ArrayParam):

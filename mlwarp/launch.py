@@ -78,14 +78,19 @@ class ReplayLaunch:
         self._args = [*inputs, *outputs]
         self._split = len(inputs)  # an adjoint launch pairs adj_inputs with inputs, adj_outputs with outputs
         self._kwargs = launch_kwargs
+        adj_in, adj_out = launch_kwargs.get("adj_inputs"), launch_kwargs.get("adj_outputs")
+        self._adj = [*(adj_in or [None] * len(inputs)), *(adj_out or [None] * len(outputs))]
 
     def set_dim(self, dim) -> None:
         self.dim = dim
 
     def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:
         if adjoint:
-            raise LaunchError(f"Error launching kernel '{self.kernel.key}': setting adjoint parameters of a "
-                              f"recorded launch is not supported")
+            if not self._kwargs.get("adjoint"):
+                raise LaunchError(f"Error launching kernel '{self.kernel.key}': adjoint parameters belong to an "
+                                  f"adjoint launch (adjoint=True)")
+            self._adj[index] = value
+            return
         t = self.kernel.params[index]
         if wt.is_composite(t) and not wt.is_struct(t):  # checked now, as Warp's Launch converts it now
             check_composite_arg(self.kernel, self.kernel.arg_names[index], t, value)
@@ -102,6 +107,8 @@ class ReplayLaunch:
 
     def launch(self, stream=None) -> None:
         kwargs = dict(self._kwargs, stream=stream or self._kwargs["stream"])
+        if kwargs.get("adjoint"):
+            kwargs.update(adj_inputs=self._adj[:self._split], adj_outputs=self._adj[self._split:])
         launch(self.kernel, self.dim, inputs=self._args[:self._split], outputs=self._args[self._split:],
                        **kwargs)
 

@@ -52,3 +52,47 @@ def test_a_single_value_for_a_composite_is_refused_when_set():
             setter()
         assert str(e.value) == ("Error launching kernel '_composites', argument 'v' expects vec3f but got a single "
                                 "value of type int. Construct the value explicitly, e.g.: vec3f(...).")
+
+
+@wp.kernel
+def _square(input: wp.array(dtype=float), output: wp.array(dtype=float)):
+    i = wp.tid()
+    output[i] = input[i] * input[i]
+
+
+def test_adjoint_launch_with_null_adjoints_uses_the_arrays_grads():
+    # as Warp: a None adjoint array falls back to the array's own .grad
+    x = wp.array([1.0, 2.0, 3.0], dtype=float, requires_grad=True)
+    y = wp.empty_like(x)
+    y.grad.fill_(1.0)
+    wp.launch(_square, 3, inputs=[x, y], adj_inputs=[None, None], adjoint=True)
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+
+
+def test_recorded_adjoint_launch_takes_adjoint_parameters():
+    x = wp.array([1.0, 2.0, 3.0], dtype=float, requires_grad=True)
+    y = wp.empty_like(x)
+    y.grad.fill_(1.0)
+    cmd = wp.Launch(_square, "cpu", adjoint=True)
+    cmd.set_param_by_name("input", x)
+    cmd.set_param_by_name("output", y)
+    cmd.set_dim(3)
+    cmd.launch()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+    a = wp.array([4.0, 5.0, 6.0, 7.0], dtype=float)
+    a_grad, b, b_grad = wp.zeros_like(a), wp.empty_like(a), wp.full(4, 1.0, dtype=float)
+    cmd.set_param_by_name("input", a)
+    cmd.set_param_by_name("output", b)
+    cmd.set_param_by_name("input", a_grad, adjoint=True)
+    cmd.set_param_by_name("output", b_grad, adjoint=True)
+    cmd.set_dim(4)
+    cmd.launch()
+    np.testing.assert_array_equal(a_grad.numpy(), [8.0, 10.0, 12.0, 14.0])  # 2 * a
+
+
+def test_adjoint_parameters_of_a_forward_replay_are_refused():
+    cmd = wp.Launch(_composites, "cpu")
+    with pytest.raises(wp.LaunchError) as e:
+        cmd.set_param_by_name("v", wp.vec3(), adjoint=True)
+    assert str(e.value) == ("Error launching kernel '_composites': adjoint parameters belong to an adjoint launch "
+                            "(adjoint=True)")
