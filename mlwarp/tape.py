@@ -146,13 +146,13 @@ class Tape:
                 a.grad.zero_()
 
     def reset(self):
-        """Forgets the recorded launches and zeroes the gradients."""
+        """Forgets the recorded launches and zeroes the gradients (tape.gradients keeps its entries, zeroed, as
+        Warp's)."""
         self.zero()
         if config.verify_autograd_array_access:
             access.clear_read_marks(list(self._arrays()))
         self.launches = []
         self.scopes = []
-        self.gradients = {}
         self.loss = None
 
     def visualize(self, filename=None, **options):

@@ -231,3 +231,32 @@ def test_rosenbrock_with_adjoint_launches_follows_the_exact_gradient_to_the_mini
     assert np.mean(rosenbrock(got)) < np.mean(rosenbrock(start)) / 1000
     np.testing.assert_allclose(np.mean(got, axis=0), np.mean(want, axis=0), atol=2e-3)
     np.testing.assert_allclose(np.mean(got, axis=0), [1.0, 1.0], atol=0.05)  # the minimum
+
+
+@wp.struct
+class _Pair:
+    x: wp.array(dtype=float)
+    y: wp.array(dtype=float)
+
+
+@wp.kernel
+def _pair_mul(p: _Pair, z: wp.array(dtype=float)):
+    i = wp.tid()
+    z[i] = p.x[i] * p.y[i]
+
+
+def test_reset_keeps_gradient_entries_zeroed():
+    # as Warp: reset() zeroes tape.gradients' arrays and keeps the entries (a struct's too)
+    tape = wp.Tape()
+    with tape:
+        p = _Pair()
+        p.x = wp.array([2.0, 3.0], dtype=float, requires_grad=True)
+        p.y = wp.array([5.0, 7.0], dtype=float, requires_grad=True)
+        z = wp.zeros(2, dtype=float, requires_grad=True)
+        wp.launch(_pair_mul, 2, inputs=[p], outputs=[z])
+    tape.backward(grads={z: wp.ones_like(z)})
+    np.testing.assert_array_equal(tape.gradients[p].x.numpy(), [5.0, 7.0])
+    tape.reset()
+    assert not tape.launches
+    np.testing.assert_array_equal(tape.gradients[p].x.numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(tape.gradients[p].y.numpy(), [0.0, 0.0])
