@@ -27,7 +27,7 @@ from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing
                       python_function_builtin, resolve_path, static_value)
 from .source import Source
 from .syntax import (assigned_names, contains_return, first_never_supported, int_literal, may_jump,
-                     member_write_roots, number_literal, unsupported_message)
+                     member_write_roots, number_literal, read_outside, unsupported_message)
 from .values import BREAK, CONTINUE, RETURN, RETVAL, FunctionVar, TupleVar, Unbound, Var, rebinding_message
 
 
@@ -286,8 +286,9 @@ class KernelEmitter:
             lo, hi, st = self.const(0, wt.int32), Var(self.trip_count(start, end, st_val, step_const), wt.int32), \
                 self.const(1, wt.int32)
             to_i = (start, st_val)
-        if node.target.id not in self.env or isinstance(self.env[node.target.id], Unbound):  # kept after the loop
-            self.env[node.target.id] = start
+        name = node.target.id
+        if (name not in self.env or isinstance(self.env[name], Unbound)) and read_outside(self.src.tree, node, name):
+            self.env[name] = start  # read after the loop: it keeps its last value there, as in Python
         self.emit_loop(node, node.body, lo, hi, st, to_i, node.target.id)
 
     def trip_count(self, start: Var, end: Var, step: Var, step_const) -> ir.Value:

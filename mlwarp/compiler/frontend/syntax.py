@@ -128,3 +128,10 @@ def int_literal(node):
     """The int a literal denotes (`2`, `-1`); None for anything else, bools and floats included."""
     v = number_literal(node)
     return v if type(v) is int else None
+
+
+def read_outside(tree: ast.AST, node: ast.AST, name: str) -> bool:
+    """Whether `name` is read anywhere in `tree` outside `node` (a loop whose variable need not outlive it)."""
+    inside = {id(n) for n in ast.walk(node)}
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in inside
+               for n in ast.walk(tree))
