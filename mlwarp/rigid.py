@@ -4,9 +4,11 @@ quat_rpy's extrinsic x-y-z order). Usable in kernels and from Python, like any @
 
 from __future__ import annotations
 
+from typing import Any
+
 from .builtins import namespace as wp  # wp.sin, wp.length, ...: the builtins, spelt as in user code
 from .func import func
-from .vector import mat44, quat, spatial_vector, transform, vec3
+from .vector import mat44, matrix, quat, spatial_vector, transform, vec3
 
 
 @func
@@ -54,6 +56,16 @@ def transform_compose(position: vec3, rotation: quat, scale: vec3) -> mat44:
                  r[1, 0] * scale[0], r[1, 1] * scale[1], r[1, 2] * scale[2], position[1],
                  r[2, 0] * scale[0], r[2, 1] * scale[1], r[2, 2] * scale[2], position[2],
                  0.0, 0.0, 0.0, 1.0)
+
+
+@func
+def transform_compose(position: Any, rotation: Any, scale: Any):  # noqa: F811  (float16 and float64)
+    """transform_compose for the other scalar types (Warp has an overload per type)."""
+    r = wp.quat_to_matrix(rotation)
+    return matrix(r[0, 0] * scale[0], r[0, 1] * scale[1], r[0, 2] * scale[2], position[0],
+                  r[1, 0] * scale[0], r[1, 1] * scale[1], r[1, 2] * scale[2], position[1],
+                  r[2, 0] * scale[0], r[2, 1] * scale[1], r[2, 2] * scale[2], position[2],
+                  0.0, 0.0, 0.0, 1.0, shape=(4, 4), dtype=rotation.dtype)
 
 
 @func

@@ -217,3 +217,18 @@ def test_transform_from_matrix_and_decompose_invert_compose():
     np.testing.assert_allclose(pos.numpy(), T[:, :3], atol=1e-6)
     assert same_rotation(rot.numpy()).max() < 1e-5
     np.testing.assert_allclose(scale.numpy(), S, atol=1e-5)
+
+
+@wp.kernel
+def _compose_wide(out: wp.array(dtype=wp.mat44d), outh: wp.array(dtype=wp.mat44h)):
+    q = wp.quatd(0.0, 0.0, 0.7071067811865476, 0.7071067811865476)  # 90 degrees about z
+    out[0] = wp.transform_compose(wp.vec3d(1.0, 2.0, 3.0), q, wp.vec3d(2.0, 3.0, 4.0))
+    outh[0] = wp.transform_compose(wp.vec3h(1.0, 2.0, 3.0), wp.quath(0.0, 0.0, 0.0, 1.0), wp.vec3h(2.0, 2.0, 2.0))
+
+
+def test_transform_compose_in_float64_and_float16():
+    out, outh = wp.zeros(1, dtype=wp.mat44d), wp.zeros(1, dtype=wp.mat44h)
+    wp.launch(_compose_wide, 1, [out, outh])
+    expected = np.array([[0, -3, 0, 1], [2, 0, 0, 2], [0, 0, 4, 3], [0, 0, 0, 1]], dtype=np.float64)  # R diag(s)
+    np.testing.assert_allclose(out.numpy()[0], expected, atol=1e-15)
+    np.testing.assert_array_equal(outh.numpy()[0], [[2, 0, 0, 1], [0, 2, 0, 2], [0, 0, 2, 3], [0, 0, 0, 1]])

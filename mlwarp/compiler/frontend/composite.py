@@ -205,7 +205,9 @@ def identity_value(em, T):
 def _kw_type(em, node, name, default):
     for kw in node.keywords:
         if kw.arg == name:
-            obj = resolve_path(em.src.func, kw.value)
+            obj = em.local_type(kw.value)  # dtype=x.dtype, dtype=type(x): a type expression (type_exprs.py)
+            if obj is MISSING:
+                obj = resolve_path(em.src.func, kw.value)
             t = wt.canonical_type(obj) if obj is not MISSING else None
             if t is None:
                 raise em.error(kw.value, f"'{name}' must be a type", CompileTypeError)
@@ -312,7 +314,9 @@ def _anon_keywords(em, node, name, allowed) -> dict:
         if kw.arg not in allowed:
             raise em.error(node, f"{name}() got an unexpected keyword argument '{kw.arg}'", CompileError)
         if kw.arg == "dtype":
-            obj = resolve_path(em.src.func, kw.value)
+            obj = em.local_type(kw.value)  # dtype=x.dtype, dtype=type(x) (type_exprs.py)
+            if obj is MISSING:
+                obj = resolve_path(em.src.func, kw.value)
             t = wt.canonical_type(obj) if obj is not MISSING else None
             if t is None or not wt.is_scalar(t):
                 raise em.error(kw.value, "the `dtype` argument must be a scalar type", CompileTypeError)
