@@ -136,7 +136,7 @@ def test_len_of_a_scalar_is_a_clear_error():
         out[0] = len(x)
 
     with pytest.raises(wp.WarpCodegenTypeError, match=r"test_array_views\.py:\d+: .*len\(\) takes an array, a "
-                                                     r"vector, a quaternion or a matrix, not a float32"):
+                                                     r"tuple, a vector, a quaternion or a matrix, not a float32"):
         wp.launch(bad_len, dim=1, inputs=[1.0, wp.zeros(1, dtype=int)])
 
 
