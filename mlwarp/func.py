@@ -58,6 +58,16 @@ class Overload:
             return False
         return all(_type_matches(given[n], strip_reference(a)) for n, a in zip(names, self.annotations) if n in given)
 
+    def bind(self, args, kwargs):
+        """The call's arguments bound to this overload's parameters (defaults filled in), or None."""
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError:
+            return None
+        for name, value in self.defaults.items():
+            bound.arguments.setdefault(name, value)
+        return bound
+
     def accepts_python(self, args) -> bool:
         if len(args) != len(self.annotations):
             return False
@@ -94,12 +104,9 @@ class Function:
         if any(is_function_annotation(a) for o in self.overloads for a in o.annotations):
             return self._call_with_function_arguments(args, kwargs)
         for o in self.overloads:
-            try:
-                bound = o.signature.bind(*args, **kwargs)
-            except TypeError:
+            bound = o.bind(args, kwargs)
+            if bound is None:
                 continue
-            for name, value in o.defaults.items():
-                bound.arguments.setdefault(name, value)
             if o.accepts_python(list(bound.arguments.values())):
                 return o.func(*bound.args, **bound.kwargs)
         if len(self.overloads) == 1:
@@ -111,12 +118,9 @@ class Function:
         """Python scope, for a function with a wp.Function parameter: the overload `get_overload` gives for the
         arguments' types (a function's type is wp.Function), as Warp."""
         for o in self.overloads:
-            try:
-                bound = o.signature.bind(*args, **kwargs)
-            except TypeError:
+            bound = o.bind(args, kwargs)
+            if bound is None:
                 continue
-            for name, value in o.defaults.items():
-                bound.arguments.setdefault(name, value)
             values = [bound.arguments[p.name] for p in o.params if p.name in bound.arguments]
             chosen = self.get_overload([Function if _is_function_value(v) else _python_type(v) for v in values], {})
             if chosen is None or (isinstance(chosen, Overload) and chosen is not o):
