@@ -5,7 +5,8 @@
 
 Each script runs in its own process (without OpenBLAS tuning variables, see common.py), with
 Warp side by side when warp-lang is available. The README's section between the RESULTS
-markers is replaced by the tables of this run, with the date and the machine.
+markers is replaced by the tables of this run, with the date and the machine (the CPU model and
+its widest vector ISA from /proc/cpuinfo, the core count, the load average).
 """
 
 import datetime
@@ -19,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from common import clean_env  # noqa: E402
 
-SCRIPTS = ["compile_time", "launch_overhead", "saxpy", "particles", "mass_spring", "grad_reduction"]
+SCRIPTS = ["compile_time", "launch_overhead", "saxpy", "particles", "mass_spring", "grad_reduction", "dynamic_loop"]
 BEGIN, END = "<!-- RESULTS BEGIN -->", "<!-- RESULTS END -->"
 
 
@@ -50,12 +51,32 @@ def main():
         write_readme(sections)
 
 
+def cpu_description() -> str:
+    """'<CPU model>, <vector ISA>' from /proc/cpuinfo (the widest of AVX-512F, AVX2, ... it reports)."""
+    model, flags = "", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and not model:
+                    model = value.strip()
+                elif key in ("flags", "Features") and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    model = model or platform.processor() or "unknown CPU"
+    isa = next((name for flag, name in (("avx512f", "AVX-512F"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse4_2", "SSE4.2"),
+                                         ("sve", "SVE"), ("asimd", "NEON")) if flag in flags), "vector ISA unknown")
+    return f"{model} ({platform.machine()}, {isa})"
+
+
 def write_readme(sections):
     path = os.path.join(HERE, "README.md")
     with open(path) as f:
         text = f.read()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    stamp = (f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
+    stamp = (f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {cpu_description()}, "
              f"{os.cpu_count()} cores, load average {load:.1f} at the end of the run.")
     body = "\n\n".join([stamp] + sections)
     head, rest = text.split(BEGIN, 1)
