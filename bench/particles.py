@@ -39,16 +39,20 @@ def seed_start():
 
 
 def numpy_step_vec3(pos, vel, gravity, dt, restitution, tmp):
-    """One frame of the 5.2 kernel on (N, 3) arrays, in place (the kernel's operation order)."""
+    """One frame of the 5.2 kernel on (N, 3) arrays, in place, in the kernel's operation order. Written
+    for speed: `vel += gravity * dt` broadcasts a 3-vector over rows, which numpy runs 4x slower than
+    the three column adds; masked copies instead of boolean indexing (-(v r) == v (-r) exactly)."""
     import numpy as np
 
-    np.multiply(gravity, dt, out=tmp[0])   # gravity * dt (a vec3)
-    vel += tmp[0]                          # v = vel + gravity * dt
+    gdt = gravity * dt
+    for c in range(3):                     # v = vel + gravity * dt
+        vel[:, c] += gdt[c]
     np.multiply(vel, dt, out=tmp)          # v * dt
     pos += tmp                             # p = pos + v * dt
-    below = pos[:, 1] < 0.0
-    pos[below, 1] = 0.0
-    vel[below, 1] = -vel[below, 1] * restitution
+    y, vy = pos[:, 1], vel[:, 1]
+    below = y < 0.0                        # if p[1] < 0: p[1] = 0, v[1] = -v[1] * restitution
+    np.copyto(y, np.float32(0.0), where=below)
+    np.multiply(vy, -restitution, out=vy, where=below)
 
 
 def numpy_reference(frames):
