@@ -27,11 +27,7 @@ from .passes.autodiff import ADJOINT_ERRORS_ATTR, adjoint_name, mark_no_backward
 from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import SITES_ATTR
 from .pipeline import dump_ir, run_passes
-from .targets import BuildOptions, stage_table
-from .targets.cpu import table as cpu
-from .targets.cuda import table as cuda
-
-TARGET_MODULES = {"cpu": cpu, "cuda": cuda}
+from .targets import BuildOptions, stage_table, target_module
 
 
 class Timings(dict):
@@ -120,7 +116,7 @@ def _frontend(source, arg_types, backward: bool):
 def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: BuildOptions,
                    times: Timings | None = None) -> CompiledKernel:
     """Builds `func` for `target` into `out_dir` (in the calling process: drivers wrap this in @contained)."""
-    tm = TARGET_MODULES[target]
+    tm = target_module(target)
     times = Timings() if times is None else times
     t = time.perf_counter()
     source = get_source(func)
@@ -158,7 +154,7 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
 
 def stage_names(target: str, options: BuildOptions) -> list:
     """The stages kernel.to_mlir can show: "warp" (the frontend's output), the pass stages, text artifacts."""
-    shown = TARGET_MODULES[target].TEXT_ARTIFACTS
+    shown = target_module(target).TEXT_ARTIFACTS
     return ["warp"] + [s.name for s in stage_table(target, options) if s.emit is None or s.name in shown]
 
 
