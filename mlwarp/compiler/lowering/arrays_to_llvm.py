@@ -14,11 +14,11 @@ from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
 from ..dialects.warp import array_dtype, array_ndim, is_array_type, views
-from ..dialects.warp.composite import composite
+from ..dialects.warp.composite import composite, storage_layout
 from ..passes.registry import Pass, PassError, ops_named
 from .patterns import lower_ops
 
-# On each lowered func: the element byte size of each array argument (0: not an array / not scalar).
+# On each lowered func: the element byte size of each array argument (0: not an array, or no fast path).
 ELEM_BYTES_ATTR = "warp.elem_bytes"
 
 
@@ -93,9 +93,14 @@ _templates: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def element_bytes(dtype: ir.Type) -> int:
-    """The byte size of a scalar array element, 0 when not a plain int/float (no fast path then)."""
-    if isinstance(dtype, (ir.IntegerType, ir.FloatType)) and dtype.width % 8 == 0:
-        return dtype.width // 8
+    """The byte size of an array element whose accesses LLVM can vectorise once its stride is a constant:
+    a plain int/float, or a vector, matrix, quaternion or transform of them (packed, as arrays store
+    them); 0 for anything else (no fast path then)."""
+    if isinstance(dtype, (ir.IntegerType, ir.FloatType)):
+        return dtype.width // 8 if dtype.width % 8 == 0 else 0
+    c = composite(dtype)
+    if c is not None and c.kind != "struct" and isinstance(c.dtype, (ir.IntegerType, ir.FloatType)):
+        return c.length * element_bytes(c.dtype)
     return 0
 
 
@@ -177,6 +182,8 @@ class ConvertArraysToLLVM(Pass):
         saved = []  # (function, the op the function's allocas go before)
         for op in ops_named(module, {"warp.local_array"}):
             lower_local_array(op, saved)
+        for op in ops_named(module, {"warp.stack_array"}):
+            lower_stack_array(op)
         lower_ops(module, LOWERINGS)
 
 
@@ -310,29 +317,10 @@ def _i64_const(n: int) -> ir.Value:
 
 def _storage_bytes(t: ir.Type) -> int:
     """Bytes of one element as arrays store it (Warp's C layout, as ctypes lays a struct out)."""
-    return _layout(t)[0]
-
-
-def _layout(t: ir.Type) -> tuple:
-    """(size, alignment) of a value of type `t` in memory: scalars (bool: 1 byte), vectors, matrices,
-    quaternions, transforms (packed scalars), array descriptors (a struct field), structs (C rules)."""
-    if isinstance(t, (ir.IntegerType, ir.FloatType)):
-        size = max(1, t.width // 8)
-        return size, size
-    if is_array_type(t):
-        return 8 + 16 * array_ndim(t), 8
-    c = composite(t)
-    if c is not None and c.kind != "struct":
-        size, align = _layout(c.dtype)
-        return c.length * size, align
-    if c is not None:
-        offset, align = 0, 1
-        for f in c.fields:
-            fsize, falign = _layout(f)
-            offset = (offset + falign - 1) // falign * falign + fsize
-            align = max(align, falign)
-        return (offset + align - 1) // align * align, align
-    raise PassError(f"warp.local_array: no storage size for element type {t}")
+    layout = storage_layout(t)
+    if layout is None:
+        raise PassError(f"warp.local_array: no storage size for element type {t}")
+    return layout[0]
 
 
 def lower_local_array(op, saved: list) -> None:
@@ -373,6 +361,26 @@ def lower_local_array(op, saved: list) -> None:
             for d, (n, s) in enumerate(zip(shape, strides)):
                 desc = llvm.insertvalue(desc, _i64_const(n), [1, d])
                 desc = llvm.insertvalue(desc, _i64_const(s), [2, d])
+    op.results[0].replace_all_uses_with(desc)
+    op.erase()
+
+
+def lower_stack_array(op) -> None:
+    """warp.stack_array: `length` elements allocated where the op is, after saving the stack pointer, which
+    is restored before its block's terminator: an array made in a loop body does not pile up per iteration."""
+    elem = _storage_bytes(array_dtype(op.results[0].type))
+    ptr_t = ir.Type.parse("!llvm.ptr")
+    with op.location:
+        with ir.InsertionPoint(op):
+            sp = llvm.intr_stacksave(ptr_t)
+            length = arith.ExtSIOp(_i64(), op.operands[0]).result
+            storage = llvm.alloca(ptr_t, length, ir.Type.parse(f"!llvm.array<{elem} x i8>"), alignment=16)
+            desc = llvm.insertvalue(llvm.mlir_undef(descriptor_type(1)), storage, [0])
+            desc = llvm.insertvalue(desc, length, [1, 0])
+            desc = llvm.insertvalue(desc, _i64_const(elem), [2, 0])
+        block = op.operation.block
+        with ir.InsertionPoint(block.operations[len(block.operations) - 1]):
+            llvm.intr_stackrestore(sp)
     op.results[0].replace_all_uses_with(desc)
     op.erase()
 

@@ -146,6 +146,11 @@ def local_array(dtype: ir.Type, shape) -> ir.Value:
                   attributes={"shape": ir.DenseI64ArrayAttr.get(list(shape))}).result
 
 
+def stack_array(dtype: ir.Type, length: ir.Value) -> ir.Value:
+    """A 1-d array of `length` (i32) elements on the thread's stack until the end of the current block."""
+    return create("stack_array", length, results=[array_type(dtype, 1)]).result
+
+
 def cast(value: ir.Value, to: ir.Type) -> ir.Value:
     if value.type == to:
         return value
@@ -158,4 +163,4 @@ def builtin(name: str, args, result_type: ir.Type) -> ir.Value:
 
 
 __all__ = ["create", "infer_results", "tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim",
-           "view", "slice_", "array_data", "array_from_ptr", "local_array", "cast", "builtin", "array_type", "is_array_type"]
+           "view", "slice_", "array_data", "array_from_ptr", "local_array", "stack_array", "cast", "builtin", "array_type", "is_array_type"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from .builders import create
+from .dialect import array_ndim, is_array_type
 from .explain import split_top_level as split_params  # `a, b<c, d>, [e, f]` at top-level commas
 
 
@@ -53,6 +54,32 @@ def is_composite_type(t: ir.Type) -> bool:
     # Builtin and LLVM types come back as their own Python classes; only dialect (IRDL) types are plain
     # ir.Type, so most checks never print the type.
     return type(t) is ir.Type and bool(_HEAD.match(str(t)))
+
+
+def storage_layout(t: ir.Type):
+    """(size, alignment) in bytes of a value of type `t` in memory (Warp's C layout, as ctypes lays a struct
+    out): scalars (bool: 1 byte), vectors, matrices, quaternions, transforms (packed scalars), array
+    descriptors (a struct field), structs (C rules); None for a type with no storage."""
+    if isinstance(t, (ir.IntegerType, ir.FloatType)):
+        size = max(1, t.width // 8)
+        return size, size
+    if is_array_type(t):
+        return 8 + 16 * array_ndim(t), 8
+    c = composite(t)
+    if c is None:
+        return None
+    if c.kind != "struct":
+        size, align = storage_layout(c.dtype)
+        return c.length * size, align
+    offset, align = 0, 1
+    for f in c.fields:
+        layout = storage_layout(f)
+        if layout is None:
+            return None
+        fsize, falign = layout
+        offset = (offset + falign - 1) // falign * falign + fsize
+        align = max(align, falign)
+    return (offset + align - 1) // align * align, align
 
 
 def _int(p: str) -> int:

@@ -159,6 +159,9 @@ OPS = [
     OpDef("local_array", "a zero-filled array of constant {shape = array<i64: ...>} on the thread's stack "
           "(wp.zeros in kernels: Warp's fixedarray)", (), (Result("array", Array(ANY)),),
           (Attr("shape", AttrBase("#builtin.dense_array")),)),
+    OpDef("stack_array", "a 1-d array of a run-time length on the thread's stack, live until the end of the "
+          "block it is in; not zeroed (warp-autodiff's loop tapes)", (Operand("length", I32),),
+          (Result("array", Array(ANY)),)),
     OpDef("cast", "numeric conversion with Warp's rules (scalars and composites)",
           (Operand("input", ANY),), (Result("output", ANY),)),
     OpDef("construct", "a composite from its components in storage order; no operand: the zero value",

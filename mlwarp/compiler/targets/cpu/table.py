@@ -1,4 +1,5 @@
-"""The CPU target: warp stages -> LLVM dialect -> object file (LLVM at O3 for the host) -> kernel.so (ld)."""
+"""The CPU target: warp stages -> LLVM dialect -> object file (LLVM's scalarizer + O3 for the host,
+object_code.py) -> kernel.so (ld)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ import shutil
 import subprocess
 
 from mlir import ir
-from mlir.execution_engine import ExecutionEngine
 
 from .cpu_entry import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
 from .cpu_vector_math import host_isas, needed_libraries
+from .object_code import optimized_llvm_ir, write_object
 from ...passes.registry import ops_named
 from ..common import CPU_LINE_INFO, BuildOptions, Stage, warp_stages
 
 LIBRARY = "kernel.so"
 OBJECT = "kernel.o"
 
-TEXT_ARTIFACTS = ()  # the artifacts kernel.to_mlir / emit_ir can show
+TEXT_ARTIFACTS = ("llvm-ir",)  # the artifacts kernel.to_mlir / emit_ir can show
 
 
 def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
@@ -43,12 +44,29 @@ def stages(o: BuildOptions) -> list:
         vector_math = "warp-cpu-vector-math"
     llvm = TO_LLVM + (vector_math,) + ((CPU_LINE_INFO,) if o.debug else ())
     return [*warp_stages(o), Stage("lowered", LOWER), Stage("llvm", llvm),
-            Stage("object", emit=emit_object, timing="llvm"), Stage("library", emit=emit_library, timing="link")]
+            Stage("llvm-ir", emit=emit_llvm_ir, timing="llvm"), Stage("object", emit=emit_object, timing="llvm"),
+            Stage("library", emit=emit_library, timing="link")]
+
+
+def emit_llvm_ir(build):
+    """The optimised LLVM IR that the object is compiled from, as text: only for kernel.to_mlir("llvm-ir")
+    (emit_ir, which has no output folder); a build skips this stage."""
+    if build.out_dir is not None:
+        return False
+    _restrict_isa(build)
+    build.artifacts["llvm-ir"] = optimized_llvm_ir(build.module).encode()
+
+
+def _restrict_isa(build) -> None:
+    if build.options.no_avx512:  # per function: the target machine has the host's features
+        for f in ops_named(build.module.operation, {"llvm.func"}):
+            f.attributes["target_features"] = ir.Attribute.parse('#llvm.target_features<["-avx512f"]>')
 
 
 def emit_object(build) -> None:
-    engine, build.libraries = _engine(build.module, build.options.no_avx512)
-    engine.dump_to_object_file(os.path.join(build.out_dir, OBJECT))
+    _restrict_isa(build)
+    build.libraries = needed_libraries(build.module)  # libmvec, for warp-cpu-vector-math's calls
+    write_object(build.module, os.path.join(build.out_dir, OBJECT))
 
 
 def emit_library(build) -> None:
@@ -57,16 +75,6 @@ def emit_library(build) -> None:
     os.remove(obj)
     build.meta["library"] = LIBRARY
     build.files.append(LIBRARY)
-
-
-def _engine(module, no_avx512=False):
-    """LLVM at O3 for the host (less AVX-512 with `no_avx512`); the JIT resolves the vector math functions
-    (warp-cpu-vector-math) in libmvec, which the library then links."""
-    if no_avx512:
-        for f in ops_named(module.operation, {"llvm.func"}):
-            f.attributes["target_features"] = ir.Attribute.parse('#llvm.target_features<["-avx512f"]>')
-    libraries = needed_libraries(module)
-    return ExecutionEngine(module, opt_level=3, enable_pic=True, shared_libs=libraries), libraries
 
 
 def link(obj: str, out: str, libraries=()) -> None:

