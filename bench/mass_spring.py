@@ -26,12 +26,10 @@ from common import best_of, emit_warp, print_table, run_warp, save_json, warp_mo
 GRID = 100
 PARTICLES = GRID * GRID
 SPRINGS = 2 * PARTICLES
-STEPS = 1000  # per timed run, mlwarp and Warp
-NUMPY_STEPS = 200  # numpy is ~10x slower; its figure is per step too
+STEPS = 1000  # per timed run
 ARGS = [a for a in sys.argv[1:] if a != "--warp"]
 if ARGS:
     STEPS = int(ARGS[0])
-    NUMPY_STEPS = min(NUMPY_STEPS, STEPS)
 SPACING = 0.01
 DT = 1.0e-3
 KE = 1.0e4
@@ -82,10 +80,10 @@ def numpy_timing():
     step, _, _ = numpy_stepper()
 
     def run():
-        for _ in range(NUMPY_STEPS):
+        for _ in range(STEPS):
             step()
 
-    return best_of(run, repeat=3) / NUMPY_STEPS * 1e6
+    return best_of(run, repeat=3) / STEPS * 1e6
 
 
 def numpy_reference(steps):
@@ -239,7 +237,7 @@ def main():
     w = run_warp(__file__, *ARGS) or {}
     if w:
         check("Warp", w)
-    lines = print_table(f"Mass-spring, {PARTICLES} particles, {SPRINGS} springs, {STEPS} steps (numpy {NUMPY_STEPS})",
+    lines = print_table(f"Mass-spring, {PARTICLES} particles, {SPRINGS} springs, {STEPS} steps",
                         "us per step", [
                             ("seeds' system (review 4.1/4.4): wp.vec3 arrays, vec3 atomics + integrate, 2 launches",
                              m["us_vec3"], n, w.get("us_vec3")),
