@@ -67,7 +67,10 @@ def emit_warp(results: dict) -> None:
 
 
 def ratio(a, b) -> str:
-    return f"{a / b:.2f}x" if a and b else "-"
+    if not (a and b):
+        return "-"
+    r = a / b
+    return f"{r:.2f}x" if r >= 0.1 else f"{r:.2g}x"  # 0.0023x, not 0.00x
 
 
 def print_table(title: str, unit: str, rows: list, higher_is_better: bool) -> list:
