@@ -128,7 +128,7 @@ def measure(wp, device_kw):
         for _ in range(FRAMES):
             wp.launch(step, N, inputs=args, **device_kw)
 
-    ns_vec3 = best_of(run_vec3, repeat=3) / (N * FRAMES) * 1e9
+    ns_vec3 = best_of(run_vec3, repeat=5) / (N * FRAMES) * 1e9
 
     rng = np.random.default_rng(0)
     comps = [wp.array(a, dtype=float, **device_kw) for a in (*rng.uniform(0.0, 10.0, (3, N)).astype(np.float32),
@@ -140,7 +140,7 @@ def measure(wp, device_kw):
         for _ in range(FRAMES):
             wp.launch(step_components, N, inputs=cargs, **device_kw)
 
-    ns_components = best_of(run_components, repeat=3) / (N * FRAMES) * 1e9
+    ns_components = best_of(run_components, repeat=5) / (N * FRAMES) * 1e9
 
     # the check: CHECK_FRAMES frames from the seed's start, against numpy's
     pos, vel = vec3_state()
