@@ -25,6 +25,7 @@ def test_release_tables_and_their_artifact_stages():
     assert [s.name for s in cpu if s.emit] == ["llvm-ir", "object", "library"]
     assert [s.name for s in cuda if s.emit] == ["ptx", "cubin"]
     assert passes(cpu, "autodiff") == ["warp-autodiff", "warp-inline", "canonicalize", "cse"]
+    assert passes(cuda, "autodiff") == ["warp-autodiff{tape-bytes=0}", "warp-inline", "canonicalize", "cse"]
     assert "warp-cpu-entry" in passes(cpu, "lowered") and "warp-gpu-kernel" not in passes(cpu, "lowered")
     assert passes(cuda, "lowered") == ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
                                        "convert-warp-arrays-to-llvm", "warp-gpu-kernel", "canonicalize", "cse"]

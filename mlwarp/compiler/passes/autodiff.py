@@ -19,13 +19,19 @@ Control flow is structured (scf) and handled exactly:
              recomputes its forward values, then reverses them.
   scf.for / scf.while (static or dynamic trip count, any carried state)
              the reverse is a loop over the iterations from last to first.
-             Iteration j needs the carried state s_j: it is RECOMPUTED by
-             re-running the forward body j times from the loop's initial
-             state. Cost: O(n^2) body evaluations for n iterations, O(1)
-             memory, no bound on n, exact (no stale state: Warp reuses the
-             final state for every iteration and gets such gradients wrong).
+             Iteration j needs the carried state s_j: one more forward run
+             keeps the states in a tape on the thread's stack
+             (warp.stack_array), read back from last to first: O(n) body
+             evaluations, exact (no stale state: Warp reuses the final state
+             for every iteration and gets such gradients wrong). Past
+             `tape_bytes` of state the tape holds one segment, and every k-th
+             state is kept as a checkpoint to re-run the segments from
+             (LoopReverse.taped_reverse_loop). With tape_bytes=0 (the CUDA
+             build: GPU threads have a small stack), or state the tape cannot
+             hold (an array), s_j is recomputed by re-running the forward
+             body j times from the loop's initial state: O(n^2), no memory.
              When the reverse of the body does not depend on the carried
-             state (e.g. `s += x[k]`), the recomputation is left out: O(n).
+             state (e.g. `s += x[k]`), neither is needed: O(n).
              A while loop first counts its iterations (one more forward run).
 
 Stores follow Warp 1.19: the reverse of `y[i] = v` reads adj_y[i] into adj_v and
@@ -60,7 +66,7 @@ import json
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, func, scf
+from mlir.dialects import arith, func, math, scf
 
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type
@@ -86,12 +92,14 @@ class ReverseBuilder:
     """Emits the reverse sweep; `mapping` maps original values to their forward values at the insertion
     point, `adj` original values to their current adjoints (absent = zero)."""
 
-    def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None, params=(), consumed=None):
+    def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None, params=(), consumed=None,
+                 tape_bytes: int = 0):
         self.adj_arrays = adj_arrays  # original array or struct argument -> its adjoint argument
         self.owned = owned  # arrays only ever indexed by the thread's own linear index: no atomics needed
         self.custom_grads = custom_grads or {}  # @wp.func symbol -> its @wp.func_grad function op
         self.params = list(params)  # the kernel's parameters, numbered as the bits of `consumed`
         self.consumed = consumed  # i64: bit k set = argument k's adjoint is its .grad (stores consume it)
+        self.tape_bytes = tape_bytes  # a loop tape's stack budget per thread (0: recompute states instead)
 
     # -- adjoint bookkeeping -----------------------------------------------------------
     @staticmethod
@@ -364,6 +372,34 @@ def minmax_adjoint(value: ir.Value, final: ir.Value, g: ir.Value) -> ir.Value:
     return wc.construct(value.type, parts)
 
 
+# A loop's reverse keeps up to this many bytes of carried state per thread on the stack (one tape entry per
+# iteration); longer loops keep checkpoints and re-run segments (LoopReverse.taped_reverse_loop).
+TAPE_BYTES = 64 * 1024
+
+
+def tapeable(t: ir.Type) -> bool:
+    """A carried state type the loop tape can store: scalars and composites of them (no arrays: a
+    descriptor is not an array element)."""
+    if is_array_type(t):
+        return False
+    c = wc.composite(t)
+    if c is not None and c.kind == "struct":
+        return all(tapeable(f) for f in c.fields)
+    return wc.storage_layout(t) is not None
+
+
+def state_bytes(types) -> int:
+    return max(1, sum(wc.storage_layout(t)[0] for t in types))
+
+
+def _i32():
+    return ir.IntegerType.get_signless(32)
+
+
+def _f64():
+    return ir.F64Type.get()
+
+
 class LoopReverse:
     """The reverse of one scf.for or scf.while: iterations j = n-1 .. 0, each recomputing its carried state
     s_j from the initial state (unless the reverse body does not need it), then reversing the body."""
@@ -399,7 +435,10 @@ class LoopReverse:
         loop = self.reverse_loop(n, adj_state, free_adj, recompute=False)
         if tainted_uses(loop.operation, self.placeholders):
             loop.operation.erase()
-            loop = self.reverse_loop(n, adj_state, free_adj, recompute=True)
+            if self.rb.tape_bytes and all(tapeable(t) for t in self.state_types):
+                loop = self.taped_reverse_loop(n, adj_state, free_adj)
+            else:
+                loop = self.reverse_loop(n, adj_state, free_adj, recompute=True)
         res = list(loop.results)
         for v, r in zip(self.free, res[len(self.diff_state):]):  # first: an init may also be a free value
             adj[v] = r
@@ -493,15 +532,79 @@ class LoopReverse:
             else:
                 state = [zero(t) for t in self.state_types]
                 self.placeholders = list(state)
-            args = list(loop.inner_iter_args)
-            state_adj, local = args[:len(self.diff_state)], {}
-            for v, a in zip(self.free, args[len(self.diff_state):]):
-                local[v] = a
-            self.reverse_iteration(state, j, dict(zip(self.diff_state, state_adj)), local)
-            src_state = list(self.body.arguments)[1:] if self.is_for else list(self.before.arguments)
-            scf.YieldOp([self.rb.adj_or_zero(local, src_state[k]) for k in self.diff_state]
-                        + [self.rb.adj_or_zero(local, v) for v in self.free])
+            scf.YieldOp(self.reverse_step(list(loop.inner_iter_args), state, j))
         return loop
+
+    def reverse_step(self, carried, state, j) -> list:
+        """Reverses iteration j from its incoming `state`, with the carried adjoints (the state's differentiable
+        part, then the free values); returns the adjoints to carry to iteration j - 1."""
+        state_adj, local = carried[:len(self.diff_state)], {}
+        for v, a in zip(self.free, carried[len(self.diff_state):]):
+            local[v] = a
+        self.reverse_iteration(state, j, dict(zip(self.diff_state, state_adj)), local)
+        src_state = list(self.body.arguments)[1:] if self.is_for else list(self.before.arguments)
+        return ([self.rb.adj_or_zero(local, src_state[k]) for k in self.diff_state]
+                + [self.rb.adj_or_zero(local, v) for v in self.free])
+
+    def taped_reverse_loop(self, n, adj_state, free_adj):
+        """The reverse in O(n) body evaluations: the state of every iteration is recomputed once, into a tape
+        on the thread's stack (warp.stack_array), and read back from last to first.
+
+        When n states fit in the pass's tape_bytes (TAPE_BYTES) the tape holds all of them (segment k = n: one forward run into the
+        tape, then the reverse). Beyond that, checkpoints: a first forward run keeps the state at every k-th
+        iteration (k = max(states per TAPE_BYTES, isqrt(n) + 1)); the reverse then takes the segments from
+        last to first, re-running each from its checkpoint into the tape. Cost: at most 2n forward bodies
+        besides the reverse's own; memory: (ceil(n / k) + k) states."""
+        one, zero_ = i32_const(1), i32_const(0)
+        per_budget = i32_const(max(1, self.rb.tape_bytes // state_bytes(self.state_types)))
+        root = arith.AddIOp(arith.FPToSIOp(_i32(), math.SqrtOp(arith.SIToFPOp(_f64(), n).result).result).result,
+                            one).result
+        big = arith.MaxSIOp(per_budget, root).result
+        fits = arith.CmpIOp(arith.CmpIPredicate.sle, n, per_budget).result
+        k = arith.MaxSIOp(arith.SelectOp(fits, n, big).result, one).result
+        c = arith.DivSIOp(arith.SubIOp(arith.AddIOp(n, k).result, one).result, k).result
+        checkpoints = [wb.stack_array(t, arith.MaxSIOp(c, one).result) for t in self.state_types]
+        tape = [wb.stack_array(t, k) for t in self.state_types]
+        state = [self.m(v) for v in self.inits]
+        for buf, v in zip(checkpoints, state):
+            wb.store(buf, v, [zero_])
+        # the checkpoints: the forward loop in segments of k, keeping the state after each segment
+        fill = scf.ForOp(one, c, one, state)
+        with ir.InsertionPoint(fill.body):
+            s = fill.induction_variable
+            lo = arith.MulIOp(arith.SubIOp(s, one).result, k).result
+            segment = scf.ForOp(zero_, k, one, list(fill.inner_iter_args))
+            with ir.InsertionPoint(segment.body):
+                j = arith.AddIOp(lo, segment.induction_variable).result
+                nxt, _ = self.iteration(list(segment.inner_iter_args), j, self.mapping)
+                scf.YieldOp(nxt)
+            for buf, v in zip(checkpoints, segment.results):
+                wb.store(buf, v, [s])
+            scf.YieldOp(list(segment.results))
+        carried = [adj_state[i] for i in self.diff_state] + list(free_adj)
+        outer = scf.ForOp(zero_, c, one, carried)
+        with ir.InsertionPoint(outer.body):
+            s = arith.SubIOp(arith.SubIOp(c, one).result, outer.induction_variable).result
+            lo = arith.MulIOp(s, k).result
+            length = arith.MinSIOp(arith.SubIOp(n, lo).result, k).result
+            start = [wb.load(buf, [s]) for buf in checkpoints]
+            for buf, v in zip(tape, start):
+                wb.store(buf, v, [zero_])
+            rerun = scf.ForOp(one, length, one, start)  # tape[t] = the state before iteration lo + t
+            with ir.InsertionPoint(rerun.body):
+                t = rerun.induction_variable
+                j = arith.SubIOp(arith.AddIOp(lo, t).result, one).result
+                nxt, _ = self.iteration(list(rerun.inner_iter_args), j, self.mapping)
+                for buf, v in zip(tape, nxt):
+                    wb.store(buf, v, [t])
+                scf.YieldOp(nxt)
+            back = scf.ForOp(zero_, length, one, list(outer.inner_iter_args))
+            with ir.InsertionPoint(back.body):
+                t = arith.SubIOp(arith.SubIOp(length, one).result, back.induction_variable).result
+                state = [wb.load(buf, [t]) for buf in tape]
+                scf.YieldOp(self.reverse_step(list(back.inner_iter_args), state, arith.AddIOp(lo, t).result))
+            scf.YieldOp(list(back.results))
+        return outer
 
     def reverse_iteration(self, state, j, adj_next, local):
         """Reverses iteration j in place: adjoints of its yielded state in `adj_next` (by state index);
@@ -593,7 +696,7 @@ def thread_owned_arrays(params) -> frozenset:
     return frozenset(owned)
 
 
-def build_adjoint(kernel, grads=None) -> func.FuncOp:
+def build_adjoint(kernel, grads=None, tape_bytes: int = 0) -> func.FuncOp:
     """Adds `<k>_adj` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
@@ -605,7 +708,8 @@ def build_adjoint(kernel, grads=None) -> func.FuncOp:
     with ir.InsertionPoint(entry), kernel.location:
         ops = body_ops(body)
         clone_ops(ops, mapping)
-        ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1]).reverse(ops, mapping, {})
+        ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1],
+                       tape_bytes).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 
@@ -614,9 +718,12 @@ def build_adjoint(kernel, grads=None) -> func.FuncOp:
 class Autodiff(Pass):
     name = "warp-autodiff"
     description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args..., own_grads) (forward replay, "
-                   "then the reverse sweep with the builtin table's derivative rules; loops by recomputation)")
+                   "then the reverse sweep with the builtin table's derivative rules; loops from a tape of their states)")
 
     strict: bool = False  # fail on a kernel that cannot be differentiated, instead of keeping the reason
+    # a loop tape's stack budget per thread; 0: recompute each iteration's state from the loop start (O(n^2),
+    # no memory: GPU threads have a small stack)
+    tape_bytes: int = TAPE_BYTES
 
     def run(self, module):
         grads = custom_grads(module)
@@ -635,7 +742,7 @@ class Autodiff(Pass):
                     or "warp.tangent_of" in k.attributes:
                 continue
             try:
-                build_adjoint(k, grads)
+                build_adjoint(k, grads, self.tape_bytes)
             except PassError as e:
                 # A kernel that cannot be differentiated still runs forward: the reason is kept on it
                 # (`warp.adjoint_error`) and raised when its adjoint is launched. strict: fail here.

@@ -48,14 +48,16 @@ CPU_LINE_INFO = "ensure-debug-info-scope-on-llvm-func{emission-kind=LineTablesOn
 CUDA_LINE_INFO = "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirectivesOnly}"
 
 
-def warp_stages(o: BuildOptions) -> list:
-    """The warp -> warp stages both targets run, then a debug build's bounds checks (before array lowering)."""
+def warp_stages(o: BuildOptions, loop_tape_bytes: int | None = None) -> list:
+    """The warp -> warp stages both targets run, then a debug build's bounds checks (before array lowering).
+    `loop_tape_bytes`: warp-autodiff's per-thread stack budget for loop tapes, when not its default."""
     # @wp.func calls inlined first; canonicalize folds constant range bounds before unrolling
     table = [Stage("warp-opt", ("warp-inline", "canonicalize", "warp-unroll-loops", "canonicalize", "cse"))]
     # The derivative stage adds k_jvp (forward mode) or k_adj next to each kernel k; without backward the build
     # marks the kernels warp.no_backward, which warp-autodiff leaves alone (it still unlinks @wp.func_grad
     # functions). warp-inline again: the calls of @wp.func_grad functions warp-autodiff kept (or added).
-    table.append(Stage("autodiff", ("warp-jvp" if o.jvp else "warp-autodiff", "warp-inline", "canonicalize", "cse")))
+    reverse = "warp-autodiff" if loop_tape_bytes is None else ("warp-autodiff", {"tape-bytes": loop_tape_bytes})
+    table.append(Stage("autodiff", ("warp-jvp" if o.jvp else reverse, "warp-inline", "canonicalize", "cse")))
     if o.debug:
         table.append(Stage("bounds-check", ("warp-bounds-check",)))
     return table

@@ -1,29 +1,56 @@
 // RUN: mlwarp-opt %s --warp-autodiff --canonicalize --cse | FileCheck %s
-// Loops run backwards over their iterations. Iteration j needs its carried state s_j: the pass
-// recomputes it by re-running the forward body j times (O(n^2), exact, no memory), unless the
-// reverse body does not read the state (then O(n)).
+// Loops run backwards over their iterations. Iteration j needs its carried state s_j: the pass keeps
+// the states in a tape on the thread's stack (warp.stack_array), filled by one more forward run, and
+// reads them back from last to first: O(n), exact. Past TAPE_BYTES of state the tape holds a segment
+// of k states and a second array every k-th state (checkpoints); each segment is re-run from its
+// checkpoint into the tape. A reverse body that does not read the state (s += x[k]) needs no tape.
 
-// A static loop (constant bounds, before any unrolling): the same reverse loop, trip count folded to 4.
+// A static loop (constant bounds, before any unrolling): trip count 4 folds to one segment of 4.
 // CHECK-LABEL: func.func @static_adj(
 // CHECK: %[[FWD:.+]] = scf.for
-// CHECK: scf.for %[[JJ:.+]] = %{{.+}} to %c4_i32 step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
-// CHECK: arith.subi %c3_i32, %[[JJ]]
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
+// CHECK: %[[CKPT:.+]] = "warp.stack_array"(%c1_i32)
+// CHECK: %[[TAPE:.+]] = "warp.stack_array"(%c4_i32)
+// CHECK: "warp.store"(%[[TAPE]], %{{.+}}, %c0_i32)
+// the tape's fill: tape[t] = s_t for t = 1 .. 3
+// CHECK: scf.for %[[T:.+]] = %c1_i32 to %c4_i32
+// CHECK: "warp.exp"
+// CHECK: "warp.store"(%[[TAPE]], %{{.+}}, %[[T]])
+// the reverse: j = 3 - jj, s_j read from the tape
+// CHECK: scf.for %[[JJ:.+]] = %c0_i32 to %c4_i32 step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
+// CHECK: %[[J:.+]] = arith.subi %c3_i32, %[[JJ]]
+// CHECK: "warp.load"(%[[TAPE]], %[[J]])
 // CHECK: "warp.exp"
 
 // A dynamic loop (runtime n) whose state enters a nonlinear op: v = v * a + sin(v).
 // CHECK-LABEL: func.func @carried_adj(
 // CHECK-SAME: %[[X:[^:]+]]: !warp.array<f32, 1 : i64>, %[[Y:[^:]+]]: !warp.array<f32, 1 : i64>, %[[N:[^:]+]]: i32, %[[A:[^:]+]]: f32,
-// trip count, then the reverse loop over jj = 0 .. n-1 carrying adj_v and adj_a
+// trip count; segment k = n when n f32 states fit in the tape (16384), else max(16384, isqrt(n) + 1)
 // CHECK: %[[T:.+]] = arith.maxsi %[[N]], %{{.+}} : i32
-// CHECK: scf.for %[[JJ:.+]] = %{{.+}} to %[[T]] step %{{.+}} iter_args(%[[AV:.+]] = %{{.+}}, %[[AA:.+]] = %{{.+}}) -> (f32, f32)
-// j = n - 1 - jj
-// CHECK: %[[J:.+]] = arith.subi %{{.+}}, %[[JJ]] : i32
-// s_j: the forward loop re-run j times from the initial state
-// CHECK: %[[SJ:.+]] = scf.for %{{.+}} = %{{.+}} to %[[J]] step %{{.+}} iter_args(%[[S:.+]] = %{{.+}}) -> (f32)
-// CHECK: "warp.mul"(%[[S]], %[[A]])
-// CHECK: "warp.sin"(%[[S]])
-// the reverse of iteration j at s_j
+// CHECK: math.sqrt
+// CHECK: %[[FITS:.+]] = arith.cmpi sle, %[[T]], %c16384_i32
+// CHECK: arith.select %[[FITS]], %[[T]], %{{.+}}
+// CHECK: %[[K:.+]] = arith.maxsi %{{.+}}, %c1_i32
+// c = ceil(n / k) checkpoints, a tape of k
+// CHECK: %[[C:.+]] = arith.divsi %{{.+}}, %[[K]]
+// CHECK: %[[CKPT:.+]] = "warp.stack_array"(%{{.+}})
+// CHECK: %[[TAPE:.+]] = "warp.stack_array"(%[[K]])
+// the checkpoints: the forward loop in segments of k, s_{s k} kept in checkpoint s
+// CHECK: "warp.store"(%[[CKPT]], %{{.+}}, %c0_i32)
+// CHECK: scf.for %[[S:.+]] = %c1_i32 to %[[C]]
+// CHECK: scf.for %{{.+}} = %c0_i32 to %[[K]]
+// CHECK: "warp.sin"
+// CHECK: "warp.store"(%[[CKPT]], %{{.+}}, %[[S]])
+// the segments from last to first, carrying adj_v and adj_a
+// CHECK: scf.for %{{.+}} = %c0_i32 to %[[C]] step %c1_i32 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (f32, f32)
+// CHECK: %[[START:.+]] = "warp.load"(%[[CKPT]]
+// CHECK: "warp.store"(%[[TAPE]], %[[START]], %c0_i32)
+// the segment re-run into the tape
+// CHECK: scf.for %[[U:.+]] = %c1_i32 to %[[LEN:.+]] step
+// CHECK: "warp.sin"
+// CHECK: "warp.store"(%[[TAPE]], %{{.+}}, %[[U]])
+// its reverse at s_j from the tape
+// CHECK: scf.for %{{.+}} = %c0_i32 to %[[LEN]] step %{{.+}} iter_args(%[[AV:.+]] = %{{.+}}, %[[AA:.+]] = %{{.+}}) -> (f32, f32)
+// CHECK: %[[SJ:.+]] = "warp.load"(%[[TAPE]]
 // CHECK: "warp.cos"(%[[SJ]])
 // CHECK: "warp.mul"(%[[A]], %[[AV]])
 // CHECK: "warp.mul"(%[[SJ]], %[[AV]])
@@ -49,10 +76,13 @@
 // CHECK-LABEL: func.func @halving_adj(
 // CHECK: %[[COUNT:.+]]:2 = scf.while
 // CHECK: arith.addi
-// then the reverse loop over the counted iterations, recomputing each iteration's state (sin is
-// nonlinear); the constant 0.5 carries no adjoint
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[COUNT]]#1 step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
+// then the taped reverse over the counted iterations (sin is nonlinear); the constant 0.5 carries no
+// adjoint
+// CHECK: arith.cmpi sle, %[[COUNT]]#1, %c16384_i32
+// CHECK: "warp.stack_array"
+// CHECK: "warp.stack_array"
+// CHECK: scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
+// CHECK: "warp.load"
 // CHECK: "warp.cos"
 
 module {

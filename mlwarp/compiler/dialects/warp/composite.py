@@ -65,6 +65,9 @@ def storage_layout(t: ir.Type):
         return size, size
     if is_array_type(t):
         return 8 + 16 * array_ndim(t), 8
+    if isinstance(t, ir.VectorType):  # a lowered vec/mat value
+        size, align = storage_layout(t.element_type)
+        return size * _product(t.shape), align
     c = composite(t)
     if c is None:
         return None
@@ -80,6 +83,13 @@ def storage_layout(t: ir.Type):
         offset = (offset + falign - 1) // falign * falign + fsize
         align = max(align, falign)
     return (offset + align - 1) // align * align, align
+
+
+def _product(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def _int(p: str) -> int:

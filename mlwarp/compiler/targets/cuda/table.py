@@ -33,7 +33,8 @@ def stages(o: BuildOptions) -> list:
             "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-math-to-llvm)", "reconcile-unrealized-casts")
     if o.debug:  # line directives on the gpu.module's llvm.funcs
         nvvm += (CUDA_LINE_INFO,)
-    table = [*warp_stages(o), Stage("lowered", LOWER), Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]
+    # no loop tapes: a GPU thread's stack is 1 KiB unless the context raises it for every resident thread
+    table = [*warp_stages(o, loop_tape_bytes=0), Stage("lowered", LOWER), Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]
     if o.cubin:
         table.append(Stage("cubin", emit=emit_cubin, timing="ptxas"))
     return table
