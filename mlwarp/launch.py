@@ -23,6 +23,12 @@ from .runtime.device import get_device
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint=False, adj_inputs=None,
            adj_outputs=None, record_cmd=False, block_dim=256, max_blocks=0, record_tape=True):
+    if type(kernel) is Kernel and record_tape and not adjoint:  # the common case: a planned plain launch, inline
+        plan = kernel.__dict__.get("_launch_plan")
+        if plan is not None and not kernel.is_generic and _plan.is_plain(kernel):
+            done = plan.launch(dim, inputs, outputs, device, record_cmd, stream, block_dim, max_blocks)
+            if done is not NotImplemented:
+                return done
     if not record_tape and _recording.recording():  # run it, but the recording tape does not see it
         with _recording.paused():
             return launch(kernel, dim, inputs, outputs, device, stream, adjoint, adj_inputs, adj_outputs, record_cmd,

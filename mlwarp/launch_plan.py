@@ -29,6 +29,8 @@ from .cuda_launch import as_device_array, check_launch_config
 from .errors import LaunchError
 from .captures import constants_changed
 from .kernel import Kernel
+from .runtime import cpu as _cpu
+from .runtime import device as _devices
 from .runtime.abi import ArrayParam
 
 INT32_MAX = 2**31 - 1
@@ -47,7 +49,12 @@ def plan_for(kernel):
 
 def is_plain(kernel) -> bool:
     """A launch without the debug build or verify_fp checks around it."""
-    return not config.verify_fp and _debug.for_launch(kernel) is kernel
+    if config.verify_fp:
+        return False
+    mode = kernel.options.get("mode")  # debug.mode_of, inline: release mode launches the kernel itself
+    if mode is None:
+        mode = kernel.module.options.get("mode")
+    return (mode or config.mode) == "release" or _debug.for_launch(kernel) is kernel
 
 
 def check_dims(kernel, dim) -> tuple:
@@ -79,6 +86,7 @@ class LaunchPlan:
         self.nparams = len(kernel.params)
         self.fields = self._compile_fields()
         self._runners = {}
+        self._last = (None, None)  # (device, its runner) of the last launch
 
     @classmethod
     def build(cls, kernel):
@@ -186,16 +194,22 @@ class LaunchPlan:
         run = self._runners.get(device)
         if run is None:
             compiled = self.kernel.compiled(device)
-            run = self._runners[device] = compiled.run if device.is_cpu else compiled
+            run = self._runners[device] = cpu_runner(compiled) if device.is_cpu else compiled
+        self._last = (device, run)
         return run
 
     def launch(self, dim, inputs, outputs, device, record_cmd, stream=None, block_dim=256, max_blocks=0):
         kernel = self.kernel
-        dims, total = check_dims(kernel, dim)
+        if type(dim) is int and 0 <= dim <= INT32_MAX:  # check_dims' common case, inline
+            dims, total = (dim, 1, 1, 1), dim
+        else:
+            dims, total = check_dims(kernel, dim)
         args = [*inputs, *outputs]
         if len(args) != self.nparams:
             _args.check_arg_count(kernel, args)
-        device = _args.launch_device(kernel, device)
+        # the default device or a registered name without a call (launch_device: the rest, and the errors)
+        found = _devices._default if device is None else _devices._devices.get(device) if type(device) is str else None
+        device = found or _args.launch_device(kernel, device)
         if device.is_cuda:
             check_launch_config(kernel, device, stream, block_dim)
         elif not device.is_cpu:
@@ -203,7 +217,12 @@ class LaunchPlan:
         values = self.fields(args, device)
         if kernel._captured and constants_changed(kernel._captured):  # a captured global changed: recompile
             self._runners.clear()
-        run = self.runner(device)  # compile errors surface even for an empty launch
+            self._last = (None, None)
+        # compile errors surface even for an empty launch; the last device's runner without hashing a Device
+        # (its __hash__ is Python code)
+        last_device, run = self._last
+        if last_device is not device:
+            run = self.runner(device)
         if record_cmd:
             return Launch(self, device, dims, total, args, values, stream, block_dim, max_blocks)
         if total:
@@ -213,16 +232,47 @@ class LaunchPlan:
             else:  # the driver copies the struct at the launch
                 run.launch(None, total, block_dim, max_blocks, stream,
                            args_ptr=ctypes.cast(ctypes.c_char_p(packed), ctypes.c_void_p).value)
-        if _recording.recording():
+        if _recording._active:  # recording.recording(), inline
             _recording.record_launch(kernel, _args.launch_dims(dim, kernel), inputs, outputs, device)
         return None
+
+
+_ZERO = ctypes.c_int64(0)
+
+
+def cpu_runner(compiled):
+    """`compiled.run` (runtime/cpu.py's CpuKernel), whose serial case (a launch of fewer than MIN_PARALLEL
+    threads, or a deterministic kernel: the calling thread runs it) calls the entry with ctypes values as they
+    are, without the entry's `argtypes` conversion: ~0.3 us of a ~3 us launch. `packed`: bytes or a ctypes
+    buffer, never an int address (ctypes would pass that as a C int)."""
+    if type(compiled) is not _cpu.CpuKernel:
+        return compiled.run
+    run, serial = compiled.run, compiled.serial
+    raw = compiled.library[serial.__name__]  # a second handle on the entry, without argtypes
+    raw.restype = None
+    totals = {}  # thread count -> its c_int64 (launches repeat a few sizes)
+
+    def run_cpu(packed, total):
+        if total < _cpu.MIN_PARALLEL or compiled.deterministic:
+            n = totals.get(total)
+            if n is None:
+                if len(totals) > 64:
+                    totals.clear()
+                n = totals[total] = ctypes.c_int64(total)
+            raw(packed, _ZERO, n)
+        else:
+            run(packed, total)
+
+    return run_cpu
 
 
 def fast_launch(kernel, dim, inputs, outputs, device, record_cmd, stream=None, block_dim=256, max_blocks=0):
     """wp.launch for a plain launch (CPU or CUDA) of a kernel with a plan; NotImplemented otherwise."""
     if type(kernel) is not Kernel:
         return NotImplemented
-    plan = plan_for(kernel)
+    plan = kernel.__dict__.get("_launch_plan", False)
+    if plan is False:
+        plan = plan_for(kernel)
     if plan is None or not is_plain(kernel):
         return NotImplemented
     return plan.launch(dim, inputs, outputs, device, record_cmd, stream, block_dim, max_blocks)

@@ -17,14 +17,9 @@ class Device:
 
     def __init__(self, alias: str):
         self.alias = alias
-
-    @property
-    def is_cpu(self) -> bool:
-        return self.alias == "cpu"
-
-    @property
-    def is_cuda(self) -> bool:
-        return self.alias.startswith("cuda")
+        # plain attributes, not properties: every launch reads them (an alias never changes)
+        self.is_cpu = alias == "cpu"
+        self.is_cuda = alias.startswith("cuda")
 
     def __str__(self):
         return self.alias

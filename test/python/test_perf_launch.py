@@ -165,3 +165,38 @@ def test_record_cmd_of_an_adjoint_launch_replays_it():
     cmd.launch()
     cmd.launch()  # adjoints accumulate
     np.testing.assert_array_equal(adj_x.numpy(), [4.0, 8.0])
+
+
+@pytest.mark.parametrize("device", [None, "cpu", wp.get_device("cpu")])
+def test_planned_launch_sizes_around_the_parallel_threshold(device):
+    """The planned CPU runner calls the serial entry itself below MIN_PARALLEL threads and hands larger
+    launches to the kernel's run (the pool): every size fills exactly its threads, launched or replayed."""
+    from mlwarp.runtime.cpu import MIN_PARALLEL
+
+    n = MIN_PARALLEL + 5
+    x = wp.array(np.arange(n, dtype=np.float32))
+    y = wp.array(np.full(n, 10.0, dtype=np.float32))
+    for size in (0, 1, 3, MIN_PARALLEL - 1, MIN_PARALLEL, n):
+        out = wp.array(np.full(n, -1.0, dtype=np.float32))
+        wp.launch(axpby, size, inputs=[x, y, out, 2.0, 1], device=device)
+        expected = np.full(n, -1.0, dtype=np.float32)
+        expected[:size] = np.arange(size, dtype=np.float32) * 2 + 10
+        np.testing.assert_array_equal(out.numpy(), expected)
+    cmd = wp.launch(axpby, 2, inputs=[x, y, out, 1.0, 0], device=device, record_cmd=True)
+    for size in (MIN_PARALLEL + 1, 7):
+        out.zero_()
+        cmd.set_param_at_index(2, out)
+        cmd.set_dim(size)
+        cmd.launch()
+        expected = np.zeros(n, dtype=np.float32)
+        expected[:size] = np.arange(size, dtype=np.float32)
+        np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_planned_launch_follows_the_default_device_and_refuses_unknown_names():
+    x, y, out = _arrays()
+    with wp.ScopedDevice("cpu"):
+        wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 2])
+    np.testing.assert_array_equal(out.numpy(), np.arange(8, dtype=np.float32) + 20)
+    with pytest.raises(LaunchError, match=r"Error launching kernel 'axpby'.*Invalid device identifier: 'gpu7'"):
+        wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 2], device="gpu7")

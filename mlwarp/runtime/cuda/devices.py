@@ -76,14 +76,6 @@ class CudaDevice(Device):
             raise ValueError(f"stream of device '{s.device}' cannot be the stream of '{self}'")
         self._stream = s
 
-    @property
-    def is_cuda(self) -> bool:
-        return True
-
-    @property
-    def is_cpu(self) -> bool:
-        return False
-
 
 def _keep_pool_memory(dev) -> None:
     """Freed blocks stay in the stream-ordered pool instead of going back to the OS at each sync (as Warp)."""
