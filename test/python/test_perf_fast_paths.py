@@ -232,13 +232,12 @@ def add_one(x: wp.array(dtype=float)):
 
 def _pool_runs(monkeypatch) -> list:
     runs = []
-    real = cpu._Pool.run
+    for pool in (cpu._Pool, cpu._NativePool):
+        def counting(self, *args, real=pool.run):
+            runs.append(self.size)
+            return real(self, *args)
 
-    def counting(self, *args):
-        runs.append(self.size)
-        return real(self, *args)
-
-    monkeypatch.setattr(cpu._Pool, "run", counting)
+        monkeypatch.setattr(pool, "run", counting)
     return runs
 
 

@@ -1,0 +1,249 @@
+"""The CPU thread pools (runtime/cpu_pool.py, the native one; runtime/cpu.py's Python one where that cannot be
+built) run every thread of a launch exactly once, with the bits of a run on one thread, and the rules that pick
+the calling thread or the pool (no timing decides here: the measurements are pinned)."""
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+from mlwarp.config import config
+from mlwarp.runtime import cpu, cpu_pool
+
+
+@wp.kernel
+def count_runs(runs: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    wp.atomic_add(runs, i, 1)
+
+
+@wp.kernel
+def write_index(out: wp.array(dtype=wp.int32), offset: int):
+    i = wp.tid()
+    out[i] = i + offset
+
+
+@wp.kernel
+def math_chain(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    a = x[i]
+    for k in range(4):
+        a = wp.sin(a) * 1.5 + wp.exp(a * 0.25)
+    y[i] = a
+
+
+@wp.kernel
+def add_one(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] + 1.0
+
+
+@wp.kernel
+def bump(x: wp.array(dtype=float), total: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(total, i % 7, x[i])
+
+
+@pytest.fixture(params=["native", "python"])
+def pool_kind(request, monkeypatch):
+    """Each test once with each pool; thread count restored afterwards."""
+    if request.param == "native" and cpu_pool.library() is None:
+        pytest.fail(f"the native pool did not build: {cpu_pool.library_error()}")
+    monkeypatch.setattr(cpu, "POOL_KIND", request.param)
+    saved = config.cpu_threads
+    yield request.param
+    config.cpu_threads = saved
+
+
+def test_native_pool_builds_here():
+    # x86-64 Linux with LLVM and a linker (what CPU kernels need) has the native pool, not the fallback
+    if cpu_pool.supported():
+        assert cpu_pool.library() is not None, cpu_pool.library_error()
+        assert cpu.pool_kind() == "native"
+
+
+@pytest.mark.parametrize("threads", [2, 3, 4, 7])
+def test_every_thread_runs_once(pool_kind, threads):
+    config.cpu_threads = threads
+    for n in (cpu.MIN_PARALLEL, cpu.MIN_PARALLEL + 1, 10_000, 3 * cpu.MIN_CHUNK - 1, 65_537, 1 << 17):
+        runs = wp.zeros(n, dtype=wp.int32)
+        wp.launch(count_runs, n, inputs=[runs])
+        np.testing.assert_array_equal(runs.numpy(), np.ones(n, np.int32), err_msg=f"n={n} threads={threads}")
+
+
+def test_back_to_back_launches_of_other_sizes_and_kernels(pool_kind):
+    # one launch's fields never leak into the next: sizes, kernels and arguments change every launch
+    config.cpu_threads = 3
+    rng = np.random.default_rng(1)
+    for k in range(60):
+        n = int(rng.integers(cpu.MIN_PARALLEL, 40_000))
+        if k % 2:
+            runs = wp.zeros(n, dtype=wp.int32)
+            wp.launch(count_runs, n, inputs=[runs])
+            np.testing.assert_array_equal(runs.numpy(), np.ones(n, np.int32))
+        else:
+            out = wp.full(n + 5, -1, dtype=wp.int32)
+            wp.launch(write_index, n, inputs=[out, k])
+            np.testing.assert_array_equal(out.numpy()[:n], np.arange(n, dtype=np.int32) + k)
+            np.testing.assert_array_equal(out.numpy()[n:], np.full(5, -1, np.int32))
+
+
+def test_pool_results_have_the_bits_of_one_thread(pool_kind):
+    n = 50_001
+    x = wp.array(np.linspace(-3.0, 3.0, n, dtype=np.float32))
+    results = []
+    for threads in (1, 2, 3, 5):
+        config.cpu_threads = threads
+        y = wp.zeros(n, dtype=float)
+        wp.launch(math_chain, n, inputs=[x, y])
+        results.append(y.numpy().copy())
+    for r in results[1:]:
+        np.testing.assert_array_equal(r.view(np.int32), results[0].view(np.int32))
+
+
+def test_launches_from_two_python_threads(pool_kind):
+    # the pool runs one launch at a time; a launch that finds it busy runs on its own thread
+    config.cpu_threads = 2
+    n = 20_000
+    failures = []
+
+    def work(offset):
+        try:
+            for _ in range(40):
+                out = wp.zeros(n, dtype=wp.int32)
+                wp.launch(write_index, n, inputs=[out, offset])
+                if not np.array_equal(out.numpy(), np.arange(n, dtype=np.int32) + offset):
+                    failures.append(offset)
+        except Exception as e:  # reported below
+            failures.append(repr(e))
+
+    workers = [threading.Thread(target=work, args=(o,)) for o in (0, 1000)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert failures == []
+
+
+def test_pool_resized_and_closed(pool_kind):
+    n = 40_000
+    for threads in (2, 4, 3, 2):
+        config.cpu_threads = threads
+        runs = wp.zeros(n, dtype=wp.int32)
+        wp.launch(count_runs, n, inputs=[runs])
+        np.testing.assert_array_equal(runs.numpy(), np.ones(n, np.int32))
+        assert cpu._pool.size == threads and cpu._pool.kind == pool_kind
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_forked_child_starts_its_own_pool(pool_kind):
+    config.cpu_threads = 2
+    n = 40_000
+    wp.launch(count_runs, n, inputs=[wp.zeros(n, dtype=wp.int32)])  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # the child: none of the parent's workers; a parallel launch still runs every thread once
+        ok = False
+        try:
+            runs = wp.zeros(n, dtype=wp.int32)
+            wp.launch(count_runs, n, inputs=[runs])
+            ok = bool((runs.numpy() == 1).all()) and cpu._pool.size == 2
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+
+
+def _pool_runs(monkeypatch) -> list:
+    runs = []
+    for pool in (cpu._Pool, cpu._NativePool):
+        def counting(self, *args, real=pool.run):
+            runs.append(self.size)
+            return real(self, *args)
+
+        monkeypatch.setattr(pool, "run", counting)
+    return runs
+
+
+def test_python_pool_keeps_its_larger_minimum(monkeypatch):
+    # handing a launch to the Python pool costs 25-135 us: launches below PYTHON_POOL_MIN_PARALLEL stay on the
+    # calling thread even with an explicit thread count; the native pool takes them from MIN_PARALLEL
+    saved = config.cpu_threads
+    try:
+        config.cpu_threads = 2
+        runs = _pool_runs(monkeypatch)
+        n = cpu.MIN_PARALLEL * 2
+        assert n < cpu.PYTHON_POOL_MIN_PARALLEL
+        x = wp.zeros(n, dtype=float)
+        monkeypatch.setattr(cpu, "POOL_KIND", "python")
+        wp.launch(add_one, n, inputs=[x])
+        assert runs == []
+        monkeypatch.setattr(cpu, "POOL_KIND", "native")
+        wp.launch(add_one, n, inputs=[x])
+        assert runs == [2]
+        np.testing.assert_array_equal(x.numpy(), np.full(n, 2.0, np.float32))
+    finally:
+        config.cpu_threads = saved
+
+
+def test_atomics_slower_on_every_core_go_back_to_one_then_probe(monkeypatch):
+    # a kernel with atomics whose parallel launch took longer per thread than its serial copy runs on the calling
+    # thread, and tries the pool again every 2, 4, 8, ... launches while the pool stays slower
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
+    saved = config.cpu_threads
+    config.cpu_threads = 0
+    try:
+        n = cpu.MIN_PARALLEL * 2
+        x, total = wp.array(np.ones(n, np.float32)), wp.zeros(7, dtype=float)
+        wp.launch(bump, 1, inputs=[x, total])
+        kernel = bump.compiled(wp.get_device("cpu"))
+        assert kernel.serial is not kernel.entry
+        pattern = []
+        real_serial = kernel.serial
+
+        def parallel(threads, args_ptr, total_threads):  # pinned: 10 ns a thread on the pool
+            pattern.append("P")
+            kernel.entry(args_ptr, 0, total_threads)
+            kernel.parallel_ns = 10.0
+
+        class Serial:  # counts the serial runs, and pins what they measure
+            def __call__(self, args_ptr, begin, end):
+                pattern.append("s")
+                real_serial(args_ptr, begin, end)
+
+        monkeypatch.setattr(kernel, "_parallel", parallel)
+        monkeypatch.setattr(kernel, "serial", Serial())
+        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
+        kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = None, None, 0, 1
+        for _ in range(16):
+            wp.launch(bump, n, inputs=[x, total])
+        # nothing measured: the pool; then the serial copy measures (1 ns a thread); the pool stays slower: it is
+        # tried again every 2, 4, 8 launches
+        assert "".join(pattern) == "Ps" + "P" + "sP" + "sssP" + "sssssss", "".join(pattern)
+        assert kernel._probe_every == 8
+        np.testing.assert_array_equal(total.numpy().sum(), np.float32(16 * n + 1))
+    finally:
+        config.cpu_threads = saved
+
+
+def test_spin_time_from_the_environment(monkeypatch):
+    monkeypatch.delenv("MLWARP_CPU_SPIN_US", raising=False)
+    assert cpu_pool.spin_ns() == cpu_pool.SPIN_NS
+    monkeypatch.setenv("MLWARP_CPU_SPIN_US", "50")
+    assert cpu_pool.spin_ns() == 50_000
+    monkeypatch.setenv("MLWARP_CPU_SPIN_US", "0")
+    assert cpu_pool.spin_ns() == 0
+
+
+def test_native_pool_size_limits():
+    lib = cpu_pool.library()
+    if lib is None:
+        pytest.skip(f"no native pool here: {cpu_pool.library_error()}")
+    with pytest.raises(ValueError, match=r"the native CPU pool runs 1 to 1024 threads, not 0"):
+        cpu_pool.NativePool(0, lib)
+    with pytest.raises(ValueError, match=r"the native CPU pool runs 1 to 1024 threads, not 1025"):
+        cpu_pool.NativePool(1025, lib)
