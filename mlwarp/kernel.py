@@ -20,6 +20,7 @@ from . import module as modules
 from . import cuda_compile
 from .captures import captured_constants, captured_values, constants_changed
 from .config import config
+from .core.stamps import dist_info_folders, source_stamps
 from .compiler import insert as inserted_passes  # imports no MLIR
 from .errors import CompileError, CompileTypeError
 from .runtime import cache
@@ -49,25 +50,11 @@ def _code_roots() -> list:
 def _compiler_fingerprint() -> str:
     """Hash of the sources that decide generated code (_code_roots; they travel with the package, MLIR need
     not be installed) and of the versions of the MLIR/LLVM distributions that compile it."""
-    roots = _code_roots()
-    skip = {os.path.realpath(folder) for _, folder in roots}  # an installed mlwarp holds compiler/ and runtime/
-    stamps = []
-    for label, folder in roots:
-        _stat_sources(folder, label, stamps, skip)
-    stamps.sort()
+    # size and mtime, not contents: a warm start stats ~170 files and reads none (core/stamps.py); an installed
+    # mlwarp holds compiler/ and runtime/, each walked under its own label
+    stamps = source_stamps(_code_roots())
     toolchain = ";".join(f"{name}=={version}" for name, version in _toolchain())
     return hashlib.sha256(f"{toolchain}\n{';'.join(stamps)}".encode()).hexdigest()
-
-
-def _stat_sources(folder: str, rel: str, out: list, skip: set) -> None:
-    # size and mtime, not contents: a warm start stats ~150 files and reads none
-    with os.scandir(folder) as entries:
-        for e in entries:
-            if e.name.endswith(".py"):
-                st = e.stat()
-                out.append(f"{rel}/{e.name}:{st.st_size}:{st.st_mtime_ns}")
-            elif e.name != "__pycache__" and e.is_dir() and os.path.realpath(e.path) not in skip:
-                _stat_sources(e.path, f"{rel}/{e.name}", out, skip)
 
 
 @functools.lru_cache(maxsize=None)
@@ -102,22 +89,17 @@ def _installed_metadata(name: str) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _dist_info_folders() -> dict:
-    """normalized distribution name -> its .dist-info folder, the first on sys.path (one listing per entry)."""
-    found = {}
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for folder in names:
-            if folder.endswith(".dist-info"):
-                found.setdefault(_normalized(folder[:-len(".dist-info")].split("-")[0]),
-                                 os.path.join(entry or ".", folder))
-    return found
+    """normalized distribution name -> its .dist-info folder, the first on sys.path (one listing per entry,
+    memoised while the entries keep their mtimes: core/stamps.py)."""
+    return dist_info_folders(_normalized)
 
 
 def _normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
+    """PEP 503's re.sub(r"[-_.]+", "-", name).lower(), without compiling a pattern on a warm start."""
+    name = name.lower().replace("_", "-").replace(".", "-")
+    while "--" in name:
+        name = name.replace("--", "-")
+    return name
 
 
 def _metadata_headers(path: str) -> dict:

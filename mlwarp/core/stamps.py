@@ -1,0 +1,169 @@
+"""Stamps of the files a kernel's generated code depends on, cheap enough for every warm start.
+
+The kernel cache key (mlwarp/kernel.py) hashes the size and mtime of every source file of mlwarp's
+compiler, runtime and modules, and the versions of the installed distributions that compile. Finding
+those files (a walk of ~16 folders) and the distributions' metadata (a listing of every sys.path
+entry) cost a warm start more than stat'ing the files themselves, so both are memoised in a small file
+per user, trusted only while the folders it lists keep their mtimes:
+
+- a file created, removed or renamed in a folder changes that folder's mtime, so an unchanged mtime
+  means the same names; every listed file is still stat'ed, so an edit in place changes its stamp;
+- a folder that changed less than RACY_NS before the walk (timestamps have a granularity) is not
+  trusted: the memo is written only when every folder is older than that (git's "racily clean" rule).
+
+Stdlib only, and no part of the key depends on the memo: with it or without it, the same files give the
+same stamps (`MLWARP_NO_STAMP_MEMO=1` turns it off).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+RACY_NS = 2_000_000_000  # a folder modified this recently may change again within its mtime's granularity
+MEMO_VERSION = 2
+
+
+def memo_dir() -> str:
+    return os.path.join(os.path.expanduser("~"), ".cache", "mlwarp-stamps")
+
+
+_memo = None  # this process's copy of the memo file: {"sources": {roots: ...}, "dist-info": {entry: ...}}
+
+
+def _memo_path() -> str | None:
+    if os.environ.get("MLWARP_NO_STAMP_MEMO") == "1":
+        return None
+    return os.path.join(memo_dir(), f"v{MEMO_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}.json")
+
+
+def _load(section: str) -> dict:
+    global _memo
+    if _memo is None:
+        _memo = {}
+        path = _memo_path()
+        if path is not None:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    _memo = json.load(f)
+            except (OSError, ValueError):
+                pass
+        if not isinstance(_memo, dict):
+            _memo = {}
+    found = _memo.get(section)
+    if not isinstance(found, dict):
+        found = _memo[section] = {}
+    return found
+
+
+def _save() -> None:
+    path = _memo_path()
+    if path is None or _memo is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(_memo, f)
+        os.replace(tmp, path)  # readers see the old memo or the new one, never half of one
+    except OSError:
+        pass
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None  # missing: it must still be missing for the memo to hold
+
+
+def _folders_unchanged(folders) -> bool:
+    return all(_mtime(path) == mtime for path, mtime in folders)
+
+
+def _trustworthy(folders, started_ns: int) -> bool:
+    return all(mtime is None or mtime < started_ns - RACY_NS for _, mtime in folders)
+
+
+# -- source files ------------------------------------------------------------------------------------
+def source_stamps(roots) -> list:
+    """Sorted "label/relative/path.py:size:mtime_ns" of every .py file under the (label, folder) roots,
+    skipping __pycache__ and folders that are themselves roots (each is walked under its own label)."""
+    roots = [(label, os.path.abspath(folder)) for label, folder in roots]
+    memos = _load("sources")
+    key = repr(roots)
+    memo = memos.get(key)
+    if memo is not None and _folders_unchanged(memo["folders"]):
+        try:
+            stamps = []
+            for label, path in memo["files"]:
+                st = os.stat(path)
+                stamps.append(f"{label}:{st.st_size}:{st.st_mtime_ns}")
+            stamps.sort()
+            return stamps
+        except OSError:  # a file went away without its folder's mtime changing: walk
+            pass
+    started = time.time_ns()
+    stamps, files, folders = _walk(roots)
+    if _trustworthy(folders, started):
+        memos[key] = {"folders": folders, "files": files}
+        _save()
+    return stamps
+
+
+def _walk(roots):
+    skip = {os.path.realpath(folder) for _, folder in roots}
+    stamps, files, folders = [], [], []
+
+    def visit(folder, real, rel):
+        folders.append((folder, os.stat(folder).st_mtime_ns))  # before the listing: a later change is newer
+        with os.scandir(folder) as entries:
+            for e in entries:
+                name = e.name
+                if name.endswith(".py"):
+                    st = e.stat()
+                    label = f"{rel}/{name}"
+                    stamps.append(f"{label}:{st.st_size}:{st.st_mtime_ns}")
+                    files.append((label, e.path))
+                elif name != "__pycache__" and e.is_dir():
+                    sub = os.path.realpath(e.path) if e.is_symlink() else os.path.join(real, name)
+                    if sub not in skip:
+                        visit(e.path, sub, f"{rel}/{name}")
+
+    for label, folder in roots:
+        visit(folder, os.path.realpath(folder), label)
+    stamps.sort()
+    return stamps, files, folders
+
+
+# -- installed distributions ---------------------------------------------------------------------------
+def dist_info_folders(normalize) -> dict:
+    """normalized distribution name -> its .dist-info folder, the first on sys.path (as importlib.metadata
+    finds it). Installing, upgrading or removing a distribution adds or removes a .dist-info folder, which
+    changes its sys.path entry's mtime: each entry's listing is memoised under its mtime, and an entry that
+    changed (the script's folder, say) is listed again."""
+    memo = _load("dist-info")
+    started = time.time_ns()
+    found, changed = {}, False
+    for entry in sys.path:
+        entry = entry or "."
+        mtime = _mtime(entry)
+        known = memo.get(entry)
+        if known is not None and known[0] == mtime:
+            names = known[1]
+        else:
+            try:
+                names = [(normalize(n[:-len(".dist-info")].split("-")[0]), n) for n in os.listdir(entry)
+                         if n.endswith(".dist-info")]
+            except OSError:  # missing, or not a folder (a zip file)
+                names = []
+            if mtime is None or mtime < started - RACY_NS:
+                memo[entry], changed = (mtime, names), True
+        for name, folder in names:
+            if name not in found:
+                found[name] = os.path.join(entry, folder)
+    if changed:
+        _save()
+    return found

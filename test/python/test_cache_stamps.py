@@ -1,0 +1,129 @@
+"""The memo behind the cache key's source stamps and installed-distribution lookup (mlwarp/core/stamps.py):
+with it or without it the same files give the same stamps, and every change the key must see is seen."""
+
+import os
+import sys
+import time
+
+import pytest
+
+from mlwarp.core import stamps
+
+OLD_NS = time.time_ns() - 3600 * 10**9  # an hour ago: older than the racy window
+
+
+@pytest.fixture
+def memo(tmp_path, monkeypatch):
+    monkeypatch.setattr(stamps, "memo_dir", lambda: str(tmp_path / "memo"))
+    monkeypatch.delenv("MLWARP_NO_STAMP_MEMO", raising=False)
+    monkeypatch.setattr(stamps, "_memo", None)
+
+    def reload():  # a new process: the memo file is read again
+        stamps._memo = None
+
+    return reload
+
+
+def _write(path, text, mtime_ns=OLD_NS):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+def _age(*folders):
+    for folder in folders:
+        os.utime(folder, ns=(OLD_NS, OLD_NS))
+
+
+def _tree(root):
+    _write(root / "a.py", "x = 1\n")
+    _write(root / "sub" / "b.py", "y = 2\n")
+    _write(root / "sub" / "notes.txt", "not a source\n")
+    _write(root / "sub" / "__pycache__" / "b.py", "ignored\n")
+    _write(root / "other" / "c.py", "z = 3\n")
+    _age(root / "sub" / "__pycache__", root / "sub", root / "other", root)
+    return [("pkg", str(root)), ("other", str(root / "other"))]  # `other` is a root of its own
+
+
+def _expected(root):
+    def stamp(label, path):
+        st = os.stat(path)
+        return f"{label}:{st.st_size}:{st.st_mtime_ns}"
+
+    return sorted([stamp("pkg/a.py", root / "a.py"), stamp("pkg/sub/b.py", root / "sub" / "b.py"),
+                   stamp("other/c.py", root / "other" / "c.py")])
+
+
+def test_stamps_are_every_source_once_with_or_without_the_memo(tmp_path, memo, monkeypatch):
+    roots = _tree(tmp_path / "src")
+    first = stamps.source_stamps(roots)
+    assert first == _expected(tmp_path / "src")
+    assert os.listdir(tmp_path / "memo")  # old folders: the memo was written
+    memo()
+    assert stamps.source_stamps(roots) == first  # from the memo
+    monkeypatch.setenv("MLWARP_NO_STAMP_MEMO", "1")
+    memo()
+    assert stamps.source_stamps(roots) == first  # a walk
+
+
+def test_an_edit_in_place_changes_the_stamps_through_the_memo(tmp_path, memo):
+    root = tmp_path / "src"
+    roots = _tree(root)
+    before = stamps.source_stamps(roots)
+    with open(root / "sub" / "b.py", "a") as f:  # in place: the folder's mtime does not change
+        f.write("# edited\n")
+    os.utime(root / "sub", ns=(OLD_NS, OLD_NS))
+    memo()
+    after = stamps.source_stamps(roots)
+    assert after != before and after == _expected(root)
+    st = os.stat(root / "a.py")  # same size, newer
+    os.utime(root / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    memo()
+    assert stamps.source_stamps(roots) == _expected(root) != after
+
+
+def test_a_new_or_removed_file_is_found_although_the_memo_lists_the_old_names(tmp_path, memo):
+    root = tmp_path / "src"
+    roots = _tree(root)
+    stamps.source_stamps(roots)
+    (root / "sub" / "new.py").write_text("w = 4\n")  # the folder's mtime moves: the memo is not trusted
+    memo()
+    found = stamps.source_stamps(roots)
+    assert any(s.startswith("pkg/sub/new.py:") for s in found) and len(found) == 4
+    os.remove(root / "sub" / "new.py")
+    memo()
+    assert stamps.source_stamps(roots) == _expected(root)
+    (root / "deeper").mkdir()
+    (root / "deeper" / "d.py").write_text("v = 5\n")
+    memo()
+    assert any(s.startswith("pkg/deeper/d.py:") for s in stamps.source_stamps(roots))
+
+
+def test_recently_changed_folders_are_not_memoised(tmp_path, memo):
+    root = tmp_path / "src"
+    roots = _tree(root)
+    os.utime(root / "sub", ns=(time.time_ns(), time.time_ns()))  # within the racy window
+    assert stamps.source_stamps(roots) == _expected(root)
+    assert not (tmp_path / "memo").exists()
+
+
+def test_distributions_are_found_first_on_sys_path_and_new_ones_are_seen(tmp_path, memo, monkeypatch):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, version in ((first, "1.0"), (second, "2.0")):
+        (folder / f"some_dist-{version}.dist-info").mkdir(parents=True)
+    (second / "only.here-3.0.dist-info").mkdir()
+    _age(first, second)
+    monkeypatch.setattr(sys, "path", [str(first), str(tmp_path / "missing"), str(second)])
+    norm = lambda n: n.lower().replace("_", "-").replace(".", "-")  # noqa: E731
+    found = stamps.dist_info_folders(norm)
+    assert found == {"some-dist": os.path.join(str(first), "some_dist-1.0.dist-info"),
+                     "only-here": os.path.join(str(second), "only.here-3.0.dist-info")}
+    memo()
+    assert stamps.dist_info_folders(norm) == found  # from the memo
+    (tmp_path / "missing").mkdir()  # an entry that did not exist appears, with a distribution
+    (tmp_path / "missing" / "newer-5.0.dist-info").mkdir()
+    memo()
+    assert stamps.dist_info_folders(norm)["newer"] == os.path.join(str(tmp_path / "missing"), "newer-5.0.dist-info")
+    os.rmdir(first / "some_dist-1.0.dist-info")  # an uninstall: the next entry's copy is the one
+    memo()
+    assert stamps.dist_info_folders(norm)["some-dist"] == os.path.join(str(second), "some_dist-2.0.dist-info")
