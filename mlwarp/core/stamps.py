@@ -23,7 +23,7 @@ import sys
 import time
 
 RACY_NS = 2_000_000_000  # a folder modified this recently may change again within its mtime's granularity
-MEMO_VERSION = 2
+MEMO_VERSION = 3
 
 
 def memo_dir() -> str:
@@ -92,10 +92,9 @@ def source_stamps(roots) -> list:
     """Sorted "label/relative/path.py:size:mtime_ns" of every .py file under the (label, folder) roots,
     skipping __pycache__ and folders that are themselves roots (each is walked under its own label)."""
     roots = [(label, os.path.abspath(folder)) for label, folder in roots]
-    memos = _load("sources")
+    memo = _load("sources")  # one set of roots: mlwarp's (a test's copies replace it while they are used)
     key = repr(roots)
-    memo = memos.get(key)
-    if memo is not None and _folders_unchanged(memo["folders"]):
+    if memo.get("roots") == key and _folders_unchanged(memo["folders"]):
         try:
             stamps = []
             for label, path in memo["files"]:
@@ -108,7 +107,7 @@ def source_stamps(roots) -> list:
     started = time.time_ns()
     stamps, files, folders = _walk(roots)
     if _trustworthy(folders, started):
-        memos[key] = {"folders": folders, "files": files}
+        _memo["sources"] = {"roots": key, "folders": folders, "files": files}
         _save()
     return stamps
 
@@ -164,6 +163,7 @@ def dist_info_folders(normalize) -> dict:
         for name, folder in names:
             if name not in found:
                 found[name] = os.path.join(entry, folder)
-    if changed:
+    if changed:  # the entries of this sys.path only: the memo stays the size of one
+        _memo["dist-info"] = {entry: memo[entry] for entry in (e or "." for e in sys.path) if entry in memo}
         _save()
     return found

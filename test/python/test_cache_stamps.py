@@ -127,3 +127,21 @@ def test_distributions_are_found_first_on_sys_path_and_new_ones_are_seen(tmp_pat
     os.rmdir(first / "some_dist-1.0.dist-info")  # an uninstall: the next entry's copy is the one
     memo()
     assert stamps.dist_info_folders(norm)["some-dist"] == os.path.join(str(second), "some_dist-2.0.dist-info")
+
+
+def test_the_memo_keeps_one_set_of_roots_and_this_sys_path_only(tmp_path, memo, monkeypatch):
+    import json
+
+    for name in ("first_tree", "second_tree"):
+        stamps.source_stamps(_tree(tmp_path / name))
+    (memo_file,) = os.listdir(tmp_path / "memo")
+    with open(tmp_path / "memo" / memo_file) as f:
+        saved = json.load(f)
+    assert "second_tree" in saved["sources"]["roots"] and "first_tree" not in saved["sources"]["roots"]
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        _age(tmp_path / name)
+        monkeypatch.setattr(sys, "path", [str(tmp_path / name)])
+        stamps.dist_info_folders(str.lower)
+    with open(tmp_path / "memo" / memo_file) as f:
+        assert list(json.load(f)["dist-info"]) == [str(tmp_path / "b")]
