@@ -57,11 +57,10 @@ def _lookup(scopes, name):
 def _paths(tree) -> list:
     """Every loaded name and the longest dotted path built on it (`a.b.c` gives `a.b.c` only)."""
     out = []
-    inner = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
-            inner.add(id(node.value))
-    for node in ast.walk(tree):
+    nodes = [node for node in ast.walk(tree) if isinstance(node, (ast.Attribute, ast.Name))]  # one walk
+    inner = {id(node.value) for node in nodes
+             if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute))}
+    for node in nodes:
         if id(node) in inner:
             continue
         parts = []

@@ -20,7 +20,7 @@ from . import module as modules
 from . import cuda_compile
 from .captures import captured_constants, captured_values, constants_changed
 from .config import config
-from .core.stamps import dist_info_folders, source_stamps
+from .core.stamps import dist_info_folders, per_file, source_stamps
 from .compiler import insert as inserted_passes  # imports no MLIR
 from .errors import CompileError, CompileTypeError
 from .runtime import cache
@@ -84,7 +84,7 @@ def _installed_metadata(name: str) -> dict:
     `<name>-<version>.dist-info` on sys.path as importlib.metadata finds it; {} when there is none. Read here,
     not through importlib.metadata, whose import (the email package) would cost a warm start ~30 ms."""
     folder = _dist_info_folders().get(_normalized(name))
-    return _metadata_headers(os.path.join(folder, "METADATA")) if folder else {}
+    return per_file(os.path.join(folder, "METADATA"), _metadata_headers) if folder else {}
 
 
 @functools.lru_cache(maxsize=None)

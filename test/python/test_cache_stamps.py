@@ -130,18 +130,18 @@ def test_distributions_are_found_first_on_sys_path_and_new_ones_are_seen(tmp_pat
 
 
 def test_the_memo_keeps_one_set_of_roots_and_this_sys_path_only(tmp_path, memo, monkeypatch):
-    import json
+    import marshal
 
     for name in ("first_tree", "second_tree"):
         stamps.source_stamps(_tree(tmp_path / name))
     (memo_file,) = os.listdir(tmp_path / "memo")
-    with open(tmp_path / "memo" / memo_file) as f:
-        saved = json.load(f)
+    with open(tmp_path / "memo" / memo_file, "rb") as f:
+        saved = marshal.loads(f.read())
     assert "second_tree" in saved["sources"]["roots"] and "first_tree" not in saved["sources"]["roots"]
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         _age(tmp_path / name)
         monkeypatch.setattr(sys, "path", [str(tmp_path / name)])
         stamps.dist_info_folders(str.lower)
-    with open(tmp_path / "memo" / memo_file) as f:
-        assert list(json.load(f)["dist-info"]) == [str(tmp_path / "b")]
+    with open(tmp_path / "memo" / memo_file, "rb") as f:
+        assert list(marshal.loads(f.read())["dist-info"]) == [str(tmp_path / "b")]
