@@ -28,6 +28,8 @@ from ...passes.registry import Pass, PassError, kernels, ops_named
 from ...lowering.arrays_to_llvm import ELEM_BYTES_ATTR
 
 _DESCRIPTOR_PREFIX = "!llvm.struct<(ptr, array<"
+# On the loop over the last thread index (the innermost loop of the nest), for warp-cpu-interchange-loops
+THREAD_LOOP_ATTR = "warp.thread_loop"
 
 
 def entry_name(kernel_name: str) -> str:
@@ -95,6 +97,7 @@ class _Nest:
         """Returns (outermost loop, innermost yield, i64 thread indices)."""
         if self.tid_dims < 2:
             loop, yield_ = _loop(self.begin, self.end, self.one)
+            loop.operation.attributes[THREAD_LOOP_ATTR] = ir.UnitAttr.get()
             return loop, yield_, [loop.induction_variable]
         outer, outer_yield = _loop(self.rows_begin, self.rows_end, self.one)
         with ir.InsertionPoint(outer_yield):
@@ -104,6 +107,7 @@ class _Nest:
             hi = arith.MinSIOp(arith.SubIOp(self.end, base).result, self.row).result
             leading = split_linear(r, self.dims, self.tid_dims - 1)
             inner, inner_yield = _loop(lo, hi, self.one)
+            inner.operation.attributes[THREAD_LOOP_ATTR] = ir.UnitAttr.get()
         return outer, inner_yield, leading + [inner.induction_variable]
 
 

@@ -1,0 +1,141 @@
+"""Kernels with their own loop of thread-invariant bounds (warp-cpu-interchange-loops runs the loop's body for
+a block of threads at a time): each against a numpy implementation of the same per-thread computation, with
+launch sizes that leave a partial block, 2-d launches, divergent branches and array accesses inside the loop,
+atomics, and launches large enough to run on several threads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+
+def interchanged(kernel) -> bool:
+    """The pass rewrote every thread loop of the kernel (it marks the loops it leaves alone)."""
+    return "warp.thread_loop" not in kernel.to_mlir("lowered")
+
+
+@wp.kernel(enable_backward=False)
+def relax(x: wp.array(dtype=float), a: float, n: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[i]
+    w = v * 2.0
+    for _ in range(n):
+        v = v + a * wp.sin(v)
+    y[i] = v + w
+
+
+@pytest.mark.parametrize("threads", [1, 255, 256, 257, 1000, 70000])  # 70000: several runtime threads
+def test_a_carried_scalar_with_values_kept_across_the_loop(threads):
+    x0 = np.linspace(-3.0, 3.0, threads).astype(np.float32)
+    y = wp.zeros(threads, dtype=float)
+    wp.launch(relax, threads, inputs=[wp.array(x0), 0.05, 40, y])
+    v = x0.astype(np.float64)
+    for _ in range(40):
+        v = v + 0.05 * np.sin(v)
+    np.testing.assert_allclose(y.numpy(), v + 2.0 * x0, rtol=2e-5, atol=2e-5)
+    assert interchanged(relax)
+
+
+@wp.kernel(enable_backward=False)
+def bounce(pos: wp.array(dtype=wp.vec3), vel: wp.array(dtype=wp.vec3), substeps: int, dt: float):
+    i = wp.tid()
+    p = pos[i]
+    v = vel[i]
+    for _ in range(substeps):
+        v = v + wp.vec3(0.0, -9.8, 0.0) * dt
+        p = p + v * dt
+        if p[1] < 0.0:  # divergent across the block's threads
+            p = wp.vec3(p[0], -p[1], p[2])
+            v = wp.vec3(v[0], -0.5 * v[1], v[2])
+    pos[i] = p
+    vel[i] = v
+
+
+def test_vec3_state_and_a_divergent_branch_in_the_loop():
+    rng = np.random.default_rng(3)
+    p0 = rng.uniform(0.0, 2.0, (1500, 3)).astype(np.float32)
+    v0 = rng.uniform(-1.0, 1.0, (1500, 3)).astype(np.float32)
+    pos, vel = wp.array(p0, dtype=wp.vec3), wp.array(v0, dtype=wp.vec3)
+    wp.launch(bounce, 1500, inputs=[pos, vel, 100, 0.01])
+    # float32 numpy in the kernel's order of operations (a float64 reference would flip the branch where
+    # p[1] passes within rounding of 0)
+    p, v = p0.copy(), v0.copy()
+    dt = np.float32(0.01)
+    gravity_dt = np.array([0.0, -9.8, 0.0], dtype=np.float32) * dt
+    for _ in range(100):
+        v = v + gravity_dt
+        p = p + v * dt
+        below = p[:, 1] < 0.0
+        p[below, 1] = -p[below, 1]
+        v[below, 1] = np.float32(-0.5) * v[below, 1]
+    np.testing.assert_allclose(pos.numpy(), p, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(vel.numpy(), v, rtol=1e-6, atol=1e-6)
+    assert interchanged(bounce)
+
+
+@wp.kernel(enable_backward=False)
+def convolve(x: wp.array(dtype=float), taps: wp.array(dtype=float), n: int, y: wp.array2d(dtype=float)):
+    i = wp.tid()
+    acc = float(0.0)
+    for k in range(n):
+        acc += taps[k] * x[(i + k) % x.shape[0]]
+        y[i, k] = acc  # a store per iteration, at the thread's row
+    wp.atomic_add(y, 0, n, acc)  # an atomic into one element from every thread
+
+
+def test_array_reads_and_stores_inside_the_loop_and_an_atomic_after_it():
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal(600).astype(np.float32)
+    t0 = rng.standard_normal(9).astype(np.float32)
+    y = wp.zeros((600, 10), dtype=float)
+    wp.launch(convolve, 600, inputs=[wp.array(x0), wp.array(t0), 9, y])
+    want = np.zeros((600, 10))
+    for i in range(600):
+        acc = 0.0
+        for k in range(9):
+            acc += float(t0[k]) * float(x0[(i + k) % 600])
+            want[i, k] = acc
+    total = want[:, 8].sum()
+    got = y.numpy()
+    np.testing.assert_allclose(got[:, :9], want[:, :9], atol=1e-4)
+    np.testing.assert_allclose(got[1:, 9], 0.0)
+    np.testing.assert_allclose(got[0, 9], total, rtol=1e-4, atol=1e-3)
+    assert interchanged(convolve)
+
+
+@wp.kernel(enable_backward=False)
+def grid_iterate(z0: wp.array2d(dtype=wp.vec2), n: int, escaped: wp.array2d(dtype=int)):
+    i, j = wp.tid()
+    z = z0[i, j]
+    c = z
+    count = int(0)
+    for _ in range(n):
+        z = wp.vec2(z[0] * z[0] - z[1] * z[1], 2.0 * z[0] * z[1]) + c
+        if wp.length_sq(z) > 4.0:
+            z = wp.vec2(2.0, 0.0)  # pinned: the count stops growing
+        else:
+            count += 1
+    escaped[i, j] = count
+
+
+def test_a_2d_launch_row_by_row():
+    xs, ys = np.meshgrid(np.linspace(-2.0, 0.5, 300), np.linspace(-1.1, 1.1, 7), indexing="ij")
+    z0 = np.stack([xs, ys], axis=-1).astype(np.float32)
+    out = wp.zeros((300, 7), dtype=int)
+    wp.launch(grid_iterate, (300, 7), inputs=[wp.array(z0, dtype=wp.vec2), 30, out])
+    want = np.zeros((300, 7), dtype=np.int64)
+    for a in range(300):
+        for b in range(7):
+            z = c = complex(float(z0[a, b, 0]), float(z0[a, b, 1]))
+            for _ in range(30):
+                z = z * z + c
+                if abs(z) ** 2 > 4.0:
+                    z = 2.0
+                else:
+                    want[a, b] += 1
+    # float32 against complex128: points on the set's boundary may escape one step apart
+    assert np.mean(out.numpy() == want) > 0.99
+    assert out.numpy()[150, 3] == want[150, 3]
+    assert interchanged(grid_iterate)
