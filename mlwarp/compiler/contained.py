@@ -79,17 +79,22 @@ def _in_child(fn, args, kwargs, name):
         except BaseException as e:  # noqa: BLE001 (an unpicklable result: say so)
             data = pickle.dumps((("error", CompileError(f"the compiler's result could not be sent back: {e!r}")), []))
         try:
+            sys.stdout.flush()  # before the result: the parent reads the output once the result is in
+            sys.stderr.flush()
             with os.fdopen(write_end, "wb") as f:
                 f.write(data)
-            sys.stdout.flush()
-            sys.stderr.flush()
         except BaseException:  # noqa: BLE001
             code = 1
         os._exit(code)
     os.close(write_end)
+    _reap()
     with os.fdopen(read_end, "rb") as f:
         data = f.read()
-    _, status = os.waitpid(pid, 0)
+    if data:  # the child is done: its exit (unmapping its MLIR memory, ~3-5 ms) need not be waited for
+        status = None
+        _reap(pid)
+    else:
+        _, status = os.waitpid(pid, 0)
     output.seek(0)
     printed = output.read()
     output.close()
@@ -104,6 +109,22 @@ def _in_child(fn, args, kwargs, name):
     if kind == "error":
         raise value
     return value
+
+
+_exiting: list = []  # compile processes that sent their result and may still be exiting
+
+
+def _reap(pid: int | None = None) -> None:
+    """Collects the compile processes that have exited (without waiting), `pid` among them if given."""
+    if pid is not None:
+        _exiting.append(pid)
+    for child in list(_exiting):
+        try:
+            done, _ = os.waitpid(child, os.WNOHANG)
+        except ChildProcessError:  # collected elsewhere (os.wait()), or a forked copy of this list
+            done = child
+        if done:
+            _exiting.remove(child)
 
 
 def _portable(e: BaseException) -> BaseException:
