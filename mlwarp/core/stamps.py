@@ -23,7 +23,7 @@ import sys
 import time
 
 RACY_NS = 2_000_000_000  # a folder modified this recently may change again within its mtime's granularity
-MEMO_VERSION = 4
+MEMO_VERSION = 5
 
 
 def memo_dir() -> str:
@@ -97,18 +97,23 @@ def source_stamps(roots) -> list:
     key = repr(roots)
     if memo.get("roots") == key and _folders_unchanged(memo["folders"]):
         try:
-            stamps = []
-            for label, path in memo["files"]:
-                st = os.stat(path)
-                stamps.append(f"{label}:{st.st_size}:{st.st_mtime_ns}")
-            stamps.sort()
-            return stamps
+            stat, same = os.stat, True
+            now = []
+            for label, path, size, mtime in memo["files"]:
+                st = stat(path)
+                now.append((label, path, st.st_size, st.st_mtime_ns))
+                same = same and st.st_size == size and st.st_mtime_ns == mtime
+            if same:
+                return memo["stamps"]  # every file as the memo has it: its stamps, already made
+            memo["files"], memo["stamps"] = now, sorted(f"{label}:{size}:{mtime}" for label, _, size, mtime in now)
+            _save()
+            return memo["stamps"]
         except OSError:  # a file went away without its folder's mtime changing: walk
             pass
     started = time.time_ns()
     stamps, files, folders = _walk(roots)
     if _trustworthy(folders, started):
-        _memo["sources"] = {"roots": key, "folders": folders, "files": files}
+        _memo["sources"] = {"roots": key, "folders": folders, "files": files, "stamps": stamps}
         _save()
     return stamps
 
@@ -126,7 +131,7 @@ def _walk(roots):
                     st = e.stat()
                     label = f"{rel}/{name}"
                     stamps.append(f"{label}:{st.st_size}:{st.st_mtime_ns}")
-                    files.append((label, e.path))
+                    files.append((label, e.path, st.st_size, st.st_mtime_ns))
                 elif name != "__pycache__" and e.is_dir():
                     sub = os.path.realpath(e.path) if e.is_symlink() else os.path.join(real, name)
                     if sub not in skip:
