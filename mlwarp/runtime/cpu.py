@@ -161,6 +161,21 @@ class _NativePool(cpu_pool.NativePool):
             return None
         return ns
 
+    def run_private(self, address, buffer, total: int, chunk: int, stride: int):
+        """A launch with one launch struct per range (`buffer`, `stride` bytes apart), ranges run in order."""
+        return super().run(address, buffer, total, chunk, stride, ordered=True)
+
+    def reduction(self, type_name: str, data: int, copies) -> tuple:
+        """What `reduce` runs to add `copies` (ranges x elements) into the array at `data`."""
+        fn = getattr(self.lib, f"mlwarp_reduce_{type_name}")
+        args = (ctypes.c_int64 * 4)(data, copies.ctypes.data, copies.shape[0], copies.shape[1])
+        return fn, ctypes.cast(fn, ctypes.c_void_p).value, args, copies.shape[1], copies
+
+    def reduce(self, fn, address, args, elements, copies) -> None:
+        """array[i] = array[i] + copies[0][i] + copies[1][i] + ... in that order (the copies back to the identity)."""
+        if elements < MIN_PARALLEL or super().run(address, args, elements, chunk_size(elements, self.size)) is False:
+            fn(args, 0, elements)
+
 
 _pool = None
 _pool_lock = threading.Lock()
@@ -224,6 +239,7 @@ class CpuKernel:
         self.ns_per_thread = None  # measured on the calling thread: what a serial launch would cost
         self.parallel_ns = None  # a parallel launch's wall time per thread, the last one measured
         self._probe, self._probe_every = 0, 1
+        self.private = _Private.load(self, entry)  # `<entry>_private` (warp-cpu-privatize-scatter), or None
         self.deterministic = False  # run every launch on the calling thread (wp.DeterministicMode)
 
     def _function(self, name):
@@ -271,11 +287,148 @@ class CpuKernel:
 
     def _parallel(self, threads: int, args_ptr, total: int) -> None:
         t = time.perf_counter_ns()
-        measured = _get_pool(threads).run(self.entry, self.address, args_ptr, total, _row(args_ptr))
+        pool = _get_pool(threads)
+        measured = False
+        if self.private is not None and isinstance(pool, _NativePool):
+            measured = self.private.run(pool, args_ptr, total, _row(args_ptr))
+        if measured is False:
+            measured = pool.run(self.entry, self.address, args_ptr, total, _row(args_ptr))
         self.parallel_ns = (time.perf_counter_ns() - t) / total
         if self.serial is self.entry:  # the entry is what a serial run runs
             # the calling thread's first chunk; the workers took them all: at most the wall time on each thread
             self.ns_per_thread = measured if measured is not None else self.parallel_ns * threads
+
+
+# A parallel launch gives each range of chunks private copies of the arrays an entry only sums into (warp-cpu-
+# privatize-scatter) up to this size each; larger ones keep their atomics.
+PRIVATE_MAX_BYTES = 4 << 20
+_TYPES = {1: ("f32", 4), 2: ("f64", 8), 3: ("i32", 4), 4: ("i64", 8)}  # privatize_scatter.TYPE_CODES
+_IDENTITY = {"f32": -0.0, "f64": -0.0, "i32": 0, "i64": 0}  # -0.0 + x is x for every float x (-0.0 too)
+
+
+class _Private:
+    """A parallel launch of `<entry>_private`: range r of the pool's ranges of chunks (one per thread) runs with
+    its own copy of the launch struct, in which each array the entry only sums into points to range r's private
+    copy of it (held at the identity, -0.0 or 0); a range's chunks run one at a time, in order; then each array
+    gets `array + copy 0 + copy 1 + ...`, elementwise in that order (the pool's mlwarp_reduce_<type>, which puts
+    the copies back to the identity).
+
+    Integer sums are exact (as the atomics'). Float sums are rounded in another order than on one thread
+    (thread order) or with atomics (any order): each copy sums its range's contributions in thread order, and
+    the copies are added in range order, so a launch gives the same bits every time for one thread count,
+    and results within rounding of the serial order across thread counts."""
+
+    def __init__(self, kernel, fn, table):
+        self.kernel, self.fn = kernel, fn
+        self.address = ctypes.cast(fn, ctypes.c_void_p).value
+        self.size = table[1]
+        self.rows = [tuple(table[3 + 4 * i: 7 + 4 * i]) for i in range(table[2])]  # (param, offset, ndim, code)
+        self.lock = threading.Lock()
+        self.copies = {}  # (param, ranges, elements, type) -> numpy array (ranges, elements), kept at the identity
+        self._plans = {}  # (launch struct, ranges) -> _plan's
+
+    @classmethod
+    def load(cls, kernel, entry: str):
+        try:
+            fn = kernel._function(entry + "_private")
+            head = (ctypes.c_int64 * 3).in_dll(kernel.library, entry + "_private_params")
+        except (AttributeError, ValueError):
+            return None
+        if head[0] != 1:  # another version of the table
+            return None
+        table = list((ctypes.c_int64 * (3 + 4 * head[2])).in_dll(kernel.library, entry + "_private_params"))
+        return cls(kernel, fn, table)
+
+    def run(self, pool, args_ptr, total: int, row: int):
+        """Runs the launch with private copies on `pool`; False (nothing run) when an array does not qualify
+        (not contiguous, too large, overlapping another array parameter) or another launch holds them."""
+        if not self.lock.acquire(False):
+            return False
+        try:
+            return self._run(pool, args_ptr, total, row)
+        finally:
+            self.lock.release()
+
+    def _run(self, pool, args_ptr, total, row):
+        raw = ctypes.string_at(args_ptr, self.size) if isinstance(args_ptr, int) else bytes(memoryview(args_ptr)[:self.size])
+        plan = self._plans.get((raw, pool.size), False)
+        if plan is False:  # the same arguments as a recent launch (a simulation loop): the same plan
+            if len(self._plans) > 8:
+                self._plans.clear()
+            plan = self._plans[(raw, pool.size)] = self._plan(raw, pool)
+        if plan is None:
+            return False
+        buffer, stride, reductions = plan
+        measured = pool.run_private(self.address, buffer, total, chunk_size(total, pool.size, row), stride)
+        if measured is False:  # another thread's launch holds the pool: the plain copy, here
+            self.kernel.serial(args_ptr, 0, total)
+            return None
+        for reduction in reductions:
+            pool.reduce(*reduction)
+        return measured
+
+    def _plan(self, raw: bytes, pool):
+        """(per-range launch structs, their stride, the reductions after the launch), or None when an array
+        does not qualify."""
+        private, spans = [], []
+        for param, offset, ndim, code in self.rows:
+            fields = struct.unpack_from(f"@P{ndim}q{ndim}q", raw, offset)
+            data, shape, strides = fields[0] or 0, fields[1:1 + ndim], fields[1 + ndim:]
+            if any(d == 0 for d in shape):
+                continue
+            if code:
+                name, scalar = _TYPES[code]
+                extent = _contiguous_bytes(shape, strides)
+                if extent is None or extent > PRIVATE_MAX_BYTES or extent % scalar or data % scalar or not data:
+                    return None
+                private.append((param, offset, data, extent // scalar, name))
+                spans.append((data, data + extent))
+            else:
+                low = data + sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
+                high = data + sum((n - 1) * st for n, st in zip(shape, strides) if st > 0) + \
+                    max(abs(strides[-1]), 1)
+                spans.append((low, high))
+        if not private:
+            return None
+        for i, (low, high) in enumerate(spans[:len(private)]):
+            if any(lo < high and low < hi for j, (lo, hi) in enumerate(spans) if j != i):
+                return None  # an array summed into privately overlaps another parameter's
+        ranges = pool.size
+        np = _numpy()
+        stride = -(-self.size // 64) * 64  # each range's struct on its own cache lines
+        buffer = (ctypes.c_char * (stride * ranges))()
+        reductions = []
+        for param, offset, data, elements, name in private:
+            key = (param, ranges, elements, name)
+            copy = self.copies.get(key)
+            if copy is None:
+                dtype = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}[name]
+                copy = self.copies[key] = np.full((ranges, elements), _IDENTITY[name], dtype=dtype)
+            reductions.append(pool.reduction(name, data, copy))
+        for r in range(ranges):
+            base = r * stride
+            buffer[base:base + self.size] = raw
+            for (param, offset, _, elements, name) in private:
+                copy = self.copies[(param, ranges, elements, name)]
+                struct.pack_into("@P", buffer, base + offset, copy.ctypes.data + r * copy.strides[0])
+        return buffer, stride, reductions
+
+
+def _contiguous_bytes(shape, strides):
+    """The bytes an array spans when its strides are C-contiguous (rows of its innermost stride), else None."""
+    expected = strides[-1]
+    if expected <= 0:
+        return None
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if st != expected:
+            return None
+        expected *= n
+    return expected
+
+
+def _numpy():
+    import numpy  # lazy: numpy (a launch without private copies never needs it)
+    return numpy
 
 
 def _row(args_ptr) -> int:

@@ -47,7 +47,7 @@ from . import cache
 # (each on its own cache line)
 SEQ, SLEEPERS, STOP, SPIN_LIMIT = 0, 4, 8, 16
 FINISHED = 64
-FN, ARGS, TOTAL, CHUNK, NCHUNKS, PARTS = 128, 136, 144, 152, 160, 168
+FN, ARGS, TOTAL, CHUNK, NCHUNKS, PARTS, STRIDE, ORDERED = 128, 136, 144, 152, 160, 168, 176, 184
 CLAIMS, LINE = 256, 64
 MAX_PARTICIPANTS = 1024
 SIZE, ALIGN = CLAIMS + LINE * MAX_PARTICIPANTS, 64
@@ -128,6 +128,12 @@ llvm.func internal @run_chunks(%pool: !llvm.ptr, %s: i32, %q: i64, %timed: i1) -
   %n = llvm.load %np atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> i64
   %partsp = llvm.getelementptr %pool[PARTS_] : (!llvm.ptr) -> !llvm.ptr, i8
   %parts = llvm.load %partsp atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> i64
+  %stridep = llvm.getelementptr %pool[STRIDE_] : (!llvm.ptr) -> !llvm.ptr, i8
+  %stride = llvm.load %stridep atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> i64
+  %orderedp = llvm.getelementptr %pool[ORDERED_] : (!llvm.ptr) -> !llvm.ptr, i8
+  %ordered64 = llvm.load %orderedp atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> i64
+  %ordered = llvm.icmp "ne" %ordered64, %zero : i64
+  %busy = llvm.mlir.constant(2147483648 : i64) : i64
   %finp = llvm.getelementptr %pool[FINISHED_] : (!llvm.ptr) -> !llvm.ptr, i8
   %tag = llvm.zext %s : i32 to i64
   // the fields above are job s's unless its claim words are already closed (see mlwarp_pool_run)
@@ -143,6 +149,8 @@ llvm.func internal @run_chunks(%pool: !llvm.ptr, %s: i32, %q: i64, %timed: i1) -
   %claimp = llvm.call @claim_word(%pool, %p) : (!llvm.ptr, i64) -> !llvm.ptr
   %p1 = llvm.add %p, %one : i64
   %endk = llvm.call @range_start(%p1, %n, %parts) : (i64, i64, i64) -> i64
+  %argoff = llvm.mul %p, %stride : i64
+  %rargs = llvm.getelementptr %args[%argoff] : (!llvm.ptr, i64) -> !llvm.ptr, i8
   llvm.br ^loop
 ^loop:
   %c = llvm.load %claimp atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> i64
@@ -150,6 +158,7 @@ llvm.func internal @run_chunks(%pool: !llvm.ptr, %s: i32, %q: i64, %timed: i1) -
   %same = llvm.icmp "eq" %hi, %tag : i64
   llvm.cond_br %same, ^check, ^done
 ^check:
+  // (ordered: a busy range's index has bit 31 set, so it is left for whoever holds it)
   %k = llvm.and %c, %mask : i64
   %more = llvm.icmp "slt" %k, %endk : i64
   llvm.cond_br %more, ^claim, ^nextrange
@@ -158,7 +167,10 @@ llvm.func internal @run_chunks(%pool: !llvm.ptr, %s: i32, %q: i64, %timed: i1) -
   llvm.store %ri1, %round : i64, !llvm.ptr
   llvm.br ^range
 ^claim:
-  %c1 = llvm.add %c, %one : i64
+  // ordered: the word's busy bit (2**31, never set otherwise) holds the range while its chunk runs
+  %cplus = llvm.add %c, %one : i64
+  %cbusy = llvm.or %c, %busy : i64
+  %c1 = llvm.select %ordered, %cbusy, %cplus : i1, i64
   %pair = llvm.cmpxchg %claimp, %c, %c1 acq_rel monotonic : !llvm.ptr, i64
   %ok = llvm.extractvalue %pair[1] : !llvm.struct<(i64, i1)>
   llvm.cond_br %ok, ^run, ^loop
@@ -171,7 +183,7 @@ llvm.func internal @run_chunks(%pool: !llvm.ptr, %s: i32, %q: i64, %timed: i1) -
   llvm.cond_br %t, ^timedrun, ^plainrun
 ^timedrun:
   %t0 = llvm.call @now() : () -> i64
-  llvm.call %fn(%args, %begin, %end) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
+  llvm.call %fn(%rargs, %begin, %end) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
   %t1 = llvm.call @now() : () -> i64
   %d = llvm.sub %t1, %t0 : i64
   %len = llvm.sub %end, %begin : i64
@@ -182,9 +194,15 @@ llvm.func internal @run_chunks(%pool: !llvm.ptr, %s: i32, %q: i64, %timed: i1) -
   llvm.store %false, %pending : i1, !llvm.ptr
   llvm.br ^finish
 ^plainrun:
-  llvm.call %fn(%args, %begin, %end) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
+  llvm.call %fn(%rargs, %begin, %end) : !llvm.ptr, (!llvm.ptr, i64, i64) -> ()
   llvm.br ^finish
 ^finish:
+  llvm.cond_br %ordered, ^release, ^count
+^release:
+  // before the count: the launch may close this word once every chunk is counted
+  llvm.store %cplus, %claimp atomic release {alignment = 8 : i64} : i64, !llvm.ptr
+  llvm.br ^count
+^count:
   %f = llvm.atomicrmw add %finp, %one release : !llvm.ptr, i64
   llvm.br ^loop
 ^done:
@@ -270,7 +288,8 @@ llvm.func @mlwarp_pool_worker(%pool: !llvm.ptr, %q: i64) {
 
 // A launch, from participant 0: publishes the job, wakes sleeping workers, runs chunks, waits for the workers'
 // chunks. Returns the ns per thread of the first chunk this thread ran (-1.0 when the workers took them all).
-llvm.func @mlwarp_pool_run(%pool: !llvm.ptr, %fn: !llvm.ptr, %args: !llvm.ptr, %total: i64, %chunk: i64) -> f64 {
+llvm.func @mlwarp_pool_run(%pool: !llvm.ptr, %fn: !llvm.ptr, %args: !llvm.ptr, %total: i64, %chunk: i64,
+                           %stride: i64, %ordered: i64) -> f64 {
   %one = llvm.mlir.constant(1 : i64) : i64
   %one32 = llvm.mlir.constant(1 : i32) : i32
   %zero = llvm.mlir.constant(0 : i64) : i64
@@ -291,6 +310,8 @@ llvm.func @mlwarp_pool_run(%pool: !llvm.ptr, %fn: !llvm.ptr, %args: !llvm.ptr, %
   %np = llvm.getelementptr %pool[NCHUNKS_] : (!llvm.ptr) -> !llvm.ptr, i8
   %partsp = llvm.getelementptr %pool[PARTS_] : (!llvm.ptr) -> !llvm.ptr, i8
   %parts = llvm.load %partsp atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> i64
+  %stridep = llvm.getelementptr %pool[STRIDE_] : (!llvm.ptr) -> !llvm.ptr, i8
+  %orderedp = llvm.getelementptr %pool[ORDERED_] : (!llvm.ptr) -> !llvm.ptr, i8
   %polls = llvm.alloca %one x i64 : (i64) -> !llvm.ptr
   %pi = llvm.alloca %one x i64 : (i64) -> !llvm.ptr
   %tc = llvm.add %total, %chunk : i64
@@ -322,6 +343,8 @@ llvm.func @mlwarp_pool_run(%pool: !llvm.ptr, %fn: !llvm.ptr, %args: !llvm.ptr, %
   llvm.store %total, %totalp atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
   llvm.store %chunk, %chunkp atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
   llvm.store %n, %np atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
+  llvm.store %stride, %stridep atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
+  llvm.store %ordered, %orderedp atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
   llvm.store %zero, %finp atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
   llvm.store %zero, %pi : i64, !llvm.ptr
   llvm.br ^open
@@ -367,6 +390,8 @@ llvm.func @mlwarp_pool_run(%pool: !llvm.ptr, %fn: !llvm.ptr, %args: !llvm.ptr, %
   llvm.return %first : f64
 }
 
+REDUCE
+
 // Ends the workers: they return from mlwarp_pool_worker.
 llvm.func @mlwarp_pool_stop(%pool: !llvm.ptr) {
   %one32 = llvm.mlir.constant(1 : i32) : i32
@@ -381,15 +406,72 @@ llvm.func @mlwarp_pool_stop(%pool: !llvm.ptr) {
 }
 """
 
+# dst[i] = dst[i] + copy 0[i] + copy 1[i] + ... (in that order) for i in [begin, end); each copy's element is
+# reset to the identity (-0.0, 0). args: {dst ptr, copies ptr, copies, elements per copy}, an entry's signature.
+_REDUCE = """
+llvm.func @mlwarp_reduce_T(%args: !llvm.ptr, %begin: i64, %end: i64) {
+  %one = llvm.mlir.constant(1 : i64) : i64
+  %zero = llvm.mlir.constant(0 : i64) : i64
+  %identity = llvm.mlir.constant(IDENTITY) : T
+  %dst = llvm.load %args : !llvm.ptr -> !llvm.ptr
+  %srcp = llvm.getelementptr %args[8] : (!llvm.ptr) -> !llvm.ptr, i8
+  %src = llvm.load %srcp : !llvm.ptr -> !llvm.ptr
+  %copiesp = llvm.getelementptr %args[16] : (!llvm.ptr) -> !llvm.ptr, i8
+  %copies = llvm.load %copiesp : !llvm.ptr -> i64
+  %countp = llvm.getelementptr %args[24] : (!llvm.ptr) -> !llvm.ptr, i8
+  %count = llvm.load %countp : !llvm.ptr -> i64
+  %ip = llvm.alloca %one x i64 : (i64) -> !llvm.ptr
+  %qp = llvm.alloca %one x i64 : (i64) -> !llvm.ptr
+  llvm.store %zero, %qp : i64, !llvm.ptr
+  llvm.br ^outer
+^outer:
+  // copy by copy (the inner loop over elements vectorises): each element still gets copy 0, then 1, ...
+  %q = llvm.load %qp : !llvm.ptr -> i64
+  %qmore = llvm.icmp "slt" %q, %copies : i64
+  llvm.cond_br %qmore, ^start, ^exit
+^start:
+  %qc = llvm.mul %q, %count : i64
+  %row = llvm.getelementptr %src[%qc] : (!llvm.ptr, i64) -> !llvm.ptr, T
+  llvm.store %begin, %ip : i64, !llvm.ptr
+  llvm.br ^inner
+^inner:
+  %i = llvm.load %ip : !llvm.ptr -> i64
+  %more = llvm.icmp "slt" %i, %end : i64
+  llvm.cond_br %more, ^add, ^next
+^add:
+  %d = llvm.getelementptr %dst[%i] : (!llvm.ptr, i64) -> !llvm.ptr, T
+  %sa = llvm.getelementptr %row[%i] : (!llvm.ptr, i64) -> !llvm.ptr, T
+  %acc = llvm.load %d : !llvm.ptr -> T
+  %v = llvm.load %sa : !llvm.ptr -> T
+  %sum = ADD %acc, %v : T
+  llvm.store %sum, %d : T, !llvm.ptr
+  llvm.store %identity, %sa : T, !llvm.ptr
+  %i1 = llvm.add %i, %one : i64
+  llvm.store %i1, %ip : i64, !llvm.ptr
+  llvm.br ^inner
+^next:
+  %q1 = llvm.add %q, %one : i64
+  llvm.store %q1, %qp : i64, !llvm.ptr
+  llvm.br ^outer
+^exit:
+  llvm.return
+}
+"""
+# the reduce functions' element types: (MLIR type, identity attribute, add)
+REDUCE_TYPES = {"f32": ("-0.0 : f32", "llvm.fadd"), "f64": ("-0.0 : f64", "llvm.fadd"), "i32": ("0 : i32", "llvm.add"),
+                "i64": ("0 : i64", "llvm.add")}
+
 _CONSTANTS = {"CLOCK": _CLOCK_MONOTONIC, "FUTEX": _SYS_FUTEX, "WAIT": _FUTEX_WAIT_PRIVATE,
               "WAKE": _FUTEX_WAKE_PRIVATE, "SEQ_": SEQ, "SLEEPERS_": SLEEPERS, "STOP_": STOP, "SPIN_LIMIT_": SPIN_LIMIT,
               "FINISHED_": FINISHED, "FN_": FN, "ARGS_": ARGS, "TOTAL_": TOTAL, "CHUNK_": CHUNK, "NCHUNKS_": NCHUNKS,
-              "PARTS_": PARTS, "CLAIMS_": CLAIMS, "LINE": LINE}
+              "PARTS_": PARTS, "CLAIMS_": CLAIMS, "LINE": LINE, "STRIDE_": STRIDE, "ORDERED_": ORDERED}
 
 
 def source() -> str:
     """The pool's LLVM-dialect module, its constants filled in."""
-    text = SOURCE
+    reduce = "".join(_REDUCE.replace("IDENTITY", identity).replace("ADD", add).replace(" T", f" {t}")
+                     .replace("_T(", f"_{t}(") for t, (identity, add) in REDUCE_TYPES.items())
+    text = SOURCE.replace("REDUCE\n", reduce)
     for name in sorted(_CONSTANTS, key=len, reverse=True):  # longest first: no name is cut by a shorter one
         text = text.replace(f"({name} ", f"({_CONSTANTS[name]} ").replace(f"[{name}]", f"[{_CONSTANTS[name]}]")
     return text
@@ -449,10 +531,13 @@ def library():
                 lib = ctypes.CDLL(path)
                 lib.mlwarp_pool_worker.argtypes = [ctypes.c_void_p, ctypes.c_int64]
                 lib.mlwarp_pool_worker.restype = None
-                lib.mlwarp_pool_run.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 2
+                lib.mlwarp_pool_run.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 4
                 lib.mlwarp_pool_run.restype = ctypes.c_double
                 lib.mlwarp_pool_stop.argtypes = [ctypes.c_void_p]
                 lib.mlwarp_pool_stop.restype = None
+                for t in REDUCE_TYPES:
+                    f = getattr(lib, f"mlwarp_reduce_{t}")
+                    f.argtypes, f.restype = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64], None
                 _library = lib
             except Exception as e:  # no linker, no LLVM, an unwritable cache: the Python pool instead
                 _library_error = f"{type(e).__name__}: {e}"
@@ -495,13 +580,15 @@ class NativePool:
         for w in self.workers:
             w.start()
 
-    def run(self, fn_address: int, args, total: int, chunk: int):
+    def run(self, fn_address: int, args, total: int, chunk: int, stride: int = 0, ordered: bool = False):
         """Runs threads [0, total) in chunks; the ns per thread of the calling thread's first chunk (None when
-        it ran none), or False when another launch holds the pool."""
+        it ran none), or False when another launch holds the pool. `stride`: range r's chunks get the launch
+        struct at `args + r * stride` (one per range: size of them); `ordered`: a range's chunks run one at a
+        time, in order (whoever runs them), so what they sum into a range's own copy is summed in thread order."""
         if not self._busy.acquire(False):
             return False
         try:
-            ns = self.lib.mlwarp_pool_run(self.address, fn_address, args, total, chunk)
+            ns = self.lib.mlwarp_pool_run(self.address, fn_address, args, total, chunk, stride, int(ordered))
         finally:
             self._busy.release()
         return ns if ns >= 0 else None

@@ -1,0 +1,218 @@
+"""warp-cpu-privatize-scatter: a CPU entry whose atomics sum into arrays it touches no other way gets a copy
+`<entry>_private` in which those atomics are plain read-modify-writes, and a table `<entry>_private_params` of
+the parameters they sum into, so the runtime can give each part of a parallel launch its own copy of them.
+
+Scattered atomic adds (mass-spring's `wp.atomic_add(f, i, force)`, an adjoint's gradient accumulation) into a
+small array make every core fight over its cache lines, and a float atomic is a compare-exchange loop: such
+launches ran on one thread (the `_serial` copy, warp-cpu-serial-copy). With the table, runtime/cpu.py runs a
+parallel launch of `<entry>_private` with one launch struct per range of chunks (runtime/cpu_pool.py), in which
+those parameters' data pointers point to zeroed private copies; the copies are then added into the arrays in
+a fixed order. The launch struct is the only thing that changes: the kernel reads its arrays' pointers from it.
+
+A parameter qualifies when it is a top-level array (its descriptor loaded whole from the launch struct, field
+k = parameter k - 1) and every use of its data pointer is address arithmetic ending in an atomicrmw add, sub,
+fadd or fsub (f32, f64, i32, i64) whose old value is unused (through copies of the descriptor with another
+shape or stride): nothing reads the array back (a private copy holds
+only this part's sum), stores to it, or does another atomic on it (min, max, exchange do not commute with
+a sum moved to the end), and every such atomic has one value type. Its shape and strides may be read.
+Atomics on other arrays stay atomic in the copy. Runs after warp-cpu-privatize-atomics (the copy keeps its
+accumulators, whose flushes then go to the private copy) and before warp-cpu-serial-copy.
+
+The table is an i64 array: [1 (its version), the launch struct's size, the number of rows, then per top-level
+array parameter the entry loads: parameter index, its descriptor's byte offset in the launch struct, ndim, and
+the type code (TYPE_CODES) of its sums when it is private, else 0]. LLVM lays the offsets out (constant GEPs
+on the launch struct type), so they are the runtime's ctypes layout; the other arrays' rows let the runtime
+see a private array that aliases another parameter (then it launches the plain entry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, llvm
+
+from ...passes.registry import Pass, ops_named
+from .cpu_entry import cpu_entries
+
+TYPE_CODES = {"f32": 1, "f64": 2, "i32": 3, "i64": 4}
+_SUMS = {"add": arith.AddIOp, "sub": arith.SubIOp, "fadd": arith.AddFOp, "fsub": arith.SubFOp}
+_DESCRIPTOR_PREFIX = "!llvm.struct<(ptr, array<"
+
+
+def private_name(entry: str) -> str:
+    """The copy of an entry whose summed-only arrays' atomics are plain, for launches with private copies."""
+    return f"{entry}_private"
+
+
+def params_table_name(entry: str) -> str:
+    return f"{entry}_private_params"
+
+
+def _op(owner):
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def _bin_op(rmw) -> str:
+    return llvm.AtomicBinOp(ir.IntegerAttr(rmw.attributes["bin_op"]).value).name
+
+
+def _param_loads(entry) -> dict:
+    """{field k: [descriptor loads]} of the top-level array parameters the entry loads from its launch struct."""
+    args = entry.regions[0].blocks[0].arguments[0]
+    found = {}
+    for op in entry.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "llvm.load" or not str(op.results[0].type).startswith(_DESCRIPTOR_PREFIX):
+            continue
+        address = op.operands[0]
+        gep = address.owner
+        if isinstance(gep, ir.Block):
+            continue
+        gep = _op(gep)
+        if gep.name != "llvm.getelementptr" or len(gep.operands) != 1 or gep.operands[0] != args:
+            continue
+        indices = list(ir.DenseI32ArrayAttr(gep.attributes["rawConstantIndices"]))
+        if len(indices) == 2 and indices[0] == 0 and indices[1] >= 1:
+            found.setdefault(indices[1], []).append(op)
+    return found
+
+
+def _summed_atomics(descriptor, atomics=None) -> list | None:
+    """The atomics summing into the array of `descriptor` (a value), None when the array is used otherwise.
+    Descriptors made from it with another shape or stride (warp-cpu-entry's contiguous-stride loop version
+    inserts a constant stride) are followed."""
+    atomics = [] if atomics is None else atomics
+    for use in descriptor.uses:
+        user = _op(use.owner)
+        if user.name not in ("llvm.extractvalue", "llvm.insertvalue") or use.operand_number != 0:
+            return None
+        position = list(ir.DenseI64ArrayAttr(user.attributes["position"]))
+        if user.name == "llvm.insertvalue":
+            if position[0] == 0 or _summed_atomics(user.results[0], atomics) is None:
+                return None  # another data pointer, or the new descriptor used otherwise
+            continue
+        if position[0] != 0:  # shape or strides: read freely
+            continue
+        if not _addresses_only_summed(user.results[0], atomics):
+            return None
+    return atomics
+
+
+def _addresses_only_summed(pointer, atomics: list) -> bool:
+    for use in pointer.uses:
+        user = _op(use.owner)
+        if user.name == "llvm.getelementptr" and use.operand_number == 0:
+            if not _addresses_only_summed(user.results[0], atomics):
+                return False
+        elif user.name == "llvm.atomicrmw" and use.operand_number == 0:
+            if _bin_op(user) not in _SUMS or str(user.operands[1].type) not in TYPE_CODES \
+                    or not _dead(user.results[0]):
+                return False
+            atomics.append(user)
+        else:
+            return False
+    return True
+
+
+_PURE = ("arith.", "vector.", "llvm.insertvalue", "llvm.extractvalue", "llvm.bitcast", "llvm.mlir.")
+
+
+def _dead(value, depth: int = 0) -> bool:
+    """No use of `value` reaches memory or control flow: only pure ops (building a vec3 that `wp.atomic_add`
+    returns and nobody reads, before canonicalize removes them) whose results are dead too."""
+    for use in value.uses:
+        user = _op(use.owner)
+        if depth > 8 or not user.name.startswith(_PURE) or user.regions and len(user.regions) \
+                or not all(_dead(r, depth + 1) for r in user.results):
+            return False
+    return True
+
+
+def summed_params(entry) -> list:
+    """[(parameter index, value type, atomics)] of the arrays `entry` only sums into."""
+    out = []
+    for field, loads in sorted(_param_loads(entry).items()):
+        atomics = []
+        for load in loads:
+            found = _summed_atomics(load.results[0])
+            if found is None:
+                atomics = None
+                break
+            atomics += found
+        if not atomics:
+            continue
+        types = {str(a.operands[1].type) for a in atomics}
+        if len(types) == 1:
+            out.append((field - 1, types.pop(), atomics))
+    return out
+
+
+def _make_plain(rmw) -> None:
+    op = _SUMS[_bin_op(rmw)]
+    ptr, value = rmw.operands[0], rmw.operands[1]
+    with ir.InsertionPoint(rmw), rmw.location:
+        old = llvm.load(value.type, ptr)
+        llvm.store(op(old, value).result, ptr)
+    rmw.results[0].replace_all_uses_with(old)  # dead uses only (_dead)
+    rmw.erase()
+
+
+def _table_op(name: str, entry, private: dict):
+    """The table global: [1, launch struct size, arrays, (parameter, byte offset, ndim, type code or 0) per
+    top-level array parameter the entry loads], the offsets and size laid out by LLVM (constant GEPs)."""
+    loads = _param_loads(entry)
+    rows = []
+    struct_type = None
+    for field in sorted(loads):
+        load = loads[field][0]
+        gep = _op(load.operands[0].owner)
+        struct_type = str(ir.TypeAttr(gep.attributes["elem_type"]).value)
+        ndim = int(str(load.results[0].type)[len(_DESCRIPTOR_PREFIX):].split(" ")[0])
+        rows.append((field - 1, field, ndim, TYPE_CODES[private[field - 1]] if field - 1 in private else 0))
+    count = 3 + 4 * len(rows)
+    t = f"!llvm.array<{count} x i64>"
+    lines = [f"llvm.mlir.global external constant @{name}() {{addr_space = 0 : i32}} : {t} {{",
+             "  %z = llvm.mlir.zero : !llvm.ptr", f"  %a = llvm.mlir.undef : {t}"]
+    values = [("c", 1), ("size", None), ("c", len(rows))]
+    for param, field, ndim, code in rows:
+        values += [("c", param), ("offset", field), ("c", ndim), ("c", code)]
+    last = "%a"
+    for i, (kind, v) in enumerate(values):
+        if kind == "c":
+            lines.append(f"  %v{i} = llvm.mlir.constant({v} : i64) : i64")
+        else:
+            index = "[1]" if kind == "size" else f"[0, {v}]"
+            lines.append(f"  %g{i} = llvm.getelementptr %z{index} : (!llvm.ptr) -> !llvm.ptr, {struct_type}")
+            lines.append(f"  %v{i} = llvm.ptrtoint %g{i} : !llvm.ptr to i64")
+        lines.append(f"  %a{i} = llvm.insertvalue %v{i}, {last}[{i}] : {t}")
+        last = f"%a{i}"
+    lines += [f"  llvm.return {last} : {t}", "}"]
+    return ir.Operation.parse("\n".join(lines))
+
+
+def add_private_copy(module, entry) -> list:
+    """Adds `<entry>_private` and its parameter table when the entry sums into some array only; returns the
+    summed parameters [(index, value type)]."""
+    if not summed_params(entry):
+        return []
+    copy = entry.operation.clone(ip=ir.InsertionPoint.after(entry))
+    name = ir.StringAttr(entry.attributes["sym_name"]).value
+    copy.attributes["sym_name"] = ir.StringAttr.get(private_name(name))
+    params = summed_params(copy)
+    for _, _, atomics in params:
+        for rmw in atomics:
+            _make_plain(rmw)
+    ir.InsertionPoint.after(copy).insert(_table_op(params_table_name(name), copy, {p: t for p, t, _ in params}))
+    return [(p, t) for p, t, _ in params]
+
+
+@dataclass(frozen=True)
+class PrivatizeScatter(Pass):
+    name = "warp-cpu-privatize-scatter"
+    description = ("Add `<entry>_private`, a copy of each CPU entry whose atomics on arrays it only sums into "
+                   "are plain, and the table of those parameters, for launches with per-part copies")
+
+    def run(self, module):
+        for entry in cpu_entries(module):
+            add_private_copy(module, entry)
