@@ -174,7 +174,7 @@ def dist_info_folders(normalize) -> dict:
     started = time.time_ns()
     found, changed = {}, False
     for entry in sys.path:
-        entry = entry or "."
+        entry = os.path.abspath(entry or ".")  # "" and relative entries: the folder they are now
         mtime = _mtime(entry)
         known = memo.get(entry)
         if known is not None and known[0] == mtime:
@@ -191,6 +191,7 @@ def dist_info_folders(normalize) -> dict:
             if name not in found:
                 found[name] = folder
     if changed:  # the entries of this sys.path only: the memo stays the size of one
-        _memo["dist-info"] = {entry: memo[entry] for entry in (e or "." for e in sys.path) if entry in memo}
+        _memo["dist-info"] = {entry: memo[entry] for entry in (os.path.abspath(e or ".") for e in sys.path)
+                              if entry in memo}
         _save()
     return found

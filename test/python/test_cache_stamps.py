@@ -145,3 +145,15 @@ def test_the_memo_keeps_one_set_of_roots_and_this_sys_path_only(tmp_path, memo, 
         stamps.dist_info_folders(str.lower)
     with open(tmp_path / "memo" / memo_file, "rb") as f:
         assert list(marshal.loads(f.read())["dist-info"]) == [str(tmp_path / "b")]
+
+
+def test_a_relative_sys_path_entry_is_the_folder_it_names_now(tmp_path, memo, monkeypatch):
+    for name in ("here", "there"):
+        (tmp_path / name / f"{name}_dist-1.0.dist-info").mkdir(parents=True)
+        os.utime(tmp_path / name, ns=(OLD_NS, OLD_NS))  # the same mtime: only the path tells them apart
+    monkeypatch.setattr(sys, "path", [""])
+    monkeypatch.chdir(tmp_path / "here")
+    assert set(stamps.dist_info_folders(str.lower)) == {"here_dist"}
+    memo()
+    monkeypatch.chdir(tmp_path / "there")
+    assert set(stamps.dist_info_folders(str.lower)) == {"there_dist"}
