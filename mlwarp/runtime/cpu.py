@@ -352,9 +352,10 @@ class _Private:
     def _run(self, pool, args_ptr, total, row):
         raw = ctypes.string_at(args_ptr, self.size) if isinstance(args_ptr, int) else bytes(memoryview(args_ptr)[:self.size])
         plan = self._plans.get((raw, pool.size), False)
-        if plan is False:  # the same arguments as a recent launch (a simulation loop): the same plan
-            if len(self._plans) > 8:
+        if plan is False:  # not the arguments of a recent launch (a simulation loop repeats them: its plan)
+            if len(self._plans) > 8 or len(self.copies) > 8:  # the copies are at the identity between launches
                 self._plans.clear()
+                self.copies.clear()
             plan = self._plans[(raw, pool.size)] = self._plan(raw, pool)
         if plan is None:
             return False
