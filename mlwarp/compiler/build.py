@@ -104,8 +104,8 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
             t = times.mark(stage.timing, t)
 
 
-def _frontend(source, arg_types, backward: bool):
-    ctx = make_context()
+def _frontend(target: str, source, arg_types, backward: bool):
+    ctx = make_context(target)
     kir = emit_kernel(source, arg_types, ctx)
     if not backward:  # the kernel gets no adjoint (enable_backward=False, or a forward-mode build)
         with ctx:
@@ -120,7 +120,7 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
     times = Timings() if times is None else times
     t = time.perf_counter()
     source = get_source(func)
-    ctx, kir = _frontend(source, arg_types, options.backward)
+    ctx, kir = _frontend(target, source, arg_types, options.backward)
     times.mark("frontend", t)
     stages = stage_table(target, options)
     build = Build(target, kir.name, kir.module, options, out_dir)
@@ -137,7 +137,7 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
         # multi-threaded section, where the next dialect load aborts the process.
         for name in build.files:
             os.remove(os.path.join(out_dir, name))
-        ctx, kir = _frontend(source, arg_types, backward=False)
+        ctx, kir = _frontend(target, source, arg_types, backward=False)
         build = Build(target, kir.name, kir.module, options, out_dir)
         with ctx:
             run_table(build, stages, times, tm.dump_prefix(kir.name, options))
@@ -165,7 +165,7 @@ def emit_ir(target: str, func, arg_types: dict, stage: str = "warp", options: Bu
     if stage not in names:
         what = "CUDA stage" if target == "cuda" else "stage"
         raise ValueError(f"unknown {what} {stage!r}; stages: {names}")
-    ctx, kir = _frontend(get_source(func), arg_types, options.backward)
+    ctx, kir = _frontend(target, get_source(func), arg_types, options.backward)
     stages = stage_table(target, options)
     until = [s.name for s in stages].index(stage) + 1 if stage != "warp" else 0
     build = Build(target, kir.name, kir.module, options, None)

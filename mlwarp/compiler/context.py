@@ -23,12 +23,18 @@ DIALECTS = ("builtin", "func", "arith", "math", "scf", "cf", "llvm", "vector", "
             "ub", "memref")
 
 
-def make_context() -> ir.Context:
+# Only the CUDA target builds ops of these (targets/cuda/): a CPU build's context goes without them (~1 ms).
+CUDA_DIALECTS = ("gpu", "nvvm")
+
+
+def make_context(target: str | None = None) -> ir.Context:
+    """`target`: "cpu" leaves out the CUDA target's dialects; None (mlwarp-opt, probes) and "cuda" load all."""
     ctx = ir.Context(load_on_create_dialects=[])
     # No thread pool: a kernel module holds a few functions, so MLIR's threads buy nothing, and compiles fork
     # (contained.py): a live context's pool threads in the parent made the next forked compile hang.
     ctx.enable_multithreading(False)
     for name in DIALECTS:
-        ctx.get_dialect_descriptor(name)
+        if target != "cpu" or name not in CUDA_DIALECTS:
+            ctx.get_dialect_descriptor(name)
     load_dialect(ctx, builtin_ops={name: fixed_arity(name) for name in BUILTINS})
     return ctx
