@@ -341,13 +341,10 @@ class _Private:
 
     def run(self, pool, args_ptr, total: int, row: int):
         """Runs the launch with private copies on `pool`; False (nothing run) when an array does not qualify
-        (not contiguous, too large, overlapping another array parameter) or another launch holds them."""
-        if not self.lock.acquire(False):
-            return False
-        try:
+        (not contiguous, too large, overlapping another array parameter). Launches of one kernel from several
+        Python threads take turns (the copies are the kernel's)."""
+        with self.lock:
             return self._run(pool, args_ptr, total, row)
-        finally:
-            self.lock.release()
 
     def _run(self, pool, args_ptr, total, row):
         raw = ctypes.string_at(args_ptr, self.size) if isinstance(args_ptr, int) else bytes(memoryview(args_ptr)[:self.size])
@@ -361,8 +358,8 @@ class _Private:
             return False
         buffer, stride, reductions = plan
         measured = pool.run_private(self.address, buffer, total, chunk_size(total, pool.size, row), stride)
-        if measured is False:  # another thread's launch holds the pool: the plain copy, here
-            self.kernel.serial(args_ptr, 0, total)
+        if measured is False:  # another thread's launch holds the pool: the entry (atomics), on this thread
+            self.kernel.entry(args_ptr, 0, total)
             return None
         for reduction in reductions:
             pool.reduce(*reduction)

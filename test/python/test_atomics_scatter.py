@@ -214,3 +214,32 @@ def test_private_table_has_the_launch_struct_layout(native):
     assert private.size == ctypes.sizeof(layout)
     arrays = [0, 1, 2, 4]  # x, ia, ib, f (k is a float)
     assert [(row[0], row[1], row[2]) for row in private.rows] == [(p, getattr(layout, f"p{p}").offset, 1) for p in arrays]
+
+
+def test_launches_from_two_python_threads(native):
+    # each thread sums into its own array; launches of the kernel take turns with its private copies, or run with
+    # atomics on their own thread while the other holds the pool
+    import threading
+
+    config.cpu_threads = 2
+    x, a, b = _springs(3_000)
+    xs, ia, ib = wp.array(x, dtype=wp.vec3), wp.array(a.astype(np.int32), dtype=int), wp.array(b.astype(np.int32), dtype=int)
+    want = _reference_forces(x, a, b, 2.0)
+    failures = []
+
+    def work():
+        try:
+            for _ in range(30):
+                f = wp.zeros(len(x), dtype=wp.vec3)
+                wp.launch(spring_forces, len(a), inputs=[xs, ia, ib, 2.0, f])
+                if not np.allclose(f.numpy(), want, rtol=1e-5, atol=1e-5):
+                    failures.append("wrong forces")
+        except Exception as e:  # reported below
+            failures.append(repr(e))
+
+    workers = [threading.Thread(target=work) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert failures == []
