@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 
 from . import cache
 
@@ -541,6 +542,10 @@ def library():
                 _library = lib
             except Exception as e:  # no linker, no LLVM, an unwritable cache: the Python pool instead
                 _library_error = f"{type(e).__name__}: {e}"
+                if supported():
+                    warnings.warn(f"mlwarp: the native CPU thread pool could not be built ({_library_error}); "
+                                  f"parallel CPU launches use the Python pool (slower to start)", RuntimeWarning,
+                                  stacklevel=2)
     return _library
 
 

@@ -247,3 +247,33 @@ def test_native_pool_size_limits():
         cpu_pool.NativePool(0, lib)
     with pytest.raises(ValueError, match=r"the native CPU pool runs 1 to 1024 threads, not 1025"):
         cpu_pool.NativePool(1025, lib)
+
+
+def test_a_pool_library_that_does_not_build_warns_and_the_python_pool_runs(monkeypatch, tmp_path):
+    if not cpu_pool.supported():
+        pytest.skip("the native pool is x86-64 Linux's: elsewhere the Python pool runs without a warning")
+
+    def broken(path):
+        raise OSError("no linker here")
+
+    monkeypatch.setattr(cpu_pool, "_build", broken)
+    monkeypatch.setattr(cpu_pool, "_library", None)
+    monkeypatch.setattr(cpu_pool, "_library_error", None)
+    monkeypatch.setattr(cpu_pool, "_key", lambda: "test-broken-build")
+    monkeypatch.setattr(cpu, "POOL_KIND", None)
+    monkeypatch.setenv("MLWARP_CACHE_DIR", str(tmp_path))
+    with pytest.warns(RuntimeWarning, match=r"the native CPU thread pool could not be built \(OSError: no linker "
+                                             r"here\); parallel CPU launches use the Python pool"):
+        assert cpu.pool_kind() == "python"
+    assert cpu_pool.library_error() == "OSError: no linker here"
+    saved = config.cpu_threads
+    try:
+        config.cpu_threads = 2
+        n = cpu.PYTHON_POOL_MIN_PARALLEL + 5
+        runs = wp.zeros(n, dtype=wp.int32)
+        wp.launch(count_runs, n, inputs=[runs])
+        np.testing.assert_array_equal(runs.numpy(), np.ones(n, np.int32))
+        assert cpu._pool.kind == "python"
+    finally:
+        config.cpu_threads = saved
+        monkeypatch.setattr(cpu, "POOL_KIND", None)
