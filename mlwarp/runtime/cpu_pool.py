@@ -24,6 +24,11 @@ only while the job it read is unfinished, a job's fields change only once it is 
 closes every claim word (index 2**32 - 1) before it writes them, so a worker that read one of them new fails
 its claim (a fence after the close, an acquire fence after the reads).
 
+Launches with private copies (runtime/cpu.py `_Private`, warp-cpu-privatize-scatter) give range r its own
+launch struct (`args + r * stride`) and run a range's chunks one at a time, in order ("ordered": the claim
+word's bit 31 holds the range while a chunk runs; whoever runs the next one, the range's sums come in
+thread order), and `mlwarp_reduce_<type>` adds the ranges' copies into the array afterwards, copy by copy.
+
 The library is built once per machine, with the kernels' own LLVM (object_code.py) and linker, and kept in
 the kernel cache (`<cache>/cpu-pool-<key>/pool.so`); `library()` is None where it cannot be built (no
 linker, not x86-64 Linux): the Python pool (runtime/cpu.py) runs the launch then.
