@@ -60,7 +60,8 @@ def native(monkeypatch):
 
 
 def _private_runs(monkeypatch) -> list:
-    """What each launch's private path gave: a measurement (it ran), None, or False (the plain entry ran)."""
+    """What each launch's private path gave: a measurement or None (it ran; None: the calling thread ran no
+    chunk), or False (the plain entry ran)."""
     results = []
     real = cpu._Private.run
 
@@ -243,3 +244,29 @@ def test_launches_from_two_python_threads(native):
     for w in workers:
         w.join()
     assert failures == []
+
+
+@wp.kernel
+def gather_square(x: wp.array(dtype=float), idx: wp.array(dtype=int), y: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[idx[i]]
+    y[i] = v * v
+
+
+def test_adjoint_gathers_sum_into_private_copies(native, monkeypatch):
+    # the adjoint of a gather scatters: adj_x[idx[i]] += 2 x[idx[i]] adj_y[i], atomics into adj_x only
+    runs = _private_runs(monkeypatch)
+    config.cpu_threads = 2
+    n, m = 20_000, 500
+    rng = np.random.default_rng(7)
+    idx = rng.integers(0, m, n).astype(np.int32)
+    xv = rng.random(m).astype(np.float32)
+    x = wp.array(xv, requires_grad=True)
+    y = wp.zeros(n, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(gather_square, n, inputs=[x, wp.array(idx, dtype=int), y])
+    tape.backward(grads={y: wp.array(np.ones(n, np.float32))})
+    want = 2.0 * xv.astype(np.float64) * np.bincount(idx, minlength=m)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5)
+    assert runs and all(r is not False for r in runs), runs  # the adjoint launch ran with private copies
