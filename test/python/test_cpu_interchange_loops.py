@@ -139,3 +139,84 @@ def test_a_2d_launch_row_by_row():
     assert np.mean(out.numpy() == want) > 0.99
     assert out.numpy()[150, 3] == want[150, 3]
     assert interchanged(grid_iterate)
+
+
+@wp.kernel(enable_backward=False)
+def nested_uniform(x: wp.array(dtype=float), n: int, m: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[i]
+    for _ in range(n):
+        u = v
+        for _ in range(m):
+            u = u * 0.99 + wp.cos(u) * 0.01
+        v = v + u * 0.001
+    y[i] = v
+
+
+def test_a_loop_in_a_loop():
+    x0 = np.linspace(-1.0, 1.0, 777).astype(np.float32)
+    y = wp.zeros(777, dtype=float)
+    wp.launch(nested_uniform, 777, inputs=[wp.array(x0), 20, 15, y])
+    v = x0.astype(np.float64)
+    for _ in range(20):
+        u = v.copy()
+        for _ in range(15):
+            u = u * 0.99 + np.cos(u) * 0.01
+        v = v + u * 0.001
+    np.testing.assert_allclose(y.numpy(), v, rtol=1e-5, atol=1e-6)
+    assert interchanged(nested_uniform)
+
+
+@wp.kernel
+def damped(x: wp.array(dtype=wp.float64), n: int, y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    v = x[i]
+    for _ in range(n):
+        v = v + wp.float64(1.0e-3) * wp.sin(v)
+    y[i] = v
+
+
+@pytest.mark.parametrize("n", [40, 3000])  # 3000 f64 states: 24 KB a thread, blocks of 8 threads
+def test_the_adjoint_of_a_loop_runs_in_blocks_with_its_tape(n):
+    # closed form: dv_n/dv_0 = prod_k (1 + 1e-3 cos v_k)
+    x0 = np.linspace(-3.0, 3.0, 701)
+    x = wp.array(x0, dtype=wp.float64, requires_grad=True)
+    y = wp.zeros(701, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(damped, 701, inputs=[x, n, y])
+    tape.backward(grads={y: wp.ones(701, dtype=wp.float64)})
+    v, d = x0.copy(), np.ones(701)
+    for _ in range(n):
+        d *= 1.0 + 1.0e-3 * np.cos(v)
+        v = v + 1.0e-3 * np.sin(v)
+    np.testing.assert_allclose(y.numpy(), v, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), d, rtol=1e-10)
+    assert "warp.thread_loop" not in damped.to_mlir("lowered").split("func.func @damped_adj_cpu")[1]
+
+
+@wp.kernel(enable_backward=False)
+def two_loops(x: wp.array(dtype=wp.vec3), n: int, y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v = x[i]
+    for _ in range(n):  # the second loop starts from the first one's result
+        v = v * 0.9 + wp.vec3(0.1, 0.0, 0.0)
+    w = wp.length(v)
+    for _ in range(n):
+        v = v + wp.vec3(0.0, w, 0.0) * 0.01
+    y[i] = v
+
+
+def test_consecutive_loops_the_second_starting_from_the_first():
+    rng = np.random.default_rng(5)
+    x0 = rng.uniform(-1.0, 1.0, (300, 3)).astype(np.float32)
+    y = wp.zeros(300, dtype=wp.vec3)
+    wp.launch(two_loops, 300, inputs=[wp.array(x0, dtype=wp.vec3), 12, y])
+    v = x0.astype(np.float64)
+    for _ in range(12):
+        v = v * 0.9 + np.array([0.1, 0.0, 0.0])
+    w = np.linalg.norm(v, axis=1)
+    for _ in range(12):
+        v = v + np.stack([np.zeros(300), w, np.zeros(300)], axis=1) * 0.01
+    np.testing.assert_allclose(y.numpy(), v, rtol=1e-5, atol=1e-6)
+    assert interchanged(two_loops)

@@ -2,19 +2,20 @@
 
 // `for s in range(n)` with n a kernel argument: the thread loop runs in blocks of 256 threads; per block,
 // what precedes the loop runs for each thread (x[i], w = 2 x[i]) and keeps what the rest reads in stack
-// buffers of 256 entries (w; v's initial value as the loop state), then the loop over s runs the body
+// buffers of 256 entries (x[i] and w); the loop's state starts from x[i]; the loop over s runs the body
 // for each thread of the block (the innermost loop, with the sin: LLVM vectorises it), then the rest
 // (y[i] = v + w) reads the buffers. Both copies of the thread loop (contiguous and strided) change.
 // CHECK-LABEL: func.func @uniform_cpu(
-// CHECK: %[[STATE:.+]] = llvm.alloca %c256_i64 x f32
 // CHECK: scf.if
 // CHECK: scf.for %[[B:.+]] = %arg1 to %arg2 step %c256_i64
 // CHECK: %[[END:.+]] = arith.minsi %{{.+}}, %arg2
 // CHECK: scf.for %[[I:.+]] = %[[B]] to %[[END]] step %c1_i64
 // CHECK: %[[X:.+]] = llvm.load %{{.+}} : !llvm.ptr -> f32
 // CHECK: %[[W:.+]] = arith.mulf %[[X]], %cst
-// CHECK: llvm.store %[[W]]
-// CHECK: llvm.store %[[X]]
+// CHECK-DAG: llvm.store %[[X]], %{{.+}} : f32
+// CHECK-DAG: llvm.store %[[W]], %{{.+}} : f32
+// the state's initial value
+// CHECK: scf.for %{{.+}} = %[[B]] to %[[END]] step %c1_i64
 // CHECK: scf.for %{{.+}} = %c0_i32 to %{{.+}} step %c1_i32 : i32 {
 // CHECK-NEXT: scf.for %[[J:.+]] = %[[B]] to %[[END]] step %c1_i64
 // CHECK-NEXT: %[[OFF:.+]] = arith.subi %[[J]], %[[B]]
@@ -29,17 +30,24 @@
 // CHECK: math.sin
 // CHECK: return
 
-// Left alone: a trip count read per thread (m[i]) ...
+// Left alone: a trip count read per thread (m[i]), the loop running whole per thread ...
 // CHECK-LABEL: func.func @per_thread_cpu(
 // CHECK-NOT: llvm.alloca
 // CHECK: scf.for %{{.+}} = %arg1 to %arg2 step %c1_i64
 // CHECK: scf.for %{{.+}} iter_args
 // CHECK: } {warp.thread_loop}
 
-// ... a loop with a loop inside (its body would not be the innermost loop) ...
+// A loop in a loop, both of thread-invariant bounds: each runs once per block, the inner body per thread
+// innermost; the inner loop starts from the outer one's state and its result is the outer one's next state.
 // CHECK-LABEL: func.func @nested_cpu(
-// CHECK-NOT: llvm.alloca
-// CHECK: } {warp.thread_loop}
+// CHECK: scf.for %[[B:.+]] = %arg1 to %arg2 step %c256_i64
+// CHECK: scf.for %{{.+}} = %c0_i32 to %[[N:.+]] step %c1_i32 : i32 {
+// CHECK: scf.for %{{.+}} = %[[B]] to
+// CHECK: scf.for %{{.+}} = %c0_i32 to %[[N]] step %c1_i32 : i32 {
+// CHECK-NEXT: scf.for %{{.+}} = %[[B]] to
+// CHECK: arith.mulf
+// CHECK: scf.for %{{.+}} = %[[B]] to
+// CHECK: } else {
 
 // ... and a kernel with a wp.zeros array (one stack array serves every thread in turn).
 // CHECK-LABEL: func.func @local_array_cpu(

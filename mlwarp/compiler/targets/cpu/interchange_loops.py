@@ -1,28 +1,35 @@
-"""warp-cpu-interchange-loops: a loop with thread-invariant bounds in a kernel's body (substeps, a
-fixed-count iteration, `for s in range(n)`) becomes the outer loop over a block of threads, so that the
-loop's body runs as an innermost loop over the threads of the block, which LLVM vectorises.
+"""warp-cpu-interchange-loops: loops with thread-invariant bounds in a kernel's body (substeps, a fixed-count
+iteration, `for s in range(n)`, an adjoint's replay, tape and reverse loops) run once per block of threads,
+each stretch of per-thread work between them as an innermost loop over the threads of the block, which
+LLVM vectorises.
 
-LLVM vectorises innermost loops only: with the kernel's own loop inside the thread loop, the thread
-loop runs scalar (one sin at a time for `for s in range(n): v = v + a * wp.sin(v)`). Each thread's
-iterations are independent of the other threads' (Warp's threads run in no defined order), so the
-thread loop can be cut in blocks of BLOCK threads and each block run as
+LLVM vectorises innermost loops only: with the kernel's own loop inside the thread loop, the thread loop
+runs scalar (one sin at a time for `for s in range(n): v = v + a * wp.sin(v)`). Each thread's work is
+independent of the other threads' (Warp's threads run in no defined order), so the thread loop can be
+cut in blocks of threads and the control flow that is the same for every thread hoisted above the
+threads:
 
-    for each thread i of the block: A(i); state[i] = the loop's initial values
-    for s in the loop's range:
+    for each thread i of the block: S0(i); state[i] = the loop's initial values
+    for s in the loop's range (the same for every thread):
         for each thread i of the block: state[i] = body(i, s, state[i])      <- vectorised
-    for each thread i of the block: C(i, state[i])
+    for each thread i of the block: S1(i, state[i])
 
-where A is what the kernel does before its loop and C what it does after. Values of A that the loop
-body or C reads are kept per thread in stack buffers (BLOCK entries each), as is the loop's carried state.
-Each thread computes what it did before, in the same order; only the order between threads changes
-(a race between threads can resolve differently, as it can on Warp's GPU). Blocks start at the thread
-loop's start (a multiple of the runtime's CHUNK_ALIGN, or a row start) and BLOCK divides CHUNK_ALIGN, so a
-thread is in a vector body or a remainder whatever the launch's thread count.
+recursively for loops inside such loops. Values one stretch makes and another reads are kept per thread
+in stack buffers (one entry per thread of the block), as is each loop's carried state. A warp.stack_array
+made at the thread loop's top level (an adjoint's loop tape) becomes one allocation for the block, the
+threads' arrays interleaved (element j of thread t at j * block + t), so accesses to it are consecutive
+across threads too.
 
-The pass leaves alone: a thread loop whose first top-level loop has bounds computed per thread, a loop
-with loops inside its body (its body would not be innermost), a while loop, kernels with stack arrays
-(wp.zeros in a kernel, adjoint loop tapes: one storage serves every thread in turn), and values of a
-type that is not an LLVM type.
+Each thread computes what it did before, in the same order; only the order between threads changes (a
+race between threads can resolve differently, as it can on Warp's GPU). Blocks start at the thread loop's
+start (a multiple of the runtime's CHUNK_ALIGN, or a row start) and their size is a power of two that
+divides CHUNK_ALIGN and depends only on the launch's arguments, so a thread is in a vector body or a
+remainder whatever the launch's thread count.
+
+The pass leaves alone: thread loops without a loop of thread-invariant bounds at their top level; loops
+whose bounds differ per thread, while loops and branches (they run per thread, whole, inside a stretch);
+kernels with wp.zeros arrays (allocated once, used by each thread in turn) or stack arrays made inside a
+branch or loop; values of a type that is not an LLVM type.
 """
 
 from __future__ import annotations
@@ -30,15 +37,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf
+from mlir.dialects import arith, llvm, math, scf
 
 from ...passes.registry import Pass, ops_named
 from .cpu_entry import THREAD_LOOP_ATTR
 
 BLOCK = 256  # threads per block; divides runtime/cpu.py's CHUNK_ALIGN (1024)
+# with stack arrays, a block has fewer threads when their arrays would take more than this
+STACK_ARRAY_BUDGET = 256 << 10  # in L2 with the rest of a block's buffers
 _DYNAMIC_INDEX = -2147483648  # llvm.getelementptr's marker for a dynamic index
+_PURE_PREFIXES = ("arith.", "math.", "llvm.extractvalue", "llvm.mlir.constant")
 _STACK_OPS = {"llvm.alloca", "llvm.intr.stacksave", "llvm.intr.stackrestore"}
-_PURE_PREFIXES = ("arith.", "llvm.extractvalue", "llvm.mlir.constant")
+_ORIGINAL = "warp.interchange.original"  # on the thread loop's ops while the pass runs
 
 
 def _inside(op: ir.Operation, root: ir.Operation) -> bool:
@@ -50,41 +60,23 @@ def _inside(op: ir.Operation, root: ir.Operation) -> bool:
     return False
 
 
-def _defined_inside(value: ir.Value, root: ir.Operation) -> bool:
+def _op_of(value: ir.Value):
     owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner  # a block argument: its block's op
-    return _inside(op.operation, root)
+    return None if isinstance(owner, ir.Block) else owner.operation
 
 
 def _storable(t: ir.Type) -> bool:
     return isinstance(t, (ir.IntegerType, ir.FloatType, ir.VectorType)) or str(t).startswith("!llvm.")
 
 
-def _uses_within(ops, values: set) -> set:
-    """The values of `values` that an op of `ops` (or an op nested in one) uses."""
-    used = set()
-
-    def visit(op):
-        for operand in op.operands:
-            if operand in values:
-                used.add(operand)
-        return ir.WalkResult.ADVANCE
-
-    for op in ops:
-        op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return used
-
-
-def _remap(ops, mapping: dict) -> None:
+def _walk_operands(ops, fn) -> None:
     def visit(op):
         for n, operand in enumerate(op.operands):
-            new = mapping.get(operand)
-            if new is not None:
-                op.operands[n] = new
+            fn(op, n, operand)
         return ir.WalkResult.ADVANCE
 
     for op in ops:
-        op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        op.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
 def _i64(n: int) -> ir.Value:
@@ -92,170 +84,328 @@ def _i64(n: int) -> ir.Value:
     return arith.ConstantOp(t, ir.IntegerAttr.get(t, n)).result
 
 
-class _Interchange:
-    def __init__(self, entry, thread_loop, inner):
-        self.entry, self.loop, self.inner = entry, thread_loop, inner
-        body = thread_loop.regions[0].blocks[0]
-        ops = [op.operation for op in body.operations]
-        k = ops.index(inner)
-        self.before, self.after = ops[:k], ops[k + 1:-1]  # the terminator stays
-        self.tid = body.arguments[0]
+class _StackArray:
+    """A lowered warp.stack_array at the thread loop's top level (arrays_to_llvm.lower_stack_array): a stack
+    save, an alloca of `count` elements of `elem` bytes, the descriptor (ptr, [count], [elem]), the restore
+    before the thread loop's yield."""
 
+    def __init__(self, save, alloca, stride_insert, restore, elem):
+        self.save, self.alloca, self.stride_insert, self.restore, self.elem = save, alloca, stride_insert, restore, elem
+
+    @staticmethod
+    def match(save, body_ops):
+        restores = [u.owner.operation for u in save.results[0].uses]
+        if len(restores) != 1 or restores[0].name != "llvm.intr.stackrestore" or restores[0] not in body_ops:
+            return None
+        k = body_ops.index(save)
+        alloca = next((o for o in body_ops[k + 1:k + 4] if o.name == "llvm.alloca"), None)
+        if alloca is None:
+            return None
+        elem_t = str(ir.TypeAttr(alloca.attributes["elem_type"]).value)
+        if not (elem_t.startswith("!llvm.array<") and elem_t.endswith(" x i8>")):
+            return None
+        elem = int(elem_t[len("!llvm.array<"):].split(" ")[0])
+        desc = alloca
+        for _ in range(3):  # [0] = the data, [1, 0] = the count, [2, 0] = the stride
+            uses = [u.owner.operation for u in desc.results[0].uses]
+            if len(uses) != 1 or uses[0].name != "llvm.insertvalue":
+                return None
+            desc = uses[0]
+        stride = _op_of(desc.operands[1])
+        if stride is None or stride.name != "arith.constant" or ir.IntegerAttr(stride.attributes["value"]).value != elem:
+            return None
+        return _StackArray(save, alloca, desc, restores[0], elem)
+
+
+class _Interchange:
+    def __init__(self, entry, thread_loop):
+        self.entry, self.loop = entry, thread_loop
+        self.body = thread_loop.regions[0].blocks[0]
+        self.tid = self.body.arguments[0]
+        self.ptr = ir.Type.parse("!llvm.ptr")
+        for op in ops_named(thread_loop, lambda n: True):  # a mark, not a set: moved ops get new Python objects
+            op.attributes[_ORIGINAL] = ir.UnitAttr.get()
+        self.uniform = set()
+
+    # -- legality ------------------------------------------------------------------------------------
     def applies(self) -> bool:
-        inner, loop = self.inner, self.loop
-        if len(loop.regions[0].blocks[0].arguments) != 1 or list(loop.results):
+        loop = self.loop
+        if len(self.body.arguments) != 1 or list(loop.results) or self._reads_stack_memory():
             return False
-        if not all(self._uniform(v) for v in list(inner.operands)[:3]):
-            return False  # bounds computed per thread
-        if ops_named(inner, {"scf.for", "scf.while"})[1:]:
+        ops = [op.operation for op in self.body.operations][:-1]
+        self.stack_arrays = []
+        for op in ops:
+            if op.name == "llvm.intr.stacksave":
+                sa = _StackArray.match(op, ops)
+                if sa is None:
+                    return False
+                self.stack_arrays.append(sa)
+        handled = {o for sa in self.stack_arrays for o in (sa.save, sa.alloca, sa.restore)}
+        if any(o not in handled for o in ops_named(loop, _STACK_OPS)):
+            return False  # a stack array inside a branch or loop of the body
+        self.top = [o for o in ops if o not in handled]
+        if not all(self._is_uniform_chain(sa.alloca.operands[0], self.top) for sa in self.stack_arrays):
             return False
-        if ops_named(loop, _STACK_OPS) or self._reads_stack_memory():
+        if not any(self._is_uniform_loop(o, self.top[:k]) for k, o in enumerate(self.top)):
             return False
-        produced = [r for op in self.before for r in op.results]
-        self.read_by_loop = _uses_within(list(inner.regions[0].blocks[0].operations), set(produced))
-        self.read_after = _uses_within(self.after, set(produced))
-        self.spilled = [v for v in produced if v in self.read_by_loop or v in self.read_after]
-        carried = [v.type for v in inner.results]
-        return all(_storable(t) for t in carried + [v.type for v in self.spilled])
+        return all(_storable(v.type) for o in ops_named(loop, lambda n: True) if o != loop for v in o.results)
 
     def _reads_stack_memory(self) -> bool:
         """Whether the thread loop uses memory allocated outside it on the stack (a wp.zeros array: allocated
         once per entry, used by each thread in turn)."""
         found = []
 
-        def visit(op):
-            for v in op.operands:
-                if isinstance(v.owner, ir.Block):
-                    continue
-                if v.owner.operation.name == "llvm.alloca" and not _inside(v.owner.operation, self.loop):
-                    found.append(v)
-            return ir.WalkResult.ADVANCE
+        def visit(op, n, v):
+            owner = _op_of(v)
+            if owner is not None and owner.name == "llvm.alloca" and not _inside(owner, self.loop):
+                found.append(v)
 
-        self.loop.walk(visit, ir.WalkOrder.PRE_ORDER)
+        _walk_operands([self.loop], visit)
         return bool(found)
 
-    def _uniform(self, value, hoist: bool = True) -> bool:
-        """True when `value` is the same for every thread: defined outside the thread loop, or computed in its
-        body by pure ops from such values (a constant the frontend emitted there, `n - 1`), which are then
-        moved before the thread loop."""
-        if not _defined_inside(value, self.loop):
+    def _is_uniform_chain(self, value, pending) -> bool:
+        """`value` is the same for every thread: defined outside the thread loop, uniform already (a hoisted
+        value, the induction variable of a loop that runs for the whole block), or made from such values by
+        pure ops among `pending` (the ops of the stretch not emitted yet, which can still move)."""
+        if value in self.uniform:
             return True
-        owner = value.owner
-        if isinstance(owner, ir.Block):
+        if _ORIGINAL not in self._def_op(value).attributes:
+            return True
+        op = _op_of(value)
+        if op is None or op not in pending or not op.name.startswith(_PURE_PREFIXES) or op.regions:
             return False
-        op = owner.operation
-        if op.parent != self.loop or not op.name.startswith(_PURE_PREFIXES) or op.regions:
-            return False
-        if not all(self._uniform(v, hoist=False) for v in op.operands):
-            return False
-        if hoist:
-            for v in op.operands:
-                self._uniform(v)
-            op.move_before(self.loop)
-            self.before.remove(op)
-        return True
+        return all(self._is_uniform_chain(v, pending) for v in op.operands)
 
+    def _def_op(self, value):
+        owner = value.owner
+        return owner.owner.operation if isinstance(owner, ir.Block) else owner.operation
+
+    def _is_uniform_loop(self, op, pending) -> bool:
+        return op.name == "scf.for" and all(self._is_uniform_chain(v, pending) for v in list(op.operands)[:3])
+
+    # -- the rewrite ---------------------------------------------------------------------------------
     def apply(self) -> None:
-        loop, inner = self.loop, self.inner
-        ptr = ir.Type.parse("!llvm.ptr")
+        loop = self.loop
         entry_block = self.entry.regions[0].blocks[0]
-        with ir.InsertionPoint.at_block_begin(entry_block), loop.location:
-            count = _i64(BLOCK)
-            spill_bufs = [llvm.alloca(ptr, count, v.type, alignment=64) for v in self.spilled]
-            state_bufs = [llvm.alloca(ptr, count, r.type, alignment=64) for r in inner.results]
+        self.buffer_ip = ir.InsertionPoint.at_block_begin(entry_block)
+        self.home = {}  # value -> ("spill" | "state", buffer) or ("stack", _StackArray)
+        self.dead = []
+        with self.buffer_ip, loop.location:
+            self.most = _i64(BLOCK)
         lo, hi = loop.operands[0], loop.operands[1]
         with ir.InsertionPoint(loop), loop.location:
-            blocks = scf.ForOp(lo, hi, count)
+            for sa in self.stack_arrays:
+                self._hoist(sa.alloca.operands[0], self.top)
+            size = self._block_size()
+            blocks = scf.ForOp(lo, hi, size)
             with ir.InsertionPoint(blocks.body):
-                start = blocks.induction_variable
-                stop = arith.MinSIOp(arith.AddIOp(start, count).result, hi).result
-                prologue, prologue_end = self._thread_loop(start, stop)
-                steps = scf.ForOp(*list(inner.operands)[:3])
-                with ir.InsertionPoint(steps.body):
-                    body, body_end = self._thread_loop(start, stop)
-                    scf.YieldOp([])
-                epilogue, epilogue_end = self._thread_loop(start, stop)
+                self.start = blocks.induction_variable
+                self.stop = arith.MinSIOp(arith.AddIOp(self.start, size).result, hi).result
+                saved = llvm.intr_stacksave(self.ptr) if self.stack_arrays else None
+                for sa in self.stack_arrays:
+                    count = arith.MulIOp(sa.alloca.operands[0], size).result
+                    sa.block_buffer = llvm.alloca(self.ptr, count, ir.TypeAttr(sa.alloca.attributes["elem_type"]).value,
+                                                  alignment=64)
+                    sa.block_stride = arith.MulIOp(_i64(sa.elem), size).result
+                    sa.stride_insert.operands[1] = sa.block_stride
+                    self.home[sa.alloca.results[0]] = ("stack", sa)
+                    # rebuilt in each loop over threads, not kept: an address LLVM sees is consecutive across threads
+                    self.home[sa.stride_insert.results[0]] = ("descriptor", sa)
+                self._region(self.top)
+                if saved is not None:
+                    llvm.intr_stackrestore(saved)
                 scf.YieldOp([])
-
-        def slot(buf, i, t):
-            offset = arith.SubIOp(i, start).result
-            return llvm.getelementptr(ptr, buf, [offset], [_DYNAMIC_INDEX], t, no_wrap_flags=0)
-
-        # A: as before, then its values the rest reads and the loop's initial state into the buffers
-        for op in self.before:
-            op.move_before(prologue_end)
-        _remap(self.before, {self.tid: prologue.induction_variable})
-        with ir.InsertionPoint(prologue_end), loop.location:
-            i = prologue.induction_variable
-            for v, buf in zip(self.spilled, spill_bufs):
-                llvm.store(v, slot(buf, i, v.type))
-            for v, buf in zip(list(inner.operands)[3:], state_bufs):
-                llvm.store(v, slot(buf, i, v.type))
-        # the loop's body, per thread of the block
-        src = inner.regions[0].blocks[0]
-        body_ops = [op.operation for op in src.operations]
-        step_ops, step_yield = body_ops[:-1], body_ops[-1]
-        i = body.induction_variable
-        with ir.InsertionPoint(body_end), loop.location:
-            mapping = {self.tid: i, src.arguments[0]: steps.induction_variable}
-            for a, buf in zip(list(src.arguments)[1:], state_bufs):
-                mapping[a] = llvm.load(a.type, slot(buf, i, a.type))
-            for v, buf in zip(self.spilled, spill_bufs):
-                if v in self.read_by_loop:
-                    mapping[v] = llvm.load(v.type, slot(buf, i, v.type))
-        for op in step_ops:
-            op.move_before(body_end)
-        _remap(step_ops + [step_yield], mapping)
-        with ir.InsertionPoint(body_end), loop.location:
-            for v, buf in zip(list(step_yield.operands), state_bufs):
-                llvm.store(v, slot(buf, i, v.type))
-        # C: the loop's results and A's values from the buffers
-        i = epilogue.induction_variable
-        with ir.InsertionPoint(epilogue_end), loop.location:
-            mapping = {self.tid: i}
-            for r, buf in zip(inner.results, state_bufs):
-                mapping[r] = llvm.load(r.type, slot(buf, i, r.type))
-            for v, buf in zip(self.spilled, spill_bufs):
-                if v in self.read_after:
-                    mapping[v] = llvm.load(v.type, slot(buf, i, v.type))
-        for op in self.after:
-            op.move_before(epilogue_end)
-        _remap(self.after, mapping)
-        inner.erase()
+        outermost = [op for op in self.dead if not any(o != op and _inside(op, o) for o in self.dead)]
+        for op in reversed(outermost):  # an inner one goes with its outer one; a later one may use an earlier one
+            op.erase()
+        for sa in self.stack_arrays:
+            sa.restore.erase()
+            sa.alloca.erase()
+            sa.save.erase()
         loop.erase()
+        for op in ops_named(blocks.operation, lambda n: True):
+            if _ORIGINAL in op.attributes:
+                del op.attributes[_ORIGINAL]
+
+    def _region(self, ops, tail=None) -> None:
+        """Emits `ops` (a region's, in order) at the current insertion point, which is at block level: uniform
+        loops as loops, the stretches between them as loops over the block's threads. `tail`: (values, buffers)
+        to store per thread at the end (a loop body's yielded values into its state)."""
+        stretch = []
+        for op in ops:
+            if self._is_uniform_loop(op, stretch):
+                for v in list(op.operands)[:3]:
+                    self._hoist(v, stretch)
+                self._per_thread(stretch)
+                stretch = []
+                self._uniform_loop(op)
+            else:
+                stretch.append(op)
+        self._per_thread(stretch, tail)
+
+    def _hoist(self, value, pending) -> None:
+        """Moves the pure ops among `pending` that make the uniform `value` to the current insertion point."""
+        if value in self.uniform or _ORIGINAL not in self._def_op(value).attributes:
+            return
+        op = _op_of(value)
+        for v in op.operands:
+            self._hoist(v, pending)
+        marker = _i64(0).owner
+        op.move_before(marker)
+        marker.erase()
+        pending.remove(op)
+        self.uniform.update(op.results)
+
+    def _buffer(self, t):
+        with self.buffer_ip, self.loop.location:
+            return llvm.alloca(self.ptr, self.most, t, alignment=64)
+
+    def _slot(self, buf, i, t):
+        offset = arith.SubIOp(i, self.start).result
+        return llvm.getelementptr(self.ptr, buf, [offset], [_DYNAMIC_INDEX], t, no_wrap_flags=0)
+
+    def _thread_loop(self):
+        tl = scf.ForOp(self.start, self.stop, _i64(1))
+        with ir.InsertionPoint(tl.body):
+            end = scf.YieldOp([])
+        return tl, end
+
+    def _load_homes(self, ops, i, mapping, extra=()) -> None:
+        """Loads, at the current insertion point, the values `ops` (and `extra`) read that live in buffers."""
+        wanted = []
+
+        def visit(op, n, v):
+            if v in self.home and v not in mapping:
+                wanted.append(v)
+                mapping[v] = None
+
+        _walk_operands(ops, visit)
+        for v in extra:
+            if v in self.home and v not in mapping:
+                wanted.append(v)
+                mapping[v] = None
+        for v in wanted:
+            kind, where = self.home[v]
+            if kind in ("stack", "descriptor"):
+                offset = arith.MulIOp(arith.SubIOp(i, self.start).result, _i64(where.elem)).result
+                i8 = ir.IntegerType.get_signless(8)
+                data = llvm.getelementptr(self.ptr, where.block_buffer, [offset], [_DYNAMIC_INDEX], i8,
+                                          no_wrap_flags=0)
+                if kind == "stack":
+                    mapping[v] = data
+                else:
+                    desc = llvm.insertvalue(llvm.mlir_undef(v.type), data, [0])
+                    desc = llvm.insertvalue(desc, where.alloca.operands[0], [1, 0])
+                    mapping[v] = llvm.insertvalue(desc, where.block_stride, [2, 0])
+            else:
+                mapping[v] = llvm.load(v.type, self._slot(where, i, v.type))
 
     @staticmethod
-    def _thread_loop(start, stop):
-        one = _i64(1)
-        loop = scf.ForOp(start, stop, one)
-        with ir.InsertionPoint(loop.body):
-            end = scf.YieldOp([])
-        return loop, end
+    def _remap(ops, mapping) -> None:
+        def replace(op, n, v):
+            new = mapping.get(v)
+            if new is not None:
+                op.operands[n] = new
 
+        _walk_operands(ops, replace)
 
-def _first_uniform_loop(thread_loop):
-    for op in thread_loop.regions[0].blocks[0].operations:
-        if op.operation.name == "scf.for":
-            return op.operation
-    return None
+    def _per_thread(self, stretch, tail=None) -> None:
+        """A loop over the block's threads running `stretch` (its ops that are the same for every thread go
+        before it); its values read elsewhere go to buffers, and `tail`'s values into theirs."""
+        for op in list(stretch):
+            if op.name.startswith(_PURE_PREFIXES) and not op.regions and \
+                    all(self._is_uniform_chain(v, ()) for v in op.operands):
+                marker = _i64(0).owner
+                op.move_before(marker)
+                marker.erase()
+                stretch.remove(op)
+                self.uniform.update(op.results)
+        if not stretch and not tail:
+            return
+        tl, end = self._thread_loop()
+        i = tl.induction_variable
+        mapping = {self.tid: i}
+        with ir.InsertionPoint(end), self.loop.location:
+            self._load_homes(stretch, i, mapping, extra=tail[0] if tail else ())
+        for op in stretch:
+            op.move_before(end)
+        self._remap(stretch, mapping)
+        with ir.InsertionPoint(end), self.loop.location:
+            for op in stretch:
+                for r in op.results:
+                    if r in self.home:
+                        continue
+                    readers = [u.owner.operation for u in r.uses]
+                    if tail:  # the yield goes: the tail stores its values
+                        readers = [o for o in readers if o != tail[2]]
+                    if any(not any(_inside(o, s) for s in stretch) for o in readers):
+                        buf = self._buffer(r.type)
+                        llvm.store(r, self._slot(buf, i, r.type))
+                        self.home[r] = ("spill", buf)
+            if tail:
+                for v, buf in zip(tail[0], tail[1]):
+                    value = mapping.get(v) or (i if v == self.tid else v)
+                    llvm.store(value, self._slot(buf, i, v.type))
+
+    def _uniform_loop(self, op) -> None:
+        """`op`, a loop whose bounds are uniform: its carried values in per-thread buffers, its body a region."""
+        src = op.regions[0].blocks[0]
+        inits = list(op.operands)[3:]
+        state = [self._buffer(r.type) for r in op.results]
+        if inits:  # the initial values into the state buffers
+            tl, end = self._thread_loop()
+            i = tl.induction_variable
+            with ir.InsertionPoint(end), self.loop.location:
+                mapping = {}
+                self._load_homes([], i, mapping, extra=inits)
+                for v, buf in zip(inits, state):
+                    value = mapping.get(v) or (i if v == self.tid else v)
+                    llvm.store(value, self._slot(buf, i, v.type))
+        lo, hi, step = list(op.operands)[:3]
+        outer = scf.ForOp(lo, hi, step)
+        with ir.InsertionPoint(outer.body), op.location:
+            src.arguments[0].replace_all_uses_with(outer.induction_variable)
+            self.uniform.add(outer.induction_variable)
+            for a, buf in zip(list(src.arguments)[1:], state):
+                self.home[a] = ("state", buf)
+            body = [o.operation for o in src.operations]
+            yielded = list(body[-1].operands)
+            # the carried values for the next iteration, stored by the body's last stretch: a thread reads its
+            # state in the stretches before, and its own slot only
+            self._region(body[:-1], (yielded, state, body[-1]) if yielded else None)
+            scf.YieldOp([])
+        for r, buf in zip(op.results, state):
+            self.home[r] = ("state", buf)
+        self.dead.append(op)  # its results are read through the buffers; it goes once no op refers to them
+
+    def _block_size(self) -> ir.Value:
+        """BLOCK, or with stack arrays the largest power of two <= BLOCK whose arrays fit STACK_ARRAY_BUDGET."""
+        size = _i64(BLOCK)
+        if not self.stack_arrays:
+            return size
+        per_thread = _i64(1)
+        for sa in self.stack_arrays:
+            per_thread = arith.AddIOp(per_thread, arith.MulIOp(sa.alloca.operands[0], _i64(sa.elem)).result).result
+        fit = arith.MaxSIOp(arith.DivSIOp(_i64(STACK_ARRAY_BUDGET), per_thread).result, _i64(1)).result
+        fit = arith.MinSIOp(fit, size).result
+        floor_log2 = arith.SubIOp(_i64(63), math.CountLeadingZerosOp(fit).result).result
+        return arith.ShLIOp(_i64(1), floor_log2).result
 
 
 @dataclass(frozen=True)
 class CpuInterchangeLoops(Pass):
     name = "warp-cpu-interchange-loops"
-    description = ("A loop with thread-invariant bounds in a kernel becomes the outer loop over blocks of threads, "
-                   "its body an innermost loop over the block's threads (vectorisable)")
+    description = ("Loops with thread-invariant bounds in a kernel run once per block of threads, the per-thread "
+                   "work between them as innermost loops over the block's threads (vectorisable)")
 
     def run(self, module):
-        for loop in ops_named(module, {"scf.for"}):
-            if THREAD_LOOP_ATTR not in loop.attributes:
-                continue
+        for loop in [op for op in ops_named(module, {"scf.for"}) if THREAD_LOOP_ATTR in op.attributes]:
             entry = loop.parent
             while entry.name != "func.func":
                 entry = entry.parent
-            inner = _first_uniform_loop(loop)
-            if inner is None:
-                continue
-            change = _Interchange(entry, loop, inner)
+            change = _Interchange(entry, loop)
             if change.applies():
                 change.apply()
+            else:
+                for op in ops_named(loop, lambda n: True):
+                    del op.attributes[_ORIGINAL]
