@@ -95,21 +95,27 @@ def source_stamps(roots) -> list:
     roots = [(label, os.path.abspath(folder)) for label, folder in roots]
     memo = _load("sources")  # one set of roots: mlwarp's (a test's copies replace it while they are used)
     key = repr(roots)
-    if memo.get("roots") == key and _folders_unchanged(memo["folders"]):
+    try:
+        trusted = memo.get("roots") == key and _folders_unchanged(memo["folders"])
+    except (KeyError, TypeError, ValueError):  # a memo of another shape: not used
+        trusted = False
+    if trusted:
         try:
             stat, same = os.stat, True
             now = []
             for label, path, size, mtime in memo["files"]:
+                if type(path) is not str or type(label) is not str:
+                    raise TypeError("a memo of another shape")
                 st = stat(path)
                 now.append((label, path, st.st_size, st.st_mtime_ns))
                 same = same and st.st_size == size and st.st_mtime_ns == mtime
-            if same:
+            if same and len(memo["stamps"]) == len(now):
                 return memo["stamps"]  # every file as the memo has it: its stamps, already made
             memo["files"], memo["stamps"] = now, sorted(f"{label}:{size}:{mtime}" for label, _, size, mtime in now)
             _save()
             return memo["stamps"]
-        except OSError:  # a file went away without its folder's mtime changing: walk
-            pass
+        except (OSError, KeyError, TypeError, ValueError):  # a file went away without its folder's mtime
+            pass  # changing, or a memo of another shape: walk
     started = time.time_ns()
     stamps, files, folders = _walk(roots)
     if _trustworthy(folders, started):
@@ -154,7 +160,7 @@ def per_file(path: str, make):
     memo = _load("files")
     stamp = [st.st_mtime_ns, st.st_size]
     known = memo.get(path)
-    if known is not None and known[0] == stamp:
+    if isinstance(known, list) and len(known) == 2 and known[0] == stamp:
         return known[1]
     value = make(path)
     if st.st_mtime_ns < time.time_ns() - RACY_NS:
@@ -177,7 +183,7 @@ def dist_info_folders(normalize) -> dict:
         entry = os.path.abspath(entry or ".")  # "" and relative entries: the folder they are now
         mtime = _mtime(entry)
         known = memo.get(entry)
-        if known is not None and known[0] == mtime:
+        if isinstance(known, tuple) and len(known) == 2 and known[0] == mtime and isinstance(known[1], list):
             names = known[1]
         else:
             try:

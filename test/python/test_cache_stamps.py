@@ -157,3 +157,39 @@ def test_a_relative_sys_path_entry_is_the_folder_it_names_now(tmp_path, memo, mo
     memo()
     monkeypatch.chdir(tmp_path / "there")
     assert set(stamps.dist_info_folders(str.lower)) == {"there_dist"}
+
+
+@pytest.mark.parametrize("garbage", [b"not marshal at all", "a str, not a dict",
+                                     {"sources": {"roots": None, "files": 3}, "dist-info": {"x": (1,)},
+                                      "files": {"p": "q"}}])
+def test_a_damaged_memo_is_ignored(tmp_path, memo, garbage):
+    import marshal
+
+    roots = _tree(tmp_path / "src")
+    stamps.source_stamps(roots)
+    (memo_file,) = os.listdir(tmp_path / "memo")
+    with open(tmp_path / "memo" / memo_file, "wb") as f:
+        f.write(garbage if isinstance(garbage, bytes) else marshal.dumps(garbage))
+    memo()
+    assert stamps.source_stamps(roots) == _expected(tmp_path / "src")
+    (tmp_path / "site" / "d-1.0.dist-info").mkdir(parents=True)
+    metadata = tmp_path / "site" / "d-1.0.dist-info" / "METADATA"
+    _write(metadata, "Name: d\nVersion: 1.0\n\n")
+    assert stamps.per_file(str(metadata), lambda p: open(p).read().split()[3]) == "1.0"
+
+
+def test_a_memo_of_the_right_roots_with_damaged_entries_is_walked_past(tmp_path, memo):
+    import marshal
+
+    roots = _tree(tmp_path / "src")
+    stamps.source_stamps(roots)
+    (memo_file,) = os.listdir(tmp_path / "memo")
+    path = tmp_path / "memo" / memo_file
+    with open(path, "rb") as f:
+        saved = marshal.loads(f.read())
+    for damaged in ([("only a label",)], None, [(1, 2, 3, 4)]):
+        saved["sources"]["files"] = damaged
+        with open(path, "wb") as f:
+            f.write(marshal.dumps(saved))
+        memo()
+        assert stamps.source_stamps(roots) == _expected(tmp_path / "src")
