@@ -270,3 +270,16 @@ def test_adjoint_gathers_sum_into_private_copies(native, monkeypatch):
     want = 2.0 * xv.astype(np.float64) * np.bincount(idx, minlength=m)
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5)
     assert runs and all(r is not False for r in runs), runs  # the adjoint launch ran with private copies
+
+
+def test_recorded_launch_replays_with_private_copies(native, monkeypatch):
+    runs = _private_runs(monkeypatch)
+    config.cpu_threads = 2
+    x, a, b = _springs(3_000)
+    xs, ia, ib = wp.array(x, dtype=wp.vec3), wp.array(a.astype(np.int32), dtype=int), wp.array(b.astype(np.int32), dtype=int)
+    f = wp.zeros(len(x), dtype=wp.vec3)
+    cmd = wp.launch(spring_forces, len(a), inputs=[xs, ia, ib, 1.5, f], record_cmd=True)
+    for _ in range(3):
+        cmd.launch()
+    np.testing.assert_allclose(f.numpy(), 3 * _reference_forces(x, a, b, 1.5), rtol=1e-5, atol=1e-5)
+    assert len(runs) == 3 and all(r is not False for r in runs)
