@@ -57,8 +57,10 @@ def pool_kind(request, monkeypatch):
     config.cpu_threads = saved
 
 
-def test_native_pool_builds_here():
+def test_native_pool_builds_here(monkeypatch):
     # x86-64 Linux with LLVM and a linker (what CPU kernels need) has the native pool, not the fallback
+    monkeypatch.delenv("MLWARP_CPU_POOL", raising=False)
+    monkeypatch.setattr(cpu, "POOL_KIND", None)
     if cpu_pool.supported():
         assert cpu_pool.library() is not None, cpu_pool.library_error()
         assert cpu.pool_kind() == "native"
@@ -261,6 +263,7 @@ def test_a_pool_library_that_does_not_build_warns_and_the_python_pool_runs(monke
     monkeypatch.setattr(cpu_pool, "_library_error", None)
     monkeypatch.setattr(cpu_pool, "_key", lambda: "test-broken-build")
     monkeypatch.setattr(cpu, "POOL_KIND", None)
+    monkeypatch.delenv("MLWARP_CPU_POOL", raising=False)
     monkeypatch.setenv("MLWARP_CACHE_DIR", str(tmp_path))
     with pytest.warns(RuntimeWarning, match=r"the native CPU thread pool could not be built \(OSError: no linker "
                                              r"here\); parallel CPU launches use the Python pool"):

@@ -230,6 +230,11 @@ def add_one(x: wp.array(dtype=float)):
     x[i] = x[i] + 1.0
 
 
+def _pooled_size() -> int:
+    """A launch size the pool takes: the Python pool (where the native one is not built) starts higher."""
+    return 2 * (cpu.MIN_PARALLEL if cpu.pool_kind() == "native" else cpu.PYTHON_POOL_MIN_PARALLEL)
+
+
 def _pool_runs(monkeypatch) -> list:
     runs = []
     for pool in (cpu._Pool, cpu._NativePool):
@@ -248,9 +253,10 @@ def test_automatic_thread_count_keeps_quick_launches_on_the_caller(threads, monk
     monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
     monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
     monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", serial_below_ns)
+    monkeypatch.setattr(cpu, "PYTHON_POOL_SERIAL_BELOW_NS", serial_below_ns)  # where the native pool is not built
     threads(0)
     runs = _pool_runs(monkeypatch)
-    n = cpu.MIN_PARALLEL * 2
+    n = _pooled_size()
     x = wp.zeros(n, dtype=float)
     add_one.compiled(wp.get_device("cpu")).ns_per_thread = None  # as freshly loaded: nothing measured yet
     for _ in range(3):
@@ -263,7 +269,7 @@ def test_explicit_thread_count_always_uses_the_pool(threads, monkeypatch):
     monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 10**15)
     threads(2)
     runs = _pool_runs(monkeypatch)
-    n = cpu.MIN_PARALLEL * 2
+    n = _pooled_size()
     x = wp.zeros(n, dtype=float)
     for _ in range(3):
         wp.launch(add_one, n, inputs=[x])
