@@ -63,20 +63,34 @@ def _toolchain() -> tuple:
     from their installed metadata. Where one is not installed (a machine that only loads cached kernels), the
     version mlwarp's `compiler` extra pins: what compiled the entries it finds, unless another was installed
     there."""
-    requirements = _installed_metadata("mlwarp").get("Requires-Dist", [])
     found = []
-    for line in requirements:
-        m = _REQUIREMENT.match(line)
-        if m and m.group(3) == _COMPILER_EXTRA:
-            name, pinned = m.group(1), m.group(2)
-            installed = _installed_metadata(name).get("Version")
-            found.append((name, installed[0] if installed else pinned or "not installed"))
+    for name, pinned in _compiler_requirements():
+        installed = _installed_metadata(name).get("Version")
+        found.append((name, installed[0] if installed else pinned or "not installed"))
     if not found:  # mlwarp run from a source tree, without its metadata: ask importlib (slow, complete)
         from importlib import metadata
 
         provided = metadata.packages_distributions()
         found = [(name, metadata.version(name)) for top in ("mlir", "llvm") for name in provided.get(top, ())]
     return tuple(sorted(set(found)))
+
+
+def _compiler_requirements() -> list:
+    """[(distribution, pinned version or None)] of mlwarp's `compiler` extra, from its installed metadata
+    (memoised with the file: core/stamps.py)."""
+    folder = _dist_info_folders().get("mlwarp")
+    if not folder:
+        return []
+
+    def parse(path):
+        found = []
+        for line in _metadata_headers(path).get("Requires-Dist", []):
+            m = _REQUIREMENT.match(line)
+            if m and m.group(3) == _COMPILER_EXTRA:
+                found.append((m.group(1), m.group(2)))
+        return found
+
+    return per_file(os.path.join(folder, "METADATA"), parse, "requirements")
 
 
 def _installed_metadata(name: str) -> dict:

@@ -23,7 +23,7 @@ import sys
 import time
 
 RACY_NS = 2_000_000_000  # a folder modified this recently may change again within its mtime's granularity
-MEMO_VERSION = 5
+MEMO_VERSION = 6
 
 
 def memo_dir() -> str:
@@ -150,21 +150,23 @@ def _walk(roots):
 
 
 # -- installed distributions ---------------------------------------------------------------------------
-def per_file(path: str, make):
-    """`make(path)` (a JSON value), memoised while the file keeps its size and mtime (an installed
-    distribution's METADATA, read on every warm start for its version)."""
+def per_file(path: str, make, what: str = ""):
+    """`make(path)` (a value marshal can write), memoised while the file keeps its size and mtime (an
+    installed distribution's METADATA, read on every warm start for its version); `what` names the value
+    when one file has several."""
     try:
         st = os.stat(path)
     except OSError:
         return make(path)
     memo = _load("files")
     stamp = [st.st_mtime_ns, st.st_size]
-    known = memo.get(path)
+    key = f"{what}:{path}" if what else path
+    known = memo.get(key)
     if isinstance(known, list) and len(known) == 2 and known[0] == stamp:
         return known[1]
     value = make(path)
     if st.st_mtime_ns < time.time_ns() - RACY_NS:
-        memo[path] = [stamp, value]
+        memo[key] = [stamp, value]
         if len(memo) > 16:  # a few distributions' files: forget the oldest
             del memo[next(iter(memo))]
         _save()

@@ -21,6 +21,7 @@ def memo(tmp_path, monkeypatch):
     def reload():  # a new process: the memo file is read again
         stamps._memo = None
 
+    reload.dir = str(tmp_path / "memo")
     return reload
 
 
@@ -193,3 +194,33 @@ def test_a_memo_of_the_right_roots_with_damaged_entries_is_walked_past(tmp_path,
             f.write(marshal.dumps(saved))
         memo()
         assert stamps.source_stamps(roots) == _expected(tmp_path / "src")
+
+
+def test_the_toolchain_comes_from_mlwarps_pins_with_the_memo_and_without(memo, monkeypatch):
+    """Read through the memo or not, the compiler extra's pins are found in mlwarp's own metadata (not by
+    importlib's slow scan, which must not be needed), and the key's versions are the installed ones."""
+    import re
+    from importlib import metadata
+
+    import mlwarp as wp
+
+    wp.kernel  # noqa: B018  (loads mlwarp.kernel)
+    kernel_module = sys.modules["mlwarp.kernel"]
+    pins = sorted(tuple(re.match(r"([\w.-]+)==([^;\s]+)", r).groups()) for r in metadata.requires("mlwarp")
+                  if 'extra == "compiler"' in r)
+    installed = sorted((name, metadata.version(name)) for name, _ in pins)
+
+    def refuse():
+        raise AssertionError("the toolchain took importlib's scan")
+
+    for _ in range(3):  # the first reads the files, the others the memo
+        memo()
+        kernel_module._toolchain.cache_clear()
+        kernel_module._dist_info_folders.cache_clear()
+        assert sorted(kernel_module._compiler_requirements()) == pins
+        monkeypatch.setattr(metadata, "packages_distributions", refuse)
+        assert list(kernel_module._toolchain()) == installed
+        monkeypatch.undo()
+        monkeypatch.setattr(stamps, "memo_dir", lambda: memo.dir)
+    kernel_module._toolchain.cache_clear()
+    kernel_module._dist_info_folders.cache_clear()
