@@ -1,6 +1,7 @@
 """Compile time of a one-kernel module, each run in a fresh process: cold (empty kernel cache: the
 first launch compiles, MLIR import included) and warm (cached: the first launch loads), plus the
-whole process (interpreter start to exit) and `import` of the package. Best of several runs.
+whole process (interpreter start to exit) and `import` of the package. Best of several runs, mlwarp
+and Warp taking turns (the shared machine's load then weighs on both alike).
 "First launch" counts from just before the `@wp.kernel` definition: Warp parses the kernel's
 source at definition, mlwarp at the first launch."""
 
@@ -66,27 +67,35 @@ def run_child(py: str, which: str, cache: str, script: str) -> dict:
     return r
 
 
-def measure(py: str, which: str, folder: str) -> dict:
-    """{"cold": best child result, "warm": best child result} (best by first launch)."""
-    script = os.path.join(folder, f"one_kernel_{which}.py")
-    with open(script, "w") as f:
-        f.write(CHILD)
-    cold, warm = [], []
+def measure(pythons: dict, folder: str) -> dict:
+    """{which: {"cold": best child result, "warm": best child result}} (best of each figure). The
+    implementations take turns, run by run, so that both see the shared machine's load alike."""
+    scripts = {}
+    for which in pythons:
+        scripts[which] = os.path.join(folder, f"one_kernel_{which}.py")
+        with open(scripts[which], "w") as f:
+            f.write(CHILD)
+    runs = {which: ([], []) for which in pythons}
     for i in range(RUNS):
-        cache = os.path.join(folder, f"cache-{which}-{i}")
-        cold.append(run_child(py, which, cache, script))
-        warm.append(run_child(py, which, cache, script))
-        shutil.rmtree(cache, ignore_errors=True)
+        for which, py in pythons.items():
+            cache = os.path.join(folder, f"cache-{which}-{i}")
+            cold, warm = runs[which]
+            cold.append(run_child(py, which, cache, scripts[which]))
+            warm.append(run_child(py, which, cache, scripts[which]))
+            shutil.rmtree(cache, ignore_errors=True)
     pick = lambda rs: {k: min(r[k] for r in rs) for k in rs[0]}  # noqa: E731  (best of each figure)
-    return {"cold": pick(cold), "warm": pick(warm)}
+    return {which: {"cold": pick(cold), "warm": pick(warm)} for which, (cold, warm) in runs.items()}
 
 
 def main():
     folder = tempfile.mkdtemp(prefix="mlwarp-bench-compile-")
     try:
-        results = {"mlwarp": measure(sys.executable, "mlwarp", folder)}
+        pythons = {"mlwarp": sys.executable}
         wpy = warp_python()
-        results["warp"] = measure(wpy, "warp", folder) if wpy else None
+        if wpy:
+            pythons["warp"] = wpy
+        results = measure(pythons, folder)
+        results.setdefault("warp", None)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     m, w = results["mlwarp"], results["warp"] or {}
