@@ -12,10 +12,11 @@ library cannot be built, Python threads blocked on a queue (25-135 us a launch).
 
 Small is measured, not guessed: a launch whose kernel would finish sooner on the calling thread
 than handing it over costs (SERIAL_BELOW_NS) stays there. Each kernel keeps its time per thread,
-from its serial runs and from the chunks the calling thread runs in parallel ones. A kernel with
-atomics also keeps its parallel launches' wall time per thread: atomics that contend can make
-every core slower than the serial copy (`<entry>_serial`, plain read-modify-writes) on one, and
-then it runs there, trying the pool again every 2, 4, ... 1024 launches. An explicit thread count
+from its serial runs and from the chunks the calling thread runs in parallel ones, and its last
+parallel launch's wall time per thread: when that was slower than one thread (atomics that
+contend, against the serial copy `<entry>_serial`'s plain read-modify-writes; other cores busy
+with other work), it runs on the calling thread, trying the pool again every 2, 4, ... PROBE_MAX
+launches. An explicit thread count
 (`wp.config.cpu_threads`, $MLWARP_NUM_THREADS) is obeyed for every launch of >= MIN_PARALLEL
 threads (PYTHON_POOL_MIN_PARALLEL on the Python pool).
 """
@@ -47,6 +48,8 @@ PYTHON_POOL_MIN_PARALLEL = 1 << 15
 # With the automatic thread count, a launch expected to take less than this on one thread stays there.
 SERIAL_BELOW_NS = 20_000
 PYTHON_POOL_SERIAL_BELOW_NS = 250_000
+# A kernel whose parallel launches are slower than one thread tries the pool again after at most this many launches.
+PROBE_MAX = 256
 # Chunks per thread (more: better balance on a busy machine) and the smallest chunk worth a claim.
 CHUNKS_PER_THREAD = 8
 MIN_CHUNK = 1 << 11
@@ -269,16 +272,16 @@ class CpuKernel:
                         self._parallel(threads, args_ptr, total)
                         return
                 elif estimate * total >= (SERIAL_BELOW_NS if native else PYTHON_POOL_SERIAL_BELOW_NS):
-                    if self.parallel_ns is None or self.serial is self.entry or self.parallel_ns < estimate:
+                    if self.parallel_ns is None or self.parallel_ns < estimate:
                         self._parallel(threads, args_ptr, total)
                         return
-                    # atomics that ran slower on every core than the serial copy on one: probe again now and
-                    # then (every 2, 4, ... 1024 launches while it stays slower)
+                    # the last parallel launch took longer per thread than one thread does (atomics that contend,
+                    # the other cores busy elsewhere): the pool again every 2, 4, ... PROBE_MAX launches while so
                     self._probe -= 1
                     if self._probe <= 0:
                         self._parallel(threads, args_ptr, total)
                         faster = self.parallel_ns < estimate
-                        self._probe_every = 1 if faster else min(2 * self._probe_every, 1024)
+                        self._probe_every = 1 if faster else min(2 * self._probe_every, PROBE_MAX)
                         self._probe = self._probe_every
                         return
         t = time.perf_counter_ns()

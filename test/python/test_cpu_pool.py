@@ -191,7 +191,8 @@ def test_python_pool_keeps_its_larger_minimum(monkeypatch):
 
 def test_atomics_slower_on_every_core_go_back_to_one_then_probe(monkeypatch):
     # a kernel with atomics whose parallel launch took longer per thread than its serial copy runs on the calling
-    # thread, and tries the pool again every 2, 4, 8, ... launches while the pool stays slower
+    # thread, and tries the pool again every 2, 4, 8, ... launches while the pool stays slower (so does any kernel
+    # whose parallel launches are slower: the other cores busy elsewhere)
     monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
     monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
     monkeypatch.setattr(cpu, "POOL_KIND", "native")
@@ -227,7 +228,11 @@ def test_atomics_slower_on_every_core_go_back_to_one_then_probe(monkeypatch):
         # tried again every 2, 4, 8 launches
         assert "".join(pattern) == "Ps" + "P" + "sP" + "sssP" + "sssssss", "".join(pattern)
         assert kernel._probe_every == 8
-        np.testing.assert_array_equal(total.numpy().sum(), np.float32(16 * n + 1))
+        kernel._probe_every = cpu.PROBE_MAX
+        kernel._probe = 1
+        wp.launch(bump, n, inputs=[x, total])  # a probe: still slower
+        assert kernel._probe_every == cpu.PROBE_MAX and pattern[-1] == "P"
+        np.testing.assert_array_equal(total.numpy().sum(), np.float32(17 * n + 1))
     finally:
         config.cpu_threads = saved
 
@@ -280,3 +285,42 @@ def test_a_pool_library_that_does_not_build_warns_and_the_python_pool_runs(monke
     finally:
         config.cpu_threads = saved
         monkeypatch.setattr(cpu, "POOL_KIND", None)
+
+
+def test_a_pool_slower_than_one_thread_is_left_then_probed(monkeypatch):
+    # no atomics: the other cores busy elsewhere make the pool slower per thread than the calling thread alone
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
+    saved = config.cpu_threads
+    config.cpu_threads = 0
+    try:
+        n = cpu.MIN_PARALLEL * 2
+        x = wp.zeros(n, dtype=float)
+        wp.launch(add_one, 1, inputs=[x])
+        kernel = add_one.compiled(wp.get_device("cpu"))
+        assert kernel.serial is kernel.entry
+        pattern = []
+
+        def parallel(threads, args_ptr, total_threads):  # pinned: 10 ns a thread on the pool, 1 ns on one
+            pattern.append("P")
+            kernel.entry(args_ptr, 0, total_threads)
+            kernel.parallel_ns, kernel.ns_per_thread = 10.0, 1.0
+
+        entry = kernel.entry
+
+        def serial(args_ptr, begin, end):
+            pattern.append("s")
+            entry(args_ptr, begin, end)
+
+        monkeypatch.setattr(kernel, "_parallel", parallel)
+        monkeypatch.setattr(kernel, "serial", serial)
+        kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = None, None, 0, 1
+        for _ in range(8):
+            wp.launch(add_one, n, inputs=[x])
+        # nothing measured: the pool; it was slower: tried again at once, then every 2, 4 launches
+        assert "".join(pattern) == "PP" + "sP" + "sssP", "".join(pattern)
+        np.testing.assert_array_equal(x.numpy()[:3], np.array([9.0, 8.0, 8.0], np.float32))
+    finally:
+        config.cpu_threads = saved

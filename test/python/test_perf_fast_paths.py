@@ -256,6 +256,13 @@ def test_automatic_thread_count_keeps_quick_launches_on_the_caller(threads, monk
     monkeypatch.setattr(cpu, "PYTHON_POOL_SERIAL_BELOW_NS", serial_below_ns)  # where the native pool is not built
     threads(0)
     runs = _pool_runs(monkeypatch)
+    real = cpu.CpuKernel._parallel
+
+    def pool_wins(self, *args):  # pinned: the pool is faster than one thread (it is not for a launch this small)
+        real(self, *args)
+        self.parallel_ns = 0.0
+
+    monkeypatch.setattr(cpu.CpuKernel, "_parallel", pool_wins)
     n = _pooled_size()
     x = wp.zeros(n, dtype=float)
     add_one.compiled(wp.get_device("cpu")).ns_per_thread = None  # as freshly loaded: nothing measured yet
