@@ -69,6 +69,10 @@ def _save() -> None:
         with open(tmp, "wb") as f:
             f.write(marshal.dumps(_memo))
         os.replace(tmp, path)  # readers see the old memo or the new one, never half of one
+        for name in os.listdir(os.path.dirname(path)):  # memos of other versions of this file's format
+            if name.startswith("v") and name.endswith(f"-py{sys.version_info[0]}.{sys.version_info[1]}.marshal") \
+                    and name != os.path.basename(path):
+                os.remove(os.path.join(os.path.dirname(path), name))
     except OSError:
         pass
 

@@ -224,3 +224,13 @@ def test_the_toolchain_comes_from_mlwarps_pins_with_the_memo_and_without(memo, m
         monkeypatch.setattr(stamps, "memo_dir", lambda: memo.dir)
     kernel_module._toolchain.cache_clear()
     kernel_module._dist_info_folders.cache_clear()
+
+
+def test_memos_of_other_format_versions_are_removed_when_one_is_written(tmp_path, memo):
+    (tmp_path / "memo").mkdir()
+    py = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    for name in (f"v0-{py}.marshal", f"v{stamps.MEMO_VERSION - 1}-{py}.marshal", "v1-py2.7.marshal", "notes.txt"):
+        (tmp_path / "memo" / name).write_bytes(b"old")
+    stamps.source_stamps(_tree(tmp_path / "src"))
+    assert sorted(os.listdir(tmp_path / "memo")) == sorted([f"v{stamps.MEMO_VERSION}-{py}.marshal",
+                                                            "v1-py2.7.marshal", "notes.txt"])
