@@ -242,6 +242,7 @@ class CpuKernel:
         self.ns_per_thread = None  # measured on the calling thread: what a serial launch would cost
         self.parallel_ns = None  # a parallel launch's wall time per thread, the last one measured
         self._probe, self._probe_every = 0, 1
+        self._recheck, self._recheck_every = 1, 1
         self.private = _Private.load(self, entry)  # `<entry>_private` (warp-cpu-privatize-scatter), or None
         self.deterministic = False  # run every launch on the calling thread (wp.DeterministicMode)
 
@@ -273,20 +274,34 @@ class CpuKernel:
                         return
                 elif estimate * total >= (SERIAL_BELOW_NS if native else PYTHON_POOL_SERIAL_BELOW_NS):
                     if self.parallel_ns is None or self.parallel_ns < estimate:
-                        self._parallel(threads, args_ptr, total)
-                        return
-                    # the last parallel launch took longer per thread than one thread does (atomics that contend,
-                    # the other cores busy elsewhere): the pool again every 2, 4, ... PROBE_MAX launches while so
-                    self._probe -= 1
-                    if self._probe <= 0:
-                        self._parallel(threads, args_ptr, total)
-                        faster = self.parallel_ns < estimate
-                        self._probe_every = 1 if faster else min(2 * self._probe_every, PROBE_MAX)
-                        self._probe = self._probe_every
-                        return
+                        if self.serial is self.entry or not self._recheck_now():
+                            self._parallel(threads, args_ptr, total)
+                            return
+                        # else the serial copy's time, measured again (below) now and then: every 2, 4, ...
+                        # PROBE_MAX launches while the pool stays faster (a slow serial run must not keep the pool)
+                    else:
+                        # the last parallel launch took longer per thread than one thread does (atomics that
+                        # contend, the other cores busy elsewhere): the pool again every 2, 4, ... PROBE_MAX
+                        # launches while so
+                        self._probe -= 1
+                        if self._probe <= 0:
+                            self._parallel(threads, args_ptr, total)
+                            faster = self.parallel_ns < estimate
+                            self._probe_every = 1 if faster else min(2 * self._probe_every, PROBE_MAX)
+                            self._probe = self._probe_every
+                            return
         t = time.perf_counter_ns()
         self.serial(args_ptr, 0, total)
         self.ns_per_thread = (time.perf_counter_ns() - t) / total
+
+    def _recheck_now(self) -> bool:
+        """Whether the serial copy is due a run: parallel launches do not measure its time per thread."""
+        self._recheck -= 1
+        if self._recheck > 0:
+            return False
+        self._recheck_every = min(2 * self._recheck_every, PROBE_MAX)
+        self._recheck = self._recheck_every
+        return True
 
     def _parallel(self, threads: int, args_ptr, total: int) -> None:
         t = time.perf_counter_ns()

@@ -324,3 +324,43 @@ def test_a_pool_slower_than_one_thread_is_left_then_probed(monkeypatch):
         np.testing.assert_array_equal(x.numpy()[:3], np.array([9.0, 8.0, 8.0], np.float32))
     finally:
         config.cpu_threads = saved
+
+
+def test_a_faster_pool_still_measures_the_serial_copy_now_and_then(monkeypatch):
+    # parallel launches of a kernel with a serial copy do not measure that copy: it runs again every 2, 4, 8, ...
+    # launches, so one slow serial run does not keep the pool once one thread is faster again
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
+    saved = config.cpu_threads
+    config.cpu_threads = 0
+    try:
+        n = cpu.MIN_PARALLEL * 2
+        x, total = wp.array(np.ones(n, np.float32)), wp.zeros(7, dtype=float)
+        wp.launch(bump, 1, inputs=[x, total])
+        kernel = bump.compiled(wp.get_device("cpu"))
+        pattern = []
+        real_serial = kernel.serial
+
+        def parallel(threads, args_ptr, total_threads):  # pinned: 0.1 ns a thread on the pool
+            pattern.append("P")
+            kernel.entry(args_ptr, 0, total_threads)
+            kernel.parallel_ns = 0.1
+
+        def serial(args_ptr, begin, end):
+            pattern.append("s")
+            real_serial(args_ptr, begin, end)
+
+        monkeypatch.setattr(kernel, "_parallel", parallel)
+        monkeypatch.setattr(kernel, "serial", serial)
+        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
+        kernel.ns_per_thread, kernel.parallel_ns = None, None
+        kernel._probe, kernel._probe_every, kernel._recheck, kernel._recheck_every = 0, 1, 1, 1
+        for _ in range(16):
+            wp.launch(bump, n, inputs=[x, total])
+        assert "".join(pattern) == "Ps" + "s" + "Ps" + "PPPs" + "PPPPPPP", "".join(pattern)
+        assert kernel._recheck_every == 8
+        np.testing.assert_array_equal(total.numpy().sum(), np.float32(16 * n + 1))
+    finally:
+        config.cpu_threads = saved
