@@ -80,7 +80,7 @@ def test_global_passes_apply_to_every_kernel_and_only_their_target():
         assert "test.loops" not in plain.to_mlir("autodiff")
         assert "test.loops = 1 : i64" in cuda_compile.to_mlir(plain, "autodiff", 90)  # no GPU needed
         cuda_autodiff = [s for s in stage_table("cuda", BuildOptions.of({})) if s.name == "autodiff"][0]
-        assert cuda_autodiff.passes[0] == cuda_only and cuda_autodiff.passes[1] == "warp-autodiff"
+        assert cuda_autodiff.passes[0] == cuda_only and cuda_autodiff.passes[1] == ("warp-autodiff", {"tape-bytes": 0})
     finally:
         insert.remove_pass(cuda_only)
     # an in-process build's MLIR context is gone before the next forked compile (it used to hang)

@@ -144,9 +144,9 @@ class _Interchange:
         if any(o not in handled for o in ops_named(loop, _STACK_OPS)):
             return False  # a stack array inside a branch or loop of the body
         self.top = [o for o in ops if o not in handled]
-        if not all(self._is_uniform_chain(sa.alloca.operands[0], self.top) for sa in self.stack_arrays):
+        if not all(self._is_uniform_chain(sa.alloca.operands[0], self.body) for sa in self.stack_arrays):
             return False
-        if not any(self._is_uniform_loop(o, self.top[:k]) for k, o in enumerate(self.top)):
+        if not any(self._is_uniform_loop(o) for o in self.top):
             return False
         return all(_storable(v.type) for o in ops_named(loop, lambda n: True) if o != loop for v in o.results)
 
@@ -163,25 +163,32 @@ class _Interchange:
         _walk_operands([self.loop], visit)
         return bool(found)
 
-    def _is_uniform_chain(self, value, pending) -> bool:
+    def _is_uniform_chain(self, value, block, memo=None) -> bool:
         """`value` is the same for every thread: defined outside the thread loop, uniform already (a hoisted
         value, the induction variable of a loop that runs for the whole block), or made from such values by
-        pure ops among `pending` (the ops of the stretch not emitted yet, which can still move)."""
-        if value in self.uniform:
-            return True
-        if _ORIGINAL not in self._def_op(value).attributes:
-            return True
-        op = _op_of(value)
-        if op is None or op not in pending or not op.name.startswith(_PURE_PREFIXES) or op.regions:
-            return False
-        return all(self._is_uniform_chain(v, pending) for v in op.operands)
+        pure ops still in `block` (the region being emitted: ops of a stretch not emitted yet, which can still
+        move; None: none)."""
+        memo = {} if memo is None else memo
+        known = memo.get(value)
+        if known is not None:
+            return known
+        if value in self.uniform or _ORIGINAL not in self._def_op(value).attributes:
+            result = True
+        else:
+            op = _op_of(value)
+            result = (op is not None and block is not None and op.block == block and not op.regions
+                      and op.name.startswith(_PURE_PREFIXES)
+                      and all(self._is_uniform_chain(v, block, memo) for v in op.operands))
+        memo[value] = result
+        return result
 
     def _def_op(self, value):
         owner = value.owner
         return owner.owner.operation if isinstance(owner, ir.Block) else owner.operation
 
-    def _is_uniform_loop(self, op, pending) -> bool:
-        return op.name == "scf.for" and all(self._is_uniform_chain(v, pending) for v in list(op.operands)[:3])
+    def _is_uniform_loop(self, op) -> bool:
+        memo = {}
+        return op.name == "scf.for" and all(self._is_uniform_chain(v, op.block, memo) for v in list(op.operands)[:3])
 
     # -- the rewrite ---------------------------------------------------------------------------------
     def apply(self) -> None:
@@ -233,7 +240,7 @@ class _Interchange:
         to store per thread at the end (a loop body's yielded values into its state)."""
         stretch = []
         for op in ops:
-            if self._is_uniform_loop(op, stretch):
+            if self._is_uniform_loop(op):
                 for v in list(op.operands)[:3]:
                     self._hoist(v, stretch)
                 self._per_thread(stretch)
@@ -312,14 +319,17 @@ class _Interchange:
     def _per_thread(self, stretch, tail=None) -> None:
         """A loop over the block's threads running `stretch` (its ops that are the same for every thread go
         before it); its values read elsewhere go to buffers, and `tail`'s values into theirs."""
-        for op in list(stretch):
+        kept = []
+        marker = _i64(0).owner
+        for op in stretch:
             if op.name.startswith(_PURE_PREFIXES) and not op.regions and \
-                    all(self._is_uniform_chain(v, ()) for v in op.operands):
-                marker = _i64(0).owner
+                    all(self._is_uniform_chain(v, None) for v in op.operands):
                 op.move_before(marker)
-                marker.erase()
-                stretch.remove(op)
                 self.uniform.update(op.results)
+            else:
+                kept.append(op)
+        marker.erase()
+        stretch[:] = kept
         if not stretch and not tail:
             return
         tl, end = self._thread_loop()
@@ -338,7 +348,7 @@ class _Interchange:
                     readers = [u.owner.operation for u in r.uses]
                     if tail:  # the yield goes: the tail stores its values
                         readers = [o for o in readers if o != tail[2]]
-                    if any(not any(_inside(o, s) for s in stretch) for o in readers):
+                    if any(not _inside(o, tl.operation) for o in readers):
                         buf = self._buffer(r.type)
                         llvm.store(r, self._slot(buf, i, r.type))
                         self.home[r] = ("spill", buf)
