@@ -130,6 +130,7 @@ class _Interchange:
     # -- legality ------------------------------------------------------------------------------------
     def applies(self) -> bool:
         loop = self.loop
+        _erase_dead_loops(loop)
         if len(self.body.arguments) != 1 or list(loop.results) or self._reads_stack_memory():
             return False
         ops = [op.operation for op in self.body.operations][:-1]
@@ -230,7 +231,7 @@ class _Interchange:
             sa.alloca.erase()
             sa.save.erase()
         loop.erase()
-        for op in ops_named(blocks.operation, lambda n: True):
+        for op in ops_named(self.entry, lambda n: True):  # the hoisted ones included
             if _ORIGINAL in op.attributes:
                 del op.attributes[_ORIGINAL]
 
@@ -400,6 +401,27 @@ class _Interchange:
         fit = arith.MinSIOp(fit, size).result
         floor_log2 = arith.SubIOp(_i64(63), math.CountLeadingZerosOp(fit).result).result
         return arith.ShLIOp(_i64(1), floor_log2).result
+
+
+# ops a dead loop may hold: no effect but their results (loads read memory nothing in the loop writes)
+_NO_EFFECT = _PURE_PREFIXES + ("llvm.load", "llvm.getelementptr", "llvm.insertvalue", "llvm.mlir.undef", "scf.yield",
+                               "scf.for", "scf.if", "llvm.mlir.poison", "llvm.mlir.zero")
+
+
+def _erase_dead_loops(root) -> None:
+    """Erases the loops under `root` whose results nothing reads and whose bodies have no effect (an adjoint's
+    replay of a loop whose value only a skipped store took): canonicalize would, after this pass, but a
+    loop this pass rewrote keeps its state in buffers and is no longer dead."""
+    changed = True
+    while changed:
+        changed = False
+        for op in ops_named(root, {"scf.for"}):
+            if op == root or any(list(r.uses) for r in op.results):
+                continue
+            if all(o.name.startswith(_NO_EFFECT) for o in ops_named(op, lambda n: True) if o != op):
+                op.erase()
+                changed = True
+                break
 
 
 @dataclass(frozen=True)
