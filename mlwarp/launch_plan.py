@@ -81,7 +81,9 @@ class LaunchPlan:
         self.kernel = kernel
         self.struct = struct.Struct(fmt)
         self.slots = slots  # per parameter: (offset, struct.Struct of its fields)
-        self.packers = [self._array_packer(i, p) if isinstance(p, ArrayParam) else self._scalar_packer(i, p)
+        self.packers = [self._array_packer(i, p) if isinstance(p, ArrayParam) else
+                        self._composite_packer(i, p) if wt.is_composite(p) and not wt.is_struct(p) else
+                        self._scalar_packer(i, p)
                         for i, p in enumerate(kernel.params)]
         self.nparams = len(kernel.params)
         # `fields(args, device)`: the struct fields of all arguments. The first launches take the packers one by
@@ -100,11 +102,21 @@ class LaunchPlan:
             return None
         fmt, slots = "@4q", []
         for i, p in enumerate(kernel.params):
-            code = "P" + "q" * (2 * p.ndim) if isinstance(p, ArrayParam) else _scalar_code(p)
+            field = getattr(struct_t, f"p{i}")
+            if isinstance(p, ArrayParam):
+                code = "P" + "q" * (2 * p.ndim)
+            elif wt.is_composite(p) and not wt.is_struct(p):  # its C bytes (vectors, matrices, ...), where ctypes puts them
+                gap = field.offset - struct.calcsize(fmt)
+                if gap < 0:
+                    return None
+                fmt += f"{gap}x" if gap else ""
+                code = f"{field.size}s"
+            else:
+                code = _scalar_code(p)
             if code is None:
                 return None
             offset = struct.calcsize(fmt + code) - struct.calcsize(code)
-            if offset != getattr(struct_t, f"p{i}").offset:
+            if offset != field.offset:
                 return None
             slots.append((offset, struct.Struct("@" + code)))
             fmt += code
@@ -156,6 +168,14 @@ class LaunchPlan:
         else:
             def pack(value, device):
                 return (_args.check_scalar_arg(kernel, name, t, value),)
+        return pack
+
+    def _composite_packer(self, index, t):
+        kernel, name = self.kernel, self.kernel.arg_names[index]
+
+        def pack(value, device):  # a value of the parameter's own type is its bytes; others are converted first
+            return (bytes(value if type(value) is t else _args.check_composite_arg(kernel, name, t, value)),)
+
         return pack
 
     def _first_fields(self, args, device):
@@ -351,8 +371,8 @@ class Launch:
 
     def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:
         if adjoint:
-            raise LaunchError(f"Error launching kernel '{self.kernel.key}': recorded adjoint launches are not "
-                              f"supported")
+            raise LaunchError(f"Error launching kernel '{self.kernel.key}': adjoint parameters belong to an "
+                              f"adjoint launch (adjoint=True)")  # a planned launch is a forward one
         offset, layout = self.plan.slots[index]
         layout.pack_into(self._buffer, offset, *self.plan.packers[index](value, self.device))
         self._args[index] = value

@@ -200,3 +200,29 @@ def test_planned_launch_follows_the_default_device_and_refuses_unknown_names():
     np.testing.assert_array_equal(out.numpy(), np.arange(8, dtype=np.float32) + 20)
     with pytest.raises(LaunchError, match=r"Error launching kernel 'axpby'.*Invalid device identifier: 'gpu7'"):
         wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 2], device="gpu7")
+
+
+@wp.kernel
+def _composite_params(out: wp.array(dtype=wp.vec3), g: wp.vec3, m: wp.mat22, h: wp.float16, s: float):
+    i = wp.tid()
+    out[i] = g * s + wp.vec3(m[0, 1], m[1, 0], float(h)) * float(i)
+
+
+def test_vector_and_matrix_parameters_take_the_planned_launch():
+    assert plan_for(_composite_params) is not None  # their bytes in C layout, at ctypes' offsets
+    out = wp.zeros(3, dtype=wp.vec3)
+    for g in (wp.vec3(1.0, -2.0, 0.5), (1.0, -2.0, 0.5), np.array([1.0, -2.0, 0.5])):  # each launch: all forms
+        for _ in range(4):  # the first launches and the compiled fields function
+            wp.launch(_composite_params, 3, inputs=[out, g, wp.mat22(1.0, 2.0, 3.0, 4.0), 1.5, 2.0])
+            want = np.array([1.0, -2.0, 0.5]) * 2.0 + np.outer(np.arange(3), [2.0, 3.0, 1.5])
+            np.testing.assert_array_equal(out.numpy(), want)
+    cmd = wp.launch(_composite_params, 3, inputs=[out, g, wp.mat22(1.0, 2.0, 3.0, 4.0), 1.5, 2.0], record_cmd=True)
+    cmd.set_param_by_name("g", wp.vec3(0.0, 0.0, 1.0))
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), [0.0, 0.0, 2.0] + np.outer(np.arange(3), [2.0, 3.0, 1.5]))
+    with pytest.raises(wp.LaunchError, match=r"^Error launching kernel '_composite_params', argument 'g' expects "
+                                             r"vec3f \(3 components\), but passed value has 2\.$"):
+        wp.launch(_composite_params, 3, inputs=[out, (1.0, 2.0), wp.mat22(1.0, 2.0, 3.0, 4.0), 1.5, 2.0])
+    with pytest.raises(wp.LaunchError, match=r"^Error launching kernel '_composite_params', argument 'g' expects "
+                                             r"vec3f, but passed value has type str\.$"):
+        cmd.set_param_by_name("g", "abc")
