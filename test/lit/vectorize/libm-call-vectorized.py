@@ -4,8 +4,9 @@
 # A thread loop calling sin and exp is vectorised through libmvec (warp-cpu-vector-math): the library
 # calls vector variants as wide as the host's widest libmvec ISA allows (its undefined symbols name them).
 # Which variant is LLVM's choice: on an AVX-512 host its tuning may keep 256-bit loops (_ZGVdN8v_sinf) or
-# go to 512 (_ZGVeN16v_sinf), so the checks read widths, not one ISA's names. A loop that LLVM does not
-# vectorise (each sin depends on the last) keeps the scalar call only.
+# go to 512 (_ZGVeN16v_sinf), so the checks read widths, not one ISA's names. A kernel's own loop of
+# thread-invariant bounds (each sin depends on the last) vectorises across threads too
+# (warp-cpu-interchange-loops); one whose trip count is read per thread keeps the scalar call only.
 import os
 import re
 import subprocess
@@ -32,6 +33,15 @@ def iterate(x: wp.array(dtype=float), n: int):
     i = wp.tid()
     s = x[i]
     for _ in range(n):
+        s = wp.sin(s)
+    x[i] = s
+
+
+@wp.kernel(enable_backward=False)
+def iterate_per_thread(x: wp.array(dtype=float), counts: wp.array(dtype=int)):
+    i = wp.tid()
+    s = x[i]
+    for _ in range(counts[i]):
         s = wp.sin(s)
     x[i] = s
 
@@ -67,7 +77,10 @@ ref = np.sin(x.numpy().astype(np.float64)) * np.exp(x.numpy().astype(np.float64)
 print("close:", np.allclose(y.numpy(), ref, rtol=1e-6, atol=1e-7))
 
 wp.launch(iterate, 64, inputs=[x, 3])
-print("iterate:", undefined(iterate))
+for scalar, widest in widest_vectors(undefined(iterate)).items():
+    print(f"iterate vector {scalar}: {widest}")
+wp.launch(iterate_per_thread, 64, inputs=[x, wp.full(64, 3, dtype=int)])
+print("iterate_per_thread:", undefined(iterate_per_thread))
 
 # CHECK: wave scalar: [{{.*}}'expf', {{.*}}'sinf']
 # LIBMVEC128: wave vector expf: 128-bit{{$}}
@@ -77,4 +90,7 @@ print("iterate:", undefined(iterate))
 # LIBMVEC512: wave vector expf: {{(256|512)-bit$}}
 # LIBMVEC512: wave vector sinf: {{(256|512)-bit$}}
 # CHECK: close: True
-# CHECK: iterate: ['sinf']
+# LIBMVEC128: iterate vector sinf: 128-bit{{$}}
+# LIBMVEC256: iterate vector sinf: 256-bit{{$}}
+# LIBMVEC512: iterate vector sinf: {{(256|512)-bit$}}
+# CHECK: iterate_per_thread: ['sinf']

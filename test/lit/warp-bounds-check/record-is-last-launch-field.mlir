@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @k_cpu(
 // CHECK: llvm.getelementptr %arg0[0, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(array<4 x i64>, struct<(ptr, array<1 x i64>, array<1 x i64>)>, struct<(ptr, array<1 x i64>, array<1 x i64>)>)>
 // CHECK: llvm.atomicrmw add
-// CHECK-NOT: warp.
+// CHECK-NOT: "warp.
 
 func.func @k(%a: !warp.array<f32, 1>) attributes {warp.kernel} {
   %t = "warp.tid"() : () -> i32 loc("user.py":3:9)
