@@ -220,3 +220,54 @@ def test_consecutive_loops_the_second_starting_from_the_first():
         v = v + np.stack([np.zeros(300), w, np.zeros(300)], axis=1) * 0.01
     np.testing.assert_allclose(y.numpy(), v, rtol=1e-5, atol=1e-6)
     assert interchanged(two_loops)
+
+
+@wp.kernel(enable_backward=False)
+def springs(x: wp.array(dtype=wp.vec3), a: wp.array(dtype=int), b: wp.array(dtype=int), rest: wp.array(dtype=float),
+            f: wp.array(dtype=wp.vec3)):
+    s = wp.tid()
+    i = a[s]
+    j = b[s]
+    d = x[j] - x[i]
+    length = wp.length(d)
+    fs = (length - rest[s]) / length * d
+    wp.atomic_add(f, i, fs)
+    wp.atomic_sub(f, j, fs)
+
+
+@pytest.mark.parametrize("threads", [1, 0])  # one thread (the serial copy) and the automatic count
+def test_a_scatter_runs_after_the_gathers_and_arithmetic_of_its_block(threads, monkeypatch):
+    monkeypatch.setattr(wp.config, "cpu_threads", threads)
+    rng = np.random.default_rng(6)
+    n, m = 500, 9000
+    x0 = rng.uniform(0.0, 1.0, (n, 3)).astype(np.float32)
+    a0 = rng.integers(0, n, m)
+    b0 = (a0 + rng.integers(1, n, m)) % n
+    r0 = rng.uniform(0.1, 0.5, m).astype(np.float32)
+    f = wp.zeros(n, dtype=wp.vec3)
+    wp.launch(springs, m, inputs=[wp.array(x0, dtype=wp.vec3), wp.array(a0, dtype=int), wp.array(b0, dtype=int),
+                                  wp.array(r0), f])
+    x64 = x0.astype(np.float64)
+    d = x64[b0] - x64[a0]
+    length = np.linalg.norm(d, axis=1)
+    fs = ((length - r0) / length)[:, None] * d
+    want = np.zeros((n, 3))
+    np.add.at(want, a0, fs)
+    np.add.at(want, b0, -fs)
+    np.testing.assert_allclose(f.numpy(), want, rtol=1e-4, atol=1e-4)
+    assert interchanged(springs)
+
+
+@wp.kernel(enable_backward=False)
+def reads_what_it_scatters(f: wp.array(dtype=float), a: wp.array(dtype=int)):
+    s = wp.tid()
+    v = f[s] * 0.5
+    wp.atomic_add(f, a[s], v)
+
+
+def test_a_scatter_into_an_array_read_before_it_is_left_alone():
+    f = wp.array(np.arange(8, dtype=np.float32))
+    wp.launch(reads_what_it_scatters, 4, inputs=[f, wp.array([7, 6, 5, 4], dtype=int)], )
+    # threads 0..3 read f[0..3] (never written) and add half of it into f[7..4]
+    np.testing.assert_array_equal(f.numpy(), [0, 1, 2, 3, 4 + 1.5, 5 + 1.0, 6 + 0.5, 7 + 0.0])
+    assert not interchanged(reads_what_it_scatters)

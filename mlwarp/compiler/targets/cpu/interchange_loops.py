@@ -20,6 +20,11 @@ made at the thread loop's top level (an adjoint's loop tape) becomes one allocat
 threads' arrays interleaved (element j of thread t at j * block + t), so accesses to it are consecutive
 across threads too.
 
+A body that scatters (atomics at per-thread addresses: a mass-spring's forces) is cut the same way before
+its first such atomic, when what precedes reads no array the rest writes: the gathers and arithmetic run
+for the block first, vectorised, then the atomics (uncut, their possible conflicts keep LLVM from
+vectorising any of the body).
+
 Each thread computes what it did before, in the same order; only the order between threads changes (a
 race between threads can resolve differently, as it can on Warp's GPU). Blocks start at the thread loop's
 start (a multiple of the runtime's CHUNK_ALIGN, or a row start) and their size is a power of two that
@@ -126,6 +131,7 @@ class _Interchange:
         for op in ops_named(thread_loop, lambda n: True):  # a mark, not a set: moved ops get new Python objects
             op.attributes[_ORIGINAL] = ir.UnitAttr.get()
         self.uniform = set()
+        self.split = None
 
     # -- legality ------------------------------------------------------------------------------------
     def applies(self) -> bool:
@@ -147,9 +153,56 @@ class _Interchange:
         self.top = [o for o in ops if o not in handled]
         if not all(self._is_uniform_chain(sa.alloca.operands[0], self.body) for sa in self.stack_arrays):
             return False
-        if not any(self._is_uniform_loop(o) for o in self.top):
+        self.split = self._scatter_split()
+        if self.split is None and not any(self._is_uniform_loop(o) for o in self.top):
             return False
         return all(_storable(v.type) for o in ops_named(loop, lambda n: True) if o != loop for v in o.results)
+
+    def _scatter_split(self):
+        """Where to cut a body that scatters (atomics at addresses that differ per thread: a mass-spring's
+        `wp.atomic_add(f, i, force)`): before the first top-level op holding such an atomic, when the ops before
+        it read no array that the ops from it on write. Cut there, the computation before runs for the whole
+        block first (vectorised: gathers, arithmetic) and the scatter after it; uncut, the scatter's possible
+        conflicts keep LLVM from vectorising any of the body. The addresses the scatter writes are computed
+        after the cut (a pointer kept in a buffer would hide the array from warp-cpu-privatize-scatter).
+        None: no cut."""
+        varies = {}
+        for k, op in enumerate(self.top):
+            if any(self._varies(a.operands[0], varies) for a in ops_named(op, {"llvm.atomicrmw"})):
+                break
+        else:
+            return None
+        before, after = self.top[:k], self.top[k:]
+        for op in reversed(list(before)):  # pure ops only the scatter reads move after the cut
+            if op.name.startswith(_PURE_PREFIXES + ("llvm.getelementptr",)) and not op.regions and \
+                    all(any(_inside(u.owner.operation, a) for a in after) for r in op.results for u in r.uses):
+                before.remove(op)
+                after.insert(0, op)
+        if not ops_named_all(before, {"llvm.load"}):
+            return None  # nothing gathered before the scatter: nothing to gain
+        written = {_root(o.operands[0] if o.name == "llvm.atomicrmw" else o.operands[1])
+                   for o in ops_named_all(after, {"llvm.store", "llvm.atomicrmw"})}
+        read = {_root(o.operands[0]) for o in ops_named_all(before, {"llvm.load"})}
+        if None in written or None in read or written & read or \
+                ops_named_all(before, {"llvm.store", "llvm.atomicrmw"}):
+            return None
+        self.top = before + after
+        return after[0]
+
+    def _varies(self, value, memo) -> bool:
+        """Whether `value` can differ between the threads (it depends on the thread index)."""
+        known = memo.get(value)
+        if known is not None:
+            return known
+        if value == self.tid:
+            result = True
+        elif _ORIGINAL not in self._def_op(value).attributes:
+            result = False
+        else:
+            op = _op_of(value)
+            result = op is None or bool(op.regions) or any(self._varies(v, memo) for v in op.operands)
+        memo[value] = result
+        return result
 
     def _reads_stack_memory(self) -> bool:
         """Whether the thread loop uses memory allocated outside it on the stack (a wp.zeros array: allocated
@@ -241,6 +294,9 @@ class _Interchange:
         to store per thread at the end (a loop body's yielded values into its state)."""
         stretch = []
         for op in ops:
+            if self.split is not None and op == self.split:  # the scatter after the rest (_scatter_split)
+                self._per_thread(stretch)
+                stretch = []
             if self._is_uniform_loop(op):
                 for v in list(op.operands)[:3]:
                     self._hoist(v, stretch)
@@ -401,6 +457,24 @@ class _Interchange:
         fit = arith.MinSIOp(fit, size).result
         floor_log2 = arith.SubIOp(_i64(63), math.CountLeadingZerosOp(fit).result).result
         return arith.ShLIOp(_i64(1), floor_log2).result
+
+
+def ops_named_all(ops, names) -> list:
+    return [found for op in ops for found in ops_named(op, names)]
+
+
+def _root(pointer):
+    """The array descriptor an address points into (its data pointer's GEP chain), None when not one."""
+    while True:
+        op = _op_of(pointer)
+        if op is None:
+            return None
+        if op.name == "llvm.getelementptr":
+            pointer = op.operands[0]
+            continue
+        if op.name == "llvm.extractvalue" and list(ir.DenseI64ArrayAttr(op.attributes["position"])) == [0]:
+            return op.operands[0]
+        return None
 
 
 # ops a dead loop may hold: no effect but their results (loads read memory nothing in the loop writes)
