@@ -126,6 +126,16 @@ def pass_class(name: str) -> type | None:
     return getattr(importlib.import_module(module), cls_name)
 
 
+def is_inside(op: ir.Operation, root: ir.Operation) -> bool:
+    """Whether `op` is `root` or nested in one of its regions."""
+    while op is not None:
+        if op == root:
+            return True
+        parent = op.parent
+        op = parent if parent is not None and parent.name != "builtin.module" else None
+    return False
+
+
 def ops_named(root: ir.Operation, names) -> list:
     """All ops under `root` whose name is in `names` (a set or a predicate), in pre-order."""
     found = []

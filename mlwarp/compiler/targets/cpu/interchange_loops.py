@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, llvm, math, scf
 
-from ...passes.registry import Pass, ops_named
+from ...passes.registry import Pass, is_inside, ops_named
 from .cpu_entry import THREAD_LOOP_ATTR
 
 BLOCK = 256  # threads per block; divides runtime/cpu.py's CHUNK_ALIGN (1024)
@@ -54,15 +54,6 @@ _DYNAMIC_INDEX = -2147483648  # llvm.getelementptr's marker for a dynamic index
 _PURE_PREFIXES = ("arith.", "math.", "llvm.extractvalue", "llvm.mlir.constant")
 _STACK_OPS = {"llvm.alloca", "llvm.intr.stacksave", "llvm.intr.stackrestore"}
 _ORIGINAL = "warp.interchange.original"  # on the thread loop's ops while the pass runs
-
-
-def _inside(op: ir.Operation, root: ir.Operation) -> bool:
-    while op is not None:
-        if op == root:
-            return True
-        parent = op.parent
-        op = parent if parent is not None and parent.name != "builtin.module" else None
-    return False
 
 
 def _op_of(value: ir.Value):
@@ -175,7 +166,7 @@ class _Interchange:
         before, after = self.top[:k], self.top[k:]
         for op in reversed(list(before)):  # pure ops only the scatter reads move after the cut
             if op.name.startswith(_PURE_PREFIXES + ("llvm.getelementptr",)) and not op.regions and \
-                    all(any(_inside(u.owner.operation, a) for a in after) for r in op.results for u in r.uses):
+                    all(any(is_inside(u.owner.operation, a) for a in after) for r in op.results for u in r.uses):
                 before.remove(op)
                 after.insert(0, op)
         if not ops_named_all(before, {"llvm.load"}):
@@ -211,7 +202,7 @@ class _Interchange:
 
         def visit(op, n, v):
             owner = _op_of(v)
-            if owner is not None and owner.name == "llvm.alloca" and not _inside(owner, self.loop):
+            if owner is not None and owner.name == "llvm.alloca" and not is_inside(owner, self.loop):
                 found.append(v)
 
         _walk_operands([self.loop], visit)
@@ -276,7 +267,7 @@ class _Interchange:
                 if saved is not None:
                     llvm.intr_stackrestore(saved)
                 scf.YieldOp([])
-        outermost = [op for op in self.dead if not any(o != op and _inside(op, o) for o in self.dead)]
+        outermost = [op for op in self.dead if not any(o != op and is_inside(op, o) for o in self.dead)]
         for op in reversed(outermost):  # an inner one goes with its outer one; a later one may use an earlier one
             op.erase()
         for sa in self.stack_arrays:
@@ -405,7 +396,7 @@ class _Interchange:
                     readers = [u.owner.operation for u in r.uses]
                     if tail:  # the yield goes: the tail stores its values
                         readers = [o for o in readers if o != tail[2]]
-                    if any(not _inside(o, tl.operation) for o in readers):
+                    if any(not is_inside(o, tl.operation) for o in readers):
                         buf = self._buffer(r.type)
                         llvm.store(r, self._slot(buf, i, r.type))
                         self.home[r] = ("spill", buf)

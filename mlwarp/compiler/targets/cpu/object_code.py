@@ -66,6 +66,9 @@ def _libraries():
     for (lib, name), (res, args) in sigs.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
+    api = _c.pythonapi  # the MlirOperation inside a bindings object's capsule (_operation_pointer)
+    api.PyCapsule_GetName.restype, api.PyCapsule_GetName.argtypes = _c.c_char_p, [_c.py_object]
+    api.PyCapsule_GetPointer.restype, api.PyCapsule_GetPointer.argtypes = _P, [_c.py_object, _c.c_char_p]
     for part in ("TargetInfo", "Target", "TargetMC", "AsmPrinter"):
         getattr(llvm, f"LLVMInitializeX86{part}")()
     return capi, llvm
@@ -111,8 +114,6 @@ def _target_machine():
 def _operation_pointer(module: ir.Module) -> int:
     capsule = module.operation._CAPIPtr
     api = _c.pythonapi
-    api.PyCapsule_GetName.restype, api.PyCapsule_GetName.argtypes = _c.c_char_p, [_c.py_object]
-    api.PyCapsule_GetPointer.restype, api.PyCapsule_GetPointer.argtypes = _P, [_c.py_object, _c.c_char_p]
     return api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
-from ...passes.registry import Pass, ops_named
+from ...passes.registry import Pass, is_inside, ops_named
 from .cpu_entry import cpu_entries
 
 _KINDS = {"fadd": ("f32", "f64"), "add": ("i32", "i64")}
@@ -45,23 +45,14 @@ def _thread_loops(entry) -> list:
     return loops
 
 
-def _inside(op, loop) -> bool:
-    while op is not None:
-        if op == loop:
-            return True
-        parent = op.parent
-        op = parent if parent is not None and parent.name != "builtin.module" else None
-    return False
-
-
 def _invariant_chain(value, loop, chain: list) -> bool:
     """True when `value` is the same in every iteration of `loop`; `chain` collects the ops inside the
     loop that compute it (operands first), to clone after the loop."""
     owner = value.owner
     if isinstance(owner, ir.Block):
-        return not _inside(owner.owner, loop)
+        return not is_inside(owner.owner, loop)
     op = owner.operation if hasattr(owner, "operation") else owner
-    if not _inside(op, loop):
+    if not is_inside(op, loop):
         return True
     if not op.name.startswith(_PURE_PREFIXES) or op.regions and len(op.regions):
         return False
