@@ -18,6 +18,7 @@ import hashlib
 import inspect
 
 from . import types as wt
+from .core.stamps import per_text
 from .source import function_source, per_code
 
 _MISSING = object()
@@ -28,13 +29,6 @@ def _source(func) -> str:
         return function_source(func).text
     except (OSError, TypeError, SyntaxError):
         return func.__code__.co_code.hex()
-
-
-def _tree(func):
-    try:
-        return function_source(func).tree
-    except (OSError, TypeError, SyntaxError):
-        return None
 
 
 def _scopes(func):
@@ -133,8 +127,11 @@ def _cached_paths(func) -> list:
 
 
 def _paths_of(func) -> list:
-    tree = _tree(func)
-    return _paths(tree) if tree is not None else []
+    try:
+        src = function_source(func)
+    except (OSError, TypeError, SyntaxError):
+        return []
+    return per_text("captured-paths", src.text, lambda: _paths(src.tree))  # a warm start parses nothing
 
 
 def _resolve(func, path):

@@ -14,10 +14,13 @@ Stdlib only: a warm start must not load the compiler.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import linecache
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from .stamps import per_text
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,12 @@ class FunctionSource:
     filename: str
     first_line: int  # file line of the text's first line (a decorator or the `def`)
     text: str  # dedented
-    tree: ast.Module
+    parsed: ast.Module | None = field(default=None, compare=False, repr=False)
+
+    @functools.cached_property
+    def tree(self) -> ast.Module:
+        """The text's syntax tree, parsed when first asked for: a warm start only hashes the text."""
+        return self.parsed if self.parsed is not None else ast.parse(self.text)
 
 
 _by_code: dict = {}
@@ -66,13 +74,19 @@ def _read_fast(func, code) -> FunctionSource | None:
         if line and not line.startswith("#"):
             last = end  # trailing blank and comment lines stay out, as inspect leaves them
     text = textwrap.dedent("".join(lines[first - 1:last]))
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    parsed = []
+
+    def defines():
+        try:
+            parsed.append(ast.parse(text))
+        except SyntaxError:
+            return False
+        return _defines(parsed[0], func)
+
+    # the same text was found to define a function of this name before: no parse until the tree is needed
+    if not per_text("definitions", f"{func.__name__}\n{text}", defines):
         return None
-    if not _defines(tree, func):
-        return None
-    return FunctionSource(code.co_filename, first, text, tree)
+    return FunctionSource(code.co_filename, first, text, parsed[0] if parsed else None)
 
 
 def _defines(tree, func) -> bool:

@@ -11,19 +11,24 @@ per user, trusted only while the folders it lists keep their mtimes:
 - a folder that changed less than RACY_NS before the walk (timestamps have a granularity) is not
   trusted: the memo is written only when every folder is older than that (git's "racily clean" rule).
 
+The same file memoises facts about a kernel's source text under the text's digest (`per_text`): that
+it defines the function, and the names it captures, which a warm start would otherwise parse it for.
+
 Stdlib only, and no part of the key depends on the memo: with it or without it, the same files give the
 same stamps (`MLWARP_NO_STAMP_MEMO=1` turns it off).
 """
 
 from __future__ import annotations
 
+import hashlib
 import marshal
+import operator
 import os
 import sys
 import time
 
 RACY_NS = 2_000_000_000  # a folder modified this recently may change again within its mtime's granularity
-MEMO_VERSION = 6
+MEMO_VERSION = 7
 
 
 def memo_dir() -> str:
@@ -84,6 +89,9 @@ def _mtime(path: str) -> int | None:
         return None  # missing: it must still be missing for the memo to hold
 
 
+_size_and_mtime = operator.attrgetter("st_size", "st_mtime_ns")
+
+
 def _folders_unchanged(folders) -> bool:
     return all(_mtime(path) == mtime for path, mtime in folders)
 
@@ -105,17 +113,12 @@ def source_stamps(roots) -> list:
         trusted = False
     if trusted:
         try:
-            stat, same = os.stat, True
-            now = []
-            for label, path, size, mtime in memo["files"]:
-                if type(path) is not str or type(label) is not str:
-                    raise TypeError("a memo of another shape")
-                st = stat(path)
-                now.append((label, path, st.st_size, st.st_mtime_ns))
-                same = same and st.st_size == size and st.st_mtime_ns == mtime
-            if same and len(memo["stamps"]) == len(now):
+            # one stat per file, the loop in C (map): a warm start's whole cost here
+            now = list(map(_size_and_mtime, map(os.stat, memo["paths"])))
+            if now == memo["stats"] and len(memo["stamps"]) == len(now):
                 return memo["stamps"]  # every file as the memo has it: its stamps, already made
-            memo["files"], memo["stamps"] = now, sorted(f"{label}:{size}:{mtime}" for label, _, size, mtime in now)
+            memo["stats"] = now
+            memo["stamps"] = sorted(f"{label}:{size}:{mtime}" for label, (size, mtime) in zip(memo["labels"], now))
             _save()
             return memo["stamps"]
         except (OSError, KeyError, TypeError, ValueError):  # a file went away without its folder's mtime
@@ -123,7 +126,8 @@ def source_stamps(roots) -> list:
     started = time.time_ns()
     stamps, files, folders = _walk(roots)
     if _trustworthy(folders, started):
-        _memo["sources"] = {"roots": key, "folders": folders, "files": files, "stamps": stamps}
+        _memo["sources"] = {"roots": key, "folders": folders, "stamps": stamps, "paths": [f[1] for f in files],
+                            "labels": [f[0] for f in files], "stats": [(f[2], f[3]) for f in files]}
         _save()
     return stamps
 
@@ -207,3 +211,25 @@ def dist_info_folders(normalize) -> dict:
                               if entry in memo}
         _save()
     return found
+
+
+# -- facts about a text --------------------------------------------------------------------------------
+TEXTS_KEPT = 512  # per section; a marshal'ed entry is a digest and a short value
+
+
+def per_text(section: str, text: str, make):
+    """`make()` (a value marshal can write), memoised under the text's digest: what a warm start would
+    otherwise parse a kernel's source for (its definition checked, the names it captures)."""
+    memo = _load(section)
+    key = hashlib.sha1(text.encode()).digest()
+    known = memo.get(key, _UNKNOWN)
+    if known is not _UNKNOWN:
+        return known
+    value = memo[key] = make()
+    while len(memo) > TEXTS_KEPT:
+        del memo[next(iter(memo))]
+    _save()
+    return value
+
+
+_UNKNOWN = object()

@@ -234,3 +234,61 @@ def test_memos_of_other_format_versions_are_removed_when_one_is_written(tmp_path
     stamps.source_stamps(_tree(tmp_path / "src"))
     assert sorted(os.listdir(tmp_path / "memo")) == sorted([f"v{stamps.MEMO_VERSION}-{py}.marshal",
                                                             "v1-py2.7.marshal", "notes.txt"])
+
+
+def test_per_text_computes_once_per_text_across_processes(memo):
+    calls = []
+
+    def make(value):
+        def run():
+            calls.append(value)
+            return value
+        return run
+
+    assert stamps.per_text("facts", "def f(): pass\n", make(["a"])) == ["a"]
+    memo()  # a new process reads the memo file
+    assert stamps.per_text("facts", "def f(): pass\n", make(["b"])) == ["a"]  # not computed again
+    assert stamps.per_text("facts", "def f(): return 1\n", make(["c"])) == ["c"]  # another text: computed
+    assert stamps.per_text("other", "def f(): pass\n", make(["d"])) == ["d"]  # sections are separate
+    assert calls == [["a"], ["c"], ["d"]]
+
+
+def test_per_text_keeps_the_newest_texts(memo, monkeypatch):
+    monkeypatch.setattr(stamps, "TEXTS_KEPT", 3)
+    for i in range(5):
+        stamps.per_text("facts", f"text {i}", lambda i=i: i)
+    assert stamps.per_text("facts", "text 0", lambda: "again") == "again"  # forgotten: computed again
+    assert stamps.per_text("facts", "text 4", lambda: "again") == 4
+
+
+def test_a_memoised_definition_is_parsed_only_when_its_tree_is_needed(memo, tmp_path, monkeypatch):
+    import ast
+    import importlib
+
+    from mlwarp.core import source
+
+    (tmp_path / "memo_defs.py").write_text("def scaled(x):\n    return 2.0 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    func = importlib.import_module("memo_defs").scaled
+    first = source._read_fast(func, func.__code__)
+    assert first.parsed is not None  # checked by parsing, and remembered
+    memo()  # a new process
+    again = source._read_fast(func, func.__code__)
+    assert again.parsed is None and again.text == first.text  # the memo says it defines `scaled`: no parse
+    assert ast.dump(again.tree) == ast.dump(first.tree)  # parsed when asked for
+    assert again.tree.body[0].name == "scaled"
+
+
+def test_a_text_that_is_not_the_definition_is_remembered_as_such(memo, tmp_path, monkeypatch):
+    import importlib
+
+    from mlwarp.core import source
+
+    (tmp_path / "memo_edited.py").write_text("def scaled(x):\n    return 2.0 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    func = importlib.import_module("memo_edited").scaled
+    (tmp_path / "memo_edited.py").write_text("def renamed(x):\n    return 3.0 * x\n")  # edited after import
+    os.utime(tmp_path / "memo_edited.py", ns=(OLD_NS, OLD_NS))
+    for _ in range(2):  # checked, then from the memo: still not the definition
+        assert source._read_fast(func, func.__code__) is None
+        memo()

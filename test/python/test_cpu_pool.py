@@ -364,3 +364,17 @@ def test_a_faster_pool_still_measures_the_serial_copy_now_and_then(monkeypatch):
         np.testing.assert_array_equal(total.numpy().sum(), np.float32(16 * n + 1))
     finally:
         config.cpu_threads = saved
+
+
+def test_cpu_flags_are_the_first_cpus_flags_line():
+    """The kernel cache key's host part (and warp-cpu-vector-math's ISA choice) reads these."""
+    import os
+
+    from mlwarp.runtime.cpu import cpu_flags
+
+    if not os.path.exists("/proc/cpuinfo"):
+        assert cpu_flags() == ()
+        return
+    with open("/proc/cpuinfo") as f:
+        line = next((line for line in f if line.startswith("flags")), None)
+    assert cpu_flags() == (tuple(line.split(":", 1)[1].split()) if line else ())
