@@ -331,15 +331,17 @@ _IDENTITY = {"f32": -0.0, "f64": -0.0, "i32": 0, "i64": 0}  # -0.0 + x is x for 
 
 class _Private:
     """A parallel launch of `<entry>_private`: range r of the pool's ranges of chunks (one per thread) runs with
-    its own copy of the launch struct, in which each array the entry only sums into points to range r's private
-    copy of it (held at the identity, -0.0 or 0); a range's chunks run one at a time, in order; then each array
-    gets `array + copy 0 + copy 1 + ...`, elementwise in that order (the pool's mlwarp_reduce_<type>, which puts
-    the copies back to the identity).
+    its own copy of the launch struct; range 0 sums into the arrays themselves, and in range r > 0's struct each
+    array the entry only sums into points to range r's private copy of it (held at the identity, -0.0 or 0); a
+    range's chunks run one at a time, in order; then each array gets `array + copy 1 + copy 2 + ...`,
+    elementwise in that order (the pool's mlwarp_reduce_<type>, which puts the copies back to the identity).
+    Range 0 needs no copy: on 2 threads the reduction reads and writes half the memory it would otherwise.
 
     Integer sums are exact (as the atomics'). Float sums are rounded in another order than on one thread
-    (thread order) or with atomics (any order): each copy sums its range's contributions in thread order, and
-    the copies are added in range order, so a launch gives the same bits every time for one thread count,
-    and results within rounding of the serial order across thread counts."""
+    (thread order) or with atomics (any order): range 0 adds its contributions to the array in thread order
+    (as one thread would), each copy sums its range's in thread order, and the copies are added in range order,
+    so a launch gives the same bits every time for one thread count, and results within rounding of the
+    serial order across thread counts."""
 
     def __init__(self, kernel, fn, table):
         self.kernel, self.fn = kernel, fn
@@ -415,6 +417,8 @@ class _Private:
             if any(lo < high and low < hi for j, (lo, hi) in enumerate(spans) if j != i):
                 return None  # an array summed into privately overlaps another parameter's
         ranges = pool.size
+        if ranges < 2:
+            return None
         np = _numpy()
         stride = -(-self.size // 64) * 64  # each range's struct on its own cache lines
         buffer = (ctypes.c_char * (stride * ranges))()
@@ -424,14 +428,16 @@ class _Private:
             copy = self.copies.get(key)
             if copy is None:
                 dtype = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}[name]
-                copy = self.copies[key] = np.full((ranges, elements), _IDENTITY[name], dtype=dtype)
+                copy = self.copies[key] = np.full((ranges - 1, elements), _IDENTITY[name], dtype=dtype)
             reductions.append(pool.reduction(name, data, copy))
         for r in range(ranges):
             base = r * stride
             buffer[base:base + self.size] = raw
+            if r == 0:
+                continue  # range 0 sums into the arrays themselves
             for (param, offset, _, elements, name) in private:
                 copy = self.copies[(param, ranges, elements, name)]
-                struct.pack_into("@P", buffer, base + offset, copy.ctypes.data + r * copy.strides[0])
+                struct.pack_into("@P", buffer, base + offset, copy.ctypes.data + (r - 1) * copy.strides[0])
         return buffer, stride, reductions
 
 

@@ -283,3 +283,32 @@ def test_recorded_launch_replays_with_private_copies(native, monkeypatch):
         cmd.launch()
     np.testing.assert_allclose(f.numpy(), 3 * _reference_forces(x, a, b, 1.5), rtol=1e-5, atol=1e-5)
     assert len(runs) == 3 and all(r is not False for r in runs)
+
+
+@wp.kernel
+def add_float32(x: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    wp.atomic_add(out, i % 7, x[i])
+
+
+def test_two_threads_sum_range_0_into_the_array_and_range_1_into_a_copy(native, monkeypatch):
+    """The documented order on 2 threads: the array gets range 0's contributions in thread order, then
+    range 1's sum (itself in thread order, from -0.0): float32 bits computed here with numpy's in-order adds."""
+    runs = _private_runs(monkeypatch)
+    config.cpu_threads = 2
+    n = 50_000
+    x = np.random.default_rng(11).standard_normal(n).astype(np.float32)
+    start = np.random.default_rng(12).standard_normal(7).astype(np.float32)
+    out = wp.array(start)
+    wp.launch(add_float32, n, inputs=[wp.array(x), out])
+    chunk = cpu.chunk_size(n, 2)
+    chunks = -(-n // chunk)
+    split = min(chunks // 2 * chunk, n)  # range 1 = chunks [chunks // 2, chunks)
+    idx = np.arange(n) % 7
+    want = start.copy()
+    np.add.at(want, idx[:split], x[:split])  # float32, one element at a time, in index order
+    copy = np.full(7, -0.0, np.float32)
+    np.add.at(copy, idx[split:], x[split:])
+    want = want + copy
+    assert runs and runs[0] is not False
+    np.testing.assert_array_equal(out.numpy().view(np.int32), want.view(np.int32))

@@ -4,13 +4,21 @@
 // conflicts keep LLVM from vectorising the thread loop, the gathers and arithmetic before it included.
 // The body is cut before the first such atomic: per block of 256 threads, the gathers (x[i], x[j]) and the
 // force for every thread first, into per-thread buffers (vectorisable), then the atomics, whose addresses
-// (&f[i]) are computed after the cut.
+// (&f[i]) are computed after the cut. A vec3 force goes to a buffer per lane (768 = 3 x 256 floats, lane k
+// of thread slot t at k * 256 + t), so the vectorised loop stores each lane with one vector store.
 // CHECK-LABEL: func.func @springs_cpu(
+// CHECK: llvm.alloca %c768_i64 x f32 {alignment = 64 : i64}
 // CHECK: scf.for %[[B:.+]] = %arg1 to %arg2 step %c256_i64
-// CHECK: scf.for %{{.+}} = %[[B]] to
+// CHECK: scf.for %[[T:.+]] = %[[B]] to
 // CHECK-NOT: llvm.atomicrmw
 // CHECK: math.sqrt
-// CHECK: llvm.store %{{.+}} : vector<3xf32>, !llvm.ptr
+// CHECK: %[[SLOT:.+]] = arith.subi %[[T]], %[[B]] : i64
+// CHECK: %[[X:.+]] = llvm.extractelement %[[FORCE:.+]][%c0_i64 : i64] : vector<3xf32>
+// CHECK: %[[P0:.+]] = llvm.getelementptr %{{.+}}[%[[SLOT]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK: llvm.store %[[X]], %[[P0]] : f32, !llvm.ptr
+// CHECK: llvm.extractelement %[[FORCE]][%c1_i64 : i64] : vector<3xf32>
+// CHECK: arith.addi %[[SLOT]], %c256_i64 : i64
+// CHECK-NOT: : vector<3xf32>, !llvm.ptr
 // CHECK: scf.for %{{.+}} = %[[B]] to
 // CHECK: %[[F:.+]] = llvm.getelementptr inbounds %{{.+}} : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: llvm.atomicrmw fadd %[[F]]

@@ -15,7 +15,8 @@ threads:
     for each thread i of the block: S1(i, state[i])
 
 recursively for loops inside such loops. Values one stretch makes and another reads are kept per thread
-in stack buffers (one entry per thread of the block), as is each loop's carried state. A warp.stack_array
+in stack buffers (one entry per thread of the block; a vector's, one per lane), as is each loop's carried
+state. A warp.stack_array
 made at the thread loop's top level (an adjoint's loop tape) becomes one allocation for the block, the
 threads' arrays interleaved (element j of thread t at j * block + t), so accesses to it are consecutive
 across threads too.
@@ -312,12 +313,38 @@ class _Interchange:
         self.uniform.update(op.results)
 
     def _buffer(self, t):
+        """A value's slots for the block's threads; a vector's as one array per lane (its lanes' slots consecutive
+        across threads, so the vectorised thread loop reads and writes them with plain vector loads and stores:
+        one array of vectors is a stride-16 scatter for a vec3)."""
         with self.buffer_ip, self.loop.location:
+            if isinstance(t, ir.VectorType) and t.rank == 1 and not t.scalable:
+                lanes = t.shape[0]
+                count = arith.MulIOp(self.most, _i64(lanes)).result
+                return _Lanes(llvm.alloca(self.ptr, count, t.element_type, alignment=64), lanes, t.element_type)
             return llvm.alloca(self.ptr, self.most, t, alignment=64)
 
-    def _slot(self, buf, i, t):
+    def _slot(self, buf, i, t, lane: int = 0):
         offset = arith.SubIOp(i, self.start).result
+        if lane:
+            offset = arith.AddIOp(offset, arith.MulIOp(self.most, _i64(lane)).result).result
         return llvm.getelementptr(self.ptr, buf, [offset], [_DYNAMIC_INDEX], t, no_wrap_flags=0)
+
+    def _store(self, value, buf, i) -> None:
+        if isinstance(buf, _Lanes):
+            for lane in range(buf.lanes):
+                element = llvm.extractelement(value, _i64(lane))
+                llvm.store(element, self._slot(buf.ptr, i, buf.element_type, lane))
+        else:
+            llvm.store(value, self._slot(buf, i, value.type))
+
+    def _load(self, t, buf, i) -> ir.Value:
+        if isinstance(buf, _Lanes):
+            vector = llvm.mlir_undef(t)
+            for lane in range(buf.lanes):
+                element = llvm.load(buf.element_type, self._slot(buf.ptr, i, buf.element_type, lane))
+                vector = llvm.insertelement(vector, element, _i64(lane))
+            return vector
+        return llvm.load(t, self._slot(buf, i, t))
 
     def _thread_loop(self):
         tl = scf.ForOp(self.start, self.stop, _i64(1))
@@ -353,7 +380,7 @@ class _Interchange:
                     desc = llvm.insertvalue(desc, where.alloca.operands[0], [1, 0])
                     mapping[v] = llvm.insertvalue(desc, where.block_stride, [2, 0])
             else:
-                mapping[v] = llvm.load(v.type, self._slot(where, i, v.type))
+                mapping[v] = self._load(v.type, where, i)
 
     @staticmethod
     def _remap(ops, mapping) -> None:
@@ -398,12 +425,12 @@ class _Interchange:
                         readers = [o for o in readers if o != tail[2]]
                     if any(not is_inside(o, tl.operation) for o in readers):
                         buf = self._buffer(r.type)
-                        llvm.store(r, self._slot(buf, i, r.type))
+                        self._store(r, buf, i)
                         self.home[r] = ("spill", buf)
             if tail:
                 for v, buf in zip(tail[0], tail[1]):
                     value = mapping.get(v) or (i if v == self.tid else v)
-                    llvm.store(value, self._slot(buf, i, v.type))
+                    self._store(value, buf, i)
 
     def _uniform_loop(self, op) -> None:
         """`op`, a loop whose bounds are uniform: its carried values in per-thread buffers, its body a region."""
@@ -418,7 +445,7 @@ class _Interchange:
                 self._load_homes([], i, mapping, extra=inits)
                 for v, buf in zip(inits, state):
                     value = mapping.get(v) or (i if v == self.tid else v)
-                    llvm.store(value, self._slot(buf, i, v.type))
+                    self._store(value, buf, i)
         lo, hi, step = list(op.operands)[:3]
         outer = scf.ForOp(lo, hi, step)
         with ir.InsertionPoint(outer.body), op.location:
@@ -448,6 +475,14 @@ class _Interchange:
         fit = arith.MinSIOp(fit, size).result
         floor_log2 = arith.SubIOp(_i64(63), math.CountLeadingZerosOp(fit).result).result
         return arith.ShLIOp(_i64(1), floor_log2).result
+
+
+@dataclass(frozen=True)
+class _Lanes:
+    """A vector value's buffer: lane k of thread slot t at element k * (the block's most threads) + t."""
+    ptr: ir.Value
+    lanes: int
+    element_type: ir.Type
 
 
 def ops_named_all(ops, names) -> list:
