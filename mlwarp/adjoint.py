@@ -26,8 +26,8 @@ from .array import zeros
 from .cuda_array import allocate_like
 from .debug import after_launch, attach_record, for_launch, hidden_params
 from .errors import CompileError, LaunchError
-from .launch_args import check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, launch_device, \
-    pack_array
+from .launch_args import check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, fold_dims, \
+    launch_device, pack_array
 from . import types as wt
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
@@ -188,12 +188,16 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
             setattr(packed, f"p{n + i}", check_scalar_arg(kernel, f"adj_{name}", p, 0 if adj is None else adj))
     setattr(packed, f"p{2 * n}", consumed)
     record = attach_record(kernel, packed, 2 * n + 1, device)  # on CUDA: device memory, read back after the launch
-    total = 1
-    for d in range(4):
-        packed.dims[d] = dims[d] if d < len(dims) else 1
-        total *= packed.dims[d]
     entry = adjoint_kernel(kernel, device)
+    full = tuple(dims) + (1,) * (4 - len(dims))
+    total = 1
+    for d in full:
+        total *= d
+    full, total, repeats = fold_dims(full, total, adjoint_library(kernel, device).meta.get("tid_dims", 4))
+    for d in range(4):
+        packed.dims[d] = full[d]
     if total:
-        entry.run(ctypes.addressof(packed), total)
+        for _ in range(repeats):
+            entry.run(ctypes.addressof(packed), total)
         after_launch(kernel, adjoint_library(kernel, device), record, args)
     del keep_alive

@@ -37,6 +37,20 @@ def launch_dims(dim, kernel=None) -> tuple:
     return tuple(int(d) for d in dims)
 
 
+def fold_dims(dims: tuple, total: int, tid_count: int) -> tuple:
+    """(dims, total, repeats) for a kernel whose widest `wp.tid()` gives `tid_count` indices (0: none) launched
+    over the 4 `dims`. Warp's rule: wp.tid() gives a thread's leading indices, so the threads that differ only
+    in the dimensions past them share their indices; those run as `repeats` launches over the leading
+    dimensions (each of the shared indices once per launch)."""
+    if 0 < tid_count < 4:
+        repeats = 1
+        for d in dims[tid_count:]:
+            repeats *= d
+        if repeats > 1:
+            return tuple(dims[:tid_count]) + (1,) * (4 - tid_count), total // repeats, repeats
+    return dims, total, 1
+
+
 def check_arg_count(kernel, args) -> None:
     if len(args) != len(kernel.params):
         raise LaunchError(f"{_prefix(kernel)}, passed {len(args)} arguments but kernel requires "

@@ -94,6 +94,7 @@ class LaunchPlan:
         self._first_launches = 0
         self._runners = {}
         self._last = (None, None)  # (device, its runner) of the last launch
+        self.tid_count = 4  # of the compiled kernel (runner() sets it): no folding before
 
     @classmethod
     def build(cls, kernel):
@@ -229,6 +230,7 @@ class LaunchPlan:
         if run is None:
             compiled = self.kernel.compiled(device)
             run = self._runners[device] = cpu_runner(compiled) if device.is_cpu else compiled
+            self.tid_count = getattr(compiled, "meta", {}).get("tid_dims", 4)  # the same code for every device
         self._last = (device, run)
         return run
 
@@ -260,12 +262,16 @@ class LaunchPlan:
         if record_cmd:
             return Launch(self, device, dims, total, args, values, stream, block_dim, max_blocks)
         if total:
+            repeats = 1
+            if dims[1] != 1 or dims[2] != 1 or dims[3] != 1:  # wp.tid() may give fewer indices than dims
+                dims, total, repeats = _args.fold_dims(dims, total, self.tid_count)
             packed = self.struct.pack(*dims, *values)
-            if device.is_cpu:
-                run(packed, total)
-            else:  # the driver copies the struct at the launch
-                run.launch(None, total, block_dim, max_blocks, stream,
-                           args_ptr=ctypes.cast(ctypes.c_char_p(packed), ctypes.c_void_p).value)
+            for _ in range(repeats):
+                if device.is_cpu:
+                    run(packed, total)
+                else:  # the driver copies the struct at the launch
+                    run.launch(None, total, block_dim, max_blocks, stream,
+                               args_ptr=ctypes.cast(ctypes.c_char_p(packed), ctypes.c_void_p).value)
         if _recording._active:  # recording.recording(), inline
             _recording.record_launch(kernel, _args.launch_dims(dim, kernel), inputs, outputs, device)
         return None
@@ -356,18 +362,21 @@ class Launch:
         self._on_cpu = device.is_cpu
         self._args = list(args)  # keeps the arrays alive while their pointers sit in the buffer
         self._buffer = (ctypes.c_char * max(plan.struct.size, 1))()
-        plan.struct.pack_into(self._buffer, 0, *dims, *values)
-        self._dims, self._total = dims, total
         self._run = plan.runner(device)
+        plan.struct.pack_into(self._buffer, 0, *dims, *values)
+        self._set_dims(dims, total)
 
     @property
     def dim(self) -> tuple:
         return self._dims
 
     def set_dim(self, dim) -> None:
-        dims, total = check_dims(self.kernel, dim)
-        struct.pack_into("@4q", self._buffer, 0, *dims)
-        self._dims, self._total = dims, total
+        self._set_dims(*check_dims(self.kernel, dim))
+
+    def _set_dims(self, dims, total) -> None:
+        self._dims = dims  # as given (`dim`); the struct holds them folded as wp.tid() reads them
+        folded, self._total, self._repeats = _args.fold_dims(dims, total, self.plan.tid_count)
+        struct.pack_into("@4q", self._buffer, 0, *folded)
 
     def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:
         if adjoint:
@@ -410,7 +419,9 @@ class Launch:
     def launch(self, stream=None) -> None:
         if self._on_cpu:
             if self._total:
-                self._run(self._buffer, self._total)
+                for _ in range(self._repeats):
+                    self._run(self._buffer, self._total)
         elif self._total:
-            self._run.launch(None, self._total, self.block_dim, self.max_blocks, stream or self.stream,
-                             args_ptr=ctypes.addressof(self._buffer))
+            for _ in range(self._repeats):
+                self._run.launch(None, self._total, self.block_dim, self.max_blocks, stream or self.stream,
+                                 args_ptr=ctypes.addressof(self._buffer))

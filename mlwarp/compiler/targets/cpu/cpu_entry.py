@@ -50,10 +50,13 @@ def _const(value, bits=64):
     return arith.ConstantOp(_i(bits), value).result
 
 
-def split_linear(linear: ir.Value, dims: list, count: int) -> list:
-    """Splits a linear index over dims[0..count-1] (i64): the last index varies fastest, as in Warp."""
+def split_linear(linear: ir.Value, dims: list, count: int, spans: int | None = None) -> list:
+    """The leading `count` indices (i64) of a linear index over dims[0..spans-1] (default: `count`): the last
+    index varies fastest, as in Warp, whose wp.tid() gives a thread's leading indices."""
     out = []
     rest = linear
+    for d in range(count, spans or count):
+        rest = arith.DivSIOp(rest, dims[d]).result
     for d in range(count - 1, 0, -1):
         out.append(arith.RemSIOp(rest, dims[d]).result)
         rest = arith.DivSIOp(rest, dims[d]).result
@@ -61,9 +64,10 @@ def split_linear(linear: ir.Value, dims: list, count: int) -> list:
     return list(reversed(out))
 
 
-def thread_indices(linear: ir.Value, dims: list, count: int) -> list:
-    """The i32 thread indices of a linear i64 index (used by the GPU lowering too)."""
-    return [arith.TruncIOp(_i(32), v).result for v in split_linear(linear, dims, count)]
+def thread_indices(linear: ir.Value, dims: list, count: int, spans: int | None = None) -> list:
+    """The leading `count` i32 thread indices of a linear i64 index over dims[0..spans-1] (used by the GPU
+    lowering too)."""
+    return [arith.TruncIOp(_i(32), v).result for v in split_linear(linear, dims, count, spans)]
 
 
 def _descriptor_ndim(t: ir.Type) -> int:
@@ -153,6 +157,9 @@ class CpuEntry(Pass):
                       if ELEM_BYTES_ATTR in kernel.attributes else [0] * len(params))
         tids = ops_named(kernel.operation, {"warp.tid"})
         tid_counts = {len(t.results) for t in tids}
+        # the runtime folds launch dimensions past the widest wp.tid() into repeated launches (launch_args.py
+        # fold_dims), so the linear index spans that many dimensions
+        widest = max(tid_counts, default=0)
         tid_dims = tid_counts.pop() if len(tid_counts) == 1 else 1  # mixed tid shapes: flat loop
         launch = ir.Type.parse("!llvm.struct<(array<4 x i64>" + "".join(f", {p.type}" for p in params) + ")>")
         ptr = ir.Type.parse("!llvm.ptr")
@@ -200,10 +207,10 @@ class CpuEntry(Pass):
         flags = ir.Attribute.parse("#arith.overflow<nsw, nuw>")
         for tid in tids:
             with ir.InsertionPoint(tid), tid.location:
-                if tid_dims == len(tid.results):
+                if tid_dims == len(tid.results) == widest:
                     wide = indices
                 else:
-                    wide = split_linear(indices[0], dims, len(tid.results))
+                    wide = split_linear(indices[0], dims, len(tid.results), widest)
                 narrow = [arith.TruncIOp(_i(32), v, overflowFlags=flags) for v in wide]
             truncs += narrow
             for r, v in zip(tid.results, narrow):

@@ -201,9 +201,11 @@ class GpuKernel(Pass):
                 op.erase()
             else:
                 op.move_before(terminator)
-        for tid in ops_named(entry.operation, {"warp.tid"}):
+        tids = ops_named(entry.operation, {"warp.tid"})
+        widest = max((len(t.results) for t in tids), default=0)  # launch dimensions past it: folded (fold_dims)
+        for tid in tids:
             with ir.InsertionPoint(tid), tid.location:
-                idx = thread_indices(loop.induction_variable, dims, len(tid.results))
+                idx = thread_indices(loop.induction_variable, dims, len(tid.results), widest)
             for r, v in zip(tid.results, idx):
                 r.replace_all_uses_with(v)
             tid.erase()
