@@ -1,0 +1,35 @@
+"""The geometry ops of the warp dialect (issue 17): queries of the structures a kernel sees as a uint64 id
+(wp.HashGrid, wp.Bvh, ...). Declared here, appended to `ops.OPS` by ops.py; `warp-expand-geometry`
+(passes/expand_geometry.py) rewrites each into loads from the structure's descriptor and scf loops.
+
+A query's state is a `!warp.struct` of i32 (and ui64) fields whose layout the expansion pass owns
+(`QUERY_FIELDS` there); a `*_next` op takes the state and the out-parameter's current value and gives
+(found, the advanced state, the out-parameter's new value: unchanged when nothing was found)."""
+
+from __future__ import annotations
+
+from .ops import Base, Is, OpDef, Operand, Result, Var
+
+ID = Operand("id", Is("ui64"))
+VEC3 = Base("warp.vec")  # a vec3f (the frontend casts); IRDL cannot name a type of the dialect it defines
+QUERY = Var("Q", Base("warp.struct"))
+QUERY_NEXT = (Operand("query", QUERY), Operand("index", Is("i32")))
+QUERY_NEXT_RESULTS = (Result("found", Is("i1")), Result("advanced", QUERY), Result("next_index", Is("i32")))
+
+GEOMETRY_OPS = [
+    OpDef("hash_grid_query", "wp.hash_grid_query(id, point, max_dist): the state of a query of every point in the "
+          "cells the box point +- max_dist overlaps (Warp's order: x fastest, then y, then z)",
+          (ID, Operand("point", VEC3), Operand("max_dist", Is("f32"))), (Result("query", Base("warp.struct")),)),
+    OpDef("hash_grid_query_next", "wp.hash_grid_query_next(query, index): the next candidate's point index",
+          QUERY_NEXT, QUERY_NEXT_RESULTS),
+    OpDef("hash_grid_point_id", "wp.hash_grid_point_id(id, index): the index-th point in cell order (-1 when the "
+          "grid was never built)", (ID, Operand("index", Is("i32"))), (Result("point", Is("i32")),)),
+    OpDef("bvh_query_aabb", "wp.bvh_query_aabb(id, lower, upper): the state of a query of the leaves whose boxes "
+          "overlap [lower, upper]", (ID, Operand("lower", VEC3), Operand("upper", VEC3)),
+          (Result("query", Base("warp.struct")),)),
+    OpDef("bvh_query_ray", "wp.bvh_query_ray(id, start, dir): the state of a query of the leaves whose boxes the "
+          "ray start + t dir (t >= 0) hits", (ID, Operand("start", VEC3), Operand("dir", VEC3)),
+          (Result("query", Base("warp.struct")),)),
+    OpDef("bvh_query_next", "wp.bvh_query_next(query, index): the next leaf's item index", QUERY_NEXT,
+          QUERY_NEXT_RESULTS),
+]

@@ -1,0 +1,114 @@
+"""Geometry queries in kernels (issue 17): wp.hash_grid_query, wp.hash_grid_query_next,
+wp.hash_grid_point_id, wp.bvh_query_aabb, wp.bvh_query_ray, wp.bvh_query_next. Each call is one typed op of
+the warp dialect (dialects/warp/geometry_ops.py); warp-expand-geometry lowers them.
+
+`*_next(query, index)` has Warp's out-parameter form: `query` and `index` must be local variables; the call
+rebinds both (the advanced state, the next index or the old one when nothing is left) and gives the bool.
+codegen's `updated_in_place` names them (OUT_ARGS), so loops carry them, a while loop's test included."""
+
+from __future__ import annotations
+
+import ast
+
+from mlwarp.core import types as wt
+from mlwarp.core.errors import CompileError, CompileTypeError
+
+from ..dialects.warp import builders as wb
+from . import types as ft
+from .values import Var
+
+# intrinsic -> (the struct type's name, positions of the arguments it rebinds)
+QUERIES = {"hash_grid_query": "HashGridQuery", "bvh_query_aabb": "BvhQuery", "bvh_query_ray": "BvhQuery"}
+NEXT = {"hash_grid_query_next": "HashGridQuery", "bvh_query_next": "BvhQuery"}
+OUT_ARGS = {name: (0, 1) for name in NEXT}
+INTRINSICS = set(QUERIES) | set(NEXT) | {"hash_grid_point_id"}
+
+
+def _arity(em, node, name, counts, shown):
+    if len(node.args) not in counts or node.keywords:
+        raise em.error(node, f"{name}() takes the arguments ({shown}) by position, got {len(node.args)}",
+                       CompileError)
+
+
+def _id(em, node, name) -> Var:
+    v = em.expr(node)
+    if not wt.is_int(v.type):
+        raise em.error(node, f"{name}(): the id must be a uint64 (a structure's .id), got {ft.name(v.type)}",
+                       CompileTypeError)
+    return Var(wb.cast(v.value, ft.to_mlir(wt.uint64)), wt.uint64)
+
+
+def _vec3(em, node, name, what) -> Var:
+    v = em.expr(node)
+    if wt.composite_kind(v.type) != "vec" or wt.inner_shape(v.type) != (3,):
+        raise em.error(node, f"{name}(): {what} must be a vec3, got {ft.name(v.type)}", CompileTypeError)
+    if v.type._wp_scalar_type_ is not wt.float32:
+        raise em.error(node, f"{name}(): mlwarp's geometry queries take float32 vectors (vec3f), {what} is a "
+                             f"{ft.name(v.type)}", CompileTypeError)
+    return v
+
+
+def _float(em, node, name, what) -> Var:
+    v = em.expr(node)
+    if not wt.is_scalar(v.type) or v.type is wt.bool_:
+        raise em.error(node, f"{name}(): {what} must be a float32, got {ft.name(v.type)}", CompileTypeError)
+    if v.type is not wt.float32:
+        if wt.is_float(v.type) and v.literal is None:
+            raise em.error(node, f"{name}(): {what} must be a float32, got {ft.name(v.type)}", CompileTypeError)
+        return em.cast(v, wt.float32, node)
+    return v
+
+
+def _int32(em, node, name, what) -> Var:
+    v = em.expr(node)
+    if not wt.is_int(v.type):
+        raise em.error(node, f"{name}(): {what} must be an int32, got {ft.name(v.type)}", CompileTypeError)
+    return v if v.type is wt.int32 else em.cast(v, wt.int32, node)
+
+
+def call(em, node: ast.Call, name: str, obj) -> Var:
+    """The op for intrinsic `name` (obj: the Python handle, whose `_wp_query_type_` is the state struct)."""
+    if name == "hash_grid_query":
+        _arity(em, node, name, (3,), "id, point, max_dist")
+        args = [_id(em, node.args[0], name), _vec3(em, node.args[1], name, "point"),
+                _float(em, node.args[2], name, "max_dist")]
+    elif name in ("bvh_query_aabb", "bvh_query_ray"):
+        shown = "id, lower, upper" if name == "bvh_query_aabb" else "id, start, dir"
+        _arity(em, node, name, (3,), shown)
+        a, b = shown.split(", ")[1:]
+        args = [_id(em, node.args[0], name), _vec3(em, node.args[1], name, a), _vec3(em, node.args[2], name, b)]
+    elif name == "hash_grid_point_id":
+        _arity(em, node, name, (2,), "id, index")
+        point = wb.create(name, _id(em, node.args[0], name).value,
+                          _int32(em, node.args[1], name, "index").value).result
+        return Var(point, wt.int32)
+    elif name in NEXT:
+        return _next(em, node, name, obj)
+    else:  # pragma: no cover (INTRINSICS lists the names above)
+        raise em.error(node, f"unknown geometry query {name}", CompileError)
+    qtype = obj._wp_query_type_
+    op = wb.create(name, *(a.value for a in args), results=[ft.to_mlir(qtype)])
+    return Var(op.result, qtype)
+
+
+def _next(em, node, name, obj) -> Var:
+    _arity(em, node, name, (2,), "query, index")
+    qtype = obj._wp_query_type_
+    qn, inode = node.args
+    if not isinstance(qn, ast.Name) or not isinstance(inode, ast.Name):
+        raise em.error(node, f"{name}(query, index): both arguments must be local variables (the call advances "
+                             f"the query and writes the next index into the variable)", CompileError)
+    q = em.expr(qn)
+    if q.type is not qtype:
+        raise em.error(qn, f"{name}(): the query must be a {qtype.__name__}, got {ft.name(q.type)}",
+                       CompileTypeError)
+    index = em.expr(inode)
+    if index.type is not wt.int32:
+        raise em.error(inode, f"{name}(): index must be an int32 variable, got {ft.name(index.type)}",
+                       CompileTypeError)
+    op = wb.create(name, q.value, index.value,
+                   results=[ft.to_mlir(wt.bool_), q.value.type, index.value.type])
+    found, advanced, nxt = op.results
+    em.env[qn.id] = Var(advanced, qtype)
+    em.env[inode.id] = Var(nxt, wt.int32)
+    return Var(found, wt.bool_)

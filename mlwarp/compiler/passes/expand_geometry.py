@@ -1,0 +1,235 @@
+"""warp-expand-geometry: the geometry query ops (dialects/warp/geometry_ops.py) as warp and scf ops.
+
+A structure's id is the address of its descriptor, int64 words laid out as mlwarp/core/geometry.py says
+(a float word read as f32 at index 2k); the descriptor's array addresses become `warp.array_from_ptr`
+arrays, so what this pass builds is ordinary warp IR that both targets lower. The hash-grid ops follow
+Warp 1.19's hashgrid.h step for step:
+
+  hash_grid_query       the query box's cell range (hash_grid_cell_coord: floor, saturated; at most dim cells
+                        per axis) and the first cell's [start, end) in the sorted point ids
+  hash_grid_query_next  an scf.while over cells (x fastest, then y, then z) until one has points left or the
+                        range is exhausted; then the point id, the index out-parameter (unchanged when nothing
+                        is found) and the advanced state
+  hash_grid_point_id    point_ids[index] (-1 when the grid was never built or reserved)
+
+It runs after warp-autodiff (the queries carry no derivative: integer states and results), so the adjoint's
+forward replay gets the same expansion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, math, scf
+
+from mlwarp.core import geometry as layout
+
+from ..dialects.warp import builders as wb
+from ..lowering.patterns import lower_ops
+from .registry import Pass, ops_named
+
+HG = {name: k for k, name in enumerate(layout.HASH_GRID_QUERY_FIELDS)}
+INT_MAX, INT_MIN = 2**31 - 1, -(2**31)
+
+
+def i32():
+    return ir.IntegerType.get_signless(32)
+
+
+def i64():
+    return ir.IntegerType.get_signless(64)
+
+
+def c32(v: int) -> ir.Value:
+    return arith.ConstantOp(i32(), v).result
+
+
+def cf32(v: float) -> ir.Value:
+    f = ir.F32Type.get()
+    return arith.ConstantOp(f, ir.FloatAttr.get(f, v)).result
+
+
+def select(c, a, b) -> ir.Value:
+    return arith.SelectOp(c, a, b).result
+
+
+def icmp(pred: str, a, b) -> ir.Value:
+    return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), a, b).result
+
+
+def fcmp(pred: str, a, b) -> ir.Value:
+    return arith.CmpFOp(getattr(arith.CmpFPredicate, pred), a, b).result
+
+
+class Descriptor:
+    """The words of the descriptor at a ui64 id."""
+
+    def __init__(self, structure_id: ir.Value, words: int):
+        self.address = wb.cast(structure_id, i64())
+        self.ints = wb.array_from_ptr(self.address, [c32(words)], i64())
+        self._floats = None
+        self.words = words
+
+    def word(self, k: int) -> ir.Value:
+        return wb.load(self.ints, [c32(k)])
+
+    def word32(self, k: int) -> ir.Value:
+        return arith.TruncIOp(i32(), self.word(k)).result
+
+    def float(self, k: int) -> ir.Value:
+        if self._floats is None:
+            self._floats = wb.array_from_ptr(self.address, [c32(2 * self.words)], ir.F32Type.get())
+        return wb.load(self._floats, [c32(2 * k)])
+
+    def array(self, k: int, length: ir.Value, dtype: ir.Type) -> ir.Value:
+        return wb.array_from_ptr(self.word(k), [length], dtype)
+
+
+def cell_coord(v: ir.Value) -> ir.Value:
+    """hash_grid_cell_coord(float) on the host: floor, INT_MAX - 1 at or above 2^31, INT_MIN below -2^31,
+    0 for NaN (fptosi of an out-of-range value is poison, but a select that does not pick it is not)."""
+    c = math.FloorOp(v).result
+    as_int = arith.FPToSIOp(i32(), c).result
+    low = select(fcmp("OLT", c, cf32(-2147483648.0)), c32(INT_MIN), c32(0))
+    mid = select(fcmp("OGE", c, cf32(-2147483648.0)), as_int, low)
+    return select(fcmp("OGE", c, cf32(2147483648.0)), c32(INT_MAX - 1), mid)
+
+
+def query_end(start, end, dim) -> ir.Value:
+    """At most `dim` cells per axis: int64(end) - int64(start) >= dim ? start + dim - 1 : end."""
+    wide = lambda x: arith.ExtSIOp(i64(), x).result  # noqa: E731
+    span = arith.SubIOp(wide(end), wide(start)).result
+    capped = arith.AddIOp(start, arith.SubIOp(dim, c32(1)).result).result
+    return select(icmp("sge", span, wide(dim)), capped, end)
+
+
+class HashGrid:
+    """The grid's descriptor words a query needs."""
+
+    def __init__(self, structure_id: ir.Value):
+        self.d = Descriptor(structure_id, layout.HG_WORDS)
+        self.dims = [self.d.word32(k) for k in (layout.HG_DIM_X, layout.HG_DIM_Y, layout.HG_DIM_Z)]
+
+    def wrap(self, v, dim) -> ir.Value:
+        r = arith.RemSIOp(v, dim).result
+        return select(icmp("slt", r, c32(0)), arith.AddIOp(r, dim).result, r)
+
+    def cell_range(self, x, y, z) -> tuple:
+        """hash_grid_query_set_cell: [cell_starts[cell], cell_ends[cell]) of the cell at (x, y, z) mod dims."""
+        dx, dy, dz = self.dims
+        cx, cy, cz = self.wrap(x, dx), self.wrap(y, dy), self.wrap(z, dz)
+        plane = arith.MulIOp(dx, dy).result
+        cell = arith.AddIOp(arith.AddIOp(arith.MulIOp(cz, plane).result, arith.MulIOp(cy, dx).result).result,
+                            cx).result
+        cells = arith.MulIOp(plane, dz).result
+        starts = self.d.array(layout.HG_CELL_STARTS, cells, i32())
+        ends = self.d.array(layout.HG_CELL_ENDS, cells, i32())
+        return wb.load(starts, [cell]), wb.load(ends, [cell])
+
+    def built(self) -> ir.Value:
+        return icmp("ne", self.d.word(layout.HG_CAPACITY), arith.ConstantOp(i64(), 0).result)
+
+    def point_ids(self) -> ir.Value:
+        capacity = self.d.word32(layout.HG_CAPACITY)
+        length = select(icmp("sgt", capacity, c32(1)), capacity, c32(1))  # (one slot even when never built)
+        return self.d.array(layout.HG_POINT_IDS, length, i32())
+
+
+def field(q, name) -> ir.Value:
+    return wb.create("struct_get", q, attributes={"field": wb._i64_attr(HG[name])}, results=[_field_type(q, name)]).result
+
+
+def _field_type(q, name) -> ir.Type:
+    return ir.IntegerType.get_unsigned(64) if name == "grid" else i32()
+
+
+def set_fields(q, **values) -> ir.Value:
+    for name, v in values.items():
+        q = wb.create("struct_set", q, v, attributes={"field": wb._i64_attr(HG[name])}).result
+    return q
+
+
+def hash_grid_query(op) -> ir.Value:
+    grid = HashGrid(op.id)
+    inv = grid.d.float(layout.HG_CELL_WIDTH_INV)
+    r = op.max_dist
+    p = [wb.create("extract", op.point, [c32(k)], results=[ir.F32Type.get()]).result for k in range(3)]
+    starts = [cell_coord(arith.MulFOp(arith.SubFOp(c, r).result, inv).result) for c in p]
+    ends = [query_end(s, cell_coord(arith.MulFOp(arith.AddFOp(c, r).result, inv).result), d)
+            for s, c, d in zip(starts, p, grid.dims)]
+    ci, ce = grid.cell_range(*starts)
+    q = wb.create("construct", [], results=[op.query.type]).result  # (zero; IRDL unifies a variadic group's types)
+    values = [op.id, *starts, *ends, *starts, ci, ce]
+    return set_fields(q, **dict(zip(layout.HASH_GRID_QUERY_FIELDS, values)))
+
+
+def hash_grid_query_next(op) -> list:
+    q0 = op.query
+    grid = HashGrid(field(q0, "grid"))
+    built = grid.built()
+    i1 = ir.IntegerType.get_signless(1)
+    false = arith.ConstantOp(i1, 0).result
+    types = [q0.type, i1]
+    loop = scf.WhileOp(types, [q0, false])
+    before = loop.before.blocks.append(*types)
+    after = loop.after.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        q, exhausted = before.arguments
+        empty = icmp("sge", field(q, "cell_index"), field(q, "cell_end"))
+        true = arith.ConstantOp(i1, 1).result
+        go = arith.AndIOp(arith.AndIOp(built, empty).result, arith.XOrIOp(exhausted, true).result).result
+        scf.ConditionOp(go, [q, exhausted])
+    with ir.InsertionPoint(after):
+        q, _ = after.arguments
+        one = c32(1)
+        x = arith.AddIOp(field(q, "x"), one).result
+        wrap_x = icmp("sgt", x, field(q, "x_end"))
+        x = select(wrap_x, field(q, "x_start"), x)
+        y = select(wrap_x, arith.AddIOp(field(q, "y"), one).result, field(q, "y"))
+        wrap_y = icmp("sgt", y, field(q, "y_end"))
+        y = select(wrap_y, field(q, "y_start"), y)
+        z = select(wrap_y, arith.AddIOp(field(q, "z"), one).result, field(q, "z"))
+        done = icmp("sgt", z, field(q, "z_end"))
+        ci, ce = grid.cell_range(x, y, z)  # (a wrapped cell: in range even past the end)
+        ci = select(done, field(q, "cell_index"), ci)
+        ce = select(done, field(q, "cell_end"), ce)
+        scf.YieldOp([set_fields(q, x=x, y=y, z=z, cell_index=ci, cell_end=ce), done])
+    q, exhausted = loop.results
+    ci = field(q, "cell_index")
+    true = arith.ConstantOp(i1, 1).result
+    found = arith.AndIOp(arith.AndIOp(built, arith.XOrIOp(exhausted, true).result).result,
+                         icmp("slt", ci, field(q, "cell_end"))).result
+    point = wb.load(grid.point_ids(), [select(found, ci, c32(0))])
+    q = set_fields(q, cell_index=select(found, arith.AddIOp(ci, c32(1)).result, ci))
+    return [found, q, select(found, point, op.index)]
+
+
+def hash_grid_point_id(op) -> ir.Value:
+    grid = HashGrid(op.id)
+    built = grid.built()
+    point = wb.load(grid.point_ids(), [select(built, op.index, c32(0))])
+    return select(built, point, c32(-1))
+
+
+LOWERINGS = {
+    "warp.hash_grid_query": hash_grid_query,
+    "warp.hash_grid_query_next": hash_grid_query_next,
+    "warp.hash_grid_point_id": hash_grid_point_id,
+}
+
+
+@dataclass(frozen=True)
+class ExpandGeometry(Pass):
+    name = "warp-expand-geometry"
+    description = "Geometry queries (warp.hash_grid_query, ...) as loads from the structure's descriptor and scf loops"
+
+    def run(self, module):
+        if not ops_named(module, set(LOWERINGS)):
+            return
+        from ..dialects.warp import views
+
+        lower_ops(module, {getattr(views, _view_name(k)): f for k, f in LOWERINGS.items()})
+
+
+def _view_name(op_name: str) -> str:
+    return "".join(w.capitalize() for w in op_name[len("warp."):].split("_")) + "Op"

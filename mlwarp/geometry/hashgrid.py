@@ -1,0 +1,177 @@
+"""`wp.HashGrid`: points bucketed by cell of a periodic dim_x * dim_y * dim_z grid, queried in kernels.
+
+Warp's semantics (warp/native/hashgrid.h, 1.19): a point p lands in cell (floor(p * inv) mod dim) with
+inv = 1 / radius of the last build(); a query of (point, max_dist) visits, x fastest, then y, then z, the
+cells from floor((point - max_dist) * inv) to floor((point + max_dist) * inv) (at most dim cells per axis),
+and yields every point stored in them, in build order within a cell: candidates, not filtered by distance.
+
+The build sorts on the host (numpy's stable argsort by cell, which orders each cell's points as Warp's
+stable radix sort does). The id is the address of a small int64 descriptor (mlwarp/core/geometry.py) of
+the sorted arrays, which this object keeps alive; kernels read it through warp.hash_grid_* ops that
+warp-expand-geometry lowers to loads and scf loops."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import types as wt
+from ..core import geometry as layout
+from ..runtime.device import get_device
+from ..struct import struct
+
+_MAX_CELL_COUNT = (1 << 31) - 1
+_INT_MAX, _INT_MIN = 2**31 - 1, -(2**31)
+
+
+def _query_struct():
+    fields = {name: (wt.uint64 if name == "grid" else wt.int32) for name in layout.HASH_GRID_QUERY_FIELDS}
+    cls = type("HashGridQuery", (), {"__annotations__": fields, "__module__": __name__,
+                                     "__doc__": "The state of a wp.hash_grid_query (advanced by "
+                                                "wp.hash_grid_query_next)."})
+    return struct(cls)
+
+
+HashGridQuery = _query_struct()
+
+
+class _KernelOnly:
+    """A geometry query function: inside kernels an op of the warp dialect (compiler/frontend/geometry.py
+    reads `_wp_intrinsic_`), in Python scope an error, as in Warp."""
+
+    def __init__(self, name: str, doc: str):
+        self.__name__ = self.key = name
+        self.__doc__ = doc
+        self._wp_intrinsic_ = name
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"wp.{self.__name__}() can only be called inside a kernel or wp.func")
+
+    def __repr__(self):
+        return f"<mlwarp builtin {self.__name__}>"
+
+
+hash_grid_query = _KernelOnly("hash_grid_query", "hash_grid_query(id: uint64, point: vec3, max_dist: float32) -> "
+                                                 "HashGridQuery")
+hash_grid_query_next = _KernelOnly("hash_grid_query_next", "hash_grid_query_next(query: HashGridQuery, index: int32) "
+                                                           "-> bool: advances query, sets index to the next candidate")
+hash_grid_point_id = _KernelOnly("hash_grid_point_id", "hash_grid_point_id(id: uint64, index: int32) -> int32: the "
+                                                       "index-th point in cell order")
+
+
+def cell_coords(scaled: np.ndarray) -> np.ndarray:
+    """hash_grid_cell_coord of float32 values: floor, saturated at INT_MAX - 1 and INT_MIN, NaN -> 0."""
+    c = np.floor(scaled.astype(np.float32)).astype(np.float64)
+    out = np.zeros(c.shape, dtype=np.int64)
+    with np.errstate(invalid="ignore"):
+        out[c >= 2147483648.0] = _INT_MAX - 1
+        mid = (c >= -2147483648.0) & (c < 2147483648.0)
+        out[mid] = c[mid].astype(np.int64)
+        out[c < -2147483648.0] = _INT_MIN
+    return out
+
+
+class HashGrid:
+    """Class representing a hash grid object for accelerated point queries (Warp's wp.HashGrid)."""
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None
+        return instance
+
+    def __init__(self, dim_x, dim_y, dim_z, device=None, dtype=None):
+        if dtype is None:
+            dtype = wt.float32
+        if dtype not in (wt.float16, wt.float32, wt.float64):
+            raise TypeError(f"Unsupported dtype {dtype} for HashGrid. Supported types: float16, float32, float64")
+        if dtype is not wt.float32:
+            raise NotImplementedError(f"mlwarp's HashGrid supports dtype float32 only, not {dtype.__name__}")
+        self.dtype = dtype
+        self.device = get_device(device)
+        if not self.device.is_cpu:
+            raise NotImplementedError(f"mlwarp's HashGrid lives on the CPU only for now, not on '{self.device}'")
+        try:
+            self._dim_x, self._dim_y, self._dim_z = (operator.index(d) for d in (dim_x, dim_y, dim_z))
+        except TypeError as e:
+            raise TypeError("HashGrid dimensions must be integers") from e
+        if self._dim_x <= 0 or self._dim_y <= 0 or self._dim_z <= 0:
+            raise RuntimeError("Hash grid dimensions must be positive")
+        cells = self._dim_x * self._dim_y * self._dim_z
+        if cells > _MAX_CELL_COUNT:
+            raise RuntimeError("Hash grid cell count exceeds supported limit: "
+                               f"{self._dim_x} * {self._dim_y} * {self._dim_z} = {cells} > {_MAX_CELL_COUNT}")
+        self._desc = np.zeros(layout.HG_WORDS, dtype=np.int64)
+        self._cell_starts = np.zeros(cells, dtype=np.int32)
+        self._cell_ends = np.zeros(cells, dtype=np.int32)
+        self._point_ids = np.zeros(1, dtype=np.int32)
+        self._desc[layout.HG_DIM_X:layout.HG_DIM_Z + 1] = (self._dim_x, self._dim_y, self._dim_z)
+        self._publish()
+        self.id = int(self._desc.ctypes.data)
+        self.reserved = False
+        self.groups = None
+
+    def _publish(self):
+        d = self._desc
+        d[layout.HG_POINT_IDS] = self._point_ids.ctypes.data
+        d[layout.HG_CELL_STARTS] = self._cell_starts.ctypes.data
+        d[layout.HG_CELL_ENDS] = self._cell_ends.ctypes.data
+
+    def _set_cell_width_inv(self, inv: np.float32):
+        d = self._desc.view(np.float32)
+        d[2 * layout.HG_CELL_WIDTH_INV] = inv
+        d[2 * layout.HG_CELL_WIDTH_INV + 1] = 0.0
+
+    def reserve(self, num_points, with_groups=False):
+        """Reserve memory for builds of up to num_points points (as Warp: 3/2 of it when it grows)."""
+        num_points = operator.index(num_points)
+        if num_points > self._desc[layout.HG_CAPACITY]:
+            capacity = num_points * 3 // 2
+            ids = np.zeros(capacity, dtype=np.int32)
+            n = int(self._desc[layout.HG_NUM_POINTS])
+            ids[:n] = self._point_ids[:n]
+            self._point_ids = ids
+            self._desc[layout.HG_CAPACITY] = capacity
+            self._publish()
+        self._desc[layout.HG_NUM_POINTS] = num_points
+        self.reserved = True
+
+    def build(self, points, radius, groups=None):
+        """Rebuild the grid from `points` (a wp.array of vec3) with cells of width `radius`."""
+        from ..vector import vec3
+
+        if not wt.types_equal(getattr(points, "dtype", None), vec3):
+            raise TypeError(f"Hash grid points should have type vec3f, got {getattr(points, 'dtype', points)}")
+        if radius <= 0.0:
+            raise ValueError(f"Hash grid cell width must be positive, got {radius}")
+        if points.device != self.device:
+            raise RuntimeError("points must live on the same device as this HashGrid")
+        if groups is not None:
+            raise NotImplementedError("mlwarp's HashGrid.build() does not take groups yet")
+        p = np.ascontiguousarray(points.numpy(), dtype=np.float32).reshape(-1, 3)
+        n = p.shape[0]
+        self.reserve(n)
+        inv = np.float32(1.0) / np.float32(radius)
+        self._set_cell_width_inv(inv)
+        dims = np.array([self._dim_x, self._dim_y, self._dim_z], dtype=np.int64)
+        c = np.mod(cell_coords(p * inv), dims)  # Python's modulo: Warp's C remainder plus dim when negative
+        cells = (c[:, 2] * (dims[0] * dims[1]) + c[:, 1] * dims[0] + c[:, 0]).astype(np.int32)
+        order = np.argsort(cells, kind="stable").astype(np.int32)
+        self._point_ids[:n] = order
+        self._cell_starts.fill(0)
+        self._cell_ends.fill(0)
+        if n:
+            sorted_cells = cells[order]
+            first = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
+            last = np.r_[first[1:], n]
+            self._cell_starts[sorted_cells[first]] = first
+            self._cell_ends[sorted_cells[first]] = last
+        self._points = points  # as Warp: the grid refers to the user's points
+        self.reserved = True
+
+    def __del__(self):
+        pass  # the descriptor and arrays go with the object
+
+
+for _f in (hash_grid_query, hash_grid_query_next):
+    _f._wp_query_type_ = HashGridQuery

@@ -1,0 +1,53 @@
+// RUN: mlwarp-opt %s --warp-expand-geometry | FileCheck %s
+
+// A hash-grid query becomes reads of the grid's descriptor (the id is its address: int64 words, the cell
+// width's inverse a float32 at f32 index 16), the cell range of the query box and the first cell's
+// [start, end) in the sorted point ids, stored into the state struct field by field.
+// CHECK-LABEL: func.func @query
+// CHECK-NOT: warp.hash_grid_query"
+// CHECK: %[[ADDR:.+]] = "warp.cast"(%arg0) : (ui64) -> i64
+// CHECK: "warp.array_from_ptr"(%[[ADDR]], %{{.+}}) : (i64, i32) -> !warp.array<i64, 1 : i64>
+// CHECK: "warp.array_from_ptr"(%[[ADDR]], %{{.+}}) : (i64, i32) -> !warp.array<f32, 1 : i64>
+// CHECK: math.floor
+// CHECK: arith.fptosi
+// CHECK: arith.remsi
+// CHECK: "warp.construct"() : () -> !warp.struct<"Q"
+// CHECK-COUNT-12: "warp.struct_set"
+func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32) -> !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]> {
+  %q = "warp.hash_grid_query"(%id, %p, %r) : (ui64, !warp.vec<3, f32>, f32) -> !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
+  return %q : !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
+}
+
+// query_next: an scf.while over cells while the current one is used up and the range is not exhausted;
+// then the point id (point_ids[cell_index]) or the index as it was.
+// CHECK-LABEL: func.func @next
+// CHECK-NOT: warp.hash_grid_query_next
+// CHECK: scf.while
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK: arith.cmpi sgt
+// CHECK: scf.yield
+// CHECK: %[[ID:.+]] = "warp.load"(%{{.+}}, %{{.+}}) : (!warp.array<i32, 1 : i64>, i32) -> i32
+// CHECK: %[[NEXT:.+]] = arith.select %{{.+}}, %[[ID]], %arg1 : i32
+// CHECK: return %{{.+}}, %{{.+}}, %[[NEXT]]
+func.func @next(%q: !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, %i: i32) -> (i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32) {
+  %f, %q2, %j = "warp.hash_grid_query_next"(%q, %i) : (!warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32) -> (i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32)
+  return %f, %q2, %j : i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32
+}
+
+// point_id: point_ids[index], or -1 when the grid was never built (capacity word 0).
+// CHECK-LABEL: func.func @point_id
+// CHECK: %[[BUILT:.+]] = arith.cmpi ne
+// CHECK: %[[P:.+]] = "warp.load"(%{{.+}}, %{{.+}}) : (!warp.array<i32, 1 : i64>, i32) -> i32
+// CHECK: arith.select %[[BUILT]], %[[P]], %c-1_i32
+func.func @point_id(%id: ui64, %i: i32) -> i32 {
+  %p = "warp.hash_grid_point_id"(%id, %i) : (ui64, i32) -> i32
+  return %p : i32
+}
+
+// Functions without geometry ops are left alone.
+// CHECK-LABEL: func.func @other
+// CHECK-NEXT: return %arg0
+func.func @other(%x: i32) -> i32 {
+  return %x : i32
+}
