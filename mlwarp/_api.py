@@ -37,6 +37,7 @@ from .array_search import *  # noqa: F401,F403  (lower_bound as a generic @wp.fu
 from .decompositions import *  # noqa: F401,F403  (eig3, qr3, svd3, svd2 as @wp.func)
 from .perlin import *  # noqa: F401,F403  (noise, pnoise, curlnoise as @wp.func)
 from .random import *  # noqa: F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
+from .geometry import *  # noqa: F401,F403  (wp.HashGrid, wp.hash_grid_query, ...: issue 17)
 from .static import constant, static  # noqa: F401
 from .launch import launch, synchronize, synchronize_device  # noqa: F401
 from .module import Module, force_load, get_module, get_module_options, load_module, set_module_options  # noqa: F401,E501

@@ -24,8 +24,9 @@ def test_release_tables_and_their_artifact_stages():
     assert names(cpu) == CPU_RELEASE and names(cuda) == CUDA_RELEASE
     assert [s.name for s in cpu if s.emit] == ["llvm-ir", "object", "library"]
     assert [s.name for s in cuda if s.emit] == ["ptx", "cubin"]
-    assert passes(cpu, "autodiff") == ["warp-autodiff", "warp-inline", "canonicalize", "cse"]
-    assert passes(cuda, "autodiff") == ["warp-autodiff{tape-bytes=0}", "warp-inline", "canonicalize", "cse"]
+    assert passes(cpu, "autodiff") == ["warp-autodiff", "warp-inline", "warp-expand-geometry", "canonicalize", "cse"]
+    assert passes(cuda, "autodiff") == ["warp-autodiff{tape-bytes=0}", "warp-inline", "warp-expand-geometry",
+                                        "canonicalize", "cse"]
     assert "warp-cpu-entry" in passes(cpu, "lowered") and "warp-gpu-kernel" not in passes(cpu, "lowered")
     assert passes(cuda, "lowered") == ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
                                        "convert-warp-arrays-to-llvm", "warp-gpu-kernel", "canonicalize", "cse"]
@@ -46,7 +47,8 @@ def test_debug_jvp_and_no_avx512_variants():
     jvp = BuildOptions.of({"jvp": True})
     assert (jvp.jvp, jvp.backward) == (True, False)
     for target in ("cpu", "cuda"):
-        assert passes(stage_table(target, jvp), "autodiff") == ["warp-jvp", "warp-inline", "canonicalize", "cse"]
+        assert passes(stage_table(target, jvp), "autodiff") == ["warp-jvp", "warp-inline", "warp-expand-geometry",
+                                                                "canonicalize", "cse"]
     assert BuildOptions.of({"enable_backward": False}).backward is False
     no_avx512 = passes(stage_table("cpu", BuildOptions.of({"no_avx512": True})), "llvm")[-1]
     expected = ",".join(i for i in host_isas() if i != "avx512") or "none"

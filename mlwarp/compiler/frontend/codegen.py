@@ -22,6 +22,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
                slicing, tuples, type_exprs)
+from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
                       python_function_builtin, resolve_path, static_value)
@@ -328,7 +329,8 @@ class KernelEmitter:
         if breaks:
             self.env[BREAK] = self.const(False, wt.bool_)
         inner = dict(self.env)
-        carried = [n for n in dict.fromkeys(assigned_names(body) + self.updated_in_place(body))
+        test_stmts = [ast.Expr(node.test)] if lo is None else []  # a while test may advance names (geometry.py)
+        carried = [n for n in dict.fromkeys(assigned_names(body) + self.updated_in_place(body + test_stmts))
                    if isinstance(self.env.get(n), Var)] + tuples.leaf_names(self.env, shapes)
         carried += [f for f in (BREAK, RETURN) if f in self.env and (f == BREAK or returns)]
         carried += [n for n in self.env if n.startswith(RETVAL) and returns]
@@ -388,7 +390,11 @@ class KernelEmitter:
                     self.call_builtin(node, "lt", [Var(iv, wt.int32), hi]).value
                 keep_going = test if keep_going is None else \
                     self.call_builtin(node, "bool_and", [Var(keep_going, wt.bool_), Var(test, wt.bool_)]).value
-                scf.ConditionOp(keep_going, list(before.arguments))
+                passed = list(before.arguments)
+                if is_while:  # what the test rebound (wp.hash_grid_query_next(query, index)) goes on
+                    passed = [self.env[n].value if isinstance(self.env.get(n), Var) else a
+                              for n, a in zip(carried, passed)]
+                scf.ConditionOp(keep_going, passed)
             with ir.InsertionPoint(after):
                 args = list(after.arguments)
                 iv = args.pop(0) if not is_while else None
@@ -421,6 +427,8 @@ class KernelEmitter:
                     obj = resolve_path(self.src.func, n.func)
                     if getattr(obj, "_wp_stateful_", None) or composite.is_in_place_setter(obj):
                         found.append(n.args[0].id)
+                    found += [n.args[k].id for k in geometry.OUT_ARGS.get(getattr(obj, "_wp_intrinsic_", None), ())
+                              if k < len(n.args) and isinstance(n.args[k], ast.Name)]
         found += refs.updated_by_reference(self, stmts, lambda f: resolve_path(self.src.func, f))  # f(x): wp.ref
         return found
 
@@ -698,6 +706,8 @@ class KernelEmitter:
             return self.call_tid(node, 1)[0]
         if intrinsic is not None and intrinsic.startswith("atomic_"):  # atomics.py: every wp.atomic_*
             return atomics.call(self, node, intrinsic[len("atomic_"):])
+        if intrinsic in geometry.INTRINSICS:  # wp.hash_grid_query, wp.bvh_query_next, ... (geometry.py)
+            return geometry.call(self, node, intrinsic, obj)
         if intrinsic == "address_of":  # refs.py
             return refs.address_of(self, node)
         t = tuples.builtin_call(self, node)  # t = wp.quat_to_axis_angle(q)

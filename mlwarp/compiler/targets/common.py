@@ -57,7 +57,8 @@ def warp_stages(o: BuildOptions, loop_tape_bytes: int | None = None) -> list:
     # marks the kernels warp.no_backward, which warp-autodiff leaves alone (it still unlinks @wp.func_grad
     # functions). warp-inline again: the calls of @wp.func_grad functions warp-autodiff kept (or added).
     reverse = "warp-autodiff" if loop_tape_bytes is None else ("warp-autodiff", {"tape-bytes": loop_tape_bytes})
-    table.append(Stage("autodiff", ("warp-jvp" if o.jvp else reverse, "warp-inline", "canonicalize", "cse")))
+    table.append(Stage("autodiff", ("warp-jvp" if o.jvp else reverse, "warp-inline", "warp-expand-geometry", "canonicalize",
+                                     "cse")))
     if o.debug:
         table.append(Stage("bounds-check", ("warp-bounds-check",)))
     return table

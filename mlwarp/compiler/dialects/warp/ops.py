@@ -179,6 +179,9 @@ OPS = [
           (Result("updated", Var("S", Base("warp.struct"))),),
           (Attr("field", AttrBase("#builtin.integer")),)),
 ]
+from .geometry_ops import GEOMETRY_OPS  # noqa: E402  (queries of wp.HashGrid, wp.Bvh, ...: issue 17)
+
+OPS += GEOMETRY_OPS
 BY_NAME = {op.name: op for op in OPS}
 
 
