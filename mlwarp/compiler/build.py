@@ -90,6 +90,8 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
         dump_ir(build.module, dump_dir, dump_prefix, "warp")
     t = time.perf_counter()
     for stage in stages:
+        if stage.only_if is not None and stage.only_if not in build.module.operation.attributes:
+            continue  # (a kernel without tiles skips the tile stages)
         if stage.emit is None:
             run_passes(build.module, stage.passes)
             if dump_dir:

@@ -9,6 +9,8 @@ from .builtins import BUILTINS
 from .builtins.table import fixed_arity
 from .dialects.warp import load_dialect
 
+TILE_DIALECTS = ("tensor", "linalg", "bufferization")  # what tiles lower to (lowering/tiles_to_linalg.py)
+
 
 # The bindings import `mlir.dialects.<namespace>` whenever they wrap an op or type of a dialect, and
 # retry a failed import each time: ~140 failing imports (each a sys.path scan) per compile for `warp`,
@@ -35,6 +37,9 @@ def make_context(target: str | None = None) -> ir.Context:
     ctx.enable_multithreading(False)
     for name in DIALECTS:
         if target != "cpu" or name not in CUDA_DIALECTS:
+            ctx.get_dialect_descriptor(name)
+    if target is None:  # mlwarp-opt may run convert-warp-tiles-to-linalg on any input; a build loads these when
+        for name in TILE_DIALECTS:  # its frontend makes a tile (frontend/tiles.py)
             ctx.get_dialect_descriptor(name)
     load_dialect(ctx, builtin_ops={name: fixed_arity(name) for name in BUILTINS})
     return ctx

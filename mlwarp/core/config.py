@@ -44,6 +44,9 @@ class _Config:
         # what a module made from now on takes as its "deterministic" / "deterministic_max_records" options
         self.deterministic = DeterministicMode.NOT_GUARANTEED
         self.deterministic_max_records = 0
+        # Warp: CPU tiled launches get block_dim lanes (2..1024) only when True; mlwarp's CPU tiles run one lane
+        # per block either way (wp.launch_tiled, mlwarp/tile.py)
+        self.enable_cpu_blocks = False
 
 
 config = _Config()

@@ -21,7 +21,7 @@ from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
-               slicing, tuples, type_exprs)
+               slicing, tiles, tuples, type_exprs)
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
@@ -429,6 +429,9 @@ class KernelEmitter:
                         found.append(n.args[0].id)
                     found += [n.args[k].id for k in geometry.OUT_ARGS.get(getattr(obj, "_wp_intrinsic_", None), ())
                               if k < len(n.args) and isinstance(n.args[k], ast.Name)]
+                tile = getattr(resolve_path(self.src.func, n.func), "_wp_tile_", None) if isinstance(n, ast.Call) else None
+                if tile is not None:
+                    found += tiles.updated_names(n, tile)  # wp.tile_matmul(a, b, out) updates out
         found += refs.updated_by_reference(self, stmts, lambda f: resolve_path(self.src.func, f))  # f(x): wp.ref
         return found
 
@@ -617,6 +620,8 @@ class KernelEmitter:
                 if dim is None or not 0 <= dim < arr.type.ndim:
                     raise self.error(node, f"shape index must be a constant in 0..{arr.type.ndim - 1}")
                 return Var(wb.array_dim(arr.value, dim), wt.int32)
+        if isinstance(base, ast.Name) and tiles.is_tile(self.env.get(base.id)):  # t[i, j] (tiles.py)
+            return tiles.extract(self, node, self.env[base.id], node.slice)
         element = composite.subscript(self, node)  # v[0], m[i, j], m[i]
         if element is not None:
             return element
@@ -679,6 +684,9 @@ class KernelEmitter:
             return ptr_arrays.construct(self, node)
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
+        tile = getattr(obj, "_wp_tile_", None)
+        if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py)
+            return tiles.call(self, node, tile)
         if node.keywords:  # wp.pow(y=4.0, x=2.0): by Warp's parameter names (keywords.py)
             name = getattr(obj, "_wp_builtin_", None) or python_function_builtin(obj)
             if name is None:
@@ -766,6 +774,8 @@ class KernelEmitter:
         return [Var(v, wt.int32) for v in wb.tid(count)]
 
     def call_builtin(self, node, name, args) -> Var:
+        if any(tiles.is_tile(a) for a in args):  # element-wise on tiles: a + b, t * 2.0, wp.sin(t) (tiles.py)
+            return tiles.elementwise(self, node, name, args)
         for a in args:
             if isinstance(a.type, ft.ArrayT):
                 raise self.error(node, f"'{name}' does not take arrays", CompileTypeError)

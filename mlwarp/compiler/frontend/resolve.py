@@ -33,7 +33,8 @@ def lookup(func, name: str):
     return warp_name(name)
 
 
-_KERNEL_CALLABLE = ("_wp_builtin_", "_wp_intrinsic_", "_wp_function_", "_wp_stateful_", "_wp_scalar_type_")
+_KERNEL_CALLABLE = ("_wp_builtin_", "_wp_intrinsic_", "_wp_function_", "_wp_stateful_", "_wp_scalar_type_",
+                    "_wp_tile_")
 
 
 def warp_name(name: str):

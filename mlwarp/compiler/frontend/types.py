@@ -46,8 +46,19 @@ class FunctionT(TupleT):
         return "Function"
 
 
+@dataclass(frozen=True)
+class TileT:
+    """The type of a tile value in a kernel (tiles.py): `shape` elements of `dtype`, a Warp scalar or composite."""
+
+    dtype: object
+    shape: tuple
+
+    def __str__(self):
+        return f"tile(shape={self.shape}, dtype={name(self.dtype)})"
+
+
 def name(t) -> str:
-    return str(t) if isinstance(t, (ArrayT, TupleT)) else wt.type_name(t)
+    return str(t) if isinstance(t, (ArrayT, TupleT, TileT)) else wt.type_name(t)
 
 
 _SCALAR_SPELLING = {"int": "i", "uint": "ui", "float": "f"}
@@ -57,6 +68,8 @@ def spelling(t) -> str:
     """The warp dialect's spelling of a Warp type: `f32`, `!warp.vec<3, f32>`, `!warp.struct<"S", [...]>`."""
     if isinstance(t, ArrayT) or wt.is_array(t):
         return f"!warp.array<{spelling(t.dtype)}, {t.ndim}>"
+    if isinstance(t, TileT):
+        return f"!warp.tile<{spelling(t.dtype)}, array<i64: {', '.join(str(d) for d in t.shape)}>>"
     kind = wt.composite_kind(t)
     if kind is None:
         if t is wt.bool_:

@@ -69,7 +69,7 @@ from mlir import ir
 from mlir.dialects import arith, func, math, scf
 
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
-from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type
+from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type, is_tile_type
 from ..dialects.warp import composite as wc
 from .autodiff_ir import (REPLAYS, SIDE_EFFECTS, add_values, body_ops, clone_ops, companions_of, contains,
                           required_companion, derived_kernel, expansion_block, free_values, i32_const, is_diff, tainted_uses, terminator,
@@ -118,6 +118,9 @@ class ReverseBuilder:
         for op in reversed(list(ops)):
             op = op.operation
             handler = getattr(self, "op_" + op.name.replace(".", "_"), None)
+            if any(is_tile_type(v.type) for v in list(op.operands) + list(op.results)):
+                raise PassError(f"{where(op)}: cannot differentiate '{op.name}': mlwarp has no adjoints of tile "
+                                f"operations yet")
             if handler is not None:
                 handler(op, mapping, adj)
             elif op.name.startswith("warp."):

@@ -100,6 +100,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "convert-warp-arrays-to-llvm": ("mlwarp.compiler.lowering.arrays_to_llvm", "ConvertArraysToLLVM"),
     "convert-warp-builtins-to-arith": ("mlwarp.compiler.lowering.builtins_to_arith", "ConvertBuiltinsToArith"),
     "convert-warp-composites-to-vector": ("mlwarp.compiler.lowering.composites_to_vector", "ConvertCompositesToVector"),
+    "convert-warp-tiles-to-linalg": ("mlwarp.compiler.lowering.tiles_to_linalg", "ConvertTilesToLinalg"),
     "warp-autodiff": ("mlwarp.compiler.passes.autodiff", "Autodiff"),
     "warp-bf16-as-i16": ("mlwarp.compiler.lowering.bf16_as_i16", "Bf16AsI16"),
     "warp-bf16-round-each-op": ("mlwarp.compiler.lowering.bf16_as_i16", "Bf16RoundEachOp"),

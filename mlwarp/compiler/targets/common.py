@@ -17,6 +17,10 @@ class Stage:
     passes: tuple = ()  # pass specs: "name" / "name{opt=v}" / (name, {option: value}) / an inserted pass
     emit: Callable | None = None  # emit(build): writes an artifact into build.out_dir (no passes then)
     timing: str = "passes"  # the MLWARP_TIMINGS entry its time adds to
+    only_if: str | None = None  # a module attribute: the stage runs only on modules that carry it (TILES_ATTR)
+
+
+TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tiles.py): the tile stages run
 
 
 @dataclasses.dataclass(frozen=True)

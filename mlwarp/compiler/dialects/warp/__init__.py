@@ -6,6 +6,7 @@ accessors (`views.py`); each builtin of the builtin table is one more op, named 
 loaded. README.md lists the table.
 """
 
-from .dialect import array_dtype, array_ndim, array_type, is_array_type, load_dialect
+from .dialect import array_dtype, array_ndim, array_type, is_array_type, is_tile_type, load_dialect, tile_params, tile_type
 
-__all__ = ["array_type", "is_array_type", "array_dtype", "array_ndim", "load_dialect"]
+__all__ = ["array_type", "is_array_type", "array_dtype", "array_ndim", "load_dialect", "tile_type", "is_tile_type",
+           "tile_params"]

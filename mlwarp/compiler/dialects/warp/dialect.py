@@ -4,6 +4,7 @@ Types:
   !warp.array<dtype, ndim>   a strided view of memory, as Warp's array_t
   !warp.vec<N, T>, !warp.mat<R, C, T>, !warp.quat<T>, !warp.transform<T>, !warp.struct<"Name", [T...]>
                              the composites (their Python side: composite.py)
+  !warp.tile<T, array<i64: M, N>>  a Warp tile: a value of T elements of a constant shape
 
 Ops: `ops.OPS` declares each op's operands and results with real constraints (an array operand is a
 `!warp.array`, indices are i32, a load's result is the array's dtype, ...) and the verifier checks
@@ -47,6 +48,11 @@ TYPES_IRDL = """
   irdl.type @transform {
     %0 = irdl.any
     irdl.parameters(dtype: %0)
+  }
+  irdl.type @tile {
+    %0 = irdl.any
+    %1 = irdl.base "#builtin.dense_array"
+    irdl.parameters(dtype: %0, shape: %1)
   }
   irdl.type @struct {
     %0 = irdl.any
@@ -98,3 +104,18 @@ def array_dtype(t: ir.Type) -> ir.Type:
 
 def array_ndim(t: ir.Type) -> int:
     return _array_params(t)[1]
+
+
+def tile_type(dtype: ir.Type, shape) -> ir.Type:
+    return ir.Type.parse(f"!warp.tile<{dtype}, array<i64: {', '.join(str(int(d)) for d in shape)}>>")
+
+
+def is_tile_type(t: ir.Type) -> bool:
+    return str(t).startswith("!warp.tile<")
+
+
+def tile_params(t: ir.Type):
+    """(dtype, shape) of a !warp.tile type."""
+    inner = str(t)[len("!warp.tile<"):-1]
+    dtype, shape = inner.rsplit(", array<i64:", 1)
+    return ir.Type.parse(dtype.strip()), tuple(int(d) for d in shape.rstrip(">").split(","))

@@ -53,6 +53,13 @@ def descriptor_spelling(ndim: int) -> str:
 
 
 @dataclass(frozen=True)
+class Tile:
+    """!warp.tile<dtype, array<i64: shape...>> for any shape: a tile's elements are values of `dtype`."""
+
+    dtype: object
+
+
+@dataclass(frozen=True)
 class AnyOf:
     options: tuple
 
@@ -83,7 +90,7 @@ ANY = AnyType()
 I32 = Is("i32")
 # The number of parameters of each warp type (dialect.TYPES_IRDL): inside irdl.any_of, a base constraint is
 # spelled as the type with `irdl.any` parameters (MLIR 22's IRDL loader aborts on irdl.base there).
-WARP_TYPE_PARAMS = {"array": 2, "vec": 2, "mat": 3, "quat": 1, "transform": 1, "struct": 2}
+WARP_TYPE_PARAMS = {"array": 2, "vec": 2, "mat": 3, "quat": 1, "transform": 1, "struct": 2, "tile": 2}
 COMPOSITE = AnyOf(*(Base(f"warp.{k}") for k in ("vec", "mat", "quat", "transform", "struct")))
 
 
@@ -179,6 +186,32 @@ OPS = [
           (Result("updated", Var("S", Base("warp.struct"))),),
           (Attr("field", AttrBase("#builtin.integer")),)),
 ]
+# Tiles (Warp's tile_* builtins): values of !warp.tile<dtype, shape>; element-wise builtins on tiles are the
+# builtin ops with tile operands (warp.add(tile, tile) -> tile). convert-warp-tiles-to-linalg lowers them all.
+TILE_T = Tile(T)
+OFFSETS = Operand("offsets", I32, variadic=True)  # one per array dimension
+OPS += [
+    OpDef("tile_load", "a tile of the result's shape read from the array at `offsets` (elements past the array's "
+          "upper extent read as zero)", (ARRAY_T, OFFSETS), (Result("tile", TILE_T),)),
+    OpDef("tile_store", "the tile written into the array at `offsets` (elements past its upper extent skipped)",
+          (ARRAY_T, Operand("tile", TILE_T), OFFSETS)),
+    OpDef("tile_full", "a tile of the result's shape with every element `value` (tile_zeros/ones/full)",
+          (Operand("value", T),), (Result("tile", TILE_T),)),
+    OpDef("tile_arange", "start + i * step at flat index i, a 1-d tile", (Operand("start", T), Operand("step", T)),
+          (Result("tile", TILE_T),)),
+    OpDef("tile_extract", "t[i, ...]: one element", (Operand("tile", TILE_T), INDICES), (Result("element", T),)),
+    OpDef("tile_insert", "the tile with one element replaced (t[i, ...] = value)",
+          (Operand("tile", Var("TT", TILE_T)), Operand("value", T), INDICES), (Result("updated", Var("TT", TILE_T)),)),
+    OpDef("tile_reduce", "the {kind = \"add\" | \"max\" | \"min\" | \"argmax\" | \"argmin\"} of every element, "
+          "a tile of shape (1,)", (Operand("tile", Tile(ANY)),), (Result("reduced", Tile(ANY)),),
+          (Attr("kind", AttrBase("#builtin.string")),)),
+    OpDef("tile_matmul", "acc + a @ b (2-d tiles), accumulated in acc's element type",
+          (Operand("a", Tile(ANY)), Operand("b", Tile(ANY)), Operand("acc", Var("C", Tile(ANY)))),
+          (Result("product", Var("C", Tile(ANY))),)),
+    OpDef("tile_transpose", "the 2-d tile transposed", (Operand("tile", TILE_T),), (Result("transposed", TILE_T),)),
+    OpDef("tile_broadcast", "the tile broadcast to the result's shape (numpy's rules: size-1 and leading dimensions)",
+          (Operand("tile", TILE_T),), (Result("broadcast", TILE_T),)),
+]
 from .geometry_ops import GEOMETRY_OPS  # noqa: E402  (queries of wp.HashGrid, wp.Bvh, ...: issue 17)
 
 OPS += GEOMETRY_OPS
@@ -237,6 +270,10 @@ class _Emitter:
                 return array
             descriptors = [self.emit(f"irdl.is {descriptor_spelling(n)}") for n in range(1, MAX_NDIM + 1)]
             return self.emit(f"irdl.any_of({', '.join([array, *descriptors])})")
+        if isinstance(c, Tile):
+            dtype = self.constraint(c.dtype)
+            shape = self.emit('irdl.base "#builtin.dense_array"')
+            return self.emit(f"irdl.parametric @warp::@tile<{dtype}, {shape}>")
         if isinstance(c, AnyOf):
             return self.emit(f"irdl.any_of({', '.join(self.constraint(o, in_any_of=True) for o in c.options)})")
         raise TypeError(f"not a constraint: {c!r}")
@@ -280,6 +317,8 @@ def table_markdown(ops=None) -> str:
             return c.name.replace("!builtin.", "").replace("#builtin.", "")
         if isinstance(c, Array):
             return f"array<{show(c.dtype)}>" + (" or its descriptor" if c.or_descriptor else "")
+        if isinstance(c, Tile):
+            return f"tile<{show(c.dtype)}>"
         if c == COMPOSITE:
             return "composite"
         return " or ".join(show(o) for o in c.options)

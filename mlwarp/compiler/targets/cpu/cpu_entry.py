@@ -198,9 +198,14 @@ class CpuEntry(Pass):
             func.ReturnOp([])
         for p, v in zip(params, fast):
             p.replace_all_uses_with(v)
+        hoisted = branch.operation if contiguous else nest.operation
         for op in list(body.operations):
             if op.name == "func.return":
                 op.erase()
+            elif op.name == "memref.alloca" and not list(op.operands):
+                # a tile's buffer (convert-warp-tiles-to-linalg, bufferized): one for the whole range, as each
+                # thread writes a tile before it reads it; inside the thread loop it would take new stack per thread
+                op.move_before(hoisted)
             else:
                 op.move_before(terminator)
         truncs = []

@@ -197,13 +197,13 @@ class _Interchange:
         return result
 
     def _reads_stack_memory(self) -> bool:
-        """Whether the thread loop uses memory allocated outside it on the stack (a wp.zeros array: allocated
-        once per entry, used by each thread in turn)."""
+        """Whether the thread loop uses memory allocated outside it on the stack (a wp.zeros array, a tile's
+        buffer: allocated once per entry, used by each thread in turn)."""
         found = []
 
         def visit(op, n, v):
             owner = _op_of(v)
-            if owner is not None and owner.name == "llvm.alloca" and not is_inside(owner, self.loop):
+            if owner is not None and owner.name in ("llvm.alloca", "memref.alloca") and not is_inside(owner, self.loop):
                 found.append(v)
 
         _walk_operands([self.loop], visit)

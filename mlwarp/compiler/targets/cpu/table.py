@@ -13,7 +13,7 @@ from .cpu_entry import entry_name  # noqa: F401  (the target's entry symbol, for
 from .cpu_vector_math import host_isas, needed_libraries
 from .object_code import optimized_llvm_ir, write_object
 from ...passes.registry import ops_named
-from ..common import CPU_LINE_INFO, BuildOptions, Stage, warp_stages
+from ..common import CPU_LINE_INFO, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 LIBRARY = "kernel.so"
 OBJECT = "kernel.o"
@@ -25,10 +25,16 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
     return kernel_name
 
 
+# Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
+# accumulator updated in place), linalg as loops; kernels without tiles go through unchanged
+TILES = ("convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops", "one-shot-bufferize",
+         "func.func(buffer-loop-hoisting)", "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})",
+         "convert-linalg-to-loops")
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
          "warp-cpu-entry", "warp-cpu-interchange-loops", "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", "canonicalize", "cse")
 # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
 # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
+TILES_TO_LLVM = ("expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm")  # the tiles' buffers
 TO_LLVM = ("convert-scf-to-cf", "math-extend-to-supported-types{extra-types=f16 target-type=f32}",
            "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
            "warp-bf16-round-each-op", "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
@@ -43,7 +49,8 @@ def stages(o: BuildOptions) -> list:
     else:
         vector_math = "warp-cpu-vector-math"
     llvm = TO_LLVM + (vector_math,) + ((CPU_LINE_INFO,) if o.debug else ())
-    return [*warp_stages(o), Stage("lowered", LOWER), Stage("llvm", llvm),
+    return [*warp_stages(o), Stage("tiles", TILES, only_if=TILES_ATTR), Stage("lowered", LOWER),
+            Stage("tiles-to-llvm", TILES_TO_LLVM, only_if=TILES_ATTR), Stage("llvm", llvm),
             Stage("llvm-ir", emit=emit_llvm_ir, timing="llvm"), Stage("object", emit=emit_object, timing="llvm"),
             Stage("library", emit=emit_library, timing="link")]
 

@@ -1,0 +1,418 @@
+"""Warp's tile builtins in kernels: `wp.tile_load`, `tile_store`, `tile_zeros/ones/full/empty/arange`,
+`tile_sum/max/min/argmax/argmin`, `tile_matmul`, `tile_transpose`, `tile_broadcast`, `tile_map`, `t[i, j]`,
+and the element-wise operators and builtins on tiles (`a + b`, `t * 2.0`, `wp.sin(t)`).
+
+A tile is a value of `TileT(dtype, shape)` (types.py), `!warp.tile<dtype, array<i64: shape>>` in the warp
+dialect; every builtin here is one op of the dialect's tile table (dialects/warp/ops.py), and an element-wise
+builtin on tiles is the builtin's own op with tile operands (`warp.add(tile, tile) -> tile`), typed by the
+builtin table on the tiles' element types. Shapes are compile-time constants (int literals, captured Python
+ints or tuples), as in Warp. convert-warp-tiles-to-linalg lowers the ops.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from mlir import ir
+
+from mlwarp.core import types as wt
+from mlwarp.core.errors import CompileError, CompileTypeError
+from mlwarp.core.types import ArrayT
+
+from ..builtins import resolve
+from ..builtins.table import converted_arg_types
+from ..dialects.warp import builders as wb
+from ..lowering.tiles_to_linalg import load_tile_dialects
+from ..targets.common import TILES_ATTR
+from . import types as ft
+from .resolve import MISSING, resolve_path
+from .syntax import int_literal
+from .values import Var
+
+REQUIRED = object()
+
+# each builtin's parameters in Warp's order, with their defaults
+SIGNATURES = {
+    "tile_load": (("a", REQUIRED), ("shape", REQUIRED), ("offset", None), ("storage", "register"),
+                  ("bounds_check", True), ("aligned", False)),
+    "tile_store": (("a", REQUIRED), ("t", REQUIRED), ("offset", None), ("bounds_check", True), ("aligned", False)),
+    "tile_zeros": (("shape", REQUIRED), ("dtype", None), ("storage", "register")),
+    "tile_ones": (("shape", REQUIRED), ("dtype", None), ("storage", "register")),
+    "tile_empty": (("shape", REQUIRED), ("dtype", None), ("storage", "register")),
+    "tile_full": (("shape", REQUIRED), ("value", REQUIRED), ("dtype", None), ("storage", "register")),
+    "tile_sum": (("a", REQUIRED),),
+    "tile_max": (("a", REQUIRED),),
+    "tile_min": (("a", REQUIRED),),
+    "tile_argmax": (("a", REQUIRED),),
+    "tile_argmin": (("a", REQUIRED),),
+    "tile_matmul": (("a", REQUIRED), ("b", REQUIRED), ("out", None), ("alpha", 1.0), ("beta", 1.0)),
+    "tile_transpose": (("a", REQUIRED),),
+    "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
+}
+REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
+FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
+# the builtins whose output argument a call updates in place: (builtin, its position)
+IN_PLACE = {"tile_matmul": 2}
+MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
+
+
+def is_tile(v) -> bool:
+    return isinstance(v, Var) and isinstance(v.type, ft.TileT)
+
+
+def updated_names(node: ast.Call, name: str) -> list:
+    """The locals a call of tile builtin `name` assigns without naming them as a target (a loop carries them):
+    `wp.tile_matmul(a, b, out)` updates `out`."""
+    k = IN_PLACE.get(name)
+    if k is None:
+        return []
+    target = node.args[k] if len(node.args) > k else next((kw.value for kw in node.keywords if kw.arg == "out"), None)
+    return [target.id] if isinstance(target, ast.Name) else []
+
+
+def _mark(em) -> None:
+    """The module makes tiles: its build runs the tile stages, whose dialects are loaded now (no dialect loads
+    once passes run)."""
+    module = em.program.kernel_op.parent
+    if TILES_ATTR not in module.attributes:
+        module.attributes[TILES_ATTR] = ir.UnitAttr.get()
+        load_tile_dialects(ir.Context.current)
+
+
+def call(em, node: ast.Call, name: str):
+    _mark(em)
+    if name == "tile_map":
+        return _tile_map(em, node)
+    if name == "tile_extract":
+        if node.keywords or not node.args:
+            raise em.error(node, "wp.tile_extract() takes a tile and its indices", CompileTypeError)
+        return extract(em, node, _tile(em, node.args[0], name, "a"), node.args[1:])
+    if name == "tile_arange":
+        return _arange(em, node)
+    args = _bind(em, node, name)
+    if name == "tile_load":
+        return _load(em, node, args)
+    if name == "tile_store":
+        return _store(em, node, args)
+    if name in FILLS or name == "tile_full":
+        return _full(em, node, name, args)
+    if name in REDUCTIONS:
+        return _reduce(em, node, name, args)
+    if name == "tile_matmul":
+        return _matmul(em, node, args)
+    if name == "tile_transpose":
+        a = _tile(em, args["a"], name, "a")
+        if len(a.type.shape) != 2:
+            raise em.error(node, f"wp.tile_transpose() takes a 2-d tile, got {a.type}", CompileTypeError)
+        t = ft.TileT(a.type.dtype, tuple(reversed(a.type.shape)))
+        return Var(wb.create("tile_transpose", a.value, results=[ft.to_mlir(t)]).result, t)
+    if name == "tile_broadcast":
+        a = _tile(em, args["a"], name, "a")
+        shape = _shape(em, args["shape"], name)
+        if not _broadcastable(a.type.shape, shape):
+            raise em.error(node, f"wp.tile_broadcast(): a tile of shape {a.type.shape} does not broadcast to "
+                                 f"{shape}", CompileTypeError)
+        t = ft.TileT(a.type.dtype, shape)
+        return Var(wb.create("tile_broadcast", a.value, results=[ft.to_mlir(t)]).result, t)
+    raise em.error(node, f"wp.{name}() is not supported in mlwarp's kernels yet", CompileError)
+
+
+# -- arguments ----------------------------------------------------------------------------------------------
+def _bind(em, node: ast.Call, name: str) -> dict:
+    params = SIGNATURES[name]
+    if len(node.args) > len(params):
+        raise em.error(node, f"wp.{name}() takes at most {len(params)} arguments, got {len(node.args)}",
+                       CompileTypeError)
+    bound = {p: a for (p, _), a in zip(params, node.args)}
+    names = [p for p, _ in params]
+    for kw in node.keywords:
+        if kw.arg not in names:
+            raise em.error(node, f"wp.{name}() got an unexpected keyword argument '{kw.arg}'", CompileTypeError)
+        if kw.arg in bound:
+            raise em.error(node, f"wp.{name}() got multiple values for argument '{kw.arg}'", CompileTypeError)
+        bound[kw.arg] = kw.value
+    for p, default in params:
+        if p not in bound:
+            if default is REQUIRED:
+                raise em.error(node, f"wp.{name}() missing required argument '{p}'", CompileTypeError)
+            bound[p] = default
+    return bound
+
+
+def _constant(em, node):
+    """The Python value a constant expression denotes (an int, a float, a tuple of them), else MISSING."""
+    if not isinstance(node, ast.AST):
+        return node  # a default
+    literal = int_literal(node)
+    if literal is not None:
+        return literal
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _constant(em, node.operand)
+        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else MISSING
+    if isinstance(node, ast.Tuple):
+        items = [_constant(em, e) for e in node.elts]
+        return MISSING if any(i is MISSING for i in items) else tuple(items)
+    if isinstance(node, (ast.Name, ast.Attribute)) and not (isinstance(node, ast.Name) and node.id in em.env):
+        value = resolve_path(em.src.func, node)
+        if isinstance(value, wt.scalar_base):
+            value = value.value
+        return value
+    if isinstance(node, ast.Name) and isinstance(em.env.get(node.id), Var) and em.env[node.id].literal is not None:
+        return em.env[node.id].literal
+    return MISSING
+
+
+def _shape(em, node, name: str) -> tuple:
+    value = _constant(em, node)
+    shape = (value,) if type(value) is int else value
+    if not isinstance(shape, tuple) or not shape or any(type(d) is not int for d in shape):
+        raise em.error(node, f"wp.{name}(): the tile shape must be a constant int or tuple of ints",
+                       CompileTypeError)
+    if any(d <= 0 for d in shape):
+        raise em.error(node, f"wp.{name}(): tile dimensions must be positive, got {shape}", CompileError)
+    if len(shape) > 4:
+        raise em.error(node, f"wp.{name}(): a tile has 1 to 4 dimensions, got {len(shape)}", CompileError)
+    if math.prod(shape) > MAX_TILE_ELEMENTS:
+        raise em.error(node, f"wp.{name}(): a tile of shape {shape} has more than {MAX_TILE_ELEMENTS} elements",
+                       CompileError)
+    return shape
+
+
+def _dtype(em, node, name: str, default):
+    if node is None:
+        return default
+    obj = resolve_path(em.src.func, node) if isinstance(node, ast.AST) else node
+    t = ft.from_annotation(obj) if obj is not MISSING and not wt.is_array(obj) else None
+    if t is None or isinstance(t, ArrayT) or not _scalar_element(t):
+        raise em.error(node, f"wp.{name}(): mlwarp's tiles hold scalars (int, float, bool types) for now, "
+                             f"got dtype {getattr(obj, '__name__', obj)!r}", CompileTypeError)
+    return t
+
+
+def _scalar_element(t) -> bool:
+    return wt.is_scalar(t) and t is not wt.float16 and t is not wt.bfloat16
+
+
+def _tile(em, node, name: str, param: str) -> Var:
+    v = em.expr(node)
+    if not is_tile(v):
+        raise em.error(node, f"wp.{name}(): argument '{param}' must be a tile, got {ft.name(v.type)}",
+                       CompileTypeError)
+    return v
+
+
+def _int32(em, node) -> ir.Value:
+    v = em.expr(node)
+    if not wt.is_int(v.type):
+        raise em.error(node, f"tile offsets and indices must be integers, got {ft.name(v.type)}", CompileTypeError)
+    return wb.cast(v.value, ft.to_mlir(wt.int32))
+
+
+def _offsets(em, node, ndim: int, name: str) -> list:
+    if node is None:
+        return [em.const(0, wt.int32).value for _ in range(ndim)]
+    items = node.elts if isinstance(node, ast.Tuple) else [node]
+    if len(items) != ndim:
+        raise em.error(node, f"wp.{name}(): the offset has {len(items)} dimension(s), the array {ndim}",
+                       CompileTypeError)
+    return [_int32(em, i) for i in items]
+
+
+def _array(em, node, name: str) -> Var:
+    arr = em.expr(node)
+    if not isinstance(arr.type, ArrayT):
+        raise em.error(node, f"wp.{name}(): argument 'a' must be an array, got {ft.name(arr.type)}", CompileTypeError)
+    if not _scalar_element(arr.type.dtype):
+        raise em.error(node, f"wp.{name}(): mlwarp's tiles hold scalars (int, float, bool types) for now, got an "
+                             f"array of {ft.name(arr.type.dtype)}", CompileTypeError)
+    return arr
+
+
+# -- the builtins -------------------------------------------------------------------------------------------
+def _load(em, node, args) -> Var:
+    arr = _array(em, args["a"], "tile_load")
+    shape = _shape(em, args["shape"], "tile_load")
+    if len(shape) != arr.type.ndim:
+        raise em.error(node, f"tile_load() array argument must have same number of dimensions as the tile shape, "
+                             f"trying to perform an {len(shape)} dimensional load from an array with "
+                             f"{arr.type.ndim} dimensions.", CompileTypeError)
+    offsets = _offsets(em, args["offset"], arr.type.ndim, "tile_load")
+    t = ft.TileT(arr.type.dtype, shape)
+    return Var(wb.create("tile_load", arr.value, offsets, results=[ft.to_mlir(t)]).result, t)
+
+
+def _store(em, node, args) -> None:
+    arr = _array(em, args["a"], "tile_store")
+    t = _tile(em, args["t"], "tile_store", "t")
+    if t.type.dtype is not arr.type.dtype:
+        raise em.error(node, f"tile_store() 'a' and 't' arguments must have the same dtype, got "
+                             f"{ft.name(arr.type.dtype)} and {ft.name(t.type.dtype)}", CompileTypeError)
+    if len(t.type.shape) != arr.type.ndim:
+        raise em.error(node, f"tile_store() array argument must have same number of dimensions as the tile shape, "
+                             f"trying to perform an {len(t.type.shape)} dimensional store to an array with "
+                             f"{arr.type.ndim} dimensions.", CompileTypeError)
+    offsets = _offsets(em, args["offset"], arr.type.ndim, "tile_store")
+    wb.create("tile_store", arr.value, t.value, offsets)
+    return None
+
+
+def _scalar(em, node, dtype, name: str) -> ir.Value:
+    """`node` (an expression, or a Python number) as a value of `dtype`."""
+    if not isinstance(node, ast.AST):
+        return em.const(node, dtype).value
+    v = em.expr(node)
+    if isinstance(v.type, (ArrayT, ft.TileT)) or wt.is_composite(v.type):
+        raise em.error(node, f"wp.{name}(): expected a scalar value, got {ft.name(v.type)}", CompileTypeError)
+    if v.literal is not None:
+        return em.const(em.literal_as(v.literal, dtype, node), dtype).value
+    return v.value if v.type is dtype else em.cast(v, dtype, node).value
+
+
+def _full(em, node, name, args) -> Var:
+    shape = _shape(em, args["shape"], name)
+    dtype = _dtype(em, args["dtype"], name, wt.float32)
+    value = FILLS[name] if name in FILLS else args["value"]
+    if name == "tile_full" and args["dtype"] is None and isinstance(value, ast.AST):
+        v = em.expr(value)
+        if v.literal is None and _scalar_element(v.type):
+            dtype = v.type  # Warp: the value's type when no dtype is given
+    t = ft.TileT(dtype, shape)
+    fill = _scalar(em, value, dtype, name)
+    return Var(wb.create("tile_full", fill, results=[ft.to_mlir(t)]).result, t)
+
+
+def _arange(em, node) -> Var:
+    dtype_node = next((kw.value for kw in node.keywords if kw.arg == "dtype"), None)
+    extra = [kw.arg for kw in node.keywords if kw.arg not in ("dtype", "storage")]
+    if extra or not 1 <= len(node.args) <= 3:
+        raise em.error(node, "wp.tile_arange() takes stop, (start, stop) or (start, stop, step), and dtype=",
+                       CompileTypeError)
+    dtype = _dtype(em, dtype_node, "tile_arange", wt.int32)
+    values = [_constant(em, a) for a in node.args]
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
+        raise em.error(node, "wp.tile_arange(): start, stop and step must be constants", CompileTypeError)
+    start, stop, step = (0, values[0], 1) if len(values) == 1 else (*values, 1) if len(values) == 2 else values
+    if step == 0:
+        raise em.error(node, "wp.tile_arange(): step must not be zero", CompileError)
+    n = max(math.ceil((stop - start) / step), 0)
+    if n == 0:
+        raise em.error(node, f"wp.tile_arange({', '.join(map(str, values))}) is empty", CompileError)
+    t = ft.TileT(dtype, (n,))
+    op = wb.create("tile_arange", _scalar(em, start, dtype, "tile_arange"), _scalar(em, step, dtype, "tile_arange"),
+                   results=[ft.to_mlir(t)])
+    return Var(op.result, t)
+
+
+def _reduce(em, node, name, args) -> Var:
+    a = _tile(em, args["a"], name, "a")
+    kind = REDUCTIONS[name]
+    dtype = wt.int32 if kind in ("argmax", "argmin") else a.type.dtype
+    t = ft.TileT(dtype, (1,))
+    op = wb.create("tile_reduce", a.value, results=[ft.to_mlir(t)], attributes={"kind": ir.StringAttr.get(kind)})
+    return Var(op.result, t)
+
+
+def _matmul(em, node, args) -> Var | None:
+    a = _tile(em, args["a"], "tile_matmul", "a")
+    b = _tile(em, args["b"], "tile_matmul", "b")
+    if len(a.type.shape) != 2 or len(b.type.shape) != 2 or a.type.shape[1] != b.type.shape[0]:
+        raise em.error(node, f"wp.tile_matmul(): shapes {a.type.shape} and {b.type.shape} do not multiply "
+                             f"(2-d tiles, a's columns = b's rows)", CompileTypeError)
+    if a.type.dtype is not b.type.dtype:
+        raise em.error(node, f"wp.tile_matmul(): 'a' and 'b' must have the same dtype, got {ft.name(a.type.dtype)} "
+                             f"and {ft.name(b.type.dtype)}", CompileTypeError)
+    shape = (a.type.shape[0], b.type.shape[1])
+    alpha, beta = _constant(em, args["alpha"]), _constant(em, args["beta"])
+    out_node = args["out"]
+    if out_node is None:
+        t = ft.TileT(a.type.dtype, shape)
+        zero = wb.create("tile_full", em.const(0, t.dtype).value, results=[ft.to_mlir(t)]).result
+        product = Var(wb.create("tile_matmul", a.value, b.value, zero, results=[ft.to_mlir(t)]).result, t)
+        return product if alpha == 1 else _scaled(em, node, product, args["alpha"])
+    out = _tile(em, out_node, "tile_matmul", "out")
+    if out.type.shape != shape:
+        raise em.error(node, f"wp.tile_matmul(): 'out' has shape {out.type.shape}, a @ b {shape}", CompileTypeError)
+    if not isinstance(out_node, ast.Name):
+        raise em.error(node, "wp.tile_matmul(a, b, out): 'out' must be a tile variable (it is updated in place)",
+                       CompileTypeError)
+    t = out.type
+    if alpha == 1 and beta == 1:  # out += a @ b
+        result = Var(wb.create("tile_matmul", a.value, b.value, out.value, results=[ft.to_mlir(t)]).result, t)
+    else:  # alpha * (a @ b) + beta * out
+        zero = wb.create("tile_full", em.const(0, t.dtype).value, results=[ft.to_mlir(t)]).result
+        product = Var(wb.create("tile_matmul", a.value, b.value, zero, results=[ft.to_mlir(t)]).result, t)
+        scaled = product if alpha == 1 else _scaled(em, node, product, args["alpha"])
+        kept = out if beta == 1 else _scaled(em, node, out, args["beta"])
+        result = elementwise(em, node, "add", [scaled, kept])
+    em.assign(out_node, result)
+    return None
+
+
+def _scaled(em, node, tile: Var, factor) -> Var:
+    return elementwise(em, node, "mul", [tile, Var(_scalar(em, factor, tile.type.dtype, "tile_matmul"), tile.type.dtype)])
+
+
+def _tile_map(em, node) -> Var:
+    if node.keywords or len(node.args) < 2:
+        raise em.error(node, "wp.tile_map() takes an operation and one or more tiles", CompileTypeError)
+    op = resolve_path(em.src.func, node.args[0])
+    name = getattr(op, "_wp_builtin_", None)
+    if name is None:
+        raise em.error(node, "wp.tile_map(): mlwarp maps Warp builtins (wp.sin, wp.add, ...) over tiles for now, "
+                             "not @wp.func functions", CompileError)
+    tiles = [_tile(em, a, "tile_map", f"a{k}") for k, a in enumerate(node.args[1:])]
+    return elementwise(em, node, name, tiles)
+
+
+def extract(em, node, tile: Var, index_nodes) -> Var:
+    if isinstance(index_nodes, ast.Tuple):
+        index_nodes = index_nodes.elts
+    elif isinstance(index_nodes, ast.AST):
+        index_nodes = [index_nodes]
+    if len(index_nodes) != len(tile.type.shape):
+        raise em.error(node, f"a tile of shape {tile.type.shape} takes {len(tile.type.shape)} indices, got "
+                             f"{len(index_nodes)}", CompileTypeError)
+    indices = [_int32(em, i) for i in index_nodes]
+    return Var(wb.create("tile_extract", tile.value, indices, results=[ft.to_mlir(tile.type.dtype)]).result,
+               tile.type.dtype)
+
+
+def elementwise(em, node, name: str, args: list) -> Var:
+    """Builtin `name` applied element by element: tiles of one shape, scalars broadcast."""
+    shapes = {a.type.shape for a in args if is_tile(a)}
+    if len(shapes) != 1:
+        raise em.error(node, f"'{name}' of tiles of different shapes {sorted(shapes)}: broadcast one with "
+                             f"wp.tile_broadcast first", CompileTypeError)
+    for a in args:
+        if not is_tile(a) and (isinstance(a.type, (ArrayT, ft.TupleT)) or wt.is_composite(a.type)):
+            raise em.error(node, f"'{name}' takes tiles and scalars, got {ft.name(a.type)}", CompileTypeError)
+    shape = shapes.pop()
+    elements = [a.type.dtype if is_tile(a) else a.type for a in args]
+    targets = converted_arg_types(name, elements)
+    values = []
+    for a, element, target in zip(args, elements, targets):
+        if is_tile(a):
+            if element is not target:
+                raise em.error(node, f"'{name}' of a tile of {ft.name(element)} needs {ft.name(target)} elements: "
+                                     f"convert the tile first", CompileTypeError)
+            values.append(a.value)
+        else:
+            values.append(a.value if element is target else em.cast(a, target, node).value)
+    try:
+        rt = resolve(name, targets)
+    except TypeError as e:
+        raise em.error(node, str(e), CompileTypeError) from None
+    if not _scalar_element(rt):
+        raise em.error(node, f"'{name}' of tiles gives {ft.name(rt)} elements: mlwarp's tiles hold scalars for now",
+                       CompileTypeError)
+    t = ft.TileT(rt, shape)
+    return Var(wb.builtin(name, values, ft.to_mlir(t)), t)
+
+
+def _broadcastable(src: tuple, dst: tuple) -> bool:
+    if len(src) > len(dst):
+        return False
+    return all(s in (1, d) for s, d in zip(reversed(src), reversed(dst)))

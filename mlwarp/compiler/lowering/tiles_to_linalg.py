@@ -1,0 +1,318 @@
+"""convert-warp-tiles-to-linalg: Warp's tiles as tensors, their ops as linalg and tensor ops.
+
+A `!warp.tile<T, array<i64: M, N>>` becomes `tensor<MxNxT>` (block arguments and loop results too), and:
+
+  warp.tile_load(a, offsets)      tensor.generate: element (i, j) is a[off0 + i, off1 + j], or zero past the
+                                  array's upper extent (Warp's bounds_check)
+  warp.tile_store(a, t, offsets)  a loop nest over the tile: tensor.extract, warp.store where inside the array
+  warp.tile_full(v)               tensor.splat
+  warp.tile_arange(start, step)   tensor.generate: start + i * step
+  warp.<builtin>(tiles, scalars)  linalg.generic, every map the identity, the builtin on elements in its body
+  warp.tile_reduce {kind}         linalg.generic reducing every dimension into a 0-d tensor (in row-major
+                                  order, as Warp's CPU loop), then a tensor of shape (1,)
+  warp.tile_matmul(a, b, acc)     linalg.generic (m, n, k): acc[m, n] += a[m, k] * b[k, n], k innermost
+  warp.tile_transpose / broadcast linalg.generic with the transposing / broadcasting input map
+  warp.tile_extract / insert      tensor.extract / tensor.insert
+
+The element computations stay warp builtins (warp.add, warp.max, warp.sin, ...), which
+convert-warp-builtins-to-arith lowers with the rest. Bufferization (one-shot-bufferize, the CPU stage
+table's "tiles" stage) then gives each tile a buffer: an accumulator updated in a loop is updated in place.
+Ops without tiles are left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from ..dialects.warp import builders as wb
+from ..dialects.warp import is_tile_type, tile_params
+from ..context import TILE_DIALECTS
+from ..passes.registry import Pass, PassError, ops_named
+
+def load_tile_dialects(ctx: ir.Context) -> None:
+    """Loads the dialects tile lowering builds ops of (before a pass manager runs)."""
+    for name in TILE_DIALECTS:
+        ctx.get_dialect_descriptor(name)
+
+
+def tensor_type(t: ir.Type) -> ir.RankedTensorType:
+    dtype, shape = tile_params(t)
+    return ir.RankedTensorType.get(list(shape), dtype)
+
+
+def _has_tiles(op) -> bool:
+    return any(is_tile_type(v.type) for v in list(op.operands) + list(op.results))
+
+
+def _index(n: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), n).result
+
+
+def _i32(v: ir.Value) -> ir.Value:
+    return arith.IndexCastOp(ir.IntegerType.get_signless(32), v).result
+
+
+def _zero(t: ir.Type) -> ir.Value:
+    if isinstance(t, ir.FloatType):
+        return arith.ConstantOp(t, ir.FloatAttr.get(t, 0.0)).result
+    return arith.ConstantOp(t, ir.IntegerAttr.get(t, 0)).result
+
+
+def _parallel(rank: int) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank)
+
+
+def _iterators(kinds) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
+
+
+def _maps(*maps) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+
+
+def _map(rank: int, exprs) -> ir.AffineMap:
+    return ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(e) if isinstance(e, int) else e for e in exprs])
+
+
+class _Lowering:
+    def __init__(self):
+        from mlir.dialects import _linalg_ops_gen as linalg  # lazy: kernels without tiles never load it
+        from mlir.dialects import tensor
+
+        self.linalg, self.tensor = linalg, tensor
+
+    # -- helpers ------------------------------------------------------------------------------------
+    def generic(self, result: ir.RankedTensorType, inputs, maps, iterators, init=None, body=None, results=None):
+        """A linalg.generic with one output (`init`, default a tensor.empty of `result`); `body(block_args)`
+        returns the yielded values."""
+        if init is None:
+            init = self.tensor.EmptyOp(list(result.shape), result.element_type).result
+        outputs = init if isinstance(init, list) else [init]
+        op = self.linalg.GenericOp([o.type for o in outputs] if results is None else results, list(inputs), outputs,
+                                   _maps(*maps), iterators)
+        types = [ir.RankedTensorType(v.type).element_type for v in list(inputs) + outputs]
+        block = op.regions[0].blocks.append(*types)
+        with ir.InsertionPoint(block):
+            self.linalg.YieldOp(body(list(block.arguments)))
+        return op
+
+    def generate(self, result: ir.RankedTensorType, body) -> ir.Value:
+        """tensor.generate of `result`; `body(indices)` returns the element."""
+        op = self.tensor.GenerateOp(result, [])
+        block = op.regions[0].blocks.append(*[ir.IndexType.get()] * result.rank)
+        with ir.InsertionPoint(block):
+            self.tensor.YieldOp(body(list(block.arguments)))
+        return op.result
+
+    # -- the ops ------------------------------------------------------------------------------------------
+    def lower(self, op) -> list:
+        """The values replacing `op`'s results."""
+        name = op.name[len("warp."):]
+        method = getattr(self, f"lower_{name}", None)
+        if method is not None:
+            return method(op)
+        return [self.elementwise(op)]  # a builtin of the builtin table with tile operands
+
+    def lower_tile_load(self, op):
+        arr, offsets = op.operands[0], list(op.operands)[1:]
+        result = tensor_type(op.results[0].type)
+        dtype = result.element_type
+
+        def element(ivs):
+            positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
+            inside = None
+            for d, p in enumerate(positions):
+                extent = wb.array_dim(arr, d)
+                below = arith.CmpIOp(arith.CmpIPredicate.slt, p, extent).result
+                inside = below if inside is None else arith.AndIOp(inside, below).result
+            branch = scf.IfOp(inside, [dtype], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([wb.load(arr, positions)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([_zero(dtype)])
+            return branch.results[0]
+
+        return [self.generate(result, element)]
+
+    def lower_tile_store(self, op):
+        arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+
+        def store(ivs):
+            positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
+            inside = None
+            for d, p in enumerate(positions):
+                below = arith.CmpIOp(arith.CmpIPredicate.slt, p, wb.array_dim(arr, d)).result
+                inside = below if inside is None else arith.AndIOp(inside, below).result
+            branch = scf.IfOp(inside)
+            with ir.InsertionPoint(branch.then_block):
+                wb.store(arr, self.tensor.ExtractOp(tile, ivs).result, positions)
+                scf.YieldOp([])
+
+        _loop_nest(ir.RankedTensorType(tile.type).shape, store)
+        return []
+
+    def lower_tile_full(self, op):
+        result = tensor_type(op.results[0].type)
+        return [self.tensor.SplatOp(result, op.operands[0], []).result]
+
+    def lower_tile_arange(self, op):
+        result = tensor_type(op.results[0].type)
+        start, step = op.operands
+        dtype = result.element_type
+
+        def element(ivs):
+            i64 = arith.IndexCastOp(ir.IntegerType.get_signless(64), ivs[0]).result
+            i = arith.SIToFPOp(dtype, i64).result if isinstance(dtype, ir.FloatType) else \
+                arith.TruncIOp(dtype, i64).result if ir.IntegerType(dtype).width < 64 else i64
+            return wb.builtin("add", [start, wb.builtin("mul", [i, step], dtype)], dtype)
+
+        return [self.generate(result, element)]
+
+    def lower_tile_extract(self, op):
+        tile, indices = op.operands[0], list(op.operands)[1:]
+        idx = [arith.IndexCastOp(ir.IndexType.get(), i).result for i in indices]
+        return [self.tensor.ExtractOp(tile, idx).result]
+
+    def lower_tile_insert(self, op):
+        tile, value, indices = op.operands[0], op.operands[1], list(op.operands)[2:]
+        idx = [arith.IndexCastOp(ir.IndexType.get(), i).result for i in indices]
+        return [self.tensor.InsertOp(value, tile, idx).result]
+
+    def elementwise(self, op):
+        result = tensor_type(op.results[0].type)
+        rank = result.rank
+        tiles = [v for v in op.operands if isinstance(v.type, ir.RankedTensorType)]
+        name = op.name[len("warp."):]
+        operands = list(op.operands)
+
+        def body(args):
+            elements = iter(args)  # the tiles' elements, in operand order; scalars as they are
+            values = [next(elements) if isinstance(v.type, ir.RankedTensorType) else v for v in operands]
+            return [wb.builtin(name, values, result.element_type)]
+
+        identity = ir.AffineMap.get_identity(rank)
+        return self.generic(result, tiles, [identity] * (len(tiles) + 1), _parallel(rank), body=body).results[0]
+
+    def lower_tile_reduce(self, op):
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        tile = op.operands[0]
+        source = ir.RankedTensorType(tile.type)
+        rank, dtype = source.rank, source.element_type
+        identity = ir.AffineMap.get_identity(rank)
+        to_scalar = ir.AffineMap.get(rank, 0, [])
+        iterators = _iterators(["reduction"] * rank)
+        out_t = tensor_type(op.results[0].type)
+        if kind in ("add", "max", "min"):
+            first = self.tensor.ExtractOp(tile, [_index(0)] * rank).result if kind != "add" else _zero(dtype)
+            init = self.tensor.FromElementsOp(ir.RankedTensorType.get([], dtype), [first]).result
+            red = self.generic(None, [tile], [identity, to_scalar], iterators, init=init,
+                               body=lambda a: [wb.builtin(kind, [a[1], a[0]], dtype)])
+            value = self.tensor.ExtractOp(red.results[0], []).result
+        elif kind in ("argmax", "argmin"):
+            i32 = ir.IntegerType.get_signless(32)
+            first = self.tensor.ExtractOp(tile, [_index(0)] * rank).result
+            inits = [self.tensor.FromElementsOp(ir.RankedTensorType.get([], dtype), [first]).result,
+                     self.tensor.FromElementsOp(ir.RankedTensorType.get([], i32), [_zero(i32)]).result]
+            shape = source.shape
+
+            def body(a):
+                flat = None
+                for d in range(rank):  # the element's flat (row-major) index
+                    i = _i32(self.linalg.IndexOp(d).result)
+                    flat = i if flat is None else arith.AddIOp(arith.MulIOp(flat, arith.ConstantOp(
+                        i32, shape[d]).result).result, i).result
+                better = wb.builtin("gt" if kind == "argmax" else "lt", [a[0], a[1]],
+                                    ir.IntegerType.get_signless(1))
+                return [arith.SelectOp(better, a[0], a[1]).result, arith.SelectOp(better, flat, a[2]).result]
+
+            red = self.generic(None, [tile], [identity, to_scalar, to_scalar], iterators, init=inits, body=body)
+            value = self.tensor.ExtractOp(red.results[1], []).result
+        else:
+            raise PassError(f"warp.tile_reduce: unknown kind '{kind}'")
+        return [self.tensor.FromElementsOp(out_t, [value]).result]
+
+    def lower_tile_matmul(self, op):
+        a, b, acc = op.operands
+        dtype = ir.RankedTensorType(acc.type).element_type
+        maps = [_map(3, [0, 2]), _map(3, [2, 1]), _map(3, [0, 1])]
+
+        def body(args):
+            x, y, c = args
+            if x.type != dtype:
+                x, y = wb.cast(x, dtype), wb.cast(y, dtype)
+            return [wb.builtin("add", [c, wb.builtin("mul", [x, y], dtype)], dtype)]
+
+        op2 = self.generic(None, [a, b], maps, _iterators(["parallel", "parallel", "reduction"]), init=acc, body=body)
+        return [op2.results[0]]
+
+    def lower_tile_transpose(self, op):
+        result = tensor_type(op.results[0].type)
+        maps = [_map(2, [1, 0]), ir.AffineMap.get_identity(2)]
+        return [self.generic(result, [op.operands[0]], maps, _parallel(2), body=lambda a: [a[0]]).results[0]]
+
+    def lower_tile_broadcast(self, op):
+        result = tensor_type(op.results[0].type)
+        source = ir.RankedTensorType(op.operands[0].type)
+        rank, lead = result.rank, result.rank - source.rank
+        exprs = [ir.AffineConstantExpr.get(0) if n == 1 and result.shape[lead + k] != 1 else ir.AffineDimExpr.get(lead + k)
+                 for k, n in enumerate(source.shape)]
+        maps = [ir.AffineMap.get(rank, 0, exprs), ir.AffineMap.get_identity(rank)]
+        return [self.generic(result, [op.operands[0]], maps, _parallel(rank), body=lambda a: [a[0]]).results[0]]
+
+
+def _loop_nest(shape, body, ivs=()) -> None:
+    """scf.for loops over `shape` (row-major) at the insertion point; `body(ivs)` in the innermost."""
+    if len(ivs) == len(shape):
+        body(list(ivs))
+        return
+    loop = scf.ForOp(_index(0), _index(shape[len(ivs)]), _index(1))
+    with ir.InsertionPoint(loop.body):
+        _loop_nest(shape, body, (*ivs, loop.induction_variable))
+        scf.YieldOp([])
+
+
+def _retype_tiles(root) -> None:
+    """Block arguments and results of the ops that merely carry tiles (scf.for, scf.if, func.call) as tensors."""
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for a in block.arguments:
+                    if is_tile_type(a.type):
+                        a.set_type(tensor_type(a.type))
+        if not op.name.startswith("warp."):
+            for r in op.results:
+                if is_tile_type(r.type):
+                    r.set_type(tensor_type(r.type))
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+@dataclass(frozen=True)
+class ConvertTilesToLinalg(Pass):
+    name = "convert-warp-tiles-to-linalg"
+    description = "Lower warp tiles to tensors and their ops to linalg.generic / tensor ops (bufferized after)"
+
+    def run(self, module):
+        ops = ops_named(module, lambda n: n.startswith("warp."))
+        ops = [op for op in ops if _has_tiles(op)]
+        if not ops:
+            return
+        for f in ops_named(module, {"func.func"}):
+            ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+            if any(is_tile_type(t) for t in list(ftype.inputs) + list(ftype.results)):
+                raise PassError(f"function '{ir.StringAttr(f.attributes['sym_name']).value}' takes or returns a "
+                                f"tile: inline it first (warp-inline)")
+        with module.location:
+            _retype_tiles(module)
+        lowering = _Lowering()
+        for op in ops:
+            with ir.InsertionPoint(op), op.location:
+                new = lowering.lower(op)
+            for r, v in zip(op.results, new):
+                r.replace_all_uses_with(v)
+            op.erase()

@@ -1,0 +1,94 @@
+"""Warp's tile API, seen from Python: `wp.launch_tiled` and the `wp.tile_*` builtins.
+
+Inside a kernel the frontend (compiler/frontend/tiles.py) maps each `wp.tile_*` object to ops of the warp
+dialect's tile table; in Python scope they cannot be called (as in Warp). On the CPU a tiled launch runs as
+Warp runs it by default: one lane per block (`block_dim` resolves to 1 unless `wp.config.enable_cpu_blocks`),
+the lane doing each whole tile operation, the blocks spread over all cores.
+"""
+
+from __future__ import annotations
+
+from .config import config
+from .launch import launch
+from .runtime.device import get_device
+
+
+class TileBuiltin:
+    """A `wp.tile_*` builtin: `_wp_tile_` names it for the frontend."""
+
+    def __init__(self, name: str, doc: str):
+        self.__name__ = name
+        self.key = name
+        self.__doc__ = doc
+        self._wp_tile_ = name
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"wp.{self.__name__}() can only be called inside a kernel or wp.func")
+
+    def __repr__(self):
+        return f"<mlwarp tile builtin {self.__name__}>"
+
+
+_DOCS = {
+    "tile_load": "tile_load(a, shape, offset=0, storage='register', bounds_check=True, aligned=False): a tile of "
+                 "`shape` read from array `a` at `offset`; elements past the array's upper extent read as zero",
+    "tile_store": "tile_store(a, t, offset=0, bounds_check=True, aligned=False): writes tile `t` into `a` at "
+                  "`offset`, skipping elements past the array's upper extent",
+    "tile_zeros": "tile_zeros(shape, dtype=float, storage='register'): a tile of zeros",
+    "tile_ones": "tile_ones(shape, dtype=float, storage='register'): a tile of ones",
+    "tile_full": "tile_full(shape, value, dtype=float, storage='register'): a tile with every element `value`",
+    "tile_empty": "tile_empty(shape, dtype=float, storage='register'): a tile (zero-filled here)",
+    "tile_arange": "tile_arange(stop) / (start, stop) / (start, stop, step), dtype=int: a 1-d tile of a range",
+    "tile_sum": "tile_sum(a): the sum of every element, a tile of shape (1,)",
+    "tile_max": "tile_max(a): the largest element, a tile of shape (1,)",
+    "tile_min": "tile_min(a): the smallest element, a tile of shape (1,)",
+    "tile_argmax": "tile_argmax(a): the flat index of the largest element, an int tile of shape (1,)",
+    "tile_argmin": "tile_argmin(a): the flat index of the smallest element, an int tile of shape (1,)",
+    "tile_matmul": "tile_matmul(a, b, alpha=1.0) -> a tile; tile_matmul(a, b, out, alpha=1.0, beta=1.0): "
+                   "out = alpha * a @ b + beta * out",
+    "tile_transpose": "tile_transpose(a): the 2-d tile transposed",
+    "tile_broadcast": "tile_broadcast(a, shape): the tile broadcast to `shape` (numpy's rules)",
+    "tile_map": "tile_map(op, a, ...): op applied element-wise (op: a Warp builtin such as wp.sin or wp.add)",
+    "tile_extract": "tile_extract(a, i, ...): one element of the tile (also a[i, ...])",
+}
+
+for _name, _doc in _DOCS.items():
+    globals()[_name] = TileBuiltin(_name, _doc)
+del _name, _doc
+
+__all__ = [*_DOCS, "launch_tiled"]
+
+
+def launch_tiled(*args, **kwargs):
+    """`wp.launch(kernel, dim=[*dim, block_dim], ...)` with `block_dim` resolved as Warp resolves it: on the CPU
+    1 unless `wp.config.enable_cpu_blocks` (then 2..1024 lanes; mlwarp's CPU tiles have one lane per block
+    either way, which gives the same tile results), None or <= 0 the device's default (CPU 1, CUDA 256)."""
+    if "dim" not in kwargs:
+        raise RuntimeError("Launch dimensions 'dim' argument should be passed via. keyword args for wp.launch_tiled()")
+    if "block_dim" not in kwargs:
+        raise RuntimeError(
+            "Launch block dimension 'block_dim' argument should be passed via. keyword args for wp.launch_tiled()")
+    stream = kwargs.get("stream", args[7] if len(args) > 7 else None)
+    device = get_device(stream.device if stream is not None else kwargs.get("device", args[6] if len(args) > 6 else None))
+    block_dim = resolve_block_dim(device, kwargs["block_dim"])
+    dim = kwargs["dim"]
+    dim = [dim] if isinstance(dim, int) else list(dim)
+    if len(dim) > 3:
+        raise RuntimeError("wp.launch_tiled() requires a grid with fewer than 4 dimensions")
+    kwargs["dim"] = [*dim, 1 if device.is_cpu else block_dim]
+    kwargs["block_dim"] = block_dim
+    return launch(*args, **kwargs)
+
+
+def resolve_block_dim(device, block_dim) -> int:
+    """Warp's rule for a launch's block_dim on `device`."""
+    default = 1 if device.is_cpu else 256
+    if block_dim is None or block_dim <= 0:
+        return default
+    if not device.is_cpu:
+        return block_dim
+    if block_dim > 1024:
+        raise ValueError(f"block_dim must be at most 1024 on CPU, got {block_dim}")
+    if block_dim == 1 or not getattr(config, "enable_cpu_blocks", False):
+        return 1
+    return block_dim

@@ -1,0 +1,65 @@
+// RUN: mlwarp-opt %s --convert-warp-tiles-to-linalg | FileCheck %s
+
+// A tile load is a tensor.generate whose element (i, j) reads the array at offset + (i, j), or is zero past
+// the array's upper extent (Warp's bounds_check); a store is a loop nest over the tile that writes the
+// elements inside the array. The tile type becomes a tensor.
+
+// CHECK-LABEL: func.func @copy
+// CHECK-SAME: (%[[A:.+]]: !warp.array<f32, 2 : i64>, %[[B:.+]]: !warp.array<f32, 2 : i64>, %[[I:.+]]: i32, %[[J:.+]]: i32)
+// CHECK: %[[T:.+]] = tensor.generate {
+// CHECK: ^bb0(%[[R:.+]]: index, %[[C:.+]]: index):
+// CHECK:   %[[R32:.+]] = arith.index_cast %[[R]] : index to i32
+// CHECK:   %[[P0:.+]] = arith.addi %[[R32]], %[[I]] : i32
+// CHECK:   %[[C32:.+]] = arith.index_cast %[[C]] : index to i32
+// CHECK:   %[[P1:.+]] = arith.addi %[[C32]], %[[J]] : i32
+// CHECK:   %[[N0:.+]] = "warp.array_dim"(%[[A]]) {dim = 0 : i64}
+// CHECK:   arith.cmpi slt, %[[P0]], %[[N0]] : i32
+// CHECK:   %[[IN:.+]] = arith.andi
+// CHECK:   %[[E:.+]] = scf.if %[[IN]] -> (f32) {
+// CHECK:     %[[V:.+]] = "warp.load"(%[[A]], %[[P0]], %[[P1]])
+// CHECK:     scf.yield %[[V]] : f32
+// CHECK:   } else {
+// CHECK:     %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK:     scf.yield %[[Z]] : f32
+// CHECK:   tensor.yield %[[E]] : f32
+// CHECK: } : tensor<4x8xf32>
+// CHECK: scf.for %[[X:.+]] = %{{.+}} to %{{.+}} step
+// CHECK:   scf.for %[[Y:.+]] = %{{.+}} to %{{.+}} step
+// CHECK:     scf.if %{{.+}} {
+// CHECK:       %[[W:.+]] = tensor.extract %[[T]][%[[X]], %[[Y]]] : tensor<4x8xf32>
+// CHECK:       "warp.store"(%[[B]], %[[W]], %{{.+}}, %{{.+}})
+// CHECK-NOT: warp.tile
+func.func @copy(%a: !warp.array<f32, 2>, %b: !warp.array<f32, 2>, %i: i32, %j: i32) {
+  %t = "warp.tile_load"(%a, %i, %j) : (!warp.array<f32, 2>, i32, i32) -> !warp.tile<f32, array<i64: 4, 8>>
+  "warp.tile_store"(%b, %t, %i, %j) : (!warp.array<f32, 2>, !warp.tile<f32, array<i64: 4, 8>>, i32, i32) -> ()
+  return
+}
+
+// A tile a loop carries becomes a tensor the loop carries (its iter_args and results retyped).
+// CHECK-LABEL: func.func @carried
+// CHECK: %[[INIT:.+]] = tensor.splat %{{.+}} : tensor<4xf32>
+// CHECK: %[[OUT:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (tensor<4xf32>)
+// CHECK:   linalg.generic {{.+}} ins(%[[ACC]], %[[ACC]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK: tensor.extract %[[OUT]]
+func.func @carried(%n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %i0 = arith.constant 0 : i32
+  %one = arith.constant 1.0 : f32
+  %t0 = "warp.tile_full"(%one) : (f32) -> !warp.tile<f32, array<i64: 4>>
+  %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %t0) -> (!warp.tile<f32, array<i64: 4>>) {
+    %s = "warp.add"(%acc, %acc) : (!warp.tile<f32, array<i64: 4>>, !warp.tile<f32, array<i64: 4>>) -> !warp.tile<f32, array<i64: 4>>
+    scf.yield %s : !warp.tile<f32, array<i64: 4>>
+  }
+  %e = "warp.tile_extract"(%r, %i0) : (!warp.tile<f32, array<i64: 4>>, i32) -> f32
+  return %e : f32
+}
+
+// Left alone: a function without tiles.
+// CHECK-LABEL: func.func @scalar
+// CHECK-NEXT: %[[S:.+]] = "warp.add"(%arg0, %arg0) : (f32, f32) -> f32
+// CHECK-NEXT: return %[[S]]
+func.func @scalar(%x: f32) -> f32 {
+  %s = "warp.add"(%x, %x) : (f32, f32) -> f32
+  return %s : f32
+}

@@ -1,0 +1,351 @@
+"""Warp's tiles on the CPU (wp.launch_tiled, wp.tile_*), each against numpy: loads with zero padding, stores that
+skip past the array, element-wise operators and builtins, constructors, reductions, the documentation's tiled
+GEMM, transpose, broadcast, element reads, and the errors for what is refused."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+TILE_M = wp.constant(8)
+TILE_N = wp.constant(4)
+TILE_K = wp.constant(8)
+BLOCK_DIM = 64
+
+
+def _rand(shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+# -- loads and stores -------------------------------------------------------------------------------------
+@wp.kernel
+def copy_tiles(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float)):
+    i, j = wp.tid()
+    t = wp.tile_load(a, shape=(3, 4), offset=(i * 3, j * 4))
+    wp.tile_store(b, t, offset=(i * 3, j * 4))
+
+
+def test_load_store_round_trip_with_partial_tiles():
+    a0 = np.arange(1, 21, dtype=np.float32).reshape(4, 5)
+    a, b = wp.array(a0), wp.full((6, 8), -1.0, dtype=float)
+    wp.launch_tiled(copy_tiles, dim=(2, 2), inputs=[a, b], block_dim=8)
+    want = np.full((6, 8), -1.0, np.float32)
+    want[:6, :8] = 0.0  # the tiles cover b: elements past a's extent read as zero
+    want[:4, :5] = a0
+    np.testing.assert_array_equal(b.numpy(), want)
+
+
+@wp.kernel
+def store_past_the_end(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float)):
+    t = wp.tile_load(a, shape=(3, 4))
+    wp.tile_store(b, t, offset=(1, 1))
+
+
+def test_store_skips_elements_past_the_array():
+    a, b = wp.array(np.arange(1, 13, dtype=np.float32).reshape(3, 4)), wp.full((3, 3), -1.0, dtype=float)
+    wp.launch_tiled(store_past_the_end, dim=1, inputs=[a, b], block_dim=1)
+    np.testing.assert_array_equal(b.numpy(), [[-1, -1, -1], [-1, 1, 2], [-1, 5, 6]])
+
+
+@wp.kernel
+def load_forms(a: wp.array(dtype=float), b: wp.array2d(dtype=float)):
+    t0 = wp.tile_load(a, 4)
+    t1 = wp.tile_load(a, 4, 2)
+    t2 = wp.tile_load(a, shape=4, offset=6, storage="shared")
+    t3 = wp.tile_load(a[1:], shape=(4,))
+    wp.tile_store(b[0], t0)
+    wp.tile_store(b[1], t1)
+    wp.tile_store(b[2], t2)
+    wp.tile_store(b[3], t3)
+
+
+def test_positional_and_keyword_forms_and_views():
+    a, b = wp.array(np.arange(1, 9, dtype=np.float32)), wp.full((4, 4), -1.0, dtype=float)
+    wp.launch_tiled(load_forms, dim=1, inputs=[a, b], block_dim=1)
+    np.testing.assert_array_equal(b.numpy(), [[1, 2, 3, 4], [3, 4, 5, 6], [7, 8, 0, 0], [2, 3, 4, 5]])
+
+
+# -- element-wise ---------------------------------------------------------------------------------------
+@wp.kernel
+def elementwise(a: wp.array2d(dtype=float), c: wp.array2d(dtype=float), out: wp.array3d(dtype=float)):
+    i = wp.tid()
+    t = wp.tile_load(a, shape=(4, 8), offset=(i * 4, 0))
+    u = wp.tile_load(c, shape=(4, 8), offset=(i * 4, 0))
+    wp.tile_store(out[0], wp.sin(t) * 2.0 + t, offset=(i * 4, 0))
+    wp.tile_store(out[1], -t / 2.0, offset=(i * 4, 0))
+    wp.tile_store(out[2], t * u - u, offset=(i * 4, 0))
+    wp.tile_store(out[3], wp.tile_map(wp.exp, t), offset=(i * 4, 0))
+    wp.tile_store(out[4], wp.tile_map(wp.max, t, u), offset=(i * 4, 0))
+    wp.tile_store(out[5], 3.0 * t, offset=(i * 4, 0))
+
+
+def test_elementwise_operators_and_builtins():
+    a0, c0 = _rand((8, 8), 1), _rand((8, 8), 2)
+    out = wp.zeros((6, 8, 8), dtype=float)
+    wp.launch_tiled(elementwise, dim=2, inputs=[wp.array(a0), wp.array(c0), out], block_dim=BLOCK_DIM)
+    got = out.numpy()
+    np.testing.assert_allclose(got[0], np.sin(a0) * 2 + a0, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(got[1], -a0 / np.float32(2))
+    np.testing.assert_array_equal(got[2], a0 * c0 - c0)
+    np.testing.assert_allclose(got[3], np.exp(a0), rtol=1e-6)
+    np.testing.assert_array_equal(got[4], np.maximum(a0, c0))
+    np.testing.assert_array_equal(got[5], np.float32(3) * a0)
+
+
+@wp.kernel
+def int_tiles(a: wp.array(dtype=int), out: wp.array(dtype=int)):
+    t = wp.tile_load(a, shape=16)
+    wp.tile_store(out, t * 3 + wp.tile_arange(16, dtype=int))
+
+
+def test_int_tiles():
+    a0 = np.arange(16, dtype=np.int32) * 7 - 40
+    out = wp.zeros(16, dtype=int)
+    wp.launch_tiled(int_tiles, dim=1, inputs=[wp.array(a0), out], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), a0 * 3 + np.arange(16))
+
+
+# -- constructors ---------------------------------------------------------------------------------------
+@wp.kernel
+def constructors(out: wp.array2d(dtype=float), ints: wp.array2d(dtype=int)):
+    wp.tile_store(out[0], wp.tile_zeros(shape=5, dtype=float))
+    wp.tile_store(out[1], wp.tile_ones(shape=(5,), dtype=float))
+    wp.tile_store(out[2], wp.tile_full(shape=5, value=2.5, dtype=float))
+    wp.tile_store(out[3], wp.tile_arange(1.0, 2.0, 0.25, dtype=float))
+    wp.tile_store(ints[0], wp.tile_arange(5, dtype=int))
+    wp.tile_store(ints[1], wp.tile_arange(1, 10, 2, dtype=int))
+    wp.tile_store(ints[2], wp.tile_full(shape=5, value=wp.int32(7), dtype=int))
+
+
+def test_constructors():
+    out, ints = wp.full((4, 5), -1.0, dtype=float), wp.full((3, 5), -1, dtype=int)
+    wp.launch_tiled(constructors, dim=1, inputs=[out, ints], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), [[0] * 5, [1] * 5, [2.5] * 5, [1, 1.25, 1.5, 1.75, -1]])
+    np.testing.assert_array_equal(ints.numpy(), [np.arange(5), np.arange(1, 10, 2), [7] * 5])
+
+
+# -- reductions -----------------------------------------------------------------------------------------
+@wp.kernel
+def reductions(a: wp.array2d(dtype=float), out: wp.array(dtype=float), index: wp.array(dtype=int)):
+    i = wp.tid()
+    t = wp.tile_load(a, shape=(4, 6), offset=(i * 4, 0))
+    wp.tile_store(out, wp.tile_sum(t), offset=i * 3)
+    wp.tile_store(out, wp.tile_max(t), offset=i * 3 + 1)
+    wp.tile_store(out, wp.tile_min(t), offset=i * 3 + 2)
+    wp.tile_store(index, wp.tile_argmax(t), offset=i * 2)
+    wp.tile_store(index, wp.tile_argmin(t), offset=i * 2 + 1)
+
+
+def test_reductions():
+    a0 = _rand((8, 6), 3)
+    out, index = wp.zeros(6, dtype=float), wp.zeros(4, dtype=int)
+    wp.launch_tiled(reductions, dim=2, inputs=[wp.array(a0), out, index], block_dim=BLOCK_DIM)
+    for i in range(2):
+        block = a0[i * 4:(i + 1) * 4]
+        sequential = np.float32(0)
+        for v in block.reshape(-1):  # row-major order, one add at a time (Warp's CPU loop)
+            sequential = np.float32(sequential + v)
+        assert out.numpy()[i * 3] == sequential
+        assert out.numpy()[i * 3 + 1] == block.max() and out.numpy()[i * 3 + 2] == block.min()
+        assert index.numpy()[i * 2] == block.argmax() and index.numpy()[i * 2 + 1] == block.argmin()
+
+
+@wp.kernel
+def extract(a: wp.array2d(dtype=float), out: wp.array(dtype=float)):
+    t = wp.tile_load(a, shape=(2, 3))
+    s = wp.tile_sum(t)
+    out[0] = t[1, 2]
+    out[1] = s[0]
+    out[2] = wp.tile_extract(t, 0, 1)
+
+
+def test_element_reads():
+    a0 = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = wp.zeros(3, dtype=float)
+    wp.launch_tiled(extract, dim=1, inputs=[wp.array(a0), out], block_dim=4)
+    np.testing.assert_array_equal(out.numpy(), [5, 15, 1])
+
+
+# -- matmul ---------------------------------------------------------------------------------------------
+@wp.kernel
+def tile_gemm(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array2d(dtype=float)):
+    # the kernel of Warp's documentation (tiles: GEMM)
+    i, j = wp.tid()
+    sum = wp.tile_zeros(shape=(TILE_M, TILE_N), dtype=wp.float32)
+    K = A.shape[1]
+    count = int(K / TILE_K)
+    for k in range(0, count):
+        a = wp.tile_load(A, shape=(TILE_M, TILE_K), offset=(i * TILE_M, k * TILE_K))
+        b = wp.tile_load(B, shape=(TILE_K, TILE_N), offset=(k * TILE_K, j * TILE_N))
+        wp.tile_matmul(a, b, sum)
+    wp.tile_store(C, sum, offset=(i * TILE_M, j * TILE_N))
+
+
+def test_documentation_gemm():
+    m, n, k = 32, 16, 64
+    a0, b0 = _rand((m, k), 4), _rand((k, n), 5)
+    c = wp.zeros((m, n), dtype=float)
+    wp.launch_tiled(tile_gemm, dim=(m // TILE_M, n // TILE_N), inputs=[wp.array(a0), wp.array(b0), c],
+                    block_dim=BLOCK_DIM)
+    np.testing.assert_allclose(c.numpy(), a0.astype(np.float64) @ b0, rtol=1e-4, atol=1e-4)
+
+
+@wp.kernel
+def matmul_forms(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array3d(dtype=float)):
+    a = wp.tile_load(A, shape=(2, 3))
+    b = wp.tile_load(B, shape=(3, 2))
+    out = wp.tile_ones(shape=(2, 2), dtype=float)
+    wp.tile_matmul(a, b, out)  # out = a @ b + out
+    wp.tile_store(C[0], out)
+    wp.tile_store(C[1], wp.tile_matmul(a, b, alpha=2.0))
+    scaled = wp.tile_ones(shape=(2, 2), dtype=float)
+    wp.tile_matmul(a, b, scaled, alpha=0.5, beta=3.0)
+    wp.tile_store(C[2], scaled)
+
+
+def test_matmul_forms():
+    a0, b0 = _rand((2, 3), 6), _rand((3, 2), 7)
+    c = wp.zeros((3, 2, 2), dtype=float)
+    wp.launch_tiled(matmul_forms, dim=1, inputs=[wp.array(a0), wp.array(b0), c], block_dim=4)
+    ab = a0.astype(np.float64) @ b0
+    np.testing.assert_allclose(c.numpy()[0], ab + 1, rtol=1e-6)
+    np.testing.assert_allclose(c.numpy()[1], 2 * ab, rtol=1e-6)
+    np.testing.assert_allclose(c.numpy()[2], 0.5 * ab + 3, rtol=1e-6)
+
+
+@wp.kernel
+def transpose_broadcast(a: wp.array2d(dtype=float), row: wp.array(dtype=float), out: wp.array3d(dtype=float)):
+    t = wp.tile_load(a, shape=(2, 3))
+    wp.tile_store(out[0], wp.tile_transpose(t))
+    r = wp.tile_load(row, shape=3)
+    wp.tile_store(out[1], wp.tile_transpose(wp.tile_broadcast(r, shape=(2, 3)) + t))
+
+
+def test_transpose_and_broadcast():
+    a0, r0 = np.arange(6, dtype=np.float32).reshape(2, 3), np.array([10, 20, 30], np.float32)
+    out = wp.zeros((2, 3, 2), dtype=float)
+    wp.launch_tiled(transpose_broadcast, dim=1, inputs=[wp.array(a0), wp.array(r0), out], block_dim=1)
+    np.testing.assert_array_equal(out.numpy()[0], a0.T)
+    np.testing.assert_array_equal(out.numpy()[1], (a0 + r0).T)
+
+
+# -- launch_tiled ---------------------------------------------------------------------------------------
+@wp.kernel
+def lanes(out: wp.array2d(dtype=int)):
+    i, lane = wp.tid()
+    wp.atomic_add(out, i, lane, 1)
+
+
+def test_launch_tiled_runs_one_lane_per_block_on_the_cpu():
+    out = wp.zeros((3, 4), dtype=int)
+    wp.launch_tiled(lanes, dim=3, inputs=[out], block_dim=4)
+    np.testing.assert_array_equal(out.numpy(), [[1, 0, 0, 0]] * 3)  # block_dim resolves to 1 (Warp's CPU rule)
+
+
+def test_launch_tiled_errors():
+    out = wp.zeros((3, 4), dtype=int)
+    with pytest.raises(RuntimeError, match=r"^Launch dimensions 'dim' argument should be passed via\. keyword args "
+                                           r"for wp\.launch_tiled\(\)$"):
+        wp.launch_tiled(lanes, 3, inputs=[out], block_dim=4)
+    with pytest.raises(RuntimeError, match=r"^Launch block dimension 'block_dim' argument should be passed via\. "
+                                           r"keyword args for wp\.launch_tiled\(\)$"):
+        wp.launch_tiled(lanes, dim=3, inputs=[out])
+    with pytest.raises(RuntimeError, match=r"^wp\.launch_tiled\(\) requires a grid with fewer than 4 dimensions$"):
+        wp.launch_tiled(lanes, dim=(1, 1, 1, 1), inputs=[out], block_dim=4)
+    with pytest.raises(ValueError, match=r"^block_dim must be at most 1024 on CPU, got 1025$"):
+        wp.launch_tiled(lanes, dim=3, inputs=[out], block_dim=1025)
+
+
+def test_tile_builtins_are_kernel_only():
+    with pytest.raises(RuntimeError, match=r"^wp\.tile_zeros\(\) can only be called inside a kernel or wp\.func$"):
+        wp.tile_zeros(shape=4, dtype=float)
+
+
+# -- refused input ----------------------------------------------------------------------------------------
+def _compile_error(kernel, args, match):
+    with pytest.raises(wp.CompileError, match=match):
+        wp.launch_tiled(kernel, dim=1, inputs=args, block_dim=1)
+
+
+def test_shape_must_be_constant():
+    @wp.kernel
+    def dynamic_shape(a: wp.array(dtype=float), n: int):
+        t = wp.tile_load(a, shape=n)
+
+    _compile_error(dynamic_shape, [wp.zeros(4, dtype=float), 4],
+                   r"wp\.tile_load\(\): the tile shape must be a constant int or tuple of ints")
+
+
+def test_shape_rank_must_match_the_array():
+    @wp.kernel
+    def wrong_rank(a: wp.array2d(dtype=float)):
+        t = wp.tile_load(a, shape=4)
+
+    _compile_error(wrong_rank, [wp.zeros((4, 4), dtype=float)],
+                   r"tile_load\(\) array argument must have same number of dimensions as the tile shape, trying to "
+                   r"perform an 1 dimensional load from an array with 2 dimensions\.")
+
+
+def test_store_dtype_must_match():
+    @wp.kernel
+    def wrong_dtype(a: wp.array(dtype=int)):
+        wp.tile_store(a, wp.tile_ones(shape=4, dtype=float))
+
+    _compile_error(wrong_dtype, [wp.zeros(4, dtype=int)],
+                   r"tile_store\(\) 'a' and 't' arguments must have the same dtype, got int32 and float32")
+
+
+def test_unknown_keyword():
+    @wp.kernel
+    def unknown_keyword(a: wp.array(dtype=float)):
+        t = wp.tile_load(a, shape=4, strides=2)
+
+    _compile_error(unknown_keyword, [wp.zeros(4, dtype=float)],
+                   r"wp\.tile_load\(\) got an unexpected keyword argument 'strides'")
+
+
+def test_shapes_must_agree_for_elementwise_ops():
+    @wp.kernel
+    def mismatched(a: wp.array(dtype=float)):
+        t = wp.tile_load(a, shape=4) + wp.tile_ones(shape=3, dtype=float)
+
+    _compile_error(mismatched, [wp.zeros(4, dtype=float)], r"'add' of tiles of different shapes \[\(3,\), \(4,\)\]")
+
+
+def test_matmul_shapes_must_multiply():
+    @wp.kernel
+    def bad_matmul(a: wp.array2d(dtype=float)):
+        t = wp.tile_load(a, shape=(2, 3))
+        p = wp.tile_matmul(t, t)
+
+    _compile_error(bad_matmul, [wp.zeros((2, 3), dtype=float)],
+                   r"wp\.tile_matmul\(\): shapes \(2, 3\) and \(2, 3\) do not multiply")
+
+
+def test_vector_tiles_are_refused_with_a_clear_error():
+    @wp.kernel
+    def vec_tiles(a: wp.array(dtype=wp.vec3)):
+        t = wp.tile_load(a, shape=4)
+
+    _compile_error(vec_tiles, [wp.zeros(4, dtype=wp.vec3)],
+                   r"wp\.tile_load\(\): mlwarp's tiles hold scalars \(int, float, bool types\) for now, got an array "
+                   r"of vec3f")
+
+
+@wp.kernel
+def scaled_copy(a: wp.array(dtype=float), b: wp.array(dtype=float)):
+    i = wp.tid()
+    t = wp.tile_load(a, shape=8, offset=i * 8)
+    wp.tile_store(b, t * 3.0, offset=i * 8)
+
+
+def test_backward_through_tiles_is_refused_not_silently_zero():
+    a = wp.array(np.arange(16, dtype=np.float32), requires_grad=True)
+    b = wp.zeros(16, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(scaled_copy, dim=2, inputs=[a, b], block_dim=8)
+    np.testing.assert_array_equal(b.numpy(), 3 * np.arange(16))
+    with pytest.raises(wp.CompileError, match=r"cannot differentiate 'warp\.tile_store': mlwarp has no adjoints of "
+                                              r"tile operations yet"):
+        tape.backward(grads={b: wp.ones(16, dtype=float)})
