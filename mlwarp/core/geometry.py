@@ -23,15 +23,29 @@ HASH_GRID_QUERY_FIELDS = ("grid", "x_start", "y_start", "z_start", "x_end", "y_e
                           "cell_index", "cell_end")
 
 # -- wp.Bvh ------------------------------------------------------------------------------------------
-BVH_LOWERS = 0  # address of float32[num_nodes * 3]: each node's box lower corner
-BVH_UPPERS = 1  # address of float32[num_nodes * 3]
-BVH_LEFT = 2  # address of int32[num_nodes]: left child, or -1 - item for a leaf
-BVH_RIGHT = 3  # address of int32[num_nodes]: right child (a leaf: -1)
-BVH_NUM_NODES = 4
-BVH_NUM_ITEMS = 5
-BVH_STACK = 32  # the traversal stack of a query (Warp's BVH_QUERY_STACK_SIZE)
-BVH_WORDS = 6
+# Nodes in depth-first preorder: a node's left child is the next node, its right child follows the left
+# subtree, and skip[n] is the node after n's subtree, so a traversal is a loop over node indices
+# (overlap: go to n + 1, else to skip[n]) with no stack. A leaf holds primitive_indices[start:end].
+BVH_NODE_LOWERS = 0  # address of float32[num_nodes, 3]
+BVH_NODE_UPPERS = 1  # address of float32[num_nodes, 3]
+BVH_SKIP = 2  # address of int32[num_nodes]
+BVH_PRIM_START = 3  # address of int32[num_nodes]: a leaf's first position in primitive_indices, -1 inside
+BVH_PRIM_END = 4  # address of int32[num_nodes]
+BVH_PRIMITIVES = 5  # address of int32[num_items]: item indices, grouped by leaf
+BVH_ITEM_LOWERS = 6  # address of the user's lowers (vec3f[num_items], contiguous)
+BVH_ITEM_UPPERS = 7
+BVH_NUM_NODES = 8
+BVH_NUM_ITEMS = 9
+BVH_WORDS = 10
 
-# The state of a BVH query: wp.BvhQuery's fields; "stack" is a fixed array of BVH_STACK int32 in a
-# struct field... kept as a pointer-free struct of scalars: the stack lives in the traversal loop instead.
-BVH_QUERY_FIELDS = ("bvh", "is_ray", "a0", "a1", "a2", "b0", "b1", "b2", "next_node")
+# Query kinds (Warp's BvhQueryKind) and the state of a BVH query: wp.BvhQuery's fields. a = lower / start /
+# center, b = upper / 1 / dir, d = dir (capsules).
+BVH_AABB, BVH_RAY, BVH_CAPSULE, BVH_SPHERE = 0, 1, 2, 3
+BVH_QUERY_FIELDS = (("bvh", "ui64"), ("kind", "i32"), ("node", "i32"), ("stop", "i32"), ("prim_cur", "i32"),
+                    ("prim_end", "i32"), ("bounds_nr", "i32"), ("a0", "f32"), ("a1", "f32"), ("a2", "f32"),
+                    ("b0", "f32"), ("b1", "f32"), ("b2", "f32"), ("d0", "f32"), ("d1", "f32"), ("d2", "f32"),
+                    ("radius", "f32"), ("radius_sq", "f32"))
+# The struct name of each kind's query (Warp's distinct Python types); "BvhQuery" is the erased parent,
+# whose next() dispatches on the kind field.
+BVH_QUERY_NAMES = {BVH_AABB: "BvhQueryAabb", BVH_RAY: "BvhQueryRay", BVH_CAPSULE: "BvhQueryCapsule",
+                   BVH_SPHERE: "BvhQuerySphere"}

@@ -1,5 +1,5 @@
 """Geometry queries in kernels (issue 17): wp.hash_grid_query, wp.hash_grid_query_next,
-wp.hash_grid_point_id, wp.bvh_query_aabb, wp.bvh_query_ray, wp.bvh_query_next. Each call is one typed op of
+wp.hash_grid_point_id, wp.bvh_query_aabb / _ray / _sphere / _capsule, wp.bvh_query_next. Each call is one typed op of
 the warp dialect (dialects/warp/geometry_ops.py); warp-expand-geometry lowers them.
 
 `*_next(query, index)` has Warp's out-parameter form: `query` and `index` must be local variables; the call
@@ -17,11 +17,15 @@ from ..dialects.warp import builders as wb
 from . import types as ft
 from .values import Var
 
-# intrinsic -> (the struct type's name, positions of the arguments it rebinds)
-QUERIES = {"hash_grid_query": "HashGridQuery", "bvh_query_aabb": "BvhQuery", "bvh_query_ray": "BvhQuery"}
-NEXT = {"hash_grid_query_next": "HashGridQuery", "bvh_query_next": "BvhQuery"}
-OUT_ARGS = {name: (0, 1) for name in NEXT}
-INTRINSICS = set(QUERIES) | set(NEXT) | {"hash_grid_point_id"}
+QUERIES = {"hash_grid_query", "bvh_query_aabb", "bvh_query_ray", "bvh_query_sphere", "bvh_query_capsule"}
+NEXT = {"hash_grid_query_next", "bvh_query_next"}
+OUT_ARGS = {name: (0, 1) for name in NEXT}  # the arguments a *_next call rebinds
+INTRINSICS = QUERIES | NEXT | {"hash_grid_point_id"}
+# a BVH query's arguments after the id: (name, kind), then an optional root
+BVH_ARGS = {"bvh_query_aabb": (("lower", "vec3"), ("upper", "vec3")), "bvh_query_ray": (("start", "vec3"), ("dir", "vec3")),
+            "bvh_query_sphere": (("center", "vec3"), ("radius", "float")),
+            "bvh_query_capsule": (("start", "vec3"), ("dir", "vec3"), ("radius", "float"))}
+FLT_MAX = 3.4028234663852886e38
 
 
 def _arity(em, node, name, counts, shown):
@@ -72,11 +76,15 @@ def call(em, node: ast.Call, name: str, obj) -> Var:
         _arity(em, node, name, (3,), "id, point, max_dist")
         args = [_id(em, node.args[0], name), _vec3(em, node.args[1], name, "point"),
                 _float(em, node.args[2], name, "max_dist")]
-    elif name in ("bvh_query_aabb", "bvh_query_ray"):
-        shown = "id, lower, upper" if name == "bvh_query_aabb" else "id, start, dir"
-        _arity(em, node, name, (3,), shown)
-        a, b = shown.split(", ")[1:]
-        args = [_id(em, node.args[0], name), _vec3(em, node.args[1], name, a), _vec3(em, node.args[2], name, b)]
+    elif name in BVH_ARGS:
+        spec = BVH_ARGS[name]
+        shown = ", ".join(["id", *(a for a, _ in spec)])
+        _arity(em, node, name, (len(spec) + 1, len(spec) + 2), shown + "[, root]")
+        args = [_id(em, node.args[0], name)]
+        for (what, kind), a in zip(spec, node.args[1:]):
+            args.append(_vec3(em, a, name, what) if kind == "vec3" else _float(em, a, name, what))
+        root = node.args[len(spec) + 1] if len(node.args) > len(spec) + 1 else None
+        args.append(_int32(em, root, name, "root") if root is not None else em.const(-1, wt.int32))
     elif name == "hash_grid_point_id":
         _arity(em, node, name, (2,), "id, index")
         point = wb.create(name, _id(em, node.args[0], name).value,
@@ -92,23 +100,27 @@ def call(em, node: ast.Call, name: str, obj) -> Var:
 
 
 def _next(em, node, name, obj) -> Var:
-    _arity(em, node, name, (2,), "query, index")
-    qtype = obj._wp_query_type_
-    qn, inode = node.args
+    bvh = name == "bvh_query_next"
+    _arity(em, node, name, (2, 3) if bvh else (2,), "query, index" + ("[, max_dist]" if bvh else ""))
+    qtypes = getattr(obj, "_wp_query_types_", None) or (obj._wp_query_type_,)
+    qn, inode = node.args[:2]
     if not isinstance(qn, ast.Name) or not isinstance(inode, ast.Name):
         raise em.error(node, f"{name}(query, index): both arguments must be local variables (the call advances "
                              f"the query and writes the next index into the variable)", CompileError)
     q = em.expr(qn)
-    if q.type is not qtype:
-        raise em.error(qn, f"{name}(): the query must be a {qtype.__name__}, got {ft.name(q.type)}",
+    if q.type not in qtypes:
+        raise em.error(qn, f"{name}(): the query must be a {qtypes[0].__name__}, got {ft.name(q.type)}",
                        CompileTypeError)
     index = em.expr(inode)
     if index.type is not wt.int32:
         raise em.error(inode, f"{name}(): index must be an int32 variable, got {ft.name(index.type)}",
                        CompileTypeError)
-    op = wb.create(name, q.value, index.value,
+    extra = []
+    if bvh:
+        extra = [_float(em, node.args[2], name, "max_dist") if len(node.args) == 3 else em.const(FLT_MAX, wt.float32)]
+    op = wb.create(name, q.value, index.value, *(e.value for e in extra),
                    results=[ft.to_mlir(wt.bool_), q.value.type, index.value.type])
     found, advanced, nxt = op.results
-    em.env[qn.id] = Var(advanced, qtype)
+    em.env[qn.id] = Var(advanced, q.type)
     em.env[inode.id] = Var(nxt, wt.int32)
     return Var(found, wt.bool_)

@@ -211,7 +211,208 @@ def hash_grid_point_id(op) -> ir.Value:
     return select(built, point, c32(-1))
 
 
+# -- wp.Bvh ---------------------------------------------------------------------------------------------
+BV = {name: k for k, (name, _) in enumerate(layout.BVH_QUERY_FIELDS)}
+BV_TYPES = dict(layout.BVH_QUERY_FIELDS)
+KIND_OF_NAME = {name: kind for kind, name in layout.BVH_QUERY_NAMES.items()}
+
+
+def f32():
+    return ir.F32Type.get()
+
+
+def bfield(q, name) -> ir.Value:
+    t = {"ui64": ir.IntegerType.get_unsigned(64), "i32": i32(), "f32": f32()}[BV_TYPES[name]]
+    return wb.create("struct_get", q, attributes={"field": wb._i64_attr(BV[name])}, results=[t]).result
+
+
+def bset(q, **values) -> ir.Value:
+    for name, v in values.items():
+        q = wb.create("struct_set", q, v, attributes={"field": wb._i64_attr(BV[name])}).result
+    return q
+
+
+def fmin(a, b):  # Warp's min(a, b): a < b ? a : b
+    return select(fcmp("OLT", a, b), a, b)
+
+
+def fmax(a, b):
+    return select(fcmp("OGT", a, b), a, b)
+
+
+def bool_and(*xs):
+    r = xs[0]
+    for x in xs[1:]:
+        r = arith.AndIOp(r, x).result
+    return r
+
+
+def bool_or(*xs):
+    r = xs[0]
+    for x in xs[1:]:
+        r = arith.OrIOp(r, x).result
+    return r
+
+
+def bool_not(x):
+    return arith.XOrIOp(x, arith.ConstantOp(x.type, 1).result).result
+
+
+class Tree:
+    def __init__(self, structure_id: ir.Value):
+        self.d = Descriptor(structure_id, layout.BVH_WORDS)
+        self.num_nodes = self.d.word32(layout.BVH_NUM_NODES)
+        self.num_items = self.d.word32(layout.BVH_NUM_ITEMS)
+        nodes = select(icmp("sgt", self.num_nodes, c32(1)), self.num_nodes, c32(1))
+        items = select(icmp("sgt", self.num_items, c32(1)), self.num_items, c32(1))
+        three = c32(3)
+        self.node_lowers = self.d.array(layout.BVH_NODE_LOWERS, arith.MulIOp(nodes, three).result, f32())
+        self.node_uppers = self.d.array(layout.BVH_NODE_UPPERS, arith.MulIOp(nodes, three).result, f32())
+        self.skip = self.d.array(layout.BVH_SKIP, nodes, i32())
+        self.start = self.d.array(layout.BVH_PRIM_START, nodes, i32())
+        self.end = self.d.array(layout.BVH_PRIM_END, nodes, i32())
+        self.primitives = self.d.array(layout.BVH_PRIMITIVES, items, i32())
+        self.item_lowers = self.d.array(layout.BVH_ITEM_LOWERS, arith.MulIOp(items, three).result, f32())
+        self.item_uppers = self.d.array(layout.BVH_ITEM_UPPERS, arith.MulIOp(items, three).result, f32())
+
+    @staticmethod
+    def vec(arr, k) -> list:
+        base = arith.MulIOp(k, c32(3)).result
+        return [wb.load(arr, [arith.AddIOp(base, c32(j)).result]) for j in range(3)]
+
+
+def box_test(kind, q, lo, hi, max_dist) -> ir.Value:
+    """Warp's bvh_query_test of one kind (None: dispatch on the query's kind field) for the box [lo, hi]."""
+    if kind is None:
+        tests = {k: box_test(k, q, lo, hi, max_dist) for k in layout.BVH_QUERY_NAMES}
+        kf = bfield(q, "kind")
+        r = tests[layout.BVH_AABB]
+        for k in (layout.BVH_RAY, layout.BVH_CAPSULE, layout.BVH_SPHERE):
+            r = select(icmp("eq", kf, c32(k)), tests[k], r)
+        return r
+    a = [bfield(q, f"a{j}") for j in range(3)]
+    b = [bfield(q, f"b{j}") for j in range(3)]
+    if kind == layout.BVH_AABB:
+        return bool_not(bool_or(*(fcmp("OGT", a[j], hi[j]) for j in range(3)),
+                                *(fcmp("OLT", b[j], lo[j]) for j in range(3))))
+    if kind == layout.BVH_SPHERE:
+        zero = cf32(0.0)
+        dist = None
+        for j in range(3):
+            dj = fmax(fmax(arith.SubFOp(lo[j], a[j]).result, arith.SubFOp(a[j], hi[j]).result), zero)
+            sq = arith.MulFOp(dj, dj).result
+            dist = sq if dist is None else arith.AddFOp(dist, sq).result
+        return fcmp("OLE", dist, bfield(q, "radius_sq"))
+    if kind == layout.BVH_RAY:  # intersect_ray_aabb(start, rcp_dir): hit and not (t >= max_dist)
+        lmin = lmax = None
+        for j in range(3):
+            l1 = arith.MulFOp(arith.SubFOp(lo[j], a[j]).result, b[j]).result
+            l2 = arith.MulFOp(arith.SubFOp(hi[j], a[j]).result, b[j]).result
+            if lmin is None:
+                lmin, lmax = fmin(l1, l2), fmax(l1, l2)
+            else:
+                lmin, lmax = fmax(fmin(l1, l2), lmin), fmin(fmax(l1, l2), lmax)
+        hit = bool_and(fcmp("OGE", lmax, cf32(0.0)), fcmp("OGE", lmax, lmin))
+        return bool_and(hit, bool_not(fcmp("OGE", lmin, max_dist)))
+    # capsule: intersect_ray_aabb_robust against the box inflated by the radius; not (t > max_dist)
+    r = bfield(q, "radius")
+    d = [bfield(q, f"d{j}") for j in range(3)]
+    lmin, lmax = cf32(-3.4028234663852886e38), cf32(3.4028234663852886e38)
+    outside = None
+    for j in range(3):
+        loj, hij = arith.SubFOp(lo[j], r).result, arith.AddFOp(hi[j], r).result
+        parallel = fcmp("OEQ", d[j], cf32(0.0))
+        out = bool_and(parallel, bool_or(fcmp("OLT", a[j], loj), fcmp("OGT", a[j], hij)))
+        outside = out if outside is None else bool_or(outside, out)
+        l1 = arith.MulFOp(arith.SubFOp(loj, a[j]).result, b[j]).result
+        l2 = arith.MulFOp(arith.SubFOp(hij, a[j]).result, b[j]).result
+        lmin = select(parallel, lmin, fmax(fmin(l1, l2), lmin))
+        lmax = select(parallel, lmax, fmin(fmax(l1, l2), lmax))
+    hit = bool_and(bool_not(outside), fcmp("OGE", lmax, cf32(0.0)), fcmp("OGE", lmax, lmin))
+    return bool_and(hit, bool_not(fcmp("OGT", lmin, max_dist)))
+
+
+def _bvh_query(kind):
+    def lower(op) -> ir.Value:
+        tree = Tree(op.id)
+        q = wb.create("construct", [], results=[op.query.type]).result
+        p = op.lower if kind == layout.BVH_AABB else op.center if kind == layout.BVH_SPHERE else op.start
+        first = [wb.create("extract", p, [c32(j)], results=[f32()]).result for j in range(3)]
+        values = {"bvh": op.id, "kind": c32(kind), "bounds_nr": c32(-1), "prim_cur": c32(0), "prim_end": c32(0)}
+        values.update({f"a{j}": first[j] for j in range(3)})
+        if kind in (layout.BVH_AABB, layout.BVH_RAY, layout.BVH_CAPSULE):
+            second = op.upper if kind == layout.BVH_AABB else op.dir
+            v = [wb.create("extract", second, [c32(j)], results=[f32()]).result for j in range(3)]
+            if kind == layout.BVH_AABB:
+                values.update({f"b{j}": v[j] for j in range(3)})
+            else:  # rcp_dir, as Warp: 1 / dir
+                values.update({f"b{j}": arith.DivFOp(cf32(1.0), v[j]).result for j in range(3)})
+                values.update({f"d{j}": v[j] for j in range(3)})
+        if kind in (layout.BVH_SPHERE, layout.BVH_CAPSULE):
+            radius = fmax(op.radius, cf32(0.0))
+            values.update(radius=radius, radius_sq=arith.MulFOp(radius, radius).result)
+        if kind == layout.BVH_SPHERE:
+            values.update({f"b{j}": first[j] for j in range(3)})
+        root = op.root
+        has_nodes = icmp("sgt", tree.num_nodes, c32(0))
+        start = select(icmp("slt", root, c32(0)), c32(0), root)
+        stop = wb.load(tree.skip, [select(has_nodes, start, c32(0))])
+        values.update(node=start, stop=select(has_nodes, stop, c32(0)))
+        return bset(q, **values)
+    return lower
+
+
+def bvh_query_next(op) -> list:
+    q0 = op.query
+    name = str(q0.type).split('"')[1]
+    kind = KIND_OF_NAME.get(name)  # None: the erased BvhQuery, dispatched on its kind
+    tree = Tree(bfield(q0, "bvh"))
+    max_dist = op.max_dist
+    i1 = ir.IntegerType.get_signless(1)
+    false = arith.ConstantOp(i1, 0).result
+    types = [q0.type, i1, i32()]
+    loop = scf.WhileOp(types, [q0, false, op.index])
+    before = loop.before.blocks.append(*types)
+    after = loop.after.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        q, found, index = before.arguments
+        more = bool_or(icmp("slt", bfield(q, "prim_cur"), bfield(q, "prim_end")),
+                       icmp("slt", bfield(q, "node"), bfield(q, "stop")))
+        scf.ConditionOp(bool_and(bool_not(found), more), [q, found, index])
+    with ir.InsertionPoint(after):
+        q, _, index = after.arguments
+        cur = bfield(q, "prim_cur")
+        in_leaf = icmp("slt", cur, bfield(q, "prim_end"))
+        branch = scf.IfOp(in_leaf, types, has_else=True)
+        with ir.InsertionPoint(branch.then_block):  # the next item of a packed leaf, by its own box
+            item = wb.load(tree.primitives, [cur])
+            hit = box_test(kind, q, Tree.vec(tree.item_lowers, item), Tree.vec(tree.item_uppers, item), max_dist)
+            scf.YieldOp([bset(q, prim_cur=arith.AddIOp(cur, c32(1)).result), hit, select(hit, item, index)])
+        with ir.InsertionPoint(branch.else_block):  # the next node in preorder
+            n = bfield(q, "node")
+            hit = box_test(kind, q, Tree.vec(tree.node_lowers, n), Tree.vec(tree.node_uppers, n), max_dist)
+            start, end = wb.load(tree.start, [n]), wb.load(tree.end, [n])
+            leaf = icmp("sge", start, c32(0))
+            nxt = select(bool_and(hit, bool_not(leaf)), arith.AddIOp(n, c32(1)).result, wb.load(tree.skip, [n]))
+            hit_leaf = bool_and(hit, leaf)
+            single = bool_and(hit_leaf, icmp("eq", arith.SubIOp(end, start).result, c32(1)))
+            packed = bool_and(hit_leaf, bool_not(single))
+            item = wb.load(tree.primitives, [select(single, start, c32(0))])
+            q2 = bset(q, node=nxt, prim_cur=select(packed, start, bfield(q, "prim_cur")),
+                      prim_end=select(packed, end, bfield(q, "prim_end")))
+            scf.YieldOp([q2, single, select(single, item, index)])
+        scf.YieldOp(list(branch.results))
+    q, found, index = loop.results
+    q = bset(q, bounds_nr=select(found, index, bfield(q, "bounds_nr")))
+    return [found, q, index]
+
+
 LOWERINGS = {
+    "warp.bvh_query_aabb": _bvh_query(layout.BVH_AABB),
+    "warp.bvh_query_ray": _bvh_query(layout.BVH_RAY),
+    "warp.bvh_query_sphere": _bvh_query(layout.BVH_SPHERE),
+    "warp.bvh_query_capsule": _bvh_query(layout.BVH_CAPSULE),
+    "warp.bvh_query_next": bvh_query_next,
     "warp.hash_grid_query": hash_grid_query,
     "warp.hash_grid_query_next": hash_grid_query_next,
     "warp.hash_grid_point_id": hash_grid_point_id,

@@ -14,6 +14,8 @@ ID = Operand("id", Is("ui64"))
 VEC3 = Base("warp.vec")  # a vec3f (the frontend casts); IRDL cannot name a type of the dialect it defines
 QUERY = Var("Q", Base("warp.struct"))
 QUERY_NEXT = (Operand("query", QUERY), Operand("index", Is("i32")))
+ROOT = Operand("root", Is("i32"))  # the node to start at; -1: the tree's root
+QUERY_RESULT = (Result("query", Base("warp.struct")),)
 QUERY_NEXT_RESULTS = (Result("found", Is("i1")), Result("advanced", QUERY), Result("next_index", Is("i32")))
 
 GEOMETRY_OPS = [
@@ -24,12 +26,16 @@ GEOMETRY_OPS = [
           QUERY_NEXT, QUERY_NEXT_RESULTS),
     OpDef("hash_grid_point_id", "wp.hash_grid_point_id(id, index): the index-th point in cell order (-1 when the "
           "grid was never built)", (ID, Operand("index", Is("i32"))), (Result("point", Is("i32")),)),
-    OpDef("bvh_query_aabb", "wp.bvh_query_aabb(id, lower, upper): the state of a query of the leaves whose boxes "
-          "overlap [lower, upper]", (ID, Operand("lower", VEC3), Operand("upper", VEC3)),
-          (Result("query", Base("warp.struct")),)),
-    OpDef("bvh_query_ray", "wp.bvh_query_ray(id, start, dir): the state of a query of the leaves whose boxes the "
-          "ray start + t dir (t >= 0) hits", (ID, Operand("start", VEC3), Operand("dir", VEC3)),
-          (Result("query", Base("warp.struct")),)),
-    OpDef("bvh_query_next", "wp.bvh_query_next(query, index): the next leaf's item index", QUERY_NEXT,
-          QUERY_NEXT_RESULTS),
+    OpDef("bvh_query_aabb", "wp.bvh_query_aabb(id, lower, upper[, root]): the state of a query of the items whose "
+          "boxes overlap [lower, upper]", (ID, Operand("lower", VEC3), Operand("upper", VEC3), ROOT), QUERY_RESULT),
+    OpDef("bvh_query_ray", "wp.bvh_query_ray(id, start, dir[, root]): the state of a query of the items whose boxes "
+          "the ray start + t dir (t >= 0) hits", (ID, Operand("start", VEC3), Operand("dir", VEC3), ROOT), QUERY_RESULT),
+    OpDef("bvh_query_sphere", "wp.bvh_query_sphere(id, center, radius[, root]): the items whose boxes are within "
+          "radius of center", (ID, Operand("center", VEC3), Operand("radius", Is("f32")), ROOT), QUERY_RESULT),
+    OpDef("bvh_query_capsule", "wp.bvh_query_capsule(id, start, dir, radius[, root]): the items whose boxes, "
+          "inflated by radius, the ray start + t dir (0 <= t <= max_dist of next) hits",
+          (ID, Operand("start", VEC3), Operand("dir", VEC3), Operand("radius", Is("f32")), ROOT), QUERY_RESULT),
+    OpDef("bvh_query_next", "wp.bvh_query_next(query, index[, max_dist]): the next item's index (ray queries: "
+          "entry distance < max_dist, capsules <= max_dist)",
+          QUERY_NEXT + (Operand("max_dist", Is("f32")),), QUERY_NEXT_RESULTS),
 ]

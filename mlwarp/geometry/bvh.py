@@ -1,0 +1,192 @@
+"""`wp.Bvh`: a bounding volume hierarchy over user boxes (lowers[i], uppers[i]), queried in kernels.
+
+Layout (mlwarp/core/geometry.py): nodes in depth-first preorder with skip indices, so a kernel traverses
+with a node index instead of a stack. The build splits each node's items at the median of their centroids
+along the longest axis of the centroid bounds, all nodes of one level at a time (one numpy sort per
+level); leaves hold up to leaf_size items. refit() recomputes node boxes bottom-up, one level at a time.
+The queries return the same set of items as Warp's (each item whose box passes the query's test; items of
+a one-item leaf by its node's box, which is that item's box), in this tree's order, not Warp's."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import types as wt
+from ..core import geometry as layout
+from ..struct import struct
+from .hashgrid import _KernelOnly
+
+FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def _query_struct(name: str):
+    py = {"ui64": wt.uint64, "i32": wt.int32, "f32": wt.float32}
+    fields = {f: py[t] for f, t in layout.BVH_QUERY_FIELDS}
+    cls = type(name, (), {"__annotations__": fields, "__module__": __name__,
+                          "__doc__": "The state of a BVH query (advanced by wp.bvh_query_next)."})
+    return struct(cls)
+
+
+BvhQuery = _query_struct("BvhQuery")
+_KIND_TYPES = {kind: _query_struct(name) for kind, name in layout.BVH_QUERY_NAMES.items()}
+
+bvh_query_aabb = _KernelOnly("bvh_query_aabb", "bvh_query_aabb(id: uint64, lower: vec3, upper: vec3) -> BvhQuery")
+bvh_query_ray = _KernelOnly("bvh_query_ray", "bvh_query_ray(id: uint64, start: vec3, dir: vec3) -> BvhQuery")
+bvh_query_sphere = _KernelOnly("bvh_query_sphere", "bvh_query_sphere(id: uint64, center: vec3, radius: float32) -> "
+                                                   "BvhQuery")
+bvh_query_capsule = _KernelOnly("bvh_query_capsule", "bvh_query_capsule(id: uint64, start: vec3, dir: vec3, "
+                                                     "radius: float32) -> BvhQuery")
+bvh_query_next = _KernelOnly("bvh_query_next", "bvh_query_next(query: BvhQuery, index: int32, max_dist: float32 = "
+                                               "FLT_MAX) -> bool: advances query, sets index to the next item")
+bvh_query_aabb._wp_query_type_ = _KIND_TYPES[layout.BVH_AABB]
+bvh_query_ray._wp_query_type_ = _KIND_TYPES[layout.BVH_RAY]
+bvh_query_sphere._wp_query_type_ = _KIND_TYPES[layout.BVH_SPHERE]
+bvh_query_capsule._wp_query_type_ = _KIND_TYPES[layout.BVH_CAPSULE]
+bvh_query_next._wp_query_types_ = (BvhQuery, *_KIND_TYPES.values())
+
+
+def _nodes_of(count: int, leaf_size: int, memo: dict) -> int:
+    """Nodes of the subtree over `count` items (the left child takes count // 2)."""
+    if count <= leaf_size:
+        return 1
+    if count not in memo:
+        memo[count] = 1 + _nodes_of(count // 2, leaf_size, memo) + _nodes_of(count - count // 2, leaf_size, memo)
+    return memo[count]
+
+
+def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
+    """The preorder node arrays of a median-split tree (see the module docstring)."""
+    n = lowers.shape[0]
+    memo: dict = {}
+    num_nodes = _nodes_of(n, leaf_size, memo) if n else 0
+    skip = np.zeros(num_nodes, np.int32)
+    start = np.full(num_nodes, -1, np.int32)
+    end = np.full(num_nodes, -1, np.int32)
+    depth = np.zeros(num_nodes, np.int32)
+    order = np.arange(n, dtype=np.int64)
+    centres = ((lowers.astype(np.float64) + uppers) * 0.5)
+    # the segments of one level: first item, item count, node index
+    seg_s, seg_c, seg_n = np.array([0]), np.array([n]), np.array([0])
+    level = 0
+    while n and seg_s.size:
+        sizes = np.array([_nodes_of(int(c), leaf_size, memo) for c in seg_c], np.int64)
+        skip[seg_n] = seg_n + sizes
+        depth[seg_n] = level
+        leaf = seg_c <= leaf_size
+        start[seg_n[leaf]] = seg_s[leaf]
+        end[seg_n[leaf]] = seg_s[leaf] + seg_c[leaf]
+        s, c, nd = seg_s[~leaf], seg_c[~leaf], seg_n[~leaf]
+        if not s.size:
+            break
+        # per segment: the longest axis of its centroids' bounds, then its items sorted along it
+        seg_of = np.repeat(np.arange(s.size), c)
+        items = np.concatenate([np.arange(a, a + b) for a, b in zip(s, c)]) if s.size < 64 else \
+            np.repeat(s - np.r_[0, np.cumsum(c)[:-1]], c) + np.arange(c.sum())
+        pts = centres[order[items]]
+        lo = np.full((s.size, 3), np.inf)
+        hi = np.full((s.size, 3), -np.inf)
+        np.minimum.at(lo, seg_of, pts)
+        np.maximum.at(hi, seg_of, pts)
+        axis = np.argmax(hi - lo, axis=1)
+        key = pts[np.arange(items.size), axis[seg_of]]
+        sorted_within = np.lexsort((order[items], key, seg_of))  # (ties by item index: deterministic)
+        order[items] = order[items][sorted_within]
+        half = c // 2
+        left_nodes = np.array([_nodes_of(int(h), leaf_size, memo) for h in half], np.int64)
+        seg_s = np.stack([s, s + half], axis=1).reshape(-1)
+        seg_c = np.stack([half, c - half], axis=1).reshape(-1)
+        seg_n = np.stack([nd + 1, nd + 1 + left_nodes], axis=1).reshape(-1)
+        level += 1
+    return {"skip": skip, "start": start, "end": end, "depth": depth, "primitives": order.astype(np.int32)}
+
+
+def refit_tree(tree: dict, lowers: np.ndarray, uppers: np.ndarray):
+    """Node boxes: a leaf's is its items' bounds, an inner node's its children's, deepest level first."""
+    num_nodes = tree["skip"].size
+    lo = np.zeros((num_nodes, 3), np.float32)
+    hi = np.zeros((num_nodes, 3), np.float32)
+    if not num_nodes:
+        return lo, hi
+    start, end, prims = tree["start"], tree["end"], tree["primitives"]
+    leaves = np.flatnonzero(start >= 0)
+    order = np.argsort(start[leaves])
+    leaves = leaves[order]
+    firsts = start[leaves]
+    lo[leaves] = np.minimum.reduceat(lowers[prims], firsts, axis=0)
+    hi[leaves] = np.maximum.reduceat(uppers[prims], firsts, axis=0)
+    inner = np.flatnonzero(start < 0)
+    depth = tree["depth"][inner]
+    for d in range(int(depth.max()) if inner.size else -1, -1, -1):
+        nodes = inner[depth == d]
+        left = nodes + 1
+        right = tree["skip"][left]
+        lo[nodes] = np.minimum(lo[left], lo[right])
+        hi[nodes] = np.maximum(hi[left], hi[right])
+    return lo, hi
+
+
+class Bvh:
+    """Bounding Volume Hierarchy (BVH) for accelerated spatial queries (Warp's wp.Bvh)."""
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None
+        return instance
+
+    def __init__(self, lowers, uppers, constructor=None, groups=None, leaf_size: int = 1):
+        from ..vector import vec3
+
+        if len(lowers) != len(uppers):
+            raise RuntimeError("The same number of lower and upper bounds must be provided")
+        if lowers.device != uppers.device:
+            raise RuntimeError("Lower and upper bounds must live on the same device")
+        if not wt.types_equal(lowers.dtype, vec3) or not lowers.is_contiguous:
+            raise RuntimeError("lowers should be a contiguous array of type wp.vec3")
+        if not wt.types_equal(uppers.dtype, vec3) or not uppers.is_contiguous:
+            raise RuntimeError("uppers should be a contiguous array of type wp.vec3")
+        if constructor not in (None, "sah", "median", "lbvh") and not hasattr(constructor, "name"):
+            raise ValueError(f"Unknown BVH constructor: {constructor}")
+        if groups is not None:
+            raise NotImplementedError("mlwarp's Bvh does not take groups yet")
+        leaf_size = operator.index(leaf_size)
+        if leaf_size < 1:
+            raise ValueError(f"leaf_size must be greater than or equal to 1, current value: {leaf_size}")
+        self.device = lowers.device
+        if not self.device.is_cpu:
+            raise NotImplementedError(f"mlwarp's Bvh lives on the CPU only for now, not on '{self.device}'")
+        self.lowers, self.uppers, self.groups = lowers, uppers, groups
+        self.leaf_size = leaf_size
+        self._desc = np.zeros(layout.BVH_WORDS, dtype=np.int64)
+        self.rebuild()
+        self.id = int(self._desc.ctypes.data)
+
+    def _boxes(self):
+        return (np.asarray(self.lowers.numpy(), np.float32).reshape(-1, 3),
+                np.asarray(self.uppers.numpy(), np.float32).reshape(-1, 3))
+
+    def rebuild(self, constructor=None):
+        """Rebuild the tree from the current lowers and uppers (its node layout may change)."""
+        lo, hi = self._boxes()
+        self._tree = build_tree(lo, hi, self.leaf_size)
+        self._refit(lo, hi)
+
+    def refit(self):
+        """Recompute the node boxes after the lowers or uppers arrays changed (same tree)."""
+        self._refit(*self._boxes())
+
+    def _refit(self, lo, hi):
+        t = self._tree
+        self._node_lowers, self._node_uppers = refit_tree(t, lo, hi)
+        keep = [self._node_lowers, self._node_uppers, t["skip"], t["start"], t["end"], t["primitives"]]
+        keep = [a if a.size else np.zeros(1, a.dtype) for a in keep]  # (a valid address even when empty)
+        self._keep = keep
+        d = self._desc
+        for word, a in zip((layout.BVH_NODE_LOWERS, layout.BVH_NODE_UPPERS, layout.BVH_SKIP, layout.BVH_PRIM_START,
+                            layout.BVH_PRIM_END, layout.BVH_PRIMITIVES), keep):
+            d[word] = a.ctypes.data
+        d[layout.BVH_ITEM_LOWERS] = self.lowers.ptr or 0
+        d[layout.BVH_ITEM_UPPERS] = self.uppers.ptr or 0
+        d[layout.BVH_NUM_NODES] = t["skip"].size
+        d[layout.BVH_NUM_ITEMS] = lo.shape[0]
