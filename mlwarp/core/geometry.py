@@ -39,7 +39,8 @@ BVH_NUM_ITEMS = 9
 BVH_WORDS = 10
 
 # Query kinds (Warp's BvhQueryKind) and the state of a BVH query: wp.BvhQuery's fields. a = lower / start /
-# center, b = upper / 1 / dir, d = dir (capsules).
+# center, b = upper / 1 / dir, d = dir (capsules). The "f32" fields hold a float32's bits in an int32, so the
+# state carries no derivative (warp-autodiff leaves integer values alone, as Warp's adjoint of a query is a no-op).
 BVH_AABB, BVH_RAY, BVH_CAPSULE, BVH_SPHERE = 0, 1, 2, 3
 BVH_QUERY_FIELDS = (("bvh", "ui64"), ("kind", "i32"), ("node", "i32"), ("stop", "i32"), ("prim_cur", "i32"),
                     ("prim_end", "i32"), ("bounds_nr", "i32"), ("a0", "f32"), ("a1", "f32"), ("a2", "f32"),

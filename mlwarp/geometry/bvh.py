@@ -22,7 +22,7 @@ FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def _query_struct(name: str):
-    py = {"ui64": wt.uint64, "i32": wt.int32, "f32": wt.float32}
+    py = {"ui64": wt.uint64, "i32": wt.int32, "f32": wt.int32}  # (a float's bits: core/geometry.py)
     fields = {f: py[t] for f, t in layout.BVH_QUERY_FIELDS}
     cls = type(name, (), {"__annotations__": fields, "__module__": __name__,
                           "__doc__": "The state of a BVH query (advanced by wp.bvh_query_next)."})

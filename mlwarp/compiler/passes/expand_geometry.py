@@ -222,12 +222,16 @@ def f32():
 
 
 def bfield(q, name) -> ir.Value:
-    t = {"ui64": ir.IntegerType.get_unsigned(64), "i32": i32(), "f32": f32()}[BV_TYPES[name]]
-    return wb.create("struct_get", q, attributes={"field": wb._i64_attr(BV[name])}, results=[t]).result
+    """A field of a BVH query; a float field is stored as its bits in an i32 (no derivative: core/geometry.py)."""
+    t = ir.IntegerType.get_unsigned(64) if BV_TYPES[name] == "ui64" else i32()
+    v = wb.create("struct_get", q, attributes={"field": wb._i64_attr(BV[name])}, results=[t]).result
+    return arith.BitcastOp(f32(), v).result if BV_TYPES[name] == "f32" else v
 
 
 def bset(q, **values) -> ir.Value:
     for name, v in values.items():
+        if BV_TYPES[name] == "f32":
+            v = arith.BitcastOp(i32(), v).result
         q = wb.create("struct_set", q, v, attributes={"field": wb._i64_attr(BV[name])}).result
     return q
 

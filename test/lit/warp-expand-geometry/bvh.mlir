@@ -6,9 +6,9 @@
 // CHECK: "warp.construct"() : () -> !warp.struct<"BvhQueryRay"
 // CHECK: arith.divf %cst{{.*}}, %{{.+}} : f32
 // CHECK: "warp.struct_set"
-func.func @ray(%id: ui64, %s: !warp.vec<3, f32>, %d: !warp.vec<3, f32>, %root: i32) -> !warp.struct<"BvhQueryRay", [ui64, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32]> {
-  %q = "warp.bvh_query_ray"(%id, %s, %d, %root) : (ui64, !warp.vec<3, f32>, !warp.vec<3, f32>, i32) -> !warp.struct<"BvhQueryRay", [ui64, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32]>
-  return %q : !warp.struct<"BvhQueryRay", [ui64, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32]>
+func.func @ray(%id: ui64, %s: !warp.vec<3, f32>, %d: !warp.vec<3, f32>, %root: i32) -> !warp.struct<"BvhQueryRay", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]> {
+  %q = "warp.bvh_query_ray"(%id, %s, %d, %root) : (ui64, !warp.vec<3, f32>, !warp.vec<3, f32>, i32) -> !warp.struct<"BvhQueryRay", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
+  return %q : !warp.struct<"BvhQueryRay", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
 }
 
 // next: a stackless preorder loop; each step tests either the next item of a packed leaf (scf.if's then:
@@ -22,8 +22,8 @@ func.func @ray(%id: ui64, %s: !warp.vec<3, f32>, %d: !warp.vec<3, f32>, %root: i
 // CHECK-NOT: arith.mulf
 // CHECK: arith.cmpf ogt
 // CHECK: return
-func.func @next_aabb(%q: !warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32]>, %i: i32, %m: f32) -> (i1, i32) {
-  %f, %q2, %j = "warp.bvh_query_next"(%q, %i, %m) : (!warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32]>, i32, f32) -> (i1, !warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32]>, i32)
+func.func @next_aabb(%q: !warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, %i: i32, %m: f32) -> (i1, i32) {
+  %f, %q2, %j = "warp.bvh_query_next"(%q, %i, %m) : (!warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32, f32) -> (i1, !warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32)
   return %f, %j : i1, i32
 }
 
@@ -31,7 +31,7 @@ func.func @next_aabb(%q: !warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32,
 // CHECK-LABEL: func.func @next_erased
 // CHECK: "warp.struct_get"(%{{.+}}) {field = 1 : i64}
 // CHECK: arith.cmpi eq
-func.func @next_erased(%q: !warp.struct<"BvhQuery", [ui64, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32]>, %i: i32, %m: f32) -> (i1, i32) {
-  %f, %q2, %j = "warp.bvh_query_next"(%q, %i, %m) : (!warp.struct<"BvhQuery", [ui64, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32]>, i32, f32) -> (i1, !warp.struct<"BvhQuery", [ui64, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32]>, i32)
+func.func @next_erased(%q: !warp.struct<"BvhQuery", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, %i: i32, %m: f32) -> (i1, i32) {
+  %f, %q2, %j = "warp.bvh_query_next"(%q, %i, %m) : (!warp.struct<"BvhQuery", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32, f32) -> (i1, !warp.struct<"BvhQuery", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32)
   return %f, %j : i1, i32
 }
