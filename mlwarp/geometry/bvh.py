@@ -190,3 +190,5 @@ class Bvh:
         d[layout.BVH_ITEM_UPPERS] = self.uppers.ptr or 0
         d[layout.BVH_NUM_NODES] = t["skip"].size
         d[layout.BVH_NUM_ITEMS] = lo.shape[0]
+for _f in (bvh_query_aabb, bvh_query_ray, bvh_query_sphere, bvh_query_capsule):
+    _f._wp_next_ = bvh_query_next  # `for index in wp.bvh_query_aabb(...)` (frontend/geometry.py)

@@ -36,6 +36,16 @@ def _query_struct():
 HashGridQuery = _query_struct()
 
 
+def _query_of(cls, dtype):
+    """wp.HashGridQuery[wp.float32], as Warp spells the query of a grid of that precision."""
+    if dtype not in (wt.float32, float):
+        raise TypeError(f"mlwarp's HashGridQuery supports float32 grids only, not {getattr(dtype, '__name__', dtype)}")
+    return cls
+
+
+HashGridQuery.__class_getitem__ = classmethod(_query_of)
+
+
 class _KernelOnly:
     """A geometry query function: inside kernels an op of the warp dialect (compiler/frontend/geometry.py
     reads `_wp_intrinsic_`), in Python scope an error, as in Warp."""
@@ -175,3 +185,4 @@ class HashGrid:
 
 for _f in (hash_grid_query, hash_grid_query_next):
     _f._wp_query_type_ = HashGridQuery
+hash_grid_query._wp_next_ = hash_grid_query_next  # `for index in wp.hash_grid_query(...)` (frontend/geometry.py)

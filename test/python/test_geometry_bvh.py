@@ -216,3 +216,16 @@ def test_queries_compile_for_cuda():
     for k in (q_aabb, q_ray, q_sphere, q_capsule):
         meta = cuda_compile.build(k)
         assert meta["cubin"] == "kernel.cubin" and meta["adj_error"] is None
+
+
+def test_for_loop_over_a_query():
+    @wp.kernel
+    def hits_of(bvh: wp.uint64, lo: wp.vec3, hi: wp.vec3, hits: wp.array(dtype=int)):
+        for i in wp.bvh_query_aabb(bvh, lo, hi):
+            hits[i] += 1
+
+    lowers, uppers = _boxes(150, 16)
+    bvh = wp.Bvh(wp.array(lowers, dtype=wp.vec3), wp.array(uppers, dtype=wp.vec3), leaf_size=4)
+    lo, hi = np.full(3, 1.0, np.float32), np.full(3, 2.0, np.float32)
+    np.testing.assert_array_equal(_run(hits_of, 150, [bvh.id, wp.vec3(*lo), wp.vec3(*hi)]),
+                                  ref_aabb(lowers, uppers, lo, hi))

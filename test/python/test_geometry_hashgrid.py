@@ -256,3 +256,40 @@ def test_queries_compile_for_cuda():
     for k in (candidates, neighbours):
         meta = cuda_compile.build(k)
         assert meta["cubin"] == "kernel.cubin" and meta["adj_error"] is None
+
+
+def test_for_loop_over_a_query():
+    """`for index in wp.hash_grid_query(...)`: Warp's iteration form, the same candidates as the while form."""
+
+    @wp.func
+    def count_close(query: wp.HashGridQuery[wp.float32], points: wp.array(dtype=wp.vec3), p: wp.vec3, r: float):
+        n = int(0)
+        while wp.hash_grid_query_next(query, n):  # (any int variable works as the index)
+            pass
+        return n
+
+    @wp.kernel
+    def k(grid: wp.uint64, points: wp.array(dtype=wp.vec3), r: float, counts: wp.array(dtype=int),
+          last: wp.array(dtype=int)):
+        tid = wp.tid()
+        p = points[tid]
+        n = int(0)
+        for index in wp.hash_grid_query(grid, p, r):
+            if wp.length(points[index] - p) <= r:
+                n += 1
+        counts[tid] = n
+        last[tid] = count_close(wp.hash_grid_query(grid, p, r), points, p, r)
+
+    pts = _points(300, seed=11)
+    grid = wp.HashGrid(10, 10, 10)
+    points = wp.array(pts, dtype=wp.vec3)
+    grid.build(points, 0.4)
+    counts, last = wp.zeros(300, dtype=int), wp.zeros(300, dtype=int)
+    wp.launch(k, dim=300, inputs=[grid.id, points, 0.4, counts, last])
+    d = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=2)
+    np.testing.assert_array_equal(counts.numpy(), (d <= np.float32(0.4)).sum(axis=1))
+    for t in range(0, 300, 37):  # the last candidate of each query
+        ref = reference_candidates(pts, pts[t], 0.4, 0.4, np.array([10, 10, 10]))
+        assert last.numpy()[t] == ref[-1]
+    with pytest.raises(TypeError, match="^mlwarp's HashGridQuery supports float32 grids only, not float64$"):
+        wp.HashGridQuery[wp.float64]

@@ -124,3 +124,33 @@ def _next(em, node, name, obj) -> Var:
     em.env[qn.id] = Var(advanced, q.type)
     em.env[inode.id] = Var(nxt, wt.int32)
     return Var(found, wt.bool_)
+
+
+def is_query_iteration(em, it) -> bool:
+    """`for index in wp.hash_grid_query(...)` (or a BVH query): Warp's iteration over a query's candidates."""
+    if not isinstance(it, ast.Call):
+        return False
+    from .resolve import resolve_path
+
+    return getattr(resolve_path(em.src.func, it.func), "_wp_intrinsic_", None) in QUERIES
+
+
+def emit_for(em, node: ast.For) -> None:
+    """The loop as `$query = <the query>; index = 0 (when not defined); while <query>_next($query, index): body`,
+    the next function named through the query function's `_wp_next_` attribute (so it resolves however the
+    query was spelled)."""
+    hidden = f"$query{node.lineno}_{node.col_offset}"
+    query = ast.Name(id=hidden, ctx=ast.Load())
+    index = ast.Name(id=node.target.id, ctx=ast.Load())
+    test = ast.Call(func=ast.Attribute(value=node.iter.func, attr="_wp_next_", ctx=ast.Load()), args=[query, index],
+                    keywords=[])
+    stmts = [ast.Assign(targets=[ast.Name(id=hidden, ctx=ast.Store())], value=node.iter)]
+    if not isinstance(em.env.get(node.target.id), Var):
+        stmts.append(ast.Assign(targets=[ast.Name(id=node.target.id, ctx=ast.Store())], value=ast.Constant(0)))
+    stmts.append(ast.While(test=test, body=node.body, orelse=[]))
+    for s in stmts:
+        ast.copy_location(s, node)
+        ast.fix_missing_locations(s)
+        with em.loc(s):
+            em.emit_stmt(s)
+    em.env.pop(hidden, None)
