@@ -251,6 +251,8 @@ class KernelEmitter:
             raise self.error(node, "unsupported: for ... else", UnsupportedSyntaxError)
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "unsupported: a for-loop target other than a name", UnsupportedSyntaxError)
+        if geometry.is_query_iteration(self, node.iter):  # for index in wp.hash_grid_query(...) (geometry.py)
+            return geometry.emit_for(self, node)
         it = node.iter
         backwards = isinstance(it, ast.Call) and resolve_path(self.src.func, it.func) is reversed \
             and len(it.args) == 1 and not it.keywords
