@@ -71,15 +71,12 @@ hash_grid_point_id = _KernelOnly("hash_grid_point_id", "hash_grid_point_id(id: u
 
 
 def cell_coords(scaled: np.ndarray) -> np.ndarray:
-    """hash_grid_cell_coord of float32 values: floor, saturated at INT_MAX - 1 and INT_MIN, NaN -> 0."""
-    c = np.floor(scaled.astype(np.float32)).astype(np.float64)
-    out = np.zeros(c.shape, dtype=np.int64)
-    with np.errstate(invalid="ignore"):
-        out[c >= 2147483648.0] = _INT_MAX - 1
-        mid = (c >= -2147483648.0) & (c < 2147483648.0)
-        out[mid] = c[mid].astype(np.int64)
-        out[c < -2147483648.0] = _INT_MIN
-    return out
+    """hash_grid_cell_coord of float32 values as int64: floor, saturated at INT_MAX - 1 and INT_MIN, NaN -> 0
+    (a float32 below 2^31 is at most 2^31 - 128, so clipping at INT_MAX - 1 only changes the saturated ones)."""
+    f = np.floor(scaled.astype(np.float32, copy=False)).astype(np.float64)
+    np.nan_to_num(f, copy=False, nan=0.0, posinf=_INT_MAX - 1.0, neginf=float(_INT_MIN))
+    np.clip(f, float(_INT_MIN), _INT_MAX - 1.0, out=f)
+    return f.astype(np.int64)
 
 
 class HashGrid:
@@ -165,13 +162,14 @@ class HashGrid:
         self._set_cell_width_inv(inv)
         dims = np.array([self._dim_x, self._dim_y, self._dim_z], dtype=np.int64)
         c = np.mod(cell_coords(p * inv), dims)  # Python's modulo: Warp's C remainder plus dim when negative
-        cells = (c[:, 2] * (dims[0] * dims[1]) + c[:, 1] * dims[0] + c[:, 0]).astype(np.int32)
-        order = np.argsort(cells, kind="stable").astype(np.int32)
-        self._point_ids[:n] = order
+        cells = c[:, 2] * (dims[0] * dims[1]) + c[:, 1] * dims[0] + c[:, 0]
+        # (cell, index) keys are unique, so sorting them is the stable sort by cell that Warp's radix sort does
+        keys = np.sort((cells << 32) | np.arange(n, dtype=np.int64))
+        self._point_ids[:n] = keys & 0xFFFFFFFF
         self._cell_starts.fill(0)
         self._cell_ends.fill(0)
         if n:
-            sorted_cells = cells[order]
+            sorted_cells = (keys >> 32).astype(np.int32)
             first = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
             last = np.r_[first[1:], n]
             self._cell_starts[sorted_cells[first]] = first
