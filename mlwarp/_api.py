@@ -51,7 +51,7 @@ from .runtime.device import Device, get_device, get_devices, set_device  # noqa:
 from .runtime import cache as _cache
 from .constants import *  # noqa: F401,F403  (pi, e, inf, nan, tau, half_pi, ...)
 from .launch_plan import Launch  # noqa: F401  (what wp.launch(..., record_cmd=True) returns)
-from .tile import *  # noqa: F401,F403  (wp.launch_tiled, wp.tile_load, tile_store, tile_matmul, ...)
+from .tiles import *  # noqa: F401,F403  (wp.launch_tiled, wp.tile_load, tile_store, tile_matmul, ...)
 # CUDA devices, streams and AOT (is_cuda_available, get_preferred_device, ...)
 from .cuda import *  # noqa: F401,F403
 from .stream import *  # noqa: F401,F403

@@ -9,7 +9,8 @@ from .builtins import BUILTINS
 from .builtins.table import fixed_arity
 from .dialects.warp import load_dialect
 
-TILE_DIALECTS = ("tensor", "linalg", "bufferization")  # what tiles lower to (lowering/tiles_to_linalg.py)
+# what tiles lower to (lowering/tiles_to_linalg.py), and gpu for gpu.yield, which ends warp.tile_map's body
+TILE_DIALECTS = ("tensor", "linalg", "bufferization", "gpu")
 
 
 # The bindings import `mlir.dialects.<namespace>` whenever they wrap an op or type of a dialect, and

@@ -45,7 +45,7 @@ class _Config:
         self.deterministic = DeterministicMode.NOT_GUARANTEED
         self.deterministic_max_records = 0
         # Warp: CPU tiled launches get block_dim lanes (2..1024) only when True; mlwarp's CPU tiles run one lane
-        # per block either way (wp.launch_tiled, mlwarp/tile.py)
+        # per block either way (wp.launch_tiled, mlwarp/tiles.py)
         self.enable_cpu_blocks = False
 
 

@@ -332,20 +332,100 @@ def test_vector_tiles_are_refused_with_a_clear_error():
                    r"of vec3f")
 
 
+# -- gradients (Tape over tiled launches), against closed forms ------------------------------------------------
 @wp.kernel
-def scaled_copy(a: wp.array(dtype=float), b: wp.array(dtype=float)):
+def loss_tiles(x: wp.array(dtype=float), y: wp.array(dtype=float), loss: wp.array(dtype=float)):
     i = wp.tid()
-    t = wp.tile_load(a, shape=8, offset=i * 8)
-    wp.tile_store(b, t * 3.0, offset=i * 8)
+    t = wp.tile_load(x, shape=4, offset=i * 4)
+    wp.tile_store(y, wp.tile_map(wp.sin, t) * 3.0, offset=i * 4)
+    wp.tile_atomic_add(loss, wp.tile_sum(t * t))
 
 
-def test_backward_through_tiles_is_refused_not_silently_zero():
-    a = wp.array(np.arange(16, dtype=np.float32), requires_grad=True)
-    b = wp.zeros(16, dtype=float, requires_grad=True)
+def test_gradients_of_load_map_store_sum_atomic_add():
+    x0 = (0.1 * np.arange(8)).astype(np.float32)
+    x = wp.array(x0, requires_grad=True)
+    y, loss = wp.zeros(8, dtype=float, requires_grad=True), wp.zeros(1, dtype=float, requires_grad=True)
     tape = wp.Tape()
     with tape:
-        wp.launch_tiled(scaled_copy, dim=2, inputs=[a, b], block_dim=8)
-    np.testing.assert_array_equal(b.numpy(), 3 * np.arange(16))
-    with pytest.raises(wp.CompileError, match=r"cannot differentiate 'warp\.tile_store': mlwarp has no adjoints of "
-                                              r"tile operations yet"):
-        tape.backward(grads={b: wp.ones(16, dtype=float)})
+        wp.launch_tiled(loss_tiles, dim=2, inputs=[x, y, loss], block_dim=8)
+    np.testing.assert_allclose(loss.numpy(), [np.sum(x0.astype(np.float64) ** 2)], rtol=1e-6)
+    tape.backward(loss=loss)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x0, rtol=1e-6)  # d sum(x^2)
+    tape.zero()
+    tape.backward(grads={y: wp.ones(8, dtype=float)})
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.cos(x0), rtol=1e-6, atol=1e-6)  # d 3 sin(x)
+
+
+def test_gradients_of_the_documentation_gemm():
+    m, n, k = 16, 8, 16
+    a0, b0 = _rand((m, k), 10), _rand((k, n), 11)
+    a, b = wp.array(a0, requires_grad=True), wp.array(b0, requires_grad=True)
+    c = wp.zeros((m, n), dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(tile_gemm, dim=(m // TILE_M, n // TILE_N), inputs=[a, b, c], block_dim=BLOCK_DIM)
+    g = _rand((m, n), 12)
+    tape.backward(grads={c: wp.array(g)})
+    np.testing.assert_allclose(a.grad.numpy(), g.astype(np.float64) @ b0.T, rtol=1e-4, atol=1e-4)  # dC/dA^T g
+    np.testing.assert_allclose(b.grad.numpy(), a0.T.astype(np.float64) @ g, rtol=1e-4, atol=1e-4)
+
+
+@wp.kernel
+def map_grad(x: wp.array(dtype=float), y: wp.array(dtype=float), row: wp.array(dtype=float),
+             out: wp.array2d(dtype=float), picked: wp.array(dtype=float)):
+    tx = wp.tile_load(x, shape=4)
+    ty = wp.tile_load(y, shape=4)
+    wp.tile_store(y, wp.tile_map(scaled_sum, tx, ty))  # y = 2x + sin(y), in place
+    r = wp.tile_load(row, shape=4)
+    wp.tile_store(out, wp.tile_transpose(wp.tile_broadcast(r, shape=(3, 4))) * 2.0)
+    picked[0] = tx[2] * tx[2]
+
+
+def test_gradients_of_a_wp_func_map_transpose_broadcast_and_extract():
+    x0, y0, r0 = _rand(4, 13), _rand(4, 14), _rand(4, 15)
+    x, y, r = (wp.array(v, requires_grad=True) for v in (x0, y0, r0))
+    out, picked = wp.zeros((4, 3), dtype=float, requires_grad=True), wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(map_grad, dim=1, inputs=[x, y, r, out, picked], block_dim=4)
+    np.testing.assert_allclose(y.numpy(), 2 * x0 + np.sin(y0), rtol=1e-6, atol=1e-6)
+    tape.backward(grads={y: wp.ones(4, dtype=float), out: wp.ones((4, 3), dtype=float),
+                         picked: wp.ones(1, dtype=float)})
+    want_x = np.full(4, 2.0, np.float32)
+    want_x[2] += 2 * x0[2]  # picked = x[2]^2
+    np.testing.assert_allclose(x.grad.numpy(), want_x, rtol=1e-6)
+    np.testing.assert_allclose(r.grad.numpy(), np.full(4, 6.0), rtol=1e-6)  # each r[j] appears 3 times, times 2
+
+
+@wp.func
+def scaled_sum(x: float, y: float):
+    return 2.0 * x + wp.sin(y)
+
+
+@wp.kernel
+def map_func(a: wp.array(dtype=float), b: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    x = wp.tile_load(a, shape=8, offset=i * 8)
+    y = wp.tile_load(b, shape=8, offset=i * 8)
+    wp.tile_store(out, wp.tile_map(scaled_sum, x, y), offset=i * 8)
+
+
+def test_tile_map_of_a_wp_func():
+    a0, b0 = _rand(16, 8), _rand(16, 9)
+    out = wp.zeros(16, dtype=float)
+    wp.launch_tiled(map_func, dim=2, inputs=[wp.array(a0), wp.array(b0), out], block_dim=8)
+    np.testing.assert_allclose(out.numpy(), 2 * a0 + np.sin(b0), rtol=1e-6, atol=1e-6)
+
+
+@wp.kernel
+def atomic_tiles(a: wp.array(dtype=float), total: wp.array(dtype=float)):
+    i = wp.tid()
+    t = wp.tile_load(a, shape=4, offset=i * 4)
+    wp.tile_atomic_add(total, t)
+
+
+def test_tile_atomic_add():
+    a0 = np.arange(12, dtype=np.float32)
+    total = wp.zeros(4, dtype=float)
+    wp.launch_tiled(atomic_tiles, dim=3, inputs=[wp.array(a0), total], block_dim=4)
+    np.testing.assert_array_equal(total.numpy(), a0.reshape(3, 4).sum(axis=0))

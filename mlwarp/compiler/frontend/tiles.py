@@ -49,6 +49,7 @@ SIGNATURES = {
     "tile_matmul": (("a", REQUIRED), ("b", REQUIRED), ("out", None), ("alpha", 1.0), ("beta", 1.0)),
     "tile_transpose": (("a", REQUIRED),),
     "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
+    "tile_atomic_add": (("a", REQUIRED), ("t", REQUIRED), ("offset", None), ("bounds_check", True)),
 }
 REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
 FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
@@ -90,11 +91,15 @@ def call(em, node: ast.Call, name: str):
         return extract(em, node, _tile(em, node.args[0], name, "a"), node.args[1:])
     if name == "tile_arange":
         return _arange(em, node)
+    if name in ("tile", "untile"):
+        return _tile_untile(em, node, name)
     args = _bind(em, node, name)
     if name == "tile_load":
         return _load(em, node, args)
     if name == "tile_store":
         return _store(em, node, args)
+    if name == "tile_atomic_add":
+        return _store(em, node, args, "tile_atomic_add")
     if name in FILLS or name == "tile_full":
         return _full(em, node, name, args)
     if name in REDUCTIONS:
@@ -193,7 +198,7 @@ def _dtype(em, node, name: str, default):
 
 
 def _scalar_element(t) -> bool:
-    return wt.is_scalar(t) and t is not wt.float16 and t is not wt.bfloat16
+    return wt.is_scalar(t) and t is not wt.bfloat16 and getattr(t, "_kind_", None) != "uint"
 
 
 def _tile(em, node, name: str, param: str) -> Var:
@@ -244,18 +249,18 @@ def _load(em, node, args) -> Var:
     return Var(wb.create("tile_load", arr.value, offsets, results=[ft.to_mlir(t)]).result, t)
 
 
-def _store(em, node, args) -> None:
-    arr = _array(em, args["a"], "tile_store")
-    t = _tile(em, args["t"], "tile_store", "t")
+def _store(em, node, args, name="tile_store") -> None:
+    arr = _array(em, args["a"], name)
+    t = _tile(em, args["t"], name, "t")
     if t.type.dtype is not arr.type.dtype:
-        raise em.error(node, f"tile_store() 'a' and 't' arguments must have the same dtype, got "
+        raise em.error(node, f"{name}() 'a' and 't' arguments must have the same dtype, got "
                              f"{ft.name(arr.type.dtype)} and {ft.name(t.type.dtype)}", CompileTypeError)
     if len(t.type.shape) != arr.type.ndim:
-        raise em.error(node, f"tile_store() array argument must have same number of dimensions as the tile shape, "
+        raise em.error(node, f"{name}() array argument must have same number of dimensions as the tile shape, "
                              f"trying to perform an {len(t.type.shape)} dimensional store to an array with "
                              f"{arr.type.ndim} dimensions.", CompileTypeError)
-    offsets = _offsets(em, args["offset"], arr.type.ndim, "tile_store")
-    wb.create("tile_store", arr.value, t.value, offsets)
+    offsets = _offsets(em, args["offset"], arr.type.ndim, name)
+    wb.create(name, arr.value, t.value, offsets)
     return None
 
 
@@ -355,16 +360,75 @@ def _scaled(em, node, tile: Var, factor) -> Var:
     return elementwise(em, node, "mul", [tile, Var(_scalar(em, factor, tile.type.dtype, "tile_matmul"), tile.type.dtype)])
 
 
+def _tile_untile(em, node, name) -> Var:
+    """wp.tile(x) / wp.untile(t) with one lane per block: a tile of shape (1,), and its element."""
+    if node.keywords or len(node.args) != 1:
+        raise em.error(node, f"wp.{name}() takes one argument", CompileTypeError)
+    if name == "untile":
+        t = _tile(em, node.args[0], name, "a")
+        if t.type.shape != (1,):
+            raise em.error(node, f"wp.untile() takes a tile of one value per lane, shape (1,) here, got {t.type}",
+                           CompileTypeError)
+        return Var(wb.create("tile_extract", t.value, [em.const(0, wt.int32).value],
+                             results=[ft.to_mlir(t.type.dtype)]).result, t.type.dtype)
+    v = em.expr(node.args[0])
+    if not _scalar_element(v.type):
+        raise em.error(node, f"wp.tile(): mlwarp's tiles hold scalars (int, float, bool types) for now, got "
+                             f"{ft.name(v.type)}", CompileTypeError)
+    t = ft.TileT(v.type, (1,))
+    return Var(wb.create("tile_full", v.value, results=[ft.to_mlir(t)]).result, t)
+
+
 def _tile_map(em, node) -> Var:
     if node.keywords or len(node.args) < 2:
         raise em.error(node, "wp.tile_map() takes an operation and one or more tiles", CompileTypeError)
     op = resolve_path(em.src.func, node.args[0])
     name = getattr(op, "_wp_builtin_", None)
-    if name is None:
-        raise em.error(node, "wp.tile_map(): mlwarp maps Warp builtins (wp.sin, wp.add, ...) over tiles for now, "
-                             "not @wp.func functions", CompileError)
     tiles = [_tile(em, a, "tile_map", f"a{k}") for k, a in enumerate(node.args[1:])]
-    return elementwise(em, node, name, tiles)
+    if name is not None:
+        return elementwise(em, node, name, tiles)
+    if not em.program.is_function(op):
+        raise em.error(node, "wp.tile_map() maps a Warp builtin or a @wp.func over tiles", CompileTypeError)
+    shapes = {t.type.shape for t in tiles}
+    if len(shapes) != 1:
+        raise em.error(node, f"wp.tile_map() of tiles of different shapes {sorted(shapes)}", CompileTypeError)
+    return map_function(em, node, node.args[0], tiles, shapes.pop())
+
+
+def map_function(em, node, fn_node, tiles: list, shape: tuple):
+    """warp.tile_map whose body calls the @wp.func on the tiles' elements (warp-inline inlines it there). The body
+    is emitted first (in a result-less op), as its results' types make the op's."""
+    element_types = [t.type.dtype for t in tiles]
+    holder = ir.Operation.create("warp.tile_map", results=[], operands=[t.value for t in tiles], regions=1)
+    block = holder.regions[0].blocks.append(*[ft.to_mlir(d) for d in element_types])
+    names = [f"__tile_element_{k}" for k in range(len(tiles))]
+    saved = em.env
+    em.env = {**saved, **{n: Var(a, d) for n, a, d in zip(names, block.arguments, element_types)}}
+    call = ast.Call(func=fn_node, args=[ast.copy_location(ast.Name(id=n, ctx=ast.Load()), node) for n in names],
+                    keywords=[])
+    try:
+        with ir.InsertionPoint(block):
+            out = em.expr(ast.copy_location(call, node), allow_tuple=True)
+    finally:
+        em.env = saved
+    outs = out.parts if hasattr(out, "parts") else out if isinstance(out, list) else [out]
+    for o in outs:
+        if not isinstance(o, Var) or not _scalar_element(o.type):
+            raise em.error(node, f"wp.tile_map(): the function must return scalars (int, float, bool types) for "
+                                 f"mlwarp's tiles, got {ft.name(getattr(o, 'type', o))}", CompileTypeError)
+    result_types = [ft.TileT(o.type, shape) for o in outs]
+    op = ir.Operation.create("warp.tile_map", results=[ft.to_mlir(t) for t in result_types],
+                             operands=[t.value for t in tiles], regions=1, ip=ir.InsertionPoint(holder))
+    body = op.regions[0].blocks.append(*[ft.to_mlir(d) for d in element_types])
+    for old, new in zip(block.arguments, body.arguments):
+        old.replace_all_uses_with(new)
+    with ir.InsertionPoint(body):
+        end = ir.Operation.create("gpu.yield", operands=[o.value for o in outs])
+    for inner in list(block.operations):
+        inner.operation.move_before(end)
+    holder.erase()
+    mapped = [Var(r, t) for r, t in zip(op.results, result_types)]
+    return mapped[0] if len(mapped) == 1 else mapped
 
 
 def extract(em, node, tile: Var, index_nodes) -> Var:

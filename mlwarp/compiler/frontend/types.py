@@ -17,6 +17,9 @@ def from_annotation(annotation):
     indexed = getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: its struct (indexed.py)
     if indexed is not None:
         return indexed
+    if getattr(annotation, "_wp_tile_annotation_", False):  # wp.tile[float, M, N] (tiles.py)
+        dtype = wt.canonical_type(annotation.dtype)
+        return TileT(dtype, annotation.shape) if dtype is not None else None
     if getattr(annotation, "_wp_fixedarray_", False):  # wp.fixedarray(shape, dtype): an array (fixed.py)
         return ArrayT(annotation.dtype, annotation.ndim)
     if wt.is_array(annotation):

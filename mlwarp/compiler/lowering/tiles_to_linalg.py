@@ -154,6 +154,66 @@ class _Lowering:
         _loop_nest(ir.RankedTensorType(tile.type).shape, store)
         return []
 
+    def lower_tile_atomic_add(self, op):
+        arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+
+        def add(ivs):
+            positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
+            inside = None
+            for d, p in enumerate(positions):
+                below = arith.CmpIOp(arith.CmpIPredicate.slt, p, wb.array_dim(arr, d)).result
+                inside = below if inside is None else arith.AndIOp(inside, below).result
+            branch = scf.IfOp(inside)
+            with ir.InsertionPoint(branch.then_block):
+                wb.atomic("add", arr, self.tensor.ExtractOp(tile, ivs).result, positions)
+                scf.YieldOp([])
+
+        _loop_nest(ir.RankedTensorType(tile.type).shape, add)
+        return []
+
+    def lower_tile_map(self, op):
+        """The body moves into a linalg.generic's (its block arguments the tiles' elements, then the outputs')."""
+        results = [tensor_type(r.type) for r in op.results]
+        rank = results[0].rank
+        inits = [self.tensor.EmptyOp(list(r.shape), r.element_type).result for r in results]
+        identity = ir.AffineMap.get_identity(rank)
+        inputs = list(op.operands)
+        generic = self.linalg.GenericOp(results, inputs, inits, _maps(*[identity] * (len(inputs) + len(inits))),
+                                        _parallel(rank))
+        types = [ir.RankedTensorType(v.type).element_type for v in inputs] + [r.element_type for r in results]
+        block = generic.regions[0].blocks.append(*types)
+        source = op.regions[0].blocks[0]
+        for old, new in zip(source.arguments, block.arguments):
+            old.replace_all_uses_with(new)
+        yield_op = None
+        with ir.InsertionPoint(block):
+            marker = _index(0).owner  # (the bindings move an op before another, not to a block's end)
+            for inner in list(source.operations):
+                inner = inner.operation
+                if inner.name == "gpu.yield":
+                    yield_op = inner
+                else:
+                    inner.move_before(marker)
+            self.linalg.YieldOp(list(yield_op.operands))
+        marker.erase()
+        return list(generic.results)
+
+    def lower_tile_sum_to(self, op):
+        """tile_broadcast's adjoint: the sums over the dimensions the broadcast made (leading ones, and size-1
+        dimensions it widened), each element added in row-major order."""
+        source = ir.RankedTensorType(op.operands[0].type)
+        result = tensor_type(op.results[0].type)
+        rank, lead = source.rank, source.rank - result.rank
+        kept = [ir.AffineConstantExpr.get(0) if n == 1 and source.shape[lead + k] != 1 else ir.AffineDimExpr.get(lead + k)
+                for k, n in enumerate(result.shape)]
+        reduced = {d for d in range(rank) if d < lead or (result.shape[d - lead] == 1 and source.shape[d] != 1)}
+        iterators = _iterators(["reduction" if d in reduced else "parallel" for d in range(rank)])
+        zero = self.tensor.SplatOp(result, _zero(result.element_type), []).result
+        maps = [ir.AffineMap.get_identity(rank), ir.AffineMap.get(rank, 0, kept)]
+        add = self.generic(None, [op.operands[0]], maps, iterators, init=zero,
+                           body=lambda a: [wb.builtin("add", [a[1], a[0]], result.element_type)])
+        return [add.results[0]]
+
     def lower_tile_full(self, op):
         result = tensor_type(op.results[0].type)
         return [self.tensor.SplatOp(result, op.operands[0], []).result]

@@ -69,11 +69,11 @@ from mlir import ir
 from mlir.dialects import arith, func, math, scf
 
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
-from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type, is_tile_type
+from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type, is_tile_type, tile_params
 from ..dialects.warp import composite as wc
 from .autodiff_ir import (REPLAYS, SIDE_EFFECTS, add_values, body_ops, clone_ops, companions_of, contains,
-                          required_companion, derived_kernel, expansion_block, free_values, i32_const, is_diff, tainted_uses, terminator,
-                          trip_count, where, zero)
+                          required_companion, derived_kernel, expansion_block, free_values, i32_const, is_constant,
+                          is_diff, tainted_uses, terminator, trip_count, where, zero)
 from .registry import Pass, PassError, kernels, ops_named
 
 ADJ_SUFFIX = "_adj"
@@ -118,10 +118,12 @@ class ReverseBuilder:
         for op in reversed(list(ops)):
             op = op.operation
             handler = getattr(self, "op_" + op.name.replace(".", "_"), None)
-            if any(is_tile_type(v.type) for v in list(op.operands) + list(op.results)):
-                raise PassError(f"{where(op)}: cannot differentiate '{op.name}': mlwarp has no adjoints of tile "
-                                f"operations yet")
-            if handler is not None:
+            tiled = any(is_tile_type(v.type) for v in list(op.operands) + list(op.results))
+            if tiled and handler is None and op.name.startswith("warp.tile_"):
+                raise PassError(f"{where(op)}: cannot differentiate '{op.name}': mlwarp has no adjoint of it yet")
+            if tiled and handler is None and op.name.startswith("warp."):  # a builtin of tiles: element by element
+                self.tile_builtin(op, mapping, adj)
+            elif handler is not None:
                 handler(op, mapping, adj)
             elif op.name.startswith("warp."):
                 self.builtin(op, mapping, adj)
@@ -193,6 +195,178 @@ class ReverseBuilder:
         for a, v in zip(block.arguments, op.operands):
             if a in local:
                 self.accumulate(adj, v, local[a])
+
+    # -- tiles (frontend/tiles.py): adjoints as tile ops, element-wise ones as a warp.tile_map of the scalar rule ----
+    def tile_builtin(self, op, mapping, adj):
+        """warp.<builtin> of tiles (and scalars): a warp.tile_map whose body runs the builtin's scalar rule on each
+        element; a scalar operand's adjoint is the sum of its elements' contributions."""
+        out = op.results[0]
+        if out not in adj:
+            return
+        name = op.name[len("warp."):]
+        operands = list(op.operands)
+        elements = [tile_params(v.type)[0] if is_tile_type(v.type) else v.type for v in operands]
+        rule = rule_of(name, elements)
+        if rule is NOT_DIFFERENTIABLE:
+            return
+        if rule is None or isinstance(rule, Expansion):
+            raise PassError(f"{where(op)}: cannot differentiate '{name}' of tiles: its derivative rule is not an "
+                            f"element-wise one mlwarp maps over tiles")
+        shape = tile_params(out.type)[1]
+        wanted = [k for k, (v, t) in enumerate(zip(operands, elements)) if is_diff(t) and not is_constant(v)]
+        if not wanted:
+            return
+        tiles = [k for k, v in enumerate(operands) if is_tile_type(v.type)]
+        inputs = [mapping.get(operands[k], operands[k]) for k in tiles] + [mapping[out], adj[out]]
+        result_types = [tile_type(elements[k], shape) for k in wanted]
+
+        def body(args):
+            by_operand = dict(zip(tiles, args))
+            values = [V(by_operand[k]) if k in by_operand else V(mapping.get(v, v)) for k, v in enumerate(operands)]
+            grads = rule.vjp(V(args[-1]), values, V(args[-2]))
+            return [(grads[k].value if isinstance(grads[k], V) else grads[k]) if grads[k] is not None
+                    else zero(elements[k]) for k in wanted]
+
+        mapped = tile_map(inputs, result_types, body)
+        for k, g in zip(wanted, mapped):
+            v = operands[k]
+            if is_tile_type(v.type):
+                self.accumulate(adj, v, g)
+            else:
+                total = wb.create("tile_reduce", g, results=[tile_type(elements[k], (1,))],
+                                  attributes={"kind": ir.StringAttr.get("add")}).result
+                self.accumulate(adj, v, tile_element(total, 0))
+
+    def op_warp_tile_map(self, op, mapping, adj):
+        """The body reversed in a tile_map of its own: its arguments the inputs' elements and the results'
+        adjoints' elements; it yields the inputs' elements' adjoints."""
+        results = list(op.results)
+        if not any(r in adj for r in results):
+            return
+        src = op.regions[0].blocks[0]
+        free = free_values(op)
+        if free:
+            raise PassError(f"{where(op)}: cannot differentiate a tile_map whose function reads a value from "
+                            f"outside it that carries a derivative")
+        inputs = list(op.operands)
+        wanted = [k for k, v in enumerate(inputs) if is_diff(v.type)]
+        if not wanted:
+            return
+        ins = [mapping.get(v, v) for v in inputs] + [self.adj_or_zero(adj, r) for r in results]
+
+        def body(args):
+            local_map = dict(mapping)
+            for a, b in zip(src.arguments, args[:len(inputs)]):
+                local_map[a] = b
+            clone_ops(body_ops(src), local_map)
+            local_adj = {}
+            for y, g in zip(terminator(src).operands, args[len(inputs):]):
+                self.accumulate(local_adj, y, g)
+            self.reverse(body_ops(src), local_map, local_adj)
+            return [self.adj_or_zero(local_adj, src.arguments[k]) for k in wanted]
+
+        mapped = tile_map(ins, [inputs[k].type for k in wanted], body)
+        for k, g in zip(wanted, mapped):
+            self.accumulate(adj, inputs[k], g)
+
+    def op_warp_tile_load(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            arr, offsets = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
+            wb.create("tile_atomic_add", self.adj_array(op, arr, mapping), adj[out], offsets)
+
+    def op_warp_tile_store(self, op, mapping, adj):
+        arr, tile, offsets = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
+        if not is_diff(tile.type):
+            return
+        target = self.adj_array(op, arr, mapping)
+        self.accumulate(adj, tile, wb.create("tile_load", target, offsets, results=[tile.type]).result)
+        consumes = self.consumes(arr)
+        if consumes is not None:  # the stored region's adjoint ends here, as Warp's tile_store
+            guard = scf.IfOp(consumes, [], has_else=False)
+            with ir.InsertionPoint(guard.then_block):
+                wb.create("tile_store", target, zero(tile.type), offsets)
+                scf.YieldOp([])
+
+    def op_warp_tile_atomic_add(self, op, mapping, adj):
+        arr, tile, offsets = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
+        if is_diff(tile.type):
+            target = self.adj_array(op, arr, mapping)
+            self.accumulate(adj, tile, wb.create("tile_load", target, offsets, results=[tile.type]).result)
+
+    def op_warp_tile_full(self, op, mapping, adj):
+        out, value = op.results[0], op.operands[0]
+        if out in adj and is_diff(value.type) and not is_constant(value):
+            total = wb.create("tile_reduce", adj[out], results=[tile_type(value.type, (1,))],
+                              attributes={"kind": ir.StringAttr.get("add")}).result
+            self.accumulate(adj, value, tile_element(total, 0))
+
+    def op_warp_tile_arange(self, op, mapping, adj):
+        pass  # start and step are constants (the frontend folds them)
+
+    def op_warp_tile_extract(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            tile, indices = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
+            self.accumulate(adj, tile, wb.create("tile_insert", zero(tile.type), adj[out], indices,
+                                                 results=[tile.type]).result)
+
+    def op_warp_tile_insert(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            tile, value, indices = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
+            self.accumulate(adj, tile, wb.create("tile_insert", adj[out], zero(value.type), indices,
+                                                 results=[tile.type]).result)
+            self.accumulate(adj, value, wb.create("tile_extract", adj[out], indices, results=[value.type]).result)
+
+    def op_warp_tile_reduce(self, op, mapping, adj):
+        out = op.results[0]
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        if out not in adj or kind in ("argmax", "argmin"):
+            return
+        if kind != "add":
+            raise PassError(f"{where(op)}: cannot differentiate tile_{kind[:3]} yet")
+        tile = op.operands[0]
+        self.accumulate(adj, tile, wb.create("tile_broadcast", adj[out], results=[tile.type]).result)
+
+    def op_warp_tile_matmul(self, op, mapping, adj):
+        out = op.results[0]
+        if out not in adj:
+            return
+        a, b, acc = op.operands
+        ma, mb = mapping.get(a, a), mapping.get(b, b)
+        g = adj[out]
+
+        def product(x, y, like):
+            return wb.create("tile_matmul", x, y, zero(like), results=[like]).result
+
+        def transposed(t):
+            dtype, (m, n) = tile_params(t.type)
+            return wb.create("tile_transpose", t, results=[tile_type(dtype, (n, m))]).result
+
+        if is_diff(a.type):
+            self.accumulate(adj, a, product(g, transposed(mb), a.type))
+        if is_diff(b.type):
+            self.accumulate(adj, b, product(transposed(ma), g, b.type))
+        self.accumulate(adj, acc, g)
+
+    def op_warp_tile_transpose(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            tile = op.operands[0]
+            self.accumulate(adj, tile, wb.create("tile_transpose", adj[out], results=[tile.type]).result)
+
+    def op_warp_tile_broadcast(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            tile = op.operands[0]
+            self.accumulate(adj, tile, wb.create("tile_sum_to", adj[out], results=[tile.type]).result)
+
+    def op_warp_tile_sum_to(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            tile = op.operands[0]
+            self.accumulate(adj, tile, wb.create("tile_broadcast", adj[out], results=[tile.type]).result)
 
     # -- composite values: construct / extract / insert, struct fields ----------------------
     def op_warp_construct(self, op, mapping, adj):
@@ -356,6 +530,27 @@ class ReverseBuilder:
 
     def op_scf_while(self, op, mapping, adj):
         LoopReverse(self, op, mapping, adj).emit()
+
+
+def tile_type(dtype: ir.Type, shape) -> ir.Type:
+    from ..dialects.warp import tile_type as make  # (the dialect's spelling)
+    return make(dtype, shape)
+
+
+def tile_element(tile: ir.Value, index: int) -> ir.Value:
+    i32 = ir.IntegerType.get_signless(32)
+    return wb.create("tile_extract", tile, [arith.ConstantOp(i32, index).result],
+                     results=[tile_params(tile.type)[0]]).result
+
+
+def tile_map(inputs: list, result_types: list, body) -> list:
+    """A warp.tile_map over `inputs` at the insertion point; `body(element arguments)` returns the yielded values."""
+    op = ir.Operation.create("warp.tile_map", results=list(result_types), operands=list(inputs), regions=1)
+    block = op.regions[0].blocks.append(*[tile_params(v.type)[0] for v in inputs])
+    with ir.InsertionPoint(block):
+        yielded = body(list(block.arguments))
+        ir.Operation.create("gpu.yield", operands=list(yielded))
+    return list(op.results)
 
 
 def minmax_adjoint(value: ir.Value, final: ir.Value, g: ir.Value) -> ir.Value:

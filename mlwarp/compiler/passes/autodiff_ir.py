@@ -5,18 +5,20 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, func
 
-from ..dialects.warp import builders as wb
+from ..dialects.warp import builders as wb, is_tile_type, tile_params
 from ..dialects.warp import composite as wc
 from .registry import PassError
 
 # Ops with effects on memory: the adjoint replay of a forward computation skips them (as Warp does).
-SIDE_EFFECTS = {"warp.store", "warp.atomic", "warp.atomic_cas"}
+SIDE_EFFECTS = {"warp.store", "warp.atomic", "warp.atomic_cas", "warp.tile_store", "warp.tile_atomic_add"}
 
 
 def is_diff(t: ir.Type) -> bool:
     """Types that carry a derivative: floating-point scalars, vector-likes of them, structs with such a field."""
     if isinstance(t, ir.FloatType):
         return True
+    if is_tile_type(t):  # a tile of floats (frontend/tiles.py)
+        return isinstance(tile_params(t)[0], ir.FloatType)
     c = wc.composite(t)
     if c is None:
         return False
@@ -26,6 +28,8 @@ def is_diff(t: ir.Type) -> bool:
 def zero(t: ir.Type) -> ir.Value:
     if isinstance(t, ir.FloatType):
         return arith.ConstantOp(t, ir.FloatAttr.get(t, 0.0)).result
+    if is_tile_type(t):
+        return wb.create("tile_full", zero(tile_params(t)[0]), results=[t]).result
     if wc.is_composite_type(t):
         return wc.construct(t, [])  # no elements: the zero value
     signless = ir.IntegerType.get_signless(ir.IntegerType(t).width)  # arith.constant takes no ui32
@@ -227,7 +231,7 @@ def required_companion(op, arr: ir.Value, companions: dict, mapping: dict, kind:
 def body_ops(block: ir.Block) -> list:
     """A block's ops without its terminator."""
     ops = [op.operation for op in block.operations]
-    return ops[:-1] if ops and ops[-1].name in ("scf.yield", "scf.condition", "func.return") else ops
+    return ops[:-1] if ops and ops[-1].name in ("scf.yield", "scf.condition", "func.return", "gpu.yield") else ops
 
 
 def terminator(block: ir.Block) -> ir.Operation:

@@ -122,6 +122,7 @@ class OpDef:
     operands: tuple = ()
     results: tuple = ()
     attributes: tuple = ()
+    regions: tuple = ()  # region names; each region's one block ends in gpu.yield (IRDL ops are no terminators)
 
     @property
     def full_name(self) -> str:
@@ -211,6 +212,14 @@ OPS += [
     OpDef("tile_transpose", "the 2-d tile transposed", (Operand("tile", TILE_T),), (Result("transposed", TILE_T),)),
     OpDef("tile_broadcast", "the tile broadcast to the result's shape (numpy's rules: size-1 and leading dimensions)",
           (Operand("tile", TILE_T),), (Result("broadcast", TILE_T),)),
+    OpDef("tile_sum_to", "the tile summed over the dimensions a broadcast to its shape added (the result's shape: "
+          "tile_broadcast's adjoint)", (Operand("tile", TILE_T),), (Result("summed", TILE_T),)),
+    OpDef("tile_atomic_add", "adds the tile into the array at `offsets` (atomically; elements past the array's upper "
+          "extent skipped)", (ARRAY_T, Operand("tile", TILE_T), OFFSETS)),
+    OpDef("tile_map", "the body applied to the tiles' elements (its block's arguments, one per tile), element by "
+          "element; it yields one element per result tile (tiles of one shape)",
+          (Operand("tiles", Tile(ANY), variadic=True),), (Result("mapped", Tile(ANY), variadic=True),),
+          regions=("body",)),
 ]
 from .geometry_ops import GEOMETRY_OPS  # noqa: E402  (queries of wp.HashGrid, wp.Bvh, ...: issue 17)
 
@@ -294,6 +303,9 @@ def op_irdl(op: OpDef) -> str:
     if op.attributes:
         attrs = ", ".join(f'"{a.name}" = {e.constraint(a.constraint)}' for a in op.attributes)
         tail.append(f"    irdl.attributes {{{attrs}}}")
+    if op.regions:
+        regions = [f"{name}: {e.emit('irdl.region')}" for name in op.regions]
+        tail.append(f"    irdl.regions({', '.join(regions)})")
     return "\n".join([f"  irdl.operation @{op.name} {{", *e.lines, *tail, "  }"])
 
 

@@ -50,13 +50,42 @@ _DOCS = {
     "tile_broadcast": "tile_broadcast(a, shape): the tile broadcast to `shape` (numpy's rules)",
     "tile_map": "tile_map(op, a, ...): op applied element-wise (op: a Warp builtin such as wp.sin or wp.add)",
     "tile_extract": "tile_extract(a, i, ...): one element of the tile (also a[i, ...])",
+    "tile_atomic_add": "tile_atomic_add(a, t, offset=0): adds tile `t` into array `a` at `offset`, element by "
+                       "element atomically (elements past the array's upper extent skipped)",
 }
 
 for _name, _doc in _DOCS.items():
     globals()[_name] = TileBuiltin(_name, _doc)
 del _name, _doc
 
-__all__ = [*_DOCS, "launch_tiled"]
+
+class TileAnnotation:
+    """`wp.tile[dtype, M, N]`: the type of a @wp.func parameter or result that is a tile."""
+
+    def __init__(self, dtype, shape):
+        self.dtype, self.shape = dtype, tuple(shape)
+        self._wp_tile_annotation_ = True
+
+    def __repr__(self):
+        return f"wp.tile[{getattr(self.dtype, '__name__', self.dtype)}, {', '.join(map(str, self.shape))}]"
+
+
+class _TileFunction(TileBuiltin):
+    """`wp.tile(x)`: a tile of one value per lane (shape (1,) with mlwarp's one lane per block); `wp.tile[T, M, N]`
+    in an annotation."""
+
+    def __getitem__(self, params):
+        params = params if isinstance(params, tuple) else (params,)
+        if len(params) < 2 or not all(type(d) is int and d > 0 for d in params[1:]):
+            raise TypeError(f"wp.tile[dtype, *shape] takes a dtype and positive int dimensions, got {params!r}")
+        return TileAnnotation(params[0], params[1:])
+
+
+tile = _TileFunction("tile", "tile(x): a tile of the lanes' values x (shape (1,) on mlwarp's CPU: one lane per block); "
+                             "wp.tile[dtype, M, N] in annotations")
+untile = TileBuiltin("untile", "untile(t): each lane's value of a tile made by wp.tile (t[0] with one lane)")
+
+__all__ = [*_DOCS, "launch_tiled", "tile", "untile"]
 
 
 def launch_tiled(*args, **kwargs):
