@@ -83,9 +83,10 @@ class _TileFunction(TileBuiltin):
 
 tile = _TileFunction("tile", "tile(x): a tile of the lanes' values x (shape (1,) on mlwarp's CPU: one lane per block); "
                              "wp.tile[dtype, M, N] in annotations")
+block_dim = TileBuiltin("block_dim", "block_dim(): the number of lanes of a block (1 on mlwarp's CPU)")
 untile = TileBuiltin("untile", "untile(t): each lane's value of a tile made by wp.tile (t[0] with one lane)")
 
-__all__ = [*_DOCS, "launch_tiled", "tile", "untile"]
+__all__ = [*_DOCS, "launch_tiled", "tile", "untile", "block_dim"]
 
 
 def launch_tiled(*args, **kwargs):

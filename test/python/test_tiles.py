@@ -322,14 +322,66 @@ def test_matmul_shapes_must_multiply():
                    r"wp\.tile_matmul\(\): shapes \(2, 3\) and \(2, 3\) do not multiply")
 
 
-def test_vector_tiles_are_refused_with_a_clear_error():
+def test_struct_tiles_are_refused_with_a_clear_error():
+    @wp.struct
+    class Pair:
+        a: float
+        b: float
+
     @wp.kernel
-    def vec_tiles(a: wp.array(dtype=wp.vec3)):
+    def struct_tiles(a: wp.array(dtype=Pair)):
         t = wp.tile_load(a, shape=4)
 
-    _compile_error(vec_tiles, [wp.zeros(4, dtype=wp.vec3)],
-                   r"wp\.tile_load\(\): mlwarp's tiles hold scalars \(int, float, bool types\) for now, got an array "
-                   r"of vec3f")
+    _compile_error(struct_tiles, [wp.zeros(4, dtype=Pair)],
+                   r"wp\.tile_load\(\): mlwarp's tiles hold scalars \(int, float, bool types\) and vectors, matrices and "
+                   r"quaternions of them, got an array of Pair")
+
+
+# -- tiles of vectors and matrices ------------------------------------------------------------------------
+@wp.kernel
+def vec_tiles(v: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.mat22), out_v: wp.array2d(dtype=wp.vec3),
+              out_s: wp.array(dtype=float), out_m: wp.array(dtype=wp.mat22)):
+    tv = wp.tile_load(v, shape=4)
+    wp.tile_store(out_v[0], tv * 2.0 + wp.tile_full(shape=4, value=wp.vec3(1.0, 2.0, 3.0), dtype=wp.vec3))
+    wp.tile_store(out_v[1], wp.tile_map(wp.normalize, tv))
+    wp.tile_store(out_s, wp.tile_map(wp.length, tv))
+    wp.tile_store(out_v[2], wp.tile_sum(tv), offset=1)
+    tm = wp.tile_load(m, shape=2)
+    wp.tile_store(out_m, tm * tm)
+    out_v[3, 0] = tv[3]
+
+
+def test_tiles_of_vectors_and_matrices():
+    v0 = _rand((4, 3), 16)
+    m0 = _rand((2, 2, 2), 17)
+    out_v, out_s, out_m = wp.zeros((4, 4), dtype=wp.vec3), wp.zeros(4, dtype=float), wp.zeros(2, dtype=wp.mat22)
+    wp.launch_tiled(vec_tiles, dim=1, inputs=[wp.array(v0, dtype=wp.vec3), wp.array(m0, dtype=wp.mat22), out_v, out_s,
+                                               out_m], block_dim=4)
+    got = out_v.numpy()
+    np.testing.assert_allclose(got[0], v0 * 2 + np.array([1, 2, 3], np.float32), rtol=1e-6)
+    np.testing.assert_allclose(got[1], v0 / np.linalg.norm(v0, axis=1, keepdims=True), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(out_s.numpy(), np.linalg.norm(v0, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(got[2, 1], v0.astype(np.float64).sum(axis=0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out_m.numpy(), m0 @ m0, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(got[3, 0], v0[3])
+
+
+@wp.kernel
+def vec_grad(v: wp.array(dtype=wp.vec3), loss: wp.array(dtype=float)):
+    tv = wp.tile_load(v, shape=4)
+    wp.tile_atomic_add(loss, wp.tile_sum(wp.tile_map(wp.dot, tv, tv)))
+
+
+def test_gradient_through_vector_tiles():
+    v0 = _rand((4, 3), 18)
+    v = wp.array(v0, dtype=wp.vec3, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(vec_grad, dim=1, inputs=[v, loss], block_dim=4)
+    np.testing.assert_allclose(loss.numpy(), [np.sum(v0.astype(np.float64) ** 2)], rtol=1e-5)
+    tape.backward(loss=loss)
+    np.testing.assert_allclose(v.grad.numpy(), 2 * v0, rtol=1e-6)  # d sum(v . v)
 
 
 # -- gradients (Tape over tiled launches), against closed forms ------------------------------------------------
@@ -429,3 +481,32 @@ def test_tile_atomic_add():
     total = wp.zeros(4, dtype=float)
     wp.launch_tiled(atomic_tiles, dim=3, inputs=[wp.array(a0), total], block_dim=4)
     np.testing.assert_array_equal(total.numpy(), a0.reshape(3, 4).sum(axis=0))
+
+
+@wp.kernel
+def mixed_map_and_beta_zero(a: wp.array(dtype=int), b: wp.array(dtype=float), out: wp.array2d(dtype=float),
+                            dims: wp.array(dtype=int)):
+    ta = wp.tile_load(a, shape=4)
+    tb = wp.tile_load(b, shape=4)
+    wp.tile_store(out[0], wp.tile_map(int_plus_float, ta, tb))
+    m = wp.tile_load(out, shape=(2, 4))
+    nan = wp.tile_full(shape=(2, 2), value=wp.nan, dtype=float)
+    wp.tile_matmul(m, wp.tile_transpose(m), nan, beta=0.0)  # out's NaNs ignored
+    wp.tile_store(out, nan, offset=(2, 0))
+    dims[0] = wp.block_dim()
+
+
+@wp.func
+def int_plus_float(i: int, x: float):
+    return float(i) + x
+
+
+def test_map_of_mixed_element_types_beta_zero_and_block_dim():
+    a0, b0 = np.arange(4, dtype=np.int32), np.full(4, 0.5, np.float32)
+    out, dims = wp.zeros((4, 4), dtype=float), wp.zeros(1, dtype=int)
+    wp.launch_tiled(mixed_map_and_beta_zero, dim=1, inputs=[wp.array(a0), wp.array(b0), out, dims], block_dim=8)
+    got = out.numpy()
+    np.testing.assert_array_equal(got[0], a0 + 0.5)
+    m = got[:2]
+    np.testing.assert_allclose(got[2:4, :2], m.astype(np.float64) @ m.T, rtol=1e-6)
+    assert dims.numpy()[0] == 1

@@ -23,6 +23,7 @@ from mlwarp.core.types import ArrayT
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
+from ..dialects.warp.ops import MAP_ARITY
 from ..lowering.tiles_to_linalg import load_tile_dialects
 from ..targets.common import TILES_ATTR
 from . import types as ft
@@ -56,6 +57,7 @@ FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 # the builtins whose output argument a call updates in place: (builtin, its position)
 IN_PLACE = {"tile_matmul": 2}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
+HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
 
 
 def is_tile(v) -> bool:
@@ -93,6 +95,10 @@ def call(em, node: ast.Call, name: str):
         return _arange(em, node)
     if name in ("tile", "untile"):
         return _tile_untile(em, node, name)
+    if name == "block_dim":  # the lanes of a block: one on mlwarp's CPU (Warp's default there)
+        if node.args or node.keywords:
+            raise em.error(node, "wp.block_dim() takes no arguments", CompileTypeError)
+        return em.const(1, wt.int32)
     args = _bind(em, node, name)
     if name == "tile_load":
         return _load(em, node, args)
@@ -189,16 +195,25 @@ def _shape(em, node, name: str) -> tuple:
 def _dtype(em, node, name: str, default):
     if node is None:
         return default
-    obj = resolve_path(em.src.func, node) if isinstance(node, ast.AST) else node
+    obj = MISSING
+    if isinstance(node, ast.AST):
+        obj = em.local_type(node)  # A.dtype, type(x)
+        if obj is MISSING:
+            obj = resolve_path(em.src.func, node)
+    else:
+        obj = node
     t = ft.from_annotation(obj) if obj is not MISSING and not wt.is_array(obj) else None
     if t is None or isinstance(t, ArrayT) or not _scalar_element(t):
-        raise em.error(node, f"wp.{name}(): mlwarp's tiles hold scalars (int, float, bool types) for now, "
-                             f"got dtype {getattr(obj, '__name__', obj)!r}", CompileTypeError)
+        raise em.error(node, f"wp.{name}(): {HOLDS}, got dtype {getattr(obj, '__name__', obj)!r}", CompileTypeError)
     return t
 
 
 def _scalar_element(t) -> bool:
-    return wt.is_scalar(t) and t is not wt.bfloat16 and getattr(t, "_kind_", None) != "uint"
+    """What a tile can hold here: scalars but bfloat16 and unsigned ints, and vectors, matrices and
+    quaternions of them."""
+    if wt.is_scalar(t):
+        return t is not wt.bfloat16 and getattr(t, "_kind_", None) != "uint"
+    return wt.composite_kind(t) in ("vec", "mat", "quat") and _scalar_element(t._wp_scalar_type_)
 
 
 def _tile(em, node, name: str, param: str) -> Var:
@@ -231,8 +246,7 @@ def _array(em, node, name: str) -> Var:
     if not isinstance(arr.type, ArrayT):
         raise em.error(node, f"wp.{name}(): argument 'a' must be an array, got {ft.name(arr.type)}", CompileTypeError)
     if not _scalar_element(arr.type.dtype):
-        raise em.error(node, f"wp.{name}(): mlwarp's tiles hold scalars (int, float, bool types) for now, got an "
-                             f"array of {ft.name(arr.type.dtype)}", CompileTypeError)
+        raise em.error(node, f"wp.{name}(): {HOLDS}, got an array of {ft.name(arr.type.dtype)}", CompileTypeError)
     return arr
 
 
@@ -269,6 +283,11 @@ def _scalar(em, node, dtype, name: str) -> ir.Value:
     if not isinstance(node, ast.AST):
         return em.const(node, dtype).value
     v = em.expr(node)
+    if wt.is_composite(dtype):
+        if v.type is not dtype:
+            raise em.error(node, f"wp.{name}(): expected a {ft.name(dtype)} value, got {ft.name(v.type)}",
+                           CompileTypeError)
+        return v.value
     if isinstance(v.type, (ArrayT, ft.TileT)) or wt.is_composite(v.type):
         raise em.error(node, f"wp.{name}(): expected a scalar value, got {ft.name(v.type)}", CompileTypeError)
     if v.literal is not None:
@@ -346,12 +365,15 @@ def _matmul(em, node, args) -> Var | None:
     t = out.type
     if alpha == 1 and beta == 1:  # out += a @ b
         result = Var(wb.create("tile_matmul", a.value, b.value, out.value, results=[ft.to_mlir(t)]).result, t)
-    else:  # alpha * (a @ b) + beta * out
+    else:  # alpha * (a @ b) + beta * out; beta = 0 ignores out (NaN included), as Warp
         zero = wb.create("tile_full", em.const(0, t.dtype).value, results=[ft.to_mlir(t)]).result
         product = Var(wb.create("tile_matmul", a.value, b.value, zero, results=[ft.to_mlir(t)]).result, t)
         scaled = product if alpha == 1 else _scaled(em, node, product, args["alpha"])
-        kept = out if beta == 1 else _scaled(em, node, out, args["beta"])
-        result = elementwise(em, node, "add", [scaled, kept])
+        if beta == 0:
+            result = scaled
+        else:
+            kept = out if beta == 1 else _scaled(em, node, out, args["beta"])
+            result = elementwise(em, node, "add", [scaled, kept])
     em.assign(out_node, result)
     return None
 
@@ -373,8 +395,7 @@ def _tile_untile(em, node, name) -> Var:
                              results=[ft.to_mlir(t.type.dtype)]).result, t.type.dtype)
     v = em.expr(node.args[0])
     if not _scalar_element(v.type):
-        raise em.error(node, f"wp.tile(): mlwarp's tiles hold scalars (int, float, bool types) for now, got "
-                             f"{ft.name(v.type)}", CompileTypeError)
+        raise em.error(node, f"wp.tile(): {HOLDS}, got {ft.name(v.type)}", CompileTypeError)
     t = ft.TileT(v.type, (1,))
     return Var(wb.create("tile_full", v.value, results=[ft.to_mlir(t)]).result, t)
 
@@ -396,11 +417,13 @@ def _tile_map(em, node) -> Var:
 
 
 def map_function(em, node, fn_node, tiles: list, shape: tuple):
+    if len(tiles) > MAP_ARITY:
+        raise em.error(node, f"wp.tile_map() maps at most {MAP_ARITY} tiles", CompileTypeError)
     """warp.tile_map whose body calls the @wp.func on the tiles' elements (warp-inline inlines it there). The body
     is emitted first (in a result-less op), as its results' types make the op's."""
     element_types = [t.type.dtype for t in tiles]
-    holder = ir.Operation.create("warp.tile_map", results=[], operands=[t.value for t in tiles], regions=1)
-    block = holder.regions[0].blocks.append(*[ft.to_mlir(d) for d in element_types])
+    holder = wb.tile_map([t.value for t in tiles], [])
+    block = holder.regions[0].blocks[0]
     names = [f"__tile_element_{k}" for k in range(len(tiles))]
     saved = em.env
     em.env = {**saved, **{n: Var(a, d) for n, a, d in zip(names, block.arguments, element_types)}}
@@ -414,12 +437,11 @@ def map_function(em, node, fn_node, tiles: list, shape: tuple):
     outs = out.parts if hasattr(out, "parts") else out if isinstance(out, list) else [out]
     for o in outs:
         if not isinstance(o, Var) or not _scalar_element(o.type):
-            raise em.error(node, f"wp.tile_map(): the function must return scalars (int, float, bool types) for "
-                                 f"mlwarp's tiles, got {ft.name(getattr(o, 'type', o))}", CompileTypeError)
+            raise em.error(node, f"wp.tile_map(): the function returns {ft.name(getattr(o, 'type', o))}: {HOLDS}",
+                           CompileTypeError)
     result_types = [ft.TileT(o.type, shape) for o in outs]
-    op = ir.Operation.create("warp.tile_map", results=[ft.to_mlir(t) for t in result_types],
-                             operands=[t.value for t in tiles], regions=1, ip=ir.InsertionPoint(holder))
-    body = op.regions[0].blocks.append(*[ft.to_mlir(d) for d in element_types])
+    op = wb.tile_map([t.value for t in tiles], [ft.to_mlir(t) for t in result_types], ip=ir.InsertionPoint(holder))
+    body = op.regions[0].blocks[0]
     for old, new in zip(block.arguments, body.arguments):
         old.replace_all_uses_with(new)
     with ir.InsertionPoint(body):
@@ -470,7 +492,7 @@ def elementwise(em, node, name: str, args: list) -> Var:
     except TypeError as e:
         raise em.error(node, str(e), CompileTypeError) from None
     if not _scalar_element(rt):
-        raise em.error(node, f"'{name}' of tiles gives {ft.name(rt)} elements: mlwarp's tiles hold scalars for now",
+        raise em.error(node, f"'{name}' of tiles gives {ft.name(rt)} elements: {HOLDS}",
                        CompileTypeError)
     t = ft.TileT(rt, shape)
     return Var(wb.builtin(name, values, ft.to_mlir(t)), t)

@@ -28,6 +28,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ..dialects.warp import builders as wb
+from ..dialects.warp import composite as wc
 from ..dialects.warp import is_tile_type, tile_params
 from ..context import TILE_DIALECTS
 from ..passes.registry import Pass, PassError, ops_named
@@ -38,9 +39,27 @@ def load_tile_dialects(ctx: ir.Context) -> None:
         ctx.get_dialect_descriptor(name)
 
 
-def tensor_type(t: ir.Type) -> ir.RankedTensorType:
+def element_of(t: ir.Type):
+    """A tile type's (shape, element type, its composite or None)."""
     dtype, shape = tile_params(t)
+    return shape, dtype, wc.composite(dtype)
+
+
+def tensor_type(t: ir.Type) -> ir.RankedTensorType:
+    """A tile of scalars: a tensor of its shape; of vectors, matrices or quaternions: their components as the
+    tensor's trailing dimensions (a tile of 4 vec3f is tensor<4x3xf32>)."""
+    shape, dtype, c = element_of(t)
+    if c is not None:
+        return ir.RankedTensorType.get(list(shape) + list(c.shape), c.dtype)
     return ir.RankedTensorType.get(list(shape), dtype)
+
+
+def _component_indices(c):
+    """Every component's indices of a composite, in storage (row-major) order."""
+    out = [()]
+    for n in c.shape:
+        out = [p + (k,) for p in out for k in range(n)]
+    return out
 
 
 def _has_tiles(op) -> bool:
@@ -108,13 +127,143 @@ class _Lowering:
         return op.result
 
     # -- the ops ------------------------------------------------------------------------------------------
-    def lower(self, op) -> list:
-        """The values replacing `op`'s results."""
+    def lower(self, op, signature) -> list:
+        """The values replacing `op`'s results; `signature`: its operand and result types before the tiles
+        became tensors (a tensor does not say whether its trailing dimensions are a composite's)."""
+        self.operand_types, self.result_types = signature
         name = op.name[len("warp."):]
+        composite = any(is_tile_type(t) and element_of(t)[2] is not None for t in signature[0] + signature[1])
+        if composite:
+            method = getattr(self, f"lower_{name}_composite", None)
+            if method is None and name.startswith("tile_"):
+                raise PassError(f"{name} of tiles of vectors or matrices is not supported yet")
+            return method(op) if method is not None else [self.elementwise_composite(op)]
         method = getattr(self, f"lower_{name}", None)
         if method is not None:
             return method(op)
         return [self.elementwise(op)]  # a builtin of the builtin table with tile operands
+
+    # -- tiles of composites: their components are the tensors' trailing dimensions ----------------------------
+    def element(self, tensor, tile_t, ivs) -> ir.Value:
+        """The element at `ivs` (index values) of a tile tensor: a scalar, or a composite built of its components."""
+        _, dtype, c = element_of(tile_t)
+        if c is None:
+            return self.tensor.ExtractOp(tensor, list(ivs)).result
+        parts = [self.tensor.ExtractOp(tensor, list(ivs) + [_index(k) for k in p]).result for p in _component_indices(c)]
+        return wc.construct(dtype, parts)
+
+    def generate_elements(self, result_t, element_at) -> ir.Value:
+        """tensor.generate of tile type `result_t`; `element_at(ivs)` gives the element (scalar or composite)
+        at the tile indices, whose component at the trailing indices is yielded."""
+        shape, dtype, c = element_of(result_t)
+        rank = len(shape)
+
+        def body(ivs):
+            value = element_at(ivs[:rank])
+            if c is None:
+                return value
+            return wc.extract(value, [_i32(iv) for iv in ivs[rank:]], c.dtype)
+
+        return self.generate(tensor_type(result_t), body)
+
+    def lower_tile_load_composite(self, op):
+        arr, offsets = op.operands[0], list(op.operands)[1:]
+        dtype = element_of(self.result_types[0])[1]
+
+        def element_at(ivs):
+            positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
+            branch = scf.IfOp(_inside(arr, positions), [dtype], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([wb.load(arr, positions)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([wc.construct(dtype, [])])
+            return branch.results[0]
+
+        return [self.generate_elements(self.result_types[0], element_at)]
+
+    def _store_like(self, op, write):
+        arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+        tile_t = self.operand_types[1]
+
+        def store(ivs):
+            positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
+            branch = scf.IfOp(_inside(arr, positions))
+            with ir.InsertionPoint(branch.then_block):
+                write(arr, self.element(tile, tile_t, ivs), positions)
+                scf.YieldOp([])
+
+        _loop_nest(element_of(tile_t)[0], store)
+        return []
+
+    def lower_tile_store_composite(self, op):
+        return self._store_like(op, lambda arr, v, pos: wb.store(arr, v, pos))
+
+    def lower_tile_atomic_add_composite(self, op):
+        return self._store_like(op, lambda arr, v, pos: wb.atomic("add", arr, v, pos))
+
+    def lower_tile_full_composite(self, op):
+        return [self.generate_elements(self.result_types[0], lambda ivs: op.operands[0])]
+
+    def lower_tile_extract_composite(self, op):
+        tile, indices = op.operands[0], list(op.operands)[1:]
+        idx = [arith.IndexCastOp(ir.IndexType.get(), i).result for i in indices]
+        return [self.element(tile, self.operand_types[0], idx)]
+
+    def lower_tile_insert_composite(self, op):
+        tile, value, indices = op.operands[0], op.operands[1], list(op.operands)[2:]
+        idx = [arith.IndexCastOp(ir.IndexType.get(), i).result for i in indices]
+        c = element_of(self.operand_types[0])[2]
+        out = tile
+        for p in _component_indices(c):
+            part = wc.extract(value, [arith.ConstantOp(ir.IntegerType.get_signless(32), k).result for k in p], c.dtype)
+            out = self.tensor.InsertOp(part, out, idx + [_index(k) for k in p]).result
+        return [out]
+
+    def elementwise_composite(self, op):
+        """A builtin of tiles of composites (or with a composite result: dot of vec3 tiles, a vec3 tile times a
+        float): each element computed from the operands' elements, component by component."""
+        name = op.name[len("warp."):]
+        operands, types = list(op.operands), self.operand_types
+        rt = element_of(self.result_types[0])[1]
+
+        def element_at(ivs):
+            values = [self.element(v, t, ivs) if is_tile_type(t) else v for v, t in zip(operands, types)]
+            return wb.builtin(name, values, rt)
+
+        return self.generate_elements(self.result_types[0], element_at)
+
+    def lower_tile_map_composite(self, op):
+        """One tensor.generate per result, each with a copy of the body computing the element."""
+        source = op.regions[0].blocks[0]
+        inputs = list(op.operands)
+        body = [o.operation for o in source.operations]
+        results = []
+        for j, result_t in enumerate(self.result_types):
+            def element_at(ivs, j=j):
+                mapping = {arg: self.element(v, t, ivs) for arg, v, t in zip(source.arguments, inputs,
+                                                                              self.operand_types)}
+                _clone(body[:-1], mapping)
+                value = body[-1].operands[j]  # gpu.yield's
+                return mapping.get(value, value)
+
+            results.append(self.generate_elements(result_t, element_at))
+        return results
+
+    def lower_tile_reduce_composite(self, op):
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        if kind != "add":
+            raise PassError(f"tile_{kind} of tiles of vectors or matrices is not supported yet")
+        tile = op.operands[0]
+        shape, _, c = element_of(self.operand_types[0])
+        rank, extra = len(shape), len(c.shape)
+        dims = rank + extra
+        zero = self.tensor.SplatOp(ir.RankedTensorType.get(list(c.shape), c.dtype), _zero(c.dtype), []).result
+        maps = [ir.AffineMap.get_identity(dims), _map(dims, list(range(rank, dims)))]
+        iterators = _iterators(["reduction"] * rank + ["parallel"] * extra)
+        summed = self.generic(None, [tile], maps, iterators, init=zero,
+                              body=lambda a: [wb.builtin("add", [a[1], a[0]], c.dtype)]).results[0]
+        out = tensor_type(self.result_types[0])  # (1, components...)
+        return [self.generate(out, lambda ivs: self.tensor.ExtractOp(summed, list(ivs[1:])).result)]
 
     def lower_tile_load(self, op):
         arr, offsets = op.operands[0], list(op.operands)[1:]
@@ -323,6 +472,32 @@ class _Lowering:
         return [self.generic(result, [op.operands[0]], maps, _parallel(rank), body=lambda a: [a[0]]).results[0]]
 
 
+def _clone(ops, mapping: dict) -> None:
+    """Clones `ops` at the insertion point, their operands (nested ops' too) read through `mapping`, which
+    gets the clones' results."""
+    for op in ops:
+        new = op.clone()
+
+        def remap(o):
+            for k, v in enumerate(o.operands):
+                if v in mapping:
+                    o.operands[k] = mapping[v]
+            return ir.WalkResult.ADVANCE
+
+        new.operation.walk(remap, ir.WalkOrder.PRE_ORDER)
+        for r, nr in zip(op.results, new.results):
+            mapping[r] = nr
+
+
+def _inside(arr, positions) -> ir.Value:
+    """i1: every position below its dimension's extent (Warp's bounds_check checks the upper bounds)."""
+    inside = None
+    for d, p in enumerate(positions):
+        below = arith.CmpIOp(arith.CmpIPredicate.slt, p, wb.array_dim(arr, d)).result
+        inside = below if inside is None else arith.AndIOp(inside, below).result
+    return inside
+
+
 def _loop_nest(shape, body, ivs=()) -> None:
     """scf.for loops over `shape` (row-major) at the insertion point; `body(ivs)` in the innermost."""
     if len(ivs) == len(shape):
@@ -367,12 +542,13 @@ class ConvertTilesToLinalg(Pass):
             if any(is_tile_type(t) for t in list(ftype.inputs) + list(ftype.results)):
                 raise PassError(f"function '{ir.StringAttr(f.attributes['sym_name']).value}' takes or returns a "
                                 f"tile: inline it first (warp-inline)")
+        signatures = [([v.type for v in op.operands], [r.type for r in op.results]) for op in ops]
         with module.location:
             _retype_tiles(module)
         lowering = _Lowering()
-        for op in ops:
+        for op, signature in zip(ops, signatures):
             with ir.InsertionPoint(op), op.location:
-                new = lowering.lower(op)
+                new = lowering.lower(op, signature)
             for r, v in zip(op.results, new):
                 r.replace_all_uses_with(v)
             op.erase()

@@ -71,6 +71,7 @@ from mlir.dialects import arith, func, math, scf
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type, is_tile_type, tile_params
 from ..dialects.warp import composite as wc
+from ..dialects.warp.ops import MAP_ARITY
 from .autodiff_ir import (REPLAYS, SIDE_EFFECTS, add_values, body_ops, clone_ops, companions_of, contains,
                           required_companion, derived_kernel, expansion_block, free_values, i32_const, is_constant,
                           is_diff, tainted_uses, terminator, trip_count, where, zero)
@@ -545,8 +546,10 @@ def tile_element(tile: ir.Value, index: int) -> ir.Value:
 
 def tile_map(inputs: list, result_types: list, body) -> list:
     """A warp.tile_map over `inputs` at the insertion point; `body(element arguments)` returns the yielded values."""
-    op = ir.Operation.create("warp.tile_map", results=list(result_types), operands=list(inputs), regions=1)
-    block = op.regions[0].blocks.append(*[tile_params(v.type)[0] for v in inputs])
+    if len(inputs) > MAP_ARITY:
+        raise PassError(f"cannot differentiate a tile_map of more than {MAP_ARITY - 1} tiles")
+    op = wb.tile_map(inputs, result_types)
+    block = op.regions[0].blocks[0]
     with ir.InsertionPoint(block):
         yielded = body(list(block.arguments))
         ir.Operation.create("gpu.yield", operands=list(yielded))

@@ -17,8 +17,8 @@ def is_diff(t: ir.Type) -> bool:
     """Types that carry a derivative: floating-point scalars, vector-likes of them, structs with such a field."""
     if isinstance(t, ir.FloatType):
         return True
-    if is_tile_type(t):  # a tile of floats (frontend/tiles.py)
-        return isinstance(tile_params(t)[0], ir.FloatType)
+    if is_tile_type(t):  # a tile of floats or of vectors of floats (frontend/tiles.py)
+        return is_diff(tile_params(t)[0])
     c = wc.composite(t)
     if c is None:
         return False

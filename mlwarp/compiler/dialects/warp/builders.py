@@ -164,3 +164,22 @@ def builtin(name: str, args, result_type: ir.Type) -> ir.Value:
 
 __all__ = ["create", "infer_results", "tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim",
            "view", "slice_", "array_data", "array_from_ptr", "local_array", "stack_array", "cast", "builtin", "array_type", "is_array_type"]
+
+
+def tile_map(inputs, result_types, ip=None) -> ir.Operation:
+    """warp.tile_map over `inputs` (at most ops.MAP_ARITY) with an empty one-block body: its block's arguments
+    the inputs' element types (the caller fills it, ending it with gpu.yield)."""
+    from .dialect import tile_params
+    from .ops import MAP_ARITY
+
+    if len(inputs) > MAP_ARITY or len(result_types) > MAP_ARITY:
+        raise ValueError(f"warp.tile_map takes at most {MAP_ARITY} tiles in and out")
+
+    def sizes(n):
+        return ir.DenseI32ArrayAttr.get([1] * n + [0] * (MAP_ARITY - n))
+
+    op = ir.Operation.create("warp.tile_map", results=list(result_types), operands=list(inputs), regions=1,
+                             attributes={"operandSegmentSizes": sizes(len(inputs)),
+                                         "resultSegmentSizes": sizes(len(result_types))}, ip=ip)
+    op.regions[0].blocks.append(*[tile_params(v.type)[0] for v in inputs])
+    return op

@@ -100,6 +100,7 @@ class Operand:
     name: str
     constraint: object
     variadic: bool = False
+    optional: bool = False  # 0 or 1 value; ops with such groups carry operandSegmentSizes
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,7 @@ class Result:
     name: str
     constraint: object
     variadic: bool = False
+    optional: bool = False  # (resultSegmentSizes)
 
 
 @dataclass(frozen=True)
@@ -216,11 +218,14 @@ OPS += [
           "tile_broadcast's adjoint)", (Operand("tile", TILE_T),), (Result("summed", TILE_T),)),
     OpDef("tile_atomic_add", "adds the tile into the array at `offsets` (atomically; elements past the array's upper "
           "extent skipped)", (ARRAY_T, Operand("tile", TILE_T), OFFSETS)),
+    # up to MAP_ARITY tiles in and out, each its own optional group: IRDL gives a variadic group one type, and
+    # the tiles' element types may differ
     OpDef("tile_map", "the body applied to the tiles' elements (its block's arguments, one per tile), element by "
           "element; it yields one element per result tile (tiles of one shape)",
-          (Operand("tiles", Tile(ANY), variadic=True),), (Result("mapped", Tile(ANY), variadic=True),),
-          regions=("body",)),
+          tuple(Operand(f"t{k}", Tile(ANY), optional=True) for k in range(16)),
+          tuple(Result(f"r{k}", Tile(ANY), optional=True) for k in range(16)), regions=("body",)),
 ]
+MAP_ARITY = 16
 from .geometry_ops import GEOMETRY_OPS  # noqa: E402  (queries of wp.HashGrid, wp.Bvh, ...: issue 17)
 
 OPS += GEOMETRY_OPS
@@ -289,8 +294,8 @@ class _Emitter:
 
 
 def _values(emitter: _Emitter, items) -> str:
-    return ", ".join(f"{x.name}: {'variadic ' if x.variadic else ''}{emitter.constraint(x.constraint)}"
-                     for x in items)
+    return ", ".join(f"{x.name}: {'variadic ' if x.variadic else 'optional ' if x.optional else ''}"
+                     f"{emitter.constraint(x.constraint)}" for x in items)
 
 
 def op_irdl(op: OpDef) -> str:
