@@ -39,9 +39,10 @@ _DOCS = {
     "tile_full": "tile_full(shape, value, dtype=float, storage='register'): a tile with every element `value`",
     "tile_empty": "tile_empty(shape, dtype=float, storage='register'): a tile (zero-filled here)",
     "tile_arange": "tile_arange(stop) / (start, stop) / (start, stop, step), dtype=int: a 1-d tile of a range",
-    "tile_sum": "tile_sum(a): the sum of every element, a tile of shape (1,)",
-    "tile_max": "tile_max(a): the largest element, a tile of shape (1,)",
-    "tile_min": "tile_min(a): the smallest element, a tile of shape (1,)",
+    "tile_sum": "tile_sum(a, axis=None): the sum of every element, a tile of shape (1,); or along `axis`",
+    "tile_max": "tile_max(a, axis=None): the largest element, a tile of shape (1,); or along `axis`",
+    "tile_min": "tile_min(a, axis=None): the smallest element, a tile of shape (1,); or along `axis`",
+    "tile_reduce": "tile_reduce(op, a, axis=None): `a` folded with builtin `op` (wp.add, wp.mul, wp.max, wp.min)",
     "tile_argmax": "tile_argmax(a): the flat index of the largest element, an int tile of shape (1,)",
     "tile_argmin": "tile_argmin(a): the flat index of the smallest element, an int tile of shape (1,)",
     "tile_matmul": "tile_matmul(a, b, alpha=1.0) -> a tile; tile_matmul(a, b, out, alpha=1.0, beta=1.0): "

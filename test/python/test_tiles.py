@@ -510,3 +510,52 @@ def test_map_of_mixed_element_types_beta_zero_and_block_dim():
     m = got[:2]
     np.testing.assert_allclose(got[2:4, :2], m.astype(np.float64) @ m.T, rtol=1e-6)
     assert dims.numpy()[0] == 1
+
+
+@wp.kernel
+def axis_reductions(a: wp.array2d(dtype=float), rows: wp.array2d(dtype=float), cols: wp.array2d(dtype=float),
+                    prod: wp.array(dtype=float)):
+    t = wp.tile_load(a, shape=(3, 4))
+    wp.tile_store(rows[0], wp.tile_sum(t, axis=1))
+    wp.tile_store(rows[1], wp.tile_max(t, axis=1))
+    wp.tile_store(rows[2], wp.tile_reduce(wp.min, t, axis=-1))
+    wp.tile_store(cols[0], wp.tile_sum(t, axis=0))
+    wp.tile_store(cols[1], wp.tile_reduce(wp.mul, t, axis=0))
+    wp.tile_store(prod, wp.tile_reduce(wp.mul, t))
+
+
+def test_axis_reductions_and_tile_reduce():
+    a0 = _rand((3, 4), 19)
+    rows, cols, prod = wp.zeros((3, 3), dtype=float), wp.zeros((2, 4), dtype=float), wp.zeros(1, dtype=float)
+    wp.launch_tiled(axis_reductions, dim=1, inputs=[wp.array(a0), rows, cols, prod], block_dim=4)
+    np.testing.assert_allclose(rows.numpy(), [a0.sum(axis=1), a0.max(axis=1), a0.min(axis=1)], rtol=1e-6)
+    np.testing.assert_allclose(cols.numpy(), [a0.sum(axis=0), a0.prod(axis=0)], rtol=1e-6)
+    np.testing.assert_allclose(prod.numpy(), [a0.astype(np.float64).prod()], rtol=1e-5)
+
+
+@wp.kernel
+def axis_sum_grad(a: wp.array2d(dtype=float), out: wp.array(dtype=float)):
+    t = wp.tile_load(a, shape=(3, 4))
+    wp.tile_store(out, wp.tile_sum(t * t, axis=0))
+
+
+def test_gradient_of_an_axis_sum():
+    a0 = _rand((3, 4), 20)
+    a = wp.array(a0, requires_grad=True)
+    out = wp.zeros(4, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(axis_sum_grad, dim=1, inputs=[a, out], block_dim=4)
+    g = np.array([1, 2, 3, 4], np.float32)
+    tape.backward(grads={out: wp.array(g)})
+    np.testing.assert_allclose(a.grad.numpy(), 2 * a0 * g, rtol=1e-6)  # d out[j] / d a[i, j] = 2 a[i, j]
+
+
+def test_a_missing_function_with_keywords_is_named():
+    @wp.kernel
+    def unknown(a: wp.array(dtype=float)):
+        t = wp.tile_load(a, shape=4)
+        u = wp.tile_frobnicate(t, scale=2.0)
+
+    with pytest.raises(wp.CompileError, match=r"Could not find function wp\.tile_frobnicate as a built-in"):
+        wp.launch_tiled(unknown, dim=1, inputs=[wp.zeros(4, dtype=float)], block_dim=1)

@@ -689,6 +689,8 @@ class KernelEmitter:
         tile = getattr(obj, "_wp_tile_", None)
         if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py)
             return tiles.call(self, node, tile)
+        if obj is MISSING and node.keywords and self.intrinsic(node.func) is None:  # no such function: say so
+            raise self.error(node, missing_function_message(self.src.func, node.func), CompileAttributeError)
         if node.keywords:  # wp.pow(y=4.0, x=2.0): by Warp's parameter names (keywords.py)
             name = getattr(obj, "_wp_builtin_", None) or python_function_builtin(obj)
             if name is None:

@@ -42,11 +42,12 @@ SIGNATURES = {
     "tile_ones": (("shape", REQUIRED), ("dtype", None), ("storage", "register")),
     "tile_empty": (("shape", REQUIRED), ("dtype", None), ("storage", "register")),
     "tile_full": (("shape", REQUIRED), ("value", REQUIRED), ("dtype", None), ("storage", "register")),
-    "tile_sum": (("a", REQUIRED),),
-    "tile_max": (("a", REQUIRED),),
-    "tile_min": (("a", REQUIRED),),
+    "tile_sum": (("a", REQUIRED), ("axis", None)),
+    "tile_max": (("a", REQUIRED), ("axis", None)),
+    "tile_min": (("a", REQUIRED), ("axis", None)),
     "tile_argmax": (("a", REQUIRED),),
     "tile_argmin": (("a", REQUIRED),),
+    "tile_reduce": (("op", REQUIRED), ("a", REQUIRED), ("axis", None)),
     "tile_matmul": (("a", REQUIRED), ("b", REQUIRED), ("out", None), ("alpha", 1.0), ("beta", 1.0)),
     "tile_transpose": (("a", REQUIRED),),
     "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
@@ -108,7 +109,7 @@ def call(em, node: ast.Call, name: str):
         return _store(em, node, args, "tile_atomic_add")
     if name in FILLS or name == "tile_full":
         return _full(em, node, name, args)
-    if name in REDUCTIONS:
+    if name in REDUCTIONS or name == "tile_reduce":
         return _reduce(em, node, name, args)
     if name == "tile_matmul":
         return _matmul(em, node, args)
@@ -330,13 +331,37 @@ def _arange(em, node) -> Var:
     return Var(op.result, t)
 
 
+# the builtins tile_reduce folds with, and each one's identity (max and min start from an element)
+REDUCE_OPS = {"add": 0, "mul": 1, "max": None, "min": None}
+
+
 def _reduce(em, node, name, args) -> Var:
     a = _tile(em, args["a"], name, "a")
-    kind = REDUCTIONS[name]
+    if name == "tile_reduce":
+        op = resolve_path(em.src.func, args["op"])
+        kind = getattr(op, "_wp_builtin_", None)
+        if kind not in REDUCE_OPS:
+            raise em.error(node, f"wp.tile_reduce(): mlwarp reduces with wp.add, wp.mul, wp.max or wp.min for now, "
+                                 f"got {getattr(op, '__name__', op)!r}", CompileError)
+        if kind in ("max", "min") and wt.is_composite(a.type.dtype):
+            raise em.error(node, f"wp.tile_reduce(): '{kind}' of a tile of {ft.name(a.type.dtype)}",
+                           CompileTypeError)
+    else:
+        kind = REDUCTIONS[name]
     dtype = wt.int32 if kind in ("argmax", "argmin") else a.type.dtype
-    t = ft.TileT(dtype, (1,))
-    op = wb.create("tile_reduce", a.value, results=[ft.to_mlir(t)], attributes={"kind": ir.StringAttr.get(kind)})
-    return Var(op.result, t)
+    axis = args.get("axis")
+    if axis is None:
+        t = ft.TileT(dtype, (1,))
+        return Var(wb.tile_reduce(a.value, kind, ft.to_mlir(t)), t)
+    axis = _constant(em, axis)
+    rank = len(a.type.shape)
+    if type(axis) is not int or not -rank <= axis < rank:
+        raise em.error(node, f"wp.{name}(): axis must be a constant in [{-rank}, {rank}), got {axis!r}",
+                       CompileTypeError)
+    axis %= rank
+    shape = a.type.shape[:axis] + a.type.shape[axis + 1:] or (1,)
+    t = ft.TileT(dtype, shape)
+    return Var(wb.tile_reduce(a.value, kind, ft.to_mlir(t), axis if rank > 1 else -1), t)
 
 
 def _matmul(em, node, args) -> Var | None:

@@ -74,6 +74,12 @@ def _i32(v: ir.Value) -> ir.Value:
     return arith.IndexCastOp(ir.IntegerType.get_signless(32), v).result
 
 
+def _constant_of(t: ir.Type, n) -> ir.Value:
+    if isinstance(t, ir.FloatType):
+        return arith.ConstantOp(t, ir.FloatAttr.get(t, float(n))).result
+    return arith.ConstantOp(t, ir.IntegerAttr.get(t, int(n))).result
+
+
 def _zero(t: ir.Type) -> ir.Value:
     if isinstance(t, ir.FloatType):
         return arith.ConstantOp(t, ir.FloatAttr.get(t, 0.0)).result
@@ -251,6 +257,8 @@ class _Lowering:
 
     def lower_tile_reduce_composite(self, op):
         kind = ir.StringAttr(op.attributes["kind"]).value
+        if ir.IntegerAttr(op.attributes["axis"]).value >= 0:
+            raise PassError("axis reductions of tiles of vectors or matrices are not supported yet")
         if kind != "add":
             raise PassError(f"tile_{kind} of tiles of vectors or matrices is not supported yet")
         tile = op.operands[0]
@@ -407,15 +415,19 @@ class _Lowering:
 
     def lower_tile_reduce(self, op):
         kind = ir.StringAttr(op.attributes["kind"]).value
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
         tile = op.operands[0]
         source = ir.RankedTensorType(tile.type)
         rank, dtype = source.rank, source.element_type
+        if axis >= 0:
+            return [self.reduce_axis(tile, kind, axis, tensor_type(op.results[0].type))]
         identity = ir.AffineMap.get_identity(rank)
         to_scalar = ir.AffineMap.get(rank, 0, [])
         iterators = _iterators(["reduction"] * rank)
         out_t = tensor_type(op.results[0].type)
-        if kind in ("add", "max", "min"):
-            first = self.tensor.ExtractOp(tile, [_index(0)] * rank).result if kind != "add" else _zero(dtype)
+        if kind in ("add", "mul", "max", "min"):
+            first = self.tensor.ExtractOp(tile, [_index(0)] * rank).result if kind in ("max", "min") else \
+                _constant_of(dtype, 0 if kind == "add" else 1)
             init = self.tensor.FromElementsOp(ir.RankedTensorType.get([], dtype), [first]).result
             red = self.generic(None, [tile], [identity, to_scalar], iterators, init=init,
                                body=lambda a: [wb.builtin(kind, [a[1], a[0]], dtype)])
@@ -442,6 +454,29 @@ class _Lowering:
         else:
             raise PassError(f"warp.tile_reduce: unknown kind '{kind}'")
         return [self.tensor.FromElementsOp(out_t, [value]).result]
+
+    def reduce_axis(self, tile, kind, axis, out_t):
+        """The reduction along `axis` (row-major order along it), into a tensor without that dimension."""
+        if kind not in ("add", "mul", "max", "min"):
+            raise PassError(f"tile reductions by '{kind}' along an axis are not supported yet")
+        source = ir.RankedTensorType(tile.type)
+        rank, dtype = source.rank, source.element_type
+        if kind in ("max", "min"):  # from the first slice along the axis (max and min are idempotent)
+            init = self.generate(out_t, lambda ivs: self.tensor.ExtractOp(
+                tile, list(ivs[:axis]) + [_index(0)] + list(ivs[axis:])).result)
+        else:
+            init = self.tensor.SplatOp(out_t, _constant_of(dtype, 0 if kind == "add" else 1), []).result
+        maps = [ir.AffineMap.get_identity(rank), _map(rank, [d for d in range(rank) if d != axis])]
+        iterators = _iterators(["reduction" if d == axis else "parallel" for d in range(rank)])
+        return self.generic(None, [tile], maps, iterators, init=init,
+                            body=lambda a: [wb.builtin(kind, [a[1], a[0]], dtype)]).results[0]
+
+    def lower_tile_spread(self, op):
+        result = tensor_type(op.results[0].type)
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        rank = result.rank
+        maps = [_map(rank, [d for d in range(rank) if d != axis]), ir.AffineMap.get_identity(rank)]
+        return [self.generic(result, [op.operands[0]], maps, _parallel(rank), body=lambda a: [a[0]]).results[0]]
 
     def lower_tile_matmul(self, op):
         a, b, acc = op.operands

@@ -234,8 +234,7 @@ class ReverseBuilder:
             if is_tile_type(v.type):
                 self.accumulate(adj, v, g)
             else:
-                total = wb.create("tile_reduce", g, results=[tile_type(elements[k], (1,))],
-                                  attributes={"kind": ir.StringAttr.get("add")}).result
+                total = wb.tile_reduce(g, "add", tile_type(elements[k], (1,)))
                 self.accumulate(adj, v, tile_element(total, 0))
 
     def op_warp_tile_map(self, op, mapping, adj):
@@ -298,8 +297,7 @@ class ReverseBuilder:
     def op_warp_tile_full(self, op, mapping, adj):
         out, value = op.results[0], op.operands[0]
         if out in adj and is_diff(value.type) and not is_constant(value):
-            total = wb.create("tile_reduce", adj[out], results=[tile_type(value.type, (1,))],
-                              attributes={"kind": ir.StringAttr.get("add")}).result
+            total = wb.tile_reduce(adj[out], "add", tile_type(value.type, (1,)))
             self.accumulate(adj, value, tile_element(total, 0))
 
     def op_warp_tile_arange(self, op, mapping, adj):
@@ -326,9 +324,15 @@ class ReverseBuilder:
         if out not in adj or kind in ("argmax", "argmin"):
             return
         if kind != "add":
-            raise PassError(f"{where(op)}: cannot differentiate tile_{kind[:3]} yet")
+            raise PassError(f"{where(op)}: cannot differentiate a tile reduction by '{kind}' yet")
         tile = op.operands[0]
-        self.accumulate(adj, tile, wb.create("tile_broadcast", adj[out], results=[tile.type]).result)
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        if axis < 0:
+            spread = wb.create("tile_broadcast", adj[out], results=[tile.type]).result
+        else:
+            spread = wb.create("tile_spread", adj[out], results=[tile.type],
+                               attributes={"axis": op.attributes["axis"]}).result
+        self.accumulate(adj, tile, spread)
 
     def op_warp_tile_matmul(self, op, mapping, adj):
         out = op.results[0]

@@ -51,9 +51,9 @@ func.func @compute(%a: !warp.array<f32, 2>, %b: !warp.array<f32, 2>, %out: !warp
   %ta = "warp.tile_load"(%a, %i0, %i0) : (!warp.array<f32, 2>, i32, i32) -> !warp.tile<f32, array<i64: 2, 3>>
   %tb = "warp.tile_load"(%b, %i0, %i0) : (!warp.array<f32, 2>, i32, i32) -> !warp.tile<f32, array<i64: 3, 2>>
   %m = "warp.mul"(%ta, %s) : (!warp.tile<f32, array<i64: 2, 3>>, f32) -> !warp.tile<f32, array<i64: 2, 3>>
-  %sum = "warp.tile_reduce"(%ta) {kind = "add"} : (!warp.tile<f32, array<i64: 2, 3>>) -> !warp.tile<f32, array<i64: 1>>
+  %sum = "warp.tile_reduce"(%ta) {axis = -1 : i64, kind = "add"} : (!warp.tile<f32, array<i64: 2, 3>>) -> !warp.tile<f32, array<i64: 1>>
   "warp.tile_store"(%out, %sum, %i0) : (!warp.array<f32, 1>, !warp.tile<f32, array<i64: 1>>, i32) -> ()
-  %arg = "warp.tile_reduce"(%ta) {kind = "argmax"} : (!warp.tile<f32, array<i64: 2, 3>>) -> !warp.tile<i32, array<i64: 1>>
+  %arg = "warp.tile_reduce"(%ta) {axis = -1 : i64, kind = "argmax"} : (!warp.tile<f32, array<i64: 2, 3>>) -> !warp.tile<i32, array<i64: 1>>
   "warp.tile_store"(%idx, %arg, %i0) : (!warp.array<i32, 1>, !warp.tile<i32, array<i64: 1>>, i32) -> ()
   %z = arith.constant 0.0 : f32
   %acc = "warp.tile_full"(%z) : (f32) -> !warp.tile<f32, array<i64: 2, 2>>

@@ -183,3 +183,9 @@ def tile_map(inputs, result_types, ip=None) -> ir.Operation:
                                          "resultSegmentSizes": sizes(len(result_types))}, ip=ip)
     op.regions[0].blocks.append(*[tile_params(v.type)[0] for v in inputs])
     return op
+
+
+def tile_reduce(tile: ir.Value, kind: str, result: ir.Type, axis: int = -1) -> ir.Value:
+    """warp.tile_reduce {kind, axis}: axis -1 reduces every element into a tile of shape (1,)."""
+    return create("tile_reduce", tile, results=[result],
+                  attributes={"kind": ir.StringAttr.get(kind), "axis": _i64_attr(axis)}).result

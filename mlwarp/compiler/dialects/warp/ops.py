@@ -205,9 +205,13 @@ OPS += [
     OpDef("tile_extract", "t[i, ...]: one element", (Operand("tile", TILE_T), INDICES), (Result("element", T),)),
     OpDef("tile_insert", "the tile with one element replaced (t[i, ...] = value)",
           (Operand("tile", Var("TT", TILE_T)), Operand("value", T), INDICES), (Result("updated", Var("TT", TILE_T)),)),
-    OpDef("tile_reduce", "the {kind = \"add\" | \"max\" | \"min\" | \"argmax\" | \"argmin\"} of every element, "
-          "a tile of shape (1,)", (Operand("tile", Tile(ANY)),), (Result("reduced", Tile(ANY)),),
-          (Attr("kind", AttrBase("#builtin.string")),)),
+    OpDef("tile_reduce", "the {kind = \"add\" | \"mul\" | \"max\" | \"min\" | \"argmax\" | \"argmin\"} of every "
+          "element (a tile of shape (1,)), or {axis = k >= 0} along that axis (the result without it)",
+          (Operand("tile", Tile(ANY)),), (Result("reduced", Tile(ANY)),),
+          (Attr("kind", AttrBase("#builtin.string")), Attr("axis", AttrBase("#builtin.integer")))),
+    OpDef("tile_spread", "the tile repeated along a new dimension {axis = k} of the result's shape (an axis "
+          "reduction's adjoint)", (Operand("tile", TILE_T),), (Result("spread", TILE_T),),
+          (Attr("axis", AttrBase("#builtin.integer")),)),
     OpDef("tile_matmul", "acc + a @ b (2-d tiles), accumulated in acc's element type",
           (Operand("a", Tile(ANY)), Operand("b", Tile(ANY)), Operand("acc", Var("C", Tile(ANY)))),
           (Result("product", Var("C", Tile(ANY))),)),
