@@ -48,6 +48,9 @@ _DOCS = {
     "tile_matmul": "tile_matmul(a, b, alpha=1.0) -> a tile; tile_matmul(a, b, out, alpha=1.0, beta=1.0): "
                    "out = alpha * a @ b + beta * out",
     "tile_transpose": "tile_transpose(a): the 2-d tile transposed",
+    "tile_reshape": "tile_reshape(t, shape): the elements in row-major order in a new shape (one -1 inferred)",
+    "tile_squeeze": "tile_squeeze(t, axis=None): the tile without dimensions of length one",
+    "tile_astype": "tile_astype(t, dtype): the tile's scalars converted to dtype",
     "tile_broadcast": "tile_broadcast(a, shape): the tile broadcast to `shape` (numpy's rules)",
     "tile_map": "tile_map(op, a, ...): op applied element-wise (op: a Warp builtin such as wp.sin or wp.add)",
     "tile_extract": "tile_extract(a, i, ...): one element of the tile (also a[i, ...])",
@@ -91,9 +94,11 @@ __all__ = [*_DOCS, "launch_tiled", "tile", "untile", "block_dim"]
 
 
 def launch_tiled(*args, **kwargs):
-    """`wp.launch(kernel, dim=[*dim, block_dim], ...)` with `block_dim` resolved as Warp resolves it: on the CPU
-    1 unless `wp.config.enable_cpu_blocks` (then 2..1024 lanes; mlwarp's CPU tiles have one lane per block
-    either way, which gives the same tile results), None or <= 0 the device's default (CPU 1, CUDA 256)."""
+    """`wp.launch(kernel, dim=[*dim, 1], ...)`: Warp launches `dim + [block_dim]` threads, a block's lanes
+    cooperating on its tiles; mlwarp's tiles run whole on one thread (one lane per block), which gives the same
+    tile results (kernels that read the lane index see lane 0 only). `block_dim` is resolved as Warp resolves
+    it (on the CPU 1 unless `wp.config.enable_cpu_blocks`, at most 1024; None or <= 0 the device's default)
+    and is the CUDA launch's block size."""
     if "dim" not in kwargs:
         raise RuntimeError("Launch dimensions 'dim' argument should be passed via. keyword args for wp.launch_tiled()")
     if "block_dim" not in kwargs:
@@ -106,7 +111,9 @@ def launch_tiled(*args, **kwargs):
     dim = [dim] if isinstance(dim, int) else list(dim)
     if len(dim) > 3:
         raise RuntimeError("wp.launch_tiled() requires a grid with fewer than 4 dimensions")
-    kwargs["dim"] = [*dim, 1 if device.is_cpu else block_dim]
+    # one lane per block on every device: each of mlwarp's tile operations runs whole on one thread (on CUDA, the
+    # block's other lanes would redo it)
+    kwargs["dim"] = [*dim, 1]
     kwargs["block_dim"] = block_dim
     return launch(*args, **kwargs)
 

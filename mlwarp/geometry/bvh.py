@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
 from ..struct import struct
@@ -136,8 +137,6 @@ class Bvh:
         return instance
 
     def __init__(self, lowers, uppers, constructor=None, groups=None, leaf_size: int = 1):
-        from ..vector import vec3
-
         if len(lowers) != len(uppers):
             raise RuntimeError("The same number of lower and upper bounds must be provided")
         if lowers.device != uppers.device:

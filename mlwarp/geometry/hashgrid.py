@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
 from ..runtime.device import get_device
@@ -145,8 +146,6 @@ class HashGrid:
 
     def build(self, points, radius, groups=None):
         """Rebuild the grid from `points` (a wp.array of vec3) with cells of width `radius`."""
-        from ..vector import vec3
-
         if not wt.types_equal(getattr(points, "dtype", None), vec3):
             raise TypeError(f"Hash grid points should have type vec3f, got {getattr(points, 'dtype', points)}")
         if radius <= 0.0:

@@ -128,10 +128,13 @@ def test_3d_indices_threaded_equals_single(threads):
         np.testing.assert_array_equal(y.numpy(), want, err_msg=f"{n} threads")
 
 
-def test_1d_tid_in_a_2d_launch_is_the_linear_index():
-    y = wp.zeros(12 * 7, dtype=wp.int32)
+def test_1d_tid_in_a_2d_launch_is_the_leading_index():
+    # Warp's rule: `i = wp.tid()` in a (12, 7) launch is the row; the 7 threads of a row write y[i] = i
+    y = wp.full(12 * 7, -1, dtype=wp.int32)
     wp.launch(linear_tid, (12, 7), inputs=[y])
-    np.testing.assert_array_equal(y.numpy(), np.arange(84, dtype=np.int32))
+    want = np.full(84, -1, np.int32)
+    want[:12] = np.arange(12)
+    np.testing.assert_array_equal(y.numpy(), want)
 
 
 def test_entry_runs_any_subrange():

@@ -7,7 +7,7 @@ from mlwarp.compiler.targets.cpu.cpu_vector_math import host_isas
 from mlwarp.compiler.targets import BuildOptions, stage_table
 
 CPU_RELEASE = ["warp-opt", "autodiff", "tiles", "lowered", "tiles-to-llvm", "llvm", "llvm-ir", "object", "library"]
-CUDA_RELEASE = ["warp-opt", "autodiff", "lowered", "nvvm", "ptx", "cubin"]
+CUDA_RELEASE = ["warp-opt", "autodiff", "tiles", "lowered", "tiles-to-llvm", "nvvm", "ptx", "cubin"]
 
 
 def names(table):
@@ -44,7 +44,8 @@ def test_debug_jvp_and_no_avx512_variants():
     assert passes(debug, "bounds-check") == ["warp-bounds-check"]
     assert passes(debug, "llvm")[-1] == "ensure-debug-info-scope-on-llvm-func{emission-kind=LineTablesOnly}"
     cuda_debug = stage_table("cuda", BuildOptions.of({"mode": "debug"}))
-    assert names(cuda_debug) == ["warp-opt", "autodiff", "bounds-check", "lowered", "nvvm", "ptx", "cubin"]
+    assert names(cuda_debug) == ["warp-opt", "autodiff", "bounds-check", "tiles", "lowered", "tiles-to-llvm", "nvvm",
+                                 "ptx", "cubin"]
     assert passes(cuda_debug, "nvvm")[-1] == "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirectivesOnly}"
     jvp = BuildOptions.of({"jvp": True})
     assert (jvp.jvp, jvp.backward) == (True, False)

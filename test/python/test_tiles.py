@@ -559,3 +559,46 @@ def test_a_missing_function_with_keywords_is_named():
 
     with pytest.raises(wp.CompileError, match=r"Could not find function wp\.tile_frobnicate as a built-in"):
         wp.launch_tiled(unknown, dim=1, inputs=[wp.zeros(4, dtype=float)], block_dim=1)
+
+
+@wp.kernel
+def reshapes(a: wp.array2d(dtype=float), flat: wp.array(dtype=float), col: wp.array2d(dtype=float),
+             ints: wp.array(dtype=int)):
+    t = wp.tile_load(a, shape=(2, 3))
+    wp.tile_store(flat, wp.tile_reshape(t, shape=(-1,)))
+    wp.tile_store(col, wp.tile_reshape(t, (3, 2)))
+    one = wp.tile_load(a, shape=(1, 3))
+    wp.tile_store(ints, wp.tile_astype(wp.tile_squeeze(one) * 2.0, dtype=int))
+
+
+def test_reshape_squeeze_astype():
+    a0 = np.array([[1.25, 2.5, 3.75], [4, 5, 6]], np.float32)
+    flat, col, ints = wp.zeros(6, dtype=float), wp.zeros((3, 2), dtype=float), wp.zeros(3, dtype=int)
+    wp.launch_tiled(reshapes, dim=1, inputs=[wp.array(a0), flat, col, ints], block_dim=1)
+    np.testing.assert_array_equal(flat.numpy(), a0.reshape(-1))
+    np.testing.assert_array_equal(col.numpy(), a0.reshape(3, 2))
+    np.testing.assert_array_equal(ints.numpy(), (a0[0] * 2).astype(np.int32))  # truncated toward zero
+
+
+# -- CUDA: compiled here (ptxas for sm_90); run where there is a GPU -----------------------------------------
+def test_tile_kernels_assemble_for_sm_90():
+    from mlwarp import cuda_compile
+    from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
+
+    if ptxas_path() is None:
+        pytest.skip("ptxas is not installed (the test extra installs it: scripts/setup-env.sh)")
+    for k in (tile_gemm, vec_tiles, map_func, reductions, loss_tiles):
+        meta = cuda_compile.build(k, 90)
+        assert meta["cubin"] == "kernel.cubin" and meta["arch"] == 90, (k.key, meta)
+    ptx = cuda_compile.to_mlir(tile_gemm, "ptx", 90)
+    assert ".visible .entry tile_gemm_cuda" in ptx and ".local" in ptx  # each thread's tiles: local memory
+
+
+@pytest.mark.skipif(not wp.is_cuda_available(), reason="no CUDA GPU on this machine")
+def test_documentation_gemm_on_cuda():
+    m, n, k = 64, 32, 64
+    a0, b0 = _rand((m, k), 21), _rand((k, n), 22)
+    a, b = wp.array(a0, device="cuda:0"), wp.array(b0, device="cuda:0")
+    c = wp.zeros((m, n), dtype=float, device="cuda:0")
+    wp.launch_tiled(tile_gemm, dim=(m // TILE_M, n // TILE_N), inputs=[a, b, c], block_dim=BLOCK_DIM, device="cuda:0")
+    np.testing.assert_allclose(c.numpy(), a0.astype(np.float64) @ b0, rtol=1e-4, atol=1e-4)

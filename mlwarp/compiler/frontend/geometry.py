@@ -13,6 +13,7 @@ import ast
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
+from .resolve import resolve_path
 from ..dialects.warp import builders as wb
 from . import types as ft
 from .values import Var
@@ -130,8 +131,6 @@ def is_query_iteration(em, it) -> bool:
     """`for index in wp.hash_grid_query(...)` (or a BVH query): Warp's iteration over a query's candidates."""
     if not isinstance(it, ast.Call):
         return False
-    from .resolve import resolve_path
-
     return getattr(resolve_path(em.src.func, it.func), "_wp_intrinsic_", None) in QUERIES
 
 

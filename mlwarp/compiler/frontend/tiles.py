@@ -52,6 +52,9 @@ SIGNATURES = {
     "tile_transpose": (("a", REQUIRED),),
     "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
     "tile_atomic_add": (("a", REQUIRED), ("t", REQUIRED), ("offset", None), ("bounds_check", True)),
+    "tile_reshape": (("t", REQUIRED), ("shape", REQUIRED)),
+    "tile_squeeze": (("t", REQUIRED), ("axis", None)),
+    "tile_astype": (("t", REQUIRED), ("dtype", REQUIRED)),
 }
 REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
 FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
@@ -113,6 +116,15 @@ def call(em, node: ast.Call, name: str):
         return _reduce(em, node, name, args)
     if name == "tile_matmul":
         return _matmul(em, node, args)
+    if name in ("tile_reshape", "tile_squeeze"):
+        return _reshape(em, node, name, args)
+    if name == "tile_astype":
+        t = _tile(em, args["t"], name, "t")
+        dtype = _dtype(em, args["dtype"], name, None)
+        if wt.is_composite(dtype) or wt.is_composite(t.type.dtype):
+            raise em.error(node, "wp.tile_astype() converts tiles of scalars", CompileTypeError)
+        result = ft.TileT(dtype, t.type.shape)
+        return Var(wb.create("cast", t.value, results=[ft.to_mlir(result)]).result, result)
     if name == "tile_transpose":
         a = _tile(em, args["a"], name, "a")
         if len(a.type.shape) != 2:
@@ -405,6 +417,37 @@ def _matmul(em, node, args) -> Var | None:
 
 def _scaled(em, node, tile: Var, factor) -> Var:
     return elementwise(em, node, "mul", [tile, Var(_scalar(em, factor, tile.type.dtype, "tile_matmul"), tile.type.dtype)])
+
+
+def _reshape(em, node, name, args) -> Var:
+    t = _tile(em, args["t"], name, "t")
+    shape = t.type.shape
+    if name == "tile_squeeze":
+        axis = _constant(em, args["axis"]) if args["axis"] is not None else None
+        axes = tuple(range(len(shape))) if axis is None else (axis,) if type(axis) is int else axis
+        if not isinstance(axes, tuple) or any(type(a) is not int for a in axes):
+            raise em.error(node, "wp.tile_squeeze(): axis must be a constant int or tuple of ints", CompileTypeError)
+        axes = {a % len(shape) for a in axes}
+        if axis is not None and any(shape[a] != 1 for a in axes):
+            raise em.error(node, f"wp.tile_squeeze(): axis {axis} of a tile of shape {shape} is not of length 1",
+                           CompileTypeError)
+        new = tuple(n for k, n in enumerate(shape) if not (k in axes and n == 1)) or (1,)
+    else:
+        value = _constant(em, args["shape"])
+        value = (value,) if type(value) is int else value
+        if not isinstance(value, tuple) or any(type(d) is not int for d in value):
+            raise em.error(node, "wp.tile_reshape(): the shape must be a constant int or tuple of ints",
+                           CompileTypeError)
+        total = math.prod(shape)
+        if value.count(-1) == 1:
+            known = math.prod(d for d in value if d != -1)
+            value = tuple(total // known if d == -1 else d for d in value)
+        if math.prod(value) != total or any(d <= 0 for d in value):
+            raise em.error(node, f"wp.tile_reshape(): cannot reshape a tile of shape {shape} into {value}",
+                           CompileTypeError)
+        new = value
+    result = ft.TileT(t.type.dtype, new)
+    return Var(wb.create("tile_reshape", t.value, results=[ft.to_mlir(result)]).result, result)
 
 
 def _tile_untile(em, node, name) -> Var:

@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import _linalg_ops_gen as linalg  # (the ODS builders: the opdsl module costs ~150 ms to import)
+from mlir.dialects import arith, scf, tensor
 
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
@@ -104,9 +105,6 @@ def _map(rank: int, exprs) -> ir.AffineMap:
 
 class _Lowering:
     def __init__(self):
-        from mlir.dialects import _linalg_ops_gen as linalg  # lazy: kernels without tiles never load it
-        from mlir.dialects import tensor
-
         self.linalg, self.tensor = linalg, tensor
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -470,6 +468,50 @@ class _Lowering:
         iterators = _iterators(["reduction" if d == axis else "parallel" for d in range(rank)])
         return self.generic(None, [tile], maps, iterators, init=init,
                             body=lambda a: [wb.builtin(kind, [a[1], a[0]], dtype)]).results[0]
+
+    def lower_tile_broadcast_composite(self, op):
+        source, source_t = op.operands[0], self.operand_types[0]
+        src_shape, out_shape = element_of(source_t)[0], element_of(self.result_types[0])[0]
+        lead = len(out_shape) - len(src_shape)
+
+        def element_at(ivs):
+            idx = [_index(0) if n == 1 and out_shape[lead + k] != 1 else ivs[lead + k] for k, n in enumerate(src_shape)]
+            return self.element(source, source_t, idx)
+
+        return [self.generate_elements(self.result_types[0], element_at)]
+
+    def lower_tile_transpose_composite(self, op):
+        source, source_t = op.operands[0], self.operand_types[0]
+        return [self.generate_elements(self.result_types[0], lambda ivs: self.element(source, source_t, ivs[::-1]))]
+
+    def lower_tile_spread_composite(self, op):
+        source, source_t = op.operands[0], self.operand_types[0]
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        return [self.generate_elements(self.result_types[0], lambda ivs: self.element(
+            source, source_t, list(ivs[:axis]) + list(ivs[axis + 1:])))]
+
+    def lower_tile_reshape(self, op):
+        return [self.reshape(op)]
+
+    def lower_tile_reshape_composite(self, op):
+        return [self.reshape(op)]
+
+    def reshape(self, op):
+        """Element i of the result (row-major) is element i of the source."""
+        source, source_t, result_t = op.operands[0], self.operand_types[0], self.result_types[0]
+        src_shape, out_shape = element_of(source_t)[0], element_of(result_t)[0]
+
+        def element_at(ivs):
+            flat = None
+            for iv, n in zip(ivs, out_shape):
+                flat = iv if flat is None else arith.AddIOp(arith.MulIOp(flat, _index(n)).result, iv).result
+            idx = []
+            for n in reversed(src_shape):
+                idx.append(arith.RemUIOp(flat, _index(n)).result)
+                flat = arith.DivUIOp(flat, _index(n)).result
+            return self.element(source, source_t, list(reversed(idx)))
+
+        return self.generate_elements(result_t, element_at)
 
     def lower_tile_spread(self, op):
         result = tensor_type(op.results[0].type)

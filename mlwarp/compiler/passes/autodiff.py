@@ -69,7 +69,8 @@ from mlir import ir
 from mlir.dialects import arith, func, math, scf
 
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
-from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type, is_tile_type, tile_params
+from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_type, is_tile_type, tile_params, \
+    tile_type
 from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from .autodiff_ir import (REPLAYS, SIDE_EFFECTS, add_values, body_ops, clone_ops, companions_of, contains,
@@ -122,8 +123,8 @@ class ReverseBuilder:
             tiled = any(is_tile_type(v.type) for v in list(op.operands) + list(op.results))
             if tiled and handler is None and op.name.startswith("warp.tile_"):
                 raise PassError(f"{where(op)}: cannot differentiate '{op.name}': mlwarp has no adjoint of it yet")
-            if tiled and handler is None and op.name.startswith("warp."):  # a builtin of tiles: element by element
-                self.tile_builtin(op, mapping, adj)
+            if tiled and (handler is None or op.name == "warp.cast") and op.name.startswith("warp."):
+                self.tile_builtin(op, mapping, adj)  # a builtin of tiles: element by element
             elif handler is not None:
                 handler(op, mapping, adj)
             elif op.name.startswith("warp."):
@@ -206,6 +207,11 @@ class ReverseBuilder:
             return
         name = op.name[len("warp."):]
         operands = list(op.operands)
+        if name == "cast":  # tile_astype: float to float carries the adjoint back, as Warp
+            src = operands[0]
+            if is_diff(src.type):
+                self.accumulate(adj, src, wb.create("cast", adj[out], results=[src.type]).result)
+            return
         elements = [tile_params(v.type)[0] if is_tile_type(v.type) else v.type for v in operands]
         rule = rule_of(name, elements)
         if rule is NOT_DIFFERENTIABLE:
@@ -354,6 +360,12 @@ class ReverseBuilder:
         if is_diff(b.type):
             self.accumulate(adj, b, product(transposed(ma), g, b.type))
         self.accumulate(adj, acc, g)
+
+    def op_warp_tile_reshape(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            tile = op.operands[0]
+            self.accumulate(adj, tile, wb.create("tile_reshape", adj[out], results=[tile.type]).result)
 
     def op_warp_tile_transpose(self, op, mapping, adj):
         out = op.results[0]
@@ -535,11 +547,6 @@ class ReverseBuilder:
 
     def op_scf_while(self, op, mapping, adj):
         LoopReverse(self, op, mapping, adj).emit()
-
-
-def tile_type(dtype: ir.Type, shape) -> ir.Type:
-    from ..dialects.warp import tile_type as make  # (the dialect's spelling)
-    return make(dtype, shape)
 
 
 def tile_element(tile: ir.Value, index: int) -> ir.Value:

@@ -150,7 +150,7 @@ class BoundsCheck(Pass):
                 wb.store(record, value, [_const(slot, i32)])
 
             put(rec.SITE, _const(site_id, i64))
-            put(rec.THREAD, wb.tid(1)[0])
+            put(rec.THREAD, wb.linear_tid())
             put(rec.NDIM, _const(len(indices), i64))
             for d, (idx, dim) in enumerate(zip(indices, dims)):
                 put(rec.INDEX + d, idx)

@@ -24,6 +24,7 @@ from mlir.dialects import arith, math, scf
 
 from mlwarp.core import geometry as layout
 
+from ..dialects.warp import views
 from ..dialects.warp import builders as wb
 from ..lowering.patterns import lower_ops
 from .registry import Pass, ops_named
@@ -431,8 +432,6 @@ class ExpandGeometry(Pass):
     def run(self, module):
         if not ops_named(module, set(LOWERINGS)):
             return
-        from ..dialects.warp import views
-
         lower_ops(module, {getattr(views, _view_name(k)): f for k, f in LOWERINGS.items()})
 
 

@@ -20,7 +20,8 @@
 // CHECK: scf.if %[[FIRST]] {
 // CHECK: %[[SITE0:.+]] = arith.constant 0 : i64
 // CHECK: "warp.store"(%[[REC]], %[[SITE0]], %{{.+}})
-// CHECK: "warp.tid"() : () -> i32
+// the thread's linear index (whatever the launch's shape), not its leading index
+// CHECK: "warp.tid"() {warp.linear} : () -> i32
 // CHECK: %[[IDX:.+]] = arith.extsi %[[T]] : i32 to i64
 // CHECK: "warp.store"(%[[REC]], %[[IDX]], %{{.+}})
 // CHECK: %[[SHAPE:.+]] = arith.extsi %[[N]] : i32 to i64

@@ -11,8 +11,8 @@ import functools
 
 from mlir import ir
 
-from .dialect import array_dtype, array_ndim, array_type, is_array_type
-from .ops import BY_NAME, Array, Is, OpDef, Var
+from .dialect import array_dtype, array_ndim, array_type, is_array_type, tile_params
+from .ops import BY_NAME, MAP_ARITY, Array, Is, OpDef, Var
 
 
 def _bind(c, t: ir.Type, bound: dict) -> None:
@@ -94,6 +94,16 @@ def tid(ndim: int) -> list[ir.Value]:
     return list(create("tid", results=[_i32()] * ndim).results)
 
 
+LINEAR_TID_ATTR = "warp.linear"  # on a warp.tid of one result: the linear thread index (not the leading index)
+
+
+def linear_tid() -> ir.Value:
+    """The thread's linear index in the launch (what an error record reports), whatever the launch's shape."""
+    op = create("tid", results=[_i32()])
+    op.attributes[LINEAR_TID_ATTR] = ir.UnitAttr.get()
+    return op.results[0]
+
+
 def load(arr: ir.Value, indices) -> ir.Value:
     return create("load", arr, indices).result
 
@@ -169,9 +179,6 @@ __all__ = ["create", "infer_results", "tid", "load", "store", "address", "atomic
 def tile_map(inputs, result_types, ip=None) -> ir.Operation:
     """warp.tile_map over `inputs` (at most ops.MAP_ARITY) with an empty one-block body: its block's arguments
     the inputs' element types (the caller fills it, ending it with gpu.yield)."""
-    from .dialect import tile_params
-    from .ops import MAP_ARITY
-
     if len(inputs) > MAP_ARITY or len(result_types) > MAP_ARITY:
         raise ValueError(f"warp.tile_map takes at most {MAP_ARITY} tiles in and out")
 

@@ -8,7 +8,7 @@ A query's state is a `!warp.struct` of i32 (and ui64) fields whose layout the ex
 
 from __future__ import annotations
 
-from .ops import Base, Is, OpDef, Operand, Result, Var
+from .opdefs import Base, Is, OpDef, Operand, Result, Var
 
 ID = Operand("id", Is("ui64"))
 VEC3 = Base("warp.vec")  # a vec3f (the frontend casts); IRDL cannot name a type of the dialect it defines

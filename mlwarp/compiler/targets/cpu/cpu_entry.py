@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, func, llvm, scf
 
+from ...dialects.warp import builders as wb
 from ...passes.registry import Pass, PassError, kernels, ops_named
 from ...lowering.arrays_to_llvm import ELEM_BYTES_ATTR
 
@@ -156,7 +157,7 @@ class CpuEntry(Pass):
         elem_bytes = (list(ir.DenseI64ArrayAttr(kernel.attributes[ELEM_BYTES_ATTR]))
                       if ELEM_BYTES_ATTR in kernel.attributes else [0] * len(params))
         tids = ops_named(kernel.operation, {"warp.tid"})
-        tid_counts = {len(t.results) for t in tids}
+        tid_counts = {len(t.results) for t in tids if wb.LINEAR_TID_ATTR not in t.attributes}
         # the runtime folds launch dimensions past the widest wp.tid() into repeated launches (launch_args.py
         # fold_dims), so the linear index spans that many dimensions
         widest = max(tid_counts, default=0)
@@ -212,7 +213,12 @@ class CpuEntry(Pass):
         flags = ir.Attribute.parse("#arith.overflow<nsw, nuw>")
         for tid in tids:
             with ir.InsertionPoint(tid), tid.location:
-                if tid_dims == len(tid.results) == widest:
+                if wb.LINEAR_TID_ATTR in tid.attributes:  # the linear index: the leading indices raveled
+                    linear = indices[0]
+                    for d in range(1, len(indices)):
+                        linear = arith.AddIOp(arith.MulIOp(linear, dims[d]).result, indices[d]).result
+                    wide = [linear]
+                elif tid_dims == len(tid.results) == widest:
                     wide = indices
                 else:
                     wide = split_linear(indices[0], dims, len(tid.results), widest)

@@ -13,7 +13,7 @@ from .cpu_entry import entry_name  # noqa: F401  (the target's entry symbol, for
 from .cpu_vector_math import host_isas, needed_libraries
 from .object_code import optimized_llvm_ir, write_object
 from ...passes.registry import ops_named
-from ..common import CPU_LINE_INFO, TILES_ATTR, BuildOptions, Stage, warp_stages
+from ..common import CPU_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 LIBRARY = "kernel.so"
 OBJECT = "kernel.o"
@@ -25,11 +25,6 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
     return kernel_name
 
 
-# Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
-# accumulator updated in place), linalg as loops; kernels without tiles go through unchanged
-TILES = ("convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops", "one-shot-bufferize",
-         "func.func(buffer-loop-hoisting)", "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})",
-         "convert-linalg-to-loops")
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
          "warp-cpu-entry", "warp-cpu-interchange-loops", "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", "canonicalize", "cse")
 # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, llvm, scf
 
+from ...dialects.warp import builders as wb
 from ...passes.registry import Pass, PassError, kernels, ops_named
 from ..cpu.cpu_entry import thread_indices
 
@@ -168,7 +169,8 @@ class GpuKernel(Pass):
             self.wrap(kernel, gbody)
         # helper functions (non-kernel func.func) are device code too; gbody holds the kernels already
         for op in list(body.operations):
-            if op.operation.name == "func.func":
+            # and so are the constant buffers bufferized tiles read (memref.global: a tile_zeros folded to one)
+            if op.operation.name in ("func.func", "memref.global"):
                 op.operation.move_before(gbody.operations[0])
         printf_to_gpu_printf(module, gmod.operation)
         mark_global_pointers(gmod.operation)
@@ -202,10 +204,14 @@ class GpuKernel(Pass):
             else:
                 op.move_before(terminator)
         tids = ops_named(entry.operation, {"warp.tid"})
-        widest = max((len(t.results) for t in tids), default=0)  # launch dimensions past it: folded (fold_dims)
+        # launch dimensions past the widest: folded (fold_dims); a linear tid (an error record's) is the loop's index
+        widest = max((len(t.results) for t in tids if wb.LINEAR_TID_ATTR not in t.attributes), default=0)
         for tid in tids:
             with ir.InsertionPoint(tid), tid.location:
-                idx = thread_indices(loop.induction_variable, dims, len(tid.results), widest)
+                if wb.LINEAR_TID_ATTR in tid.attributes:
+                    idx = [arith.TruncIOp(ir.IntegerType.get_signless(32), loop.induction_variable).result]
+                else:
+                    idx = thread_indices(loop.induction_variable, dims, len(tid.results), widest)
             for r, v in zip(tid.results, idx):
                 r.replace_all_uses_with(v)
             tid.erase()

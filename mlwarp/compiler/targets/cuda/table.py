@@ -10,7 +10,7 @@ import os
 
 from .gpu_binary import assemble_cubin, emit_ptx, ptxas_path
 from .gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
-from ..common import CUDA_LINE_INFO, BuildOptions, Stage, warp_stages
+from ..common import CUDA_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 PTX = "kernel.ptx"
 CUBIN = "kernel.cubin"
@@ -34,7 +34,9 @@ def stages(o: BuildOptions) -> list:
     if o.debug:  # line directives on the gpu.module's llvm.funcs
         nvvm += (CUDA_LINE_INFO,)
     # no loop tapes: a GPU thread's stack is 1 KiB unless the context raises it for every resident thread
-    table = [*warp_stages(o, loop_tape_bytes=0), Stage("lowered", LOWER), Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]
+    table = [*warp_stages(o, loop_tape_bytes=0), Stage("tiles", TILES, only_if=TILES_ATTR), Stage("lowered", LOWER),
+             Stage("tiles-to-llvm", ("gpu.module(expand-strided-metadata,lower-affine)",), only_if=TILES_ATTR),
+             Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]
     if o.cubin:
         table.append(Stage("cubin", emit=emit_cubin, timing="ptxas"))
     return table
