@@ -602,3 +602,37 @@ def test_documentation_gemm_on_cuda():
     c = wp.zeros((m, n), dtype=float, device="cuda:0")
     wp.launch_tiled(tile_gemm, dim=(m // TILE_M, n // TILE_N), inputs=[a, b, c], block_dim=BLOCK_DIM, device="cuda:0")
     np.testing.assert_allclose(c.numpy(), a0.astype(np.float64) @ b0, rtol=1e-4, atol=1e-4)
+
+
+@wp.func
+def doubled(t: wp.tile[float, 4]):
+    return t * 2.0
+
+
+@wp.func
+def total(t: wp.tile[float, 4]) -> float:
+    return wp.tile_sum(t)[0]
+
+
+@wp.kernel
+def funcs_and_tile_untile(a: wp.array(dtype=float), out: wp.array(dtype=float), s: wp.array(dtype=float),
+                          v: wp.array(dtype=wp.vec3)):
+    t = wp.tile_load(a, shape=4)
+    wp.tile_store(out, doubled(t))
+    s[0] = total(t)
+    x = v[0]
+    components = wp.tile(x)  # (3, 1): a vector's components
+    s[1] = wp.tile_sum(components)[0]
+    v[1] = wp.untile(components * 2.0)
+    kept = wp.tile(x, preserve_type=True)  # (1,) of vec3
+    v[2] = wp.untile(kept) + x
+
+
+def test_wp_funcs_taking_and_returning_tiles_and_tile_of_a_vector():
+    a0 = np.arange(4, dtype=np.float32)
+    out, s = wp.zeros(4, dtype=float), wp.zeros(2, dtype=float)
+    v = wp.array(np.array([[1, 2, 3], [0, 0, 0], [0, 0, 0]], np.float32), dtype=wp.vec3)
+    wp.launch_tiled(funcs_and_tile_untile, dim=1, inputs=[wp.array(a0), out, s, v], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), 2 * a0)
+    np.testing.assert_array_equal(s.numpy(), [6, 6])
+    np.testing.assert_array_equal(v.numpy(), [[1, 2, 3], [2, 4, 6], [2, 4, 6]])

@@ -624,6 +624,8 @@ class KernelEmitter:
                 return Var(wb.array_dim(arr.value, dim), wt.int32)
         if isinstance(base, ast.Name) and tiles.is_tile(self.env.get(base.id)):  # t[i, j] (tiles.py)
             return tiles.extract(self, node, self.env[base.id], node.slice)
+        if isinstance(base, ast.Call) and getattr(resolve_path(self.src.func, base.func), "_wp_tile_", None):
+            return tiles.extract(self, node, self.expr(base), node.slice)  # wp.tile_sum(t)[0]
         element = composite.subscript(self, node)  # v[0], m[i, j], m[i]
         if element is not None:
             return element

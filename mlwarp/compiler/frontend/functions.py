@@ -23,7 +23,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core import generics
 
 from ..dialects.warp import composite as wc
-from . import custom_grad, fixed, refs, returns, tuples
+from . import custom_grad, fixed, refs, returns, tiles, tuples
 from . import types as ft
 from .codegen import KernelEmitter
 from .resolve import resolve_path
@@ -336,6 +336,8 @@ class FunctionEmitter(KernelEmitter):
             return Var(wc.construct(ft.to_mlir(t), []), t)
         if isinstance(t, wt.ArrayT):  # an array (a fixed-size one the function made: fixed.py)
             return fixed.placeholder(t)
+        if isinstance(t, ft.TileT):  # a tile (tiles.py): a zero tile
+            return tiles.zeros(t)
         raise self.error(self.src.tree, f"a @wp.func cannot return {ft.name(t)}", CompileTypeError)
 
     def _infer_result_types(self) -> list:

@@ -15,14 +15,17 @@ import ast
 import math
 
 from mlir import ir
+from mlir.dialects import arith
 
 from mlwarp.core import types as wt
+from mlwarp.core import vector as wv
 from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core.types import ArrayT
 
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
+from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from ..lowering.tiles_to_linalg import load_tile_dialects
 from ..targets.common import TILES_ATTR
@@ -450,22 +453,58 @@ def _reshape(em, node, name, args) -> Var:
     return Var(wb.create("tile_reshape", t.value, results=[ft.to_mlir(result)]).result, result)
 
 
+def zeros(t: ft.TileT) -> Var:
+    """A tile of type `t` holding zeros (what a @wp.func's tile result holds before its `return`)."""
+    zero = wc.construct(ft.to_mlir(t.dtype), []) if wt.is_composite(t.dtype) else \
+        (arith.ConstantOp(ft.to_mlir(t.dtype), 0.0 if wt.is_float(t.dtype) else 0).result)
+    return Var(wb.create("tile_full", zero, results=[ft.to_mlir(t)]).result, t)
+
+
 def _tile_untile(em, node, name) -> Var:
-    """wp.tile(x) / wp.untile(t) with one lane per block: a tile of shape (1,), and its element."""
-    if node.keywords or len(node.args) != 1:
-        raise em.error(node, f"wp.{name}() takes one argument", CompileTypeError)
+    """wp.tile(x, preserve_type=False) / wp.untile(t) with one lane per block: a scalar (or, with preserve_type, a
+    vector or matrix) as a tile of shape (1,); a vector's components as (n, 1), a matrix's as (r, c, 1)."""
     if name == "untile":
+        if node.keywords or len(node.args) != 1:
+            raise em.error(node, "wp.untile() takes one argument", CompileTypeError)
         t = _tile(em, node.args[0], name, "a")
-        if t.type.shape != (1,):
-            raise em.error(node, f"wp.untile() takes a tile of one value per lane, shape (1,) here, got {t.type}",
+        i32 = [em.const(k, wt.int32).value for k in range(max(t.type.shape) + 1)]
+        if t.type.shape == (1,):
+            return Var(wb.create("tile_extract", t.value, [i32[0]], results=[ft.to_mlir(t.type.dtype)]).result,
+                       t.type.dtype)
+        if t.type.shape[-1] != 1 or len(t.type.shape) not in (2, 3) or not wt.is_scalar(t.type.dtype):
+            raise em.error(node, f"wp.untile() takes a tile made by wp.tile (one value per lane), got {t.type}",
                            CompileTypeError)
-        return Var(wb.create("tile_extract", t.value, [em.const(0, wt.int32).value],
-                             results=[ft.to_mlir(t.type.dtype)]).result, t.type.dtype)
+        dims = t.type.shape[:-1]
+        target = wv.vector(dims[0], t.type.dtype) if len(dims) == 1 else wv.matrix(dims, t.type.dtype)
+        positions = [(k,) for k in range(dims[0])] if len(dims) == 1 else \
+            [(r, c) for r in range(dims[0]) for c in range(dims[1])]
+        parts = [wb.create("tile_extract", t.value, [i32[k] for k in p] + [i32[0]],
+                           results=[ft.to_mlir(t.type.dtype)]).result for p in positions]
+        return Var(wc.construct(ft.to_mlir(target), parts), target)
+    extra = [kw.arg for kw in node.keywords if kw.arg != "preserve_type"]
+    if extra or len(node.args) not in (1, 2):
+        raise em.error(node, "wp.tile() takes a value and preserve_type=", CompileTypeError)
+    preserve = _constant(em, next((kw.value for kw in node.keywords if kw.arg == "preserve_type"),
+                                  node.args[1] if len(node.args) > 1 else False))
     v = em.expr(node.args[0])
     if not _scalar_element(v.type):
         raise em.error(node, f"wp.tile(): {HOLDS}, got {ft.name(v.type)}", CompileTypeError)
-    t = ft.TileT(v.type, (1,))
-    return Var(wb.create("tile_full", v.value, results=[ft.to_mlir(t)]).result, t)
+    if wt.is_scalar(v.type) or preserve:
+        t = ft.TileT(v.type, (1,))
+        return Var(wb.create("tile_full", v.value, results=[ft.to_mlir(t)]).result, t)
+    if wt.composite_kind(v.type) not in ("vec", "mat"):
+        raise em.error(node, f"wp.tile() of a {ft.name(v.type)} needs preserve_type=True", CompileTypeError)
+    scalar = v.type._wp_scalar_type_
+    dims = tuple(v.type._shape_)
+    t = ft.TileT(scalar, dims + (1,))
+    out = zeros(t).value
+    positions = [(k,) for k in range(dims[0])] if len(dims) == 1 else \
+        [(r, c) for r in range(dims[0]) for c in range(dims[1])]
+    i32 = [em.const(k, wt.int32).value for k in range(max(dims) + 1)]
+    for p in positions:
+        part = wc.extract(v.value, [i32[k] for k in p], ft.to_mlir(scalar))
+        out = wb.create("tile_insert", out, part, [i32[k] for k in p] + [i32[0]], results=[ft.to_mlir(t)]).result
+    return Var(out, t)
 
 
 def _tile_map(em, node) -> Var:
