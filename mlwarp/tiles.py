@@ -54,6 +54,14 @@ _DOCS = {
     "tile_broadcast": "tile_broadcast(a, shape): the tile broadcast to `shape` (numpy's rules)",
     "tile_map": "tile_map(op, a, ...): op applied element-wise (op: a Warp builtin such as wp.sin or wp.add)",
     "tile_extract": "tile_extract(a, i, ...): one element of the tile (also a[i, ...])",
+    "tile_cholesky": "tile_cholesky(A, fill_mode='lower'): the Cholesky factor L (L L^T = A) or U (U^T U = A)",
+    "tile_cholesky_inplace": "tile_cholesky_inplace(A, fill_mode='lower'): A replaced by its Cholesky factor",
+    "tile_cholesky_solve": "tile_cholesky_solve(L, y, fill_mode='lower'): x with A x = y, given A's Cholesky factor",
+    "tile_cholesky_solve_inplace": "tile_cholesky_solve_inplace(L, y, fill_mode='lower'): y replaced by x",
+    "tile_lower_solve": "tile_lower_solve(L, y): z with L z = y (L lower-triangular)",
+    "tile_lower_solve_inplace": "tile_lower_solve_inplace(L, y): y replaced by z with L z = y",
+    "tile_upper_solve": "tile_upper_solve(U, z): x with U x = z (U upper-triangular)",
+    "tile_upper_solve_inplace": "tile_upper_solve_inplace(U, z): z replaced by x with U x = z",
     "tile_atomic_add": "tile_atomic_add(a, t, offset=0): adds tile `t` into array `a` at `offset`, element by "
                        "element atomically (elements past the array's upper extent skipped)",
 }

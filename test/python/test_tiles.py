@@ -636,3 +636,42 @@ def test_wp_funcs_taking_and_returning_tiles_and_tile_of_a_vector():
     np.testing.assert_array_equal(out.numpy(), 2 * a0)
     np.testing.assert_array_equal(s.numpy(), [6, 6])
     np.testing.assert_array_equal(v.numpy(), [[1, 2, 3], [2, 4, 6], [2, 4, 6]])
+
+
+# -- linear algebra ---------------------------------------------------------------------------------------
+@wp.kernel
+def solve_spd(a: wp.array2d(dtype=wp.float64), b: wp.array(dtype=wp.float64), rhs: wp.array2d(dtype=wp.float64),
+              ell: wp.array2d(dtype=wp.float64), u: wp.array2d(dtype=wp.float64), x: wp.array(dtype=wp.float64),
+              xu: wp.array(dtype=wp.float64), xs: wp.array2d(dtype=wp.float64), z: wp.array(dtype=wp.float64)):
+    at = wp.tile_load(a, shape=(4, 4))
+    bt = wp.tile_load(b, shape=4)
+    lt = wp.tile_cholesky(at)
+    ut = wp.tile_cholesky(at, fill_mode="upper")
+    wp.tile_store(ell, lt)
+    wp.tile_store(u, ut)
+    wp.tile_store(x, wp.tile_cholesky_solve(lt, bt))
+    wp.tile_store(xu, wp.tile_cholesky_solve(ut, bt, fill_mode="upper"))
+    many = wp.tile_load(rhs, shape=(4, 2))
+    wp.tile_cholesky_solve_inplace(lt, many)
+    wp.tile_store(xs, many)
+    zt = wp.tile_lower_solve(lt, bt)
+    wp.tile_upper_solve_inplace(ut, zt)  # L z = b, then U x = z with U = L^T: x = A^-1 b again
+    wp.tile_store(z, zt)
+
+
+def test_cholesky_and_triangular_solves():
+    rng = np.random.default_rng(23)
+    m = rng.standard_normal((4, 4))
+    a0 = m @ m.T + 4 * np.eye(4)
+    b0, r0 = rng.standard_normal(4), rng.standard_normal((4, 2))
+    outs = [wp.zeros((4, 4), dtype=wp.float64), wp.zeros((4, 4), dtype=wp.float64), wp.zeros(4, dtype=wp.float64),
+            wp.zeros(4, dtype=wp.float64), wp.zeros((4, 2), dtype=wp.float64), wp.zeros(4, dtype=wp.float64)]
+    wp.launch_tiled(solve_spd, dim=1, inputs=[wp.array(a0), wp.array(b0), wp.array(r0), *outs], block_dim=4)
+    ell, u, x, xu, xs, z = (o.numpy() for o in outs)
+    want_l = np.linalg.cholesky(a0)
+    np.testing.assert_allclose(ell, want_l, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(u, want_l.T, rtol=1e-12, atol=1e-12)
+    want_x = np.linalg.solve(a0, b0)
+    for got in (x, xu, z):
+        np.testing.assert_allclose(got, want_x, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(xs, np.linalg.solve(a0, r0), rtol=1e-10, atol=1e-12)

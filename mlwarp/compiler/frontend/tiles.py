@@ -56,13 +56,22 @@ SIGNATURES = {
     "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
     "tile_atomic_add": (("a", REQUIRED), ("t", REQUIRED), ("offset", None), ("bounds_check", True)),
     "tile_reshape": (("t", REQUIRED), ("shape", REQUIRED)),
+    "tile_cholesky": (("A", REQUIRED), ("fill_mode", "lower")),
+    "tile_cholesky_inplace": (("A", REQUIRED), ("fill_mode", "lower")),
+    "tile_cholesky_solve": (("L", REQUIRED), ("y", REQUIRED), ("fill_mode", "lower")),
+    "tile_cholesky_solve_inplace": (("L", REQUIRED), ("y", REQUIRED), ("fill_mode", "lower")),
+    "tile_lower_solve": (("L", REQUIRED), ("y", REQUIRED)),
+    "tile_lower_solve_inplace": (("L", REQUIRED), ("y", REQUIRED)),
+    "tile_upper_solve": (("U", REQUIRED), ("z", REQUIRED)),
+    "tile_upper_solve_inplace": (("U", REQUIRED), ("z", REQUIRED)),
     "tile_squeeze": (("t", REQUIRED), ("axis", None)),
     "tile_astype": (("t", REQUIRED), ("dtype", REQUIRED)),
 }
 REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
 FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 # the builtins whose output argument a call updates in place: (builtin, its position)
-IN_PLACE = {"tile_matmul": 2}
+IN_PLACE = {"tile_matmul": 2, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
+            "tile_lower_solve_inplace": 1, "tile_upper_solve_inplace": 1}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
 HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
 
@@ -77,7 +86,8 @@ def updated_names(node: ast.Call, name: str) -> list:
     k = IN_PLACE.get(name)
     if k is None:
         return []
-    target = node.args[k] if len(node.args) > k else next((kw.value for kw in node.keywords if kw.arg == "out"), None)
+    keyword = SIGNATURES[name][k][0] if name in SIGNATURES else "out"
+    target = node.args[k] if len(node.args) > k else next((kw.value for kw in node.keywords if kw.arg == keyword), None)
     return [target.id] if isinstance(target, ast.Name) else []
 
 
@@ -119,6 +129,8 @@ def call(em, node: ast.Call, name: str):
         return _reduce(em, node, name, args)
     if name == "tile_matmul":
         return _matmul(em, node, args)
+    if "cholesky" in name or name.endswith(("_solve", "_solve_inplace")):
+        return _linear_algebra(em, node, name, args)
     if name in ("tile_reshape", "tile_squeeze"):
         return _reshape(em, node, name, args)
     if name == "tile_astype":
@@ -420,6 +432,58 @@ def _matmul(em, node, args) -> Var | None:
 
 def _scaled(em, node, tile: Var, factor) -> Var:
     return elementwise(em, node, "mul", [tile, Var(_scalar(em, factor, tile.type.dtype, "tile_matmul"), tile.type.dtype)])
+
+
+def _linear_algebra(em, node, name, args):
+    """tile_cholesky, the triangular solves and tile_cholesky_solve (warp.tile_cholesky, warp.tile_solve); an
+    _inplace form rebinds its argument to the result."""
+    def square(param):
+        m = _tile(em, args[param], name, param)
+        if len(m.type.shape) != 2 or m.type.shape[0] != m.type.shape[1] or m.type.dtype not in (wt.float32,
+                                                                                                    wt.float64):
+            raise em.error(node, f"wp.{name}(): '{param}' must be a square 2-d tile of float32 or float64, got "
+                                 f"{m.type}", CompileTypeError)
+        return m
+
+    def fill():
+        mode = _constant(em, args.get("fill_mode", "lower"))
+        if mode not in ("lower", "upper"):
+            raise em.error(node, f"wp.{name}(): fill_mode must be the constant \"lower\" or \"upper\", got {mode!r}",
+                           CompileTypeError)
+        return mode
+
+    def solve(m, y, form):
+        return Var(wb.create("tile_solve", m.value, y.value, results=[ft.to_mlir(y.type)],
+                             attributes={"form": ir.StringAttr.get(form)}).result, y.type)
+
+    base = name[:-len("_inplace")] if name.endswith("_inplace") else name
+    if base == "tile_cholesky":
+        a = square("A")
+        result = Var(wb.create("tile_cholesky", a.value, results=[ft.to_mlir(a.type)],
+                               attributes={"fill": ir.StringAttr.get(fill())}).result, a.type)
+        target = args["A"]
+    else:
+        param, rhs = ("U", "z") if base == "tile_upper_solve" else ("L", "y")
+        m = square(param)
+        y = _tile(em, args[rhs], name, rhs)
+        if y.type.dtype is not m.type.dtype or len(y.type.shape) not in (1, 2) or y.type.shape[0] != m.type.shape[0]:
+            raise em.error(node, f"wp.{name}(): '{rhs}' must be a tile of shape ({m.type.shape[0]},) or "
+                                 f"({m.type.shape[0]}, k) of {ft.name(m.type.dtype)}, got {y.type}", CompileTypeError)
+        if base == "tile_lower_solve":
+            result = solve(m, y, "lower")
+        elif base == "tile_upper_solve":
+            result = solve(m, y, "upper")
+        elif fill() == "lower":  # A = L L^T: L z = y, then L^T x = z
+            result = solve(m, solve(m, y, "lower"), "lower_t")
+        else:  # A = U^T U: U^T z = y, then U x = z
+            result = solve(m, solve(m, y, "upper_t"), "upper")
+        target = args[rhs]
+    if name == base:
+        return result
+    if not isinstance(target, ast.Name):
+        raise em.error(node, f"wp.{name}(): the tile it overwrites must be a variable", CompileTypeError)
+    em.assign(target, result)
+    return None
 
 
 def _reshape(em, node, name, args) -> Var:

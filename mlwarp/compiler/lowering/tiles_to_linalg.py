@@ -490,6 +490,79 @@ class _Lowering:
         return [self.generate_elements(self.result_types[0], lambda ivs: self.element(
             source, source_t, list(ivs[:axis]) + list(ivs[axis + 1:])))]
 
+    # -- linear algebra: sequential loops over the tensors (one lane does the whole factorisation) ---------------
+    def lower_tile_cholesky(self, op):
+        """Cholesky-Banachiewicz, column by column: L[j, j] = sqrt(A[j, j] - sum_k<j L[j, k]^2), then
+        L[i, j] = (A[i, j] - sum_k<j L[i, k] L[j, k]) / L[j, j] below it. The upper factor is the same
+        computation on A's upper triangle (A[j, i]), its results stored transposed."""
+        a = op.operands[0]
+        t = ir.RankedTensorType(a.type)
+        n, dtype = t.shape[0], t.element_type
+        upper = ir.StringAttr(op.attributes["fill"]).value == "upper"
+        ex = self.tensor.ExtractOp
+
+        def read_a(i, j):
+            return ex(a, [j, i] if upper else [i, j]).result
+
+        def read_l(fac, i, j):
+            return ex(fac, [j, i] if upper else [i, j]).result
+
+        def write(fac, v, i, j):
+            return self.tensor.InsertOp(v, fac, [j, i] if upper else [i, j]).result
+
+        def dot_down(fac, i, j, start):  # start - sum_k<j L[i, k] L[j, k]
+            return _for(_index(0), j, [start], lambda k, acc: [wb.builtin(
+                "sub", [acc[0], wb.builtin("mul", [read_l(fac, i, k), read_l(fac, j, k)], dtype)], dtype)])[0]
+
+        def column(j, state):
+            fac = state[0]
+            d = wb.builtin("sqrt", [dot_down(fac, j, j, read_a(j, j))], dtype)
+            fac = write(fac, d, j, j)
+            below = arith.AddIOp(j, _index(1)).result
+
+            def row(i, inner):
+                v = wb.builtin("div", [dot_down(inner[0], i, j, read_a(i, j)), d], dtype)
+                return [write(inner[0], v, i, j)]
+
+            return _for(below, _index(n), [fac], row)
+
+        zero = self.tensor.SplatOp(t, _zero(dtype), []).result
+        return _for(_index(0), _index(n), [zero], column)
+
+    def lower_tile_solve(self, op):
+        """Forward substitution (lower, upper_t: the matrix read transposed) or back substitution (upper,
+        lower_t), column by column of the right-hand side, each row's sum in increasing k."""
+        m, y = op.operands
+        form = ir.StringAttr(op.attributes["form"]).value
+        yt = ir.RankedTensorType(y.type)
+        n, dtype = yt.shape[0], yt.element_type
+        columns = yt.shape[1] if yt.rank == 2 else None
+        transposed = form in ("lower_t", "upper_t")
+        forward = form in ("lower", "upper_t")
+        ex = self.tensor.ExtractOp
+
+        def read_m(i, k):
+            return ex(m, [k, i] if transposed else [i, k]).result
+
+        def solve_column(c, state):
+            def at(i):
+                return [i] if c is None else [i, c]
+
+            def row(r, inner):
+                x = inner[0]
+                i = r if forward else arith.SubIOp(_index(n - 1), r).result
+                lo, hi = (_index(0), i) if forward else (arith.AddIOp(i, _index(1)).result, _index(n))
+                s = _for(lo, hi, [ex(y, at(i)).result], lambda k, acc: [wb.builtin(
+                    "sub", [acc[0], wb.builtin("mul", [read_m(i, k), ex(x, at(k)).result], dtype)], dtype)])[0]
+                return [self.tensor.InsertOp(wb.builtin("div", [s, read_m(i, i)], dtype), x, at(i)).result]
+
+            return _for(_index(0), _index(n), state, row)
+
+        zero = self.tensor.SplatOp(yt, _zero(dtype), []).result
+        if columns is None:
+            return solve_column(None, [zero])
+        return _for(_index(0), _index(columns), [zero], lambda c, state: solve_column(c, state))
+
     def lower_tile_reshape(self, op):
         return [self.reshape(op)]
 
@@ -547,6 +620,14 @@ class _Lowering:
                  for k, n in enumerate(source.shape)]
         maps = [ir.AffineMap.get(rank, 0, exprs), ir.AffineMap.get_identity(rank)]
         return [self.generic(result, [op.operands[0]], maps, _parallel(rank), body=lambda a: [a[0]]).results[0]]
+
+
+def _for(lo, hi, inits, body) -> list:
+    """scf.for over [lo, hi) (index) carrying `inits`; `body(iv, carried)` returns the next values."""
+    loop = scf.ForOp(lo, hi, _index(1), list(inits))
+    with ir.InsertionPoint(loop.body):
+        scf.YieldOp(body(loop.induction_variable, list(loop.inner_iter_args)))
+    return list(loop.results)
 
 
 def _clone(ops, mapping: dict) -> None:

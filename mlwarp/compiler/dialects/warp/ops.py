@@ -112,6 +112,13 @@ OPS += [
     OpDef("tile_transpose", "the 2-d tile transposed", (Operand("tile", TILE_T),), (Result("transposed", TILE_T),)),
     OpDef("tile_broadcast", "the tile broadcast to the result's shape (numpy's rules: size-1 and leading dimensions)",
           (Operand("tile", TILE_T),), (Result("broadcast", TILE_T),)),
+    OpDef("tile_cholesky", "the Cholesky factor of the symmetric positive-definite 2-d tile: {fill = \"lower\"} L "
+          "(L L^T = A, from A's lower triangle) or \"upper\" U (U^T U = A, from its upper one); the other triangle zero",
+          (Operand("a", TILE_T),), (Result("factor", TILE_T),), (Attr("fill", AttrBase("#builtin.string")),)),
+    OpDef("tile_solve", "x with M x = y for a triangular M: {form = \"lower\" | \"upper\"} (M's triangle read), or "
+          "\"lower_t\" / \"upper_t\" (M's transpose: L^T x = y, U^T x = y); y of shape (n,) or (n, k)",
+          (Operand("m", TILE_T), Operand("y", Var("Y", TILE_T))), (Result("x", Var("Y", TILE_T)),),
+          (Attr("form", AttrBase("#builtin.string")),)),
     OpDef("tile_reshape", "the tile's elements in row-major order, in the result's shape (reshape, squeeze)",
           (Operand("tile", TILE_T),), (Result("reshaped", TILE_T),)),
     OpDef("tile_sum_to", "the tile summed over the dimensions a broadcast to its shape added (the result's shape: "
