@@ -54,6 +54,9 @@ _DOCS = {
     "tile_broadcast": "tile_broadcast(a, shape): the tile broadcast to `shape` (numpy's rules)",
     "tile_map": "tile_map(op, a, ...): op applied element-wise (op: a Warp builtin such as wp.sin or wp.add)",
     "tile_extract": "tile_extract(a, i, ...): one element of the tile (also a[i, ...])",
+    "tile_fft": "tile_fft(inout): the unnormalised forward DFT along the last dimension of a vec2 (complex) tile, "
+                "in place",
+    "tile_ifft": "tile_ifft(inout): the unnormalised inverse DFT along the last dimension, in place",
     "tile_cholesky": "tile_cholesky(A, fill_mode='lower'): the Cholesky factor L (L L^T = A) or U (U^T U = A)",
     "tile_cholesky_inplace": "tile_cholesky_inplace(A, fill_mode='lower'): A replaced by its Cholesky factor",
     "tile_cholesky_solve": "tile_cholesky_solve(L, y, fill_mode='lower'): x with A x = y, given A's Cholesky factor",

@@ -56,6 +56,8 @@ SIGNATURES = {
     "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
     "tile_atomic_add": (("a", REQUIRED), ("t", REQUIRED), ("offset", None), ("bounds_check", True)),
     "tile_reshape": (("t", REQUIRED), ("shape", REQUIRED)),
+    "tile_fft": (("inout", REQUIRED),),
+    "tile_ifft": (("inout", REQUIRED),),
     "tile_cholesky": (("A", REQUIRED), ("fill_mode", "lower")),
     "tile_cholesky_inplace": (("A", REQUIRED), ("fill_mode", "lower")),
     "tile_cholesky_solve": (("L", REQUIRED), ("y", REQUIRED), ("fill_mode", "lower")),
@@ -70,7 +72,7 @@ SIGNATURES = {
 REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
 FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 # the builtins whose output argument a call updates in place: (builtin, its position)
-IN_PLACE = {"tile_matmul": 2, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
+IN_PLACE = {"tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
             "tile_lower_solve_inplace": 1, "tile_upper_solve_inplace": 1}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
 HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
@@ -129,6 +131,18 @@ def call(em, node: ast.Call, name: str):
         return _reduce(em, node, name, args)
     if name == "tile_matmul":
         return _matmul(em, node, args)
+    if name in ("tile_fft", "tile_ifft"):
+        t = _tile(em, args["inout"], name, "inout")
+        if t.type.dtype not in (wv.vector(2, wt.float32), wv.vector(2, wt.float64)) or len(t.type.shape) < 2:
+            raise em.error(node, f"wp.{name}(): 'inout' must be a tile of vec2f or vec2d (complex numbers) with at "
+                                 f"least two dimensions, got {t.type}", CompileTypeError)
+        if not isinstance(args["inout"], ast.Name):
+            raise em.error(node, f"wp.{name}(): the tile it transforms in place must be a variable", CompileTypeError)
+        out = wb.create("tile_dft", t.value, results=[ft.to_mlir(t.type)],
+                        attributes={"inverse": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                                  int(name == "tile_ifft"))}).result
+        em.assign(args["inout"], Var(out, t.type))
+        return None
     if "cholesky" in name or name.endswith(("_solve", "_solve_inplace")):
         return _linear_algebra(em, node, name, args)
     if name in ("tile_reshape", "tile_squeeze"):

@@ -563,6 +563,37 @@ class _Lowering:
             return solve_column(None, [zero])
         return _for(_index(0), _index(columns), [zero], lambda c, state: solve_column(c, state))
 
+    def lower_tile_dft_composite(self, op):
+        """X[..., k] = sum_n x[..., n] (cos a + i sin a), a = -+2 pi ((k n) mod N) / N: the DFT as its sum (O(N^2)
+        per transform), n in increasing order, the twiddle's angle reduced mod N first (no loss for large k n)."""
+        tile, tile_t = op.operands[0], self.operand_types[0]
+        shape, _, c = element_of(tile_t)
+        dtype = c.dtype
+        n = shape[-1]
+        sign = 1.0 if ir.IntegerAttr(op.attributes["inverse"]).value else -1.0
+        ex = self.tensor.ExtractOp
+        scale = _constant_of(dtype, sign * 2.0 * 3.141592653589793 / n)
+
+        def element(ivs):  # ivs: the tile index, then the component (0: real, 1: imaginary)
+            lead, k, comp = list(ivs[:len(shape) - 1]), ivs[len(shape) - 1], ivs[len(shape)]
+
+            def term(j, acc):
+                kj = arith.RemUIOp(arith.MulIOp(k, j).result, _index(n)).result
+                angle = wb.builtin("mul", [scale, arith.SIToFPOp(dtype, arith.IndexCastOp(
+                    ir.IntegerType.get_signless(64), kj).result).result], dtype)
+                cs, sn = wb.builtin("cos", [angle], dtype), wb.builtin("sin", [angle], dtype)
+                re, im = ex(tile, lead + [j, _index(0)]).result, ex(tile, lead + [j, _index(1)]).result
+                mul = lambda a, b: wb.builtin("mul", [a, b], dtype)  # noqa: E731
+                add = lambda a, b: wb.builtin("add", [a, b], dtype)  # noqa: E731
+                sub = lambda a, b: wb.builtin("sub", [a, b], dtype)  # noqa: E731
+                return [add(acc[0], sub(mul(re, cs), mul(im, sn))), add(acc[1], add(mul(re, sn), mul(im, cs)))]
+
+            re, im = _for(_index(0), _index(n), [_zero(dtype), _zero(dtype)], term)
+            first = arith.CmpIOp(arith.CmpIPredicate.eq, comp, _index(0)).result
+            return arith.SelectOp(first, re, im).result
+
+        return [self.generate(tensor_type(self.result_types[0]), element)]
+
     def lower_tile_reshape(self, op):
         return [self.reshape(op)]
 

@@ -361,6 +361,16 @@ class ReverseBuilder:
             self.accumulate(adj, b, product(transposed(ma), g, b.type))
         self.accumulate(adj, acc, g)
 
+    def op_warp_tile_dft(self, op, mapping, adj):
+        """The adjoint of the unnormalised DFT is the DFT of the other sign (Warp: the inverse FFT of the incoming
+        gradient, not divided by N)."""
+        out = op.results[0]
+        if out in adj:
+            tile = op.operands[0]
+            flipped = 1 - ir.IntegerAttr(op.attributes["inverse"]).value
+            self.accumulate(adj, tile, wb.create("tile_dft", adj[out], results=[tile.type], attributes={
+                "inverse": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), flipped)}).result)
+
     def op_warp_tile_reshape(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
