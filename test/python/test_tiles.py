@@ -347,7 +347,7 @@ def vec_tiles(v: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.mat22), out_v: wp
     wp.tile_store(out_s, wp.tile_map(wp.length, tv))
     wp.tile_store(out_v[2], wp.tile_sum(tv), offset=1)
     tm = wp.tile_load(m, shape=2)
-    wp.tile_store(out_m, tm * tm)
+    wp.tile_store(out_m, wp.tile_map(wp.mul, tm, tm))  # (tm * tm: Warp refuses a product of two matrix tiles)
     out_v[3, 0] = tv[3]
 
 
@@ -720,3 +720,36 @@ def test_fft_gradient_is_the_inverse_transform_of_the_incoming_one():
     want = np.fft.ifft(gz, axis=-1) * 4  # Warp's rule: ifft of the gradient, not divided by N
     got = x.grad.numpy()
     np.testing.assert_allclose(got[..., 0] + 1j * got[..., 1], want, rtol=1e-12, atol=1e-12)
+
+
+@wp.kernel
+def scalar_times_vector_tiles(a: wp.array(dtype=float), v: wp.array(dtype=wp.vec3), out: wp.array2d(dtype=wp.vec3)):
+    ts = wp.tile_load(a, shape=4)
+    tv = wp.tile_load(v, shape=4)
+    wp.tile_store(out[0], ts * tv)
+    wp.tile_store(out[1], ts * wp.vec3(1.0, 2.0, 3.0))
+
+
+def test_products_of_scalar_and_vector_tiles():
+    a0, v0 = np.arange(1, 5, dtype=np.float32), _rand((4, 3), 26)
+    out = wp.zeros((2, 4), dtype=wp.vec3)
+    wp.launch_tiled(scalar_times_vector_tiles, dim=1, inputs=[wp.array(a0), wp.array(v0, dtype=wp.vec3), out],
+                    block_dim=4)
+    np.testing.assert_allclose(out.numpy()[0], a0[:, None] * v0, rtol=1e-6)
+    np.testing.assert_allclose(out.numpy()[1], a0[:, None] * np.array([1, 2, 3], np.float32), rtol=1e-6)
+
+
+def test_products_of_vector_tiles_and_vectors_are_refused():
+    @wp.kernel
+    def tile_by_vector(v: wp.array(dtype=wp.vec3)):
+        t = wp.tile_load(v, shape=4) / wp.vec3(1.0, 2.0, 3.0)
+
+    @wp.kernel
+    def two_vector_tiles(v: wp.array(dtype=wp.vec3)):
+        t = wp.tile_load(v, shape=4)
+        u = t * t
+
+    _compile_error(tile_by_vector, [wp.zeros(4, dtype=wp.vec3)],
+                   r"Cannot divide tile<vec3f> by vec3f: at least one operand must be a scalar type")
+    _compile_error(two_vector_tiles, [wp.zeros(4, dtype=wp.vec3)],
+                   r"'mul' of two tiles of vec3f and vec3f: the element type must be scalar on one side")

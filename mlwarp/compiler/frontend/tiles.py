@@ -592,7 +592,7 @@ def _tile_map(em, node) -> Var:
     name = getattr(op, "_wp_builtin_", None)
     tiles = [_tile(em, a, "tile_map", f"a{k}") for k, a in enumerate(node.args[1:])]
     if name is not None:
-        return elementwise(em, node, name, tiles)
+        return elementwise(em, node, name, tiles, mapped=True)
     if not em.program.is_function(op):
         raise em.error(node, "wp.tile_map() maps a Warp builtin or a @wp.func over tiles", CompileTypeError)
     shapes = {t.type.shape for t in tiles}
@@ -651,17 +651,28 @@ def extract(em, node, tile: Var, index_nodes) -> Var:
                tile.type.dtype)
 
 
-def elementwise(em, node, name: str, args: list) -> Var:
-    """Builtin `name` applied element by element: tiles of one shape, scalars broadcast."""
+def elementwise(em, node, name: str, args: list, mapped: bool = False) -> Var:
+    """Builtin `name` applied element by element: tiles of one shape, scalars broadcast. `mapped`: through
+    wp.tile_map (which applies any builtin), not an operator or a builtin called on tiles."""
     shapes = {a.type.shape for a in args if is_tile(a)}
     if len(shapes) != 1:
         raise em.error(node, f"'{name}' of tiles of different shapes {sorted(shapes)}: broadcast one with "
                              f"wp.tile_broadcast first", CompileTypeError)
     for a in args:
-        if not is_tile(a) and (isinstance(a.type, (ArrayT, ft.TupleT)) or wt.is_composite(a.type)):
-            raise em.error(node, f"'{name}' takes tiles and scalars, got {ft.name(a.type)}", CompileTypeError)
+        if not is_tile(a) and (isinstance(a.type, (ArrayT, ft.TupleT)) or wt.is_struct(a.type)):
+            raise em.error(node, f"'{name}' takes tiles, scalars, vectors and matrices, got {ft.name(a.type)}",
+                           CompileTypeError)
     shape = shapes.pop()
     elements = [a.type.dtype if is_tile(a) else a.type for a in args]
+    if not mapped and name in ("mul", "div") and len(args) == 2 and all(wt.is_composite(e) for e in elements):
+        # Warp's rules: a product or quotient of tiles needs scalar elements on one side
+        if all(is_tile(a) for a in args):
+            raise em.error(node, f"'{name}' of two tiles of {ft.name(elements[0])} and {ft.name(elements[1])}: the "
+                                 f"element type must be scalar on one side", CompileTypeError)
+        verb = "multiply" if name == "mul" else "divide"
+        side = [f"tile<{ft.name(e)}>" if is_tile(a) else ft.name(e) for a, e in zip(args, elements)]
+        raise em.error(node, f"Cannot {verb} {side[0]} by {side[1]}: at least one operand must be a scalar type",
+                       CompileTypeError)
     targets = converted_arg_types(name, elements)
     values = []
     for a, element, target in zip(args, elements, targets):
