@@ -54,6 +54,12 @@ _DOCS = {
     "tile_broadcast": "tile_broadcast(a, shape): the tile broadcast to `shape` (numpy's rules)",
     "tile_map": "tile_map(op, a, ...): op applied element-wise (op: a Warp builtin such as wp.sin or wp.add)",
     "tile_extract": "tile_extract(a, i, ...): one element of the tile (also a[i, ...])",
+    "tile_stack": "tile_stack(capacity, dtype): an empty stack of `capacity` values (one lane: push and pop one each)",
+    "tile_stack_push": "tile_stack_push(s, value, has_value): pushes value when has_value and there is room; its "
+                       "slot, or -1",
+    "tile_stack_pop": "tile_stack_pop(s): (the last pushed value, its slot), or (zero, -1) when empty",
+    "tile_stack_clear": "tile_stack_clear(s): empties the stack",
+    "tile_stack_count": "tile_stack_count(s): the number of values in the stack",
     "tile_fft": "tile_fft(inout): the unnormalised forward DFT along the last dimension of a vec2 (complex) tile, "
                 "in place",
     "tile_ifft": "tile_ifft(inout): the unnormalised inverse DFT along the last dimension, in place",

@@ -753,3 +753,30 @@ def test_products_of_vector_tiles_and_vectors_are_refused():
                    r"Cannot divide tile<vec3f> by vec3f: at least one operand must be a scalar type")
     _compile_error(two_vector_tiles, [wp.zeros(4, dtype=wp.vec3)],
                    r"'mul' of two tiles of vec3f and vec3f: the element type must be scalar on one side")
+
+
+@wp.kernel
+def stack_ops(values: wp.array(dtype=float), popped: wp.array(dtype=float), slots: wp.array(dtype=int),
+              counts: wp.array(dtype=int)):
+    s = wp.tile_stack(capacity=3, dtype=float)
+    for i in range(4):
+        slots[i] = wp.tile_stack_push(s, values[i], i != 1)  # 0, -1 (not offered), 1, 2
+    counts[0] = wp.tile_stack_count(s)
+    wp.tile_stack_push(s, 99.0, True)  # full: dropped
+    for i in range(4):
+        v, slot = wp.tile_stack_pop(s)
+        popped[i] = v
+        slots[4 + i] = slot
+    counts[1] = wp.tile_stack_count(s)
+    wp.tile_stack_push(s, 7.0, True)
+    wp.tile_stack_clear(s)
+    counts[2] = wp.tile_stack_count(s)
+
+
+def test_tile_stack_push_pop_count_clear():
+    values = wp.array(np.array([10, 11, 12, 13], np.float32))
+    popped, slots, counts = wp.zeros(4, dtype=float), wp.zeros(8, dtype=int), wp.zeros(3, dtype=int)
+    wp.launch_tiled(stack_ops, dim=1, inputs=[values, popped, slots, counts], block_dim=1)
+    np.testing.assert_array_equal(slots.numpy(), [0, -1, 1, 2, 2, 1, 0, -1])
+    np.testing.assert_array_equal(popped.numpy(), [13, 12, 10, 0])  # last in, first out; empty: zero
+    np.testing.assert_array_equal(counts.numpy(), [3, 0, 0])

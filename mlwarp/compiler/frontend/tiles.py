@@ -15,7 +15,7 @@ import ast
 import math
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, scf
 
 from mlwarp.core import types as wt
 from mlwarp.core import vector as wv
@@ -32,7 +32,7 @@ from ..targets.common import TILES_ATTR
 from . import types as ft
 from .resolve import MISSING, resolve_path
 from .syntax import int_literal
-from .values import Var
+from .values import TupleVar, Var
 
 REQUIRED = object()
 
@@ -56,6 +56,11 @@ SIGNATURES = {
     "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
     "tile_atomic_add": (("a", REQUIRED), ("t", REQUIRED), ("offset", None), ("bounds_check", True)),
     "tile_reshape": (("t", REQUIRED), ("shape", REQUIRED)),
+    "tile_stack": (("capacity", REQUIRED), ("dtype", REQUIRED)),
+    "tile_stack_push": (("s", REQUIRED), ("value", REQUIRED), ("has_value", REQUIRED)),
+    "tile_stack_pop": (("s", REQUIRED),),
+    "tile_stack_clear": (("s", REQUIRED),),
+    "tile_stack_count": (("s", REQUIRED),),
     "tile_fft": (("inout", REQUIRED),),
     "tile_ifft": (("inout", REQUIRED),),
     "tile_cholesky": (("A", REQUIRED), ("fill_mode", "lower")),
@@ -72,7 +77,7 @@ SIGNATURES = {
 REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
 FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 # the builtins whose output argument a call updates in place: (builtin, its position)
-IN_PLACE = {"tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
+IN_PLACE = {"tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
             "tile_lower_solve_inplace": 1, "tile_upper_solve_inplace": 1}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
 HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
@@ -131,6 +136,8 @@ def call(em, node: ast.Call, name: str):
         return _reduce(em, node, name, args)
     if name == "tile_matmul":
         return _matmul(em, node, args)
+    if name.startswith("tile_stack"):
+        return _stack(em, node, name, args)
     if name in ("tile_fft", "tile_ifft"):
         t = _tile(em, args["inout"], name, "inout")
         if t.type.dtype not in (wv.vector(2, wt.float32), wv.vector(2, wt.float64)) or len(t.type.shape) < 2:
@@ -446,6 +453,75 @@ def _matmul(em, node, args) -> Var | None:
 
 def _scaled(em, node, tile: Var, factor) -> Var:
     return elementwise(em, node, "mul", [tile, Var(_scalar(em, factor, tile.type.dtype, "tile_matmul"), tile.type.dtype)])
+
+
+def _stack(em, node, name, args):
+    """wp.tile_stack and its operations with one lane per block: a stack is the pair (a tile of `capacity` slots,
+    the count), a tuple the frontend carries through branches and loops part by part; push, pop and clear rebind
+    the stack's variable (Warp's stacks are block-shared state)."""
+    if name == "tile_stack":
+        capacity = _constant(em, args["capacity"])
+        if type(capacity) is not int or capacity <= 0:
+            raise em.error(node, f"wp.tile_stack(): capacity must be a positive constant int, got {capacity!r}",
+                           CompileTypeError)
+        dtype = _dtype(em, args["dtype"], name, None)
+        return TupleVar([zeros(ft.TileT(dtype, (capacity,))), em.const(0, wt.int32)])
+    stack = em.expr(args["s"], allow_tuple=True)
+    if not (isinstance(stack, TupleVar) and len(stack.parts) == 2 and is_tile(stack.parts[0])
+            and stack.parts[1].type is wt.int32):
+        raise em.error(node, f"wp.{name}(): 's' must be a stack made by wp.tile_stack", CompileTypeError)
+    data, count = stack.parts
+    capacity = data.type.shape[0]
+    i32 = ft.to_mlir(wt.int32)
+
+    def const(n):
+        return arith.ConstantOp(i32, n).result
+
+    if name == "tile_stack_count":
+        return count
+    if name == "tile_stack_clear":
+        new = TupleVar([data, em.const(0, wt.int32)])
+    elif name == "tile_stack_push":
+        value = em.expr(args["value"])
+        if value.type is not data.type.dtype:
+            value = em.cast(value, data.type.dtype, node)
+        has = em.to_bool(em.expr(args["has_value"])).value
+        room = arith.CmpIOp(arith.CmpIPredicate.slt, count.value, const(capacity)).result
+        push = arith.AndIOp(has, room).result
+        branch = scf.IfOp(push, [data.value.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([wb.create("tile_insert", data.value, value.value, [count.value],
+                                   results=[data.value.type]).result])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([data.value])
+        slot = arith.SelectOp(push, count.value, const(-1)).result
+        grown = arith.AddIOp(count.value, arith.ExtUIOp(i32, push).result).result
+        new = TupleVar([Var(branch.results[0], data.type), Var(grown, wt.int32)])
+        result = Var(slot, wt.int32)
+    else:  # pop: the last pushed value and its slot, or (zero, -1) when empty
+        some = arith.CmpIOp(arith.CmpIPredicate.sgt, count.value, const(0)).result
+        top = arith.MaxSIOp(arith.SubIOp(count.value, const(1)).result, const(0)).result
+        element_t = ft.to_mlir(data.type.dtype)
+        branch = scf.IfOp(some, [element_t], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([wb.create("tile_extract", data.value, [top], results=[element_t]).result])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([_zero_value(data.type.dtype)])
+        slot = arith.SelectOp(some, top, const(-1)).result
+        shrunk = arith.SubIOp(count.value, arith.ExtUIOp(i32, some).result).result
+        new = TupleVar([data, Var(shrunk, wt.int32)])
+        result = TupleVar([Var(branch.results[0], data.type.dtype), Var(slot, wt.int32)])
+    if not isinstance(args["s"], ast.Name):
+        raise em.error(node, f"wp.{name}(): the stack must be a variable", CompileTypeError)
+    em.assign(args["s"], new)
+    return None if name == "tile_stack_clear" else result
+
+
+def _zero_value(dtype) -> ir.Value:
+    if wt.is_composite(dtype):
+        return wc.construct(ft.to_mlir(dtype), [])
+    t = ft.to_mlir(dtype)
+    return arith.ConstantOp(t, 0.0 if wt.is_float(dtype) else 0).result
 
 
 def _linear_algebra(em, node, name, args):

@@ -262,7 +262,8 @@ def flatten_loop(em, node, body, var_name) -> dict:
         raise em.error(node, f"the loop variable '{var_name}' is a tuple defined before the loop; use another name",
                        CompileError)
     shapes = {}
-    for n in dict.fromkeys(assigned_names(body) + member_write_roots(body)):
+    # (a tuple a call updates in place: a wp.tile_stack that wp.tile_stack_push advances, tiles.py)
+    for n in dict.fromkeys(assigned_names(body) + member_write_roots(body) + em.updated_in_place(body)):
         v = em.env.get(n)
         if isinstance(v, TupleVar):
             shapes[n] = v.type
