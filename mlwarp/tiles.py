@@ -60,6 +60,10 @@ _DOCS = {
     "tile_stack_pop": "tile_stack_pop(s): (the last pushed value, its slot), or (zero, -1) when empty",
     "tile_stack_clear": "tile_stack_clear(s): empties the stack",
     "tile_stack_count": "tile_stack_count(s): the number of values in the stack",
+    "tile_scan_inclusive": "tile_scan_inclusive(a): the running sums of the elements (row-major)",
+    "tile_scan_exclusive": "tile_scan_exclusive(a): the running sums of the elements before each (from zero)",
+    "tile_scan_max_inclusive": "tile_scan_max_inclusive(a): the running maxima (row-major)",
+    "tile_scan_min_inclusive": "tile_scan_min_inclusive(a): the running minima (row-major)",
     "tile_fft": "tile_fft(inout): the unnormalised forward DFT along the last dimension of a vec2 (complex) tile, "
                 "in place",
     "tile_ifft": "tile_ifft(inout): the unnormalised inverse DFT along the last dimension, in place",

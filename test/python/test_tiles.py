@@ -780,3 +780,47 @@ def test_tile_stack_push_pop_count_clear():
     np.testing.assert_array_equal(slots.numpy(), [0, -1, 1, 2, 2, 1, 0, -1])
     np.testing.assert_array_equal(popped.numpy(), [13, 12, 10, 0])  # last in, first out; empty: zero
     np.testing.assert_array_equal(counts.numpy(), [3, 0, 0])
+
+
+@wp.kernel
+def scans_and_assignment(a: wp.array2d(dtype=float), out: wp.array3d(dtype=float), beta: float):
+    t = wp.tile_load(a, shape=(2, 3))
+    wp.tile_store(out[0], wp.tile_scan_inclusive(t))
+    wp.tile_store(out[1], wp.tile_scan_exclusive(t))
+    wp.tile_store(out[2], wp.tile_scan_max_inclusive(t))
+    wp.tile_store(out[3], wp.tile_scan_min_inclusive(t))
+    t[1, 2] = 100.0
+    t[0, 0] += 1.0
+    wp.tile_store(out[4], t)
+    nan = wp.tile_full(shape=(2, 2), value=wp.nan, dtype=float)
+    wp.tile_matmul(wp.tile_load(a, shape=(2, 2)), wp.tile_load(a, shape=(2, 2)), nan, beta=beta)
+    wp.tile_store(out[5], nan)
+
+
+def test_scans_element_assignment_and_a_run_time_beta_of_zero():
+    a0 = np.array([[3, 1, 4], [1, 5, 9]], np.float32)
+    out = wp.zeros((6, 2, 3), dtype=float)
+    wp.launch_tiled(scans_and_assignment, dim=1, inputs=[wp.array(a0), out, 0.0], block_dim=1)
+    got, flat = out.numpy(), a0.reshape(-1)
+    np.testing.assert_array_equal(got[0].reshape(-1), np.cumsum(flat))
+    np.testing.assert_array_equal(got[1].reshape(-1), np.concatenate([[0], np.cumsum(flat)[:-1]]))
+    np.testing.assert_array_equal(got[2].reshape(-1), np.maximum.accumulate(flat))
+    np.testing.assert_array_equal(got[3].reshape(-1), np.minimum.accumulate(flat))
+    want = a0.copy()
+    want[1, 2], want[0, 0] = 100, 4
+    np.testing.assert_array_equal(got[4], want)
+    np.testing.assert_array_equal(got[5][:, :2], a0[:, :2] @ a0[:, :2])  # beta = 0 at run time: the NaNs ignored
+
+
+@wp.kernel
+def bf16_sum(a: wp.array(dtype=wp.bfloat16), out: wp.array(dtype=wp.bfloat16)):
+    t = wp.tile_load(a, shape=4)
+    wp.tile_store(out, t + t)
+
+
+def test_bfloat16_tiles():
+    a = wp.array(np.array([1.0, 2.5, -3.0, 0.5], np.float32), dtype=wp.bfloat16)
+    out = wp.zeros(4, dtype=wp.bfloat16)
+    wp.launch_tiled(bf16_sum, dim=1, inputs=[a, out], block_dim=1)
+    bits = out.numpy().view(np.uint16).astype(np.uint32) << 16  # bfloat16 is a float32's upper half
+    np.testing.assert_array_equal(bits.view(np.float32), [2.0, 5.0, -6.0, 1.0])

@@ -140,7 +140,10 @@ class KernelEmitter:
         if opname is None:
             raise self.error(node, f"unsupported operator {type(node.op).__name__}", UnsupportedSyntaxError)
         t, hidden = augassign.hoist_indices(self, node.target)  # a[f(i)] += x: f runs once (augassign.py)
-        if isinstance(t, ast.Subscript) and opname in ("add", "sub") and not composite.is_composite_base(self, t):
+        tile_target = isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
+            tiles.is_tile(self.env.get(t.value.id))  # t[i, j] += x: read, add, write the element (tiles.py)
+        if isinstance(t, ast.Subscript) and opname in ("add", "sub") and not composite.is_composite_base(self, t) \
+                and not tile_target:
             arr, indices = self.array_access(t)
             value = self.expr(node.value)
             self.check_store_type(node, arr, value, f"atomic_{opname}")  # Warp names the atomic
@@ -155,6 +158,8 @@ class KernelEmitter:
         if isinstance(old, FunctionVar) and not (isinstance(value, FunctionVar) and value.target is old.target):
             raise self.error(target, rebinding_message(target.id, isinstance(value, FunctionVar)))
         if tuples.assign(self, target, value):  # t = (a, b); (a, b), c = t; t[0] = x is refused
+            return
+        if tiles.assign(self, target, value):  # t[i, j] = x on a tile variable (tiles.py)
             return
         if composite.assign(self, target, value):  # v.x = ..., v[0] = ..., p.pos = ..., a[i].pos = ...
             return

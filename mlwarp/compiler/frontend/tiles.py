@@ -61,6 +61,10 @@ SIGNATURES = {
     "tile_stack_pop": (("s", REQUIRED),),
     "tile_stack_clear": (("s", REQUIRED),),
     "tile_stack_count": (("s", REQUIRED),),
+    "tile_scan_inclusive": (("a", REQUIRED),),
+    "tile_scan_exclusive": (("a", REQUIRED),),
+    "tile_scan_max_inclusive": (("a", REQUIRED),),
+    "tile_scan_min_inclusive": (("a", REQUIRED),),
     "tile_fft": (("inout", REQUIRED),),
     "tile_ifft": (("inout", REQUIRED),),
     "tile_cholesky": (("A", REQUIRED), ("fill_mode", "lower")),
@@ -136,6 +140,14 @@ def call(em, node: ast.Call, name: str):
         return _reduce(em, node, name, args)
     if name == "tile_matmul":
         return _matmul(em, node, args)
+    if name.startswith("tile_scan_"):
+        a = _tile(em, args["a"], name, "a")
+        if not wt.is_scalar(a.type.dtype):
+            raise em.error(node, f"wp.{name}(): a tile of scalars, got {a.type}", CompileTypeError)
+        kind = {"tile_scan_inclusive": "add", "tile_scan_exclusive": "add_exclusive",
+                "tile_scan_max_inclusive": "max", "tile_scan_min_inclusive": "min"}[name]
+        return Var(wb.create("tile_scan", a.value, results=[ft.to_mlir(a.type)],
+                             attributes={"kind": ir.StringAttr.get(kind)}).result, a.type)
     if name.startswith("tile_stack"):
         return _stack(em, node, name, args)
     if name in ("tile_fft", "tile_ifft"):
@@ -258,10 +270,9 @@ def _dtype(em, node, name: str, default):
 
 
 def _scalar_element(t) -> bool:
-    """What a tile can hold here: scalars but bfloat16 and unsigned ints, and vectors, matrices and
-    quaternions of them."""
+    """What a tile can hold here: scalars but unsigned ints, and vectors, matrices and quaternions of them."""
     if wt.is_scalar(t):
-        return t is not wt.bfloat16 and getattr(t, "_kind_", None) != "uint"
+        return getattr(t, "_kind_", None) != "uint"
     return wt.composite_kind(t) in ("vec", "mat", "quat") and _scalar_element(t._wp_scalar_type_)
 
 
@@ -444,6 +455,16 @@ def _matmul(em, node, args) -> Var | None:
         scaled = product if alpha == 1 else _scaled(em, node, product, args["alpha"])
         if beta == 0:
             result = scaled
+        elif beta is MISSING:  # a value known at run time: 0 still ignores out
+            b = Var(_scalar(em, args["beta"], t.dtype, "tile_matmul"), t.dtype)
+            zero_beta = arith.CmpFOp(arith.CmpFPredicate.OEQ, b.value, em.const(0, t.dtype).value).result \
+                if wt.is_float(t.dtype) else arith.CmpIOp(arith.CmpIPredicate.eq, b.value, em.const(0, t.dtype).value).result
+            branch = scf.IfOp(zero_beta, [ft.to_mlir(t)], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([scaled.value])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([elementwise(em, node, "add", [scaled, _scaled(em, node, out, args["beta"])]).value])
+            result = Var(branch.results[0], t)
         else:
             kept = out if beta == 1 else _scaled(em, node, out, args["beta"])
             result = elementwise(em, node, "add", [scaled, kept])
@@ -712,6 +733,25 @@ def map_function(em, node, fn_node, tiles: list, shape: tuple):
     holder.erase()
     mapped = [Var(r, t) for r, t in zip(op.results, result_types)]
     return mapped[0] if len(mapped) == 1 else mapped
+
+
+def assign(em, target, value: Var) -> bool:
+    """`t[i, j] = x` on a tile variable: the variable now holds the tile with that element replaced (Warp writes
+    the tile in place). False when `target` is no such subscript."""
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            and is_tile(em.env.get(target.value.id))):
+        return False
+    tile = em.env[target.value.id]
+    index_nodes = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+    if len(index_nodes) != len(tile.type.shape):
+        raise em.error(target, f"a tile of shape {tile.type.shape} takes {len(tile.type.shape)} indices, got "
+                               f"{len(index_nodes)}", CompileTypeError)
+    if value.type is not tile.type.dtype:
+        value = em.cast(value, tile.type.dtype, target)
+    indices = [_int32(em, i) for i in index_nodes]
+    updated = wb.create("tile_insert", tile.value, value.value, indices, results=[tile.value.type]).result
+    em.env[target.value.id] = Var(updated, tile.type)
+    return True
 
 
 def extract(em, node, tile: Var, index_nodes) -> Var:

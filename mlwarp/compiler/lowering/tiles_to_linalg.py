@@ -594,6 +594,37 @@ class _Lowering:
 
         return [self.generate(tensor_type(self.result_types[0]), element)]
 
+    def lower_tile_scan(self, op):
+        """A loop over the elements in row-major order carrying the running value."""
+        tile = op.operands[0]
+        t = ir.RankedTensorType(tile.type)
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        shape, dtype = t.shape, t.element_type
+        total = 1
+        for n in shape:
+            total *= n
+
+        def at(flat):
+            idx = []
+            for n in reversed(shape):
+                idx.append(arith.RemUIOp(flat, _index(n)).result)
+                flat = arith.DivUIOp(flat, _index(n)).result
+            return list(reversed(idx))
+
+        def step(i, state):
+            out, running = state
+            idx = at(i)
+            x = self.tensor.ExtractOp(tile, idx).result
+            if kind == "add_exclusive":
+                return [self.tensor.InsertOp(running, out, idx).result, wb.builtin("add", [running, x], dtype)]
+            first = arith.CmpIOp(arith.CmpIPredicate.eq, i, _index(0)).result
+            op_kind = "add" if kind == "add" else kind
+            value = arith.SelectOp(first, x, wb.builtin(op_kind, [running, x], dtype)).result
+            return [self.tensor.InsertOp(value, out, idx).result, value]
+
+        init = self.tensor.SplatOp(t, _zero(dtype), []).result
+        return [_for(_index(0), _index(total), [init, _zero(dtype)], step)[0]]
+
     def lower_tile_reshape(self, op):
         return [self.reshape(op)]
 

@@ -122,6 +122,9 @@ OPS += [
     OpDef("tile_dft", "the unnormalised discrete Fourier transform along the last dimension of a tile of vec2 "
           "(complex) elements: X[k] = sum_n x[n] exp(-+2 pi i k n / N), {inverse = 1} the + sign",
           (Operand("tile", TILE_T),), (Result("transformed", TILE_T),), (Attr("inverse", AttrBase("#builtin.integer")),)),
+    OpDef("tile_scan", "the running {kind = \"add\" | \"add_exclusive\" | \"max\" | \"min\"} over the tile's "
+          "elements in row-major order (an exclusive sum starts at zero)", (Operand("tile", TILE_T),),
+          (Result("scanned", TILE_T),), (Attr("kind", AttrBase("#builtin.string")),)),
     OpDef("tile_reshape", "the tile's elements in row-major order, in the result's shape (reshape, squeeze)",
           (Operand("tile", TILE_T),), (Result("reshaped", TILE_T),)),
     OpDef("tile_sum_to", "the tile summed over the dimensions a broadcast to its shape added (the result's shape: "
