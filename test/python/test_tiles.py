@@ -824,3 +824,42 @@ def test_bfloat16_tiles():
     wp.launch_tiled(bf16_sum, dim=1, inputs=[a, out], block_dim=1)
     bits = out.numpy().view(np.uint16).astype(np.uint32) << 16  # bfloat16 is a float32's upper half
     np.testing.assert_array_equal(bits.view(np.float32), [2.0, 5.0, -6.0, 1.0])
+
+
+@wp.kernel
+def solve_loss(l: wp.array2d(dtype=wp.float64), y: wp.array2d(dtype=wp.float64), x: wp.array2d(dtype=wp.float64),
+               u: wp.array2d(dtype=wp.float64), z: wp.array(dtype=wp.float64), w: wp.array(dtype=wp.float64)):
+    lt = wp.tile_load(l, shape=(3, 3))
+    wp.tile_store(x, wp.tile_lower_solve(lt, wp.tile_load(y, shape=(3, 2))))
+    wp.tile_store(w, wp.tile_upper_solve(wp.tile_load(u, shape=(3, 3)), wp.tile_load(z, shape=3)))
+
+
+def test_gradients_of_the_triangular_solves_against_finite_differences():
+    rng = np.random.default_rng(27)
+    l0 = np.tril(rng.standard_normal((3, 3))) + 3 * np.eye(3)
+    u0 = np.triu(rng.standard_normal((3, 3))) + 3 * np.eye(3)
+    y0, z0 = rng.standard_normal((3, 2)), rng.standard_normal(3)
+    gx, gw = rng.standard_normal((3, 2)), rng.standard_normal(3)
+
+    def loss(l, y, u, z):  # numpy forward, the same function the gradients are of
+        return np.sum(gx * np.linalg.solve(np.tril(l), y)) + np.sum(gw * np.linalg.solve(np.triu(u), z))
+
+    arrays = [wp.array(v, dtype=wp.float64, requires_grad=True) for v in (l0, y0, u0, z0)]
+    x, w = wp.zeros((3, 2), dtype=wp.float64, requires_grad=True), wp.zeros(3, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(solve_loss, dim=1, inputs=[arrays[0], arrays[1], x, arrays[2], arrays[3], w], block_dim=1)
+    tape.backward(grads={x: wp.array(gx), w: wp.array(gw)})
+    values = [l0, y0, u0, z0]
+    for k, arr in enumerate(arrays):
+        want = np.zeros_like(values[k])
+        for idx in np.ndindex(values[k].shape):
+            plus, minus = [v.copy() for v in values], [v.copy() for v in values]
+            plus[k][idx] += 1e-6
+            minus[k][idx] -= 1e-6
+            want[idx] = (loss(*plus) - loss(*minus)) / 2e-6
+        if k == 0:
+            want = np.tril(want)  # only the triangle the solve reads
+        if k == 2:
+            want = np.triu(want)
+        np.testing.assert_allclose(arr.grad.numpy(), want, rtol=1e-6, atol=1e-8)

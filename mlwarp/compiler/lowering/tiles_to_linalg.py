@@ -594,6 +594,18 @@ class _Lowering:
 
         return [self.generate(tensor_type(self.result_types[0]), element)]
 
+    def lower_tile_triangle(self, op):
+        tile = op.operands[0]
+        upper = ir.IntegerAttr(op.attributes["upper"]).value
+        dtype = ir.RankedTensorType(tile.type).element_type
+
+        def element(ivs):
+            i, j = ivs
+            keep = arith.CmpIOp(arith.CmpIPredicate.uge if upper else arith.CmpIPredicate.ule, j, i).result
+            return arith.SelectOp(keep, self.tensor.ExtractOp(tile, [i, j]).result, _zero(dtype)).result
+
+        return [self.generate(ir.RankedTensorType(tile.type), element)]
+
     def lower_tile_scan(self, op):
         """A loop over the elements in row-major order carrying the running value."""
         tile = op.operands[0]

@@ -371,6 +371,44 @@ class ReverseBuilder:
             self.accumulate(adj, tile, wb.create("tile_dft", adj[out], results=[tile.type], attributes={
                 "inverse": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), flipped)}).result)
 
+    def op_warp_tile_solve(self, op, mapping, adj):
+        """x = M^-1 y (M or its transpose triangular): adj_y = M^-T adj_x (the solve of the transposed form), and
+        adj_M = -(adj_y x^T) (transposed forms: -(x adj_y^T)) on the triangle the solve reads."""
+        out = op.results[0]
+        if out not in adj:
+            return
+        m, y = op.operands
+        form = ir.StringAttr(op.attributes["form"]).value
+        flipped = {"lower": "lower_t", "lower_t": "lower", "upper": "upper_t", "upper_t": "upper"}[form]
+        mm, x = mapping.get(m, m), mapping[out]
+        adj_y = wb.create("tile_solve", mm, adj[out], results=[y.type],
+                          attributes={"form": ir.StringAttr.get(flipped)}).result
+        self.accumulate(adj, y, adj_y)
+        if not is_diff(m.type):
+            return
+        dtype, (n, _) = tile_params(m.type)
+
+        def as_matrix(t):  # (n,) -> (n, 1); (n, k) as it is
+            shape = tile_params(t.type)[1]
+            return t if len(shape) == 2 else wb.create("tile_reshape", t, results=[tile_type(dtype, (n, 1))]).result
+
+        def transposed(t):
+            _, (r, c) = tile_params(t.type)
+            return wb.create("tile_transpose", t, results=[tile_type(dtype, (c, r))]).result
+
+        a, b = (as_matrix(adj_y), as_matrix(x)) if form in ("lower", "upper") else (as_matrix(x), as_matrix(adj_y))
+        outer = wb.create("tile_matmul", a, transposed(b), zero(m.type), results=[m.type]).result
+        upper = int(form.startswith("upper"))
+        kept = wb.create("tile_triangle", outer, results=[m.type],
+                         attributes={"upper": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), upper)}).result
+        self.accumulate(adj, m, wb.builtin("neg", [kept], m.type))
+
+    def op_warp_tile_triangle(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            self.accumulate(adj, op.operands[0], wb.create("tile_triangle", adj[out], results=[out.type],
+                                                           attributes={"upper": op.attributes["upper"]}).result)
+
     def op_warp_tile_reshape(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
