@@ -863,3 +863,20 @@ def test_gradients_of_the_triangular_solves_against_finite_differences():
         if k == 2:
             want = np.triu(want)
         np.testing.assert_allclose(arr.grad.numpy(), want, rtol=1e-6, atol=1e-8)
+
+
+@wp.kernel
+def component_assign(vec_out: wp.array(dtype=wp.vec3), mat_out: wp.array(dtype=wp.mat22)):
+    v = wp.tile_zeros(shape=2, dtype=wp.vec3)
+    m = wp.tile_zeros(shape=2, dtype=wp.mat22)
+    v[1][2] = 5.0
+    m[0][1, 0] = 7.0
+    wp.tile_store(vec_out, v)
+    wp.tile_store(mat_out, m)
+
+
+def test_component_assignment_of_tile_elements():
+    v, m = wp.zeros(2, dtype=wp.vec3), wp.zeros(2, dtype=wp.mat22)
+    wp.launch_tiled(component_assign, dim=1, inputs=[v, m], block_dim=1)
+    np.testing.assert_array_equal(v.numpy(), [[0, 0, 0], [0, 0, 5]])
+    np.testing.assert_array_equal(m.numpy(), [[[0, 0], [7, 0]], [[0, 0], [0, 0]]])

@@ -341,6 +341,10 @@ def _store(em, node, args, name="tile_store") -> None:
 def _scalar(em, node, dtype, name: str) -> ir.Value:
     """`node` (an expression, or a Python number) as a value of `dtype`."""
     if not isinstance(node, ast.AST):
+        if wt.is_composite(dtype):  # tile_zeros / tile_ones of vectors or matrices: every component
+            scalar = dtype._wp_scalar_type_
+            count = math.prod(dtype._shape_)
+            return wc.construct(ft.to_mlir(dtype), [em.const(node, scalar).value] * count)
         return em.const(node, dtype).value
     v = em.expr(node)
     if wt.is_composite(dtype):
@@ -738,10 +742,23 @@ def map_function(em, node, fn_node, tiles: list, shape: tuple):
 def assign(em, target, value: Var) -> bool:
     """`t[i, j] = x` on a tile variable: the variable now holds the tile with that element replaced (Warp writes
     the tile in place). False when `target` is no such subscript."""
+    component = None
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript) and \
+            isinstance(target.value.value, ast.Name) and is_tile(em.env.get(target.value.value.id)):
+        component, target = target.slice, target.value  # t[i][1] = x: a component of element i
     if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
             and is_tile(em.env.get(target.value.id))):
         return False
     tile = em.env[target.value.id]
+    if component is not None:
+        if not wt.is_composite(tile.type.dtype):
+            raise em.error(target, f"a tile of {ft.name(tile.type.dtype)} has no components", CompileTypeError)
+        element = extract(em, target, tile, target.slice)
+        parts = component.elts if isinstance(component, ast.Tuple) else [component]
+        scalar = tile.type.dtype._wp_scalar_type_
+        if value.type is not scalar:
+            value = em.cast(value, scalar, target)
+        value = Var(wc.insert(element.value, value.value, [_int32(em, p) for p in parts]), tile.type.dtype)
     index_nodes = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
     if len(index_nodes) != len(tile.type.shape):
         raise em.error(target, f"a tile of shape {tile.type.shape} takes {len(tile.type.shape)} indices, got "
