@@ -880,3 +880,36 @@ def test_component_assignment_of_tile_elements():
     wp.launch_tiled(component_assign, dim=1, inputs=[v, m], block_dim=1)
     np.testing.assert_array_equal(v.numpy(), [[0, 0, 0], [0, 0, 5]])
     np.testing.assert_array_equal(m.numpy(), [[[0, 0], [7, 0]], [[0, 0], [0, 0]]])
+
+
+@wp.kernel
+def cholesky_loss(a: wp.array2d(dtype=wp.float64), l: wp.array2d(dtype=wp.float64), u: wp.array2d(dtype=wp.float64)):
+    at = wp.tile_load(a, shape=(3, 3))
+    wp.tile_store(l, wp.tile_cholesky(at))
+    wp.tile_store(u, wp.tile_cholesky(at, fill_mode="upper"))
+
+
+def test_gradient_of_the_cholesky_factor_against_finite_differences():
+    rng = np.random.default_rng(28)
+    m = rng.standard_normal((3, 3))
+    a0 = m @ m.T + 3 * np.eye(3)
+    gl, gu = np.tril(rng.standard_normal((3, 3))), np.triu(rng.standard_normal((3, 3)))
+
+    def loss(a):  # the lower factor reads A's lower triangle, the upper one its upper triangle
+        low = np.tril(a) + np.tril(a, -1).T
+        up = np.triu(a) + np.triu(a, 1).T
+        return np.sum(gl * np.linalg.cholesky(low)) + np.sum(gu * np.linalg.cholesky(up).T)
+
+    a = wp.array(a0, dtype=wp.float64, requires_grad=True)
+    l, u = (wp.zeros((3, 3), dtype=wp.float64, requires_grad=True) for _ in range(2))
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(cholesky_loss, dim=1, inputs=[a, l, u], block_dim=1)
+    tape.backward(grads={l: wp.array(gl), u: wp.array(gu)})
+    want = np.zeros((3, 3))
+    for idx in np.ndindex(3, 3):
+        plus, minus = a0.copy(), a0.copy()
+        plus[idx] += 1e-6
+        minus[idx] -= 1e-6
+        want[idx] = (loss(plus) - loss(minus)) / 2e-6
+    np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-5, atol=1e-7)

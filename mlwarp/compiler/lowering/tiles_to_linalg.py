@@ -597,12 +597,17 @@ class _Lowering:
     def lower_tile_triangle(self, op):
         tile = op.operands[0]
         upper = ir.IntegerAttr(op.attributes["upper"]).value
+        half = ir.IntegerAttr(op.attributes["half_diagonal"]).value
         dtype = ir.RankedTensorType(tile.type).element_type
 
         def element(ivs):
             i, j = ivs
             keep = arith.CmpIOp(arith.CmpIPredicate.uge if upper else arith.CmpIPredicate.ule, j, i).result
-            return arith.SelectOp(keep, self.tensor.ExtractOp(tile, [i, j]).result, _zero(dtype)).result
+            v = self.tensor.ExtractOp(tile, [i, j]).result
+            if half:
+                diagonal = arith.CmpIOp(arith.CmpIPredicate.eq, i, j).result
+                v = arith.SelectOp(diagonal, wb.builtin("mul", [v, _constant_of(dtype, 0.5)], dtype), v).result
+            return arith.SelectOp(keep, v, _zero(dtype)).result
 
         return [self.generate(ir.RankedTensorType(tile.type), element)]
 

@@ -398,16 +398,41 @@ class ReverseBuilder:
 
         a, b = (as_matrix(adj_y), as_matrix(x)) if form in ("lower", "upper") else (as_matrix(x), as_matrix(adj_y))
         outer = wb.create("tile_matmul", a, transposed(b), zero(m.type), results=[m.type]).result
-        upper = int(form.startswith("upper"))
-        kept = wb.create("tile_triangle", outer, results=[m.type],
-                         attributes={"upper": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), upper)}).result
+        kept = triangle(outer, upper=form.startswith("upper"))
         self.accumulate(adj, m, wb.builtin("neg", [kept], m.type))
 
     def op_warp_tile_triangle(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             self.accumulate(adj, op.operands[0], wb.create("tile_triangle", adj[out], results=[out.type],
-                                                           attributes={"upper": op.attributes["upper"]}).result)
+                                                           attributes=dict(op.attributes)).result)
+
+    def op_warp_tile_cholesky(self, op, mapping, adj):
+        """Murray's rule for A = L L^T read from A's lower triangle: S = L^-T Phi(L^T adj_L) L^-1, and the
+        lower triangle's adjoint Phi(S + S^T) (Phi: the lower triangle, its diagonal halved); the upper fill
+        is the same on the transposes."""
+        out = op.results[0]
+        if out not in adj:
+            return
+        a = op.operands[0]
+        upper = ir.StringAttr(op.attributes["fill"]).value == "upper"
+
+        def t(v):
+            return wb.create("tile_transpose", v, results=[v.type]).result
+
+        factor, g = mapping[out], adj[out]
+        if upper:
+            factor, g = t(factor), t(g)
+        phi = triangle(wb.create("tile_matmul", t(factor), g, zero(a.type), results=[a.type]).result, half=True)
+
+        def solve_lower_t(rhs):  # L^-T rhs
+            return wb.create("tile_solve", factor, rhs, results=[a.type],
+                             attributes={"form": ir.StringAttr.get("lower_t")}).result
+
+        x = solve_lower_t(phi)  # L^-T Phi
+        s = t(solve_lower_t(t(x)))  # (L^-T X^T)^T = X L^-1
+        grad = triangle(wb.builtin("add", [s, t(s)], a.type), half=True)
+        self.accumulate(adj, a, t(grad) if upper else grad)
 
     def op_warp_tile_reshape(self, op, mapping, adj):
         out = op.results[0]
@@ -595,6 +620,12 @@ class ReverseBuilder:
 
     def op_scf_while(self, op, mapping, adj):
         LoopReverse(self, op, mapping, adj).emit()
+
+
+def triangle(tile: ir.Value, upper: bool = False, half: bool = False) -> ir.Value:
+    i64 = ir.IntegerType.get_signless(64)
+    return wb.create("tile_triangle", tile, results=[tile.type], attributes={
+        "upper": ir.IntegerAttr.get(i64, int(upper)), "half_diagonal": ir.IntegerAttr.get(i64, int(half))}).result
 
 
 def tile_element(tile: ir.Value, index: int) -> ir.Value:

@@ -122,8 +122,10 @@ OPS += [
     OpDef("tile_dft", "the unnormalised discrete Fourier transform along the last dimension of a tile of vec2 "
           "(complex) elements: X[k] = sum_n x[n] exp(-+2 pi i k n / N), {inverse = 1} the + sign",
           (Operand("tile", TILE_T),), (Result("transformed", TILE_T),), (Attr("inverse", AttrBase("#builtin.integer")),)),
-    OpDef("tile_triangle", "the 2-d tile with the other triangle zeroed: {upper = 0} keeps j <= i, 1 keeps j >= i",
-          (Operand("tile", TILE_T),), (Result("kept", TILE_T),), (Attr("upper", AttrBase("#builtin.integer")),)),
+    OpDef("tile_triangle", "the 2-d tile with the other triangle zeroed: {upper = 0} keeps j <= i, 1 keeps j >= i; "
+          "{half_diagonal = 1} halves the diagonal (the Cholesky adjoint's Phi)", (Operand("tile", TILE_T),),
+          (Result("kept", TILE_T),), (Attr("upper", AttrBase("#builtin.integer")),
+                                      Attr("half_diagonal", AttrBase("#builtin.integer")))),
     OpDef("tile_scan", "the running {kind = \"add\" | \"add_exclusive\" | \"max\" | \"min\"} over the tile's "
           "elements in row-major order (an exclusive sum starts at zero)", (Operand("tile", TILE_T),),
           (Result("scanned", TILE_T),), (Attr("kind", AttrBase("#builtin.string")),)),
