@@ -913,3 +913,61 @@ def test_gradient_of_the_cholesky_factor_against_finite_differences():
         minus[idx] -= 1e-6
         want[idx] = (loss(plus) - loss(minus)) / 2e-6
     np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-5, atol=1e-7)
+
+
+@wp.kernel
+def aranges(out: wp.array(dtype=float), tenths: wp.array(dtype=float)):
+    wp.tile_store(out, wp.tile_arange(3))  # dtype float by default, as Warp
+    wp.tile_store(tenths, wp.tile_arange(0.0, 0.3, 0.1))  # counted in float32: 3 elements, not 4
+
+
+def test_tile_arange_defaults_and_length():
+    out, tenths = wp.full(4, -1.0, dtype=float), wp.full(4, -1.0, dtype=float)
+    wp.launch_tiled(aranges, dim=1, inputs=[out, tenths], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), [0, 1, 2, -1])
+    np.testing.assert_allclose(tenths.numpy(), [0, 0.1, 0.2, -1], rtol=1e-6)
+
+
+@wp.kernel
+def arange_zero_step(n: int):
+    t = wp.tile_arange(0, 4, 0)
+
+
+@wp.kernel
+def arange_empty(n: int):
+    t = wp.tile_arange(4, 0)
+
+
+@wp.kernel
+def arange_dynamic(n: int):
+    t = wp.tile_arange(n)
+
+
+@wp.kernel
+def arange_four_arguments(n: int):
+    t = wp.tile_arange(1, 2, 3, 4)
+
+
+@wp.kernel
+def arange_bool(n: int):
+    t = wp.tile_arange(4, dtype=bool)
+
+
+@wp.kernel
+def arange_fraction(n: int):
+    t = wp.tile_arange(0.5, 4, dtype=int)
+
+
+@pytest.mark.parametrize("kernel, message", [
+    (arange_zero_step, r"tile_arange\(\) step cannot be zero"),
+    (arange_empty, r"tile_arange\(\) requires a non-empty range, but start=4.0, stop=0.0, step=1.0 produces no "
+                   r"elements; zero-length tile dimensions are not supported\."),
+    (arange_dynamic, r"tile_arange\(\) arguments must be compile time constants, but stop is not"),
+    (arange_four_arguments, r"tile_arange\(\) accepts at most 3 positional arguments, got 4"),
+    (arange_bool, r"tile_arange\(\) requires a numeric scalar dtype, but got bool"),
+    (arange_fraction, r"tile_arange\(\) start=0.5 has a fractional part, which the integer output type int32 cannot "
+                      r"represent"),
+])
+def test_tile_arange_errors(kernel, message):
+    with pytest.raises(wp.CompileError, match=message):
+        wp.launch_tiled(kernel, dim=1, inputs=[4], block_dim=1)

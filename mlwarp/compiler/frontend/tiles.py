@@ -19,7 +19,7 @@ from mlir.dialects import arith, scf
 
 from mlwarp.core import types as wt
 from mlwarp.core import vector as wv
-from mlwarp.core.errors import CompileError, CompileTypeError
+from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
 from mlwarp.core.types import ArrayT
 
 from ..builtins import resolve
@@ -373,25 +373,100 @@ def _full(em, node, name, args) -> Var:
 
 
 def _arange(em, node) -> Var:
+    """wp.tile_arange(stop | start, stop[, step], dtype=float): Warp's rules, its messages. The bounds are
+    constants, represented in the output type before the length is counted (a float32 range is counted
+    from the values float32 holds), ceil((stop - start) / step) elements (exact for integers)."""
+    import numpy as np
+
     dtype_node = next((kw.value for kw in node.keywords if kw.arg == "dtype"), None)
     extra = [kw.arg for kw in node.keywords if kw.arg not in ("dtype", "storage")]
-    if extra or not 1 <= len(node.args) <= 3:
-        raise em.error(node, "wp.tile_arange() takes stop, (start, stop) or (start, stop, step), and dtype=",
+    if extra:
+        raise em.error(node, f"wp.tile_arange() got an unexpected keyword argument '{extra[0]}'", CompileTypeError)
+    if not node.args:
+        raise em.error(node, "tile_arange() requires at least one positional argument specifying the range",
                        CompileTypeError)
-    dtype = _dtype(em, dtype_node, "tile_arange", wt.int32)
-    values = [_constant(em, a) for a in node.args]
-    if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
-        raise em.error(node, "wp.tile_arange(): start, stop and step must be constants", CompileTypeError)
-    start, stop, step = (0, values[0], 1) if len(values) == 1 else (*values, 1) if len(values) == 2 else values
+    if len(node.args) > 3:
+        raise em.error(node, f"tile_arange() accepts at most 3 positional arguments, got {len(node.args)}",
+                       CompileTypeError)
+    names = ("stop",) if len(node.args) == 1 else ("start", "stop", "step")[:len(node.args)]
+    given = {}
+    for name, a in zip(names, node.args):
+        value = _constant(em, a)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise em.error(node, f"tile_arange() arguments must be compile time constants, but {name} is not",
+                           CompileError)
+        given[name] = value
+    start, stop, step = given.get("start", 0), given["stop"], given.get("step", 1)
+    dtype = _dtype_any(em, dtype_node, wt.float32)
+    if not wt.is_scalar(dtype) or dtype is wt.bool_:
+        raise em.error(node, f"tile_arange() requires a numeric scalar dtype, but got {ft.name(dtype)}",
+                       CompileTypeError)
+
+    def represented(name, value):
+        out_of_range = f"tile_arange() {name}={value} is out of range for the output type {ft.name(dtype)}"
+        if wt.is_int(dtype):
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise em.error(node, f"tile_arange() {name}={value} has a fractional part, which the integer "
+                                         f"output type {ft.name(dtype)} cannot represent", CompileValueError)
+                value = int(value)
+            bits = dtype._bits_
+            low, high = (0, 2 ** bits - 1) if dtype._kind_ == "uint" else (-2 ** (bits - 1), 2 ** (bits - 1) - 1)
+            if not low <= value <= high:
+                raise em.error(node, out_of_range, CompileValueError)
+            return value
+        np_type = {wt.float16: np.float16, wt.float32: np.float32, wt.float64: np.float64}.get(dtype, np.float32)
+        if isinstance(value, int):
+            try:
+                wide = np.int64(value) if value < 0 else np.uint64(value)
+            except OverflowError:
+                raise em.error(node, f"tile_arange() {name}={value} is too wide to use as an integer bound; write "
+                                     f"it as a floating-point literal to build a {ft.name(dtype)} range",
+                               CompileValueError) from None
+            out = float(np_type(np.float64(wide) if np_type is np.float64 else np.float32(wide)))
+        else:
+            out = float(np_type(value))
+        if math.isfinite(float(value)) and not math.isfinite(out):
+            raise em.error(node, out_of_range, CompileValueError)
+        return out
+
+    start, stop, step = (represented(n, v) for n, v in (("start", start), ("stop", stop), ("step", step)))
     if step == 0:
-        raise em.error(node, "wp.tile_arange(): step must not be zero", CompileError)
-    n = max(math.ceil((stop - start) / step), 0)
-    if n == 0:
-        raise em.error(node, f"wp.tile_arange({', '.join(map(str, values))}) is empty", CompileError)
+        raise em.error(node, "tile_arange() step cannot be zero", CompileValueError)
+    if (step > 0 and start >= stop) or (step < 0 and start <= stop):
+        raise em.error(node, f"tile_arange() requires a non-empty range, but start={start}, stop={stop}, "
+                             f"step={step} produces no elements; zero-length tile dimensions are not supported.",
+                       CompileValueError)
+    if wt.is_int(dtype):
+        n = -((stop - start) // -step)
+    else:
+        np_type = {wt.float16: np.float16, wt.float64: np.float64}.get(dtype, np.float32)
+        quotient = float(np_type((stop - start) / step))
+        if not math.isfinite(quotient):
+            raise em.error(node, f"tile_arange() start={start}, stop={stop}, step={step} spans more elements than "
+                                 f"can be counted; the step is too small for the range.", CompileValueError)
+        n = math.ceil(quotient)
+    n = max(1, n)
+    if n > MAX_TILE_ELEMENTS:
+        raise em.error(node, f"wp.tile_arange(): a tile of {n} elements is more than {MAX_TILE_ELEMENTS}",
+                       CompileError)
     t = ft.TileT(dtype, (n,))
     op = wb.create("tile_arange", _scalar(em, start, dtype, "tile_arange"), _scalar(em, step, dtype, "tile_arange"),
                    results=[ft.to_mlir(t)])
     return Var(op.result, t)
+
+
+def _dtype_any(em, node, default):
+    """A dtype argument (any Warp type), or `default`."""
+    if node is None:
+        return default
+    obj = em.local_type(node)
+    if obj is MISSING:
+        obj = resolve_path(em.src.func, node)
+    t = ft.from_annotation(obj) if obj is not MISSING and not wt.is_array(obj) else None
+    if t is None or isinstance(t, ArrayT):
+        raise em.error(node, f"wp.tile_arange(): not a dtype: {getattr(obj, '__name__', obj)!r}", CompileTypeError)
+    return t
 
 
 # the builtins tile_reduce folds with, and each one's identity (max and min start from an element)
