@@ -75,6 +75,11 @@ _DOCS = {
     "tile_lower_solve_inplace": "tile_lower_solve_inplace(L, y): y replaced by z with L z = y",
     "tile_upper_solve": "tile_upper_solve(U, z): x with U x = z (U upper-triangular)",
     "tile_upper_solve_inplace": "tile_upper_solve_inplace(U, z): z replaced by x with U x = z",
+    "tile_load_indexed": "tile_load_indexed(a, indices, shape, offset=0, axis=0): tile_load gathering along `axis` "
+                         "through a 1-d int32 tile of indices (outside the array: zero)",
+    "tile_store_indexed": "tile_store_indexed(a, indices, t, offset=0, axis=0): tile_store scattering along `axis`",
+    "tile_atomic_add_indexed": "tile_atomic_add_indexed(a, indices, t, offset=0, axis=0): atomic adds scattered "
+                               "along `axis`",
     "tile_atomic_add": "tile_atomic_add(a, t, offset=0): adds tile `t` into array `a` at `offset`, element by "
                        "element atomically (elements past the array's upper extent skipped)",
 }

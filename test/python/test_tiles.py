@@ -971,3 +971,25 @@ def arange_fraction(n: int):
 def test_tile_arange_errors(kernel, message):
     with pytest.raises(wp.CompileError, match=message):
         wp.launch_tiled(kernel, dim=1, inputs=[4], block_dim=1)
+
+
+@wp.kernel
+def gather_scatter(a: wp.array2d(dtype=float), rows: wp.array(dtype=int), out: wp.array2d(dtype=float),
+                   total: wp.array2d(dtype=float)):
+    idx = wp.tile_load(rows, shape=3)
+    t = wp.tile_load_indexed(a, idx, shape=(3, 2), offset=(0, 1), axis=0)  # rows idx, columns 1..2
+    wp.tile_store_indexed(out, idx, t * 2.0, axis=0)
+    wp.tile_atomic_add_indexed(total, idx, t, axis=0)
+
+
+def test_indexed_loads_stores_and_atomic_adds():
+    a0 = np.arange(12, dtype=np.float32).reshape(4, 3)
+    rows = np.array([2, -1, 0], np.int32)  # -1: a padding row (reads zero, writes nothing)
+    out, total = wp.full((4, 2), -1.0, dtype=float), wp.zeros((4, 2), dtype=float)
+    wp.launch_tiled(gather_scatter, dim=1, inputs=[wp.array(a0), wp.array(rows), out, total], block_dim=1)
+    want = np.full((4, 2), -1.0, np.float32)
+    want[2], want[0] = 2 * a0[2, 1:], 2 * a0[0, 1:]
+    np.testing.assert_array_equal(out.numpy(), want)
+    want_total = np.zeros((4, 2), np.float32)
+    want_total[2], want_total[0] = a0[2, 1:], a0[0, 1:]
+    np.testing.assert_array_equal(total.numpy(), want_total)

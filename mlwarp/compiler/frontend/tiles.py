@@ -55,6 +55,11 @@ SIGNATURES = {
     "tile_transpose": (("a", REQUIRED),),
     "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
     "tile_atomic_add": (("a", REQUIRED), ("t", REQUIRED), ("offset", None), ("bounds_check", True)),
+    "tile_load_indexed": (("a", REQUIRED), ("indices", REQUIRED), ("shape", REQUIRED), ("offset", None), ("axis", 0),
+                          ("storage", "register")),
+    "tile_store_indexed": (("a", REQUIRED), ("indices", REQUIRED), ("t", REQUIRED), ("offset", None), ("axis", 0)),
+    "tile_atomic_add_indexed": (("a", REQUIRED), ("indices", REQUIRED), ("t", REQUIRED), ("offset", None),
+                                ("axis", 0)),
     "tile_reshape": (("t", REQUIRED), ("shape", REQUIRED)),
     "tile_stack": (("capacity", REQUIRED), ("dtype", REQUIRED)),
     "tile_stack_push": (("s", REQUIRED), ("value", REQUIRED), ("has_value", REQUIRED)),
@@ -134,6 +139,8 @@ def call(em, node: ast.Call, name: str):
         return _store(em, node, args)
     if name == "tile_atomic_add":
         return _store(em, node, args, "tile_atomic_add")
+    if name.endswith("_indexed"):
+        return _indexed(em, node, name, args)
     if name in FILLS or name == "tile_full":
         return _full(em, node, name, args)
     if name in REDUCTIONS or name == "tile_reduce":
@@ -335,6 +342,39 @@ def _store(em, node, args, name="tile_store") -> None:
                              f"{arr.type.ndim} dimensions.", CompileTypeError)
     offsets = _offsets(em, args["offset"], arr.type.ndim, name)
     wb.create(name, arr.value, t.value, offsets)
+    return None
+
+
+def _indexed(em, node, name, args):
+    """tile_load_indexed / tile_store_indexed / tile_atomic_add_indexed: a gather or scatter along one axis."""
+    arr = _array(em, args["a"], name)
+    indices = _tile(em, args["indices"], name, "indices")
+    if indices.type.dtype is not wt.int32 or len(indices.type.shape) != 1:
+        raise em.error(node, f"wp.{name}(): 'indices' must be a 1-d tile of int32, got {indices.type}",
+                       CompileTypeError)
+    axis = _constant(em, args["axis"])
+    if type(axis) is not int or not 0 <= axis < arr.type.ndim:
+        raise em.error(node, f"wp.{name}(): axis must be a constant in [0, {arr.type.ndim}), got {axis!r}",
+                       CompileTypeError)
+    i64 = ir.IntegerType.get_signless(64)
+    offsets = _offsets(em, args["offset"], arr.type.ndim, name)
+    if name == "tile_load_indexed":
+        shape = _shape(em, args["shape"], name)
+        if len(shape) != arr.type.ndim or shape[axis] != indices.type.shape[0]:
+            raise em.error(node, f"wp.{name}(): the shape {shape} must have the array's {arr.type.ndim} dimensions "
+                                 f"and {indices.type.shape[0]} (the indices) along axis {axis}", CompileTypeError)
+        t = ft.TileT(arr.type.dtype, shape)
+        op = wb.create("tile_load_indexed", arr.value, indices.value, offsets, results=[ft.to_mlir(t)],
+                       attributes={"axis": ir.IntegerAttr.get(i64, axis)})
+        return Var(op.result, t)
+    t = _tile(em, args["t"], name, "t")
+    if t.type.dtype is not arr.type.dtype or len(t.type.shape) != arr.type.ndim or \
+            t.type.shape[axis] != indices.type.shape[0]:
+        raise em.error(node, f"wp.{name}(): the tile {t.type} must have the array's dtype and dimensions and "
+                             f"{indices.type.shape[0]} (the indices) along axis {axis}", CompileTypeError)
+    wb.create("tile_store_indexed", arr.value, indices.value, t.value, offsets,
+              attributes={"axis": ir.IntegerAttr.get(i64, axis),
+                          "atomic": ir.IntegerAttr.get(i64, int(name == "tile_atomic_add_indexed"))})
     return None
 
 

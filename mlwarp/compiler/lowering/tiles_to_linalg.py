@@ -309,6 +309,60 @@ class _Lowering:
         _loop_nest(ir.RankedTensorType(tile.type).shape, store)
         return []
 
+    def _indexed_positions(self, op, indices, offsets, ivs):
+        """Positions of tile element `ivs` for an indexed load/store along the op's axis, and i1: inside the array
+        on both sides (a negative index is a padding sentinel)."""
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        arr = op.operands[0]
+        positions = []
+        for d, (iv, off) in enumerate(zip(ivs, offsets)):
+            rel = self.tensor.ExtractOp(indices, [iv]).result if d == axis else _i32(iv)
+            positions.append(arith.AddIOp(rel, off).result)
+        inside = _inside(arr, positions)
+        zero = arith.ConstantOp(ir.IntegerType.get_signless(32), 0).result
+        for p in positions:
+            inside = arith.AndIOp(inside, arith.CmpIOp(arith.CmpIPredicate.sge, p, zero).result).result
+        return positions, inside
+
+    def lower_tile_load_indexed(self, op):
+        arr, indices, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+        result_t = self.result_types[0]
+        dtype = element_of(result_t)[1]
+
+        def element_at(ivs):
+            positions, inside = self._indexed_positions(op, indices, offsets, ivs)
+            branch = scf.IfOp(inside, [dtype], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([wb.load(arr, positions)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([wc.construct(dtype, []) if wc.composite(dtype) else _zero(dtype)])
+            return branch.results[0]
+
+        return [self.generate_elements(result_t, element_at)]
+
+    lower_tile_load_indexed_composite = lower_tile_load_indexed
+
+    def lower_tile_store_indexed(self, op):
+        arr, indices, tile, offsets = op.operands[0], op.operands[1], op.operands[2], list(op.operands)[3:]
+        tile_t = self.operand_types[2]
+        atomic = ir.IntegerAttr(op.attributes["atomic"]).value
+
+        def store(ivs):
+            positions, inside = self._indexed_positions(op, indices, offsets, ivs)
+            branch = scf.IfOp(inside)
+            with ir.InsertionPoint(branch.then_block):
+                value = self.element(tile, tile_t, ivs)
+                if atomic:
+                    wb.atomic("add", arr, value, positions)
+                else:
+                    wb.store(arr, value, positions)
+                scf.YieldOp([])
+
+        _loop_nest(element_of(tile_t)[0], store)
+        return []
+
+    lower_tile_store_indexed_composite = lower_tile_store_indexed
+
     def lower_tile_atomic_add(self, op):
         arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
 

@@ -294,6 +294,24 @@ class ReverseBuilder:
                 wb.create("tile_store", target, zero(tile.type), offsets)
                 scf.YieldOp([])
 
+    def op_warp_tile_load_indexed(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            arr, indices = op.operands[0], mapping.get(op.operands[1], op.operands[1])
+            offsets = [mapping.get(v, v) for v in list(op.operands)[2:]]
+            i64 = ir.IntegerType.get_signless(64)
+            wb.create("tile_store_indexed", self.adj_array(op, arr, mapping), indices, adj[out], offsets,
+                      attributes={"axis": op.attributes["axis"], "atomic": ir.IntegerAttr.get(i64, 1)})
+
+    def op_warp_tile_store_indexed(self, op, mapping, adj):
+        arr, tile = op.operands[0], op.operands[2]
+        if is_diff(tile.type):
+            indices = mapping.get(op.operands[1], op.operands[1])
+            offsets = [mapping.get(v, v) for v in list(op.operands)[3:]]
+            gathered = wb.create("tile_load_indexed", self.adj_array(op, arr, mapping), indices, offsets,
+                                 results=[tile.type], attributes={"axis": op.attributes["axis"]}).result
+            self.accumulate(adj, tile, gathered)
+
     def op_warp_tile_atomic_add(self, op, mapping, adj):
         arr, tile, offsets = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
         if is_diff(tile.type):

@@ -10,7 +10,8 @@ from ..dialects.warp import composite as wc
 from .registry import PassError
 
 # Ops with effects on memory: the adjoint replay of a forward computation skips them (as Warp does).
-SIDE_EFFECTS = {"warp.store", "warp.atomic", "warp.atomic_cas", "warp.tile_store", "warp.tile_atomic_add"}
+SIDE_EFFECTS = {"warp.store", "warp.atomic", "warp.atomic_cas", "warp.tile_store", "warp.tile_atomic_add",
+                "warp.tile_store_indexed"}
 
 
 def is_diff(t: ir.Type) -> bool:

@@ -92,6 +92,14 @@ OPS += [
           "upper extent read as zero)", (ARRAY_T, OFFSETS), (Result("tile", TILE_T),)),
     OpDef("tile_store", "the tile written into the array at `offsets` (elements past its upper extent skipped)",
           (ARRAY_T, Operand("tile", TILE_T), OFFSETS)),
+    OpDef("tile_load_indexed", "tile_load gathering along {axis = k}: element c is read at offsets + c, along the axis "
+          "at offsets[k] + indices[c[k]] (a position outside the array, either side, reads zero)",
+          (ARRAY_T, Operand("indices", Tile(I32)), OFFSETS), (Result("tile", TILE_T),),
+          (Attr("axis", AttrBase("#builtin.integer")),)),
+    OpDef("tile_store_indexed", "tile_store scattering along {axis = k} through the indices (outside: skipped); "
+          "{atomic = 1} adds atomically (tile_atomic_add_indexed)",
+          (ARRAY_T, Operand("indices", Tile(I32)), Operand("tile", TILE_T), OFFSETS), (),
+          (Attr("axis", AttrBase("#builtin.integer")), Attr("atomic", AttrBase("#builtin.integer")))),
     OpDef("tile_full", "a tile of the result's shape with every element `value` (tile_zeros/ones/full)",
           (Operand("value", T),), (Result("tile", TILE_T),)),
     OpDef("tile_arange", "start + i * step at flat index i, a 1-d tile", (Operand("start", T), Operand("step", T)),
