@@ -993,3 +993,36 @@ def test_indexed_loads_stores_and_atomic_adds():
     want_total = np.zeros((4, 2), np.float32)
     want_total[2], want_total[0] = a0[2, 1:], a0[0, 1:]
     np.testing.assert_array_equal(total.numpy(), want_total)
+
+
+@wp.func
+def weighted(x: float, y: wp.float64, w: wp.float64):
+    return wp.float64(x) * w + y
+
+
+@wp.kernel
+def map_constants(a: wp.array(dtype=float), b: wp.array(dtype=wp.float64), v: wp.array(dtype=wp.vec3),
+                  out: wp.array(dtype=wp.float64)):
+    ta = wp.tile_load(a, shape=4)
+    wp.tile_store(v, wp.tile_map(wp.mul, ta, wp.vec3(1.0, 2.0, 3.0)))
+    wp.tile_store(out, wp.tile_map(weighted, ta, wp.tile_load(b, shape=4), wp.float64(0.5)))
+
+
+def test_tile_map_with_constant_operands():
+    a0, b0 = np.arange(4, dtype=np.float32), np.arange(10, 14, dtype=np.float64)
+    v, out = wp.zeros(4, dtype=wp.vec3), wp.zeros(4, dtype=wp.float64)
+    wp.launch_tiled(map_constants, dim=1, inputs=[wp.array(a0), wp.array(b0), v, out], block_dim=1)
+    np.testing.assert_array_equal(v.numpy(), a0[:, None] * np.array([1, 2, 3], np.float32))
+    np.testing.assert_array_equal(out.numpy(), a0 * 0.5 + b0)
+
+
+def test_tile_matmul_refuses_a_bfloat16_out():
+    @wp.kernel
+    def bf16_out(a: wp.array2d(dtype=wp.bfloat16)):
+        t = wp.tile_load(a, shape=(2, 2))
+        c = wp.tile_zeros(shape=(2, 2), dtype=wp.bfloat16)
+        wp.tile_matmul(t, t, c)
+
+    _compile_error(bf16_out, [wp.zeros((2, 2), dtype=wp.bfloat16)],
+                   r"tile_matmul\(\) does not support a bfloat16 'out' tile\. Allowed 'out' dtypes are float16, "
+                   r"float32, and float64\.")

@@ -188,6 +188,10 @@ def call(em, node: ast.Call, name: str):
         return Var(wb.create("tile_transpose", a.value, results=[ft.to_mlir(t)]).result, t)
     if name == "tile_broadcast":
         a = _tile(em, args["a"], name, "a")
+        wanted = _constant(em, args["shape"])
+        if isinstance(wanted, tuple) and not 1 <= len(wanted) <= 4:
+            raise em.error(node, f"tile_broadcast() output must have between one and four dimensions, got "
+                                 f"{len(wanted)}", CompileValueError)
         shape = _shape(em, args["shape"], name)
         if not _broadcastable(a.type.shape, shape):
             raise em.error(node, f"wp.tile_broadcast(): a tile of shape {a.type.shape} does not broadcast to "
@@ -548,12 +552,13 @@ def _matmul(em, node, args) -> Var | None:
     if len(a.type.shape) != 2 or len(b.type.shape) != 2 or a.type.shape[1] != b.type.shape[0]:
         raise em.error(node, f"wp.tile_matmul(): shapes {a.type.shape} and {b.type.shape} do not multiply "
                              f"(2-d tiles, a's columns = b's rows)", CompileTypeError)
-    if a.type.dtype is not b.type.dtype:
-        raise em.error(node, f"wp.tile_matmul(): 'a' and 'b' must have the same dtype, got {ft.name(a.type.dtype)} "
-                             f"and {ft.name(b.type.dtype)}", CompileTypeError)
     shape = (a.type.shape[0], b.type.shape[1])
+    out_dtype = a.type.dtype if args["out"] is None else None
     alpha, beta = _constant(em, args["alpha"]), _constant(em, args["beta"])
     out_node = args["out"]
+    if out_dtype is wt.bfloat16 or (out_node is not None and _element_type_of(em, out_node) is wt.bfloat16):
+        raise em.error(node, "tile_matmul() does not support a bfloat16 'out' tile. Allowed 'out' dtypes are "
+                             "float16, float32, and float64.", CompileTypeError)
     if out_node is None:
         t = ft.TileT(a.type.dtype, shape)
         zero = wb.create("tile_full", em.const(0, t.dtype).value, results=[ft.to_mlir(t)]).result
@@ -589,6 +594,11 @@ def _matmul(em, node, args) -> Var | None:
             result = elementwise(em, node, "add", [scaled, kept])
     em.assign(out_node, result)
     return None
+
+
+def _element_type_of(em, node):
+    v = em.env.get(node.id) if isinstance(node, ast.Name) else None
+    return v.type.dtype if is_tile(v) else None
 
 
 def _scaled(em, node, tile: Var, factor) -> Var:
@@ -724,6 +734,10 @@ def _reshape(em, node, name, args) -> Var:
         axes = tuple(range(len(shape))) if axis is None else (axis,) if type(axis) is int else axis
         if not isinstance(axes, tuple) or any(type(a) is not int for a in axes):
             raise em.error(node, "wp.tile_squeeze(): axis must be a constant int or tuple of ints", CompileTypeError)
+        for a in axes:
+            if not -len(shape) <= a < len(shape):
+                raise em.error(node, f"tile_squeeze() axis {a} is out of bounds for tile with {len(shape)} dimensions",
+                               CompileValueError)
         axes = {a % len(shape) for a in axes}
         if axis is not None and any(shape[a] != 1 for a in axes):
             raise em.error(node, f"wp.tile_squeeze(): axis {axis} of a tile of shape {shape} is not of length 1",
@@ -806,28 +820,40 @@ def _tile_map(em, node) -> Var:
         raise em.error(node, "wp.tile_map() takes an operation and one or more tiles", CompileTypeError)
     op = resolve_path(em.src.func, node.args[0])
     name = getattr(op, "_wp_builtin_", None)
-    tiles = [_tile(em, a, "tile_map", f"a{k}") for k, a in enumerate(node.args[1:])]
+    values = [em.expr(a) for a in node.args[1:]]  # tiles, and constants the same for every element
+    if not any(is_tile(v) for v in values):
+        raise em.error(node, "wp.tile_map() maps over at least one tile", CompileTypeError)
     if name is not None:
-        return elementwise(em, node, name, tiles, mapped=True)
+        return elementwise(em, node, name, values, mapped=True)
     if not em.program.is_function(op):
         raise em.error(node, "wp.tile_map() maps a Warp builtin or a @wp.func over tiles", CompileTypeError)
-    shapes = {t.type.shape for t in tiles}
-    if len(shapes) != 1:
-        raise em.error(node, f"wp.tile_map() of tiles of different shapes {sorted(shapes)}", CompileTypeError)
-    return map_function(em, node, node.args[0], tiles, shapes.pop())
+    return map_function(em, node, node.args[0], values, next(v.type.shape for v in values if is_tile(v)))
 
 
-def map_function(em, node, fn_node, tiles: list, shape: tuple):
+def map_function(em, node, fn_node, operands: list, shape: tuple):
+    """warp.tile_map whose body calls the @wp.func on the tiles' elements (warp-inline inlines it there), and on
+    the other operands as they are (captured). The body is emitted first (in a result-less op), as its results'
+    types make the op's."""
+    tiles = [v for v in operands if is_tile(v)]
     if len(tiles) > MAP_ARITY:
         raise em.error(node, f"wp.tile_map() maps at most {MAP_ARITY} tiles", CompileTypeError)
-    """warp.tile_map whose body calls the @wp.func on the tiles' elements (warp-inline inlines it there). The body
-    is emitted first (in a result-less op), as its results' types make the op's."""
+    if any(t.type.shape != shape for t in tiles):
+        raise em.error(node, f"wp.tile_map() of tiles of different shapes {sorted({t.type.shape for t in tiles})}",
+                       CompileTypeError)
     element_types = [t.type.dtype for t in tiles]
     holder = wb.tile_map([t.value for t in tiles], [])
     block = holder.regions[0].blocks[0]
-    names = [f"__tile_element_{k}" for k in range(len(tiles))]
+    names = [f"__tile_element_{k}" for k in range(len(operands))]
+    elements = iter(zip(block.arguments, element_types))
+    bound = {}
+    for n, v in zip(names, operands):
+        if is_tile(v):
+            arg, dtype = next(elements)
+            bound[n] = Var(arg, dtype)
+        else:
+            bound[n] = v
     saved = em.env
-    em.env = {**saved, **{n: Var(a, d) for n, a, d in zip(names, block.arguments, element_types)}}
+    em.env = {**saved, **bound}
     call = ast.Call(func=fn_node, args=[ast.copy_location(ast.Name(id=n, ctx=ast.Load()), node) for n in names],
                     keywords=[])
     try:
