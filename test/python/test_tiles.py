@@ -1026,3 +1026,17 @@ def test_tile_matmul_refuses_a_bfloat16_out():
     _compile_error(bf16_out, [wp.zeros((2, 2), dtype=wp.bfloat16)],
                    r"tile_matmul\(\) does not support a bfloat16 'out' tile\. Allowed 'out' dtypes are float16, "
                    r"float32, and float64\.")
+
+
+@wp.kernel
+def folded_shapes(a: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    t = wp.tile_load(a, shape=(TILE_N // 2, TILE_N))
+    b = wp.tile_reshape(t, shape=(wp.static(TILE_N * 2), 1))
+    wp.tile_store(out, wp.tile_reshape(b, shape=(-1, 2)))
+
+
+def test_shapes_folded_from_constant_expressions_and_wp_static():
+    a0 = np.arange(8, dtype=np.float32).reshape(2, 4)
+    out = wp.zeros((4, 2), dtype=float)
+    wp.launch_tiled(folded_shapes, dim=1, inputs=[wp.array(a0), out], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), a0.reshape(4, 2))

@@ -30,11 +30,13 @@ from ..dialects.warp.ops import MAP_ARITY
 from ..lowering.tiles_to_linalg import load_tile_dialects
 from ..targets.common import TILES_ATTR
 from . import types as ft
-from .resolve import MISSING, resolve_path
+from .resolve import MISSING, is_static_call, resolve_path
 from .syntax import int_literal
 from .values import TupleVar, Var
 
 REQUIRED = object()
+_FOLDS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+          ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
 
 # each builtin's parameters in Warp's order, with their defaults
 SIGNATURES = {
@@ -238,6 +240,17 @@ def _constant(em, node):
     if isinstance(node, ast.Tuple):
         items = [_constant(em, e) for e in node.elts]
         return MISSING if any(i is MISSING for i in items) else tuple(items)
+    if isinstance(node, ast.BinOp) and type(node.op) in _FOLDS:
+        left, right = _constant(em, node.left), _constant(em, node.right)
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right)):
+            try:
+                return _FOLDS[type(node.op)](left, right)
+            except ZeroDivisionError:
+                return MISSING
+        return MISSING
+    if isinstance(node, ast.Call) and is_static_call(em.src.func, node):  # wp.static(TILE_M * TILE_N)
+        v = em.expr(node)
+        return v.literal if isinstance(v, Var) and v.literal is not None else MISSING
     if isinstance(node, (ast.Name, ast.Attribute)) and not (isinstance(node, ast.Name) and node.id in em.env):
         value = resolve_path(em.src.func, node)
         if isinstance(value, wt.scalar_base):
