@@ -10,7 +10,8 @@ A `!warp.tile<T, array<i64: M, N>>` becomes `tensor<MxNxT>` (block arguments and
   warp.<builtin>(tiles, scalars)  linalg.generic, every map the identity, the builtin on elements in its body
   warp.tile_reduce {kind}         linalg.generic reducing every dimension into a 0-d tensor (in row-major
                                   order, as Warp's CPU loop), then a tensor of shape (1,)
-  warp.tile_matmul(a, b, acc)     linalg.generic (m, n, k): acc[m, n] += a[m, k] * b[k, n], k innermost
+  warp.tile_matmul(a, b, acc)     linalg.generic (m, k, n): acc[m, n] += a[m, k] * b[k, n], n innermost (it
+                                  vectorises), each element summed in increasing k
   warp.tile_transpose / broadcast linalg.generic with the transposing / broadcasting input map
   warp.tile_extract / insert      tensor.extract / tensor.insert
 
@@ -273,7 +274,9 @@ class _Lowering:
 
     def lower_tile_load(self, op):
         arr, offsets = op.operands[0], list(op.operands)[1:]
-        result = tensor_type(op.results[0].type)
+        return [self.checked_load(arr, offsets, tensor_type(op.results[0].type))]
+
+    def checked_load(self, arr, offsets, result):
         dtype = result.element_type
 
         def element(ivs):
@@ -290,7 +293,7 @@ class _Lowering:
                 scf.YieldOp([_zero(dtype)])
             return branch.results[0]
 
-        return [self.generate(result, element)]
+        return self.generate(result, element)
 
     def lower_tile_store(self, op):
         arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
@@ -729,7 +732,9 @@ class _Lowering:
     def lower_tile_matmul(self, op):
         a, b, acc = op.operands
         dtype = ir.RankedTensorType(acc.type).element_type
-        maps = [_map(3, [0, 2]), _map(3, [2, 1]), _map(3, [0, 1])]
+        # dimensions (m, k, n): n innermost, contiguous in b and acc, so the loop over it vectorises; each
+        # acc[m, n] still adds its products in increasing k
+        maps = [_map(3, [0, 1]), _map(3, [1, 2]), _map(3, [0, 2])]
 
         def body(args):
             x, y, c = args
@@ -737,7 +742,7 @@ class _Lowering:
                 x, y = wb.cast(x, dtype), wb.cast(y, dtype)
             return [wb.builtin("add", [c, wb.builtin("mul", [x, y], dtype)], dtype)]
 
-        op2 = self.generic(None, [a, b], maps, _iterators(["parallel", "parallel", "reduction"]), init=acc, body=body)
+        op2 = self.generic(None, [a, b], maps, _iterators(["parallel", "reduction", "parallel"]), init=acc, body=body)
         return [op2.results[0]]
 
     def lower_tile_transpose(self, op):

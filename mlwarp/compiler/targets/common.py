@@ -24,8 +24,8 @@ TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tile
 # Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
 # accumulator updated in place), linalg as loops (both targets: a CUDA thread's tiles are its local memory)
 TILES = ("convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops", "one-shot-bufferize",
-         "func.func(buffer-loop-hoisting)", "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})",
-         "convert-linalg-to-loops")
+         "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
+         "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", "convert-linalg-to-loops")
 
 
 @dataclasses.dataclass(frozen=True)

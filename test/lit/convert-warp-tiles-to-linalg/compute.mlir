@@ -6,11 +6,10 @@
 
 // CHECK-DAG: #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[TO0:.+]] = affine_map<(d0, d1) -> ()>
-// CHECK-DAG: #[[MK:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
-// CHECK-DAG: #[[KN:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
-// CHECK-DAG: #[[MN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[MK:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[KN:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[MN:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[T:.+]] = affine_map<(d0, d1) -> (d1, d0)>
-// CHECK-DAG: #[[BC:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @compute
 // CHECK-SAME: (%{{.+}}, %[[S:.+]]: f32)
 
@@ -37,14 +36,16 @@
 // CHECK:   arith.select
 // CHECK: tensor<1xi32>
 
-// tile_matmul: acc[m, n] += a[m, k] * b[k, n], k the innermost (reduction) dimension
-// CHECK: linalg.generic {indexing_maps = [#[[MK]], #[[KN]], #[[MN]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// tile_matmul over (m, k, n): acc[m, n] += a[m, k] * b[k, n], n innermost (contiguous in b and acc: the loop
+// LLVM vectorises), each acc[m, n] still summed in increasing k
+// CHECK: linalg.generic {indexing_maps = [#[[MK]], #[[KN]], #[[MN]]], iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK:   %[[P:.+]] = "warp.mul"
 // CHECK:   "warp.add"(%{{.+}}, %[[P]])
 
 // transpose and broadcast: the input's map
 // CHECK: linalg.generic {indexing_maps = [#[[T]], #[[ID2]]]
-// CHECK: linalg.generic {indexing_maps = [#[[BC]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel"]}
+// (the broadcast's input map (d0, d1, d2) -> (d1, d2) is the matmul's b map: one #map)
+// CHECK: linalg.generic {indexing_maps = [#[[KN]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK-NOT: warp.tile_
 func.func @compute(%a: !warp.array<f32, 2>, %b: !warp.array<f32, 2>, %out: !warp.array<f32, 1>, %idx: !warp.array<i32, 1>, %c: !warp.array<f32, 2>, %d: !warp.array<f32, 3>, %s: f32) {
   %i0 = arith.constant 0 : i32
