@@ -1,0 +1,83 @@
+"""Tiled reduction: the sum of 1e7 float32 through tiles (each block tile_load-s 4096 values, tile_sum-s them and
+tile_atomic_add-s the sum into the total), in GB/s of input read; numpy's sum (its pairwise SIMD loop) as the
+memory reference, the result checked against float64.
+
+Warp runs each block's tile ops on one thread with block_dim 1; mlwarp spreads the blocks over all cores.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import best_of, emit_warp, print_table, run_warp, save_json, warp_mode  # noqa: E402
+
+N = 10_000_000
+TILE = 4096
+TOLERANCE = 1e-4  # relative, against float64: float32 sums of 4096 values, then 2442 atomic adds
+
+
+def data():
+    import numpy as np
+
+    return np.random.default_rng(0).random(N, dtype=np.float32)
+
+
+def measure(wp, device_kw):
+    import numpy as np
+
+    TILE_SIZE = wp.constant(TILE)
+
+    @wp.kernel
+    def tile_total(x: wp.array(dtype=float), total: wp.array(dtype=float)):
+        i = wp.tid()
+        t = wp.tile_load(x, shape=TILE_SIZE, offset=i * TILE_SIZE)
+        wp.tile_atomic_add(total, wp.tile_sum(t))
+
+    x0 = data()
+    x = wp.array(x0, dtype=float, **device_kw)
+    total = wp.zeros(1, dtype=float, **device_kw)
+    blocks = (N + TILE - 1) // TILE
+
+    def run():
+        total.zero_()
+        wp.launch_tiled(tile_total, dim=blocks, inputs=[x, total], block_dim=64, **device_kw)
+
+    run()
+    want = float(np.sum(x0, dtype=np.float64))
+    err = abs(float(total.numpy()[0]) - want) / want
+    if not err <= TOLERANCE:
+        raise SystemExit(f"FAILED: tiled reduction: relative error {err:.3g} > {TOLERANCE}")
+    seconds = best_of(run, repeat=9)
+    return {"gbs": N * 4 / seconds / 1e9, "rel_err": err}
+
+
+def numpy_gbs():
+    import numpy as np
+
+    x0 = data()
+    return N * 4 / best_of(lambda: np.sum(x0), repeat=9) / 1e9
+
+
+def main():
+    if warp_mode():
+        import warp as wp
+
+        wp.config.quiet = True
+        wp.init()
+        return emit_warp(measure(wp, {"device": "cpu"}))
+    import mlwarp as wp
+
+    m = measure(wp, {})
+    n = numpy_gbs()
+    w = run_warp(__file__) or {}
+    lines = print_table(f"Tiled reduction, sum of {N:.0e} float32 ({TILE}-element tiles)", "GB/s of input",
+                        [("tile_load -> tile_sum -> tile_atomic_add", m["gbs"], n, w.get("gbs"))],
+                        higher_is_better=True)
+    lines += ["", f"mlwarp reads at {100 * m['gbs'] / n:.0f}% of numpy's sum (one thread, its SIMD loop); result "
+                  f"within {m['rel_err']:.2g} (relative) of float64"]
+    print(lines[-1])
+    save_json("tile_reduce", {"table": lines, "data": {"mlwarp": m, "numpy": n, "warp": w or None}})
+
+
+if __name__ == "__main__":
+    main()
