@@ -30,6 +30,12 @@ DIALECTS = ("builtin", "func", "arith", "math", "scf", "cf", "llvm", "vector", "
 CUDA_DIALECTS = ("gpu", "nvvm")
 
 
+def load_tile_dialects(ctx: ir.Context) -> None:
+    """Loads the dialects tile lowering builds ops of (before a pass manager runs)."""
+    for name in TILE_DIALECTS:
+        ctx.get_dialect_descriptor(name)
+
+
 def make_context(target: str | None = None) -> ir.Context:
     """`target`: "cpu" leaves out the CUDA target's dialects; None (mlwarp-opt, probes) and "cuda" load all."""
     ctx = ir.Context(load_on_create_dialects=[])

@@ -214,7 +214,7 @@ def dist_info_folders(normalize) -> dict:
 
 
 # -- facts about a text --------------------------------------------------------------------------------
-TEXTS_KEPT = 512  # per section; a marshal'ed entry is a digest and a short value
+TEXTS_KEPT = 64  # per section (a warm start loads the whole memo: kept small); an entry is a digest and a short value
 
 
 def per_text(section: str, text: str, make):

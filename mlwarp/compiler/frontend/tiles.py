@@ -27,7 +27,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
-from ..lowering.tiles_to_linalg import load_tile_dialects
+from ..context import load_tile_dialects
 from ..targets.common import TILES_ATTR
 from . import types as ft
 from .resolve import MISSING, is_static_call, resolve_path

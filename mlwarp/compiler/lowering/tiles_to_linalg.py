@@ -32,14 +32,7 @@ from mlir.dialects import arith, scf, tensor
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from ..dialects.warp import is_tile_type, tile_params
-from ..context import TILE_DIALECTS
 from ..passes.registry import Pass, PassError, ops_named
-
-def load_tile_dialects(ctx: ir.Context) -> None:
-    """Loads the dialects tile lowering builds ops of (before a pass manager runs)."""
-    for name in TILE_DIALECTS:
-        ctx.get_dialect_descriptor(name)
-
 
 def element_of(t: ir.Type):
     """A tile type's (shape, element type, its composite or None)."""
