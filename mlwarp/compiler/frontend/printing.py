@@ -11,11 +11,12 @@ from __future__ import annotations
 import ast
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf
+from mlir.dialects import arith, scf
 
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
+from ..dialects import llvm
 from . import composite
 from . import types as ft
 from .values import Var

@@ -20,13 +20,14 @@ import ast
 import ctypes
 
 from mlir import ir
-from mlir.dialects import arith, llvm
+from mlir.dialects import arith
 
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError
 from mlwarp.core.refs import Reference, copies_back, strip_reference
 from mlwarp.core.vector import quaternion, vector
 
+from ..dialects import llvm
 from ..dialects.warp import builders as wb
 from . import types as ft
 from .syntax import int_literal
@@ -191,7 +192,7 @@ def address_of(em, node: ast.Call) -> Var:
         offset += off
     with em.loc(arg):
         i64 = ir.IntegerType.get_signless(64)
-        addr = llvm.PtrToIntOp(i64, wb.address(arr.value, indices)).result
+        addr = llvm.ptrtoint(i64, wb.address(arr.value, indices))
         if offset:
             addr = arith.AddIOp(addr, arith.ConstantOp(i64, ir.IntegerAttr.get(i64, offset)).result).result
     return Var(wb.cast(addr, ft.to_mlir(wt.uint64)), wt.uint64)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import ast
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf
+from mlir.dialects import arith, scf
 
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
 
+from ..dialects import llvm
 from ..dialects.warp import builders as wb
 from . import printing
 from . import types as ft

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import weakref
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf
+from mlir.dialects import arith, scf
 
+from ..dialects import llvm
 from ..dialects.warp import array_dtype, array_ndim, is_array_type, views
 from ..dialects.warp.composite import composite, storage_layout
 from ..passes.registry import Pass, PassError, ops_named

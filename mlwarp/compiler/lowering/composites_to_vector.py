@@ -21,13 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, builtin, llvm
+from mlir.dialects import arith
 
 from mlwarp.core import types as wt
 
 from ..builtins import vecmath as vm
 from ..builtins.table import BUILTINS, select_overload
 from ..builtins.vecmath import V
+from ..dialects import builtin, llvm
 from ..dialects.warp import composite as wc
 from ..dialects.warp import is_array_type, array_ndim
 from ..passes.registry import Pass, PassError, ops_named

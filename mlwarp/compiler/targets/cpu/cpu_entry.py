@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, func, llvm, scf
+from mlir.dialects import arith, func, scf
 
+from ...dialects import llvm
 from ...dialects.warp import builders as wb
 from ...passes.registry import Pass, PassError, kernels, ops_named
 from ...lowering.arrays_to_llvm import ELEM_BYTES_ATTR

@@ -26,10 +26,10 @@ import functools
 import os
 
 from mlir import ir
-from mlir.dialects import llvm
 
 from mlwarp.runtime.cpu import cpu_flags
 
+from ...dialects import llvm
 from ...passes.registry import Pass, PassError, ops_named
 
 # the libm functions libmvec (glibc >= 2.35) provides on x86-64, with their argument counts
@@ -121,7 +121,7 @@ class CpuVectorMath(Pass):
             t = op.results[0].type
             name = base + _WIDTH[str(t)][1]
             if name not in declared:
-                declared[name] = llvm.LLVMFuncOp(name, ir.TypeAttr.get(ir.Type.parse(
+                declared[name] = llvm.declare_function(name, ir.TypeAttr.get(ir.Type.parse(
                     f"!llvm.func<{t}({', '.join([str(t)] * LIBMVEC[base])})>")), sym_visibility="private")
             with ir.InsertionPoint(op), op.location:
                 call = llvm.call(t, list(op.operands), [], [], callee=ir.FlatSymbolRefAttr.get(name))

@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf
+from mlir.dialects import arith, scf
 
+from ...dialects import llvm
 from ...passes.registry import Pass, is_inside, ops_named
 from .cpu_entry import cpu_entries
 

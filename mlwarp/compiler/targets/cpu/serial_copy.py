@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, llvm
+from mlir.dialects import arith
 
+from ...dialects import llvm
 from ...passes.registry import Pass, ops_named
 from .cpu_entry import cpu_entries
 

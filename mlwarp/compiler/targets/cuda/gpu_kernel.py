@@ -20,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, llvm, scf
+from mlir.dialects import arith, scf
 
+from ...dialects import llvm
 from ...dialects.warp import builders as wb
 from ...passes.registry import Pass, PassError, kernels, ops_named
 from ..cpu.cpu_entry import thread_indices
