@@ -9,8 +9,9 @@ from .builtins import BUILTINS
 from .builtins.table import fixed_arity
 from .dialects.warp import load_dialect
 
-# what tiles lower to (lowering/tiles_to_linalg.py), and gpu for gpu.yield, which ends warp.tile_map's body
-TILE_DIALECTS = ("tensor", "linalg", "bufferization", "gpu")
+# what tiles lower to (lowering/tiles_to_linalg.py), gpu for gpu.yield, which ends warp.tile_map's body, and
+# transform (+ affine), which warp-cpu-vectorize-tile-matmul's script is written in (and its loops use)
+TILE_DIALECTS = ("tensor", "linalg", "bufferization", "gpu", "transform", "affine")
 
 
 # The bindings import `mlir.dialects.<namespace>` whenever they wrap an op or type of a dialect, and

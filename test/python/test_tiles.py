@@ -1040,3 +1040,84 @@ def test_shapes_folded_from_constant_expressions_and_wp_static():
     out = wp.zeros((4, 2), dtype=float)
     wp.launch_tiled(folded_shapes, dim=1, inputs=[wp.array(a0), out], block_dim=1)
     np.testing.assert_array_equal(out.numpy(), a0.reshape(4, 2))
+
+
+# -- register-blocked matmuls and the contiguous fast path of tile_load -------------------------------------
+@wp.kernel
+def gemm_32(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array2d(dtype=float)):
+    i, j = wp.tid()
+    acc = wp.tile_zeros(shape=(32, 32), dtype=float)
+    for k in range(A.shape[1] // 32):
+        a = wp.tile_load(A, shape=(32, 32), offset=(i * 32, k * 32))
+        b = wp.tile_load(B, shape=(32, 32), offset=(k * 32, j * 32))
+        wp.tile_matmul(a, b, acc)
+    wp.tile_store(C, acc, offset=(i * 32, j * 32))
+
+
+@wp.kernel
+def gemm_f64_long_k(A: wp.array2d(dtype=wp.float64), B: wp.array2d(dtype=wp.float64),
+                    C: wp.array2d(dtype=wp.float64)):
+    a = wp.tile_load(A, shape=(6, 128))
+    b = wp.tile_load(B, shape=(128, 16))
+    wp.tile_store(C, wp.tile_matmul(a, b))
+
+
+def test_register_blocked_matmul_matches_numpy():
+    """32 x 32 x 32 float32 tiles (outer products of two vector registers' columns) over a 96 x 64 by 64 x 96
+    product; a float64 matmul with k = 128 (taken in steps of 64) and m = 6 (two rows a tile)."""
+    a0, b0 = _rand((96, 64), 11), _rand((64, 96), 12)
+    c = wp.zeros((96, 96), dtype=float)
+    wp.launch_tiled(gemm_32, dim=(3, 3), inputs=[wp.array(a0), wp.array(b0), c], block_dim=BLOCK_DIM)
+    want = a0.astype(np.float64) @ b0
+    np.testing.assert_allclose(c.numpy(), want, rtol=0, atol=64 * 8 * np.finfo(np.float32).eps * np.abs(want).max())
+    a1, b1 = _rand((6, 128), 13, np.float64), _rand((128, 16), 14, np.float64)
+    c1 = wp.zeros((6, 16), dtype=wp.float64)
+    wp.launch_tiled(gemm_f64_long_k, dim=1, inputs=[wp.array(a1), wp.array(b1), c1], block_dim=BLOCK_DIM)
+    np.testing.assert_allclose(c1.numpy(), a1 @ b1, rtol=1e-13, atol=1e-13)
+
+
+@wp.kernel
+def small_matmul(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array2d(dtype=float)):
+    wp.tile_store(C, wp.tile_matmul(wp.tile_load(A, shape=(3, 2)), wp.tile_load(B, shape=(2, 5))))
+
+
+def test_each_product_is_fused_with_its_addition_in_increasing_k():
+    """acc = fma(x, -x, fma(x, x, 0)) is the rounding error of x * x (-2**-24 for x = 1 + 2**-12), where a
+    product rounded before its addition would give 0: Warp 1.19's CPU build (clang, fuse_fp) gives -2**-24."""
+    x = np.float32(1.0 + 2.0 ** -12)
+    a0, b0 = np.zeros((32, 32), np.float32), np.zeros((32, 32), np.float32)
+    a0[0, :2] = [x, x]
+    b0[0, :], b0[1, :] = x, -x
+    c = wp.zeros((32, 32), dtype=float)
+    wp.launch_tiled(gemm_32, dim=(1, 1), inputs=[wp.array(a0), wp.array(b0), c], block_dim=BLOCK_DIM)
+    assert c.numpy()[0, 0] == np.float32(-2.0 ** -24)
+    # a 3 x 2 by 2 x 5 matmul fills no vector register: loops, fused alike
+    small = wp.zeros((3, 5), dtype=float)
+    wp.launch_tiled(small_matmul, dim=1, inputs=[wp.array(a0[:3, :2].copy()), wp.array(b0[:2, :5].copy()), small],
+                    block_dim=1)
+    assert small.numpy()[0, 0] == np.float32(-2.0 ** -24)
+
+
+@wp.kernel
+def load_8x16(a: wp.array2d(dtype=float), out: wp.array3d(dtype=float), offsets: wp.array2d(dtype=int)):
+    i = wp.tid()
+    t = wp.tile_load(a, shape=(8, 16), offset=(offsets[i, 0], offsets[i, 1]))
+    wp.tile_store(out[i], t)
+
+
+@pytest.mark.parametrize("view", ["contiguous", "every_other_column", "transposed"])
+def test_tile_loads_inside_at_the_edge_and_from_strided_views(view):
+    """A tile wholly inside a contiguous array takes the fast branch, one at the edge or in an array whose rows
+    are not contiguous the checked one: each gives numpy's elements, zero past the array's extent."""
+    base = wp.array(np.arange(40 * 48, dtype=np.float32).reshape(40, 48))
+    a = {"contiguous": base, "every_other_column": base[:, ::2], "transposed": base.transpose()}[view]
+    shape = a.shape
+    offsets = np.array([[0, 0], [3, 5], [shape[0] - 8, shape[1] - 16], [shape[0] - 5, shape[1] - 9]], np.int32)
+    out = wp.full((4, 8, 16), -1.0, dtype=float)
+    wp.launch_tiled(load_8x16, dim=4, inputs=[a, out, wp.array(offsets)], block_dim=BLOCK_DIM)
+    ref = a.numpy()
+    for t, (r, c) in enumerate(offsets):
+        want = np.zeros((8, 16), np.float32)
+        part = ref[r:r + 8, c:c + 16]
+        want[:part.shape[0], :part.shape[1]] = part
+        np.testing.assert_array_equal(out.numpy()[t], want)

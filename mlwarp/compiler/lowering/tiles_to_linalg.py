@@ -11,7 +11,9 @@ A `!warp.tile<T, array<i64: M, N>>` becomes `tensor<MxNxT>` (block arguments and
   warp.tile_reduce {kind}         linalg.generic reducing every dimension into a 0-d tensor (in row-major
                                   order, as Warp's CPU loop), then a tensor of shape (1,)
   warp.tile_matmul(a, b, acc)     linalg.generic (m, k, n): acc[m, n] += a[m, k] * b[k, n], n innermost (it
-                                  vectorises), each element summed in increasing k
+                                  vectorises), each element summed in increasing k; with float32 or float64
+                                  operands alike, arith.mulf/addf in its body and `warp.tile_matmul` on it
+                                  (the CPU's warp-cpu-vectorize-tile-matmul makes it register-blocked FMAs)
   warp.tile_transpose / broadcast linalg.generic with the transposing / broadcasting input map
   warp.tile_extract / insert      tensor.extract / tensor.insert
 
@@ -29,10 +31,14 @@ from mlir import ir
 from mlir.dialects import _linalg_ops_gen as linalg  # (the ODS builders: the opdsl module costs ~150 ms to import)
 from mlir.dialects import arith, scf, tensor
 
+from ..dialects import llvm
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from ..dialects.warp import is_tile_type, tile_params
 from ..passes.registry import Pass, PassError, ops_named
+
+MATMUL_ATTR = "warp.tile_matmul"  # a float tile_matmul's linalg.generic (m, k, n), arith in its body
+
 
 def element_of(t: ir.Type):
     """A tile type's (shape, element type, its composite or None)."""
@@ -73,6 +79,10 @@ def _constant_of(t: ir.Type, n) -> ir.Value:
     if isinstance(t, ir.FloatType):
         return arith.ConstantOp(t, ir.FloatAttr.get(t, float(n))).result
     return arith.ConstantOp(t, ir.IntegerAttr.get(t, int(n))).result
+
+
+def _element_bytes(t: ir.Type) -> int:
+    return (ir.FloatType(t).width if isinstance(t, ir.FloatType) else ir.IntegerType(t).width) // 8
 
 
 def _zero(t: ir.Type) -> ir.Value:
@@ -270,6 +280,41 @@ class _Lowering:
         return [self.checked_load(arr, offsets, tensor_type(op.results[0].type))]
 
     def checked_load(self, arr, offsets, result):
+        """Element i is arr[offsets + i], or zero past the array's upper extent. A tile wholly inside the
+        array (the usual case) takes a branch without per-element checks, whose copy LLVM vectorises."""
+        dtype = result.element_type
+        inside_all = None
+        for d, off in enumerate(offsets):
+            end = arith.AddIOp(off, _constant_of(off.type, result.shape[d])).result
+            fits = arith.CmpIOp(arith.CmpIPredicate.sle, end, wb.array_dim(arr, d)).result
+            inside_all = fits if inside_all is None else arith.AndIOp(inside_all, fits).result
+        rank, width = len(offsets), result.shape[len(offsets) - 1]
+        i64 = ir.IntegerType.get_signless(64)
+        if width > 1:  # rows contiguous in memory (the inner stride is one element): loads LLVM can vectorise
+            first = [*offsets[:-1], offsets[-1]]
+            second = [*offsets[:-1], arith.AddIOp(offsets[-1], _constant_of(offsets[-1].type, 1)).result]
+            step = arith.SubIOp(llvm.ptrtoint(i64, wb.address(arr, second)),
+                                llvm.ptrtoint(i64, wb.address(arr, first))).result
+            contiguous = arith.CmpIOp(arith.CmpIPredicate.eq, step,
+                                      _constant_of(i64, _element_bytes(dtype))).result
+            inside_all = arith.AndIOp(inside_all, contiguous).result
+
+        def row_element(ivs):
+            positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
+            if width == 1:
+                return wb.load(arr, positions)
+            start = llvm.ptrtoint(i64, wb.address(arr, [*positions[:-1], offsets[-1]]))
+            row = wb.array_from_ptr(start, [_constant_of(ir.IntegerType.get_signless(32), width)], dtype)
+            return wb.load(row, [_i32(ivs[rank - 1])])
+
+        version = scf.IfOp(inside_all, [result], has_else=True)
+        with ir.InsertionPoint(version.then_block):
+            scf.YieldOp([self.generate(result, row_element)])
+        with ir.InsertionPoint(version.else_block):
+            scf.YieldOp([self.guarded_load(arr, offsets, result)])
+        return version.results[0]
+
+    def guarded_load(self, arr, offsets, result):
         dtype = result.element_type
 
         def element(ivs):
@@ -729,13 +774,22 @@ class _Lowering:
         # acc[m, n] still adds its products in increasing k
         maps = [_map(3, [0, 1]), _map(3, [1, 2]), _map(3, [0, 2])]
 
+        floats = all(ir.RankedTensorType(v.type).element_type == dtype for v in (a, b)) and \
+            isinstance(dtype, (ir.F32Type, ir.F64Type))
+
         def body(args):
             x, y, c = args
+            if floats:  # arith, which linalg's vectoriser reads as a contraction; `contract`: each product
+                # fused with its addition, as in Warp's CPU build (clang, fuse_fp) and the vectorised kernel
+                contract = ir.Attribute.parse("#arith.fastmath<contract>")
+                return [arith.AddFOp(c, arith.MulFOp(x, y, fastmath=contract).result, fastmath=contract).result]
             if x.type != dtype:
                 x, y = wb.cast(x, dtype), wb.cast(y, dtype)
             return [wb.builtin("add", [c, wb.builtin("mul", [x, y], dtype)], dtype)]
 
         op2 = self.generic(None, [a, b], maps, _iterators(["parallel", "reduction", "parallel"]), init=acc, body=body)
+        if floats:  # for warp-cpu-vectorize-tile-matmul
+            op2.operation.attributes[MATMUL_ATTR] = ir.UnitAttr.get()
         return [op2.results[0]]
 
     def lower_tile_transpose(self, op):

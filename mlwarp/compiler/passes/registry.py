@@ -111,6 +111,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "warp-cpu-privatize-scatter": ("mlwarp.compiler.targets.cpu.privatize_scatter", "PrivatizeScatter"),
     "warp-cpu-serial-copy": ("mlwarp.compiler.targets.cpu.serial_copy", "CpuSerialCopy"),
     "warp-cpu-vector-math": ("mlwarp.compiler.targets.cpu.cpu_vector_math", "CpuVectorMath"),
+    "warp-cpu-vectorize-tile-matmul": ("mlwarp.compiler.targets.cpu.vectorize_tile_matmul", "VectorizeTileMatmul"),
     "warp-expand-geometry": ("mlwarp.compiler.passes.expand_geometry", "ExpandGeometry"),
     "warp-gpu-kernel": ("mlwarp.compiler.targets.cuda.gpu_kernel", "GpuKernel"),
     "warp-inline": ("mlwarp.compiler.passes.inline", "Inline"),

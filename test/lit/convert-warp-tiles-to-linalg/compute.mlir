@@ -37,10 +37,12 @@
 // CHECK: tensor<1xi32>
 
 // tile_matmul over (m, k, n): acc[m, n] += a[m, k] * b[k, n], n innermost (contiguous in b and acc: the loop
-// LLVM vectorises), each acc[m, n] still summed in increasing k
+// LLVM vectorises), each acc[m, n] still summed in increasing k; float operands alike: arith in the body
+// (a contraction linalg's vectoriser reads; `contract`: each product fused with its addition) and warp.tile_matmul on the op (warp-cpu-vectorize-tile-matmul's)
 // CHECK: linalg.generic {indexing_maps = [#[[MK]], #[[KN]], #[[MN]]], iterator_types = ["parallel", "reduction", "parallel"]}
-// CHECK:   %[[P:.+]] = "warp.mul"
-// CHECK:   "warp.add"(%{{.+}}, %[[P]])
+// CHECK-SAME: attrs = {warp.tile_matmul}
+// CHECK:   %[[P:.+]] = arith.mulf {{.+}} fastmath<contract> : f32
+// CHECK:   arith.addf %{{.+}}, %[[P]] fastmath<contract> : f32
 
 // transpose and broadcast: the input's map
 // CHECK: linalg.generic {indexing_maps = [#[[T]], #[[ID2]]]
@@ -64,5 +66,20 @@ func.func @compute(%a: !warp.array<f32, 2>, %b: !warp.array<f32, 2>, %out: !warp
   "warp.tile_store"(%b, %t, %i0, %i0) : (!warp.array<f32, 2>, !warp.tile<f32, array<i64: 3, 2>>, i32, i32) -> ()
   %bc = "warp.tile_broadcast"(%ta) : (!warp.tile<f32, array<i64: 2, 3>>) -> !warp.tile<f32, array<i64: 4, 2, 3>>
   "warp.tile_store"(%d, %bc, %i0, %i0, %i0) : (!warp.array<f32, 3>, !warp.tile<f32, array<i64: 4, 2, 3>>, i32, i32, i32) -> ()
+  return
+}
+
+// An integer tile_matmul keeps warp builtins in its body and no warp.tile_matmul: it stays loops.
+// CHECK-LABEL: func.func @int_matmul
+// CHECK: linalg.generic
+// CHECK-NOT: warp.tile_matmul
+// CHECK:   %[[P:.+]] = "warp.mul"
+// CHECK:   "warp.add"(%{{.+}}, %[[P]])
+func.func @int_matmul(%a: !warp.array<i32, 2>, %c: !warp.array<i32, 2>) {
+  %i0 = arith.constant 0 : i32
+  %ta = "warp.tile_load"(%a, %i0, %i0) : (!warp.array<i32, 2>, i32, i32) -> !warp.tile<i32, array<i64: 2, 2>>
+  %acc = "warp.tile_full"(%i0) : (i32) -> !warp.tile<i32, array<i64: 2, 2>>
+  %p = "warp.tile_matmul"(%ta, %ta, %acc) : (!warp.tile<i32, array<i64: 2, 2>>, !warp.tile<i32, array<i64: 2, 2>>, !warp.tile<i32, array<i64: 2, 2>>) -> !warp.tile<i32, array<i64: 2, 2>>
+  "warp.tile_store"(%c, %p, %i0, %i0) : (!warp.array<i32, 2>, !warp.tile<i32, array<i64: 2, 2>>, i32, i32) -> ()
   return
 }

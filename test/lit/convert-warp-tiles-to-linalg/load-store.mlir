@@ -1,28 +1,47 @@
 // RUN: mlwarp-opt %s --convert-warp-tiles-to-linalg | FileCheck %s
 
-// A tile load is a tensor.generate whose element (i, j) reads the array at offset + (i, j), or is zero past
-// the array's upper extent (Warp's bounds_check); a store is a loop nest over the tile that writes the
-// elements inside the array. The tile type becomes a tensor.
+// A tile load reads the array at offset + (i, j), or zero past the array's upper extent (Warp's
+// bounds_check): a tile wholly inside an array whose rows are contiguous (the inner stride is one
+// element) takes a branch whose element (i, j) is element j of the contiguous row at (offset0 + i,
+// offset1), which LLVM vectorises; any other tile, one of tensor.generate checking every element. A store
+// is a loop nest over the tile that writes the elements inside the array. The tile type becomes a tensor.
 
 // CHECK-LABEL: func.func @copy
 // CHECK-SAME: (%[[A:.+]]: !warp.array<f32, 2 : i64>, %[[B:.+]]: !warp.array<f32, 2 : i64>, %[[I:.+]]: i32, %[[J:.+]]: i32)
-// CHECK: %[[T:.+]] = tensor.generate {
-// CHECK: ^bb0(%[[R:.+]]: index, %[[C:.+]]: index):
-// CHECK:   %[[R32:.+]] = arith.index_cast %[[R]] : index to i32
-// CHECK:   %[[P0:.+]] = arith.addi %[[R32]], %[[I]] : i32
-// CHECK:   %[[C32:.+]] = arith.index_cast %[[C]] : index to i32
-// CHECK:   %[[P1:.+]] = arith.addi %[[C32]], %[[J]] : i32
-// CHECK:   %[[N0:.+]] = "warp.array_dim"(%[[A]]) {dim = 0 : i64}
-// CHECK:   arith.cmpi slt, %[[P0]], %[[N0]] : i32
-// CHECK:   %[[IN:.+]] = arith.andi
-// CHECK:   %[[E:.+]] = scf.if %[[IN]] -> (f32) {
-// CHECK:     %[[V:.+]] = "warp.load"(%[[A]], %[[P0]], %[[P1]])
-// CHECK:     scf.yield %[[V]] : f32
-// CHECK:   } else {
-// CHECK:     %[[Z:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK:     scf.yield %[[Z]] : f32
-// CHECK:   tensor.yield %[[E]] : f32
-// CHECK: } : tensor<4x8xf32>
+// CHECK: %[[END0:.+]] = arith.addi %[[I]], %{{.+}} : i32
+// CHECK: arith.cmpi sle, %[[END0]], %{{.+}} : i32
+// CHECK: %[[END1:.+]] = arith.addi %[[J]], %{{.+}} : i32
+// CHECK: arith.cmpi sle, %[[END1]], %{{.+}} : i32
+// CHECK: %[[INSIDE:.+]] = arith.andi
+// CHECK: %[[STEP:.+]] = arith.subi
+// CHECK: %[[UNIT:.+]] = arith.cmpi eq, %[[STEP]], %{{.+}} : i64
+// CHECK: %[[FAST:.+]] = arith.andi %[[INSIDE]], %[[UNIT]] : i1
+// CHECK: %[[T:.+]] = scf.if %[[FAST]] -> (tensor<4x8xf32>) {
+// CHECK:   tensor.generate {
+// CHECK:   ^bb0(%[[FR:.+]]: index, %[[FC:.+]]: index):
+// CHECK:     %[[ROWPTR:.+]] = "warp.address"(%[[A]], %{{.+}}, %[[J]])
+// CHECK:     %[[ROWADDR:.+]] = llvm.ptrtoint %[[ROWPTR]]
+// CHECK:     %[[ROW:.+]] = "warp.array_from_ptr"(%[[ROWADDR]], %{{.+}}) : (i64, i32) -> !warp.array<f32, 1 : i64>
+// CHECK:     %[[FV:.+]] = "warp.load"(%[[ROW]], %{{.+}})
+// CHECK:     tensor.yield %[[FV]] : f32
+// CHECK: } else {
+// CHECK:   tensor.generate {
+// CHECK:   ^bb0(%[[R:.+]]: index, %[[C:.+]]: index):
+// CHECK:     %[[R32:.+]] = arith.index_cast %[[R]] : index to i32
+// CHECK:     %[[P0:.+]] = arith.addi %[[R32]], %[[I]] : i32
+// CHECK:     %[[C32:.+]] = arith.index_cast %[[C]] : index to i32
+// CHECK:     %[[P1:.+]] = arith.addi %[[C32]], %[[J]] : i32
+// CHECK:     %[[N0:.+]] = "warp.array_dim"(%[[A]]) {dim = 0 : i64}
+// CHECK:     arith.cmpi slt, %[[P0]], %[[N0]] : i32
+// CHECK:     %[[IN:.+]] = arith.andi
+// CHECK:     %[[E:.+]] = scf.if %[[IN]] -> (f32) {
+// CHECK:       %[[V:.+]] = "warp.load"(%[[A]], %[[P0]], %[[P1]])
+// CHECK:       scf.yield %[[V]] : f32
+// CHECK:     } else {
+// CHECK:       %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK:       scf.yield %[[Z]] : f32
+// CHECK:     tensor.yield %[[E]] : f32
+// CHECK:   } : tensor<4x8xf32>
 // CHECK: scf.for %[[X:.+]] = %{{.+}} to %{{.+}} step
 // CHECK:   scf.for %[[Y:.+]] = %{{.+}} to %{{.+}} step
 // CHECK:     scf.if %{{.+}} {

@@ -1,9 +1,10 @@
 # RUN: %PYTHON %s | FileCheck %s
 
 # The CPU table's "tiles" stage: convert-warp-tiles-to-linalg, elementwise fusion, one-shot-bufferize, buffers
-# hoisted out of loops and onto the stack, linalg as loops. The documentation's tiled GEMM: the accumulator
-# (tile_zeros) gets one stack buffer that the K loop's matmul updates in place, and the loads' buffers are
-# hoisted out of the loop (each iteration writes them before reading). warp-cpu-entry then hoists the buffers
+# hoisted out of loops and onto the stack, float matmuls vectorised where n fills vector registers, linalg as
+# loops. The documentation's tiled GEMM: the accumulator (tile_zeros) gets one stack buffer that the K loop's
+# matmul updates in place, and each load's two buffers (the contiguous fast branch's and the checked one's)
+# are hoisted out of the loop (each iteration writes one before reading it). warp-cpu-entry then hoists the buffers
 # out of the thread loop, once per launch range.
 import mlwarp as wp
 
@@ -29,21 +30,35 @@ print(gemm.to_mlir("lowered"))
 
 # CHECK-LABEL: func.func @gemm(
 # CHECK: %[[SUM:.+]] = memref.alloca() {alignment = 64 : i64} : memref<8x4xf32>
-# CHECK: %[[A:.+]] = memref.alloca() {alignment = 64 : i64} : memref<8x8xf32>
-# CHECK: %[[B:.+]] = memref.alloca() {alignment = 64 : i64} : memref<8x4xf32>
+# CHECK: %[[AF:.+]] = memref.alloca() {alignment = 64 : i64} : memref<8x8xf32>
+# CHECK: %[[AS:.+]] = memref.alloca() {alignment = 64 : i64} : memref<8x8xf32>
+# CHECK: %[[BF:.+]] = memref.alloca() {alignment = 64 : i64} : memref<8x4xf32>
+# CHECK: %[[BS:.+]] = memref.alloca() {alignment = 64 : i64} : memref<8x4xf32>
 # CHECK: scf.for %{{.+}} iter_args(%[[ACC:.+]] = %[[SUM]]) -> (memref<8x4xf32>)
 # CHECK-NOT: memref.alloca
-# CHECK:   memref.store %{{.+}}, %[[A]]
-# CHECK:   memref.store %{{.+}}, %[[B]]
+# CHECK:   %[[A:.+]] = scf.if %{{.+}} -> (memref<8x8xf32>) {
+# CHECK:     memref.store %{{.+}}, %[[AF]]
+# CHECK:     scf.yield %[[AF]]
+# CHECK:   } else {
+# CHECK:     memref.store %{{.+}}, %[[AS]]
+# CHECK:     scf.yield %[[AS]]
+# CHECK:   %[[B:.+]] = scf.if %{{.+}} -> (memref<8x4xf32>) {
+# CHECK:     memref.store %{{.+}}, %[[BF]]
+# CHECK:     memref.store %{{.+}}, %[[BS]]
+# (n = 4 fills no vector register: warp-cpu-vectorize-tile-matmul leaves this matmul to the loops)
+# CHECK:   memref.load %[[A]]
+# CHECK:   memref.load %[[B]]
 # CHECK:   %[[OLD:.+]] = memref.load %[[ACC]]
-# CHECK:   %[[AB:.+]] = "warp.mul"
-# CHECK:   %[[NEW:.+]] = "warp.add"(%[[OLD]], %[[AB]])
+# CHECK:   %[[AB:.+]] = arith.mulf
+# CHECK:   %[[NEW:.+]] = arith.addf %[[OLD]], %[[AB]]
 # CHECK:   memref.store %[[NEW]], %[[ACC]]
 # CHECK-NOT: "warp.tile
 
 # CHECK-LABEL: func.func @gemm_cpu(
 # CHECK: memref.alloca() {alignment = 64 : i64} : memref<8x4xf32>
 # CHECK: memref.alloca() {alignment = 64 : i64} : memref<8x8xf32>
+# CHECK: memref.alloca() {alignment = 64 : i64} : memref<8x8xf32>
+# CHECK: memref.alloca() {alignment = 64 : i64} : memref<8x4xf32>
 # CHECK: memref.alloca() {alignment = 64 : i64} : memref<8x4xf32>
 # CHECK: scf.if
 # CHECK-NOT: memref.alloca

@@ -21,8 +21,18 @@ from mlir import ir
 
 import mlir._mlir_libs as _mlir_libs
 
+from ..common import TILES_ATTR
+
 # scalarizer first (see above); then the O3 pipeline MLIR's ExecutionEngine runs
 PIPELINE = "function(scalarizer<load-store>),default<O3>"
+# A module with tiles keeps its vectors: they are warp-cpu-vectorize-tile-matmul's register-blocked
+# outer products (the scalarizer split them into ~1,000 scalar FMAs a tile), and the thread loop of a
+# tile kernel runs blocks, which the loop vectoriser gains nothing from.
+TILES_PIPELINE = "default<O3>"
+
+
+def pipeline_for(module: ir.Module) -> str:
+    return TILES_PIPELINE if TILES_ATTR in module.operation.attributes else PIPELINE
 
 _OPT_AGGRESSIVE, _RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE = 3, 2, 0, 1
 
@@ -166,14 +176,14 @@ class _LLVMModule:
 
 
 def write_object(module: ir.Module, path: str) -> None:
-    """Optimises the LLVM-dialect `module` (PIPELINE) and writes the host's object file to `path`."""
+    """Optimises the LLVM-dialect `module` (pipeline_for) and writes the host's object file to `path`."""
     with _LLVMModule(module) as m:
-        m.optimize()
+        m.optimize(pipeline_for(module))
         m.emit_object(path)
 
 
-def optimized_llvm_ir(module: ir.Module, pipeline: str = PIPELINE) -> str:
+def optimized_llvm_ir(module: ir.Module, pipeline: str | None = None) -> str:
     """The LLVM IR that write_object compiles (for lit tests and MLWARP_DUMP_IR)."""
     with _LLVMModule(module) as m:
-        m.optimize(pipeline)
+        m.optimize(pipeline or pipeline_for(module))
         return m.text()
