@@ -81,6 +81,13 @@ def _constant_of(t: ir.Type, n) -> ir.Value:
     return arith.ConstantOp(t, ir.IntegerAttr.get(t, int(n))).result
 
 
+def _vector_element(t: ir.Type) -> bool:
+    """Whether memory holds `t` as LLVM's vector<N x t> lays it out (bytes packed; i1 is not: a bool is a byte)."""
+    if isinstance(t, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)):
+        return True
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width in (8, 16, 32, 64)
+
+
 def _element_bytes(t: ir.Type) -> int:
     return (ir.FloatType(t).width if isinstance(t, ir.FloatType) else ir.IntegerType(t).width) // 8
 
@@ -108,8 +115,9 @@ def _map(rank: int, exprs) -> ir.AffineMap:
 
 
 class _Lowering:
-    def __init__(self):
+    def __init__(self, row_vectors: bool = True):
         self.linalg, self.tensor = linalg, tensor
+        self.row_vectors = row_vectors
 
     # -- helpers ------------------------------------------------------------------------------------
     def generic(self, result: ir.RankedTensorType, inputs, maps, iterators, init=None, body=None, results=None):
@@ -309,10 +317,33 @@ class _Lowering:
 
         version = scf.IfOp(inside_all, [result], has_else=True)
         with ir.InsertionPoint(version.then_block):
-            scf.YieldOp([self.generate(result, row_element)])
+            if self.row_vectors and width > 1 and rank <= 2 and _vector_element(dtype):
+                scf.YieldOp([self.vector_rows(arr, offsets, result)])
+            else:
+                scf.YieldOp([self.generate(result, row_element)])
         with ir.InsertionPoint(version.else_block):
             scf.YieldOp([self.guarded_load(arr, offsets, result)])
         return version.results[0]
+
+    def vector_rows(self, arr, offsets, result):
+        """The tile of a 1-d or 2-d array whose rows are contiguous, one vector load a row (each row written
+        into the tile by vector.transfer_write)."""
+        from mlir.dialects import vector
+
+        dtype, rank = result.element_type, len(offsets)
+        width = result.shape[-1]
+        row_t = ir.VectorType.get([width], dtype)
+        identity = ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, 1))
+        in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
+
+        def row(r, state):
+            positions = [arith.AddIOp(_i32(r), offsets[0]).result] if rank == 2 else []
+            v = llvm.load(row_t, wb.address(arr, [*positions, offsets[-1]]), alignment=_element_bytes(dtype))
+            at = [r, _index(0)] if rank == 2 else [_index(0)]
+            return [vector.transfer_write(result, v, state[0], at, identity, in_bounds)]
+
+        empty = self.tensor.EmptyOp(list(result.shape), dtype).result
+        return _for(_index(0), _index(result.shape[0] if rank == 2 else 1), [empty], row)[0]
 
     def guarded_load(self, arr, offsets, result):
         dtype = result.element_type
@@ -874,6 +905,9 @@ def _retype_tiles(root) -> None:
 class ConvertTilesToLinalg(Pass):
     name = "convert-warp-tiles-to-linalg"
     description = "Lower warp tiles to tensors and their ops to linalg.generic / tensor ops (bufferized after)"
+    # a tile_load inside an array with contiguous rows reads each row with one vector load (the CPU); off:
+    # element by element (CUDA, whose pipeline does not lower vector transfers)
+    row_vectors: bool = True
 
     def run(self, module):
         ops = ops_named(module, lambda n: n.startswith("warp."))
@@ -888,7 +922,7 @@ class ConvertTilesToLinalg(Pass):
         signatures = [([v.type for v in op.operands], [r.type for r in op.results]) for op in ops]
         with module.location:
             _retype_tiles(module)
-        lowering = _Lowering()
+        lowering = _Lowering(self.row_vectors)
         for op, signature in zip(ops, signatures):
             with ir.InsertionPoint(op), op.location:
                 new = lowering.lower(op, signature)

@@ -1,10 +1,12 @@
-// RUN: mlwarp-opt %s --convert-warp-tiles-to-linalg | FileCheck %s
+// RUN: mlwarp-opt %s --convert-warp-tiles-to-linalg | FileCheck %s --check-prefixes=CHECK,ROWS
+// RUN: mlwarp-opt %s --pass-pipeline='builtin.module(convert-warp-tiles-to-linalg{row-vectors=false})' | FileCheck %s --check-prefixes=CHECK,ELEMENTS
 
 // A tile load reads the array at offset + (i, j), or zero past the array's upper extent (Warp's
 // bounds_check): a tile wholly inside an array whose rows are contiguous (the inner stride is one
-// element) takes a branch whose element (i, j) is element j of the contiguous row at (offset0 + i,
-// offset1), which LLVM vectorises; any other tile, one of tensor.generate checking every element. A store
-// is a loop nest over the tile that writes the elements inside the array. The tile type becomes a tensor.
+// element) takes a branch that reads each row with one vector load (prefix ROWS, the CPU), or element (i, j)
+// as element j of the contiguous row at (offset0 + i, offset1) (prefix ELEMENTS, row-vectors=false: CUDA);
+// any other tile, one of tensor.generate checking every element. A store is a loop nest over the tile
+// that writes the elements inside the array. The tile type becomes a tensor.
 
 // CHECK-LABEL: func.func @copy
 // CHECK-SAME: (%[[A:.+]]: !warp.array<f32, 2 : i64>, %[[B:.+]]: !warp.array<f32, 2 : i64>, %[[I:.+]]: i32, %[[J:.+]]: i32)
@@ -17,13 +19,18 @@
 // CHECK: %[[UNIT:.+]] = arith.cmpi eq, %[[STEP]], %{{.+}} : i64
 // CHECK: %[[FAST:.+]] = arith.andi %[[INSIDE]], %[[UNIT]] : i1
 // CHECK: %[[T:.+]] = scf.if %[[FAST]] -> (tensor<4x8xf32>) {
-// CHECK:   tensor.generate {
-// CHECK:   ^bb0(%[[FR:.+]]: index, %[[FC:.+]]: index):
-// CHECK:     %[[ROWPTR:.+]] = "warp.address"(%[[A]], %{{.+}}, %[[J]])
-// CHECK:     %[[ROWADDR:.+]] = llvm.ptrtoint %[[ROWPTR]]
-// CHECK:     %[[ROW:.+]] = "warp.array_from_ptr"(%[[ROWADDR]], %{{.+}}) : (i64, i32) -> !warp.array<f32, 1 : i64>
-// CHECK:     %[[FV:.+]] = "warp.load"(%[[ROW]], %{{.+}})
-// CHECK:     tensor.yield %[[FV]] : f32
+// ROWS:    %[[EMPTY:.+]] = tensor.empty() : tensor<4x8xf32>
+// ROWS:    scf.for %[[ROW:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[PART:.+]] = %[[EMPTY]]) -> (tensor<4x8xf32>)
+// ROWS:      %[[RPTR:.+]] = "warp.address"(%[[A]], %{{.+}}, %[[J]])
+// ROWS:      %[[RV:.+]] = llvm.load %[[RPTR]] {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
+// ROWS:      vector.transfer_write %[[RV]], %[[PART]][%[[ROW]], %{{.+}}] {in_bounds = [true]} : vector<8xf32>, tensor<4x8xf32>
+// ELEMENTS: tensor.generate {
+// ELEMENTS: ^bb0(%[[FR:.+]]: index, %[[FC:.+]]: index):
+// ELEMENTS:   %[[ROWPTR:.+]] = "warp.address"(%[[A]], %{{.+}}, %[[J]])
+// ELEMENTS:   %[[ROWADDR:.+]] = llvm.ptrtoint %[[ROWPTR]]
+// ELEMENTS:   %[[ROWARR:.+]] = "warp.array_from_ptr"(%[[ROWADDR]], %{{.+}}) : (i64, i32) -> !warp.array<f32, 1 : i64>
+// ELEMENTS:   %[[FV:.+]] = "warp.load"(%[[ROWARR]], %{{.+}})
+// ELEMENTS:   tensor.yield %[[FV]] : f32
 // CHECK: } else {
 // CHECK:   tensor.generate {
 // CHECK:   ^bb0(%[[R:.+]]: index, %[[C:.+]]: index):
