@@ -6,8 +6,6 @@ The struct matches runtime/abi.py, which packs arrays for a launch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import weakref
 
 from mlir import ir
@@ -161,7 +159,6 @@ def lower_cas(ptr: ir.Value, compare: ir.Value, value: ir.Value) -> ir.Value:
     return arith.BitcastOp(t, old).result if bits is not None else old
 
 
-@dataclass(frozen=True)
 class ConvertArraysToLLVM(Pass):
     name = "convert-warp-arrays-to-llvm"
     description = "Lower warp arrays to descriptor structs and array ops to LLVM address arithmetic and memory ops"

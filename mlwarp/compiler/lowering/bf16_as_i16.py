@@ -11,8 +11,6 @@ whose layout equals i16's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith
 
@@ -26,7 +24,6 @@ def _replace(t: ir.Type) -> ir.Type:
     return ir.Type.parse(s.replace("bf16", "i16"))
 
 
-@dataclass(frozen=True)
 class Bf16AsI16(Pass):
     name = "warp-bf16-as-i16"
     description = "Carry bfloat16 values as i16 bit patterns in the LLVM dialect (no soft-float helpers)"
@@ -50,7 +47,6 @@ class Bf16AsI16(Pass):
             module.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
-@dataclass(frozen=True)
 class Bf16RoundEachOp(Pass):
     name = "warp-bf16-round-each-op"
     description = ("After arith-emulate-unsupported-floats: drop `contract` from its bf16<->f32 conversions, so "

@@ -3,8 +3,6 @@ by the lowering in the builtin table; unsigned integer types then become signles
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 
 
@@ -41,7 +39,6 @@ def erase_signedness(root: ir.Operation) -> None:
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
-@dataclass(frozen=True)
 class ConvertBuiltinsToArith(Pass):
     name = "convert-warp-builtins-to-arith"
     description = "Lower warp builtin ops and warp.cast to arith/math (table-driven); make integer types signless"

@@ -18,8 +18,6 @@ bridges the two, and becomes an identity cast that reconcile-unrealized-casts re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith
 
@@ -117,7 +115,6 @@ def _involves_composite(op) -> bool:
 
 
 # -- the pass ----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
 class ConvertCompositesToVector(Pass):
     name = "convert-warp-composites-to-vector"
     description = ("Lower warp vec/mat/quat/transform values to 1-D vectors and structs to LLVM structs; lower "

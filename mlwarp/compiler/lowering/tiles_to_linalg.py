@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import _linalg_ops_gen as linalg  # (the ODS builders: the opdsl module costs ~150 ms to import)
-from mlir.dialects import arith, scf, tensor
+from mlir.dialects import arith, scf, tensor, vector
 
 from ..dialects import llvm
 from ..dialects.warp import builders as wb
@@ -328,8 +328,6 @@ class _Lowering:
     def vector_rows(self, arr, offsets, result):
         """The tile of a 1-d or 2-d array whose rows are contiguous, one vector load a row (each row written
         into the tile by vector.transfer_write)."""
-        from mlir.dialects import vector
-
         dtype, rank = result.element_type, len(offsets)
         width = result.shape[-1]
         row_t = ir.VectorType.get([width], dtype)

@@ -18,8 +18,6 @@ Refused, with a message: a builtin without a rule, a used atomic result, calls.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
@@ -288,7 +286,6 @@ def build_tangent(kernel) -> func.FuncOp:
     return f
 
 
-@dataclass(frozen=True)
 class Jvp(Pass):
     name = "warp-jvp"
     description = ("Forward-mode AD: for each kernel k add k_jvp(args..., tan_args...), the forward computation "

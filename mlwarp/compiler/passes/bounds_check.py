@@ -17,8 +17,6 @@ every op `file:line:col`). The sites go to the module attribute
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import json
 import re
 
@@ -69,7 +67,6 @@ def source_locations(loc: ir.Location) -> list:
     return [f"{m.group(1)}:{m.group(2)}:{m.group(3)}" for m in _FILE_LOC.finditer(str(loc))]
 
 
-@dataclass(frozen=True)
 class BoundsCheck(Pass):
     name = "warp-bounds-check"
     description = "Guard every array access with a bounds check that reports the first failure in a hidden " \

@@ -17,8 +17,6 @@ forward replay gets the same expansion."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith, math, scf
 
@@ -424,7 +422,6 @@ LOWERINGS = {
 }
 
 
-@dataclass(frozen=True)
 class ExpandGeometry(Pass):
     name = "warp-expand-geometry"
     description = "Geometry queries (warp.hash_grid_query, ...) as loads from the structure's descriptor and scf loops"

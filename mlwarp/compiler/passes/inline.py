@@ -8,8 +8,6 @@ Upstream's `inline` pass cannot do this: warp ops have no inliner interface.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 
 from .registry import Pass, PassError, ops_named
@@ -47,7 +45,6 @@ def inline_call(call, callee) -> None:
     copy.erase()
 
 
-@dataclass(frozen=True)
 class Inline(Pass):
     name = "warp-inline"
     description = "Inline calls of private functions (@wp.func) into their callers and erase those functions"

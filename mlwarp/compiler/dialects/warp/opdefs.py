@@ -1,23 +1,25 @@
-"""The vocabulary of the op table (ops.py): constraints on types and attributes, and how an op is declared."""
+"""The vocabulary of the op table (ops.py): constraints on types and attributes, and how an op is declared.
+
+Records are NamedTuples: immutable, and made at import without the ~0.35 ms of code generation a frozen
+dataclass costs in Python 3.11 (a cold compile imports this module). Constraints are told apart by
+isinstance, never compared with ==.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 # -- constraints -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Is:
+class Is(NamedTuple):
     type: str
 
 
-@dataclass(frozen=True)
-class Base:
+class Base(NamedTuple):
     name: str  # "warp.array" (a warp type), "!builtin.integer" (a builtin type kind)
 
 
-@dataclass(frozen=True)
-class Array:
+class Array(NamedTuple):
     """!warp.array<dtype, N> for any rank N; with `or_descriptor`, also the array's LLVM descriptor: an
     array field of a struct is one from convert-warp-composites-to-vector (which lowers the struct) until
     convert-warp-arrays-to-llvm (which lowers the ops on it), and a descriptor carries no dtype."""
@@ -34,37 +36,37 @@ def descriptor_spelling(ndim: int) -> str:
     return f"!llvm.struct<(ptr, array<{ndim} x i64>, array<{ndim} x i64>)>"
 
 
-@dataclass(frozen=True)
-class Tile:
+class Tile(NamedTuple):
     """!warp.tile<dtype, array<i64: shape...>> for any shape: a tile's elements are values of `dtype`."""
 
     dtype: object
 
 
-@dataclass(frozen=True)
 class AnyOf:
-    options: tuple
+    """Any one of the options (an AnyOf among them is flattened into its options)."""
+
+    __slots__ = ("options",)
 
     def __init__(self, *options):
         flat = []
         for o in options:
             flat += o.options if isinstance(o, AnyOf) else [o]
-        object.__setattr__(self, "options", tuple(flat))
+        self.options = tuple(flat)
+
+    def __repr__(self) -> str:
+        return f"AnyOf{self.options!r}"
 
 
-@dataclass(frozen=True)
-class AnyType:
+class AnyType(NamedTuple):
     pass
 
 
-@dataclass(frozen=True)
-class Var:
+class Var(NamedTuple):
     name: str
     constraint: object
 
 
-@dataclass(frozen=True)
-class AttrBase:
+class AttrBase(NamedTuple):
     name: str  # "#builtin.string", "#builtin.integer"
 
 
@@ -77,30 +79,26 @@ COMPOSITE = AnyOf(*(Base(f"warp.{k}") for k in ("vec", "mat", "quat", "transform
 
 
 # -- ops -------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Operand:
+class Operand(NamedTuple):
     name: str
     constraint: object
     variadic: bool = False
     optional: bool = False  # 0 or 1 value; ops with such groups carry operandSegmentSizes
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     name: str
     constraint: object
     variadic: bool = False
     optional: bool = False  # (resultSegmentSizes)
 
 
-@dataclass(frozen=True)
-class Attr:
+class Attr(NamedTuple):
     name: str
     constraint: object
 
 
-@dataclass(frozen=True)
-class OpDef:
+class OpDef(NamedTuple):
     name: str  # without the "warp." prefix
     summary: str
     operands: tuple = ()

@@ -19,8 +19,6 @@ What LLVM needs to vectorise that loop, and how the entry gives it:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
@@ -142,7 +140,6 @@ def _drop_index_round_trips(truncs: list) -> None:
                 owner.results[0].replace_all_uses_with(source)
 
 
-@dataclass(frozen=True)
 class CpuEntry(Pass):
     name = "warp-cpu-entry"
     description = "Wrap each kernel in a CPU entry point looping over a range of linear thread indices"

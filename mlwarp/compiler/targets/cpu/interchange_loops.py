@@ -525,7 +525,6 @@ def _erase_dead_loops(root) -> None:
                 break
 
 
-@dataclass(frozen=True)
 class CpuInterchangeLoops(Pass):
     name = "warp-cpu-interchange-loops"
     description = ("Loops with thread-invariant bounds in a kernel run once per block of threads, the per-thread "

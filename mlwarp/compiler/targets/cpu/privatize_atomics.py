@@ -19,8 +19,6 @@ parallel launch with atomics.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith, scf
 
@@ -100,7 +98,6 @@ def _only_summed_into(root, kind: str, loop) -> bool:
     return True
 
 
-@dataclass(frozen=True)
 class PrivatizeAtomics(Pass):
     name = "warp-cpu-privatize-atomics"
     description = ("Sum atomic adds to a loop-invariant address in a private accumulator of the CPU thread "

@@ -27,8 +27,6 @@ see a private array that aliases another parameter (then it launches the plain e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith
 
@@ -208,7 +206,6 @@ def add_private_copy(module, entry) -> list:
     return [(p, t) for p, t, _ in params]
 
 
-@dataclass(frozen=True)
 class PrivatizeScatter(Pass):
     name = "warp-cpu-privatize-scatter"
     description = ("Add `<entry>_private`, a copy of each CPU entry whose atomics on arrays it only sums into "

@@ -9,8 +9,6 @@ becomes plain).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith
 
@@ -53,7 +51,6 @@ def add_serial_copy(entry) -> bool:
     return True
 
 
-@dataclass(frozen=True)
 class CpuSerialCopy(Pass):
     name = "warp-cpu-serial-copy"
     description = "Add `<entry>_serial`, a copy of each CPU entry with atomics as plain read-modify-writes"

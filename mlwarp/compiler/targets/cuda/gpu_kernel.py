@@ -17,8 +17,6 @@ back), so LLVM's address-space inference emits `ld.global`/`st.global`/
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith, scf
 
@@ -149,7 +147,6 @@ def printf_to_gpu_printf(module: ir.Operation, gmod: ir.Operation) -> None:
                 o.erase()
 
 
-@dataclass(frozen=True)
 class GpuKernel(Pass):
     name = "warp-gpu-kernel"
     description = ("Wrap each kernel in a gpu.func (grid-stride loop over the linear thread index, bounded by the "
