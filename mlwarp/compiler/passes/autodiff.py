@@ -697,6 +697,13 @@ def tapeable(t: ir.Type) -> bool:
     return wc.storage_layout(t) is not None
 
 
+# Builtins a loop tape keeps the results of (each a libm call: the reverse reads them instead of calling again;
+# `v = v + a * sin(v)` needs sin(v) for a's adjoint beside cos(v) for v's)
+TAPED_BUILTINS = frozenset(f"warp.{name}" for name in (
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "exp2", "log", "log2",
+    "log10", "pow", "cbrt", "erf", "erfc", "erfinv"))
+
+
 def state_bytes(types) -> int:
     return max(1, sum(wc.storage_layout(t)[0] for t in types))
 
@@ -755,14 +762,16 @@ class LoopReverse:
             ReverseBuilder.accumulate(adj, self.inits[k], r)
 
     # -- forward pieces ---------------------------------------------------------------------------
-    def iteration(self, state, iv_index, mapping):
-        """Clones one forward iteration (pure) from `state`; returns (next state, mapping)."""
+    def iteration(self, state, iv_index, mapping, given=None):
+        """Clones one forward iteration (pure) from `state`; returns (next state, mapping). `given`: values of
+        the body read from a tape (original -> value), not computed again."""
         m = dict(mapping)
         if self.is_for:
             for a, s in zip(list(self.body.arguments)[1:], state):
                 m[a] = s
             m[self.body.arguments[0]] = self.induction(iv_index)
-            clone_ops(body_ops(self.body), m)
+            m.update(given or {})
+            clone_ops(body_ops(self.body), m, given=frozenset(given or ()))
             return [m.get(v, v) for v in terminator(self.body).operands], m
         passed = self.before_at(state, m)
         for a, p in zip(self.after.arguments, passed):
@@ -844,28 +853,33 @@ class LoopReverse:
             scf.YieldOp(self.reverse_step(list(loop.inner_iter_args), state, j))
         return loop
 
-    def reverse_step(self, carried, state, j) -> list:
+    def reverse_step(self, carried, state, j, given=None) -> list:
         """Reverses iteration j from its incoming `state`, with the carried adjoints (the state's differentiable
         part, then the free values); returns the adjoints to carry to iteration j - 1."""
         state_adj, local = carried[:len(self.diff_state)], {}
         for v, a in zip(self.free, carried[len(self.diff_state):]):
             local[v] = a
-        self.reverse_iteration(state, j, dict(zip(self.diff_state, state_adj)), local)
+        self.reverse_iteration(state, j, dict(zip(self.diff_state, state_adj)), local, given)
         src_state = list(self.body.arguments)[1:] if self.is_for else list(self.before.arguments)
         return ([self.rb.adj_or_zero(local, src_state[k]) for k in self.diff_state]
                 + [self.rb.adj_or_zero(local, v) for v in self.free])
 
     def taped_reverse_loop(self, n, adj_state, free_adj):
         """The reverse in O(n) body evaluations: the state of every iteration is recomputed once, into a tape
-        on the thread's stack (warp.stack_array), and read back from last to first.
+        on the thread's stack (warp.stack_array), and read back from last to first, with the results of the
+        iteration's libm builtins (TAPED_BUILTINS, at the body's top level of a for loop), which the reverse
+        reads rather than calling again.
 
-        When n states fit in the pass's tape_bytes (TAPE_BYTES) the tape holds all of them (segment k = n: one forward run into the
-        tape, then the reverse). Beyond that, checkpoints: a first forward run keeps the state at every k-th
-        iteration (k = max(states per TAPE_BYTES, isqrt(n) + 1)); the reverse then takes the segments from
-        last to first, re-running each from its checkpoint into the tape. Cost: at most 2n forward bodies
-        besides the reverse's own; memory: (ceil(n / k) + k) states."""
+        When n iterations fit in the pass's tape_bytes (TAPE_BYTES) the tape holds all of them (segment k = n:
+        one forward run into the tape, then the reverse). Beyond that, checkpoints: a first forward run keeps
+        the state at every k-th iteration (k = max(iterations per TAPE_BYTES, isqrt(n) + 1)); the reverse then
+        takes the segments from last to first, re-running each from its checkpoint into the tape. Cost: at most
+        2n forward bodies besides the reverse's own (whose taped builtins it does not call); memory:
+        ceil(n / k) states + k (states and taped values)."""
         one, zero_ = i32_const(1), i32_const(0)
-        per_budget = i32_const(max(1, self.rb.tape_bytes // state_bytes(self.state_types)))
+        taped = self.taped_values()
+        per_iteration = state_bytes(self.state_types + [v.type for v in taped])
+        per_budget = i32_const(max(1, self.rb.tape_bytes // per_iteration))
         root = arith.AddIOp(arith.FPToSIOp(_i32(), math.SqrtOp(arith.SIToFPOp(_f64(), n).result).result).result,
                             one).result
         big = arith.MaxSIOp(per_budget, root).result
@@ -873,7 +887,9 @@ class LoopReverse:
         k = arith.MaxSIOp(arith.SelectOp(fits, n, big).result, one).result
         c = arith.DivSIOp(arith.SubIOp(arith.AddIOp(n, k).result, one).result, k).result
         checkpoints = [wb.stack_array(t, arith.MaxSIOp(c, one).result) for t in self.state_types]
-        tape = [wb.stack_array(t, k) for t in self.state_types]
+        slots = arith.AddIOp(k, one).result  # (the state after a segment's last iteration lands in slot k)
+        tape = [wb.stack_array(t, slots) for t in self.state_types]
+        values = [wb.stack_array(v.type, k) for v in taped]
         state = [self.m(v) for v in self.inits]
         for buf, v in zip(checkpoints, state):
             wb.store(buf, v, [zero_])
@@ -899,26 +915,38 @@ class LoopReverse:
             start = [wb.load(buf, [s]) for buf in checkpoints]
             for buf, v in zip(tape, start):
                 wb.store(buf, v, [zero_])
-            rerun = scf.ForOp(one, length, one, start)  # tape[t] = the state before iteration lo + t
+            # tape[t] = the state before iteration lo + t, values[t] = its taped builtins' results
+            rerun = scf.ForOp(zero_, length, one, start)
             with ir.InsertionPoint(rerun.body):
                 t = rerun.induction_variable
-                j = arith.SubIOp(arith.AddIOp(lo, t).result, one).result
-                nxt, _ = self.iteration(list(rerun.inner_iter_args), j, self.mapping)
+                nxt, m = self.iteration(list(rerun.inner_iter_args), arith.AddIOp(lo, t).result, self.mapping)
+                after = arith.AddIOp(t, one).result
                 for buf, v in zip(tape, nxt):
-                    wb.store(buf, v, [t])
+                    wb.store(buf, v, [after])
+                for buf, v in zip(values, taped):
+                    wb.store(buf, m[v], [t])
                 scf.YieldOp(nxt)
             back = scf.ForOp(zero_, length, one, list(outer.inner_iter_args))
             with ir.InsertionPoint(back.body):
                 t = arith.SubIOp(arith.SubIOp(length, one).result, back.induction_variable).result
                 state = [wb.load(buf, [t]) for buf in tape]
-                scf.YieldOp(self.reverse_step(list(back.inner_iter_args), state, arith.AddIOp(lo, t).result))
+                given = {v: wb.load(buf, [t]) for buf, v in zip(values, taped)}
+                scf.YieldOp(self.reverse_step(list(back.inner_iter_args), state, arith.AddIOp(lo, t).result,
+                                              given))
             scf.YieldOp(list(back.results))
         return outer
 
-    def reverse_iteration(self, state, j, adj_next, local):
+    def taped_values(self) -> list:
+        """The results of a for loop body's top-level libm builtins (TAPED_BUILTINS) that a tape can hold."""
+        if not self.is_for:
+            return []
+        return [op.results[0] for op in body_ops(self.body)
+                if op.name in TAPED_BUILTINS and len(op.results) == 1 and tapeable(op.results[0].type)]
+
+    def reverse_iteration(self, state, j, adj_next, local, given=None):
         """Reverses iteration j in place: adjoints of its yielded state in `adj_next` (by state index);
         leaves the adjoints of its incoming state and of the free values in `local`."""
-        nxt, m = self.iteration(state, j, self.mapping)
+        nxt, m = self.iteration(state, j, self.mapping, given)
         block = self.body if self.is_for else self.after
         for k, g in adj_next.items():
             ReverseBuilder.accumulate(local, terminator(block).operands[k], g)

@@ -71,12 +71,15 @@ def create_like(op: ir.Operation, operands, result_types=None) -> ir.Operation:
 REPLAYS: dict = {}
 
 
-def clone_ops(ops, mapping: dict, pure: bool = True) -> None:
+def clone_ops(ops, mapping: dict, pure: bool = True, given=frozenset()) -> None:
     """Clones `ops` at the insertion point, reading operands through `mapping` (original -> new value) and
     adding the clones' results to it. With `pure`, stores and atomics are dropped (the adjoint replays
-    values, not effects); an atomic whose returned value is used cannot be replayed and is refused."""
+    values, not effects); an atomic whose returned value is used cannot be replayed and is refused. An op
+    whose one result is in `given` is not cloned: `mapping` already has its value (read from a loop tape)."""
     for op in ops:
         op = op.operation
+        if given and len(op.results) == 1 and op.results[0] in given:
+            continue
         if pure and op.name in SIDE_EFFECTS:
             if op.results and list(op.results[0].uses):
                 raise PassError(f"{where(op)}: cannot differentiate a kernel that uses the value returned by an "

@@ -1,39 +1,48 @@
 // RUN: mlwarp-opt %s --warp-autodiff --canonicalize --cse | FileCheck %s
 // Loops run backwards over their iterations. Iteration j needs its carried state s_j: the pass keeps
 // the states in a tape on the thread's stack (warp.stack_array), filled by one more forward run, and
-// reads them back from last to first: O(n), exact. Past TAPE_BYTES of state the tape holds a segment
-// of k states and a second array every k-th state (checkpoints); each segment is re-run from its
-// checkpoint into the tape. A reverse body that does not read the state (s += x[k]) needs no tape.
+// reads them back from last to first: O(n), exact; the results of the body's libm builtins (sin, exp, ...)
+// go into the tape beside the states, so the reverse does not call them again. Past TAPE_BYTES the tape
+// holds a segment of k iterations and a second array every k-th state (checkpoints); each segment is
+// re-run from its checkpoint into the tape. A reverse body that does not read the state (s += x[k]) needs no tape.
 
 // A static loop (constant bounds, before any unrolling): trip count 4 folds to one segment of 4.
 // CHECK-LABEL: func.func @static_adj(
 // CHECK: %[[FWD:.+]] = scf.for
 // CHECK: %[[CKPT:.+]] = "warp.stack_array"(%c1_i32)
-// CHECK: %[[TAPE:.+]] = "warp.stack_array"(%c4_i32)
+// CHECK: %[[TAPE:.+]] = "warp.stack_array"(%c5_i32)
+// CHECK: %[[VALS:.+]] = "warp.stack_array"(%c4_i32)
 // CHECK: "warp.store"(%[[TAPE]], %{{.+}}, %c0_i32)
-// the tape's fill: tape[t] = s_t for t = 1 .. 3
-// CHECK: scf.for %[[T:.+]] = %c1_i32 to %c4_i32
-// CHECK: "warp.exp"
-// CHECK: "warp.store"(%[[TAPE]], %{{.+}}, %[[T]])
-// the reverse: j = 3 - jj, s_j read from the tape
+// the tape's fill: tape[t + 1] = s_{t+1}, and exp(s_t) (a libm builtin) in values[t], for t = 0 .. 3
+// CHECK: scf.for %[[T:.+]] = %c0_i32 to %c4_i32
+// CHECK: %[[E:.+]] = "warp.exp"
+// CHECK: %[[T1:.+]] = arith.addi %[[T]], %c1_i32
+// CHECK: "warp.store"(%[[TAPE]], %{{.+}}, %[[T1]])
+// CHECK: "warp.store"(%[[VALS]], %[[E]], %[[T]])
+// the reverse: j = 3 - jj, s_j and exp(s_j) read from the tape, exp not called again
 // CHECK: scf.for %[[JJ:.+]] = %c0_i32 to %c4_i32 step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f32)
 // CHECK: %[[J:.+]] = arith.subi %c3_i32, %[[JJ]]
 // CHECK: "warp.load"(%[[TAPE]], %[[J]])
-// CHECK: "warp.exp"
+// CHECK: "warp.load"(%[[VALS]], %[[J]])
+// CHECK-NOT: "warp.exp"
+// CHECK: scf.yield
 
 // A dynamic loop (runtime n) whose state enters a nonlinear op: v = v * a + sin(v).
 // CHECK-LABEL: func.func @carried_adj(
 // CHECK-SAME: %[[X:[^:]+]]: !warp.array<f32, 1 : i64>, %[[Y:[^:]+]]: !warp.array<f32, 1 : i64>, %[[N:[^:]+]]: i32, %[[A:[^:]+]]: f32,
-// trip count; segment k = n when n f32 states fit in the tape (16384), else max(16384, isqrt(n) + 1)
+// trip count; segment k = n when n iterations (an f32 state and sin's f32 result each) fit in the tape
+// (8192), else max(8192, isqrt(n) + 1)
 // CHECK: %[[T:.+]] = arith.maxsi %[[N]], %{{.+}} : i32
 // CHECK: math.sqrt
-// CHECK: %[[FITS:.+]] = arith.cmpi sle, %[[T]], %c16384_i32
+// CHECK: %[[FITS:.+]] = arith.cmpi sle, %[[T]], %c8192_i32
 // CHECK: arith.select %[[FITS]], %[[T]], %{{.+}}
 // CHECK: %[[K:.+]] = arith.maxsi %{{.+}}, %c1_i32
-// c = ceil(n / k) checkpoints, a tape of k
+// c = ceil(n / k) checkpoints, a tape of k + 1 states and k values of sin
 // CHECK: %[[C:.+]] = arith.divsi %{{.+}}, %[[K]]
 // CHECK: %[[CKPT:.+]] = "warp.stack_array"(%{{.+}})
-// CHECK: %[[TAPE:.+]] = "warp.stack_array"(%[[K]])
+// CHECK: %[[SLOTS:.+]] = arith.addi %[[K]], %c1_i32
+// CHECK: %[[TAPE:.+]] = "warp.stack_array"(%[[SLOTS]])
+// CHECK: %[[VALS:.+]] = "warp.stack_array"(%[[K]])
 // the checkpoints: the forward loop in segments of k, s_{s k} kept in checkpoint s
 // CHECK: "warp.store"(%[[CKPT]], %{{.+}}, %c0_i32)
 // CHECK: scf.for %[[S:.+]] = %c1_i32 to %[[C]]
@@ -44,13 +53,16 @@
 // CHECK: scf.for %{{.+}} = %c0_i32 to %[[C]] step %c1_i32 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (f32, f32)
 // CHECK: %[[START:.+]] = "warp.load"(%[[CKPT]]
 // CHECK: "warp.store"(%[[TAPE]], %[[START]], %c0_i32)
-// the segment re-run into the tape
-// CHECK: scf.for %[[U:.+]] = %c1_i32 to %[[LEN:.+]] step
-// CHECK: "warp.sin"
-// CHECK: "warp.store"(%[[TAPE]], %{{.+}}, %[[U]])
-// its reverse at s_j from the tape
+// the segment re-run into the tape, sin(s_u) kept
+// CHECK: scf.for %[[U:.+]] = %c0_i32 to %[[LEN:.+]] step
+// CHECK: %[[SIN:.+]] = "warp.sin"
+// CHECK: "warp.store"(%[[TAPE]], %{{.+}}, %{{.+}})
+// CHECK: "warp.store"(%[[VALS]], %[[SIN]], %[[U]])
+// its reverse at s_j from the tape: cos(s_j) computed, sin(s_j) read
 // CHECK: scf.for %{{.+}} = %c0_i32 to %[[LEN]] step %{{.+}} iter_args(%[[AV:.+]] = %{{.+}}, %[[AA:.+]] = %{{.+}}) -> (f32, f32)
 // CHECK: %[[SJ:.+]] = "warp.load"(%[[TAPE]]
+// CHECK: "warp.load"(%[[VALS]]
+// CHECK-NOT: "warp.sin"
 // CHECK: "warp.cos"(%[[SJ]])
 // CHECK: "warp.mul"(%[[A]], %[[AV]])
 // CHECK: "warp.mul"(%[[SJ]], %[[AV]])
