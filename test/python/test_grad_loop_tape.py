@@ -2,7 +2,8 @@
 keeps each iteration's state on the thread's stack, or, past TAPE_BYTES, checkpoints every k-th state and
 re-runs the segments. Both paths against numpy forwards (float64) and central differences of them, with trip
 counts on each side of the tape's capacity and at its edges (0, 1, exactly full, one past full, a partial
-last segment)."""
+last segment). The tape also keeps the results of the body's libm builtins (sin, exp, ...), which the
+reverse reads instead of calling them again."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from grad_util import check_against_numpy
 
 f64 = wp.float64
 FLOAT64_STATES = TAPE_BYTES // 8  # iterations whose f64 state fills the tape
+TAPED_SIN_ITERATIONS = TAPE_BYTES // 16  # iterations whose f64 state and f64 sin (a taped builtin) fill it
 
 
 def arr(values, dtype=f64):
@@ -42,8 +44,10 @@ def damped_reference(x, a, n):
     return v
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, FLOAT64_STATES, FLOAT64_STATES + 1, 2 * FLOAT64_STATES + 5])
+@pytest.mark.parametrize("n", [0, 1, 7, TAPED_SIN_ITERATIONS, TAPED_SIN_ITERATIONS + 1, 2 * TAPED_SIN_ITERATIONS + 5])
 def test_a_dynamic_loop_whose_reverse_needs_every_state(n):
+    """Each iteration's state and sin(state) go into the tape (sin is a libm builtin: the reverse reads it for
+    a's adjoint, beside cos(state) for v's)."""
     # 1e-4: the gradient is a product of n factors near 1, so it stays O(1) at any n
     check_against_numpy(damped_iteration, 3, [arr([0.3, 1.1, 2.5]), 1.0e-4, n], [out(3)], damped_reference,
                         tangents=False)
@@ -172,3 +176,29 @@ def test_the_tape_gradient_equals_the_product_of_the_step_derivatives():
         v = v + 1.0e-5 * np.sin(v)
     np.testing.assert_allclose(y.numpy(), v, rtol=1e-4)
     np.testing.assert_allclose(x.grad.numpy(), d, rtol=1e-3)
+
+
+@wp.kernel
+def two_taped_builtins(x: wp.array(dtype=f64), a: f64, b: f64, n: int, y: wp.array(dtype=f64)):
+    i = wp.tid()
+    v = x[i]
+    for _ in range(n):
+        e = wp.exp(-v * v)
+        v = v + a * wp.sin(v) * e + b * e
+    y[i] = v
+
+
+def two_taped_reference(x, a, b, n):
+    v = x.copy()
+    for _ in range(n):
+        e = np.exp(-v * v)
+        v = v + a * np.sin(v) * e + b * e
+    return v
+
+
+@pytest.mark.parametrize("n", [3, TAPE_BYTES // 24, TAPE_BYTES // 24 + 1, 3 * (TAPE_BYTES // 24) + 2])
+def test_two_taped_builtins_whose_results_the_reverse_reads_for_every_adjoint(n):
+    """exp(-v^2) and sin(v) (24 bytes an iteration with the state) feed v's, a's and b's adjoints; on each side
+    of the tape's capacity (one segment; checkpoints)."""
+    check_against_numpy(two_taped_builtins, 3, [arr([0.3, -1.1, 2.5]), 1.0e-3, -2.0e-4, n], [out(3)],
+                        two_taped_reference, tangents=False)
