@@ -1,0 +1,512 @@
+"""`wp.Volume`: a sparse NanoVDB grid (issue 17). The volume owns one buffer holding real NanoVDB bytes
+(nanovdb.py builds and reads them); `volume.id` is that buffer's address, which kernels walk with the
+`wp.volume_*` functions of volume_funcs.py (root tiles -> upper -> lower -> leaf, by the nodes' bit masks), as
+Warp's kernels do with PNanoVDB. `volume.array()` is the buffer itself (uint8).
+
+Host-side builds (`allocate`, `allocate_by_tiles`, `allocate_by_voxels`, `load_from_numpy`) run with numpy."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import types as wt
+from ..core import vector as wv
+from . import nanovdb as nv
+
+_ALIGN = 32  # NanoVDB's node alignment: every field of the buffer is aligned to its size
+
+
+def _aligned_buffer(nbytes: int) -> np.ndarray:
+    raw = np.zeros(nbytes + _ALIGN, dtype=np.uint8)
+    start = (-raw.ctypes.data) % _ALIGN
+    return raw[start:start + nbytes]
+
+
+def _dtype_grid_type(dtype) -> int:
+    """The NanoVDB grid type storing values of Warp type `dtype` (Warp's supported value types)."""
+    table = {wt.float32: nv.FLOAT, wt.float64: nv.DOUBLE, wt.int32: nv.INT32, wt.int64: nv.INT64,
+             wt.uint32: nv.UINT32, wv.vec3f: nv.VEC3F, wv.vec3d: nv.VEC3D, wv.vec4f: nv.VEC4F, wv.vec4d: nv.VEC4D}
+    for t, code in table.items():
+        if dtype is t:
+            return code
+    raise TypeError(f"Unsupported volume value type {getattr(dtype, '__name__', dtype)}")
+
+
+_TYPE_OF_GRID = {"float": wt.float32, "double": wt.float64, "int16": wt.int16, "int32": wt.int32, "int64": wt.int64,
+                 "Vec3f": wv.vec3f, "Vec3d": wv.vec3d, "Half": wt.float16, "uint32": wt.uint32, "bool": wt.bool_,
+                 "Vec4f": wv.vec4f, "Vec4d": wv.vec4d, "Vec3u8": wv.vec3ub, "Vec3u16": wv.vec3us, "uint8": wt.uint8}
+_GRID_TYPE_NAMES = {0: "Unknown", 1: "float", 2: "double", 3: "int16", 4: "int32", 5: "int64", 6: "Vec3f",
+                    7: "Vec3d", 8: "Mask", 9: "Half", 10: "uint32", 11: "bool", 12: "RGBA8", 13: "Float4",
+                    14: "Float8", 15: "Float16", 16: "FloatN", 17: "Vec4f", 18: "Vec4d", 19: "Index", 20: "OnIndex",
+                    21: "IndexMask", 22: "OnIndexMask", 23: "PointIndex", 24: "Vec3u8", 25: "Vec3u16", 26: "uint8"}
+
+
+def _value_of_background(bg_value):
+    """(Warp dtype, value) of an allocation's background value, as Warp infers the grid type from it."""
+    if isinstance(bg_value, wt.scalar_base):
+        return type(bg_value), bg_value.value
+    t = type(bg_value)
+    if wt.is_composite(t):
+        return t, np.asarray(bg_value)
+    if isinstance(bg_value, (bool, np.bool_)):
+        raise TypeError("Unsupported volume background value type bool")
+    if isinstance(bg_value, numbers.Integral):
+        return wt.int32, int(bg_value)
+    if isinstance(bg_value, numbers.Real):
+        return wt.float32, float(bg_value)
+    arr = np.asarray(bg_value, dtype=np.float64).reshape(-1)
+    if arr.size == 3:
+        return wv.vec3f, arr
+    if arr.size == 4:
+        return wv.vec4f, arr
+    raise TypeError(f"Unsupported volume background value {bg_value!r}")
+
+
+def _voxel_size_vector(voxel_size, what="voxel_size") -> np.ndarray:
+    """A per-axis voxel size (3 positive finite floats) from a scalar or a 3-sequence; Warp's errors."""
+    if isinstance(voxel_size, (str, bytes)) or voxel_size is None:
+        raise TypeError(f"{what} must be a number or a sequence of 3 numbers, got {type(voxel_size).__name__}")
+    if isinstance(voxel_size, (numbers.Real, np.floating, np.integer)) and not isinstance(voxel_size, bool):
+        v = np.full(3, float(voxel_size))
+    else:
+        try:
+            items = list(voxel_size)
+        except TypeError:
+            raise TypeError(f"{what} must be a number or a sequence of 3 numbers, "
+                            f"got {type(voxel_size).__name__}") from None
+        if len(items) != 3:
+            raise ValueError(f"{what} must have 3 elements, got {len(items)}")
+        try:
+            v = np.array([float(x) for x in items])
+        except (TypeError, ValueError):
+            raise TypeError(f"{what} must contain numbers") from None
+    if not np.all(np.isfinite(v)) or np.any(v <= 0.0):
+        raise ValueError(f"{what} must be positive and finite, got {tuple(float(x) for x in v)}")
+    return v
+
+
+def _transform(voxel_size, transform):
+    if transform is not None:
+        mat = np.asarray(transform, dtype=np.float64).reshape(3, 3)
+        if abs(np.linalg.det(mat)) == 0.0:
+            raise ValueError("transform must be invertible")
+        return mat
+    return np.diag(_voxel_size_vector(voxel_size))
+
+
+def _points_to_index(points, mat, translation, in_world_space):
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    if in_world_space:
+        pts = (pts - np.asarray(translation, dtype=np.float64)) @ np.linalg.inv(mat).T
+    return pts
+
+
+def _leaves_of_voxels(ijk):
+    """(leaf origins, masks) of a set of voxel coordinates (int, (N, 3)), duplicates merged."""
+    ijk = np.asarray(ijk, dtype=np.int64).reshape(-1, 3)
+    if len(ijk) == 0:
+        return np.zeros((0, 3), np.int64), np.zeros((0, 8), np.uint64)
+    origins, leaf = np.unique(ijk & ~7, axis=0, return_inverse=True)
+    leaf = leaf.reshape(-1)
+    local = ijk & 7
+    n = (local[:, 0] << 6) | (local[:, 1] << 3) | local[:, 2]
+    masks = np.zeros((len(origins), 8), np.uint64)
+    np.bitwise_or.at(masks, (leaf, n >> 6), np.left_shift(np.uint64(1), (n & 63).astype(np.uint64)))
+    return origins, masks
+
+
+def _point_array_numpy(points, point_mask=None):
+    """The rows of a points argument (a wp.array of vec3/int32 rows, or numpy), with point_mask's zeros dropped;
+    whether they are integers (index space) or floats (world space)."""
+    data = points.numpy() if hasattr(points, "numpy") else np.asarray(points)
+    data = data.reshape(-1, 3)
+    if point_mask is not None:
+        mask = point_mask.numpy() if hasattr(point_mask, "numpy") else np.asarray(point_mask)
+        mask = mask.reshape(-1)
+        if len(mask) != len(data):
+            raise ValueError(f"point_mask must have one entry per point ({len(data)}), got {len(mask)}")
+        data = data[mask != 0]
+    return data, np.issubdtype(data.dtype, np.integer)
+
+
+class Volume:
+    """Sparse volumetric data structure based on NanoVDB for efficient 3D sampling."""
+
+    CLOSEST = 0
+    """Enum value to specify nearest-neighbor interpolation during sampling"""
+    LINEAR = 1
+    """Enum value to specify trilinear interpolation during sampling"""
+
+    REBUILD_SUCCESS = 0
+    REBUILD_VOXEL_CAPACITY_EXCEEDED = 1 << 0
+    REBUILD_LEAF_CAPACITY_EXCEEDED = 1 << 1
+    REBUILD_LOWER_CAPACITY_EXCEEDED = 1 << 2
+    REBUILD_UPPER_CAPACITY_EXCEEDED = 1 << 3
+
+    class RebuildInfo(NamedTuple):
+        """Capacity metadata of a volume allocated with rebuild support."""
+        kind: str | None
+        max_voxel_count: int
+        max_leaf_node_count: int
+        max_lower_node_count: int
+        max_upper_node_count: int
+
+    class ActiveStats(NamedTuple):
+        """Active topology statistics from the current grid metadata."""
+        voxel_count: int
+        leaf_node_count: int
+        lower_node_count: int
+        upper_node_count: int
+
+    class GridInfo(NamedTuple):
+        """Grid metadata"""
+        name: str
+        size_in_bytes: int
+        grid_index: int
+        grid_count: int
+        type_str: str
+        translation: object
+        transform_matrix: object
+
+    class FeatureArrayInfo(NamedTuple):
+        """Metadata for a supplemental data array"""
+        name: str
+        ptr: int
+        value_size: int
+        value_count: int
+        type_str: str
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None
+        return instance
+
+    def __init__(self, data, copy: bool = True):
+        """A volume over `data`, a uint8 wp.array of NanoVDB grid bytes (validated; copied unless copy=False)."""
+        self._rebuild_info = Volume.RebuildInfo(None, 0, 0, 0, 0)
+        self._keep = None
+        if data is None:
+            return
+        from ..runtime.device import get_device  # noqa: PLC0415  (the device layer, loaded with wp.array)
+        self.device = get_device(getattr(data, "device", "cpu"))
+        if not self.device.is_cpu:
+            raise RuntimeError("wp.Volume: only CPU volumes are supported by mlwarp so far")
+        raw = data.numpy() if hasattr(data, "numpy") else np.asarray(data)
+        raw = np.ascontiguousarray(raw).view(np.uint8).reshape(-1)
+        if copy or raw.ctypes.data % _ALIGN:
+            buf = _aligned_buffer(raw.size)
+            buf[:] = raw
+        else:
+            buf = raw
+        validate(buf)
+        self._set_buffer(buf)
+
+    def _set_buffer(self, buf: np.ndarray, keep=None):
+        self._buf = buf
+        self._keep = keep
+        self.id = int(buf.ctypes.data)
+
+    def __del__(self):
+        if not getattr(self, "id", None):
+            return
+        self.id = 0
+
+    # -- construction ---------------------------------------------------------------------------------------------
+    @classmethod
+    def _from_bytes(cls, grid_bytes, device=None, validate_grid=True) -> Volume:
+        from ..runtime.device import get_device  # noqa: PLC0415
+        buf = _aligned_buffer(len(grid_bytes))
+        buf[:] = np.frombuffer(bytes(grid_bytes), np.uint8)
+        if validate_grid:
+            validate(buf)
+        v = cls(None)
+        v.device = get_device(device)
+        if not v.device.is_cpu:
+            raise RuntimeError("wp.Volume: only CPU volumes are supported by mlwarp so far")
+        v._set_buffer(buf)
+        return v
+
+    @classmethod
+    def load_from_nvdb(cls, file_or_buffer, device=None) -> Volume:
+        """A Volume of a serialized NanoVDB file (a file object or its bytes); its first grid, the next ones
+        reached by load_next_grid()."""
+        try:
+            data = file_or_buffer.read()
+        except AttributeError:
+            data = file_or_buffer
+        return cls._from_bytes(nv.read_nvdb(data), device)
+
+    @classmethod
+    def load_from_address(cls, grid_ptr: int, buffer_size: int = 0, device=None) -> Volume:
+        """A Volume aliasing the NanoVDB grid at address `grid_ptr` (buffer_size bytes, 0 = the grid's size)."""
+        import ctypes  # noqa: PLC0415
+        if not grid_ptr:
+            raise RuntimeError("Invalid grid address")
+        size = buffer_size or nv.u64(ctypes.string_at(grid_ptr, nv.GRID_SIZE), nv.OFF_GRID_SIZE)
+        raw = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(grid_ptr))
+        validate(raw)
+        from ..runtime.device import get_device  # noqa: PLC0415
+        v = cls(None)
+        v.device = get_device(device)
+        v._set_buffer(raw)
+        return v
+
+    def load_next_grid(self) -> Volume | None:
+        """The next grid of this volume's buffer, or None after the last."""
+        info = self.get_grid_info()
+        if info.grid_index + 1 >= info.grid_count or self._buf.size <= info.size_in_bytes:
+            return None
+        rest = self._buf[info.size_in_bytes:]
+        validate(rest)
+        v = Volume(None)
+        v.device = self.device
+        v._set_buffer(rest, keep=self)
+        return v
+
+    def save_to_nvdb(self, path, codec: str = "none"):
+        """Writes this volume's grids (this one and those after it in the buffer) to a .nvdb file."""
+        grids = []
+        v = self
+        while v is not None:
+            t = nv.grid_type_of(v._buf)
+            if t is None:
+                raise RuntimeError(f"Unsupported grid type for saving: {v.get_grid_info().type_str}")
+            grids.append(v._buf[:v.get_grid_info().size_in_bytes].tobytes())
+            v = v.load_next_grid()
+        data = nv.write_nvdb(grids, codec)
+        with open(path, "wb") as f:
+            f.write(data)
+
+    def array(self):
+        """The raw NanoVDB bytes of this volume as a uint8 array (no copy)."""
+        from ..array import array  # noqa: PLC0415
+        return array(ptr=self.id, dtype=wt.uint8, shape=(self._buf.size,), device=self.device)
+
+    # -- introspection --------------------------------------------------------------------------------------------
+    def _check(self):
+        if not self.id:
+            raise RuntimeError("Invalid Volume")
+
+    def get_grid_info(self) -> Volume.GridInfo:
+        """The metadata of this grid."""
+        self._check()
+        b = self._buf
+        name = nv.grid_name(b)
+        if b"\0" not in name:
+            raise RuntimeError("Invalid NanoVDB name")
+        mat, vec = nv.map_of(b)
+        return Volume.GridInfo(name.split(b"\0", 1)[0].decode("ascii"), nv.u64(b, nv.OFF_GRID_SIZE),
+                               nv.u32(b, nv.OFF_GRID_INDEX), nv.u32(b, nv.OFF_GRID_COUNT),
+                               _GRID_TYPE_NAMES.get(nv.u32(b, nv.OFF_GRID_TYPE), "Unknown"),
+                               wv.vec3f(*vec.tolist()), wv.mat33f(*mat.reshape(-1).tolist()))
+
+    @property
+    def dtype(self):
+        """The Warp type of the values (None for index grids and types Warp has no name for)."""
+        return _TYPE_OF_GRID.get(self.get_grid_info().type_str)
+
+    @property
+    def is_index(self) -> bool:
+        return self.get_grid_info().type_str in ("Index", "OnIndex", "IndexMask", "OnIndexMask")
+
+    @property
+    def is_rebuildable(self) -> bool:
+        return self._rebuild_info.kind is not None
+
+    def get_rebuild_info(self) -> Volume.RebuildInfo:
+        return self._rebuild_info
+
+    def get_active_stats(self) -> Volume.ActiveStats:
+        leaf, lower, upper, voxels = nv.tree_counts(self._buf)
+        return Volume.ActiveStats(voxels, leaf, lower, upper)
+
+    def get_tile_count(self) -> int:
+        return nv.tree_counts(self._buf)[0]
+
+    def get_voxel_count(self) -> int:
+        """Voxels that have an index: the active ones of an OnIndex grid, every voxel of every leaf otherwise."""
+        leaf, _, _, voxels = nv.tree_counts(self._buf)
+        return voxels if nv.u32(self._buf, nv.OFF_GRID_TYPE) in (nv.ONINDEX, 22) else leaf * nv.LEAF_TABLE_COUNT
+
+    def _out(self, out, rows, what):
+        from .. import array as wa  # noqa: PLC0415
+        if out is None:
+            return wa.empty(shape=(rows, 3), dtype=wt.int32, device=self.device)
+        if out.shape[0] < rows:
+            raise RuntimeError(f"'out' array must an array with at least {rows} rows on device {self.device}")
+        ok = (out.dtype is wv.vec3i and out.ndim == 1) or (out.dtype is wt.int32 and out.ndim == 2
+                                                             and out.shape[1] == 3)
+        if not ok or not out.is_contiguous:
+            raise RuntimeError("'out' must be a contiguous 1D array with type vec3i or a 2D array of type int32 "
+                               "with shape (N, 3) ")
+        return out
+
+    def get_tiles(self, out=None):
+        """The origins of every leaf (tile) of this volume, an (N, 3) int32 array."""
+        self._check()
+        origins, _ = nv.leaf_nodes(self._buf)
+        out = self._out(out, len(origins), "tile")
+        out.numpy().reshape(-1)[:origins.size] = origins.reshape(-1)
+        return out
+
+    def get_voxels(self, out=None):
+        """The coordinates of every indexable voxel (see get_voxel_count), in index order."""
+        self._check()
+        origins, masks = nv.leaf_nodes(self._buf)
+        if self.get_voxel_count() == len(origins) * nv.LEAF_TABLE_COUNT and not self.is_index:
+            masks = np.full_like(masks, np.uint64(0xFFFFFFFFFFFFFFFF))
+        vox = nv.active_voxels(origins, masks)
+        out = self._out(out, len(vox), "voxel")
+        out.numpy().reshape(-1)[:vox.size] = vox.reshape(-1)
+        return out
+
+    def get_voxel_size(self) -> tuple:
+        """The voxel size: the lengths of the index-to-world map's columns (float32)."""
+        self._check()
+        return tuple(float(np.float32(x)) for x in np.frombuffer(
+            bytes(self._buf[nv.OFF_VOXEL_SIZE:nv.OFF_VOXEL_SIZE + 24]), "<f8"))
+
+    # -- blind data (feature arrays) ------------------------------------------------------------------------------
+    def get_feature_array_count(self) -> int:
+        return nv.u32(self._buf, nv.OFF_BLIND_COUNT)
+
+    def get_feature_array_info(self, feature_index: int) -> Volume.FeatureArrayInfo:
+        b = self._buf
+        if not 0 <= feature_index < self.get_feature_array_count():
+            raise RuntimeError("Invalid feature array")
+        meta = nv.i64(b, nv.OFF_BLIND_OFFSET) + feature_index * nv.BLIND_META_SIZE
+        data = meta + nv.i64(b, meta + nv.BLIND_DATA_OFFSET)
+        name = bytes(b[meta + nv.BLIND_NAME:meta + nv.BLIND_NAME + nv.NAME_SIZE])
+        if b"\0" not in name:
+            raise RuntimeError("Invalid NanoVDB name")
+        type_code = nv.u32(b, meta + nv.BLIND_DATA_TYPE)
+        return Volume.FeatureArrayInfo(name.split(b"\0", 1)[0].decode("ascii"), self.id + data,
+                                       nv.u32(b, meta + nv.BLIND_VALUE_SIZE), nv.u64(b, meta + nv.BLIND_VALUE_COUNT),
+                                       _GRID_TYPE_NAMES.get(type_code, "Unknown"))
+
+    def feature_array(self, feature_index: int, dtype=None):
+        """One of the grid's blind data arrays as a wp.array (aliasing the buffer)."""
+        from ..array import array  # noqa: PLC0415
+        info = self.get_feature_array_info(feature_index)
+        if dtype is None:
+            dtype = _TYPE_OF_GRID.get(info.type_str, wt.uint8)
+        size = wt.type_size_in_bytes(dtype)
+        count, value_size = info.value_count, info.value_size
+        if size == 1:
+            count, value_size = count * value_size, 1
+        elif value_size == 1 and count % size == 0:
+            count, value_size = count // size, size
+        if size != value_size:
+            raise RuntimeError(f"Cannot cast feature data of size {value_size} to array dtype "
+                               f"{getattr(dtype, '__name__', dtype)}")
+        return array(ptr=info.ptr, dtype=dtype, shape=(count,), device=self.device)
+
+    # -- allocation -----------------------------------------------------------------------------------------------
+    @classmethod
+    def _build(cls, code, origins, masks, values, bg, mat, translation, device) -> Volume:
+        grid = nv.build_grid(nv.GRID_TYPES[code], origins, masks, values, bg, matrix=mat, translation=translation)
+        return cls._from_bytes(grid, device)
+
+    @classmethod
+    def allocate(cls, min, max, voxel_size, bg_value=0.0, translation=(0.0, 0.0, 0.0), points_in_world_space=False,
+                 device=None) -> Volume:
+        """A volume whose leaves cover the box [min, max] (index space, or world space with
+        points_in_world_space), every voxel of them active and set to bg_value."""
+        mat = _transform(voxel_size, None)
+        lo = np.asarray(min, dtype=np.float64).reshape(3)
+        hi = np.asarray(max, dtype=np.float64).reshape(3)
+        if points_in_world_space:
+            lo, hi = _points_to_index(np.stack([lo, hi]), mat, translation, True)
+        lo, hi = np.floor(np.minimum(lo, hi)).astype(np.int64), np.floor(np.maximum(lo, hi)).astype(np.int64)
+        axes = [np.arange(a & ~7, b + 1, 8) for a, b in zip(lo, hi)]
+        tiles = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
+        return cls._allocate_tiles(tiles, mat, translation, bg_value, device)
+
+    @classmethod
+    def _allocate_tiles(cls, tiles, mat, translation, bg_value, device):
+        origins = np.unique(np.asarray(tiles, dtype=np.int64).reshape(-1, 3) & ~7, axis=0)
+        masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF))
+        if bg_value is None:
+            return cls._build(nv.ONINDEX, origins, masks, None, 0, mat, translation, device)
+        dtype, bg = _value_of_background(bg_value)
+        return cls._build(_dtype_grid_type(dtype), origins, masks, None, bg, mat, translation, device)
+
+    @classmethod
+    def allocate_by_tiles(cls, tile_points, voxel_size=None, bg_value=0.0, translation=(0.0, 0.0, 0.0),
+                          device=None, transform=None, point_mask=None, **rebuild) -> Volume:
+        """A volume with a leaf (8^3 tile) at each point: int32 (N, 3) index-space points, or vec3 world-space
+        ones. bg_value None makes an index grid."""
+        if voxel_size is None and transform is None:
+            voxel_size = 1.0
+        mat = _transform(voxel_size, transform)
+        pts, is_index = _point_array_numpy(tile_points, point_mask)
+        ijk = pts.astype(np.int64) if is_index else np.floor(_points_to_index(pts, mat, translation, True)).astype(np.int64)
+        return cls._allocate_tiles(ijk, mat, translation, bg_value, device)
+
+    @classmethod
+    def allocate_by_voxels(cls, voxel_points, voxel_size=None, translation=(0.0, 0.0, 0.0), device=None,
+                           transform=None, point_mask=None, **rebuild) -> Volume:
+        """An index grid (OnIndex) whose active voxels are the given points (int32 index space or vec3 world
+        space, rounded to the nearest voxel)."""
+        if voxel_size is None and transform is None:
+            voxel_size = 1.0
+        mat = _transform(voxel_size, transform)
+        pts, is_index = _point_array_numpy(voxel_points, point_mask)
+        ijk = pts.astype(np.int64) if is_index else np.floor(_points_to_index(pts, mat, translation, True) + 0.5).astype(np.int64)
+        origins, masks = _leaves_of_voxels(ijk)
+        return cls._build(nv.ONINDEX, origins, masks, None, 0, mat, translation, device)
+
+    @classmethod
+    def load_from_numpy(cls, ndarray, min_world=(0.0, 0.0, 0.0), voxel_size=1.0, bg_value=0.0,
+                        device=None) -> Volume:
+        """A dense 3-D (scalar) or 4-D (last axis 3: vec3) numpy array as a volume whose voxel (0, 0, 0) is at
+        min_world; voxels equal to bg_value are left inactive, leaves that hold none are left out."""
+        vs = _voxel_size_vector(voxel_size)
+        data = np.asarray(ndarray)
+        if data.ndim == 4 and data.shape[3] == 3:
+            code, comps = nv.VEC3F, 3
+        elif data.ndim == 3:
+            code, comps = nv.FLOAT, 1
+        else:
+            raise RuntimeError(f"load_from_numpy expects a 3D scalar or 4D (x, y, z, 3) array, got shape {data.shape}")
+        bg = np.asarray(bg_value, dtype=np.float32).reshape(-1)
+        if bg.size == 1 and comps == 3:
+            bg = np.repeat(bg, 3)
+        if bg.size != comps:
+            raise RuntimeError("bg_value does not match the array's value type")
+        nx, ny, nz = data.shape[:3]
+        padded = np.empty(((nx + 7) & ~7, (ny + 7) & ~7, (nz + 7) & ~7, comps), np.float32)
+        padded[...] = bg
+        padded[:nx, :ny, :nz] = data.reshape(nx, ny, nz, comps)
+        differs = np.any(padded != bg, axis=3)
+        blocks = differs.reshape(padded.shape[0] // 8, 8, padded.shape[1] // 8, 8, padded.shape[2] // 8, 8)
+        keep = np.argwhere(blocks.any(axis=(1, 3, 5)))
+        origins = keep * 8
+        masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF))
+        values = np.stack([padded[x:x + 8, y:y + 8, z:z + 8].reshape(512, comps) for x, y, z in origins]) \
+            if len(origins) else None
+        if comps == 1 and values is not None:
+            values = values[..., 0]
+        mat = np.diag(vs)
+        return cls._build(code, origins, masks, values, bg if comps == 3 else float(bg[0]), mat,
+                          np.asarray(min_world, dtype=np.float64), device)
+
+
+def validate(buf: np.ndarray) -> None:
+    """Checks that `buf` holds NanoVDB grids whose headers and tree references stay inside it (Warp's
+    RuntimeErrors): what a kernel's tree walk relies on."""
+    n = buf.size
+    if n < nv.GRID_SIZE + nv.TREE_SIZE:
+        raise RuntimeError("Invalid NanoVDB grid structure")
+    if nv.u64(buf, 0) not in (nv.MAGIC_GRID, nv.MAGIC_GRID_ALT):
+        raise RuntimeError("NanoVDB signature not found on grid!")
+    t = nv.grid_type_of(buf)
+    if t is None:
+        raise RuntimeError("Unsupported NanoVDB tree layout")
+    size = nv.u64(buf, nv.OFF_GRID_SIZE)
+    if size < nv.GRID_SIZE + nv.TREE_SIZE or size > n:
+        raise RuntimeError("Invalid NanoVDB grid structure")
