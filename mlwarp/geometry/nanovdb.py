@@ -14,10 +14,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-MAGIC_GRID = 0x304244566F6E614E  # "NanoVDB0" (NanoVDB1 is accepted on load, as Warp does)
-MAGIC_GRID_ALT = 0x314244566F6E614E
+MAGIC_GRID = 0x314244566F6E614E  # "NanoVDB1", what Warp's builders write ("NanoVDB0" is accepted on load)
+MAGIC_GRID_ALT = 0x304244566F6E614E
 MAGIC_FILE = 0x324244566F6E614E  # "NanoVDB2"
-VERSION = (32 << 21) | (3 << 10) | 3  # 32.3.3: the major version is what readers check
+VERSION = (32 << 21) | (8 << 10)  # 32.8.0, Warp 1.19's: the major version is what readers check
 
 GRID_SIZE, TREE_SIZE, BLIND_META_SIZE, NAME_SIZE = 672, 64, 288, 256
 # grid header fields
@@ -35,6 +35,7 @@ TILE_KEY, TILE_CHILD, TILE_STATE = 0, 8, 16
 NODE_BBOX, NODE_FLAGS, NODE_VALUE_MASK = 0, 24, 32
 UPPER_CHILD_MASK, LOWER_CHILD_MASK = 4128, 544
 LEAF_BBOX_DIF_FLAGS, LEAF_VALUE_MASK = 12, 16
+LEAF_FLAG_HAS_BBOX = 1 << 1
 UPPER_TABLE_COUNT, LOWER_TABLE_COUNT, LEAF_TABLE_COUNT = 32768, 4096, 512
 GRID_CLASS_UNKNOWN, GRID_CLASS_INDEX = 0, 8
 BLIND_DATA_OFFSET, BLIND_VALUE_COUNT, BLIND_VALUE_SIZE, BLIND_SEMANTIC = 0, 8, 16, 20
@@ -71,7 +72,7 @@ class GridType(NamedTuple):
 
 def _t(code, name, scalar, comps, row):
     return GridType(code, name, scalar, comps, row[0], row[5], row[6], row[7], row[8], row[9], row[14], row[15],
-                    row[21], row[22], row[26], row[27])
+                    row[20], row[21], row[26], row[27])
 
 
 # rows of PNanoVDB's grid type table (root_off_background .. leaf_size), for the types mlwarp reads and writes
@@ -137,13 +138,18 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     order; 0 is the background. `matrix` maps index to world space (world = matrix @ ijk + translation)."""
     origins = np.asarray(leaf_origins, dtype=np.int64).reshape(-1, 3)
     masks = np.asarray(leaf_masks, dtype=np.uint64).reshape(-1, 8)
-    order = np.lexsort((origins[:, 2], origins[:, 1], origins[:, 0], coord_key(origins & ~4095)))
+    # breadth first, each level in tree order: upper nodes by signed coordinates, then each one's lower nodes
+    # by coordinates, then each lower's leaves (as Warp's builder: the order of an index grid's voxel indices)
+    up, lo = origins & ~4095, origins & ~127
+    order = np.lexsort((origins[:, 2], origins[:, 1], origins[:, 0], lo[:, 2], lo[:, 1], lo[:, 0],
+                        up[:, 2], up[:, 1], up[:, 0]))
     origins, masks = origins[order], masks[order]
     if leaf_values is not None:
         leaf_values = np.asarray(leaf_values)[order]
-    lowers, leaf_parent = np.unique(origins & ~127, axis=0, return_inverse=True)
+    lowers, first_leaf, leaf_parent = np.unique(origins & ~127, axis=0, return_index=True, return_inverse=True)
+    lowers = lowers[np.argsort(first_leaf)]  # in the order of their first leaf: tree order
+    leaf_parent = np.argsort(np.argsort(first_leaf))[leaf_parent.reshape(-1)]
     uppers, lower_parent = np.unique(lowers & ~4095, axis=0, return_inverse=True)
-    # np.unique sorts by (x, y, z): the same order as the key (i highest), so parents stay sorted
     n_leaf, n_lower, n_upper = len(origins), len(lowers), len(uppers)
     leaf_parent, lower_parent = leaf_parent.reshape(-1), lower_parent.reshape(-1)
 
@@ -192,12 +198,12 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
         at = leaf_off + n * t.leaf_size
         dif = leaf_max[n] - leaf_min[n]
         buf[at:at + 12] = leaf_min[n].astype(np.int32).tobytes()
-        buf[at + 12:at + 16] = struct.pack("<BBBB", int(dif[0]), int(dif[1]), int(dif[2]), 0)
+        buf[at + 12:at + 16] = struct.pack("<BBBB", int(dif[0]), int(dif[1]), int(dif[2]), LEAF_FLAG_HAS_BBOX)
         buf[at + 16:at + 80] = masks[n].tobytes()
         if t.is_index:
             words = bits[n].reshape(8, 64).sum(axis=1)
             prefix = 0
-            for w in range(1, 8):
+            for w in range(1, 8 if t.code == ONINDEX else 1):  # the prefix sums of an OnIndex leaf's words
                 prefix |= int(words[:w].sum()) << (9 * (w - 1))
             struct.pack_into("<QQ", buf, at + t.leaf_off_table, next_index, prefix)
             next_index += int(counts[n])
@@ -245,8 +251,6 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     for n in range(n_upper):
         at = root_off + t.root_size + n * t.root_tile_size
         struct.pack_into("<QqI", buf, at, int(keys[n]), upper_off + n * t.upper_size - root_off, 0)
-        if not t.is_index:
-            _put_value(buf, at + t.root_tile_off_value, t, bg)
     # tree
     tree = GRID_SIZE
 
@@ -255,9 +259,11 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
 
     struct.pack_into("<QQQQ", buf, tree, rel(leaf_off, n_leaf), rel(lower_off, n_lower), rel(upper_off, n_upper),
                      root_off - tree)
-    struct.pack_into("<IIIIIIQ", buf, tree + TREE_NODE_COUNT, n_leaf, n_lower, n_upper, 0, 0, 0, voxel_count)
+    # the tile-count words hold the node counts again, as Warp's builder writes them
+    struct.pack_into("<IIIIIIQ", buf, tree + TREE_NODE_COUNT, n_leaf, n_lower, n_upper, n_leaf, n_lower, n_upper,
+                     voxel_count)
     # grid header
-    mat = np.asarray(matrix, dtype=np.float64).reshape(3, 3)
+    mat = np.asarray(matrix, dtype=np.float32).reshape(3, 3).astype(np.float64)  # Warp's float32 transform
     inv = np.linalg.inv(mat)
     vec = np.asarray(translation, dtype=np.float64).reshape(3)
     name_bytes = name.encode("ascii")[:NAME_SIZE - 1]
@@ -279,6 +285,7 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
         world = corners @ mat.T + vec
         struct.pack_into("<6d", buf, OFF_WORLD_BBOX, *world.min(axis=0), *world.max(axis=0))
     struct.pack_into("<3d", buf, OFF_VOXEL_SIZE, *np.linalg.norm(mat, axis=0))
+    struct.pack_into("<q", buf, OFF_BLIND_OFFSET, end)  # no blind data: the offset is the grid's end
     struct.pack_into("<II", buf, OFF_GRID_CLASS, GRID_CLASS_INDEX if t.is_index else GRID_CLASS_UNKNOWN, t.code)
     if t.is_index:
         struct.pack_into("<Q", buf, OFF_DATA1, next_index)  # the value count, background included

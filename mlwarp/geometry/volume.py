@@ -284,7 +284,7 @@ class Volume:
     def array(self):
         """The raw NanoVDB bytes of this volume as a uint8 array (no copy)."""
         from ..array import array  # noqa: PLC0415
-        return array(ptr=self.id, dtype=wt.uint8, shape=(self._buf.size,), device=self.device)
+        return array(ptr=self.id, dtype=wt.uint8, shape=(self._buf.size,), device=self.device, owner=self._buf)
 
     # -- introspection --------------------------------------------------------------------------------------------
     def _check(self):
@@ -333,9 +333,9 @@ class Volume:
         return voxels if nv.u32(self._buf, nv.OFF_GRID_TYPE) in (nv.ONINDEX, 22) else leaf * nv.LEAF_TABLE_COUNT
 
     def _out(self, out, rows, what):
-        from .. import array as wa  # noqa: PLC0415
+        from ..array import empty  # noqa: PLC0415
         if out is None:
-            return wa.empty(shape=(rows, 3), dtype=wt.int32, device=self.device)
+            return empty(shape=(rows, 3), dtype=wt.int32, device=self.device)
         if out.shape[0] < rows:
             raise RuntimeError(f"'out' array must an array with at least {rows} rows on device {self.device}")
         ok = (out.dtype is wv.vec3i and out.ndim == 1) or (out.dtype is wt.int32 and out.ndim == 2
@@ -403,7 +403,7 @@ class Volume:
         if size != value_size:
             raise RuntimeError(f"Cannot cast feature data of size {value_size} to array dtype "
                                f"{getattr(dtype, '__name__', dtype)}")
-        return array(ptr=info.ptr, dtype=dtype, shape=(count,), device=self.device)
+        return array(ptr=info.ptr, dtype=dtype, shape=(count,), device=self.device, owner=self._buf)
 
     # -- allocation -----------------------------------------------------------------------------------------------
     @classmethod
@@ -430,8 +430,8 @@ class Volume:
     def _allocate_tiles(cls, tiles, mat, translation, bg_value, device):
         origins = np.unique(np.asarray(tiles, dtype=np.int64).reshape(-1, 3) & ~7, axis=0)
         masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF))
-        if bg_value is None:
-            return cls._build(nv.ONINDEX, origins, masks, None, 0, mat, translation, device)
+        if bg_value is None:  # an index grid of whole leaves: Index (every leaf voxel has an index), as Warp's
+            return cls._build(nv.INDEX, origins, masks, None, 0, mat, translation, device)
         dtype, bg = _value_of_background(bg_value)
         return cls._build(_dtype_grid_type(dtype), origins, masks, None, bg, mat, translation, device)
 
