@@ -16,8 +16,9 @@ import numpy as np
 
 MAGIC_GRID = 0x314244566F6E614E  # "NanoVDB1", what Warp's builders write ("NanoVDB0" is accepted on load)
 MAGIC_GRID_ALT = 0x304244566F6E614E
-MAGIC_FILE = 0x324244566F6E614E  # "NanoVDB2"
+MAGIC_FILE = 0x324244566F6E614E  # "NanoVDB2" (files start with NanoVDB0 or NanoVDB2)
 VERSION = (32 << 21) | (8 << 10)  # 32.8.0, Warp 1.19's: the major version is what readers check
+FILE_VERSION = (32 << 21) | (3 << 10) | 3  # what Warp's save_to_nvdb writes in a file's headers
 
 GRID_SIZE, TREE_SIZE, BLIND_META_SIZE, NAME_SIZE = 672, 64, 288, 256
 # grid header fields
@@ -378,7 +379,7 @@ def read_nvdb(data) -> bytes:
     if len(data) < FILE_HEADER.size:
         raise RuntimeError("NanoVDB signature not found")
     magic, version, grid_count, codec = FILE_HEADER.unpack_from(data, 0)
-    if magic not in (MAGIC_GRID, MAGIC_FILE):
+    if magic not in (MAGIC_GRID_ALT, MAGIC_FILE):
         raise RuntimeError("NanoVDB signature not found")
     if version >> 21 != 32:
         raise RuntimeError("Unsupported NanoVDB version")
@@ -415,33 +416,34 @@ def read_nvdb(data) -> bytes:
 def write_nvdb(grid_buffers, codec: str = "none") -> bytes:
     """A .nvdb file of the given grid buffers (each one grid), compressed per grid by `codec`."""
     if codec not in CODECS:
-        raise RuntimeError(f"Unsupported codec: {codec!r} (expected one of {', '.join(CODECS)})")
+        raise RuntimeError(f"Unsupported codec requested: {codec}")
     code = CODECS[codec]
     if code == 2:
         try:
             import blosc  # noqa: PLC0415
         except ImportError as err:
-            raise RuntimeError(f"blosc compression requested, but Python module could not be imported: {err}") from err
-    header = FILE_HEADER.pack(MAGIC_FILE, VERSION, len(grid_buffers), code)
+            raise RuntimeError(f"blosc compression was requested, but Python module could not be imported: {err}") \
+                from err
+    header = FILE_HEADER.pack(MAGIC_GRID_ALT, FILE_VERSION, len(grid_buffers), code)
     metas, payloads = bytearray(), bytearray()
     for grid in grid_buffers:
         grid = bytes(grid)
         if code == 0:
-            payload = grid
-        else:
+            payload, file_size = grid, len(grid)
+        else:  # one compressed chunk after its size; the metadata's file size is the chunk's (as Warp writes it)
             packed = zlib.compress(grid) if code == 1 else blosc.compress(grid)  # noqa: F821
-            payload = struct.pack("<Q", len(packed)) + packed
+            payload, file_size = struct.pack("<Q", len(packed)) + packed, len(packed)
         name = grid_name(grid).split(b"\0", 1)[0] + b"\0"
         leaf, lower, upper, voxels = tree_counts(grid)
         meta = bytearray(FILE_META_SIZE)
         mat, _ = map_of(grid)
-        struct.pack_into("<QQQQII", meta, 0, len(grid), len(payload), 0, voxels, u32(grid, OFF_GRID_TYPE),
+        struct.pack_into("<QQQQII", meta, 0, len(grid), file_size, 0, voxels, u32(grid, OFF_GRID_TYPE),
                          u32(grid, OFF_GRID_CLASS))
         meta[40:88] = grid[OFF_WORLD_BBOX:OFF_WORLD_BBOX + 48]
         meta[88:112] = grid[GRID_SIZE + TREE_SIZE:GRID_SIZE + TREE_SIZE + 24]  # the root's index bbox
         meta[112:136] = grid[OFF_VOXEL_SIZE:OFF_VOXEL_SIZE + 24]
         struct.pack_into("<IIIIIIIIHHI", meta, 136, len(name), leaf, lower, upper, 1, 0, 0, 0, code, 0,
-                         u32(grid, OFF_VERSION))
+                         FILE_VERSION)
         metas += meta + name
         payloads += payload
     return header + bytes(metas) + bytes(payloads)

@@ -269,6 +269,9 @@ class Volume:
 
     def save_to_nvdb(self, path, codec: str = "none"):
         """Writes this volume's grids (this one and those after it in the buffer) to a .nvdb file."""
+        if nv.u32(self._buf, nv.OFF_GRID_INDEX) > 0:
+            raise RuntimeError("Saving of aliased Volumes is not supported. Use `save_to_nvdb` on the original "
+                               "volume, before any `load_next_grid` calls.")
         grids = []
         v = self
         while v is not None:
