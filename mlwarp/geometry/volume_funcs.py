@@ -23,6 +23,7 @@ from ..core import types as wt
 from ..core import vector as wv
 from ..core.refs import ref
 from ..func import func
+from ..func_grad import adjoint, func_grad
 from ..types import float32, float64, int32, int64, uint32, uint64
 from ..vector import mat33, vec3
 from . import nanovdb as nv
@@ -210,7 +211,8 @@ def _value_functions(T, code: int, W, G):
             i = int32(base[0])
             j = int32(base[1])
             k = int32(base[2])
-            for c in range(8):
+            c = int32(0)
+            while c < 8:  # a loop, not 8 inlined tree walks (compile time), in the adjoint too
                 dx = (c >> 2) & 1
                 dy = (c >> 1) & 1
                 dz = c & 1
@@ -219,6 +221,7 @@ def _value_functions(T, code: int, W, G):
                 wz = wp.where(dz == 1, frac[2], float32(1.0) - frac[2])
                 address, level = _value_address(vol, gtype, i + dx, j + dy, k + dz)
                 val = val + W(wx * wy * wz) * _read(address)
+                c += 1
         return val
 
     @unique
@@ -238,7 +241,8 @@ def _value_functions(T, code: int, W, G):
             i = int32(base[0])
             j = int32(base[1])
             k = int32(base[2])
-            for c in range(8):
+            c = int32(0)
+            while c < 8:  # a loop, not 8 inlined tree walks (compile time), in the adjoint too
                 dx = (c >> 2) & 1
                 dy = (c >> 1) & 1
                 dz = c & 1
@@ -252,6 +256,7 @@ def _value_functions(T, code: int, W, G):
                 v = _read(address)
                 val = val + W(wx * wy * wz) * v
                 grad = grad + _outer(v, vec3(sx * wy * wz, sy * wx * wz, sz * wx * wy))
+                c += 1
         return val
 
     @func
@@ -277,7 +282,8 @@ def _value_functions(T, code: int, W, G):
             i = int32(base[0])
             j = int32(base[1])
             k = int32(base[2])
-            for c in range(8):
+            c = int32(0)
+            while c < 8:  # a loop, not 8 inlined tree walks (compile time), in the adjoint too
                 dx = (c >> 2) & 1
                 dy = (c >> 1) & 1
                 dz = c & 1
@@ -285,6 +291,7 @@ def _value_functions(T, code: int, W, G):
                 wy = wp.where(dy == 1, frac[1], float32(1.0) - frac[1])
                 wz = wp.where(dz == 1, frac[2], float32(1.0) - frac[2])
                 val = val + W(wx * wy * wz) * _read_index(vol, gtype, i + dx, j + dy, k + dz, values, background)
+                c += 1
         return val
 
     @func
@@ -302,7 +309,8 @@ def _value_functions(T, code: int, W, G):
             i = int32(base[0])
             j = int32(base[1])
             k = int32(base[2])
-            for c in range(8):
+            c = int32(0)
+            while c < 8:  # a loop, not 8 inlined tree walks (compile time), in the adjoint too
                 dx = (c >> 2) & 1
                 dy = (c >> 1) & 1
                 dz = c & 1
@@ -315,6 +323,7 @@ def _value_functions(T, code: int, W, G):
                 v = _read_index(vol, gtype, i + dx, j + dy, k + dz, values, background)
                 val = val + W(wx * wy * wz) * v
                 grad = grad + _outer(v, vec3(sx * wy * wz, sy * wx * wz, sz * wx * wy))
+                c += 1
         return val
 
     return lookup, volume_store, sample, sample_grad, volume_sample_index, volume_sample_grad_index
@@ -343,14 +352,25 @@ class _DtypeGeneric:
     """`wp.volume_lookup(..., dtype=T)` and the like: a builtin whose @wp.func the frontend picks by the
     compile-time `dtype` keyword (frontend/dtype_dispatch.py)."""
 
-    def __init__(self, name: str, slot: int, doc: str):
+    def __init__(self, name: str, slot: int, doc: str, grad_arg: int | None = None):
         self.__name__ = self.key = name
         self.__doc__ = doc
         self._slot = slot
+        self._grad_arg = grad_arg  # the position of the gradient out-argument, whose type dtype fixes
+
+    def _wp_dtype_args_check_(self, dtype, arg_types):
+        """Warp's message for a gradient argument of the wrong type (None when it fits or is unknown)."""
+        if self._grad_arg is None or len(arg_types) <= self._grad_arg or arg_types[self._grad_arg] is None:
+            return None
+        expected = next((g for t, _, _, g in VALUE_TYPES if t is dtype), None)
+        got = arg_types[self._grad_arg]
+        if expected is None or got is expected or wt.types_equal(got, expected):
+            return None
+        return f"Incompatible gradient type, expected {expected.__name__}, got {getattr(got, '__name__', got)}"
 
     def _wp_dtype_dispatch_(self, dtype):
         for t, fns in _BY_TYPE.items():
-            if t is dtype or (wt.types_equal(t, dtype) if hasattr(wt, "types_equal") else False):
+            if t is dtype or wt.types_equal(t, dtype):
                 return fns[self._slot]
         names = ", ".join(getattr(t, "__name__", str(t)) for t in _BY_TYPE)
         raise TypeError(f"{self.__name__}: unsupported volume type {getattr(dtype, '__name__', dtype)} "
@@ -363,7 +383,8 @@ class _DtypeGeneric:
 volume_lookup = _DtypeGeneric("volume_lookup", 0, "The value of the voxel (i, j, k) of a volume of type dtype.")
 volume_sample = _DtypeGeneric("volume_sample", 2, "Samples a volume of type dtype at index-space uvw.")
 volume_sample_grad = _DtypeGeneric("volume_sample_grad", 3,
-                                   "Samples a volume of type dtype at uvw and writes d value / d uvw to grad.")
+                                   "Samples a volume of type dtype at uvw and writes d value / d uvw to grad.",
+                                   grad_arg=3)
 
 
 @func
@@ -472,6 +493,28 @@ def volume_index_to_world_dir(id: uint64, uvw: vec3) -> vec3:
 @func
 def volume_world_to_index_dir(id: uint64, xyz: vec3) -> vec3:
     return _map_apply(id, 36, xyz)
+
+
+# Warp's adjoints of the transforms apply the map's matrix to the output adjoint (not its transpose: the two
+# agree for the usual scaled/translated maps, and mlwarp gives Warp's numbers for rotated ones too)
+@func_grad(volume_index_to_world)
+def _adj_volume_index_to_world(id: uint64, uvw: vec3, adj_ret: vec3):
+    adjoint[uvw] += _map_apply(id, 0, adj_ret)
+
+
+@func_grad(volume_world_to_index)
+def _adj_volume_world_to_index(id: uint64, xyz: vec3, adj_ret: vec3):
+    adjoint[xyz] += _map_apply(id, 36, adj_ret)
+
+
+@func_grad(volume_index_to_world_dir)
+def _adj_volume_index_to_world_dir(id: uint64, uvw: vec3, adj_ret: vec3):
+    adjoint[uvw] += _map_apply(id, 0, adj_ret)
+
+
+@func_grad(volume_world_to_index_dir)
+def _adj_volume_world_to_index_dir(id: uint64, xyz: vec3, adj_ret: vec3):
+    adjoint[xyz] += _map_apply(id, 36, adj_ret)
 
 
 __all__ = ["volume_lookup", "volume_lookup_f", "volume_lookup_i", "volume_lookup_v", "volume_lookup_index",

@@ -25,6 +25,12 @@ def call(em, node: ast.Call, obj):
     dtype = None if t is MISSING else wt.canonical_type(t)
     if dtype is None:
         raise em.error(dtype_nodes[0], f"wp.{name}(dtype=...) needs a Warp type", CompileTypeError)
+    check = getattr(obj, "_wp_dtype_args_check_", None)
+    if check is not None:  # argument types the dtype fixes (local variables' types: nothing is emitted twice)
+        types = [getattr(em.env.get(a.id), "type", None) if isinstance(a, ast.Name) else None for a in node.args]
+        message = check(dtype, types)
+        if message:
+            raise em.error(node, message, CompileTypeError)
     try:
         target = obj._wp_dtype_dispatch_(dtype)
     except TypeError as e:
