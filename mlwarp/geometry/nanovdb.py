@@ -366,6 +366,202 @@ def map_of(buf, grid=0):
     return mat.copy(), vec.copy()
 
 
+# -- validation ---------------------------------------------------------------------------------------------------
+# PNanoVDB's per-type layout table, every grid type (index = type code): root_off_background, root_off_min,
+# root_off_max, root_off_ave, root_off_stddev, root_size, value_stride_bits, table_stride, root_tile_off_value,
+# root_tile_size, upper_off_{min,max,ave,stddev,table}, upper_size, lower_off_{...,table}, lower_size,
+# leaf_off_{...,table}, leaf_size. The validator needs it for grid types mlwarp does not read (FpN, Half, ...).
+LAYOUT_ROWS = (
+    (28, 28, 28, 28, 28, 32, 0, 8, 20, 32, 8224, 8224, 8224, 8224, 8224, 270368, 1056, 1056, 1056, 1056, 1056, 33824, 80, 80, 80, 80, 96, 96),
+    (28, 32, 36, 40, 44, 64, 32, 8, 20, 32, 8224, 8228, 8232, 8236, 8256, 270400, 1056, 1060, 1064, 1068, 1088, 33856, 80, 84, 88, 92, 96, 2144),
+    (32, 40, 48, 56, 64, 96, 64, 8, 24, 32, 8224, 8232, 8240, 8248, 8256, 270400, 1056, 1064, 1072, 1080, 1088, 33856, 80, 88, 96, 104, 128, 4224),
+    (28, 30, 32, 36, 40, 64, 16, 8, 20, 32, 8224, 8226, 8228, 8232, 8256, 270400, 1056, 1058, 1060, 1064, 1088, 33856, 80, 82, 84, 88, 96, 1120),
+    (28, 32, 36, 40, 44, 64, 32, 8, 20, 32, 8224, 8228, 8232, 8236, 8256, 270400, 1056, 1060, 1064, 1068, 1088, 33856, 80, 84, 88, 92, 96, 2144),
+    (32, 40, 48, 56, 64, 96, 64, 8, 24, 32, 8224, 8232, 8240, 8248, 8256, 270400, 1056, 1064, 1072, 1080, 1088, 33856, 80, 88, 96, 104, 128, 4224),
+    (28, 40, 52, 64, 68, 96, 96, 16, 20, 32, 8224, 8236, 8248, 8252, 8256, 532544, 1056, 1068, 1080, 1084, 1088, 66624, 80, 92, 104, 108, 128, 6272),
+    (32, 56, 80, 104, 112, 128, 192, 24, 24, 64, 8224, 8248, 8272, 8280, 8288, 794720, 1056, 1080, 1104, 1112, 1120, 99424, 80, 104, 128, 136, 160, 12448),
+    (28, 29, 30, 31, 32, 64, 0, 8, 20, 32, 8224, 8225, 8226, 8227, 8256, 270400, 1056, 1057, 1058, 1059, 1088, 33856, 80, 80, 80, 80, 96, 96),
+    (28, 30, 32, 36, 40, 64, 16, 8, 20, 32, 8224, 8226, 8228, 8232, 8256, 270400, 1056, 1058, 1060, 1064, 1088, 33856, 80, 82, 84, 88, 96, 1120),
+    (28, 32, 36, 40, 44, 64, 32, 8, 20, 32, 8224, 8228, 8232, 8236, 8256, 270400, 1056, 1060, 1064, 1068, 1088, 33856, 80, 84, 88, 92, 96, 2144),
+    (28, 29, 30, 31, 32, 64, 1, 8, 20, 32, 8224, 8225, 8226, 8227, 8256, 270400, 1056, 1057, 1058, 1059, 1088, 33856, 80, 80, 80, 80, 96, 160),
+    (28, 32, 36, 40, 44, 64, 32, 8, 20, 32, 8224, 8228, 8232, 8236, 8256, 270400, 1056, 1060, 1064, 1068, 1088, 33856, 80, 84, 88, 92, 96, 2144),
+    (28, 32, 36, 40, 44, 64, 0, 8, 20, 32, 8224, 8228, 8232, 8236, 8256, 270400, 1056, 1060, 1064, 1068, 1088, 33856, 88, 90, 92, 94, 96, 352),
+    (28, 32, 36, 40, 44, 64, 0, 8, 20, 32, 8224, 8228, 8232, 8236, 8256, 270400, 1056, 1060, 1064, 1068, 1088, 33856, 88, 90, 92, 94, 96, 608),
+    (28, 32, 36, 40, 44, 64, 0, 8, 20, 32, 8224, 8228, 8232, 8236, 8256, 270400, 1056, 1060, 1064, 1068, 1088, 33856, 88, 90, 92, 94, 96, 1120),
+    (28, 32, 36, 40, 44, 64, 0, 8, 20, 32, 8224, 8228, 8232, 8236, 8256, 270400, 1056, 1060, 1064, 1068, 1088, 33856, 88, 90, 92, 94, 96, 96),
+    (28, 44, 60, 76, 80, 96, 128, 16, 20, 64, 8224, 8240, 8256, 8260, 8288, 532576, 1056, 1072, 1088, 1092, 1120, 66656, 80, 96, 112, 116, 128, 8320),
+    (32, 64, 96, 128, 136, 160, 256, 32, 24, 64, 8224, 8256, 8288, 8296, 8320, 1056896, 1056, 1088, 1120, 1128, 1152, 132224, 80, 112, 144, 152, 160, 16544),
+    (32, 40, 48, 56, 64, 96, 0, 8, 24, 32, 8224, 8232, 8240, 8248, 8256, 270400, 1056, 1064, 1072, 1080, 1088, 33856, 80, 80, 80, 80, 80, 96),
+    (32, 40, 48, 56, 64, 96, 0, 8, 24, 32, 8224, 8232, 8240, 8248, 8256, 270400, 1056, 1064, 1072, 1080, 1088, 33856, 80, 80, 80, 80, 80, 96),
+    (32, 40, 48, 56, 64, 96, 0, 8, 24, 32, 8224, 8232, 8240, 8248, 8256, 270400, 1056, 1064, 1072, 1080, 1088, 33856, 80, 80, 80, 80, 80, 160),
+    (32, 40, 48, 56, 64, 96, 0, 8, 24, 32, 8224, 8232, 8240, 8248, 8256, 270400, 1056, 1064, 1072, 1080, 1088, 33856, 80, 80, 80, 80, 80, 160),
+    (32, 40, 48, 56, 64, 96, 16, 8, 24, 32, 8224, 8232, 8240, 8248, 8256, 270400, 1056, 1064, 1072, 1080, 1088, 33856, 80, 88, 96, 96, 96, 1120),
+    (28, 31, 34, 40, 44, 64, 24, 8, 20, 32, 8224, 8227, 8232, 8236, 8256, 270400, 1056, 1059, 1064, 1068, 1088, 33856, 80, 83, 88, 92, 96, 1632),
+    (28, 34, 40, 48, 52, 64, 48, 8, 20, 32, 8224, 8230, 8236, 8240, 8256, 270400, 1056, 1062, 1068, 1072, 1088, 33856, 80, 86, 92, 96, 128, 3200),
+    (28, 29, 30, 32, 36, 64, 8, 8, 20, 32, 8224, 8225, 8228, 8232, 8256, 270400, 1056, 1057, 1060, 1064, 1088, 33856, 80, 81, 84, 88, 96, 608),
+)
+GRID_TYPE_FPN, GRID_TYPE_END, DATA_ALIGNMENT = 16, 27, 32
+VALID, UNSUPPORTED, INVALID = 0, 1, 2
+
+
+def _relative(base: int, rel: int, size: int):
+    """base + rel when it stays within [0, size], else None."""
+    if base > size:
+        return None
+    target = base + rel
+    return target if 0 <= target <= size else None
+
+
+def check_metadata(buf, available: int) -> bool:
+    """What creating a Volume checks (Warp's wp_volume_create_host): a grid header whose size fits the buffer,
+    a terminated name, and blind metadata (terminated names, data ranges) inside the grid."""
+    if available < GRID_SIZE + TREE_SIZE or u64(buf, 0) not in (MAGIC_GRID, MAGIC_GRID_ALT):
+        return False
+    size = u64(buf, OFF_GRID_SIZE)
+    if size < GRID_SIZE + TREE_SIZE or size > available:
+        return False
+    if 0 not in bytes(buf[OFF_GRID_NAME:OFF_GRID_NAME + NAME_SIZE]):
+        return False
+    meta = i64(buf, OFF_BLIND_OFFSET)
+    count = u32(buf, OFF_BLIND_COUNT)
+    if meta < 0 or meta > size or count > (size - meta) // BLIND_META_SIZE:
+        return False
+    for n in range(count):
+        entry = meta + n * BLIND_META_SIZE
+        if 0 not in bytes(buf[entry + BLIND_NAME:entry + BLIND_NAME + NAME_SIZE]):
+            return False
+        data = _relative(entry, i64(buf, entry + BLIND_DATA_OFFSET), size)
+        value_size = u32(buf, entry + BLIND_VALUE_SIZE)
+        if data is None or (value_size and u64(buf, entry + BLIND_VALUE_COUNT) > (size - data) // value_size):
+            return False
+    return True
+
+
+class _Level(NamedTuple):
+    begin: int
+    end: int
+    stride: int  # 0: variable-size (FpN) leaves at `starts`
+    count: int
+    starts: tuple = ()
+
+    def holds_node_at(self, offset: int) -> bool:
+        if self.stride == 0:
+            return offset in self.starts
+        return self.begin <= offset < self.end and (offset - self.begin) % self.stride == 0
+
+
+def _level(rel: int, count: int, stride: int, size: int):
+    if count == 0:
+        return _Level(0, 0, stride, 0)
+    if rel < TREE_SIZE or rel > size - GRID_SIZE or rel % DATA_ALIGNMENT:
+        return None
+    begin = GRID_SIZE + rel
+    if count > (size - begin) // stride:
+        return None
+    return _Level(begin, begin + count * stride, stride, count)
+
+
+def _fpn_leaves(buf, rel: int, count: int, size: int):
+    """FpN leaves: a 96-byte header, then 512 values of 2^k bits (k in the top 3 bits of the flags word)."""
+    if count == 0:
+        return _Level(0, 0, 0, 0)
+    if rel < TREE_SIZE or rel > size - GRID_SIZE or rel % DATA_ALIGNMENT:
+        return None
+    begin = at = GRID_SIZE + rel
+    if count > (size - begin) // (96 + 64):
+        return None
+    starts = []
+    for _ in range(count):
+        if 96 > size - at:
+            return None
+        log_bits = u32(buf, at + LEAF_BBOX_DIF_FLAGS) >> 29
+        if log_bits > 4:
+            return None
+        leaf = 96 + (1 << log_bits) * 64
+        if leaf > size - at:
+            return None
+        starts.append(at)
+        at += leaf
+    return _Level(begin, at, 0, count, tuple(starts))
+
+
+def _children_ok(buf, parent: _Level, mask_off: int, table_off: int, table_count: int, stride: int,
+                 child: _Level, size: int) -> bool:
+    if stride < 8 or mask_off > parent.stride or table_count // 32 > (parent.stride - mask_off) // 4 \
+            or table_off > parent.stride or table_count > (parent.stride - table_off) // stride:
+        return False
+    for n in range(parent.count):
+        node = parent.begin + n * parent.stride
+        mask = np.frombuffer(bytes(buf[node + mask_off:node + mask_off + table_count // 8]), np.uint8)
+        for slot in np.nonzero(np.unpackbits(mask, bitorder="little"))[0]:
+            target = _relative(node, i64(buf, node + table_off + int(slot) * stride), size)
+            if target is None or not child.holds_node_at(target):
+                return False
+    return True
+
+
+def _check_tree(buf, size: int) -> bool:
+    gtype = u32(buf, OFF_GRID_TYPE)
+    row = LAYOUT_ROWS[gtype]
+    root_size, tile_size, stride = row[5], row[9], row[7]
+    if root_size < 28 or tile_size < 20:
+        return False
+    tree = GRID_SIZE
+    leaf_rel, lower_rel, upper_rel, root_rel = struct.unpack_from("<QQQQ", buf, tree)
+    n_leaf, n_lower, n_upper = struct.unpack_from("<III", buf, tree + TREE_NODE_COUNT)
+    root = _level(root_rel, 1, root_size, size)
+    upper = _level(upper_rel, n_upper, row[15], size)
+    lower = _level(lower_rel, n_lower, row[21], size)
+    leaf = _fpn_leaves(buf, leaf_rel, n_leaf, size) if gtype == GRID_TYPE_FPN else _level(leaf_rel, n_leaf, row[27], size)
+    if None in (root, upper, lower, leaf):
+        return False
+    tiles = u32(buf, root.begin + ROOT_TABLE_SIZE)
+    if tiles > (size - root.end) // tile_size:
+        return False
+    occupied = root.end + tiles * tile_size
+    meta, meta_count = i64(buf, OFF_BLIND_OFFSET), u32(buf, OFF_BLIND_COUNT)
+    boundary = size if meta_count == 0 and meta == 0 else meta  # legacy grids: 0 = no metadata
+    for lv in (upper, lower, leaf):  # breadth first: each populated level after the previous one
+        if lv.count:
+            if lv.begin < occupied:
+                return False
+            occupied = lv.end
+    if occupied > boundary:
+        return False
+    for n in range(tiles):
+        rel = i64(buf, root.end + n * tile_size + TILE_CHILD)
+        if rel != 0:
+            target = _relative(root.begin, rel, size)
+            if target is None or not upper.holds_node_at(target):
+                return False
+    return _children_ok(buf, upper, UPPER_CHILD_MASK, row[14], UPPER_TABLE_COUNT, stride, lower, size) and \
+        _children_ok(buf, lower, LOWER_CHILD_MASK, row[20], LOWER_TABLE_COUNT, stride, leaf, size)
+
+
+def check_grids(buf) -> int:
+    """What loading a .nvdb checks (Warp's wp_volume_validate_host), over every concatenated grid: VALID,
+    UNSUPPORTED (a layout other than breadth first) or INVALID (a header, metadata or tree reference outside
+    its grid, overlapping levels, children that are no node of the next level)."""
+    total = len(buf)
+    at, result = 0, VALID
+    while at < total:
+        grid = memoryview(buf)[at:]
+        if total - at < GRID_SIZE + TREE_SIZE or u64(grid, 0) not in (MAGIC_GRID, MAGIC_GRID_ALT):
+            return INVALID
+        size = u64(grid, OFF_GRID_SIZE)
+        if size % DATA_ALIGNMENT or not check_metadata(grid, total - at):
+            return INVALID
+        gtype = u32(grid, OFF_GRID_TYPE)
+        if gtype == 0 or gtype >= GRID_TYPE_END:
+            return INVALID
+        if not u32(grid, OFF_FLAGS) & FLAG_IS_BREADTH_FIRST:
+            result = UNSUPPORTED
+        elif not _check_tree(grid, size):
+            return INVALID
+        at += size
+    return result if at == total and at else INVALID
+
+
 # -- .nvdb files -------------------------------------------------------------------------------------------------
 
 FILE_HEADER = struct.Struct("<QIHH")

@@ -197,18 +197,34 @@ class Volume:
             raise RuntimeError("wp.Volume: only CPU volumes are supported by mlwarp so far")
         raw = data.numpy() if hasattr(data, "numpy") else np.asarray(data)
         raw = np.ascontiguousarray(raw).view(np.uint8).reshape(-1)
+        if not nv.check_metadata(raw, raw.size):
+            raise RuntimeError("Failed to create volume from input array")
         if copy or raw.ctypes.data % _ALIGN:
             buf = _aligned_buffer(raw.size)
             buf[:] = raw
         else:
             buf = raw
-        validate(buf)
-        self._set_buffer(buf)
+            self._keep = data
+        self._set_buffer(buf, self._keep)
 
     def _set_buffer(self, buf: np.ndarray, keep=None):
+        """Takes `buf` (checked) as this volume's grid, and a snapshot of its headers and blind metadata, which
+        the introspection methods read (as Warp's: later writes to an aliased buffer do not change them)."""
         self._buf = buf
         self._keep = keep
+        self._head = bytes(buf[:nv.GRID_SIZE + nv.TREE_SIZE])
+        meta, count = nv.i64(self._head, nv.OFF_BLIND_OFFSET), nv.u32(self._head, nv.OFF_BLIND_COUNT)
+        self._blind_offset = meta
+        self._blind = bytes(buf[meta:meta + count * nv.BLIND_META_SIZE])
         self.id = int(buf.ctypes.data)
+
+    @staticmethod
+    def _decode_nvdb_name(name: bytes) -> str:
+        """A fixed-size NanoVDB name field as a str (Warp's error when it has no terminator)."""
+        end = name.find(b"\0")
+        if end < 0:
+            raise RuntimeError("Invalid NanoVDB name")
+        return name[:end].decode("ascii")
 
     def __del__(self):
         if not getattr(self, "id", None):
@@ -217,12 +233,15 @@ class Volume:
 
     # -- construction ---------------------------------------------------------------------------------------------
     @classmethod
-    def _from_bytes(cls, grid_bytes, device=None, validate_grid=True) -> Volume:
+    def _from_bytes(cls, grid_bytes, device=None) -> Volume:
         from ..runtime.device import get_device  # noqa: PLC0415
         buf = _aligned_buffer(len(grid_bytes))
         buf[:] = np.frombuffer(bytes(grid_bytes), np.uint8)
-        if validate_grid:
-            validate(buf)
+        status = nv.check_grids(buf)
+        if status == nv.UNSUPPORTED:
+            raise RuntimeError("Unsupported NanoVDB tree layout")
+        if status != nv.VALID:
+            raise RuntimeError("Invalid NanoVDB grid structure")
         v = cls(None)
         v.device = get_device(device)
         if not v.device.is_cpu:
@@ -245,10 +264,11 @@ class Volume:
         """A Volume aliasing the NanoVDB grid at address `grid_ptr` (buffer_size bytes, 0 = the grid's size)."""
         import ctypes  # noqa: PLC0415
         if not grid_ptr:
-            raise RuntimeError("Invalid grid address")
+            raise RuntimeError("Invalid grid buffer pointer")
         size = buffer_size or nv.u64(ctypes.string_at(grid_ptr, nv.GRID_SIZE), nv.OFF_GRID_SIZE)
         raw = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(grid_ptr))
-        validate(raw)
+        if not nv.check_metadata(raw, size):
+            raise RuntimeError("Failed to create volume from input array")
         from ..runtime.device import get_device  # noqa: PLC0415
         v = cls(None)
         v.device = get_device(device)
@@ -261,7 +281,8 @@ class Volume:
         if info.grid_index + 1 >= info.grid_count or self._buf.size <= info.size_in_bytes:
             return None
         rest = self._buf[info.size_in_bytes:]
-        validate(rest)
+        if not nv.check_metadata(rest, rest.size):
+            raise RuntimeError("Failed to create volume from input array")
         v = Volume(None)
         v.device = self.device
         v._set_buffer(rest, keep=self)
@@ -297,12 +318,9 @@ class Volume:
     def get_grid_info(self) -> Volume.GridInfo:
         """The metadata of this grid."""
         self._check()
-        b = self._buf
-        name = nv.grid_name(b)
-        if b"\0" not in name:
-            raise RuntimeError("Invalid NanoVDB name")
+        b = self._head
         mat, vec = nv.map_of(b)
-        return Volume.GridInfo(name.split(b"\0", 1)[0].decode("ascii"), nv.u64(b, nv.OFF_GRID_SIZE),
+        return Volume.GridInfo(Volume._decode_nvdb_name(nv.grid_name(b)), nv.u64(b, nv.OFF_GRID_SIZE),
                                nv.u32(b, nv.OFF_GRID_INDEX), nv.u32(b, nv.OFF_GRID_COUNT),
                                _GRID_TYPE_NAMES.get(nv.u32(b, nv.OFF_GRID_TYPE), "Unknown"),
                                wv.vec3f(*vec.tolist()), wv.mat33f(*mat.reshape(-1).tolist()))
@@ -375,19 +393,19 @@ class Volume:
 
     # -- blind data (feature arrays) ------------------------------------------------------------------------------
     def get_feature_array_count(self) -> int:
-        return nv.u32(self._buf, nv.OFF_BLIND_COUNT)
+        return nv.u32(self._head, nv.OFF_BLIND_COUNT) if getattr(self, "_head", None) else 0
 
     def get_feature_array_info(self, feature_index: int) -> Volume.FeatureArrayInfo:
-        b = self._buf
-        if not 0 <= feature_index < self.get_feature_array_count():
+        """The name, address, value size and count and type of blind data array `feature_index`."""
+        if not self.id or getattr(self, "_blind", None) is None \
+                or not 0 <= feature_index < self.get_feature_array_count():
             raise RuntimeError("Invalid feature array")
-        meta = nv.i64(b, nv.OFF_BLIND_OFFSET) + feature_index * nv.BLIND_META_SIZE
-        data = meta + nv.i64(b, meta + nv.BLIND_DATA_OFFSET)
-        name = bytes(b[meta + nv.BLIND_NAME:meta + nv.BLIND_NAME + nv.NAME_SIZE])
-        if b"\0" not in name:
-            raise RuntimeError("Invalid NanoVDB name")
+        b = self._blind
+        meta = feature_index * nv.BLIND_META_SIZE
+        data = self._blind_offset + meta + nv.i64(b, meta + nv.BLIND_DATA_OFFSET)
+        name = Volume._decode_nvdb_name(bytes(b[meta + nv.BLIND_NAME:meta + nv.BLIND_NAME + nv.NAME_SIZE]))
         type_code = nv.u32(b, meta + nv.BLIND_DATA_TYPE)
-        return Volume.FeatureArrayInfo(name.split(b"\0", 1)[0].decode("ascii"), self.id + data,
+        return Volume.FeatureArrayInfo(name, self.id + data,
                                        nv.u32(b, meta + nv.BLIND_VALUE_SIZE), nv.u64(b, meta + nv.BLIND_VALUE_COUNT),
                                        _GRID_TYPE_NAMES.get(type_code, "Unknown"))
 
@@ -498,18 +516,3 @@ class Volume:
         return cls._build(code, origins, masks, values, bg if comps == 3 else float(bg[0]), mat,
                           np.asarray(min_world, dtype=np.float64), device)
 
-
-def validate(buf: np.ndarray) -> None:
-    """Checks that `buf` holds NanoVDB grids whose headers and tree references stay inside it (Warp's
-    RuntimeErrors): what a kernel's tree walk relies on."""
-    n = buf.size
-    if n < nv.GRID_SIZE + nv.TREE_SIZE:
-        raise RuntimeError("Invalid NanoVDB grid structure")
-    if nv.u64(buf, 0) not in (nv.MAGIC_GRID, nv.MAGIC_GRID_ALT):
-        raise RuntimeError("NanoVDB signature not found on grid!")
-    t = nv.grid_type_of(buf)
-    if t is None:
-        raise RuntimeError("Unsupported NanoVDB tree layout")
-    size = nv.u64(buf, nv.OFF_GRID_SIZE)
-    if size < nv.GRID_SIZE + nv.TREE_SIZE or size > n:
-        raise RuntimeError("Invalid NanoVDB grid structure")
