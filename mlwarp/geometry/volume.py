@@ -133,6 +133,68 @@ def _point_array_numpy(points, point_mask=None):
     return data, np.issubdtype(data.dtype, np.integer)
 
 
+def _set_status(status, bits: int):
+    if status is not None:
+        status.numpy().reshape(-1)[0] = bits
+
+
+class _Plan(NamedTuple):
+    """How a volume allocated from points is built, kept for rebuild(): the kind of points ("tiles" or
+    "voxels"), the grid type, transform, background and capacities (voxels, leaves, lowers, uppers; None: not
+    rebuildable)."""
+    kind: str
+    code: int
+    mat: np.ndarray
+    translation: np.ndarray
+    background: object
+    capacity: tuple | None
+
+    def leaves(self, points, point_mask):
+        """(leaf origins, masks, REBUILD_* overflow bits) of `points`; over capacity, the first leaves that fit."""
+        pts, is_index = _point_array_numpy(points, point_mask)
+        if self.kind == "tiles":
+            ijk = pts.astype(np.int64) if is_index else \
+                np.floor(_points_to_index(pts, self.mat, self.translation, True)).astype(np.int64)
+            origins = np.unique(ijk & ~7, axis=0) if len(ijk) else np.zeros((0, 3), np.int64)
+            masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF))
+        else:
+            ijk = pts.astype(np.int64) if is_index else \
+                np.floor(_points_to_index(pts, self.mat, self.translation, True) + 0.5).astype(np.int64)
+            origins, masks = _leaves_of_voxels(ijk)
+        if self.capacity is None:
+            return origins, masks, 0
+        voxels = int(np.unpackbits(masks.view(np.uint8)).sum()) if len(masks) else 0
+        counts = (voxels, len(origins), len(np.unique(origins & ~127, axis=0)), len(np.unique(origins & ~4095, axis=0)))
+        bits = 0
+        for flag, n, cap in zip((Volume.REBUILD_VOXEL_CAPACITY_EXCEEDED, Volume.REBUILD_LEAF_CAPACITY_EXCEEDED,
+                                 Volume.REBUILD_LOWER_CAPACITY_EXCEEDED, Volume.REBUILD_UPPER_CAPACITY_EXCEEDED),
+                                counts, self.capacity):
+            if n > cap:
+                bits |= flag
+        if bits:  # keep what fits: leaves in order while every count stays within its capacity
+            keep = np.zeros(len(origins), bool)
+            for n in range(len(origins)):
+                keep[n] = True
+                o, m = origins[keep], masks[keep]
+                c = (int(np.unpackbits(m.view(np.uint8)).sum()), len(o), len(np.unique(o & ~127, axis=0)),
+                     len(np.unique(o & ~4095, axis=0)))
+                if any(x > cap for x, cap in zip(c, self.capacity)):
+                    keep[n] = False
+            origins, masks = origins[keep], masks[keep]
+        return origins, masks, bits
+
+    def build(self, origins, masks):
+        return nv.build_grid(nv.GRID_TYPES[self.code], origins, masks, None, self.background, matrix=self.mat,
+                             translation=self.translation)
+
+    def capacity_bytes(self) -> int:
+        t = nv.GRID_TYPES[self.code]
+        _, leaf, lower, upper = self.capacity
+        size = nv.GRID_SIZE + nv.TREE_SIZE + t.root_size + upper * (t.root_tile_size + t.upper_size) \
+            + lower * t.lower_size + leaf * t.leaf_size
+        return (size + 31) & ~31
+
+
 class Volume:
     """Sparse volumetric data structure based on NanoVDB for efficient 3D sampling."""
 
@@ -346,10 +408,15 @@ class Volume:
         return Volume.ActiveStats(voxels, leaf, lower, upper)
 
     def get_tile_count(self) -> int:
+        if self._rebuild_info.kind is not None:
+            return self._rebuild_info.max_leaf_node_count
         return nv.tree_counts(self._buf)[0]
 
     def get_voxel_count(self) -> int:
-        """Voxels that have an index: the active ones of an OnIndex grid, every voxel of every leaf otherwise."""
+        """Voxels that have an index: the active ones of an OnIndex grid, every voxel of every leaf otherwise
+        (a rebuildable volume: its capacity, as Warp's)."""
+        if self._rebuild_info.kind is not None:
+            return self._rebuild_info.max_voxel_count
         leaf, _, _, voxels = nv.tree_counts(self._buf)
         return voxels if nv.u32(self._buf, nv.OFF_GRID_TYPE) in (nv.ONINDEX, 22) else leaf * nv.LEAF_TABLE_COUNT
 
@@ -458,28 +525,83 @@ class Volume:
 
     @classmethod
     def allocate_by_tiles(cls, tile_points, voxel_size=None, bg_value=0.0, translation=(0.0, 0.0, 0.0),
-                          device=None, transform=None, point_mask=None, **rebuild) -> Volume:
+                          device=None, transform=None, point_mask=None, rebuildable=False, max_tiles=0,
+                          max_lower_nodes=0, max_upper_nodes=0, status=None) -> Volume:
         """A volume with a leaf (8^3 tile) at each point: int32 (N, 3) index-space points, or vec3 world-space
-        ones. bg_value None makes an index grid."""
+        ones; point_mask's zeros drop points. bg_value None makes an index grid. rebuildable=True reserves room
+        for max_tiles leaves (max_lower_nodes / max_upper_nodes internal nodes, 0 = as many as below), which
+        rebuild() fills with new points in place (the id stays); `status` (uint32[1]) gets the REBUILD_* bits."""
         if voxel_size is None and transform is None:
             voxel_size = 1.0
         mat = _transform(voxel_size, transform)
-        pts, is_index = _point_array_numpy(tile_points, point_mask)
-        ijk = pts.astype(np.int64) if is_index else np.floor(_points_to_index(pts, mat, translation, True)).astype(np.int64)
-        return cls._allocate_tiles(ijk, mat, translation, bg_value, device)
+        if bg_value is None:
+            code, bg = nv.INDEX, 0
+        else:
+            dtype, bg = _value_of_background(bg_value)
+            code = _dtype_grid_type(dtype)
+            bg = np.array(bg, dtype=np.float64 if np.ndim(bg) else None, copy=True)  # a snapshot for rebuilds
+        plan = _Plan("tiles", code, mat, np.asarray(translation, dtype=np.float64).reshape(3), bg, None)
+        if rebuildable:
+            lower = max_lower_nodes or max_tiles
+            plan = plan._replace(capacity=(max_tiles * nv.LEAF_TABLE_COUNT, max_tiles, lower, max_upper_nodes or lower))
+        return cls._from_plan(plan, tile_points, point_mask, status, device)
 
     @classmethod
     def allocate_by_voxels(cls, voxel_points, voxel_size=None, translation=(0.0, 0.0, 0.0), device=None,
-                           transform=None, point_mask=None, **rebuild) -> Volume:
-        """An index grid (OnIndex) whose active voxels are the given points (int32 index space or vec3 world
-        space, rounded to the nearest voxel)."""
+                           transform=None, point_mask=None, rebuildable=False, max_active_voxels=0,
+                           max_leaf_nodes=0, max_lower_nodes=0, max_upper_nodes=0, status=None) -> Volume:
+        """An index grid (OnIndex) whose active voxels are the given points (int32 index space, or vec3 world
+        space rounded to the nearest voxel); point_mask's zeros drop points. rebuildable / max_* / status as
+        allocate_by_tiles, with room for max_active_voxels voxels."""
         if voxel_size is None and transform is None:
             voxel_size = 1.0
         mat = _transform(voxel_size, transform)
-        pts, is_index = _point_array_numpy(voxel_points, point_mask)
-        ijk = pts.astype(np.int64) if is_index else np.floor(_points_to_index(pts, mat, translation, True) + 0.5).astype(np.int64)
-        origins, masks = _leaves_of_voxels(ijk)
-        return cls._build(nv.ONINDEX, origins, masks, None, 0, mat, translation, device)
+        plan = _Plan("voxels", nv.ONINDEX, mat, np.asarray(translation, dtype=np.float64).reshape(3), 0, None)
+        if rebuildable:
+            leaf = max_leaf_nodes or max_active_voxels
+            lower = max_lower_nodes or leaf
+            plan = plan._replace(capacity=(max_active_voxels, leaf, lower, max_upper_nodes or lower))
+        return cls._from_plan(plan, voxel_points, point_mask, status, device)
+
+    @classmethod
+    def _from_plan(cls, plan, points, point_mask, status, device) -> Volume:
+        from ..runtime.device import get_device  # noqa: PLC0415
+        origins, masks, overflow = plan.leaves(points, point_mask)
+        v = cls(None)
+        v.device = get_device(device)
+        if plan.capacity is None:
+            grid = plan.build(origins, masks)
+            v = cls._from_bytes(grid, device)
+        else:
+            v._plan = plan
+            v._rebuild_info = Volume.RebuildInfo(plan.kind, *plan.capacity)
+            buf = _aligned_buffer(plan.capacity_bytes())
+            v._write_grid(buf, plan.build(origins, masks), plan)
+            v._set_buffer(buf)
+        _set_status(status, overflow)
+        return v
+
+    @staticmethod
+    def _write_grid(buf, grid, plan):
+        """A grid into a rebuildable volume's buffer: its header then says the buffer's size (Warp's: the grid
+        size of a rebuildable volume is its reserved capacity)."""
+        buf[:] = 0
+        buf[:len(grid)] = np.frombuffer(bytes(grid), np.uint8)
+        buf[nv.OFF_GRID_SIZE:nv.OFF_GRID_SIZE + 8] = np.frombuffer(np.uint64(buf.size).tobytes(), np.uint8)
+        buf[nv.OFF_BLIND_OFFSET:nv.OFF_BLIND_OFFSET + 8] = np.frombuffer(np.int64(buf.size).tobytes(), np.uint8)
+
+    def rebuild(self, points, status=None, point_mask=None):
+        """Replaces the topology of a rebuildable volume by that of `points` (as its allocate_by_* took them),
+        in place: the id, grid size, type, transform and background stay. Over capacity, the volume keeps its
+        topology and `status` gets the REBUILD_*_CAPACITY_EXCEEDED bits."""
+        plan = getattr(self, "_plan", None)
+        if plan is None:
+            raise RuntimeError("Volume.rebuild() needs a volume allocated with rebuildable=True")
+        origins, masks, overflow = plan.leaves(points, point_mask)
+        if not overflow:
+            self._write_grid(self._buf, plan.build(origins, masks), plan)
+            self._set_buffer(self._buf, self._keep)
+        _set_status(status, overflow)
 
     @classmethod
     def load_from_numpy(cls, ndarray, min_world=(0.0, 0.0, 0.0), voxel_size=1.0, bg_value=0.0,
