@@ -7,13 +7,15 @@ Host-side builds (`allocate`, `allocate_by_tiles`, `allocate_by_voxels`, `load_f
 
 from __future__ import annotations
 
-import math
+import ctypes
 import numbers
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import types as wt
+from ..array import array, empty
+from ..runtime.device import get_device
 from ..core import vector as wv
 from . import nanovdb as nv
 
@@ -253,7 +255,6 @@ class Volume:
         self._keep = None
         if data is None:
             return
-        from ..runtime.device import get_device  # noqa: PLC0415  (the device layer, loaded with wp.array)
         self.device = get_device(getattr(data, "device", "cpu"))
         if not self.device.is_cpu:
             raise RuntimeError("wp.Volume: only CPU volumes are supported by mlwarp so far")
@@ -296,7 +297,6 @@ class Volume:
     # -- construction ---------------------------------------------------------------------------------------------
     @classmethod
     def _from_bytes(cls, grid_bytes, device=None) -> Volume:
-        from ..runtime.device import get_device  # noqa: PLC0415
         buf = _aligned_buffer(len(grid_bytes))
         buf[:] = np.frombuffer(bytes(grid_bytes), np.uint8)
         status = nv.check_grids(buf)
@@ -324,14 +324,12 @@ class Volume:
     @classmethod
     def load_from_address(cls, grid_ptr: int, buffer_size: int = 0, device=None) -> Volume:
         """A Volume aliasing the NanoVDB grid at address `grid_ptr` (buffer_size bytes, 0 = the grid's size)."""
-        import ctypes  # noqa: PLC0415
         if not grid_ptr:
             raise RuntimeError("Invalid grid buffer pointer")
         size = buffer_size or nv.u64(ctypes.string_at(grid_ptr, nv.GRID_SIZE), nv.OFF_GRID_SIZE)
         raw = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(grid_ptr))
         if not nv.check_metadata(raw, size):
             raise RuntimeError("Failed to create volume from input array")
-        from ..runtime.device import get_device  # noqa: PLC0415
         v = cls(None)
         v.device = get_device(device)
         v._set_buffer(raw)
@@ -369,7 +367,6 @@ class Volume:
 
     def array(self):
         """The raw NanoVDB bytes of this volume as a uint8 array (no copy)."""
-        from ..array import array  # noqa: PLC0415
         return array(ptr=self.id, dtype=wt.uint8, shape=(self._buf.size,), device=self.device, owner=self._buf)
 
     # -- introspection --------------------------------------------------------------------------------------------
@@ -421,7 +418,6 @@ class Volume:
         return voxels if nv.u32(self._buf, nv.OFF_GRID_TYPE) in (nv.ONINDEX, 22) else leaf * nv.LEAF_TABLE_COUNT
 
     def _out(self, out, rows, what):
-        from ..array import empty  # noqa: PLC0415
         if out is None:
             return empty(shape=(rows, 3), dtype=wt.int32, device=self.device)
         if out.shape[0] < rows:
@@ -478,7 +474,6 @@ class Volume:
 
     def feature_array(self, feature_index: int, dtype=None):
         """One of the grid's blind data arrays as a wp.array (aliasing the buffer)."""
-        from ..array import array  # noqa: PLC0415
         info = self.get_feature_array_info(feature_index)
         if dtype is None:
             dtype = _TYPE_OF_GRID.get(info.type_str, wt.uint8)
@@ -565,7 +560,6 @@ class Volume:
 
     @classmethod
     def _from_plan(cls, plan, points, point_mask, status, device) -> Volume:
-        from ..runtime.device import get_device  # noqa: PLC0415
         origins, masks, overflow = plan.leaves(points, point_mask)
         v = cls(None)
         v.device = get_device(device)
