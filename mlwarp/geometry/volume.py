@@ -600,35 +600,29 @@ class Volume:
     @classmethod
     def load_from_numpy(cls, ndarray, min_world=(0.0, 0.0, 0.0), voxel_size=1.0, bg_value=0.0,
                         device=None) -> Volume:
-        """A dense 3-D (scalar) or 4-D (last axis 3: vec3) numpy array as a volume whose voxel (0, 0, 0) is at
-        min_world; voxels equal to bg_value are left inactive, leaves that hold none are left out."""
+        """A dense numpy array as a volume whose voxel (0, 0, 0) is at min_world: as Warp, every leaf over the
+        array (padded to multiples of 8 with bg_value) is allocated and filled. A sequence bg_value makes a vec3f
+        volume of a (x, y, z, 3) array, a Python int an int32 volume, anything else a float32 volume."""
         vs = _voxel_size_vector(voxel_size)
         data = np.asarray(ndarray)
-        if data.ndim == 4 and data.shape[3] == 3:
-            code, comps = nv.VEC3F, 3
-        elif data.ndim == 3:
-            code, comps = nv.FLOAT, 1
+        if hasattr(bg_value, "__len__"):
+            code, scalar, comps = nv.VEC3F, np.float32, 3
+            bg = np.asarray(bg_value, dtype=np.float32).reshape(3)
+        elif isinstance(bg_value, int) and not isinstance(bg_value, bool):
+            code, scalar, comps, bg = nv.INT32, np.int32, 1, int(bg_value)
         else:
-            raise RuntimeError(f"load_from_numpy expects a 3D scalar or 4D (x, y, z, 3) array, got shape {data.shape}")
-        bg = np.asarray(bg_value, dtype=np.float32).reshape(-1)
-        if bg.size == 1 and comps == 3:
-            bg = np.repeat(bg, 3)
-        if bg.size != comps:
-            raise RuntimeError("bg_value does not match the array's value type")
+            code, scalar, comps, bg = nv.FLOAT, np.float32, 1, float(bg_value)
         nx, ny, nz = data.shape[:3]
-        padded = np.empty(((nx + 7) & ~7, (ny + 7) & ~7, (nz + 7) & ~7, comps), np.float32)
+        padded = np.empty(((nx + 7) & ~7, (ny + 7) & ~7, (nz + 7) & ~7, comps), scalar)
         padded[...] = bg
         padded[:nx, :ny, :nz] = data.reshape(nx, ny, nz, comps)
-        differs = np.any(padded != bg, axis=3)
-        blocks = differs.reshape(padded.shape[0] // 8, 8, padded.shape[1] // 8, 8, padded.shape[2] // 8, 8)
-        keep = np.argwhere(blocks.any(axis=(1, 3, 5)))
-        origins = keep * 8
+        sx, sy, sz = (padded.shape[a] // 8 for a in range(3))
+        origins = np.stack(np.meshgrid(np.arange(sx) * 8, np.arange(sy) * 8, np.arange(sz) * 8, indexing="ij"),
+                           axis=-1).reshape(-1, 3)
+        # (leaf, x, y, z) blocks in the leaf's value order (x * 64 + y * 8 + z)
+        blocks = padded.reshape(sx, 8, sy, 8, sz, 8, comps).transpose(0, 2, 4, 1, 3, 5, 6)
+        values = blocks.reshape(sx * sy * sz, 512, comps)
         masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF))
-        values = np.stack([padded[x:x + 8, y:y + 8, z:z + 8].reshape(512, comps) for x, y, z in origins]) \
-            if len(origins) else None
-        if comps == 1 and values is not None:
-            values = values[..., 0]
-        mat = np.diag(vs)
-        return cls._build(code, origins, masks, values, bg if comps == 3 else float(bg[0]), mat,
+        return cls._build(code, origins, masks, values if comps == 3 else values[..., 0], bg, np.diag(vs),
                           np.asarray(min_world, dtype=np.float64), device)
 

@@ -341,17 +341,18 @@ def test_load_hand_built_files_and_save_roundtrip(float_volume, zipped):
         os.remove(path)
 
 
-def test_load_from_numpy_keeps_leaves_holding_values():
-    data = np.full((20, 9, 9), 2.0, dtype=np.float32)
-    data[3, 4, 5] = 7.0
-    data[17, 8, 0] = -1.0
+def test_load_from_numpy_fills_every_leaf_of_the_array():
+    data = rng.uniform(-1, 1, (20, 9, 3)).astype(np.float32)
     v = wp.Volume.load_from_numpy(data, min_world=(1.0, 2.0, 3.0), voxel_size=0.5, bg_value=2.0)
-    assert sorted(map(tuple, v.get_tiles().numpy())) == [(0, 0, 0), (16, 8, 0)]
-    pts = np.array([[3, 4, 5], [17, 8, 0], [0, 0, 0], [8, 0, 0]], dtype=np.int32)
+    assert sorted(map(tuple, v.get_tiles().numpy())) == [(x, y, 0) for x in (0, 8, 16) for y in (0, 8)]
+    pts = np.array([[3, 4, 2], [17, 8, 0], [19, 0, 1], [20, 0, 0], [0, 9, 0], [0, 0, 3], [24, 0, 0]], dtype=np.int32)
     out, generic, index = (wp.zeros(len(pts), dtype=t) for t in (float, float, int))
     wp.launch(lookup, dim=len(pts), inputs=[v.id, wp.array(pts, dtype=wp.int32), out, generic, index])
-    np.testing.assert_array_equal(out.numpy(), [7.0, -1.0, 2.0, 2.0])
+    inside = [data[tuple(p)] if (p < data.shape).all() else 2.0 for p in pts]  # padding and outside: bg
+    np.testing.assert_array_equal(out.numpy(), inside)
     assert np.array(v.get_grid_info().translation).tolist() == [1.0, 2.0, 3.0]
+    assert wp.Volume.load_from_numpy(np.zeros((4, 4, 4), np.int32), bg_value=3).dtype is wp.int32
+    assert wp.Volume.load_from_numpy(np.zeros((4, 4, 4, 3)), bg_value=(0.0, 1.0, 2.0)).dtype is wp.vec3f
 
 
 # -- errors -----------------------------------------------------------------------------------------------------
