@@ -10,4 +10,5 @@ from .volume_funcs import *  # noqa: F401,F403  (wp.volume_sample, wp.volume_loo
 from .volume_funcs import __all__ as _volume_names
 
 __all__ = ["HashGrid", "HashGridQuery", "hash_grid_query", "hash_grid_query_next", "hash_grid_point_id", "Bvh",
-           "BvhQuery", "bvh_query_aabb", "bvh_query_ray", "bvh_query_sphere", "bvh_query_capsule", "bvh_query_next", "Volume", *_volume_names]
+           "BvhQuery", "bvh_query_aabb", "bvh_query_ray", "bvh_query_sphere", "bvh_query_capsule", "bvh_query_next",
+           "Volume", *_volume_names]

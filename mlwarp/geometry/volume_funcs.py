@@ -25,7 +25,7 @@ from ..core.refs import ref
 from ..func import func
 from ..func_grad import adjoint, func_grad
 from ..types import float32, float64, int32, int64, uint32, uint64
-from ..vector import mat33, vec3
+from ..vector import vec3
 from . import nanovdb as nv
 
 # -- raw reads ------------------------------------------------------------------------------------------------
@@ -335,7 +335,8 @@ VALUE_TYPES = (
     (int32, nv.INT32, int32, wv.vec3i), (int64, nv.INT64, int64, wv.vector(3, int64)),
     (uint32, nv.UINT32, uint32, wv.vector(3, uint32)),
     (wv.vec3f, nv.VEC3F, float32, wv.mat33f), (wv.vec3d, nv.VEC3D, float64, wv.mat33d),
-    (wv.vec4f, nv.VEC4F, float32, wv.matrix((4, 3), float32)), (wv.vec4d, nv.VEC4D, float64, wv.matrix((4, 3), float64)),
+    (wv.vec4f, nv.VEC4F, float32, wv.matrix((4, 3), float32)),
+    (wv.vec4d, nv.VEC4D, float64, wv.matrix((4, 3), float64)),
 )
 _BY_TYPE = {}
 for _T, _code, _W, _G in VALUE_TYPES:
