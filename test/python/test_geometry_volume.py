@@ -430,3 +430,67 @@ def test_raw_pointer_arrays_are_constants_for_autodiff():
     tape.backward(grads={y: wp.ones(4, dtype=float)})
     np.testing.assert_allclose(x.grad.numpy(), 2.0 * np.array([1, 2, 3, 4]) * x.numpy())
     np.testing.assert_array_equal(table.grad.numpy(), 0.0)  # its memory has no gradient, as in Warp
+
+
+# -- every value type through the generic builtins ----------------------------------------------------------------
+
+
+def typed_kernels(T, G):
+    """Store / lookup / sample_grad kernels for value type T (gradient type G)."""
+
+    @wp.kernel(module="unique")
+    def store_and_read(volume: wp.uint64, ijk: wp.array2d(dtype=wp.int32), values: wp.array(dtype=T),
+                       out: wp.array(dtype=T)):
+        t = wp.tid()
+        wp.volume_store(volume, ijk[t, 0], ijk[t, 1], ijk[t, 2], values[t])
+
+    @wp.kernel(module="unique")
+    def read(volume: wp.uint64, ijk: wp.array2d(dtype=wp.int32), out: wp.array(dtype=T)):
+        t = wp.tid()
+        out[t] = wp.volume_lookup(volume, ijk[t, 0], ijk[t, 1], ijk[t, 2], dtype=T)
+
+    @wp.kernel(module="unique")
+    def grad(volume: wp.uint64, uvw: wp.array(dtype=wp.vec3), out: wp.array(dtype=T), grads: wp.array(dtype=G)):
+        t = wp.tid()
+        g = G()
+        out[t] = wp.volume_sample_grad(volume, uvw[t], wp.Volume.LINEAR, g, dtype=T)
+        grads[t] = g
+
+    return store_and_read, read, grad
+
+
+@pytest.mark.parametrize("T, G, bg, np_dtype, comps", [
+    (wp.float64, wp.vec3d, wp.float64(-1.5), np.float64, 1),
+    (wp.int64, None, wp.int64(-(2**40)), np.int64, 1),
+    (wp.uint32, None, wp.uint32(7), np.uint32, 1),
+    (wp.vec3d, wp.mat33d, wp.vec3d(1.0, -2.0, 0.5), np.float64, 3),
+    (wp.vec4f, wp.types.matrix(shape=(4, 3), dtype=wp.float32), wp.vec4f(1.0, 2.0, 3.0, 4.0), np.float32, 4),
+])
+def test_value_types_store_lookup_and_gradients(T, G, bg, np_dtype, comps):
+    tiles = np.array([[0, 0, 0], [8, 0, 0], [0, 8, 8]], dtype=np.int32)
+    v = wp.Volume.allocate_by_tiles(wp.array(tiles, dtype=wp.int32), voxel_size=1.0, bg_value=bg)
+    assert v.dtype is T
+    vox = np.array([t + np.array([x, y, z]) for t in tiles for x in range(8) for y in range(8) for z in range(8)],
+                   dtype=np.int32)
+    A = np.arange(1, 3 * comps + 1, dtype=np.float64).reshape(comps, 3)  # a linear field v = A ijk + 1
+    values_np = (vox @ A.T + 1.0).astype(np_dtype)
+    values_np = values_np.reshape(-1) if comps == 1 else values_np
+    store_and_read, read, grad = typed_kernels(T, G if G is not None else wp.vec3)
+    wp.launch(store_and_read, dim=len(vox), inputs=[v.id, wp.array(vox, dtype=wp.int32),
+                                                      wp.array(values_np, dtype=T), wp.zeros(1, dtype=T)])
+    pts = np.concatenate([vox[::37], [[20, 0, 0], [-1, 0, 0], [0, 0, 8]]]).astype(np.int32)
+    out = wp.zeros(len(pts), dtype=T)
+    wp.launch(read, dim=len(pts), inputs=[v.id, wp.array(pts, dtype=wp.int32), out])
+    lookup_of = {tuple(p): val for p, val in zip(vox, values_np)}
+    bg_np = np.array(bg.value if comps == 1 else list(bg)).astype(np_dtype)
+    expected = np.array([lookup_of.get(tuple(p), bg_np) for p in pts])
+    np.testing.assert_array_equal(out.numpy().reshape(expected.shape), expected)
+    if G is None:
+        return
+    uvw = np.array([[3.25, 4.5, 1.75], [9.5, 0.5, 6.25]], dtype=np.float32)  # all corners inside the leaves
+    vals, grads = wp.zeros(len(uvw), dtype=T), wp.zeros(len(uvw), dtype=G)
+    wp.launch(grad, dim=len(uvw), inputs=[v.id, wp.array(uvw, dtype=wp.vec3), vals, grads])
+    np.testing.assert_allclose(vals.numpy().reshape(len(uvw), -1), (uvw @ A.T + 1.0).reshape(len(uvw), -1),
+                               rtol=1e-5)
+    np.testing.assert_allclose(grads.numpy().reshape(len(uvw), comps, 3), np.broadcast_to(A, (len(uvw), comps, 3)),
+                               rtol=1e-5, atol=1e-5)
