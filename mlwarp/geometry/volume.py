@@ -417,7 +417,7 @@ class Volume:
         leaf, _, _, voxels = nv.tree_counts(self._buf)
         return voxels if nv.u32(self._buf, nv.OFF_GRID_TYPE) in (nv.ONINDEX, 22) else leaf * nv.LEAF_TABLE_COUNT
 
-    def _out(self, out, rows, what):
+    def _out(self, out, rows):
         if out is None:
             return empty(shape=(rows, 3), dtype=wt.int32, device=self.device)
         if out.shape[0] < rows:
@@ -433,7 +433,7 @@ class Volume:
         """The origins of every leaf (tile) of this volume, an (N, 3) int32 array."""
         self._check()
         origins, _ = nv.leaf_nodes(self._buf)
-        out = self._out(out, len(origins), "tile")
+        out = self._out(out, len(origins))
         out.numpy().reshape(-1)[:origins.size] = origins.reshape(-1)
         return out
 
@@ -441,10 +441,23 @@ class Volume:
         """The coordinates of every indexable voxel (see get_voxel_count), in index order."""
         self._check()
         origins, masks = nv.leaf_nodes(self._buf)
-        if self.get_voxel_count() == len(origins) * nv.LEAF_TABLE_COUNT and not self.is_index:
-            masks = np.full_like(masks, np.uint64(0xFFFFFFFFFFFFFFFF))
-        vox = nv.active_voxels(origins, masks)
-        out = self._out(out, len(vox), "voxel")
+        if nv.u32(self._buf, nv.OFF_GRID_TYPE) not in (nv.ONINDEX, 22):  # every leaf voxel has an index
+            vox = nv.active_voxels(origins, np.full_like(masks, np.uint64(0xFFFFFFFFFFFFFFFF)))
+        else:  # an OnIndex voxel's index: its leaf's first index + its rank among the leaf's active voxels - 1
+            vox = nv.active_voxels(origins, masks)
+            tree = nv.GRID_SIZE
+            first = tree + nv.u64(self._buf, tree + nv.TREE_NODE_OFFSET)
+            size = nv.GRID_TYPES[nv.ONINDEX].leaf_size
+            starts = np.array([nv.u64(self._buf, first + n * size + 80) for n in range(len(origins))], np.int64)
+            counts = np.unpackbits(masks.view(np.uint8), axis=1).sum(axis=1).astype(np.int64)
+            leaf = np.repeat(np.arange(len(origins)), counts)
+            rank = np.arange(len(vox)) - np.repeat(np.cumsum(counts) - counts, counts)
+            index = starts[leaf] + rank - 1
+            placed = np.zeros_like(vox)
+            keep = (index >= 0) & (index < len(vox))
+            placed[index[keep]] = vox[keep]
+            vox = placed
+        out = self._out(out, len(vox))
         out.numpy().reshape(-1)[:vox.size] = vox.reshape(-1)
         return out
 
@@ -561,12 +574,11 @@ class Volume:
     @classmethod
     def _from_plan(cls, plan, points, point_mask, status, device) -> Volume:
         origins, masks, overflow = plan.leaves(points, point_mask)
-        v = cls(None)
-        v.device = get_device(device)
         if plan.capacity is None:
-            grid = plan.build(origins, masks)
-            v = cls._from_bytes(grid, device)
+            v = cls._from_bytes(plan.build(origins, masks), device)
         else:
+            v = cls(None)
+            v.device = get_device(device)
             v._plan = plan
             v._rebuild_info = Volume.RebuildInfo(plan.kind, *plan.capacity)
             buf = _aligned_buffer(plan.capacity_bytes())
