@@ -135,6 +135,13 @@ def _point_array_numpy(points, point_mask=None):
     return data, np.issubdtype(data.dtype, np.integer)
 
 
+def _host_device(device):
+    d = get_device(device)
+    if not d.is_cpu:
+        raise NotImplementedError(f"mlwarp's Volume lives on the CPU only for now, not on '{d}'")
+    return d
+
+
 def _set_status(status, bits: int):
     if status is not None:
         status.numpy().reshape(-1)[0] = bits
@@ -255,9 +262,7 @@ class Volume:
         self._keep = None
         if data is None:
             return
-        self.device = get_device(getattr(data, "device", "cpu"))
-        if not self.device.is_cpu:
-            raise RuntimeError("wp.Volume: only CPU volumes are supported by mlwarp so far")
+        self.device = _host_device(getattr(data, "device", "cpu"))
         raw = data.numpy() if hasattr(data, "numpy") else np.asarray(data)
         raw = np.ascontiguousarray(raw).view(np.uint8).reshape(-1)
         if not nv.check_metadata(raw, raw.size):
@@ -305,9 +310,7 @@ class Volume:
         if status != nv.VALID:
             raise RuntimeError("Invalid NanoVDB grid structure")
         v = cls(None)
-        v.device = get_device(device)
-        if not v.device.is_cpu:
-            raise RuntimeError("wp.Volume: only CPU volumes are supported by mlwarp so far")
+        v.device = _host_device(device)
         v._set_buffer(buf)
         return v
 
@@ -331,7 +334,7 @@ class Volume:
         if not nv.check_metadata(raw, size):
             raise RuntimeError("Failed to create volume from input array")
         v = cls(None)
-        v.device = get_device(device)
+        v.device = _host_device(device)
         v._set_buffer(raw)
         return v
 
@@ -578,7 +581,7 @@ class Volume:
             v = cls._from_bytes(plan.build(origins, masks), device)
         else:
             v = cls(None)
-            v.device = get_device(device)
+            v.device = _host_device(device)
             v._plan = plan
             v._rebuild_info = Volume.RebuildInfo(plan.kind, *plan.capacity)
             buf = _aligned_buffer(plan.capacity_bytes())
