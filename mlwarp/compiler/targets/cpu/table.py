@@ -73,6 +73,7 @@ def _restrict_isa(build) -> None:
 def emit_object(build) -> None:
     _restrict_isa(build)
     build.libraries = needed_libraries(build.module)  # libmvec, for warp-cpu-vector-math's calls
+    build.meta["vector_libm"] = bool(build.libraries)  # the runtime then cuts launches at CHUNK_ALIGN
     write_object(build.module, os.path.join(build.out_dir, OBJECT))
 
 
