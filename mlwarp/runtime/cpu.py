@@ -429,7 +429,10 @@ class _Private:
         if plan is None:
             return False
         buffer, stride, reductions = plan
-        measured = pool.run_private(self.address, buffer, total, chunk_size(total, pool.size, row), stride)
+        # chunks of any size (not the kernel's timed minimum): the ranges, and so the sums' order, depend only
+        # on the launch's size and the thread count
+        chunk = chunk_size(total, pool.size, row, self.kernel.align, min_chunk=1)
+        measured = pool.run_private(self.address, buffer, total, chunk, stride)
         if measured is False:  # another thread's launch holds the pool: the entry (atomics), on this thread
             self.kernel.entry(args_ptr, 0, total)
             return None
