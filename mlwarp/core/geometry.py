@@ -50,3 +50,8 @@ BVH_QUERY_FIELDS = (("bvh", "ui64"), ("kind", "i32"), ("node", "i32"), ("stop", 
 # whose next() dispatches on the kind field.
 BVH_QUERY_NAMES = {BVH_AABB: "BvhQueryAabb", BVH_RAY: "BvhQueryRay", BVH_CAPSULE: "BvhQueryCapsule",
                    BVH_SPHERE: "BvhQuerySphere"}
+
+# A block's BVH query (wp.tile_bvh_query_aabb / _ray, Warp's BvhQueryTiled): a BvhQuery's state and then
+# last_valid, whether the last tile_bvh_query_next found an item (1 before the first), tile_query_valid's answer.
+BVH_TILED_QUERY_NAME = "BvhQueryTiled"
+BVH_TILED_QUERY_FIELDS = BVH_QUERY_FIELDS + (("last_valid", "i32"),)

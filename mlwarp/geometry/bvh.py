@@ -22,9 +22,9 @@ from .hashgrid import _KernelOnly
 FLT_MAX = float(np.finfo(np.float32).max)
 
 
-def _query_struct(name: str):
+def _query_struct(name: str, layout_fields=layout.BVH_QUERY_FIELDS):
     py = {"ui64": wt.uint64, "i32": wt.int32, "f32": wt.int32}  # (a float's bits: core/geometry.py)
-    fields = {f: py[t] for f, t in layout.BVH_QUERY_FIELDS}
+    fields = {f: py[t] for f, t in layout_fields}
     cls = type(name, (), {"__annotations__": fields, "__module__": __name__,
                           "__doc__": "The state of a BVH query (advanced by wp.bvh_query_next)."})
     return struct(cls)
@@ -46,6 +46,8 @@ bvh_query_ray._wp_query_type_ = _KIND_TYPES[layout.BVH_RAY]
 bvh_query_sphere._wp_query_type_ = _KIND_TYPES[layout.BVH_SPHERE]
 bvh_query_capsule._wp_query_type_ = _KIND_TYPES[layout.BVH_CAPSULE]
 bvh_query_next._wp_query_types_ = (BvhQuery, *_KIND_TYPES.values())
+for _kind_type in _KIND_TYPES.values():
+    _kind_type._wp_erased_query_ = BvhQuery  # a query of one kind converts to the erased parent (frontend/geometry.py)
 
 
 def _nodes_of(count: int, leaf_size: int, memo: dict) -> int:
