@@ -1,7 +1,8 @@
 """`wp.Bvh`: a bounding volume hierarchy over user boxes (lowers[i], uppers[i]), queried in kernels.
 
 Layout (mlwarp/core/geometry.py): nodes in depth-first preorder with skip indices, so a kernel traverses
-with a node index instead of a stack. The build splits each node's items at the median of their centroids
+with a node index instead of a stack. constructor="sah" (the default on the CPU, as in Warp) is the surface-area
+heuristic build of bvh_sah.py; constructor="median" splits each node's items at the median of their centroids
 along the longest axis of the centroid bounds, all nodes of one level at a time (one numpy sort per
 level); leaves hold up to leaf_size items. refit() recomputes node boxes bottom-up, one level at a time.
 The queries return the same set of items as Warp's (each item whose box passes the query's test; items of
@@ -10,6 +11,7 @@ a one-item leaf by its node's box, which is that item's box), in this tree's ord
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -17,6 +19,7 @@ from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
 from ..struct import struct
+from .bvh_sah import build_sah_tree, resolve_constructor
 from .hashgrid import _KernelOnly
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -130,6 +133,14 @@ def refit_tree(tree: dict, lowers: np.ndarray, uppers: np.ndarray):
     return lo, hi
 
 
+def _cpu_constructor(constructor: str) -> str:
+    if constructor == "lbvh":
+        warnings.warn("LBVH constructor is not available for a CPU tree. Falling back to SAH constructor.",
+                      UserWarning, stacklevel=3)
+        return "sah"
+    return constructor
+
+
 class Bvh:
     """Bounding Volume Hierarchy (BVH) for accelerated spatial queries (Warp's wp.Bvh)."""
 
@@ -147,8 +158,9 @@ class Bvh:
             raise RuntimeError("lowers should be a contiguous array of type wp.vec3")
         if not wt.types_equal(uppers.dtype, vec3) or not uppers.is_contiguous:
             raise RuntimeError("uppers should be a contiguous array of type wp.vec3")
-        if constructor not in (None, "sah", "median", "lbvh") and not hasattr(constructor, "name"):
-            raise ValueError(f"Unknown BVH constructor: {constructor}")
+        constructor = resolve_constructor(constructor)
+        if constructor == "cubql" and groups is not None:
+            raise RuntimeError("Grouped BVHs are not supported with constructor='cubql'")
         if groups is not None:
             raise NotImplementedError("mlwarp's Bvh does not take groups yet")
         leaf_size = operator.index(leaf_size)
@@ -159,8 +171,11 @@ class Bvh:
             raise NotImplementedError(f"mlwarp's Bvh lives on the CPU only for now, not on '{self.device}'")
         self.lowers, self.uppers, self.groups = lowers, uppers, groups
         self.leaf_size = leaf_size
+        if constructor == "cubql":  # (Warp's error where its library is built without cuBQL)
+            raise RuntimeError("Failed to create BVH: cuBQL support disabled (mlwarp has no cuBQL builder: "
+                               "wp.is_cubql_available() is False)")
         self._desc = np.zeros(layout.BVH_WORDS, dtype=np.int64)
-        self.rebuild()
+        self.rebuild(_cpu_constructor(constructor))
         self.id = int(self._desc.ctypes.data)
 
     def _boxes(self):
@@ -168,9 +183,14 @@ class Bvh:
                 np.asarray(self.uppers.numpy(), np.float32).reshape(-1, 3))
 
     def rebuild(self, constructor=None):
-        """Rebuild the tree from the current lowers and uppers (its node layout may change)."""
+        """Rebuild the tree from the current lowers and uppers (its node layout may change), with `constructor`
+        ("sah", the default, or "median"; "lbvh" falls back to "sah" with a warning, as Warp's CPU trees)."""
+        constructor = resolve_constructor(constructor)
+        if constructor == "cubql":
+            raise ValueError("Cannot rebuild a non-cuBQL BVH with constructor='cubql'; create a new BVH instead")
+        self._constructor = _cpu_constructor(constructor)
         lo, hi = self._boxes()
-        self._tree = build_tree(lo, hi, self.leaf_size)
+        self._tree = (build_sah_tree if self._constructor == "sah" else build_tree)(lo, hi, self.leaf_size)
         self._refit(lo, hi)
 
     def refit(self):
