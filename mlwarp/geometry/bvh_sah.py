@@ -71,7 +71,8 @@ def _sah_splits(lowers, uppers, centres, items, seg_of, offsets):
     right = _area(np.minimum.accumulate(lo[:, ::-1], axis=1), np.maximum.accumulate(hi[:, ::-1], axis=1))
     right = right[:, ::-1][:, 1:]
     count_left = np.cumsum(counts, axis=1)[:, :-1]
-    count_right = counts.sum(axis=1, keepdims=True) - count_left
+    count_right = (counts.sum(axis=1, keepdims=True) - count_left).astype(np.float32)  # (float32 costs, as Warp's)
+    count_left = count_left.astype(np.float32)
     node_area = _area(np.minimum.reduceat(lowers[items], offsets, axis=0),
                       np.maximum.reduceat(uppers[items], offsets, axis=0))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -80,7 +81,7 @@ def _sah_splits(lowers, uppers, centres, items, seg_of, offsets):
     # Warp keeps the first split whose cost is below FLT_MAX and below every earlier one (NaN never is)
     cost = np.where(np.isnan(cost), np.inf, cost)
     best = np.argmin(cost, axis=1)
-    split = start + (np.float32(1) + best).astype(np.float32) * (end - start) / np.float32(SAH_BUCKETS)
+    split = start + (best + 1).astype(np.float32) * (end - start) / np.float32(SAH_BUCKETS)
     return key, np.where(flat, start, split).astype(np.float32)
 
 
