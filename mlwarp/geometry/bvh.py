@@ -175,6 +175,7 @@ class Bvh:
             raise RuntimeError("Failed to create BVH: cuBQL support disabled (mlwarp has no cuBQL builder: "
                                "wp.is_cubql_available() is False)")
         self._desc = np.zeros(layout.BVH_WORDS, dtype=np.int64)
+        self._root = np.zeros(1, np.int32)
         self.rebuild(_cpu_constructor(constructor))
         self.id = int(self._desc.ctypes.data)
 
@@ -200,16 +201,33 @@ class Bvh:
     def _refit(self, lo, hi):
         t = self._tree
         self._node_lowers, self._node_uppers = refit_tree(t, lo, hi)
-        keep = [self._node_lowers, self._node_uppers, t["skip"], t["start"], t["end"], t["primitives"]]
+        parents = _parents(t)
+        keep = [self._node_lowers, self._node_uppers, t["skip"], t["start"], t["end"], t["primitives"], parents,
+                self._root]
         keep = [a if a.size else np.zeros(1, a.dtype) for a in keep]  # (a valid address even when empty)
         self._keep = keep
         d = self._desc
         for word, a in zip((layout.BVH_NODE_LOWERS, layout.BVH_NODE_UPPERS, layout.BVH_SKIP, layout.BVH_PRIM_START,
-                            layout.BVH_PRIM_END, layout.BVH_PRIMITIVES), keep):
+                            layout.BVH_PRIM_END, layout.BVH_PRIMITIVES, layout.BVH_NODE_PARENTS, layout.BVH_ROOT),
+                           keep):
             d[word] = a.ctypes.data
         d[layout.BVH_ITEM_LOWERS] = self.lowers.ptr or 0
         d[layout.BVH_ITEM_UPPERS] = self.uppers.ptr or 0
-        d[layout.BVH_NUM_NODES] = t["skip"].size
+        num_nodes = t["skip"].size
+        d[layout.BVH_NUM_NODES] = num_nodes
         d[layout.BVH_NUM_ITEMS] = lo.shape[0]
+        d[layout.BVH_MAX_DEPTH] = (int(t["depth"].max()) if num_nodes else 0) | (num_nodes << 32)
+        d[layout.BVH_CONSTRUCTOR] = {"sah": 0, "median": 1}[self._constructor]
+
+
+def _parents(tree: dict) -> np.ndarray:
+    """Each node's parent in the preorder layout (an inner node n's children are n + 1 and skip[n + 1])."""
+    parents = np.full(tree["skip"].size, -1, np.int32)
+    inner = np.flatnonzero(tree["start"] < 0)
+    parents[inner + 1] = inner
+    parents[tree["skip"][inner + 1]] = inner
+    return parents
+
+
 for _f in (bvh_query_aabb, bvh_query_ray, bvh_query_sphere, bvh_query_capsule):
     _f._wp_next_ = bvh_query_next  # `for index in wp.bvh_query_aabb(...)` (frontend/geometry.py)

@@ -470,3 +470,29 @@ def test_sah_tree_of_identical_and_single_boxes():
         bvh = _bvh(lowers, uppers, constructor="sah")
         assert _leaves_of(bvh) == _reference_sah_leaves(lowers, uppers, 1)
         _check_all_kinds(bvh, lowers, uppers)
+
+
+def test_descriptor_header_has_warps_host_fields():
+    """bvh.id points at words laid out where Warp's host BVH struct keeps parents, primitive indices, max_depth,
+    max_nodes, num_nodes, root, item bounds and num_items (mlwarp/core/geometry.py)."""
+    import ctypes
+
+    lowers, uppers = _boxes(90, seed=16, size=1.0)
+    la, ua = wp.array(lowers, dtype=wp.vec3), wp.array(uppers, dtype=wp.vec3)
+    bvh = wp.Bvh(la, ua, leaf_size=2)
+    words = np.ctypeslib.as_array(ctypes.cast(bvh.id, ctypes.POINTER(ctypes.c_int64)), shape=(14,))
+    halves = words.view(np.int32)
+    max_depth, max_nodes, num_nodes, num_items = halves[10], halves[11], halves[12], halves[22]
+    leaves = _leaves_of(bvh)
+    assert num_items == 90 and words[8] == la.ptr and words[9] == ua.ptr and words[3] == 0
+    assert num_nodes == max_nodes == 2 * len(leaves) - 1
+    parents = np.ctypeslib.as_array(ctypes.cast(int(words[2]), ctypes.POINTER(ctypes.c_int32)), shape=(num_nodes,))
+    root = ctypes.cast(int(words[7]), ctypes.POINTER(ctypes.c_int32))[0]
+    assert root == 0 and parents[root] == -1 and (parents[1:] >= 0).all() and (parents[1:] < np.arange(1, num_nodes)).all()
+    depths = np.zeros(num_nodes, int)
+    for n in range(1, num_nodes):  # (preorder: a parent comes first)
+        depths[n] = depths[parents[n]] + 1
+    assert (np.bincount(parents[1:], minlength=num_nodes) <= 2).all()
+    assert max_depth == depths.max() == max(d for d, _ in leaves)
+    primitives = np.ctypeslib.as_array(ctypes.cast(int(words[4]), ctypes.POINTER(ctypes.c_int32)), shape=(90,))
+    assert sorted(primitives.tolist()) == list(range(90))
