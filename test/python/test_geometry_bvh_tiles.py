@@ -173,11 +173,13 @@ def test_deprecated_tiled_names_warn_and_match_brute_force(tmp_path, monkeypatch
     lo, hi = np.float32([1.0, 1.0, 1.0]), np.float32([4.0, 6.0, 4.0])
     start, direction = np.float32([0.0, 1.0, 0.0]), np.float32([1.0, 0.2, 0.7])
     box_hits, ray_hits = wp.zeros(100, dtype=int), wp.zeros(100, dtype=int)
-    with pytest.warns(DeprecationWarning, match=r"wp\.bvh_query_aabb_tiled\(\) is deprecated in Warp 1\.18 and is "
-                                                r"targeted for removal in Warp 1\.22\. Use wp\.tile_bvh_query_aabb\(\) "
-                                                r"instead\."):
+    with pytest.warns(DeprecationWarning) as issued:
         wp.launch_tiled(tile_deprecated, dim=1, inputs=[bvh.id, wp.vec3(*lo), wp.vec3(*hi), wp.vec3(*start),
                                                         wp.vec3(*direction), box_hits, ray_hits], block_dim=16)
+    assert {str(w.message) for w in issued} == {
+        f"wp.{old}() is deprecated in Warp 1.18 and is targeted for removal in Warp 1.22. Use wp.{new}() instead."
+        for old, new in (("bvh_query_aabb_tiled", "tile_bvh_query_aabb"), ("bvh_query_ray_tiled", "tile_bvh_query_ray"),
+                         ("bvh_query_next_tiled", "tile_bvh_query_next"))}
     np.testing.assert_array_equal(box_hits.numpy(), ref_aabb(lowers, uppers, lo, hi).astype(np.int32))
     np.testing.assert_array_equal(ray_hits.numpy(), ref_ray(lowers, uppers, start, direction).astype(np.int32))
 
