@@ -216,7 +216,9 @@ class Bvh:
         num_nodes = t["skip"].size
         d[layout.BVH_NUM_NODES] = num_nodes
         d[layout.BVH_NUM_ITEMS] = lo.shape[0]
-        d[layout.BVH_MAX_DEPTH] = (int(t["depth"].max()) if num_nodes else 0) | (num_nodes << 32)
+        # (a builder may record its own max_depth: Warp's grouped trees count it from each group's root)
+        max_depth = t.get("max_depth", t["depth"].max() if num_nodes else 0)
+        d[layout.BVH_MAX_DEPTH] = int(max_depth) | (num_nodes << 32)
         d[layout.BVH_CONSTRUCTOR] = {"sah": 0, "median": 1}[self._constructor]
 
 
