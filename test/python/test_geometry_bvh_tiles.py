@@ -498,3 +498,68 @@ def test_descriptor_header_has_warps_host_fields():
     assert max_depth == depths.max() == max(d for d, _ in leaves)
     primitives = np.ctypeslib.as_array(ctypes.cast(int(words[4]), ctypes.POINTER(ctypes.c_int32)), shape=(90,))
     assert sorted(primitives.tolist()) == list(range(90))
+
+
+@wp.kernel
+def weighted_tile_hits(bvh: wp.uint64, lower: wp.vec3, upper: wp.vec3, weights: wp.array(dtype=float),
+                       total: wp.array(dtype=float)):
+    query = wp.tile_bvh_query_aabb(bvh, lower, upper)
+    while wp.tile_query_valid(query):
+        index = wp.untile(wp.tile_bvh_query_next(query))
+        if index >= 0:
+            wp.atomic_add(total, 0, weights[index] * weights[index])
+
+
+def test_gradients_flow_through_a_kernel_with_a_tile_query():
+    lowers, uppers = _boxes(60, seed=17)
+    bvh = _bvh(lowers, uppers)
+    lo, hi = np.float32([1.0, 1.0, 1.0]), np.float32([3.0, 3.0, 3.0])
+    w = np.linspace(0.5, 2.0, 60).astype(np.float32)
+    weights = wp.array(w, dtype=float, requires_grad=True)
+    total = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(weighted_tile_hits, dim=1, inputs=[bvh.id, wp.vec3(*lo), wp.vec3(*hi), weights, total],
+                        block_dim=16)
+    tape.backward(grads={total: wp.ones(1, dtype=float)})
+    hit = ref_aabb(lowers, uppers, lo, hi)
+    np.testing.assert_allclose(total.numpy()[0], (w[hit] ** 2).sum(), rtol=1e-5)
+    np.testing.assert_allclose(weights.grad.numpy(), 2.0 * w * hit, rtol=1e-6)
+
+
+@pytest.mark.skipif(__import__("shutil").which("ptxas") is None, reason="needs ptxas")
+def test_tile_and_erased_queries_compile_for_cuda():
+    """Like the other queries, these are ordinary warp IR for the CUDA table (ptxas assembles it; no GPU needed)."""
+    from mlwarp import cuda_compile
+
+    for k in (tile_aabb, tile_ray, each_kind_through_erased_param, kind_chosen_at_run_time):
+        meta = cuda_compile.build(k)
+        assert meta["cubin"] == "kernel.cubin" and meta["adj_error"] is None
+
+
+@wp.func
+def drain(query: wp.BvhQueryTiled, hits: wp.array(dtype=int)) -> int:
+    calls = int(0)
+    while wp.tile_query_valid(query):
+        index = wp.untile(wp.tile_bvh_query_next(query))
+        calls += 1
+        if index >= 0:
+            hits[index] += 1
+    return calls
+
+
+@wp.kernel
+def drain_in_a_func(bvh: wp.uint64, lower: wp.vec3, upper: wp.vec3, hits: wp.array(dtype=int),
+                    calls: wp.array(dtype=int)):
+    calls[0] = drain(wp.tile_bvh_query_aabb(bvh, lower, upper), hits)
+
+
+def test_a_block_query_passes_to_a_func_annotated_bvh_query_tiled():
+    lowers, uppers = _boxes(80, seed=18)
+    bvh = _bvh(lowers, uppers, constructor="median")
+    lo, hi = np.float32([0.0, 0.0, 0.0]), np.float32([2.0, 3.0, 2.0])
+    hits, calls = wp.zeros(80, dtype=int), wp.zeros(1, dtype=int)
+    wp.launch_tiled(drain_in_a_func, dim=1, inputs=[bvh.id, wp.vec3(*lo), wp.vec3(*hi), hits, calls], block_dim=8)
+    expected = ref_aabb(lowers, uppers, lo, hi)
+    np.testing.assert_array_equal(hits.numpy(), expected.astype(np.int32))
+    assert calls.numpy()[0] == expected.sum() + 1
