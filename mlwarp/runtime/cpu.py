@@ -376,6 +376,12 @@ _TYPES = {1: ("f32", 4), 2: ("f64", 8), 3: ("i32", 4), 4: ("i64", 8)}  # privati
 _IDENTITY = {"f32": -0.0, "f64": -0.0, "i32": 0, "i64": 0}  # -0.0 + x is x for every float x (-0.0 too)
 
 
+def private_chunk_size(total: int, size: int, row: int, align: int) -> int:
+    """The chunk of a launch with private copies: chunks of any size (not the kernel's timed minimum, MIN_CHUNK
+    at most), so the ranges, and so the sums' order, depend only on the launch's size and the thread count."""
+    return chunk_size(total, size, row, align, min_chunk=1)
+
+
 class _Private:
     """A parallel launch of `<entry>_private`: range r of the pool's ranges of chunks (one per thread) runs with
     its own copy of the launch struct; range 0 sums into the arrays themselves, and in range r > 0's struct each
@@ -429,9 +435,7 @@ class _Private:
         if plan is None:
             return False
         buffer, stride, reductions = plan
-        # chunks of any size (not the kernel's timed minimum): the ranges, and so the sums' order, depend only
-        # on the launch's size and the thread count
-        chunk = chunk_size(total, pool.size, row, self.kernel.align, min_chunk=1)
+        chunk = private_chunk_size(total, pool.size, row, self.kernel.align)
         measured = pool.run_private(self.address, buffer, total, chunk, stride)
         if measured is False:  # another thread's launch holds the pool: the entry (atomics), on this thread
             self.kernel.entry(args_ptr, 0, total)
