@@ -1,0 +1,293 @@
+"""`wp.geometry.IsoSurfaceNets`: Warp 1.19's surface nets over a dense float32 field, quads or their
+triangles, with one vertex per sheet of the surface in each cell.
+
+A cell's crossed edges fall into groups, one per sheet of the surface through the cell: the loops of the
+cell's marching-cubes case (mlwarp/geometry/isosurface.py's `case_loops`, whose face rule neighbouring cells
+share). Each group places one vertex at the mean of its edges' linear crossings (the kernel the tape
+differentiates). Every crossed grid edge with four cells around it stitches the vertices of the groups it
+belongs to in those four cells into a quad, wound counter-clockwise seen from where the field is above the
+threshold, as marching cubes winds its triangles. Groups whose edges all lie on the domain's boundary are in
+no quad and are left out, so every output vertex is used. Output order: vertices by cell (x slowest) then
+group; quads by cell, then the edges along x, y, z from the cell's origin node; a quad (a, b, c, d) as
+triangles is (a, b, c), (a, c, d).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Final
+
+import numpy as np
+
+from ..array import array, empty
+from ..builtins import namespace as wp  # wp.tid, wp.where: the builtins, spelt as in user code
+from ..func import func
+from ..kernel import kernel
+from ..launch import launch
+from ..types import float32, int32
+from ..vector import vec3
+from .isosurface import (
+    _MC_EDGE_NODE_AXIS, MC_CUBE_CORNER_OFFSETS, MC_EDGE_TO_CORNERS, IsoSurfaceBase, _table, case_loops,
+    resolve_domain_bounds, validate_field,
+)
+
+_TOPOLOGIES: Final[tuple[str, ...]] = ("triangle", "quad")
+_MAX_GROUPS = 4  # sheets through one cell: at most four (four cut-off corners)
+
+
+def _validate_topology(topology) -> None:
+    if topology not in _TOPOLOGIES:
+        raise ValueError(f"Expected 'topology' to be one of {_TOPOLOGIES}, but got {topology!r}.")
+
+
+@functools.lru_cache(maxsize=None)
+def _edge_groups() -> tuple[int, ...]:
+    """256 rows of 12: the 1-based group (sheet) of each edge of the case, 0 where the edge is not crossed."""
+    table = []
+    for case in range(256):
+        row = [0] * 12
+        for group, loop in enumerate(case_loops(case), start=1):
+            for e in loop:
+                row[e] = group
+        table += row
+    return tuple(table)
+
+
+# The cell-local edge (marching-cubes numbering) that the grid edge along axis a from node (i, j, k) is in
+# each of the four cells around it, in the quad's order (see _sn_write_quads), and those cells' offsets.
+_AROUND = (
+    ((0, 0, 0, 0), (0, -1, 0, 2), (0, -1, -1, 6), (0, 0, -1, 4)),    # x edge
+    ((0, 0, 0, 3), (0, 0, -1, 7), (-1, 0, -1, 5), (-1, 0, 0, 1)),    # y edge
+    ((0, 0, 0, 8), (0, -1, 0, 11), (-1, -1, 0, 10), (-1, 0, 0, 9)),  # z edge: clockwise around +z
+)
+
+
+@kernel(enable_backward=False)
+def _sn_classify_cells(field: array(dtype=float32, ndim=3), threshold: float32,
+                       corner_offsets: array(dtype=int32, ndim=2), edge_groups: array(dtype=int32),
+                       edge_node_axis: array(dtype=int32, ndim=2), cases: array(dtype=int32, ndim=3),
+                       kept: array(dtype=int32, ndim=3), kept_count: array(dtype=int32, ndim=3),
+                       quad_count: array(dtype=int32, ndim=3)):
+    i, j, k = wp.tid()
+    nx, ny, nz = field.shape[0], field.shape[1], field.shape[2]
+    case = int(0)
+    bit = int(1)
+    for c in range(8):
+        if field[i + corner_offsets[c, 0], j + corner_offsets[c, 1], k + corner_offsets[c, 2]] >= threshold:
+            case += bit
+        bit *= 2
+    cases[i, j, k] = case
+    # a group is kept when one of its edges is interior: four cells around it, so it is in a quad
+    mask = int(0)
+    for e in range(12):
+        g = edge_groups[case * 12 + e]
+        if g > 0:
+            ei = i + edge_node_axis[e, 0]
+            ej = j + edge_node_axis[e, 1]
+            ek = k + edge_node_axis[e, 2]
+            axis = edge_node_axis[e, 3]
+            interior = True
+            if axis != 0 and (ei == 0 or ei == nx - 1):
+                interior = False
+            if axis != 1 and (ej == 0 or ej == ny - 1):
+                interior = False
+            if axis != 2 and (ek == 0 or ek == nz - 1):
+                interior = False
+            if interior:
+                bitg = int(1)
+                for _ in range(g - 1):
+                    bitg *= 2
+                if (mask // bitg) % 2 == 0:
+                    mask += bitg
+    kept[i, j, k] = mask
+    n = int(0)
+    m = mask
+    while m > 0:
+        n += m % 2
+        m = m // 2
+    kept_count[i, j, k] = n
+    # quads: the crossed edges along x, y, z from this cell's origin node that have four cells around them
+    q = int(0)
+    if j > 0 and k > 0 and edge_groups[case * 12 + 0] > 0:
+        q += 1
+    if i > 0 and k > 0 and edge_groups[case * 12 + 3] > 0:
+        q += 1
+    if i > 0 and j > 0 and edge_groups[case * 12 + 8] > 0:
+        q += 1
+    quad_count[i, j, k] = q
+
+
+@kernel
+def _sn_place_vertices(field: array(dtype=float32, ndim=3), threshold: float32, lower: vec3, delta: vec3,
+                       vertex_cells: array(dtype=int32), vertex_groups: array(dtype=int32),
+                       cases: array(dtype=int32, ndim=3), corner_offsets: array(dtype=int32, ndim=2),
+                       edge_corners: array(dtype=int32, ndim=2), edge_groups: array(dtype=int32),
+                       verts: array(dtype=vec3)):
+    v = wp.tid()
+    cell = vertex_cells[v]
+    group = vertex_groups[v]
+    ncj, nck = cases.shape[1], cases.shape[2]
+    k = cell % nck
+    j = (cell // nck) % ncj
+    i = cell // (nck * ncj)
+    case = cases[i, j, k]
+    total = vec3(0.0, 0.0, 0.0)
+    count = float(0.0)
+    for e in range(12):
+        if edge_groups[case * 12 + e] == group:
+            c0 = edge_corners[e, 0]
+            c1 = edge_corners[e, 1]
+            p0 = vec3(float(corner_offsets[c0, 0]), float(corner_offsets[c0, 1]), float(corner_offsets[c0, 2]))
+            p1 = vec3(float(corner_offsets[c1, 0]), float(corner_offsets[c1, 1]), float(corner_offsets[c1, 2]))
+            a = field[i + corner_offsets[c0, 0], j + corner_offsets[c0, 1], k + corner_offsets[c0, 2]]
+            b = field[i + corner_offsets[c1, 0], j + corner_offsets[c1, 1], k + corner_offsets[c1, 2]]
+            t = (threshold - a) / (b - a)
+            total = total + p0 + t * (p1 - p0)
+            count = count + 1.0
+    local = total / count
+    verts[v] = lower + wp.cw_mul(vec3(float(i) + local[0], float(j) + local[1], float(k) + local[2]), delta)
+
+
+@func
+def _sn_vertex(cases: array(dtype=int32, ndim=3), kept: array(dtype=int32, ndim=3),
+               first_vertex: array(dtype=int32, ndim=3), edge_groups: array(dtype=int32), i: int, j: int, k: int,
+               local_edge: int) -> int:
+    """The output vertex of the group of `local_edge` in cell (i, j, k): its rank among the cell's kept
+    groups after the cell's first vertex."""
+    g = edge_groups[cases[i, j, k] * 12 + local_edge]
+    mask = kept[i, j, k]
+    rank = int(0)
+    for h in range(g - 1):
+        rank += mask % 2
+        mask = mask // 2
+    return first_vertex[i, j, k] + rank
+
+
+@func
+def _sn_write_face(faces: array(dtype=int32), quads: int, out: int, a: int, b: int, c: int, d: int):
+    if quads != 0:
+        faces[4 * out + 0] = a
+        faces[4 * out + 1] = b
+        faces[4 * out + 2] = c
+        faces[4 * out + 3] = d
+    else:
+        faces[6 * out + 0] = a
+        faces[6 * out + 1] = b
+        faces[6 * out + 2] = c
+        faces[6 * out + 3] = a
+        faces[6 * out + 4] = c
+        faces[6 * out + 5] = d
+
+
+@kernel(enable_backward=False)
+def _sn_write_quads(field: array(dtype=float32, ndim=3), threshold: float32, quad_cells: array(dtype=int32),
+                    first_quad: array(dtype=int32), cases: array(dtype=int32, ndim=3),
+                    kept: array(dtype=int32, ndim=3), first_vertex: array(dtype=int32, ndim=3),
+                    edge_groups: array(dtype=int32), around: array(dtype=int32, ndim=3), quads: int,
+                    faces: array(dtype=int32)):
+    t = wp.tid()
+    cell = quad_cells[t]
+    ncj, nck = cases.shape[1], cases.shape[2]
+    k = cell % nck
+    j = (cell // nck) % ncj
+    i = cell // (nck * ncj)
+    case = cases[i, j, k]
+    out = first_quad[t]
+    for axis in range(3):
+        inner = True
+        if axis != 0 and i == 0:
+            inner = False
+        if axis != 1 and j == 0:
+            inner = False
+        if axis != 2 and k == 0:
+            inner = False
+        if inner and edge_groups[case * 12 + around[axis, 0, 3]] > 0:
+            q0 = _sn_vertex(cases, kept, first_vertex, edge_groups, i, j, k, around[axis, 0, 3])
+            q1 = _sn_vertex(cases, kept, first_vertex, edge_groups, i + around[axis, 1, 0], j + around[axis, 1, 1],
+                            k + around[axis, 1, 2], around[axis, 1, 3])
+            q2 = _sn_vertex(cases, kept, first_vertex, edge_groups, i + around[axis, 2, 0], j + around[axis, 2, 1],
+                            k + around[axis, 2, 2], around[axis, 2, 3])
+            q3 = _sn_vertex(cases, kept, first_vertex, edge_groups, i + around[axis, 3, 0], j + around[axis, 3, 1],
+                            k + around[axis, 3, 2], around[axis, 3, 3])
+            # the cells go counter-clockwise around +x and +y, clockwise around +z (Warp's first vertex of a
+            # quad): kept where the field rises along x or y, or falls along z, reversed otherwise
+            io = i + wp.where(axis == 0, 1, 0)
+            jo = j + wp.where(axis == 1, 1, 0)
+            ko = k + wp.where(axis == 2, 1, 0)
+            if (field[io, jo, ko] >= threshold) == (axis != 2):
+                _sn_write_face(faces, quads, out, q0, q1, q2, q3)
+            else:
+                _sn_write_face(faces, quads, out, q3, q2, q1, q0)
+            out += 1
+
+
+@functools.lru_cache(maxsize=None)
+def _sn_tables(device) -> dict:
+    return {"corners": _table(MC_CUBE_CORNER_OFFSETS, (8, 3)), "edges": _table(MC_EDGE_TO_CORNERS, (12, 2)),
+            "groups": _table(_edge_groups()), "node_axis": _table(_MC_EDGE_NODE_AXIS, (12, 4)),
+            "around": _table(_AROUND, (3, 4, 4))}
+
+
+def surface_nets(field, threshold: float, lower, upper, topology: str):
+    validate_field(field)
+    _validate_topology(topology)
+    lower, delta = resolve_domain_bounds(tuple(field.shape), lower, upper)
+    threshold = float32(threshold)
+    device = field.device
+    tables = _sn_tables(str(device))
+    cells = tuple(n - 1 for n in field.shape)
+    cases, kept, kept_count, quad_count = (empty(cells, dtype=int32, device=device) for _ in range(4))
+    launch(_sn_classify_cells, dim=cells,
+           inputs=[field, threshold, tables["corners"], tables["groups"], tables["node_axis"]],
+           outputs=[cases, kept, kept_count, quad_count], device=device, record_tape=False)
+
+    per_cell = kept_count.numpy().reshape(-1)
+    first_vertex = (np.cumsum(per_cell, dtype=np.int64) - per_cell).astype(np.int32)
+    masks = kept.numpy().reshape(-1)
+    bits = (masks[:, None] >> np.arange(_MAX_GROUPS)) & 1
+    vertex_cells, group_bits = np.nonzero(bits)  # row-major: by cell, then group
+    n_verts = len(vertex_cells)
+    verts = empty(n_verts, dtype=vec3, device=device, requires_grad=field.requires_grad)
+    if n_verts:
+        launch(_sn_place_vertices, dim=n_verts,
+               inputs=[field, threshold, lower, delta, array(vertex_cells.astype(np.int32), dtype=int32,
+                                                             device=device),
+                       array((group_bits + 1).astype(np.int32), dtype=int32, device=device), cases,
+                       tables["corners"], tables["edges"], tables["groups"]],
+               outputs=[verts], device=device)
+
+    quads_per_cell = quad_count.numpy().reshape(-1)
+    quad_cells = np.flatnonzero(quads_per_cell).astype(np.int32)
+    first_quad = (np.cumsum(quads_per_cell[quad_cells], dtype=np.int64) - quads_per_cell[quad_cells])
+    n_quads = int(quads_per_cell.sum())
+    per_face = 4 if topology == "quad" else 6
+    faces = empty(per_face * n_quads, dtype=int32, device=device)
+    if n_quads:
+        launch(_sn_write_quads, dim=len(quad_cells),
+               inputs=[field, threshold, array(quad_cells, dtype=int32, device=device),
+                       array(first_quad.astype(np.int32), dtype=int32, device=device), cases, kept,
+                       array(first_vertex.reshape(cells), dtype=int32, device=device), tables["groups"],
+                       tables["around"], 1 if topology == "quad" else 0],
+               outputs=[faces], device=device, record_tape=False)
+    return verts, faces
+
+
+class IsoSurfaceNets(IsoSurfaceBase):
+    """Surface nets over a dense float32 field of nx * ny * nz nodes: one vertex per sheet of the surface in
+    each cell (the mean of its edge crossings, the gradient's path from the field to `verts`), quads around
+    the crossed interior edges; `topology="triangle"` (default) splits each quad (a, b, c, d) into (a, b, c)
+    and (a, c, d), `"quad"` keeps four indices per face."""
+
+    def __init__(self, nx: int, ny: int, nz: int, *, lower=None, upper=None, topology: str = "triangle"):
+        _validate_topology(topology)
+        super().__init__(nx, ny, nz, lower=lower, upper=upper)
+        self.topology = topology
+
+    def surface(self, field, threshold: float) -> None:
+        validate_field(field)
+        self._check_field_shape(field)
+        self.verts, self.indices = surface_nets(field, threshold, self.lower, self.upper, self.topology)
+
+    @classmethod
+    def extract(cls, field, threshold: float = 0.0, *, lower=None, upper=None, topology: str = "triangle"):
+        return surface_nets(field, threshold, lower, upper, topology)
