@@ -62,14 +62,16 @@ def _dot(u, v):
     return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
 
 
-def case_loops(case: int) -> list[list[int]]:
+def case_loops(case: int, cut_unset_faces: int = 0) -> list[list[int]]:
     """The closed loops of crossed edges (edge indices, in the order that winds the surface outward) of one
-    marching-cubes case. Integer geometry: corners at doubled coordinates, edge points at their midpoints."""
+    marching-cubes case. Integer geometry: corners at doubled coordinates, edge points at their midpoints.
+    Bit f of `cut_unset_faces` resolves face f (of _CUBE_FACES), where it has diagonal set corners, the other
+    way: cutting off its two unset corners (surface nets' disambiguation)."""
     inside = {c for c in range(8) if case >> c & 1}
     corner = [tuple(2 * x for x in offset) for offset in MC_CUBE_CORNER_OFFSETS]
     mid = [tuple((corner[a][d] + corner[b][d]) // 2 for d in range(3)) for a, b in MC_EDGE_TO_CORNERS]
     next_edge = {}
-    for face in _CUBE_FACES:
+    for face_index, face in enumerate(_CUBE_FACES):
         # the face's outward normal, doubled: its centre minus the cube's centre (1, 1, 1) in doubled units
         centre4 = [sum(corner[c][d] for c in face) for d in range(3)]
         normal = tuple(centre4[d] - 4 for d in range(3))
@@ -78,14 +80,20 @@ def case_loops(case: int) -> list[list[int]]:
                    if (face[k] in inside) != (face[(k + 1) % 4] in inside)]
         if len(crossed) == 2:
             segments.append((crossed[0], crossed[1], [c for c in face if c in inside]))
-        elif len(crossed) == 4:  # diagonal set corners: each cut off on its own
+        elif len(crossed) == 4:  # diagonal set corners: each cut off on its own (or each unset one)
+            cut_set = not (cut_unset_faces >> face_index & 1)
             for k, c in enumerate(face):
-                if c in inside:
-                    segments.append((_edge_between(c, face[(k + 1) % 4]), _edge_between(c, face[k - 1]), [c]))
-        for e1, e2, towards in segments:
+                if (c in inside) == cut_set:
+                    segments.append((_edge_between(c, face[(k + 1) % 4]), _edge_between(c, face[k - 1]),
+                                     [c] if cut_set else None, c))
+        for e1, e2, towards, *cut_off in segments:
             p, q = mid[e1], mid[e2]
-            # 2 * (mean of the set corners - segment midpoint), scaled by len(towards) to stay integral
-            n = tuple(2 * sum(corner[c][d] for c in towards) - len(towards) * (p[d] + q[d]) for d in range(3))
+            # 2 * (mean of the set corners - segment midpoint), scaled by len(towards) to stay integral; away
+            # from a cut-off unset corner
+            if towards is None:
+                n = tuple(p[d] + q[d] - 2 * corner[cut_off[0]][d] for d in range(3))
+            else:
+                n = tuple(2 * sum(corner[c][d] for c in towards) - len(towards) * (p[d] + q[d]) for d in range(3))
             # a loop bounding a surface whose normal is n runs along n x (face normal) on this face
             if _dot(tuple(q[d] - p[d] for d in range(3)), _cross(n, normal)) < 0:
                 e1, e2 = e2, e1

@@ -3,7 +3,10 @@ triangles, with one vertex per sheet of the surface in each cell.
 
 A cell's crossed edges fall into groups, one per sheet of the surface through the cell: the loops of the
 cell's marching-cubes case (mlwarp/geometry/isosurface.py's `case_loops`, whose face rule neighbouring cells
-share). Each group places one vertex at the mean of its edges' linear crossings (the kernel the tape
+share), except on a face with diagonal set corners where the sheets of both cells would each join the face's
+two segments: both cells then resolve that face the other way, so no pair of vertices gets four quads (the
+role of OpenVDB's ambiguity correction, which Warp ports; the resolution here is mlwarp's own, so on such
+fields the vertex count can differ from Warp's while the mesh stays manifold). Each group places one vertex at the mean of its edges' linear crossings (the kernel the tape
 differentiates). Every crossed grid edge with four cells around it stitches the vertices of the groups it
 belongs to in those four cells into a quad, wound counter-clockwise seen from where the field is above the
 threshold, as marching cubes winds its triangles. Groups whose edges all lie on the domain's boundary are in
@@ -27,8 +30,8 @@ from ..launch import launch
 from ..types import float32, int32
 from ..vector import vec3
 from .isosurface import (
-    _MC_EDGE_NODE_AXIS, MC_CUBE_CORNER_OFFSETS, MC_EDGE_TO_CORNERS, IsoSurfaceBase, _table, case_loops,
-    resolve_domain_bounds, validate_field,
+    _CUBE_FACES, _MC_EDGE_NODE_AXIS, MC_CUBE_CORNER_OFFSETS, MC_EDGE_TO_CORNERS, IsoSurfaceBase, _edge_between,
+    _table, case_loops, resolve_domain_bounds, validate_field,
 )
 
 _TOPOLOGIES: Final[tuple[str, ...]] = ("triangle", "quad")
@@ -40,17 +43,42 @@ def _validate_topology(topology) -> None:
         raise ValueError(f"Expected 'topology' to be one of {_TOPOLOGIES}, but got {topology!r}.")
 
 
+# Each face of _CUBE_FACES: the offset of the cell across it and that cell's index of the same face.
+_FACE_NEIGHBOURS = ((0, 0, -1, 1), (0, 0, 1, 0), (0, -1, 0, 4), (1, 0, 0, 5), (0, 1, 0, 2), (-1, 0, 0, 3))
+
+
 @functools.lru_cache(maxsize=None)
-def _edge_groups() -> tuple[int, ...]:
-    """256 rows of 12: the 1-based group (sheet) of each edge of the case, 0 where the edge is not crossed."""
-    table = []
+def _edge_groups() -> tuple[np.ndarray, np.ndarray]:
+    """(groups, tubes). groups: rows case * 64 + flips of 12, the 1-based group (sheet) of each edge of the
+    case with the faces in `flips` resolved the other way (isosurface.case_loops), 0 where the edge is not
+    crossed. tubes: per case, the faces with diagonal set corners whose two segments are in one sheet.
+
+    Two cells sharing such a face, both tubes there, would stitch four quads onto one pair of vertices, so both
+    resolve that face the other way (see _sn_classify_cells), which splits the sheet in each: the surface
+    stays a manifold, and the face's resolution still agrees between its two cells."""
+    groups = np.zeros((256, 64, 12), dtype=np.int32)
+    tubes = np.zeros(256, dtype=np.int32)
+    face_edges = [[_edge_between(face[k], face[(k + 1) % 4]) for k in range(4)] for face in _CUBE_FACES]
     for case in range(256):
-        row = [0] * 12
-        for group, loop in enumerate(case_loops(case), start=1):
-            for e in loop:
-                row[e] = group
-        table += row
-    return tuple(table)
+        inside = [case >> c & 1 for c in range(8)]
+        ambiguous = 0
+        for f, face in enumerate(_CUBE_FACES):
+            if inside[face[0]] == inside[face[2]] != inside[face[1]] == inside[face[3]]:
+                ambiguous |= 1 << f
+        variants = {}
+        for flips in range(64):
+            key = flips & ambiguous
+            if key not in variants:
+                row = np.zeros(12, dtype=np.int32)
+                for group, loop in enumerate(case_loops(case, key), start=1):
+                    row[loop] = group
+                variants[key] = row
+            groups[case, flips] = variants[key]
+        default = variants[0]
+        for f in range(6):
+            if ambiguous >> f & 1 and len({int(default[e]) for e in face_edges[f]}) == 1:
+                tubes[case] |= 1 << f
+    return groups.reshape(-1), tubes
 
 
 # The cell-local edge (marching-cubes numbering) that the grid edge along axis a from node (i, j, k) is in
@@ -62,25 +90,54 @@ _AROUND = (
 )
 
 
-@kernel(enable_backward=False)
-def _sn_classify_cells(field: array(dtype=float32, ndim=3), threshold: float32,
-                       corner_offsets: array(dtype=int32, ndim=2), edge_groups: array(dtype=int32),
-                       edge_node_axis: array(dtype=int32, ndim=2), cases: array(dtype=int32, ndim=3),
-                       kept: array(dtype=int32, ndim=3), kept_count: array(dtype=int32, ndim=3),
-                       quad_count: array(dtype=int32, ndim=3)):
-    i, j, k = wp.tid()
-    nx, ny, nz = field.shape[0], field.shape[1], field.shape[2]
+@func
+def _sn_case(field: array(dtype=float32, ndim=3), threshold: float32, corner_offsets: array(dtype=int32, ndim=2),
+             i: int, j: int, k: int) -> int:
     case = int(0)
     bit = int(1)
     for c in range(8):
         if field[i + corner_offsets[c, 0], j + corner_offsets[c, 1], k + corner_offsets[c, 2]] >= threshold:
             case += bit
         bit *= 2
-    cases[i, j, k] = case
+    return case
+
+
+@func
+def _sn_bit(mask: int, n: int) -> int:
+    for _ in range(n):
+        mask = mask // 2
+    return mask % 2
+
+
+@kernel(enable_backward=False)
+def _sn_classify_cells(field: array(dtype=float32, ndim=3), threshold: float32,
+                       corner_offsets: array(dtype=int32, ndim=2), edge_groups: array(dtype=int32),
+                       tubes: array(dtype=int32), face_neighbours: array(dtype=int32, ndim=2),
+                       edge_node_axis: array(dtype=int32, ndim=2), rows: array(dtype=int32, ndim=3),
+                       kept: array(dtype=int32, ndim=3), kept_count: array(dtype=int32, ndim=3),
+                       quad_count: array(dtype=int32, ndim=3)):
+    i, j, k = wp.tid()
+    nx, ny, nz = field.shape[0], field.shape[1], field.shape[2]
+    case = _sn_case(field, threshold, corner_offsets, i, j, k)
+    # faces where this cell and the one across are both tubes: resolved the other way in both
+    flips = int(0)
+    bit = int(1)
+    for f in range(6):
+        if _sn_bit(tubes[case], f) == 1:
+            ni = i + face_neighbours[f, 0]
+            nj = j + face_neighbours[f, 1]
+            nk = k + face_neighbours[f, 2]
+            if ni >= 0 and nj >= 0 and nk >= 0 and ni < nx - 1 and nj < ny - 1 and nk < nz - 1:
+                other = _sn_case(field, threshold, corner_offsets, ni, nj, nk)
+                if _sn_bit(tubes[other], face_neighbours[f, 3]) == 1:
+                    flips += bit
+        bit *= 2
+    row = case * 64 + flips
+    rows[i, j, k] = row
     # a group is kept when one of its edges is interior: four cells around it, so it is in a quad
     mask = int(0)
     for e in range(12):
-        g = edge_groups[case * 12 + e]
+        g = edge_groups[row * 12 + e]
         if g > 0:
             ei = i + edge_node_axis[e, 0]
             ej = j + edge_node_axis[e, 1]
@@ -93,12 +150,11 @@ def _sn_classify_cells(field: array(dtype=float32, ndim=3), threshold: float32,
                 interior = False
             if axis != 2 and (ek == 0 or ek == nz - 1):
                 interior = False
-            if interior:
+            if interior and _sn_bit(mask, g - 1) == 0:
                 bitg = int(1)
                 for _ in range(g - 1):
                     bitg *= 2
-                if (mask // bitg) % 2 == 0:
-                    mask += bitg
+                mask += bitg
     kept[i, j, k] = mask
     n = int(0)
     m = mask
@@ -108,11 +164,11 @@ def _sn_classify_cells(field: array(dtype=float32, ndim=3), threshold: float32,
     kept_count[i, j, k] = n
     # quads: the crossed edges along x, y, z from this cell's origin node that have four cells around them
     q = int(0)
-    if j > 0 and k > 0 and edge_groups[case * 12 + 0] > 0:
+    if j > 0 and k > 0 and edge_groups[row * 12 + 0] > 0:
         q += 1
-    if i > 0 and k > 0 and edge_groups[case * 12 + 3] > 0:
+    if i > 0 and k > 0 and edge_groups[row * 12 + 3] > 0:
         q += 1
-    if i > 0 and j > 0 and edge_groups[case * 12 + 8] > 0:
+    if i > 0 and j > 0 and edge_groups[row * 12 + 8] > 0:
         q += 1
     quad_count[i, j, k] = q
 
@@ -120,21 +176,21 @@ def _sn_classify_cells(field: array(dtype=float32, ndim=3), threshold: float32,
 @kernel
 def _sn_place_vertices(field: array(dtype=float32, ndim=3), threshold: float32, lower: vec3, delta: vec3,
                        vertex_cells: array(dtype=int32), vertex_groups: array(dtype=int32),
-                       cases: array(dtype=int32, ndim=3), corner_offsets: array(dtype=int32, ndim=2),
+                       rows: array(dtype=int32, ndim=3), corner_offsets: array(dtype=int32, ndim=2),
                        edge_corners: array(dtype=int32, ndim=2), edge_groups: array(dtype=int32),
                        verts: array(dtype=vec3)):
     v = wp.tid()
     cell = vertex_cells[v]
     group = vertex_groups[v]
-    ncj, nck = cases.shape[1], cases.shape[2]
+    ncj, nck = rows.shape[1], rows.shape[2]
     k = cell % nck
     j = (cell // nck) % ncj
     i = cell // (nck * ncj)
-    case = cases[i, j, k]
+    row = rows[i, j, k]
     total = vec3(0.0, 0.0, 0.0)
     count = float(0.0)
     for e in range(12):
-        if edge_groups[case * 12 + e] == group:
+        if edge_groups[row * 12 + e] == group:
             c0 = edge_corners[e, 0]
             c1 = edge_corners[e, 1]
             p0 = vec3(float(corner_offsets[c0, 0]), float(corner_offsets[c0, 1]), float(corner_offsets[c0, 2]))
@@ -149,12 +205,12 @@ def _sn_place_vertices(field: array(dtype=float32, ndim=3), threshold: float32, 
 
 
 @func
-def _sn_vertex(cases: array(dtype=int32, ndim=3), kept: array(dtype=int32, ndim=3),
+def _sn_vertex(rows: array(dtype=int32, ndim=3), kept: array(dtype=int32, ndim=3),
                first_vertex: array(dtype=int32, ndim=3), edge_groups: array(dtype=int32), i: int, j: int, k: int,
                local_edge: int) -> int:
     """The output vertex of the group of `local_edge` in cell (i, j, k): its rank among the cell's kept
     groups after the cell's first vertex."""
-    g = edge_groups[cases[i, j, k] * 12 + local_edge]
+    g = edge_groups[rows[i, j, k] * 12 + local_edge]
     mask = kept[i, j, k]
     rank = int(0)
     for h in range(g - 1):
@@ -181,17 +237,17 @@ def _sn_write_face(faces: array(dtype=int32), quads: int, out: int, a: int, b: i
 
 @kernel(enable_backward=False)
 def _sn_write_quads(field: array(dtype=float32, ndim=3), threshold: float32, quad_cells: array(dtype=int32),
-                    first_quad: array(dtype=int32), cases: array(dtype=int32, ndim=3),
+                    first_quad: array(dtype=int32), rows: array(dtype=int32, ndim=3),
                     kept: array(dtype=int32, ndim=3), first_vertex: array(dtype=int32, ndim=3),
                     edge_groups: array(dtype=int32), around: array(dtype=int32, ndim=3), quads: int,
                     faces: array(dtype=int32)):
     t = wp.tid()
     cell = quad_cells[t]
-    ncj, nck = cases.shape[1], cases.shape[2]
+    ncj, nck = rows.shape[1], rows.shape[2]
     k = cell % nck
     j = (cell // nck) % ncj
     i = cell // (nck * ncj)
-    case = cases[i, j, k]
+    row = rows[i, j, k]
     out = first_quad[t]
     for axis in range(3):
         inner = True
@@ -201,13 +257,13 @@ def _sn_write_quads(field: array(dtype=float32, ndim=3), threshold: float32, qua
             inner = False
         if axis != 2 and k == 0:
             inner = False
-        if inner and edge_groups[case * 12 + around[axis, 0, 3]] > 0:
-            q0 = _sn_vertex(cases, kept, first_vertex, edge_groups, i, j, k, around[axis, 0, 3])
-            q1 = _sn_vertex(cases, kept, first_vertex, edge_groups, i + around[axis, 1, 0], j + around[axis, 1, 1],
+        if inner and edge_groups[row * 12 + around[axis, 0, 3]] > 0:
+            q0 = _sn_vertex(rows, kept, first_vertex, edge_groups, i, j, k, around[axis, 0, 3])
+            q1 = _sn_vertex(rows, kept, first_vertex, edge_groups, i + around[axis, 1, 0], j + around[axis, 1, 1],
                             k + around[axis, 1, 2], around[axis, 1, 3])
-            q2 = _sn_vertex(cases, kept, first_vertex, edge_groups, i + around[axis, 2, 0], j + around[axis, 2, 1],
+            q2 = _sn_vertex(rows, kept, first_vertex, edge_groups, i + around[axis, 2, 0], j + around[axis, 2, 1],
                             k + around[axis, 2, 2], around[axis, 2, 3])
-            q3 = _sn_vertex(cases, kept, first_vertex, edge_groups, i + around[axis, 3, 0], j + around[axis, 3, 1],
+            q3 = _sn_vertex(rows, kept, first_vertex, edge_groups, i + around[axis, 3, 0], j + around[axis, 3, 1],
                             k + around[axis, 3, 2], around[axis, 3, 3])
             # the cells go counter-clockwise around +x and +y, clockwise around +z (Warp's first vertex of a
             # quad): kept where the field rises along x or y, or falls along z, reversed otherwise
@@ -224,7 +280,8 @@ def _sn_write_quads(field: array(dtype=float32, ndim=3), threshold: float32, qua
 @functools.lru_cache(maxsize=None)
 def _sn_tables(device) -> dict:
     return {"corners": _table(MC_CUBE_CORNER_OFFSETS, (8, 3)), "edges": _table(MC_EDGE_TO_CORNERS, (12, 2)),
-            "groups": _table(_edge_groups()), "node_axis": _table(_MC_EDGE_NODE_AXIS, (12, 4)),
+            "groups": _table(_edge_groups()[0]), "tubes": _table(_edge_groups()[1]),
+            "neighbours": _table(_FACE_NEIGHBOURS, (6, 4)), "node_axis": _table(_MC_EDGE_NODE_AXIS, (12, 4)),
             "around": _table(_AROUND, (3, 4, 4))}
 
 
@@ -236,10 +293,11 @@ def surface_nets(field, threshold: float, lower, upper, topology: str):
     device = field.device
     tables = _sn_tables(str(device))
     cells = tuple(n - 1 for n in field.shape)
-    cases, kept, kept_count, quad_count = (empty(cells, dtype=int32, device=device) for _ in range(4))
+    rows, kept, kept_count, quad_count = (empty(cells, dtype=int32, device=device) for _ in range(4))
     launch(_sn_classify_cells, dim=cells,
-           inputs=[field, threshold, tables["corners"], tables["groups"], tables["node_axis"]],
-           outputs=[cases, kept, kept_count, quad_count], device=device, record_tape=False)
+           inputs=[field, threshold, tables["corners"], tables["groups"], tables["tubes"], tables["neighbours"],
+                   tables["node_axis"]],
+           outputs=[rows, kept, kept_count, quad_count], device=device, record_tape=False)
 
     per_cell = kept_count.numpy().reshape(-1)
     first_vertex = (np.cumsum(per_cell, dtype=np.int64) - per_cell).astype(np.int32)
@@ -252,7 +310,7 @@ def surface_nets(field, threshold: float, lower, upper, topology: str):
         launch(_sn_place_vertices, dim=n_verts,
                inputs=[field, threshold, lower, delta, array(vertex_cells.astype(np.int32), dtype=int32,
                                                              device=device),
-                       array((group_bits + 1).astype(np.int32), dtype=int32, device=device), cases,
+                       array((group_bits + 1).astype(np.int32), dtype=int32, device=device), rows,
                        tables["corners"], tables["edges"], tables["groups"]],
                outputs=[verts], device=device)
 
@@ -265,7 +323,7 @@ def surface_nets(field, threshold: float, lower, upper, topology: str):
     if n_quads:
         launch(_sn_write_quads, dim=len(quad_cells),
                inputs=[field, threshold, array(quad_cells, dtype=int32, device=device),
-                       array(first_quad.astype(np.int32), dtype=int32, device=device), cases, kept,
+                       array(first_quad.astype(np.int32), dtype=int32, device=device), rows, kept,
                        array(first_vertex.reshape(cells), dtype=int32, device=device), tables["groups"],
                        tables["around"], 1 if topology == "quad" else 0],
                outputs=[faces], device=device, record_tape=False)
