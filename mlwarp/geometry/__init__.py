@@ -9,6 +9,9 @@ from .bvh import (  # noqa: F401
 from .hashgrid import HashGrid, HashGridQuery, hash_grid_point_id, hash_grid_query, hash_grid_query_next  # noqa: F401
 from .isosurface import IsoSurfaceBase, IsoSurfaceMarchingCubes  # noqa: F401  (wp.geometry.* only)
 from .surface_nets import IsoSurfaceNets  # noqa: F401  (wp.geometry.* only)
+from .sparse_marching_cubes import (  # noqa: F401  (wp.geometry.* only)
+    lipschitz_octree, sparse_marching_cubes, sparse_marching_cubes_from_cells,
+)
 from .delaunay import delaunay_edge_flip, find_triangle_neighbor_edge_index, tri_tri_adjacency  # noqa: F401  (same)
 
 __all__ = ["HashGrid", "HashGridQuery", "hash_grid_query", "hash_grid_query_next", "hash_grid_point_id", "Bvh",
