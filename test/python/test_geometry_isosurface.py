@@ -285,6 +285,7 @@ def test_deprecated_names_warn_and_forward():
         "IsoSurfaceMarchingCubes() argument `domain_bounds_lower_corner`",
         "IsoSurfaceMarchingCubes() argument `domain_bounds_upper_corner`"]
     assert all(w.filename == __file__ for w in record)  # reported at the caller's line
+    assert wp.config.verbose_warnings is False  # Warp's switch for that; Python's warnings always name it
     assert iso.lower == (-1.0, -2.0, -3.0) and iso.upper == (1.0, 2.0, 3.0)
     with pytest.warns(DeprecationWarning, match=r"IsoSurfaceMarchingCubes\.domain_bounds_upper_corner is deprecated"):
         assert iso.domain_bounds_upper_corner == (1.0, 2.0, 3.0)
