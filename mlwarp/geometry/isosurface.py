@@ -25,7 +25,7 @@ from typing import Final
 
 import numpy as np
 
-from ..array import array, empty, zeros
+from ..array import array, empty
 from ..builtins import namespace as wp  # wp.tid, wp.where, wp.lerp: the builtins, spelt as in user code
 from ..kernel import kernel
 from ..launch import launch
@@ -155,9 +155,9 @@ def resolve_domain_bounds(shape, lower, upper) -> tuple[vec3, vec3]:
     return lower, delta
 
 
-def _table(values, shape=None):
+def _table(values, shape=None, device=None):
     data = np.asarray(values, dtype=np.int32)
-    return array(data if shape is None else data.reshape(shape), dtype=int32)
+    return array(data if shape is None else data.reshape(shape), dtype=int32, device=device)
 
 
 def _host_counts(a) -> np.ndarray:
@@ -272,9 +272,10 @@ def _mc_write_triangles(cells: array(dtype=int32), first_tri: array(dtype=int32)
 
 @functools.lru_cache(maxsize=None)
 def _mc_tables(device) -> dict:
-    return {"corners": _table(MC_CUBE_CORNER_OFFSETS, (8, 3)),
-            "ranges": _table(MC_CASE_TO_TRI_RANGE), "local": _table(MC_TRI_LOCAL_INDICES),
-            "edges": _table(_MC_EDGE_NODE_AXIS, (12, 4))}
+    return {"corners": _table(MC_CUBE_CORNER_OFFSETS, (8, 3), device=device),
+            "ranges": _table(MC_CASE_TO_TRI_RANGE, device=device),
+            "local": _table(MC_TRI_LOCAL_INDICES, device=device),
+            "edges": _table(_MC_EDGE_NODE_AXIS, (12, 4), device=device)}
 
 
 def crossing_vertices(field, threshold: float, lower: vec3, delta: vec3):

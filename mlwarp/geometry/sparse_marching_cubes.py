@@ -188,8 +188,9 @@ def _smc_gather_rows(values: array(dtype=float32, ndim=2), source: array(dtype=i
 
 @functools.lru_cache(maxsize=None)
 def _smc_tables(device) -> dict:
-    return {"ranges": _table(MC_CASE_TO_TRI_RANGE), "local": _table(MC_TRI_LOCAL_INDICES),
-            "edges": _table(np.stack([_EDGE_OWNER, _EDGE_AXIS], axis=1))}
+    return {"ranges": _table(MC_CASE_TO_TRI_RANGE, device=device),
+            "local": _table(MC_TRI_LOCAL_INDICES, device=device),
+            "edges": _table(np.stack([_EDGE_OWNER, _EDGE_AXIS], axis=1), device=device)}
 
 
 def _empty_mesh(device, requires_grad=False):

@@ -6,7 +6,9 @@ cell's marching-cubes case (mlwarp/geometry/isosurface.py's `case_loops`, whose 
 share), except on a face with diagonal set corners where the sheets of both cells would each join the face's
 two segments: both cells then resolve that face the other way, so no pair of vertices gets four quads (the
 role of OpenVDB's ambiguity correction, which Warp ports; the resolution here is mlwarp's own, so on such
-fields the vertex count can differ from Warp's while the mesh stays manifold). Each group places one vertex at the mean of its edges' linear crossings (the kernel the tape
+fields the vertex count can differ from Warp's while the mesh stays manifold).
+
+Each group places one vertex at the mean of its edges' linear crossings (the kernel the tape
 differentiates). Every crossed grid edge with four cells around it stitches the vertices of the groups it
 belongs to in those four cells into a quad, wound counter-clockwise seen from where the field is above the
 threshold, as marching cubes winds its triangles. Groups whose edges all lie on the domain's boundary are in
@@ -279,10 +281,13 @@ def _sn_write_quads(field: array(dtype=float32, ndim=3), threshold: float32, qua
 
 @functools.lru_cache(maxsize=None)
 def _sn_tables(device) -> dict:
-    return {"corners": _table(MC_CUBE_CORNER_OFFSETS, (8, 3)), "edges": _table(MC_EDGE_TO_CORNERS, (12, 2)),
-            "groups": _table(_edge_groups()[0]), "tubes": _table(_edge_groups()[1]),
-            "neighbours": _table(_FACE_NEIGHBOURS, (6, 4)), "node_axis": _table(_MC_EDGE_NODE_AXIS, (12, 4)),
-            "around": _table(_AROUND, (3, 4, 4))}
+    groups, tubes = _edge_groups()
+    return {"corners": _table(MC_CUBE_CORNER_OFFSETS, (8, 3), device=device),
+            "edges": _table(MC_EDGE_TO_CORNERS, (12, 2), device=device),
+            "groups": _table(groups, device=device), "tubes": _table(tubes, device=device),
+            "neighbours": _table(_FACE_NEIGHBOURS, (6, 4), device=device),
+            "node_axis": _table(_MC_EDGE_NODE_AXIS, (12, 4), device=device),
+            "around": _table(_AROUND, (3, 4, 4), device=device)}
 
 
 def surface_nets(field, threshold: float, lower, upper, topology: str):

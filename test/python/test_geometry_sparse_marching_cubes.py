@@ -51,7 +51,8 @@ def octree_replay(f, origin, width, depth, threshold=0.0, lipschitz=1.0):
         centres = np.asarray(origin) + w * (cells + 0.5)
         cells = cells[np.abs(f(centres) - threshold) <= lipschitz * 0.5 * np.sqrt(3.0) * w + 1e-6]
         if level < depth:
-            cells = (2 * cells[:, None, :] + np.array([[c & 1, c >> 1 & 1, c >> 2 & 1] for c in range(8)])).reshape(-1, 3)
+            children = np.array([[c & 1, c >> 1 & 1, c >> 2 & 1] for c in range(8)])
+            cells = (2 * cells[:, None, :] + children).reshape(-1, 3)
     return cells
 
 
