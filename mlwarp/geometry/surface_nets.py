@@ -4,9 +4,12 @@ triangles, with one vertex per sheet of the surface in each cell.
 A cell's crossed edges fall into groups, one per sheet of the surface through the cell: the loops of the
 cell's marching-cubes case (mlwarp/geometry/isosurface.py's `case_loops`, whose face rule neighbouring cells
 share), except on a face with diagonal set corners where the sheets of both cells would each join the face's
-two segments: both cells then resolve that face the other way, so no pair of vertices gets four quads (the
-role of OpenVDB's ambiguity correction, which Warp ports; the resolution here is mlwarp's own, so on such
-fields the vertex count can differ from Warp's while the mesh stays manifold).
+two segments: both cells then resolve that face the other way, so no pair of vertices gets four quads. This
+is the mesh of OpenVDB's rule, which Warp ports (a cell whose ambiguous face meets the complementary one
+inverts its signs): those groups are these loops, the 36 ambiguous cases are the cases with such a face, and
+each has one ambiguous face, so inverting the cell resolves just that face the other way. Checked against
+warp-lang 1.19 on spheres and random fields: the same vertices and quads; only the numbering of the
+vertices of a cell with several sheets differs (OpenVDB numbers its groups by its own table).
 
 Each group places one vertex at the mean of its edges' linear crossings (the kernel the tape
 differentiates). Every crossed grid edge with four cells around it stitches the vertices of the groups it
