@@ -309,9 +309,10 @@ def surface_nets(field, threshold: float, lower, upper, topology: str):
 
     per_cell = kept_count.numpy().reshape(-1)
     first_vertex = (np.cumsum(per_cell, dtype=np.int64) - per_cell).astype(np.int32)
-    masks = kept.numpy().reshape(-1)
-    bits = (masks[:, None] >> np.arange(_MAX_GROUPS)) & 1
-    vertex_cells, group_bits = np.nonzero(bits)  # row-major: by cell, then group
+    with_vertices = np.flatnonzero(per_cell)
+    bits = (kept.numpy().reshape(-1)[with_vertices, None] >> np.arange(_MAX_GROUPS)) & 1
+    rows_with, group_bits = np.nonzero(bits)  # row-major: by cell, then group
+    vertex_cells = with_vertices[rows_with]
     n_verts = len(vertex_cells)
     verts = empty(n_verts, dtype=vec3, device=device, requires_grad=field.requires_grad)
     if n_verts:
