@@ -290,7 +290,8 @@ def crossing_vertices(field, threshold: float, lower: vec3, delta: vec3):
            record_tape=False)
     flags = _host_counts(crossed)
     edge_ids = np.flatnonzero(flags).astype(np.int32)
-    vertex_of_edge = np.where(flags != 0, np.cumsum(flags, dtype=np.int64) - 1, -1).astype(np.int32)
+    vertex_of_edge = np.full(flags.shape, -1, dtype=np.int32)
+    vertex_of_edge[edge_ids] = np.arange(len(edge_ids), dtype=np.int32)
     verts = empty(len(edge_ids), dtype=vec3, device=device, requires_grad=field.requires_grad)
     if len(edge_ids):
         launch(_mc_place_vertices, dim=len(edge_ids),
