@@ -124,6 +124,12 @@ def _sn_classify_cells(field: array(dtype=float32, ndim=3), threshold: float32,
     i, j, k = wp.tid()
     nx, ny, nz = field.shape[0], field.shape[1], field.shape[2]
     case = _sn_case(field, threshold, corner_offsets, i, j, k)
+    if case == 0 or case == 255:  # most cells: no surface
+        rows[i, j, k] = case * 64
+        kept[i, j, k] = 0
+        kept_count[i, j, k] = 0
+        quad_count[i, j, k] = 0
+        return
     # faces where this cell and the one across are both tubes: resolved the other way in both
     flips = int(0)
     bit = int(1)
