@@ -67,7 +67,7 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
             found = compiled.sibling(meta["adj_entry"])
         else:
             found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"],
-                              meta.get("vector_libm", True))
+                              meta.get("vector_libm", True), meta.get("prints", True))
         compiled.adjoint = found
     return found
 

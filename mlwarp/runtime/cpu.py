@@ -247,8 +247,9 @@ os.register_at_fork(after_in_child=_forget_pool_in_child)
 class CpuKernel:
     """The entry point `<name>_cpu(args, begin, end)` of a compiled kernel library."""
 
-    def __init__(self, library_path: str, entry: str, vector_libm: bool = True):
-        """`vector_libm`: whether the library calls libmvec (the build's meta; True for an older entry)."""
+    def __init__(self, library_path: str, entry: str, vector_libm: bool = True, prints: bool = True):
+        """`vector_libm`, `prints`: whether the library calls libmvec, printf (the build's meta; True for an older
+        cache entry). A kernel that prints keeps MIN_PARALLEL: its small launches print in thread order."""
         t = time.perf_counter()
         self.library = ctypes.CDLL(library_path)
         self.entry = self._function(entry)
@@ -267,6 +268,7 @@ class CpuKernel:
         self.min_parallel = MIN_PARALLEL
         self.serial_below = 0
         self._small_timed = 0
+        self._expensive_small = not prints  # whether small launches may go to the pool (none of a printing kernel)
         self._probe, self._probe_every = 0, 1
         self._recheck, self._recheck_every = 1, 1
         self.private = _Private.load(self, entry)  # `<entry>_private` (warp-cpu-privatize-scatter), or None
@@ -335,8 +337,9 @@ class CpuKernel:
     def _learn(self, ns_per_thread: float) -> None:
         """Keeps a serial run's time per thread, and the launch size from which the pool pays off."""
         self.ns_per_thread = ns_per_thread
-        worth = -(-SERIAL_BELOW_NS // max(1, int(ns_per_thread)))
-        self.min_parallel = max(2, min(MIN_PARALLEL, worth))
+        if self._expensive_small:
+            worth = -(-SERIAL_BELOW_NS // max(1, int(ns_per_thread)))
+            self.min_parallel = max(2, min(MIN_PARALLEL, worth))
         if self.serial_below:
             self.serial_below = self.min_parallel
 
@@ -374,6 +377,12 @@ class CpuKernel:
 PRIVATE_MAX_BYTES = 4 << 20
 _TYPES = {1: ("f32", 4), 2: ("f64", 8), 3: ("i32", 4), 4: ("i64", 8)}  # privatize_scatter.TYPE_CODES
 _IDENTITY = {"f32": -0.0, "f64": -0.0, "i32": 0, "i64": 0}  # -0.0 + x is x for every float x (-0.0 too)
+
+
+def private_chunk_size(total: int, size: int, row: int, align: int) -> int:
+    """The chunk of a launch with private copies: chunks of any size (not the kernel's timed minimum, MIN_CHUNK
+    at most), so the ranges, and so the sums' order, depend only on the launch's size and the thread count."""
+    return chunk_size(total, size, row, align, min_chunk=1)
 
 
 class _Private:
@@ -429,9 +438,7 @@ class _Private:
         if plan is None:
             return False
         buffer, stride, reductions = plan
-        # chunks of any size (not the kernel's timed minimum): the ranges, and so the sums' order, depend only
-        # on the launch's size and the thread count
-        chunk = chunk_size(total, pool.size, row, self.kernel.align, min_chunk=1)
+        chunk = private_chunk_size(total, pool.size, row, self.kernel.align)
         measured = pool.run_private(self.address, buffer, total, chunk, stride)
         if measured is False:  # another thread's launch holds the pool: the entry (atomics), on this thread
             self.kernel.entry(args_ptr, 0, total)

@@ -308,6 +308,40 @@ def test_small_launch_of_expensive_threads_goes_to_the_pool(monkeypatch):
         config.cpu_threads = saved
 
 
+@wp.kernel
+def print_thread(steps: int):
+    i = wp.tid()
+    v = float(0.0)
+    for s in range(steps):
+        v = v * 0.5 + 1.0
+    print(i)
+
+
+def test_small_launches_of_a_printing_kernel_keep_their_thread_order(monkeypatch, capfd):
+    # however expensive its threads, a kernel that prints runs small launches on the calling thread: the lines
+    # come in thread order, as in Warp
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    saved = config.cpu_threads
+    config.cpu_threads = 0
+    try:
+        n = 40
+        wp.launch(print_thread, n, inputs=[1])
+        kernel = print_thread.compiled(wp.get_device("cpu"))
+        assert kernel.meta["prints"] is True and add_one.compiled(wp.get_device("cpu")).meta["prints"] is False
+        runs = _pool_runs(monkeypatch)
+        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**15, n * 1_000_000)).__next__)
+        capfd.readouterr()
+        for _ in range(cpu.SMALL_LAUNCHES_TIMED + 2):
+            wp.launch(print_thread, n, inputs=[100])
+        assert runs == [] and kernel.min_parallel == cpu.MIN_PARALLEL
+        lines = capfd.readouterr().out.split()
+        assert lines == [str(i) for i in range(n)] * (cpu.SMALL_LAUNCHES_TIMED + 2)
+    finally:
+        config.cpu_threads = saved
+
+
 def test_spin_time_from_the_environment(monkeypatch):
     monkeypatch.delenv("MLWARP_CPU_SPIN_US", raising=False)
     assert cpu_pool.spin_ns() == cpu_pool.SPIN_NS
