@@ -6,6 +6,11 @@ docs/geometry.md says what exists, how the queries lower and what is missing."""
 from .bvh import (  # noqa: F401
     Bvh, BvhQuery, bvh_query_aabb, bvh_query_capsule, bvh_query_next, bvh_query_ray, bvh_query_sphere,
 )
+from .bvh_tiled import (  # noqa: F401
+    BvhQueryTiled, bvh_query_aabb_tiled, bvh_query_next_tiled, bvh_query_ray_tiled, tile_bvh_query_aabb,
+    tile_bvh_query_next, tile_bvh_query_ray, tile_query_valid,
+)
+from .bvh_sah import is_cubql_available  # noqa: F401
 from .hashgrid import HashGrid, HashGridQuery, hash_grid_point_id, hash_grid_query, hash_grid_query_next  # noqa: F401
 from .isosurface import IsoSurfaceBase, IsoSurfaceMarchingCubes  # noqa: F401  (wp.geometry.* only)
 from .surface_nets import IsoSurfaceNets  # noqa: F401  (wp.geometry.* only)
@@ -16,3 +21,5 @@ from .delaunay import delaunay_edge_flip, find_triangle_neighbor_edge_index, tri
 
 __all__ = ["HashGrid", "HashGridQuery", "hash_grid_query", "hash_grid_query_next", "hash_grid_point_id", "Bvh",
            "BvhQuery", "bvh_query_aabb", "bvh_query_ray", "bvh_query_sphere", "bvh_query_capsule", "bvh_query_next"]
+__all__ += ["BvhQueryTiled", "tile_bvh_query_aabb", "tile_bvh_query_ray", "tile_bvh_query_next", "tile_query_valid",
+            "bvh_query_aabb_tiled", "bvh_query_ray_tiled", "bvh_query_next_tiled", "is_cubql_available"]

@@ -231,6 +231,12 @@ class KernelEmitter:
             if x is y:
                 continue
             if isinstance(x, Var) and isinstance(y, Var):
+                erased = geometry.merged_query_type(x.type, y.type) if x.type != y.type else None
+                if erased is not None:  # BVH queries of two kinds: both as the erased wp.BvhQuery, as in Warp
+                    for env, block in ((then_env, tmp.then_block), (else_env, tmp.else_block)):
+                        with ir.InsertionPoint(block):
+                            env[name] = geometry.erase_query(env[name], erased)
+                    x, y = then_env[name], else_env[name]
                 if x.type != y.type:
                     raise self.error(node, f"variable '{name}' has type {ft.name(x.type)} in one branch and "
                                            f"{ft.name(y.type)} in the other", CompileTypeError)
