@@ -281,8 +281,9 @@ _ZERO = ctypes.c_int64(0)
 
 
 def cpu_runner(compiled):
-    """`compiled.run` (runtime/cpu.py's CpuKernel), whose serial case (a launch of fewer than MIN_PARALLEL
-    threads, or a deterministic kernel: the calling thread runs it) calls the entry with ctypes values as they
+    """`compiled.run` (runtime/cpu.py's CpuKernel), whose serial case (a launch of fewer than the kernel's
+    `serial_below` threads, MIN_PARALLEL once its first small launches are timed, or a deterministic kernel:
+    the calling thread runs it) calls the entry with ctypes values as they
     are, without the entry's `argtypes` conversion: ~0.3 us of a ~3 us launch. `packed`: bytes or a ctypes
     buffer, never an int address (ctypes would pass that as a C int)."""
     if type(compiled) is not _cpu.CpuKernel:
@@ -293,7 +294,7 @@ def cpu_runner(compiled):
     totals = {}  # thread count -> its c_int64 (launches repeat a few sizes)
 
     def run_cpu(packed, total):
-        if total < _cpu.MIN_PARALLEL or compiled.deterministic:
+        if total < compiled.serial_below or compiled.deterministic:
             n = totals.get(total)
             if n is None:
                 if len(totals) > 64:
