@@ -114,6 +114,7 @@ class array:
             if not copy and isinstance(data, np.ndarray) and np.shares_memory(view, data):
                 self._ref = data  # an alias of numpy data keeps it (Warp's _ref)
         self._init_view(view, wdt)
+        self.deleter = deleter  # Warp's attribute: what frees memory given by ptr= (None: not this array's)
         if ndim is not None and ndim != self.ndim:
             raise ValueError(f"array has {self.ndim} dimension(s) but ndim={ndim} was requested")
         self._init_grad(grad, requires_grad)

@@ -1,6 +1,6 @@
-"""Geometry structures that kernels query through a uint64 id, as in Warp (issue 17): wp.HashGrid, wp.Bvh and
-their queries; and, as the package `wp.geometry` (names not in `wp.*`, as in Warp), iso-surface extraction
-and 2-D triangle meshes (adjacency, Delaunay edge flips).
+"""Geometry structures that kernels query through a uint64 id, as in Warp (issue 17): wp.HashGrid, wp.Bvh,
+wp.Volume and their queries; and, as the package `wp.geometry` (names not in `wp.*`, as in Warp), iso-surface
+extraction and 2-D triangle meshes (adjacency, Delaunay edge flips).
 docs/geometry.md says what exists, how the queries lower and what is missing."""
 
 from .bvh import (  # noqa: F401
@@ -12,6 +12,9 @@ from .bvh_tiled import (  # noqa: F401
 )
 from .bvh_sah import is_cubql_available  # noqa: F401
 from .hashgrid import HashGrid, HashGridQuery, hash_grid_point_id, hash_grid_query, hash_grid_query_next  # noqa: F401
+from .volume import Volume  # noqa: F401
+from .volume_funcs import *  # noqa: F401,F403  (wp.volume_sample, wp.volume_lookup_f, ...)
+from .volume_funcs import __all__ as _volume_names
 from .isosurface import IsoSurfaceBase, IsoSurfaceMarchingCubes  # noqa: F401  (wp.geometry.* only)
 from .surface_nets import IsoSurfaceNets  # noqa: F401  (wp.geometry.* only)
 from .sparse_marching_cubes import (  # noqa: F401  (wp.geometry.* only)
@@ -23,3 +26,4 @@ __all__ = ["HashGrid", "HashGridQuery", "hash_grid_query", "hash_grid_query_next
            "BvhQuery", "bvh_query_aabb", "bvh_query_ray", "bvh_query_sphere", "bvh_query_capsule", "bvh_query_next"]
 __all__ += ["BvhQueryTiled", "tile_bvh_query_aabb", "tile_bvh_query_ray", "tile_bvh_query_next", "tile_query_valid",
             "bvh_query_aabb_tiled", "bvh_query_ray_tiled", "bvh_query_next_tiled", "is_cubql_available"]
+__all__ += ["Volume", *_volume_names]

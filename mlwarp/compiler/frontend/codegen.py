@@ -22,6 +22,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
                slicing, tiles, tuples, type_exprs)
+from . import dtype_dispatch
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
@@ -723,6 +724,8 @@ class KernelEmitter:
             return composite.construct(self, node, obj)
         if self.program.is_function(obj):  # a @wp.func (keyword arguments and defaults allowed)
             return self.program.call(self, node, obj)
+        if getattr(obj, "_wp_dtype_dispatch_", None):  # wp.volume_lookup(..., dtype=T): dtype_dispatch.py
+            return dtype_dispatch.call(self, node, obj)
         if getattr(obj, "_wp_stateful_", None):  # wp.randf(state): advances the state variable (random.py)
             return self.program.call_stateful(self, node, obj)
         if obj is print or getattr(obj, "_wp_intrinsic_", None) in printing.STATEMENTS:  # printing.py

@@ -1,7 +1,8 @@
 """Arrays over raw addresses inside kernels, as Warp: `a.ptr` (the data address, a uint64) and
 `wp.array(ptr=..., shape=(...), dtype=...)` (a C-contiguous array over that memory; the shape's entries may be
-run-time ints, the dtype a Warp type). Such an array is no kernel argument, so it has no adjoint (the
-autodiff pass refuses kernels that differentiate through one)."""
+run-time ints, the dtype a Warp type). Such an array is no kernel argument, so it has no adjoint: as in Warp
+(whose such arrays have a null grad), warp-autodiff and warp-jvp take its loads as constants and give its stores no
+adjoint (autodiff_ir.from_raw_pointer)."""
 
 from __future__ import annotations
 

@@ -222,6 +222,14 @@ def carries_field(loop, k: int, field: int, carried) -> bool:
     return field_origin(yielded, field, carried | {arg}) == (arg, True)
 
 
+def from_raw_pointer(v: ir.Value) -> bool:
+    """Whether the array `v` is (a row or slice of) `wp.array(ptr=...)` built in the kernel: memory with no
+    gradient, as in Warp, where such an array's grad is null and its accesses have no adjoint."""
+    while isinstance(v, ir.OpResult) and v.owner.name in ("warp.view", "warp.slice"):
+        v = v.owner.operands[0]
+    return isinstance(v, ir.OpResult) and v.owner.name == "warp.array_from_ptr"
+
+
 def required_companion(op, arr: ir.Value, companions: dict, mapping: dict, kind: str) -> ir.Value:
     """companion_array(), or the PassError that names `op` and says why there is no `kind` (adjoint/tangent) array."""
     found = companion_array(arr, companions, mapping)
