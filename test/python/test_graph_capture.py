@@ -1,0 +1,306 @@
+"""Graph capture on the CPU (wp.capture_begin/end/launch, wp.ScopedCapture, wp.capture_if/capture_while): a
+capture records without running, a replay runs every recorded operation in order on the arrays' contents at
+replay time with the scalar values of capture time; conditional nodes read their condition at replay. Results
+against hand-computed values and numpy; bad uses against Warp's messages."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+
+@wp.kernel
+def add_value(a: wp.array(dtype=float), value: float):
+    i = wp.tid()
+    a[i] = a[i] + value
+
+
+@wp.kernel
+def scale_into(src: wp.array(dtype=float), factor: float, dst: wp.array(dtype=float)):
+    i = wp.tid()
+    dst[i] = src[i] * factor
+
+
+@wp.kernel
+def count_down(counter: wp.array(dtype=wp.int32), steps: wp.array(dtype=float)):
+    counter[0] = counter[0] - 1
+    steps[0] = steps[0] + 1.0
+
+
+@wp.kernel
+def sum_into(values: wp.array(dtype=float), total: wp.array(dtype=float)):
+    wp.atomic_add(total, 0, values[wp.tid()])
+
+
+@wp.kernel
+def square_sum(x: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, x[i] * x[i])
+
+
+def test_capture_records_without_running_and_replays_in_order():
+    a = wp.zeros(4, dtype=float, device="cpu")
+    b = wp.zeros(4, dtype=float, device="cpu")
+    wp.capture_begin(device="cpu")
+    assert wp.get_device("cpu").is_capturing
+    wp.launch(add_value, dim=4, inputs=[a, 1.0], device="cpu")  # a += 1
+    wp.copy(b, a)  # b = a
+    a.fill_(3.0)  # a = 3
+    wp.launch(scale_into, dim=4, inputs=[a, 2.0, b], device="cpu")  # would make b = 6: b is copied again below
+    wp.copy(b, a, dest_offset=1, count=2)  # b[1:3] = 3
+    graph = wp.capture_end(device="cpu")
+    assert not wp.get_device("cpu").is_capturing
+    assert isinstance(graph, wp.Graph)
+    # nothing ran at capture time
+    np.testing.assert_array_equal(a.numpy(), 0.0)
+    np.testing.assert_array_equal(b.numpy(), 0.0)
+    wp.capture_launch(graph)
+    np.testing.assert_array_equal(a.numpy(), [3.0, 3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(b.numpy(), [6.0, 3.0, 3.0, 6.0])
+    # replays work on the arrays' current contents
+    a.assign(np.array([10.0, 20.0, 30.0, 40.0], dtype=np.float32))
+    wp.capture_launch(graph)
+    np.testing.assert_array_equal(a.numpy(), 3.0)
+    np.testing.assert_array_equal(b.numpy(), [6.0, 3.0, 3.0, 6.0])
+
+
+def test_replay_reads_array_contents_at_replay_and_values_at_capture():
+    src = wp.array(np.array([1.0, 2.0, 3.0], dtype=np.float32), device="cpu")
+    dst = wp.zeros(3, dtype=float, device="cpu")
+    factor = 2.0
+    with wp.ScopedCapture(device="cpu") as capture:
+        wp.launch(scale_into, dim=3, inputs=[src, factor, dst], device="cpu")
+    factor = 100.0  # a Python value is captured as it was
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(dst.numpy(), [2.0, 4.0, 6.0])
+    src.assign([5.0, 6.0, 7.0])  # an array is captured by reference
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(dst.numpy(), [10.0, 12.0, 14.0])
+    assert factor == 100.0
+
+
+def test_recorded_launch_in_a_capture_keeps_the_parameters_of_capture_time():
+    a = wp.zeros(2, dtype=float, device="cpu")
+    cmd = wp.launch(add_value, dim=2, inputs=[a, 1.0], device="cpu", record_cmd=True)
+    with wp.ScopedCapture(device="cpu") as capture:
+        cmd.launch()
+        cmd.set_param_at_index(1, 10.0)  # after the recorded launch: the graph keeps 1.0 for it
+        cmd.launch()
+    np.testing.assert_array_equal(a.numpy(), 0.0)
+    cmd.set_param_at_index(1, 1000.0)
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(a.numpy(), [11.0, 11.0])
+
+
+def test_fill_values_are_kept_per_graph():
+    vecs = wp.zeros(3, dtype=wp.vec3, device="cpu")
+    graphs = []
+    for value in (1.0, 2.0):
+        with wp.ScopedCapture(device="cpu") as capture:
+            vecs.fill_(wp.vec3(value, -value, 0.5))
+        graphs.append(capture.graph)
+    wp.capture_launch(graphs[1])
+    np.testing.assert_array_equal(vecs.numpy(), np.tile([2.0, -2.0, 0.5], (3, 1)))
+    wp.capture_launch(graphs[0])
+    np.testing.assert_array_equal(vecs.numpy(), np.tile([1.0, -1.0, 0.5], (3, 1)))
+    with wp.ScopedCapture(device="cpu") as capture:
+        vecs.zero_()
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(vecs.numpy(), 0.0)
+
+
+def test_arrays_zeroed_by_wp_zeros_in_a_capture_are_zeroed_at_each_replay():
+    values = wp.array(np.arange(1.0, 6.0, dtype=np.float32), device="cpu")  # 1 + 2 + 3 + 4 + 5 = 15
+    with wp.ScopedCapture(device="cpu") as capture:
+        total = wp.zeros(1, dtype=float, device="cpu")
+        wp.launch(sum_into, dim=5, inputs=[values, total], device="cpu")
+    for _ in range(3):  # an accumulator, not a running sum across replays
+        wp.capture_launch(capture.graph)
+        assert total.numpy()[0] == 15.0
+
+
+def test_capture_while_loops_until_the_condition_reads_zero_at_replay():
+    counter = wp.array([3], dtype=wp.int32, device="cpu")
+    steps = wp.zeros(1, dtype=float, device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        wp.capture_while(counter, lambda: wp.launch(count_down, dim=1, inputs=[counter, steps], device="cpu"))
+    assert counter.numpy()[0] == 3 and steps.numpy()[0] == 0.0  # recorded once, not run
+    wp.capture_launch(capture.graph)
+    assert counter.numpy()[0] == 0 and steps.numpy()[0] == 3.0
+    wp.capture_launch(capture.graph)  # the condition is 0 already: the body does not run
+    assert steps.numpy()[0] == 3.0
+    counter.fill_(5)
+    wp.capture_launch(capture.graph)
+    assert counter.numpy()[0] == 0 and steps.numpy()[0] == 8.0
+
+
+def test_capture_while_passes_kwargs_and_runs_directly_outside_a_capture():
+    counter = wp.array([4], dtype=wp.int32, device="cpu")
+    steps = wp.zeros(1, dtype=float, device="cpu")
+
+    def body(counter, steps):
+        wp.launch(count_down, dim=1, inputs=[counter, steps], device="cpu")
+
+    wp.capture_while(counter, body, counter=counter, steps=steps)
+    assert counter.numpy()[0] == 0 and steps.numpy()[0] == 4.0
+
+
+def test_capture_if_picks_its_branch_at_replay():
+    flag = wp.array([1], dtype=wp.int32, device="cpu")
+    a = wp.zeros(2, dtype=float, device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        wp.capture_if(flag, on_true=lambda: a.fill_(7.0), on_false=lambda: a.fill_(-1.0))
+    np.testing.assert_array_equal(a.numpy(), 0.0)
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(a.numpy(), 7.0)
+    flag.zero_()
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(a.numpy(), -1.0)
+    with wp.ScopedCapture(device="cpu") as only_true:
+        wp.capture_if(flag, on_true=lambda: a.fill_(9.0))
+    wp.capture_launch(only_true.graph)  # flag is 0 and there is no on_false: nothing
+    np.testing.assert_array_equal(a.numpy(), -1.0)
+    wp.capture_if(flag, on_false=lambda: a.fill_(2.0))  # outside a capture: at once
+    np.testing.assert_array_equal(a.numpy(), 2.0)
+
+
+def test_graphs_as_branches_and_inside_other_captures():
+    a = wp.zeros(1, dtype=float, device="cpu")
+    with wp.ScopedCapture(device="cpu") as inner:
+        wp.launch(add_value, dim=1, inputs=[a, 1.0], device="cpu")
+    with wp.ScopedCapture(device="cpu") as outer:
+        wp.capture_launch(inner.graph)  # recorded as a child graph
+        wp.launch(add_value, dim=1, inputs=[a, 10.0], device="cpu")
+        wp.capture_launch(inner.graph)
+    assert a.numpy()[0] == 0.0
+    wp.capture_launch(outer.graph)
+    assert a.numpy()[0] == 12.0
+    flag = wp.array([1], dtype=wp.int32, device="cpu")
+    with wp.ScopedCapture(device="cpu") as conditional:
+        wp.capture_if(flag, on_true=inner.graph)
+    wp.capture_launch(conditional.graph)
+    assert a.numpy()[0] == 13.0
+
+
+def test_captured_tape_backward_and_zero():
+    n = 5
+    x = wp.array(np.arange(n, dtype=np.float32), device="cpu", requires_grad=True)
+    loss = wp.zeros(1, dtype=float, device="cpu", requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(square_sum, dim=n, inputs=[x, loss], device="cpu")
+    with wp.ScopedCapture(device="cpu") as backward:
+        tape.backward(loss)
+    with wp.ScopedCapture(device="cpu") as zero:
+        tape.zero()
+    np.testing.assert_array_equal(x.grad.numpy(), 0.0)  # the backward was recorded, not run
+    for values in (np.arange(n, dtype=np.float32), np.array([1.5, -2.0, 0.25, 3.0, -1.0], dtype=np.float32)):
+        x.assign(values)
+        wp.capture_launch(backward.graph)
+        np.testing.assert_allclose(x.grad.numpy(), 2.0 * values)  # d/dx sum(x^2)
+        wp.capture_launch(zero.graph)
+        np.testing.assert_array_equal(x.grad.numpy(), 0.0)
+        np.testing.assert_array_equal(loss.grad.numpy(), 0.0)
+
+
+def test_captured_forward_and_backward_of_a_recording_tape():
+    x = wp.array(np.array([1.0, 2.0, 3.0], dtype=np.float32), device="cpu", requires_grad=True)
+    y = wp.zeros(3, dtype=float, device="cpu", requires_grad=True)
+    loss = wp.zeros(1, dtype=float, device="cpu", requires_grad=True)
+    with wp.ScopedCapture(device="cpu") as capture:
+        tape = wp.Tape()
+        with tape:
+            wp.launch(scale_into, dim=3, inputs=[x, 3.0, y], device="cpu")
+            wp.copy(loss, y, count=1)  # loss = y[0] = 3 x[0]
+        tape.backward(loss)
+    np.testing.assert_array_equal(y.numpy(), 0.0)
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(y.numpy(), [3.0, 6.0, 9.0])
+    assert loss.numpy()[0] == 3.0
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 0.0, 0.0])
+
+
+def test_pause_runs_work_at_once():
+    a = wp.zeros(1, dtype=float, device="cpu")
+    wp.capture_begin(device="cpu")
+    wp.launch(add_value, dim=1, inputs=[a, 1.0], device="cpu")
+    graph = wp.capture_pause(device="cpu")
+    wp.launch(add_value, dim=1, inputs=[a, 100.0], device="cpu")  # not captured: runs now
+    assert a.numpy()[0] == 100.0
+    wp.capture_resume(graph, device="cpu")
+    wp.launch(add_value, dim=1, inputs=[a, 10.0], device="cpu")
+    assert wp.capture_end(device="cpu") is graph
+    wp.capture_launch(graph)
+    assert a.numpy()[0] == 111.0
+
+
+def test_scoped_capture_ends_the_capture_when_its_body_raises():
+    with pytest.raises(ValueError, match="^inside$"):
+        with wp.ScopedCapture(device="cpu"):
+            raise ValueError("inside")
+    assert not wp.get_device("cpu").is_capturing
+    with wp.ScopedCapture(device="cpu") as capture:  # a new capture can begin
+        pass
+    wp.capture_launch(capture.graph)  # an empty graph replays as nothing
+
+
+def test_bad_uses_raise_warps_messages():
+    cpu = wp.get_device("cpu")
+    with wp.ScopedCapture(device=cpu):
+        with pytest.raises(RuntimeError, match="^Graph capture already in progress$"):
+            wp.capture_begin(device=cpu)
+        with pytest.raises(RuntimeError, match="^Graph capture already in progress$"):
+            with wp.ScopedCapture(device=cpu):
+                pass
+    with pytest.raises(RuntimeError, match="^Graph capture is not active on this device$"):
+        wp.capture_end(device=cpu)
+    floats = wp.zeros(1, dtype=float, device=cpu)
+    message = "^Condition must be a Warp array of int32 with a single element$"
+    with pytest.raises(TypeError, match=message):
+        wp.capture_while(floats, lambda: None)
+    with pytest.raises(TypeError, match=message):
+        wp.capture_if(np.ones(1, dtype=np.int32), on_true=lambda: None)
+    with pytest.raises(TypeError, match=message):
+        wp.capture_while(wp.zeros(0, dtype=wp.int32, device=cpu), lambda: None)
+    with pytest.raises(TypeError, match="^while_body must be a Callable or a Graph$"):
+        wp.capture_while(wp.ones(1, dtype=wp.int32, device=cpu), 3)
+    with pytest.raises(TypeError, match=r"^capture_launch\(\) expects a wp\.Graph \(from wp\.capture_end\), got int$"):
+        wp.capture_launch(3)
+    assert wp.is_conditional_graph_supported() is False
+    with pytest.raises(NotImplementedError, match=r"^wp\.capture_save\(\) is not implemented in mlwarp"):
+        wp.capture_save(wp.Graph("cpu"), "graph.wrp")
+
+
+def test_a_launch_error_in_a_capture_raises_at_capture_time():
+    a = wp.zeros(2, dtype=float, device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        with pytest.raises(wp.LaunchError, match="add_value"):
+            wp.launch(add_value, dim=2, inputs=[a], device="cpu")  # one argument missing
+        wp.launch(add_value, dim=2, inputs=[a, 2.0], device="cpu")
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(a.numpy(), 2.0)
+
+
+def test_delaunay_flip_in_a_capture_runs_at_replay():
+    # the thin quad: edge (0, 1) is not Delaunay (apex 2 lies inside the circumcircle of (1, 0, 3))
+    points = wp.array(np.array([[-3.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, -1.0]], dtype=np.float32),
+                      dtype=wp.vec2, device="cpu")
+    tris_before = np.array([[0, 1, 2], [1, 0, 3]], dtype=np.int32)
+    indices = wp.array(tris_before, dtype=wp.int32, device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        total = wp.geometry.delaunay_edge_flip(points, indices)
+        neighbours, _ = wp.geometry.tri_tri_adjacency(indices, vertex_count=4)
+        with pytest.raises(RuntimeError, match="^`tri_tri_adjacency` requires `vertex_count` to be set for use in "
+                                               "graph capture$"):
+            wp.geometry.tri_tri_adjacency(indices)
+    np.testing.assert_array_equal(indices.numpy(), tris_before)  # untouched until the replay
+    wp.capture_launch(capture.graph)
+    flipped = indices.numpy()
+    assert total.numpy()[0] == 1
+    # the flip replaces edge (0, 1) by edge (2, 3): both triangles now hold vertices 2 and 3
+    assert all({2, 3} <= set(t) for t in flipped.tolist())
+    assert sorted(set(flipped.ravel().tolist())) == [0, 1, 2, 3]
+    np.testing.assert_array_equal(np.sort(neighbours.numpy(), axis=1), [[-1, -1, 1], [-1, -1, 0]])
+    wp.capture_launch(capture.graph)  # Delaunay already: no flip
+    assert total.numpy()[0] == 0
+    np.testing.assert_array_equal(indices.numpy(), flipped)
