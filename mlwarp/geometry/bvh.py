@@ -16,6 +16,7 @@ import numpy as np
 from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
+from ..runtime import capture as _capture
 from ..struct import struct
 from .hashgrid import _KernelOnly
 
@@ -158,7 +159,7 @@ class Bvh:
         self.lowers, self.uppers, self.groups = lowers, uppers, groups
         self.leaf_size = leaf_size
         self._desc = np.zeros(layout.BVH_WORDS, dtype=np.int64)
-        self.rebuild()
+        self._build()  # now, even in a graph capture: the Bvh exists from here on
         self.id = int(self._desc.ctypes.data)
 
     def _boxes(self):
@@ -167,13 +168,16 @@ class Bvh:
 
     def rebuild(self, constructor=None):
         """Rebuild the tree from the current lowers and uppers (its node layout may change)."""
+        _capture.run_or_record(self.device, self._build)  # a graph capture: rebuilt at each replay
+
+    def _build(self):
         lo, hi = self._boxes()
         self._tree = build_tree(lo, hi, self.leaf_size)
         self._refit(lo, hi)
 
     def refit(self):
         """Recompute the node boxes after the lowers or uppers arrays changed (same tree)."""
-        self._refit(*self._boxes())
+        _capture.run_or_record(self.device, lambda: self._refit(*self._boxes()))  # a graph capture: at each replay
 
     def _refit(self, lo, hi):
         t = self._tree

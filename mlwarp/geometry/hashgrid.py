@@ -19,6 +19,7 @@ import numpy as np
 from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
+from ..runtime import capture as _capture
 from ..runtime.device import get_device
 from ..struct import struct
 
@@ -154,6 +155,8 @@ class HashGrid:
             raise RuntimeError("points must live on the same device as this HashGrid")
         if groups is not None:
             raise NotImplementedError("mlwarp's HashGrid.build() does not take groups yet")
+        if _capture.recording_on(self.device):  # a graph capture: the grid is built from the points at each replay
+            return _capture.record(lambda: self.build(points, radius))
         p = np.ascontiguousarray(points.numpy(), dtype=np.float32).reshape(-1, 3)
         n = p.shape[0]
         self.reserve(n)

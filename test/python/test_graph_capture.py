@@ -304,3 +304,85 @@ def test_delaunay_flip_in_a_capture_runs_at_replay():
     wp.capture_launch(capture.graph)  # Delaunay already: no flip
     assert total.numpy()[0] == 0
     np.testing.assert_array_equal(indices.numpy(), flipped)
+
+
+def test_sorts_and_run_length_encoding_in_a_capture_run_at_replay():
+    n = 6
+    keys = wp.zeros(2 * n, dtype=wp.int32, device="cpu")
+    values = wp.zeros(2 * n, dtype=wp.int32, device="cpu")
+    run_values = wp.zeros(n, dtype=wp.int32, device="cpu")
+    run_lengths = wp.zeros(n, dtype=wp.int32, device="cpu")
+    run_count = wp.zeros(1, dtype=wp.int32, device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        wp.utils.radix_sort_pairs(keys, values, n)
+        wp.utils.runlength_encode(keys, run_values, run_lengths, run_count=run_count, value_count=n)
+        with pytest.raises(RuntimeError, match=r"^runlength_encode\(\) returns the number of runs on the host: pass "
+                                               r"a run_count array to use it in a graph capture$"):
+            wp.utils.runlength_encode(keys, run_values, run_lengths, value_count=n)
+    for k in ([5, 1, 5, 3, 1, 1], [2, 2, 2, 9, 0, 9]):
+        keys.assign(np.array(k + [0] * n, dtype=np.int32))
+        values.assign(np.arange(2 * n, dtype=np.int32))
+        wp.capture_launch(capture.graph)
+        order = np.argsort(np.array(k), kind="stable")
+        np.testing.assert_array_equal(keys.numpy()[:n], np.array(k)[order])
+        np.testing.assert_array_equal(values.numpy()[:n], order)
+        sorted_keys = sorted(k)
+        runs = [[v, sorted_keys.count(v)] for v in sorted(set(k))]  # by hand: each distinct key and its count
+        count = run_count.numpy()[0]
+        assert count == len(runs)
+        np.testing.assert_array_equal(np.stack([run_values.numpy()[:count], run_lengths.numpy()[:count]], 1), runs)
+
+
+@wp.kernel
+def boxes_hit(bvh: wp.uint64, lower: wp.vec3, upper: wp.vec3, hits: wp.array(dtype=int)):
+    query = wp.bvh_query_aabb(bvh, lower, upper)
+    i = int(0)
+    while wp.bvh_query_next(query, i):
+        hits[i] += 1
+
+
+@wp.kernel
+def neighbour_counts(grid: wp.uint64, points: wp.array(dtype=wp.vec3), r: float, counts: wp.array(dtype=int)):
+    tid = wp.tid()
+    p = points[tid]
+    query = wp.hash_grid_query(grid, p, r)
+    index = int(0)
+    n = int(0)
+    while wp.hash_grid_query_next(query, index):
+        if wp.length(points[index] - p) <= r:
+            n += 1
+    counts[tid] = n
+
+
+def test_bvh_refit_and_hash_grid_build_in_a_capture_follow_the_arrays_at_replay():
+    lowers_np = np.array([[0, 0, 0], [5, 5, 5], [10, 0, 0]], dtype=np.float32)
+    lowers = wp.array(lowers_np, dtype=wp.vec3, device="cpu")
+    uppers = wp.array(lowers_np + 1.0, dtype=wp.vec3, device="cpu")
+    bvh = wp.Bvh(lowers, uppers)
+    hits = wp.zeros(3, dtype=int, device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        bvh.refit()
+        hits.zero_()
+        wp.launch(boxes_hit, dim=1, inputs=[bvh.id, wp.vec3(-0.5), wp.vec3(1.5), hits], device="cpu")
+    moved = lowers_np.copy()
+    moved[2] = [0.25, 0.25, 0.25]  # box 2 moves into the query box [-0.5, 1.5]^3
+    lowers.assign(moved)
+    uppers.assign(moved + 1.0)
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(hits.numpy(), [1, 0, 1])
+
+    rng = np.random.default_rng(3)
+    points_np = rng.uniform(0.0, 4.0, size=(40, 3)).astype(np.float32)
+    points = wp.array(points_np, dtype=wp.vec3, device="cpu")
+    grid = wp.HashGrid(8, 8, 8, device="cpu")
+    counts = wp.zeros(40, dtype=int, device="cpu")
+    r = 0.9
+    with wp.ScopedCapture(device="cpu") as capture:
+        grid.build(points, r)
+        wp.launch(neighbour_counts, dim=40, inputs=[grid.id, points, r, counts], device="cpu")
+    for scale in (1.0, 0.5):  # the grid is built from the points as they are at each replay
+        points.assign(points_np * scale)
+        wp.capture_launch(capture.graph)
+        p = points_np.astype(np.float64) * scale
+        distances = np.linalg.norm(p[:, None, :] - p[None, :, :], axis=-1)
+        np.testing.assert_array_equal(counts.numpy(), (distances <= r).sum(axis=1))
