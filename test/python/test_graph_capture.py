@@ -406,3 +406,18 @@ def test_tiled_launches_and_clones_in_a_capture():
     wp.capture_launch(capture.graph)
     np.testing.assert_array_equal(b.numpy(), 3.0)
     np.testing.assert_array_equal(snapshot.numpy(), 3.0)
+
+
+def test_indexed_array_writes_in_a_capture_use_the_indices_of_replay_time():
+    data = wp.zeros(5, dtype=float, device="cpu")
+    indices = wp.array([0, 2], dtype=wp.int32, device="cpu")
+    view = wp.indexedarray(data, [indices])
+    source = wp.array([4.0, 8.0], dtype=float, device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        view.fill_(1.0)
+        view.assign(source)
+        wp.copy(data, data, dest_offset=4, src_offset=0, count=1)  # data[4] = data[0]
+    indices.assign([1, 3])
+    source.assign([5.0, 6.0])
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(data.numpy(), [0.0, 5.0, 0.0, 6.0, 0.0])
