@@ -314,7 +314,7 @@ class array:
         """Sets every element to `value` (a number, or a sequence for vector/matrix dtypes)."""
         values = fill_values(value, self.dtype, self._np.dtype)  # a graph capture keeps the value as it is now
         if _capture.active is not None and _capture.recording_on(self.device):
-            _capture.record(partial(self._np.__setitem__, Ellipsis, values))
+            _capture.record(partial(self._np.__setitem__, Ellipsis, np.array(values)))  # not a view of the caller's
         else:
             self._np[...] = values
         self._is_read = False
@@ -349,7 +349,11 @@ class array:
         if values.size != self._np.size:
             raise RuntimeError(f"Cannot assign {values.size} values to an array of {self._np.size} elements "
                                f"(shape {self.shape})")
-        _capture.run_or_record(self.device, partial(self._np.__setitem__, Ellipsis, values.reshape(self._np.shape)))
+        values = values.reshape(self._np.shape)
+        if _capture.active is not None and _capture.recording_on(self.device):  # the values as they are now
+            _capture.record(partial(self._np.__setitem__, Ellipsis, values.copy()))
+        else:
+            self._np[...] = values
 
     # -- views ----------------------------------------------------------------
     # a[I] with int32 index arrays makes a wp.indexedarray: set by mlwarp/indexed.py (which imports this module)

@@ -92,6 +92,16 @@ def test_recorded_launch_in_a_capture_keeps_the_parameters_of_capture_time():
     np.testing.assert_array_equal(a.numpy(), [11.0, 11.0])
 
 
+def test_assigned_numpy_values_are_kept_as_captured():
+    a = wp.zeros(3, dtype=float, device="cpu")
+    values = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    with wp.ScopedCapture(device="cpu") as capture:
+        a.assign(values)
+    values[:] = -7.0  # the caller's array changes after the capture: the graph keeps what it was given
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(a.numpy(), [1.0, 2.0, 3.0])
+
+
 def test_fill_values_are_kept_per_graph():
     vecs = wp.zeros(3, dtype=wp.vec3, device="cpu")
     graphs = []
