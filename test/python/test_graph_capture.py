@@ -431,3 +431,15 @@ def test_indexed_array_writes_in_a_capture_use_the_indices_of_replay_time():
     source.assign([5.0, 6.0])
     wp.capture_launch(capture.graph)
     np.testing.assert_array_equal(data.numpy(), [0.0, 5.0, 0.0, 6.0, 0.0])
+
+
+def test_strided_views_fill_and_copy_in_a_capture():
+    # Warp 1.19 refuses these in a CPU capture (NotImplementedError, no recording path); mlwarp records them
+    grid = wp.zeros((3, 3), dtype=wp.int32, device="cpu")
+    source = wp.array(np.arange(9, dtype=np.int32).reshape(3, 3), device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        grid[:, 0].fill_(7)
+        wp.copy(grid[:, 2], source[:, 1])
+    source.assign(np.arange(9, dtype=np.int32).reshape(3, 3) * 10)
+    wp.capture_launch(capture.graph)
+    np.testing.assert_array_equal(grid.numpy(), [[7, 0, 10], [7, 0, 40], [7, 0, 70]])
