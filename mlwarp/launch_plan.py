@@ -442,7 +442,7 @@ class Launch:
         return op
 
     def launch(self, stream=None) -> None:
-        if _capture.active is not None and _capture.active.device is self.device:
+        if _capture.active is not None and _capture.recording_on(self.device):
             _capture.record(self.captured_op())
             return
         if self._on_cpu:

@@ -5,16 +5,19 @@ A capture (Warp's CPU graph capture) records the operations issued on its device
 each recorded operation is a callable taking no arguments, prepared at capture time with the arguments as
 they were then (arrays by reference: the callable holds the array's memory, not its contents), and a graph
 replays them in order. `ops` is a stack: capture_if/capture_while record their bodies into lists of their own.
+As Warp's default capture mode (thread-local), only the capturing thread's work is recorded.
 Below the API modules, so that the runtime's Device can answer `is_capturing`.
 """
 
 from __future__ import annotations
 
+import threading
+
 
 class Capture:
     def __init__(self, device):
         self.device = device
-        self.ops: list[list] = [[]]  # the graph's operations, then the open branch bodies, innermost last
+        self.thread = threading.get_ident()  # Warp's default mode, thread-local: other threads' work runs        self.ops: list[list] = [[]]  # the graph's operations, then the open branch bodies, innermost last
 
     def record(self, op) -> None:
         self.ops[-1].append(op)
@@ -25,7 +28,8 @@ active: Capture | None = None  # the capture in progress (one at a time, as in W
 
 def recording_on(device) -> bool:
     """Whether work issued on `device` is to be recorded rather than run."""
-    return active is not None and (active.device is device or active.device == device)  # == takes "cpu" too
+    return active is not None and (active.device is device or active.device == device) \
+        and active.thread == threading.get_ident()  # == takes "cpu" too
 
 
 def record(op) -> None:

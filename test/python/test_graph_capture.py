@@ -3,6 +3,8 @@ capture records without running, a replay runs every recorded operation in order
 replay time with the scalar values of capture time; conditional nodes read their condition at replay. Results
 against hand-computed values and numpy; bad uses against Warp's messages."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -443,3 +445,35 @@ def test_strided_views_fill_and_copy_in_a_capture():
     source.assign(np.arange(9, dtype=np.int32).reshape(3, 3) * 10)
     wp.capture_launch(capture.graph)
     np.testing.assert_array_equal(grid.numpy(), [[7, 0, 10], [7, 0, 40], [7, 0, 70]])
+
+
+def test_only_the_capturing_threads_work_is_recorded():
+    a = wp.zeros(1, dtype=float, device="cpu")
+    b = wp.zeros(1, dtype=float, device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        wp.launch(add_value, dim=1, inputs=[a, 1.0], device="cpu")
+        other = threading.Thread(target=lambda: wp.launch(add_value, dim=1, inputs=[b, 5.0], device="cpu"))
+        other.start()
+        other.join()
+        assert b.numpy()[0] == 5.0  # another thread's launch ran at once (Warp's thread-local capture mode)
+        cmd = wp.launch(add_value, dim=1, inputs=[a, 100.0], device="cpu", record_cmd=True)  # returned, not recorded
+    wp.capture_launch(capture.graph)
+    assert a.numpy()[0] == 1.0 and b.numpy()[0] == 5.0
+    cmd.launch()
+    assert a.numpy()[0] == 101.0
+
+
+def test_a_body_that_raises_leaves_the_capture_usable():
+    flag = wp.ones(1, dtype=wp.int32, device="cpu")
+    a = wp.zeros(1, dtype=float, device="cpu")
+
+    def failing():
+        a.fill_(5.0)
+        raise RuntimeError("body failed")
+
+    with wp.ScopedCapture(device="cpu") as capture:
+        with pytest.raises(RuntimeError, match="^body failed$"):
+            wp.capture_while(flag, failing)
+        a.fill_(2.0)  # recorded in the graph itself, not in the abandoned body
+    wp.capture_launch(capture.graph)
+    assert a.numpy()[0] == 2.0
