@@ -288,6 +288,13 @@ def _output_shape(shape, axis):
     return tuple(s)
 
 
+def _refuse_host_result_in_capture(operation: str, device, axis) -> None:
+    """A result returned on the host does not exist yet in a graph capture (the launches run at replay)."""
+    if axis is None and _capture.recording_on(device):
+        raise RuntimeError(f"{operation}() returns its result on the host when out is None: pass an out array to "
+                           f"use it in a graph capture")
+
+
 def array_sum(values: array, out: array | None = None, value_count: int | None = None,
               axis: int | None = None):
     """The sum of `values`' elements (float32/float64 scalars, vectors, matrices: summed component-wise), of
@@ -301,6 +308,7 @@ def array_sum(values: array, out: array | None = None, value_count: int | None =
     output_shape = _output_shape(values.shape, axis)
 
     if out is None:
+        _refuse_host_result_in_capture("array_sum", values.device, axis)
         host_return = True
         out = empty(shape=output_shape, dtype=values.dtype, device=values.device)
     else:
@@ -348,6 +356,7 @@ def array_inner(a: array, b: array, out: array | None = None, count: int | None 
     scalar_type = _scalar_of(a.dtype)
 
     if out is None:
+        _refuse_host_result_in_capture("array_inner", a.device, axis)
         host_return = True
         out = empty(shape=output_shape, dtype=scalar_type, device=a.device)
     else:

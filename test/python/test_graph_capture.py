@@ -477,3 +477,20 @@ def test_a_body_that_raises_leaves_the_capture_usable():
         a.fill_(2.0)  # recorded in the graph itself, not in the abandoned body
     wp.capture_launch(capture.graph)
     assert a.numpy()[0] == 2.0
+
+
+def test_reductions_in_a_capture_write_out_at_replay_and_refuse_host_results():
+    values = wp.array(np.array([1.0, 2.0, 4.0], dtype=np.float32), device="cpu")
+    total = wp.zeros(1, dtype=float, device="cpu")
+    inner = wp.zeros(1, dtype=float, device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        wp.utils.array_sum(values, out=total)
+        wp.utils.array_inner(values, values, out=inner)
+        for operation, args in (("array_sum", (values,)), ("array_inner", (values, values))):
+            with pytest.raises(RuntimeError, match=rf"^{operation}\(\) returns its result on the host when out is "
+                                                   r"None: pass an out array to use it in a graph capture$"):
+                getattr(wp.utils, operation)(*args)
+    values.assign([3.0, 0.5, -1.0])
+    wp.capture_launch(capture.graph)
+    assert total.numpy()[0] == 2.5  # 3 + 0.5 - 1
+    assert inner.numpy()[0] == 10.25  # 9 + 0.25 + 1
