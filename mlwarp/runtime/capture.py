@@ -43,3 +43,11 @@ def run_or_record(device, op) -> None:
         active.record(op)
     else:
         op()
+
+
+def refuse_host_sized(operation: str, device) -> None:
+    """Raises when `device` is capturing: `operation` reads arrays on the host to size its outputs, which a
+    graph, whose arrays are only filled at replay, cannot do."""
+    if recording_on(device):
+        raise RuntimeError(f"{operation} reads its input on the host to size its outputs, so it cannot be recorded "
+                           f"in a graph capture: run it outside the capture")

@@ -494,3 +494,18 @@ def test_reductions_in_a_capture_write_out_at_replay_and_refuse_host_results():
     wp.capture_launch(capture.graph)
     assert total.numpy()[0] == 2.5  # 3 + 0.5 - 1
     assert inner.numpy()[0] == 10.25  # 9 + 0.25 + 1
+
+
+def test_iso_surface_extraction_refuses_a_capture():
+    field = wp.zeros((3, 3, 3), dtype=float, device="cpu")
+    cells = wp.array(np.zeros((1, 3), dtype=np.int32), dtype=wp.vec3i, device="cpu")
+    with wp.ScopedCapture(device="cpu"):
+        for operation, call in (
+                ("Marching cubes", lambda: wp.geometry.IsoSurfaceMarchingCubes.extract(field, 0.5)),
+                ("Surface nets", lambda: wp.geometry.IsoSurfaceNets.extract(field, 0.5)),
+                ("sparse_marching_cubes_from_cells",
+                 lambda: wp.geometry.sparse_marching_cubes_from_cells(cells, np.zeros(8, np.float32), device="cpu"))):
+            with pytest.raises(RuntimeError, match=f"^{operation} reads its input on the host to size its outputs, "
+                                                   "so it cannot be recorded in a graph capture: run it outside the "
+                                                   "capture$"):
+                call()
