@@ -42,6 +42,7 @@ class Graph:
     def __init__(self, device=None, capture_id: int = 0):
         self.device = get_device(device)
         self.capture_id = capture_id
+        self.apic = False  # captured with apic=True (meant for capture_save)
         self.ops: list = []
 
     def _replay(self) -> None:
@@ -76,7 +77,8 @@ def capture_begin(device=None, stream=None, force_module_load=None, external: bo
     if force_module_load:
         force_load(device)
     graph = Graph(device)
-    capture = _capture.Capture(device)
+    graph.apic = bool(apic)
+    capture = _capture.Capture(device, savable=bool(apic))
     capture.ops = [graph.ops]
     _capture.active, _open_graph = capture, graph
 

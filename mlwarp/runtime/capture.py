@@ -15,8 +15,9 @@ import threading
 
 
 class Capture:
-    def __init__(self, device):
+    def __init__(self, device, savable: bool = False):
         self.device = device
+        self.savable = savable  # capture_begin(apic=True): the graph is to be saved (so all of it serializable)
         self.thread = threading.get_ident()  # Warp's default mode, thread-local: other threads' work runs        self.ops: list[list] = [[]]  # the graph's operations, then the open branch bodies, innermost last
 
     def record(self, op) -> None:

@@ -509,3 +509,18 @@ def test_iso_surface_extraction_refuses_a_capture():
                                                    "so it cannot be recorded in a graph capture: run it outside the "
                                                    "capture$"):
                 call()
+
+
+def test_hash_grid_reserve_and_savable_builds_refuse_a_capture():
+    grid = wp.HashGrid(4, 4, 4, device="cpu")
+    points = wp.array(np.zeros((2, 3), dtype=np.float32), dtype=wp.vec3, device="cpu")
+    with wp.ScopedCapture(device="cpu"):
+        with pytest.raises(NotImplementedError, match=r"^HashGrid\.reserve\(\) cannot be called during CPU graph "
+                                                      r"capture; reserve before capture$"):
+            grid.reserve(8)
+    with wp.ScopedCapture(device="cpu", apic=True) as capture:
+        with pytest.raises(NotImplementedError, match=r"^HashGrid\.build\(\) cannot be used in a saveable APIC "
+                                                      r"capture because HashGrid serialization is not yet supported; "
+                                                      r"use apic=False or build outside capture$"):
+            grid.build(points, 1.0)
+    assert capture.graph.apic is True
