@@ -524,3 +524,24 @@ def test_hash_grid_reserve_and_savable_builds_refuse_a_capture():
                                                       r"use apic=False or build outside capture$"):
             grid.build(points, 1.0)
     assert capture.graph.apic is True
+
+
+def test_a_tapes_recorded_function_in_a_captured_backward_is_recorded_op_by_op():
+    x = wp.array(np.array([1.0, 2.0], dtype=np.float32), device="cpu", requires_grad=True)
+    y = wp.zeros(2, dtype=float, device="cpu", requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale_into, dim=2, inputs=[x, 1.0, y], device="cpu", record_tape=False)
+
+        def backward():  # y = x: the gradient of x is y's, scaled by 4 here to tell it from a plain copy
+            wp.launch(scale_into, dim=2, inputs=[y.grad, 4.0, x.grad], device="cpu")
+
+        tape.record_func(backward, arrays=[x, y])
+    seed = wp.array(np.array([1.0, -1.0], dtype=np.float32), device="cpu")
+    with wp.ScopedCapture(device="cpu") as capture:
+        tape.backward(grads={y: seed})
+    np.testing.assert_array_equal(x.grad.numpy(), 0.0)
+    for values in ([1.0, -1.0], [0.5, 3.0]):
+        seed.assign(values)
+        wp.capture_launch(capture.graph)
+        np.testing.assert_array_equal(x.grad.numpy(), 4.0 * np.array(values))
