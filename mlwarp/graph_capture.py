@@ -109,9 +109,12 @@ def capture_pause(device=None, stream=None) -> Graph:
 
 
 def capture_resume(graph: Graph, device=None, stream=None) -> None:
+    """Continues recording into the graph that capture_pause returned."""
     global _open_graph, _paused
     if _paused is None or _paused[1] is not graph:
         raise RuntimeError("CPU graph capture is not paused")
+    if _capture.active is not None:
+        raise RuntimeError("Graph capture already in progress")
     (_capture.active, _open_graph), _paused = _paused, None
 
 
