@@ -57,6 +57,7 @@ from .tiles import *  # noqa: F401,F403  (wp.launch_tiled, wp.tile_load, tile_st
 # CUDA devices, streams and AOT (is_cuda_available, get_preferred_device, ...)
 from .cuda import *  # noqa: F401,F403
 from .stream import *  # noqa: F401,F403
+from .graph_capture import *  # noqa: F401,F403  (wp.capture_begin/end/launch, ScopedCapture, capture_while, wp.Graph)
 from .aot import compile_aot_module, load_aot_module  # noqa: F401
 from . import utils  # noqa: F401  (wp.utils: Warp's warp.utils)
 from .utils import ScopedTimer, transform_expand  # noqa: F401

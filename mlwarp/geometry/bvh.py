@@ -18,6 +18,7 @@ import numpy as np
 from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
+from ..runtime import capture as _capture
 from ..struct import struct
 from .bvh_sah import build_sah_tree, resolve_constructor
 from .hashgrid import _KernelOnly
@@ -176,7 +177,8 @@ class Bvh:
                                "wp.is_cubql_available() is False)")
         self._desc = np.zeros(layout.BVH_WORDS, dtype=np.int64)
         self._root = np.zeros(1, np.int32)
-        self.rebuild(_cpu_constructor(constructor))
+        self._constructor = _cpu_constructor(constructor)
+        self._build()  # now, even in a graph capture: the Bvh exists from here on
         self.id = int(self._desc.ctypes.data)
 
     def _boxes(self):
@@ -185,18 +187,22 @@ class Bvh:
 
     def rebuild(self, constructor=None):
         """Rebuild the tree from the current lowers and uppers (its node layout may change), with `constructor`
-        ("sah", the default, or "median"; "lbvh" falls back to "sah" with a warning, as Warp's CPU trees)."""
+        ("sah", the default, or "median"; "lbvh" falls back to "sah" with a warning, as Warp's CPU trees); in a
+        graph capture, at each replay."""
         constructor = resolve_constructor(constructor)
         if constructor == "cubql":
             raise ValueError("Cannot rebuild a non-cuBQL BVH with constructor='cubql'; create a new BVH instead")
         self._constructor = _cpu_constructor(constructor)
+        _capture.run_or_record(self.device, self._build)
+
+    def _build(self):
         lo, hi = self._boxes()
         self._tree = (build_sah_tree if self._constructor == "sah" else build_tree)(lo, hi, self.leaf_size)
         self._refit(lo, hi)
 
     def refit(self):
         """Recompute the node boxes after the lowers or uppers arrays changed (same tree)."""
-        self._refit(*self._boxes())
+        _capture.run_or_record(self.device, lambda: self._refit(*self._boxes()))  # a graph capture: at each replay
 
     def _refit(self, lo, hi):
         t = self._tree

@@ -15,6 +15,7 @@ for the next pass. Each flip replaces edge ab of the triangles (c, a, b) and (d,
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from ..builtins import namespace as wp  # wp.tid, wp.atomic_max: the builtins, s
 from ..func import func
 from ..kernel import kernel
 from ..launch import launch
+from ..runtime import capture as _capture
 from ..types import float64, int32
 from ..vector import vec2
 
@@ -69,6 +71,14 @@ def tri_tri_adjacency(indices, vertex_count: int | None = None, return_neighbor_
     more than the largest index. The mesh must be edge-manifold; its winding need not be consistent."""
     _check_triangles(indices)
     device = indices.device
+    if _capture.recording_on(device):  # a graph capture: the adjacency is found at each replay
+        if vertex_count is None:
+            raise RuntimeError("`tri_tri_adjacency` requires `vertex_count` to be set for use in graph capture")
+        neighbours = full((indices.shape[0], 3), -1, dtype=int32, device=device)
+        edge_indices = full((indices.shape[0], 3), -1, dtype=int32, device=device)
+        if indices.shape[0]:
+            _capture.record(partial(_fill_adjacency, indices, int(vertex_count), neighbours, edge_indices))
+        return (neighbours, edge_indices) if return_neighbor_edge_indices else neighbours
     tris = indices.numpy().reshape(-1, 3)
     if len(tris) == 0:
         neighbours = full((0, 3), -1, dtype=int32, device=device)
@@ -80,6 +90,12 @@ def tri_tri_adjacency(indices, vertex_count: int | None = None, return_neighbor_
         neighbours = array(found, dtype=int32, device=device)
         edge_indices = array(found_edges, dtype=int32, device=device)
     return (neighbours, edge_indices) if return_neighbor_edge_indices else neighbours
+
+
+def _fill_adjacency(indices, vertex_count: int, neighbours, edge_indices) -> None:
+    found, found_edges = _adjacency(indices.numpy().reshape(-1, 3), vertex_count)
+    neighbours.assign(found)
+    edge_indices.assign(found_edges)
 
 
 @func
@@ -200,6 +216,16 @@ def delaunay_edge_flip(positions, indices, ref_positions=None, max_passes: int =
     if num_tris == 0:
         return total
 
+    # the passes read the adjacency on the host: a graph capture runs them at each replay
+    _capture.run_or_record(device, partial(_flip_passes, positions, indices, ref_positions, max_passes, area_epsilon,
+                                           ref_area_epsilon, total))
+    return total
+
+
+def _flip_passes(positions, indices, ref_positions, max_passes, area_epsilon, ref_area_epsilon, total) -> None:
+    """delaunay_edge_flip's passes over a checked, non-empty mesh; the number of flips goes to `total`."""
+    device = indices.device
+    num_tris = indices.shape[0]
     vertex_count = positions.shape[0]
     priority = array(np.random.default_rng(0x5EED).permutation(3 * num_tris).astype(np.int32), dtype=int32,
                      device=device)
@@ -226,4 +252,3 @@ def delaunay_edge_flip(positions, indices, ref_positions=None, max_passes: int =
             break
         count += done
     total.fill_(count)
-    return total

@@ -26,6 +26,7 @@ from typing import Final
 import numpy as np
 
 from ..array import array, empty
+from ..runtime import capture as _capture
 from ..builtins import namespace as wp  # wp.tid, wp.where, wp.lerp: the builtins, spelt as in user code
 from ..kernel import kernel
 from ..launch import launch
@@ -302,6 +303,7 @@ def crossing_vertices(field, threshold: float, lower: vec3, delta: vec3):
 
 def marching_cubes(field, threshold: float, lower, upper):
     validate_field(field)
+    _capture.refuse_host_sized("Marching cubes", field.device)
     lower, delta = resolve_domain_bounds(tuple(field.shape), lower, upper)
     threshold = float32(threshold)
     device = field.device

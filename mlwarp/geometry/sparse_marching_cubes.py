@@ -25,6 +25,7 @@ import functools
 import numpy as np
 
 from ..array import array, empty
+from ..runtime import capture as _capture
 from ..builtins import namespace as wp  # wp.tid, wp.lerp, wp.clamp: the builtins, spelt as in user code
 from ..func import Function
 from ..kernel import kernel
@@ -249,6 +250,7 @@ def lipschitz_octree(field, origin, root_width: float, max_depth: int, threshold
     if lipschitz_bound < 0.0:
         raise ValueError(f"lipschitz_bound must be non-negative, got {lipschitz_bound}.")
     device = get_device(device)
+    _capture.refuse_host_sized("lipschitz_octree", device)
     evaluate = _evaluator(field)
     root = float(root_width)
     cells = _octree_leaves(evaluate, vec3(*origin), (root, root, root), int(max_depth), threshold, lipschitz_bound,
@@ -270,6 +272,7 @@ def sparse_marching_cubes_from_cells(cells, corner_values, origin=(0.0, 0.0, 0.0
     IsoSurfaceMarchingCubes.CUBE_CORNER_OFFSETS; vertices are shared between cells, so closed surfaces are
     watertight. Differentiable with respect to `corner_values` (one entry per shared corner, the first)."""
     device = get_device(device)
+    _capture.refuse_host_sized("sparse_marching_cubes_from_cells", device)
     if cell_width <= 0.0:
         raise ValueError(f"cell_width must be positive, got {cell_width}.")
     cells_np = _cells_array(cells)
@@ -303,6 +306,7 @@ def sparse_marching_cubes(field, nx: int, ny: int, nz: int, *, lower=None, upper
     if lipschitz_bound < 0.0:
         raise ValueError(f"lipschitz_bound must be non-negative, got {lipschitz_bound}.")
     device = get_device(device)
+    _capture.refuse_host_sized("sparse_marching_cubes", device)
     lower_corner, delta = resolve_domain_bounds((nx, ny, nz), lower, upper)
     ncells = (nx - 1, ny - 1, nz - 1)
     max_depth = (max(ncells) - 1).bit_length()

@@ -28,6 +28,7 @@ from typing import Final
 import numpy as np
 
 from ..array import array, empty
+from ..runtime import capture as _capture
 from ..builtins import namespace as wp  # wp.tid, wp.where: the builtins, spelt as in user code
 from ..func import func
 from ..kernel import kernel
@@ -301,6 +302,7 @@ def _sn_tables(device) -> dict:
 
 def surface_nets(field, threshold: float, lower, upper, topology: str):
     validate_field(field)
+    _capture.refuse_host_sized("Surface nets", field.device)
     _validate_topology(topology)
     lower, delta = resolve_domain_bounds(tuple(field.shape), lower, upper)
     threshold = float32(threshold)
