@@ -36,7 +36,13 @@ BVH_ITEM_LOWERS = 6  # address of the user's lowers (vec3f[num_items], contiguou
 BVH_ITEM_UPPERS = 7
 BVH_NUM_NODES = 8
 BVH_NUM_ITEMS = 9
-BVH_WORDS = 10
+# Grouped trees (wp.Bvh(..., groups=...)): each group's items form one subtree; its root node is
+# group_roots[k] for the group id group_ids[k] (sorted ascending). A tree without groups lists group 0 at
+# node 0, as Warp (its items all count as group 0).
+BVH_GROUP_IDS = 10  # address of int32[num_groups], ascending
+BVH_GROUP_ROOTS = 11  # address of int32[num_groups]
+BVH_NUM_GROUPS = 12
+BVH_WORDS = 13
 
 # Query kinds (Warp's BvhQueryKind) and the state of a BVH query: wp.BvhQuery's fields. a = lower / start /
 # center, b = upper / 1 / dir, d = dir (capsules). The "f32" fields hold a float32's bits in an int32, so the
@@ -50,3 +56,16 @@ BVH_QUERY_FIELDS = (("bvh", "ui64"), ("kind", "i32"), ("node", "i32"), ("stop", 
 # whose next() dispatches on the kind field.
 BVH_QUERY_NAMES = {BVH_AABB: "BvhQueryAabb", BVH_RAY: "BvhQueryRay", BVH_CAPSULE: "BvhQueryCapsule",
                    BVH_SPHERE: "BvhQuerySphere"}
+
+# -- wp.Mesh -----------------------------------------------------------------------------------------
+# A mesh owns a wp.Bvh over its triangles' boxes (MESH_BVH: that tree's descriptor, so the BVH queries and
+# mesh_get_bvh see it); the boxes are float32[num_tris, 3] arrays the tree's item words point at.
+MESH_POINTS = 0  # address of vec3f[num_points] (the user's array)
+MESH_VELOCITIES = 1  # address of vec3f[num_points], 0 without velocities
+MESH_INDICES = 2  # address of int32[num_tris * 3]
+MESH_NUM_POINTS = 3
+MESH_NUM_TRIS = 4
+MESH_BVH = 5  # address of the tree's BVH descriptor
+MESH_AVERAGE_EDGE_LENGTH = 6  # float32 (mesh_query_point_sign_normal's epsilon scale)
+MESH_WINDING = 7  # 1 when built with support_winding_number=True
+MESH_WORDS = 8
