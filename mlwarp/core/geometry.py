@@ -68,4 +68,10 @@ MESH_NUM_TRIS = 4
 MESH_BVH = 5  # address of the tree's BVH descriptor
 MESH_AVERAGE_EDGE_LENGTH = 6  # float32 (mesh_query_point_sign_normal's epsilon scale)
 MESH_WINDING = 7  # 1 when built with support_winding_number=True
-MESH_WORDS = 8
+# Winding-number far field, per tree node (support_winding_number=True): the sum of its triangles' area
+# vectors (1/2 (q - p) x (r - p)), their area-weighted centre, and the radius of a ball about that centre
+# holding the node's box. A node far enough away contributes the dipole term N . (c - x) / |c - x|^3.
+MESH_WN_NORMALS = 8  # address of float32[num_nodes, 3]
+MESH_WN_CENTERS = 9  # address of float32[num_nodes, 3]
+MESH_WN_RADII = 10  # address of float32[num_nodes]
+MESH_WORDS = 11

@@ -123,6 +123,48 @@ class Mesh:
             average = float(edges.astype(np.float64).sum() / (self._tri.shape[0] * 3))
         return lo, hi, average
 
+    def _winding_far_field(self, corners: np.ndarray):
+        """Per tree node: area-vector sum, area-weighted centre, bounding radius (core/geometry.py). A subtree's
+        triangles are a contiguous run of the tree's primitive list, so each sum is a difference of prefix
+        sums over that list."""
+        tree = self._bvh._tree
+        nodes = tree["skip"].size
+        normals = np.zeros((max(nodes, 1), 3), np.float32)
+        centres = np.zeros((max(nodes, 1), 3), np.float32)
+        radii = np.zeros(max(nodes, 1), np.float32)
+        if nodes:
+            c = corners[tree["primitives"]].astype(np.float64)
+            area_vec = 0.5 * np.cross(c[:, 1] - c[:, 0], c[:, 2] - c[:, 0])
+            area = np.linalg.norm(area_vec, axis=1)
+            weighted = area[:, None] * c.mean(axis=1)
+            prefix = lambda a: np.concatenate([np.zeros((1,) + a.shape[1:]), np.cumsum(a, axis=0)])  # noqa: E731
+            pn, pa, pw, pm = prefix(area_vec), prefix(area), prefix(weighted), prefix(c.mean(axis=1))
+            first, last = self._node_ranges(tree)
+            count = (last - first)[:, None]
+            total = (pa[last] - pa[first])[:, None]
+            mean = (pm[last] - pm[first]) / np.maximum(count, 1)
+            centre = np.where(total > 0, (pw[last] - pw[first]) / np.where(total > 0, total, 1), mean)
+            lo, hi = self._bvh._node_lowers.astype(np.float64), self._bvh._node_uppers.astype(np.float64)
+            far = np.maximum(np.abs(centre - lo), np.abs(centre - hi))
+            normals[:] = pn[last] - pn[first]
+            centres[:] = centre
+            radii[:] = np.linalg.norm(far, axis=1) * (1.0 + 1e-6)
+        self._wn = (normals, centres, radii)
+
+    @staticmethod
+    def _node_ranges(tree):
+        """[first, last) positions in the primitive list of each node's subtree (children before parents)."""
+        start, end, skip, depth = tree["start"], tree["end"], tree["skip"], tree["depth"]
+        first = np.where(start >= 0, start, 0).astype(np.int64)
+        last = np.where(start >= 0, end, 0).astype(np.int64)
+        inner = np.flatnonzero(start < 0)
+        for d in range(int(depth[inner].max()) if inner.size else -1, -1, -1):
+            nodes = inner[depth[inner] == d]
+            left, right = nodes + 1, skip[nodes + 1]
+            first[nodes] = np.minimum(first[left], first[right])
+            last[nodes] = np.maximum(last[left], last[right])
+        return first, last
+
     def _publish(self, average: float | None = None):
         d = self._desc
         d[layout.MESH_POINTS] = self._points.ptr or 0
@@ -132,6 +174,9 @@ class Mesh:
         d[layout.MESH_NUM_TRIS] = self._tri.shape[0]
         d[layout.MESH_BVH] = self._bvh.id
         d[layout.MESH_WINDING] = int(self.support_winding_number)
+        if self.support_winding_number:
+            self._winding_far_field(np.asarray(self._points.numpy(), np.float32).reshape(-1, 3)[self._tri])
+            d[layout.MESH_WN_NORMALS:layout.MESH_WN_RADII + 1] = [a.ctypes.data for a in self._wn]
         if average is None:
             average = self._boxes()[2]
         f = d.view(np.float32)

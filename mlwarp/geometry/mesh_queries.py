@@ -10,9 +10,10 @@ slab tests), the same strict comparisons; where two triangles are exactly as clo
 follows this tree's order, not Warp's. Signs: `mesh_query_point` and `_sign_winding_number` on a mesh built
 without winding support use Warp's three axis rays (inside when at least two first hits are back faces);
 `_sign_parity` counts crossings along perturbed (1, 1, 1) rays; `_sign_normal` is Warp's angle-weighted
-normal of the closest features; winding numbers are exact sums of the triangles' solid angles (Warp uses a
-far-field expansion within its `accuracy`; the sums agree with it wherever the expansion is accurate, and a
-point's inside/outside decision is the same away from the surface)."""
+normal of the closest features; winding numbers sum the exact solid angles of near triangles and a dipole
+term for each tree node farther than `accuracy` times its radius (Warp's far field also has the quadrupole
+and octupole terms; both approximate the same sum, so inside/outside decisions agree away from the surface,
+and a larger `accuracy` makes both exact)."""
 
 from __future__ import annotations
 
@@ -95,6 +96,9 @@ class MeshData:
     average_edge_length: float32
     winding: int32
     bvh: uint64
+    wn_normals: array(dtype=vec3)
+    wn_centers: array(dtype=vec3)
+    wn_radii: array(dtype=float32)
 
 
 # -- descriptors --------------------------------------------------------------------------------------------
@@ -137,6 +141,12 @@ def mesh_get(id: uint64) -> MeshData:
     m.primitives = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_PRIMITIVES), shape=(tris,), dtype=int32)
     m.tri_lowers = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_ITEM_LOWERS), shape=(tris,), dtype=vec3)
     m.tri_uppers = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_ITEM_UPPERS), shape=(tris,), dtype=vec3)
+    wn_nodes = int32(0)
+    if m.winding != 0:
+        wn_nodes = nodes
+    m.wn_normals = array(ptr=_word(id, _MESH_WORDS, layout.MESH_WN_NORMALS), shape=(wn_nodes,), dtype=vec3)
+    m.wn_centers = array(ptr=_word(id, _MESH_WORDS, layout.MESH_WN_CENTERS), shape=(wn_nodes,), dtype=vec3)
+    m.wn_radii = array(ptr=_word(id, _MESH_WORDS, layout.MESH_WN_RADII), shape=(wn_nodes,), dtype=float32)
     return m
 
 
@@ -614,12 +624,29 @@ def _inside_parity(m: MeshData, point: vec3, n_sample: int32, perturbation_scale
 
 
 @func
-def _winding_number(m: MeshData, point: vec3) -> float32:
-    """The generalized winding number: the triangles' solid angles summed, over 4 pi."""
+def _winding_number(m: MeshData, point: vec3, accuracy: float32) -> float32:
+    """The generalized winding number: the triangles' solid angles summed, over 4 pi; a node whose bounding
+    ball (radius r about its area-weighted centre c) is farther than accuracy * r contributes its dipole
+    term N . (c - x) / |c - x|^3 instead of its triangles' exact angles."""
     total = float32(0.0)
-    for f in range(m.num_tris):
-        total += _robust_solid_angle(m.points[m.indices[f * 3 + 0]], m.points[m.indices[f * 3 + 1]],
-                                     m.points[m.indices[f * 3 + 2]], point)
+    n = int32(0)
+    stop = _stop_node(m, -1)
+    while n < stop:
+        if m.prim_start[n] >= 0:
+            for pc in range(m.prim_start[n], m.prim_end[n]):
+                f = m.primitives[pc]
+                total += _robust_solid_angle(m.points[m.indices[f * 3 + 0]], m.points[m.indices[f * 3 + 1]],
+                                             m.points[m.indices[f * 3 + 2]], point)
+            n = m.skip[n]
+        else:
+            d = m.wn_centers[n] - point
+            dist_sq = wp.dot(d, d)
+            reach = m.wn_radii[n] * accuracy
+            if dist_sq > reach * reach:
+                total += wp.dot(m.wn_normals[n], d) / (dist_sq * wp.sqrt(dist_sq))
+                n = m.skip[n]
+            else:
+                n = n + 1
     return total * INV_4PI
 
 
@@ -865,11 +892,11 @@ def mesh_query_point_sign_normal(id: uint64, point: vec3, max_dist: float32,  # 
 
 
 @func
-def _winding_sign(m: MeshData, point: vec3, threshold: float32) -> float32:
+def _winding_sign(m: MeshData, point: vec3, accuracy: float32, threshold: float32) -> float32:
     result = float32(1.0)
     if m.winding == 0:
         result = _inside_ray_tracing(m, point)
-    elif _winding_number(m, point) > threshold:
+    elif _winding_number(m, point, accuracy) > threshold:
         result = -1.0
     return result
 
@@ -886,7 +913,7 @@ def mesh_query_point_sign_winding_number(id: uint64, point: vec3, max_dist: floa
         face = f
         bary_u = u
         bary_v = v
-        inside = _winding_sign(m, point, threshold)
+        inside = _winding_sign(m, point, accuracy, threshold)
     return found
 
 
@@ -901,7 +928,7 @@ def mesh_query_point_sign_winding_number(id: uint64, point: vec3, max_dist: floa
         result.face = f
         result.u = u
         result.v = v
-        result.sign = _winding_sign(m, point, threshold)
+        result.sign = _winding_sign(m, point, accuracy, threshold)
     return result
 
 
