@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from .. import types as wt
+from ..array import array
 from ..core import geometry as layout
 from ..vector import vec3
 from .bvh import Bvh
@@ -100,8 +101,6 @@ class Mesh:
         self.bvh_leaf_size = bvh_leaf_size
         self._tri = tri
         self._desc = np.zeros(layout.MESH_WORDS, dtype=np.int64)
-        from ..array import array  # (mlwarp.array imports the runtime; the geometry package loads before it)
-
         lo, hi, _ = self._boxes()
         self._tri_lowers = array(lo, dtype=vec3, device=self.device)
         self._tri_uppers = array(hi, dtype=vec3, device=self.device)
