@@ -24,6 +24,26 @@ from ..struct import struct
 from .hashgrid import _KernelOnly
 
 FLT_MAX = float(np.finfo(np.float32).max)
+_CONSTRUCTORS = ("sah", "median", "lbvh", "cubql")
+
+
+def constructor_name(constructor) -> str:
+    """A constructor given by name or by Warp's BvhConstructor value, as its lower-case name (mlwarp's CPU
+    trees are all median splits; the name is kept for cuBQL's refusals)."""
+    if constructor is None:
+        return "sah"
+    if isinstance(constructor, str):
+        if constructor.lower() not in _CONSTRUCTORS:
+            raise ValueError(f"Unknown BVH constructor '{constructor}', expected one of: sah, median, lbvh, cubql")
+        return constructor.lower()
+    names = {0: "sah", 1: "median", 2: "lbvh", -1: "cubql"}
+    name = getattr(constructor, "name", None)
+    if isinstance(name, str) and name.lower() in _CONSTRUCTORS:
+        return name.lower()
+    if isinstance(constructor, int) and int(constructor) in names:
+        return names[int(constructor)]
+    raise ValueError(f"Unknown BVH constructor '{constructor}', expected one of: sah, median, lbvh, cubql")
+
 
 
 def _query_struct(name: str):
@@ -188,15 +208,17 @@ class Bvh:
             raise RuntimeError("lowers should be a contiguous array of type wp.vec3")
         if not wt.types_equal(uppers.dtype, vec3) or not uppers.is_contiguous:
             raise RuntimeError("uppers should be a contiguous array of type wp.vec3")
-        if constructor not in (None, "sah", "median", "lbvh") and not hasattr(constructor, "name"):
-            raise ValueError(f"Unknown BVH constructor: {constructor}")
         if groups is not None:
             if not wt.types_equal(groups.dtype, wt.int32) or not groups.is_contiguous:
                 raise RuntimeError("groups should be a contiguous array of type wp.int32")
             if groups.device != lowers.device:
-                raise RuntimeError("groups must live on the same device as lowers")
+                raise RuntimeError("groups must live on the same device as lowers/uppers")
             if len(groups) != len(lowers):
-                raise RuntimeError("groups must have the same length as lowers")
+                raise RuntimeError("groups must have the same length as lowers/uppers")
+        if constructor_name(constructor) == "cubql":
+            if groups is not None:
+                raise RuntimeError("Grouped BVHs are not supported with constructor='cubql'")
+            raise RuntimeError("Failed to create BVH: cuBQL is not available (wp.is_cubql_available() is False)")
         leaf_size = operator.index(leaf_size)
         if leaf_size < 1:
             raise ValueError(f"leaf_size must be greater than or equal to 1, current value: {leaf_size}")
@@ -208,6 +230,9 @@ class Bvh:
         self._desc = np.zeros(layout.BVH_WORDS, dtype=np.int64)
         self.rebuild()
         self.id = int(self._desc.ctypes.data)
+
+    def __del__(self):
+        pass  # the descriptor and node arrays go with the object
 
     def _boxes(self):
         return (np.asarray(self.lowers.numpy(), np.float32).reshape(-1, 3),

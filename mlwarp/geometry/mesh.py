@@ -16,28 +16,7 @@ from .. import types as wt
 from ..array import array
 from ..core import geometry as layout
 from ..vector import vec3
-from .bvh import Bvh
-
-_CONSTRUCTORS = ("sah", "median", "lbvh", "cubql")
-
-
-def _constructor_name(constructor) -> str:
-    """A constructor given by name or by Warp's BvhConstructor value, as its lower-case name (mlwarp's CPU
-    trees are all median splits; the name is kept for cuBQL's refusals)."""
-    if constructor is None:
-        return "sah"
-    if isinstance(constructor, str):
-        if constructor.lower() not in _CONSTRUCTORS:
-            raise ValueError(f"Unknown BVH constructor '{constructor}', expected one of: sah, median, lbvh, cubql")
-        return constructor.lower()
-    names = {0: "sah", 1: "median", 2: "lbvh", -1: "cubql"}
-    name = getattr(constructor, "name", None)
-    if isinstance(name, str) and name.lower() in _CONSTRUCTORS:
-        return name.lower()
-    if isinstance(constructor, int) and int(constructor) in names:
-        return names[int(constructor)]
-    raise ValueError(f"Unknown BVH constructor '{constructor}', expected one of: sah, median, lbvh, cubql")
-
+from .bvh import Bvh, constructor_name
 
 def is_cubql_available() -> bool:
     """Whether the cuBQL BVH builder is available: never in mlwarp (its trees are built on the host)."""
@@ -71,7 +50,7 @@ class Mesh:
                 raise RuntimeError("groups must live on the same device as points")
             if len(groups) != len(indices) // 3:
                 raise RuntimeError("groups must have the same length as indices / 3")
-        constructor = _constructor_name(bvh_constructor)
+        constructor = constructor_name(bvh_constructor)
         if constructor == "cubql":
             if groups is not None:
                 raise RuntimeError("Grouped mesh queries are not supported with bvh_constructor='cubql'")

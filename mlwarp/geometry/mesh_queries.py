@@ -63,9 +63,13 @@ class MeshQueryRay:
 
 @struct
 class MeshQueryAABB:
-    """The state of a mesh AABB query (advanced by wp.mesh_query_aabb_next)."""
+    """The state of a mesh AABB or sphere query (advanced by wp.mesh_query_next / wp.mesh_query_aabb_next);
+    `kind` 0: triangles whose boxes overlap [lower, upper], 1: triangles within sqrt(radius_sq) of the centre
+    lower (= upper). Warp's MeshQuery, MeshQueryAABB and sphere query are this one type here."""
 
     mesh: uint64
+    kind: int32
+    radius_sq: float32
     lower: vec3
     upper: vec3
     node: int32
@@ -1003,13 +1007,15 @@ def mesh_query_ray_count_intersections(id: uint64, start: vec3, dir: vec3, root:
 
 
 @func
-def mesh_query_aabb(id: uint64, low: vec3, high: vec3) -> MeshQueryAABB:
-    """A query for the triangles whose boxes overlap [low, high] (advance with wp.mesh_query_aabb_next)."""
+def _query_start(id: uint64, kind: int32, lower: vec3, upper: vec3, radius: float32) -> MeshQueryAABB:
     m = mesh_get(id)
     q = MeshQueryAABB()
     q.mesh = id
-    q.lower = low
-    q.upper = high
+    q.kind = kind
+    r = wp.max(radius, 0.0)
+    q.radius_sq = r * r
+    q.lower = lower
+    q.upper = upper
     q.node = 0
     q.stop = _stop_node(m, -1)
     q.prim_cur = 0
@@ -1019,27 +1025,92 @@ def mesh_query_aabb(id: uint64, low: vec3, high: vec3) -> MeshQueryAABB:
 
 
 @func
-def mesh_query_aabb_next(query: ref[MeshQueryAABB], index: ref[int32]) -> bool:
-    """Advances `query` to the next triangle whose box overlaps the query box, written to `index`; False when
-    none is left (`index` keeps its value)."""
+def mesh_query_aabb(id: uint64, low: vec3, high: vec3) -> MeshQueryAABB:
+    """A query for the triangles whose boxes overlap [low, high] (advance with wp.mesh_query_next)."""
+    return _query_start(id, 0, low, high, 0.0)
+
+
+@func
+def mesh_query_sphere(id: uint64, center: vec3, radius: float32) -> MeshQueryAABB:
+    """A query for the triangles within `radius` of `center` (the exact closest point of each triangle whose
+    box is near enough; advance with wp.mesh_query_next)."""
+    return _query_start(id, 1, center, center, radius)
+
+
+@func
+def _boxes_overlap(a_lower: vec3, a_upper: vec3, b_lower: vec3, b_upper: vec3) -> bool:
+    return not (a_lower[0] > b_upper[0] or a_lower[1] > b_upper[1] or a_lower[2] > b_upper[2] or
+                a_upper[0] < b_lower[0] or a_upper[1] < b_lower[1] or a_upper[2] < b_lower[2])
+
+
+@func
+def _near_triangle(m: MeshData, f: int32, center: vec3, radius_sq: float32) -> bool:
+    """Warp's sphere test of triangle f: its box first, then its closest point (a zero-area triangle: its
+    longest edge's)."""
+    near = _distance_to_aabb_sq(center, m.tri_lowers[f], m.tri_uppers[f]) <= radius_sq
+    if near:
+        a = m.points[m.indices[f * 3 + 0]]
+        b = m.points[m.indices[f * 3 + 1]]
+        c = m.points[m.indices[f * 3 + 2]]
+        ab = b - a
+        ac = c - a
+        n = wp.cross(ab, ac)
+        cp = vec3(0.0, 0.0, 0.0)
+        if wp.dot(n, n) == 0.0:
+            bc = c - b
+            lab = wp.dot(ab, ab)
+            lac = wp.dot(ac, ac)
+            lbc = wp.dot(bc, bc)
+            p = b
+            q = c
+            length_sq = lbc
+            if lab >= lac and lab >= lbc:
+                p = a
+                q = b
+                length_sq = lab
+            elif lac >= lbc:
+                p = a
+                q = c
+                length_sq = lac
+            t = float32(0.0)
+            if length_sq > 0.0:
+                t = wp.clamp(wp.dot(center - p, q - p) / length_sq, 0.0, 1.0)
+            cp = p + t * (q - p)
+        else:
+            uv = _closest_point_to_triangle(a, b, c, center)
+            cp = a * uv[0] + b * uv[1] + c * (1.0 - uv[0] - uv[1])
+        d = cp - center
+        near = wp.dot(d, d) <= radius_sq
+    return near
+
+
+@func
+def mesh_query_next(query: ref[MeshQueryAABB], index: ref[int32]) -> bool:
+    """Advances `query` to its next triangle, written to `index`; False when none is left (`index` keeps its
+    value)."""
     m = mesh_get(query.mesh)
+    sphere = query.kind == 1
     found = bool(False)
     while not found and (query.prim_cur < query.prim_end or query.node < query.stop):
         if query.prim_cur < query.prim_end:
             f = m.primitives[query.prim_cur]
             query.prim_cur += 1
-            lo = m.tri_lowers[f]
-            hi = m.tri_uppers[f]
-            if not (query.lower[0] > hi[0] or query.lower[1] > hi[1] or query.lower[2] > hi[2] or
-                    query.upper[0] < lo[0] or query.upper[1] < lo[1] or query.upper[2] < lo[2]):
+            hit = bool(False)
+            if sphere:
+                hit = _near_triangle(m, f, query.lower, query.radius_sq)
+            else:
+                hit = _boxes_overlap(query.lower, query.upper, m.tri_lowers[f], m.tri_uppers[f])
+            if hit:
                 found = True
                 query.face = f
         else:
             n = query.node
-            lo = m.node_lowers[n]
-            hi = m.node_uppers[n]
-            if query.lower[0] > hi[0] or query.lower[1] > hi[1] or query.lower[2] > hi[2] or \
-                    query.upper[0] < lo[0] or query.upper[1] < lo[1] or query.upper[2] < lo[2]:
+            near = bool(False)
+            if sphere:
+                near = _distance_to_aabb_sq(query.lower, m.node_lowers[n], m.node_uppers[n]) <= query.radius_sq
+            else:
+                near = _boxes_overlap(query.lower, query.upper, m.node_lowers[n], m.node_uppers[n])
+            if not near:
                 query.node = m.skip[n]
             elif m.prim_start[n] >= 0:
                 query.prim_cur = m.prim_start[n]
@@ -1052,9 +1123,23 @@ def mesh_query_aabb_next(query: ref[MeshQueryAABB], index: ref[int32]) -> bool:
     return found
 
 
+@func
+def mesh_query_aabb_next(query: ref[MeshQueryAABB], index: ref[int32]) -> bool:
+    """wp.mesh_query_next under its older name."""
+    return mesh_query_next(query, index)
+
+
+MeshQuery = MeshQueryAABB
+# `for face in wp.mesh_query_aabb(...)` / `wp.mesh_query_sphere(...)`: the loop advances with mesh_query_next
+# (compiler/frontend/geometry.py)
+mesh_query_aabb._wp_next_ = mesh_query_next
+mesh_query_sphere._wp_next_ = mesh_query_next
+
+
 __all__ = ["MeshQueryPoint", "MeshQueryRay", "MeshQueryAABB", "mesh_get", "mesh_get_bvh", "mesh_get_group_root",
            "bvh_get_group_root", "mesh_get_point", "mesh_get_velocity", "mesh_get_index", "mesh_eval_position",
            "mesh_eval_velocity", "mesh_eval_face_normal", "mesh_query_point", "mesh_query_point_no_sign",
            "mesh_query_point_sign_normal", "mesh_query_point_sign_winding_number", "mesh_query_point_sign_parity",
            "mesh_query_furthest_point_no_sign", "mesh_query_ray", "mesh_query_ray_anyhit",
-           "mesh_query_ray_count_intersections", "mesh_query_aabb", "mesh_query_aabb_next"]
+           "mesh_query_ray_count_intersections", "mesh_query_aabb", "mesh_query_aabb_next", "mesh_query_sphere",
+           "mesh_query_next", "MeshQuery"]

@@ -301,6 +301,34 @@ def test_aabb_query_yields_each_overlapping_triangle_once():
         np.testing.assert_array_equal(hits.numpy(), ref.astype(int))
 
 
+@wp.kernel
+def k_sphere(mesh: wp.uint64, centre: wp.vec3, radius: float, hits: wp.array(dtype=int, ndim=2)):
+    q = wp.mesh_query_sphere(mesh, centre, radius)
+    f = int(0)
+    while wp.mesh_query_next(q, f):
+        hits[0, f] += 1
+    for face in wp.mesh_query_sphere(mesh, centre, radius):  # Warp's iteration form
+        hits[1, face] += 1
+    for face in wp.mesh_query_aabb(mesh, centre - wp.vec3(radius), centre + wp.vec3(radius)):
+        hits[2, face] += 1
+
+
+def test_sphere_query_yields_the_triangles_within_the_radius():
+    pts, tris = random_soup(200, seed=20)
+    mesh = make_mesh(pts, tris)
+    corners = pts[tris]
+    lo, hi = corners.min(axis=1), corners.max(axis=1)
+    for centre, radius in (((2.0, 2.0, 2.0), 0.7), ((0.0, 0.0, 0.0), 0.05), ((1.0, 3.0, 2.0), 10.0)):
+        hits = wp.zeros((3, len(tris)), dtype=int)
+        wp.launch(k_sphere, dim=1, inputs=[mesh.id, wp.vec3(*centre), radius, hits])
+        d = ref_closest(pts, tris, np.array(centre, np.float64))
+        clear = np.abs(d - radius) > 1e-5
+        np.testing.assert_array_equal(hits.numpy()[0][clear], (d <= radius)[clear].astype(int))
+        np.testing.assert_array_equal(hits.numpy()[1], hits.numpy()[0])
+        box = ~((lo > np.array(centre) + radius).any(1) | (hi < np.array(centre) - radius).any(1))
+        np.testing.assert_array_equal(hits.numpy()[2], box.astype(int))
+
+
 def test_element_access_and_barycentric_evaluation():
     pts, tris = random_soup(10, seed=12)
     vel = np.random.default_rng(13).random(pts.shape).astype(np.float32)
@@ -578,4 +606,10 @@ def test_grouped_bvh_errors():
     assert str(e.value) == "groups should be a contiguous array of type wp.int32"
     with pytest.raises(RuntimeError) as e:
         wp.Bvh(lo, lo, groups=wp.zeros(3, dtype=wp.int32))
-    assert str(e.value) == "groups must have the same length as lowers"
+    assert str(e.value) == "groups must have the same length as lowers/uppers"
+    with pytest.raises(RuntimeError) as e:
+        wp.Bvh(lo, lo, groups=wp.zeros(4, dtype=wp.int32), constructor="cubql")
+    assert str(e.value) == "Grouped BVHs are not supported with constructor='cubql'"
+    with pytest.raises(ValueError) as e:
+        wp.Bvh(lo, lo, constructor="octree")
+    assert str(e.value) == "Unknown BVH constructor 'octree', expected one of: sah, median, lbvh, cubql"
