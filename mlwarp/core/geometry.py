@@ -47,7 +47,13 @@ BVH_CONTEXT = 13  # 0 (a CUDA context in Warp)
 BVH_SKIP = 14  # address of int32[num_nodes]
 BVH_PRIM_START = 15  # address of int32[num_nodes]: a leaf's first position in primitive_indices, -1 inside
 BVH_PRIM_END = 16  # address of int32[num_nodes]
-BVH_WORDS = 17
+# Grouped trees (wp.Bvh(..., groups=...)): each group's items form one subtree; its root node is
+# group_roots[k] for the group id group_ids[k] (sorted ascending). A tree without groups lists group 0 at
+# node 0, as Warp (its items all count as group 0).
+BVH_GROUP_IDS = 17  # address of int32[num_groups], ascending
+BVH_GROUP_ROOTS = 18  # address of int32[num_groups]
+BVH_NUM_GROUPS = 19
+BVH_WORDS = 20
 
 # Query kinds (Warp's BvhQueryKind) and the state of a BVH query: wp.BvhQuery's fields. a = lower / start /
 # center, b = upper / 1 / dir, d = dir (capsules). The "f32" fields hold a float32's bits in an int32, so the
@@ -66,3 +72,22 @@ BVH_QUERY_NAMES = {BVH_AABB: "BvhQueryAabb", BVH_RAY: "BvhQueryRay", BVH_CAPSULE
 # last_valid, whether the last tile_bvh_query_next found an item (1 before the first), tile_query_valid's answer.
 BVH_TILED_QUERY_NAME = "BvhQueryTiled"
 BVH_TILED_QUERY_FIELDS = BVH_QUERY_FIELDS + (("last_valid", "i32"),)
+
+# -- wp.Mesh -----------------------------------------------------------------------------------------
+# A mesh owns a wp.Bvh over its triangles' boxes (MESH_BVH: that tree's descriptor, so the BVH queries and
+# mesh_get_bvh see it); the boxes are float32[num_tris, 3] arrays the tree's item words point at.
+MESH_POINTS = 0  # address of vec3f[num_points] (the user's array)
+MESH_VELOCITIES = 1  # address of vec3f[num_points], 0 without velocities
+MESH_INDICES = 2  # address of int32[num_tris * 3]
+MESH_NUM_POINTS = 3
+MESH_NUM_TRIS = 4
+MESH_BVH = 5  # address of the tree's BVH descriptor
+MESH_AVERAGE_EDGE_LENGTH = 6  # float32 (mesh_query_point_sign_normal's epsilon scale)
+MESH_WINDING = 7  # 1 when built with support_winding_number=True
+# Winding-number far field, per tree node (support_winding_number=True): the sum of its triangles' area
+# vectors (1/2 (q - p) x (r - p)), their area-weighted centre, and the radius of a ball about that centre
+# holding the node's box. A node far enough away contributes the dipole term N . (c - x) / |c - x|^3.
+MESH_WN_NORMALS = 8  # address of float32[num_nodes, 3]
+MESH_WN_CENTERS = 9  # address of float32[num_nodes, 3]
+MESH_WN_RADII = 10  # address of float32[num_nodes]
+MESH_WORDS = 11

@@ -6,7 +6,11 @@ heuristic build of bvh_sah.py; constructor="median" splits each node's items at 
 along the longest axis of the centroid bounds, all nodes of one level at a time (one numpy sort per
 level); leaves hold up to leaf_size items. refit() recomputes node boxes bottom-up, one level at a time.
 The queries return the same set of items as Warp's (each item whose box passes the query's test; items of
-a one-item leaf by its node's box, which is that item's box), in this tree's order, not Warp's."""
+a one-item leaf by its node's box, which is that item's box), in this tree's order, not Warp's.
+
+A grouped tree (groups=: one int32 group id per item) is Warp's layout: a top-level median split over the
+sorted distinct group ids, each group's leaf expanded into its own subtree over that group's items, so a
+query started at a group's root (wp.bvh_get_group_root) sees that group's items only."""
 
 from __future__ import annotations
 
@@ -24,8 +28,6 @@ from .bvh_sah import build_sah_tree, resolve_constructor
 from .hashgrid import _KernelOnly
 
 FLT_MAX = float(np.finfo(np.float32).max)
-
-
 def _query_struct(name: str, layout_fields=layout.BVH_QUERY_FIELDS):
     py = {"ui64": wt.uint64, "i32": wt.int32, "f32": wt.int32}  # (a float's bits: core/geometry.py)
     fields = {f: py[t] for f, t in layout_fields}
@@ -109,6 +111,47 @@ def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
     return {"skip": skip, "start": start, "end": end, "depth": depth, "primitives": order.astype(np.int32)}
 
 
+def build_grouped_tree(lowers, uppers, groups, leaf_size, builder=None) -> dict:
+    """A tree whose subtrees are the groups' (see the module docstring), with the groups' ids and roots."""
+    order = np.argsort(groups, kind="stable")
+    ids, firsts, counts = np.unique(groups[order], return_index=True, return_counts=True)
+    subtrees = [(builder or build_tree)(lowers[order[f:f + c]], uppers[order[f:f + c]], leaf_size)
+                for f, c in zip(firsts, counts)]
+    parts = {k: [] for k in ("skip", "start", "end", "depth", "primitives")}
+    roots = np.zeros(ids.size, np.int32)
+    state = {"nodes": 0}
+
+    def emit(first_group: int, end_group: int, depth: int):
+        if end_group - first_group == 1:  # a group's subtree, its numbers moved to their place
+            g, t, base = first_group, subtrees[first_group], state["nodes"]
+            roots[g] = base
+            leaf = t["start"] >= 0
+            parts["skip"].append(t["skip"] + base)
+            parts["start"].append(np.where(leaf, t["start"] + firsts[g], -1).astype(np.int32))
+            parts["end"].append(np.where(leaf, t["end"] + firsts[g], -1).astype(np.int32))
+            parts["depth"].append(t["depth"] + depth)
+            parts["primitives"].append(order[firsts[g] + t["primitives"]].astype(np.int32))
+            state["nodes"] += t["skip"].size
+            return
+        state["nodes"] += 1
+        skip = np.zeros(1, np.int32)
+        for k, a in (("skip", skip), ("start", np.full(1, -1, np.int32)), ("end", np.full(1, -1, np.int32)),
+                     ("depth", np.full(1, depth, np.int32))):
+            parts[k].append(a)
+        mid = (first_group + end_group) // 2
+        emit(first_group, mid, depth + 1)
+        emit(mid, end_group, depth + 1)
+        skip[0] = state["nodes"]
+
+    if ids.size:
+        emit(0, ids.size, 0)
+    tree = {k: (np.concatenate(v).astype(np.int32) if v else np.zeros(0, np.int32)) for k, v in parts.items()}
+    # the items of a group lie contiguous in build order; primitives lists them group by group
+    tree["group_ids"], tree["group_roots"] = ids.astype(np.int32), roots
+    tree["max_depth"] = max((int(t["depth"].max()) for t in subtrees if t["depth"].size), default=0)
+    return tree
+
+
 def refit_tree(tree: dict, lowers: np.ndarray, uppers: np.ndarray):
     """Node boxes: a leaf's is its items' bounds, an inner node's its children's, deepest level first."""
     num_nodes = tree["skip"].size
@@ -163,7 +206,12 @@ class Bvh:
         if constructor == "cubql" and groups is not None:
             raise RuntimeError("Grouped BVHs are not supported with constructor='cubql'")
         if groups is not None:
-            raise NotImplementedError("mlwarp's Bvh does not take groups yet")
+            if not wt.types_equal(groups.dtype, wt.int32) or not groups.is_contiguous:
+                raise RuntimeError("groups should be a contiguous array of type wp.int32")
+            if groups.device != lowers.device:
+                raise RuntimeError("groups must live on the same device as lowers/uppers")
+            if len(groups) != len(lowers):
+                raise RuntimeError("groups must have the same length as lowers/uppers")
         leaf_size = operator.index(leaf_size)
         if leaf_size < 1:
             raise ValueError(f"leaf_size must be greater than or equal to 1, current value: {leaf_size}")
@@ -181,6 +229,9 @@ class Bvh:
         self._build()  # now, even in a graph capture: the Bvh exists from here on
         self.id = int(self._desc.ctypes.data)
 
+    def __del__(self):
+        pass  # the descriptor and node arrays go with the object
+
     def _boxes(self):
         return (np.asarray(self.lowers.numpy(), np.float32).reshape(-1, 3),
                 np.asarray(self.uppers.numpy(), np.float32).reshape(-1, 3))
@@ -197,7 +248,15 @@ class Bvh:
 
     def _build(self):
         lo, hi = self._boxes()
-        self._tree = (build_sah_tree if self._constructor == "sah" else build_tree)(lo, hi, self.leaf_size)
+        builder = build_sah_tree if self._constructor == "sah" else build_tree
+        if self.groups is not None:
+            groups = np.asarray(self.groups.numpy(), np.int32).reshape(-1)
+            self._tree = build_grouped_tree(lo, hi, groups, self.leaf_size, builder)
+        else:
+            self._tree = builder(lo, hi, self.leaf_size)
+            # Warp counts every item of an ungrouped tree as group 0
+            self._tree["group_ids"] = np.zeros(1 if lo.shape[0] else 0, np.int32)
+            self._tree["group_roots"] = np.zeros(1 if lo.shape[0] else 0, np.int32)
         self._refit(lo, hi)
 
     def refit(self):
@@ -209,12 +268,14 @@ class Bvh:
         self._node_lowers, self._node_uppers = refit_tree(t, lo, hi)
         parents = _parents(t)
         keep = [self._node_lowers, self._node_uppers, t["skip"], t["start"], t["end"], t["primitives"], parents,
-                self._root]
+                self._root, t["group_ids"], t["group_roots"]]
         keep = [a if a.size else np.zeros(1, a.dtype) for a in keep]  # (a valid address even when empty)
         self._keep = keep
         d = self._desc
+        d[layout.BVH_NUM_GROUPS] = t["group_ids"].size
         for word, a in zip((layout.BVH_NODE_LOWERS, layout.BVH_NODE_UPPERS, layout.BVH_SKIP, layout.BVH_PRIM_START,
-                            layout.BVH_PRIM_END, layout.BVH_PRIMITIVES, layout.BVH_NODE_PARENTS, layout.BVH_ROOT),
+                            layout.BVH_PRIM_END, layout.BVH_PRIMITIVES, layout.BVH_NODE_PARENTS, layout.BVH_ROOT,
+                            layout.BVH_GROUP_IDS, layout.BVH_GROUP_ROOTS),
                            keep):
             d[word] = a.ctypes.data
         d[layout.BVH_ITEM_LOWERS] = self.lowers.ptr or 0

@@ -147,10 +147,12 @@ def _next(em, node, name, obj) -> Var:
 
 
 def is_query_iteration(em, it) -> bool:
-    """`for index in wp.hash_grid_query(...)` (or a BVH query): Warp's iteration over a query's candidates."""
+    """`for index in wp.hash_grid_query(...)` (or a BVH query, or a @wp.func query that names its next
+    function in `_wp_next_`, as wp.mesh_query_aabb): Warp's iteration over a query's candidates."""
     if not isinstance(it, ast.Call):
         return False
-    return getattr(resolve_path(em.src.func, it.func), "_wp_intrinsic_", None) in QUERIES
+    obj = resolve_path(em.src.func, it.func)
+    return getattr(obj, "_wp_intrinsic_", None) in QUERIES or getattr(obj, "_wp_next_", None) is not None
 
 
 def emit_for(em, node: ast.For) -> None:

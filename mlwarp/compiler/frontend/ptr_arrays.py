@@ -2,7 +2,8 @@
 `wp.array(ptr=..., shape=(...), dtype=...)` (a C-contiguous array over that memory; the shape's entries may be
 run-time ints, the dtype a Warp type). Such an array is no kernel argument, so it has no adjoint: as in Warp
 (whose such arrays have a null grad), warp-autodiff and warp-jvp take its loads as constants and give its stores no
-adjoint (autodiff_ir.from_raw_pointer)."""
+adjoint (autodiff_ir.from_raw_pointer), so mesh and volume queries reading their structures through such arrays
+differentiate in the query point as Warp's do."""
 
 from __future__ import annotations
 

@@ -593,7 +593,7 @@ class ReverseBuilder:
     def op_warp_atomic(self, op, mapping, adj):
         atomic = op.opview
         arr, value, kind = atomic.array, atomic.value, atomic.kind
-        if not is_diff(value.type):
+        if not is_diff(value.type) or from_raw_pointer(arr):
             return
         if kind in ("min", "max"):
             # As Warp: the value's adjoint is the element's where the value is what the element holds after

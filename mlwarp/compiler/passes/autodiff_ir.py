@@ -223,11 +223,24 @@ def carries_field(loop, k: int, field: int, carried) -> bool:
 
 
 def from_raw_pointer(v: ir.Value) -> bool:
-    """Whether the array `v` is (a row or slice of) `wp.array(ptr=...)` built in the kernel: memory with no
-    gradient, as in Warp, where such an array's grad is null and its accesses have no adjoint."""
-    while isinstance(v, ir.OpResult) and v.owner.name in ("warp.view", "warp.slice"):
-        v = v.owner.operands[0]
-    return isinstance(v, ir.OpResult) and v.owner.name == "warp.array_from_ptr"
+    """Whether the array `v` is a `wp.array(ptr=...)` built in the kernel (warp.array_from_ptr), seen through
+    rows, slices and struct fields as companion_array() sees them. Such an array has no adjoint, as in Warp
+    (its grad pointer is null): reads from it are constants to the derivative, writes to it pass none on."""
+    while isinstance(v, ir.OpResult):
+        name = v.owner.name
+        if name == "warp.array_from_ptr":
+            return True
+        if name in ("warp.view", "warp.slice"):
+            v = v.owner.opview.array
+        elif name == "warp.struct_get":
+            get = v.owner.opview
+            origin = field_origin(get.aggregate, get.field)
+            if origin is None or origin[1]:
+                return False
+            v = origin[0]
+        else:
+            return False
+    return False
 
 
 def required_companion(op, arr: ir.Value, companions: dict, mapping: dict, kind: str) -> ir.Value:

@@ -1,0 +1,213 @@
+"""`wp.Mesh`: a triangle mesh (the user's points, indices and optional velocities) with a BVH over its
+triangles, queried in kernels through its uint64 id (mlwarp/geometry/mesh_queries.py).
+
+The id is the address of an int64 descriptor (words in mlwarp/core/geometry.py) holding the addresses of the
+user's arrays (kept referenced, not copied, as in Warp: a kernel sees in-place point edits at once, the tree
+after refit()) and of the descriptor of a wp.Bvh over the triangles' boxes, which this object owns. Builds
+and refits are numpy on the host: per-triangle boxes and the average edge length in one vectorised pass."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import types as wt
+from ..array import array
+from ..core import geometry as layout
+from ..vector import vec3
+from .bvh import Bvh
+from .bvh_sah import resolve_constructor
+
+
+class Mesh:
+    """Triangle mesh for collision detection, ray casting, and spatial queries (Warp's wp.Mesh)."""
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None
+        return instance
+
+    def __init__(self, points, indices, velocities=None, support_winding_number: bool = False,
+                 bvh_constructor=None, bvh_leaf_size: int | None = None, groups=None):
+        if points.device != indices.device:
+            raise RuntimeError("Mesh points and indices must live on the same device")
+        if not wt.types_equal(points.dtype, vec3) or not points.is_contiguous:
+            raise RuntimeError("Mesh points should be a contiguous array of type wp.vec3")
+        if velocities is not None and (not wt.types_equal(velocities.dtype, vec3) or not velocities.is_contiguous):
+            raise RuntimeError("Mesh velocities should be a contiguous array of type wp.vec3")
+        if not wt.types_equal(indices.dtype, wt.int32) or not indices.is_contiguous:
+            raise RuntimeError("Mesh indices should be a contiguous array of type wp.int32")
+        if indices.ndim > 1:
+            raise RuntimeError("Mesh indices should be a flattened 1d array of indices")
+        if groups is not None:
+            if not wt.types_equal(groups.dtype, wt.int32) or not groups.is_contiguous:
+                raise RuntimeError("groups should be a contiguous array of type wp.int32")
+            if groups.device != points.device:
+                raise RuntimeError("groups must live on the same device as points")
+            if len(groups) != len(indices) // 3:
+                raise RuntimeError("groups must have the same length as indices / 3")
+        constructor = resolve_constructor(bvh_constructor)
+        if constructor == "cubql":
+            if groups is not None:
+                raise RuntimeError("Grouped mesh queries are not supported with bvh_constructor='cubql'")
+            if support_winding_number:
+                raise RuntimeError("support_winding_number=True is not supported with bvh_constructor='cubql'")
+            raise RuntimeError("Failed to create mesh: cuBQL is not available (wp.is_cubql_available() is False)")
+        if bvh_leaf_size is None:
+            bvh_leaf_size = 4
+        bvh_leaf_size = operator.index(bvh_leaf_size)
+        if bvh_leaf_size < 1:
+            raise ValueError(f"bvh_leaf_size must be greater than or equal to 1, current value: {bvh_leaf_size}")
+        if indices.size % 3:
+            raise RuntimeError(f"Mesh indices should hold 3 point indices per triangle, got {indices.size} indices")
+        self.device = points.device
+        if not self.device.is_cpu:
+            raise NotImplementedError(f"mlwarp's Mesh lives on the CPU only for now, not on '{self.device}'")
+        tri = np.asarray(indices.numpy(), np.int64).reshape(-1, 3)
+        if tri.size and (tri.min() < 0 or tri.max() >= len(points)):
+            bad = tri[(tri < 0) | (tri >= len(points))][0]
+            raise RuntimeError(f"Mesh indices must lie in [0, {len(points)}) (the number of points), got {bad}")
+        self._points = points
+        self._velocities = velocities
+        self.indices = indices
+        self.groups = groups
+        self.support_winding_number = bool(support_winding_number)
+        self.bvh_constructor = constructor
+        self.bvh_leaf_size = bvh_leaf_size
+        self._tri = tri
+        self._desc = np.zeros(layout.MESH_WORDS, dtype=np.int64)
+        lo, hi, _ = self._boxes()
+        self._tri_lowers = array(lo, dtype=vec3, device=self.device)
+        self._tri_uppers = array(hi, dtype=vec3, device=self.device)
+        self._bvh = Bvh(self._tri_lowers, self._tri_uppers, constructor=constructor, groups=groups,
+                       leaf_size=bvh_leaf_size)
+        self._publish()
+        self.id = int(self._desc.ctypes.data)
+
+    def _boxes(self):
+        """Per-triangle bounds and the average edge length, from the current points."""
+        p = np.asarray(self._points.numpy(), np.float32).reshape(-1, 3)
+        corners = p[self._tri] if self._tri.size else np.zeros((0, 3, 3), np.float32)
+        lo = corners.min(axis=1) if corners.size else np.zeros((0, 3), np.float32)
+        hi = corners.max(axis=1) if corners.size else np.zeros((0, 3), np.float32)
+        average = 0.0
+        if corners.size:
+            c = corners.astype(np.float32)
+            edges = (np.linalg.norm(c[:, 0] - c[:, 1], axis=1) + np.linalg.norm(c[:, 0] - c[:, 2], axis=1) +
+                     np.linalg.norm(c[:, 2] - c[:, 1], axis=1))
+            average = float(edges.astype(np.float64).sum() / (self._tri.shape[0] * 3))
+        return lo, hi, average
+
+    def _winding_far_field(self, corners: np.ndarray):
+        """Per tree node: area-vector sum, area-weighted centre, bounding radius (core/geometry.py). A subtree's
+        triangles are a contiguous run of the tree's primitive list, so each sum is a difference of prefix
+        sums over that list."""
+        tree = self._bvh._tree
+        nodes = tree["skip"].size
+        normals = np.zeros((max(nodes, 1), 3), np.float32)
+        centres = np.zeros((max(nodes, 1), 3), np.float32)
+        radii = np.zeros(max(nodes, 1), np.float32)
+        if nodes:
+            c = corners[tree["primitives"]].astype(np.float64)
+            area_vec = 0.5 * np.cross(c[:, 1] - c[:, 0], c[:, 2] - c[:, 0])
+            area = np.linalg.norm(area_vec, axis=1)
+            weighted = area[:, None] * c.mean(axis=1)
+            prefix = lambda a: np.concatenate([np.zeros((1,) + a.shape[1:]), np.cumsum(a, axis=0)])  # noqa: E731
+            pn, pa, pw, pm = prefix(area_vec), prefix(area), prefix(weighted), prefix(c.mean(axis=1))
+            first, last = self._node_ranges(tree)
+            count = (last - first)[:, None]
+            total = (pa[last] - pa[first])[:, None]
+            mean = (pm[last] - pm[first]) / np.maximum(count, 1)
+            centre = np.where(total > 0, (pw[last] - pw[first]) / np.where(total > 0, total, 1), mean)
+            lo, hi = self._bvh._node_lowers.astype(np.float64), self._bvh._node_uppers.astype(np.float64)
+            far = np.maximum(np.abs(centre - lo), np.abs(centre - hi))
+            normals[:] = pn[last] - pn[first]
+            centres[:] = centre
+            radii[:] = np.linalg.norm(far, axis=1) * (1.0 + 1e-6)
+        self._wn = (normals, centres, radii)
+
+    @staticmethod
+    def _node_ranges(tree):
+        """[first, last) positions in the primitive list of each node's subtree (children before parents)."""
+        start, end, skip, depth = tree["start"], tree["end"], tree["skip"], tree["depth"]
+        first = np.where(start >= 0, start, 0).astype(np.int64)
+        last = np.where(start >= 0, end, 0).astype(np.int64)
+        inner = np.flatnonzero(start < 0)
+        for d in range(int(depth[inner].max()) if inner.size else -1, -1, -1):
+            nodes = inner[depth[inner] == d]
+            left, right = nodes + 1, skip[nodes + 1]
+            first[nodes] = np.minimum(first[left], first[right])
+            last[nodes] = np.maximum(last[left], last[right])
+        return first, last
+
+    def _publish(self, average: float | None = None):
+        d = self._desc
+        d[layout.MESH_POINTS] = self._points.ptr or 0
+        d[layout.MESH_VELOCITIES] = (self._velocities.ptr or 0) if self._velocities is not None else 0
+        d[layout.MESH_INDICES] = self.indices.ptr or 0
+        d[layout.MESH_NUM_POINTS] = len(self._points)
+        d[layout.MESH_NUM_TRIS] = self._tri.shape[0]
+        d[layout.MESH_BVH] = self._bvh.id
+        d[layout.MESH_WINDING] = int(self.support_winding_number)
+        if self.support_winding_number:
+            self._winding_far_field(np.asarray(self._points.numpy(), np.float32).reshape(-1, 3)[self._tri])
+            d[layout.MESH_WN_NORMALS:layout.MESH_WN_RADII + 1] = [a.ctypes.data for a in self._wn]
+        if average is None:
+            average = self._boxes()[2]
+        f = d.view(np.float32)
+        f[2 * layout.MESH_AVERAGE_EDGE_LENGTH] = average
+        f[2 * layout.MESH_AVERAGE_EDGE_LENGTH + 1] = 0.0
+
+    def __del__(self):
+        pass  # the descriptor, boxes and tree go with the object
+
+    def refit(self):
+        """Refit the BVH to the points (call it after changing the points in place)."""
+        if not self.id:
+            raise RuntimeError("Failed to refit mesh: the mesh was never created")
+        lo, hi, average = self._boxes()
+        if lo.size:  # (in place: the tree's item words point at these arrays)
+            self._tri_lowers.assign(lo)
+            self._tri_uppers.assign(hi)
+        self._bvh.refit()
+        self._publish(average)
+
+    @property
+    def points(self):
+        """The mesh's vertex positions (wp.vec3). Edit in place then refit(), or assign a new array of the same
+        shape (which refits)."""
+        return self._points
+
+    @points.setter
+    def points(self, points_new):
+        if points_new.device != self._points.device:
+            raise RuntimeError(
+                "The new points and the original points must live on the same device, the "
+                f"new points are on {points_new.device} while the old points are on {self._points.device}.")
+        if points_new.ndim != 1 or points_new.shape[0] != self._points.shape[0]:
+            raise RuntimeError(
+                "The new points and the original points must have the same shape, the "
+                f"new points' shape is {points_new.shape}, while the old points' shape is {self._points.shape}.")
+        self._points = points_new
+        self.refit()
+
+    @property
+    def velocities(self):
+        """The mesh's vertex velocities (wp.vec3), or None; assignable, no refit needed."""
+        return self._velocities
+
+    @velocities.setter
+    def velocities(self, velocities_new):
+        if self._velocities is not None and velocities_new.device != self._velocities.device:
+            raise RuntimeError(
+                "The new points and the original points must live on the same device, the "
+                f"new points are on {velocities_new.device} while the old points are on {self._velocities.device}.")
+        if self._velocities is not None and (velocities_new.ndim != 1 or
+                                             velocities_new.shape[0] != self._velocities.shape[0]):
+            raise RuntimeError(
+                "The new points and the original points must have the same shape, the "
+                f"new points' shape is {velocities_new.shape}, while the old points' shape is "
+                f"{self._velocities.shape}.")
+        self._velocities = velocities_new
+        self._publish()

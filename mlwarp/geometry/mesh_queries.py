@@ -1,0 +1,1145 @@
+"""wp.Mesh's kernel functions (Warp 1.19's mesh_* builtins, warp/native/mesh.h), written in the kernel language
+as @wp.func over `array(ptr=..., shape=..., dtype=...)` views of the mesh descriptor
+(mlwarp/core/geometry.py), so they compile for the CPU and CUDA like any user function, plus the grouped-tree
+lookups wp.bvh_get_group_root / wp.mesh_get_group_root.
+
+Traversals use the tree's stackless preorder (a node that passes its test continues at n + 1, anything else
+at skip[n]); a query from a root visits that node's subtree [root, skip[root]). Results are Warp's: the same
+tests (its closest point on a triangle, sliver rejection, Woop's watertight ray-triangle test, its ray-box
+slab tests), the same strict comparisons; where two triangles are exactly as close, which one is reported
+follows this tree's order, not Warp's. Signs: `mesh_query_point` and `_sign_winding_number` on a mesh built
+without winding support use Warp's three axis rays (inside when at least two first hits are back faces);
+`_sign_parity` counts crossings along perturbed (1, 1, 1) rays; `_sign_normal` is Warp's angle-weighted
+normal of the closest features; winding numbers sum the exact solid angles of near triangles and a dipole
+term for each tree node farther than `accuracy` times its radius (Warp's far field also has the quadrupole
+and octupole terms; both approximate the same sum, so inside/outside decisions agree away from the surface,
+and a larger `accuracy` makes both exact)."""
+
+from __future__ import annotations
+
+from ..array import array
+from ..builtins import namespace as wp  # wp.dot, wp.cross, ...: the builtins, spelt as in user code
+from ..core.refs import ref
+from ..core import geometry as layout
+from ..func import func
+from ..random import rand_init, randf
+from ..struct import struct
+from ..types import bool_, float32, float64, int32, int64, uint64
+from ..vector import vec2, vec3
+
+FLT_MAX = 3.4028234663852886e38
+PI = 3.14159265359
+INV_4PI = 0.07957747154
+
+_MESH_WORDS = layout.MESH_WORDS
+_BVH_WORDS = layout.BVH_WORDS
+
+
+@struct
+class MeshQueryPoint:
+    """Output for the mesh query point functions: `result` (a point was found), `sign` (< 0 inside),
+    `face`, and the closest point's barycentric `u`, `v`."""
+
+    result: bool_
+    sign: float32
+    face: int32
+    u: float32
+    v: float32
+
+
+@struct
+class MeshQueryRay:
+    """Output for the mesh query ray functions: `result` (a hit), `sign` (> 0 when the ray hit the front of
+    the face), `face`, the hit's distance `t` along the ray, its barycentric `u`, `v`, the face `normal`."""
+
+    result: bool_
+    sign: float32
+    face: int32
+    t: float32
+    u: float32
+    v: float32
+    normal: vec3
+
+
+@struct
+class MeshQueryAABB:
+    """The state of a mesh AABB or sphere query (advanced by wp.mesh_query_next / wp.mesh_query_aabb_next);
+    `kind` 0: triangles whose boxes overlap [lower, upper], 1: triangles within sqrt(radius_sq) of the centre
+    lower (= upper). Warp's MeshQuery, MeshQueryAABB and sphere query are this one type here."""
+
+    mesh: uint64
+    kind: int32
+    radius_sq: float32
+    lower: vec3
+    upper: vec3
+    node: int32
+    stop: int32
+    prim_cur: int32
+    prim_end: int32
+    face: int32
+
+
+@struct
+class MeshData:
+    """What wp.mesh_get(id) gives: the mesh's arrays (`points`, `velocities`, `indices`) and its tree's."""
+
+    points: array(dtype=vec3)
+    velocities: array(dtype=vec3)
+    indices: array(dtype=int32)
+    num_points: int32
+    num_tris: int32
+    node_lowers: array(dtype=vec3)
+    node_uppers: array(dtype=vec3)
+    skip: array(dtype=int32)
+    prim_start: array(dtype=int32)
+    prim_end: array(dtype=int32)
+    primitives: array(dtype=int32)
+    tri_lowers: array(dtype=vec3)
+    tri_uppers: array(dtype=vec3)
+    num_nodes: int32
+    average_edge_length: float32
+    winding: int32
+    bvh: uint64
+    wn_normals: array(dtype=vec3)
+    wn_centers: array(dtype=vec3)
+    wn_radii: array(dtype=float32)
+
+
+# -- descriptors --------------------------------------------------------------------------------------------
+@func
+def _word(id: uint64, count: int32, k: int32) -> int64:
+    return array(ptr=id, shape=(count,), dtype=int64)[k]
+
+
+@func
+def _words_f32(id: uint64, count: int32, k: int32) -> float32:
+    return array(ptr=id, shape=(count * 2,), dtype=float32)[k * 2]
+
+
+@func
+def mesh_get(id: uint64) -> MeshData:
+    """The mesh `id` as a struct: `points`, `velocities` (empty without velocities) and `indices` arrays."""
+    m = MeshData()
+    n = int32(_word(id, _MESH_WORDS, layout.MESH_NUM_POINTS))
+    tris = int32(_word(id, _MESH_WORDS, layout.MESH_NUM_TRIS))
+    m.num_points = n
+    m.num_tris = tris
+    m.points = array(ptr=_word(id, _MESH_WORDS, layout.MESH_POINTS), shape=(n,), dtype=vec3)
+    vel = _word(id, _MESH_WORDS, layout.MESH_VELOCITIES)
+    nv = int32(0)
+    if vel != int64(0):
+        nv = n
+    m.velocities = array(ptr=vel, shape=(nv,), dtype=vec3)
+    m.indices = array(ptr=_word(id, _MESH_WORDS, layout.MESH_INDICES), shape=(tris * 3,), dtype=int32)
+    m.average_edge_length = _words_f32(id, _MESH_WORDS, layout.MESH_AVERAGE_EDGE_LENGTH)
+    m.winding = int32(_word(id, _MESH_WORDS, layout.MESH_WINDING))
+    bvh = uint64(_word(id, _MESH_WORDS, layout.MESH_BVH))
+    m.bvh = bvh
+    nodes = int32(_word(bvh, _BVH_WORDS, layout.BVH_NUM_NODES))
+    m.num_nodes = nodes
+    m.node_lowers = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_NODE_LOWERS), shape=(nodes,), dtype=vec3)
+    m.node_uppers = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_NODE_UPPERS), shape=(nodes,), dtype=vec3)
+    m.skip = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_SKIP), shape=(nodes,), dtype=int32)
+    m.prim_start = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_PRIM_START), shape=(nodes,), dtype=int32)
+    m.prim_end = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_PRIM_END), shape=(nodes,), dtype=int32)
+    m.primitives = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_PRIMITIVES), shape=(tris,), dtype=int32)
+    m.tri_lowers = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_ITEM_LOWERS), shape=(tris,), dtype=vec3)
+    m.tri_uppers = array(ptr=_word(bvh, _BVH_WORDS, layout.BVH_ITEM_UPPERS), shape=(tris,), dtype=vec3)
+    wn_nodes = int32(0)
+    if m.winding != 0:
+        wn_nodes = nodes
+    m.wn_normals = array(ptr=_word(id, _MESH_WORDS, layout.MESH_WN_NORMALS), shape=(wn_nodes,), dtype=vec3)
+    m.wn_centers = array(ptr=_word(id, _MESH_WORDS, layout.MESH_WN_CENTERS), shape=(wn_nodes,), dtype=vec3)
+    m.wn_radii = array(ptr=_word(id, _MESH_WORDS, layout.MESH_WN_RADII), shape=(wn_nodes,), dtype=float32)
+    return m
+
+
+@func
+def mesh_get_bvh(id: uint64) -> uint64:
+    """The id of the mesh's tree over its triangles, for the wp.bvh_query_* functions."""
+    return uint64(_word(id, _MESH_WORDS, layout.MESH_BVH))
+
+
+@func
+def bvh_get_group_root(id: uint64, group: int32) -> int32:
+    """The root node of group `group`'s subtree of a grouped tree, -1 when no item has that group (an
+    ungrouped tree's items are all group 0, its root node 0)."""
+    count = int32(_word(id, _BVH_WORDS, layout.BVH_NUM_GROUPS))
+    ids = array(ptr=_word(id, _BVH_WORDS, layout.BVH_GROUP_IDS), shape=(count,), dtype=int32)
+    lo = int32(0)
+    hi = count
+    while lo < hi:  # the first id >= group
+        mid = (lo + hi) // 2
+        if ids[mid] < group:
+            lo = mid + 1
+        else:
+            hi = mid
+    root = int32(-1)
+    if lo < count:
+        if ids[lo] == group:
+            roots = array(ptr=_word(id, _BVH_WORDS, layout.BVH_GROUP_ROOTS), shape=(count,), dtype=int32)
+            root = roots[lo]
+    return root
+
+
+@func
+def mesh_get_group_root(id: uint64, group: int32) -> int32:
+    """bvh_get_group_root of the mesh's tree (groups= of wp.Mesh: one group id per triangle)."""
+    return bvh_get_group_root(mesh_get_bvh(id), group)
+
+
+@func
+def _first_node(m: MeshData, root: int32) -> int32:
+    first = root
+    if root < 0:
+        first = int32(0)
+    return first
+
+
+@func
+def _stop_node(m: MeshData, root: int32) -> int32:
+    """One past the last node of the subtree at `root` (-1: the whole tree); 0 for a mesh without nodes."""
+    stop = int32(0)
+    if m.num_nodes > 0:
+        stop = m.skip[_first_node(m, root)]
+    return stop
+
+
+# -- element access -----------------------------------------------------------------------------------------
+@func
+def mesh_get_point(id: uint64, index: int32) -> vec3:
+    """The point of face-vertex `index` (points[indices[index]]), as Warp."""
+    m = mesh_get(id)
+    return m.points[m.indices[index]]
+
+
+@func
+def mesh_get_velocity(id: uint64, index: int32) -> vec3:
+    """The velocity of face-vertex `index` (velocities[indices[index]]); zero for a mesh without velocities."""
+    m = mesh_get(id)
+    result = vec3(0.0, 0.0, 0.0)
+    if m.velocities.shape[0] > 0:
+        result = m.velocities[m.indices[index]]
+    return result
+
+
+@func
+def mesh_get_index(id: uint64, face_vertex_index: int32) -> int32:
+    """The point index of face-vertex `face_vertex_index` (indices[face_vertex_index])."""
+    m = mesh_get(id)
+    return m.indices[face_vertex_index]
+
+
+@func
+def mesh_eval_position(id: uint64, face: int32, bary_u: float32, bary_v: float32) -> vec3:
+    """The point with barycentric (u, v, 1 - u - v) on triangle `face`."""
+    m = mesh_get(id)
+    p = m.points[m.indices[face * 3 + 0]]
+    q = m.points[m.indices[face * 3 + 1]]
+    r = m.points[m.indices[face * 3 + 2]]
+    return p * bary_u + q * bary_v + r * (1.0 - bary_u - bary_v)
+
+
+@func
+def mesh_eval_velocity(id: uint64, face: int32, bary_u: float32, bary_v: float32) -> vec3:
+    """The velocity interpolated with barycentric (u, v, 1 - u - v) on triangle `face` (zero without
+    velocities)."""
+    m = mesh_get(id)
+    result = vec3(0.0, 0.0, 0.0)
+    if m.velocities.shape[0] > 0:
+        p = m.velocities[m.indices[face * 3 + 0]]
+        q = m.velocities[m.indices[face * 3 + 1]]
+        r = m.velocities[m.indices[face * 3 + 2]]
+        result = p * bary_u + q * bary_v + r * (1.0 - bary_u - bary_v)
+    return result
+
+
+@func
+def mesh_eval_face_normal(id: uint64, face: int32) -> vec3:
+    """The unit normal of triangle `face` (counter-clockwise winding: normalize((q - p) x (r - p)))."""
+    m = mesh_get(id)
+    p = m.points[m.indices[face * 3 + 0]]
+    q = m.points[m.indices[face * 3 + 1]]
+    r = m.points[m.indices[face * 3 + 2]]
+    return wp.normalize(wp.cross(q - p, r - p))
+
+
+# -- geometric kernels ------------------------------------------------------------------------------------
+@func
+def _closest_point_to_triangle(a: vec3, b: vec3, c: vec3, p: vec3) -> vec2:
+    """Barycentric weights (of a, of b) of the point of triangle abc closest to p (Ericson's regions)."""
+    ab = b - a
+    ac = c - a
+    ap = p - a
+    d1 = wp.dot(ab, ap)
+    d2 = wp.dot(ac, ap)
+    result = vec2(0.0, 0.0)
+    found = bool(False)
+    if d1 <= 0.0 and d2 <= 0.0:
+        result = vec2(1.0, 0.0)
+        found = True
+    bp = p - b
+    d3 = wp.dot(ab, bp)
+    d4 = wp.dot(ac, bp)
+    if not found and d3 >= 0.0 and d4 <= d3:
+        result = vec2(0.0, 1.0)
+        found = True
+    vc = d1 * d4 - d3 * d2
+    if not found and vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        v = d1 / (d1 - d3)
+        result = vec2(1.0 - v, v)
+        found = True
+    cp = p - c
+    d5 = wp.dot(ab, cp)
+    d6 = wp.dot(ac, cp)
+    if not found and d6 >= 0.0 and d5 <= d6:
+        result = vec2(0.0, 0.0)
+        found = True
+    vb = d5 * d2 - d1 * d6
+    if not found and vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        w = d2 / (d2 - d6)
+        result = vec2(1.0 - w, 0.0)
+        found = True
+    va = d3 * d6 - d5 * d4
+    if not found and va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        result = vec2(0.0, 1.0 - w)
+        found = True
+    if not found:
+        denom = 1.0 / (va + vb + vc)
+        v = vb * denom
+        w = vc * denom
+        result = vec2(1.0 - v - w, v)
+    return result
+
+
+@func
+def _furthest_point_to_triangle(a: vec3, b: vec3, c: vec3, p: vec3) -> vec2:
+    """Barycentric weights (of a, of b) of the triangle's vertex furthest from p (Warp's tie order)."""
+    dist_a = wp.length_sq(p - a)
+    dist_b = wp.length_sq(p - b)
+    dist_c = wp.length_sq(p - c)
+    result = vec2(0.0, 0.0)
+    if dist_a > dist_b and dist_a > dist_c:
+        result = vec2(1.0, 0.0)
+    elif dist_b > dist_c:
+        result = vec2(0.0, 1.0)
+    return result
+
+
+@func
+def _distance_to_aabb_sq(p: vec3, lower: vec3, upper: vec3) -> float32:
+    d = wp.min(upper, wp.max(lower, p)) - p
+    return wp.dot(d, d)
+
+
+@func
+def _furthest_distance_to_aabb_sq(p: vec3, lower: vec3, upper: vec3) -> float32:
+    d = wp.max(wp.abs(p - lower), wp.abs(p - upper))
+    return wp.dot(d, d)
+
+
+@func
+def _is_sliver(p: vec3, q: vec3, r: vec3) -> bool:
+    """Warp's sliver test: |(q - p) x (r - p)| / (sum of squared edge lengths) < 1e-6."""
+    e0 = q - p
+    e1 = r - p
+    e2 = r - q
+    return wp.length(wp.cross(e0, e1)) / (wp.dot(e0, e0) + wp.dot(e1, e1) + wp.dot(e2, e2)) < 1.0e-6
+
+
+@func
+def _diff_product(a: float32, b: float32, c: float32, d: float32) -> float32:
+    """a b - c d, rounded once from float64 (the products are exact there)."""
+    return float32(float64(a) * float64(b) - float64(c) * float64(d))
+
+
+@func
+def _ray_triangle(start: vec3, dir: vec3, a: vec3, b: vec3, c: vec3):
+    """Woop, Benthin and Wald's watertight ray-triangle test, as Warp's intersect_ray_tri_woop: (hit, t, u,
+    v, sign); sign is the determinant (> 0 for a ray hitting the front face, counter-clockwise seen from the
+    ray's start)."""
+    kz = int32(0)
+    ad = wp.abs(dir)
+    if ad[1] > ad[0]:
+        kz = 1
+    if ad[2] > ad[kz]:
+        kz = 2
+    kx = kz + 1
+    if kx == 3:
+        kx = 0
+    ky = kx + 1
+    if ky == 3:
+        ky = 0
+    if dir[kz] < 0.0:
+        tmp = kx
+        kx = ky
+        ky = tmp
+    sx = dir[kx] / dir[kz]
+    sy = dir[ky] / dir[kz]
+    sz = 1.0 / dir[kz]
+    va = a - start
+    vb = b - start
+    vc = c - start
+    ax = va[kx] - sx * va[kz]
+    ay = va[ky] - sy * va[kz]
+    bx = vb[kx] - sx * vb[kz]
+    by = vb[ky] - sy * vb[kz]
+    cx = vc[kx] - sx * vc[kz]
+    cy = vc[ky] - sy * vc[kz]
+    uu = _diff_product(cx, by, cy, bx)
+    vv = _diff_product(ax, cy, ay, cx)
+    ww = _diff_product(bx, ay, by, ax)
+    hit = bool(True)
+    if (uu < 0.0 or vv < 0.0 or ww < 0.0) and (uu > 0.0 or vv > 0.0 or ww > 0.0):
+        hit = False
+    det = uu + vv + ww
+    if det == 0.0:
+        hit = False
+    t = float32(0.0)
+    u = float32(0.0)
+    v = float32(0.0)
+    if hit:
+        tt = uu * (sz * va[kz]) + vv * (sz * vb[kz]) + ww * (sz * vc[kz])
+        if (tt < 0.0 and det > 0.0) or (tt > 0.0 and det < 0.0):  # T with det's sign < 0: behind the start
+            hit = False
+        else:
+            rcp = 1.0 / det
+            u = uu * rcp
+            v = vv * rcp
+            t = tt * rcp
+    return hit, t, u, v, det
+
+
+@func
+def _ray_box(start: vec3, dir: vec3, rcp_dir: vec3, robust: bool, lower: vec3, upper: vec3):
+    """Warp's slab test: (hit, t_entry); the robust form (any direction with a zero component) treats a zero
+    component's slab as a containment test instead of dividing by zero."""
+    lmin = float32(-FLT_MAX)
+    lmax = float32(FLT_MAX)
+    inside = bool(True)
+    for i in range(3):
+        if robust and dir[i] == 0.0:
+            if start[i] < lower[i] or start[i] > upper[i]:
+                inside = False
+        else:
+            l1 = (lower[i] - start[i]) * rcp_dir[i]
+            l2 = (upper[i] - start[i]) * rcp_dir[i]
+            if robust or i > 0:
+                lmin = wp.max(wp.min(l1, l2), lmin)
+                lmax = wp.min(wp.max(l1, l2), lmax)
+            else:
+                lmin = wp.min(l1, l2)
+                lmax = wp.max(l1, l2)
+    hit = inside and lmax >= 0.0 and lmax >= lmin
+    return hit, lmin
+
+
+@func
+def _safe_rcp(dir: vec3) -> vec3:
+    """1 / dir with a zero component taken as 1e-20, as Warp's mesh_query_ray_safe_dir."""
+    d = dir
+    for i in range(3):
+        if d[i] == 0.0:
+            d[i] = 1.0e-20
+    return vec3(1.0 / d[0], 1.0 / d[1], 1.0 / d[2])
+
+
+@func
+def _robust_solid_angle(a: vec3, b: vec3, c: vec3, p: vec3) -> float32:
+    """The signed solid angle of triangle abc seen from p (van Oosterom and Strackee's formula)."""
+    qa = a - p
+    qb = b - p
+    qc = c - p
+    la = wp.length(qa)
+    lb = wp.length(qb)
+    lc = wp.length(qc)
+    result = float32(0.0)
+    if la != 0.0 and lb != 0.0 and lc != 0.0:
+        qa = qa / la
+        qb = qb / lb
+        qc = qc / lc
+        numerator = wp.dot(qa, wp.cross(qb - qa, qc - qa))
+        if numerator != 0.0:
+            denominator = 1.0 + wp.dot(qa, qb) + wp.dot(qa, qc) + wp.dot(qb, qc)
+            result = 2.0 * wp.atan2(numerator, denominator)
+    return result
+
+
+# -- traversals -------------------------------------------------------------------------------------------
+@func
+def _closest(m: MeshData, point: vec3, max_dist: float32):
+    """(found, face, u, v) of the closest non-sliver triangle strictly within max_dist."""
+    min_dist_sq = max_dist * max_dist
+    face = int32(0)
+    best_v = float32(0.0)
+    best_w = float32(0.0)
+    n = int32(0)
+    stop = _stop_node(m, -1)
+    while n < stop:
+        if _distance_to_aabb_sq(point, m.node_lowers[n], m.node_uppers[n]) > min_dist_sq:
+            n = m.skip[n]
+        elif m.prim_start[n] >= 0:
+            for pc in range(m.prim_start[n], m.prim_end[n]):
+                f = m.primitives[pc]
+                p = m.points[m.indices[f * 3 + 0]]
+                q = m.points[m.indices[f * 3 + 1]]
+                r = m.points[m.indices[f * 3 + 2]]
+                if not _is_sliver(p, q, r):
+                    uv = _closest_point_to_triangle(p, q, r, point)
+                    w = 1.0 - uv[0] - uv[1]
+                    c = uv[0] * p + uv[1] * q + w * r
+                    d = wp.length_sq(c - point)
+                    if d < min_dist_sq:
+                        min_dist_sq = d
+                        best_v = uv[1]
+                        best_w = w
+                        face = f
+            n = m.skip[n]
+        else:
+            n = n + 1
+    found = min_dist_sq < max_dist * max_dist
+    return found, face, 1.0 - best_v - best_w, best_v
+
+
+@func
+def _furthest(m: MeshData, point: vec3, min_dist: float32):
+    """(found, face, u, v) of the furthest point of a non-sliver triangle strictly beyond min_dist."""
+    max_dist_sq = min_dist * min_dist
+    face = int32(0)
+    best_v = float32(0.0)
+    best_w = float32(0.0)
+    n = int32(0)
+    stop = _stop_node(m, -1)
+    while n < stop:
+        if _furthest_distance_to_aabb_sq(point, m.node_lowers[n], m.node_uppers[n]) < max_dist_sq:
+            n = m.skip[n]
+        elif m.prim_start[n] >= 0:
+            for pc in range(m.prim_start[n], m.prim_end[n]):
+                f = m.primitives[pc]
+                p = m.points[m.indices[f * 3 + 0]]
+                q = m.points[m.indices[f * 3 + 1]]
+                r = m.points[m.indices[f * 3 + 2]]
+                if not _is_sliver(p, q, r):
+                    uv = _furthest_point_to_triangle(p, q, r, point)
+                    w = 1.0 - uv[0] - uv[1]
+                    c = uv[0] * p + uv[1] * q + w * r
+                    d = wp.length_sq(c - point)
+                    if d > max_dist_sq:
+                        max_dist_sq = d
+                        best_v = uv[1]
+                        best_w = w
+                        face = f
+            n = m.skip[n]
+        else:
+            n = n + 1
+    found = max_dist_sq > min_dist * min_dist
+    return found, face, 1.0 - best_v - best_w, best_v
+
+
+@func
+def _closest_hit_sign(m: MeshData, start: vec3, dir: vec3):
+    """(hit, sign) of the first triangle along an axis ray (robust box tests), for the inside test."""
+    rcp = vec3(1.0 / dir[0], 1.0 / dir[1], 1.0 / dir[2])
+    min_t = float32(FLT_MAX)
+    sign = float32(0.0)
+    hit = bool(False)
+    n = int32(0)
+    stop = _stop_node(m, -1)
+    while n < stop:
+        box_hit, t_box = _ray_box(start, dir, rcp, True, m.node_lowers[n], m.node_uppers[n])
+        if not (box_hit and t_box < min_t):
+            n = m.skip[n]
+        elif m.prim_start[n] >= 0:
+            for pc in range(m.prim_start[n], m.prim_end[n]):
+                f = m.primitives[pc]
+                tri_hit, t, u, v, s = _ray_triangle(start, dir, m.points[m.indices[f * 3 + 0]],
+                                                    m.points[m.indices[f * 3 + 1]], m.points[m.indices[f * 3 + 2]])
+                if tri_hit and t >= 0.0 and t < min_t:
+                    min_t = t
+                    sign = s
+                    hit = True
+            n = m.skip[n]
+        else:
+            n = n + 1
+    return hit, sign
+
+
+@func
+def _inside_ray_tracing(m: MeshData, point: vec3) -> float32:
+    """-1 when at least two of the +x, +y, +z rays first hit a back face, else 1 (Warp's vote)."""
+    vote = int32(0)
+    for i in range(3):
+        d = vec3(0.0, 0.0, 0.0)
+        d[i] = 1.0
+        hit, s = _closest_hit_sign(m, point, d)
+        if hit and s < 0.0:
+            vote += 1
+    result = float32(1.0)
+    if vote >= 2:
+        result = -1.0
+    return result
+
+
+@func
+def _count_crossings(m: MeshData, start: vec3, dir: vec3, root: int32) -> int32:
+    """Hits at t >= 0 of every triangle whose box the ray enters (robust box tests), as Warp."""
+    rcp = vec3(1.0 / dir[0], 1.0 / dir[1], 1.0 / dir[2])
+    count = int32(0)
+    n = _first_node(m, root)
+    stop = _stop_node(m, root)
+    while n < stop:
+        box_hit, t_box = _ray_box(start, dir, rcp, True, m.node_lowers[n], m.node_uppers[n])
+        if not box_hit:
+            n = m.skip[n]
+        elif m.prim_start[n] >= 0:
+            for pc in range(m.prim_start[n], m.prim_end[n]):
+                f = m.primitives[pc]
+                tri_hit, t, u, v, s = _ray_triangle(start, dir, m.points[m.indices[f * 3 + 0]],
+                                                    m.points[m.indices[f * 3 + 1]], m.points[m.indices[f * 3 + 2]])
+                if tri_hit and t >= 0.0:
+                    count += 1
+            n = m.skip[n]
+        else:
+            n = n + 1
+    return count
+
+
+@func
+def _inside_parity(m: MeshData, point: vec3, n_sample: int32, perturbation_scale: float32) -> float32:
+    """-1 when at least half of n_sample rays along (1, 1, 1) perturbed by Warp's seeded stream (rand_init(42))
+    cross the surface an odd number of times, else 1."""
+    vote = int32(0)
+    state = rand_init(42)
+    for i in range(n_sample):
+        d = vec3(0.0, 0.0, 0.0)
+        searching = bool(True)
+        while searching:
+            d = vec3(1.0, 1.0, 1.0) + vec3(randf(state, -perturbation_scale, perturbation_scale),
+                                           randf(state, -perturbation_scale, perturbation_scale),
+                                           randf(state, -perturbation_scale, perturbation_scale))
+            searching = wp.length_sq(d) < 1.0e-8
+        if _count_crossings(m, point, d, -1) % 2 == 1:
+            vote += 1
+    result = float32(1.0)
+    if vote * 2 >= n_sample:
+        result = -1.0
+    return result
+
+
+@func
+def _winding_number(m: MeshData, point: vec3, accuracy: float32) -> float32:
+    """The generalized winding number: the triangles' solid angles summed, over 4 pi; a node whose bounding
+    ball (radius r about its area-weighted centre c) is farther than accuracy * r contributes its dipole
+    term N . (c - x) / |c - x|^3 instead of its triangles' exact angles."""
+    total = float32(0.0)
+    n = int32(0)
+    stop = _stop_node(m, -1)
+    while n < stop:
+        if m.prim_start[n] >= 0:
+            for pc in range(m.prim_start[n], m.prim_end[n]):
+                f = m.primitives[pc]
+                total += _robust_solid_angle(m.points[m.indices[f * 3 + 0]], m.points[m.indices[f * 3 + 1]],
+                                             m.points[m.indices[f * 3 + 2]], point)
+            n = m.skip[n]
+        else:
+            d = m.wn_centers[n] - point
+            dist_sq = wp.dot(d, d)
+            reach = m.wn_radii[n] * accuracy
+            if dist_sq > reach * reach:
+                total += wp.dot(m.wn_normals[n], d) / (dist_sq * wp.sqrt(dist_sq))
+                n = m.skip[n]
+            else:
+                n = n + 1
+    return total * INV_4PI
+
+
+@func
+def _closest_sign_normal(m: MeshData, point: vec3, max_dist: float32, epsilon: float32):
+    """(found, face, u, v, sign) as Warp's mesh_query_point_sign_normal: the closest triangle, its sign from
+    the angle-weighted normals of every triangle within epsilon * average edge length of the closest
+    distance (vertex: the corner's angle, edge: pi, face: 2 pi)."""
+    min_dist = max_dist
+    face = int32(0)
+    best_v = float32(0.0)
+    best_w = float32(0.0)
+    normal_sum = vec3(0.0, 0.0, 0.0)
+    eps = m.average_edge_length * epsilon
+    eps_sq = eps * eps
+    n = int32(0)
+    stop = _stop_node(m, -1)
+    while n < stop:
+        bound = min_dist + eps
+        if _distance_to_aabb_sq(point, m.node_lowers[n], m.node_uppers[n]) > bound * bound:
+            n = m.skip[n]
+        elif m.prim_start[n] >= 0:
+            for pc in range(m.prim_start[n], m.prim_end[n]):
+                f = m.primitives[pc]
+                p = m.points[m.indices[f * 3 + 0]]
+                q = m.points[m.indices[f * 3 + 1]]
+                r = m.points[m.indices[f * 3 + 2]]
+                e0 = q - p
+                e1 = r - p
+                e2 = r - q
+                nrm = wp.cross(e0, e1)
+                e0_sq = wp.dot(e0, e0)
+                e1_sq = wp.dot(e1, e1)
+                e2_sq = wp.dot(e2, e2)
+                if wp.length(nrm) / (e0_sq + e1_sq + e2_sq) >= 1.0e-6:
+                    uv = _closest_point_to_triangle(p, q, r, point)
+                    w = 1.0 - uv[0] - uv[1]
+                    c = uv[0] * p + uv[1] * q + w * r
+                    dist = wp.sqrt(wp.length_sq(c - point))
+                    if dist < min_dist + eps:
+                        weight = float32(0.0)
+                        cp = c - p
+                        cq = c - q
+                        cr = c - r
+                        if wp.length_sq(cp) < eps_sq:
+                            weight = wp.acos(wp.dot(wp.normalize(e0), wp.normalize(e1)))
+                        elif wp.length_sq(cq) < eps_sq:
+                            weight = wp.acos(wp.dot(wp.normalize(e2), wp.normalize(-e0)))
+                        elif wp.length_sq(cr) < eps_sq:
+                            weight = wp.acos(wp.dot(wp.normalize(-e1), wp.normalize(-e2)))
+                        else:
+                            e0cp = wp.dot(e0, cp)
+                            e2cq = wp.dot(e2, cq)
+                            e1cp = wp.dot(e1, cp)
+                            if (wp.length_sq(cp) * e0_sq - e0cp * e0cp < eps_sq * e0_sq) or \
+                                    (wp.length_sq(cq) * e2_sq - e2cq * e2cq < eps_sq * e2_sq) or \
+                                    (wp.length_sq(cp) * e1_sq - e1cp * e1cp < eps_sq * e1_sq):
+                                weight = PI
+                            else:
+                                weight = 2.0 * PI
+                        if dist > min_dist - eps:  # as close as the closest: both count
+                            normal_sum += weight * wp.normalize(nrm)
+                            if dist < min_dist:
+                                min_dist = dist
+                                best_v = uv[1]
+                                best_w = w
+                                face = f
+                        else:
+                            min_dist = dist
+                            best_v = uv[1]
+                            best_w = w
+                            face = f
+                            normal_sum = weight * wp.normalize(nrm)
+            n = m.skip[n]
+        else:
+            n = n + 1
+    found = min_dist < max_dist
+    u = 1.0 - best_v - best_w
+    sign = float32(1.0)
+    if found:
+        p = m.points[m.indices[face * 3 + 0]]
+        q = m.points[m.indices[face * 3 + 1]]
+        r = m.points[m.indices[face * 3 + 2]]
+        closest = p * u + q * best_v + r * best_w
+        if wp.dot(normal_sum, point - closest) <= 0.0:
+            sign = -1.0
+    return found, face, u, best_v, sign
+
+
+@func
+def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_hit: bool):
+    """(hit, t, u, v, sign, normal, face): the closest hit at 0 <= t < max_t (with any_hit, the first found)."""
+    rcp = _safe_rcp(dir)
+    robust = dir[0] == 0.0 or dir[1] == 0.0 or dir[2] == 0.0
+    min_t = max_t
+    face = int32(0)
+    best_u = float32(0.0)
+    best_v = float32(0.0)
+    best_sign = float32(1.0)
+    best_normal = vec3(0.0, 0.0, 0.0)
+    hit = bool(False)
+    n = _first_node(m, root)
+    stop = _stop_node(m, root)
+    while n < stop:
+        box_hit, t_box = _ray_box(start, dir, rcp, robust, m.node_lowers[n], m.node_uppers[n])
+        if not (box_hit and t_box < min_t):
+            n = m.skip[n]
+        elif m.prim_start[n] >= 0:
+            for pc in range(m.prim_start[n], m.prim_end[n]):
+                f = m.primitives[pc]
+                p = m.points[m.indices[f * 3 + 0]]
+                q = m.points[m.indices[f * 3 + 1]]
+                r = m.points[m.indices[f * 3 + 2]]
+                tri_hit, t, u, v, s = _ray_triangle(start, dir, p, q, r)
+                if tri_hit and t < min_t and t >= 0.0:
+                    min_t = t
+                    face = f
+                    best_u = u
+                    best_v = v
+                    best_sign = s
+                    best_normal = wp.cross(q - p, r - p)
+                    hit = True
+            n = m.skip[n]
+            if any_hit and hit:
+                n = stop
+        else:
+            n = n + 1
+    if hit:
+        best_normal = wp.normalize(best_normal)
+    return hit, min_t, best_u, best_v, best_sign, best_normal, face
+
+
+# -- the public queries: Warp's out-parameter forms and their struct forms -------------------------------
+@func
+def mesh_query_point_no_sign(id: uint64, point: vec3, max_dist: float32, face: ref[int32], bary_u: ref[float32],
+                             bary_v: ref[float32]) -> bool:
+    """The closest point of the mesh within max_dist: its face and barycentric (u, v); no sign."""
+    found, f, u, v = _closest(mesh_get(id), point, max_dist)
+    if found:
+        face = f
+        bary_u = u
+        bary_v = v
+    return found
+
+
+@func
+def mesh_query_point_no_sign(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:  # noqa: F811
+    found, f, u, v = _closest(mesh_get(id), point, max_dist)
+    result = MeshQueryPoint()
+    result.result = found
+    result.sign = 0.0
+    if found:
+        result.face = f
+        result.u = u
+        result.v = v
+    return result
+
+
+@func
+def mesh_query_point(id: uint64, point: vec3, max_dist: float32, inside: ref[float32], face: ref[int32],
+                     bary_u: ref[float32], bary_v: ref[float32]) -> bool:
+    """The closest point within max_dist and its sign (< 0 inside, from Warp's three axis rays)."""
+    m = mesh_get(id)
+    found, f, u, v = _closest(m, point, max_dist)
+    if found:
+        face = f
+        bary_u = u
+        bary_v = v
+        inside = _inside_ray_tracing(m, point)
+    return found
+
+
+@func
+def mesh_query_point(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:  # noqa: F811
+    m = mesh_get(id)
+    found, f, u, v = _closest(m, point, max_dist)
+    result = MeshQueryPoint()
+    result.result = found
+    if found:
+        result.face = f
+        result.u = u
+        result.v = v
+        result.sign = _inside_ray_tracing(m, point)
+    return result
+
+
+@func
+def mesh_query_point_sign_parity(id: uint64, point: vec3, max_dist: float32, inside: ref[float32],
+                                 face: ref[int32], bary_u: ref[float32], bary_v: ref[float32],
+                                 n_sample: int32 = 1, perturbation_scale: float32 = 0.1) -> bool:
+    """The closest point within max_dist; its sign by the parity of ray crossings (n_sample rays)."""
+    m = mesh_get(id)
+    found, f, u, v = _closest(m, point, max_dist)
+    if found:
+        face = f
+        bary_u = u
+        bary_v = v
+        inside = _inside_parity(m, point, n_sample, perturbation_scale)
+    return found
+
+
+@func
+def mesh_query_point_sign_parity(id: uint64, point: vec3, max_dist: float32, n_sample: int32 = 1,  # noqa: F811
+                                 perturbation_scale: float32 = 0.1) -> MeshQueryPoint:
+    m = mesh_get(id)
+    found, f, u, v = _closest(m, point, max_dist)
+    result = MeshQueryPoint()
+    result.result = found
+    if found:
+        result.face = f
+        result.u = u
+        result.v = v
+        result.sign = _inside_parity(m, point, n_sample, perturbation_scale)
+    return result
+
+
+@func
+def mesh_query_point_sign_normal(id: uint64, point: vec3, max_dist: float32, inside: ref[float32],
+                                 face: ref[int32], bary_u: ref[float32], bary_v: ref[float32],
+                                 epsilon: float32 = 1.0e-3) -> bool:
+    """The closest point within max_dist; its sign from the angle-weighted normals of the closest features."""
+    found, f, u, v, s = _closest_sign_normal(mesh_get(id), point, max_dist, epsilon)
+    if found:
+        face = f
+        bary_u = u
+        bary_v = v
+        inside = s
+    return found
+
+
+@func
+def mesh_query_point_sign_normal(id: uint64, point: vec3, max_dist: float32,  # noqa: F811
+                                 epsilon: float32 = 1.0e-3) -> MeshQueryPoint:
+    found, f, u, v, s = _closest_sign_normal(mesh_get(id), point, max_dist, epsilon)
+    result = MeshQueryPoint()
+    result.result = found
+    if found:
+        result.face = f
+        result.u = u
+        result.v = v
+        result.sign = s
+    return result
+
+
+@func
+def _winding_sign(m: MeshData, point: vec3, accuracy: float32, threshold: float32) -> float32:
+    result = float32(1.0)
+    if m.winding == 0:
+        result = _inside_ray_tracing(m, point)
+    elif _winding_number(m, point, accuracy) > threshold:
+        result = -1.0
+    return result
+
+
+@func
+def mesh_query_point_sign_winding_number(id: uint64, point: vec3, max_dist: float32, inside: ref[float32],
+                                         face: ref[int32], bary_u: ref[float32], bary_v: ref[float32],
+                                         accuracy: float32 = 2.0, threshold: float32 = 0.5) -> bool:
+    """The closest point within max_dist; inside (-1) when the winding number exceeds threshold (a mesh built
+    without support_winding_number: the three-ray vote of mesh_query_point)."""
+    m = mesh_get(id)
+    found, f, u, v = _closest(m, point, max_dist)
+    if found:
+        face = f
+        bary_u = u
+        bary_v = v
+        inside = _winding_sign(m, point, accuracy, threshold)
+    return found
+
+
+@func
+def mesh_query_point_sign_winding_number(id: uint64, point: vec3, max_dist: float32,  # noqa: F811
+                                         accuracy: float32 = 2.0, threshold: float32 = 0.5) -> MeshQueryPoint:
+    m = mesh_get(id)
+    found, f, u, v = _closest(m, point, max_dist)
+    result = MeshQueryPoint()
+    result.result = found
+    if found:
+        result.face = f
+        result.u = u
+        result.v = v
+        result.sign = _winding_sign(m, point, accuracy, threshold)
+    return result
+
+
+@func
+def mesh_query_furthest_point_no_sign(id: uint64, point: vec3, min_dist: float32, face: ref[int32],
+                                      bary_u: ref[float32], bary_v: ref[float32]) -> bool:
+    """The furthest point of the mesh strictly beyond min_dist: its face and barycentric (u, v)."""
+    found, f, u, v = _furthest(mesh_get(id), point, min_dist)
+    if found:
+        face = f
+        bary_u = u
+        bary_v = v
+    return found
+
+
+@func
+def mesh_query_furthest_point_no_sign(id: uint64, point: vec3, min_dist: float32) -> MeshQueryPoint:  # noqa: F811
+    found, f, u, v = _furthest(mesh_get(id), point, min_dist)
+    result = MeshQueryPoint()
+    result.result = found
+    result.sign = 0.0
+    if found:
+        result.face = f
+        result.u = u
+        result.v = v
+    return result
+
+
+@func
+def mesh_query_ray(id: uint64, start: vec3, dir: vec3, max_t: float32, t: ref[float32], bary_u: ref[float32],
+                   bary_v: ref[float32], sign: ref[float32], normal: ref[vec3], face: ref[int32],
+                   root: int32 = -1) -> bool:
+    """The closest hit of the ray start + t dir, 0 <= t < max_t (in units of |dir|), from node `root` (-1: the
+    whole tree; a group's root from wp.mesh_get_group_root)."""
+    hit, tt, u, v, s, nrm, f = _ray(mesh_get(id), start, dir, max_t, root, False)
+    if hit:
+        t = tt
+        bary_u = u
+        bary_v = v
+        sign = s
+        normal = nrm
+        face = f
+    return hit
+
+
+@func
+def mesh_query_ray(id: uint64, start: vec3, dir: vec3, max_t: float32, root: int32 = -1) -> MeshQueryRay:  # noqa: F811
+    hit, tt, u, v, s, nrm, f = _ray(mesh_get(id), start, dir, max_t, root, False)
+    result = MeshQueryRay()
+    result.result = hit
+    if hit:
+        result.t = tt
+        result.u = u
+        result.v = v
+        result.sign = s
+        result.normal = nrm
+        result.face = f
+    return result
+
+
+@func
+def mesh_query_ray_anyhit(id: uint64, start: vec3, dir: vec3, max_t: float32, root: int32 = -1) -> bool:
+    """Whether the ray hits any triangle at 0 <= t < max_t."""
+    hit, tt, u, v, s, nrm, f = _ray(mesh_get(id), start, dir, max_t, root, True)
+    return hit
+
+
+@func
+def mesh_query_ray_count_intersections(id: uint64, start: vec3, dir: vec3, root: int32 = -1) -> int32:
+    """The number of triangles the ray hits at t >= 0."""
+    return _count_crossings(mesh_get(id), start, dir, root)
+
+
+@func
+def _query_start(id: uint64, kind: int32, lower: vec3, upper: vec3, radius: float32) -> MeshQueryAABB:
+    m = mesh_get(id)
+    q = MeshQueryAABB()
+    q.mesh = id
+    q.kind = kind
+    r = wp.max(radius, 0.0)
+    q.radius_sq = r * r
+    q.lower = lower
+    q.upper = upper
+    q.node = 0
+    q.stop = _stop_node(m, -1)
+    q.prim_cur = 0
+    q.prim_end = 0
+    q.face = -1
+    return q
+
+
+@func
+def mesh_query_aabb(id: uint64, low: vec3, high: vec3) -> MeshQueryAABB:
+    """A query for the triangles whose boxes overlap [low, high] (advance with wp.mesh_query_next)."""
+    return _query_start(id, 0, low, high, 0.0)
+
+
+@func
+def mesh_query_sphere(id: uint64, center: vec3, radius: float32) -> MeshQueryAABB:
+    """A query for the triangles within `radius` of `center` (the exact closest point of each triangle whose
+    box is near enough; advance with wp.mesh_query_next)."""
+    return _query_start(id, 1, center, center, radius)
+
+
+@func
+def _boxes_overlap(a_lower: vec3, a_upper: vec3, b_lower: vec3, b_upper: vec3) -> bool:
+    return not (a_lower[0] > b_upper[0] or a_lower[1] > b_upper[1] or a_lower[2] > b_upper[2] or
+                a_upper[0] < b_lower[0] or a_upper[1] < b_lower[1] or a_upper[2] < b_lower[2])
+
+
+@func
+def _near_triangle(m: MeshData, f: int32, center: vec3, radius_sq: float32) -> bool:
+    """Warp's sphere test of triangle f: its box first, then its closest point (a zero-area triangle: its
+    longest edge's)."""
+    near = _distance_to_aabb_sq(center, m.tri_lowers[f], m.tri_uppers[f]) <= radius_sq
+    if near:
+        a = m.points[m.indices[f * 3 + 0]]
+        b = m.points[m.indices[f * 3 + 1]]
+        c = m.points[m.indices[f * 3 + 2]]
+        ab = b - a
+        ac = c - a
+        n = wp.cross(ab, ac)
+        cp = vec3(0.0, 0.0, 0.0)
+        if wp.dot(n, n) == 0.0:
+            bc = c - b
+            lab = wp.dot(ab, ab)
+            lac = wp.dot(ac, ac)
+            lbc = wp.dot(bc, bc)
+            p = b
+            q = c
+            length_sq = lbc
+            if lab >= lac and lab >= lbc:
+                p = a
+                q = b
+                length_sq = lab
+            elif lac >= lbc:
+                p = a
+                q = c
+                length_sq = lac
+            t = float32(0.0)
+            if length_sq > 0.0:
+                t = wp.clamp(wp.dot(center - p, q - p) / length_sq, 0.0, 1.0)
+            cp = p + t * (q - p)
+        else:
+            uv = _closest_point_to_triangle(a, b, c, center)
+            cp = a * uv[0] + b * uv[1] + c * (1.0 - uv[0] - uv[1])
+        d = cp - center
+        near = wp.dot(d, d) <= radius_sq
+    return near
+
+
+@func
+def mesh_query_next(query: ref[MeshQueryAABB], index: ref[int32]) -> bool:
+    """Advances `query` to its next triangle, written to `index`; False when none is left (`index` keeps its
+    value)."""
+    m = mesh_get(query.mesh)
+    sphere = query.kind == 1
+    found = bool(False)
+    while not found and (query.prim_cur < query.prim_end or query.node < query.stop):
+        if query.prim_cur < query.prim_end:
+            f = m.primitives[query.prim_cur]
+            query.prim_cur += 1
+            hit = bool(False)
+            if sphere:
+                hit = _near_triangle(m, f, query.lower, query.radius_sq)
+            else:
+                hit = _boxes_overlap(query.lower, query.upper, m.tri_lowers[f], m.tri_uppers[f])
+            if hit:
+                found = True
+                query.face = f
+        else:
+            n = query.node
+            near = bool(False)
+            if sphere:
+                near = _distance_to_aabb_sq(query.lower, m.node_lowers[n], m.node_uppers[n]) <= query.radius_sq
+            else:
+                near = _boxes_overlap(query.lower, query.upper, m.node_lowers[n], m.node_uppers[n])
+            if not near:
+                query.node = m.skip[n]
+            elif m.prim_start[n] >= 0:
+                query.prim_cur = m.prim_start[n]
+                query.prim_end = m.prim_end[n]
+                query.node = m.skip[n]
+            else:
+                query.node = n + 1
+    if found:
+        index = query.face
+    return found
+
+
+@func
+def mesh_query_aabb_next(query: ref[MeshQueryAABB], index: ref[int32]) -> bool:
+    """wp.mesh_query_next under its older name."""
+    return mesh_query_next(query, index)
+
+
+MeshQuery = MeshQueryAABB
+# `for face in wp.mesh_query_aabb(...)` / `wp.mesh_query_sphere(...)`: the loop advances with mesh_query_next
+# (compiler/frontend/geometry.py)
+mesh_query_aabb._wp_next_ = mesh_query_next
+mesh_query_sphere._wp_next_ = mesh_query_next
+
+
+__all__ = ["MeshQueryPoint", "MeshQueryRay", "MeshQueryAABB", "mesh_get", "mesh_get_bvh", "mesh_get_group_root",
+           "bvh_get_group_root", "mesh_get_point", "mesh_get_velocity", "mesh_get_index", "mesh_eval_position",
+           "mesh_eval_velocity", "mesh_eval_face_normal", "mesh_query_point", "mesh_query_point_no_sign",
+           "mesh_query_point_sign_normal", "mesh_query_point_sign_winding_number", "mesh_query_point_sign_parity",
+           "mesh_query_furthest_point_no_sign", "mesh_query_ray", "mesh_query_ray_anyhit",
+           "mesh_query_ray_count_intersections", "mesh_query_aabb", "mesh_query_aabb_next", "mesh_query_sphere",
+           "mesh_query_next", "MeshQuery"]
