@@ -90,4 +90,13 @@ MESH_WINDING = 7  # 1 when built with support_winding_number=True
 MESH_WN_NORMALS = 8  # address of float32[num_nodes, 3]
 MESH_WN_CENTERS = 9  # address of float32[num_nodes, 3]
 MESH_WN_RADII = 10  # address of float32[num_nodes]
-MESH_WORDS = 11
+# The tree packed for ray casts, 32 bytes a node as Warp's: float32 lower x, y, z, then an int32 (an inner node's
+# right child, a leaf's first position in the tree's primitives), float32 upper x, y, z, then an int32 (-1 for
+# an inner node, a leaf's end): a node's box and links in one cache line, both children's boxes loaded at once.
+MESH_RAY_NODES = 11  # address of float32[num_nodes, 8]
+RAY_NODE_FLOATS = 8
+# The triangles in the tree's primitive order (a leaf's triangles side by side), 48 bytes each: float32 p x, y,
+# z, the face's index as an int32, then q x, y, z, 0, r x, y, z, 0: no index chase from a leaf to its vertices.
+MESH_RAY_TRIS = 12  # address of float32[num_tris, 12]
+RAY_TRI_FLOATS = 12
+MESH_WORDS = 13

@@ -153,11 +153,45 @@ class Mesh:
         if self.support_winding_number:
             self._winding_far_field(np.asarray(self._points.numpy(), np.float32).reshape(-1, 3)[self._tri])
             d[layout.MESH_WN_NORMALS:layout.MESH_WN_RADII + 1] = [a.ctypes.data for a in self._wn]
+        self._ray_nodes = self._packed_nodes()
+        d[layout.MESH_RAY_NODES] = self._ray_nodes.ctypes.data
+        self._ray_tris = self._packed_triangles()
+        d[layout.MESH_RAY_TRIS] = self._ray_tris.ctypes.data
         if average is None:
             average = self._boxes()[2]
         f = d.view(np.float32)
         f[2 * layout.MESH_AVERAGE_EDGE_LENGTH] = average
         f[2 * layout.MESH_AVERAGE_EDGE_LENGTH + 1] = 0.0
+
+    def _packed_nodes(self) -> np.ndarray:
+        """The tree in the ray casts' packed layout (core/geometry.py MESH_RAY_NODES), from the Bvh's arrays."""
+        bvh = self._bvh
+        t = bvh._tree
+        num_nodes = t["skip"].size
+        packed = np.zeros((max(num_nodes, 1), layout.RAY_NODE_FLOATS), np.float32)
+        if num_nodes:
+            links = packed.view(np.int32)
+            packed[:num_nodes, 0:3] = bvh._node_lowers
+            packed[:num_nodes, 4:7] = bvh._node_uppers
+            leaf = t["start"] >= 0
+            right = np.zeros(num_nodes, np.int32)
+            inner = np.flatnonzero(~leaf)
+            right[inner] = t["skip"][inner + 1]  # preorder: the right child follows the left child's subtree
+            links[:num_nodes, 3] = np.where(leaf, t["start"], right)
+            links[:num_nodes, 7] = np.where(leaf, t["end"], -1)
+        return packed
+
+    def _packed_triangles(self) -> np.ndarray:
+        """The triangles' vertices in the tree's primitive order (core/geometry.py MESH_RAY_TRIS)."""
+        faces = self._bvh._tree["primitives"]
+        packed = np.zeros((max(faces.size, 1), layout.RAY_TRI_FLOATS), np.float32)
+        if faces.size:
+            p = np.asarray(self._points.numpy(), np.float32).reshape(-1, 3)
+            corners = p[self._tri[faces]]  # (faces, 3 corners, xyz)
+            for k in range(3):
+                packed[:faces.size, 4 * k:4 * k + 3] = corners[:, k]
+            packed.view(np.int32)[:faces.size, 3] = faces
+        return packed
 
     def __del__(self):
         pass  # the descriptor, boxes and tree go with the object

@@ -17,7 +17,7 @@ and a larger `accuracy` makes both exact)."""
 
 from __future__ import annotations
 
-from ..array import array
+from ..array import array, zeros
 from ..builtins import namespace as wp  # wp.dot, wp.cross, ...: the builtins, spelt as in user code
 from ..core.refs import ref
 from ..core import geometry as layout
@@ -25,14 +25,19 @@ from ..func import func
 from ..random import rand_init, randf
 from ..struct import struct
 from ..types import bool_, float32, float64, int32, int64, uint64
-from ..vector import vec2, vec3
+from ..vector import vec2, vec3, vec4
 
 FLT_MAX = 3.4028234663852886e38
+# A ray's traversal stack: one entry per level a farther child waits at (Warp's BVH_QUERY_STACK_SIZE); the
+# trees are at most 31 levels deep below a group's root (bvh_sah.py), 32 more for groups.
+_RAY_STACK = 64
 PI = 3.14159265359
 INV_4PI = 0.07957747154
 
 _MESH_WORDS = layout.MESH_WORDS
 _BVH_WORDS = layout.BVH_WORDS
+_RAY_NODE_FLOATS = layout.RAY_NODE_FLOATS
+_RAY_TRI_FLOATS = layout.RAY_TRI_FLOATS
 
 
 @struct
@@ -103,6 +108,10 @@ class MeshData:
     wn_normals: array(dtype=vec3)
     wn_centers: array(dtype=vec3)
     wn_radii: array(dtype=float32)
+    ray_boxes: array(dtype=vec4)  # the packed ray-cast nodes (MESH_RAY_NODES): node n's lower at 2n, upper at 2n + 1
+    ray_links: array(dtype=int32)  # the same memory: node n's links at 8n + 3 and 8n + 7
+    ray_tris: array(dtype=vec4)  # the packed triangles (MESH_RAY_TRIS): position pc's corners at 3pc, 3pc + 1, 3pc + 2
+    ray_faces: array(dtype=int32)  # the same memory: position pc's face at 12pc + 3
 
 
 # -- descriptors --------------------------------------------------------------------------------------------
@@ -151,6 +160,12 @@ def mesh_get(id: uint64) -> MeshData:
     m.wn_normals = array(ptr=_word(id, _MESH_WORDS, layout.MESH_WN_NORMALS), shape=(wn_nodes,), dtype=vec3)
     m.wn_centers = array(ptr=_word(id, _MESH_WORDS, layout.MESH_WN_CENTERS), shape=(wn_nodes,), dtype=vec3)
     m.wn_radii = array(ptr=_word(id, _MESH_WORDS, layout.MESH_WN_RADII), shape=(wn_nodes,), dtype=float32)
+    packed = _word(id, _MESH_WORDS, layout.MESH_RAY_NODES)
+    m.ray_boxes = array(ptr=packed, shape=(nodes * 2,), dtype=vec4)
+    m.ray_links = array(ptr=packed, shape=(nodes * _RAY_NODE_FLOATS,), dtype=int32)
+    tri_data = _word(id, _MESH_WORDS, layout.MESH_RAY_TRIS)
+    m.ray_tris = array(ptr=tri_data, shape=(tris * 3,), dtype=vec4)
+    m.ray_faces = array(ptr=tri_data, shape=(tris * _RAY_TRI_FLOATS,), dtype=int32)
     return m
 
 
@@ -741,8 +756,17 @@ def _closest_sign_normal(m: MeshData, point: vec3, max_dist: float32, epsilon: f
 
 
 @func
+def _xyz(v: vec4) -> vec3:
+    return vec3(v[0], v[1], v[2])
+
+
+@func
 def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_hit: bool):
-    """(hit, t, u, v, sign, normal, face): the closest hit at 0 <= t < max_t (with any_hit, the first found)."""
+    """(hit, t, u, v, sign, normal, face): the closest hit at 0 <= t < max_t (with any_hit, the first found).
+
+    Near child first, as Warp's traversal: at an inner node n both children (n + 1 and skip[n + 1], the
+    preorder layout's right child) are tested, the nearer one entered and the farther one pushed with its
+    entry distance, so a hit found early prunes every box entered beyond it (t_entry >= min_t)."""
     rcp = _safe_rcp(dir)
     robust = dir[0] == 0.0 or dir[1] == 0.0 or dir[2] == 0.0
     min_t = max_t
@@ -752,32 +776,65 @@ def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_h
     best_sign = float32(1.0)
     best_normal = vec3(0.0, 0.0, 0.0)
     hit = bool(False)
+    nodes = zeros(shape=_RAY_STACK, dtype=int32)
+    entries = zeros(shape=_RAY_STACK, dtype=float32)
+    depth = int32(0)
     n = _first_node(m, root)
-    stop = _stop_node(m, root)
-    while n < stop:
-        box_hit, t_box = _ray_box(start, dir, rcp, robust, m.node_lowers[n], m.node_uppers[n])
-        if not (box_hit and t_box < min_t):
-            n = m.skip[n]
-        elif m.prim_start[n] >= 0:
-            for pc in range(m.prim_start[n], m.prim_end[n]):
-                f = m.primitives[pc]
-                p = m.points[m.indices[f * 3 + 0]]
-                q = m.points[m.indices[f * 3 + 1]]
-                r = m.points[m.indices[f * 3 + 2]]
-                tri_hit, t, u, v, s = _ray_triangle(start, dir, p, q, r)
-                if tri_hit and t < min_t and t >= 0.0:
-                    min_t = t
-                    face = f
-                    best_u = u
-                    best_v = v
-                    best_sign = s
-                    best_normal = wp.cross(q - p, r - p)
-                    hit = True
-            n = m.skip[n]
-            if any_hit and hit:
-                n = stop
-        else:
-            n = n + 1
+    if n < _stop_node(m, root):
+        root_hit, root_t = _ray_box(start, dir, rcp, robust, _xyz(m.ray_boxes[2 * n]), _xyz(m.ray_boxes[2 * n + 1]))
+        if root_hit and root_t < min_t:
+            nodes[0] = n
+            entries[0] = root_t
+            depth = 1
+    while depth > 0:
+        depth -= 1
+        n = nodes[depth]
+        if entries[depth] < min_t:
+            descending = bool(True)
+            while descending:
+                end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
+                if end >= 0:  # a leaf
+                    for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
+                        p = _xyz(m.ray_tris[3 * pc])
+                        q = _xyz(m.ray_tris[3 * pc + 1])
+                        r = _xyz(m.ray_tris[3 * pc + 2])
+                        tri_hit, t, u, v, s = _ray_triangle(start, dir, p, q, r)
+                        if tri_hit and t < min_t and t >= 0.0:
+                            min_t = t
+                            face = m.ray_faces[pc * _RAY_TRI_FLOATS + 3]
+                            best_u = u
+                            best_v = v
+                            best_sign = s
+                            best_normal = wp.cross(q - p, r - p)
+                            hit = True
+                    descending = False
+                    if any_hit and hit:
+                        depth = 0
+                else:
+                    left = n + 1
+                    right = m.ray_links[n * _RAY_NODE_FLOATS + 3]
+                    left_hit, left_t = _ray_box(start, dir, rcp, robust, _xyz(m.ray_boxes[2 * left]),
+                                                _xyz(m.ray_boxes[2 * left + 1]))
+                    right_hit, right_t = _ray_box(start, dir, rcp, robust, _xyz(m.ray_boxes[2 * right]),
+                                                  _xyz(m.ray_boxes[2 * right + 1]))
+                    left_hit = left_hit and left_t < min_t
+                    right_hit = right_hit and right_t < min_t
+                    if left_hit and right_hit:
+                        if right_t < left_t:
+                            nodes[depth] = left
+                            entries[depth] = left_t
+                            n = right
+                        else:
+                            nodes[depth] = right
+                            entries[depth] = right_t
+                            n = left
+                        depth += 1
+                    elif left_hit:
+                        n = left
+                    elif right_hit:
+                        n = right
+                    else:
+                        descending = False
     if hit:
         best_normal = wp.normalize(best_normal)
     return hit, min_t, best_u, best_v, best_sign, best_normal, face
