@@ -28,6 +28,8 @@ class _Package(_types.ModuleType):
         namespace = _load_api()  # (another thread loading it: waits for it)
         if name in namespace:
             return namespace[name]
+        if name in namespace["_deprecated_names"]:  # Warp's old names: resolved (and warned about) on each use
+            return namespace["_deprecated_names"][name]()
         raise AttributeError(f"module 'mlwarp' has no attribute '{name}'")
 
     def __dir__(self):

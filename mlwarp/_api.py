@@ -38,6 +38,8 @@ from .decompositions import *  # noqa: F401,F403  (eig3, qr3, svd3, svd2 as @wp.
 from .perlin import *  # noqa: F401,F403  (noise, pnoise, curlnoise as @wp.func)
 from .random import *  # noqa: F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
 from .geometry import *  # noqa: F401,F403  (wp.HashGrid, wp.hash_grid_query, ...: issue 17)
+from .geometry.isosurface import deprecated_marching_cubes as _deprecated_marching_cubes
+_deprecated_names = {"MarchingCubes": _deprecated_marching_cubes}  # name -> what resolves it (mlwarp/__init__.py)
 from .static import constant, static  # noqa: F401
 from .launch import launch, synchronize, synchronize_device  # noqa: F401
 from .module import Module, force_load, get_module, get_module_options, load_module, set_module_options  # noqa: F401,E501
@@ -55,6 +57,7 @@ from .tiles import *  # noqa: F401,F403  (wp.launch_tiled, wp.tile_load, tile_st
 # CUDA devices, streams and AOT (is_cuda_available, get_preferred_device, ...)
 from .cuda import *  # noqa: F401,F403
 from .stream import *  # noqa: F401,F403
+from .graph_capture import *  # noqa: F401,F403  (wp.capture_begin/end/launch, ScopedCapture, capture_while, wp.Graph)
 from .aot import compile_aot_module, load_aot_module  # noqa: F401
 from . import utils  # noqa: F401  (wp.utils: Warp's warp.utils)
 from .utils import ScopedTimer, transform_expand  # noqa: F401

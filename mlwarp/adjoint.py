@@ -66,7 +66,8 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
         if device.is_cuda:  # the adjoint entry of the same CUDA module (runtime/cuda/module.py)
             found = compiled.sibling(meta["adj_entry"])
         else:
-            found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"])
+            found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"],
+                              meta.get("vector_libm", True), meta.get("prints", True))
         compiled.adjoint = found
     return found
 

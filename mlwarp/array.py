@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import operator
 import typing
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from . import recording as _recording
 from . import types as _t
 from .config import config
 from .core.generics import is_generic
+from .runtime import capture as _capture
 from .runtime import dlpack as _dlpack
 from .runtime.device import get_device
 from .runtime.host_memory import wrap_pointer as _wrap_pointer
@@ -114,6 +116,7 @@ class array:
             if not copy and isinstance(data, np.ndarray) and np.shares_memory(view, data):
                 self._ref = data  # an alias of numpy data keeps it (Warp's _ref)
         self._init_view(view, wdt)
+        self.deleter = deleter  # Warp's attribute: what frees memory given by ptr= (None: not this array's)
         if ndim is not None and ndim != self.ndim:
             raise ValueError(f"array has {self.ndim} dimension(s) but ndim={ndim} was requested")
         self._init_grad(grad, requires_grad)
@@ -310,11 +313,18 @@ class array:
     # -- mutation -------------------------------------------------------------
     def fill_(self, value):
         """Sets every element to `value` (a number, or a sequence for vector/matrix dtypes)."""
-        self._np[...] = fill_values(value, self.dtype, self._np.dtype)
+        values = fill_values(value, self.dtype, self._np.dtype)  # a graph capture keeps the value as it is now
+        if _capture.active is not None and _capture.recording_on(self.device):
+            _capture.record(partial(self._np.__setitem__, Ellipsis, np.array(values)))  # not a view of the caller's
+        else:
+            self._np[...] = values
         self._is_read = False
 
     def zero_(self):
-        self._np[...] = 0
+        if _capture.active is not None and _capture.recording_on(self.device):
+            _capture.record(partial(self._np.__setitem__, Ellipsis, 0))
+        else:
+            self._np[...] = 0
         self._is_read = False
 
     # -- wp.config.verify_autograd_array_access (mlwarp/access.py) ---------------------------------
@@ -340,7 +350,11 @@ class array:
         if values.size != self._np.size:
             raise RuntimeError(f"Cannot assign {values.size} values to an array of {self._np.size} elements "
                                f"(shape {self.shape})")
-        self._np[...] = values.reshape(self._np.shape)
+        values = values.reshape(self._np.shape)
+        if _capture.active is not None and _capture.recording_on(self.device):  # the values as they are now
+            _capture.record(partial(self._np.__setitem__, Ellipsis, values.copy()))
+        else:
+            self._np[...] = values
 
     # -- views ----------------------------------------------------------------
     # a[I] with int32 index arrays makes a wp.indexedarray: set by mlwarp/indexed.py (which imports this module)
@@ -486,6 +500,16 @@ def _array_field(annotation, record):
 # ----------------------------------------------------------------------------
 # constructors (Warp's signatures)
 def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):
+    a = _allocate(shape, dtype, device, requires_grad, **kwargs)
+    if _capture.active is not None and _capture.recording_on(a.device):  # as Warp's memset: zeroed at each replay
+        a.zero_()
+        if a.grad is not None:
+            a.grad.zero_()
+    return a
+
+
+def _allocate(shape, dtype, device, requires_grad, **kwargs):
+    """A new array (its storage zeroed, as numpy allocates it), of wp.zeros' and wp.empty's arguments."""
     if "n" in kwargs:  # Warp's older spelling, wp.zeros(n=length)
         shape = (kwargs.pop("n"),)
     retain_grad = kwargs.pop("retain_grad", False)
@@ -503,7 +527,7 @@ zeros._wp_local_array_ = True  # wp.zeros() in a kernel: a fixed-size stack arra
 
 
 def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs):
-    return zeros(shape, dtype, device, requires_grad, pinned, **kwargs)
+    return _allocate(shape, dtype, device, requires_grad, **kwargs)
 
 
 def full(shape=None, value=0, dtype=None, device=None, requires_grad=False, pinned=False, **kwargs):
@@ -602,14 +626,14 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
         if src_offset or dest_offset or n != src.size or n != dest.size:
             raise RuntimeError("dest_offset, src_offset, and count are not supported when copying to/from "
                                "non-contiguous indexed or Fabric arrays")
-        return dest.assign(src.numpy())
+        return _capture.run_or_record(dest.device, lambda: dest.assign(src.numpy()))  # read at replay when captured
     _copy_values(dest, src, dest_offset, src_offset, count, n, stream)
     if src.grad is None or dest.grad is None:
         return
     copy(dest.grad, src.grad, dest_offset, src_offset, count, stream)
     if _recording.recording():  # dest.grad / src.grad / retain_grad read at backward time, as Warp's recorded copy
-        _recording.record_func(lambda: _adjoint_copy(dest.grad, src.grad, dest_offset, src_offset, n,
-                                                     dest.retain_grad), [dest, src])
+        _recording.record_func(lambda: _capture.run_or_record(dest.device, partial(
+            _adjoint_copy, dest.grad, src.grad, dest_offset, src_offset, n, dest.retain_grad)), [dest, src])
         if config.verify_autograd_array_access:
             if dest._is_read:
                 filename, lineno = _access.caller_location()
@@ -621,7 +645,7 @@ def _copy_values(dest, src, dest_offset, src_offset, count, n, stream):
     if not (dest.device.is_cpu and src.device.is_cpu):  # H2D, D2H, D2D: mlwarp/cuda_array.py (registered)
         return _cuda_copy(dest, src, dest_offset, src_offset, count, stream)
     d, s = _copy_windows(dest, dest.numpy(), src, src.numpy(), dest_offset, src_offset, n)
-    _copy_bytes(d, s)
+    _capture.run_or_record(dest.device, partial(_copy_bytes, d, s))
 
 
 def _copy_bytes(d, s):

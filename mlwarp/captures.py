@@ -48,9 +48,34 @@ def _lookup(scopes, name):
     return _MISSING
 
 
+def _local_names(tree) -> set:
+    """The function's parameters, and the names whose first use in the source is an assignment: the body's
+    own variables, which capture nothing (a global of the same name may change at every launch: a loop
+    variable `t`, say). A name read before it is assigned stays a capture: the frontend resolves that read
+    in Python's scopes."""
+    fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fn is None:
+        return set()
+    a = fn.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg)))}
+    first = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name):
+            where = (node.lineno, node.col_offset)
+            if node.id not in first or where < first[node.id][0]:
+                first[node.id] = (where, node.ctx)
+    # `x = x + 1`: the target comes first in the text but the value is read first
+    reads = {(n.id, n.lineno) for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    assigned = {name for name, ((line, _), ctx) in first.items()
+                if isinstance(ctx, ast.Store) and (name, line) not in reads}
+    return params | assigned
+
+
 def _paths(tree) -> list:
-    """Every loaded name and the longest dotted path built on it (`a.b.c` gives `a.b.c` only)."""
+    """Every loaded name and the longest dotted path built on it (`a.b.c` gives `a.b.c` only), but the
+    function's own variables (_local_names)."""
     out = []
+    local = _local_names(tree)
     nodes = [node for node in ast.walk(tree) if isinstance(node, (ast.Attribute, ast.Name))]  # one walk
     inner = {id(node.value) for node in nodes
              if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute))}
@@ -62,7 +87,7 @@ def _paths(tree) -> list:
         while isinstance(cur, ast.Attribute):
             parts.append(cur.attr)
             cur = cur.value
-        if isinstance(cur, ast.Name) and (cur is not node or isinstance(node.ctx, ast.Load)):
+        if isinstance(cur, ast.Name) and (cur is not node or isinstance(node.ctx, ast.Load)) and cur.id not in local:
             out.append([cur.id, *reversed(parts)])
     return out
 
@@ -131,7 +156,7 @@ def _paths_of(func) -> list:
         src = function_source(func)
     except (OSError, TypeError, SyntaxError):
         return []
-    return per_text("captured-paths", src.text, lambda: _paths(src.tree))  # a warm start parses nothing
+    return per_text("captured-paths-2", src.text, lambda: _paths(src.tree))  # a warm start parses nothing
 
 
 def _resolve(func, path):

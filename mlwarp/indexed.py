@@ -28,6 +28,7 @@ import numpy as np
 
 from . import types as wt
 from .array import array, assign_values, zeros
+from .runtime import capture as _capture
 from .runtime.device import get_device
 from .struct import struct
 
@@ -311,6 +312,8 @@ class indexedarray:
         return self.data._np if self.device.is_cpu else np.array(self.data.numpy())
 
     def _write(self, values) -> None:
+        if _capture.recording_on(self.device):  # a graph capture: written through the indices of replay time
+            return _capture.record(lambda: self._write(values))
         host = self._host_data()
         host[self._index()] = values
         if not self.device.is_cpu:
@@ -337,6 +340,8 @@ class indexedarray:
         """Copies `src` (an array, indexed array, numpy array or nested list of as many elements) into the
         indexed elements."""
         storage = self.data._np.dtype
+        if isinstance(src, (array, indexedarray)) and _capture.recording_on(self.device):
+            return _capture.record(lambda: self.assign(src))  # a graph capture: src as it is at replay
         values = np.asarray(src.numpy()) if isinstance(src, (array, indexedarray)) else \
             assign_values(src, self.dtype, storage)
         want = self.shape + wt.inner_shape(self.dtype)

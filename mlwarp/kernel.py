@@ -318,7 +318,8 @@ class Kernel:
         compiled_now = meta is None
         if compiled_now:
             meta = cache.store(key, self._build)
-        loaded = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["entry"])
+        loaded = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["entry"], meta.get("vector_libm", True),
+                           meta.get("prints", True))
         loaded.deterministic = modules.is_deterministic(self.module.options)  # one thread, in thread order
         loaded.meta = meta  # a with_adjoint library's meta["adj_entry"] is opened by mlwarp/adjoint.py
         if _print_timings():

@@ -18,11 +18,16 @@ from .errors import LaunchError
 from .kernel import Kernel
 from . import types as wt
 from .launch_args import check_arg_count, check_composite_arg, launch_device, launch_dims, pack_args
+from .runtime import capture as _capture
 from .runtime.device import get_device
 
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint=False, adj_inputs=None,
            adj_outputs=None, record_cmd=False, block_dim=256, max_blocks=0, record_tape=True):
+    if _capture.active is not None and not record_cmd and _capture_launch(
+            kernel, dim, inputs, outputs, device, stream, adjoint, adj_inputs, adj_outputs, block_dim, max_blocks,
+            record_tape):
+        return None
     if type(kernel) is Kernel and record_tape and not adjoint:  # the common case: a planned plain launch, inline
         plan = kernel.__dict__.get("_launch_plan")
         if plan is not None and not kernel.is_generic and _plan.is_plain(kernel):
@@ -57,6 +62,21 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
         _launch_cpu(kernel, dims, args, device)
     if _recording.recording():
         _recording.record_launch(kernel, dims, inputs, outputs, device)
+
+
+def _capture_launch(kernel, dim, inputs, outputs, device, stream, adjoint, adj_inputs, adj_outputs, block_dim,
+                    max_blocks, record_tape) -> bool:
+    """A launch on a capturing device (mlwarp/graph_capture.py): its launch command, with every check of
+    wp.launch made now, goes into the graph instead of running; a recording Tape still sees it, as in Warp."""
+    target = launch_device(kernel, device)
+    if not _capture.recording_on(target):
+        return False
+    cmd = launch(kernel, dim, inputs, outputs, device, stream, adjoint, adj_inputs, adj_outputs, True, block_dim,
+                 max_blocks, record_tape)
+    _capture.record(cmd.captured_op())
+    if record_tape and not adjoint and _recording.recording():
+        _recording.record_launch(cmd.kernel, launch_dims(dim, cmd.kernel), inputs, outputs, target)
+    return True
 
 
 def _launch_cpu(kernel, dims, args, device) -> None:
@@ -112,11 +132,22 @@ class ReplayLaunch:
             self.set_param_at_index(i, v)
 
     def launch(self, stream=None) -> None:
-        kwargs = dict(self._kwargs, stream=stream or self._kwargs["stream"])
+        if _capture.active is not None and _capture.recording_on(launch_device(self.kernel, self._kwargs["device"])):
+            _capture.record(self.captured_op(stream))
+            return
+        self._launch_with(self.dim, self._args, self._adj, dict(self._kwargs, stream=stream or self._kwargs["stream"]))
+
+    def _launch_with(self, dim, args, adj, kwargs) -> None:
         if kwargs.get("adjoint"):
-            kwargs.update(adj_inputs=self._adj[:self._split], adj_outputs=self._adj[self._split:])
-        launch(self.kernel, self.dim, inputs=self._args[:self._split], outputs=self._args[self._split:],
-                       **kwargs)
+            kwargs.update(adj_inputs=adj[:self._split], adj_outputs=adj[self._split:])
+        launch(self.kernel, dim, inputs=args[:self._split], outputs=args[self._split:], **kwargs)
+
+    def captured_op(self, stream=None):
+        """This launch as a graph operation (mlwarp/graph_capture.py): wp.launch again at each replay, with the
+        arguments as they are now; no Tape records a replay."""
+        dim, args, adj = self.dim, list(self._args), list(self._adj)
+        kwargs = dict(self._kwargs, stream=stream or self._kwargs["stream"], record_tape=False)
+        return lambda: self._launch_with(dim, args, adj, dict(kwargs))
 
 
 _plan.Launch._replay = ReplayLaunch

@@ -31,6 +31,7 @@ from .captures import constants_changed
 from .kernel import Kernel
 from .runtime import cpu as _cpu
 from .runtime import device as _devices
+from .runtime import capture as _capture
 from .runtime.abi import ArrayParam
 
 INT32_MAX = 2**31 - 1
@@ -280,9 +281,14 @@ class LaunchPlan:
 _ZERO = ctypes.c_int64(0)
 
 
+def _nothing() -> None:
+    """The graph operation of a launch of no threads."""
+
+
 def cpu_runner(compiled):
-    """`compiled.run` (runtime/cpu.py's CpuKernel), whose serial case (a launch of fewer than MIN_PARALLEL
-    threads, or a deterministic kernel: the calling thread runs it) calls the entry with ctypes values as they
+    """`compiled.run` (runtime/cpu.py's CpuKernel), whose serial case (a launch of fewer than the kernel's
+    `serial_below` threads, MIN_PARALLEL once its first small launches are timed, or a deterministic kernel:
+    the calling thread runs it) calls the entry with ctypes values as they
     are, without the entry's `argtypes` conversion: ~0.3 us of a ~3 us launch. `packed`: bytes or a ctypes
     buffer, never an int address (ctypes would pass that as a C int)."""
     if type(compiled) is not _cpu.CpuKernel:
@@ -293,7 +299,7 @@ def cpu_runner(compiled):
     totals = {}  # thread count -> its c_int64 (launches repeat a few sizes)
 
     def run_cpu(packed, total):
-        if total < _cpu.MIN_PARALLEL or compiled.deterministic:
+        if total < compiled.serial_below or compiled.deterministic:
             n = totals.get(total)
             if n is None:
                 if len(totals) > 64:
@@ -416,7 +422,29 @@ class Launch:
         except ValueError:
             raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.key}'") from None
 
+    def captured_op(self):
+        """This launch as a graph operation (mlwarp/graph_capture.py): the kernel run on a copy of the argument
+        bytes as they are now, so a later set_param does not change the graph; the arguments kept alive."""
+        if not self._on_cpu:
+            raise NotImplementedError(f"Capturing a launch of '{self.kernel.key}' on '{self.device}': mlwarp "
+                                      f"captures graphs on the CPU only")
+        run, total, repeats, keep = self._run, self._total, self._repeats, tuple(self._args)
+        packed = bytes(self._buffer)
+        if not total:
+            return _nothing
+        if repeats == 1:
+            return lambda keep=keep: run(packed, total)
+
+        def op(keep=keep):
+            for _ in range(repeats):
+                run(packed, total)
+
+        return op
+
     def launch(self, stream=None) -> None:
+        if _capture.active is not None and _capture.recording_on(self.device):
+            _capture.record(self.captured_op())
+            return
         if self._on_cpu:
             if self._total:
                 for _ in range(self._repeats):

@@ -13,11 +13,14 @@ as in Warp, also of those held in the array fields of struct arguments;
 
 from __future__ import annotations
 
+from functools import partial
+
 from . import access
 from . import types as wt
 from .adjoint import launch_adjoint
 from .array import array
 from .config import config
+from .runtime import capture as _capture
 # what is recording (mlwarp/recording.py, below wp.array); wp.launch, jvp.py and utils.py use it from here
 from .recording import _active, paused, record_func, record_launch, recording  # noqa: F401
 
@@ -114,7 +117,9 @@ class Tape:
             for v, adj in zip(inputs + outputs, adj_in + adj_out):
                 if wt.is_struct(type(v)):
                     self.gradients[v] = adj
-            launch_adjoint(kernel, dims, inputs, outputs, adj_in, adj_out, device)
+            # a graph capture (graph_capture.py) records the adjoint launch, with these adjoints, for its replays
+            _capture.run_or_record(device, partial(launch_adjoint, kernel, dims, inputs, outputs, adj_in, adj_out,
+                                                   device))
         if config.verify_autograd_array_access:  # the recorded reads are consumed
             access.clear_read_marks(self._arrays())
 

@@ -37,6 +37,7 @@ from .array import array, clone, copy, empty, zeros
 from .builtins import namespace as wp  # wp.tid, wp.min: the builtins, spelt as in user code
 from .kernel import kernel
 from .launch import launch
+from .runtime import capture as _capture
 from .timer import ScopedTimer  # noqa: F401  (wp.utils.ScopedTimer)
 from .vector import transform
 from .warp_function import create_warp_function  # noqa: F401  (wp.utils.create_warp_function)
@@ -287,6 +288,13 @@ def _output_shape(shape, axis):
     return tuple(s)
 
 
+def _refuse_host_result_in_capture(operation: str, device, axis) -> None:
+    """A result returned on the host does not exist yet in a graph capture (the launches run at replay)."""
+    if axis is None and _capture.recording_on(device):
+        raise RuntimeError(f"{operation}() returns its result on the host when out is None: pass an out array to "
+                           f"use it in a graph capture")
+
+
 def array_sum(values: array, out: array | None = None, value_count: int | None = None,
               axis: int | None = None):
     """The sum of `values`' elements (float32/float64 scalars, vectors, matrices: summed component-wise), of
@@ -300,6 +308,7 @@ def array_sum(values: array, out: array | None = None, value_count: int | None =
     output_shape = _output_shape(values.shape, axis)
 
     if out is None:
+        _refuse_host_result_in_capture("array_sum", values.device, axis)
         host_return = True
         out = empty(shape=output_shape, dtype=values.dtype, device=values.device)
     else:
@@ -347,6 +356,7 @@ def array_inner(a: array, b: array, out: array | None = None, count: int | None 
     scalar_type = _scalar_of(a.dtype)
 
     if out is None:
+        _refuse_host_result_in_capture("array_inner", a.device, axis)
         host_return = True
         out = empty(shape=output_shape, dtype=scalar_type, device=a.device)
     else:
@@ -510,6 +520,9 @@ def runlength_encode(values: array, run_values: array, run_lengths: array, run_c
         raise RuntimeError("run_lengths array must be of type int32")
 
     if run_count is None:
+        if _capture.recording_on(values.device):
+            raise RuntimeError("runlength_encode() returns the number of runs on the host: pass a run_count "
+                               "array to use it in a graph capture")
         if value_count == 0:
             return 0
         run_count = empty(shape=(1,), dtype=_t.int32, device=values.device)
@@ -533,6 +546,9 @@ def runlength_encode(values: array, run_values: array, run_lengths: array, run_c
     values, run_values, run_lengths = (a if a.ndim == 1 else a.flatten() for a in (values, run_values, run_lengths))
 
     device = values.device
+    if _capture.recording_on(device):  # the count of runs sizes the last launch: all of it runs at each replay
+        _capture.record(functools.partial(runlength_encode, values, run_values, run_lengths, run_count, value_count))
+        return run_count
     heads_k, scatter_k, lengths_k = _runlength_kernels(values.dtype)
     src = values[:value_count]
     with _untaped():
@@ -693,6 +709,8 @@ def radix_sort_pairs(keys: array, values: array, count: int, begin_bit: int = 0,
         raise RuntimeError(f"Invalid radix sort bit range [{begin_bit}, {end_bit}) for {bits}-bit keys")
     if begin_bit == end_bit:
         return
+    if _capture.recording_on(keys.device):  # a graph capture: the host sort runs at each replay
+        return _capture.record(functools.partial(radix_sort_pairs, keys, values, count, begin_bit, end_bit))
 
     k = _host(keys.flatten())[:count]
     v = _host(values.flatten())[:count]
@@ -746,6 +764,9 @@ def segmented_sort_pairs(keys: array, values: array, count: int, segment_start_i
         raise RuntimeError("segment_start_indices must be one-dimensional")
     if not _contiguous(segment_start_indices):
         raise RuntimeError("segmented_sort_pairs() requires a contiguous segment_start_indices array")
+    if _capture.recording_on(keys.device):  # a graph capture: the segments are read and sorted at each replay
+        return _capture.record(functools.partial(segmented_sort_pairs, keys, values, count, segment_start_indices,
+                                       segment_end_indices))
 
     if segment_end_indices is None:
         if segment_start_indices.size < 2:

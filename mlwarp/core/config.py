@@ -41,6 +41,8 @@ class _Config:
         # Warp's threshold for its log messages; mlwarp prints no info or debug messages (`verbose` and
         # `print_timings` ask for those), and its warnings go through Python's `warnings` module
         self.log_level = LOG_INFO
+        # Warp: warnings name the file and line they were raised for; Python's warnings always do
+        self.verbose_warnings = False
         # what a module made from now on takes as its "deterministic" / "deterministic_max_records" options
         self.deterministic = DeterministicMode.NOT_GUARANTEED
         self.deterministic_max_records = 0

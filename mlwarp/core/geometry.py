@@ -26,23 +26,34 @@ HASH_GRID_QUERY_FIELDS = ("grid", "x_start", "y_start", "z_start", "x_end", "y_e
 # Nodes in depth-first preorder: a node's left child is the next node, its right child follows the left
 # subtree, and skip[n] is the node after n's subtree, so a traversal is a loop over node indices
 # (overlap: go to n + 1, else to skip[n]) with no stack. A leaf holds primitive_indices[start:end].
+# Words 0-13 sit where Warp's host BVH struct (native/bvh.h) keeps the same fields, so host code that reads
+# Warp's header through bvh.id (its tests do, with ctypes) finds the parents, counts and depth; only the node
+# boxes differ (float32 [x, y, z] here, Warp's 16-byte packed halves there). Pairs of int32 share a word:
+# the first in its low half.
 BVH_NODE_LOWERS = 0  # address of float32[num_nodes, 3]
 BVH_NODE_UPPERS = 1  # address of float32[num_nodes, 3]
-BVH_SKIP = 2  # address of int32[num_nodes]
-BVH_PRIM_START = 3  # address of int32[num_nodes]: a leaf's first position in primitive_indices, -1 inside
-BVH_PRIM_END = 4  # address of int32[num_nodes]
-BVH_PRIMITIVES = 5  # address of int32[num_items]: item indices, grouped by leaf
-BVH_ITEM_LOWERS = 6  # address of the user's lowers (vec3f[num_items], contiguous)
-BVH_ITEM_UPPERS = 7
-BVH_NUM_NODES = 8
-BVH_NUM_ITEMS = 9
+BVH_NODE_PARENTS = 2  # address of int32[num_nodes]: each node's parent, -1 for the root
+BVH_NODE_COUNTS = 3  # 0 (Warp's host trees have none)
+BVH_PRIMITIVES = 4  # address of int32[num_items]: item indices, grouped by leaf
+BVH_MAX_DEPTH = 5  # int32 max_depth (the root at depth 0), then int32 max_nodes
+BVH_NUM_NODES = 6  # int32 num_nodes (the high half 0)
+BVH_ROOT = 7  # address of int32[1]: the root node, 0
+BVH_ITEM_LOWERS = 8  # address of the user's lowers (vec3f[num_items], contiguous)
+BVH_ITEM_UPPERS = 9
+BVH_ITEM_GROUPS = 10  # address of the user's int32 groups, 0 without
+BVH_NUM_ITEMS = 11  # int32 num_items (the high half 0)
+BVH_CONSTRUCTOR = 12  # Warp's BvhConstructor value: 0 sah, 1 median
+BVH_CONTEXT = 13  # 0 (a CUDA context in Warp)
+BVH_SKIP = 14  # address of int32[num_nodes]
+BVH_PRIM_START = 15  # address of int32[num_nodes]: a leaf's first position in primitive_indices, -1 inside
+BVH_PRIM_END = 16  # address of int32[num_nodes]
 # Grouped trees (wp.Bvh(..., groups=...)): each group's items form one subtree; its root node is
 # group_roots[k] for the group id group_ids[k] (sorted ascending). A tree without groups lists group 0 at
 # node 0, as Warp (its items all count as group 0).
-BVH_GROUP_IDS = 10  # address of int32[num_groups], ascending
-BVH_GROUP_ROOTS = 11  # address of int32[num_groups]
-BVH_NUM_GROUPS = 12
-BVH_WORDS = 13
+BVH_GROUP_IDS = 17  # address of int32[num_groups], ascending
+BVH_GROUP_ROOTS = 18  # address of int32[num_groups]
+BVH_NUM_GROUPS = 19
+BVH_WORDS = 20
 
 # Query kinds (Warp's BvhQueryKind) and the state of a BVH query: wp.BvhQuery's fields. a = lower / start /
 # center, b = upper / 1 / dir, d = dir (capsules). The "f32" fields hold a float32's bits in an int32, so the
@@ -56,6 +67,11 @@ BVH_QUERY_FIELDS = (("bvh", "ui64"), ("kind", "i32"), ("node", "i32"), ("stop", 
 # whose next() dispatches on the kind field.
 BVH_QUERY_NAMES = {BVH_AABB: "BvhQueryAabb", BVH_RAY: "BvhQueryRay", BVH_CAPSULE: "BvhQueryCapsule",
                    BVH_SPHERE: "BvhQuerySphere"}
+
+# A block's BVH query (wp.tile_bvh_query_aabb / _ray, Warp's BvhQueryTiled): a BvhQuery's state and then
+# last_valid, whether the last tile_bvh_query_next found an item (1 before the first), tile_query_valid's answer.
+BVH_TILED_QUERY_NAME = "BvhQueryTiled"
+BVH_TILED_QUERY_FIELDS = BVH_QUERY_FIELDS + (("last_valid", "i32"),)
 
 # -- wp.Mesh -----------------------------------------------------------------------------------------
 # A mesh owns a wp.Bvh over its triangles' boxes (MESH_BVH: that tree's descriptor, so the BVH queries and

@@ -1,7 +1,8 @@
 """`wp.Bvh`: a bounding volume hierarchy over user boxes (lowers[i], uppers[i]), queried in kernels.
 
 Layout (mlwarp/core/geometry.py): nodes in depth-first preorder with skip indices, so a kernel traverses
-with a node index instead of a stack. The build splits each node's items at the median of their centroids
+with a node index instead of a stack. constructor="sah" (the default on the CPU, as in Warp) is the surface-area
+heuristic build of bvh_sah.py; constructor="median" splits each node's items at the median of their centroids
 along the longest axis of the centroid bounds, all nodes of one level at a time (one numpy sort per
 level); leaves hold up to leaf_size items. refit() recomputes node boxes bottom-up, one level at a time.
 The queries return the same set of items as Warp's (each item whose box passes the query's test; items of
@@ -14,41 +15,22 @@ query started at a group's root (wp.bvh_get_group_root) sees that group's items 
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
 from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
+from ..runtime import capture as _capture
 from ..struct import struct
+from .bvh_sah import build_sah_tree, resolve_constructor
 from .hashgrid import _KernelOnly
 
 FLT_MAX = float(np.finfo(np.float32).max)
-_CONSTRUCTORS = ("sah", "median", "lbvh", "cubql")
-
-
-def constructor_name(constructor) -> str:
-    """A constructor given by name or by Warp's BvhConstructor value, as its lower-case name (mlwarp's CPU
-    trees are all median splits; the name is kept for cuBQL's refusals)."""
-    if constructor is None:
-        return "sah"
-    if isinstance(constructor, str):
-        if constructor.lower() not in _CONSTRUCTORS:
-            raise ValueError(f"Unknown BVH constructor '{constructor}', expected one of: sah, median, lbvh, cubql")
-        return constructor.lower()
-    names = {0: "sah", 1: "median", 2: "lbvh", -1: "cubql"}
-    name = getattr(constructor, "name", None)
-    if isinstance(name, str) and name.lower() in _CONSTRUCTORS:
-        return name.lower()
-    if isinstance(constructor, int) and int(constructor) in names:
-        return names[int(constructor)]
-    raise ValueError(f"Unknown BVH constructor '{constructor}', expected one of: sah, median, lbvh, cubql")
-
-
-
-def _query_struct(name: str):
+def _query_struct(name: str, layout_fields=layout.BVH_QUERY_FIELDS):
     py = {"ui64": wt.uint64, "i32": wt.int32, "f32": wt.int32}  # (a float's bits: core/geometry.py)
-    fields = {f: py[t] for f, t in layout.BVH_QUERY_FIELDS}
+    fields = {f: py[t] for f, t in layout_fields}
     cls = type(name, (), {"__annotations__": fields, "__module__": __name__,
                           "__doc__": "The state of a BVH query (advanced by wp.bvh_query_next)."})
     return struct(cls)
@@ -70,6 +52,8 @@ bvh_query_ray._wp_query_type_ = _KIND_TYPES[layout.BVH_RAY]
 bvh_query_sphere._wp_query_type_ = _KIND_TYPES[layout.BVH_SPHERE]
 bvh_query_capsule._wp_query_type_ = _KIND_TYPES[layout.BVH_CAPSULE]
 bvh_query_next._wp_query_types_ = (BvhQuery, *_KIND_TYPES.values())
+for _kind_type in _KIND_TYPES.values():
+    _kind_type._wp_erased_query_ = BvhQuery  # a query of one kind converts to the erased parent (frontend/geometry.py)
 
 
 def _nodes_of(count: int, leaf_size: int, memo: dict) -> int:
@@ -127,11 +111,12 @@ def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
     return {"skip": skip, "start": start, "end": end, "depth": depth, "primitives": order.astype(np.int32)}
 
 
-def build_grouped_tree(lowers: np.ndarray, uppers: np.ndarray, groups: np.ndarray, leaf_size: int) -> dict:
+def build_grouped_tree(lowers, uppers, groups, leaf_size, builder=None) -> dict:
     """A tree whose subtrees are the groups' (see the module docstring), with the groups' ids and roots."""
     order = np.argsort(groups, kind="stable")
     ids, firsts, counts = np.unique(groups[order], return_index=True, return_counts=True)
-    subtrees = [build_tree(lowers[order[f:f + c]], uppers[order[f:f + c]], leaf_size) for f, c in zip(firsts, counts)]
+    subtrees = [(builder or build_tree)(lowers[order[f:f + c]], uppers[order[f:f + c]], leaf_size)
+                for f, c in zip(firsts, counts)]
     parts = {k: [] for k in ("skip", "start", "end", "depth", "primitives")}
     roots = np.zeros(ids.size, np.int32)
     state = {"nodes": 0}
@@ -163,6 +148,7 @@ def build_grouped_tree(lowers: np.ndarray, uppers: np.ndarray, groups: np.ndarra
     tree = {k: (np.concatenate(v).astype(np.int32) if v else np.zeros(0, np.int32)) for k, v in parts.items()}
     # the items of a group lie contiguous in build order; primitives lists them group by group
     tree["group_ids"], tree["group_roots"] = ids.astype(np.int32), roots
+    tree["max_depth"] = max((int(t["depth"].max()) for t in subtrees if t["depth"].size), default=0)
     return tree
 
 
@@ -191,6 +177,14 @@ def refit_tree(tree: dict, lowers: np.ndarray, uppers: np.ndarray):
     return lo, hi
 
 
+def _cpu_constructor(constructor: str) -> str:
+    if constructor == "lbvh":
+        warnings.warn("LBVH constructor is not available for a CPU tree. Falling back to SAH constructor.",
+                      UserWarning, stacklevel=3)
+        return "sah"
+    return constructor
+
+
 class Bvh:
     """Bounding Volume Hierarchy (BVH) for accelerated spatial queries (Warp's wp.Bvh)."""
 
@@ -208,6 +202,9 @@ class Bvh:
             raise RuntimeError("lowers should be a contiguous array of type wp.vec3")
         if not wt.types_equal(uppers.dtype, vec3) or not uppers.is_contiguous:
             raise RuntimeError("uppers should be a contiguous array of type wp.vec3")
+        constructor = resolve_constructor(constructor)
+        if constructor == "cubql" and groups is not None:
+            raise RuntimeError("Grouped BVHs are not supported with constructor='cubql'")
         if groups is not None:
             if not wt.types_equal(groups.dtype, wt.int32) or not groups.is_contiguous:
                 raise RuntimeError("groups should be a contiguous array of type wp.int32")
@@ -215,10 +212,6 @@ class Bvh:
                 raise RuntimeError("groups must live on the same device as lowers/uppers")
             if len(groups) != len(lowers):
                 raise RuntimeError("groups must have the same length as lowers/uppers")
-        if constructor_name(constructor) == "cubql":
-            if groups is not None:
-                raise RuntimeError("Grouped BVHs are not supported with constructor='cubql'")
-            raise RuntimeError("Failed to create BVH: cuBQL is not available (wp.is_cubql_available() is False)")
         leaf_size = operator.index(leaf_size)
         if leaf_size < 1:
             raise ValueError(f"leaf_size must be greater than or equal to 1, current value: {leaf_size}")
@@ -227,8 +220,13 @@ class Bvh:
             raise NotImplementedError(f"mlwarp's Bvh lives on the CPU only for now, not on '{self.device}'")
         self.lowers, self.uppers, self.groups = lowers, uppers, groups
         self.leaf_size = leaf_size
+        if constructor == "cubql":  # (Warp's error where its library is built without cuBQL)
+            raise RuntimeError("Failed to create BVH: cuBQL support disabled (mlwarp has no cuBQL builder: "
+                               "wp.is_cubql_available() is False)")
         self._desc = np.zeros(layout.BVH_WORDS, dtype=np.int64)
-        self.rebuild()
+        self._root = np.zeros(1, np.int32)
+        self._constructor = _cpu_constructor(constructor)
+        self._build()  # now, even in a graph capture: the Bvh exists from here on
         self.id = int(self._desc.ctypes.data)
 
     def __del__(self):
@@ -239,13 +237,23 @@ class Bvh:
                 np.asarray(self.uppers.numpy(), np.float32).reshape(-1, 3))
 
     def rebuild(self, constructor=None):
-        """Rebuild the tree from the current lowers and uppers (its node layout may change)."""
+        """Rebuild the tree from the current lowers and uppers (its node layout may change), with `constructor`
+        ("sah", the default, or "median"; "lbvh" falls back to "sah" with a warning, as Warp's CPU trees); in a
+        graph capture, at each replay."""
+        constructor = resolve_constructor(constructor)
+        if constructor == "cubql":
+            raise ValueError("Cannot rebuild a non-cuBQL BVH with constructor='cubql'; create a new BVH instead")
+        self._constructor = _cpu_constructor(constructor)
+        _capture.run_or_record(self.device, self._build)
+
+    def _build(self):
         lo, hi = self._boxes()
+        builder = build_sah_tree if self._constructor == "sah" else build_tree
         if self.groups is not None:
             groups = np.asarray(self.groups.numpy(), np.int32).reshape(-1)
-            self._tree = build_grouped_tree(lo, hi, groups, self.leaf_size)
+            self._tree = build_grouped_tree(lo, hi, groups, self.leaf_size, builder)
         else:
-            self._tree = build_tree(lo, hi, self.leaf_size)
+            self._tree = builder(lo, hi, self.leaf_size)
             # Warp counts every item of an ungrouped tree as group 0
             self._tree["group_ids"] = np.zeros(1 if lo.shape[0] else 0, np.int32)
             self._tree["group_roots"] = np.zeros(1 if lo.shape[0] else 0, np.int32)
@@ -253,24 +261,42 @@ class Bvh:
 
     def refit(self):
         """Recompute the node boxes after the lowers or uppers arrays changed (same tree)."""
-        self._refit(*self._boxes())
+        _capture.run_or_record(self.device, lambda: self._refit(*self._boxes()))  # a graph capture: at each replay
 
     def _refit(self, lo, hi):
         t = self._tree
         self._node_lowers, self._node_uppers = refit_tree(t, lo, hi)
-        keep = [self._node_lowers, self._node_uppers, t["skip"], t["start"], t["end"], t["primitives"],
-                t["group_ids"], t["group_roots"]]
+        parents = _parents(t)
+        keep = [self._node_lowers, self._node_uppers, t["skip"], t["start"], t["end"], t["primitives"], parents,
+                self._root, t["group_ids"], t["group_roots"]]
         keep = [a if a.size else np.zeros(1, a.dtype) for a in keep]  # (a valid address even when empty)
         self._keep = keep
         d = self._desc
         d[layout.BVH_NUM_GROUPS] = t["group_ids"].size
         for word, a in zip((layout.BVH_NODE_LOWERS, layout.BVH_NODE_UPPERS, layout.BVH_SKIP, layout.BVH_PRIM_START,
-                            layout.BVH_PRIM_END, layout.BVH_PRIMITIVES, layout.BVH_GROUP_IDS, layout.BVH_GROUP_ROOTS),
+                            layout.BVH_PRIM_END, layout.BVH_PRIMITIVES, layout.BVH_NODE_PARENTS, layout.BVH_ROOT,
+                            layout.BVH_GROUP_IDS, layout.BVH_GROUP_ROOTS),
                            keep):
             d[word] = a.ctypes.data
         d[layout.BVH_ITEM_LOWERS] = self.lowers.ptr or 0
         d[layout.BVH_ITEM_UPPERS] = self.uppers.ptr or 0
-        d[layout.BVH_NUM_NODES] = t["skip"].size
+        num_nodes = t["skip"].size
+        d[layout.BVH_NUM_NODES] = num_nodes
         d[layout.BVH_NUM_ITEMS] = lo.shape[0]
+        # (a builder may record its own max_depth: Warp's grouped trees count it from each group's root)
+        max_depth = t.get("max_depth", t["depth"].max() if num_nodes else 0)
+        d[layout.BVH_MAX_DEPTH] = int(max_depth) | (num_nodes << 32)
+        d[layout.BVH_CONSTRUCTOR] = {"sah": 0, "median": 1}[self._constructor]
+
+
+def _parents(tree: dict) -> np.ndarray:
+    """Each node's parent in the preorder layout (an inner node n's children are n + 1 and skip[n + 1])."""
+    parents = np.full(tree["skip"].size, -1, np.int32)
+    inner = np.flatnonzero(tree["start"] < 0)
+    parents[inner + 1] = inner
+    parents[tree["skip"][inner + 1]] = inner
+    return parents
+
+
 for _f in (bvh_query_aabb, bvh_query_ray, bvh_query_sphere, bvh_query_capsule):
     _f._wp_next_ = bvh_query_next  # `for index in wp.bvh_query_aabb(...)` (frontend/geometry.py)

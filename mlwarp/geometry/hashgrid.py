@@ -19,6 +19,7 @@ import numpy as np
 from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
+from ..runtime import capture as _capture
 from ..runtime.device import get_device
 from ..struct import struct
 
@@ -132,6 +133,9 @@ class HashGrid:
 
     def reserve(self, num_points, with_groups=False):
         """Reserve memory for builds of up to num_points points (as Warp: 3/2 of it when it grows)."""
+        if _capture.recording_on(self.device):  # a captured build() sizes the grid at replay; this cannot wait
+            raise NotImplementedError("HashGrid.reserve() cannot be called during CPU graph capture; reserve before "
+                                      "capture")
         num_points = operator.index(num_points)
         if num_points > self._desc[layout.HG_CAPACITY]:
             capacity = num_points * 3 // 2
@@ -154,6 +158,12 @@ class HashGrid:
             raise RuntimeError("points must live on the same device as this HashGrid")
         if groups is not None:
             raise NotImplementedError("mlwarp's HashGrid.build() does not take groups yet")
+        if _capture.recording_on(self.device):  # a graph capture: the grid is built from the points at each replay
+            if _capture.active.savable:
+                raise NotImplementedError("HashGrid.build() cannot be used in a saveable APIC capture because "
+                                          "HashGrid serialization is not yet supported; use apic=False or build "
+                                          "outside capture")
+            return _capture.record(lambda: self.build(points, radius))
         p = np.ascontiguousarray(points.numpy(), dtype=np.float32).reshape(-1, 3)
         n = p.shape[0]
         self.reserve(n)

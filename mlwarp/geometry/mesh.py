@@ -16,11 +16,8 @@ from .. import types as wt
 from ..array import array
 from ..core import geometry as layout
 from ..vector import vec3
-from .bvh import Bvh, constructor_name
-
-def is_cubql_available() -> bool:
-    """Whether the cuBQL BVH builder is available: never in mlwarp (its trees are built on the host)."""
-    return False
+from .bvh import Bvh
+from .bvh_sah import resolve_constructor
 
 
 class Mesh:
@@ -50,7 +47,7 @@ class Mesh:
                 raise RuntimeError("groups must live on the same device as points")
             if len(groups) != len(indices) // 3:
                 raise RuntimeError("groups must have the same length as indices / 3")
-        constructor = constructor_name(bvh_constructor)
+        constructor = resolve_constructor(bvh_constructor)
         if constructor == "cubql":
             if groups is not None:
                 raise RuntimeError("Grouped mesh queries are not supported with bvh_constructor='cubql'")
@@ -83,7 +80,8 @@ class Mesh:
         lo, hi, _ = self._boxes()
         self._tri_lowers = array(lo, dtype=vec3, device=self.device)
         self._tri_uppers = array(hi, dtype=vec3, device=self.device)
-        self._bvh = Bvh(self._tri_lowers, self._tri_uppers, groups=groups, leaf_size=bvh_leaf_size)
+        self._bvh = Bvh(self._tri_lowers, self._tri_uppers, constructor=constructor, groups=groups,
+                       leaf_size=bvh_leaf_size)
         self._publish()
         self.id = int(self._desc.ctypes.data)
 

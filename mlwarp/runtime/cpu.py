@@ -11,14 +11,18 @@ then sleep; a launch costs them 1-2 us while they poll, 4-9 us once they sleep),
 library cannot be built, Python threads blocked on a queue (25-135 us a launch).
 
 Small is measured, not guessed: a launch whose kernel would finish sooner on the calling thread
-than handing it over costs (SERIAL_BELOW_NS) stays there. Each kernel keeps its time per thread,
+than handing it over costs (SERIAL_BELOW_NS) stays there. A launch of fewer than MIN_PARALLEL threads
+stays there too, unless its kernel's threads are expensive (a tile kernel's blocks, a thread with its own
+long loop): the first small launches are timed, and a kernel whose threads take longer than
+SERIAL_BELOW_NS / MIN_PARALLEL each goes to the pool from the thread count that is worth it, in chunks of
+at least CHUNK_NS of work. Each kernel keeps its time per thread,
 from its serial runs and from the chunks the calling thread runs in parallel ones, and its last
 parallel launch's wall time per thread: when that was slower than one thread (atomics that
 contend, against the serial copy `<entry>_serial`'s plain read-modify-writes; other cores busy
 with other work), it runs on the calling thread, trying the pool again every 2, 4, ... PROBE_MAX
 launches. An explicit thread count
 (`wp.config.cpu_threads`, $MLWARP_NUM_THREADS) is obeyed for every launch of >= MIN_PARALLEL
-threads (PYTHON_POOL_MIN_PARALLEL on the Python pool).
+threads (fewer for expensive threads, as above; PYTHON_POOL_MIN_PARALLEL on the Python pool).
 """
 
 from __future__ import annotations
@@ -55,8 +59,15 @@ CHUNKS_PER_THREAD = 8
 MIN_CHUNK = 1 << 11
 # Chunks start at multiples of this, a multiple of every vector loop's step (lanes x unroll), or at
 # row starts: each thread then runs in the vector body or the scalar remainder whatever the thread
-# count, and a vectorised libm call (warp-cpu-vector-math) gives the same bits as on one thread.
+# count, and a vectorised libm call (warp-cpu-vector-math) gives the same bits as on one thread. Only
+# kernels that call libmvec need it (the build's meta "vector_libm"): every other operation rounds the
+# same in a vector lane as in the scalar remainder, so their chunks may start anywhere.
 CHUNK_ALIGN = 1 << 10
+# The smallest chunk of expensive threads, in ns of one thread's work: claiming one costs ~0.1-1 us.
+CHUNK_NS = 20_000
+# How many of a kernel's launches of fewer than MIN_PARALLEL threads are timed (the rest are not: a
+# small launch costs ~3 us, timing it ~0.1 us).
+SMALL_LAUNCHES_TIMED = 3
 
 
 def num_threads() -> int:
@@ -119,13 +130,14 @@ class _Job:
                     self.done.set()
 
 
-def chunk_size(total: int, size: int, row: int = 1) -> int:
+def chunk_size(total: int, size: int, row: int = 1, align: int = CHUNK_ALIGN, min_chunk: int = MIN_CHUNK) -> int:
     """The chunk a launch of `total` threads on `size` threads is cut in: CHUNKS_PER_THREAD per thread, at
-    least MIN_CHUNK, starting at multiples of CHUNK_ALIGN or at row starts."""
-    chunk = max(MIN_CHUNK, -(-total // (size * CHUNKS_PER_THREAD)))
+    least `min_chunk` (MIN_CHUNK, less for a kernel whose threads are expensive), starting at multiples of
+    `align` (CHUNK_ALIGN, 1 for a kernel without libmvec calls) or at row starts."""
+    chunk = max(min_chunk, -(-total // (size * CHUNKS_PER_THREAD)))
     # whole rows, unless a row is longer than a thread's share (then rows are cut, and only rows of a
     # multiple of CHUNK_ALIGN elements keep their bits whatever the thread count)
-    align = row if 1 < row <= total // size else CHUNK_ALIGN
+    align = row if 1 < row <= total // size else align
     return -(-chunk // align) * align
 
 
@@ -146,10 +158,11 @@ class _Pool:
                 return
             job.work()
 
-    def run(self, fn, address, args, total: int, row: int = 1) -> float | None:
-        """`row`: the length of the rows warp-cpu-entry loops over (1 for a 1-d launch). Returns the time per
-        thread of the first chunk the calling thread ran, in ns."""
-        job = _Job(fn, args, total, chunk_size(total, self.size, row))
+    def run(self, fn, address, args, total: int, row: int = 1, align: int = CHUNK_ALIGN,
+            min_chunk: int = MIN_CHUNK) -> float | None:
+        """`row`: the length of the rows warp-cpu-entry loops over (1 for a 1-d launch); `align`, `min_chunk`:
+        chunk_size's. Returns the time per thread of the first chunk the calling thread ran, in ns."""
+        job = _Job(fn, args, total, chunk_size(total, self.size, row, align, min_chunk))
         for _ in range(min(self.size - 1, job.chunks - 1)):
             self.jobs.put(job)
         job.work(timed=True)
@@ -162,8 +175,9 @@ class _Pool:
 
 
 class _NativePool(cpu_pool.NativePool):
-    def run(self, fn, address, args, total: int, row: int = 1) -> float | None:
-        ns = super().run(address, args, total, chunk_size(total, self.size, row))
+    def run(self, fn, address, args, total: int, row: int = 1, align: int = CHUNK_ALIGN,
+            min_chunk: int = MIN_CHUNK) -> float | None:
+        ns = super().run(address, args, total, chunk_size(total, self.size, row, align, min_chunk))
         if ns is False:  # another thread's launch holds the pool: this one runs here
             fn(args, 0, total)
             return None
@@ -233,7 +247,9 @@ os.register_at_fork(after_in_child=_forget_pool_in_child)
 class CpuKernel:
     """The entry point `<name>_cpu(args, begin, end)` of a compiled kernel library."""
 
-    def __init__(self, library_path: str, entry: str):
+    def __init__(self, library_path: str, entry: str, vector_libm: bool = True, prints: bool = True):
+        """`vector_libm`, `prints`: whether the library calls libmvec, printf (the build's meta; True for an older
+        cache entry). A kernel that prints keeps MIN_PARALLEL: its small launches print in thread order."""
         t = time.perf_counter()
         self.library = ctypes.CDLL(library_path)
         self.entry = self._function(entry)
@@ -246,6 +262,13 @@ class CpuKernel:
         self.load_ms = (time.perf_counter() - t) * 1e3  # MLWARP_TIMINGS prints it as the "load" stage
         self.ns_per_thread = None  # measured on the calling thread: what a serial launch would cost
         self.parallel_ns = None  # a parallel launch's wall time per thread, the last one measured
+        self.align = CHUNK_ALIGN if vector_libm else 1
+        # launches of fewer threads run on the calling thread: MIN_PARALLEL, less once timed launches show
+        # expensive threads; launch_plan's fast path reads `serial_below` (0 while small launches are timed)
+        self.min_parallel = MIN_PARALLEL
+        self.serial_below = 0
+        self._small_timed = 0
+        self._expensive_small = not prints  # whether small launches may go to the pool (none of a printing kernel)
         self._probe, self._probe_every = 0, 1
         self._recheck, self._recheck_every = 1, 1
         self.private = _Private.load(self, entry)  # `<entry>_private` (warp-cpu-privatize-scatter), or None
@@ -259,8 +282,17 @@ class CpuKernel:
 
     def run(self, args_ptr, total: int) -> None:
         """Runs threads [0, total); `args_ptr` is the launch struct's address (or a buffer holding it)."""
-        if total < MIN_PARALLEL or self.deterministic:  # deterministic: Warp's DeterministicMode
+        if self.deterministic:  # Warp's DeterministicMode
             self.serial(args_ptr, 0, total)
+            return
+        if total < self.min_parallel:
+            if self._small_timed < SMALL_LAUNCHES_TIMED and total > 0:
+                self._run_serial_timed(args_ptr, total)
+                self._small_timed += 1
+                if self._small_timed == SMALL_LAUNCHES_TIMED:
+                    self.serial_below = self.min_parallel
+            else:
+                self.serial(args_ptr, 0, total)
             return
         threads, explicit = _thread_count()
         if threads > 1:
@@ -295,9 +327,26 @@ class CpuKernel:
                             self._probe_every = 1 if faster else min(2 * self._probe_every, PROBE_MAX)
                             self._probe = self._probe_every
                             return
+        self._run_serial_timed(args_ptr, total)
+
+    def _run_serial_timed(self, args_ptr, total: int) -> None:
         t = time.perf_counter_ns()
         self.serial(args_ptr, 0, total)
-        self.ns_per_thread = (time.perf_counter_ns() - t) / total
+        self._learn((time.perf_counter_ns() - t) / total)
+
+    def _learn(self, ns_per_thread: float) -> None:
+        """Keeps a serial run's time per thread, and the launch size from which the pool pays off."""
+        self.ns_per_thread = ns_per_thread
+        if self._expensive_small:
+            worth = -(-SERIAL_BELOW_NS // max(1, int(ns_per_thread)))
+            self.min_parallel = max(2, min(MIN_PARALLEL, worth))
+        if self.serial_below:
+            self.serial_below = self.min_parallel
+
+    def _min_chunk(self) -> int:
+        """MIN_CHUNK threads, fewer when each is worth more than CHUNK_NS / MIN_CHUNK."""
+        ns = self.ns_per_thread
+        return MIN_CHUNK if not ns else max(1, min(MIN_CHUNK, int(CHUNK_NS // ns)))
 
     def _recheck_now(self) -> bool:
         """Whether the serial copy is due a run: parallel launches do not measure its time per thread."""
@@ -315,11 +364,12 @@ class CpuKernel:
         if self.private is not None and isinstance(pool, _NativePool):
             measured = self.private.run(pool, args_ptr, total, _row(args_ptr))
         if measured is False:
-            measured = pool.run(self.entry, self.address, args_ptr, total, _row(args_ptr))
+            measured = pool.run(self.entry, self.address, args_ptr, total, _row(args_ptr), self.align,
+                                self._min_chunk())
         self.parallel_ns = (time.perf_counter_ns() - t) / total
         if self.serial is self.entry:  # the entry is what a serial run runs
             # the calling thread's first chunk; the workers took them all: at most the wall time on each thread
-            self.ns_per_thread = measured if measured is not None else self.parallel_ns * threads
+            self._learn(measured if measured is not None else self.parallel_ns * threads)
 
 
 # A parallel launch gives each range of chunks private copies of the arrays an entry only sums into (warp-cpu-
@@ -327,6 +377,12 @@ class CpuKernel:
 PRIVATE_MAX_BYTES = 4 << 20
 _TYPES = {1: ("f32", 4), 2: ("f64", 8), 3: ("i32", 4), 4: ("i64", 8)}  # privatize_scatter.TYPE_CODES
 _IDENTITY = {"f32": -0.0, "f64": -0.0, "i32": 0, "i64": 0}  # -0.0 + x is x for every float x (-0.0 too)
+
+
+def private_chunk_size(total: int, size: int, row: int, align: int) -> int:
+    """The chunk of a launch with private copies: chunks of any size (not the kernel's timed minimum, MIN_CHUNK
+    at most), so the ranges, and so the sums' order, depend only on the launch's size and the thread count."""
+    return chunk_size(total, size, row, align, min_chunk=1)
 
 
 class _Private:
@@ -382,7 +438,8 @@ class _Private:
         if plan is None:
             return False
         buffer, stride, reductions = plan
-        measured = pool.run_private(self.address, buffer, total, chunk_size(total, pool.size, row), stride)
+        chunk = private_chunk_size(total, pool.size, row, self.kernel.align)
+        measured = pool.run_private(self.address, buffer, total, chunk, stride)
         if measured is False:  # another thread's launch holds the pool: the entry (atomics), on this thread
             self.kernel.entry(args_ptr, 0, total)
             return None

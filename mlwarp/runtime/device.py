@@ -6,6 +6,8 @@ way: the CUDA devices and streams import this module, never the reverse."""
 
 from __future__ import annotations
 
+from . import capture as _capture
+
 
 class Device:
     # what Warp's CPU device answers (CudaDevice sets its own from the driver)
@@ -20,6 +22,11 @@ class Device:
         # plain attributes, not properties: every launch reads them (an alias never changes)
         self.is_cpu = alias == "cpu"
         self.is_cuda = alias.startswith("cuda")
+
+    @property
+    def is_capturing(self) -> bool:
+        """Whether a graph capture (wp.capture_begin) is recording the work issued on this device."""
+        return _capture.active is not None and _capture.active.device is self
 
     def __str__(self):
         return self.alias

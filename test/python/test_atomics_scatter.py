@@ -301,7 +301,7 @@ def test_two_threads_sum_range_0_into_the_array_and_range_1_into_a_copy(native, 
     start = np.random.default_rng(12).standard_normal(7).astype(np.float32)
     out = wp.array(start)
     wp.launch(add_float32, n, inputs=[wp.array(x), out])
-    chunk = cpu.chunk_size(n, 2)
+    chunk = cpu.private_chunk_size(n, 2, 1, add_float32.compiled(wp.get_device("cpu")).align)
     chunks = -(-n // chunk)
     split = min(chunks // 2 * chunk, n)  # range 1 = chunks [chunks // 2, chunks)
     idx = np.arange(n) % 7

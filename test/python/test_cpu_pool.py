@@ -237,6 +237,111 @@ def test_atomics_slower_on_every_core_go_back_to_one_then_probe(monkeypatch):
         config.cpu_threads = saved
 
 
+@wp.kernel
+def long_threads(y: wp.array(dtype=float), steps: int):
+    i = wp.tid()
+    v = float(0.0)
+    for s in range(steps):
+        v = v * 0.5 + float(i)
+    y[i] = v
+
+
+def test_chunks_of_expensive_threads():
+    # launches cut at CHUNK_ALIGN unless the kernel calls no libmvec function; MIN_CHUNK threads a chunk unless
+    # each thread is worth more than CHUNK_NS / MIN_CHUNK
+    assert cpu.chunk_size(1024, 2) == cpu.MIN_CHUNK
+    assert cpu.chunk_size(1024, 2, 1, align=1, min_chunk=1) == 1024 // (2 * cpu.CHUNKS_PER_THREAD)
+    assert cpu.chunk_size(1000, 2, 1, align=1, min_chunk=100) == 100
+    assert cpu.chunk_size(1000, 2, 1, align=64, min_chunk=100) == 128
+    assert cpu.chunk_size(64 * 50, 2, 50, align=1, min_chunk=1) == 200  # whole rows of 50
+
+
+def test_only_libmvec_kernels_align_their_chunks():
+    from mlwarp.compiler.targets.cpu.cpu_vector_math import host_isas
+
+    device = wp.get_device("cpu")
+    n = 64
+    x, y = wp.array(np.linspace(-1, 1, n, dtype=np.float32)), wp.zeros(n, dtype=float)
+    wp.launch(math_chain, n, inputs=[x, y])
+    wp.launch(add_one, n, inputs=[x])
+    chain, plain = math_chain.compiled(device), add_one.compiled(device)
+    assert plain.align == 1 and plain.meta["vector_libm"] is False
+    assert chain.meta["vector_libm"] is bool(host_isas())
+    assert chain.align == (cpu.CHUNK_ALIGN if chain.meta["vector_libm"] else 1)
+
+
+def test_small_launch_of_expensive_threads_goes_to_the_pool(monkeypatch):
+    # fewer than MIN_PARALLEL threads, each pinned at 1 ms: the first launch runs on the calling thread and is
+    # timed, the next ones on the pool, in chunks of a few threads; a cheap kernel's small launches stay on the
+    # calling thread, the first SMALL_LAUNCHES_TIMED of them timed, the rest straight from launch_plan's fast path
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    saved = config.cpu_threads
+    config.cpu_threads = 0
+    try:
+        n, steps = 64, 200
+        y = wp.zeros(n, dtype=float)
+        wp.launch(long_threads, n, inputs=[y, 1])  # compiled; then its timing state starts afresh
+        kernel = long_threads.compiled(wp.get_device("cpu"))
+        kernel.ns_per_thread, kernel.parallel_ns = None, None
+        kernel.min_parallel, kernel.serial_below, kernel._small_timed = cpu.MIN_PARALLEL, 0, 0
+        runs = _pool_runs(monkeypatch)
+        chunks = []
+        real_chunk_size = cpu.chunk_size
+        monkeypatch.setattr(cpu, "chunk_size", lambda *a: chunks.append(real_chunk_size(*a)) or chunks[-1])
+        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**15, n * 1_000_000)).__next__)
+        wp.launch(long_threads, n, inputs=[y, steps])
+        assert runs == [] and kernel.min_parallel == 2 and kernel._small_timed == 1
+        wp.launch(long_threads, n, inputs=[y, steps])
+        assert runs == [2] and chunks == [n // (2 * cpu.CHUNKS_PER_THREAD)]
+        i = np.arange(n, dtype=np.float64)
+        np.testing.assert_allclose(y.numpy(), 2.0 * i * (1.0 - 0.5 ** steps), rtol=1e-6)
+
+        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**15, n)).__next__)  # 1 ns a thread
+        kernel.min_parallel, kernel._small_timed = cpu.MIN_PARALLEL, 0
+        for k in range(cpu.SMALL_LAUNCHES_TIMED + 2):
+            wp.launch(long_threads, n, inputs=[y, steps])
+            assert kernel._small_timed == min(k + 1, cpu.SMALL_LAUNCHES_TIMED)
+        assert runs == [2] and kernel.min_parallel == kernel.serial_below == cpu.MIN_PARALLEL
+    finally:
+        config.cpu_threads = saved
+
+
+@wp.kernel
+def print_thread(steps: int):
+    i = wp.tid()
+    v = float(0.0)
+    for s in range(steps):
+        v = v * 0.5 + 1.0
+    print(i)
+
+
+def test_small_launches_of_a_printing_kernel_keep_their_thread_order(monkeypatch, capfd):
+    # however expensive its threads, a kernel that prints runs small launches on the calling thread: the lines
+    # come in thread order, as in Warp
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    saved = config.cpu_threads
+    config.cpu_threads = 0
+    try:
+        n = 40
+        wp.launch(print_thread, n, inputs=[1])
+        kernel = print_thread.compiled(wp.get_device("cpu"))
+        assert kernel.meta["prints"] is True and add_one.compiled(wp.get_device("cpu")).meta["prints"] is False
+        runs = _pool_runs(monkeypatch)
+        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**15, n * 1_000_000)).__next__)
+        capfd.readouterr()
+        for _ in range(cpu.SMALL_LAUNCHES_TIMED + 2):
+            wp.launch(print_thread, n, inputs=[100])
+        assert runs == [] and kernel.min_parallel == cpu.MIN_PARALLEL
+        lines = capfd.readouterr().out.split()
+        assert lines == [str(i) for i in range(n)] * (cpu.SMALL_LAUNCHES_TIMED + 2)
+    finally:
+        config.cpu_threads = saved
+
+
 def test_spin_time_from_the_environment(monkeypatch):
     monkeypatch.delenv("MLWARP_CPU_SPIN_US", raising=False)
     assert cpu_pool.spin_ns() == cpu_pool.SPIN_NS

@@ -70,6 +70,54 @@ def test_changing_a_global_recompiles_on_the_next_launch():
     assert out.numpy()[0] == 11.0
 
 
+t = 0.0  # module globals of the same names as the kernel's own variables below, changed before every launch
+steps = 0
+SHADOW_SCALE = 3.0
+
+
+@wp.kernel
+def own_variables(x: wp.array(dtype=float), out: wp.array(dtype=float), steps: int):
+    i = wp.tid()
+    t = x[i] * SHADOW_SCALE
+    for k in range(steps):
+        t = t + 1.0
+    out[i] = t
+
+
+def test_variables_named_like_changing_globals_capture_nothing():
+    # a parameter (`steps`) or a variable assigned before any read (`t`) is the kernel's own: globals of the same
+    # names changing between launches (a timing loop's `t`) neither recompile nor reload the kernel; a global the
+    # kernel reads (SHADOW_SCALE) still does
+    global t, steps, SHADOW_SCALE
+    from mlwarp.captures import captured_constants
+
+    paths = [path for _, path, _ in captured_constants(own_variables.func)]
+    assert ["SHADOW_SCALE"] in paths and ["t"] not in paths and ["steps"] not in paths
+    x, out = wp.array(np.array([1.0, 2.0], np.float32)), wp.zeros(2)
+    wp.launch(own_variables, dim=2, inputs=[x, out, 2])
+    compiled = own_variables.compiled(wp.get_device("cpu"))
+    for k in range(3):
+        t, steps = float(k) + 0.5, k + 7
+        wp.launch(own_variables, dim=2, inputs=[x, out, 2])
+        assert own_variables.compiled(wp.get_device("cpu")) is compiled
+    np.testing.assert_array_equal(out.numpy(), [5.0, 8.0])
+    SHADOW_SCALE = 10.0
+    try:
+        wp.launch(own_variables, dim=2, inputs=[x, out, 2])
+        np.testing.assert_array_equal(out.numpy(), [12.0, 22.0])
+    finally:
+        SHADOW_SCALE = 3.0
+
+
+def test_a_global_read_before_a_variable_of_its_name_is_assigned_stays_a_capture():
+    from mlwarp.captures import _paths
+    import ast
+
+    tree = ast.parse("def k(out):\n    out[0] = t\n    t = 1.0\n    u = u + 1.0\n    v = 2.0\n    out[1] = v\n")
+    names = {p[0] for p in _paths(tree)}
+    assert "t" in names and "u" in names and "v" not in names and "out" not in names
+
+
 def make_kernel(k, fn):
     @wp.kernel
     def closure_kernel(x: wp.array(dtype=float), out: wp.array(dtype=float)):

@@ -150,6 +150,35 @@ def test_reductions():
         assert index.numpy()[i * 2] == block.argmax() and index.numpy()[i * 2 + 1] == block.argmin()
 
 
+WIDE = wp.constant(4096)
+
+
+@wp.kernel
+def block_sums(x: wp.array(dtype=float), sums: wp.array(dtype=float), axis0: wp.array(dtype=float)):
+    i = wp.tid()
+    t = wp.tile_load(x, shape=WIDE, offset=i * WIDE)
+    wp.tile_store(sums, wp.tile_sum(t), offset=i)
+    wp.tile_store(axis0, wp.tile_sum(wp.tile_reshape(t, shape=(2, 2048)), axis=0), offset=i * 2048)
+
+
+def test_sums_of_wide_tiles_and_of_negative_zeros():
+    # 4096-element rows (the fast branch's element copy, ROW_VECTOR_MAX), each block's sum in Warp's order; a
+    # tile of -0.0 sums to -0.0 (Warp sums from the first element), as does an axis sum
+    blocks = 5
+    x0 = _rand((blocks * 4096 - 1000,), 11)  # the last block partly outside: its missing elements are zeros
+    x0[:4096] = -0.0
+    sums, axis0 = wp.zeros(blocks, dtype=float), wp.zeros(blocks * 2048, dtype=float)
+    wp.launch_tiled(block_sums, dim=blocks, inputs=[wp.array(x0), sums, axis0], block_dim=BLOCK_DIM)
+    padded = np.concatenate([x0, np.zeros(1000, np.float32)]).reshape(blocks, 4096)
+    for b in range(blocks):
+        sequential = padded[b, 0]
+        for v in padded[b, 1:]:
+            sequential = np.float32(sequential + v)
+        assert sums.numpy()[b].tobytes() == np.float32(sequential).tobytes(), b
+    assert np.signbit(sums.numpy()[0]) and np.signbit(axis0.numpy()[:2048]).all()
+    np.testing.assert_array_equal(axis0.numpy().reshape(blocks, 2048), padded[:, :2048] + padded[:, 2048:])
+
+
 @wp.kernel
 def extract(a: wp.array2d(dtype=float), out: wp.array(dtype=float)):
     t = wp.tile_load(a, shape=(2, 3))

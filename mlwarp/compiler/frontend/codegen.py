@@ -22,6 +22,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
                slicing, tiles, tuples, type_exprs)
+from . import dtype_dispatch
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
@@ -43,6 +44,9 @@ KERNEL_RETURN = "Warp kernels cannot return values. Write results to output argu
 _CASTS = {float: wt.float32, int: wt.int32, bool: wt.bool_}
 
 
+_MAX_STATIC_UNROLL = 4096  # iterations of a loop unrolled for wp.static() over its variable
+
+
 class KernelEmitter:
     def __init__(self, source: Source, arg_types: dict, program):
         """`program`: the functions.Program the kernel's emitters share, which also emits their @wp.func calls
@@ -52,6 +56,7 @@ class KernelEmitter:
         self.program = program
         self.env: dict = {}
         self.tid_dims = 0
+        self.static_loop_values: dict = {}  # loop variables of loops unrolled for wp.static (stmt_For)
 
     # -- diagnostics --------------------------------------------------------------
     def error(self, node, message, cls=CompileError):
@@ -227,6 +232,12 @@ class KernelEmitter:
             if x is y:
                 continue
             if isinstance(x, Var) and isinstance(y, Var):
+                erased = geometry.merged_query_type(x.type, y.type) if x.type != y.type else None
+                if erased is not None:  # BVH queries of two kinds: both as the erased wp.BvhQuery, as in Warp
+                    for env, block in ((then_env, tmp.then_block), (else_env, tmp.else_block)):
+                        with ir.InsertionPoint(block):
+                            env[name] = geometry.erase_query(env[name], erased)
+                    x, y = then_env[name], else_env[name]
                 if x.type != y.type:
                     raise self.error(node, f"variable '{name}' has type {ft.name(x.type)} in one branch and "
                                            f"{ft.name(y.type)} in the other", CompileTypeError)
@@ -268,6 +279,8 @@ class KernelEmitter:
                              UnsupportedSyntaxError)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(it, "range() takes 1 to 3 positional arguments", UnsupportedSyntaxError)
+        if self.unroll_for_static(node, it, backwards):
+            return
         args = [self.expr(a) for a in it.args]
         for a, n in zip(args, it.args):
             if a.type is not wt.int32:
@@ -298,6 +311,33 @@ class KernelEmitter:
         if (name not in self.env or isinstance(self.env[name], Unbound)) and read_outside(self.src.tree, node, name):
             self.env[name] = start  # read after the loop: it keeps its last value there, as in Python
         self.emit_loop(node, node.body, lo, hi, st, to_i, node.target.id)
+
+    def unroll_for_static(self, node, it, backwards) -> bool:
+        """A loop over a constant range whose body reads its variable in wp.static(): unrolled here, each copy
+        of the body with the variable a constant that wp.static() sees (Warp unrolls such loops, so
+        `wp.static(table[i])` works there); True if it was."""
+        name = node.target.id
+        reads = any(is_static_call(self.src.func, call) and any(isinstance(n, ast.Name) and n.id == name
+                                                                for n in ast.walk(call))
+                    for call in ast.walk(ast.Module(body=node.body, type_ignores=[])))
+        bounds = [int_literal(a) for a in it.args]
+        if not reads or None in bounds or may_jump(ast.Module(body=node.body, type_ignores=[])) \
+                or contains_return(node.body):
+            return False
+        values = range(*bounds)
+        if len(values) > _MAX_STATIC_UNROLL:
+            raise self.error(it, f"a loop whose variable wp.static() reads is unrolled: {len(values)} iterations "
+                                 f"exceed {_MAX_STATIC_UNROLL}", CompileError)
+        outer = self.static_loop_values.get(name, MISSING)
+        for value in (reversed(values) if backwards else values):
+            self.env[name] = self.const(value, wt.int32)
+            self.static_loop_values[name] = value
+            self.emit_block(node.body)
+        if outer is MISSING:
+            self.static_loop_values.pop(name, None)
+        else:
+            self.static_loop_values[name] = outer
+        return True
 
     def trip_count(self, start: Var, end: Var, step: Var, step_const) -> ir.Value:
         """max(0, ceil((end - start) / step)) for a step of either sign."""
@@ -670,7 +710,8 @@ class KernelEmitter:
 
     def expr_Call(self, node):
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
-            return self.global_value(node, static_value(self.src.func, node, tuples.static_locals(self)))
+            return self.global_value(node, static_value(self.src.func, node, {**tuples.static_locals(self),
+                                                                              **self.static_loop_values}))
         obj = self.local_type(node.func)  # a local shadows a global of the same name
         if isinstance(node.func, ast.Name) and isinstance(self.env.get(node.func.id), FunctionVar):
             obj = self.env[node.func.id].target  # g(x) for a function value g: a call of its target
@@ -683,6 +724,8 @@ class KernelEmitter:
             return composite.construct(self, node, obj)
         if self.program.is_function(obj):  # a @wp.func (keyword arguments and defaults allowed)
             return self.program.call(self, node, obj)
+        if getattr(obj, "_wp_dtype_dispatch_", None):  # wp.volume_lookup(..., dtype=T): dtype_dispatch.py
+            return dtype_dispatch.call(self, node, obj)
         if getattr(obj, "_wp_stateful_", None):  # wp.randf(state): advances the state variable (random.py)
             return self.program.call_stateful(self, node, obj)
         if obj is print or getattr(obj, "_wp_intrinsic_", None) in printing.STATEMENTS:  # printing.py

@@ -23,7 +23,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core import generics
 
 from ..dialects.warp import composite as wc
-from . import custom_grad, fixed, refs, returns, tiles, tuples
+from . import custom_grad, fixed, geometry, refs, returns, tiles, tuples
 from . import types as ft
 from .codegen import KernelEmitter
 from .resolve import resolve_path
@@ -162,6 +162,7 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
                 nodes[k] = pinned[id(n)]
     for o, nodes in candidates:
         args = [value_of(n) for n in nodes]
+        args = [_erased_query_argument(a, ann) for a, ann in zip(args, o.annotations)]
         if all(_matches(a.type, ann) for a, ann in zip(args, o.annotations)):
             by_ref = {p.name: n for p, n, ann in zip(o.params, nodes, o.annotations) if refs.by_reference(ann)}
             for p, ann in zip(o.params, o.annotations):
@@ -199,6 +200,15 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
     names = ", ".join(_type_name(value_of(n).type) for n in candidates[0][1])
     raise em.error(node, f"Couldn't find function overload for '{function.key}' that matched inputs with types: "
                          f"[{names}]", CompileTypeError)
+
+
+def _erased_query_argument(arg, annotation):
+    """A BVH query of one kind passed to a parameter annotated with the erased wp.BvhQuery: converted, as Warp
+    converts to the parent type (geometry.py); any other argument as it is."""
+    erased = geometry.erased_query(arg.type) if isinstance(arg, Var) else None
+    if erased is None or refs.strip_reference(annotation) is not erased:
+        return arg
+    return geometry.erase_query(arg, erased)
 
 
 def _returns_tuple(spec) -> bool:

@@ -1,5 +1,6 @@
 """Geometry queries in kernels (issue 17): wp.hash_grid_query, wp.hash_grid_query_next,
-wp.hash_grid_point_id, wp.bvh_query_aabb / _ray / _sphere / _capsule, wp.bvh_query_next. Each call is one typed op of
+wp.hash_grid_point_id, wp.bvh_query_aabb / _ray / _sphere / _capsule, wp.bvh_query_next, and a block's
+wp.tile_bvh_query_aabb / _ray, wp.tile_bvh_query_next, wp.tile_query_valid. Each call is one typed op of
 the warp dialect (dialects/warp/geometry_ops.py); warp-expand-geometry lowers them.
 
 `*_next(query, index)` has Warp's out-parameter form: `query` and `index` must be local variables; the call
@@ -9,10 +10,16 @@ codegen's `updated_in_place` names them (OUT_ARGS), so loops carry them, a while
 from __future__ import annotations
 
 import ast
+import warnings
 
+from mlir import ir
+from mlir.dialects import arith
+
+from mlwarp.core import geometry as layout
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
+from . import tiles
 from .resolve import resolve_path
 from ..dialects.warp import builders as wb
 from . import types as ft
@@ -20,8 +27,14 @@ from .values import Var
 
 QUERIES = {"hash_grid_query", "bvh_query_aabb", "bvh_query_ray", "bvh_query_sphere", "bvh_query_capsule"}
 NEXT = {"hash_grid_query_next", "bvh_query_next"}
+# a block's BVH queries (mlwarp/geometry/bvh_tiled.py): the query they start, and Warp 1.18's deprecated names
+TILED_QUERIES = {"tile_bvh_query_aabb": "bvh_query_aabb", "tile_bvh_query_ray": "bvh_query_ray"}
+DEPRECATED_TILED = {"bvh_query_aabb_tiled": "tile_bvh_query_aabb", "bvh_query_ray_tiled": "tile_bvh_query_ray",
+                    "bvh_query_next_tiled": "tile_bvh_query_next"}
 OUT_ARGS = {name: (0, 1) for name in NEXT}  # the arguments a *_next call rebinds
-INTRINSICS = QUERIES | NEXT | {"hash_grid_point_id"}
+OUT_ARGS.update({"tile_bvh_query_next": (0,), "bvh_query_next_tiled": (0,)})
+INTRINSICS = QUERIES | NEXT | {"hash_grid_point_id"} | set(TILED_QUERIES) | set(DEPRECATED_TILED) | {
+    "tile_bvh_query_next", "tile_query_valid"}
 # a BVH query's arguments after the id: (name, kind), then an optional root
 BVH_ARGS = {"bvh_query_aabb": (("lower", "vec3"), ("upper", "vec3")), "bvh_query_ray": (("start", "vec3"), ("dir", "vec3")),
             "bvh_query_sphere": (("center", "vec3"), ("radius", "float")),
@@ -73,6 +86,12 @@ def _int32(em, node, name, what) -> Var:
 
 def call(em, node: ast.Call, name: str, obj) -> Var:
     """The op for intrinsic `name` (obj: the Python handle, whose `_wp_query_type_` is the state struct)."""
+    if name in DEPRECATED_TILED:
+        warnings.warn(f"wp.{name}() is deprecated in Warp 1.18 and is targeted for removal in Warp 1.22. "
+                      f"Use wp.{DEPRECATED_TILED[name]}() instead.", DeprecationWarning, stacklevel=2)
+        name = DEPRECATED_TILED[name]
+    if name in TILED_QUERIES or name in ("tile_bvh_query_next", "tile_query_valid"):
+        return _tiled(em, node, name, obj)
     if name == "hash_grid_query":
         _arity(em, node, name, (3,), "id, point, max_dist")
         args = [_id(em, node.args[0], name), _vec3(em, node.args[1], name, "point"),
@@ -155,3 +174,82 @@ def emit_for(em, node: ast.For) -> None:
         with em.loc(s):
             em.emit_stmt(s)
     em.env.pop(hidden, None)
+
+
+# -- a block's BVH queries (Warp's CPU semantics: mlwarp/geometry/bvh_tiled.py) ---------------------------
+LAST_VALID = len(layout.BVH_QUERY_FIELDS)  # the field after a BvhQuery's state (core/geometry.py)
+
+
+def _last_valid(q: ir.Value) -> ir.Value:
+    return wb.create("struct_get", q, attributes={"field": wb._i64_attr(LAST_VALID)},
+                     results=[ft.to_mlir(wt.int32)]).result
+
+
+def _set_last_valid(q: ir.Value, flag: ir.Value) -> ir.Value:
+    return wb.create("struct_set", q, flag, attributes={"field": wb._i64_attr(LAST_VALID)}).result
+
+
+def _tiled(em, node, name, obj) -> Var:
+    """tile_bvh_query_aabb / _ray: the ordinary query (warp.bvh_query_aabb / _ray typed BvhQueryTiled, whose next()
+    dispatches on its kind) with last_valid = 1; tile_bvh_query_next(query): one bvh_query_next from index -1,
+    last_valid = found, and the index as a tile of shape (1,) (one lane); tile_query_valid(query): last_valid."""
+    if name in TILED_QUERIES:
+        spec = BVH_ARGS[TILED_QUERIES[name]]
+        _arity(em, node, name, (len(spec) + 1,), ", ".join(["id", *(a for a, _ in spec)]))
+        args = [_id(em, node.args[0], name), *(_vec3(em, a, name, what) for (what, _), a in zip(spec, node.args[1:])),
+                em.const(-1, wt.int32)]
+        qtype = obj._wp_query_type_
+        q = wb.create(TILED_QUERIES[name], *(a.value for a in args), results=[ft.to_mlir(qtype)]).result
+        return Var(_set_last_valid(q, em.const(1, wt.int32).value), qtype)
+    _arity(em, node, name, (1,), "query")
+    qtypes = obj._wp_query_types_
+    if name == "tile_query_valid":
+        q = em.expr(node.args[0])
+        if q.type not in qtypes:
+            raise em.error(node.args[0], f"{name}(): the query must be a {qtypes[0].__name__}, got {ft.name(q.type)}",
+                           CompileTypeError)
+        valid = arith.CmpIOp(arith.CmpIPredicate.ne, _last_valid(q.value), em.const(0, wt.int32).value).result
+        return Var(valid, wt.bool_)
+    qn = node.args[0]
+    if not isinstance(qn, ast.Name):
+        raise em.error(node, f"{name}(query): the query must be a local variable (the call advances it)",
+                       CompileError)
+    q = em.expr(qn)
+    if q.type not in qtypes:
+        raise em.error(qn, f"{name}(): the query must be a {qtypes[0].__name__}, got {ft.name(q.type)}",
+                       CompileTypeError)
+    op = wb.create("bvh_query_next", q.value, em.const(-1, wt.int32).value, em.const(FLT_MAX, wt.float32).value,
+                   results=[ft.to_mlir(wt.bool_), q.value.type, ft.to_mlir(wt.int32)])
+    found, advanced, index = op.results
+    em.env[qn.id] = Var(_set_last_valid(advanced, arith.ExtUIOp(ft.to_mlir(wt.int32), found).result), q.type)
+    tiles._mark(em)  # (the module now has tiles: its build runs the tile stages)
+    t = ft.TileT(wt.int32, (1,))
+    return Var(wb.create("tile_full", index, results=[ft.to_mlir(t)]).result, t)
+
+
+# -- a query of one kind as the erased wp.BvhQuery (Warp converts to the parent type) -----------------------
+def erased_query(t):
+    """The erased query type a query of one kind converts to (`_wp_erased_query_`, mlwarp/geometry/bvh.py), or
+    None for any other type."""
+    return getattr(t, "_wp_erased_query_", None)
+
+
+def merged_query_type(a, b):
+    """The type two queries of different kinds (or one and the erased type) merge to: the erased BvhQuery, or
+    None when they are not both BVH queries."""
+    ea, eb = erased_query(a) or a, erased_query(b) or b
+    return ea if ea is eb and (erased_query(a) or erased_query(b)) else None
+
+
+def erase_query(v: Var, erased) -> Var:
+    """`v`, a query of one kind, as the erased type: the same fields (the kind field says which test next() runs)
+    in a struct of the erased type's name."""
+    if v.type is erased:
+        return v
+    q = wb.create("construct", [], results=[ft.to_mlir(erased)]).result
+    field_types = {"ui64": wt.uint64, "i32": wt.int32, "f32": wt.int32}
+    for k, (_, kind) in enumerate(layout.BVH_QUERY_FIELDS):
+        part = wb.create("struct_get", v.value, attributes={"field": wb._i64_attr(k)},
+                         results=[ft.to_mlir(field_types[kind])]).result
+        q = wb.create("struct_set", q, part, attributes={"field": wb._i64_attr(k)}).result
+    return Var(q, erased)

@@ -1,9 +1,9 @@
 """Arrays over raw addresses inside kernels, as Warp: `a.ptr` (the data address, a uint64) and
 `wp.array(ptr=..., shape=(...), dtype=...)` (a C-contiguous array over that memory; the shape's entries may be
-run-time ints, the dtype a Warp type). Such an array is no kernel argument, so it has no adjoint, as in Warp
-(its grad pointer is null): warp-autodiff takes its reads as constants and passes nothing on from its writes
-(autodiff_ir.over_raw_memory), so mesh queries reading a mesh through such arrays differentiate in the query
-point as Warp's do."""
+run-time ints, the dtype a Warp type). Such an array is no kernel argument, so it has no adjoint: as in Warp
+(whose such arrays have a null grad), warp-autodiff and warp-jvp take its loads as constants and give its stores no
+adjoint (autodiff_ir.from_raw_pointer), so mesh and volume queries reading their structures through such arrays
+differentiate in the query point as Warp's do."""
 
 from __future__ import annotations
 

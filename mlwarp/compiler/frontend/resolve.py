@@ -34,7 +34,7 @@ def lookup(func, name: str):
 
 
 _KERNEL_CALLABLE = ("_wp_builtin_", "_wp_intrinsic_", "_wp_function_", "_wp_stateful_", "_wp_scalar_type_",
-                    "_wp_tile_")
+                    "_wp_tile_", "_wp_dtype_dispatch_")
 
 
 def warp_name(name: str):

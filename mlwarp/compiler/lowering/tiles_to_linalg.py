@@ -37,6 +37,10 @@ from ..dialects.warp import composite as wc
 from ..dialects.warp import is_tile_type, tile_params
 from ..passes.registry import Pass, PassError, ops_named
 
+# Rows up to this many elements load as one vector each; a wider row as one vector would be split by LLVM's
+# backend into register-sized loads that all complete (spilled) before the first store: a 4096-element row
+# read and wrote its 16 KB twice. Wider rows take the element loop, which LLVM vectorises as a copy.
+ROW_VECTOR_MAX = 64
 MATMUL_ATTR = "warp.tile_matmul"  # a float tile_matmul's linalg.generic (m, k, n), arith in its body
 
 
@@ -96,6 +100,14 @@ def _zero(t: ir.Type) -> ir.Value:
     if isinstance(t, ir.FloatType):
         return arith.ConstantOp(t, ir.FloatAttr.get(t, 0.0)).result
     return arith.ConstantOp(t, ir.IntegerAttr.get(t, 0)).result
+
+
+def _sum_identity(t: ir.Type) -> ir.Value:
+    """-0.0 for floats (-0.0 + x is x for every x, -0.0 included, as Warp's sum from the first element gives;
+    0.0 + -0.0 would be +0.0), 0 for integers."""
+    if isinstance(t, ir.FloatType):
+        return arith.ConstantOp(t, ir.FloatAttr.get(t, -0.0)).result
+    return _zero(t)
 
 
 def _parallel(rank: int) -> ir.ArrayAttr:
@@ -275,7 +287,7 @@ class _Lowering:
         shape, _, c = element_of(self.operand_types[0])
         rank, extra = len(shape), len(c.shape)
         dims = rank + extra
-        zero = self.tensor.SplatOp(ir.RankedTensorType.get(list(c.shape), c.dtype), _zero(c.dtype), []).result
+        zero = self.tensor.SplatOp(ir.RankedTensorType.get(list(c.shape), c.dtype), _sum_identity(c.dtype), []).result
         maps = [ir.AffineMap.get_identity(dims), _map(dims, list(range(rank, dims)))]
         iterators = _iterators(["reduction"] * rank + ["parallel"] * extra)
         summed = self.generic(None, [tile], maps, iterators, init=zero,
@@ -317,7 +329,7 @@ class _Lowering:
 
         version = scf.IfOp(inside_all, [result], has_else=True)
         with ir.InsertionPoint(version.then_block):
-            if self.row_vectors and width > 1 and rank <= 2 and _vector_element(dtype):
+            if self.row_vectors and 1 < width <= ROW_VECTOR_MAX and rank <= 2 and _vector_element(dtype):
                 scf.YieldOp([self.vector_rows(arr, offsets, result)])
             else:
                 scf.YieldOp([self.generate(result, row_element)])
@@ -549,7 +561,7 @@ class _Lowering:
         out_t = tensor_type(op.results[0].type)
         if kind in ("add", "mul", "max", "min"):
             first = self.tensor.ExtractOp(tile, [_index(0)] * rank).result if kind in ("max", "min") else \
-                _constant_of(dtype, 0 if kind == "add" else 1)
+                (_sum_identity(dtype) if kind == "add" else _constant_of(dtype, 1))
             init = self.tensor.FromElementsOp(ir.RankedTensorType.get([], dtype), [first]).result
             red = self.generic(None, [tile], [identity, to_scalar], iterators, init=init,
                                body=lambda a: [wb.builtin(kind, [a[1], a[0]], dtype)])
@@ -587,7 +599,8 @@ class _Lowering:
             init = self.generate(out_t, lambda ivs: self.tensor.ExtractOp(
                 tile, list(ivs[:axis]) + [_index(0)] + list(ivs[axis:])).result)
         else:
-            init = self.tensor.SplatOp(out_t, _constant_of(dtype, 0 if kind == "add" else 1), []).result
+            init = self.tensor.SplatOp(out_t, _sum_identity(dtype) if kind == "add" else _constant_of(dtype, 1),
+                                       []).result
         maps = [ir.AffineMap.get_identity(rank), _map(rank, [d for d in range(rank) if d != axis])]
         iterators = _iterators(["reduction" if d == axis else "parallel" for d in range(rank)])
         return self.generic(None, [tile], maps, iterators, init=init,

@@ -74,8 +74,9 @@ from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_ty
 from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from .autodiff_ir import (REPLAYS, SIDE_EFFECTS, add_values, body_ops, clone_ops, companions_of, contains,
-                          required_companion, over_raw_memory, derived_kernel, expansion_block, free_values, i32_const,
-                          is_constant, is_diff, tainted_uses, terminator, trip_count, where, zero)
+                          from_raw_pointer,
+                          required_companion, derived_kernel, expansion_block, free_values, i32_const, is_constant,
+                          is_diff, tainted_uses, terminator, trip_count, where, zero)
 from .registry import Pass, PassError, kernels, ops_named
 
 ADJ_SUFFIX = "_adj"
@@ -548,7 +549,7 @@ class ReverseBuilder:
     def op_warp_load(self, op, mapping, adj):
         load = op.opview
         out = load.element
-        if out in adj and not over_raw_memory(load.array):
+        if out in adj and not from_raw_pointer(load.array):  # raw memory: no gradient (autodiff_ir.py)
             arr = load.array
             target, idx = self.adj_array(op, arr, mapping), self.indices(op, mapping)
             if arr in self.owned:  # no other thread touches adj[i]: a plain read-add-write
@@ -562,7 +563,7 @@ class ReverseBuilder:
 
     def op_warp_store(self, op, mapping, adj):
         arr, value = op.opview.array, op.opview.value
-        if is_diff(value.type) and not over_raw_memory(arr):
+        if is_diff(value.type) and not from_raw_pointer(arr):
             target, idx = self.adj_array(op, arr, mapping), self.indices(op, mapping)
             self.accumulate(adj, value, wb.load(target, idx))
             if is_member_write(op):
@@ -592,7 +593,7 @@ class ReverseBuilder:
     def op_warp_atomic(self, op, mapping, adj):
         atomic = op.opview
         arr, value, kind = atomic.array, atomic.value, atomic.kind
-        if not is_diff(value.type) or over_raw_memory(arr):
+        if not is_diff(value.type) or from_raw_pointer(arr):
             return
         if kind in ("min", "max"):
             # As Warp: the value's adjoint is the element's where the value is what the element holds after

@@ -222,7 +222,7 @@ def carries_field(loop, k: int, field: int, carried) -> bool:
     return field_origin(yielded, field, carried | {arg}) == (arg, True)
 
 
-def over_raw_memory(v: ir.Value) -> bool:
+def from_raw_pointer(v: ir.Value) -> bool:
     """Whether the array `v` is a `wp.array(ptr=...)` built in the kernel (warp.array_from_ptr), seen through
     rows, slices and struct fields as companion_array() sees them. Such an array has no adjoint, as in Warp
     (its grad pointer is null): reads from it are constants to the derivative, writes to it pass none on."""

@@ -24,7 +24,8 @@ from mlir.dialects import arith, func, scf
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import array_dtype, builders as wb, is_array_type
 from ..dialects.warp import composite as wc
-from .autodiff_ir import (body_ops, companions_of, create_like, derived_kernel, expansion_block, required_companion,
+from .autodiff_ir import (body_ops, companions_of, create_like, derived_kernel, expansion_block, from_raw_pointer,
+                          required_companion,
                           is_diff, terminator, where, zero)
 from .registry import Pass, PassError, kernels
 
@@ -158,14 +159,14 @@ class TangentBuilder:
         self.plain(op, mapping)
         load = op.opview
         out = load.element
-        if is_diff(out.type):
+        if is_diff(out.type) and not from_raw_pointer(load.array):  # raw memory: a constant (autodiff_ir.py)
             tan[out] = wb.load(self.tan_array(op, load.array, mapping), self.indices(op, mapping))
 
     def op_warp_store(self, op, mapping, tan):
         self.plain(op, mapping)
         store = op.opview
         value = store.value
-        if is_diff(value.type):
+        if is_diff(value.type) and not from_raw_pointer(store.array):
             wb.store(self.tan_array(op, store.array, mapping), self.t_or_zero(tan, value),
                      self.indices(op, mapping))
 

@@ -20,8 +20,10 @@
 // CHECK:   %[[M:.+]] = "warp.mul"(%[[X]], %[[S]]) : (f32, f32) -> f32
 // CHECK:   linalg.yield %[[M]] : f32
 
-// tile_sum: every dimension reduced, in row-major order, into a 0-d tensor, then a tensor of shape (1,)
-// CHECK: %[[Z0:[a-z0-9_]+]] = tensor.from_elements %{{.+}} : tensor<f32>
+// tile_sum: every dimension reduced, in row-major order, into a 0-d tensor from -0.0 (so a tile of -0.0 sums to
+// -0.0, as Warp's sum from the first element), then a tensor of shape (1,)
+// CHECK: %[[NZ:.+]] = arith.constant -0.000000e+00 : f32
+// CHECK: %[[Z0:[a-z0-9_]+]] = tensor.from_elements %[[NZ]] : tensor<f32>
 // CHECK: %[[RED:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[TO0]]], iterator_types = ["reduction", "reduction"]}
 // CHECK-SAME: ins(%[[A]] : tensor<2x3xf32>) outs(%[[Z0]] : tensor<f32>)
 // CHECK:   "warp.add"

@@ -61,6 +61,19 @@ func.func @copy(%a: !warp.array<f32, 2>, %b: !warp.array<f32, 2>, %i: i32, %j: i
   return
 }
 
+// Rows wider than 64 elements are read element by element in the fast branch (LLVM vectorises that copy): one
+// vector<4096xf32> load would be split into registers that are all loaded, and spilled, before the first store.
+// CHECK-LABEL: func.func @wide_row
+// CHECK: scf.if %{{.+}} -> (tensor<4096xf32>) {
+// CHECK-NOT: vector<4096xf32>
+// CHECK:   "warp.array_from_ptr"
+// CHECK: } else {
+func.func @wide_row(%a: !warp.array<f32, 1>, %b: !warp.array<f32, 1>, %i: i32) {
+  %t = "warp.tile_load"(%a, %i) : (!warp.array<f32, 1>, i32) -> !warp.tile<f32, array<i64: 4096>>
+  "warp.tile_store"(%b, %t, %i) : (!warp.array<f32, 1>, !warp.tile<f32, array<i64: 4096>>, i32) -> ()
+  return
+}
+
 // A tile a loop carries becomes a tensor the loop carries (its iter_args and results retyped).
 // CHECK-LABEL: func.func @carried
 // CHECK: %[[INIT:.+]] = tensor.splat %{{.+}} : tensor<4xf32>

@@ -70,9 +70,16 @@ def _restrict_isa(build) -> None:
             f.attributes["target_features"] = ir.Attribute.parse('#llvm.target_features<["-avx512f"]>')
 
 
+def _declares(module, symbol: str) -> bool:
+    return any(op.operation.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == symbol
+               for op in module.body.operations)
+
+
 def emit_object(build) -> None:
     _restrict_isa(build)
     build.libraries = needed_libraries(build.module)  # libmvec, for warp-cpu-vector-math's calls
+    build.meta["vector_libm"] = bool(build.libraries)  # the runtime then cuts launches at CHUNK_ALIGN
+    build.meta["prints"] = _declares(build.module, "printf")  # small launches then keep their thread order
     write_object(build.module, os.path.join(build.out_dir, OBJECT))
 
 

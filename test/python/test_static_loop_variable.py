@@ -1,0 +1,65 @@
+"""wp.static() over the variable of a constant-range loop (Warp unrolls such loops, so `wp.static(table[i])`
+works inside them): the frontend unrolls exactly those loops, forwards and reversed, with hand-computed
+results; a loop too long to unroll, or one wp.static() does not read, keeps its usual form."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+OFFSETS = ((0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0))
+
+
+@wp.kernel
+def reads_a_table(out: wp.array(dtype=int)):
+    total = int(0)
+    for c in range(4):
+        total += wp.static(OFFSETS[c][0] * 10 + OFFSETS[c][1]) * wp.static(2**c)
+    out[0] = total
+    for c in reversed(range(1, 4)):
+        out[c] = wp.static(c * 7) + c  # the variable is a value too
+    last = int(0)
+    for c in range(2, 8, 3):
+        last = wp.static(c)
+    out[4] = last
+
+
+def test_static_reads_the_loop_variable():
+    out = wp.zeros(5, dtype=int)
+    wp.launch(reads_a_table, 1, [out])
+    # 0*1 + 10*2 + 11*4 + 1*8 = 72; c * 7 + c = 8 c; range(2, 8, 3) = 2, 5
+    assert out.numpy().tolist() == [72, 8, 16, 24, 5]
+
+
+@wp.kernel
+def nested(out: wp.array2d(dtype=float)):
+    for i in range(3):
+        for j in range(2):
+            out[i, j] = wp.static(float(i * 10 + j))
+
+
+def test_nested_loops_and_gradient_free_values():
+    out = wp.zeros((3, 2), dtype=float)
+    wp.launch(nested, 1, [out])
+    assert np.array_equal(out.numpy(), [[0, 1], [10, 11], [20, 21]])
+
+
+def test_a_loop_too_long_to_unroll_is_refused():
+    @wp.kernel
+    def too_long(out: wp.array(dtype=int)):
+        for c in range(5000):
+            out[0] = wp.static(c)
+
+    with pytest.raises(wp.CompileError, match=r"a loop whose variable wp\.static\(\) reads is unrolled: 5000 "
+                                              r"iterations exceed 4096"):
+        wp.launch(too_long, 1, [wp.zeros(1, dtype=int)])
+
+
+def test_static_outside_the_loop_variable_still_sees_globals_only():
+    @wp.kernel
+    def local_read(out: wp.array(dtype=int)):
+        n = 3
+        out[0] = wp.static(n)
+
+    with pytest.raises(wp.CompileError, match=r"wp\.static\(\) could not evaluate its expression: NameError"):
+        wp.launch(local_read, 1, [wp.zeros(1, dtype=int)])
