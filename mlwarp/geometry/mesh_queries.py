@@ -370,6 +370,12 @@ def _diff_product(a: float32, b: float32, c: float32, d: float32) -> float32:
 
 
 @func
+def _pick(v: vec3, k: int32) -> float32:
+    """v[k] for a run-time k in 0..2, by selects (one value per SIMD lane, no indexed memory access)."""
+    return wp.where(k == 0, v[0], wp.where(k == 1, v[1], v[2]))
+
+
+@func
 def _ray_triangle(start: vec3, dir: vec3, a: vec3, b: vec3, c: vec3):
     """Woop, Benthin and Wald's watertight ray-triangle test, as Warp's intersect_ray_tri_woop: (hit, t, u,
     v, sign); sign is the determinant (> 0 for a ray hitting the front face, counter-clockwise seen from the
@@ -378,7 +384,7 @@ def _ray_triangle(start: vec3, dir: vec3, a: vec3, b: vec3, c: vec3):
     ad = wp.abs(dir)
     if ad[1] > ad[0]:
         kz = 1
-    if ad[2] > ad[kz]:
+    if ad[2] > _pick(ad, kz):
         kz = 2
     kx = kz + 1
     if kx == 3:
@@ -386,22 +392,26 @@ def _ray_triangle(start: vec3, dir: vec3, a: vec3, b: vec3, c: vec3):
     ky = kx + 1
     if ky == 3:
         ky = 0
-    if dir[kz] < 0.0:
+    dz = _pick(dir, kz)
+    if dz < 0.0:
         tmp = kx
         kx = ky
         ky = tmp
-    sx = dir[kx] / dir[kz]
-    sy = dir[ky] / dir[kz]
-    sz = 1.0 / dir[kz]
+    sx = _pick(dir, kx) / dz
+    sy = _pick(dir, ky) / dz
+    sz = 1.0 / dz
     va = a - start
     vb = b - start
     vc = c - start
-    ax = va[kx] - sx * va[kz]
-    ay = va[ky] - sy * va[kz]
-    bx = vb[kx] - sx * vb[kz]
-    by = vb[ky] - sy * vb[kz]
-    cx = vc[kx] - sx * vc[kz]
-    cy = vc[ky] - sy * vc[kz]
+    az = _pick(va, kz)
+    bz = _pick(vb, kz)
+    cz = _pick(vc, kz)
+    ax = _pick(va, kx) - sx * az
+    ay = _pick(va, ky) - sy * az
+    bx = _pick(vb, kx) - sx * bz
+    by = _pick(vb, ky) - sy * bz
+    cx = _pick(vc, kx) - sx * cz
+    cy = _pick(vc, ky) - sy * cz
     uu = _diff_product(cx, by, cy, bx)
     vv = _diff_product(ax, cy, ay, cx)
     ww = _diff_product(bx, ay, by, ax)
@@ -415,7 +425,7 @@ def _ray_triangle(start: vec3, dir: vec3, a: vec3, b: vec3, c: vec3):
     u = float32(0.0)
     v = float32(0.0)
     if hit:
-        tt = uu * (sz * va[kz]) + vv * (sz * vb[kz]) + ww * (sz * vc[kz])
+        tt = uu * (sz * az) + vv * (sz * bz) + ww * (sz * cz)
         if (tt < 0.0 and det > 0.0) or (tt > 0.0 and det < 0.0):  # T with det's sign < 0: behind the start
             hit = False
         else:

@@ -458,6 +458,38 @@ def test_closest_point_gradient_matches_finite_differences():
     np.testing.assert_allclose(x.grad.numpy(), fd, atol=2e-3)
 
 
+def test_ray_distance_gradient_matches_finite_differences():
+    pts, tris = uv_sphere(1.0, rings=8, segments=10)
+    mesh = make_mesh(pts, tris)
+
+    @wp.kernel
+    def k(mesh: wp.uint64, starts: wp.array(dtype=wp.vec3), d: wp.vec3, loss: wp.array(dtype=float)):
+        i = wp.tid()
+        q = wp.mesh_query_ray(mesh, starts[i], d, 1.0e6)
+        if q.result:
+            wp.atomic_add(loss, 0, q.t)
+
+    d = np.array([0.1, -0.2, -1.0])
+    d /= np.linalg.norm(d)
+    starts = np.array([[0.1, 0.2, 3.0], [-0.3, 0.1, 2.5], [-0.2, 0.5, 3.0]], np.float32)  # (all hit the sphere)
+    x = wp.array(starts, dtype=wp.vec3, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k, dim=len(starts), inputs=[mesh.id, x, wp.vec3(*d), loss])
+    tape.backward(loss)
+    h = 1e-4
+    fd = np.zeros((len(starts), 3))
+    for i in range(len(starts)):
+        for j in range(3):
+            e = np.zeros(3)
+            e[j] = h
+            t_plus = ref_rays(pts, tris, starts[i] + e, d)[0].min()
+            t_minus = ref_rays(pts, tris, starts[i] - e, d)[0].min()
+            fd[i, j] = (t_plus - t_minus) / (2 * h)
+    np.testing.assert_allclose(x.grad.numpy(), fd, atol=2e-3)
+
+
 def test_eval_position_gradient_in_the_barycentric_coordinates():
     pts, tris = random_soup(3, seed=17)
     mesh = make_mesh(pts, tris)
