@@ -774,48 +774,40 @@ def _xyz(v: vec4) -> vec3:
 def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_hit: bool):
     """(hit, t, u, v, sign, normal, face): the closest hit at 0 <= t < max_t (with any_hit, the first found).
 
-    Near child first, as Warp's traversal: at an inner node n both children (n + 1 and skip[n + 1], the
-    preorder layout's right child) are tested, the nearer one entered and the farther one pushed with its
-    entry distance, so a hit found early prunes every box entered beyond it (t_entry >= min_t)."""
+    Near child first, as Warp's traversal: at an inner node n both children (n + 1 and the packed node's right
+    child) are tested, the nearer one entered and the farther one pushed; a popped node's box is tested again
+    against the hit found meanwhile, so a hit found early prunes every box entered beyond it (t_entry >= min_t).
+    The traversal gives the face; its hit is then computed again from the face's own corners (the same test,
+    so the same t, u, v), which is all the adjoint differentiates: the traversal itself (an int stack in
+    the thread's memory) has no adjoint and is not rerun backwards."""
     rcp = _safe_rcp(dir)
     robust = dir[0] == 0.0 or dir[1] == 0.0 or dir[2] == 0.0
     min_t = max_t
     face = int32(0)
-    best_u = float32(0.0)
-    best_v = float32(0.0)
-    best_sign = float32(1.0)
-    best_normal = vec3(0.0, 0.0, 0.0)
     hit = bool(False)
     nodes = zeros(shape=_RAY_STACK, dtype=int32)
-    entries = zeros(shape=_RAY_STACK, dtype=float32)
     depth = int32(0)
     n = _first_node(m, root)
     if n < _stop_node(m, root):
         root_hit, root_t = _ray_box(start, dir, rcp, robust, _xyz(m.ray_boxes[2 * n]), _xyz(m.ray_boxes[2 * n + 1]))
         if root_hit and root_t < min_t:
             nodes[0] = n
-            entries[0] = root_t
             depth = 1
     while depth > 0:
         depth -= 1
         n = nodes[depth]
-        if entries[depth] < min_t:
+        again, entry = _ray_box(start, dir, rcp, robust, _xyz(m.ray_boxes[2 * n]), _xyz(m.ray_boxes[2 * n + 1]))
+        if entry < min_t:
             descending = bool(True)
             while descending:
                 end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
                 if end >= 0:  # a leaf
                     for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
-                        p = _xyz(m.ray_tris[3 * pc])
-                        q = _xyz(m.ray_tris[3 * pc + 1])
-                        r = _xyz(m.ray_tris[3 * pc + 2])
-                        tri_hit, t, u, v, s = _ray_triangle(start, dir, p, q, r)
+                        tri_hit, t, u, v, s = _ray_triangle(start, dir, _xyz(m.ray_tris[3 * pc]),
+                                                            _xyz(m.ray_tris[3 * pc + 1]), _xyz(m.ray_tris[3 * pc + 2]))
                         if tri_hit and t < min_t and t >= 0.0:
                             min_t = t
                             face = m.ray_faces[pc * _RAY_TRI_FLOATS + 3]
-                            best_u = u
-                            best_v = v
-                            best_sign = s
-                            best_normal = wp.cross(q - p, r - p)
                             hit = True
                     descending = False
                     if any_hit and hit:
@@ -832,11 +824,9 @@ def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_h
                     if left_hit and right_hit:
                         if right_t < left_t:
                             nodes[depth] = left
-                            entries[depth] = left_t
                             n = right
                         else:
                             nodes[depth] = right
-                            entries[depth] = right_t
                             n = left
                         depth += 1
                     elif left_hit:
@@ -845,9 +835,18 @@ def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_h
                         n = right
                     else:
                         descending = False
+    t_hit = max_t
+    best_u = float32(0.0)
+    best_v = float32(0.0)
+    best_sign = float32(1.0)
+    best_normal = vec3(0.0, 0.0, 0.0)
     if hit:
-        best_normal = wp.normalize(best_normal)
-    return hit, min_t, best_u, best_v, best_sign, best_normal, face
+        p = m.points[m.indices[face * 3 + 0]]
+        q = m.points[m.indices[face * 3 + 1]]
+        r = m.points[m.indices[face * 3 + 2]]
+        again_hit, t_hit, best_u, best_v, best_sign = _ray_triangle(start, dir, p, q, r)
+        best_normal = wp.normalize(wp.cross(q - p, r - p))
+    return hit, t_hit, best_u, best_v, best_sign, best_normal, face
 
 
 # -- the public queries: Warp's out-parameter forms and their struct forms -------------------------------

@@ -73,10 +73,9 @@ from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_ty
     tile_type
 from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
-from .autodiff_ir import (REPLAYS, SIDE_EFFECTS, add_values, body_ops, clone_ops, companions_of, contains,
-                          from_raw_pointer,
-                          required_companion, derived_kernel, expansion_block, free_values, i32_const, is_constant,
-                          is_diff, tainted_uses, terminator, trip_count, where, zero)
+from .autodiff_ir import (REPLAYS, add_values, body_ops, clone_ops, companions_of, derived_kernel, expansion_block,
+                          free_values, from_raw_pointer, has_adjoint_effects, i32_const, is_constant, is_diff,
+                          required_companion, tainted_uses, terminator, trip_count, where, writes_own_memory, zero)
 from .registry import Pass, PassError, kernels, ops_named
 
 ADJ_SUFFIX = "_adj"
@@ -611,7 +610,7 @@ class ReverseBuilder:
     # -- scf.if -------------------------------------------------------------------------------
     def op_scf_if(self, op, mapping, adj):
         results = list(op.results)
-        if not any(r in adj for r in results) and not contains(op, SIDE_EFFECTS):
+        if not any(r in adj for r in results) and not has_adjoint_effects(op):
             return
         free = free_values(op)
         cond = mapping.get(op.operands[0], op.operands[0])
@@ -737,8 +736,13 @@ class LoopReverse:
     def emit(self):
         op, adj = self.op, self.adj
         results = list(op.results)
-        if not any(r in adj for r in results) and not contains(op, SIDE_EFFECTS):
+        if not any(r in adj for r in results) and not has_adjoint_effects(op):
             return
+        if writes_own_memory(op):
+            raise PassError(f"{where(op)}: cannot differentiate a loop that writes a wp.zeros array of the thread "
+                            f"and carries a derivative (its reverse reruns iterations, which would read the array as "
+                            f"the last one left it); compute the derivative's inputs outside that loop, or launch "
+                            f"with enable_backward=False")
         self.free = free_values(op)
         self.diff_state = [k for k, t in enumerate(self.state_types) if is_diff(t)]
         n = trip_count(self.lo, self.hi, self.step) if self.is_for else self.count_iterations()

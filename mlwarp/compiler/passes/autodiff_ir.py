@@ -80,7 +80,8 @@ def clone_ops(ops, mapping: dict, pure: bool = True, given=frozenset()) -> None:
         op = op.operation
         if given and len(op.results) == 1 and op.results[0] in given:
             continue
-        if pure and op.name in SIDE_EFFECTS:
+        if pure and op.name in SIDE_EFFECTS and not (op.name == "warp.store" and _own_memory(op.opview.array)):
+            # (a store into the thread's own wp.zeros array is replayed: the replay reads that array back)
             if op.results and list(op.results[0].uses):
                 raise PassError(f"{where(op)}: cannot differentiate a kernel that uses the value returned by an "
                                 f"atomic operation (the adjoint does not replay atomics); launch it with "
@@ -287,6 +288,50 @@ def free_values(op: ir.Operation, pred=lambda v: is_diff(v.type) and not is_cons
 
     visit(op)
     return [v for v in out if v not in inner]
+
+
+def _own_memory(v: ir.Value) -> bool:
+    """Whether the array `v` is the thread's own (wp.zeros in the kernel: warp.local_array / stack_array) or raw
+    memory (from_raw_pointer): arrays without adjoints, whose stores pass nothing on."""
+    while isinstance(v, ir.OpResult) and v.owner.name in ("warp.view", "warp.slice"):
+        v = v.owner.operands[0]
+    if isinstance(v, ir.OpResult) and v.owner.name in ("warp.local_array", "warp.stack_array"):
+        return True
+    return from_raw_pointer(v)
+
+
+def writes_own_memory(op: ir.Operation) -> bool:
+    """Whether `op` (or an op nested in it) stores into a wp.zeros array of the thread: a loop that does cannot be
+    reversed by rerunning its iterations (each rerun would read the array as the last iteration left it)."""
+    found = []
+
+    def visit(o):
+        if o.name == "warp.store" and _own_memory(o.opview.array):
+            found.append(o)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return bool(found)
+
+
+def has_adjoint_effects(op: ir.Operation) -> bool:
+    """Whether `op` (or an op nested in it) writes memory the adjoint must follow: a store or atomic of a
+    differentiable value into an array with an adjoint, or any tile store. A loop or branch whose results carry
+    no adjoint and that has none (it fills an int stack, say) needs no reverse: rerunning it would read its
+    own memory as the forward left it, not as each iteration saw it."""
+    found = []
+
+    def visit(o):
+        if o.name in SIDE_EFFECTS:
+            view = o.opview if o.name in ("warp.store", "warp.atomic") else None
+            if view is None or (is_diff(view.value.type) and not _own_memory(view.array)):
+                found.append(o)
+                return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return bool(found)
 
 
 def contains(op: ir.Operation, names) -> bool:
