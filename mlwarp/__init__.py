@@ -28,6 +28,13 @@ class _Package(_types.ModuleType):
         namespace = _load_api()  # (another thread loading it: waits for it)
         if name in namespace:
             return namespace[name]
+        if name in namespace["_lazy_names"]:  # a name of a subpackage loaded on its first use (_api._lazy_names)
+            import importlib
+
+            module = importlib.import_module(namespace["_lazy_names"][name])
+            value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
+            namespace[name] = value
+            return value
         if name in namespace["_deprecated_names"]:  # Warp's old names: resolved (and warned about) on each use
             return namespace["_deprecated_names"][name]()
         raise AttributeError(f"module 'mlwarp' has no attribute '{name}'")
@@ -69,7 +76,8 @@ def _load_api() -> dict:
                 value.__module__ = __name__  # wp.init, wp.get_kernel_cache_dir, ... are mlwarp's
         namespace.update(names)
         namespace["__version__"] = _api.__version__
-        namespace["__all__"] = sorted(k for k in namespace if not k.startswith("_"))  # last: the API is loaded
+        public = {k for k in namespace if not k.startswith("_")} | set(_api._lazy_names)
+        namespace["__all__"] = sorted(public)  # last: the API is loaded
     return namespace
 
 

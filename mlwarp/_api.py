@@ -37,8 +37,36 @@ from .array_search import *  # noqa: F401,F403  (lower_bound as a generic @wp.fu
 from .decompositions import *  # noqa: F401,F403  (eig3, qr3, svd3, svd2 as @wp.func)
 from .perlin import *  # noqa: F401,F403  (noise, pnoise, curlnoise as @wp.func)
 from .random import *  # noqa: F401,F403  (rand_init, randf, randn, sample_unit_sphere, ...)
-from .geometry import *  # noqa: F401,F403  (wp.HashGrid, wp.hash_grid_query, ...: issue 17)
-from .geometry.isosurface import deprecated_marching_cubes as _deprecated_marching_cubes
+# wp.geometry's names (wp.HashGrid, wp.Mesh, wp.mesh_query_ray, wp.volume_sample, ...: issue 17) load with the
+# package on the first use of one (its iso-surface tables and volume functions cost ~60 ms of import): mlwarp/
+# __init__.py imports the module a name of _lazy_names maps to. test_public_names checks the list is geometry's
+# __all__.
+_GEOMETRY_NAMES = (
+    "Bvh", "BvhQuery", "BvhQueryTiled", "HashGrid", "HashGridQuery", "Mesh", "MeshQuery", "MeshQueryAABB",
+    "MeshQueryPoint", "MeshQueryRay", "Volume", "bvh_get_group_root", "bvh_query_aabb", "bvh_query_aabb_tiled",
+    "bvh_query_capsule", "bvh_query_next", "bvh_query_next_tiled", "bvh_query_ray", "bvh_query_ray_tiled",
+    "bvh_query_sphere", "hash_grid_point_id", "hash_grid_query", "hash_grid_query_next", "is_cubql_available",
+    "mesh_eval_face_normal", "mesh_eval_position", "mesh_eval_velocity", "mesh_get", "mesh_get_bvh",
+    "mesh_get_group_root", "mesh_get_index", "mesh_get_point", "mesh_get_velocity", "mesh_query_aabb",
+    "mesh_query_aabb_next", "mesh_query_furthest_point_no_sign", "mesh_query_next", "mesh_query_point",
+    "mesh_query_point_no_sign", "mesh_query_point_sign_normal", "mesh_query_point_sign_parity",
+    "mesh_query_point_sign_winding_number", "mesh_query_ray", "mesh_query_ray_anyhit",
+    "mesh_query_ray_count_intersections", "mesh_query_sphere", "tile_bvh_query_aabb", "tile_bvh_query_next",
+    "tile_bvh_query_ray", "tile_query_valid", "volume_index_to_world", "volume_index_to_world_dir", "volume_lookup",
+    "volume_lookup_f", "volume_lookup_i", "volume_lookup_index", "volume_lookup_v", "volume_sample",
+    "volume_sample_f", "volume_sample_grad", "volume_sample_grad_f", "volume_sample_grad_index", "volume_sample_i",
+    "volume_sample_index", "volume_sample_v", "volume_store", "volume_store_f", "volume_store_i", "volume_store_v",
+    "volume_voxel_count", "volume_world_to_index", "volume_world_to_index_dir",
+)
+_lazy_names = {name: "mlwarp.geometry" for name in (*_GEOMETRY_NAMES, "geometry")}
+
+
+def _deprecated_marching_cubes():
+    from .geometry.isosurface import deprecated_marching_cubes  # lazy: wp.geometry loads on first use (above)
+
+    return deprecated_marching_cubes(stacklevel=5)  # (one frame more: this one)
+
+
 _deprecated_names = {"MarchingCubes": _deprecated_marching_cubes}  # name -> what resolves it (mlwarp/__init__.py)
 from .static import constant, static  # noqa: F401
 from .launch import launch, synchronize, synchronize_device  # noqa: F401

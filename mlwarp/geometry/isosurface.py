@@ -410,8 +410,9 @@ class IsoSurfaceMarchingCubes(IsoSurfaceBase):
         return marching_cubes(field, threshold, domain_bounds_lower_corner, domain_bounds_upper_corner)
 
 
-def deprecated_marching_cubes():
-    """wp.MarchingCubes: Warp 1.19 resolves the old name to the new class, warning on each access."""
+def deprecated_marching_cubes(stacklevel: int = 4):
+    """wp.MarchingCubes: Warp 1.19 resolves the old name to the new class, warning on each access (`stacklevel`:
+    the user's frame, past mlwarp/__init__.py's lookup)."""
     _deprecated("wp.MarchingCubes is deprecated and will be removed in a future version of Warp. Use "
-                "wp.geometry.IsoSurfaceMarchingCubes instead.", stacklevel=4)
+                "wp.geometry.IsoSurfaceMarchingCubes instead.", stacklevel=stacklevel)
     return IsoSurfaceMarchingCubes

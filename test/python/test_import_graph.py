@@ -31,6 +31,9 @@ KNOWN_CYCLES = []
 DEFERRED_ON_PURPOSE = {
     ("mlwarp", "mlwarp._api"): "the package loads its user API on the first use of a name (PEP 562), so that "
                                "`import mlwarp.compiler...` and `import mlwarp.runtime` load only what they import",
+    ("mlwarp._api", "mlwarp.geometry.isosurface"): "wp.geometry loads on the first use of one of its names "
+                                                   "(_api._lazy_names: its tables and volume functions cost ~60 ms "
+                                                   "of import); wp.MarchingCubes is one",
 }
 
 # Function-local imports that defer nothing heavy (workarounds of the cycles above), per module: more fails

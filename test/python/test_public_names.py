@@ -60,3 +60,16 @@ def test_device_queries_and_aliases():
     cmd.launch()
     cmd.launch()
     assert a.numpy().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_the_lazily_loaded_geometry_names_are_wp_geometrys():
+    # wp.geometry loads on the first use of one of its names (mlwarp/_api.py _GEOMETRY_NAMES); the list must be
+    # exactly what the package exports, each name resolving to the package's object
+    import mlwarp.geometry
+    from mlwarp import _api
+
+    assert sorted(_api._GEOMETRY_NAMES) == sorted(mlwarp.geometry.__all__)
+    for name in _api._GEOMETRY_NAMES:
+        assert getattr(wp, name) is getattr(mlwarp.geometry, name), name
+        assert name in wp.__all__
+    assert wp.geometry is mlwarp.geometry
