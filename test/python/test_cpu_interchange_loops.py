@@ -271,3 +271,26 @@ def test_a_scatter_into_an_array_read_before_it_is_left_alone():
     # threads 0..3 read f[0..3] (never written) and add half of it into f[7..4]
     np.testing.assert_array_equal(f.numpy(), [0, 1, 2, 3, 4 + 1.5, 5 + 1.0, 6 + 0.5, 7 + 0.0])
     assert not interchanged(reads_what_it_scatters)
+
+
+@wp.kernel(enable_backward=False)
+def row_sums(x: wp.array(dtype=float), n: int, out: wp.array(dtype=float)):
+    i = wp.tid()
+    s = float(0.0)
+    for j in range(n):
+        s += x[i * n + j]
+    out[i] = s
+
+
+@pytest.mark.parametrize("rows", [1, 15, 16, 17, 300, 5000])  # 5000: several runtime threads
+def test_each_thread_summing_its_own_row_runs_in_blocks_of_sixteen(rows):
+    """Each thread walks its own row (addresses a row apart from thread to thread): blocks of 16 threads, each
+    thread's sum still in its own order, so exactly numpy's sequential cumsum of the row."""
+    n = 1000
+    x0 = np.random.default_rng(rows).standard_normal(rows * n).astype(np.float32)
+    out = wp.zeros(rows, dtype=float)
+    wp.launch(row_sums, rows, inputs=[wp.array(x0), n, out])
+    want = np.cumsum(x0.reshape(rows, n), axis=1, dtype=np.float32)[:, -1]
+    np.testing.assert_array_equal(out.numpy(), want)
+    lowered = row_sums.to_mlir("lowered")
+    assert interchanged(row_sums) and "arith.constant 16 : i64" in lowered

@@ -50,6 +50,10 @@ from ...passes.registry import Pass, is_inside, ops_named
 from .cpu_entry import THREAD_LOOP_ATTR
 
 BLOCK = 256  # threads per block; divides runtime/cpu.py's CHUNK_ALIGN (1024)
+# with a load in a uniform loop whose address is not consecutive across threads (each thread walks its own
+# stretch of an array: a tile's sum, a matrix row), the threads of a block read as many streams at once, a page
+# apart or more: 256 of them miss the TLB at every step (0.6 GB/s summing 4096-element rows), 16 stay in it
+STRIDED_BLOCK = 16
 # with stack arrays, a block has fewer threads when their arrays would take more than this
 STACK_ARRAY_BUDGET = 256 << 10  # in L2 with the rest of a block's buffers
 _DYNAMIC_INDEX = -2147483648  # llvm.getelementptr's marker for a dynamic index
@@ -130,7 +134,10 @@ class _Interchange:
     def applies(self) -> bool:
         loop = self.loop
         _erase_dead_loops(loop)
-        if len(self.body.arguments) != 1 or list(loop.results) or self._reads_stack_memory():
+        if len(self.body.arguments) != 1 or list(loop.results):
+            return False
+        shared = self._stack_memory_users()
+        if shared is None:
             return False
         ops = [op.operation for op in self.body.operations][:-1]
         self.stack_arrays = []
@@ -149,7 +156,13 @@ class _Interchange:
         self.split = self._scatter_split()
         if self.split is None and not any(self._is_uniform_loop(o) for o in self.top):
             return False
-        return all(_storable(v.type) for o in ops_named(loop, lambda n: True) if o != loop for v in o.results)
+        if not all(self._in_one_stretch(users) for users in shared):
+            return False
+        self.strided = any(not self._consecutive(load) for o in self.top if self._is_uniform_loop(o)
+                           for load in ops_named(o, {"llvm.load"}))
+        # (a constant of any type is uniform: it is hoisted, never kept per thread)
+        return all(_storable(v.type) for o in ops_named(loop, lambda n: True) if o != loop and o.name != "arith.constant"
+                   for v in o.results)
 
     def _scatter_split(self):
         """Where to cut a body that scatters (atomics at addresses that differ per thread: a mass-spring's
@@ -197,18 +210,37 @@ class _Interchange:
         memo[value] = result
         return result
 
-    def _reads_stack_memory(self) -> bool:
-        """Whether the thread loop uses memory allocated outside it on the stack (a wp.zeros array, a tile's
-        buffer: allocated once per entry, used by each thread in turn)."""
-        found = []
+    def _stack_memory_users(self):
+        """For each buffer allocated on the stack outside the thread loop that it uses (a tile's buffer,
+        allocated once per entry and used by each thread in turn: a reduction's tile of shape (1,) on its way
+        to an atomic), the top-level ops of the body that use it; None when the loop uses a wp.zeros array
+        (llvm.alloca: a thread's array, whose element a thread may keep across the loops)."""
+        users, refused = {}, []
 
         def visit(op, n, v):
             owner = _op_of(v)
-            if owner is not None and owner.name in ("llvm.alloca", "memref.alloca") and not is_inside(owner, self.loop):
-                found.append(v)
+            if owner is None or owner.name not in ("llvm.alloca", "memref.alloca") or is_inside(owner, self.loop):
+                return
+            if owner.name == "llvm.alloca":
+                refused.append(v)
+                return
+            top = op
+            while top.parent.operation != self.loop.operation:
+                top = top.parent.operation
+            users.setdefault(v, []).append(top)
 
         _walk_operands([self.loop], visit)
-        return bool(found)
+        return None if refused else list(users.values())
+
+    def _in_one_stretch(self, users) -> bool:
+        """Whether these top-level ops run in one stretch of per-thread work (each thread then stores and
+        reads the buffer before the next thread does): none is a uniform loop, none lies between them, and
+        the scatter's cut does not either."""
+        at = sorted(self.top.index(u) for u in users)
+        between = self.top[at[0]:at[-1] + 1]
+        if any(self._is_uniform_loop(o) for o in between):
+            return False
+        return self.split is None or self.split not in between[1:]
 
     def _is_uniform_chain(self, value, block, memo=None) -> bool:
         """`value` is the same for every thread: defined outside the thread loop, uniform already (a hoisted
@@ -464,9 +496,56 @@ class _Interchange:
             self.home[r] = ("state", buf)
         self.dead.append(op)  # its results are read through the buffers; it goes once no op refers to them
 
+    def _consecutive(self, load) -> bool:
+        """Whether the load's address is the same for every thread or one element further a thread."""
+        step = self._thread_step(load.operands[0], {})
+        return step is not None and step in (0, _bytes(load.results[0].type))
+
+    def _thread_step(self, value, memo):
+        """How much `value` grows from one thread to the next (bytes for an address), None when not known to be
+        a constant amount. The induction variable of a uniform loop and values from outside the thread loop
+        do not grow."""
+        if value in memo:
+            return memo[value]
+        memo[value] = None  # (a cycle through a loop's carried values: not known)
+        op = _op_of(value)
+        if value == self.tid:
+            step = 1
+        elif op is None:
+            holder = value.owner.owner
+            holder = holder.operation if isinstance(holder, ir.OpView) else holder
+            first = value.owner.arguments[0] if len(value.owner.arguments) else None
+            step = 0 if value == first and self._is_uniform_loop(holder) else None
+        elif _ORIGINAL not in op.attributes:
+            step = 0
+        elif op.regions:
+            step = None
+        else:
+            steps = [self._thread_step(v, memo) for v in op.operands]
+            constants = [_constant(v) for v in op.operands]
+            step = None
+            if None in steps:
+                pass
+            elif op.name in ("arith.trunci", "arith.extsi", "arith.extui", "arith.index_cast"):
+                step = steps[0]
+            elif op.name == "arith.addi":
+                step = steps[0] + steps[1]
+            elif op.name == "arith.subi":
+                step = steps[0] - steps[1]
+            elif op.name == "arith.muli" and (constants[0] is not None or constants[1] is not None):
+                step = steps[0] * constants[1] if constants[1] is not None else steps[1] * constants[0]
+            elif op.name == "llvm.getelementptr" and len(op.operands) == 2:
+                scale = _bytes(ir.TypeAttr(op.attributes["elem_type"]).value)
+                step = None if scale is None else steps[0] + steps[1] * scale
+            elif not any(steps):
+                step = 0  # made of values the same for every thread
+        memo[value] = step
+        return step
+
     def _block_size(self) -> ir.Value:
-        """BLOCK, or with stack arrays the largest power of two <= BLOCK whose arrays fit STACK_ARRAY_BUDGET."""
-        size = _i64(BLOCK)
+        """BLOCK (STRIDED_BLOCK when a uniform loop's loads walk per-thread stretches), or with stack arrays the
+        largest power of two <= that whose arrays fit STACK_ARRAY_BUDGET."""
+        size = _i64(STRIDED_BLOCK if self.strided else BLOCK)
         if not self.stack_arrays:
             return size
         per_thread = _i64(1)
@@ -484,6 +563,36 @@ class _Lanes:
     ptr: ir.Value
     lanes: int
     element_type: ir.Type
+
+
+def _constant(value: ir.Value):
+    """The integer `value` is, through a descriptor's fields (an array's stride fixed at the entry), else None."""
+    op = _op_of(value)
+    if op is not None and op.name == "llvm.extractvalue":
+        position = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
+        container = _op_of(op.operands[0])
+        while container is not None and container.name == "llvm.insertvalue":
+            if list(ir.DenseI64ArrayAttr(container.attributes["position"])) == position:
+                return _constant(container.operands[1])
+            container = _op_of(container.operands[0])
+        return None
+    if op is None or op.name not in ("arith.constant", "llvm.mlir.constant"):
+        return None
+    attr = op.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def _bytes(t: ir.Type):
+    """The size of a scalar or vector of them in memory, None for other types."""
+    if isinstance(t, ir.VectorType):
+        element = _bytes(ir.VectorType(t).element_type)
+        return None if element is None else element * ir.VectorType(t).shape[0] if ir.VectorType(t).rank == 1 \
+            else None
+    if isinstance(t, ir.FloatType):
+        return ir.FloatType(t).width // 8
+    if isinstance(t, ir.IntegerType) and ir.IntegerType(t).width % 8 == 0:
+        return ir.IntegerType(t).width // 8
+    return None
 
 
 def ops_named_all(ops, names) -> list:
