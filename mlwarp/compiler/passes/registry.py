@@ -118,6 +118,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "warp-gpu-kernel": ("mlwarp.compiler.targets.cuda.gpu_kernel", "GpuKernel"),
     "warp-inline": ("mlwarp.compiler.passes.inline", "Inline"),
     "warp-jvp": ("mlwarp.compiler.passes.autodiff_jvp", "Jvp"),
+    "warp-stream-tile-reductions": ("mlwarp.compiler.passes.stream_tile_reductions", "StreamTileReductions"),
     "warp-unroll-loops": ("mlwarp.compiler.passes.unroll", "UnrollLoops"),
 }
 

@@ -48,7 +48,8 @@ def stages(o: BuildOptions) -> list:
     # the float matmuls become register-blocked outer products before the other linalg ops become loops
     matmul = ("warp-cpu-vectorize-tile-matmul", {"vector-bits": 256}) if o.no_avx512 else \
         "warp-cpu-vectorize-tile-matmul"
-    tiles = (*TILES[:-1], matmul, TILES[-1])
+    at = TILES.index("convert-linalg-to-loops")
+    tiles = (*TILES[:at], matmul, *TILES[at:])
     return [*warp_stages(o), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
             Stage("tiles-to-llvm", TILES_TO_LLVM, only_if=TILES_ATTR), Stage("llvm", llvm),
             Stage("llvm-ir", emit=emit_llvm_ir, timing="llvm"), Stage("object", emit=emit_object, timing="llvm"),

@@ -34,7 +34,8 @@ def stages(o: BuildOptions) -> list:
     if o.debug:  # line directives on the gpu.module's llvm.funcs
         nvvm += (CUDA_LINE_INFO,)
     # no loop tapes: a GPU thread's stack is 1 KiB unless the context raises it for every resident thread
-    tiles = (("convert-warp-tiles-to-linalg", {"row-vectors": "false"}), *TILES[1:])
+    tiles = tuple(("convert-warp-tiles-to-linalg", {"row-vectors": "false"}) if p == "convert-warp-tiles-to-linalg"
+                  else p for p in TILES)
     table = [*warp_stages(o, loop_tape_bytes=0), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
              Stage("tiles-to-llvm", ("gpu.module(expand-strided-metadata,lower-affine)",), only_if=TILES_ATTR),
              Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]

@@ -1,0 +1,123 @@
+"""warp-stream-tile-reductions: a whole-tile reduction of a tile that is only loaded to be reduced
+(`wp.tile_sum(wp.tile_load(a, ...))`, also max, min and product) reads the array in the reduction's loop
+instead of copying the tile into a buffer first:
+
+    %t = warp.tile_load(%a, %i)                       %acc = scf.for %k = 0 to N iter_args(%s = init) {
+    %r = warp.tile_reduce(%t) {kind = "add",    ->        %v = scf.if (%i + %k < dim(%a)) { warp.load(%a, %i + %k) }
+                               axis = -1}                         else { 0 }
+                                                          scf.yield warp.add(%s, %v)
+                                                      }
+                                                      %r = warp.tile_full(%acc)
+
+Each element is the one tile_load would have read (zero past the array's upper extent), and they are
+combined in the same order from the same first value as convert-warp-tiles-to-linalg's reduction (row-major,
+Warp's sequential CPU loop), so the result is the same to the bit. The loop is emitted where the load was:
+the array is read at the same point of the program.
+
+Why: a block's tile_sum is one chain of dependent additions (the latency of an add per element). As a
+copy and a chain, a thread reads each element twice and nothing else overlaps; as a loop of thread-
+invariant bounds over the array, warp-cpu-interchange-loops runs the chain of a block of threads in
+lockstep, vectorised across the threads (their chains are independent), which is what lets a reduction of
+many tiles read at memory speed on the CPU.
+
+Left alone: reductions along an axis, argmax/argmin, tiles of vectors or matrices, and a loaded tile with any
+other use (it is needed whole).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from ..dialects.warp import builders as wb
+from ..dialects.warp import tile_params
+from ..lowering.tiles_to_linalg import _constant_of, _sum_identity, _zero
+from .registry import Pass, ops_named
+
+STREAMED_KINDS = ("add", "mul", "max", "min")
+
+
+def _defining_op(value: ir.Value):
+    if not isinstance(value, ir.OpResult):
+        return None
+    owner = value.owner
+    return owner.operation if isinstance(owner, ir.OpView) else owner
+
+
+def _scalar(t: ir.Type) -> bool:
+    return isinstance(t, (ir.IntegerType, ir.FloatType))
+
+
+def streamable(reduce_op):
+    """The tile_load feeding `reduce_op` when the pair can be streamed, else None."""
+    kind = ir.StringAttr(reduce_op.attributes["kind"]).value
+    if kind not in STREAMED_KINDS or ir.IntegerAttr(reduce_op.attributes["axis"]).value >= 0:
+        return None
+    load = _defining_op(reduce_op.operands[0])
+    if load is None or load.name != "warp.tile_load":
+        return None
+    if not _scalar(tile_params(load.results[0].type)[0]):
+        return None
+    uses = list(load.results[0].uses)
+    return load if len(uses) == 1 else None
+
+
+def _element(arr, positions, dtype) -> ir.Value:
+    """arr[positions], or zero where a position is past its dimension's extent (tile_load's rule)."""
+    inside = None
+    for d, p in enumerate(positions):
+        below = arith.CmpIOp(arith.CmpIPredicate.slt, p, wb.array_dim(arr, d)).result
+        inside = below if inside is None else arith.AndIOp(inside, below).result
+    branch = scf.IfOp(inside, [dtype], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([wb.load(arr, positions)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([_zero(dtype)])
+    return branch.results[0]
+
+
+def _stream(load, kind: str) -> ir.Value:
+    """The reduction of the tile `load` reads, as loops over the array at the insertion point."""
+    arr, offsets = load.operands[0], list(load.operands)[1:]
+    dtype, shape = tile_params(load.results[0].type)
+    i32 = ir.IntegerType.get_signless(32)
+    if kind in ("max", "min"):
+        acc = _element(arr, offsets, dtype)  # from the first element, as the tensor reduction
+    else:
+        acc = _sum_identity(dtype) if kind == "add" else _constant_of(dtype, 1)
+
+    def nest(d, ivs, carried):
+        loop = scf.ForOp(arith.ConstantOp(i32, 0).result, arith.ConstantOp(i32, shape[d]).result,
+                         arith.ConstantOp(i32, 1).result, [carried])
+        with ir.InsertionPoint(loop.body):
+            here = [*ivs, loop.induction_variable]
+            acc = loop.inner_iter_args[0]
+            if d + 1 < len(shape):
+                acc = nest(d + 1, here, acc)
+            else:
+                positions = [arith.AddIOp(off, iv).result for off, iv in zip(offsets, here)]
+                acc = wb.builtin(kind, [acc, _element(arr, positions, dtype)], dtype)
+            scf.YieldOp([acc])
+        return loop.results[0]
+
+    return nest(0, [], acc)
+
+
+class StreamTileReductions(Pass):
+    name = "warp-stream-tile-reductions"
+    description = "Whole-tile add/mul/max/min reductions of a tile only loaded to be reduced read the array in " \
+                  "the reduction's loop (no tile buffer; the same elements in the same order)"
+
+    def run(self, module):
+        for reduce_op in ops_named(module, {"warp.tile_reduce"}):
+            load = streamable(reduce_op)
+            if load is None:
+                continue
+            kind = ir.StringAttr(reduce_op.attributes["kind"]).value
+            with ir.InsertionPoint(load), load.location:
+                value = _stream(load, kind)
+            with ir.InsertionPoint(reduce_op), reduce_op.location:
+                tile = wb.create("tile_full", value, results=[reduce_op.results[0].type]).results[0]
+            reduce_op.results[0].replace_all_uses_with(tile)
+            reduce_op.erase()
+            load.erase()

@@ -1,0 +1,112 @@
+"""Whole-tile reductions of loaded tiles (warp-stream-tile-reductions reads the array in the reduction's loop,
+and warp-cpu-interchange-loops runs the blocks' chains side by side): each block's result against numpy's
+sequential reduction of the same zero-padded tile, to the bit, with partial last tiles, 2-d tiles, ints,
+launches of many blocks (several runtime threads) and the forms left alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+TILE = wp.constant(4096)
+ROWS = wp.constant(4)
+COLS = wp.constant(8)
+
+
+def _padded_blocks(x, size):
+    blocks = -(-len(x) // size)
+    padded = np.zeros(blocks * size, x.dtype)
+    padded[:len(x)] = x
+    return padded.reshape(blocks, size)
+
+
+@wp.kernel
+def block_sums(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.tile_store(out, wp.tile_sum(wp.tile_load(x, shape=TILE, offset=i * TILE)), offset=i)
+
+
+@pytest.mark.parametrize("n", [4096, 4097, 100_000, 3_000_001])  # 3e6: 733 blocks, several runtime threads
+def test_each_block_sums_in_warps_sequential_order(n):
+    x0 = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    blocks = -(-n // 4096)
+    out = wp.zeros(blocks, dtype=float)
+    wp.launch_tiled(block_sums, dim=blocks, inputs=[wp.array(x0), out], block_dim=64)
+    want = np.cumsum(_padded_blocks(x0, 4096), axis=1, dtype=np.float32)[:, -1]  # one add after another
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
+@wp.kernel
+def total(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.tile_atomic_add(out, wp.tile_sum(wp.tile_load(x, shape=TILE, offset=i * TILE)))
+
+
+def test_the_documented_reduction_into_one_total():
+    x0 = np.random.default_rng(1).random(1_000_003, dtype=np.float32)
+    out = wp.zeros(1, dtype=float)
+    wp.launch_tiled(total, dim=-(-len(x0) // 4096), inputs=[wp.array(x0), out], block_dim=64)
+    want = float(np.sum(x0, dtype=np.float64))
+    assert abs(float(out.numpy()[0]) - want) <= 1e-5 * want
+
+
+@wp.kernel
+def tile_extrema(a: wp.array2d(dtype=wp.int32), hi: wp.array(dtype=wp.int32), lo: wp.array(dtype=wp.int32),
+                 prod: wp.array(dtype=wp.int32)):
+    i, j = wp.tid()
+    k = i * 16 + j
+    wp.tile_store(hi, wp.tile_max(wp.tile_load(a, shape=(ROWS, COLS), offset=(i * ROWS, j * COLS))), offset=k)
+    wp.tile_store(lo, wp.tile_min(wp.tile_load(a, shape=(ROWS, COLS), offset=(i * ROWS, j * COLS))), offset=k)
+    wp.tile_store(prod, wp.tile_reduce(wp.mul, wp.tile_load(a, shape=(ROWS, COLS), offset=(i * ROWS, j * COLS))),
+                  offset=k)
+
+
+def test_max_min_and_product_of_2d_int_tiles_with_zero_padding():
+    """A 10 x 20 array in 4 x 8 tiles: the last row and column of tiles reach past it and read zeros, which take
+    part (a tile of negatives past the edge has max 0), as in Warp."""
+    a0 = np.random.default_rng(2).integers(-9, -1, (10, 20)).astype(np.int32)
+    a0[:4, :8] = np.random.default_rng(3).integers(1, 3, (4, 8))  # a positive tile: its product, exactly
+    grid = (3, 3)
+    hi, lo, prod = (wp.zeros(48, dtype=wp.int32) for _ in range(3))
+    wp.launch_tiled(tile_extrema, dim=grid, inputs=[wp.array(a0), hi, lo, prod], block_dim=32)
+    padded = np.zeros((12, 24), np.int32)
+    padded[:10, :20] = a0
+    tiles = padded.reshape(3, 4, 3, 8).transpose(0, 2, 1, 3).reshape(3, 3, 32)
+    for i in range(3):
+        for j in range(3):
+            k = i * 16 + j
+            assert hi.numpy()[k] == tiles[i, j].max() and lo.numpy()[k] == tiles[i, j].min()
+            assert prod.numpy()[k] == np.prod(tiles[i, j].astype(np.int64)).astype(np.int32)
+    assert hi.numpy()[2 * 16 + 2] == 0  # the corner tile: -9..-2 and zeros past the edge
+
+
+@wp.kernel
+def sum_and_copy(x: wp.array(dtype=float), y: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    t = wp.tile_load(x, shape=TILE, offset=i * TILE)
+    wp.tile_store(y, t, offset=i * TILE)
+    wp.tile_store(out, wp.tile_sum(t), offset=i)
+
+
+def test_a_tile_also_stored_keeps_its_buffer_and_the_same_sums():
+    x0 = np.random.default_rng(4).standard_normal(10_000).astype(np.float32)
+    y, out = wp.zeros(3 * 4096, dtype=float), wp.zeros(3, dtype=float)
+    wp.launch_tiled(sum_and_copy, dim=3, inputs=[wp.array(x0), y, out], block_dim=64)
+    padded = _padded_blocks(x0, 4096)
+    np.testing.assert_array_equal(y.numpy(), padded.reshape(-1))
+    np.testing.assert_array_equal(out.numpy(), np.cumsum(padded, axis=1, dtype=np.float32)[:, -1])
+    assert "warp.tile_reduce" in sum_and_copy.to_mlir("warp-opt")
+
+
+def test_the_streamed_sum_has_no_tile_buffer_and_its_gradient_is_ones():
+    forward = block_sums.to_mlir("tiles").split("func.func @block_sums(")[1].split("func.func")[0]
+    assert "memref<4096xf32>" not in forward and "scf.for" in forward
+    x = wp.array(np.random.default_rng(5).standard_normal(8192).astype(np.float32), requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(block_sums, dim=2, inputs=[x, out], block_dim=64)
+    tape.backward(grads={out: wp.array(np.array([1.0, 2.0], np.float32))})
+    np.testing.assert_array_equal(x.grad.numpy(), np.repeat(np.array([1.0, 2.0], np.float32), 4096))
