@@ -359,18 +359,7 @@ class _Lowering:
         dtype = result.element_type
 
         def element(ivs):
-            positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
-            inside = None
-            for d, p in enumerate(positions):
-                extent = wb.array_dim(arr, d)
-                below = arith.CmpIOp(arith.CmpIPredicate.slt, p, extent).result
-                inside = below if inside is None else arith.AndIOp(inside, below).result
-            branch = scf.IfOp(inside, [dtype], has_else=True)
-            with ir.InsertionPoint(branch.then_block):
-                scf.YieldOp([wb.load(arr, positions)])
-            with ir.InsertionPoint(branch.else_block):
-                scf.YieldOp([_zero(dtype)])
-            return branch.results[0]
+            return load_or_zero(arr, [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)], dtype)
 
         return self.generate(result, element)
 
@@ -881,6 +870,16 @@ def _inside(arr, positions) -> ir.Value:
         below = arith.CmpIOp(arith.CmpIPredicate.slt, p, wb.array_dim(arr, d)).result
         inside = below if inside is None else arith.AndIOp(inside, below).result
     return inside
+
+
+def load_or_zero(arr, positions, dtype) -> ir.Value:
+    """arr[positions], or zero where a position is past its dimension's extent (tile_load's rule)."""
+    branch = scf.IfOp(_inside(arr, positions), [dtype], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([wb.load(arr, positions)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([_zero(dtype)])
+    return branch.results[0]
 
 
 def _loop_nest(shape, body, ivs=()) -> None:

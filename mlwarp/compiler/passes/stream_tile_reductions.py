@@ -31,7 +31,7 @@ from mlir.dialects import arith, scf
 
 from ..dialects.warp import builders as wb
 from ..dialects.warp import tile_params
-from ..lowering.tiles_to_linalg import _constant_of, _sum_identity, _zero
+from ..lowering.tiles_to_linalg import _constant_of, _sum_identity, load_or_zero
 from .registry import Pass, ops_named
 
 STREAMED_KINDS = ("add", "mul", "max", "min")
@@ -62,27 +62,13 @@ def streamable(reduce_op):
     return load if len(uses) == 1 else None
 
 
-def _element(arr, positions, dtype) -> ir.Value:
-    """arr[positions], or zero where a position is past its dimension's extent (tile_load's rule)."""
-    inside = None
-    for d, p in enumerate(positions):
-        below = arith.CmpIOp(arith.CmpIPredicate.slt, p, wb.array_dim(arr, d)).result
-        inside = below if inside is None else arith.AndIOp(inside, below).result
-    branch = scf.IfOp(inside, [dtype], has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        scf.YieldOp([wb.load(arr, positions)])
-    with ir.InsertionPoint(branch.else_block):
-        scf.YieldOp([_zero(dtype)])
-    return branch.results[0]
-
-
 def _stream(load, kind: str) -> ir.Value:
     """The reduction of the tile `load` reads, as loops over the array at the insertion point."""
     arr, offsets = load.operands[0], list(load.operands)[1:]
     dtype, shape = tile_params(load.results[0].type)
     i32 = ir.IntegerType.get_signless(32)
     if kind in ("max", "min"):
-        acc = _element(arr, offsets, dtype)  # from the first element, as the tensor reduction
+        acc = load_or_zero(arr, offsets, dtype)  # from the first element, as the tensor reduction
     else:
         acc = _sum_identity(dtype) if kind == "add" else _constant_of(dtype, 1)
 
@@ -96,7 +82,7 @@ def _stream(load, kind: str) -> ir.Value:
                 acc = nest(d + 1, here, acc)
             else:
                 positions = [arith.AddIOp(off, iv).result for off, iv in zip(offsets, here)]
-                acc = wb.builtin(kind, [acc, _element(arr, positions, dtype)], dtype)
+                acc = wb.builtin(kind, [acc, load_or_zero(arr, positions, dtype)], dtype)
             scf.YieldOp([acc])
         return loop.results[0]
 
