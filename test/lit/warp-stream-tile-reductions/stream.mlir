@@ -3,14 +3,15 @@
 // A whole-tile reduction of a tile loaded only to be reduced becomes a loop over the array's elements at the
 // load's place: each element is the one the load would read (zero past the array's upper extent), combined in
 // row-major order from the same first value as the tensor reduction (the sum from -0.0; max/min from element
-// (0, 0)). The result is a tile of shape (1,) again (warp.tile_full), for the ops that use it.
+// (0, 0)), 16 elements of a row an iteration (8 for a row of 8). The result is a tile of shape (1,) again (warp.tile_full), for the ops that use it.
 
 // CHECK-LABEL: func.func @sum(
 // CHECK-SAME: %[[A:.+]]: !warp.array<f32, 1 : i64>, %[[OUT:.+]]: !warp.array<f32, 1 : i64>)
 // CHECK: %[[OFF:.+]] = "warp.mul"
 // CHECK-NOT: warp.tile_load
 // CHECK: %[[NEG0:.+]] = arith.constant -0.000000e+00 : f32
-// CHECK: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[NEG0]]) -> (f32)
+// CHECK: %[[C16:.+]] = arith.constant 16 : i32
+// CHECK: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %[[C16]] iter_args(%[[ACC:.+]] = %[[NEG0]]) -> (f32)
 // CHECK:   %[[P:.+]] = arith.addi %[[OFF]], %[[K]] : i32
 // CHECK:   %[[DIM:.+]] = "warp.array_dim"(%[[A]]) {dim = 0 : i64}
 // CHECK:   %[[IN:.+]] = arith.cmpi slt, %[[P]], %[[DIM]] : i32
@@ -19,7 +20,13 @@
 // CHECK:   } else {
 // CHECK:     arith.constant 0.000000e+00 : f32
 // CHECK:   %[[NEXT:.+]] = "warp.add"(%[[ACC]], %[[X]]) : (f32, f32) -> f32
-// CHECK:   scf.yield %[[NEXT]] : f32
+// the next element: k + 1, added to the first's sum; 16 elements an iteration (UNROLL)
+// CHECK:   %[[K1:.+]] = arith.addi %[[K]], %{{.+}} : i32
+// CHECK:   arith.addi %[[OFF]], %[[K1]] : i32
+// CHECK:   "warp.add"(%[[NEXT]], %{{.+}}) : (f32, f32) -> f32
+// CHECK-COUNT-14: "warp.add"
+// CHECK-NOT: "warp.add"
+// CHECK:   scf.yield %{{.+}} : f32
 // CHECK: %[[TILE:.+]] = "warp.tile_full"(%[[SUM]]) : (f32) -> !warp.tile<f32, array<i64: 1>>
 // CHECK: "warp.tile_atomic_add"(%[[OUT]], %[[TILE]], %{{.+}})
 // CHECK-NOT: warp.tile_reduce
@@ -28,11 +35,13 @@
 // CHECK-LABEL: func.func @max2d(
 // CHECK: %[[FIRST:.+]] = scf.if %{{.+}} -> (i32) {
 // CHECK: %[[ROWS:.+]] = scf.for %[[R:.+]] = %{{.+}} iter_args(%[[RACC:.+]] = %[[FIRST]]) -> (i32)
-// CHECK:   %[[COLS:.+]] = scf.for %[[C:.+]] = %{{.+}} iter_args(%[[CACC:.+]] = %[[RACC]]) -> (i32)
+// CHECK:   %[[COLS:.+]] = scf.for %[[C:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[CACC:.+]] = %[[RACC]]) -> (i32)
 // CHECK:     arith.addi %{{.+}}, %[[R]] : i32
 // CHECK:     arith.addi %{{.+}}, %[[C]] : i32
-// CHECK:     %[[M:.+]] = "warp.max"(%[[CACC]], %{{.+}}) : (i32, i32) -> i32
-// CHECK:     scf.yield %[[M]]
+// CHECK:     "warp.max"(%[[CACC]], %{{.+}}) : (i32, i32) -> i32
+// CHECK-COUNT-7: "warp.max"
+// CHECK-NOT: "warp.max"
+// CHECK:     scf.yield
 // CHECK:   scf.yield %[[COLS]]
 // CHECK: "warp.tile_full"(%[[ROWS]])
 
