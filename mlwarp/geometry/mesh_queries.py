@@ -850,24 +850,13 @@ def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_h
 
 
 # -- the public queries: Warp's out-parameter forms and their struct forms -------------------------------
+# Each query is one private function returning the struct; the struct form returns it, the out-parameter form
+# copies it out (_copy_point / _copy_ray: the outputs written only when something was found, as Warp's).
 @func
-def mesh_query_point_no_sign(id: uint64, point: vec3, max_dist: float32, face: ref[int32], bary_u: ref[float32],
-                             bary_v: ref[float32]) -> bool:
-    """The closest point of the mesh within max_dist: its face and barycentric (u, v); no sign."""
-    found, f, u, v = _closest(mesh_get(id), point, max_dist)
-    if found:
-        face = f
-        bary_u = u
-        bary_v = v
-    return found
-
-
-@func
-def mesh_query_point_no_sign(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:  # noqa: F811
-    found, f, u, v = _closest(mesh_get(id), point, max_dist)
+def _point_result(found: bool_, f: int32, u: float32, v: float32) -> MeshQueryPoint:
+    """A point query's result: the face and (u, v) when found; the sign 0 until the query sets it."""
     result = MeshQueryPoint()
     result.result = found
-    result.sign = 0.0
     if found:
         result.face = f
         result.u = u
@@ -876,87 +865,48 @@ def mesh_query_point_no_sign(id: uint64, point: vec3, max_dist: float32) -> Mesh
 
 
 @func
-def mesh_query_point(id: uint64, point: vec3, max_dist: float32, inside: ref[float32], face: ref[int32],
-                     bary_u: ref[float32], bary_v: ref[float32]) -> bool:
-    """The closest point within max_dist and its sign (< 0 inside, from Warp's three axis rays)."""
-    m = mesh_get(id)
-    found, f, u, v = _closest(m, point, max_dist)
-    if found:
-        face = f
-        bary_u = u
-        bary_v = v
-        inside = _inside_ray_tracing(m, point)
-    return found
+def _copy_point(q: MeshQueryPoint, inside: ref[float32], face: ref[int32], bary_u: ref[float32],
+                bary_v: ref[float32]) -> bool:
+    if q.result:
+        face = q.face
+        bary_u = q.u
+        bary_v = q.v
+        inside = q.sign
+    return q.result
 
 
 @func
-def mesh_query_point(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:  # noqa: F811
+def _point_no_sign(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:
+    found, f, u, v = _closest(mesh_get(id), point, max_dist)
+    return _point_result(found, f, u, v)
+
+
+@func
+def _point_ray_sign(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:
     m = mesh_get(id)
     found, f, u, v = _closest(m, point, max_dist)
-    result = MeshQueryPoint()
-    result.result = found
+    result = _point_result(found, f, u, v)
     if found:
-        result.face = f
-        result.u = u
-        result.v = v
         result.sign = _inside_ray_tracing(m, point)
     return result
 
 
 @func
-def mesh_query_point_sign_parity(id: uint64, point: vec3, max_dist: float32, inside: ref[float32],
-                                 face: ref[int32], bary_u: ref[float32], bary_v: ref[float32],
-                                 n_sample: int32 = 1, perturbation_scale: float32 = 0.1) -> bool:
-    """The closest point within max_dist; its sign by the parity of ray crossings (n_sample rays)."""
+def _point_sign_parity(id: uint64, point: vec3, max_dist: float32, n_sample: int32,
+                       perturbation_scale: float32) -> MeshQueryPoint:
     m = mesh_get(id)
     found, f, u, v = _closest(m, point, max_dist)
+    result = _point_result(found, f, u, v)
     if found:
-        face = f
-        bary_u = u
-        bary_v = v
-        inside = _inside_parity(m, point, n_sample, perturbation_scale)
-    return found
-
-
-@func
-def mesh_query_point_sign_parity(id: uint64, point: vec3, max_dist: float32, n_sample: int32 = 1,  # noqa: F811
-                                 perturbation_scale: float32 = 0.1) -> MeshQueryPoint:
-    m = mesh_get(id)
-    found, f, u, v = _closest(m, point, max_dist)
-    result = MeshQueryPoint()
-    result.result = found
-    if found:
-        result.face = f
-        result.u = u
-        result.v = v
         result.sign = _inside_parity(m, point, n_sample, perturbation_scale)
     return result
 
 
 @func
-def mesh_query_point_sign_normal(id: uint64, point: vec3, max_dist: float32, inside: ref[float32],
-                                 face: ref[int32], bary_u: ref[float32], bary_v: ref[float32],
-                                 epsilon: float32 = 1.0e-3) -> bool:
-    """The closest point within max_dist; its sign from the angle-weighted normals of the closest features."""
+def _point_sign_normal(id: uint64, point: vec3, max_dist: float32, epsilon: float32) -> MeshQueryPoint:
     found, f, u, v, s = _closest_sign_normal(mesh_get(id), point, max_dist, epsilon)
+    result = _point_result(found, f, u, v)
     if found:
-        face = f
-        bary_u = u
-        bary_v = v
-        inside = s
-    return found
-
-
-@func
-def mesh_query_point_sign_normal(id: uint64, point: vec3, max_dist: float32,  # noqa: F811
-                                 epsilon: float32 = 1.0e-3) -> MeshQueryPoint:
-    found, f, u, v, s = _closest_sign_normal(mesh_get(id), point, max_dist, epsilon)
-    result = MeshQueryPoint()
-    result.result = found
-    if found:
-        result.face = f
-        result.u = u
-        result.v = v
         result.sign = s
     return result
 
@@ -972,80 +922,107 @@ def _winding_sign(m: MeshData, point: vec3, accuracy: float32, threshold: float3
 
 
 @func
+def _point_sign_winding_number(id: uint64, point: vec3, max_dist: float32, accuracy: float32,
+                               threshold: float32) -> MeshQueryPoint:
+    m = mesh_get(id)
+    found, f, u, v = _closest(m, point, max_dist)
+    result = _point_result(found, f, u, v)
+    if found:
+        result.sign = _winding_sign(m, point, accuracy, threshold)
+    return result
+
+
+@func
+def _furthest_no_sign(id: uint64, point: vec3, min_dist: float32) -> MeshQueryPoint:
+    found, f, u, v = _furthest(mesh_get(id), point, min_dist)
+    return _point_result(found, f, u, v)
+
+
+@func
+def mesh_query_point_no_sign(id: uint64, point: vec3, max_dist: float32, face: ref[int32], bary_u: ref[float32],
+                             bary_v: ref[float32]) -> bool:
+    """The closest point of the mesh within max_dist: its face and barycentric (u, v); no sign."""
+    sign = float32(0.0)
+    return _copy_point(_point_no_sign(id, point, max_dist), sign, face, bary_u, bary_v)
+
+
+@func
+def mesh_query_point_no_sign(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:  # noqa: F811
+    return _point_no_sign(id, point, max_dist)
+
+
+@func
+def mesh_query_point(id: uint64, point: vec3, max_dist: float32, inside: ref[float32], face: ref[int32],
+                     bary_u: ref[float32], bary_v: ref[float32]) -> bool:
+    """The closest point within max_dist and its sign (< 0 inside, from Warp's three axis rays)."""
+    return _copy_point(_point_ray_sign(id, point, max_dist), inside, face, bary_u, bary_v)
+
+
+@func
+def mesh_query_point(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:  # noqa: F811
+    return _point_ray_sign(id, point, max_dist)
+
+
+@func
+def mesh_query_point_sign_parity(id: uint64, point: vec3, max_dist: float32, inside: ref[float32],
+                                 face: ref[int32], bary_u: ref[float32], bary_v: ref[float32],
+                                 n_sample: int32 = 1, perturbation_scale: float32 = 0.1) -> bool:
+    """The closest point within max_dist; its sign by the parity of ray crossings (n_sample rays)."""
+    q = _point_sign_parity(id, point, max_dist, n_sample, perturbation_scale)
+    return _copy_point(q, inside, face, bary_u, bary_v)
+
+
+@func
+def mesh_query_point_sign_parity(id: uint64, point: vec3, max_dist: float32, n_sample: int32 = 1,  # noqa: F811
+                                 perturbation_scale: float32 = 0.1) -> MeshQueryPoint:
+    return _point_sign_parity(id, point, max_dist, n_sample, perturbation_scale)
+
+
+@func
+def mesh_query_point_sign_normal(id: uint64, point: vec3, max_dist: float32, inside: ref[float32],
+                                 face: ref[int32], bary_u: ref[float32], bary_v: ref[float32],
+                                 epsilon: float32 = 1.0e-3) -> bool:
+    """The closest point within max_dist; its sign from the angle-weighted normals of the closest features."""
+    return _copy_point(_point_sign_normal(id, point, max_dist, epsilon), inside, face, bary_u, bary_v)
+
+
+@func
+def mesh_query_point_sign_normal(id: uint64, point: vec3, max_dist: float32,  # noqa: F811
+                                 epsilon: float32 = 1.0e-3) -> MeshQueryPoint:
+    return _point_sign_normal(id, point, max_dist, epsilon)
+
+
+@func
 def mesh_query_point_sign_winding_number(id: uint64, point: vec3, max_dist: float32, inside: ref[float32],
                                          face: ref[int32], bary_u: ref[float32], bary_v: ref[float32],
                                          accuracy: float32 = 2.0, threshold: float32 = 0.5) -> bool:
     """The closest point within max_dist; inside (-1) when the winding number exceeds threshold (a mesh built
     without support_winding_number: the three-ray vote of mesh_query_point)."""
-    m = mesh_get(id)
-    found, f, u, v = _closest(m, point, max_dist)
-    if found:
-        face = f
-        bary_u = u
-        bary_v = v
-        inside = _winding_sign(m, point, accuracy, threshold)
-    return found
+    q = _point_sign_winding_number(id, point, max_dist, accuracy, threshold)
+    return _copy_point(q, inside, face, bary_u, bary_v)
 
 
 @func
 def mesh_query_point_sign_winding_number(id: uint64, point: vec3, max_dist: float32,  # noqa: F811
                                          accuracy: float32 = 2.0, threshold: float32 = 0.5) -> MeshQueryPoint:
-    m = mesh_get(id)
-    found, f, u, v = _closest(m, point, max_dist)
-    result = MeshQueryPoint()
-    result.result = found
-    if found:
-        result.face = f
-        result.u = u
-        result.v = v
-        result.sign = _winding_sign(m, point, accuracy, threshold)
-    return result
+    return _point_sign_winding_number(id, point, max_dist, accuracy, threshold)
 
 
 @func
 def mesh_query_furthest_point_no_sign(id: uint64, point: vec3, min_dist: float32, face: ref[int32],
                                       bary_u: ref[float32], bary_v: ref[float32]) -> bool:
     """The furthest point of the mesh strictly beyond min_dist: its face and barycentric (u, v)."""
-    found, f, u, v = _furthest(mesh_get(id), point, min_dist)
-    if found:
-        face = f
-        bary_u = u
-        bary_v = v
-    return found
+    sign = float32(0.0)
+    return _copy_point(_furthest_no_sign(id, point, min_dist), sign, face, bary_u, bary_v)
 
 
 @func
 def mesh_query_furthest_point_no_sign(id: uint64, point: vec3, min_dist: float32) -> MeshQueryPoint:  # noqa: F811
-    found, f, u, v = _furthest(mesh_get(id), point, min_dist)
-    result = MeshQueryPoint()
-    result.result = found
-    result.sign = 0.0
-    if found:
-        result.face = f
-        result.u = u
-        result.v = v
-    return result
+    return _furthest_no_sign(id, point, min_dist)
 
 
 @func
-def mesh_query_ray(id: uint64, start: vec3, dir: vec3, max_t: float32, t: ref[float32], bary_u: ref[float32],
-                   bary_v: ref[float32], sign: ref[float32], normal: ref[vec3], face: ref[int32],
-                   root: int32 = -1) -> bool:
-    """The closest hit of the ray start + t dir, 0 <= t < max_t (in units of |dir|), from node `root` (-1: the
-    whole tree; a group's root from wp.mesh_get_group_root)."""
-    hit, tt, u, v, s, nrm, f = _ray(mesh_get(id), start, dir, max_t, root, False)
-    if hit:
-        t = tt
-        bary_u = u
-        bary_v = v
-        sign = s
-        normal = nrm
-        face = f
-    return hit
-
-
-@func
-def mesh_query_ray(id: uint64, start: vec3, dir: vec3, max_t: float32, root: int32 = -1) -> MeshQueryRay:  # noqa: F811
+def _ray_result(id: uint64, start: vec3, dir: vec3, max_t: float32, root: int32) -> MeshQueryRay:
     hit, tt, u, v, s, nrm, f = _ray(mesh_get(id), start, dir, max_t, root, False)
     result = MeshQueryRay()
     result.result = hit
@@ -1057,6 +1034,28 @@ def mesh_query_ray(id: uint64, start: vec3, dir: vec3, max_t: float32, root: int
         result.normal = nrm
         result.face = f
     return result
+
+
+@func
+def mesh_query_ray(id: uint64, start: vec3, dir: vec3, max_t: float32, t: ref[float32], bary_u: ref[float32],
+                   bary_v: ref[float32], sign: ref[float32], normal: ref[vec3], face: ref[int32],
+                   root: int32 = -1) -> bool:
+    """The closest hit of the ray start + t dir, 0 <= t < max_t (in units of |dir|), from node `root` (-1: the
+    whole tree; a group's root from wp.mesh_get_group_root)."""
+    q = _ray_result(id, start, dir, max_t, root)
+    if q.result:
+        t = q.t
+        bary_u = q.u
+        bary_v = q.v
+        sign = q.sign
+        normal = q.normal
+        face = q.face
+    return q.result
+
+
+@func
+def mesh_query_ray(id: uint64, start: vec3, dir: vec3, max_t: float32, root: int32 = -1) -> MeshQueryRay:  # noqa: F811
+    return _ray_result(id, start, dir, max_t, root)
 
 
 @func
