@@ -153,27 +153,23 @@ def build_grouped_tree(lowers, uppers, groups, leaf_size, builder=None) -> dict:
 
 
 def refit_tree(tree: dict, lowers: np.ndarray, uppers: np.ndarray):
-    """Node boxes: a leaf's is its items' bounds, an inner node's its children's, deepest level first."""
+    """Node boxes: a leaf's is its items' bounds (one thread a node), an inner node's its children's (one thread
+    in reverse preorder, so children before parents): the build_kernels leaf_boxes and inner_boxes kernels."""
+    from . import build_kernels as bk
+    from ..types import int32
+
     num_nodes = tree["skip"].size
     lo = np.zeros((num_nodes, 3), np.float32)
     hi = np.zeros((num_nodes, 3), np.float32)
     if not num_nodes:
         return lo, hi
-    start, end, prims = tree["start"], tree["end"], tree["primitives"]
-    leaves = np.flatnonzero(start >= 0)
-    order = np.argsort(start[leaves])
-    leaves = leaves[order]
-    firsts = start[leaves]
-    lo[leaves] = np.minimum.reduceat(lowers[prims], firsts, axis=0)
-    hi[leaves] = np.maximum.reduceat(uppers[prims], firsts, axis=0)
-    inner = np.flatnonzero(start < 0)
-    depth = tree["depth"][inner]
-    for d in range(int(depth.max()) if inner.size else -1, -1, -1):
-        nodes = inner[depth == d]
-        left = nodes + 1
-        right = tree["skip"][left]
-        lo[nodes] = np.minimum(lo[left], lo[right])
-        hi[nodes] = np.maximum(hi[left], hi[right])
+    skip, start, end, prims = (bk.view(np.ascontiguousarray(tree[k], np.int32), int32)
+                               for k in ("skip", "start", "end", "primitives"))
+    node_lo, node_hi = bk.view(lo, vec3), bk.view(hi, vec3)
+    bk.host_launch(bk.leaf_boxes, num_nodes, [bk.view(np.ascontiguousarray(lowers, np.float32), vec3),
+                                              bk.view(np.ascontiguousarray(uppers, np.float32), vec3),
+                                              start, end, prims, node_lo, node_hi])
+    bk.host_launch(bk.inner_boxes, 1, [skip, start, node_lo, node_hi, num_nodes])
     return lo, hi
 
 

@@ -95,7 +95,13 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
     lowers = np.ascontiguousarray(lowers, np.float32)
     uppers = np.ascontiguousarray(uppers, np.float32)
     centres = np.float32(0.5) * (lowers + uppers)
-    order = np.arange(n, dtype=np.int64)
+    order = np.arange(n, dtype=np.int32)
+    scratch = np.empty(n, np.int32)
+    from . import build_kernels as bk  # (the kernels module imports this package's siblings)
+    from ..types import float32, int32
+    from ..vector import vec3
+    args = [bk.view(lowers, vec3), bk.view(uppers, vec3), bk.view(centres, vec3), bk.view(order, int32),
+            bk.view(scratch, int32)]
     # nodes numbered level by level while building: children, and a leaf's range of `order`
     levels = []  # per level: (first node id, segment starts, counts, left child ids, right child ids)
     seg_s, seg_c = np.array([0]), np.array([n])
@@ -107,16 +113,18 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
         right_ids = np.full(seg_s.size, -1, np.int64)
         s, c = seg_s[inner], seg_c[inner]
         if s.size:
-            offsets = np.r_[0, np.cumsum(c)[:-1]]
-            seg_of = np.repeat(np.arange(s.size), c)
-            items_at = np.repeat(s - offsets, c) + np.arange(c.sum())  # positions in `order`
-            key, split = _sah_splits(lowers, uppers, centres, order[items_at], seg_of, offsets)
-            below = key < split[seg_of]
-            n_left = np.bincount(seg_of, weights=below, minlength=s.size).astype(np.int64)
+            # each node's SAH split and the stable partition of its items in `order`: one thread a node
+            m = s.size
+            bins = np.empty((2, m * SAH_BUCKETS, 3), np.float32)
+            counts = np.empty(m * SAH_BUCKETS, np.int32)
+            right_area = np.empty(m * SAH_BUCKETS, np.float32)
+            n_left = np.empty(m, np.int32)
+            bk.host_launch(bk.sah_level, m, args + [
+                bk.view(s.astype(np.int32), int32), bk.view(c.astype(np.int32), int32), bk.view(bins[0], vec3),
+                bk.view(bins[1], vec3), bk.view(counts, int32), bk.view(right_area, float32), bk.view(n_left, int32)])
+            n_left = n_left.astype(np.int64)
             midpoint = (n_left == 0) | (n_left == c)  # nothing to split off: the middle of the current order
             n_left = np.where(midpoint, c // 2, n_left)
-            side = np.where(midpoint[seg_of], False, ~below)  # (a stable sort: each side keeps its order)
-            order[items_at] = order[items_at][np.lexsort((side, seg_of))]
             ids = next_id + 2 * np.arange(s.size)
             left_ids[inner], right_ids[inner] = ids, ids + 1
             next_id += 2 * s.size
@@ -149,5 +157,5 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
     out = {k: np.zeros(num_nodes, np.int32) for k in ("skip", "start", "end", "depth")}
     out["skip"][pre] = pre + size
     out["start"][pre], out["end"][pre], out["depth"][pre] = start, end, depth
-    out["primitives"] = order.astype(np.int32)
+    out["primitives"] = order
     return out
