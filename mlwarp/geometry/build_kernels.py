@@ -217,3 +217,55 @@ def pack_triangles(points: array(dtype=vec3), indices: array(dtype=int32), faces
         packed[k, 4 * j + 1] = p[1]
         packed[k, 4 * j + 2] = p[2]
 
+
+@func
+def _cell_coord(x: float32, dim: int32):
+    """hashgrid.cell_coords then Python's modulo by dim: floor, saturated at INT_MAX - 1 and INT_MIN, NaN -> 0."""
+    f = wp.floor(x)
+    c = int32(0)
+    if f >= float32(2147483648.0):
+        c = int32(2147483646)
+    elif f < float32(-2147483648.0):
+        c = int32(-2147483647) - int32(1)
+    elif f == f:
+        c = int32(f)
+    if c < int32(0) or c >= dim:  # (a division only for points outside the grid's first period)
+        c = c % dim
+        if c < int32(0):
+            c = c + dim
+    return c
+
+
+@kernel(enable_backward=False)
+def grid_cells(points: array(dtype=vec3), inv: float32, dim_x: int32, dim_y: int32, dim_z: int32,
+               cells: array(dtype=int32), counts: array(dtype=int32)):
+    i = wp.tid()
+    p = points[i] * inv
+    cell = (_cell_coord(p[2], dim_z) * dim_y + _cell_coord(p[1], dim_y)) * dim_x + _cell_coord(p[0], dim_x)
+    cells[i] = cell
+    wp.atomic_add(counts, cell, 1)
+
+
+@kernel(enable_backward=False)
+def grid_ranges(counts: array(dtype=int32), inclusive: array(dtype=int32), cell_starts: array(dtype=int32),
+                cell_ends: array(dtype=int32)):
+    c = wp.tid()
+    n = counts[c]
+    end = inclusive[c]
+    if n > 0:
+        cell_starts[c] = end - n
+        cell_ends[c] = end
+    else:
+        cell_starts[c] = 0
+        cell_ends[c] = 0
+    counts[c] = end - n  # each cell's cursor for grid_place
+
+
+@kernel(enable_backward=False)
+def grid_place(cells: array(dtype=int32), cursor: array(dtype=int32), point_ids: array(dtype=int32), n: int32):
+    # one thread, points in index order: each cell's points in build order (Warp's stable radix sort)
+    for i in range(n):
+        c = cells[i]
+        pos = cursor[c]
+        point_ids[pos] = i
+        cursor[c] = pos + 1
