@@ -28,7 +28,7 @@ import contextlib
 
 import numpy as np
 
-from ..array import array
+from ..array import array, zeros
 from ..builtins import namespace as wp
 from ..func import func
 from ..kernel import kernel
@@ -71,9 +71,8 @@ def _box_area(lo: vec3, hi: vec3):
 
 @kernel(enable_backward=False)
 def sah_level(lowers: array(dtype=vec3), uppers: array(dtype=vec3), centres: array(dtype=vec3),
-              order: array(dtype=int32), scratch: array(dtype=int32), seg_start: array(dtype=int32),
-              seg_count: array(dtype=int32), bin_lo: array(dtype=vec3), bin_hi: array(dtype=vec3),
-              bin_n: array(dtype=int32), right_area: array(dtype=float32), n_left_out: array(dtype=int32)):
+              order: array(dtype=int32), scratch: array(dtype=int32), keys: array(dtype=float32),
+              seg_start: array(dtype=int32), seg_count: array(dtype=int32), n_left_out: array(dtype=int32)):
     seg = wp.tid()
     s = seg_start[seg]
     c = seg_count[seg]
@@ -101,65 +100,69 @@ def sah_level(lowers: array(dtype=vec3), uppers: array(dtype=vec3), centres: arr
     width = end - start
     if flat:
         width = float32(1.0)
-    b0 = seg * SAH_BUCKETS
+    # the thread's own buckets
+    bin_lo = zeros(shape=SAH_BUCKETS, dtype=vec3)
+    bin_hi = zeros(shape=SAH_BUCKETS, dtype=vec3)
+    bin_n = zeros(shape=SAH_BUCKETS, dtype=int32)
+    right_area = zeros(shape=SAH_BUCKETS, dtype=float32)
     for b in range(SAH_BUCKETS):
-        bin_lo[b0 + b] = vec3(inf, inf, inf)
-        bin_hi[b0 + b] = vec3(-inf, -inf, -inf)
-        bin_n[b0 + b] = 0
+        bin_lo[b] = vec3(inf, inf, inf)
+        bin_hi[b] = vec3(-inf, -inf, -inf)
     for k in range(s, s + c):
         i = order[k]
-        scaled = float32(SAH_BUCKETS) * (centres[i][axis] - start) / width
+        key = centres[i][axis]
+        keys[k] = key
+        scaled = float32(SAH_BUCKETS) * (key - start) / width
         b = int32(0)
         if scaled >= float32(SAH_BUCKETS - 1):
             b = int32(SAH_BUCKETS - 1)
         elif scaled > float32(0.0):
             b = int32(scaled)
-        bin_lo[b0 + b] = wp.min(bin_lo[b0 + b], lowers[i])
-        bin_hi[b0 + b] = wp.max(bin_hi[b0 + b], uppers[i])
-        bin_n[b0 + b] = bin_n[b0 + b] + 1
+        bin_lo[b] = wp.min(bin_lo[b], lowers[i])
+        bin_hi[b] = wp.max(bin_hi[b], uppers[i])
+        bin_n[b] = bin_n[b] + 1
     # split i puts buckets 0..i left, i+1..15 right: the right sides' areas first (a suffix over the buckets)
     inv = float32(1.0) / _box_area(nlo, nhi)
     rlo = vec3(inf, inf, inf)
     rhi = vec3(-inf, -inf, -inf)
     for j in range(SAH_BUCKETS - 1):
         b = SAH_BUCKETS - 1 - j
-        rlo = wp.min(rlo, bin_lo[b0 + b])
-        rhi = wp.max(rhi, bin_hi[b0 + b])
-        right_area[b0 + b] = _box_area(rlo, rhi)  # of the split after bucket b - 1
+        rlo = wp.min(rlo, bin_lo[b])
+        rhi = wp.max(rhi, bin_hi[b])
+        right_area[b] = _box_area(rlo, rhi)  # of the split after bucket b - 1
     llo = vec3(inf, inf, inf)
     lhi = vec3(-inf, -inf, -inf)
     ln = int32(0)
     best = int32(0)
     best_cost = inf
     for i in range(SAH_BUCKETS - 1):
-        llo = wp.min(llo, bin_lo[b0 + i])
-        lhi = wp.max(lhi, bin_hi[b0 + i])
-        ln = ln + bin_n[b0 + i]
+        llo = wp.min(llo, bin_lo[i])
+        lhi = wp.max(lhi, bin_hi[i])
+        ln = ln + bin_n[i]
         # (float32 costs, as Warp's; Warp keeps the first split below every earlier one: NaN never is)
-        cost = (_box_area(llo, lhi) * inv) * float32(ln) + (right_area[b0 + i + 1] * inv) * float32(c - ln)
+        cost = (_box_area(llo, lhi) * inv) * float32(ln) + (right_area[i + 1] * inv) * float32(c - ln)
         if cost < best_cost:
             best_cost = cost
             best = i
     split = start + float32(best + 1) * (end - start) / float32(SAH_BUCKETS)
     if flat:
         split = start
-    n_left = int32(0)
+    # the stable partition: the left side forwards from s, the right side backwards from s + c - 1
+    left = s
+    right_pos = s + c - 1
     for k in range(s, s + c):
-        if centres[order[k]][axis] < split:
-            n_left += 1
+        if keys[k] < split:
+            scratch[left] = order[k]
+            left += 1
+        else:
+            scratch[right_pos] = order[k]
+            right_pos -= 1
+    n_left = left - s
     if n_left > 0 and n_left < c:
-        left = s
-        right_pos = s + n_left
-        for k in range(s, s + c):
-            i = order[k]
-            if centres[i][axis] < split:
-                scratch[left] = i
-                left += 1
-            else:
-                scratch[right_pos] = i
-                right_pos += 1
-        for k in range(s, s + c):
+        for k in range(s, left):
             order[k] = scratch[k]
+        for j in range(c - n_left):
+            order[left + j] = scratch[s + c - 1 - j]
     n_left_out[seg] = n_left
 
 

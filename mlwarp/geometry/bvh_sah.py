@@ -97,11 +97,12 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
     centres = np.float32(0.5) * (lowers + uppers)
     order = np.arange(n, dtype=np.int32)
     scratch = np.empty(n, np.int32)
+    keys = np.empty(n, np.float32)
     from . import build_kernels as bk  # (the kernels module imports this package's siblings)
     from ..types import float32, int32
     from ..vector import vec3
     args = [bk.view(lowers, vec3), bk.view(uppers, vec3), bk.view(centres, vec3), bk.view(order, int32),
-            bk.view(scratch, int32)]
+            bk.view(scratch, int32), bk.view(keys, float32)]
     # nodes numbered level by level while building: children, and a leaf's range of `order`
     levels = []  # per level: (first node id, segment starts, counts, left child ids, right child ids)
     seg_s, seg_c = np.array([0]), np.array([n])
@@ -115,13 +116,9 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
         if s.size:
             # each node's SAH split and the stable partition of its items in `order`: one thread a node
             m = s.size
-            bins = np.empty((2, m * SAH_BUCKETS, 3), np.float32)
-            counts = np.empty(m * SAH_BUCKETS, np.int32)
-            right_area = np.empty(m * SAH_BUCKETS, np.float32)
             n_left = np.empty(m, np.int32)
-            bk.host_launch(bk.sah_level, m, args + [
-                bk.view(s.astype(np.int32), int32), bk.view(c.astype(np.int32), int32), bk.view(bins[0], vec3),
-                bk.view(bins[1], vec3), bk.view(counts, int32), bk.view(right_area, float32), bk.view(n_left, int32)])
+            bk.host_launch(bk.sah_level, m, args + [bk.view(s.astype(np.int32), int32),
+                                                    bk.view(c.astype(np.int32), int32), bk.view(n_left, int32)])
             n_left = n_left.astype(np.int64)
             midpoint = (n_left == 0) | (n_left == c)  # nothing to split off: the middle of the current order
             n_left = np.where(midpoint, c // 2, n_left)
