@@ -7,12 +7,11 @@ outputs, and the only atomics are integer adds (exact) whose sums are all that i
 
 - `sah_level`: one thread per node of a tree level (bvh_sah.build_sah_tree), the whole of Warp's binned SAH
   split of that node: its centroid bounds, 16 buckets along their longest axis, the cheapest split, and the
-  stable partition of its items (both sides keep their order) in `order`. Nodes of a level are independent, so
-  a level's threads run in parallel; the top levels have few nodes (one thread at the root) but each of their
-  threads loops over many items, compiled scalar code.
-- `refit_nodes`: node boxes in reverse preorder on one thread (a child precedes... follows its parent in
-  preorder, so a reverse walk sees children first): a leaf's box is its items' bounds, an inner node's the union
-  of its children's.
+  stable partition of its items (both sides keep their order) in `order`, their boxes moved with them (so every
+  pass reads sequentially). Nodes of a level are independent, so a level's threads run in parallel; the top
+  levels have few nodes (one thread at the root) but each of their threads loops over many items.
+- `leaf_boxes`, `inner_boxes`: refits. A leaf's box is its items' bounds (one thread a node); inner nodes on one
+  thread in reverse preorder (children follow their parent in preorder, so a reverse walk sees them first).
 - `triangle_boxes`, `pack_triangles`: wp.Mesh's per-triangle bounds and edge lengths, and the ray casts'
   packed triangles, one thread per triangle.
 - hash grid: cell of each point, per-cell counts (atomic adds), the cell ranges, then the points placed in
@@ -64,15 +63,17 @@ def view(a: np.ndarray, dtype):
 
 @func
 def _box_area(lo: vec3, hi: vec3):
-    """bounds3::area() in float32, as bvh_sah._area."""
+    """Warp's bounds3::area() in float32."""
     e = hi - lo
     return float32(2.0) * (e[0] * e[1] + e[0] * e[2] + e[1] * e[2])
 
 
 @kernel(enable_backward=False)
-def sah_level(lowers: array(dtype=vec3), uppers: array(dtype=vec3), centres: array(dtype=vec3),
-              order: array(dtype=int32), scratch: array(dtype=int32), keys: array(dtype=float32),
-              seg_start: array(dtype=int32), seg_count: array(dtype=int32), n_left_out: array(dtype=int32)):
+def sah_level(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array(dtype=int32),
+              scratch_lo: array(dtype=vec3), scratch_hi: array(dtype=vec3), scratch: array(dtype=int32),
+              keys: array(dtype=float32), seg_start: array(dtype=int32), seg_count: array(dtype=int32),
+              n_left_out: array(dtype=int32)):
+    # box_lo[k], box_hi[k]: the box of item order[k] (the items' boxes move with them: sequential reads)
     seg = wp.tid()
     s = seg_start[seg]
     c = seg_count[seg]
@@ -82,12 +83,13 @@ def sah_level(lowers: array(dtype=vec3), uppers: array(dtype=vec3), centres: arr
     nlo = vec3(inf, inf, inf)
     nhi = vec3(-inf, -inf, -inf)
     for k in range(s, s + c):
-        i = order[k]
-        p = centres[i]
+        lo = box_lo[k]
+        hi = box_hi[k]
+        p = float32(0.5) * (lo + hi)
         cmin = wp.min(cmin, p)
         cmax = wp.max(cmax, p)
-        nlo = wp.min(nlo, lowers[i])
-        nhi = wp.max(nhi, uppers[i])
+        nlo = wp.min(nlo, lo)
+        nhi = wp.max(nhi, hi)
     ext = cmax - cmin
     axis = int32(0)
     if ext[1] > ext[0]:
@@ -109,8 +111,9 @@ def sah_level(lowers: array(dtype=vec3), uppers: array(dtype=vec3), centres: arr
         bin_lo[b] = vec3(inf, inf, inf)
         bin_hi[b] = vec3(-inf, -inf, -inf)
     for k in range(s, s + c):
-        i = order[k]
-        key = centres[i][axis]
+        lo = box_lo[k]
+        hi = box_hi[k]
+        key = (float32(0.5) * (lo + hi))[axis]
         keys[k] = key
         scaled = float32(SAH_BUCKETS) * (key - start) / width
         b = int32(0)
@@ -118,8 +121,8 @@ def sah_level(lowers: array(dtype=vec3), uppers: array(dtype=vec3), centres: arr
             b = int32(SAH_BUCKETS - 1)
         elif scaled > float32(0.0):
             b = int32(scaled)
-        bin_lo[b] = wp.min(bin_lo[b], lowers[i])
-        bin_hi[b] = wp.max(bin_hi[b], uppers[i])
+        bin_lo[b] = wp.min(bin_lo[b], lo)
+        bin_hi[b] = wp.max(bin_hi[b], hi)
         bin_n[b] = bin_n[b] + 1
     # split i puts buckets 0..i left, i+1..15 right: the right sides' areas first (a suffix over the buckets)
     inv = float32(1.0) / _box_area(nlo, nhi)
@@ -151,18 +154,26 @@ def sah_level(lowers: array(dtype=vec3), uppers: array(dtype=vec3), centres: arr
     left = s
     right_pos = s + c - 1
     for k in range(s, s + c):
+        dst = right_pos
         if keys[k] < split:
-            scratch[left] = order[k]
+            dst = left
             left += 1
         else:
-            scratch[right_pos] = order[k]
             right_pos -= 1
+        scratch[dst] = order[k]
+        scratch_lo[dst] = box_lo[k]
+        scratch_hi[dst] = box_hi[k]
     n_left = left - s
     if n_left > 0 and n_left < c:
         for k in range(s, left):
             order[k] = scratch[k]
+            box_lo[k] = scratch_lo[k]
+            box_hi[k] = scratch_hi[k]
         for j in range(c - n_left):
-            order[left + j] = scratch[s + c - 1 - j]
+            src = s + c - 1 - j
+            order[left + j] = scratch[src]
+            box_lo[left + j] = scratch_lo[src]
+            box_hi[left + j] = scratch_hi[src]
     n_left_out[seg] = n_left
 
 

@@ -94,10 +94,9 @@ def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
         items = np.concatenate([np.arange(a, a + b) for a, b in zip(s, c)]) if s.size < 64 else \
             np.repeat(s - np.r_[0, np.cumsum(c)[:-1]], c) + np.arange(c.sum())
         pts = centres[order[items]]
-        lo = np.full((s.size, 3), np.inf)
-        hi = np.full((s.size, 3), -np.inf)
-        np.minimum.at(lo, seg_of, pts)
-        np.maximum.at(hi, seg_of, pts)
+        offsets = np.r_[0, np.cumsum(c)[:-1]]  # (items lie segment by segment)
+        lo = np.minimum.reduceat(pts, offsets, axis=0)
+        hi = np.maximum.reduceat(pts, offsets, axis=0)
         axis = np.argmax(hi - lo, axis=1)
         key = pts[np.arange(items.size), axis[seg_of]]
         sorted_within = np.lexsort((order[items], key, seg_of))  # (ties by item index: deterministic)
