@@ -183,8 +183,8 @@ class HashGrid:
         counts.fill(0)
         cells = np.empty(n, np.int32)
         i32 = wt.int32
-        bk.host_launch(bk.grid_cells, n, [points, inv, self._dim_x, self._dim_y, self._dim_z, bk.view(cells, i32),
-                                          bk.view(counts, i32)])
+        bk.host_launch(bk.grid_cells, n, [points, inv, self._dim_x, self._dim_y, self._dim_z, bk.view(cells, i32)])
+        bk.host_launch(bk.grid_counts, n, [bk.view(cells, i32), bk.view(counts, i32)])
         np.cumsum(counts, dtype=np.int32, out=self._inclusive)
         bk.host_launch(bk.grid_ranges, counts.size, [bk.view(counts, i32), bk.view(self._inclusive, i32),
                                                      bk.view(self._cell_starts, i32), bk.view(self._cell_ends, i32)])
