@@ -4,7 +4,8 @@ Layout (mlwarp/core/geometry.py): nodes in depth-first preorder with skip indice
 with a node index instead of a stack. constructor="sah" (the default on the CPU, as in Warp) is the surface-area
 heuristic build of bvh_sah.py; constructor="median" splits each node's items at the median of their centroids
 along the longest axis of the centroid bounds, all nodes of one level at a time (one numpy sort per
-level); leaves hold up to leaf_size items. refit() recomputes node boxes bottom-up, one level at a time.
+level); leaves hold up to leaf_size items. refit() recomputes node boxes with two kernels (build_kernels.py:
+leaves one thread a node, then inner nodes on one thread in reverse preorder).
 The queries return the same set of items as Warp's (each item whose box passes the query's test; items of
 a one-item leaf by its node's box, which is that item's box), in this tree's order, not Warp's.
 
