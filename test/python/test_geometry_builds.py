@@ -283,3 +283,19 @@ def test_builds_do_not_depend_on_the_thread_count(thread_count):
     for other in built[1:]:
         for a, b in zip(built[0], other):
             np.testing.assert_array_equal(a, b)
+
+
+def test_structures_made_inside_a_capture_are_built_at_once():
+    """The builders' kernels run when the builder does: a Mesh or Bvh made while a graph records is complete at
+    once (Warp builds at construction too), and its build's launches are not in the graph."""
+    pts, tris = _terrain_mesh(g=8)
+    rng = np.random.default_rng(10)
+    lowers, uppers = _boxes(rng, 200, "random")
+    with wp.ScopedCapture(device="cpu") as capture:
+        mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32))
+        bvh = _bvh(lowers, uppers)
+    _check_mesh(mesh, pts, tris)
+    _check_tree(bvh._tree, lowers, uppers, bvh._node_lowers, bvh._node_uppers, 1)
+    node_lowers = bvh._node_lowers.copy()
+    wp.capture_launch(capture.graph)  # nothing of the builds was recorded: the trees stay as they are
+    np.testing.assert_array_equal(bvh._node_lowers, node_lowers)
