@@ -4,7 +4,8 @@ Layout (mlwarp/core/geometry.py): nodes in depth-first preorder with skip indice
 with a node index instead of a stack. constructor="sah" (the default on the CPU, as in Warp) is the surface-area
 heuristic build of bvh_sah.py; constructor="median" splits each node's items at the median of their centroids
 along the longest axis of the centroid bounds, all nodes of one level at a time (one numpy sort per
-level); leaves hold up to leaf_size items. refit() recomputes node boxes bottom-up, one level at a time.
+level); leaves hold up to leaf_size items. refit() recomputes node boxes with two kernels (build_kernels.py:
+leaves one thread a node, then inner nodes on one thread in reverse preorder).
 The queries return the same set of items as Warp's (each item whose box passes the query's test; items of
 a one-item leaf by its node's box, which is that item's box), in this tree's order, not Warp's.
 
@@ -94,10 +95,9 @@ def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
         items = np.concatenate([np.arange(a, a + b) for a, b in zip(s, c)]) if s.size < 64 else \
             np.repeat(s - np.r_[0, np.cumsum(c)[:-1]], c) + np.arange(c.sum())
         pts = centres[order[items]]
-        lo = np.full((s.size, 3), np.inf)
-        hi = np.full((s.size, 3), -np.inf)
-        np.minimum.at(lo, seg_of, pts)
-        np.maximum.at(hi, seg_of, pts)
+        offsets = np.r_[0, np.cumsum(c)[:-1]]  # (items lie segment by segment)
+        lo = np.minimum.reduceat(pts, offsets, axis=0)
+        hi = np.maximum.reduceat(pts, offsets, axis=0)
         axis = np.argmax(hi - lo, axis=1)
         key = pts[np.arange(items.size), axis[seg_of]]
         sorted_within = np.lexsort((order[items], key, seg_of))  # (ties by item index: deterministic)
@@ -153,27 +153,23 @@ def build_grouped_tree(lowers, uppers, groups, leaf_size, builder=None) -> dict:
 
 
 def refit_tree(tree: dict, lowers: np.ndarray, uppers: np.ndarray):
-    """Node boxes: a leaf's is its items' bounds, an inner node's its children's, deepest level first."""
+    """Node boxes: a leaf's is its items' bounds (one thread a node), an inner node's its children's (one thread
+    in reverse preorder, so children before parents): the build_kernels leaf_boxes and inner_boxes kernels."""
+    from . import build_kernels as bk
+    from ..types import int32
+
     num_nodes = tree["skip"].size
     lo = np.zeros((num_nodes, 3), np.float32)
     hi = np.zeros((num_nodes, 3), np.float32)
     if not num_nodes:
         return lo, hi
-    start, end, prims = tree["start"], tree["end"], tree["primitives"]
-    leaves = np.flatnonzero(start >= 0)
-    order = np.argsort(start[leaves])
-    leaves = leaves[order]
-    firsts = start[leaves]
-    lo[leaves] = np.minimum.reduceat(lowers[prims], firsts, axis=0)
-    hi[leaves] = np.maximum.reduceat(uppers[prims], firsts, axis=0)
-    inner = np.flatnonzero(start < 0)
-    depth = tree["depth"][inner]
-    for d in range(int(depth.max()) if inner.size else -1, -1, -1):
-        nodes = inner[depth == d]
-        left = nodes + 1
-        right = tree["skip"][left]
-        lo[nodes] = np.minimum(lo[left], lo[right])
-        hi[nodes] = np.maximum(hi[left], hi[right])
+    skip, start, end, prims = (bk.view(np.ascontiguousarray(tree[k], np.int32), int32)
+                               for k in ("skip", "start", "end", "primitives"))
+    node_lo, node_hi = bk.view(lo, vec3), bk.view(hi, vec3)
+    bk.host_launch(bk.leaf_boxes, num_nodes, [bk.view(np.ascontiguousarray(lowers, np.float32), vec3),
+                                              bk.view(np.ascontiguousarray(uppers, np.float32), vec3),
+                                              start, end, prims, node_lo, node_hi])
+    bk.host_launch(bk.inner_boxes, 1, [skip, start, node_lo, node_hi, num_nodes])
     return lo, hi
 
 

@@ -10,8 +10,10 @@ the middle of their current order. A node becomes a leaf when it holds at most l
 that leaf). Warp partitions in place (std::partition, not stable); here each side keeps its items' order, so the
 tree may differ from Warp's where the midpoint fallback splits, never in what a query returns.
 
-The build runs level by level with numpy (every node of a level at once), then numbers the nodes in depth-first
-preorder with skip indices, the layout of mlwarp/core/geometry.py (bvh.build_tree's output)."""
+The build runs level by level: every node of a level is one thread of the build_kernels.sah_level kernel (its
+buckets, cost and stable partition; the items' boxes move with them, so the reads are sequential), numpy keeps
+the level's node list; then numpy numbers the nodes in depth-first preorder with skip indices, the layout of
+mlwarp/core/geometry.py (bvh.build_tree's output). The tree is the same whatever the thread count."""
 
 from __future__ import annotations
 
@@ -38,53 +40,6 @@ def resolve_constructor(constructor, default: str = "sah") -> str:
     raise ValueError(f"Unknown BVH constructor '{name}', expected one of: {', '.join(CONSTRUCTORS)}")
 
 
-def _area(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """bounds3::area() in float32 (the last axis holds x, y, z)."""
-    e = (hi - lo).astype(np.float32)
-    return np.float32(2.0) * (e[..., 0] * e[..., 1] + e[..., 0] * e[..., 2] + e[..., 1] * e[..., 2])
-
-
-def _sah_splits(lowers, uppers, centres, items, seg_of, offsets):
-    """Per segment (its items `items`, grouped by segment from `offsets`): the split axis and the split point of
-    Warp's partition_sah_indices, and whether its centroids span nothing along that axis."""
-    pts = centres[items]
-    cmin = np.minimum.reduceat(pts, offsets, axis=0)
-    cmax = np.maximum.reduceat(pts, offsets, axis=0)
-    axis = np.argmax(cmax - cmin, axis=1)
-    segs = np.arange(offsets.size)
-    start, end = cmin[segs, axis], cmax[segs, axis]
-    flat = ~(end > start)  # (NaN centroids too)
-    key = pts[np.arange(items.size), axis[seg_of]]
-    width = np.where(flat, np.float32(1.0), end - start).astype(np.float32)
-    with np.errstate(invalid="ignore", over="ignore"):
-        scaled = np.float32(SAH_BUCKETS) * (key - start[seg_of]) / width[seg_of]
-    bucket = np.clip(np.nan_to_num(scaled, nan=0.0, posinf=SAH_BUCKETS, neginf=0.0), 0, SAH_BUCKETS - 1)
-    slot = seg_of * SAH_BUCKETS + bucket.astype(np.int64)
-    lo = np.full((offsets.size * SAH_BUCKETS, 3), np.inf, np.float32)
-    hi = np.full((offsets.size * SAH_BUCKETS, 3), -np.inf, np.float32)
-    np.minimum.at(lo, slot, lowers[items])
-    np.maximum.at(hi, slot, uppers[items])
-    counts = np.bincount(slot, minlength=offsets.size * SAH_BUCKETS).reshape(-1, SAH_BUCKETS)
-    lo, hi = lo.reshape(-1, SAH_BUCKETS, 3), hi.reshape(-1, SAH_BUCKETS, 3)
-    # split i puts buckets 0..i left and i+1..15 right (the lowest and the highest bucket are never empty)
-    left = _area(np.minimum.accumulate(lo, axis=1), np.maximum.accumulate(hi, axis=1))[:, :-1]
-    right = _area(np.minimum.accumulate(lo[:, ::-1], axis=1), np.maximum.accumulate(hi[:, ::-1], axis=1))
-    right = right[:, ::-1][:, 1:]
-    count_left = np.cumsum(counts, axis=1)[:, :-1]
-    count_right = (counts.sum(axis=1, keepdims=True) - count_left).astype(np.float32)  # (float32 costs, as Warp's)
-    count_left = count_left.astype(np.float32)
-    node_area = _area(np.minimum.reduceat(lowers[items], offsets, axis=0),
-                      np.maximum.reduceat(uppers[items], offsets, axis=0))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        inv = np.float32(1.0) / node_area
-        cost = (left * inv[:, None]) * count_left + (right * inv[:, None]) * count_right
-    # Warp keeps the first split whose cost is below FLT_MAX and below every earlier one (NaN never is)
-    cost = np.where(np.isnan(cost), np.inf, cost)
-    best = np.argmin(cost, axis=1)
-    split = start + (best + 1).astype(np.float32) * (end - start) / np.float32(SAH_BUCKETS)
-    return key, np.where(flat, start, split).astype(np.float32)
-
-
 def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
     """The preorder node arrays (skip, start, end, depth, primitives) of Warp's SAH tree over the boxes."""
     n = lowers.shape[0]
@@ -94,8 +49,14 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
                 "primitives": empty.copy()}
     lowers = np.ascontiguousarray(lowers, np.float32)
     uppers = np.ascontiguousarray(uppers, np.float32)
-    centres = np.float32(0.5) * (lowers + uppers)
-    order = np.arange(n, dtype=np.int64)
+    order = np.arange(n, dtype=np.int32)
+    from . import build_kernels as bk  # (the kernels module imports this package's siblings)
+    from ..types import float32, int32
+    from ..vector import vec3
+    # the items' boxes in `order`'s order (they move with their items), a partition's scratch, the split keys
+    args = [bk.view(lowers.copy(), vec3), bk.view(uppers.copy(), vec3), bk.view(order, int32),
+            bk.view(np.empty((n, 3), np.float32), vec3), bk.view(np.empty((n, 3), np.float32), vec3),
+            bk.view(np.empty(n, np.int32), int32), bk.view(np.empty(n, np.float32), float32)]
     # nodes numbered level by level while building: children, and a leaf's range of `order`
     levels = []  # per level: (first node id, segment starts, counts, left child ids, right child ids)
     seg_s, seg_c = np.array([0]), np.array([n])
@@ -107,16 +68,14 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
         right_ids = np.full(seg_s.size, -1, np.int64)
         s, c = seg_s[inner], seg_c[inner]
         if s.size:
-            offsets = np.r_[0, np.cumsum(c)[:-1]]
-            seg_of = np.repeat(np.arange(s.size), c)
-            items_at = np.repeat(s - offsets, c) + np.arange(c.sum())  # positions in `order`
-            key, split = _sah_splits(lowers, uppers, centres, order[items_at], seg_of, offsets)
-            below = key < split[seg_of]
-            n_left = np.bincount(seg_of, weights=below, minlength=s.size).astype(np.int64)
+            # each node's SAH split and the stable partition of its items in `order`: one thread a node
+            m = s.size
+            n_left = np.empty(m, np.int32)
+            bk.host_launch(bk.sah_level, m, args + [bk.view(s.astype(np.int32), int32),
+                                                    bk.view(c.astype(np.int32), int32), bk.view(n_left, int32)])
+            n_left = n_left.astype(np.int64)
             midpoint = (n_left == 0) | (n_left == c)  # nothing to split off: the middle of the current order
             n_left = np.where(midpoint, c // 2, n_left)
-            side = np.where(midpoint[seg_of], False, ~below)  # (a stable sort: each side keeps its order)
-            order[items_at] = order[items_at][np.lexsort((side, seg_of))]
             ids = next_id + 2 * np.arange(s.size)
             left_ids[inner], right_ids[inner] = ids, ids + 1
             next_id += 2 * s.size
@@ -149,5 +108,5 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
     out = {k: np.zeros(num_nodes, np.int32) for k in ("skip", "start", "end", "depth")}
     out["skip"][pre] = pre + size
     out["start"][pre], out["end"][pre], out["depth"][pre] = start, end, depth
-    out["primitives"] = order.astype(np.int32)
+    out["primitives"] = order
     return out

@@ -5,8 +5,9 @@ inv = 1 / radius of the last build(); a query of (point, max_dist) visits, x fas
 cells from floor((point - max_dist) * inv) to floor((point + max_dist) * inv) (at most dim cells per axis),
 and yields every point stored in them, in build order within a cell: candidates, not filtered by distance.
 
-The build sorts on the host (numpy's stable argsort by cell, which orders each cell's points as Warp's
-stable radix sort does). The id is the address of a small int64 descriptor (mlwarp/core/geometry.py) of
+The build is three kernels (build_kernels.py): each point's cell and the per-cell counts, the cell ranges
+(both on every core), then one thread placing the points in index order, which orders each cell's points as
+Warp's stable radix sort does. The id is the address of a small int64 descriptor (mlwarp/core/geometry.py) of
 the sorted arrays, which this object keeps alive; kernels read it through warp.hash_grid_* ops that
 warp-expand-geometry lowers to loads and scf loops."""
 
@@ -19,7 +20,9 @@ import numpy as np
 from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
+from ..array import array
 from ..runtime import capture as _capture
+from . import build_kernels as bk
 from ..runtime.device import get_device
 from ..struct import struct
 
@@ -119,6 +122,7 @@ class HashGrid:
         self.id = int(self._desc.ctypes.data)
         self.reserved = False
         self.groups = None
+        self._counts = None  # per-cell counts, then cursors, of build() (allocated at the first build)
 
     def _publish(self):
         d = self._desc
@@ -164,25 +168,27 @@ class HashGrid:
                                           "HashGrid serialization is not yet supported; use apic=False or build "
                                           "outside capture")
             return _capture.record(lambda: self.build(points, radius))
-        p = np.ascontiguousarray(points.numpy(), dtype=np.float32).reshape(-1, 3)
-        n = p.shape[0]
+        n = len(points)
         self.reserve(n)
         inv = np.float32(1.0) / np.float32(radius)
         self._set_cell_width_inv(inv)
-        dims = np.array([self._dim_x, self._dim_y, self._dim_z], dtype=np.int64)
-        c = np.mod(cell_coords(p * inv), dims)  # Python's modulo: Warp's C remainder plus dim when negative
-        cells = c[:, 2] * (dims[0] * dims[1]) + c[:, 1] * dims[0] + c[:, 0]
-        # (cell, index) keys are unique, so sorting them is the stable sort by cell that Warp's radix sort does
-        keys = np.sort((cells << 32) | np.arange(n, dtype=np.int64))
-        self._point_ids[:n] = keys & 0xFFFFFFFF
-        self._cell_starts.fill(0)
-        self._cell_ends.fill(0)
-        if n:
-            sorted_cells = (keys >> 32).astype(np.int32)
-            first = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
-            last = np.r_[first[1:], n]
-            self._cell_starts[sorted_cells[first]] = first
-            self._cell_ends[sorted_cells[first]] = last
+        if not points.is_contiguous:
+            points = array(np.ascontiguousarray(points.numpy(), dtype=np.float32).reshape(-1, 3), dtype=vec3)
+        # kernels (build_kernels.py): each point's cell and the per-cell counts (parallel), the cell ranges
+        # (parallel), then one thread placing the points in index order: the stable sort by cell of Warp's radix sort
+        if self._counts is None:
+            self._counts = np.zeros(self._cell_starts.size, np.int32)
+            self._inclusive = np.empty(self._cell_starts.size, np.int32)
+        counts = self._counts
+        counts.fill(0)
+        cells = np.empty(n, np.int32)
+        i32 = wt.int32
+        bk.host_launch(bk.grid_cells, n, [points, inv, self._dim_x, self._dim_y, self._dim_z, bk.view(cells, i32)])
+        bk.host_launch(bk.grid_counts, n, [bk.view(cells, i32), bk.view(counts, i32)])
+        np.cumsum(counts, dtype=np.int32, out=self._inclusive)
+        bk.host_launch(bk.grid_ranges, counts.size, [bk.view(counts, i32), bk.view(self._inclusive, i32),
+                                                     bk.view(self._cell_starts, i32), bk.view(self._cell_ends, i32)])
+        bk.host_launch(bk.grid_place, 1, [bk.view(cells, i32), bk.view(counts, i32), bk.view(self._point_ids, i32), n])
         self._points = points  # as Warp: the grid refers to the user's points
         self.reserved = True
 

@@ -4,7 +4,8 @@ triangles, queried in kernels through its uint64 id (mlwarp/geometry/mesh_querie
 The id is the address of an int64 descriptor (words in mlwarp/core/geometry.py) holding the addresses of the
 user's arrays (kept referenced, not copied, as in Warp: a kernel sees in-place point edits at once, the tree
 after refit()) and of the descriptor of a wp.Bvh over the triangles' boxes, which this object owns. Builds
-and refits are numpy on the host: per-triangle boxes and the average edge length in one vectorised pass."""
+and refits run as kernels (build_kernels.py): per-triangle boxes and edge lengths one thread a triangle, the
+tree by bvh_sah.py, the ray casts' packed triangles one thread a triangle."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import operator
 import numpy as np
 
 from .. import types as wt
-from ..array import array
+from ..array import array, empty
+from ..types import float32, int32
+from . import build_kernels as bk
 from ..core import geometry as layout
 from ..vector import vec3
 from .bvh import Bvh
@@ -77,27 +80,27 @@ class Mesh:
         self.bvh_leaf_size = bvh_leaf_size
         self._tri = tri
         self._desc = np.zeros(layout.MESH_WORDS, dtype=np.int64)
-        lo, hi, _ = self._boxes()
-        self._tri_lowers = array(lo, dtype=vec3, device=self.device)
-        self._tri_uppers = array(hi, dtype=vec3, device=self.device)
+        self._tri_lowers = empty(tri.shape[0], dtype=vec3, device=self.device)
+        self._tri_uppers = empty(tri.shape[0], dtype=vec3, device=self.device)
+        average = self._boxes()
         self._bvh = Bvh(self._tri_lowers, self._tri_uppers, constructor=constructor, groups=groups,
                        leaf_size=bvh_leaf_size)
-        self._publish()
+        self._publish(average)
         self.id = int(self._desc.ctypes.data)
 
-    def _boxes(self):
-        """Per-triangle bounds and the average edge length, from the current points."""
-        p = np.asarray(self._points.numpy(), np.float32).reshape(-1, 3)
-        corners = p[self._tri] if self._tri.size else np.zeros((0, 3, 3), np.float32)
-        lo = corners.min(axis=1) if corners.size else np.zeros((0, 3), np.float32)
-        hi = corners.max(axis=1) if corners.size else np.zeros((0, 3), np.float32)
-        average = 0.0
-        if corners.size:
-            c = corners.astype(np.float32)
-            edges = (np.linalg.norm(c[:, 0] - c[:, 1], axis=1) + np.linalg.norm(c[:, 0] - c[:, 2], axis=1) +
-                     np.linalg.norm(c[:, 2] - c[:, 1], axis=1))
-            average = float(edges.astype(np.float64).sum() / (self._tri.shape[0] * 3))
-        return lo, hi, average
+    def _boxes(self) -> float:
+        """Per-triangle bounds into the tree's item arrays (one thread a triangle: build_kernels.triangle_boxes)
+        from the current points; returns the average edge length."""
+        n = self._tri.shape[0]
+        if not n:
+            return 0.0
+        edges = np.empty(n, np.float32)
+        points = self._points
+        if not (wt.types_equal(points.dtype, vec3) and points.is_contiguous):
+            points = array(np.asarray(points.numpy(), np.float32).reshape(-1, 3), dtype=vec3, device=self.device)
+        bk.host_launch(bk.triangle_boxes, n, [points, self.indices, self._tri_lowers, self._tri_uppers,
+                                              bk.view(edges, float32)])
+        return float(edges.astype(np.float64).sum() / (n * 3))
 
     def _winding_far_field(self, corners: np.ndarray):
         """Per tree node: area-vector sum, area-weighted centre, bounding radius (core/geometry.py). A subtree's
@@ -158,7 +161,8 @@ class Mesh:
         self._ray_tris = self._packed_triangles()
         d[layout.MESH_RAY_TRIS] = self._ray_tris.ctypes.data
         if average is None:
-            average = self._boxes()[2]
+            average = self._average
+        self._average = average
         f = d.view(np.float32)
         f[2 * layout.MESH_AVERAGE_EDGE_LENGTH] = average
         f[2 * layout.MESH_AVERAGE_EDGE_LENGTH + 1] = 0.0
@@ -186,10 +190,11 @@ class Mesh:
         faces = self._bvh._tree["primitives"]
         packed = np.zeros((max(faces.size, 1), layout.RAY_TRI_FLOATS), np.float32)
         if faces.size:
-            p = np.asarray(self._points.numpy(), np.float32).reshape(-1, 3)
-            corners = p[self._tri[faces]]  # (faces, 3 corners, xyz)
-            for k in range(3):
-                packed[:faces.size, 4 * k:4 * k + 3] = corners[:, k]
+            points = self._points
+            if not (wt.types_equal(points.dtype, vec3) and points.is_contiguous):
+                points = array(np.asarray(points.numpy(), np.float32).reshape(-1, 3), dtype=vec3, device=self.device)
+            bk.host_launch(bk.pack_triangles, faces.size, [points, self.indices, bk.view(faces, int32),
+                                                           bk.view(packed, float32)])
             packed.view(np.int32)[:faces.size, 3] = faces
         return packed
 
@@ -200,10 +205,7 @@ class Mesh:
         """Refit the BVH to the points (call it after changing the points in place)."""
         if not self.id:
             raise RuntimeError("Failed to refit mesh: the mesh was never created")
-        lo, hi, average = self._boxes()
-        if lo.size:  # (in place: the tree's item words point at these arrays)
-            self._tri_lowers.assign(lo)
-            self._tri_uppers.assign(hi)
+        average = self._boxes()  # (in place: the tree's item words point at these arrays)
         self._bvh.refit()
         self._publish(average)
 

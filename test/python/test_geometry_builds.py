@@ -1,0 +1,301 @@
+"""The structures' builds as kernels (mlwarp/geometry/build_kernels.py) against brute-force numpy references:
+the trees are valid (every item in exactly one leaf, each node's box the bounds of its subtree's items, skip
+links and depths consistent), the SAH tree is the level-by-level numpy builder's split for split, refits follow
+moved boxes, wp.Mesh's per-triangle arrays are numpy's, HashGrid.build's arrays are the stable sort by cell, and
+every build is the same whatever the thread count."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+from mlwarp.geometry import bvh_sah
+
+F32 = np.float32
+
+
+def _boxes(rng, n, kind):
+    centres = rng.normal(0.0, 1.0, (n, 3)).astype(F32) * F32(5.0)
+    if kind == "flat":  # every centre in one plane, and a duplicate run
+        centres[:, 2] = 0.0
+        centres[: n // 4] = centres[0]
+    elif kind == "grid":  # many ties on each axis
+        centres = np.round(centres).astype(F32)
+    elif kind == "clusters":
+        centres[: n // 2] *= F32(0.01)
+    half = rng.random((n, 3)).astype(F32) * F32(0.5)
+    return centres - half, centres + half
+
+
+def _check_tree(tree, lowers, uppers, node_lo, node_hi, leaf_size, max_depth=31):
+    skip, start, end, depth, prims = (tree[k] for k in ("skip", "start", "end", "depth", "primitives"))
+    n, nodes = lowers.shape[0], skip.size
+    assert sorted(prims.tolist()) == list(range(n))  # a permutation of the items
+    leaves = np.flatnonzero(start >= 0)
+    covered = np.zeros(n, np.int64)
+    for k in leaves:  # each position of the primitive list in exactly one leaf
+        assert 0 <= start[k] < end[k] <= n
+        covered[start[k]:end[k]] += 1
+        assert end[k] - start[k] <= leaf_size or depth[k] == max_depth
+        items = prims[start[k]:end[k]]
+        np.testing.assert_array_equal(node_lo[k], lowers[items].min(axis=0))
+        np.testing.assert_array_equal(node_hi[k], uppers[items].max(axis=0))
+    assert (covered == 1).all()
+    assert skip[0] == nodes and depth[0] == 0 and depth.max() <= max_depth
+    for k in np.flatnonzero(start < 0):  # an inner node: two children, its box their union
+        left, right = k + 1, skip[k + 1]
+        assert skip[right] == skip[k] and depth[left] == depth[right] == depth[k] + 1
+        np.testing.assert_array_equal(node_lo[k], np.minimum(node_lo[left], node_lo[right]))
+        np.testing.assert_array_equal(node_hi[k], np.maximum(node_hi[left], node_hi[right]))
+    for k in leaves:
+        assert skip[k] == k + 1
+
+
+def _bvh(lowers, uppers, **kw):
+    return wp.Bvh(wp.array(lowers, dtype=wp.vec3), wp.array(uppers, dtype=wp.vec3), **kw)
+
+
+@pytest.mark.parametrize("constructor", ["sah", "median"])
+@pytest.mark.parametrize("kind", ["random", "flat", "grid", "clusters"])
+@pytest.mark.parametrize("leaf_size", [1, 4])
+def test_trees_are_valid(constructor, kind, leaf_size):
+    rng = np.random.default_rng(hash((constructor, kind, leaf_size)) % 2**32)
+    lowers, uppers = _boxes(rng, 1500, kind)
+    bvh = _bvh(lowers, uppers, constructor=constructor, leaf_size=leaf_size)
+    _check_tree(bvh._tree, lowers, uppers, bvh._node_lowers, bvh._node_uppers, leaf_size)
+
+
+def _numpy_sah_tree(lowers, uppers, leaf_size):
+    """The SAH builder's levels in numpy (the builder before its kernels): per level, every node's 16 buckets
+    along its centroids' longest axis, the cheapest split's stable partition (the middle when a side would be
+    empty); returns each leaf's (depth, items) in depth-first order."""
+    n = lowers.shape[0]
+    centres = F32(0.5) * (lowers + uppers)
+    leaves = []
+
+    def area(lo, hi):
+        e = (hi - lo).astype(F32)
+        return F32(2.0) * (e[..., 0] * e[..., 1] + e[..., 0] * e[..., 2] + e[..., 1] * e[..., 2])
+
+    def build(items, depth):
+        if items.size <= leaf_size or depth >= 31:
+            leaves.append((depth, items.tolist()))
+            return
+        pts = centres[items]
+        cmin, cmax = pts.min(axis=0), pts.max(axis=0)
+        axis = int(np.argmax(cmax - cmin))
+        start, end = cmin[axis], cmax[axis]
+        key = pts[:, axis]
+        if not end > start:
+            split = start
+        else:
+            with np.errstate(invalid="ignore", over="ignore"):
+                scaled = F32(16.0) * (key - start) / (end - start)
+            bucket = np.clip(np.nan_to_num(scaled, nan=0.0), 0, 15).astype(np.int64)
+            lo = np.full((16, 3), np.inf, F32)
+            hi = np.full((16, 3), -np.inf, F32)
+            for b in range(16):
+                sel = items[bucket == b]
+                if sel.size:
+                    lo[b], hi[b] = lowers[sel].min(axis=0), uppers[sel].max(axis=0)
+            counts = np.bincount(bucket, minlength=16)
+            left = area(np.minimum.accumulate(lo), np.maximum.accumulate(hi))[:-1]
+            right = area(np.minimum.accumulate(lo[::-1]), np.maximum.accumulate(hi[::-1]))[::-1][1:]
+            inv = F32(1.0) / area(lowers[items].min(axis=0), uppers[items].max(axis=0))
+            cl = np.cumsum(counts)[:-1]
+            with np.errstate(invalid="ignore", over="ignore"):
+                cost = (left * inv) * cl.astype(F32) + (right * inv) * (items.size - cl).astype(F32)
+            best = int(np.argmin(np.where(np.isnan(cost), np.inf, cost)))
+            split = start + F32(best + 1) * (end - start) / F32(16.0)
+        below = key < split
+        if below.all() or not below.any():
+            lft, rgt = items[: items.size // 2], items[items.size // 2:]
+        else:
+            lft, rgt = items[below], items[~below]
+        build(lft, depth + 1)
+        build(rgt, depth + 1)
+
+    build(np.arange(n), 0)
+    return leaves
+
+
+@pytest.mark.parametrize("kind", ["random", "flat", "grid", "clusters"])
+@pytest.mark.parametrize("leaf_size", [1, 3])
+def test_sah_levels_split_as_the_numpy_builder(kind, leaf_size):
+    rng = np.random.default_rng(len(kind) * 10 + leaf_size)
+    lowers, uppers = _boxes(rng, 700, kind)
+    tree = bvh_sah.build_sah_tree(lowers, uppers, leaf_size)
+    leaves = [(int(tree["depth"][k]), tree["primitives"][tree["start"][k]:tree["end"][k]].tolist())
+              for k in range(tree["skip"].size) if tree["start"][k] >= 0]
+    assert leaves == _numpy_sah_tree(lowers, uppers, leaf_size)
+
+
+def test_sah_tree_quality_on_a_terrain():
+    """The SAH cost of the terrain's tree (sum over nodes of area / root area, leaves times their item count)
+    is below the median tree's: the build keeps SAH quality."""
+    g = 40
+    x, y = np.meshgrid(np.linspace(0, 10, g + 1), np.linspace(0, 10, g + 1), indexing="ij")
+    z = 0.5 * np.sin(1.3 * x) * np.cos(0.7 * y)
+    pts = np.stack([x, y, z], -1).reshape(-1, 3).astype(F32)
+    i, j = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
+    a = (i * (g + 1) + j).reshape(-1)
+    tris = np.concatenate([np.stack([a, a + g + 1, a + 1], -1), np.stack([a + 1, a + g + 1, a + g + 2], -1)])
+    corners = pts[tris]
+    lowers, uppers = corners.min(axis=1), corners.max(axis=1)
+
+    def cost(bvh):
+        t = bvh._tree
+        e = bvh._node_uppers - bvh._node_lowers
+        area = 2.0 * (e[:, 0] * e[:, 1] + e[:, 0] * e[:, 2] + e[:, 1] * e[:, 2])
+        weight = np.where(t["start"] >= 0, t["end"] - t["start"], 1.0)
+        return float((area * weight).sum() / area[0])
+
+    sah, median = _bvh(lowers, uppers, constructor="sah", leaf_size=4), _bvh(lowers, uppers, constructor="median",
+                                                                           leaf_size=4)
+    _check_tree(sah._tree, lowers, uppers, sah._node_lowers, sah._node_uppers, 4)
+    assert cost(sah) < cost(median)
+
+
+def test_refit_follows_moved_boxes():
+    rng = np.random.default_rng(4)
+    lowers, uppers = _boxes(rng, 2000, "random")
+    lo_arr, hi_arr = wp.array(lowers, dtype=wp.vec3), wp.array(uppers, dtype=wp.vec3)
+    bvh = wp.Bvh(lo_arr, hi_arr, leaf_size=2)
+    shift = rng.normal(0.0, 2.0, (2000, 3)).astype(F32)
+    lo_arr.assign(lowers + shift)
+    hi_arr.assign(uppers + shift)
+    bvh.refit()
+    _check_tree(bvh._tree, lowers + shift, uppers + shift, bvh._node_lowers, bvh._node_uppers, 2)
+
+
+def test_grouped_tree_boxes_are_their_subtrees_bounds():
+    rng = np.random.default_rng(5)
+    lowers, uppers = _boxes(rng, 600, "random")
+    groups = rng.integers(0, 7, 600).astype(np.int32)
+    bvh = _bvh(lowers, uppers, groups=wp.array(groups, dtype=wp.int32))
+    t = bvh._tree
+    for k in range(t["skip"].size):  # a node's box: the bounds of the items of its subtree's leaves
+        leaves = [m for m in range(k, t["skip"][k]) if t["start"][m] >= 0]
+        items = np.concatenate([t["primitives"][t["start"][m]:t["end"][m]] for m in leaves])
+        np.testing.assert_array_equal(bvh._node_lowers[k], lowers[items].min(axis=0))
+        np.testing.assert_array_equal(bvh._node_uppers[k], uppers[items].max(axis=0))
+    for g, root in zip(t["group_ids"], t["group_roots"]):
+        items = [int(i) for m in range(root, t["skip"][root]) if t["start"][m] >= 0
+                 for i in t["primitives"][t["start"][m]:t["end"][m]]]
+        assert sorted(items) == np.flatnonzero(groups == g).tolist()
+
+
+def _terrain_mesh(g=30, seed=6):
+    rng = np.random.default_rng(seed)
+    x, y = np.meshgrid(np.linspace(0, 5, g + 1), np.linspace(0, 5, g + 1), indexing="ij")
+    z = rng.normal(0.0, 0.2, x.shape)
+    pts = np.stack([x, y, z], -1).reshape(-1, 3).astype(F32)
+    i, j = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
+    a = (i * (g + 1) + j).reshape(-1)
+    tris = np.concatenate([np.stack([a, a + g + 1, a + 1], -1), np.stack([a + 1, a + g + 1, a + g + 2], -1)])
+    return pts, tris.astype(np.int32)
+
+
+def _check_mesh(mesh, pts, tris):
+    corners = pts[tris]
+    np.testing.assert_array_equal(mesh._tri_lowers.numpy(), corners.min(axis=1))
+    np.testing.assert_array_equal(mesh._tri_uppers.numpy(), corners.max(axis=1))
+    edges = sum(np.linalg.norm(corners[:, a] - corners[:, b], axis=1) for a, b in ((0, 1), (0, 2), (2, 1)))
+    average = mesh._desc.view(F32)[2 * 6]  # MESH_AVERAGE_EDGE_LENGTH
+    assert average == pytest.approx(edges.astype(np.float64).mean() / 3, rel=1e-5)
+    faces = mesh._bvh._tree["primitives"]
+    packed = mesh._ray_tris[:faces.size]
+    for k in range(3):
+        np.testing.assert_array_equal(packed[:, 4 * k:4 * k + 3], corners[faces, k])
+    np.testing.assert_array_equal(packed.view(np.int32)[:, 3], faces)
+    bvh = mesh._bvh
+    _check_tree(bvh._tree, corners.min(axis=1), corners.max(axis=1), bvh._node_lowers, bvh._node_uppers, 4)
+
+
+def test_mesh_build_and_refit_arrays_are_numpys():
+    pts, tris = _terrain_mesh()
+    points = wp.array(pts, dtype=wp.vec3)
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32))
+    _check_mesh(mesh, pts, tris)
+    moved = pts + np.random.default_rng(7).normal(0.0, 0.3, pts.shape).astype(F32)
+    points.assign(moved)
+    mesh.refit()
+    _check_mesh(mesh, moved, tris)
+
+
+def _stable_cell_sort(p, radius, dims):
+    """HashGrid.build's arrays by numpy: each point's cell (saturated floor, Python's modulo), the points sorted
+    stably by cell, each cell's [start, end) (0, 0 when empty)."""
+    inv = F32(1.0) / F32(radius)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = np.floor((p * inv).astype(F32)).astype(np.float64)
+    f = np.clip(np.nan_to_num(f, nan=0.0, posinf=2**31 - 2.0, neginf=-2.0**31), -2.0**31, 2**31 - 2.0)
+    c = np.mod(f.astype(np.int64), np.array(dims))
+    cells = c[:, 2] * dims[0] * dims[1] + c[:, 1] * dims[0] + c[:, 0]
+    ids = np.argsort(cells, kind="stable")
+    counts = np.bincount(cells, minlength=dims[0] * dims[1] * dims[2])
+    ends = np.cumsum(counts)
+    starts = np.where(counts > 0, ends - counts, 0)
+    return ids, starts, np.where(counts > 0, ends, 0)
+
+
+@pytest.mark.parametrize("dims,radius,scale", [((8, 8, 8), 1.0, 3.0), ((13, 1, 5), 0.37, 20.0),
+                                               ((64, 64, 64), 2.0, 1000.0)])
+def test_hash_grid_build_is_the_stable_sort_by_cell(dims, radius, scale):
+    rng = np.random.default_rng(8)
+    p = (rng.normal(0.0, 1.0, (5000, 3)) * scale).astype(F32)
+    p[:3] = [[np.nan, 1.0, -1.0], [np.inf, -np.inf, 0.0], [3e38, -3e38, 2.5e9]]
+    grid = wp.HashGrid(*dims)
+    grid.build(wp.array(p, dtype=wp.vec3), radius)
+    ids, starts, ends = _stable_cell_sort(p, radius, dims)
+    np.testing.assert_array_equal(grid._point_ids[:p.shape[0]], ids)
+    np.testing.assert_array_equal(grid._cell_starts, starts)
+    np.testing.assert_array_equal(grid._cell_ends, ends)
+    # a second, smaller build reuses the arrays: nothing of the first remains
+    grid.build(wp.array(p[:100], dtype=wp.vec3), radius)
+    ids, starts, ends = _stable_cell_sort(p[:100], radius, dims)
+    np.testing.assert_array_equal(grid._point_ids[:100], ids)
+    np.testing.assert_array_equal(grid._cell_starts, starts)
+    np.testing.assert_array_equal(grid._cell_ends, ends)
+
+
+@pytest.fixture
+def thread_count():
+    saved = wp.config.cpu_threads
+    yield lambda n: setattr(wp.config, "cpu_threads", n)
+    wp.config.cpu_threads = saved
+
+
+def test_builds_do_not_depend_on_the_thread_count(thread_count):
+    rng = np.random.default_rng(9)
+    lowers, uppers = _boxes(rng, 30000, "clusters")  # levels of > 4096 nodes: parallel launches
+    pts, tris = _terrain_mesh(g=60)
+    p = (rng.random((200000, 3)) * 50.0).astype(F32)
+    built = []
+    for n in (1, 2, 3):
+        thread_count(n)
+        bvh = _bvh(lowers, uppers)
+        mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32))
+        grid = wp.HashGrid(32, 32, 32)
+        grid.build(wp.array(p, dtype=wp.vec3), 1.0)
+        built.append([bvh._tree["primitives"], bvh._tree["skip"], bvh._node_lowers, bvh._node_uppers,
+                      mesh._bvh._tree["primitives"], mesh._ray_nodes, mesh._ray_tris,
+                      grid._point_ids.copy(), grid._cell_starts.copy(), grid._cell_ends.copy()])
+    for other in built[1:]:
+        for a, b in zip(built[0], other):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_structures_made_inside_a_capture_are_built_at_once():
+    """The builders' kernels run when the builder does: a Mesh or Bvh made while a graph records is complete at
+    once (Warp builds at construction too), and its build's launches are not in the graph."""
+    pts, tris = _terrain_mesh(g=8)
+    rng = np.random.default_rng(10)
+    lowers, uppers = _boxes(rng, 200, "random")
+    with wp.ScopedCapture(device="cpu") as capture:
+        mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32))
+        bvh = _bvh(lowers, uppers)
+    _check_mesh(mesh, pts, tris)
+    _check_tree(bvh._tree, lowers, uppers, bvh._node_lowers, bvh._node_uppers, 1)
+    node_lowers = bvh._node_lowers.copy()
+    wp.capture_launch(capture.graph)  # nothing of the builds was recorded: the trees stay as they are
+    np.testing.assert_array_equal(bvh._node_lowers, node_lowers)
