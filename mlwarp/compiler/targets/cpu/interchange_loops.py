@@ -158,7 +158,8 @@ class _Interchange:
             return False
         if not all(self._in_one_stretch(users) for users in shared):
             return False
-        self.strided = any(not self._consecutive(load) for o in self.top if self._is_uniform_loop(o)
+        steps = {}  # (one walk of the def chains for all the loads)
+        self.strided = any(not self._consecutive(load, steps) for o in self.top if self._is_uniform_loop(o)
                            for load in ops_named(o, {"llvm.load"}))
         # (a constant of any type is uniform: it is hoisted, never kept per thread)
         return all(_storable(v.type) for o in ops_named(loop, lambda n: True) if o != loop and o.name != "arith.constant"
@@ -496,9 +497,9 @@ class _Interchange:
             self.home[r] = ("state", buf)
         self.dead.append(op)  # its results are read through the buffers; it goes once no op refers to them
 
-    def _consecutive(self, load) -> bool:
+    def _consecutive(self, load, steps) -> bool:
         """Whether the load's address is the same for every thread or one element further a thread."""
-        step = self._thread_step(load.operands[0], {})
+        step = self._thread_step(load.operands[0], steps)
         return step is not None and step in (0, _bytes(load.results[0].type))
 
     def _thread_step(self, value, memo):
