@@ -84,11 +84,16 @@ SIGNATURES = {
     "tile_upper_solve_inplace": (("U", REQUIRED), ("z", REQUIRED)),
     "tile_squeeze": (("t", REQUIRED), ("axis", None)),
     "tile_astype": (("t", REQUIRED), ("dtype", REQUIRED)),
+    "tile_view": (("t", REQUIRED), ("offset", REQUIRED), ("shape", None)),
+    "tile_randi": (("shape", REQUIRED), ("rng", REQUIRED), ("min", None), ("max", None), ("storage", "register")),
+    "tile_randf": (("shape", REQUIRED), ("rng", REQUIRED), ("min", None), ("max", None), ("storage", "register")),
 }
+# tile_scatter_add(a, i, [j, k, l,] value, has_value, atomic=True) / tile_scatter_masked(a, i, ..., value, has_value):
+# one index per dimension of `a`, so they are bound by _scatter itself
 REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
 FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 # the builtins whose output argument a call updates in place: (builtin, its position)
-IN_PLACE = {"tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
+IN_PLACE = {"tile_scatter_add": 0, "tile_scatter_masked": 0, "tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
             "tile_lower_solve_inplace": 1, "tile_upper_solve_inplace": 1}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
 HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
@@ -134,6 +139,8 @@ def call(em, node: ast.Call, name: str):
         if node.args or node.keywords:
             raise em.error(node, "wp.block_dim() takes no arguments", CompileTypeError)
         return em.const(1, wt.int32)
+    if name in ("tile_scatter_add", "tile_scatter_masked"):
+        return _scatter(em, node, name)
     args = _bind(em, node, name)
     if name == "tile_load":
         return _load(em, node, args)
@@ -188,6 +195,10 @@ def call(em, node: ast.Call, name: str):
             raise em.error(node, f"wp.tile_transpose() takes a 2-d tile, got {a.type}", CompileTypeError)
         t = ft.TileT(a.type.dtype, tuple(reversed(a.type.shape)))
         return Var(wb.create("tile_transpose", a.value, results=[ft.to_mlir(t)]).result, t)
+    if name == "tile_view":
+        return _view(em, node, args)
+    if name in ("tile_randi", "tile_randf"):
+        return _random(em, node, name, args)
     if name == "tile_broadcast":
         a = _tile(em, args["a"], name, "a")
         wanted = _constant(em, args["shape"])
@@ -678,6 +689,115 @@ def _stack(em, node, name, args):
         raise em.error(node, f"wp.{name}(): the stack must be a variable", CompileTypeError)
     em.assign(args["s"], new)
     return None if name == "tile_stack_clear" else result
+
+
+def _scatter(em, node, name):
+    """wp.tile_scatter_add(a, i, ..., value, has_value, atomic=True) / wp.tile_scatter_masked(a, i, ..., value,
+    has_value) with one lane per block: when has_value, element (i, ...) of `a` becomes a[i, ...] + value (or
+    value); the tile's variable is rebound (Warp updates the shared tile in place). The update is a branch on
+    has_value around tile_extract / tile_insert, so an index that is invalid while has_value is false is never
+    touched, and warp-autodiff differentiates it through those ops (the value's adjoint is the tile's at (i, ...);
+    a masked write clears it there)."""
+    keywords = {kw.arg: kw.value for kw in node.keywords}
+    allowed = {"a", "i", "j", "k", "l", "value", "has_value"} | ({"atomic"} if name == "tile_scatter_add" else set())
+    for kw in keywords:
+        if kw not in allowed:
+            raise em.error(node, f"wp.{name}() got an unexpected keyword argument '{kw}'", CompileTypeError)
+    positional = list(node.args)
+    target = positional.pop(0) if positional else keywords.pop("a", None)
+    if target is None:
+        raise em.error(node, f"wp.{name}() missing required argument 'a'", CompileTypeError)
+    tile = _tile(em, target, name, "a")
+    rank = len(tile.type.shape)
+    names = ["i", "j", "k", "l"][:rank] + ["value", "has_value"] + (["atomic"] if name == "tile_scatter_add" else [])
+    bound = dict(zip(names, positional))
+    for kw, v in keywords.items():
+        if kw not in names or kw in bound:
+            raise em.error(node, f"{name}() incorrect number of indices for tile shape {tile.type.shape}"
+                           if kw in "ijkl" or len(positional) > len(names) else
+                           f"wp.{name}() got multiple values for argument '{kw}'", CompileTypeError)
+        bound[kw] = v
+    if len(positional) > len(names) or any(n not in bound for n in names[:rank]):
+        raise em.error(node, f"{name}() incorrect number of indices for tile shape {tile.type.shape}",
+                       CompileTypeError)
+    for n in ("value", "has_value"):
+        if n not in bound:
+            raise em.error(node, f"wp.{name}() missing required argument '{n}'", CompileTypeError)
+    if "atomic" in bound and not isinstance(_constant(em, bound["atomic"]), bool):
+        raise em.error(node, "tile_scatter_add() 'atomic' must be a compile-time constant (True or False), not a "
+                             "runtime variable", CompileTypeError)
+    value = em.expr(bound["value"])
+    if value.type is not tile.type.dtype:
+        raise em.error(node, f"{name}() 'value' type must match tile dtype, got {ft.name(value.type)} and tile dtype "
+                             f"{ft.name(tile.type.dtype)}", CompileTypeError)
+    has = em.to_bool(em.expr(bound["has_value"])).value
+    indices = [_int32(em, bound[n]) for n in names[:rank]]
+    element_t = ft.to_mlir(tile.type.dtype)
+    branch = scf.IfOp(has, [tile.value.type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        new = value.value
+        if name == "tile_scatter_add":
+            old = wb.create("tile_extract", tile.value, indices, results=[element_t]).result
+            new = wb.builtin("add", [old, value.value], element_t)
+        scf.YieldOp([wb.create("tile_insert", tile.value, new, indices, results=[tile.value.type]).result])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([tile.value])
+    if not isinstance(target, ast.Name):
+        raise em.error(node, f"wp.{name}(): the tile it updates must be a variable", CompileTypeError)
+    em.assign(target, Var(branch.results[0], tile.type))
+    return None
+
+
+def _view(em, node, args) -> Var:
+    """wp.tile_view(t, offset, shape=None): with `shape`, the subtile of that shape at `offset` (one offset per
+    dimension); without, `offset`'s entries index the leading dimensions and the view is the rest (row i of a
+    2-d tile). Offsets may be run-time ints; constant ones are checked against the tile. The view is a value
+    (warp.tile_view): writing to it does not write to `t` (Warp's views alias their tile)."""
+    t = _tile(em, args["t"], "tile_view", "t")
+    shape = t.type.shape
+    items = args["offset"].elts if isinstance(args["offset"], ast.Tuple) else [args["offset"]]
+    if any(isinstance(i, ast.Slice) for i in items):
+        raise em.error(node, "wp.tile_view(): slices in the offset are not supported yet", CompileError)
+    if len(items) > len(shape):
+        raise em.error(node, f"tile_view() offset has {len(items)} dimensions, the tile {len(shape)}",
+                       CompileValueError)
+    if args["shape"] is None:
+        view = shape[len(items):]
+        if not view:
+            raise em.error(node, f"wp.tile_view(): an offset of {len(items)} indices leaves nothing of a tile of "
+                                 f"shape {shape}: use t[i, ...] for one element", CompileValueError)
+    else:
+        view = _shape(em, args["shape"], "tile_view")
+        if len(view) != len(shape):
+            raise em.error(node, f"tile_view() if shape is specified it must have same number of dimensions as "
+                                 f"source tile, expected {len(shape)}, got {len(view)}", CompileValueError)
+    extents = [1] * (len(shape) - len(view)) + list(view)
+    for d, item in enumerate(items):
+        value = _constant(em, item)
+        if type(value) is int and not (0 <= value and value + extents[d] <= shape[d]):
+            raise em.error(node, f"tile_view(): the view of shape {tuple(view)} at offset {value} of dimension {d} "
+                                 f"lies outside the tile's extent {shape[d]}", CompileValueError)
+    offsets = [_int32(em, i) for i in items] + [em.const(0, wt.int32).value for _ in range(len(shape) - len(items))]
+    result = ft.TileT(t.type.dtype, tuple(view))
+    return Var(wb.create("tile_view", t.value, offsets, results=[ft.to_mlir(result)]).result, result)
+
+
+def _random(em, node, name, args) -> Var:
+    """wp.tile_randi / wp.tile_randf(shape, rng, min=None, max=None): warp.tile_random from the uint32 state
+    (which the call does not advance, as Warp's, which takes it by value)."""
+    shape = _shape(em, args["shape"], name)
+    rng = em.expr(args["rng"])
+    if rng.type is not wt.uint32:
+        raise em.error(node, f"wp.{name}(): 'rng' must be a uint32 generator state (wp.rand_init), got "
+                             f"{ft.name(rng.type)}", CompileTypeError)
+    dtype = wt.int32 if name == "tile_randi" else wt.float32
+    given = [args["min"] is not None, args["max"] is not None]
+    if any(given) and not all(given):
+        raise em.error(node, f"wp.{name}(): pass both 'min' and 'max' or neither", CompileTypeError)
+    bounds = [em.cast(em.expr(args[k]), dtype, node).value for k in ("min", "max")] if all(given) else []
+    result = ft.TileT(dtype, shape)
+    return Var(wb.create("tile_random", rng.value, bounds, results=[ft.to_mlir(result)],
+                         attributes={"kind": ir.StringAttr.get(name[5:])}).result, result)
 
 
 def _zero_value(dtype) -> ir.Value:

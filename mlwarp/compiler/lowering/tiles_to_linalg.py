@@ -779,6 +779,104 @@ class _Lowering:
         init = self.tensor.SplatOp(t, _zero(dtype), []).result
         return [_for(_index(0), _index(total), [init, _zero(dtype)], step)[0]]
 
+    # -- views: regions of the tensors, element by element (tensor.generate: bufferized in place, where an
+    # extract_slice / insert_slice would bufferize to strided memref copies, a runtime call) ------------------
+    def lower_tile_view(self, op):
+        """tile_view: element (i, ...) of the view is the tile's at offsets + (0, ..., i, ...) (the dropped leading
+        dimensions at their offsets)."""
+        tile, tile_t = op.operands[0], self.operand_types[0]
+        offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in list(op.operands)[1:]]
+        dropped = len(element_of(tile_t)[0]) - len(element_of(self.result_types[0])[0])
+
+        def element_at(ivs):
+            return self.element(tile, tile_t, offsets[:dropped] + [
+                arith.AddIOp(o, i).result for o, i in zip(offsets[dropped:], ivs)])
+
+        return [self.generate_elements(self.result_types[0], element_at)]
+
+    lower_tile_view_composite = lower_tile_view
+
+    def lower_tile_insert_view(self, op):
+        """tile_insert_view: element (i, ...) is the part's at (i, ...) - offsets inside the region, else the
+        tile's."""
+        tile, part, tile_t, part_t = op.operands[0], op.operands[1], self.operand_types[0], self.operand_types[1]
+        offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in list(op.operands)[2:]]
+        shape, part_shape = element_of(tile_t)[0], element_of(part_t)[0]
+        dropped = len(shape) - len(part_shape)
+        extents = [1] * dropped + list(part_shape)
+
+        def element_at(ivs):
+            inside = None
+            local = []
+            for d, (i, o) in enumerate(zip(ivs, offsets)):
+                rel = arith.SubIOp(i, o).result
+                ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, o).result,
+                                  arith.CmpIOp(arith.CmpIPredicate.slt, rel, _index(extents[d])).result).result
+                inside = ok if inside is None else arith.AndIOp(inside, ok).result
+                if d >= dropped:
+                    local.append(rel)
+            branch = scf.IfOp(inside, [element_of(tile_t)[1]], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([self.element(part, part_t, local)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([self.element(tile, tile_t, ivs)])
+            return branch.results[0]
+
+        return [self.generate_elements(self.result_types[0], element_at)]
+
+    lower_tile_insert_view_composite = lower_tile_insert_view
+
+    # -- random tiles ----------------------------------------------------------------------------------------
+    def lower_tile_random(self, op):
+        """Warp's tile_randi / tile_randf on one lane (native tile.h): s = rand_pcg(state), then a loop over the
+        elements in row-major order, each advancing s = rand_pcg(s) (rand.h: randi, randf and their ranges)."""
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        state, bounds = op.operands[0], list(op.operands)[1:]
+        t = tensor_type(self.result_types[0])
+        shape, dtype = list(t.shape), t.element_type
+        i32 = ir.IntegerType.get_signless(32)
+        total = 1
+        for n in shape:
+            total *= n
+
+        def c(n):
+            return arith.ConstantOp(i32, n - (1 << 32) if n >= 1 << 31 else n).result
+
+        def pcg(x):
+            b = arith.AddIOp(arith.MulIOp(x, c(747796405)).result, c(2891336453)).result
+            shift = arith.AddIOp(arith.ShRUIOp(b, c(28)).result, c(4)).result
+            mixed = arith.MulIOp(arith.XOrIOp(arith.ShRUIOp(b, shift).result, b).result, c(277803737)).result
+            return arith.XOrIOp(arith.ShRUIOp(mixed, c(22)).result, mixed).result
+
+        def at(flat):
+            idx = []
+            for n in reversed(shape):
+                idx.append(arith.RemUIOp(flat, _index(n)).result)
+                flat = arith.DivUIOp(flat, _index(n)).result
+            return list(reversed(idx))
+
+        def value_of(s):
+            if kind == "randi":
+                if not bounds:
+                    return s
+                lo, hi = bounds
+                return arith.AddIOp(arith.RemUIOp(s, arith.SubIOp(hi, lo).result).result, lo).result
+            u = arith.MulFOp(arith.UIToFPOp(dtype, arith.ShRUIOp(s, c(8)).result).result,
+                             arith.ConstantOp(dtype, 1.0 / 16777216.0).result).result
+            if not bounds:
+                return u
+            lo, hi = bounds
+            return arith.AddFOp(arith.MulFOp(arith.SubFOp(hi, lo).result, u).result, lo).result
+
+        def step(i, carried):
+            out, s = carried
+            s = pcg(s)
+            return [self.tensor.InsertOp(value_of(s), out, at(i)).result, s]
+
+        init = self.tensor.EmptyOp(shape, dtype).result
+        state = wb.cast(state, i32)  # the uint32 state's bits (warp.cast: same width)
+        return [_for(_index(0), _index(total), [init, pcg(state)], step)[0]]
+
     def lower_tile_reshape(self, op):
         return [self.reshape(op)]
 

@@ -452,6 +452,27 @@ class ReverseBuilder:
         grad = triangle(wb.builtin("add", [s, t(s)], a.type), half=True)
         self.accumulate(adj, a, t(grad) if upper else grad)
 
+    def op_warp_tile_view(self, op, mapping, adj):
+        """The view's adjoint lands in its region of the tile's (zero elsewhere)."""
+        out = op.results[0]
+        if out in adj:
+            tile, offsets = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
+            self.accumulate(adj, tile, wb.create("tile_insert_view", zero(tile.type), adj[out], offsets,
+                                                 results=[tile.type]).result)
+
+    def op_warp_tile_insert_view(self, op, mapping, adj):
+        """The tile's adjoint is the result's outside the replaced region, the part's is the region's."""
+        out = op.results[0]
+        if out in adj:
+            tile, part = op.operands[0], op.operands[1]
+            offsets = [mapping.get(v, v) for v in list(op.operands)[2:]]
+            self.accumulate(adj, tile, wb.create("tile_insert_view", adj[out], zero(part.type), offsets,
+                                                 results=[tile.type]).result)
+            self.accumulate(adj, part, wb.create("tile_view", adj[out], offsets, results=[part.type]).result)
+
+    def op_warp_tile_random(self, op, mapping, adj):
+        pass  # random numbers: no derivative (Warp's tile_randf has no adjoint either)
+
     def op_warp_tile_reshape(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
