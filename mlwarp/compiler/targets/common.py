@@ -23,7 +23,7 @@ class Stage:
 TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tiles.py): the tile stages run
 # Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
 # accumulator updated in place), linalg as loops (both targets: a CUDA thread's tiles are its local memory)
-TILES = ("convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops", "one-shot-bufferize{unknown-type-conversion=identity-layout-map}",
+TILES = ("convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops", "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops=true}",
          "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
          "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", "convert-linalg-to-loops")
 
