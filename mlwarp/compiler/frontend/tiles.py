@@ -709,17 +709,23 @@ def _scatter(em, node, name):
         raise em.error(node, f"wp.{name}() missing required argument 'a'", CompileTypeError)
     tile = _tile(em, target, name, "a")
     rank = len(tile.type.shape)
-    names = ["i", "j", "k", "l"][:rank] + ["value", "has_value"] + (["atomic"] if name == "tile_scatter_add" else [])
+    extra = ["atomic"] if name == "tile_scatter_add" else []
+    # the indices: the positional arguments before value and has_value (and atomic, when all are positional)
+    trailing = sum(n not in keywords for n in ("value", "has_value"))
+    count = len(positional) - trailing - (1 if extra and "atomic" not in keywords and
+                                          len(positional) == rank + trailing + 1 else 0)
+    count += sum(n in keywords for n in "ijkl")
+    if count != rank:
+        prefix = "tile_scatter_add:" if name == "tile_scatter_add" else "tile_scatter_masked()"
+        raise em.error(node, f"{prefix} incorrect number of indices ({count}) for tile shape {tile.type.shape}",
+                       CompileTypeError)
+    names = ["i", "j", "k", "l"][:rank] + ["value", "has_value"] + extra
     bound = dict(zip(names, positional))
     for kw, v in keywords.items():
         if kw not in names or kw in bound:
-            raise em.error(node, f"{name}() incorrect number of indices for tile shape {tile.type.shape}"
-                           if kw in "ijkl" or len(positional) > len(names) else
+            raise em.error(node, f"wp.{name}() got an unexpected keyword argument '{kw}'" if kw not in names else
                            f"wp.{name}() got multiple values for argument '{kw}'", CompileTypeError)
         bound[kw] = v
-    if len(positional) > len(names) or any(n not in bound for n in names[:rank]):
-        raise em.error(node, f"{name}() incorrect number of indices for tile shape {tile.type.shape}",
-                       CompileTypeError)
     for n in ("value", "has_value"):
         if n not in bound:
             raise em.error(node, f"wp.{name}() missing required argument '{n}'", CompileTypeError)

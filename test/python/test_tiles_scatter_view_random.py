@@ -1,0 +1,235 @@
+"""tile_scatter_add / tile_scatter_masked, tile_view and tile_randi / tile_randf on the CPU (one lane per block),
+each against numpy or hand-computed values, their gradients, and the errors for what is refused."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+
+def _compile_error(kernel, args, match):
+    with pytest.raises(wp.CompileError, match=match):
+        wp.launch_tiled(kernel, dim=1, inputs=args, block_dim=1)
+
+
+# -- scatter ----------------------------------------------------------------------------------------------
+@wp.kernel
+def histogram(data: wp.array[float], bins_out: wp.array[float]):
+    bins = wp.tile_zeros(shape=4, dtype=float, storage="shared")
+    for n in range(data.shape[0]):
+        b = int(data[n] / 2.0)
+        wp.tile_scatter_add(bins, b, 1.0, b < 4)  # b = 4 and 5 are invalid indices, never touched
+    wp.tile_store(bins_out, bins)
+
+
+def test_scatter_add_histogram():
+    data = np.array([0.5, 2.0, 3.0, 4.0, 4.5, 5.5, 6.0, 7.0, 9.0, 11.0], np.float32)
+    out = wp.zeros(4, dtype=float)
+    wp.launch_tiled(histogram, dim=1, inputs=[wp.array(data)], outputs=[out], block_dim=8)
+    want = np.bincount((data[data < 8] / 2).astype(int), minlength=4).astype(np.float32)
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
+@wp.kernel
+def scatter_2d(values: wp.array[float], rows: wp.array[int], cols: wp.array[int], out: wp.array2d[float],
+               masked: wp.array2d[float]):
+    t = wp.tile_full(shape=(2, 3), value=1.0, dtype=float)
+    m = wp.tile_full(shape=(2, 3), value=1.0, dtype=float)
+    for n in range(values.shape[0]):
+        wp.tile_scatter_add(t, rows[n], cols[n], values[n] * values[n], True, False)
+        wp.tile_scatter_masked(m, rows[n], cols[n], values[n] * values[n], n != 1)
+    wp.tile_store(out, t * 2.0)
+    wp.tile_store(masked, m * 3.0)
+
+
+def test_scatter_2d_and_gradients():
+    v = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    rows, cols = np.array([0, 1, 0, 1], np.int32), np.array([2, 0, 2, 1], np.int32)
+    values = wp.array(v, requires_grad=True)
+    out, masked = wp.zeros((2, 3), requires_grad=True), wp.zeros((2, 3), requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(scatter_2d, dim=1, inputs=[values, wp.array(rows), wp.array(cols), out, masked], block_dim=1)
+    want = np.ones((2, 3), np.float32)
+    np.add.at(want, (rows, cols), v * v)
+    np.testing.assert_allclose(out.numpy(), 2 * want)
+    want_m = np.ones((2, 3), np.float32)
+    for n in (0, 2, 3):  # the later write to (0, 2) wins
+        want_m[rows[n], cols[n]] = v[n] ** 2
+    np.testing.assert_allclose(masked.numpy(), 3 * want_m)
+    g_out = np.arange(6, dtype=np.float32).reshape(2, 3) + 1
+    g_masked = np.full((2, 3), 0.5, np.float32)
+    out.grad, masked.grad = wp.array(g_out), wp.array(g_masked)
+    tape.backward()
+    # d out / d v[n] = 2 * 2 v[n]; the masked write's adjoint reaches only the last write to each element
+    want_g = 2 * 2 * v * g_out[rows, cols]
+    for n in (2, 3):  # value 0's write to (0, 2) was overwritten by value 2's; value 1 was not written
+        want_g[n] += 3 * 2 * v[n] * g_masked[rows[n], cols[n]]
+    np.testing.assert_allclose(values.grad.numpy(), want_g, rtol=1e-6)
+
+
+def test_scatter_errors():
+    @wp.kernel
+    def too_few_indices(a: wp.array[float]):
+        t = wp.tile_zeros(shape=(2, 2), dtype=float)
+        wp.tile_scatter_add(t, 0, 1.0, True)
+
+    _compile_error(too_few_indices, [wp.zeros(1)],
+                   r"tile_scatter_add: incorrect number of indices \(1\) for tile shape \(2, 2\)")
+
+    @wp.kernel
+    def wrong_value(a: wp.array[float]):
+        t = wp.tile_zeros(shape=4, dtype=float)
+        wp.tile_scatter_masked(t, 0, 1, True)
+
+    _compile_error(wrong_value, [wp.zeros(1)],
+                   r"tile_scatter_masked\(\) 'value' type must match tile dtype, got int32 and tile dtype float32")
+
+    @wp.kernel
+    def runtime_atomic(a: wp.array[float], flag: bool):
+        t = wp.tile_zeros(shape=4, dtype=float)
+        wp.tile_scatter_add(t, 0, 1.0, True, flag)
+
+    with pytest.raises(wp.CompileError, match=r"tile_scatter_add\(\) 'atomic' must be a compile-time constant "
+                                              r"\(True or False\), not a runtime variable"):
+        wp.launch_tiled(runtime_atomic, dim=1, inputs=[wp.zeros(1), True], block_dim=1)
+
+
+# -- views ------------------------------------------------------------------------------------------------
+@wp.kernel
+def views(a: wp.array2d[float], i: int, sub: wp.array2d[float], row: wp.array[float]):
+    t = wp.tile_load(a, shape=(4, 6))
+    v = wp.tile_view(t, offset=(1, 2), shape=(2, 3))
+    r = wp.tile_view(t, offset=(i,))
+    wp.tile_store(sub, v * v)
+    wp.tile_store(row, r * 3.0)
+
+
+def test_view_forms_and_gradient():
+    A = np.arange(24, dtype=np.float32).reshape(4, 6) / 4
+    a = wp.array(A, requires_grad=True)
+    sub, row = wp.zeros((2, 3), requires_grad=True), wp.zeros(6, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(views, dim=1, inputs=[a, 2, sub, row], block_dim=8)
+    np.testing.assert_allclose(sub.numpy(), A[1:3, 2:5] ** 2)
+    np.testing.assert_allclose(row.numpy(), 3 * A[2])
+    sub.grad, row.grad = wp.full((2, 3), 2.0), wp.ones(6)
+    tape.backward()
+    want = np.zeros_like(A)
+    want[1:3, 2:5] = 2 * 2 * A[1:3, 2:5]
+    want[2] += 3
+    np.testing.assert_allclose(a.grad.numpy(), want)
+
+
+@wp.kernel
+def view_of_vectors(a: wp.array[wp.vec3], out: wp.array[wp.vec3]):
+    t = wp.tile_load(a, shape=6)
+    wp.tile_store(out, wp.tile_view(t, offset=(3,), shape=(2,)))
+
+
+def test_view_of_vectors():
+    A = np.arange(18, dtype=np.float32).reshape(6, 3)
+    out = wp.zeros(2, dtype=wp.vec3)
+    wp.launch_tiled(view_of_vectors, dim=1, inputs=[wp.array(A, dtype=wp.vec3), out], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), A[3:5])
+
+
+def test_matmul_of_a_view():
+    @wp.kernel
+    def left_half(a: wp.array2d[float], b: wp.array2d[float], c: wp.array2d[float]):
+        full = wp.tile_load(a, shape=(4, 8))
+        out = wp.tile_zeros(shape=(4, 2), dtype=float)
+        wp.tile_matmul(wp.tile_view(full, offset=(0, 4), shape=(4, 4)), wp.tile_load(b, shape=(4, 2)), out)
+        wp.tile_store(c, out)
+
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    c = wp.zeros((4, 2))
+    wp.launch_tiled(left_half, dim=1, inputs=[wp.array(A), wp.array(B), c], block_dim=1)
+    np.testing.assert_allclose(c.numpy(), A[:, 4:] @ B, rtol=1e-5, atol=1e-6)
+
+
+def test_view_errors():
+    @wp.kernel
+    def outside(a: wp.array[float]):
+        t = wp.tile_zeros(shape=(4, 4), dtype=float)
+        v = wp.tile_view(t, offset=(3, 0), shape=(2, 4))
+
+    _compile_error(outside, [wp.zeros(1)], r"tile_view\(\): the view of shape \(2, 4\) at offset 3 of dimension 0 "
+                                           r"lies outside the tile's extent 4")
+
+    @wp.kernel
+    def wrong_rank(a: wp.array[float]):
+        t = wp.tile_zeros(shape=(4, 4), dtype=float)
+        v = wp.tile_view(t, offset=(0, 0), shape=(2,))
+
+    _compile_error(wrong_rank, [wp.zeros(1)], r"tile_view\(\) if shape is specified it must have same number of "
+                                              r"dimensions as source tile, expected 2, got 1")
+
+    @wp.kernel
+    def everything(a: wp.array[float]):
+        t = wp.tile_zeros(shape=(4, 4), dtype=float)
+        v = wp.tile_view(t, offset=(1, 1))
+
+    _compile_error(everything, [wp.zeros(1)], r"wp\.tile_view\(\): an offset of 2 indices leaves nothing of a tile "
+                                              r"of shape \(4, 4\): use t\[i, \.\.\.\] for one element")
+
+
+# -- random tiles -----------------------------------------------------------------------------------------
+def _pcg(x):
+    b = (x * 747796405 + 2891336453) & 0xFFFFFFFF
+    c = ((((b >> ((b >> 28) + 4)) ^ b) * 277803737) & 0xFFFFFFFF)
+    return (c >> 22) ^ c
+
+
+def _states(seed, offset, n):
+    """Warp's rand_init(seed, offset), then the tile's sequence: rand_pcg(state), advanced once per element."""
+    state = _pcg((seed + _pcg(offset)) & 0xFFFFFFFF)
+    s, out = _pcg(state), []
+    for _ in range(n):
+        s = _pcg(s)
+        out.append(s)
+    return out
+
+
+@wp.kernel
+def random_tiles(seed: int, x: wp.array2d[int], y: wp.array2d[float], xr: wp.array2d[int], yr: wp.array2d[float]):
+    i, j = wp.tid()
+    rng = wp.rand_init(seed, i * 2 + j)
+    wp.tile_store(x, wp.tile_randi(shape=(2, 3), rng=rng), offset=(i * 2, j * 3))
+    wp.tile_store(y, wp.tile_randf(shape=(2, 3), rng=rng), offset=(i * 2, j * 3))
+    wp.tile_store(xr, wp.tile_randi(shape=(2, 3), rng=rng, min=-5, max=7), offset=(i * 2, j * 3))
+    wp.tile_store(yr, wp.tile_randf(shape=(2, 3), rng=rng, min=-2.0, max=3.0), offset=(i * 2, j * 3))
+
+
+def test_random_tiles_follow_warps_sequence():
+    x, xr = wp.zeros((4, 6), dtype=int), wp.zeros((4, 6), dtype=int)
+    y, yr = wp.zeros((4, 6)), wp.zeros((4, 6))
+    wp.launch_tiled(random_tiles, dim=[2, 2], inputs=[42, x, y, xr, yr], block_dim=1)
+    for i in range(2):
+        for j in range(2):
+            s = np.array(_states(42, i * 2 + j, 6), dtype=np.uint64).reshape(2, 3)
+            block = (slice(i * 2, i * 2 + 2), slice(j * 3, j * 3 + 3))
+            np.testing.assert_array_equal(x.numpy()[block], s.astype(np.uint32).view(np.int32))
+            u = (s >> 8).astype(np.float32) * np.float32(1.0 / 16777216.0)
+            np.testing.assert_array_equal(y.numpy()[block], u)
+            np.testing.assert_array_equal(xr.numpy()[block], (s % 12).astype(np.int32) - 5)
+            np.testing.assert_allclose(yr.numpy()[block], np.float32(5.0) * u - np.float32(2.0), rtol=1e-6)
+    assert -5 <= xr.numpy().min() and xr.numpy().max() < 7
+
+
+def test_random_tile_errors():
+    @wp.kernel
+    def half_range(a: wp.array[float]):
+        rng = wp.rand_init(1)
+        t = wp.tile_randf(shape=4, rng=rng, min=1.0)
+
+    _compile_error(half_range, [wp.zeros(1)], r"wp\.tile_randf\(\): pass both 'min' and 'max' or neither")
+
+    @wp.kernel
+    def not_a_state(a: wp.array[float]):
+        t = wp.tile_randi(shape=4, rng=3)
+
+    _compile_error(not_a_state, [wp.zeros(1)], r"wp\.tile_randi\(\): 'rng' must be a uint32 generator state "
+                                               r"\(wp\.rand_init\), got int32")
