@@ -233,3 +233,45 @@ def test_random_tile_errors():
 
     _compile_error(not_a_state, [wp.zeros(1)], r"wp\.tile_randi\(\): 'rng' must be a uint32 generator state "
                                                r"\(wp\.rand_init\), got int32")
+
+
+# -- gradients of max, min and products ----------------------------------------------------------------------
+@wp.kernel
+def extremes(a: wp.array2d[float], mx: wp.array[float], mn: wp.array[float], pr: wp.array[float],
+             mx0: wp.array[float], mn1: wp.array[float], pr1: wp.array[float]):
+    t = wp.tile_load(a, shape=(3, 4))
+    wp.tile_store(mx, wp.tile_max(t))
+    wp.tile_store(mn, wp.tile_reduce(wp.min, t))
+    wp.tile_store(pr, wp.tile_reduce(wp.mul, t))
+    wp.tile_store(mx0, wp.tile_max(t, axis=0))
+    wp.tile_store(mn1, wp.tile_min(t, axis=1))
+    wp.tile_store(pr1, wp.tile_reduce(wp.mul, t, axis=1))
+
+
+def test_max_min_and_product_gradients():
+    # ties: the first extreme in row-major order (tile_argmax's) takes the adjoint; a zero in a product
+    A = np.array([[1.0, 5.0, 2.0, 5.0], [0.5, -3.0, 2.0, 1.0], [2.0, 0.0, 4.0, -3.0]], np.float32)
+    a = wp.array(A, requires_grad=True)
+    outs = [wp.zeros(n, requires_grad=True) for n in (1, 1, 1, 4, 3, 3)]
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(extremes, dim=1, inputs=[a, *outs], block_dim=1)
+    for o, want in zip(outs, [[A.max()], [A.min()], [A.prod()], A.max(0), A.min(1), A.prod(1)]):
+        np.testing.assert_allclose(o.numpy(), want, rtol=1e-6)
+    scales = [1.0, 10.0, 100.0, 1000.0, 1e4, 1e5]
+    for o, g in zip(outs, scales):
+        o.grad = wp.full(o.shape, g)
+    tape.backward()
+    want = np.zeros_like(A)
+    want[0, 1] += 1.0  # the first 5
+    want[1, 1] += 10.0  # the first -3
+    others = np.array([[np.prod(np.delete(A.ravel(), k)) for k in range(12)]]).reshape(3, 4)
+    want += 100.0 * others
+    for j, i in enumerate([2, 0, 2, 0]):  # each column's first maximum
+        want[i, j] += 1000.0
+    for i, j in enumerate([0, 1, 3]):
+        want[i, j] += 1e4
+    for i in range(3):
+        for j in range(4):
+            want[i, j] += 1e5 * np.prod(np.delete(A[i], j))
+    np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-6)

@@ -606,6 +606,63 @@ class _Lowering:
         return self.generic(None, [tile], maps, iterators, init=init,
                             body=lambda a: [wb.builtin(kind, [a[1], a[0]], dtype)]).results[0]
 
+    def lower_tile_reduce_adjoint(self, op):
+        """Max and min: the first extreme's position along the axis for each slice (a loop per slice, a strict
+        comparison as tile_argmax's), then a tensor.generate giving each element the slice's adjoint where it is
+        that position, else zero. Mul: each element's adjoint times the product of the slice's other elements
+        (a loop skipping its own position: exact where an element is zero)."""
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        tile, adjoint = op.operands
+        source = ir.RankedTensorType(tile.type)
+        shape, dtype = list(source.shape), source.element_type
+        n = shape[axis]
+        out_rank = ir.RankedTensorType(adjoint.type).rank
+        kept = len(shape) > 1  # the adjoint has the tile's other dimensions (else its shape is (1,))
+
+        def at(ivs, k):  # the tile's index with position k along the axis
+            return list(ivs[:axis]) + [k] + list(ivs[axis:])
+
+        def reduced(ivs):
+            return [iv for d, iv in enumerate(ivs) if d != axis] if kept else [_index(0)] * out_rank
+
+        if kind in ("max", "min"):
+            slice_t = ir.RankedTensorType.get([d for i, d in enumerate(shape) if i != axis] if kept else [1],
+                                              ir.IndexType.get())
+
+            def position(ivs):
+                base = list(ivs) if kept else []
+                first = self.tensor.ExtractOp(tile, at(base, _index(0))).result
+
+                def step(k, carried):
+                    best, where = carried
+                    x = self.tensor.ExtractOp(tile, at(base, k)).result
+                    better = wb.builtin("gt" if kind == "max" else "lt", [x, best], ir.IntegerType.get_signless(1))
+                    return [arith.SelectOp(better, x, best).result, arith.SelectOp(better, k, where).result]
+
+                return _for(_index(1), _index(n), [first, _index(0)], step)[1]
+
+            positions = self.generate(slice_t, position)
+
+            def element(ivs):
+                hit = arith.CmpIOp(arith.CmpIPredicate.eq, ivs[axis],
+                                   self.tensor.ExtractOp(positions, reduced(ivs)).result).result
+                g = self.tensor.ExtractOp(adjoint, reduced(ivs)).result
+                return arith.SelectOp(hit, g, _zero(dtype)).result
+        elif kind == "mul":
+            def element(ivs):
+                def step(k, carried):
+                    own = arith.CmpIOp(arith.CmpIPredicate.eq, k, ivs[axis]).result
+                    x = self.tensor.ExtractOp(tile, at([iv for d, iv in enumerate(ivs) if d != axis], k)).result
+                    factor = arith.SelectOp(own, _constant_of(dtype, 1), x).result
+                    return [wb.builtin("mul", [carried[0], factor], dtype)]
+
+                others = _for(_index(0), _index(n), [_constant_of(dtype, 1)], step)[0]
+                return wb.builtin("mul", [self.tensor.ExtractOp(adjoint, reduced(ivs)).result, others], dtype)
+        else:
+            raise PassError(f"warp.tile_reduce_adjoint: unknown kind '{kind}'")
+        return [self.generate(source, element)]
+
     def lower_tile_broadcast_composite(self, op):
         source, source_t = op.operands[0], self.operand_types[0]
         src_shape, out_shape = element_of(source_t)[0], element_of(self.result_types[0])[0]

@@ -347,10 +347,13 @@ class ReverseBuilder:
         kind = ir.StringAttr(op.attributes["kind"]).value
         if out not in adj or kind in ("argmax", "argmin"):
             return
-        if kind != "add":
-            raise PassError(f"{where(op)}: cannot differentiate a tile reduction by '{kind}' yet")
         tile = op.operands[0]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
+        if kind in ("max", "min", "mul"):
+            self.accumulate(adj, tile, reduction_adjoint(mapping.get(tile, tile), adj[out], kind, axis))
+            return
+        if kind != "add":
+            raise PassError(f"{where(op)}: cannot differentiate a tile reduction by '{kind}' yet")
         if axis < 0:
             spread = wb.create("tile_broadcast", adj[out], results=[tile.type]).result
         else:
@@ -659,6 +662,23 @@ class ReverseBuilder:
 
     def op_scf_while(self, op, mapping, adj):
         LoopReverse(self, op, mapping, adj).emit()
+
+
+def reduction_adjoint(tile: ir.Value, adjoint: ir.Value, kind: str, axis: int) -> ir.Value:
+    """warp.tile_reduce_adjoint of a max, min or product: along `axis`, or (axis < 0) over every element, the
+    tile seen as 1-d in row-major order."""
+    dtype, shape = tile_params(tile.type)
+    i64 = ir.IntegerType.get_signless(64)
+    attrs = {"kind": ir.StringAttr.get(kind), "axis": ir.IntegerAttr.get(i64, max(axis, 0))}
+    if axis >= 0:
+        return wb.create("tile_reduce_adjoint", tile, adjoint, results=[tile.type], attributes=attrs).result
+    n = 1
+    for d in shape:
+        n *= d
+    flat_t = tile_type(dtype, (n,))
+    flat = wb.create("tile_reshape", tile, results=[flat_t]).result if len(shape) > 1 else tile
+    grad = wb.create("tile_reduce_adjoint", flat, adjoint, results=[flat_t], attributes=attrs).result
+    return wb.create("tile_reshape", grad, results=[tile.type]).result if len(shape) > 1 else grad
 
 
 def triangle(tile: ir.Value, upper: bool = False, half: bool = False) -> ir.Value:

@@ -111,6 +111,11 @@ OPS += [
           "element (a tile of shape (1,)), or {axis = k >= 0} along that axis (the result without it)",
           (Operand("tile", Tile(ANY)),), (Result("reduced", Tile(ANY)),),
           (Attr("kind", AttrBase("#builtin.string")), Attr("axis", AttrBase("#builtin.integer")))),
+    OpDef("tile_reduce_adjoint", "the adjoint of a tile_reduce {kind = \"max\" | \"min\" | \"mul\"} along {axis = k} "
+          "(the whole of a 1-d tile: `adjoint` of shape (1,)) given the reduction's `adjoint`: max and min route it "
+          "to the first extreme along the axis (tile_argmax's), mul multiplies it by the product of the others",
+          (Operand("tile", TILE_T), Operand("adjoint", TILE_T)), (Result("grad", TILE_T),),
+          (Attr("kind", AttrBase("#builtin.string")), Attr("axis", AttrBase("#builtin.integer")))),
     OpDef("tile_spread", "the tile repeated along a new dimension {axis = k} of the result's shape (an axis "
           "reduction's adjoint)", (Operand("tile", TILE_T),), (Result("spread", TILE_T),),
           (Attr("axis", AttrBase("#builtin.integer")),)),
