@@ -275,3 +275,24 @@ def test_max_min_and_product_gradients():
         for j in range(4):
             want[i, j] += 1e5 * np.prod(np.delete(A[i], j))
     np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-6)
+
+
+# -- printing --------------------------------------------------------------------------------------------
+@wp.kernel(enable_backward=False)
+def print_tiles(x: wp.array[wp.int32], v: wp.array[wp.vec2]):
+    wp.print(wp.tile_load(x, shape=(5,)))
+    print(wp.tile_full(shape=(2, 3), value=-0.1234567, dtype=float))
+    print(wp.tile_full(shape=(2, 2, 2), value=wp.float64(1.5), dtype=wp.float64))
+    print("v:", wp.tile_load(v, shape=2), 7)
+
+
+def test_tiles_print_with_warps_format(capfd):
+    capfd.readouterr()
+    x = wp.array([1, 2, 3, 4, -5], dtype=wp.int32)
+    v = wp.array([[1.0, 2.0], [3.5, 4.0]], dtype=wp.vec2)
+    wp.launch_tiled(print_tiles, dim=1, inputs=[x, v], block_dim=1)
+    assert capfd.readouterr().out.split("\n") == [
+        "[1 2 3 4 -5] = tile(shape=(5), storage=register)",
+        "[[-0.123457 -0.123457 -0.123457]", " [-0.123457 -0.123457 -0.123457]] = tile(shape=(2,3), storage=register)",
+        "[[[1.5 1.5]", "  [1.5 1.5]]", "", " [[1.5 1.5]", "  [1.5 1.5]]] = tile(shape=(2,2,2), storage=register)",
+        "v: [1 2 3.5 4] = tile(shape=(2), storage=register) 7", ""]
