@@ -296,3 +296,84 @@ def test_tiles_print_with_warps_format(capfd):
         "[[-0.123457 -0.123457 -0.123457]", " [-0.123457 -0.123457 -0.123457]] = tile(shape=(2,3), storage=register)",
         "[[[1.5 1.5]", "  [1.5 1.5]]", "", " [[1.5 1.5]", "  [1.5 1.5]]] = tile(shape=(2,2,2), storage=register)",
         "v: [1 2 3.5 4] = tile(shape=(2), storage=register) 7", ""]
+
+
+# -- sorting ----------------------------------------------------------------------------------------------
+def _sort_kernel(n, key_dtype, value_dtype):
+    @wp.kernel(module="unique")
+    def sort_pairs(k: wp.array[key_dtype], v: wp.array[value_dtype]):
+        keys = wp.tile_load(k, shape=n)
+        values = wp.tile_load(v, shape=n)
+        wp.tile_sort(keys, values)
+        wp.tile_store(k, keys)
+        wp.tile_store(v, values)
+
+    return sort_pairs
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 64, 100])
+def test_sort_float_keys_int_values(n):
+    rng = np.random.default_rng(n)
+    keys = rng.integers(-20, 20, size=n).astype(np.float32) / 4  # duplicates, negatives
+    k, v = wp.array(keys), wp.array(np.arange(n, dtype=np.int32))
+    wp.launch_tiled(_sort_kernel(n, float, int), dim=1, inputs=[k, v], block_dim=1)
+    order = np.argsort(keys, kind="stable")  # equal keys keep their order here
+    np.testing.assert_array_equal(k.numpy(), keys[order])
+    np.testing.assert_array_equal(v.numpy(), order)
+
+
+def test_sort_int64_keys_vector_values():
+    rng = np.random.default_rng(5)
+    keys = rng.integers(-2**40, 2**40, size=9, dtype=np.int64)
+    values = rng.standard_normal((9, 3)).astype(np.float32)
+    k, v = wp.array(keys), wp.array(values, dtype=wp.vec3)
+    wp.launch_tiled(_sort_kernel(9, wp.int64, wp.vec3), dim=1, inputs=[k, v], block_dim=1)
+    order = np.argsort(keys, kind="stable")
+    np.testing.assert_array_equal(k.numpy(), keys[order])
+    np.testing.assert_array_equal(v.numpy(), values[order])
+
+
+@wp.kernel
+def sort_2d(k: wp.array2d[int], v: wp.array2d[float]):
+    keys = wp.tile_load(k, shape=(3, 5))
+    values = wp.tile_load(v, shape=(3, 5))
+    wp.tile_sort(keys, values)
+    wp.tile_store(k, keys)
+    wp.tile_store(v, values)
+
+
+def test_sort_2d_tiles_as_their_row_major_sequence():
+    keys = np.array([[9, 3, 7, 1, 5], [2, 8, 0, 6, 4], [14, 10, 12, 11, 13]], np.int32)
+    values = keys.astype(np.float32) * 10
+    k, v = wp.array(keys), wp.array(values)
+    wp.launch_tiled(sort_2d, dim=1, inputs=[k, v], block_dim=1)
+    np.testing.assert_array_equal(k.numpy(), np.arange(15).reshape(3, 5))
+    np.testing.assert_array_equal(v.numpy(), np.arange(15).reshape(3, 5) * 10.0)
+
+
+def test_sort_errors():
+    @wp.kernel
+    def double_keys(a: wp.array[float]):
+        keys = wp.tile_zeros(shape=4, dtype=wp.float64)
+        values = wp.tile_zeros(shape=4, dtype=int)
+        wp.tile_sort(keys, values)
+
+    _compile_error(double_keys, [wp.zeros(1)], r"First tile_sort\(\) argument must be a tile of type float32, int32, "
+                                               r"uint32, int64, or uint64, got float64")
+
+    @wp.kernel
+    def mismatched(a: wp.array[float]):
+        keys = wp.tile_zeros(shape=(2, 4), dtype=float)
+        values = wp.tile_zeros(shape=(2, 3), dtype=int)
+        wp.tile_sort(keys, values)
+
+    _compile_error(mismatched, [wp.zeros(1)], r"tile_sort\(\) shapes do not match on dimension 1, got \(2, 4\) and "
+                                              r"\(2, 3\)")
+
+    @wp.kernel
+    def not_a_variable(a: wp.array[float]):
+        values = wp.tile_zeros(shape=4, dtype=int)
+        wp.tile_sort(wp.tile_zeros(shape=4, dtype=float), values)
+
+    _compile_error(not_a_variable, [wp.zeros(1)], r"wp\.tile_sort\(\): 'keys' is sorted in place: it must be a "
+                                                  r"variable")

@@ -85,6 +85,7 @@ SIGNATURES = {
     "tile_squeeze": (("t", REQUIRED), ("axis", None)),
     "tile_astype": (("t", REQUIRED), ("dtype", REQUIRED)),
     "tile_view": (("t", REQUIRED), ("offset", REQUIRED), ("shape", None)),
+    "tile_sort": (("keys", REQUIRED), ("values", REQUIRED)),
     "tile_randi": (("shape", REQUIRED), ("rng", REQUIRED), ("min", None), ("max", None), ("storage", "register")),
     "tile_randf": (("shape", REQUIRED), ("rng", REQUIRED), ("min", None), ("max", None), ("storage", "register")),
 }
@@ -93,7 +94,7 @@ SIGNATURES = {
 REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
 FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 # the builtins whose output argument a call updates in place: (builtin, its position)
-IN_PLACE = {"tile_scatter_add": 0, "tile_scatter_masked": 0, "tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
+IN_PLACE = {"tile_sort": (0, 1), "tile_scatter_add": 0, "tile_scatter_masked": 0, "tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
             "tile_lower_solve_inplace": 1, "tile_upper_solve_inplace": 1}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
 HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
@@ -106,12 +107,16 @@ def is_tile(v) -> bool:
 def updated_names(node: ast.Call, name: str) -> list:
     """The locals a call of tile builtin `name` assigns without naming them as a target (a loop carries them):
     `wp.tile_matmul(a, b, out)` updates `out`."""
-    k = IN_PLACE.get(name)
-    if k is None:
+    positions = IN_PLACE.get(name)
+    if positions is None:
         return []
-    keyword = SIGNATURES[name][k][0] if name in SIGNATURES else "out"
-    target = node.args[k] if len(node.args) > k else next((kw.value for kw in node.keywords if kw.arg == keyword), None)
-    return [target.id] if isinstance(target, ast.Name) else []
+    found = []
+    for k in (positions if isinstance(positions, tuple) else (positions,)):
+        keyword = SIGNATURES[name][k][0] if name in SIGNATURES else "out"
+        target = node.args[k] if len(node.args) > k else \
+            next((kw.value for kw in node.keywords if kw.arg == keyword), None)
+        found += [target.id] if isinstance(target, ast.Name) else []
+    return found
 
 
 def _mark(em) -> None:
@@ -197,6 +202,8 @@ def call(em, node: ast.Call, name: str):
         return Var(wb.create("tile_transpose", a.value, results=[ft.to_mlir(t)]).result, t)
     if name == "tile_view":
         return _view(em, node, args)
+    if name == "tile_sort":
+        return _sort(em, node, args)
     if name in ("tile_randi", "tile_randf"):
         return _random(em, node, name, args)
     if name == "tile_broadcast":
@@ -786,6 +793,38 @@ def _view(em, node, args) -> Var:
     offsets = [_int32(em, i) for i in items] + [em.const(0, wt.int32).value for _ in range(len(shape) - len(items))]
     result = ft.TileT(t.type.dtype, tuple(view))
     return Var(wb.create("tile_view", t.value, offsets, results=[ft.to_mlir(result)]).result, result)
+
+
+SORT_KEYS = (wt.float32, wt.int32, wt.uint32, wt.int64, wt.uint64)
+
+
+def _sort(em, node, args) -> None:
+    """wp.tile_sort(keys, values): both tiles sorted in place by the keys (warp.tile_sort); the two variables
+    are rebound."""
+    keys, values = em.expr(args["keys"]), em.expr(args["values"])
+    if not is_tile(keys):
+        raise em.error(node, f"First tile_sort() argument must be a tile, got {ft.name(keys.type)}", CompileTypeError)
+    if not is_tile(values):
+        raise em.error(node, f"Second tile_sort() argument must be a tile, got {ft.name(values.type)}",
+                       CompileTypeError)
+    if keys.type.dtype not in SORT_KEYS:
+        raise em.error(node, f"First tile_sort() argument must be a tile of type float32, int32, uint32, int64, or "
+                             f"uint64, got {ft.name(keys.type.dtype)}", CompileTypeError)
+    a, b = keys.type.shape, values.type.shape
+    if len(a) != len(b):
+        raise em.error(node, f"tile_sort() shapes must have the same number of dimensions, got {len(a)} and "
+                             f"{len(b)}", CompileValueError)
+    for d in range(len(a)):
+        if a[d] != b[d]:
+            raise em.error(node, f"tile_sort() shapes do not match on dimension {d}, got {a} and {b}",
+                           CompileValueError)
+    for p in ("keys", "values"):
+        if not isinstance(args[p], ast.Name):
+            raise em.error(node, f"wp.tile_sort(): '{p}' is sorted in place: it must be a variable", CompileTypeError)
+    op = wb.create("tile_sort", keys.value, values.value, results=[keys.value.type, values.value.type])
+    em.assign(args["keys"], Var(op.results[0], keys.type))
+    em.assign(args["values"], Var(op.results[1], values.type))
+    return None
 
 
 def _random(em, node, name, args) -> Var:

@@ -883,6 +883,89 @@ class _Lowering:
 
     lower_tile_insert_view_composite = lower_tile_insert_view
 
+    # -- sorting -------------------------------------------------------------------------------------------
+    def lower_tile_sort(self, op):
+        """A bottom-up merge sort of the keys' row-major sequence carrying each key's position (stable), one
+        scf.for over the output per run width (1, 2, 4, ...: ceil(log2 n) passes, O(n log n)); then the sorted
+        keys and the values gathered through the positions (tensor.generate), in the tiles' shapes."""
+        keys, values = op.operands
+        keys_t, values_t = self.operand_types
+        shape, dtype, _ = element_of(keys_t)
+        n = 1
+        for d in shape:
+            n *= d
+        index = ir.IndexType.get()
+        i1 = ir.IntegerType.get_signless(1)
+
+        def unravel(flat):
+            idx = []
+            for d in reversed(shape):
+                idx.append(arith.RemUIOp(flat, _index(d)).result)
+                flat = arith.DivUIOp(flat, _index(d)).result
+            return list(reversed(idx))
+
+        def ravel(ivs):
+            flat = None
+            for d, iv in zip(shape, ivs):
+                flat = iv if flat is None else arith.AddIOp(arith.MulIOp(flat, _index(d)).result, iv).result
+            return flat
+
+        flat_keys_t = ir.RankedTensorType.get([n], dtype)
+        flat_pos_t = ir.RankedTensorType.get([n], index)
+        sorted_keys = self.generate(flat_keys_t, lambda ivs: self.tensor.ExtractOp(keys, unravel(ivs[0])).result)
+        positions = self.generate(flat_pos_t, lambda ivs: ivs[0])
+        width = 1
+        while width < n:
+            sorted_keys, positions = self._merge_pass(sorted_keys, positions, n, width, dtype)
+            width *= 2
+        keys_out = self.generate(tensor_type(keys_t), lambda ivs: self.tensor.ExtractOp(sorted_keys,
+                                                                                          [ravel(ivs)]).result)
+
+        def value_at(ivs):
+            source = self.tensor.ExtractOp(positions, [ravel(ivs)]).result
+            return self.element(values, values_t, unravel(source))
+
+        return [keys_out, self.generate_elements(values_t, value_at)]
+
+    lower_tile_sort_composite = lower_tile_sort
+
+    def _merge_pass(self, src_keys, src_pos, n, width, dtype):
+        """Merges each pair of sorted runs of `width` (the left run's element first among equal keys)."""
+        i1 = ir.IntegerType.get_signless(1)
+        last = _index(n - 1)
+
+        def minimum(a, b):
+            return arith.MinUIOp(a, b).result
+
+        def step(k, carried):
+            out_keys, out_pos, i, j = carried
+            lo = arith.MulIOp(arith.DivUIOp(k, _index(2 * width)).result, _index(2 * width)).result
+            mid = minimum(arith.AddIOp(lo, _index(width)).result, _index(n))
+            hi = minimum(arith.AddIOp(lo, _index(2 * width)).result, _index(n))
+            start = arith.CmpIOp(arith.CmpIPredicate.eq, k, lo).result
+            i = arith.SelectOp(start, lo, i).result
+            j = arith.SelectOp(start, mid, j).result
+            ci, cj = minimum(i, last), minimum(j, last)
+            ki = self.tensor.ExtractOp(src_keys, [ci]).result
+            kj = self.tensor.ExtractOp(src_keys, [cj]).result
+            left_open = arith.CmpIOp(arith.CmpIPredicate.ult, i, mid).result
+            right_done = arith.CmpIOp(arith.CmpIPredicate.uge, j, hi).result
+            right_less = wb.builtin("lt", [kj, ki], i1)
+            not_less = arith.XOrIOp(right_less, arith.ConstantOp(i1, 1).result).result
+            take_left = arith.AndIOp(left_open, arith.OrIOp(right_done, not_less).result).result
+            key = arith.SelectOp(take_left, ki, kj).result
+            pos = arith.SelectOp(take_left, self.tensor.ExtractOp(src_pos, [ci]).result,
+                                 self.tensor.ExtractOp(src_pos, [cj]).result).result
+            step_i = arith.SelectOp(take_left, _index(1), _index(0)).result
+            step_j = arith.SelectOp(take_left, _index(0), _index(1)).result
+            return [self.tensor.InsertOp(key, out_keys, [k]).result, self.tensor.InsertOp(pos, out_pos, [k]).result,
+                    arith.AddIOp(i, step_i).result, arith.AddIOp(j, step_j).result]
+
+        inits = [self.tensor.EmptyOp([n], dtype).result, self.tensor.EmptyOp([n], ir.IndexType.get()).result,
+                 _index(0), _index(0)]
+        out_keys, out_pos, _, _ = _for(_index(0), _index(n), inits, step)
+        return out_keys, out_pos
+
     # -- random tiles ----------------------------------------------------------------------------------------
     def lower_tile_random(self, op):
         """Warp's tile_randi / tile_randf on one lane (native tile.h): s = rand_pcg(state), then a loop over the

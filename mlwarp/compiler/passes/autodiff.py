@@ -473,6 +473,9 @@ class ReverseBuilder:
                                                  results=[tile.type]).result)
             self.accumulate(adj, part, wb.create("tile_view", adj[out], offsets, results=[part.type]).result)
 
+    def op_warp_tile_sort(self, op, mapping, adj):
+        pass  # not differentiable (Warp's tile_sort: is_differentiable=False)
+
     def op_warp_tile_random(self, op, mapping, adj):
         pass  # random numbers: no derivative (Warp's tile_randf has no adjoint either)
 

@@ -156,6 +156,10 @@ OPS += [
           "is int32(s % uint32(high - low)) + low and randf (high - low) * u + low",
           (Operand("state", Is("ui32")), Operand("bounds", ANY, variadic=True)),
           (Result("tile", Tile(ANY)),), (Attr("kind", AttrBase("#builtin.string")),)),
+    OpDef("tile_sort", "the keys in ascending order and the values permuted with them, both tiles seen as their "
+          "row-major sequence (equal keys keep their order)",
+          (Operand("keys", Var("K", Tile(ANY))), Operand("values", Var("V", Tile(ANY)))),
+          (Result("sorted_keys", Var("K", Tile(ANY))), Result("sorted_values", Var("V", Tile(ANY))))),
     OpDef("tile_sum_to", "the tile summed over the dimensions a broadcast to its shape added (the result's shape: "
           "tile_broadcast's adjoint)", (Operand("tile", TILE_T),), (Result("summed", TILE_T),)),
     OpDef("tile_atomic_add", "adds the tile into the array at `offsets` (atomically; elements past the array's upper "
