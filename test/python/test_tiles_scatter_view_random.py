@@ -377,3 +377,30 @@ def test_sort_errors():
 
     _compile_error(not_a_variable, [wp.zeros(1)], r"wp\.tile_sort\(\): 'keys' is sorted in place: it must be a "
                                                   r"variable")
+
+
+# -- wp.static() of tile locals ------------------------------------------------------------------------------
+@wp.kernel
+def static_lengths(a: wp.array2d[float], out: wp.array[int]):
+    x = wp.tile_load(a, shape=(3, 5))
+    out[0] = wp.static(len(x))
+    out[1] = wp.static(x.shape[1])
+    out[2] = wp.static(x.ndim * 10)
+
+
+def test_static_sees_tile_shapes():
+    out = wp.zeros(3, dtype=int)
+    wp.launch_tiled(static_lengths, dim=1, inputs=[wp.zeros((3, 5)), out], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), [3, 5, 20])
+
+
+def test_static_of_a_scalar_local_is_refused():
+    @wp.kernel
+    def scalar_local(out: wp.array[int]):
+        n = 3
+        out[0] = wp.static(n)
+
+    with pytest.raises(wp.CompileError, match=r"wp\.static\(\) could not evaluate its expression: NameError: name 'n' "
+                                              r"is not defined \(it sees the kernel's globals and closure, and of its "
+                                              r"locals only tuples and tiles\)"):
+        wp.launch(scalar_local, dim=1, inputs=[wp.zeros(1, dtype=int)])

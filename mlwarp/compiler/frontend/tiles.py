@@ -104,6 +104,25 @@ def is_tile(v) -> bool:
     return isinstance(v, Var) and isinstance(v.type, ft.TileT)
 
 
+class StaticTile:
+    """A tile local as wp.static() sees it: its shape and dtype (compile-time constants), `len(t)` its first
+    dimension, as Warp's tile types."""
+
+    def __init__(self, t: ft.TileT):
+        self.shape, self.dtype, self.ndim = tuple(t.shape), t.dtype, len(t.shape)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"tile(shape={self.shape}, dtype={ft.name(self.dtype)})"
+
+
+def static_locals(em) -> dict:
+    """The tile locals for wp.static(): StaticTile stand-ins (`wp.static(len(t))`, `wp.static(t.shape[1])`)."""
+    return {n: StaticTile(v.type) for n, v in em.env.items() if is_tile(v)}
+
+
 def updated_names(node: ast.Call, name: str) -> list:
     """The locals a call of tile builtin `name` assigns without naming them as a target (a loop carries them):
     `wp.tile_matmul(a, b, out)` updates `out`."""
