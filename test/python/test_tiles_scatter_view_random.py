@@ -404,3 +404,60 @@ def test_static_of_a_scalar_local_is_refused():
                                               r"is not defined \(it sees the kernel's globals and closure, and of its "
                                               r"locals only tuples and tiles\)"):
         wp.launch(scalar_local, dim=1, inputs=[wp.zeros(1, dtype=int)])
+
+
+# -- tiles passed to @wp.func by reference ---------------------------------------------------------------------
+@wp.func
+def add_in_place(t: wp.tile[float, 2, 3], x: wp.tile[float, 2, 3]):
+    t += x * 2.0
+
+
+@wp.func
+def set_corner(t: wp.tile[float, 2, 3], value: float):
+    t[1, 2] = value
+
+
+@wp.func
+def product_into(a: wp.tile[float, 2, 2], b: wp.tile[float, 2, 3], out: wp.tile[float, 2, 3]):
+    wp.tile_matmul(a, b, out)
+
+
+@wp.func
+def rebinds(t: wp.tile[float, 2, 3]) -> float:
+    t = t * 100.0  # a new tile: the caller's is left alone
+    t += wp.tile_ones(shape=(2, 3), dtype=float)
+    return t[0, 0]
+
+
+@wp.kernel
+def by_reference(a: wp.array2d[float], x: wp.array2d[float], m: wp.array2d[float], out: wp.array2d[float],
+                 first: wp.array[float]):
+    t = wp.tile_load(a, shape=(2, 3))
+    add_in_place(t, wp.tile_load(x, shape=(2, 3)))
+    set_corner(t, 7.0)
+    product_into(wp.tile_load(m, shape=(2, 2)), t, t)
+    first[0] = rebinds(t)
+    wp.tile_store(out, t)
+
+
+def test_tiles_are_passed_by_reference():
+    A = np.arange(6, dtype=np.float32).reshape(2, 3)
+    X = np.ones((2, 3), np.float32) / 2
+    M = np.array([[1.0, 2.0], [0.0, -1.0]], np.float32)
+    a, x, m = wp.array(A, requires_grad=True), wp.array(X, requires_grad=True), wp.array(M)
+    out, first = wp.zeros((2, 3), requires_grad=True), wp.zeros(1)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(by_reference, dim=1, inputs=[a, x, m, out, first], block_dim=1)
+    t = A + 2 * X
+    t[1, 2] = 7.0
+    t = t + M @ t
+    np.testing.assert_allclose(out.numpy(), t, rtol=1e-6)
+    np.testing.assert_allclose(first.numpy(), [t[0, 0] * 100 + 1], rtol=1e-6)
+    out.grad = wp.ones((2, 3))
+    tape.backward()
+    # out = (I + M) t1, t1 = (a + 2x) with element (1, 2) replaced: d out / d t1 = (I + M)^T 1
+    g = (np.eye(2, dtype=np.float32) + M).T @ np.ones((2, 3), np.float32)
+    g[1, 2] = 0.0
+    np.testing.assert_allclose(a.grad.numpy(), g, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * g, rtol=1e-6)
