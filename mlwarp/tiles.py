@@ -85,6 +85,8 @@ _DOCS = {
     "tile_scatter_masked": "tile_scatter_masked(a, i, ..., value, has_value): writes value to a[i, ...] when has_value",
     "tile_view": "tile_view(t, offset, shape=None): the subtile of `t` at `offset` (its trailing dimensions when "
                  "`offset` names fewer; a copy: mlwarp's tiles are values)",
+    "tile_assign": "tile_assign(dst, src, offset=None): src written into dst at offset (in place); or "
+                   "tile_assign(dst, i, ..., value): one element",
     "tile_sort": "tile_sort(keys, values): both tiles sorted in place in ascending order of keys (row-major)",
     "tile_randi": "tile_randi(shape, rng, min=None, max=None): random int32s (wp.randi's sequence from rng, row-major)",
     "tile_randf": "tile_randf(shape, rng, min=None, max=None): random float32s in [0, 1) or [min, max)",

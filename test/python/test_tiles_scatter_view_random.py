@@ -461,3 +461,59 @@ def test_tiles_are_passed_by_reference():
     g[1, 2] = 0.0
     np.testing.assert_allclose(a.grad.numpy(), g, rtol=1e-6)
     np.testing.assert_allclose(x.grad.numpy(), 2 * g, rtol=1e-6)
+
+
+# -- tile_assign ----------------------------------------------------------------------------------------------
+@wp.kernel
+def assign_tiles(a: wp.array[float], k: int, out: wp.array[float], grid: wp.array2d[float]):
+    dst = wp.tile_full(shape=6, value=-1.0, dtype=float)
+    src = wp.tile_load(a, shape=3)
+    wp.tile_assign(dst, src * src, offset=(k,))
+    wp.tile_store(out, dst)
+    g = wp.tile_zeros(shape=(3, 4), dtype=float)
+    wp.tile_assign(g, wp.tile_reshape(wp.tile_arange(1, 4, dtype=int), shape=(1, 3)))  # as floats, at the origin
+    wp.tile_assign(g, 2, 3, 9)
+    wp.tile_store(grid, g)
+
+
+def test_tile_assign_and_gradient():
+    A = np.array([1.0, 2.0, 3.0], np.float32)
+    a = wp.array(A, requires_grad=True)
+    out, grid = wp.zeros(6, requires_grad=True), wp.zeros((3, 4))
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(assign_tiles, dim=1, inputs=[a, 2, out, grid], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), [-1, -1, 1, 4, 9, -1])
+    want = np.zeros((3, 4), np.float32)
+    want[0, :3] = [1, 2, 3]
+    want[2, 3] = 9
+    np.testing.assert_array_equal(grid.numpy(), want)
+    out.grad = wp.array(np.arange(6, dtype=np.float32))
+    tape.backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * A * np.arange(2, 5))
+
+
+def test_tile_assign_errors():
+    @wp.kernel
+    def too_big(a: wp.array[float]):
+        dst = wp.tile_zeros(shape=(2, 2), dtype=float)
+        wp.tile_assign(dst, wp.tile_zeros(shape=(3, 2), dtype=float))
+
+    _compile_error(too_big, [wp.zeros(1)], r"tile_assign\(\) source tile of shape \(3, 2\) does not fit within "
+                                           r"destination tile of shape \(2, 2\)")
+
+    @wp.kernel
+    def rank(a: wp.array[float]):
+        dst = wp.tile_zeros(shape=(2, 2), dtype=float)
+        wp.tile_assign(dst, wp.tile_zeros(shape=2, dtype=float))
+
+    _compile_error(rank, [wp.zeros(1)], r"tile_assign\(\) destination and source tiles must have the same rank, got 2 "
+                                        r"and 1")
+
+    @wp.kernel
+    def outside(a: wp.array[float]):
+        dst = wp.tile_zeros(shape=4, dtype=float)
+        wp.tile_assign(dst, wp.tile_zeros(shape=2, dtype=float), offset=(3,))
+
+    _compile_error(outside, [wp.zeros(1)], r"tile_assign\(\): a source of shape \(2,\) at offset 3 of dimension 0 lies "
+                                           r"outside the destination's extent 4")

@@ -94,7 +94,7 @@ SIGNATURES = {
 REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
 FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 # the builtins whose output argument a call updates in place: (builtin, its position)
-IN_PLACE = {"tile_sort": (0, 1), "tile_scatter_add": 0, "tile_scatter_masked": 0, "tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
+IN_PLACE = {"tile_assign": 0, "tile_sort": (0, 1), "tile_scatter_add": 0, "tile_scatter_masked": 0, "tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
             "tile_lower_solve_inplace": 1, "tile_upper_solve_inplace": 1}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
 HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
@@ -165,6 +165,8 @@ def call(em, node: ast.Call, name: str):
         return em.const(1, wt.int32)
     if name in ("tile_scatter_add", "tile_scatter_masked"):
         return _scatter(em, node, name)
+    if name == "tile_assign":
+        return _assign_tile(em, node)
     args = _bind(em, node, name)
     if name == "tile_load":
         return _load(em, node, args)
@@ -777,6 +779,60 @@ def _scatter(em, node, name):
     if not isinstance(target, ast.Name):
         raise em.error(node, f"wp.{name}(): the tile it updates must be a variable", CompileTypeError)
     em.assign(target, Var(branch.results[0], tile.type))
+    return None
+
+
+def _assign_tile(em, node) -> None:
+    """wp.tile_assign(dst, src, offset=None): `src` written into `dst` at `offset` (default the origin;
+    warp.tile_insert_view), its elements converted to dst's type; wp.tile_assign(dst, i, ..., value): one element
+    (tile_insert). `dst`'s variable is rebound (Warp writes it in place)."""
+    keywords = {kw.arg: kw.value for kw in node.keywords}
+    for kw in keywords:
+        if kw not in ("dst", "src", "offset"):
+            raise em.error(node, f"wp.tile_assign() got an unexpected keyword argument '{kw}'", CompileTypeError)
+    positional = list(node.args)
+    target = positional.pop(0) if positional else keywords.get("dst")
+    if target is None:
+        raise em.error(node, "wp.tile_assign() missing required argument 'dst'", CompileTypeError)
+    dst = _tile(em, target, "tile_assign", "dst")
+    if not isinstance(target, ast.Name):
+        raise em.error(node, "wp.tile_assign(): 'dst' is written in place: it must be a variable", CompileTypeError)
+    shape = dst.type.shape
+    src_node = keywords.get("src", positional[0] if positional else None)
+    src = em.expr(src_node) if src_node is not None else None
+    if src is not None and is_tile(src) and len(positional) <= 2:
+        offset_node = keywords.get("offset", positional[1] if len(positional) > 1 else None)
+        if len(src.type.shape) != len(shape):
+            raise em.error(node, f"tile_assign() destination and source tiles must have the same rank, got "
+                                 f"{len(shape)} and {len(src.type.shape)}", CompileValueError)
+        if offset_node is None and any(a > b for a, b in zip(src.type.shape, shape)):
+            raise em.error(node, f"tile_assign() source tile of shape {src.type.shape} does not fit within "
+                                 f"destination tile of shape {shape}", CompileValueError)
+        if src.type.dtype is not dst.type.dtype:
+            if wt.is_composite(src.type.dtype) or wt.is_composite(dst.type.dtype):
+                raise em.error(node, f"tile_assign() of a tile of {ft.name(src.type.dtype)} into a tile of "
+                                     f"{ft.name(dst.type.dtype)}", CompileTypeError)
+            converted = ft.TileT(dst.type.dtype, src.type.shape)
+            src = Var(wb.create("cast", src.value, results=[ft.to_mlir(converted)]).result, converted)
+        offsets = _offsets(em, offset_node, len(shape), "tile_assign")
+        for d, item in enumerate(offset_node.elts if isinstance(offset_node, ast.Tuple) else
+                                 ([offset_node] if offset_node is not None else [])):
+            value = _constant(em, item)
+            if type(value) is int and not 0 <= value <= shape[d] - src.type.shape[d]:
+                raise em.error(node, f"tile_assign(): a source of shape {src.type.shape} at offset {value} of "
+                                     f"dimension {d} lies outside the destination's extent {shape[d]}",
+                               CompileValueError)
+        updated = wb.create("tile_insert_view", dst.value, src.value, offsets, results=[dst.value.type]).result
+    else:  # tile_assign(dst, i, ..., value)
+        if "src" in keywords or "offset" in keywords or len(positional) != len(shape) + 1:
+            raise em.error(node, f"wp.tile_assign() takes a source tile (and an offset), or one index per dimension "
+                                 f"of the tile {shape} and a value", CompileTypeError)
+        value = em.expr(positional[-1])
+        if value.type is not dst.type.dtype:
+            value = em.cast(value, dst.type.dtype, node)
+        indices = [_int32(em, i) for i in positional[:-1]]
+        updated = wb.create("tile_insert", dst.value, value.value, indices, results=[dst.value.type]).result
+    em.assign(target, Var(updated, dst.type))
     return None
 
 
