@@ -517,3 +517,21 @@ def test_tile_assign_errors():
 
     _compile_error(outside, [wp.zeros(1)], r"tile_assign\(\): a source of shape \(2,\) at offset 3 of dimension 0 lies "
                                            r"outside the destination's extent 4")
+
+
+def test_tile_atomic_add_refuses_narrow_types():
+    @wp.kernel
+    def bytes_(src: wp.array[wp.int8], dst: wp.array[wp.int8]):
+        wp.tile_atomic_add(dst, wp.tile_load(src, shape=4))
+
+    _compile_error(bytes_, [wp.zeros(4, dtype=wp.int8), wp.zeros(4, dtype=wp.int8)],
+                   r"tile_atomic_add\(\) only supports tiles with \[u\]int32, \[u\]int64, float16, bfloat16, float32, "
+                   r"or float64 as the underlying scalar type, but got int8")
+
+    @wp.kernel
+    def bools(src: wp.array[wp.bool], dst: wp.array[wp.bool], idx: wp.array[int]):
+        wp.tile_atomic_add_indexed(dst, wp.tile_load(idx, shape=4), wp.tile_load(src, shape=4))
+
+    _compile_error(bools, [wp.zeros(4, dtype=wp.bool), wp.zeros(4, dtype=wp.bool), wp.zeros(4, dtype=int)],
+                   r"tile_atomic_add_indexed\(\) only supports tiles with \[u\]int32, \[u\]int64, float16, bfloat16, "
+                   r"float32, or float64 as the underlying scalar type, but got bool")

@@ -396,9 +396,22 @@ def _store(em, node, args, name="tile_store") -> None:
         raise em.error(node, f"{name}() array argument must have same number of dimensions as the tile shape, "
                              f"trying to perform an {len(t.type.shape)} dimensional store to an array with "
                              f"{arr.type.ndim} dimensions.", CompileTypeError)
+    if name == "tile_atomic_add":
+        _check_atomic_dtype(em, node, t.type.dtype, name)
     offsets = _offsets(em, args["offset"], arr.type.ndim, name)
     wb.create(name, arr.value, t.value, offsets)
     return None
+
+
+ATOMIC_SCALARS = (wt.int32, wt.uint32, wt.int64, wt.uint64, wt.float16, wt.bfloat16, wt.float32, wt.float64)
+
+
+def _check_atomic_dtype(em, node, dtype, name) -> None:
+    """Warp's rule for tile atomics: the scalars with a CUDA atomicAdd (not bool or 8/16-bit ints)."""
+    scalar = getattr(dtype, "_wp_scalar_type_", dtype)
+    if scalar not in ATOMIC_SCALARS:
+        raise em.error(node, f"{name}() only supports tiles with [u]int32, [u]int64, float16, bfloat16, float32, or "
+                             f"float64 as the underlying scalar type, but got {ft.name(dtype)}", CompileError)
 
 
 def _indexed(em, node, name, args):
@@ -428,6 +441,8 @@ def _indexed(em, node, name, args):
             t.type.shape[axis] != indices.type.shape[0]:
         raise em.error(node, f"wp.{name}(): the tile {t.type} must have the array's dtype and dimensions and "
                              f"{indices.type.shape[0]} (the indices) along axis {axis}", CompileTypeError)
+    if name == "tile_atomic_add_indexed":
+        _check_atomic_dtype(em, node, t.type.dtype, name)
     wb.create("tile_store_indexed", arr.value, indices.value, t.value, offsets,
               attributes={"axis": ir.IntegerAttr.get(i64, axis),
                           "atomic": ir.IntegerAttr.get(i64, int(name == "tile_atomic_add_indexed"))})
