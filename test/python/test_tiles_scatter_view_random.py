@@ -535,3 +535,15 @@ def test_tile_atomic_add_refuses_narrow_types():
     _compile_error(bools, [wp.zeros(4, dtype=wp.bool), wp.zeros(4, dtype=wp.bool), wp.zeros(4, dtype=int)],
                    r"tile_atomic_add_indexed\(\) only supports tiles with \[u\]int32, \[u\]int64, float16, bfloat16, "
                    r"float32, or float64 as the underlying scalar type, but got bool")
+
+
+def test_matmul_refuses_complex_tiles():
+    @wp.kernel
+    def complex_product(a: wp.array2d[wp.vec2f], c: wp.array2d[wp.vec2f]):
+        t = wp.tile_load(a, shape=(2, 2))
+        wp.tile_store(c, wp.tile_matmul(t, t))
+
+    _compile_error(complex_product, [wp.zeros((2, 2), dtype=wp.vec2f), wp.zeros((2, 2), dtype=wp.vec2f)],
+                   r"tile_matmul\(\) does not support complex tiles \(vec2h, vec2f, vec2d\)\. Complex matrix "
+                   r"multiplication is not implemented; use real float tiles \(float16, bfloat16, float32, or "
+                   r"float64\)\.")

@@ -619,6 +619,12 @@ def _matmul(em, node, args) -> Var | None:
     if len(a.type.shape) != 2 or len(b.type.shape) != 2 or a.type.shape[1] != b.type.shape[0]:
         raise em.error(node, f"wp.tile_matmul(): shapes {a.type.shape} and {b.type.shape} do not multiply "
                              f"(2-d tiles, a's columns = b's rows)", CompileTypeError)
+    complex_types = (wv.vector(2, wt.float16), wv.vector(2, wt.float32), wv.vector(2, wt.float64))
+    if a.type.dtype in complex_types or b.type.dtype in complex_types or (
+            args["out"] is not None and _element_type_of(em, args["out"]) in complex_types):
+        raise em.error(node, "tile_matmul() does not support complex tiles (vec2h, vec2f, vec2d). Complex matrix "
+                             "multiplication is not implemented; use real float tiles (float16, bfloat16, float32, "
+                             "or float64).", CompileTypeError)
     shape = (a.type.shape[0], b.type.shape[1])
     out_dtype = a.type.dtype if args["out"] is None else None
     alpha, beta = _constant(em, args["alpha"]), _constant(em, args["beta"])
