@@ -547,3 +547,59 @@ def test_matmul_refuses_complex_tiles():
                    r"tile_matmul\(\) does not support complex tiles \(vec2h, vec2f, vec2d\)\. Complex matrix "
                    r"multiplication is not implemented; use real float tiles \(float16, bfloat16, float32, or "
                    r"float64\)\.")
+
+
+def _bf16_product(backward):
+    @wp.kernel(module="unique", enable_backward=backward)
+    def bf16_product(a: wp.array2d[wp.bfloat16], b: wp.array2d[float], c: wp.array2d[float]):
+        out = wp.tile_zeros(shape=(2, 2), dtype=float)
+        wp.tile_matmul(wp.tile_load(a, shape=(2, 2)), wp.tile_load(b, shape=(2, 2)), out)
+        wp.tile_store(c, out)
+
+    return bf16_product
+
+
+def test_matmul_of_bfloat16_operands_needs_backward_off():
+    a = wp.array(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), dtype=wp.bfloat16)
+    b, c = wp.array(np.eye(2, dtype=np.float32) * 2), wp.zeros((2, 2))
+    with pytest.raises(wp.CompileError, match=r"tile_matmul\(\) does not support bfloat16 'a' or 'b' tiles when the "
+                                              r"backward pass is enabled\. Allowed accumulator dtypes are float16, "
+                                              r"float32, and float64"):
+        wp.launch_tiled(_bf16_product(True), dim=1, inputs=[a, b, c], block_dim=1)
+    wp.launch_tiled(_bf16_product(False), dim=1, inputs=[a, b, c], block_dim=1)
+    np.testing.assert_array_equal(c.numpy(), [[2.0, 4.0], [6.0, 8.0]])
+
+
+def test_bfloat16_matmul_with_the_modules_backward_off():
+    import importlib.util
+    import os
+    import sys
+    import tempfile
+    import textwrap
+
+    source = textwrap.dedent('''
+        import mlwarp as wp
+        wp.set_module_options({"enable_backward": False})
+
+        @wp.kernel
+        def bf16_product(a: wp.array2d[wp.bfloat16], b: wp.array2d[float], c: wp.array2d[float]):
+            out = wp.tile_zeros(shape=(2, 2), dtype=float)
+            wp.tile_matmul(wp.tile_load(a, shape=(2, 2)), wp.tile_load(b, shape=(2, 2)), out)
+            wp.tile_store(c, out)
+    ''')
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "bf16_module_off.py")
+        with open(path, "w") as f:
+            f.write(source)
+        spec = importlib.util.spec_from_file_location("bf16_module_off", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bf16_module_off"] = module
+        try:
+            spec.loader.exec_module(module)
+            a = wp.array(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), dtype=wp.bfloat16)
+            c = wp.zeros((2, 2))
+            wp.launch_tiled(module.bf16_product, dim=1, inputs=[a, wp.array(np.eye(2, dtype=np.float32)), c],
+                            block_dim=1)
+        finally:
+            del sys.modules["bf16_module_off"]
+    np.testing.assert_array_equal(c.numpy(), [[1.0, 2.0], [3.0, 4.0]])

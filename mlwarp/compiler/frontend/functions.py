@@ -50,6 +50,9 @@ class Program:
     specializations: dict = field(default_factory=dict)  # (id(py function), arg types) -> Specialization
     stack: list = field(default_factory=list)  # (key, name) of the functions being emitted: recursion errors
     symbols: set = field(default_factory=set)
+    # compile errors that hold only when the kernel gets an adjoint (Warp refuses them at the kernel's build
+    # when its backward pass is enabled): the driver raises the first if it builds one
+    backward_refusals: list = field(default_factory=list)
 
     def fresh_symbol(self, name: str) -> str:
         n = 0

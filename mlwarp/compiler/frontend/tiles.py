@@ -625,6 +625,12 @@ def _matmul(em, node, args) -> Var | None:
         raise em.error(node, "tile_matmul() does not support complex tiles (vec2h, vec2f, vec2d). Complex matrix "
                              "multiplication is not implemented; use real float tiles (float16, bfloat16, float32, "
                              "or float64).", CompileTypeError)
+    if wt.bfloat16 in (a.type.dtype, b.type.dtype):  # the adjoint would accumulate adj_a / adj_b in bfloat16
+        em.program.backward_refusals.append(em.error(
+            node, "tile_matmul() does not support bfloat16 'a' or 'b' tiles when the backward pass is enabled. "
+                  "Allowed accumulator dtypes are float16, float32, and float64 (the backward pass uses 'a' and 'b' "
+                  "as accumulators for adjA and adjB). If gradients are not needed, set `enable_backward=False` on "
+                  "the kernel's module.", CompileTypeError))
     shape = (a.type.shape[0], b.type.shape[1])
     out_dtype = a.type.dtype if args["out"] is None else None
     alpha, beta = _constant(em, args["alpha"]), _constant(em, args["beta"])

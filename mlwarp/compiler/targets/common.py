@@ -33,6 +33,9 @@ class BuildOptions:
     """What a kernel's options (Kernel.options) ask of the compiler."""
     debug: bool = False  # options["mode"] == "debug": bounds checks, line information
     backward: bool = True  # an adjoint k_adj next to each kernel (enable_backward, not with jvp)
+    # the kernel has a backward pass, whether or not this library holds it (a CPU kernel's forward library
+    # leaves it out: kernel.py): the frontend's backward-only refusals are raised
+    adjoint_declared: bool = True
     jvp: bool = False  # forward mode: k_jvp instead of k_adj
     no_avx512: bool = False  # the CPU build without AVX-512 (compile_cpu's fallback after an LLVM crash)
     arch: int = DEFAULT_CUDA_ARCH  # CUDA: sm_<arch>
@@ -45,6 +48,8 @@ class BuildOptions:
         jvp = bool(options.get("jvp", False))
         return cls(debug=options.get("mode") == "debug", jvp=jvp,
                    backward=bool(options.get("enable_backward", True)) and not jvp,
+                   adjoint_declared=bool(options.get("adjoint_declared", options.get("enable_backward", True)))
+                   and not jvp,
                    no_avx512=bool(options.get("no_avx512", False)), inserted=passes_for(options), **extra)
 
 
