@@ -344,7 +344,10 @@ class Kernel:
         # twice the kernel's own LLVM time. adjoint.py compiles a library with it on the first adjoint launch.
         if self.options.get("with_adjoint"):
             return self.options
-        return {**self.options, "enable_backward": False}
+        declared = self.options.get("enable_backward")  # the kernel's own, else its module's (Warp's rule)
+        if declared is None:
+            declared = (getattr(getattr(self, "module", None), "options", None) or {}).get("enable_backward", True)
+        return {**self.options, "enable_backward": False, "adjoint_declared": declared is not False}
 
     def _build(self, folder):
         from .compiler.driver import compile_cpu  # the only place that loads the compiler (and MLIR)

@@ -80,6 +80,16 @@ _DOCS = {
     "tile_store_indexed": "tile_store_indexed(a, indices, t, offset=0, axis=0): tile_store scattering along `axis`",
     "tile_atomic_add_indexed": "tile_atomic_add_indexed(a, indices, t, offset=0, axis=0): atomic adds scattered "
                                "along `axis`",
+    "tile_scatter_add": "tile_scatter_add(a, i, ..., value, has_value, atomic=True): adds value to a[i, ...] when "
+                        "has_value (one lane per block: one add)",
+    "tile_scatter_masked": "tile_scatter_masked(a, i, ..., value, has_value): writes value to a[i, ...] when has_value",
+    "tile_view": "tile_view(t, offset, shape=None): the subtile of `t` at `offset` (its trailing dimensions when "
+                 "`offset` names fewer; a copy: mlwarp's tiles are values)",
+    "tile_assign": "tile_assign(dst, src, offset=None): src written into dst at offset (in place); or "
+                   "tile_assign(dst, i, ..., value): one element",
+    "tile_sort": "tile_sort(keys, values): both tiles sorted in place in ascending order of keys (row-major)",
+    "tile_randi": "tile_randi(shape, rng, min=None, max=None): random int32s (wp.randi's sequence from rng, row-major)",
+    "tile_randf": "tile_randf(shape, rng, min=None, max=None): random float32s in [0, 1) or [min, max)",
     "tile_atomic_add": "tile_atomic_add(a, t, offset=0): adds tile `t` into array `a` at `offset`, element by "
                        "element atomically (elements past the array's upper extent skipped)",
 }

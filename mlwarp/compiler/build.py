@@ -123,6 +123,8 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
     t = time.perf_counter()
     source = get_source(func)
     ctx, kir = _frontend(target, source, arg_types, options.backward)
+    if options.adjoint_declared and kir.backward_refusals:  # Warp refuses these when the backward pass is on,
+        raise kir.backward_refusals[0]  # also in a forward library built before the adjoint's
     times.mark("frontend", t)
     stages = stage_table(target, options)
     build = Build(target, kir.name, kir.module, options, out_dir)

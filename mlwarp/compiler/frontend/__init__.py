@@ -17,6 +17,7 @@ class KernelIR:
     module: ir.Module
     name: str
     tid_dims: int
+    backward_refusals: list  # CompileErrors for the adjoint only (Program.backward_refusals)
 
 
 def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context) -> KernelIR:
@@ -26,7 +27,7 @@ def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context) -> KernelIR:
         with ir.InsertionPoint(module.body):
             emitter = KernelEmitter(source, arg_types, Program())
             emitter.emit_kernel()
-    return KernelIR(module, source.name, emitter.tid_dims)
+    return KernelIR(module, source.name, emitter.tid_dims, emitter.program.backward_refusals)
 
 
 __all__ = ["KernelIR", "emit_kernel", "get_source", "from_annotation", "Source"]

@@ -710,7 +710,8 @@ class KernelEmitter:
 
     def expr_Call(self, node):
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
-            return self.global_value(node, static_value(self.src.func, node, {**tuples.static_locals(self),
+            return self.global_value(node, static_value(self.src.func, node, {**tiles.static_locals(self),
+                                                                              **tuples.static_locals(self),
                                                                               **self.static_loop_values}))
         obj = self.local_type(node.func)  # a local shadows a global of the same name
         if isinstance(node.func, ast.Name) and isinstance(self.env.get(node.func.id), FunctionVar):

@@ -50,6 +50,9 @@ class Program:
     specializations: dict = field(default_factory=dict)  # (id(py function), arg types) -> Specialization
     stack: list = field(default_factory=list)  # (key, name) of the functions being emitted: recursion errors
     symbols: set = field(default_factory=set)
+    # compile errors that hold only when the kernel gets an adjoint (Warp refuses them at the kernel's build
+    # when its backward pass is enabled): the driver raises the first if it builds one
+    backward_refusals: list = field(default_factory=list)
 
     def fresh_symbol(self, name: str) -> str:
         n = 0
@@ -181,7 +184,10 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
                     or getattr(function, "custom_replay", None) is not None):
                 raise em.error(node, f"wp.Function parameters are not supported on functions with custom gradients "
                                      f"or replay functions: '{function.key}'", CompileError)
-            spec = specialize(em, node, function, o, [a.type for a in args], list(by_ref))
+            # tiles are passed by reference, as Warp's: a tile parameter the callee only updates in place
+            # (t += x, t[i] = x, wp.tile_matmul(a, b, t), ...) is copied back into the caller's variable
+            tile_refs = {p.name: n for p, n in tiles_by_reference(o, args, nodes).items() if p.name not in by_ref}
+            spec = specialize(em, node, function, o, [a.type for a in args], list(by_ref) + list(tile_refs))
             with em.loc(node):
                 op = func.CallOp([ft.to_mlir(t) for t in spec.result_types + spec.ref_types],
                                  ir.FlatSymbolRefAttr.get(spec.symbol), tuples.flat_values(args))
@@ -189,8 +195,11 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
             outs = list(op.results)
             results = [Var(r, t) for r, t in zip(outs, spec.result_types)]
             for name, r, t in zip(spec.ref_outputs, outs[len(spec.result_types):], spec.ref_types):
+                target = by_ref.get(name, tile_refs.get(name))
+                if name in tile_refs and not isinstance(target, ast.Name):
+                    continue  # a tile made in the call's argument: nobody sees it after the call
                 with em.loc(node):  # copy-out: the callee's final value goes back where the argument came from
-                    em.assign(by_ref[name], Var(r, t))
+                    em.assign(target, Var(r, t))
             if not results:
                 return None
             return results[0] if len(results) == 1 and not _returns_tuple(spec) else results
@@ -230,6 +239,43 @@ def tuple_call(em: KernelEmitter, node, count) -> list | None:
 def dotted(node) -> str:
     return node.id if isinstance(node, ast.Name) else f"{dotted(node.value)}.{node.attr}" \
         if isinstance(node, ast.Attribute) else "?"
+
+
+def _rebound_names(tree) -> set:
+    """The names a function body binds anew (=, annotated =, for targets, with ... as, :=), not those it only
+    updates in place (+= and the like, t[i] = x, in-place builtins)."""
+    found = set()
+
+    def targets(t):
+        if isinstance(t, ast.Name):
+            found.add(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                targets(e)
+        elif isinstance(t, ast.Starred):
+            targets(t.value)
+
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                targets(t)
+        elif isinstance(n, (ast.AnnAssign, ast.NamedExpr)):
+            targets(n.target)
+        elif isinstance(n, (ast.For, ast.AsyncFor)):
+            targets(n.target)
+        elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+            targets(n.optional_vars)
+    return found
+
+
+def tiles_by_reference(overload, args, nodes) -> dict:
+    """{parameter: argument node} for the tile parameters of `overload` passed by reference: those its body never
+    rebinds (a body that assigns the name a new tile works on that tile, leaving the caller's alone)."""
+    tile_params = [(p, n) for p, a, n in zip(overload.params, args, nodes) if tiles.is_tile(a)]
+    if not tile_params:
+        return {}
+    rebound = _rebound_names(get_source(overload.func).tree)
+    return {p: n for p, n in tile_params if p.name not in rebound}
 
 
 def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_params=()) -> Specialization:

@@ -17,6 +17,7 @@ from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
 from ..dialects import llvm
+from ..dialects.warp import builders as wb
 from . import composite
 from . import types as ft
 from .values import Var
@@ -57,12 +58,14 @@ def string_pointer(em, text: str) -> ir.Value:
     return llvm.mlir_addressof(_ptr(), name)
 
 
-def call_printf(em, fmt: str, values: list) -> None:
-    """printf(fmt, values...) then fflush(NULL); `values` are C-promoted MLIR values."""
+def call_printf(em, fmt: str, values: list, flush: bool = True) -> None:
+    """printf(fmt, values...) then (`flush`) fflush(NULL); `values` are C-promoted MLIR values."""
     _declare_libc(em)
     args = [string_pointer(em, fmt), *values]
     llvm.call(_i32(), args, [], [], var_callee_type=ir.TypeAttr.get(ir.Type.parse("!llvm.func<i32 (ptr, ...)>")),
               callee=ir.FlatSymbolRefAttr.get(PRINTF))
+    if not flush:
+        return
     null = llvm.mlir_zero(_ptr())
     llvm.call(_i32(), [null], [], [], callee=ir.FlatSymbolRefAttr.get(FFLUSH))
 
@@ -87,9 +90,17 @@ def promoted(em, node, v) -> tuple:
 
 
 def print_values(em, node, parts: list) -> None:
-    """Python's print: the parts separated by spaces, then a newline (Warp: one part)."""
+    """Python's print: the parts separated by spaces, then a newline (Warp: one part). A tile prints as Warp
+    prints one (_print_tile), the text before it printed first."""
     fmt, values = [], []
     for p in parts:
+        if isinstance(p, Var) and isinstance(p.type, ft.TileT):
+            if fmt:
+                call_printf(em, " ".join(fmt) + " ", values, flush=False)
+            fmt, values = [], []
+            _print_tile(em, node, p)
+            fmt.append("")
+            continue
         if isinstance(p, str):
             fmt.append(p.replace("%", "%%"))
         elif wt.is_composite(p.type) and not wt.is_struct(p.type):  # Warp's print(vec/mat/quat/transform)
@@ -101,6 +112,66 @@ def print_values(em, node, parts: list) -> None:
             fmt.append(conv)
             values.append(value)
     call_printf(em, " ".join(fmt) + "\n", values)
+
+
+def _element_format(em, node, v) -> tuple:
+    if wt.is_composite(v.type) and not wt.is_struct(v.type):
+        text, values = _composite_format(em, node, v)
+        return text.strip(), values
+    conv, value = promoted(em, node, v)
+    return conv, [value]
+
+
+def _print_tile(em, node, tile: Var) -> None:
+    """Warp's format of a tile (native tile.h, print_values): numpy-like nested brackets, elements separated
+    by a space (`%d` / `%g`; a composite's components as Warp prints the composite), rows of a 2-d level on
+    lines indented by the depth, higher levels separated by a blank line; then
+    ` = tile(shape=(M,N), storage=register)`. One printf per element, in loops over the tile (its elements
+    at run time: tile_extract). mlwarp's tiles all live in the thread's own memory: storage=register."""
+    shape = tile.type.shape
+    rank = len(shape)
+    i32 = ft.to_mlir(wt.int32)
+
+    def text(s):
+        call_printf(em, s.replace("%", "%%"), [], flush=False)
+
+    def separated(n, body, sep):
+        """body(i) for i in [0, n), `sep` printed between them (an scf.for over i)."""
+        loop = scf.ForOp(arith.ConstantOp(ir.IndexType.get(), 0).result,
+                         arith.ConstantOp(ir.IndexType.get(), n).result,
+                         arith.ConstantOp(ir.IndexType.get(), 1).result)
+        with ir.InsertionPoint(loop.body):
+            i = arith.IndexCastOp(i32, loop.induction_variable).result
+            body(i)
+            more = arith.CmpIOp(arith.CmpIPredicate.slt, i, arith.ConstantOp(i32, n - 1).result).result
+            branch = scf.IfOp(more, [], has_else=False)
+            with ir.InsertionPoint(branch.then_block):
+                text(sep)
+                scf.YieldOp([])
+            scf.YieldOp([])
+
+    def element(indices):
+        value = wb.create("tile_extract", tile.value, indices, results=[ft.to_mlir(tile.type.dtype)]).result
+        fmt, values = _element_format(em, node, Var(value, tile.type.dtype))
+        call_printf(em, fmt, values, flush=False)
+
+    def level(k, indices):
+        text("[")
+        if k == rank - 1:
+            separated(shape[k], lambda i: element(indices + [i]), " ")
+        elif k == rank - 2:
+            def row(i):
+                text("[")
+                separated(shape[k + 1], lambda j: element(indices + [i, j]), " ")
+                text("]")
+
+            separated(shape[k], row, "\n" + " " * (rank - 1))
+        else:
+            separated(shape[k], lambda i: level(k + 1, indices + [i]), "\n\n" + " " * (k + 1))
+        text("]")
+
+    level(0, [])
+    text(f" = tile(shape=({','.join(map(str, shape))}), storage=register)")
 
 
 def _composite_format(em, node, v) -> tuple:

@@ -139,7 +139,7 @@ def is_static_call(func, node) -> bool:
 
 def static_value(func, node: ast.Call, local_values=None):
     """Evaluates `wp.static(expr)`'s argument in Python, with the function's globals and closure, and the
-    `local_values` the caller gives (tuple locals, so `wp.static(len(t))` works: tuples.py)."""
+    `local_values` the caller gives (tuple and tile locals, so `wp.static(len(t))` works: tuples.py, tiles.py)."""
     if len(node.args) != 1 or node.keywords:
         raise StaticError("wp.static() takes exactly one expression")
     expr = ast.Expression(node.args[0])
@@ -149,4 +149,4 @@ def static_value(func, node: ast.Call, local_values=None):
                     {**closure_vars(func), **(local_values or {})})
     except Exception as e:
         raise StaticError(f"wp.static() could not evaluate its expression: {type(e).__name__}: {e} "
-                          f"(it sees the kernel's globals and closure, not its locals)") from None
+                          f"(it sees the kernel's globals and closure, and of its locals only tuples and tiles)") from None

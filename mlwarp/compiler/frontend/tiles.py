@@ -84,11 +84,17 @@ SIGNATURES = {
     "tile_upper_solve_inplace": (("U", REQUIRED), ("z", REQUIRED)),
     "tile_squeeze": (("t", REQUIRED), ("axis", None)),
     "tile_astype": (("t", REQUIRED), ("dtype", REQUIRED)),
+    "tile_view": (("t", REQUIRED), ("offset", REQUIRED), ("shape", None)),
+    "tile_sort": (("keys", REQUIRED), ("values", REQUIRED)),
+    "tile_randi": (("shape", REQUIRED), ("rng", REQUIRED), ("min", None), ("max", None), ("storage", "register")),
+    "tile_randf": (("shape", REQUIRED), ("rng", REQUIRED), ("min", None), ("max", None), ("storage", "register")),
 }
+# tile_scatter_add(a, i, [j, k, l,] value, has_value, atomic=True) / tile_scatter_masked(a, i, ..., value, has_value):
+# one index per dimension of `a`, so they are bound by _scatter itself
 REDUCTIONS = {"tile_sum": "add", "tile_max": "max", "tile_min": "min", "tile_argmax": "argmax", "tile_argmin": "argmin"}
 FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 # the builtins whose output argument a call updates in place: (builtin, its position)
-IN_PLACE = {"tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
+IN_PLACE = {"tile_assign": 0, "tile_sort": (0, 1), "tile_scatter_add": 0, "tile_scatter_masked": 0, "tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
             "tile_lower_solve_inplace": 1, "tile_upper_solve_inplace": 1}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
 HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
@@ -98,15 +104,38 @@ def is_tile(v) -> bool:
     return isinstance(v, Var) and isinstance(v.type, ft.TileT)
 
 
+class StaticTile:
+    """A tile local as wp.static() sees it: its shape and dtype (compile-time constants), `len(t)` its first
+    dimension, as Warp's tile types."""
+
+    def __init__(self, t: ft.TileT):
+        self.shape, self.dtype, self.ndim = tuple(t.shape), t.dtype, len(t.shape)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"tile(shape={self.shape}, dtype={ft.name(self.dtype)})"
+
+
+def static_locals(em) -> dict:
+    """The tile locals for wp.static(): StaticTile stand-ins (`wp.static(len(t))`, `wp.static(t.shape[1])`)."""
+    return {n: StaticTile(v.type) for n, v in em.env.items() if is_tile(v)}
+
+
 def updated_names(node: ast.Call, name: str) -> list:
     """The locals a call of tile builtin `name` assigns without naming them as a target (a loop carries them):
     `wp.tile_matmul(a, b, out)` updates `out`."""
-    k = IN_PLACE.get(name)
-    if k is None:
+    positions = IN_PLACE.get(name)
+    if positions is None:
         return []
-    keyword = SIGNATURES[name][k][0] if name in SIGNATURES else "out"
-    target = node.args[k] if len(node.args) > k else next((kw.value for kw in node.keywords if kw.arg == keyword), None)
-    return [target.id] if isinstance(target, ast.Name) else []
+    found = []
+    for k in (positions if isinstance(positions, tuple) else (positions,)):
+        keyword = SIGNATURES[name][k][0] if name in SIGNATURES else "out"
+        target = node.args[k] if len(node.args) > k else \
+            next((kw.value for kw in node.keywords if kw.arg == keyword), None)
+        found += [target.id] if isinstance(target, ast.Name) else []
+    return found
 
 
 def _mark(em) -> None:
@@ -134,6 +163,10 @@ def call(em, node: ast.Call, name: str):
         if node.args or node.keywords:
             raise em.error(node, "wp.block_dim() takes no arguments", CompileTypeError)
         return em.const(1, wt.int32)
+    if name in ("tile_scatter_add", "tile_scatter_masked"):
+        return _scatter(em, node, name)
+    if name == "tile_assign":
+        return _assign_tile(em, node)
     args = _bind(em, node, name)
     if name == "tile_load":
         return _load(em, node, args)
@@ -188,6 +221,12 @@ def call(em, node: ast.Call, name: str):
             raise em.error(node, f"wp.tile_transpose() takes a 2-d tile, got {a.type}", CompileTypeError)
         t = ft.TileT(a.type.dtype, tuple(reversed(a.type.shape)))
         return Var(wb.create("tile_transpose", a.value, results=[ft.to_mlir(t)]).result, t)
+    if name == "tile_view":
+        return _view(em, node, args)
+    if name == "tile_sort":
+        return _sort(em, node, args)
+    if name in ("tile_randi", "tile_randf"):
+        return _random(em, node, name, args)
     if name == "tile_broadcast":
         a = _tile(em, args["a"], name, "a")
         wanted = _constant(em, args["shape"])
@@ -357,9 +396,22 @@ def _store(em, node, args, name="tile_store") -> None:
         raise em.error(node, f"{name}() array argument must have same number of dimensions as the tile shape, "
                              f"trying to perform an {len(t.type.shape)} dimensional store to an array with "
                              f"{arr.type.ndim} dimensions.", CompileTypeError)
+    if name == "tile_atomic_add":
+        _check_atomic_dtype(em, node, t.type.dtype, name)
     offsets = _offsets(em, args["offset"], arr.type.ndim, name)
     wb.create(name, arr.value, t.value, offsets)
     return None
+
+
+ATOMIC_SCALARS = (wt.int32, wt.uint32, wt.int64, wt.uint64, wt.float16, wt.bfloat16, wt.float32, wt.float64)
+
+
+def _check_atomic_dtype(em, node, dtype, name) -> None:
+    """Warp's rule for tile atomics: the scalars with a CUDA atomicAdd (not bool or 8/16-bit ints)."""
+    scalar = getattr(dtype, "_wp_scalar_type_", dtype)
+    if scalar not in ATOMIC_SCALARS:
+        raise em.error(node, f"{name}() only supports tiles with [u]int32, [u]int64, float16, bfloat16, float32, or "
+                             f"float64 as the underlying scalar type, but got {ft.name(dtype)}", CompileError)
 
 
 def _indexed(em, node, name, args):
@@ -389,6 +441,8 @@ def _indexed(em, node, name, args):
             t.type.shape[axis] != indices.type.shape[0]:
         raise em.error(node, f"wp.{name}(): the tile {t.type} must have the array's dtype and dimensions and "
                              f"{indices.type.shape[0]} (the indices) along axis {axis}", CompileTypeError)
+    if name == "tile_atomic_add_indexed":
+        _check_atomic_dtype(em, node, t.type.dtype, name)
     wb.create("tile_store_indexed", arr.value, indices.value, t.value, offsets,
               attributes={"axis": ir.IntegerAttr.get(i64, axis),
                           "atomic": ir.IntegerAttr.get(i64, int(name == "tile_atomic_add_indexed"))})
@@ -565,6 +619,18 @@ def _matmul(em, node, args) -> Var | None:
     if len(a.type.shape) != 2 or len(b.type.shape) != 2 or a.type.shape[1] != b.type.shape[0]:
         raise em.error(node, f"wp.tile_matmul(): shapes {a.type.shape} and {b.type.shape} do not multiply "
                              f"(2-d tiles, a's columns = b's rows)", CompileTypeError)
+    complex_types = (wv.vector(2, wt.float16), wv.vector(2, wt.float32), wv.vector(2, wt.float64))
+    if a.type.dtype in complex_types or b.type.dtype in complex_types or (
+            args["out"] is not None and _element_type_of(em, args["out"]) in complex_types):
+        raise em.error(node, "tile_matmul() does not support complex tiles (vec2h, vec2f, vec2d). Complex matrix "
+                             "multiplication is not implemented; use real float tiles (float16, bfloat16, float32, "
+                             "or float64).", CompileTypeError)
+    if wt.bfloat16 in (a.type.dtype, b.type.dtype):  # the adjoint would accumulate adj_a / adj_b in bfloat16
+        em.program.backward_refusals.append(em.error(
+            node, "tile_matmul() does not support bfloat16 'a' or 'b' tiles when the backward pass is enabled. "
+                  "Allowed accumulator dtypes are float16, float32, and float64 (the backward pass uses 'a' and 'b' "
+                  "as accumulators for adjA and adjB). If gradients are not needed, set `enable_backward=False` on "
+                  "the kernel's module.", CompileTypeError))
     shape = (a.type.shape[0], b.type.shape[1])
     out_dtype = a.type.dtype if args["out"] is None else None
     alpha, beta = _constant(em, args["alpha"]), _constant(em, args["beta"])
@@ -678,6 +744,207 @@ def _stack(em, node, name, args):
         raise em.error(node, f"wp.{name}(): the stack must be a variable", CompileTypeError)
     em.assign(args["s"], new)
     return None if name == "tile_stack_clear" else result
+
+
+def _scatter(em, node, name):
+    """wp.tile_scatter_add(a, i, ..., value, has_value, atomic=True) / wp.tile_scatter_masked(a, i, ..., value,
+    has_value) with one lane per block: when has_value, element (i, ...) of `a` becomes a[i, ...] + value (or
+    value); the tile's variable is rebound (Warp updates the shared tile in place). The update is a branch on
+    has_value around tile_extract / tile_insert, so an index that is invalid while has_value is false is never
+    touched, and warp-autodiff differentiates it through those ops (the value's adjoint is the tile's at (i, ...);
+    a masked write clears it there)."""
+    keywords = {kw.arg: kw.value for kw in node.keywords}
+    allowed = {"a", "i", "j", "k", "l", "value", "has_value"} | ({"atomic"} if name == "tile_scatter_add" else set())
+    for kw in keywords:
+        if kw not in allowed:
+            raise em.error(node, f"wp.{name}() got an unexpected keyword argument '{kw}'", CompileTypeError)
+    positional = list(node.args)
+    target = positional.pop(0) if positional else keywords.pop("a", None)
+    if target is None:
+        raise em.error(node, f"wp.{name}() missing required argument 'a'", CompileTypeError)
+    tile = _tile(em, target, name, "a")
+    rank = len(tile.type.shape)
+    extra = ["atomic"] if name == "tile_scatter_add" else []
+    # the indices: the positional arguments before value and has_value (and atomic, when all are positional)
+    trailing = sum(n not in keywords for n in ("value", "has_value"))
+    count = len(positional) - trailing - (1 if extra and "atomic" not in keywords and
+                                          len(positional) == rank + trailing + 1 else 0)
+    count += sum(n in keywords for n in "ijkl")
+    if count != rank:
+        prefix = "tile_scatter_add:" if name == "tile_scatter_add" else "tile_scatter_masked()"
+        raise em.error(node, f"{prefix} incorrect number of indices ({count}) for tile shape {tile.type.shape}",
+                       CompileTypeError)
+    names = ["i", "j", "k", "l"][:rank] + ["value", "has_value"] + extra
+    bound = dict(zip(names, positional))
+    for kw, v in keywords.items():
+        if kw not in names or kw in bound:
+            raise em.error(node, f"wp.{name}() got an unexpected keyword argument '{kw}'" if kw not in names else
+                           f"wp.{name}() got multiple values for argument '{kw}'", CompileTypeError)
+        bound[kw] = v
+    for n in ("value", "has_value"):
+        if n not in bound:
+            raise em.error(node, f"wp.{name}() missing required argument '{n}'", CompileTypeError)
+    if "atomic" in bound and not isinstance(_constant(em, bound["atomic"]), bool):
+        raise em.error(node, "tile_scatter_add() 'atomic' must be a compile-time constant (True or False), not a "
+                             "runtime variable", CompileTypeError)
+    value = em.expr(bound["value"])
+    if value.type is not tile.type.dtype:
+        raise em.error(node, f"{name}() 'value' type must match tile dtype, got {ft.name(value.type)} and tile dtype "
+                             f"{ft.name(tile.type.dtype)}", CompileTypeError)
+    has = em.to_bool(em.expr(bound["has_value"])).value
+    indices = [_int32(em, bound[n]) for n in names[:rank]]
+    element_t = ft.to_mlir(tile.type.dtype)
+    branch = scf.IfOp(has, [tile.value.type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        new = value.value
+        if name == "tile_scatter_add":
+            old = wb.create("tile_extract", tile.value, indices, results=[element_t]).result
+            new = wb.builtin("add", [old, value.value], element_t)
+        scf.YieldOp([wb.create("tile_insert", tile.value, new, indices, results=[tile.value.type]).result])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([tile.value])
+    if not isinstance(target, ast.Name):
+        raise em.error(node, f"wp.{name}(): the tile it updates must be a variable", CompileTypeError)
+    em.assign(target, Var(branch.results[0], tile.type))
+    return None
+
+
+def _assign_tile(em, node) -> None:
+    """wp.tile_assign(dst, src, offset=None): `src` written into `dst` at `offset` (default the origin;
+    warp.tile_insert_view), its elements converted to dst's type; wp.tile_assign(dst, i, ..., value): one element
+    (tile_insert). `dst`'s variable is rebound (Warp writes it in place)."""
+    keywords = {kw.arg: kw.value for kw in node.keywords}
+    for kw in keywords:
+        if kw not in ("dst", "src", "offset"):
+            raise em.error(node, f"wp.tile_assign() got an unexpected keyword argument '{kw}'", CompileTypeError)
+    positional = list(node.args)
+    target = positional.pop(0) if positional else keywords.get("dst")
+    if target is None:
+        raise em.error(node, "wp.tile_assign() missing required argument 'dst'", CompileTypeError)
+    dst = _tile(em, target, "tile_assign", "dst")
+    if not isinstance(target, ast.Name):
+        raise em.error(node, "wp.tile_assign(): 'dst' is written in place: it must be a variable", CompileTypeError)
+    shape = dst.type.shape
+    src_node = keywords.get("src", positional[0] if positional else None)
+    src = em.expr(src_node) if src_node is not None else None
+    if src is not None and is_tile(src) and len(positional) <= 2:
+        offset_node = keywords.get("offset", positional[1] if len(positional) > 1 else None)
+        if len(src.type.shape) != len(shape):
+            raise em.error(node, f"tile_assign() destination and source tiles must have the same rank, got "
+                                 f"{len(shape)} and {len(src.type.shape)}", CompileValueError)
+        if offset_node is None and any(a > b for a, b in zip(src.type.shape, shape)):
+            raise em.error(node, f"tile_assign() source tile of shape {src.type.shape} does not fit within "
+                                 f"destination tile of shape {shape}", CompileValueError)
+        if src.type.dtype is not dst.type.dtype:
+            if wt.is_composite(src.type.dtype) or wt.is_composite(dst.type.dtype):
+                raise em.error(node, f"tile_assign() of a tile of {ft.name(src.type.dtype)} into a tile of "
+                                     f"{ft.name(dst.type.dtype)}", CompileTypeError)
+            converted = ft.TileT(dst.type.dtype, src.type.shape)
+            src = Var(wb.create("cast", src.value, results=[ft.to_mlir(converted)]).result, converted)
+        offsets = _offsets(em, offset_node, len(shape), "tile_assign")
+        for d, item in enumerate(offset_node.elts if isinstance(offset_node, ast.Tuple) else
+                                 ([offset_node] if offset_node is not None else [])):
+            value = _constant(em, item)
+            if type(value) is int and not 0 <= value <= shape[d] - src.type.shape[d]:
+                raise em.error(node, f"tile_assign(): a source of shape {src.type.shape} at offset {value} of "
+                                     f"dimension {d} lies outside the destination's extent {shape[d]}",
+                               CompileValueError)
+        updated = wb.create("tile_insert_view", dst.value, src.value, offsets, results=[dst.value.type]).result
+    else:  # tile_assign(dst, i, ..., value)
+        if "src" in keywords or "offset" in keywords or len(positional) != len(shape) + 1:
+            raise em.error(node, f"wp.tile_assign() takes a source tile (and an offset), or one index per dimension "
+                                 f"of the tile {shape} and a value", CompileTypeError)
+        value = em.expr(positional[-1])
+        if value.type is not dst.type.dtype:
+            value = em.cast(value, dst.type.dtype, node)
+        indices = [_int32(em, i) for i in positional[:-1]]
+        updated = wb.create("tile_insert", dst.value, value.value, indices, results=[dst.value.type]).result
+    em.assign(target, Var(updated, dst.type))
+    return None
+
+
+def _view(em, node, args) -> Var:
+    """wp.tile_view(t, offset, shape=None): with `shape`, the subtile of that shape at `offset` (one offset per
+    dimension); without, `offset`'s entries index the leading dimensions and the view is the rest (row i of a
+    2-d tile). Offsets may be run-time ints; constant ones are checked against the tile. The view is a value
+    (warp.tile_view): writing to it does not write to `t` (Warp's views alias their tile)."""
+    t = _tile(em, args["t"], "tile_view", "t")
+    shape = t.type.shape
+    items = args["offset"].elts if isinstance(args["offset"], ast.Tuple) else [args["offset"]]
+    if any(isinstance(i, ast.Slice) for i in items):
+        raise em.error(node, "wp.tile_view(): slices in the offset are not supported yet", CompileError)
+    if len(items) > len(shape):
+        raise em.error(node, f"tile_view() offset has {len(items)} dimensions, the tile {len(shape)}",
+                       CompileValueError)
+    if args["shape"] is None:
+        view = shape[len(items):]
+        if not view:
+            raise em.error(node, f"wp.tile_view(): an offset of {len(items)} indices leaves nothing of a tile of "
+                                 f"shape {shape}: use t[i, ...] for one element", CompileValueError)
+    else:
+        view = _shape(em, args["shape"], "tile_view")
+        if len(view) != len(shape):
+            raise em.error(node, f"tile_view() if shape is specified it must have same number of dimensions as "
+                                 f"source tile, expected {len(shape)}, got {len(view)}", CompileValueError)
+    extents = [1] * (len(shape) - len(view)) + list(view)
+    for d, item in enumerate(items):
+        value = _constant(em, item)
+        if type(value) is int and not (0 <= value and value + extents[d] <= shape[d]):
+            raise em.error(node, f"tile_view(): the view of shape {tuple(view)} at offset {value} of dimension {d} "
+                                 f"lies outside the tile's extent {shape[d]}", CompileValueError)
+    offsets = [_int32(em, i) for i in items] + [em.const(0, wt.int32).value for _ in range(len(shape) - len(items))]
+    result = ft.TileT(t.type.dtype, tuple(view))
+    return Var(wb.create("tile_view", t.value, offsets, results=[ft.to_mlir(result)]).result, result)
+
+
+SORT_KEYS = (wt.float32, wt.int32, wt.uint32, wt.int64, wt.uint64)
+
+
+def _sort(em, node, args) -> None:
+    """wp.tile_sort(keys, values): both tiles sorted in place by the keys (warp.tile_sort); the two variables
+    are rebound."""
+    keys, values = em.expr(args["keys"]), em.expr(args["values"])
+    if not is_tile(keys):
+        raise em.error(node, f"First tile_sort() argument must be a tile, got {ft.name(keys.type)}", CompileTypeError)
+    if not is_tile(values):
+        raise em.error(node, f"Second tile_sort() argument must be a tile, got {ft.name(values.type)}",
+                       CompileTypeError)
+    if keys.type.dtype not in SORT_KEYS:
+        raise em.error(node, f"First tile_sort() argument must be a tile of type float32, int32, uint32, int64, or "
+                             f"uint64, got {ft.name(keys.type.dtype)}", CompileTypeError)
+    a, b = keys.type.shape, values.type.shape
+    if len(a) != len(b):
+        raise em.error(node, f"tile_sort() shapes must have the same number of dimensions, got {len(a)} and "
+                             f"{len(b)}", CompileValueError)
+    for d in range(len(a)):
+        if a[d] != b[d]:
+            raise em.error(node, f"tile_sort() shapes do not match on dimension {d}, got {a} and {b}",
+                           CompileValueError)
+    for p in ("keys", "values"):
+        if not isinstance(args[p], ast.Name):
+            raise em.error(node, f"wp.tile_sort(): '{p}' is sorted in place: it must be a variable", CompileTypeError)
+    op = wb.create("tile_sort", keys.value, values.value, results=[keys.value.type, values.value.type])
+    em.assign(args["keys"], Var(op.results[0], keys.type))
+    em.assign(args["values"], Var(op.results[1], values.type))
+    return None
+
+
+def _random(em, node, name, args) -> Var:
+    """wp.tile_randi / wp.tile_randf(shape, rng, min=None, max=None): warp.tile_random from the uint32 state
+    (which the call does not advance, as Warp's, which takes it by value)."""
+    shape = _shape(em, args["shape"], name)
+    rng = em.expr(args["rng"])
+    if rng.type is not wt.uint32:
+        raise em.error(node, f"wp.{name}(): 'rng' must be a uint32 generator state (wp.rand_init), got "
+                             f"{ft.name(rng.type)}", CompileTypeError)
+    dtype = wt.int32 if name == "tile_randi" else wt.float32
+    given = [args["min"] is not None, args["max"] is not None]
+    if any(given) and not all(given):
+        raise em.error(node, f"wp.{name}(): pass both 'min' and 'max' or neither", CompileTypeError)
+    bounds = [em.cast(em.expr(args[k]), dtype, node).value for k in ("min", "max")] if all(given) else []
+    result = ft.TileT(dtype, shape)
+    return Var(wb.create("tile_random", rng.value, bounds, results=[ft.to_mlir(result)],
+                         attributes={"kind": ir.StringAttr.get(name[5:])}).result, result)
 
 
 def _zero_value(dtype) -> ir.Value:

@@ -595,6 +595,63 @@ class _Lowering:
         return self.generic(None, [tile], maps, iterators, init=init,
                             body=lambda a: [wb.builtin(kind, [a[1], a[0]], dtype)]).results[0]
 
+    def lower_tile_reduce_adjoint(self, op):
+        """Max and min: the first extreme's position along the axis for each slice (a loop per slice, a strict
+        comparison as tile_argmax's), then a tensor.generate giving each element the slice's adjoint where it is
+        that position, else zero. Mul: each element's adjoint times the product of the slice's other elements
+        (a loop skipping its own position: exact where an element is zero)."""
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        tile, adjoint = op.operands
+        source = ir.RankedTensorType(tile.type)
+        shape, dtype = list(source.shape), source.element_type
+        n = shape[axis]
+        out_rank = ir.RankedTensorType(adjoint.type).rank
+        kept = len(shape) > 1  # the adjoint has the tile's other dimensions (else its shape is (1,))
+
+        def at(ivs, k):  # the tile's index with position k along the axis
+            return list(ivs[:axis]) + [k] + list(ivs[axis:])
+
+        def reduced(ivs):
+            return [iv for d, iv in enumerate(ivs) if d != axis] if kept else [_index(0)] * out_rank
+
+        if kind in ("max", "min"):
+            slice_t = ir.RankedTensorType.get([d for i, d in enumerate(shape) if i != axis] if kept else [1],
+                                              ir.IndexType.get())
+
+            def position(ivs):
+                base = list(ivs) if kept else []
+                first = self.tensor.ExtractOp(tile, at(base, _index(0))).result
+
+                def step(k, carried):
+                    best, where = carried
+                    x = self.tensor.ExtractOp(tile, at(base, k)).result
+                    better = wb.builtin("gt" if kind == "max" else "lt", [x, best], ir.IntegerType.get_signless(1))
+                    return [arith.SelectOp(better, x, best).result, arith.SelectOp(better, k, where).result]
+
+                return _for(_index(1), _index(n), [first, _index(0)], step)[1]
+
+            positions = self.generate(slice_t, position)
+
+            def element(ivs):
+                hit = arith.CmpIOp(arith.CmpIPredicate.eq, ivs[axis],
+                                   self.tensor.ExtractOp(positions, reduced(ivs)).result).result
+                g = self.tensor.ExtractOp(adjoint, reduced(ivs)).result
+                return arith.SelectOp(hit, g, _zero(dtype)).result
+        elif kind == "mul":
+            def element(ivs):
+                def step(k, carried):
+                    own = arith.CmpIOp(arith.CmpIPredicate.eq, k, ivs[axis]).result
+                    x = self.tensor.ExtractOp(tile, at([iv for d, iv in enumerate(ivs) if d != axis], k)).result
+                    factor = arith.SelectOp(own, _constant_of(dtype, 1), x).result
+                    return [wb.builtin("mul", [carried[0], factor], dtype)]
+
+                others = _for(_index(0), _index(n), [_constant_of(dtype, 1)], step)[0]
+                return wb.builtin("mul", [self.tensor.ExtractOp(adjoint, reduced(ivs)).result, others], dtype)
+        else:
+            raise PassError(f"warp.tile_reduce_adjoint: unknown kind '{kind}'")
+        return [self.generate(source, element)]
+
     def lower_tile_broadcast_composite(self, op):
         source, source_t = op.operands[0], self.operand_types[0]
         src_shape, out_shape = element_of(source_t)[0], element_of(self.result_types[0])[0]
@@ -767,6 +824,187 @@ class _Lowering:
 
         init = self.tensor.SplatOp(t, _zero(dtype), []).result
         return [_for(_index(0), _index(total), [init, _zero(dtype)], step)[0]]
+
+    # -- views: regions of the tensors, element by element (tensor.generate: bufferized in place, where an
+    # extract_slice / insert_slice would bufferize to strided memref copies, a runtime call) ------------------
+    def lower_tile_view(self, op):
+        """tile_view: element (i, ...) of the view is the tile's at offsets + (0, ..., i, ...) (the dropped leading
+        dimensions at their offsets)."""
+        tile, tile_t = op.operands[0], self.operand_types[0]
+        offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in list(op.operands)[1:]]
+        dropped = len(element_of(tile_t)[0]) - len(element_of(self.result_types[0])[0])
+
+        def element_at(ivs):
+            return self.element(tile, tile_t, offsets[:dropped] + [
+                arith.AddIOp(o, i).result for o, i in zip(offsets[dropped:], ivs)])
+
+        return [self.generate_elements(self.result_types[0], element_at)]
+
+    lower_tile_view_composite = lower_tile_view
+
+    def lower_tile_insert_view(self, op):
+        """tile_insert_view: element (i, ...) is the part's at (i, ...) - offsets inside the region, else the
+        tile's."""
+        tile, part, tile_t, part_t = op.operands[0], op.operands[1], self.operand_types[0], self.operand_types[1]
+        offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in list(op.operands)[2:]]
+        shape, part_shape = element_of(tile_t)[0], element_of(part_t)[0]
+        dropped = len(shape) - len(part_shape)
+        extents = [1] * dropped + list(part_shape)
+
+        def element_at(ivs):
+            inside = None
+            local = []
+            for d, (i, o) in enumerate(zip(ivs, offsets)):
+                rel = arith.SubIOp(i, o).result
+                ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, o).result,
+                                  arith.CmpIOp(arith.CmpIPredicate.slt, rel, _index(extents[d])).result).result
+                inside = ok if inside is None else arith.AndIOp(inside, ok).result
+                if d >= dropped:
+                    local.append(rel)
+            branch = scf.IfOp(inside, [element_of(tile_t)[1]], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([self.element(part, part_t, local)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([self.element(tile, tile_t, ivs)])
+            return branch.results[0]
+
+        return [self.generate_elements(self.result_types[0], element_at)]
+
+    lower_tile_insert_view_composite = lower_tile_insert_view
+
+    # -- sorting -------------------------------------------------------------------------------------------
+    def lower_tile_sort(self, op):
+        """A bottom-up merge sort of the keys' row-major sequence carrying each key's position (stable), one
+        scf.for over the output per run width (1, 2, 4, ...: ceil(log2 n) passes, O(n log n)); then the sorted
+        keys and the values gathered through the positions (tensor.generate), in the tiles' shapes."""
+        keys, values = op.operands
+        keys_t, values_t = self.operand_types
+        shape, dtype, _ = element_of(keys_t)
+        n = 1
+        for d in shape:
+            n *= d
+        index = ir.IndexType.get()
+        i1 = ir.IntegerType.get_signless(1)
+
+        def unravel(flat):
+            idx = []
+            for d in reversed(shape):
+                idx.append(arith.RemUIOp(flat, _index(d)).result)
+                flat = arith.DivUIOp(flat, _index(d)).result
+            return list(reversed(idx))
+
+        def ravel(ivs):
+            flat = None
+            for d, iv in zip(shape, ivs):
+                flat = iv if flat is None else arith.AddIOp(arith.MulIOp(flat, _index(d)).result, iv).result
+            return flat
+
+        flat_keys_t = ir.RankedTensorType.get([n], dtype)
+        flat_pos_t = ir.RankedTensorType.get([n], index)
+        sorted_keys = self.generate(flat_keys_t, lambda ivs: self.tensor.ExtractOp(keys, unravel(ivs[0])).result)
+        positions = self.generate(flat_pos_t, lambda ivs: ivs[0])
+        width = 1
+        while width < n:
+            sorted_keys, positions = self._merge_pass(sorted_keys, positions, n, width, dtype)
+            width *= 2
+        keys_out = self.generate(tensor_type(keys_t), lambda ivs: self.tensor.ExtractOp(sorted_keys,
+                                                                                          [ravel(ivs)]).result)
+
+        def value_at(ivs):
+            source = self.tensor.ExtractOp(positions, [ravel(ivs)]).result
+            return self.element(values, values_t, unravel(source))
+
+        return [keys_out, self.generate_elements(values_t, value_at)]
+
+    lower_tile_sort_composite = lower_tile_sort
+
+    def _merge_pass(self, src_keys, src_pos, n, width, dtype):
+        """Merges each pair of sorted runs of `width` (the left run's element first among equal keys)."""
+        i1 = ir.IntegerType.get_signless(1)
+        last = _index(n - 1)
+
+        def minimum(a, b):
+            return arith.MinUIOp(a, b).result
+
+        def step(k, carried):
+            out_keys, out_pos, i, j = carried
+            lo = arith.MulIOp(arith.DivUIOp(k, _index(2 * width)).result, _index(2 * width)).result
+            mid = minimum(arith.AddIOp(lo, _index(width)).result, _index(n))
+            hi = minimum(arith.AddIOp(lo, _index(2 * width)).result, _index(n))
+            start = arith.CmpIOp(arith.CmpIPredicate.eq, k, lo).result
+            i = arith.SelectOp(start, lo, i).result
+            j = arith.SelectOp(start, mid, j).result
+            ci, cj = minimum(i, last), minimum(j, last)
+            ki = self.tensor.ExtractOp(src_keys, [ci]).result
+            kj = self.tensor.ExtractOp(src_keys, [cj]).result
+            left_open = arith.CmpIOp(arith.CmpIPredicate.ult, i, mid).result
+            right_done = arith.CmpIOp(arith.CmpIPredicate.uge, j, hi).result
+            right_less = wb.builtin("lt", [kj, ki], i1)
+            not_less = arith.XOrIOp(right_less, arith.ConstantOp(i1, 1).result).result
+            take_left = arith.AndIOp(left_open, arith.OrIOp(right_done, not_less).result).result
+            key = arith.SelectOp(take_left, ki, kj).result
+            pos = arith.SelectOp(take_left, self.tensor.ExtractOp(src_pos, [ci]).result,
+                                 self.tensor.ExtractOp(src_pos, [cj]).result).result
+            step_i = arith.SelectOp(take_left, _index(1), _index(0)).result
+            step_j = arith.SelectOp(take_left, _index(0), _index(1)).result
+            return [self.tensor.InsertOp(key, out_keys, [k]).result, self.tensor.InsertOp(pos, out_pos, [k]).result,
+                    arith.AddIOp(i, step_i).result, arith.AddIOp(j, step_j).result]
+
+        inits = [self.tensor.EmptyOp([n], dtype).result, self.tensor.EmptyOp([n], ir.IndexType.get()).result,
+                 _index(0), _index(0)]
+        out_keys, out_pos, _, _ = _for(_index(0), _index(n), inits, step)
+        return out_keys, out_pos
+
+    # -- random tiles ----------------------------------------------------------------------------------------
+    def lower_tile_random(self, op):
+        """Warp's tile_randi / tile_randf on one lane (native tile.h): s = rand_pcg(state), then a loop over the
+        elements in row-major order, each advancing s = rand_pcg(s) (rand.h: randi, randf and their ranges)."""
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        state, bounds = op.operands[0], list(op.operands)[1:]
+        t = tensor_type(self.result_types[0])
+        shape, dtype = list(t.shape), t.element_type
+        i32 = ir.IntegerType.get_signless(32)
+        total = 1
+        for n in shape:
+            total *= n
+
+        def c(n):
+            return arith.ConstantOp(i32, n - (1 << 32) if n >= 1 << 31 else n).result
+
+        def pcg(x):
+            b = arith.AddIOp(arith.MulIOp(x, c(747796405)).result, c(2891336453)).result
+            shift = arith.AddIOp(arith.ShRUIOp(b, c(28)).result, c(4)).result
+            mixed = arith.MulIOp(arith.XOrIOp(arith.ShRUIOp(b, shift).result, b).result, c(277803737)).result
+            return arith.XOrIOp(arith.ShRUIOp(mixed, c(22)).result, mixed).result
+
+        def at(flat):
+            idx = []
+            for n in reversed(shape):
+                idx.append(arith.RemUIOp(flat, _index(n)).result)
+                flat = arith.DivUIOp(flat, _index(n)).result
+            return list(reversed(idx))
+
+        def value_of(s):
+            if kind == "randi":
+                if not bounds:
+                    return s
+                lo, hi = bounds
+                return arith.AddIOp(arith.RemUIOp(s, arith.SubIOp(hi, lo).result).result, lo).result
+            u = arith.MulFOp(arith.UIToFPOp(dtype, arith.ShRUIOp(s, c(8)).result).result,
+                             arith.ConstantOp(dtype, 1.0 / 16777216.0).result).result
+            if not bounds:
+                return u
+            lo, hi = bounds
+            return arith.AddFOp(arith.MulFOp(arith.SubFOp(hi, lo).result, u).result, lo).result
+
+        def step(i, carried):
+            out, s = carried
+            s = pcg(s)
+            return [self.tensor.InsertOp(value_of(s), out, at(i)).result, s]
+
+        init = self.tensor.EmptyOp(shape, dtype).result
+        state = wb.cast(state, i32)  # the uint32 state's bits (warp.cast: same width)
+        return [_for(_index(0), _index(total), [init, pcg(state)], step)[0]]
 
     def lower_tile_reshape(self, op):
         return [self.reshape(op)]

@@ -347,10 +347,13 @@ class ReverseBuilder:
         kind = ir.StringAttr(op.attributes["kind"]).value
         if out not in adj or kind in ("argmax", "argmin"):
             return
-        if kind != "add":
-            raise PassError(f"{where(op)}: cannot differentiate a tile reduction by '{kind}' yet")
         tile = op.operands[0]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
+        if kind in ("max", "min", "mul"):
+            self.accumulate(adj, tile, reduction_adjoint(mapping.get(tile, tile), adj[out], kind, axis))
+            return
+        if kind != "add":
+            raise PassError(f"{where(op)}: cannot differentiate a tile reduction by '{kind}' yet")
         if axis < 0:
             spread = wb.create("tile_broadcast", adj[out], results=[tile.type]).result
         else:
@@ -451,6 +454,30 @@ class ReverseBuilder:
         s = t(solve_lower_t(t(x)))  # (L^-T X^T)^T = X L^-1
         grad = triangle(wb.builtin("add", [s, t(s)], a.type), half=True)
         self.accumulate(adj, a, t(grad) if upper else grad)
+
+    def op_warp_tile_view(self, op, mapping, adj):
+        """The view's adjoint lands in its region of the tile's (zero elsewhere)."""
+        out = op.results[0]
+        if out in adj:
+            tile, offsets = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
+            self.accumulate(adj, tile, wb.create("tile_insert_view", zero(tile.type), adj[out], offsets,
+                                                 results=[tile.type]).result)
+
+    def op_warp_tile_insert_view(self, op, mapping, adj):
+        """The tile's adjoint is the result's outside the replaced region, the part's is the region's."""
+        out = op.results[0]
+        if out in adj:
+            tile, part = op.operands[0], op.operands[1]
+            offsets = [mapping.get(v, v) for v in list(op.operands)[2:]]
+            self.accumulate(adj, tile, wb.create("tile_insert_view", adj[out], zero(part.type), offsets,
+                                                 results=[tile.type]).result)
+            self.accumulate(adj, part, wb.create("tile_view", adj[out], offsets, results=[part.type]).result)
+
+    def op_warp_tile_sort(self, op, mapping, adj):
+        pass  # not differentiable (Warp's tile_sort: is_differentiable=False)
+
+    def op_warp_tile_random(self, op, mapping, adj):
+        pass  # random numbers: no derivative (Warp's tile_randf has no adjoint either)
 
     def op_warp_tile_reshape(self, op, mapping, adj):
         out = op.results[0]
@@ -638,6 +665,23 @@ class ReverseBuilder:
 
     def op_scf_while(self, op, mapping, adj):
         LoopReverse(self, op, mapping, adj).emit()
+
+
+def reduction_adjoint(tile: ir.Value, adjoint: ir.Value, kind: str, axis: int) -> ir.Value:
+    """warp.tile_reduce_adjoint of a max, min or product: along `axis`, or (axis < 0) over every element, the
+    tile seen as 1-d in row-major order."""
+    dtype, shape = tile_params(tile.type)
+    i64 = ir.IntegerType.get_signless(64)
+    attrs = {"kind": ir.StringAttr.get(kind), "axis": ir.IntegerAttr.get(i64, max(axis, 0))}
+    if axis >= 0:
+        return wb.create("tile_reduce_adjoint", tile, adjoint, results=[tile.type], attributes=attrs).result
+    n = 1
+    for d in shape:
+        n *= d
+    flat_t = tile_type(dtype, (n,))
+    flat = wb.create("tile_reshape", tile, results=[flat_t]).result if len(shape) > 1 else tile
+    grad = wb.create("tile_reduce_adjoint", flat, adjoint, results=[flat_t], attributes=attrs).result
+    return wb.create("tile_reshape", grad, results=[tile.type]).result if len(shape) > 1 else grad
 
 
 def triangle(tile: ir.Value, upper: bool = False, half: bool = False) -> ir.Value:

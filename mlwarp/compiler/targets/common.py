@@ -23,7 +23,8 @@ class Stage:
 TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tiles.py): the tile stages run
 # Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
 # accumulator updated in place), linalg as loops (both targets: a CUDA thread's tiles are its local memory)
-TILES = ("warp-stream-tile-reductions", "convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops", "one-shot-bufferize{unknown-type-conversion=identity-layout-map}",
+TILES = ("warp-stream-tile-reductions", "convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops",
+         "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops=true}",
          "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
          "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", "convert-linalg-to-loops",
          "canonicalize")  # (the loops of one trip over a tile of shape (1,): a reduction's on its way to an atomic)
@@ -34,6 +35,9 @@ class BuildOptions:
     """What a kernel's options (Kernel.options) ask of the compiler."""
     debug: bool = False  # options["mode"] == "debug": bounds checks, line information
     backward: bool = True  # an adjoint k_adj next to each kernel (enable_backward, not with jvp)
+    # the kernel has a backward pass, whether or not this library holds it (a CPU kernel's forward library
+    # leaves it out: kernel.py): the frontend's backward-only refusals are raised
+    adjoint_declared: bool = True
     jvp: bool = False  # forward mode: k_jvp instead of k_adj
     no_avx512: bool = False  # the CPU build without AVX-512 (compile_cpu's fallback after an LLVM crash)
     arch: int = DEFAULT_CUDA_ARCH  # CUDA: sm_<arch>
@@ -46,6 +50,8 @@ class BuildOptions:
         jvp = bool(options.get("jvp", False))
         return cls(debug=options.get("mode") == "debug", jvp=jvp,
                    backward=bool(options.get("enable_backward", True)) and not jvp,
+                   adjoint_declared=bool(options.get("adjoint_declared", options.get("enable_backward", True)))
+                   and not jvp,
                    no_avx512=bool(options.get("no_avx512", False)), inserted=passes_for(options), **extra)
 
 

@@ -111,6 +111,11 @@ OPS += [
           "element (a tile of shape (1,)), or {axis = k >= 0} along that axis (the result without it)",
           (Operand("tile", Tile(ANY)),), (Result("reduced", Tile(ANY)),),
           (Attr("kind", AttrBase("#builtin.string")), Attr("axis", AttrBase("#builtin.integer")))),
+    OpDef("tile_reduce_adjoint", "the adjoint of a tile_reduce {kind = \"max\" | \"min\" | \"mul\"} along {axis = k} "
+          "(the whole of a 1-d tile: `adjoint` of shape (1,)) given the reduction's `adjoint`: max and min route it "
+          "to the first extreme along the axis (tile_argmax's), mul multiplies it by the product of the others",
+          (Operand("tile", TILE_T), Operand("adjoint", TILE_T)), (Result("grad", TILE_T),),
+          (Attr("kind", AttrBase("#builtin.string")), Attr("axis", AttrBase("#builtin.integer")))),
     OpDef("tile_spread", "the tile repeated along a new dimension {axis = k} of the result's shape (an axis "
           "reduction's adjoint)", (Operand("tile", TILE_T),), (Result("spread", TILE_T),),
           (Attr("axis", AttrBase("#builtin.integer")),)),
@@ -139,6 +144,22 @@ OPS += [
           (Result("scanned", TILE_T),), (Attr("kind", AttrBase("#builtin.string")),)),
     OpDef("tile_reshape", "the tile's elements in row-major order, in the result's shape (reshape, squeeze)",
           (Operand("tile", TILE_T),), (Result("reshaped", TILE_T),)),
+    OpDef("tile_view", "the subtile at `offsets` (one per dimension of the tile) of the result's shape; a result "
+          "of lower rank drops the tile's leading dimensions (their extent one): tile_view(t, offset=(i,)) is row i",
+          (Operand("tile", TILE_T), OFFSETS), (Result("view", TILE_T),)),
+    OpDef("tile_insert_view", "the tile with the region tile_view(tile, offsets) of the part's shape replaced by the "
+          "part (tile_view's adjoint, tile_assign)", (Operand("tile", Var("TT", TILE_T)), Operand("part", TILE_T),
+                                                      OFFSETS), (Result("updated", Var("TT", TILE_T)),)),
+    OpDef("tile_random", "random numbers from the uint32 `state` as Warp's tile_randi / tile_randf on one lane: "
+          "s = rand_pcg(state), then each element in row-major order advances s = rand_pcg(s) and is "
+          "{kind = \"randi\"} int32(s) or {kind = \"randf\"} (s >> 8) / 2^24; with `bounds` (low, high), randi "
+          "is int32(s % uint32(high - low)) + low and randf (high - low) * u + low",
+          (Operand("state", Is("ui32")), Operand("bounds", ANY, variadic=True)),
+          (Result("tile", Tile(ANY)),), (Attr("kind", AttrBase("#builtin.string")),)),
+    OpDef("tile_sort", "the keys in ascending order and the values permuted with them, both tiles seen as their "
+          "row-major sequence (equal keys keep their order)",
+          (Operand("keys", Var("K", Tile(ANY))), Operand("values", Var("V", Tile(ANY)))),
+          (Result("sorted_keys", Var("K", Tile(ANY))), Result("sorted_values", Var("V", Tile(ANY))))),
     OpDef("tile_sum_to", "the tile summed over the dimensions a broadcast to its shape added (the result's shape: "
           "tile_broadcast's adjoint)", (Operand("tile", TILE_T),), (Result("summed", TILE_T),)),
     OpDef("tile_atomic_add", "adds the tile into the array at `offsets` (atomically; elements past the array's upper "
