@@ -14,6 +14,11 @@
 // CHECK: } else {
 // CHECK: scf.for %{{.+}} = %arg1 to %arg2 step %c16_i64
 
+// A loop inside a uniform loop, its bounds from the outer loop's induction variable (an adjoint's reverse loop over
+// a tape segment): its induction variable is the same for every thread too, x[k * n + i] one element apart: 256.
+// CHECK-LABEL: func.func @nested_column_sum_cpu(
+// CHECK: scf.for %{{.+}} = %arg1 to %arg2 step %c256_i64
+
 // A buffer made outside the thread loop (a tile's, hoisted by warp-cpu-entry: a reduction's tile of shape (1,)
 // on its way to an atomic), stored and read in one stretch after the loop: each thread of the block stores and
 // reads it in turn, in the per-thread loop of that stretch. The load x[j] is the same for every thread: 256.
@@ -64,6 +69,24 @@ func.func @column_sum(%x: !warp.array<f32, 1 : i64>, %n: i32, %y: !warp.array<f3
       %v = "warp.load"(%x, %p) : (!warp.array<f32, 1 : i64>, i32) -> f32
       %next = "warp.add"(%acc, %v) : (f32, f32) -> f32
       scf.yield %next : f32
+    }
+    "warp.store"(%y, %s, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
+    return
+  }
+func.func @nested_column_sum(%x: !warp.array<f32, 1 : i64>, %n: i32, %y: !warp.array<f32, 1 : i64>) attributes {warp.kernel, warp.no_backward} {
+    %c1 = arith.constant 1 : i32
+    %c0 = arith.constant 0 : i32
+    %zero = arith.constant 0.000000e+00 : f32
+    %i = "warp.tid"() : () -> i32
+    %s = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32)  : i32 {
+      %t = scf.for %k = %c0 to %j step %c1 iter_args(%acc2 = %acc) -> (f32)  : i32 {
+        %row = "warp.mul"(%k, %n) : (i32, i32) -> i32
+        %p = arith.addi %row, %i : i32
+        %v = "warp.load"(%x, %p) : (!warp.array<f32, 1 : i64>, i32) -> f32
+        %next = "warp.add"(%acc2, %v) : (f32, f32) -> f32
+        scf.yield %next : f32
+      }
+      scf.yield %t : f32
     }
     "warp.store"(%y, %s, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
     return

@@ -504,8 +504,9 @@ class _Interchange:
 
     def _thread_step(self, value, memo):
         """How much `value` grows from one thread to the next (bytes for an address), None when not known to be
-        a constant amount. The induction variable of a uniform loop and values from outside the thread loop
-        do not grow."""
+        a constant amount. The induction variable of a loop whose bounds are the same for every thread (an
+        adjoint's reverse loop over a tape inside a uniform loop too) and values from outside the thread loop do
+        not grow."""
         if value in memo:
             return memo[value]
         memo[value] = None  # (a cycle through a loop's carried values: not known)
@@ -516,7 +517,8 @@ class _Interchange:
             holder = value.owner.owner
             holder = holder.operation if isinstance(holder, ir.OpView) else holder
             first = value.owner.arguments[0] if len(value.owner.arguments) else None
-            step = 0 if value == first and self._is_uniform_loop(holder) else None
+            step = 0 if value == first and holder.name == "scf.for" and \
+                all(self._thread_step(b, memo) == 0 for b in list(holder.operands)[:3]) else None
         elif _ORIGINAL not in op.attributes:
             step = 0
         elif op.regions:
