@@ -1121,9 +1121,14 @@ def load_or_zero(arr, positions, dtype) -> ir.Value:
 
 
 def _loop_nest(shape, body, ivs=()) -> None:
-    """scf.for loops over `shape` (row-major) at the insertion point; `body(ivs)` in the innermost."""
+    """scf.for loops over `shape` (row-major) at the insertion point; `body(ivs)` in the innermost. A dimension
+    of extent 1 is index 0, no loop (a reduction's tile of shape (1,) on its way to an atomic: a loop's variable
+    would make the atomic's address look different per thread to warp-cpu-interchange-loops)."""
     if len(ivs) == len(shape):
         body(list(ivs))
+        return
+    if shape[len(ivs)] == 1:
+        _loop_nest(shape, body, (*ivs, _index(0)))
         return
     loop = scf.ForOp(_index(0), _index(shape[len(ivs)]), _index(1))
     with ir.InsertionPoint(loop.body):

@@ -26,8 +26,7 @@ TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tile
 TILES = ("warp-stream-tile-reductions", "convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops",
          "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops=true}",
          "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
-         "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", "convert-linalg-to-loops",
-         "canonicalize")  # (the loops of one trip over a tile of shape (1,): a reduction's on its way to an atomic)
+         "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", "convert-linalg-to-loops")
 
 
 @dataclasses.dataclass(frozen=True)

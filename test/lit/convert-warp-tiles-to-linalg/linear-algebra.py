@@ -24,9 +24,8 @@ print(factor.to_mlir("tiles"))
 # CHECK: "warp.tile_dft"(%{{.+}}) {inverse = 0 : i64} : (!warp.tile<!warp.vec<2 : i64, f64>, array<i64: 1, 8>>)
 
 # CHECK-LABEL: func.func @factor(
-# the factorisation: a loop over columns j writing the factor's buffer in place (the stage's canonicalize drops
-# the buffer the loop carried unchanged), the diagonal's sum over k < j, its sqrt
-# CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+# the factorisation: a loop over columns j carrying the factor, the diagonal's sum over k < j, its sqrt
+# CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (memref<4x4xf64>)
 # CHECK:   scf.for %{{.+}} = %{{.+}} to %[[J]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (f64)
 # CHECK:     "warp.mul"
 # CHECK:     "warp.sub"

@@ -267,8 +267,15 @@ class _Interchange:
         return owner.owner.operation if isinstance(owner, ir.Block) else owner.operation
 
     def _is_uniform_loop(self, op) -> bool:
+        """A loop of thread-invariant bounds that may run more than once (a loop of one trip, as over a tile of
+        shape (1,) on its way to an atomic, is per-thread work like any other op: nothing to interchange)."""
+        if op.name != "scf.for":
+            return False
+        bounds = [_constant(v) for v in list(op.operands)[:3]]
+        if None not in bounds and bounds[2] > 0 and bounds[1] - bounds[0] <= bounds[2]:
+            return False
         memo = {}
-        return op.name == "scf.for" and all(self._is_uniform_chain(v, op.block, memo) for v in list(op.operands)[:3])
+        return all(self._is_uniform_chain(v, op.block, memo) for v in list(op.operands)[:3])
 
     # -- the rewrite ---------------------------------------------------------------------------------
     def apply(self) -> None:
