@@ -23,12 +23,8 @@ class CompileTypeError(CompileError, TypeError):
 
 
 class CompileValueError(CompileError, ValueError):
-    """A kernel value the compiler refuses (a literal zero slice step, ...): Warp's WarpCodegenValueError."""
-
-
-class CompileValueError(CompileError, ValueError):
-    """A value that does not fit where a kernel puts it (Warp raises ValueError: a slice assigned a vector of
-    the wrong length or dtype)."""
+    """A kernel value the compiler refuses (a literal zero slice step, a value that does not fit where a kernel
+    puts it: a slice assigned a vector of the wrong length): Warp's WarpCodegenValueError / ValueError."""
 
 
 class CompileAttributeError(CompileError, AttributeError):

@@ -110,6 +110,33 @@ def _k_step_zero():
     w = v[::0]
 
 
+def _k_bound_set_in_a_branch(flag: int):
+    stop = 3
+    if flag > 0:
+        stop = 2
+    w = wp.vec3(4.0, 5.0, 6.0)[0:stop]
+
+
+@wp.kernel
+def local_constant_bounds(out: wp.array(dtype=float)):
+    stop = 3
+    start = -2
+    v = wp.vec4(4.0, 5.0, 6.0, 7.0)
+    head = v[0:stop]
+    tail = v[start:]
+    out[0] = head[2] + 10.0 * tail[0]
+
+
+def test_slice_bounds_from_local_constants():
+    # Warp's rule: a local bound to a constant is a compile-time integer where a literal is; one a branch may
+    # change is not (below)
+    out = wp.zeros(1, dtype=float)
+    wp.launch(local_constant_bounds, 1, inputs=[out])
+    assert out.numpy()[0] == 6.0 + 10.0 * 6.0
+    with pytest.raises(wp.CompileError, match=r"the `slice` argument must be a constant integer"):
+        wp.launch(wp.kernel(_k_bound_set_in_a_branch), 1, [1])
+
+
 @pytest.mark.parametrize("func,cls,message", [
     (_k_dtype, ValueError, r"The provided vector is expected to be of length 3 with dtype float32."),
     (_k_scalar, ValueError, r"The provided value is expected to be a vector of length 3, with dtype float32."),

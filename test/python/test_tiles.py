@@ -812,6 +812,32 @@ def test_tile_stack_push_pop_count_clear():
 
 
 @wp.kernel
+def stack_of_no_slots():
+    s = wp.tile_stack(capacity=0, dtype=int)
+
+
+@wp.kernel
+def stack_of_run_time_capacity(n: int):
+    s = wp.tile_stack(capacity=n, dtype=int)
+
+
+@wp.kernel
+def float_pushed_on_an_int_stack():
+    s = wp.tile_stack(capacity=4, dtype=int)
+    wp.tile_stack_push(s, 1.0, True)
+
+
+def test_tile_stack_refusals_in_warps_words():
+    with pytest.raises(ValueError, match=r"wp\.tile_stack\(\) requires capacity to be a positive integer, got 0"):
+        wp.launch_tiled(stack_of_no_slots, dim=1, inputs=[], block_dim=1)
+    with pytest.raises(ValueError, match=r"wp\.tile_stack\(\) requires capacity to be a compile-time constant"):
+        wp.launch_tiled(stack_of_run_time_capacity, dim=1, inputs=[4], block_dim=1)
+    with pytest.raises(TypeError, match=r"wp\.tile_stack_push\(\): the value's type float32 does not match the "
+                                        r"stack's dtype int32"):
+        wp.launch_tiled(float_pushed_on_an_int_stack, dim=1, inputs=[], block_dim=1)
+
+
+@wp.kernel
 def scans_and_assignment(a: wp.array2d(dtype=float), out: wp.array3d(dtype=float), beta: float):
     t = wp.tile_load(a, shape=(2, 3))
     wp.tile_store(out[0], wp.tile_scan_inclusive(t))

@@ -299,7 +299,11 @@ def is_in_place_setter(obj) -> bool:
 # -- anonymous constructors: wp.types.vector(...), matrix(...), quaternion(...), transformation(...) ---
 def _const_int(em, node, what):
     value = int_literal(node)
-    if value is None:
+    local = em.env.get(node.id) if isinstance(node, ast.Name) else None
+    if value is None and local is not None:  # a local bound to a constant (`stop = 3; v[0:stop]`), as in Warp
+        literal = getattr(local, "literal", None)
+        value = literal if isinstance(literal, int) and not isinstance(literal, bool) else None
+    elif value is None:
         obj = resolve_path(em.src.func, node)
         value = obj if isinstance(obj, int) and not isinstance(obj, bool) else None
     if value is None:

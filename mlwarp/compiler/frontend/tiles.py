@@ -684,15 +684,21 @@ def _scaled(em, node, tile: Var, factor) -> Var:
     return elementwise(em, node, "mul", [tile, Var(_scalar(em, factor, tile.type.dtype, "tile_matmul"), tile.type.dtype)])
 
 
+def _name(t) -> str:
+    return getattr(t, "__name__", str(t))
+
+
 def _stack(em, node, name, args):
     """wp.tile_stack and its operations with one lane per block: a stack is the pair (a tile of `capacity` slots,
     the count), a tuple the frontend carries through branches and loops part by part; push, pop and clear rebind
     the stack's variable (Warp's stacks are block-shared state)."""
     if name == "tile_stack":
         capacity = _constant(em, args["capacity"])
-        if type(capacity) is not int or capacity <= 0:
-            raise em.error(node, f"wp.tile_stack(): capacity must be a positive constant int, got {capacity!r}",
-                           CompileTypeError)
+        if capacity is MISSING:
+            raise em.error(node, "wp.tile_stack() requires capacity to be a compile-time constant", CompileValueError)
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:  # (Warp's words)
+            raise em.error(node, f"wp.tile_stack() requires capacity to be a positive integer, got {capacity!r}",
+                           CompileValueError)
         dtype = _dtype(em, args["dtype"], name, None)
         return TupleVar([zeros(ft.TileT(dtype, (capacity,))), em.const(0, wt.int32)])
     stack = em.expr(args["s"], allow_tuple=True)
@@ -712,8 +718,9 @@ def _stack(em, node, name, args):
         new = TupleVar([data, em.const(0, wt.int32)])
     elif name == "tile_stack_push":
         value = em.expr(args["value"])
-        if value.type is not data.type.dtype:
-            value = em.cast(value, data.type.dtype, node)
+        if value.type is not data.type.dtype:  # Warp's rule: no conversion (a float pushed on an int stack)
+            raise em.error(node, f"wp.tile_stack_push(): the value's type {_name(value.type)} does not match the "
+                                 f"stack's dtype {_name(data.type.dtype)}", CompileTypeError)
         has = em.to_bool(em.expr(args["has_value"])).value
         room = arith.CmpIOp(arith.CmpIPredicate.slt, count.value, const(capacity)).result
         push = arith.AndIOp(has, room).result
