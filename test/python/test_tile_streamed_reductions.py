@@ -50,6 +50,10 @@ def test_the_documented_reduction_into_one_total():
     wp.launch_tiled(total, dim=-(-len(x0) // 4096), inputs=[wp.array(x0), out], block_dim=64)
     want = float(np.sum(x0, dtype=np.float64))
     assert abs(float(out.numpy()[0]) - want) <= 1e-5 * want
+    # its blocks' chains run side by side: warp-cpu-interchange-loops rewrote the thread loop (it marks the ones
+    # it leaves), in blocks of 16 threads (each walks its own tile)
+    forward = total.to_mlir("lowered").split("func.func @total_cpu(")[1].split("func.func")[0]
+    assert "warp.thread_loop" not in forward and "arith.constant 16 : i64" in forward
 
 
 @wp.kernel
