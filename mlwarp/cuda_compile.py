@@ -51,10 +51,16 @@ def build(kernel, arch: int = DEFAULT_ARCH, root: str | None = None) -> dict:
     return meta
 
 
+def _options(kernel) -> dict:
+    """The kernel's options, its backward pass as it or its module declares it (a module's enable_backward=False
+    builds no adjoint, and lifts the refusals that only concern the backward pass)."""
+    return {**kernel.options, "enable_backward": kernel.declares_backward()}
+
+
 def _compile(kernel, arch, folder) -> dict:
     from .compiler.driver_cuda import compile_cuda  # loads the compiler (and MLIR)
 
-    meta = compile_cuda(kernel.func, kernel._frontend_types(), folder, arch, kernel.options)
+    meta = compile_cuda(kernel.func, kernel._frontend_types(), folder, arch, _options(kernel))
     return dict(meta, kernel=kernel.key)
 
 
@@ -99,7 +105,7 @@ def to_mlir(kernel, stage: str, arch: int = DEFAULT_ARCH) -> str:
     bounds-checked."""
     from .compiler.driver_cuda import emit_ir_cuda  # lazy: MLIR
 
-    return emit_ir_cuda(kernel.func, kernel._frontend_types(), stage, arch, kernel.options)
+    return emit_ir_cuda(kernel.func, kernel._frontend_types(), stage, arch, _options(kernel))
 
 
 def add_aot_dir(path: str) -> None:

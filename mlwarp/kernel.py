@@ -285,6 +285,7 @@ class Kernel:
         h.update(repr([(n, f"array({wt.type_key(p.dtype)}, {p.ndim})" if isinstance(p, ArrayParam) else
                         wt.type_key(p)) for n, p in zip(self.arg_names, self.params)]).encode())
         h.update(repr(sorted((k, v) for k, v in self.options.items() if k != "passes")).encode())
+        h.update(f"backward={self.declares_backward()}".encode())  # (its module's option, when not its own)
         h.update(inserted_passes.fingerprint(self.options).encode())  # the kernel's and the global ones
         h.update(repr(_captured_constants(self.func)).encode())
         h.update(f"max_unroll={_config().max_unroll}".encode())  # warp-unroll-loops' default limit
@@ -344,10 +345,14 @@ class Kernel:
         # twice the kernel's own LLVM time. adjoint.py compiles a library with it on the first adjoint launch.
         if self.options.get("with_adjoint"):
             return self.options
-        declared = self.options.get("enable_backward")  # the kernel's own, else its module's (Warp's rule)
+        return {**self.options, "enable_backward": False, "adjoint_declared": self.declares_backward()}
+
+    def declares_backward(self) -> bool:
+        """Whether the kernel has a backward pass: its own enable_backward, else its module's (Warp's rule)."""
+        declared = self.options.get("enable_backward")
         if declared is None:
             declared = (getattr(getattr(self, "module", None), "options", None) or {}).get("enable_backward", True)
-        return {**self.options, "enable_backward": False, "adjoint_declared": declared is not False}
+        return declared is not False
 
     def _build(self, folder):
         from .compiler.driver import compile_cpu  # the only place that loads the compiler (and MLIR)

@@ -22,6 +22,8 @@ import numpy as np
 
 from ..vector import vec3
 from .. import types as wt
+from ..types import int32
+from . import build_kernels as bk
 from ..core import geometry as layout
 from ..runtime import capture as _capture
 from ..struct import struct
@@ -155,9 +157,6 @@ def build_grouped_tree(lowers, uppers, groups, leaf_size, builder=None) -> dict:
 def refit_tree(tree: dict, lowers: np.ndarray, uppers: np.ndarray):
     """Node boxes: a leaf's is its items' bounds (one thread a node), an inner node's its children's (one thread
     in reverse preorder, so children before parents): the build_kernels leaf_boxes and inner_boxes kernels."""
-    from . import build_kernels as bk
-    from ..types import int32
-
     num_nodes = tree["skip"].size
     lo = np.zeros((num_nodes, 3), np.float32)
     hi = np.zeros((num_nodes, 3), np.float32)

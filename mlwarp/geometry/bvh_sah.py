@@ -19,6 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..types import float32, int32
+from ..vector import vec3
+from . import build_kernels as bk
+
 CONSTRUCTORS = ("sah", "median", "lbvh", "cubql")  # Warp's BvhConstructor names
 SAH_BUCKETS = 16
 MAX_DEPTH = 31  # BVH_QUERY_STACK_SIZE - 1
@@ -50,9 +54,6 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
     lowers = np.ascontiguousarray(lowers, np.float32)
     uppers = np.ascontiguousarray(uppers, np.float32)
     order = np.arange(n, dtype=np.int32)
-    from . import build_kernels as bk  # (the kernels module imports this package's siblings)
-    from ..types import float32, int32
-    from ..vector import vec3
     # the items' boxes in `order`'s order (they move with their items), a partition's scratch, the split keys
     args = [bk.view(lowers.copy(), vec3), bk.view(uppers.copy(), vec3), bk.view(order, int32),
             bk.view(np.empty((n, 3), np.float32), vec3), bk.view(np.empty((n, 3), np.float32), vec3),
