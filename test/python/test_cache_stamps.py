@@ -292,3 +292,12 @@ def test_a_text_that_is_not_the_definition_is_remembered_as_such(memo, tmp_path,
     for _ in range(2):  # checked, then from the memo: still not the definition
         assert source._read_fast(func, func.__code__) is None
         memo()
+
+
+def test_each_checkout_has_its_own_memo():
+    """Two checkouts run in turn (a worktree, a CI clone) must not replace each other's memo."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(stamps.__file__)))
+    assert os.path.basename(stamps.memo_dir()) == stamps.checkout_tag(here)
+    assert os.path.dirname(stamps.memo_dir()) == os.path.join(os.path.expanduser("~"), ".cache", "mlwarp-stamps")
+    assert stamps.checkout_tag(here) != stamps.checkout_tag(os.path.join(here, "..", "another-checkout", "mlwarp"))
+    assert stamps.checkout_tag(here) == stamps.checkout_tag(here + os.sep)  # the same folder, however spelt
