@@ -805,11 +805,7 @@ class _Lowering:
             total *= n
 
         def at(flat):
-            idx = []
-            for n in reversed(shape):
-                idx.append(arith.RemUIOp(flat, _index(n)).result)
-                flat = arith.DivUIOp(flat, _index(n)).result
-            return list(reversed(idx))
+            return _unravel(flat, shape)
 
         def step(i, state):
             out, running = state
@@ -887,17 +883,10 @@ class _Lowering:
         i1 = ir.IntegerType.get_signless(1)
 
         def unravel(flat):
-            idx = []
-            for d in reversed(shape):
-                idx.append(arith.RemUIOp(flat, _index(d)).result)
-                flat = arith.DivUIOp(flat, _index(d)).result
-            return list(reversed(idx))
+            return _unravel(flat, shape)
 
         def ravel(ivs):
-            flat = None
-            for d, iv in zip(shape, ivs):
-                flat = iv if flat is None else arith.AddIOp(arith.MulIOp(flat, _index(d)).result, iv).result
-            return flat
+            return _ravel(ivs, shape)
 
         flat_keys_t = ir.RankedTensorType.get([n], dtype)
         flat_pos_t = ir.RankedTensorType.get([n], index)
@@ -978,11 +967,7 @@ class _Lowering:
             return arith.XOrIOp(arith.ShRUIOp(mixed, c(22)).result, mixed).result
 
         def at(flat):
-            idx = []
-            for n in reversed(shape):
-                idx.append(arith.RemUIOp(flat, _index(n)).result)
-                flat = arith.DivUIOp(flat, _index(n)).result
-            return list(reversed(idx))
+            return _unravel(flat, shape)
 
         def value_of(s):
             if kind == "randi":
@@ -1018,14 +1003,7 @@ class _Lowering:
         src_shape, out_shape = element_of(source_t)[0], element_of(result_t)[0]
 
         def element_at(ivs):
-            flat = None
-            for iv, n in zip(ivs, out_shape):
-                flat = iv if flat is None else arith.AddIOp(arith.MulIOp(flat, _index(n)).result, iv).result
-            idx = []
-            for n in reversed(src_shape):
-                idx.append(arith.RemUIOp(flat, _index(n)).result)
-                flat = arith.DivUIOp(flat, _index(n)).result
-            return self.element(source, source_t, list(reversed(idx)))
+            return self.element(source, source_t, _unravel(_ravel(ivs, out_shape), src_shape))
 
         return self.generate_elements(result_t, element_at)
 
@@ -1108,6 +1086,23 @@ def _inside(arr, positions) -> ir.Value:
         below = arith.CmpIOp(arith.CmpIPredicate.slt, p, wb.array_dim(arr, d)).result
         inside = below if inside is None else arith.AndIOp(inside, below).result
     return inside
+
+
+def _ravel(ivs, shape) -> ir.Value:
+    """The row-major flat index (index type) of the tile indices `ivs` in `shape`."""
+    flat = None
+    for iv, n in zip(ivs, shape):
+        flat = iv if flat is None else arith.AddIOp(arith.MulIOp(flat, _index(n)).result, iv).result
+    return flat
+
+
+def _unravel(flat, shape) -> list:
+    """The tile indices of the row-major flat index `flat` (index type) in `shape`."""
+    idx = []
+    for n in reversed(shape):
+        idx.append(arith.RemUIOp(flat, _index(n)).result)
+        flat = arith.DivUIOp(flat, _index(n)).result
+    return list(reversed(idx))
 
 
 def load_or_zero(arr, positions, dtype) -> ir.Value:
