@@ -114,3 +114,55 @@ def test_the_streamed_sum_has_no_tile_buffer_and_its_gradient_is_ones():
         wp.launch_tiled(block_sums, dim=2, inputs=[x, out], block_dim=64)
     tape.backward(grads={out: wp.array(np.array([1.0, 2.0], np.float32))})
     np.testing.assert_array_equal(x.grad.numpy(), np.repeat(np.array([1.0, 2.0], np.float32), 4096))
+
+
+WIDE = wp.constant(256)
+NARROW = wp.constant(8)
+
+
+@wp.kernel
+def block_sums64(x: wp.array(dtype=wp.float64), out: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    wp.tile_store(out, wp.tile_sum(wp.tile_load(x, shape=WIDE, offset=i * WIDE)), offset=i)
+
+
+@wp.kernel
+def narrow_sums(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.tile_store(out, wp.tile_sum(wp.tile_load(x, shape=NARROW, offset=i * NARROW)), offset=i)
+
+
+def _sequential_sums(x, size):
+    return np.cumsum(_padded_blocks(x, size), axis=1, dtype=x.dtype)[:, -1]
+
+
+@pytest.mark.parametrize("blocks", [1, 15, 16, 37])  # squares of 16 threads in a block of 16, and the rest
+def test_float64_blocks_in_whole_squares_and_the_rest(blocks):
+    """16 doubles a step: the block's threads load them in squares of 16 transposed in registers
+    (warp-cpu-interchange-loops); a block of fewer threads loads them one thread after another."""
+    x0 = np.random.default_rng(blocks).standard_normal(blocks * 256 - 5)  # the last tile runs past the end
+    out = wp.zeros(blocks, dtype=wp.float64)
+    wp.launch_tiled(block_sums64, dim=blocks, inputs=[wp.array(x0), out], block_dim=64)
+    np.testing.assert_array_equal(out.numpy(), _sequential_sums(x0, 256))
+
+
+def test_rows_of_8_in_squares_of_8():
+    x0 = np.random.default_rng(8).standard_normal(8 * 53 + 3).astype(np.float32)
+    blocks = -(-len(x0) // 8)
+    out = wp.zeros(blocks, dtype=float)
+    wp.launch_tiled(narrow_sums, dim=blocks, inputs=[wp.array(x0), out], block_dim=64)
+    np.testing.assert_array_equal(out.numpy(), _sequential_sums(x0, 8))
+
+
+def test_a_strided_view_is_read_element_by_element():
+    """x[::3] is not contiguous: a step's 16 elements are not one vector load (the stride is checked once)."""
+    base = np.random.default_rng(3).standard_normal(3 * 4096 * 5).astype(np.float32)
+    view = wp.array(base)[::3]
+    out = wp.zeros(5, dtype=float)
+    wp.launch_tiled(block_sums, dim=5, inputs=[view, out], block_dim=64)
+    np.testing.assert_array_equal(out.numpy(), _sequential_sums(base[::3], 4096))
+
+
+def test_the_streamed_steps_are_vector_loads_transposed_in_registers():
+    lowered = block_sums.to_mlir("lowered").split("func.func @block_sums_cpu(")[1].split("func.func")[0]
+    assert "-> vector<16xf32>" in lowered and lowered.count("llvm.shufflevector") >= 64

@@ -108,6 +108,15 @@ def extractelement(vector, position, *, loc=None, ip=None) -> ir.Value:
     return _value(_create("llvm.extractelement", [element], [vector, position], loc=loc, ip=ip))
 
 
+def intr_expect(val, expected, *, loc=None, ip=None) -> ir.Value:
+    return _value(_create("llvm.intr.expect", [val.type], [val, expected], loc=loc, ip=ip))
+
+
+def shufflevector(res, v1, v2, mask, *, loc=None, ip=None) -> ir.Value:
+    return _value(_create("llvm.shufflevector", [res], [v1, v2], {"mask": ir.DenseI32ArrayAttr.get(list(mask))},
+                          loc, ip))
+
+
 # -- memory ----------------------------------------------------------------------------------------
 def alloca(res, array_size, elem_type, *, alignment=None, loc=None, ip=None) -> ir.Value:
     attributes = {"elem_type": _type_attr(elem_type)}

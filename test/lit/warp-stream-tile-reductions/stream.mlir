@@ -1,10 +1,15 @@
 // RUN: mlwarp-opt %s --warp-stream-tile-reductions | FileCheck %s
+// RUN: mlwarp-opt %s --warp-stream-tile-reductions="row-vectors=false" | FileCheck %s --check-prefix=ELEMENTS
 
 // A whole-tile reduction of a tile loaded only to be reduced becomes a loop over the array's elements at the
 // load's place: each element is the one the load would read (zero past the array's upper extent), combined in
 // row-major order from the same first value as the tensor reduction (the sum from -0.0; max/min from element
 // (0, 0)), 16 elements of a row an iteration (8 for a row of 8). The result is a tile of shape (1,) again (warp.tile_full), for the ops that use it.
 
+// On the CPU (the default) a step's 16 elements are one vector load when they lie inside a contiguous row (the
+// inner stride, from the array's first two elements, is the same for every step: hoisted), the rare other
+// case element by element (llvm.intr.expect: LLVM moves it out of the loads' way); the vector's lanes are
+// then added one by one, in order.
 // CHECK-LABEL: func.func @sum(
 // CHECK-SAME: %[[A:.+]]: !warp.array<f32, 1 : i64>, %[[OUT:.+]]: !warp.array<f32, 1 : i64>)
 // CHECK: %[[OFF:.+]] = "warp.mul"
@@ -13,23 +18,52 @@
 // CHECK: %[[C16:.+]] = arith.constant 16 : i32
 // CHECK: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %[[C16]] iter_args(%[[ACC:.+]] = %[[NEG0]]) -> (f32)
 // CHECK:   %[[P:.+]] = arith.addi %[[OFF]], %[[K]] : i32
-// CHECK:   %[[DIM:.+]] = "warp.array_dim"(%[[A]]) {dim = 0 : i64}
-// CHECK:   %[[IN:.+]] = arith.cmpi slt, %[[P]], %[[DIM]] : i32
-// CHECK:   %[[X:.+]] = scf.if %[[IN]] -> (f32) {
-// CHECK:     "warp.load"(%[[A]], %[[P]])
+// CHECK:   %[[LAST:.+]] = arith.addi %[[P]], %{{.+}} : i32
+// CHECK:   %[[STRIDE:.+]] = arith.subi
+// CHECK:   %[[CONTIGUOUS:.+]] = arith.cmpi eq, %[[STRIDE]], %{{.+}} : i64
+// CHECK:   %[[INSIDE:.+]] = arith.cmpi slt, %[[LAST]], %{{.+}} : i32
+// CHECK:   %[[FITS:.+]] = arith.andi %[[INSIDE]], %[[CONTIGUOUS]] : i1
+// CHECK:   %[[LIKELY:.+]] = llvm.intr.expect %[[FITS]]
+// CHECK:   %[[V:.+]] = scf.if %[[LIKELY]] -> (vector<16xf32>) {
+// CHECK:     %[[AT:.+]] = "warp.address"(%[[A]], %[[P]])
+// CHECK:     llvm.load %[[AT]] {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
 // CHECK:   } else {
-// CHECK:     arith.constant 0.000000e+00 : f32
-// CHECK:   %[[NEXT:.+]] = "warp.add"(%[[ACC]], %[[X]]) : (f32, f32) -> f32
-// the next element: k + 1, added to the first's sum; 16 elements an iteration (UNROLL)
-// CHECK:   %[[K1:.+]] = arith.addi %[[K]], %{{.+}} : i32
-// CHECK:   arith.addi %[[OFF]], %[[K1]] : i32
-// CHECK:   "warp.add"(%[[NEXT]], %{{.+}}) : (f32, f32) -> f32
+// CHECK-COUNT-16: "warp.load"
+// CHECK:     vector.from_elements
+// CHECK:   }
+// CHECK:   %[[X0:.+]] = vector.extract %[[V]][0] : f32 from vector<16xf32>
+// CHECK:   %[[S0:.+]] = "warp.add"(%[[ACC]], %[[X0]]) : (f32, f32) -> f32
+// CHECK:   %[[X1:.+]] = vector.extract %[[V]][1] : f32 from vector<16xf32>
+// CHECK:   "warp.add"(%[[S0]], %[[X1]]) : (f32, f32) -> f32
 // CHECK-COUNT-14: "warp.add"
 // CHECK-NOT: "warp.add"
 // CHECK:   scf.yield %{{.+}} : f32
 // CHECK: %[[TILE:.+]] = "warp.tile_full"(%[[SUM]]) : (f32) -> !warp.tile<f32, array<i64: 1>>
 // CHECK: "warp.tile_atomic_add"(%[[OUT]], %[[TILE]], %{{.+}})
 // CHECK-NOT: warp.tile_reduce
+
+// With row-vectors=false (CUDA), element by element: each element the load would read, zero past the extent.
+// ELEMENTS-LABEL: func.func @sum(
+// ELEMENTS-SAME: %[[A:.+]]: !warp.array<f32, 1 : i64>, %[[OUT:.+]]: !warp.array<f32, 1 : i64>)
+// ELEMENTS: %[[OFF:.+]] = "warp.mul"
+// ELEMENTS: %[[NEG0:.+]] = arith.constant -0.000000e+00 : f32
+// ELEMENTS: %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[NEG0]]) -> (f32)
+// ELEMENTS:   %[[P:.+]] = arith.addi %[[OFF]], %[[K]] : i32
+// ELEMENTS:   %[[DIM:.+]] = "warp.array_dim"(%[[A]]) {dim = 0 : i64}
+// ELEMENTS:   %[[IN:.+]] = arith.cmpi slt, %[[P]], %[[DIM]] : i32
+// ELEMENTS:   %[[X:.+]] = scf.if %[[IN]] -> (f32) {
+// ELEMENTS:     "warp.load"(%[[A]], %[[P]])
+// ELEMENTS:   } else {
+// ELEMENTS:     arith.constant 0.000000e+00 : f32
+// ELEMENTS:   %[[NEXT:.+]] = "warp.add"(%[[ACC]], %[[X]]) : (f32, f32) -> f32
+// ELEMENTS:   %[[K1:.+]] = arith.addi %[[K]], %{{.+}} : i32
+// ELEMENTS:   arith.addi %[[OFF]], %[[K1]] : i32
+// ELEMENTS:   "warp.add"(%[[NEXT]], %{{.+}}) : (f32, f32) -> f32
+// ELEMENTS-COUNT-14: "warp.add"
+// ELEMENTS-NOT: "warp.add"
+// ELEMENTS-NOT: vector
+// ELEMENTS:   scf.yield %{{.+}} : f32
+// ELEMENTS: "warp.tile_full"(%[[SUM]])
 
 // A 2-d tile of ints by max: from element (0, 0) (zero if it lies past the array), rows then columns.
 // CHECK-LABEL: func.func @max2d(

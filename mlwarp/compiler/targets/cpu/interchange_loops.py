@@ -54,6 +54,9 @@ BLOCK = 256  # threads per block; divides runtime/cpu.py's CHUNK_ALIGN (1024)
 # stretch of an array: a tile's sum, a matrix row), the threads of a block read as many streams at once, a page
 # apart or more: 256 of them miss the TLB at every step (0.6 GB/s summing 4096-element rows), 16 stay in it
 STRIDED_BLOCK = 16
+# lanes of a vector a thread loads and takes apart lane by lane that go to their lane-major buffer as a block's
+# squares transposed in registers (_loads_lanes)
+TRANSPOSED_LANES = (4, 8, 16)
 # with stack arrays, a block has fewer threads when their arrays would take more than this
 STACK_ARRAY_BUDGET = 256 << 10  # in L2 with the rest of a block's buffers
 _DYNAMIC_INDEX = -2147483648  # llvm.getelementptr's marker for a dynamic index
@@ -129,6 +132,7 @@ class _Interchange:
             op.attributes[_ORIGINAL] = ir.UnitAttr.get()
         self.uniform = set()
         self.split = None
+        self.lane_rows = set()  # vectors taken apart lane by lane in a later stretch (_loads_lanes)
 
     # -- legality ------------------------------------------------------------------------------------
     def applies(self) -> bool:
@@ -285,7 +289,7 @@ class _Interchange:
         self.home = {}  # value -> ("spill" | "state", buffer) or ("stack", _StackArray)
         self.dead = []
         with self.buffer_ip, loop.location:
-            self.most = _i64(BLOCK)
+            self.most = _i64(STRIDED_BLOCK if self.strided else BLOCK)  # a block's most threads (_block_size)
         lo, hi = loop.operands[0], loop.operands[1]
         with ir.InsertionPoint(loop), loop.location:
             for sa in self.stack_arrays:
@@ -338,7 +342,28 @@ class _Interchange:
                 self._uniform_loop(op)
             else:
                 stretch.append(op)
+                if self.strided and self._loads_lanes(op):
+                    self.lane_rows.add(op.results[0])
+                    self._per_thread(stretch)
+                    stretch = []
         self._per_thread(stretch, tail)
+
+    def _loads_lanes(self, op) -> bool:
+        """Whether `op` reads a vector from memory that is only taken apart lane by lane (a streamed reduction's
+        step: 16 consecutive elements of a thread's row). The stretch is cut after it: the vector goes to its
+        buffer lane-major (lane k of the block's threads side by side), so the lanes' uses, in the next
+        stretch, read consecutive slots across threads and vectorise (kept together, each thread's lanes
+        are a sequence of scalar extracts, and a load a lane across threads a gather)."""
+        if len(op.results) != 1 or not ops_named(op, {"llvm.load"}):
+            return False
+        t = op.results[0].type
+        if not isinstance(t, ir.VectorType) or ir.VectorType(t).rank != 1:
+            return False
+        lanes, element = ir.VectorType(t).shape[0], _bytes(ir.VectorType(t).element_type)
+        if lanes not in TRANSPOSED_LANES or element not in (4, 8):
+            return False
+        uses = [u.owner.operation for u in op.results[0].uses]
+        return bool(uses) and all(u.name == "vector.extract" and len(u.operands) == 1 for u in uses)
 
     def _hoist(self, value, pending) -> None:
         """Moves the pure ops among `pending` that make the uniform `value` to the current insertion point."""
@@ -448,6 +473,10 @@ class _Interchange:
         stretch[:] = kept
         if not stretch and not tail:
             return
+        lanes = None if tail else self._square_of(stretch)
+        if lanes is not None:
+            self._squares(stretch, lanes)
+            return
         tl, end = self._thread_loop()
         i = tl.induction_variable
         mapping = {self.tid: i}
@@ -472,6 +501,63 @@ class _Interchange:
                 for v, buf in zip(tail[0], tail[1]):
                     value = mapping.get(v) or (i if v == self.tid else v)
                     self._store(value, buf, i)
+
+    def _square_of(self, stretch):
+        """The vector a stretch loads for each thread and nothing else (its other values are read in it only; it
+        writes nothing), when the next stretch takes it apart lane by lane (_loads_lanes): the stretch then runs
+        for a square of threads at once (_squares). Else None."""
+        made = [r for op in stretch for r in op.results if r in self.lane_rows]
+        if len(made) != 1 or ops_named_all(stretch, _EFFECTS):
+            return None
+        for op in stretch:
+            for r in op.results:
+                if r != made[0] and any(not any(is_inside(u.owner.operation, o) for o in stretch) for u in r.uses):
+                    return None
+        return made[0]
+
+    def _squares(self, stretch, value) -> None:
+        """The stretch making `value` (_square_of) for each `lanes` threads of the block, unrolled, its vectors
+        transposed in registers into `value`'s lane-major buffer (lanes * log2(lanes) two-vector shuffles: a
+        shuffle for ~4 elements where storing lane by lane is a store an element, and no buffer between); the
+        block's last threads that fill no square run it in a loop, storing lane by lane."""
+        vector_t = ir.VectorType(value.type)
+        lanes, align = vector_t.shape[0], _bytes(vector_t.element_type)
+        buf = self._buffer(value.type)
+        squares = scf.ForOp(self.start, self.stop, _i64(lanes))
+        with ir.InsertionPoint(squares.body), self.loop.location:
+            first = squares.induction_variable
+            full = arith.CmpIOp(arith.CmpIPredicate.sle, arith.AddIOp(first, _i64(lanes)).result, self.stop).result
+            branch = scf.IfOp(full, has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                rows = []
+                for t in range(lanes):
+                    thread = arith.AddIOp(first, _i64(t)).result if t else first
+                    mapping = {self.tid: thread}
+                    self._load_homes(stretch, thread, mapping)
+                    for op in stretch:
+                        copy = op.clone()
+                        self._remap([copy], mapping)
+                        mapping.update(zip(op.results, copy.results))
+                    rows.append(mapping[value])
+                for lane, column in enumerate(_transposed(rows, vector_t)):
+                    llvm.store(column, self._slot(buf.ptr, first, vector_t.element_type, lane), alignment=align)
+                scf.YieldOp([])
+            with ir.InsertionPoint(branch.else_block):
+                rest = scf.ForOp(first, self.stop, _i64(1))
+                with ir.InsertionPoint(rest.body):
+                    end = scf.YieldOp([])
+                i = rest.induction_variable
+                mapping = {self.tid: i}
+                with ir.InsertionPoint(end):
+                    self._load_homes(stretch, i, mapping)
+                for op in stretch:
+                    op.move_before(end)
+                self._remap(stretch, mapping)
+                with ir.InsertionPoint(end):
+                    self._store(value, buf, i)
+                scf.YieldOp([])
+            scf.YieldOp([])
+        self.home[value] = ("spill", buf)
 
     def _uniform_loop(self, op) -> None:
         """`op`, a loop whose bounds are uniform: its carried values in per-thread buffers, its body a region."""
@@ -567,6 +653,25 @@ class _Interchange:
         return arith.ShLIOp(_i64(1), floor_log2).result
 
 
+def _transposed(rows, vector_t) -> list:
+    """The columns of the square matrix whose rows are `rows` (n vectors of n lanes, n a power of two): at each
+    scale b (n/2, ..., 2, 1) the off-diagonal b x b blocks of each 2b x 2b block swap places, i.e. bit b of an
+    element's row and of its column are exchanged; after every scale, row and column are."""
+    n = len(rows)
+    rows = list(rows)
+    b = n // 2
+    while b:
+        for i in range(n):
+            if i & b:
+                continue
+            low = [j if not j & b else n + j - b for j in range(n)]
+            high = [j + b if not j & b else n + j for j in range(n)]
+            rows[i], rows[i + b] = (llvm.shufflevector(vector_t, rows[i], rows[i + b], low),
+                                    llvm.shufflevector(vector_t, rows[i], rows[i + b], high))
+        b //= 2
+    return rows
+
+
 @dataclass(frozen=True)
 class _Lanes:
     """A vector value's buffer: lane k of thread slot t at element k * (the block's most threads) + t."""
@@ -622,6 +727,10 @@ def _root(pointer):
             return op.operands[0]
         return None
 
+
+# ops with an effect beyond their results: a stretch holding one runs in a loop over threads, in their order
+_EFFECTS = {"llvm.store", "llvm.atomicrmw", "llvm.cmpxchg", "llvm.call", "func.call", "llvm.intr.memcpy",
+            "llvm.intr.memset"}
 
 # ops a dead loop may hold: no effect but their results (loads read memory nothing in the loop writes)
 _NO_EFFECT = _PURE_PREFIXES + ("llvm.load", "llvm.getelementptr", "llvm.insertvalue", "llvm.mlir.undef", "scf.yield",

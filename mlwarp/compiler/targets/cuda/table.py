@@ -23,6 +23,8 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
     return f"{kernel_name}.sm_{o.arch}"
 
 
+# the tile passes that read a contiguous row with one vector load on the CPU: element by element here
+ROW_VECTOR_PASSES = ("warp-stream-tile-reductions", "convert-warp-tiles-to-linalg")
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
          "warp-gpu-kernel", "canonicalize", "cse")
 
@@ -34,8 +36,7 @@ def stages(o: BuildOptions) -> list:
     if o.debug:  # line directives on the gpu.module's llvm.funcs
         nvvm += (CUDA_LINE_INFO,)
     # no loop tapes: a GPU thread's stack is 1 KiB unless the context raises it for every resident thread
-    tiles = tuple(("convert-warp-tiles-to-linalg", {"row-vectors": "false"}) if p == "convert-warp-tiles-to-linalg"
-                  else p for p in TILES)
+    tiles = tuple((p, {"row-vectors": "false"}) if p in ROW_VECTOR_PASSES else p for p in TILES)
     table = [*warp_stages(o, loop_tape_bytes=0), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
              Stage("tiles-to-llvm", ("gpu.module(expand-strided-metadata,lower-affine)",), only_if=TILES_ATTR),
              Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]
