@@ -376,10 +376,10 @@ def _pick(v: vec3, k: int32) -> float32:
 
 
 @func
-def _ray_triangle(start: vec3, dir: vec3, a: vec3, b: vec3, c: vec3):
-    """Woop, Benthin and Wald's watertight ray-triangle test, as Warp's intersect_ray_tri_woop: (hit, t, u,
-    v, sign); sign is the determinant (> 0 for a ray hitting the front face, counter-clockwise seen from the
-    ray's start)."""
+def _ray_shear(dir: vec3):
+    """The part of Woop's test that depends on the ray only: (kx, ky, kz, sx, sy, sz), kz the axis of the
+    direction's largest component (the winding kept by swapping kx and ky when it is negative), sx, sy, sz the
+    shear to that axis. A traversal computes it once (three divisions a triangle otherwise)."""
     kz = int32(0)
     ad = wp.abs(dir)
     if ad[1] > ad[0]:
@@ -400,6 +400,22 @@ def _ray_triangle(start: vec3, dir: vec3, a: vec3, b: vec3, c: vec3):
     sx = _pick(dir, kx) / dz
     sy = _pick(dir, ky) / dz
     sz = 1.0 / dz
+    return kx, ky, kz, sx, sy, sz
+
+
+@func
+def _ray_triangle(start: vec3, dir: vec3, a: vec3, b: vec3, c: vec3):
+    """Woop, Benthin and Wald's watertight ray-triangle test, as Warp's intersect_ray_tri_woop: (hit, t, u,
+    v, sign); sign is the determinant (> 0 for a ray hitting the front face, counter-clockwise seen from the
+    ray's start)."""
+    kx, ky, kz, sx, sy, sz = _ray_shear(dir)
+    return _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz, a, b, c)
+
+
+@func
+def _sheared_ray_triangle(start: vec3, kx: int32, ky: int32, kz: int32, sx: float32, sy: float32, sz: float32,
+                          a: vec3, b: vec3, c: vec3):
+    """_ray_triangle with the ray's shear (_ray_shear) given."""
     va = a - start
     vb = b - start
     vc = c - start
@@ -777,13 +793,14 @@ def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_h
     Near child first, as Warp's traversal: at an inner node n both children (n + 1 and the packed node's right
     child) are tested, the nearer one entered and the farther one pushed; a popped node's box is tested again
     against the hit found meanwhile, so a hit found early prunes every box entered beyond it (t_entry >= min_t).
-    The traversal gives the face; its hit is then computed again from the face's own corners (the same test,
-    so the same t, u, v), which is all the adjoint differentiates: the traversal itself (an int stack in
+    The traversal gives the triangle; its hit is then computed again from the same packed corners (the same
+    test, so the same t, u, v), which is all the adjoint differentiates: the traversal itself (an int stack in
     the thread's memory) has no adjoint and is not rerun backwards."""
     rcp = _safe_rcp(dir)
     robust = dir[0] == 0.0 or dir[1] == 0.0 or dir[2] == 0.0
+    kx, ky, kz, sx, sy, sz = _ray_shear(dir)
     min_t = max_t
-    face = int32(0)
+    closest = int32(0)  # the packed position of the closest hit's triangle
     hit = bool(False)
     nodes = zeros(shape=_RAY_STACK, dtype=int32)
     depth = int32(0)
@@ -803,11 +820,13 @@ def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_h
                 end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
                 if end >= 0:  # a leaf
                     for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
-                        tri_hit, t, u, v, s = _ray_triangle(start, dir, _xyz(m.ray_tris[3 * pc]),
-                                                            _xyz(m.ray_tris[3 * pc + 1]), _xyz(m.ray_tris[3 * pc + 2]))
+                        tri_hit, t, u, v, s = _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz,
+                                                                    _xyz(m.ray_tris[3 * pc]),
+                                                                    _xyz(m.ray_tris[3 * pc + 1]),
+                                                                    _xyz(m.ray_tris[3 * pc + 2]))
                         if tri_hit and t < min_t and t >= 0.0:
                             min_t = t
-                            face = m.ray_faces[pc * _RAY_TRI_FLOATS + 3]
+                            closest = pc
                             hit = True
                     descending = False
                     if any_hit and hit:
@@ -840,10 +859,12 @@ def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_h
     best_v = float32(0.0)
     best_sign = float32(1.0)
     best_normal = vec3(0.0, 0.0, 0.0)
-    if hit:
-        p = m.points[m.indices[face * 3 + 0]]
-        q = m.points[m.indices[face * 3 + 1]]
-        r = m.points[m.indices[face * 3 + 2]]
+    face = int32(0)
+    if hit:  # the corners the traversal tested, still in cache (the points through the indices are two misses)
+        face = m.ray_faces[closest * _RAY_TRI_FLOATS + 3]
+        p = _xyz(m.ray_tris[3 * closest])
+        q = _xyz(m.ray_tris[3 * closest + 1])
+        r = _xyz(m.ray_tris[3 * closest + 2])
         again_hit, t_hit, best_u, best_v, best_sign = _ray_triangle(start, dir, p, q, r)
         best_normal = wp.normalize(wp.cross(q - p, r - p))
     return hit, t_hit, best_u, best_v, best_sign, best_normal, face
