@@ -182,3 +182,21 @@ def test_bad_device_combinations_raise_warps_errors(fake):
         mesh.points = on["cpu"][0]
     with pytest.raises(RuntimeError, match=r"^Mesh indices must lie in \[0, 12\) \(the number of points\), got 12$"):
         wp.Mesh(on["cuda:0"][0], wp.array(np.full(3, 12, np.int32), dtype=wp.int32, device="cuda:0"))
+
+
+def test_the_gpu_smoke_checks_pass_on_the_fake_device(fake, capsys):
+    """bench/gpu_smoke.py's checks (its geometry ones included: a mesh ray cast, hash-grid neighbour counts, each
+    against numpy) run here on the fake device, so the script a GPU machine runs is known to be right."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "bench" / "gpu_smoke.py"
+    spec = importlib.util.spec_from_file_location("gpu_smoke_under_test", path)
+    smoke = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(smoke)
+    for k in smoke.KERNELS:
+        fake.cpu_entries[f"{k.key}_cuda"] = k.compiled(wp.get_device("cpu"))
+    assert smoke.run_checks(wp.get_device("cuda:0")) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "PASS wp.Mesh on the device: ray casts vs every triangle" in out
+    assert "PASS wp.HashGrid on the device: neighbour counts vs all pairs" in out
