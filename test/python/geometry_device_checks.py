@@ -74,7 +74,23 @@ def translate(points: wp.array(dtype=wp.vec3), shift: wp.vec3):
     points[i] = points[i] + shift
 
 
-KERNELS = [closest_points, first_hits, mesh_box_hits, bvh_box_hits, bvh_ray_hits, neighbour_counts, translate]
+@wp.kernel
+def volume_store_ramp(volume: wp.uint64, ijk: wp.array2d(dtype=wp.int32)):
+    t = wp.tid()
+    i, j, k = ijk[t, 0], ijk[t, 1], ijk[t, 2]
+    wp.volume_store_f(volume, i, j, k, float(i) + 10.0 * float(j) + 100.0 * float(k))
+
+
+@wp.kernel
+def volume_reads(volume: wp.uint64, ijk: wp.array2d(dtype=wp.int32), uvw: wp.array(dtype=wp.vec3),
+                 looked: wp.array(dtype=float), sampled: wp.array(dtype=float)):
+    t = wp.tid()
+    looked[t] = wp.volume_lookup_f(volume, ijk[t, 0], ijk[t, 1], ijk[t, 2])
+    sampled[t] = wp.volume_sample_f(volume, uvw[t], wp.Volume.LINEAR)
+
+
+KERNELS = [closest_points, first_hits, mesh_box_hits, bvh_box_hits, bvh_ray_hits, neighbour_counts, translate,
+           volume_store_ramp, volume_reads]
 
 
 # -- data and numpy references (float64, every primitive) ------------------------------------------------------
@@ -284,3 +300,30 @@ def check_hash_grid_neighbours(device):
     p = more_pts.astype(np.float64)
     np.testing.assert_array_equal(counts.numpy(), (np.linalg.norm(p[:, None] - p[None], axis=2) <= radius).sum(1))
     return grid
+
+
+RAMP = np.array([1.0, 10.0, 100.0])  # the value i + 10 j + 100 k stored at voxel (i, j, k)
+CUBE_TILES = np.array([[x, y, z] for x in (0, 8) for y in (0, 8) for z in (0, 8)], np.int32)  # voxels [0, 16)^3
+
+
+def check_volume(device):
+    """A float volume of eight tiles allocated on `device`, every voxel set by a kernel to a linear ramp; lookups
+    find it (the background outside the tiles) and trilinear samples inside reproduce it exactly."""
+    volume = wp.Volume.allocate_by_tiles(wp.array(CUBE_TILES, dtype=wp.int32, device=device), voxel_size=0.5,
+                                         bg_value=-1.0, device=device)
+    assert volume.device == device
+    voxels = np.stack(np.meshgrid(*[np.arange(16)] * 3, indexing="ij"), axis=-1).reshape(-1, 3).astype(np.int32)
+    wp.launch(volume_store_ramp, dim=len(voxels), inputs=[volume.id, wp.array(voxels, dtype=wp.int32, device=device)],
+              device=device)
+    rng = np.random.default_rng(13)
+    ijk = np.concatenate([rng.integers(0, 16, (30, 3)), [[20, 0, 0], [-1, 3, 3], [3, 16, 3]]]).astype(np.int32)
+    uvw = (rng.random((33, 3)) * 15.0).astype(np.float32)  # (inside: all eight neighbours of each are active)
+    looked = wp.zeros(33, dtype=float, device=device)
+    sampled = wp.zeros(33, dtype=float, device=device)
+    wp.launch(volume_reads, dim=33, inputs=[volume.id, wp.array(ijk, dtype=wp.int32, device=device),
+                                            wp.array(uvw, dtype=wp.vec3, device=device), looked, sampled],
+              device=device)
+    inside = ((ijk >= 0) & (ijk < 16)).all(axis=1)
+    np.testing.assert_array_equal(looked.numpy(), np.where(inside, ijk @ RAMP, -1.0))
+    np.testing.assert_allclose(sampled.numpy(), uvw.astype(np.float64) @ RAMP, rtol=1e-5, atol=1e-3)
+    return volume

@@ -49,6 +49,11 @@ def test_hash_grid_neighbours(device):
     checks.check_hash_grid_neighbours(device)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_volume_stores_lookups_and_samples(device):
+    checks.check_volume(device)
+
+
 @GPU_ONLY
 def test_device_descriptors_hold_the_users_device_arrays():
     pts, tris = checks.triangle_soup(20, 1)

@@ -26,6 +26,11 @@ from cuda_fake_driver import FakeDriver
 from geometry_device_checks import device_mesh, triangle_soup
 
 
+@wp.kernel
+def translate_voxel_value(volume: wp.uint64):
+    wp.volume_store_f(volume, 0, 0, 0, wp.volume_lookup_f(volume, 0, 0, 0) + 5.0)
+
+
 @pytest.fixture
 def fake(monkeypatch):
     """Two fake sm_90 GPUs in place of the driver, each query kernel's CPU build under its CUDA entry name;
@@ -37,10 +42,10 @@ def fake(monkeypatch):
     monkeypatch.setattr(device_registry, "_default", None)
     saved = dict(device_registry._devices)
     cpu = wp.get_device("cpu")
-    for k in checks.KERNELS:
+    for k in checks.KERNELS + [translate_voxel_value]:
         fake.cpu_entries[f"{k.key}_cuda"] = k.compiled(cpu)
     yield fake
-    for k in checks.KERNELS:
+    for k in checks.KERNELS + [translate_voxel_value]:
         for alias in [a for a in k._compiled if a.startswith("cuda")]:
             del k._compiled[alias]
     device_registry._devices.clear()
@@ -129,6 +134,80 @@ def test_an_unbuilt_device_grid_finds_nothing(fake):
     np.testing.assert_array_equal(counts.numpy(), np.zeros(5))
 
 
+# -- wp.Volume -----------------------------------------------------------------------------------------------
+def ramp_reads_on(device, volume, ijk):
+    looked = wp.zeros(len(ijk), dtype=float, device=device)
+    sampled = wp.zeros(len(ijk), dtype=float, device=device)
+    wp.launch(checks.volume_reads, dim=len(ijk), inputs=[volume.id, wp.array(ijk, dtype=wp.int32, device=device),
+                                                         wp.array(ijk.astype(np.float32), dtype=wp.vec3, device=device),
+                                                         looked, sampled], device=device)
+    return looked.numpy()
+
+
+def test_volume_on_the_device_reads_and_writes_its_device_copy(fake, tmp_path):
+    volume = checks.check_volume("cuda:0")
+    assert_addresses_on_device(fake, [volume.id], [0])
+    raw = volume.array()
+    assert raw.device == "cuda:0" and raw.ptr == volume.id and raw.shape == (volume.get_grid_info().size_in_bytes,)
+    # the values the kernel stored on the device come back with save_to_nvdb
+    path = tmp_path / "ramp.nvdb"
+    volume.save_to_nvdb(str(path))
+    with open(path, "rb") as f:
+        on_host = wp.Volume.load_from_nvdb(f, device="cpu")
+    ijk = np.array([[0, 0, 0], [15, 15, 15], [3, 9, 12], [16, 0, 0]], np.int32)
+    np.testing.assert_array_equal(ramp_reads_on("cpu", on_host, ijk), [0.0, 1665.0, 1293.0, -1.0])
+    # the topology, from the host copy, into arrays on the volume's device
+    tiles = volume.get_tiles()
+    assert tiles.device == "cuda:0"
+    np.testing.assert_array_equal(np.unique(tiles.numpy(), axis=0), np.unique(checks.CUBE_TILES, axis=0))
+    assert volume.get_voxel_count() == 8 * 512 and volume.get_active_stats().leaf_node_count == 8
+    with pytest.raises(RuntimeError, match=r"^'out' array must an array with at least 8 rows on device cuda:0$"):
+        volume.get_tiles(out=wp.zeros((8, 3), dtype=wp.int32, device="cpu"))
+
+
+def test_volume_over_a_device_array_copies_or_aliases_it(fake):
+    source = checks.check_volume("cpu")  # a grid built and filled on the CPU
+    grid_bytes = source.array().numpy()
+    block = wp.zeros(grid_bytes.size + 32, dtype=wp.uint8, device="cuda:0")
+    start = (-block.ptr) % 32  # (NanoVDB grids are 32-byte aligned; an unaligned copy=False would copy)
+    data = block[start:start + grid_bytes.size]
+    data.assign(grid_bytes)
+    ijk = np.array([[1, 2, 3], [14, 0, 7], [-5, 0, 0]], np.int32)
+    ramp = [321.0, 714.0, -1.0]
+    copied = wp.Volume(data)
+    aliased = wp.Volume(data, copy=False)
+    at_address = wp.Volume.load_from_address(data.ptr, device="cuda:0")
+    assert copied.id != data.ptr and aliased.id == data.ptr == at_address.id
+    assert copied.device == aliased.device == at_address.device == "cuda:0"
+    for v in (copied, aliased, at_address):
+        np.testing.assert_array_equal(ramp_reads_on("cuda:0", v, ijk), ramp)
+    # a store through the aliasing volume writes the user's device array; the copy keeps its own bytes
+    wp.launch(checks.volume_store_ramp, dim=1, inputs=[aliased.id, wp.array([[0, 0, 0]], dtype=wp.int32,
+                                                                               device="cuda:0")], device="cuda:0")
+    wp.launch(translate_voxel_value, dim=1, inputs=[aliased.id], device="cuda:0")
+    assert ramp_reads_on("cuda:0", at_address, np.zeros((1, 3), np.int32))[0] == 5.0
+    assert ramp_reads_on("cuda:0", copied, np.zeros((1, 3), np.int32))[0] == 0.0
+    assert not np.array_equal(data.numpy(), grid_bytes)
+    with pytest.raises(RuntimeError, match=r"^Failed to create volume from input array$"):
+        wp.Volume(wp.zeros(64, dtype=wp.uint8, device="cuda:0"))
+
+
+def test_rebuilding_a_device_volume_keeps_its_id(fake):
+    points = wp.array([[0, 0, 0]], dtype=wp.int32, device="cuda:0")
+    status = wp.zeros(1, dtype=wp.uint32, device="cuda:0")
+    volume = wp.Volume.allocate_by_voxels(points, voxel_size=1.0, rebuildable=True, max_active_voxels=3,
+                                          max_leaf_nodes=2, device="cuda:0", status=status)
+    vid = volume.id
+    assert volume.device == "cuda:0" and status.numpy()[0] == wp.Volume.REBUILD_SUCCESS
+    volume.rebuild(wp.array([[1, 2, 3], [40, 0, 0]], dtype=wp.int32, device="cuda:0"), status=status)
+    assert volume.id == vid and status.numpy()[0] == wp.Volume.REBUILD_SUCCESS
+    np.testing.assert_array_equal(volume.get_voxels().numpy(), [[1, 2, 3], [40, 0, 0]])
+    volume.rebuild(wp.array(np.arange(12, dtype=np.int32).reshape(4, 3) * 8, dtype=wp.int32, device="cuda:0"),
+                   status=status)  # four voxels in four leaves: over both capacities, the topology stays
+    assert status.numpy()[0] == wp.Volume.REBUILD_VOXEL_CAPACITY_EXCEEDED | wp.Volume.REBUILD_LEAF_CAPACITY_EXCEEDED
+    np.testing.assert_array_equal(volume.get_voxels().numpy(), [[1, 2, 3], [40, 0, 0]])
+
+
 # -- lifetime and bad input ----------------------------------------------------------------------------------
 def test_device_memory_goes_with_the_structures(fake):
     pts, tris = triangle_soup(20, 10)
@@ -139,10 +218,12 @@ def test_device_memory_goes_with_the_structures(fake):
     bvh = wp.Bvh(points, points)
     grid = wp.HashGrid(4, 4, 4, device="cuda:0")
     grid.build(points, 0.3)
+    volume = wp.Volume.allocate_by_tiles(wp.array(checks.CUBE_TILES, dtype=wp.int32, device="cuda:0"), bg_value=0.0,
+                                         device="cuda:0")
     mesh.refit()
     bvh.rebuild()
     assert len(set(fake.buffers) - before) > 10
-    del mesh, bvh, grid
+    del mesh, bvh, grid, volume
     gc.collect()
     assert set(fake.buffers) == before  # every device allocation of the three is freed, the user's arrays kept
     np.testing.assert_array_equal(points.numpy(), pts)
