@@ -89,8 +89,18 @@ def volume_reads(volume: wp.uint64, ijk: wp.array2d(dtype=wp.int32), uvw: wp.arr
     sampled[t] = wp.volume_sample_f(volume, uvw[t], wp.Volume.LINEAR)
 
 
+@wp.kernel
+def group_box_hits(bvh: wp.uint64, asked: wp.array(dtype=int), lower: wp.vec3, upper: wp.vec3,
+                   hits: wp.array2d(dtype=int)):
+    t = wp.tid()
+    root = wp.bvh_get_group_root(bvh, asked[t])
+    if root >= 0:
+        for item in wp.bvh_query_aabb(bvh, lower, upper, root):
+            hits[t, item] += 1
+
+
 KERNELS = [closest_points, first_hits, mesh_box_hits, bvh_box_hits, bvh_ray_hits, neighbour_counts, translate,
-           volume_store_ramp, volume_reads]
+           volume_store_ramp, volume_reads, group_box_hits]
 
 
 # -- data and numpy references (float64, every primitive) ------------------------------------------------------
@@ -327,3 +337,22 @@ def check_volume(device):
     np.testing.assert_array_equal(looked.numpy(), np.where(inside, ijk @ RAMP, -1.0))
     np.testing.assert_allclose(sampled.numpy(), uvw.astype(np.float64) @ RAMP, rtol=1e-5, atol=1e-3)
     return volume
+
+
+def check_grouped_mesh(device):
+    """A mesh built with groups on `device`: a query from a group's root (wp.mesh_get_bvh, wp.bvh_get_group_root)
+    yields that group's triangles only; an absent group has no root."""
+    pts, tris = triangle_soup(90, 14)
+    groups = np.random.default_rng(15).choice([2, 5, 11], size=90).astype(np.int32)
+    mesh = device_mesh(pts, tris, device, groups=wp.array(groups, dtype=wp.int32, device=device))
+    asked = np.array([2, 5, 11, 4], np.int32)
+    hits = wp.zeros((4, 90), dtype=int, device=device)
+    lo, hi = np.array([0.5, 0.5, 0.5], np.float32), np.array([3.0, 3.5, 3.0], np.float32)
+    wp.launch(group_box_hits, dim=4, inputs=[mesh._bvh.id, wp.array(asked, dtype=int, device=device), wp.vec3(*lo),
+                                             wp.vec3(*hi), hits], device=device)
+    corners = pts[tris]
+    overlap = ref_box_overlap(corners.min(axis=1), corners.max(axis=1), lo, hi)
+    for t, g in enumerate(asked):
+        np.testing.assert_array_equal(hits.numpy()[t], overlap & (groups == g))
+    assert hits.numpy()[:3].sum() == overlap.sum() > 10
+    return mesh

@@ -50,6 +50,11 @@ def test_hash_grid_neighbours(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_grouped_mesh(device):
+    checks.check_grouped_mesh(device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_volume_stores_lookups_and_samples(device):
     checks.check_volume(device)
 

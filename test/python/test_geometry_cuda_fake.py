@@ -98,6 +98,13 @@ def test_mesh_refit_follows_points_moved_on_the_device(fake):
     assert mesh._mirror.read_descriptor()[layout.MESH_POINTS] == mesh.points.ptr  # the setter's array
 
 
+def test_grouped_mesh_on_the_device(fake):
+    mesh = checks.check_grouped_mesh("cuda:0")
+    tree = mesh._bvh._mirror.read_descriptor()
+    assert tree[layout.BVH_NUM_GROUPS] == 3
+    assert_addresses_on_device(fake, tree, [layout.BVH_GROUP_IDS, layout.BVH_GROUP_ROOTS])
+
+
 # -- wp.Bvh --------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("constructor", [None, "sah", "median", "lbvh"])
 def test_bvh_box_and_ray_queries_on_the_device_match_every_box(fake, constructor):
