@@ -6,7 +6,9 @@
         on the GPU machine (numpy + cuda-python; torch/cupy optional): loads them with
         wp.load_aot_module (no compiler), runs each, checks against numpy, and prints saxpy
         bandwidth and launch overhead (torch's own figures beside them when torch is there).
-        Exits 1 if a check fails.
+        Exits 1 if a check fails. The geometry checks (a wp.Mesh ray cast, wp.HashGrid neighbour
+        counts) also need the compiler there: mlwarp builds the structures on the host with CPU
+        kernels; without it they are reported as SKIP.
 
 The script works from a plain checkout: when `import mlwarp` fails it maps the repository's
 folders to the `mlwarp` package itself (a symlink tree in a temporary folder), so the GPU machine
@@ -74,7 +76,29 @@ def histogram(values: wp.array(dtype=wp.int32), bins: wp.array(dtype=wp.int32), 
     wp.atomic_add(total, 0, wp.float64(0.25))
 
 
-KERNELS = [saxpy, noop, math_f32, index_3d, histogram]
+@wp.kernel
+def mesh_ray_cast(mesh: wp.uint64, starts: wp.array(dtype=wp.vec3), dirs: wp.array(dtype=wp.vec3),
+                  ts: wp.array(dtype=wp.float32), faces: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    q = wp.mesh_query_ray(mesh, starts[i], dirs[i], 1.0e6)
+    if q.result:
+        ts[i] = q.t
+        faces[i] = q.face
+
+
+@wp.kernel
+def grid_neighbour_count(grid: wp.uint64, points: wp.array(dtype=wp.vec3), radius: wp.float32,
+                         counts: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    p = points[i]
+    n = int(0)
+    for j in wp.hash_grid_query(grid, p, radius):
+        if wp.length(points[j] - p) <= radius:
+            n += 1
+    counts[i] = n
+
+
+KERNELS = [saxpy, noop, math_f32, index_3d, histogram, mesh_ray_cast, grid_neighbour_count]
 DEFAULT_DIR = os.path.join(REPO, "bench", "gpu_cache")
 
 
@@ -164,10 +188,68 @@ def run_checks(dev) -> int:
         wp.launch(saxpy, dim=10, inputs=[Foreign(), y, 2.0], device=dev)
         np.testing.assert_array_equal(y.numpy(), 2.0 * np.arange(10))
 
+    def t_mesh_rays():
+        # a triangle soup on the device, rays from inside it: first hits against Moller-Trumbore on every triangle
+        rng = np.random.default_rng(1)
+        n_tris, n_rays = 2000, 4096
+        corners = (rng.random((n_tris, 1, 3)) * 4.0 + (rng.random((n_tris, 3, 3)) - 0.5) * 0.6).astype(np.float32)
+        mesh = wp.Mesh(wp.array(corners.reshape(-1, 3), dtype=wp.vec3, device=dev),
+                       wp.array(np.arange(3 * n_tris, dtype=np.int32), dtype=wp.int32, device=dev))
+        starts = (rng.random((n_rays, 3)) * 4.0).astype(np.float32)
+        dirs = rng.normal(size=(n_rays, 3))
+        dirs = (dirs / np.linalg.norm(dirs, axis=1, keepdims=True)).astype(np.float32)
+        ts = wp.full(n_rays, -1.0, dtype=wp.float32, device=dev)
+        faces = wp.full(n_rays, -1, dtype=wp.int32, device=dev)
+        wp.launch(mesh_ray_cast, dim=n_rays, inputs=[mesh.id, wp.array(starts, dtype=wp.vec3, device=dev),
+                                                     wp.array(dirs, dtype=wp.vec3, device=dev), ts, faces],
+                  device=dev)
+        a, b, c = (corners[:, k].astype(np.float64) for k in range(3))
+        e1, e2 = b - a, c - a
+        expect = np.full(n_rays, np.inf)
+        for r in range(0, n_rays, 256):  # (rays x triangles in blocks)
+            s, d = starts[r:r + 256, None].astype(np.float64), dirs[r:r + 256, None].astype(np.float64)
+            pv = np.cross(d, e2)
+            det = (e1 * pv).sum(-1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                tv = s - a
+                u = (tv * pv).sum(-1) / det
+                qv = np.cross(tv, e1)
+                v = (d * qv).sum(-1) / det
+                t = (e2 * qv).sum(-1) / det
+            ok = (det != 0) & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0)
+            expect[r:r + 256] = np.where(ok, t, np.inf).min(axis=1)
+        hit = np.isfinite(expect)
+        got = ts.numpy()
+        assert hit.sum() > n_rays // 10, hit.sum()
+        np.testing.assert_array_equal(got >= 0.0, hit)
+        np.testing.assert_allclose(got[hit], expect[hit], rtol=1e-4, atol=1e-5)
+
+    def t_hash_grid():
+        # neighbours within the radius by a hash-grid query loop on the device, against all pairs of points
+        rng = np.random.default_rng(2)
+        pts = (rng.random((3000, 3)) * 4.0).astype(np.float32)
+        points = wp.array(pts, dtype=wp.vec3, device=dev)
+        grid = wp.HashGrid(32, 32, 32, device=dev)
+        grid.build(points, 0.25)
+        counts = wp.zeros(len(pts), dtype=wp.int32, device=dev)
+        wp.launch(grid_neighbour_count, dim=len(pts), inputs=[grid.id, points, 0.25, counts], device=dev)
+        p = pts.astype(np.float64)
+        expect = (np.linalg.norm(p[:, None] - p[None], axis=2) <= 0.25).sum(axis=1)
+        assert expect.max() > 1
+        np.testing.assert_array_equal(counts.numpy(), expect)
+
     checks = [("saxpy", t_saxpy), ("math builtins float32 vs numpy", t_math),
               ("3-D launch, block_dim=64, max_blocks=2", t_index), ("atomics int32/float64", t_atomics),
               ("copies H2D/D2H/D2D with offsets on a stream", t_copies),
               ("__cuda_array_interface__ (torch, foreign objects)", t_interop)]
+    geometry = [("wp.Mesh on the device: ray casts vs every triangle", t_mesh_rays),
+                ("wp.HashGrid on the device: neighbour counts vs all pairs", t_hash_grid)]
+    if wp.cuda_compile.compiler_available():
+        checks += geometry
+    else:  # the structures are built on the host, by CPU kernels compiled there (mlwarp/geometry/device_mirror.py)
+        for name, _ in geometry:
+            print(f"SKIP {name}: building a structure runs mlwarp's CPU build kernels, which need the compiler "
+                  f"(MLIR) on this machine")
     for name, fn in checks:
         check(name, fn)
     print(f"{len(checks) - check.failed} passed, {check.failed} failed")

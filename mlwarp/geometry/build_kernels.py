@@ -52,13 +52,15 @@ def _not_captured():
 
 
 def host_launch(k, dim, inputs):
+    """Runs `k` on the CPU now (device="cpu": a structure on a CUDA device is built on the host as well, and the
+    current device may be a GPU)."""
     with _not_captured():
-        launch(k, dim=dim, inputs=inputs, record_tape=False)
+        launch(k, dim=dim, inputs=inputs, device="cpu", record_tape=False)
 
 
 def view(a: np.ndarray, dtype):
-    """A wp.array over a contiguous numpy array's memory (no copy)."""
-    return array(a, dtype=dtype, copy=False)
+    """A CPU wp.array over a contiguous numpy array's memory (no copy, whatever the current device)."""
+    return array(a, dtype=dtype, copy=False, device="cpu")
 
 
 @func

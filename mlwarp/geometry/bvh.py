@@ -11,7 +11,12 @@ a one-item leaf by its node's box, which is that item's box), in this tree's ord
 
 A grouped tree (groups=: one int32 group id per item) is Warp's layout: a top-level median split over the
 sorted distinct group ids, each group's leaf expanded into its own subtree over that group's items, so a
-query started at a group's root (wp.bvh_get_group_root) sees that group's items only."""
+query started at a group's root (wp.bvh_get_group_root) sees that group's items only.
+
+A Bvh over boxes on a CUDA device is built, rebuilt and refit on the host from copies of the boxes, its node
+arrays and descriptor then copied to device memory (device_mirror.py), so its id is a device address; its
+descriptor's item words point at the user's device arrays. Warp builds CUDA trees on the GPU (LBVH by default;
+mlwarp builds "sah" for None or "lbvh", "median" when asked): the queries find the same items."""
 
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from ..core import geometry as layout
 from ..runtime import capture as _capture
 from ..struct import struct
 from .bvh_sah import build_sah_tree, resolve_constructor
+from .device_mirror import DeviceMirror
 from .hashgrid import _KernelOnly
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -211,8 +217,6 @@ class Bvh:
         if leaf_size < 1:
             raise ValueError(f"leaf_size must be greater than or equal to 1, current value: {leaf_size}")
         self.device = lowers.device
-        if not self.device.is_cpu:
-            raise NotImplementedError(f"mlwarp's Bvh lives on the CPU only for now, not on '{self.device}'")
         self.lowers, self.uppers, self.groups = lowers, uppers, groups
         self.leaf_size = leaf_size
         if constructor == "cubql":  # (Warp's error where its library is built without cuBQL)
@@ -220,14 +224,25 @@ class Bvh:
                                "wp.is_cubql_available() is False)")
         self._desc = np.zeros(layout.BVH_WORDS, dtype=np.int64)
         self._root = np.zeros(1, np.int32)
-        self._constructor = _cpu_constructor(constructor)
+        # a tree on a CUDA device: built on the host, its nodes and descriptor copied to the device (device_mirror.py)
+        self._mirror = None if self.device.is_cpu else DeviceMirror(self.device, layout.BVH_WORDS)
+        self._constructor = self._host_constructor(constructor)
         self._build()  # now, even in a graph capture: the Bvh exists from here on
-        self.id = int(self._desc.ctypes.data)
+        self.id = int(self._desc.ctypes.data) if self._mirror is None else self._mirror.id
 
     def __del__(self):
-        pass  # the descriptor and node arrays go with the object
+        pass  # the descriptor and node arrays go with the object (on a CUDA device: its DeviceMirror's memory)
+
+    def _host_constructor(self, constructor: str) -> str:
+        """The host builder for `constructor`. A CPU tree asked for "lbvh" warns and builds "sah", as Warp's CPU
+        trees do. A CUDA tree is built on the host too (device_mirror.py): "lbvh", the CUDA default in Warp
+        (constructor=None means "sah" here), builds "sah" silently: the queries find the same items."""
+        if constructor == "lbvh" and self._mirror is not None:
+            return "sah"
+        return _cpu_constructor(constructor)
 
     def _boxes(self):
+        # (.numpy() of a CUDA array copies it to the host: a device tree is built and refit from host copies)
         return (np.asarray(self.lowers.numpy(), np.float32).reshape(-1, 3),
                 np.asarray(self.uppers.numpy(), np.float32).reshape(-1, 3))
 
@@ -238,7 +253,7 @@ class Bvh:
         constructor = resolve_constructor(constructor)
         if constructor == "cubql":
             raise ValueError("Cannot rebuild a non-cuBQL BVH with constructor='cubql'; create a new BVH instead")
-        self._constructor = _cpu_constructor(constructor)
+        self._constructor = self._host_constructor(constructor)
         _capture.run_or_record(self.device, self._build)
 
     def _build(self):
@@ -268,11 +283,12 @@ class Bvh:
         self._keep = keep
         d = self._desc
         d[layout.BVH_NUM_GROUPS] = t["group_ids"].size
-        for word, a in zip((layout.BVH_NODE_LOWERS, layout.BVH_NODE_UPPERS, layout.BVH_SKIP, layout.BVH_PRIM_START,
-                            layout.BVH_PRIM_END, layout.BVH_PRIMITIVES, layout.BVH_NODE_PARENTS, layout.BVH_ROOT,
-                            layout.BVH_GROUP_IDS, layout.BVH_GROUP_ROOTS),
-                           keep):
+        words = (layout.BVH_NODE_LOWERS, layout.BVH_NODE_UPPERS, layout.BVH_SKIP, layout.BVH_PRIM_START,
+                 layout.BVH_PRIM_END, layout.BVH_PRIMITIVES, layout.BVH_NODE_PARENTS, layout.BVH_ROOT,
+                 layout.BVH_GROUP_IDS, layout.BVH_GROUP_ROOTS)
+        for word, a in zip(words, keep):
             d[word] = a.ctypes.data
+        # the user's boxes, referenced (device addresses for a CUDA tree): kernels read the items' boxes there
         d[layout.BVH_ITEM_LOWERS] = self.lowers.ptr or 0
         d[layout.BVH_ITEM_UPPERS] = self.uppers.ptr or 0
         num_nodes = t["skip"].size
@@ -282,6 +298,8 @@ class Bvh:
         max_depth = t.get("max_depth", t["depth"].max() if num_nodes else 0)
         d[layout.BVH_MAX_DEPTH] = int(max_depth) | (num_nodes << 32)
         d[layout.BVH_CONSTRUCTOR] = {"sah": 0, "median": 1}[self._constructor]
+        if self._mirror is not None:  # the same words on the device, the owned arrays' words at their device copies
+            self._mirror.publish(d, dict(zip(words, keep)))
 
 
 def _parents(tree: dict) -> np.ndarray:

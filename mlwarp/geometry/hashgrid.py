@@ -9,7 +9,11 @@ The build is three kernels (build_kernels.py): each point's cell and the per-cel
 (both on every core), then one thread placing the points in index order, which orders each cell's points as
 Warp's stable radix sort does. The id is the address of a small int64 descriptor (mlwarp/core/geometry.py) of
 the sorted arrays, which this object keeps alive; kernels read it through warp.hash_grid_* ops that
-warp-expand-geometry lowers to loads and scf loops."""
+warp-expand-geometry lowers to loads and scf loops.
+
+A grid on a CUDA device (device="cuda:0") is built the same way on the host, from a copy of the points; its
+sorted arrays and descriptor are then copied to device memory (device_mirror.py), and its id is the device
+descriptor's address. Warp builds CUDA grids on the GPU (a radix sort by cell, stable as this build's order)."""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from ..array import array
 from ..runtime import capture as _capture
 from . import build_kernels as bk
 from ..runtime.device import get_device
+from .device_mirror import DeviceMirror
 from ..struct import struct
 
 _MAX_CELL_COUNT = (1 << 31) - 1
@@ -101,8 +106,6 @@ class HashGrid:
             raise NotImplementedError(f"mlwarp's HashGrid supports dtype float32 only, not {dtype.__name__}")
         self.dtype = dtype
         self.device = get_device(device)
-        if not self.device.is_cpu:
-            raise NotImplementedError(f"mlwarp's HashGrid lives on the CPU only for now, not on '{self.device}'")
         try:
             self._dim_x, self._dim_y, self._dim_z = (operator.index(d) for d in (dim_x, dim_y, dim_z))
         except TypeError as e:
@@ -118,17 +121,24 @@ class HashGrid:
         self._cell_ends = np.zeros(cells, dtype=np.int32)
         self._point_ids = np.zeros(1, dtype=np.int32)
         self._desc[layout.HG_DIM_X:layout.HG_DIM_Z + 1] = (self._dim_x, self._dim_y, self._dim_z)
+        # a grid on a CUDA device: built on the host, its arrays and descriptor copied to the device (device_mirror.py)
+        self._mirror = None if self.device.is_cpu else DeviceMirror(self.device, layout.HG_WORDS)
         self._publish()
-        self.id = int(self._desc.ctypes.data)
+        self.id = int(self._desc.ctypes.data) if self._mirror is None else self._mirror.id
         self.reserved = False
         self.groups = None
         self._counts = None  # per-cell counts, then cursors, of build() (allocated at the first build)
 
     def _publish(self):
+        """Points the descriptor at the current arrays (after a build or a reserve that grew them); on a CUDA
+        device, copies the arrays and the descriptor there."""
         d = self._desc
         d[layout.HG_POINT_IDS] = self._point_ids.ctypes.data
         d[layout.HG_CELL_STARTS] = self._cell_starts.ctypes.data
         d[layout.HG_CELL_ENDS] = self._cell_ends.ctypes.data
+        if self._mirror is not None:
+            self._mirror.publish(d, {layout.HG_POINT_IDS: self._point_ids, layout.HG_CELL_STARTS: self._cell_starts,
+                                     layout.HG_CELL_ENDS: self._cell_ends})
 
     def _set_cell_width_inv(self, inv: np.float32):
         d = self._desc.view(np.float32)
@@ -148,8 +158,8 @@ class HashGrid:
             ids[:n] = self._point_ids[:n]
             self._point_ids = ids
             self._desc[layout.HG_CAPACITY] = capacity
-            self._publish()
         self._desc[layout.HG_NUM_POINTS] = num_points
+        self._publish()
         self.reserved = True
 
     def build(self, points, radius, groups=None):
@@ -172,8 +182,10 @@ class HashGrid:
         self.reserve(n)
         inv = np.float32(1.0) / np.float32(radius)
         self._set_cell_width_inv(inv)
-        if not points.is_contiguous:
-            points = array(np.ascontiguousarray(points.numpy(), dtype=np.float32).reshape(-1, 3), dtype=vec3)
+        user_points = points
+        if not points.is_contiguous or not self.device.is_cpu:  # (a CUDA grid builds on the host from a copy)
+            points = array(np.ascontiguousarray(points.numpy(), dtype=np.float32).reshape(-1, 3), dtype=vec3,
+                           device="cpu")
         # kernels (build_kernels.py): each point's cell and the per-cell counts (parallel), the cell ranges
         # (parallel), then one thread placing the points in index order: the stable sort by cell of Warp's radix sort
         if self._counts is None:
@@ -189,7 +201,8 @@ class HashGrid:
         bk.host_launch(bk.grid_ranges, counts.size, [bk.view(counts, i32), bk.view(self._inclusive, i32),
                                                      bk.view(self._cell_starts, i32), bk.view(self._cell_ends, i32)])
         bk.host_launch(bk.grid_place, 1, [bk.view(cells, i32), bk.view(counts, i32), bk.view(self._point_ids, i32), n])
-        self._points = points  # as Warp: the grid refers to the user's points
+        self._points = user_points  # as Warp: the grid refers to the user's points
+        self._publish()
         self.reserved = True
 
     def __del__(self):

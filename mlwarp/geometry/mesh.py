@@ -5,7 +5,13 @@ The id is the address of an int64 descriptor (words in mlwarp/core/geometry.py) 
 user's arrays (kept referenced, not copied, as in Warp: a kernel sees in-place point edits at once, the tree
 after refit()) and of the descriptor of a wp.Bvh over the triangles' boxes, which this object owns. Builds
 and refits run as kernels (build_kernels.py): per-triangle boxes and edge lengths one thread a triangle, the
-tree by bvh_sah.py, the ray casts' packed triangles one thread a triangle."""
+tree by bvh_sah.py, the ray casts' packed triangles one thread a triangle.
+
+A mesh over arrays on a CUDA device is built and refit on the host from copies of its points and indices (read
+at each build and refit, so refit() sees points edited on the device); the tree, the ray casts' packed arrays and
+the descriptor are then copied to device memory (device_mirror.py), and the id is the device descriptor's
+address. Its descriptor points at the user's device arrays, referenced as on the CPU. Warp builds CUDA meshes on
+the GPU; the queries give the same answers."""
 
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from ..core import geometry as layout
 from ..vector import vec3
 from .bvh import Bvh
 from .bvh_sah import resolve_constructor
+from .device_mirror import DeviceMirror
 
 
 class Mesh:
@@ -65,8 +72,6 @@ class Mesh:
         if indices.size % 3:
             raise RuntimeError(f"Mesh indices should hold 3 point indices per triangle, got {indices.size} indices")
         self.device = points.device
-        if not self.device.is_cpu:
-            raise NotImplementedError(f"mlwarp's Mesh lives on the CPU only for now, not on '{self.device}'")
         tri = np.asarray(indices.numpy(), np.int64).reshape(-1, 3)
         if tri.size and (tri.min() < 0 or tri.max() >= len(points)):
             bad = tri[(tri < 0) | (tri >= len(points))][0]
@@ -80,13 +85,30 @@ class Mesh:
         self.bvh_leaf_size = bvh_leaf_size
         self._tri = tri
         self._desc = np.zeros(layout.MESH_WORDS, dtype=np.int64)
-        self._tri_lowers = empty(tri.shape[0], dtype=vec3, device=self.device)
-        self._tri_uppers = empty(tri.shape[0], dtype=vec3, device=self.device)
+        # the triangles' boxes are computed on the host (build_kernels.triangle_boxes), on a CUDA device too
+        self._tri_lowers = empty(tri.shape[0], dtype=vec3, device="cpu")
+        self._tri_uppers = empty(tri.shape[0], dtype=vec3, device="cpu")
         average = self._boxes()
-        self._bvh = Bvh(self._tri_lowers, self._tri_uppers, constructor=constructor, groups=groups,
-                       leaf_size=bvh_leaf_size)
+        self._mirror = None if self.device.is_cpu else DeviceMirror(self.device, layout.MESH_WORDS)
+        if self._mirror is None:
+            tree_lowers, tree_uppers = self._tri_lowers, self._tri_uppers
+        else:  # the tree's item boxes on the device, where its queries read them (the tree builds from copies)
+            tree_lowers, tree_uppers = (array(a, dtype=vec3, device=self.device)
+                                        for a in (self._tri_lowers, self._tri_uppers))
+        self._bvh = Bvh(tree_lowers, tree_uppers, constructor=constructor, groups=groups, leaf_size=bvh_leaf_size)
         self._publish(average)
-        self.id = int(self._desc.ctypes.data)
+        self.id = int(self._desc.ctypes.data) if self._mirror is None else self._mirror.id
+
+    def _host_inputs(self):
+        """(points, indices) for the host build kernels: the user's arrays on the CPU (points made contiguous
+        vec3 where they are not), host copies of them (read now) for a mesh on a CUDA device."""
+        points, indices = self._points, self.indices
+        if not self.device.is_cpu:
+            return (array(np.asarray(points.numpy(), np.float32).reshape(-1, 3), dtype=vec3, device="cpu"),
+                    array(indices.numpy(), dtype=int32, device="cpu"))
+        if not (wt.types_equal(points.dtype, vec3) and points.is_contiguous):
+            points = array(np.asarray(points.numpy(), np.float32).reshape(-1, 3), dtype=vec3, device=self.device)
+        return points, indices
 
     def _boxes(self) -> float:
         """Per-triangle bounds into the tree's item arrays (one thread a triangle: build_kernels.triangle_boxes)
@@ -95,10 +117,8 @@ class Mesh:
         if not n:
             return 0.0
         edges = np.empty(n, np.float32)
-        points = self._points
-        if not (wt.types_equal(points.dtype, vec3) and points.is_contiguous):
-            points = array(np.asarray(points.numpy(), np.float32).reshape(-1, 3), dtype=vec3, device=self.device)
-        bk.host_launch(bk.triangle_boxes, n, [points, self.indices, self._tri_lowers, self._tri_uppers,
+        points, indices = self._host_inputs()
+        bk.host_launch(bk.triangle_boxes, n, [points, indices, self._tri_lowers, self._tri_uppers,
                                               bk.view(edges, float32)])
         return float(edges.astype(np.float64).sum() / (n * 3))
 
@@ -166,6 +186,11 @@ class Mesh:
         f = d.view(np.float32)
         f[2 * layout.MESH_AVERAGE_EDGE_LENGTH] = average
         f[2 * layout.MESH_AVERAGE_EDGE_LENGTH + 1] = 0.0
+        if self._mirror is not None:  # the user's arrays and the tree are device addresses already; copy the rest
+            owned = {layout.MESH_RAY_NODES: self._ray_nodes, layout.MESH_RAY_TRIS: self._ray_tris}
+            if self.support_winding_number:
+                owned.update(zip((layout.MESH_WN_NORMALS, layout.MESH_WN_CENTERS, layout.MESH_WN_RADII), self._wn))
+            self._mirror.publish(d, owned)
 
     def _packed_nodes(self) -> np.ndarray:
         """The tree in the ray casts' packed layout (core/geometry.py MESH_RAY_NODES), from the Bvh's arrays."""
@@ -190,10 +215,8 @@ class Mesh:
         faces = self._bvh._tree["primitives"]
         packed = np.zeros((max(faces.size, 1), layout.RAY_TRI_FLOATS), np.float32)
         if faces.size:
-            points = self._points
-            if not (wt.types_equal(points.dtype, vec3) and points.is_contiguous):
-                points = array(np.asarray(points.numpy(), np.float32).reshape(-1, 3), dtype=vec3, device=self.device)
-            bk.host_launch(bk.pack_triangles, faces.size, [points, self.indices, bk.view(faces, int32),
+            points, indices = self._host_inputs()
+            bk.host_launch(bk.pack_triangles, faces.size, [points, indices, bk.view(faces, int32),
                                                            bk.view(packed, float32)])
             packed.view(np.int32)[:faces.size, 3] = faces
         return packed
@@ -206,6 +229,9 @@ class Mesh:
         if not self.id:
             raise RuntimeError("Failed to refit mesh: the mesh was never created")
         average = self._boxes()  # (in place: the tree's item words point at these arrays)
+        if self._mirror is not None:  # the tree's item boxes live on the device: update them, then refit
+            self._bvh.lowers.assign(self._tri_lowers)
+            self._bvh.uppers.assign(self._tri_uppers)
         self._bvh.refit()
         self._publish(average)
 

@@ -3,7 +3,14 @@
 `wp.volume_*` functions of volume_funcs.py (root tiles -> upper -> lower -> leaf, by the nodes' bit masks), as
 Warp's kernels do with PNanoVDB. `volume.array()` is the buffer itself (uint8).
 
-Host-side builds (`allocate`, `allocate_by_tiles`, `allocate_by_voxels`, `load_from_numpy`) run with numpy."""
+Host-side builds (`allocate`, `allocate_by_tiles`, `allocate_by_voxels`, `load_from_numpy`) run with numpy.
+
+A volume on a CUDA device keeps the host buffer (built there, or copied from the user's device array) for its
+host-side methods, and a device copy that kernels read and write: its id is the device copy's address (NanoVDB
+offsets are relative, so the bytes are the same). Stores by kernels change the device copy only; the methods
+that read values (save_to_nvdb) copy it back first, those that read the topology (get_tiles, get_voxels, the
+counts) need not, as only rebuild() changes it, on the host, then copies the grid to the same device memory.
+Warp builds CUDA volumes on the GPU; the grids are the same."""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ import numpy as np
 
 from .. import types as wt
 from ..array import array, empty
+from ..runtime.cuda import memory as device_memory
 from ..runtime.device import get_device
 from ..core import vector as wv
 from . import nanovdb as nv
@@ -135,16 +143,35 @@ def _point_array_numpy(points, point_mask=None):
     return data, np.issubdtype(data.dtype, np.integer)
 
 
-def _host_device(device):
-    d = get_device(device)
-    if not d.is_cpu:
-        raise NotImplementedError(f"mlwarp's Volume lives on the CPU only for now, not on '{d}'")
-    return d
+def _write_leading(out, values: np.ndarray) -> None:
+    """Writes `values` over the first elements of `out` (flattened), on the CPU in place, on a CUDA device through
+    a host copy (its numpy() is a copy)."""
+    if out.device.is_cpu:
+        out.numpy().reshape(-1)[:values.size] = values.reshape(-1)
+        return
+    host = out.numpy()
+    host.reshape(-1)[:values.size] = values.reshape(-1)
+    out.assign(host)
 
 
 def _set_status(status, bits: int):
     if status is not None:
-        status.numpy().reshape(-1)[0] = bits
+        _write_leading(status, np.array([bits]))
+
+
+def _to_device(device, buf: np.ndarray):
+    """(address, allocation) of a new device copy of the host buffer `buf` (the allocation frees it when it goes)."""
+    alloc = device_memory.Allocation(device, buf.nbytes)
+    device_memory.copy_host_to_device(device, alloc.ptr, buf.ctypes.data, buf.nbytes)
+    return alloc.ptr, alloc
+
+
+def _from_device(device, address: int, nbytes: int) -> np.ndarray:
+    """A host copy of `nbytes` of device memory at `address`."""
+    raw = np.empty(nbytes, np.uint8)
+    device_memory.copy_device_to_host(device, raw.ctypes.data, address, nbytes)
+    device.stream.synchronize()
+    return raw
 
 
 class _Plan(NamedTuple):
@@ -262,29 +289,46 @@ class Volume:
         self._keep = None
         if data is None:
             return
-        self.device = _host_device(getattr(data, "device", "cpu"))
-        raw = data.numpy() if hasattr(data, "numpy") else np.asarray(data)
+        self.device = get_device(getattr(data, "device", "cpu"))
+        raw = data.numpy() if hasattr(data, "numpy") else np.asarray(data)  # (a host copy of a CUDA array)
         raw = np.ascontiguousarray(raw).view(np.uint8).reshape(-1)
         if not nv.check_metadata(raw, raw.size):
             raise RuntimeError("Failed to create volume from input array")
-        if copy or raw.ctypes.data % _ALIGN:
+        on_device = None
+        if not self.device.is_cpu:
+            buf = _aligned_buffer(raw.size)
+            buf[:] = raw
+            if not copy and data.ptr % _ALIGN == 0:  # kernels use the user's device memory, as Warp's copy=False
+                on_device = (data.ptr, data)
+        elif copy or raw.ctypes.data % _ALIGN:
             buf = _aligned_buffer(raw.size)
             buf[:] = raw
         else:
             buf = raw
             self._keep = data
-        self._set_buffer(buf, self._keep)
+        self._set_buffer(buf, self._keep, on_device)
 
-    def _set_buffer(self, buf: np.ndarray, keep=None):
+    def _set_buffer(self, buf: np.ndarray, keep=None, on_device=None):
         """Takes `buf` (checked) as this volume's grid, and a snapshot of its headers and blind metadata, which
-        the introspection methods read (as Warp's: later writes to an aliased buffer do not change them)."""
+        the introspection methods read (as Warp's: later writes to an aliased buffer do not change them).
+        On a CUDA device, `on_device` is (address, owner) of the grid's bytes in device memory, the id; None
+        copies `buf` to new device memory."""
         self._buf = buf
         self._keep = keep
         self._head = bytes(buf[:nv.GRID_SIZE + nv.TREE_SIZE])
         meta, count = nv.i64(self._head, nv.OFF_BLIND_OFFSET), nv.u32(self._head, nv.OFF_BLIND_COUNT)
         self._blind_offset = meta
         self._blind = bytes(buf[meta:meta + count * nv.BLIND_META_SIZE])
-        self.id = int(buf.ctypes.data)
+        if self.device.is_cpu:
+            self.id, self._memory = int(buf.ctypes.data), buf
+        else:
+            self.id, self._memory = on_device if on_device is not None else _to_device(self.device, buf)
+
+    def _pull_from_device(self):
+        """On a CUDA device: the host buffer refreshed from the device copy (which kernels may have written)."""
+        if not self.device.is_cpu:
+            device_memory.copy_device_to_host(self.device, self._buf.ctypes.data, self.id, self._buf.nbytes)
+            self.device.stream.synchronize()
 
     @staticmethod
     def _decode_nvdb_name(name: bytes) -> str:
@@ -310,7 +354,7 @@ class Volume:
         if status != nv.VALID:
             raise RuntimeError("Invalid NanoVDB grid structure")
         v = cls(None)
-        v.device = _host_device(device)
+        v.device = get_device(device)
         v._set_buffer(buf)
         return v
 
@@ -329,13 +373,19 @@ class Volume:
         """A Volume aliasing the NanoVDB grid at address `grid_ptr` (buffer_size bytes, 0 = the grid's size)."""
         if not grid_ptr:
             raise RuntimeError("Invalid grid buffer pointer")
-        size = buffer_size or nv.u64(ctypes.string_at(grid_ptr, nv.GRID_SIZE), nv.OFF_GRID_SIZE)
-        raw = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(grid_ptr))
+        target = get_device(device)
+        if target.is_cpu:
+            size = buffer_size or nv.u64(ctypes.string_at(grid_ptr, nv.GRID_SIZE), nv.OFF_GRID_SIZE)
+            raw = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(grid_ptr))
+        else:  # a device address: the header, then the grid, copied to the host (kernels use the memory there)
+            size = buffer_size or nv.u64(bytes(_from_device(target, grid_ptr, nv.GRID_SIZE)), nv.OFF_GRID_SIZE)
+            raw = _aligned_buffer(size)
+            raw[:] = _from_device(target, grid_ptr, size)
         if not nv.check_metadata(raw, size):
             raise RuntimeError("Failed to create volume from input array")
         v = cls(None)
-        v.device = _host_device(device)
-        v._set_buffer(raw)
+        v.device = target
+        v._set_buffer(raw, None, None if target.is_cpu else (int(grid_ptr), None))
         return v
 
     def load_next_grid(self) -> Volume | None:
@@ -348,7 +398,7 @@ class Volume:
             raise RuntimeError("Failed to create volume from input array")
         v = Volume(None)
         v.device = self.device
-        v._set_buffer(rest, keep=self)
+        v._set_buffer(rest, keep=self, on_device=None if self.device.is_cpu else (self.id + info.size_in_bytes, self))
         return v
 
     def save_to_nvdb(self, path, codec: str = "none"):
@@ -356,6 +406,7 @@ class Volume:
         if nv.u32(self._buf, nv.OFF_GRID_INDEX) > 0:
             raise RuntimeError("Saving of aliased Volumes is not supported. Use `save_to_nvdb` on the original "
                                "volume, before any `load_next_grid` calls.")
+        self._pull_from_device()  # (the values kernels stored on a CUDA device; the next grids' buffers are views)
         grids = []
         v = self
         while v is not None:
@@ -370,7 +421,7 @@ class Volume:
 
     def array(self):
         """The raw NanoVDB bytes of this volume as a uint8 array (no copy)."""
-        return array(ptr=self.id, dtype=wt.uint8, shape=(self._buf.size,), device=self.device, owner=self._buf)
+        return array(ptr=self.id, dtype=wt.uint8, shape=(self._buf.size,), device=self.device, owner=self._memory)
 
     # -- introspection --------------------------------------------------------------------------------------------
     def _check(self):
@@ -423,7 +474,7 @@ class Volume:
     def _out(self, out, rows):
         if out is None:
             return empty(shape=(rows, 3), dtype=wt.int32, device=self.device)
-        if out.shape[0] < rows:
+        if out.device != self.device or out.shape[0] < rows:
             raise RuntimeError(f"'out' array must an array with at least {rows} rows on device {self.device}")
         ok = (out.dtype is wv.vec3i and out.ndim == 1) or (out.dtype is wt.int32 and out.ndim == 2
                                                              and out.shape[1] == 3)
@@ -437,7 +488,7 @@ class Volume:
         self._check()
         origins, _ = nv.leaf_nodes(self._buf)
         out = self._out(out, len(origins))
-        out.numpy().reshape(-1)[:origins.size] = origins.reshape(-1)
+        _write_leading(out, origins)
         return out
 
     def get_voxels(self, out=None):
@@ -461,7 +512,7 @@ class Volume:
             placed[index[keep]] = vox[keep]
             vox = placed
         out = self._out(out, len(vox))
-        out.numpy().reshape(-1)[:vox.size] = vox.reshape(-1)
+        _write_leading(out, vox)
         return out
 
     def get_voxel_size(self) -> tuple:
@@ -502,7 +553,7 @@ class Volume:
         if size != value_size:
             raise RuntimeError(f"Cannot cast feature data of size {value_size} to array dtype "
                                f"{getattr(dtype, '__name__', dtype)}")
-        return array(ptr=info.ptr, dtype=dtype, shape=(count,), device=self.device, owner=self._buf)
+        return array(ptr=info.ptr, dtype=dtype, shape=(count,), device=self.device, owner=self._memory)
 
     # -- allocation -----------------------------------------------------------------------------------------------
     @classmethod
@@ -581,7 +632,7 @@ class Volume:
             v = cls._from_bytes(plan.build(origins, masks), device)
         else:
             v = cls(None)
-            v.device = _host_device(device)
+            v.device = get_device(device)
             v._plan = plan
             v._rebuild_info = Volume.RebuildInfo(plan.kind, *plan.capacity)
             buf = _aligned_buffer(plan.capacity_bytes())
@@ -609,7 +660,11 @@ class Volume:
         origins, masks, overflow = plan.leaves(points, point_mask)
         if not overflow:
             self._write_grid(self._buf, plan.build(origins, masks), plan)
-            self._set_buffer(self._buf, self._keep)
+            on_device = None
+            if not self.device.is_cpu:  # the new grid into the same device memory: the id stays
+                device_memory.copy_host_to_device(self.device, self.id, self._buf.ctypes.data, self._buf.nbytes)
+                on_device = (self.id, self._memory)
+            self._set_buffer(self._buf, self._keep, on_device)
         _set_status(status, overflow)
 
     @classmethod

@@ -329,6 +329,22 @@ def test_sphere_query_yields_the_triangles_within_the_radius():
         np.testing.assert_array_equal(hits.numpy()[2], box.astype(int))
 
 
+@wp.kernel
+def k_eval(mesh: wp.uint64, bary: wp.array(dtype=wp.vec2), out: wp.array(dtype=wp.vec3, ndim=2),
+           idx: wp.array(dtype=int)):
+    f = wp.tid()
+    m = wp.mesh_get(mesh)
+    u = bary[f][0]
+    v = bary[f][1]
+    out[f, 0] = wp.mesh_eval_position(mesh, f, u, v)
+    out[f, 1] = wp.mesh_eval_velocity(mesh, f, u, v)
+    out[f, 2] = wp.mesh_eval_face_normal(mesh, f)
+    out[f, 3] = wp.mesh_get_point(mesh, f * 3 + 1)
+    out[f, 4] = wp.mesh_get_velocity(mesh, f * 3 + 2)
+    out[f, 5] = m.points[m.indices[f * 3]] + m.velocities[m.indices[f * 3]]
+    idx[f] = wp.mesh_get_index(mesh, f * 3 + 2)
+
+
 def test_element_access_and_barycentric_evaluation():
     pts, tris = random_soup(10, seed=12)
     vel = np.random.default_rng(13).random(pts.shape).astype(np.float32)
@@ -336,24 +352,9 @@ def test_element_access_and_barycentric_evaluation():
                    velocities=wp.array(vel, dtype=wp.vec3))
     bary = np.random.default_rng(14).random((len(tris), 2)).astype(np.float32) * 0.5
 
-    @wp.kernel
-    def k(mesh: wp.uint64, bary: wp.array(dtype=wp.vec2), out: wp.array(dtype=wp.vec3, ndim=2),
-          idx: wp.array(dtype=int)):
-        f = wp.tid()
-        m = wp.mesh_get(mesh)
-        u = bary[f][0]
-        v = bary[f][1]
-        out[f, 0] = wp.mesh_eval_position(mesh, f, u, v)
-        out[f, 1] = wp.mesh_eval_velocity(mesh, f, u, v)
-        out[f, 2] = wp.mesh_eval_face_normal(mesh, f)
-        out[f, 3] = wp.mesh_get_point(mesh, f * 3 + 1)
-        out[f, 4] = wp.mesh_get_velocity(mesh, f * 3 + 2)
-        out[f, 5] = m.points[m.indices[f * 3]] + m.velocities[m.indices[f * 3]]
-        idx[f] = wp.mesh_get_index(mesh, f * 3 + 2)
-
     out = wp.zeros((len(tris), 6), dtype=wp.vec3)
     idx = wp.zeros(len(tris), dtype=int)
-    wp.launch(k, dim=len(tris), inputs=[mesh.id, wp.array(bary, dtype=wp.vec2), out, idx])
+    wp.launch(k_eval, dim=len(tris), inputs=[mesh.id, wp.array(bary, dtype=wp.vec2), out, idx])
     p, q, r = (pts[tris[:, k]] for k in range(3))
     vp, vq, vr = (vel[tris[:, k]] for k in range(3))
     u, v = bary[:, :1], bary[:, 1:]
@@ -645,3 +646,15 @@ def test_grouped_bvh_errors():
     with pytest.raises(ValueError) as e:
         wp.Bvh(lo, lo, constructor="octree")
     assert str(e.value) == "Unknown BVH constructor 'octree', expected one of: sah, median, lbvh, cubql"
+
+
+@pytest.mark.skipif(__import__("shutil").which("ptxas") is None, reason="needs ptxas")
+def test_queries_compile_for_cuda():
+    """Every mesh query family (closest/furthest point in each sign mode, rays with counts and any-hit, AABB and
+    sphere candidates, evaluation and element access, and a closest point's backward pass) is ordinary warp IR
+    for the CUDA table: it lowers and ptxas assembles it for sm_90 (no GPU needed)."""
+    from mlwarp import cuda_compile
+
+    for k in (k_closest, k_furthest, k_ray, k_aabb, k_sphere, k_eval, k_closest_loss):
+        meta = cuda_compile.build(k, 90)
+        assert meta["cubin"] == "kernel.cubin" and meta["adj_error"] is None, (k.key, meta.get("adj_error"))
