@@ -50,6 +50,7 @@ CASES = {
     "insert_extract_element": lambda L, B, a: L.extractelement(L.insertelement(a[3], a[2], a[1]), a[1]),
     "shufflevector": lambda L, B, a: L.shufflevector(a[3].type, a[3], a[3], [0, 4, 1, 5]),
     "expect": lambda L, B, a: L.intr_expect(a[1], a[1]),
+    "prefetch": lambda L, B, a: L.intr_prefetch(a[0], 0, 3, 1),
     "alloca_load_store": lambda L, B, a: L.store(L.load(ir.F32Type.get(), L.alloca(_ptr(), a[1], ir.F32Type.get(),
                                                                                      alignment=64), alignment=4),
                                                  a[0], alignment=2),

@@ -112,6 +112,13 @@ def intr_expect(val, expected, *, loc=None, ip=None) -> ir.Value:
     return _value(_create("llvm.intr.expect", [val.type], [val, expected], loc=loc, ip=ip))
 
 
+def intr_prefetch(addr, rw: int, hint: int, cache: int, *, loc=None, ip=None) -> ir.Operation:
+    i32 = ir.IntegerType.get_signless(32)
+    return _create("llvm.intr.prefetch", [], [addr], {"rw": ir.IntegerAttr.get(i32, rw),
+                                                      "hint": ir.IntegerAttr.get(i32, hint),
+                                                      "cache": ir.IntegerAttr.get(i32, cache)}, loc, ip)
+
+
 def shufflevector(res, v1, v2, mask, *, loc=None, ip=None) -> ir.Value:
     return _value(_create("llvm.shufflevector", [res], [v1, v2], {"mask": ir.DenseI32ArrayAttr.get(list(mask))},
                           loc, ip))

@@ -23,6 +23,7 @@ from ..dialects.warp import builders as wb
 from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
                slicing, tiles, tuples, type_exprs)
 from . import dtype_dispatch
+from . import hints  # prefetch(a[i])
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
@@ -773,6 +774,8 @@ class KernelEmitter:
             return geometry.call(self, node, intrinsic, obj)
         if intrinsic == "address_of":  # refs.py
             return refs.address_of(self, node)
+        if intrinsic == "prefetch":  # hints.py
+            return hints.prefetch(self, node)
         t = tuples.builtin_call(self, node)  # t = wp.quat_to_axis_angle(q)
         if t is not None:
             return t

@@ -1,0 +1,26 @@
+"""Hints for the compiler, called in kernel-language code like builtins; they change no value.
+
+`prefetch(a[i])`: the cache line holding array element a[i] is fetched ahead of its first read (a geometry
+traversal's next node or leaf, whose loads otherwise wait one after another). It reads nothing the program
+sees: an index past the array's end is harmless (a prefetch cannot fault) and no bounds check applies. mlwarp's
+own kernel functions use it (mlwarp/geometry/mesh_queries.py); it is not part of Warp's API."""
+
+from __future__ import annotations
+
+
+class _Prefetch:
+    __name__ = "prefetch"
+    __qualname__ = "prefetch"
+    __module__ = "mlwarp.core.hints"
+    _wp_intrinsic_ = "prefetch"
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("prefetch() can only be called inside a @wp.kernel or @wp.func body")
+
+    def __repr__(self):
+        return "<mlwarp intrinsic prefetch>"
+
+
+prefetch = _Prefetch()
+
+__all__ = ["prefetch"]
