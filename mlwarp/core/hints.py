@@ -7,20 +7,10 @@ own kernel functions use it (mlwarp/geometry/mesh_queries.py); it is not part of
 
 from __future__ import annotations
 
-
-class _Prefetch:
-    __name__ = "prefetch"
-    __qualname__ = "prefetch"
-    __module__ = "mlwarp.core.hints"
-    _wp_intrinsic_ = "prefetch"
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError("prefetch() can only be called inside a @wp.kernel or @wp.func body")
-
-    def __repr__(self):
-        return "<mlwarp intrinsic prefetch>"
+from .intrinsics import KernelOnly
 
 
-prefetch = _Prefetch()
+prefetch = KernelOnly("prefetch", "prefetch(a[i]): fetch the cache line of array element a[i] ahead of its read",
+                      "prefetch() can only be called inside a @wp.kernel or @wp.func body", "mlwarp.core.hints")
 
 __all__ = ["prefetch"]

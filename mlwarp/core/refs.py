@@ -8,6 +8,7 @@ a vector, matrix, quaternion or transform) whose storage the callee's writes cha
 
 from __future__ import annotations
 
+from .intrinsics import KernelOnly
 from .types import is_array, type_repr
 
 
@@ -63,21 +64,8 @@ def strip_reference(t):
     return t.value_type if isinstance(t, Reference) else t
 
 
-class _AddressOf:
-    """`wp.address_of(expr)`: the uint64 address of an addressable expression, inside kernels and functions."""
-
-    __name__ = "address_of"
-    __qualname__ = "address_of"
-    __module__ = "mlwarp"
-    _wp_intrinsic_ = "address_of"
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError("wp.address_of() can only be called inside a @wp.kernel or @wp.func body")
-
-    def __repr__(self):
-        return "<mlwarp intrinsic address_of>"
-
-
-address_of = _AddressOf()
+address_of = KernelOnly("address_of", "`wp.address_of(expr)`: the uint64 address of an addressable expression, "
+                        "inside kernels and functions.",
+                        "wp.address_of() can only be called inside a @wp.kernel or @wp.func body")
 
 __all__ = ["Reference", "ref", "is_reference", "copies_back", "strip_reference", "address_of"]

@@ -34,7 +34,7 @@ from ..runtime import capture as _capture
 from ..struct import struct
 from .bvh_sah import build_sah_tree, resolve_constructor
 from .device_mirror import DeviceMirror
-from .hashgrid import _KernelOnly
+from ..core.intrinsics import KernelOnly
 
 FLT_MAX = float(np.finfo(np.float32).max)
 def _query_struct(name: str, layout_fields=layout.BVH_QUERY_FIELDS):
@@ -48,13 +48,13 @@ def _query_struct(name: str, layout_fields=layout.BVH_QUERY_FIELDS):
 BvhQuery = _query_struct("BvhQuery")
 _KIND_TYPES = {kind: _query_struct(name) for kind, name in layout.BVH_QUERY_NAMES.items()}
 
-bvh_query_aabb = _KernelOnly("bvh_query_aabb", "bvh_query_aabb(id: uint64, lower: vec3, upper: vec3) -> BvhQuery")
-bvh_query_ray = _KernelOnly("bvh_query_ray", "bvh_query_ray(id: uint64, start: vec3, dir: vec3) -> BvhQuery")
-bvh_query_sphere = _KernelOnly("bvh_query_sphere", "bvh_query_sphere(id: uint64, center: vec3, radius: float32) -> "
+bvh_query_aabb = KernelOnly("bvh_query_aabb", "bvh_query_aabb(id: uint64, lower: vec3, upper: vec3) -> BvhQuery")
+bvh_query_ray = KernelOnly("bvh_query_ray", "bvh_query_ray(id: uint64, start: vec3, dir: vec3) -> BvhQuery")
+bvh_query_sphere = KernelOnly("bvh_query_sphere", "bvh_query_sphere(id: uint64, center: vec3, radius: float32) -> "
                                                    "BvhQuery")
-bvh_query_capsule = _KernelOnly("bvh_query_capsule", "bvh_query_capsule(id: uint64, start: vec3, dir: vec3, "
+bvh_query_capsule = KernelOnly("bvh_query_capsule", "bvh_query_capsule(id: uint64, start: vec3, dir: vec3, "
                                                      "radius: float32) -> BvhQuery")
-bvh_query_next = _KernelOnly("bvh_query_next", "bvh_query_next(query: BvhQuery, index: int32, max_dist: float32 = "
+bvh_query_next = KernelOnly("bvh_query_next", "bvh_query_next(query: BvhQuery, index: int32, max_dist: float32 = "
                                                "FLT_MAX) -> bool: advances query, sets index to the next item")
 bvh_query_aabb._wp_query_type_ = _KIND_TYPES[layout.BVH_AABB]
 bvh_query_ray._wp_query_type_ = _KIND_TYPES[layout.BVH_RAY]

@@ -12,23 +12,23 @@ from __future__ import annotations
 
 from ..core import geometry as layout
 from .bvh import _query_struct
-from .hashgrid import _KernelOnly
+from ..core.intrinsics import KernelOnly
 
 BvhQueryTiled = _query_struct(layout.BVH_TILED_QUERY_NAME, layout.BVH_TILED_QUERY_FIELDS)
 
-tile_bvh_query_aabb = _KernelOnly("tile_bvh_query_aabb", "tile_bvh_query_aabb(id: uint64, low: vec3, high: vec3) -> "
+tile_bvh_query_aabb = KernelOnly("tile_bvh_query_aabb", "tile_bvh_query_aabb(id: uint64, low: vec3, high: vec3) -> "
                                                          "BvhQueryTiled: a block's query of the boxes overlapping "
                                                          "[low, high]")
-tile_bvh_query_ray = _KernelOnly("tile_bvh_query_ray", "tile_bvh_query_ray(id: uint64, start: vec3, dir: vec3) -> "
+tile_bvh_query_ray = KernelOnly("tile_bvh_query_ray", "tile_bvh_query_ray(id: uint64, start: vec3, dir: vec3) -> "
                                                        "BvhQueryTiled: a block's query of the boxes the ray hits")
-tile_bvh_query_next = _KernelOnly("tile_bvh_query_next", "tile_bvh_query_next(query: BvhQueryTiled) -> tile(int, "
+tile_bvh_query_next = KernelOnly("tile_bvh_query_next", "tile_bvh_query_next(query: BvhQueryTiled) -> tile(int, "
                                                          "(block_dim,)): advances query; the next item's index per "
                                                          "lane, -1 where a lane has none")
-tile_query_valid = _KernelOnly("tile_query_valid", "tile_query_valid(query: BvhQueryTiled) -> bool: whether the last "
+tile_query_valid = KernelOnly("tile_query_valid", "tile_query_valid(query: BvhQueryTiled) -> bool: whether the last "
                                                    "tile_bvh_query_next found an item (True before the first)")
-bvh_query_aabb_tiled = _KernelOnly("bvh_query_aabb_tiled", "Deprecated alias of tile_bvh_query_aabb (Warp 1.18)")
-bvh_query_ray_tiled = _KernelOnly("bvh_query_ray_tiled", "Deprecated alias of tile_bvh_query_ray (Warp 1.18)")
-bvh_query_next_tiled = _KernelOnly("bvh_query_next_tiled", "Deprecated alias of tile_bvh_query_next (Warp 1.18)")
+bvh_query_aabb_tiled = KernelOnly("bvh_query_aabb_tiled", "Deprecated alias of tile_bvh_query_aabb (Warp 1.18)")
+bvh_query_ray_tiled = KernelOnly("bvh_query_ray_tiled", "Deprecated alias of tile_bvh_query_ray (Warp 1.18)")
+bvh_query_next_tiled = KernelOnly("bvh_query_next_tiled", "Deprecated alias of tile_bvh_query_next (Warp 1.18)")
 
 for _query in (tile_bvh_query_aabb, tile_bvh_query_ray, bvh_query_aabb_tiled, bvh_query_ray_tiled):
     _query._wp_query_type_ = BvhQueryTiled

@@ -24,6 +24,7 @@ import numpy as np
 from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
+from ..core.intrinsics import KernelOnly
 from ..array import array
 from ..runtime import capture as _capture
 from . import build_kernels as bk
@@ -56,27 +57,11 @@ def _query_of(cls, dtype):
 HashGridQuery.__class_getitem__ = classmethod(_query_of)
 
 
-class _KernelOnly:
-    """A geometry query function: inside kernels an op of the warp dialect (compiler/frontend/geometry.py
-    reads `_wp_intrinsic_`), in Python scope an error, as in Warp."""
-
-    def __init__(self, name: str, doc: str):
-        self.__name__ = self.key = name
-        self.__doc__ = doc
-        self._wp_intrinsic_ = name
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"wp.{self.__name__}() can only be called inside a kernel or wp.func")
-
-    def __repr__(self):
-        return f"<mlwarp builtin {self.__name__}>"
-
-
-hash_grid_query = _KernelOnly("hash_grid_query", "hash_grid_query(id: uint64, point: vec3, max_dist: float32) -> "
+hash_grid_query = KernelOnly("hash_grid_query", "hash_grid_query(id: uint64, point: vec3, max_dist: float32) -> "
                                                  "HashGridQuery")
-hash_grid_query_next = _KernelOnly("hash_grid_query_next", "hash_grid_query_next(query: HashGridQuery, index: int32) "
+hash_grid_query_next = KernelOnly("hash_grid_query_next", "hash_grid_query_next(query: HashGridQuery, index: int32) "
                                                            "-> bool: advances query, sets index to the next candidate")
-hash_grid_point_id = _KernelOnly("hash_grid_point_id", "hash_grid_point_id(id: uint64, index: int32) -> int32: the "
+hash_grid_point_id = KernelOnly("hash_grid_point_id", "hash_grid_point_id(id: uint64, index: int32) -> int32: the "
                                                        "index-th point in cell order")
 
 
