@@ -100,11 +100,13 @@ def test_candidates_in_warp_order(dims, radius, r):
 def test_candidates_in_warp_order_inside_and_across_the_grid_edges(r):
     # points in the grid's box [0, 4)^3: queries whose x range is inside the grid walk whole rows of cells as
     # one range of the sorted ids, the others (x below 0 or past dim_x - 1: periodic wrap; r = 3, 9: more
-    # cells than the grid has, capped at dim_x) cell by cell; both give Warp's sequence, empty cells included
+    # cells than the grid has, capped at dim_x) cell by cell; (3, 2, 2) with r = 3: x_start 0, x_end capped to
+    # dim_x - 1, a whole row. Both walks give Warp's sequence, empty cells included
     rng = np.random.default_rng(5)
     pts = (rng.random((400, 3)) * 4.0).astype(np.float32)
     pts[:40] = pts[40:80]  # (repeated points: several ids per cell, build order within it)
-    qs = np.concatenate([(rng.random((60, 3)) * 5.0 - 0.5), [[0.0, 0.0, 0.0], [3.99, 3.99, 3.99], [2.0, -0.2, 4.3]]])
+    edges = [[0.0, 0.0, 0.0], [3.99, 3.99, 3.99], [2.0, -0.2, 4.3], [3.0, 2.0, 2.0]]
+    qs = np.concatenate([(rng.random((60, 3)) * 5.0 - 0.5), edges])
     qs = qs.astype(np.float32)
     dims = (8, 7, 6)
     grid = wp.HashGrid(*dims)

@@ -16,7 +16,8 @@ Two departures in how, not what: a query whose x range lies inside the grid (0 <
 the common case) walks whole rows, not cells: the row's cells are consecutive cell indices, so their points
 are one range of the sorted ids [cell_starts[first], cell_ends[last]) (empty cells hold the empty range at
 their place: build_kernels.grid_ranges), met in Warp's order (x fastest) with a third of the steps, each
-one cell hash and two loads; its state keeps x at x_end. Other queries (wrapping in x) step cell by cell as
+one cell hash and two loads; its state keeps x at x_end. A cell coordinate's `mod dim` divides only when it
+is outside [0, dim) (an scf.if, not an idiv per axis and step). Other queries (wrapping in x) step cell by cell as
 Warp does. And each hash_grid_query_next prefetches the point PREFETCH_AHEAD ids on from the points the
 grid was built from (descriptor word HG_POINTS): a cache hint that reads nothing the kernel sees.
 
@@ -119,8 +120,16 @@ class HashGrid:
         self.dims = [self.d.word32(k) for k in (layout.HG_DIM_X, layout.HG_DIM_Y, layout.HG_DIM_Z)]
 
     def wrap(self, v, dim) -> ir.Value:
-        r = arith.RemSIOp(v, dim).result
-        return select(icmp("slt", r, c32(0)), arith.AddIOp(r, dim).result, r)
+        """v mod dim (in [0, dim)); the division only for a v outside [0, dim) (an scf.if: a branch
+        that the common, inside-the-grid case predicts, not an idiv per cell)."""
+        inside = arith.CmpIOp(arith.CmpIPredicate.ult, v, dim).result
+        branch = scf.IfOp(inside, [i32()], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([v])
+        with ir.InsertionPoint(branch.else_block):
+            r = arith.RemSIOp(v, dim).result
+            scf.YieldOp([select(icmp("slt", r, c32(0)), arith.AddIOp(r, dim).result, r)])
+        return branch.result
 
     def cell_range(self, x, y, z, x_lo=None) -> tuple:
         """hash_grid_query_set_cell: [cell_starts[cell], cell_ends[cell]) of the cell at (x, y, z) mod dims; with

@@ -21,7 +21,12 @@
 // CHECK: %[[LT:.+]] = arith.cmpi slt, %[[XE]], %{{.+}} : i32
 // CHECK: %[[ROWS:.+]] = arith.andi %[[IN]], %[[LT]] : i1
 // CHECK: %[[X:.+]] = arith.select %[[ROWS]], %[[XE]], %[[XS]] : i32
-// CHECK: arith.remsi %[[XS]]
+// The cell's coordinates mod dims: the division only for a coordinate outside [0, dim).
+// CHECK: %[[INX:.+]] = arith.cmpi ult, %[[XS]], %{{.+}} : i32
+// CHECK-NEXT: scf.if %[[INX]] -> (i32) {
+// CHECK-NEXT: scf.yield %[[XS]] : i32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: arith.remsi %[[XS]]
 // CHECK: %[[SPAN:.+]] = arith.subi %[[X]], %[[XS]] : i32
 // CHECK-NEXT: %[[LAST:.+]] = arith.addi %[[CELL:.+]], %[[SPAN]] : i32
 // CHECK: "warp.load"(%{{.+}}, %[[CELL]])
@@ -50,7 +55,7 @@ func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32) -> !warp.struct<"Q",
 // CHECK: %[[WRAP:.+]] = arith.cmpi sgt, %{{.+}}, %[[XE]] : i32
 // CHECK: %[[BACK:.+]] = arith.select %[[ROWS]], %[[XE]], %[[XS]] : i32
 // CHECK: arith.select %[[WRAP]], %[[BACK]], %{{.+}} : i32
-// CHECK: scf.yield
+// CHECK: scf.yield %{{.+}}, %{{.+}} : !warp.struct
 // The candidate's id, and a prefetch of the built points' point PREFETCH_AHEAD ids on (a hint: the
 // descriptor's HG_POINTS word, an id clamped to the built ones).
 // CHECK: %[[ID:.+]] = "warp.load"(%{{.+}}, %{{.+}}) : (!warp.array<i32, 1 : i64>, i32) -> i32
