@@ -10,13 +10,16 @@ from __future__ import annotations
 
 # -- wp.HashGrid -------------------------------------------------------------------------------------
 HG_POINT_IDS = 0  # address of int32[num_points]: point indices sorted by cell (stable)
-HG_CELL_STARTS = 1  # address of int32[num_cells]: first sorted position of each cell (0 for an empty cell)
-HG_CELL_ENDS = 2  # address of int32[num_cells]: one past the last (0 for an empty cell)
+HG_CELL_STARTS = 1  # address of int32[num_cells]: first sorted position of each cell (an empty cell: where it
+#                   would start, so consecutive cells' ranges are contiguous)
+HG_CELL_ENDS = 2  # address of int32[num_cells]: one past the last (an empty cell: equal to its start)
 HG_DIM_X, HG_DIM_Y, HG_DIM_Z = 3, 4, 5
 HG_CAPACITY = 6  # points reserved (Warp's max_points): 0 = never built or reserved, queries find nothing
 HG_NUM_POINTS = 7
 HG_CELL_WIDTH_INV = 8  # float32
-HG_WORDS = 9
+HG_POINTS = 9  # address of the float32[num_points, 3] the grid was built from (0: none, or not on the host):
+#             only a prefetch hint for queries (they never read through it), so a stale address is harmless
+HG_WORDS = 10
 
 # The state of a hash-grid query: wp.HashGridQuery's fields, in order.
 HASH_GRID_QUERY_FIELDS = ("grid", "x_start", "y_start", "z_start", "x_end", "y_end", "z_end", "x", "y", "z",

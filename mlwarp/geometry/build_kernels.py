@@ -272,12 +272,10 @@ def grid_ranges(counts: array(dtype=int32), inclusive: array(dtype=int32), cell_
     c = wp.tid()
     n = counts[c]
     end = inclusive[c]
-    if n > 0:
-        cell_starts[c] = end - n
-        cell_ends[c] = end
-    else:
-        cell_starts[c] = 0
-        cell_ends[c] = 0
+    # an empty cell is the empty range at its place in the sorted ids (Warp writes 0, 0: the same empty range
+    # to a query), so a row of cells x0..x1 is the one range [cell_starts[x0], cell_ends[x1]) (expand_geometry)
+    cell_starts[c] = end - n
+    cell_ends[c] = end
     counts[c] = end - n  # each cell's cursor for grid_place
 
 

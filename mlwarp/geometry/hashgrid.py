@@ -187,6 +187,8 @@ class HashGrid:
                                                      bk.view(self._cell_starts, i32), bk.view(self._cell_ends, i32)])
         bk.host_launch(bk.grid_place, 1, [bk.view(cells, i32), bk.view(counts, i32), bk.view(self._point_ids, i32), n])
         self._points = user_points  # as Warp: the grid refers to the user's points
+        # queries prefetch the point of a candidate a few ahead from here (a hint: never read through it)
+        self._desc[layout.HG_POINTS] = (user_points.ptr or 0) if user_points.is_contiguous and self.device.is_cpu else 0
         self._publish()
         self.reserved = True
 

@@ -96,6 +96,51 @@ def test_candidates_in_warp_order(dims, radius, r):
         np.testing.assert_array_equal(out.numpy()[k, :len(ref)], ref)
 
 
+@pytest.mark.parametrize("r", [0.3, 0.5, 1.3, 3.0, 9.0])
+def test_candidates_in_warp_order_inside_and_across_the_grid_edges(r):
+    # points in the grid's box [0, 4)^3: queries whose x range is inside the grid walk whole rows of cells as
+    # one range of the sorted ids, the others (x below 0 or past dim_x - 1: periodic wrap; r = 3, 9: more
+    # cells than the grid has, capped at dim_x) cell by cell; (3, 2, 2) with r = 3: x_start 0, x_end capped to
+    # dim_x - 1, a whole row. Both walks give Warp's sequence, empty cells included
+    rng = np.random.default_rng(5)
+    pts = (rng.random((400, 3)) * 4.0).astype(np.float32)
+    pts[:40] = pts[40:80]  # (repeated points: several ids per cell, build order within it)
+    edges = [[0.0, 0.0, 0.0], [3.99, 3.99, 3.99], [2.0, -0.2, 4.3], [3.0, 2.0, 2.0]]
+    qs = np.concatenate([(rng.random((60, 3)) * 5.0 - 0.5), edges])
+    qs = qs.astype(np.float32)
+    dims = (8, 7, 6)
+    grid = wp.HashGrid(*dims)
+    grid.build(wp.array(pts, dtype=wp.vec3), 0.5)
+    out = wp.full((len(qs), 400 * 8), -1, dtype=int)
+    counts = wp.zeros(len(qs), dtype=int)
+    wp.launch(candidates, dim=len(qs), inputs=[grid.id, wp.array(qs, dtype=wp.vec3), r, out, counts])
+    for k in range(len(qs)):
+        ref = reference_candidates(pts, qs[k], r, 0.5, np.array(dims))
+        assert counts.numpy()[k] == len(ref)
+        np.testing.assert_array_equal(out.numpy()[k, :len(ref)], ref)
+
+
+def test_queries_of_other_points_than_the_grid_was_built_from():
+    # the grid prefetches from the points it was built from; a kernel reading another array reads only that
+    pts = _points(300, seed=6)
+    grid = wp.HashGrid(16, 16, 16)
+    built = wp.array(pts, dtype=wp.vec3)
+    grid.build(built, 0.4)
+    other = wp.array(pts + np.float32(0.01), dtype=wp.vec3)
+    del built
+    counts = wp.zeros(300, dtype=int)
+    sums = wp.zeros(300, dtype=int)
+    wp.launch(neighbours, dim=300, inputs=[grid.id, other, 0.4, counts, sums])
+    q = pts + np.float32(0.01)
+    ids = grid._point_ids[:300]
+    want = np.zeros(300, int)
+    for t in range(300):
+        i = ids[t]
+        cand = reference_candidates(pts, q[i], 0.4, 0.4, np.array([16, 16, 16]))
+        want[i] = sum(np.linalg.norm(q[c] - q[i]) <= np.float32(0.4) for c in cand)
+    np.testing.assert_array_equal(counts.numpy(), want)
+
+
 def test_point_id_is_cell_order():
     pts = _points(200, seed=3)
     grid = wp.HashGrid(5, 6, 7)

@@ -12,13 +12,22 @@ Warp 1.19's hashgrid.h step for step:
                         is found) and the advanced state
   hash_grid_point_id    point_ids[index] (-1 when the grid was never built or reserved)
 
+Two departures in how, not what: a query whose x range lies inside the grid (0 <= x_start <= x_end < dim_x,
+the common case) walks whole rows, not cells: the row's cells are consecutive cell indices, so their points
+are one range of the sorted ids [cell_starts[first], cell_ends[last]) (empty cells hold the empty range at
+their place: build_kernels.grid_ranges), met in Warp's order (x fastest) with a third of the steps, each
+one cell hash and two loads; its state keeps x at x_end. A cell coordinate's `mod dim` divides only when it
+is outside [0, dim) (an scf.if, not an idiv per axis and step). Other queries (wrapping in x) step cell by cell as
+Warp does. And each hash_grid_query_next prefetches the point PREFETCH_AHEAD ids on from the points the
+grid was built from (descriptor word HG_POINTS): a cache hint that reads nothing the kernel sees.
+
 It runs after warp-autodiff (the queries carry no derivative: integer states and results), so the adjoint's
 forward replay gets the same expansion."""
 
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, math, scf
+from mlir.dialects import arith, llvm, math, scf
 
 from mlwarp.core import geometry as layout
 
@@ -29,6 +38,7 @@ from .registry import Pass, ops_named
 
 HG = {name: k for k, name in enumerate(layout.HASH_GRID_QUERY_FIELDS)}
 INT_MAX, INT_MIN = 2**31 - 1, -(2**31)
+PREFETCH_AHEAD = 4  # hash_grid_query_next prefetches the point of the candidate this many ids on
 
 
 def i32():
@@ -110,23 +120,54 @@ class HashGrid:
         self.dims = [self.d.word32(k) for k in (layout.HG_DIM_X, layout.HG_DIM_Y, layout.HG_DIM_Z)]
 
     def wrap(self, v, dim) -> ir.Value:
-        r = arith.RemSIOp(v, dim).result
-        return select(icmp("slt", r, c32(0)), arith.AddIOp(r, dim).result, r)
+        """v mod dim (in [0, dim)); the division only for a v outside [0, dim) (an scf.if: a branch
+        that the common, inside-the-grid case predicts, not an idiv per cell)."""
+        inside = arith.CmpIOp(arith.CmpIPredicate.ult, v, dim).result
+        branch = scf.IfOp(inside, [i32()], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([v])
+        with ir.InsertionPoint(branch.else_block):
+            r = arith.RemSIOp(v, dim).result
+            scf.YieldOp([select(icmp("slt", r, c32(0)), arith.AddIOp(r, dim).result, r)])
+        return branch.result
 
-    def cell_range(self, x, y, z) -> tuple:
-        """hash_grid_query_set_cell: [cell_starts[cell], cell_ends[cell]) of the cell at (x, y, z) mod dims."""
+    def cell_range(self, x, y, z, x_lo=None) -> tuple:
+        """hash_grid_query_set_cell: [cell_starts[cell], cell_ends[cell]) of the cell at (x, y, z) mod dims; with
+        x_lo (a row walk: 0 <= x_lo <= x < dim_x), the cells x_lo..x of that row as one range (the sorted ids of
+        consecutive cells are contiguous, empty cells included: build_kernels.grid_ranges)."""
         dx, dy, dz = self.dims
-        cx, cy, cz = self.wrap(x, dx), self.wrap(y, dy), self.wrap(z, dz)
+        lo = x if x_lo is None else x_lo
+        cx, cy, cz = self.wrap(lo, dx), self.wrap(y, dy), self.wrap(z, dz)
         plane = arith.MulIOp(dx, dy).result
         cell = arith.AddIOp(arith.AddIOp(arith.MulIOp(cz, plane).result, arith.MulIOp(cy, dx).result).result,
                             cx).result
+        last = cell if x_lo is None else arith.AddIOp(cell, arith.SubIOp(x, x_lo).result).result
         cells = arith.MulIOp(plane, dz).result
         starts = self.d.array(layout.HG_CELL_STARTS, cells, i32())
         ends = self.d.array(layout.HG_CELL_ENDS, cells, i32())
-        return wb.load(starts, [cell]), wb.load(ends, [cell])
+        return wb.load(starts, [cell]), wb.load(ends, [last])
+
+    def rowwise(self, x_start, x_end) -> ir.Value:
+        """Whether a query walks whole rows: its x range inside the grid (0 <= x_start <= x_end < dim_x), so
+        the row's cells x_start..x_end are consecutive cells, their points one range of the sorted ids, met
+        in the order of Warp's cell-by-cell walk (x fastest). The state then keeps x at x_end."""
+        inside = arith.AndIOp(icmp("sge", x_start, c32(0)), icmp("sle", x_start, x_end)).result
+        return arith.AndIOp(inside, icmp("slt", x_end, self.dims[0])).result
 
     def built(self) -> ir.Value:
         return icmp("ne", self.d.word(layout.HG_CAPACITY), arith.ConstantOp(i64(), 0).result)
+
+    def prefetch_point(self, ids, k) -> None:
+        """A prefetch of the point the grid was built from (HG_POINTS) whose id is ids[k] (k clamped to the
+        built ids): a hint only, no load the user sees (a stale or null address does not fault; NVPTX drops it)."""
+        last = arith.SubIOp(self.d.word32(layout.HG_NUM_POINTS), c32(1)).result
+        k = select(icmp("slt", k, last), k, last)
+        k = select(icmp("sgt", k, c32(0)), k, c32(0))
+        pid = arith.ExtSIOp(i64(), wb.load(ids, [k])).result
+        address = arith.AddIOp(self.d.word(layout.HG_POINTS),
+                               arith.MulIOp(pid, arith.ConstantOp(i64(), 12).result).result).result
+        ptr = llvm.inttoptr(ir.Type.parse("!llvm.ptr"), address)
+        llvm.intr_prefetch(ptr, 0, 3, 1)  # read, keep in all levels, data cache
 
     def point_ids(self) -> ir.Value:
         capacity = self.d.word32(layout.HG_CAPACITY)
@@ -156,9 +197,11 @@ def hash_grid_query(op) -> ir.Value:
     starts = [cell_coord(arith.MulFOp(arith.SubFOp(c, r).result, inv).result) for c in p]
     ends = [query_end(s, cell_coord(arith.MulFOp(arith.AddFOp(c, r).result, inv).result), d)
             for s, c, d in zip(starts, p, grid.dims)]
-    ci, ce = grid.cell_range(*starts)
+    rows = grid.rowwise(starts[0], ends[0])
+    x = select(rows, ends[0], starts[0])
+    ci, ce = grid.cell_range(x, starts[1], starts[2], x_lo=starts[0])
     q = wb.create("construct", [], results=[op.query.type]).result  # (zero; IRDL unifies a variadic group's types)
-    values = [op.id, *starts, *ends, *starts, ci, ce]
+    values = [op.id, *starts, *ends, x, *starts[1:], ci, ce]
     return set_fields(q, **dict(zip(layout.HASH_GRID_QUERY_FIELDS, values)))
 
 
@@ -181,15 +224,17 @@ def hash_grid_query_next(op) -> list:
     with ir.InsertionPoint(after):
         q, _ = after.arguments
         one = c32(1)
+        x_start, x_end = field(q, "x_start"), field(q, "x_end")
+        rows = grid.rowwise(x_start, x_end)  # (then x is x_end: each step is the next row)
         x = arith.AddIOp(field(q, "x"), one).result
-        wrap_x = icmp("sgt", x, field(q, "x_end"))
-        x = select(wrap_x, field(q, "x_start"), x)
+        wrap_x = icmp("sgt", x, x_end)
+        x = select(wrap_x, select(rows, x_end, x_start), x)
         y = select(wrap_x, arith.AddIOp(field(q, "y"), one).result, field(q, "y"))
         wrap_y = icmp("sgt", y, field(q, "y_end"))
         y = select(wrap_y, field(q, "y_start"), y)
         z = select(wrap_y, arith.AddIOp(field(q, "z"), one).result, field(q, "z"))
         done = icmp("sgt", z, field(q, "z_end"))
-        ci, ce = grid.cell_range(x, y, z)  # (a wrapped cell: in range even past the end)
+        ci, ce = grid.cell_range(x, y, z, x_lo=select(rows, x_start, x))  # (a wrapped cell: in range even past the end)
         ci = select(done, field(q, "cell_index"), ci)
         ce = select(done, field(q, "cell_end"), ce)
         scf.YieldOp([set_fields(q, x=x, y=y, z=z, cell_index=ci, cell_end=ce), done])
@@ -198,7 +243,9 @@ def hash_grid_query_next(op) -> list:
     true = arith.ConstantOp(i1, 1).result
     found = arith.AndIOp(arith.AndIOp(built, arith.XOrIOp(exhausted, true).result).result,
                          icmp("slt", ci, field(q, "cell_end"))).result
-    point = wb.load(grid.point_ids(), [select(found, ci, c32(0))])
+    ids = grid.point_ids()
+    point = wb.load(ids, [select(found, ci, c32(0))])
+    grid.prefetch_point(ids, arith.AddIOp(select(found, ci, c32(0)), c32(PREFETCH_AHEAD)).result)
     q = set_fields(q, cell_index=select(found, arith.AddIOp(ci, c32(1)).result, ci))
     return [found, q, select(found, point, op.index)]
 

@@ -10,7 +10,27 @@
 // CHECK: "warp.array_from_ptr"(%[[ADDR]], %{{.+}}) : (i64, i32) -> !warp.array<f32, 1 : i64>
 // CHECK: math.floor
 // CHECK: arith.fptosi
-// CHECK: arith.remsi
+// A query whose x range is inside the grid (0 <= x_start <= x_end < dim_x) walks whole rows: its state
+// keeps x at x_end and the first range is [starts[cell(x_start)], ends[cell(x_start) + x_end - x_start]).
+// CHECK: %[[XS:.+]] = arith.select %{{.+}}, %c2147483646_i32, %{{.+}} : i32
+// CHECK: arith.cmpi sge, %{{.+}}, %{{.+}} : i64
+// CHECK-NEXT: %[[XE:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : i32
+// CHECK: %[[GE0:.+]] = arith.cmpi sge, %[[XS]], %c0_i32{{.*}} : i32
+// CHECK: %[[LE:.+]] = arith.cmpi sle, %[[XS]], %[[XE]] : i32
+// CHECK: %[[IN:.+]] = arith.andi %[[GE0]], %[[LE]] : i1
+// CHECK: %[[LT:.+]] = arith.cmpi slt, %[[XE]], %{{.+}} : i32
+// CHECK: %[[ROWS:.+]] = arith.andi %[[IN]], %[[LT]] : i1
+// CHECK: %[[X:.+]] = arith.select %[[ROWS]], %[[XE]], %[[XS]] : i32
+// The cell's coordinates mod dims: the division only for a coordinate outside [0, dim).
+// CHECK: %[[INX:.+]] = arith.cmpi ult, %[[XS]], %{{.+}} : i32
+// CHECK-NEXT: scf.if %[[INX]] -> (i32) {
+// CHECK-NEXT: scf.yield %[[XS]] : i32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: arith.remsi %[[XS]]
+// CHECK: %[[SPAN:.+]] = arith.subi %[[X]], %[[XS]] : i32
+// CHECK-NEXT: %[[LAST:.+]] = arith.addi %[[CELL:.+]], %[[SPAN]] : i32
+// CHECK: "warp.load"(%{{.+}}, %[[CELL]])
+// CHECK: "warp.load"(%{{.+}}, %[[LAST]])
 // CHECK: "warp.construct"() : () -> !warp.struct<"Q"
 // CHECK-COUNT-12: "warp.struct_set"
 func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32) -> !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]> {
@@ -25,9 +45,26 @@ func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32) -> !warp.struct<"Q",
 // CHECK: scf.while
 // CHECK: scf.condition
 // CHECK: } do {
-// CHECK: arith.cmpi sgt
-// CHECK: scf.yield
+// A step of a row walk (x_start..x_end inside the grid) stays at x = x_end and takes the next row's
+// range; otherwise Warp's cell-by-cell step.
+// CHECK: %[[XS:.+]] = "warp.struct_get"(%{{.+}}) {field = 1 : i64}
+// CHECK: %[[XE:.+]] = "warp.struct_get"(%{{.+}}) {field = 4 : i64}
+// CHECK: %[[IN:.+]] = arith.andi %{{.+}}, %{{.+}} : i1
+// CHECK: arith.cmpi slt, %[[XE]], %{{.+}} : i32
+// CHECK: %[[ROWS:.+]] = arith.andi %[[IN]], %{{.+}} : i1
+// CHECK: %[[WRAP:.+]] = arith.cmpi sgt, %{{.+}}, %[[XE]] : i32
+// CHECK: %[[BACK:.+]] = arith.select %[[ROWS]], %[[XE]], %[[XS]] : i32
+// CHECK: arith.select %[[WRAP]], %[[BACK]], %{{.+}} : i32
+// CHECK: scf.yield %{{.+}}, %{{.+}} : !warp.struct
+// The candidate's id, and a prefetch of the built points' point PREFETCH_AHEAD ids on (a hint: the
+// descriptor's HG_POINTS word, an id clamped to the built ones).
 // CHECK: %[[ID:.+]] = "warp.load"(%{{.+}}, %{{.+}}) : (!warp.array<i32, 1 : i64>, i32) -> i32
+// CHECK: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c4_i32{{.*}} : i32
+// CHECK: %[[PID:.+]] = "warp.load"(%{{.+}}, %{{.+}}) : (!warp.array<i32, 1 : i64>, i32) -> i32
+// CHECK: "warp.load"(%{{.+}}, %c9_i32{{.*}}) : (!warp.array<i64, 1 : i64>, i32) -> i64
+// CHECK: arith.muli %{{.+}}, %c12_i64 : i64
+// CHECK: %[[PTR:.+]] = llvm.inttoptr %{{.+}} : i64 to !llvm.ptr
+// CHECK: "llvm.intr.prefetch"(%[[PTR]]) <{cache = 1 : i32, hint = 3 : i32, rw = 0 : i32}>
 // CHECK: %[[NEXT:.+]] = arith.select %{{.+}}, %[[ID]], %arg1 : i32
 // CHECK: return %{{.+}}, %{{.+}}, %[[NEXT]]
 func.func @next(%q: !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, %i: i32) -> (i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32) {
