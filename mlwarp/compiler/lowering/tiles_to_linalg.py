@@ -45,7 +45,7 @@ MATMUL_ATTR = "warp.tile_matmul"  # a float tile_matmul's linalg.generic (m, k, 
 # On the outermost op of a tile_store's / tile_atomic_add's loop nest over the tile (an scf.for, or the bounds
 # check's scf.if of a tile of one element): the op name. CUDA's warp-gpu-cooperative-tiles spreads such a nest
 # over a block's lanes (each element written once per block), as it spreads the linalg ops.
-TILE_WRITE_ATTR = "warp.tile_write"
+TILE_WRITE_ATTR = "warp.writes_tile"
 # On the module: the first tile op (or builtin) whose lowering assumes one lane per block (wp.tile, tile_sort, ...),
 # set here or by the frontend. warp-gpu-cooperative-tiles leaves such a module's kernels one thread per block.
 ONE_LANE_ATTR = "warp.one_lane_tiles"
@@ -53,7 +53,8 @@ ONE_LANE_ATTR = "warp.one_lane_tiles"
 # what warp-gpu-cooperative-tiles can spread over a block's lanes. Builtins on tiles (warp.add(tile, tile)) too.
 COOPERATIVE_TILE_OPS = frozenset({
     "tile_load", "tile_store", "tile_full", "tile_arange", "tile_extract", "tile_reduce", "tile_matmul",
-    "tile_transpose", "tile_broadcast", "tile_map", "tile_atomic_add", "tile_sum_to", "tile_view", "tile_reshape"})
+    "tile_transpose", "tile_broadcast", "tile_map", "tile_atomic_add", "tile_sum_to", "tile_view", "tile_reshape",
+    "tile_reduce_adjoint"})
 
 
 def element_of(t: ir.Type):

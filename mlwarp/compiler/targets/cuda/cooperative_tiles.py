@@ -16,7 +16,7 @@ whose kernels all qualify, the pass:
   lane reads what another lane has not written yet); canonicalize erases the back-to-back ones.
 
 The lane-local code (everything else) runs on every lane, as in Warp. The kernel is then launched as
-`dim + [block_dim]` threads in blocks of exactly block_dim (wp.launch_tiled reads `warp.tile_launch`, which the
+`dim + [block_dim]` threads in blocks of exactly block_dim (wp.launch_tiled reads `warp.tiled_launch`, which the
 pass sets on the module and the PTX stage copies into the kernel's metadata); warp-gpu-kernel splits the linear
 thread index over all four launch dimensions for such a kernel, so wp.tid() gives the block's indices (and the
 lane, to a kernel that asks for one index more).
@@ -27,7 +27,7 @@ wp.tid()'s index k (k >= 1) is recorded (`lane_divergent_tid_positions`): a tile
 dimensions reads the lane there and is refused by wp.launch_tiled. Anything else the pass does not handle (a
 tile op of ONE_LANE_ATTR, an element written by one lane, a buffer on the heap, a tile op under scf.while, more
 than SHARED_BYTES_LIMIT bytes of tiles) leaves the whole module as it was (the CUDA path of one thread per
-block), with the reason in `warp.tile_launch`. Forward and adjoint kernels are decided together, since a tape
+block), with the reason in `warp.tiled_launch`. Forward and adjoint kernels are decided together, since a tape
 replays the forward launch's shape for the adjoint.
 """
 
@@ -378,7 +378,7 @@ def _share_buffers(kernel_name: str, buffers, module_body) -> None:
 class GpuCooperativeTiles(Pass):
     name = "warp-gpu-cooperative-tiles"
     description = ("Spread each kernel's tile ops over its CUDA block's lanes (strided loops, gpu.barrier between), "
-                   "its tiles in shared memory; or leave the module one thread per block (warp.tile_launch says which)")
+                   "its tiles in shared memory; or leave the module one thread per block (warp.tiled_launch says which)")
 
     def run(self, module):
         if TILES_ATTR not in module.attributes:
