@@ -152,7 +152,9 @@ def launch_tiled(*args, **kwargs):
     if device.is_cpu:  # one lane per block: each tile operation runs whole on one thread
         kwargs["dim"] = [*dim, 1]
     else:  # the compiled kernel says: a CUDA block per Warp block (its tiles in shared memory), or one thread
-        kernel = args[0] if args else kwargs["kernel"]
+        from .debug import for_launch  # the build that runs (a debug build decides for itself)
+
+        kernel = for_launch(args[0] if args else kwargs["kernel"])
         kwargs["dim"] = tile_launch_dims(getattr(kernel.compiled(device), "meta", None) or {}, kernel.key, dim,
                                          block_dim)
     kwargs["block_dim"] = block_dim

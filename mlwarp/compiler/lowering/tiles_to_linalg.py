@@ -54,7 +54,7 @@ ONE_LANE_ATTR = "warp.one_lane_tiles"
 COOPERATIVE_TILE_OPS = frozenset({
     "tile_load", "tile_store", "tile_full", "tile_arange", "tile_extract", "tile_reduce", "tile_matmul",
     "tile_transpose", "tile_broadcast", "tile_map", "tile_atomic_add", "tile_sum_to", "tile_view", "tile_reshape",
-    "tile_reduce_adjoint"})
+    "tile_reduce_adjoint", "tile_insert"})
 
 
 def element_of(t: ir.Type):

@@ -11,7 +11,10 @@ whose kernels all qualify, the pass:
   row-major) from the lane index `gpu.thread_id x` in steps of `gpu.block_dim x`; a reduction dimension stays a
   sequential loop inside, in the CPU's order, so every element is summed as on the CPU, by one lane. A reduction
   to one element (tile_sum) thus runs on lane 0 alone; a tile_store / tile_atomic_add writes each element once
-  per block (not once per lane);
+  per block (not once per lane); a single element (tile_insert) is written by lane 0;
+- runs a forward kernel's adjoint (or tangent) on lane 0 of each block alone (LANE_ZERO_ATTR), its tiles whole
+  in local memory as on the path of one thread per block: a tape launches it in the forward's shape, and its
+  lane-local code reads and clears adjoints, which lanes side by side would race on;
 - puts `gpu.barrier` before each such op (no lane overwrites a buffer another lane still reads) and after it (no
   lane reads what another lane has not written yet); canonicalize erases the back-to-back ones.
 
@@ -25,10 +28,10 @@ A barrier must be reached by every lane of the block: a tile op under an scf.if 
 condition or bounds depend on an atomic's result leaves the module one thread per block; one that depends on
 wp.tid()'s index k (k >= 1) is recorded (`lane_divergent_tid_positions`): a tiled launch whose grid has k
 dimensions reads the lane there and is refused by wp.launch_tiled. Anything else the pass does not handle (a
-tile op of ONE_LANE_ATTR, an element written by one lane, a buffer on the heap, a tile op under scf.while, more
+tile op of ONE_LANE_ATTR, a buffer allocated in a loop or on the heap, a tile op under scf.while, more
 than SHARED_BYTES_LIMIT bytes of tiles) leaves the whole module as it was (the CUDA path of one thread per
-block), with the reason in `warp.tiled_launch`. Forward and adjoint kernels are decided together, since a tape
-replays the forward launch's shape for the adjoint.
+block), with the reason in `warp.tiled_launch`. The forward kernels decide for the module (a tape replays the
+forward launch's shape for the adjoint).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from ...passes.registry import Pass, kernels
 from ..common import TILE_LAUNCH_ATTR, TILES_ATTR
 
 COOPERATIVE_ATTR = "warp.cooperative_tiles"  # on a kernel func.func whose tiles the pass spread over its lanes
+LANE_ZERO_ATTR = "warp.lane_zero_tiles"  # on a derived kernel of a cooperative one: its body on lane 0 of each block
+DERIVED_ATTRS = ("warp.adjoint_of", "warp.tangent_of")
 SHARED_ADDRESS_SPACE = 3
 # sm_90's static shared memory per block without cuFuncSetAttribute's opt-in
 SHARED_BYTES_LIMIT = 48 * 1024
@@ -112,7 +117,8 @@ class _Analysis:
         for op in block.operations:
             op = op.operation
             name = op.name
-            collective = name in ("linalg.generic", "memref.copy") or TILE_WRITE_ATTR in op.attributes
+            # (a memref.store of the lane-local code: tile_insert's element, written by lane 0 between barriers)
+            collective = name in ("linalg.generic", "memref.copy", "memref.store") or TILE_WRITE_ATTR in op.attributes
             if collective:
                 if forbidden is not None:
                     raise _NotCooperative(f"a tile operation inside {forbidden}")
@@ -122,8 +128,10 @@ class _Analysis:
             if name.startswith("linalg."):
                 raise _NotCooperative(f"{name}")
             if name == "memref.alloca":
-                if block != entry:
-                    raise _NotCooperative("a tile buffer allocated inside a loop or branch")
+                # one shared buffer stands for each alloca: in a loop, a buffer of one iteration could still be
+                # live (carried) when the next allocates its own
+                if any(c.name != "scf.if" for c in control) or forbidden is not None:
+                    raise _NotCooperative("a tile buffer allocated inside a loop")
                 shape = _shape_of(op.results[0], "a tile buffer")
                 size = _element_bytes(ir.MemRefType(op.results[0].type).element_type)
                 for n in shape:
@@ -132,8 +140,6 @@ class _Analysis:
                 self.buffers.append(op)
             elif name == "memref.alloc":
                 raise _NotCooperative("a tile buffer on the heap")
-            elif name == "memref.store":
-                raise _NotCooperative("a tile element written by the lane-local code (tile_insert, tile_assign)")
             elif name not in _BUFFER_READERS and any(isinstance(o.type, ir.MemRefType) for o in op.operands):
                 raise _NotCooperative(f"{name} on a tile buffer")
             inner = (list(control) + [op]) if name in _CONTROL and forbidden is None else control
@@ -248,14 +254,17 @@ class _Spread:
             gpu.BarrierOp()
         if op.name == "linalg.generic":
             self.generic(op)
+        elif op.name == "memref.store":
+            self.single(op)
         elif op.name == "memref.copy":
             self.copy(op)
         else:
             self.write(op)
 
     def _after(self, anchor):
+        """A barrier right after `anchor` (the op replaced, erased after this, or the lane-0 branch)."""
         gpu = _gpu()
-        with ir.InsertionPoint(anchor), anchor.location:
+        with ir.InsertionPoint.after(anchor), anchor.location:
             gpu.BarrierOp()
 
     def copy(self, op):
@@ -272,6 +281,16 @@ class _Spread:
         self._after(op)
         op.erase()
 
+    def single(self, op):
+        """An element the lane-local code writes (tile_insert): lane 0 writes it, its value (the same on every lane
+        unless the kernel makes it depend on the lane)."""
+        with ir.InsertionPoint(op), op.location:
+            only = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, self.lane, _index(0)).result)
+            with ir.InsertionPoint(only.then_block):
+                end = scf.YieldOp([])
+        op.move_before(end)
+        self._after(only.operation)
+
     def write(self, op):
         """A tile_store / tile_atomic_add nest: each element once per block, elements spread over the lanes."""
         with ir.InsertionPoint(op), op.location:
@@ -280,7 +299,7 @@ class _Spread:
                 with ir.InsertionPoint(only.then_block):
                     end = scf.YieldOp([])
                 op.move_before(end)
-                self._after(op)
+                self._after(only.operation)
                 return
             loops = _loop_nest(op)
             shape = [_constant_int(l.operands[1]) for l in loops]
@@ -375,6 +394,24 @@ def _share_buffers(kernel_name: str, buffers, module_body) -> None:
         alloca.erase()
 
 
+def _on_lane_zero(kernel) -> None:
+    """The whole body of a derived kernel (the adjoint or tangent of a cooperative one, launched in the same shape
+    by a tape) on lane 0 of each block: one thread per block computes its tiles whole, in local memory, as on the
+    path of one thread per block. Its lane-local code reads and clears adjoints (adj = out.grad[i]; out.grad[i] = 0),
+    which lanes running it side by side would race on."""
+    entry = kernel.regions[0].blocks[0]
+    ops = list(entry.operations)
+    gpu = _gpu()
+    with ir.InsertionPoint.at_block_begin(entry), kernel.location:
+        lane = gpu.ThreadIdOp(gpu.Dimension.x).result
+        only = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, lane, _index(0)).result)
+        with ir.InsertionPoint(only.then_block):
+            end = scf.YieldOp([])
+    for op in ops[:-1]:  # (the func.return stays)
+        op.operation.move_before(end)
+    kernel.attributes[LANE_ZERO_ATTR] = ir.UnitAttr.get()
+
+
 class GpuCooperativeTiles(Pass):
     name = "warp-gpu-cooperative-tiles"
     description = ("Spread each kernel's tile ops over its CUDA block's lanes (strided loops, gpu.barrier between), "
@@ -386,12 +423,16 @@ class GpuCooperativeTiles(Pass):
         found = kernels(module)
         if not found:
             return
+        forward = [k for k in found if not any(a in k.attributes for a in DERIVED_ATTRS)]
+        derived = [k for k in found if any(a in k.attributes for a in DERIVED_ATTRS)]
         plans, reason = [], None
         if ONE_LANE_ATTR in module.attributes:
             reason = f"{ir.StringAttr(module.attributes[ONE_LANE_ATTR]).value} assumes one lane per block"
+        elif not forward:
+            reason = "no forward kernel"
         else:
             try:
-                for k in found:
+                for k in forward:
                     name = ir.StringAttr(k.attributes["sym_name"]).value
                     try:
                         plans.append((name, _Analysis(k)))
@@ -422,6 +463,8 @@ class GpuCooperativeTiles(Pass):
             _share_buffers(name, plan.buffers, body)
             k.attributes[COOPERATIVE_ATTR] = ir.UnitAttr.get()
             positions |= plan.positions
+        for k in derived:
+            _on_lane_zero(k)
         module.attributes[TILE_LAUNCH_ATTR] = ir.StringAttr.get(json.dumps(
             {"cooperative": True, "shared_bytes": max(p.shared_bytes for _, p in plans),
              "lane_divergent_tid_positions": sorted(positions)}))
