@@ -154,7 +154,11 @@ def launch_tiled(*args, **kwargs):
     else:  # the compiled kernel says: a CUDA block per Warp block (its tiles in shared memory), or one thread
         from .debug import for_launch  # the build that runs (a debug build decides for itself)
 
-        kernel = for_launch(args[0] if args else kwargs["kernel"])
+        kernel = args[0] if args else kwargs["kernel"]
+        if getattr(kernel, "is_generic", False):  # a template: its instance for these arguments' types (as launch)
+            kernel = kernel.instance_for(list(kwargs.get("inputs", args[2] if len(args) > 2 else ()) or ()) +
+                                         list(kwargs.get("outputs", args[3] if len(args) > 3 else ()) or ()))
+        kernel = for_launch(kernel)
         kwargs["dim"] = tile_launch_dims(getattr(kernel.compiled(device), "meta", None) or {}, kernel.key, dim,
                                          block_dim)
     kwargs["block_dim"] = block_dim
