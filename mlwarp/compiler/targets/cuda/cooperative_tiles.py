@@ -104,7 +104,7 @@ class _Analysis:
         self.buffers = []
         self.shared_bytes = 0
         self.positions = set()
-        self._memo = {}
+        self._memo = {}  # values walked by lane_sources (each once per kernel: the positions are one union)
         entry = kernel.regions[0].blocks[0]
         self.visit(entry, [], None, entry)
         for _, control in self.collectives:
@@ -163,24 +163,22 @@ class _Analysis:
             _loop_nest(op)
 
     def lane_sources(self, v: ir.Value) -> set:
-        """The wp.tid() result positions (>= 1: position 0 is never a tiled launch's lane) that `v` depends on;
-        raises _NotCooperative where it depends on an atomic's result (a different value on each lane)."""
-        key = v
-        try:
-            if key in self._memo:
-                return self._memo[key]
-        except TypeError:  # (unhashable values: no memo)
-            key = None
-        if key is not None:
-            self._memo[key] = set()  # (a loop's carried value reaches itself)
+        """The wp.tid() result positions (>= 1: position 0 is never a tiled launch's lane) that `v` depends on,
+        walking its operands back (a worklist: a long kernel's chains would overflow Python's recursion); raises
+        _NotCooperative where it depends on an atomic's result (a different value on each lane)."""
         found = set()
-        owner = v.owner
-        if isinstance(owner, ir.Block):
-            parent = owner.owner.operation if hasattr(owner.owner, "operation") else owner.owner
-            if parent.name in ("func.func", "gpu.func"):
-                return found
-            found |= self._op_sources(parent, with_regions=True)
-        else:
+        stack = [v]
+        while stack:
+            v = stack.pop()
+            if v in self._memo:
+                continue
+            self._memo[v] = True
+            owner = v.owner
+            if isinstance(owner, ir.Block):
+                parent = owner.owner.operation if hasattr(owner.owner, "operation") else owner.owner
+                if parent.name not in ("func.func", "gpu.func"):  # kernel parameters: the same in every lane
+                    stack += _inputs(parent)
+                continue
             op = owner.operation if hasattr(owner, "operation") else owner
             if op.name == "warp.tid":
                 if wb.LINEAR_TID_ATTR in op.attributes:
@@ -190,23 +188,20 @@ class _Analysis:
             elif "atomic" in op.name:
                 raise _NotCooperative("a tile operation under control flow that depends on an atomic's result")
             else:
-                found |= self._op_sources(op, with_regions=bool(op.regions))
-        if key is not None:
-            self._memo[key] = found
+                stack += _inputs(op)
         return found
 
-    def _op_sources(self, op, with_regions: bool) -> set:
-        found = set()
-        for o in op.operands:
-            found |= self.lane_sources(o)
-        if with_regions:  # a region's results and carried values: what its terminators yield
-            for region in op.regions:
-                for b in region.blocks:
-                    ops = list(b.operations)
-                    if ops:
-                        for o in ops[-1].operation.operands:
-                            found |= self.lane_sources(o)
-        return found
+
+def _inputs(op) -> list:
+    """What an op's results (or its regions' arguments) are computed from: its operands and, for an op with
+    regions (a loop's carried values, an scf.if's results), what its blocks' terminators yield."""
+    found = list(op.operands)
+    for region in op.regions:
+        for b in region.blocks:
+            ops = list(b.operations)
+            if ops:
+                found += list(ops[-1].operation.operands)
+    return found
 
 
 def _loop_nest(outer) -> list:
