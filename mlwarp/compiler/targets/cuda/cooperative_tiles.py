@@ -154,9 +154,14 @@ class _Analysis:
                 for e in ir.AffineMapAttr(m).value.results:
                     if not (isinstance(e, ir.AffineDimExpr) or isinstance(e, ir.AffineConstantExpr)):
                         raise _NotCooperative(f"a linalg.generic indexing map {m}")
-            for o in op.operands:
+            maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+            sized = set()
+            for o, m in zip(op.operands, maps):
                 if isinstance(o.type, ir.MemRefType):
                     _shape_of(o, "a tile operand")
+                    sized |= {ir.AffineDimExpr(e).position for e in m.results if isinstance(e, ir.AffineDimExpr)}
+            if maps and len(sized) != maps[0].n_dims:  # (each loop's extent: an operand's dimension)
+                raise _NotCooperative("a linalg.generic loop without an operand dimension")
         elif op.name == "memref.copy":
             _shape_of(op.operands[1], "a tile copy")
         elif op.name == "scf.for":
