@@ -3,14 +3,15 @@
 Runs on the bufferized tiles (after promote-buffers-to-stack, before convert-linalg-to-loops, linalg ops
 generalized): each kernel's tile buffers are `memref.alloca`s, its tile ops `linalg.generic`s, `memref.copy`s and
 the tile_store / tile_atomic_add loop nests convert-warp-tiles-to-linalg marks (TILE_WRITE_ATTR). For a module
-whose kernels all qualify, the pass:
+whose forward kernels all qualify, the pass:
 
 - makes every tile buffer a `memref.global` in address space 3 (shared memory, one per buffer, uninitialised),
   reached through `memref.memory_space_cast` so the ops that carry buffers (scf.for / scf.if) keep their types;
 - turns each tile op into a loop over its output elements (the iteration space's parallel dimensions, flattened
   row-major) from the lane index `gpu.thread_id x` in steps of `gpu.block_dim x`; a reduction dimension stays a
-  sequential loop inside, in the CPU's order, so every element is summed as on the CPU, by one lane. A reduction
-  to one element (tile_sum) thus runs on lane 0 alone; a tile_store / tile_atomic_add writes each element once
+  sequential loop inside, in the CPU's order, so every element is summed as on the CPU, by one lane (not a tree:
+  the CPU's bits, at the cost of a whole-tile reduction's parallelism). A reduction to one element (tile_sum)
+  thus runs on lane 0 alone; a tile_store / tile_atomic_add writes each element once
   per block (not once per lane); a single element (tile_insert) is written by lane 0;
 - runs a forward kernel's adjoint (or tangent) on lane 0 of each block alone (LANE_ZERO_ATTR), its tiles whole
   in local memory as on the path of one thread per block: a tape launches it in the forward's shape, and its
