@@ -9,6 +9,7 @@ the lane doing each whole tile operation, the blocks spread over all cores.
 from __future__ import annotations
 
 from .config import config
+from .debug import for_launch
 from .launch import launch
 from .runtime.device import get_device
 
@@ -152,13 +153,11 @@ def launch_tiled(*args, **kwargs):
     if device.is_cpu:  # one lane per block: each tile operation runs whole on one thread
         kwargs["dim"] = [*dim, 1]
     else:  # the compiled kernel says: a CUDA block per Warp block (its tiles in shared memory), or one thread
-        from .debug import for_launch  # the build that runs (a debug build decides for itself)
-
         kernel = args[0] if args else kwargs["kernel"]
         if getattr(kernel, "is_generic", False):  # a template: its instance for these arguments' types (as launch)
             kernel = kernel.instance_for(list(kwargs.get("inputs", args[2] if len(args) > 2 else ()) or ()) +
                                          list(kwargs.get("outputs", args[3] if len(args) > 3 else ()) or ()))
-        kernel = for_launch(kernel)
+        kernel = for_launch(kernel)  # the build that runs (a debug build decides for itself)
         kwargs["dim"] = tile_launch_dims(getattr(kernel.compiled(device), "meta", None) or {}, kernel.key, dim,
                                          block_dim)
     kwargs["block_dim"] = block_dim

@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 
 from mlir import ir
-from mlir.dialects import arith, memref, scf
+from mlir.dialects import arith, gpu as _gpu_dialect, memref, scf
 
 from ...dialects.warp import builders as wb
 from ...lowering.tiles_to_linalg import ONE_LANE_ATTR, TILE_WRITE_ATTR
@@ -65,9 +65,7 @@ class _NotCooperative(Exception):
 
 
 def _gpu():
-    from mlir.dialects import gpu
-
-    return gpu
+    return _gpu_dialect  # (imported with the module: only CUDA compiles load this pass)
 
 
 def _index(n: int) -> ir.Value:
