@@ -98,7 +98,24 @@ def grid_neighbour_count(grid: wp.uint64, points: wp.array(dtype=wp.vec3), radiu
     counts[i] = n
 
 
-KERNELS = [saxpy, noop, math_f32, index_3d, histogram, mesh_ray_cast, grid_neighbour_count]
+GEMM_TM, GEMM_TN, GEMM_TK = wp.constant(32), wp.constant(32), wp.constant(16)
+GEMM_BLOCK = 128
+
+
+@wp.kernel
+def tile_gemm(A: wp.array2d(dtype=wp.float32), B: wp.array2d(dtype=wp.float32), C: wp.array2d(dtype=wp.float32)):
+    # the GEMM of Warp's tile documentation: a block's lanes share its tiles (shared memory, warp-gpu-cooperative-tiles)
+    i, j = wp.tid()
+    acc = wp.tile_zeros(shape=(GEMM_TM, GEMM_TN), dtype=wp.float32)
+    count = int(A.shape[1] / GEMM_TK)
+    for k in range(0, count):
+        a = wp.tile_load(A, shape=(GEMM_TM, GEMM_TK), offset=(i * GEMM_TM, k * GEMM_TK))
+        b = wp.tile_load(B, shape=(GEMM_TK, GEMM_TN), offset=(k * GEMM_TK, j * GEMM_TN))
+        wp.tile_matmul(a, b, acc)
+    wp.tile_store(C, acc, offset=(i * GEMM_TM, j * GEMM_TN))
+
+
+KERNELS = [saxpy, noop, math_f32, index_3d, histogram, tile_gemm, mesh_ray_cast, grid_neighbour_count]
 DEFAULT_DIR = os.path.join(REPO, "bench", "gpu_cache")
 
 
@@ -152,6 +169,16 @@ def run_checks(dev) -> int:
         wp.launch(histogram, dim=len(values), inputs=[wp.array(values, device=dev), bins, total], device=dev)
         np.testing.assert_array_equal(bins.numpy(), np.full(16, len(values) // 16))
         assert total.numpy()[0] == 0.25 * len(values), total.numpy()
+
+    def t_tile_gemm():
+        m, n, k = 256, 192, 320
+        rng = np.random.default_rng(3)
+        a0, b0 = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+        c = wp.zeros((m, n), dtype=wp.float32, device=dev)
+        assert tile_gemm.compiled(dev).meta["tile_launch"]["cooperative"], tile_gemm.compiled(dev).meta
+        wp.launch_tiled(tile_gemm, dim=(m // GEMM_TM, n // GEMM_TN), inputs=[wp.array(a0, device=dev),
+                        wp.array(b0, device=dev), c], block_dim=GEMM_BLOCK, device=dev)
+        np.testing.assert_allclose(c.numpy(), a0.astype(np.float64) @ b0, rtol=1e-4, atol=1e-3)
 
     def t_copies():
         src = wp.array(np.arange(1000, dtype=np.float32), device="cpu")
@@ -240,6 +267,7 @@ def run_checks(dev) -> int:
 
     checks = [("saxpy", t_saxpy), ("math builtins float32 vs numpy", t_math),
               ("3-D launch, block_dim=64, max_blocks=2", t_index), ("atomics int32/float64", t_atomics),
+              ("cooperative tile GEMM (shared memory), vs numpy", t_tile_gemm),
               ("copies H2D/D2H/D2D with offsets on a stream", t_copies),
               ("__cuda_array_interface__ (torch, foreign objects)", t_interop)]
     geometry = [("wp.Mesh on the device: ray casts vs every triangle", t_mesh_rays),

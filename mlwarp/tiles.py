@@ -9,6 +9,7 @@ the lane doing each whole tile operation, the blocks spread over all cores.
 from __future__ import annotations
 
 from .config import config
+from .debug import for_launch
 from .launch import launch
 from .runtime.device import get_device
 
@@ -130,11 +131,13 @@ __all__ = [*_DOCS, "launch_tiled", "tile", "untile", "block_dim"]
 
 
 def launch_tiled(*args, **kwargs):
-    """`wp.launch(kernel, dim=[*dim, 1], ...)`: Warp launches `dim + [block_dim]` threads, a block's lanes
-    cooperating on its tiles; mlwarp's tiles run whole on one thread (one lane per block), which gives the same
-    tile results (kernels that read the lane index see lane 0 only). `block_dim` is resolved as Warp resolves
-    it (on the CPU 1 unless `wp.config.enable_cpu_blocks`, at most 1024; None or <= 0 the device's default)
-    and is the CUDA launch's block size."""
+    """Warp's tiled launch. On CUDA, a kernel that warp-gpu-cooperative-tiles could rewrite is launched as Warp
+    launches it, `dim + [block_dim]` threads, one CUDA block of block_dim lanes per Warp block, its tiles in
+    shared memory and each tile op split over the lanes (wp.tid() gives the block's indices, and the lane to a
+    kernel asking for one more index); any other kernel (and every CPU launch) as `dim + [1]`: one thread per
+    block computes its tiles whole, which gives the same tile results (a kernel reading the lane sees lane 0).
+    `block_dim` is resolved as Warp resolves it (on the CPU 1 unless `wp.config.enable_cpu_blocks`, at most 1024;
+    None or <= 0 the device's default) and is the CUDA launch's block size."""
     if "dim" not in kwargs:
         raise RuntimeError("Launch dimensions 'dim' argument should be passed via. keyword args for wp.launch_tiled()")
     if "block_dim" not in kwargs:
@@ -147,11 +150,36 @@ def launch_tiled(*args, **kwargs):
     dim = [dim] if isinstance(dim, int) else list(dim)
     if len(dim) > 3:
         raise RuntimeError("wp.launch_tiled() requires a grid with fewer than 4 dimensions")
-    # one lane per block on every device: each of mlwarp's tile operations runs whole on one thread (on CUDA, the
-    # block's other lanes would redo it)
-    kwargs["dim"] = [*dim, 1]
+    if device.is_cpu:  # one lane per block: each tile operation runs whole on one thread
+        kwargs["dim"] = [*dim, 1]
+    else:  # the compiled kernel says: a CUDA block per Warp block (its tiles in shared memory), or one thread
+        kernel = args[0] if args else kwargs["kernel"]
+        if getattr(kernel, "is_generic", False):  # a template: its instance for these arguments' types (as launch)
+            kernel = kernel.instance_for(list(kwargs.get("inputs", args[2] if len(args) > 2 else ()) or ()) +
+                                         list(kwargs.get("outputs", args[3] if len(args) > 3 else ()) or ()))
+        kernel = for_launch(kernel)  # the build that runs (a debug build decides for itself)
+        kwargs["dim"] = tile_launch_dims(getattr(kernel.compiled(device), "meta", None) or {}, kernel.key, dim,
+                                         block_dim)
     kwargs["block_dim"] = block_dim
     return launch(*args, **kwargs)
+
+
+def tile_launch_dims(meta: dict, kernel_key: str, dim: list, block_dim: int) -> list:
+    """The launch dimensions of a tiled CUDA launch of a kernel compiled with `meta`: `dim + [block_dim]` where
+    warp-gpu-cooperative-tiles made the block's lanes share its tiles (Warp's launch), else `dim + [1]` (one
+    thread per block computes its tiles whole). A cooperative kernel whose tile operations sit under control flow
+    that depends on wp.tid()'s index len(dim), which is the lane in this launch, is refused: not every lane would
+    reach the block's barriers."""
+    shape = meta.get("tile_launch") or {}
+    if not shape.get("cooperative"):
+        return [*dim, 1]
+    if len(dim) in shape.get("lane_divergent_tid_positions", ()):
+        raise RuntimeError(
+            f"kernel '{kernel_key}' runs tile operations under control flow that depends on wp.tid() index "
+            f"{len(dim)}, the lane index of a tiled launch over {len(dim)} dimension(s): every lane of a block must "
+            f"reach each tile operation; launch it over {len(dim) + 1} dimensions or keep the tile operations out of "
+            f"lane-dependent branches and loops")
+    return [*dim, block_dim]
 
 
 def resolve_block_dim(device, block_dim) -> int:

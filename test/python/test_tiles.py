@@ -620,7 +620,11 @@ def test_tile_kernels_assemble_for_sm_90():
         meta = cuda_compile.build(k, 90)
         assert meta["cubin"] == "kernel.cubin" and meta["arch"] == 90, (k.key, meta)
     ptx = cuda_compile.to_mlir(tile_gemm, "ptx", 90)
-    assert ".visible .entry tile_gemm_cuda" in ptx and ".local" in ptx  # each thread's tiles: local memory
+    # a block's lanes share its tiles (warp-gpu-cooperative-tiles): shared memory, barriers, no local buffers (the
+    # adjoint, run whole on lane 0 of each block, keeps its tiles in local memory)
+    forward = ptx[ptx.index(".visible .entry tile_gemm_cuda("):ptx.index(".visible .entry tile_gemm_adj_cuda(")]
+    assert ".shared" in forward and "bar.sync" in forward and ".local" not in forward
+    # (test_tiles_cuda.py: the kernels that keep one thread per block, and why)
 
 
 @pytest.mark.skipif(not wp.is_cuda_available(), reason="no CUDA GPU on this machine")

@@ -147,8 +147,21 @@ def _mark(em) -> None:
         load_tile_dialects(ir.Context.current)
 
 
+# Builtins whose mlwarp lowering assumes one lane per block (wp.tile(x) is a tile of shape (1,), wp.block_dim()
+# is 1, a scatter or stack op is done once per block): a module using one keeps CUDA's one thread per block
+# (lowering/tiles_to_linalg.py ONE_LANE_ATTR; warp-gpu-cooperative-tiles reads it)
+ONE_LANE_BUILTINS = frozenset({"tile", "untile", "block_dim", "tile_scatter_add", "tile_scatter_masked",
+                               "tile_stack", "tile_stack_push", "tile_stack_pop", "tile_stack_clear",
+                               "tile_stack_count"})
+ONE_LANE_ATTR = "warp.one_lane_tiles"  # (the same name as lowering/tiles_to_linalg.py's)
+
+
 def call(em, node: ast.Call, name: str):
     _mark(em)
+    if name in ONE_LANE_BUILTINS:
+        module = em.program.kernel_op.parent
+        if ONE_LANE_ATTR not in module.attributes:
+            module.attributes[ONE_LANE_ATTR] = ir.StringAttr.get(name)
     if name == "tile_map":
         return _tile_map(em, node)
     if name == "tile_extract":

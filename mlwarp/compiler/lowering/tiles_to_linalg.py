@@ -42,6 +42,19 @@ from ..passes.registry import Pass, PassError, ops_named
 # read and wrote its 16 KB twice. Wider rows take the element loop, which LLVM vectorises as a copy.
 ROW_VECTOR_MAX = 64
 MATMUL_ATTR = "warp.tile_matmul"  # a float tile_matmul's linalg.generic (m, k, n), arith in its body
+# On the outermost op of a tile_store's / tile_atomic_add's loop nest over the tile (an scf.for, or the bounds
+# check's scf.if of a tile of one element): the op name. CUDA's warp-gpu-cooperative-tiles spreads such a nest
+# over a block's lanes (each element written once per block), as it spreads the linalg ops.
+TILE_WRITE_ATTR = "warp.writes_tile"
+# On the module: the first tile op (or builtin) whose lowering assumes one lane per block (wp.tile, tile_sort, ...),
+# set here or by the frontend. warp-gpu-cooperative-tiles leaves such a module's kernels one thread per block.
+ONE_LANE_ATTR = "warp.one_lane_tiles"
+# The tile ops whose lowerings are linalg ops, copies, tile-write nests (TILE_WRITE_ATTR) and element reads only:
+# what warp-gpu-cooperative-tiles can spread over a block's lanes. Builtins on tiles (warp.add(tile, tile)) too.
+COOPERATIVE_TILE_OPS = frozenset({
+    "tile_load", "tile_store", "tile_full", "tile_arange", "tile_extract", "tile_reduce", "tile_matmul",
+    "tile_transpose", "tile_broadcast", "tile_map", "tile_atomic_add", "tile_sum_to", "tile_view", "tile_reshape",
+    "tile_reduce_adjoint", "tile_insert"})
 
 
 def element_of(t: ir.Type):
@@ -212,15 +225,17 @@ class _Lowering:
     def _store_like(self, op, write):
         arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
         tile_t = self.operand_types[1]
+        made = []
 
         def store(ivs):
             positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
             branch = scf.IfOp(_inside(arr, positions))
+            made.append(branch)
             with ir.InsertionPoint(branch.then_block):
                 write(arr, self.element(tile, tile_t, ivs), positions)
                 scf.YieldOp([])
 
-        _loop_nest(element_of(tile_t)[0], store)
+        _mark_write(_loop_nest(element_of(tile_t)[0], store) or made[0], op.name)
         return []
 
     def lower_tile_store_composite(self, op):
@@ -365,6 +380,7 @@ class _Lowering:
 
     def lower_tile_store(self, op):
         arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+        made = []
 
         def store(ivs):
             positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
@@ -373,11 +389,12 @@ class _Lowering:
                 below = arith.CmpIOp(arith.CmpIPredicate.slt, p, wb.array_dim(arr, d)).result
                 inside = below if inside is None else arith.AndIOp(inside, below).result
             branch = scf.IfOp(inside)
+            made.append(branch)
             with ir.InsertionPoint(branch.then_block):
                 wb.store(arr, self.tensor.ExtractOp(tile, ivs).result, positions)
                 scf.YieldOp([])
 
-        _loop_nest(ir.RankedTensorType(tile.type).shape, store)
+        _mark_write(_loop_nest(ir.RankedTensorType(tile.type).shape, store) or made[0], op.name)
         return []
 
     def _indexed_positions(self, op, indices, offsets, ivs):
@@ -436,6 +453,7 @@ class _Lowering:
 
     def lower_tile_atomic_add(self, op):
         arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+        made = []
 
         def add(ivs):
             positions = [arith.AddIOp(_i32(iv), off).result for iv, off in zip(ivs, offsets)]
@@ -444,11 +462,12 @@ class _Lowering:
                 below = arith.CmpIOp(arith.CmpIPredicate.slt, p, wb.array_dim(arr, d)).result
                 inside = below if inside is None else arith.AndIOp(inside, below).result
             branch = scf.IfOp(inside)
+            made.append(branch)
             with ir.InsertionPoint(branch.then_block):
                 wb.atomic("add", arr, self.tensor.ExtractOp(tile, ivs).result, positions)
                 scf.YieldOp([])
 
-        _loop_nest(ir.RankedTensorType(tile.type).shape, add)
+        _mark_write(_loop_nest(ir.RankedTensorType(tile.type).shape, add) or made[0], op.name)
         return []
 
     def lower_tile_map(self, op):
@@ -1115,20 +1134,26 @@ def load_or_zero(arr, positions, dtype) -> ir.Value:
     return branch.results[0]
 
 
-def _loop_nest(shape, body, ivs=()) -> None:
+def _loop_nest(shape, body, ivs=()):
     """scf.for loops over `shape` (row-major) at the insertion point; `body(ivs)` in the innermost. A dimension
     of extent 1 is index 0, no loop (a reduction's tile of shape (1,) on its way to an atomic: a loop's variable
-    would make the atomic's address look different per thread to warp-cpu-interchange-loops)."""
+    would make the atomic's address look different per thread to warp-cpu-interchange-loops). Returns the
+    outermost loop, None without loops."""
     if len(ivs) == len(shape):
         body(list(ivs))
-        return
+        return None
     if shape[len(ivs)] == 1:
-        _loop_nest(shape, body, (*ivs, _index(0)))
-        return
+        return _loop_nest(shape, body, (*ivs, _index(0)))
     loop = scf.ForOp(_index(0), _index(shape[len(ivs)]), _index(1))
     with ir.InsertionPoint(loop.body):
         _loop_nest(shape, body, (*ivs, loop.induction_variable))
         scf.YieldOp([])
+    return loop
+
+
+def _mark_write(op, name: str) -> None:
+    """Marks the outermost op of a tile write's nest (TILE_WRITE_ATTR) with the tile op's name."""
+    op.operation.attributes[TILE_WRITE_ATTR] = ir.StringAttr.get(name[len("warp."):])
 
 
 def _retype_tiles(root) -> None:
@@ -1168,6 +1193,10 @@ class ConvertTilesToLinalg(Pass):
                 raise PassError(f"function '{ir.StringAttr(f.attributes['sym_name']).value}' takes or returns a "
                                 f"tile: inline it first (warp-inline)")
         signatures = [([v.type for v in op.operands], [r.type for r in op.results]) for op in ops]
+        one_lane = next((op.name[len("warp."):] for op in ops if op.name.startswith("warp.tile_")
+                         and op.name[len("warp."):] not in COOPERATIVE_TILE_OPS), None)
+        if one_lane is not None and ONE_LANE_ATTR not in module.attributes:
+            module.attributes[ONE_LANE_ATTR] = ir.StringAttr.get(one_lane)
         with module.location:
             _retype_tiles(module)
         lowering = _Lowering(self.row_vectors)

@@ -115,6 +115,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "warp-cpu-vector-math": ("mlwarp.compiler.targets.cpu.cpu_vector_math", "CpuVectorMath"),
     "warp-cpu-vectorize-tile-matmul": ("mlwarp.compiler.targets.cpu.vectorize_tile_matmul", "VectorizeTileMatmul"),
     "warp-expand-geometry": ("mlwarp.compiler.passes.expand_geometry", "ExpandGeometry"),
+    "warp-gpu-cooperative-tiles": ("mlwarp.compiler.targets.cuda.cooperative_tiles", "GpuCooperativeTiles"),
     "warp-gpu-kernel": ("mlwarp.compiler.targets.cuda.gpu_kernel", "GpuKernel"),
     "warp-inline": ("mlwarp.compiler.passes.inline", "Inline"),
     "warp-jvp": ("mlwarp.compiler.passes.autodiff_jvp", "Jvp"),

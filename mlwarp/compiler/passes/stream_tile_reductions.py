@@ -146,8 +146,8 @@ class StreamTileReductions(Pass):
     name = "warp-stream-tile-reductions"
     description = "Whole-tile add/mul/max/min reductions of a tile only loaded to be reduced read the array in " \
                   "the reduction's loop (no tile buffer; the same elements in the same order)"
-    # a step's elements of a contiguous row as one vector load (the CPU); off: element by element (CUDA, whose
-    # pipeline does not lower vector ops)
+    # a step's elements of a contiguous row as one vector load (the CPU); off: element by element (for a target
+    # whose pipeline does not lower vector ops; CUDA does not run this pass: its lanes load a tile cooperatively)
     row_vectors: bool = True
 
     def run(self, module):

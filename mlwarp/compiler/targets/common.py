@@ -20,6 +20,8 @@ class Stage:
     only_if: str | None = None  # a module attribute: the stage runs only on modules that carry it (TILES_ATTR)
 
 
+# on a CUDA module with tiles: JSON of how wp.launch_tiled launches it (cuda/cooperative_tiles.py; meta "tile_launch")
+TILE_LAUNCH_ATTR = "warp.tiled_launch"
 TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tiles.py): the tile stages run
 # Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
 # accumulator updated in place), linalg as loops (both targets: a CUDA thread's tiles are its local memory)

@@ -25,6 +25,9 @@ from ...dialects.warp import builders as wb
 from ...passes.registry import Pass, PassError, kernels, ops_named
 from ..cpu.cpu_entry import thread_indices
 
+# (cooperative_tiles.py's: a kernel whose block's lanes share its tiles; its adjoint, on lane 0 of each block)
+COOPERATIVE_ATTR, LANE_ZERO_ATTR = "warp.cooperative_tiles", "warp.lane_zero_tiles"
+
 GPU_MODULE = "kernels"
 
 
@@ -204,6 +207,10 @@ class GpuKernel(Pass):
         tids = ops_named(entry.operation, {"warp.tid"})
         # launch dimensions past the widest: folded (fold_dims); a linear tid (an error record's) is the loop's index
         widest = max((len(t.results) for t in tids if wb.LINEAR_TID_ATTR not in t.attributes), default=0)
+        if COOPERATIVE_ATTR in kernel.attributes or LANE_ZERO_ATTR in kernel.attributes:
+            # launched as dim + [block_dim] (unfolded): wp.tid() gives a thread's leading indices of all four
+            # dimensions, the block's, then the lane's to a kernel asking for one more
+            widest = 4
         for tid in tids:
             with ir.InsertionPoint(tid), tid.location:
                 if wb.LINEAR_TID_ATTR in tid.attributes:

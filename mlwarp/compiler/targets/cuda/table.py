@@ -6,11 +6,14 @@ loads the cubin on a device of the same architecture and lets the driver JIT the
 
 from __future__ import annotations
 
+import json
 import os
+
+from mlir import ir
 
 from .gpu_binary import assemble_cubin, emit_ptx, ptxas_path
 from .gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
-from ..common import CUDA_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
+from ..common import CUDA_LINE_INFO, TILE_LAUNCH_ATTR, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 PTX = "kernel.ptx"
 CUBIN = "kernel.cubin"
@@ -24,7 +27,7 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
 
 
 # the tile passes that read a contiguous row with one vector load on the CPU: element by element here
-ROW_VECTOR_PASSES = ("warp-stream-tile-reductions", "convert-warp-tiles-to-linalg")
+ROW_VECTOR_PASSES = ("convert-warp-tiles-to-linalg",)
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
          "warp-gpu-kernel", "canonicalize", "cse")
 
@@ -36,7 +39,15 @@ def stages(o: BuildOptions) -> list:
     if o.debug:  # line directives on the gpu.module's llvm.funcs
         nvvm += (CUDA_LINE_INFO,)
     # no loop tapes: a GPU thread's stack is 1 KiB unless the context raises it for every resident thread
-    tiles = tuple((p, {"row-vectors": "false"}) if p in ROW_VECTOR_PASSES else p for p in TILES)
+    # a whole-tile sum streamed from global memory (warp-stream-tile-reductions) would be read by every lane of
+    # a cooperative block: here the tile is loaded once, cooperatively, and reduced from shared memory
+    tiles = tuple((p, {"row-vectors": "false"}) if p in ROW_VECTOR_PASSES else p for p in TILES
+                  if p != "warp-stream-tile-reductions")
+    # a block's lanes share its tiles (shared memory) and split each tile op, where every kernel of the module
+    # allows it (cooperative_tiles.py); the linalg ops it leaves (a module kept one thread per block) become
+    # each thread's loops as before
+    loops = tiles.index("convert-linalg-to-loops")
+    tiles = tiles[:loops] + ("func.func(linalg-generalize-named-ops)", "warp-gpu-cooperative-tiles") + tiles[loops:]
     table = [*warp_stages(o, loop_tape_bytes=0), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
              Stage("tiles-to-llvm", ("gpu.module(expand-strided-metadata,lower-affine)",), only_if=TILES_ATTR),
              Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]
@@ -54,6 +65,10 @@ def emit_ptx_file(build) -> None:
     build.meta["ptx"] = PTX
     build.meta.setdefault("cubin", None)  # the cubin stage sets it
     build.meta["arch"] = build.options.arch
+    # the launch shape wp.launch_tiled uses (warp-gpu-cooperative-tiles): one CUDA block per Warp block, or one
+    # thread per block (a module without tiles: no entry)
+    if TILE_LAUNCH_ATTR in build.module.operation.attributes:
+        build.meta["tile_launch"] = json.loads(ir.StringAttr(build.module.operation.attributes[TILE_LAUNCH_ATTR]).value)
 
 
 def emit_cubin(build) -> None:
