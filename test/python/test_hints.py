@@ -41,3 +41,17 @@ def test_prefetch_of_anything_but_an_array_element_is_refused():
 def test_prefetch_called_in_python_is_refused():
     with pytest.raises(RuntimeError, match=r"prefetch\(\) can only be called inside a @wp.kernel or @wp.func body"):
         prefetch(1)
+
+
+@wp.kernel(module="unique", module_options={"mode": "debug"})
+def prefetch_past_the_end_in_debug(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    prefetch(x[i + 1000])
+    out[i] = x[i] + 1.0
+
+
+def test_debug_mode_does_not_check_a_prefetch():
+    """Debug mode's bounds checks guard accesses; a prefetch is a hint (it cannot fault): past the end is no error."""
+    out = wp.zeros(4, dtype=float)
+    wp.launch(prefetch_past_the_end_in_debug, dim=4, inputs=[wp.array(np.arange(4, dtype=np.float32)), out])
+    np.testing.assert_array_equal(out.numpy(), np.arange(4) + 1.0)

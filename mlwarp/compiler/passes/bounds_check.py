@@ -6,7 +6,8 @@ atomic is guarded: when an index is outside `[0, shape[d])` the access is
 skipped (a load yields 0) and the first failing thread writes the site, its
 thread index, the indices and the shape into the record, which the runtime
 reads after the launch. warp.address is checked and recorded but not skipped:
-its user does the access. An out-of-range warp.view (`a[i]` of a 2-d array)
+its user does the access (an address only a prefetch reads is not checked: a hint, it cannot fault).
+An out-of-range warp.view (`a[i]` of a 2-d array)
 is recorded and views index 0 instead, so the accesses through it stay inside.
 
 Each guarded access becomes a "site": its op, the array's parameter index
@@ -32,6 +33,12 @@ SITES_ATTR = "warp.debug_sites"
 CHECKED_ATTR = "warp.bounds_checked"  # on a kernel: already has its record parameter and guards
 _CHECKED_OPS = {"warp.load", "warp.store", "warp.atomic", "warp.address", "warp.view"}
 _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+
+
+def _only_prefetched(op) -> bool:
+    """An address only a prefetch reads (mlwarp/core/hints.py): a hint, which cannot fault, not an access."""
+    uses = [u.owner for u in op.results[0].uses] if op.name == "warp.address" else []
+    return bool(uses) and all(u.name == "llvm.intr.prefetch" for u in uses)
 
 
 def _i(bits):
@@ -92,6 +99,8 @@ class BoundsCheck(Pass):
             ir.FunctionType.get([*ft.inputs, record_t], list(ft.results)))
         kernel.attributes[CHECKED_ATTR] = ir.UnitAttr.get()
         for op in ops_named(kernel, _CHECKED_OPS):
+            if _only_prefetched(op):
+                continue
             access = op.opview
             arr, indices = access.array, access.indices
             if not is_array_type(arr.type):
