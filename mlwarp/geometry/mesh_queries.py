@@ -804,6 +804,16 @@ def _prefetch_below(m: MeshData, n: int32):
 @func
 def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_hit: bool):
     """(hit, t, u, v, sign, normal, face): the closest hit at 0 <= t < max_t (with any_hit, the first found).
+    A direction with a zero component takes the robust slab tests; the traversal is inlined once for each
+    case with `robust` a constant, so the common one has no per-axis branch on it in its box tests."""
+    if dir[0] == 0.0 or dir[1] == 0.0 or dir[2] == 0.0:
+        return _ray_traversal(m, start, dir, max_t, root, any_hit, True)
+    return _ray_traversal(m, start, dir, max_t, root, any_hit, False)
+
+
+@func
+def _ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_hit: bool, robust: bool):
+    """_ray's traversal (`robust`: the direction has a zero component).
 
     Near child first, as Warp's traversal: at an inner node n both children (n + 1 and the packed node's right
     child) are tested, the nearer one entered and the farther one pushed; a popped node's box is tested again
@@ -812,7 +822,6 @@ def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_h
     test, so the same t, u, v), which is all the adjoint differentiates: the traversal itself (an int stack in
     the thread's memory) has no adjoint and is not rerun backwards."""
     rcp = _safe_rcp(dir)
-    robust = dir[0] == 0.0 or dir[1] == 0.0 or dir[2] == 0.0
     kx, ky, kz, sx, sy, sz = _ray_shear(dir)
     min_t = max_t
     closest = int32(0)  # the packed position of the closest hit's triangle
