@@ -27,10 +27,11 @@ forward replay gets the same expansion."""
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, llvm, math, scf
+from mlir.dialects import arith, math, scf
 
 from mlwarp.core import geometry as layout
 
+from ..dialects import llvm
 from ..dialects.warp import views
 from ..dialects.warp import builders as wb
 from ..lowering.patterns import lower_ops
