@@ -135,7 +135,10 @@ class HashGrid:
         if _capture.recording_on(self.device):  # a captured build() sizes the grid at replay; this cannot wait
             raise NotImplementedError("HashGrid.reserve() cannot be called during CPU graph capture; reserve before "
                                       "capture")
-        num_points = operator.index(num_points)
+        self._reserve(operator.index(num_points))
+        self._publish()  # (on a CUDA device: the new count and arrays reach the device descriptor)
+
+    def _reserve(self, num_points: int) -> None:
         if num_points > self._desc[layout.HG_CAPACITY]:
             capacity = num_points * 3 // 2
             ids = np.zeros(capacity, dtype=np.int32)
@@ -144,7 +147,6 @@ class HashGrid:
             self._point_ids = ids
             self._desc[layout.HG_CAPACITY] = capacity
         self._desc[layout.HG_NUM_POINTS] = num_points
-        self._publish()
         self.reserved = True
 
     def build(self, points, radius, groups=None):
@@ -164,7 +166,7 @@ class HashGrid:
                                           "outside capture")
             return _capture.record(lambda: self.build(points, radius))
         n = len(points)
-        self.reserve(n)
+        self._reserve(n)  # (published once, built, below)
         inv = np.float32(1.0) / np.float32(radius)
         self._set_cell_width_inv(inv)
         user_points = points
