@@ -88,7 +88,8 @@ class Mesh:
         # the triangles' boxes are computed on the host (build_kernels.triangle_boxes), on a CUDA device too
         self._tri_lowers = empty(tri.shape[0], dtype=vec3, device="cpu")
         self._tri_uppers = empty(tri.shape[0], dtype=vec3, device="cpu")
-        average = self._boxes()
+        inputs = self._host_inputs()  # (on a CUDA device a host copy: read once for the boxes and the packing)
+        average = self._boxes(*inputs)
         self._mirror = None if self.device.is_cpu else DeviceMirror(self.device, layout.MESH_WORDS)
         if self._mirror is None:
             tree_lowers, tree_uppers = self._tri_lowers, self._tri_uppers
@@ -96,7 +97,7 @@ class Mesh:
             tree_lowers, tree_uppers = (array(a, dtype=vec3, device=self.device)
                                         for a in (self._tri_lowers, self._tri_uppers))
         self._bvh = Bvh(tree_lowers, tree_uppers, constructor=constructor, groups=groups, leaf_size=bvh_leaf_size)
-        self._publish(average)
+        self._publish(average, inputs)
         self.id = int(self._desc.ctypes.data) if self._mirror is None else self._mirror.id
 
     def _host_inputs(self):
@@ -110,14 +111,13 @@ class Mesh:
             points = array(np.asarray(points.numpy(), np.float32).reshape(-1, 3), dtype=vec3, device=self.device)
         return points, indices
 
-    def _boxes(self) -> float:
+    def _boxes(self, points, indices) -> float:
         """Per-triangle bounds into the tree's item arrays (one thread a triangle: build_kernels.triangle_boxes)
         from the current points; returns the average edge length."""
         n = self._tri.shape[0]
         if not n:
             return 0.0
         edges = np.empty(n, np.float32)
-        points, indices = self._host_inputs()
         bk.host_launch(bk.triangle_boxes, n, [points, indices, self._tri_lowers, self._tri_uppers,
                                               bk.view(edges, float32)])
         return float(edges.astype(np.float64).sum() / (n * 3))
@@ -164,7 +164,9 @@ class Mesh:
             last[nodes] = np.maximum(last[left], last[right])
         return first, last
 
-    def _publish(self, average: float | None = None):
+    def _publish(self, average: float | None = None, inputs=None):
+        """The descriptor for the current arrays and tree (the ray casts' packing from `inputs`, _host_inputs()
+        when not given); on a CUDA device copied there."""
         d = self._desc
         d[layout.MESH_POINTS] = self._points.ptr or 0
         d[layout.MESH_VELOCITIES] = (self._velocities.ptr or 0) if self._velocities is not None else 0
@@ -178,7 +180,7 @@ class Mesh:
             d[layout.MESH_WN_NORMALS:layout.MESH_WN_RADII + 1] = [a.ctypes.data for a in self._wn]
         self._ray_nodes = self._packed_nodes()
         d[layout.MESH_RAY_NODES] = self._ray_nodes.ctypes.data
-        self._ray_tris = self._packed_triangles()
+        self._ray_tris = self._packed_triangles(*(inputs or self._host_inputs()))
         d[layout.MESH_RAY_TRIS] = self._ray_tris.ctypes.data
         if average is None:
             average = self._average
@@ -210,12 +212,11 @@ class Mesh:
             links[:num_nodes, 7] = np.where(leaf, t["end"], -1)
         return packed
 
-    def _packed_triangles(self) -> np.ndarray:
+    def _packed_triangles(self, points, indices) -> np.ndarray:
         """The triangles' vertices in the tree's primitive order (core/geometry.py MESH_RAY_TRIS)."""
         faces = self._bvh._tree["primitives"]
         packed = np.zeros((max(faces.size, 1), layout.RAY_TRI_FLOATS), np.float32)
         if faces.size:
-            points, indices = self._host_inputs()
             bk.host_launch(bk.pack_triangles, faces.size, [points, indices, bk.view(faces, int32),
                                                            bk.view(packed, float32)])
             packed.view(np.int32)[:faces.size, 3] = faces
@@ -228,12 +229,13 @@ class Mesh:
         """Refit the BVH to the points (call it after changing the points in place)."""
         if not self.id:
             raise RuntimeError("Failed to refit mesh: the mesh was never created")
-        average = self._boxes()  # (in place: the tree's item words point at these arrays)
+        inputs = self._host_inputs()
+        average = self._boxes(*inputs)  # (in place: the tree's item words point at these arrays)
         if self._mirror is not None:  # the tree's item boxes live on the device: update them, then refit
             self._bvh.lowers.assign(self._tri_lowers)
             self._bvh.uppers.assign(self._tri_uppers)
         self._bvh.refit()
-        self._publish(average)
+        self._publish(average, inputs)
 
     @property
     def points(self):
