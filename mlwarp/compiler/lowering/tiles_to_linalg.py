@@ -1116,12 +1116,13 @@ def _ravel(ivs, shape) -> ir.Value:
 
 
 def _unravel(flat, shape) -> list:
-    """The tile indices of the row-major flat index `flat` (index type) in `shape`."""
+    """The tile indices of the row-major flat index `flat` (index type, below the shape's size) in `shape`: the
+    outermost index is what the inner ones leave (no remainder to take)."""
     idx = []
-    for n in reversed(shape):
+    for n in reversed(shape[1:]):
         idx.append(arith.RemUIOp(flat, _index(n)).result)
         flat = arith.DivUIOp(flat, _index(n)).result
-    return list(reversed(idx))
+    return [flat, *reversed(idx)] if shape else []
 
 
 def load_or_zero(arr, positions, dtype) -> ir.Value:

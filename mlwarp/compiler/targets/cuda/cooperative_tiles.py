@@ -43,7 +43,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu as _gpu_dialect, memref, scf
 
 from ...dialects.warp import builders as wb
-from ...lowering.tiles_to_linalg import ONE_LANE_ATTR, TILE_WRITE_ATTR
+from ...lowering.tiles_to_linalg import ONE_LANE_ATTR, TILE_WRITE_ATTR, _index, _unravel
 from ...passes.registry import Pass, kernels
 from ..common import TILE_LAUNCH_ATTR, TILES_ATTR
 
@@ -66,10 +66,6 @@ class _NotCooperative(Exception):
 
 def _gpu():
     return _gpu_dialect  # (imported with the module: only CUDA compiles load this pass)
-
-
-def _index(n: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), n).result
 
 
 def _constant_int(v: ir.Value):
@@ -223,19 +219,6 @@ def _loop_nest(outer) -> list:
             return loops
 
 
-def _delinearize(flat: ir.Value, shape: list) -> list:
-    """Row-major indices of `flat` over the constant `shape`."""
-    out = []
-    rest = flat
-    for k in range(len(shape) - 1, -1, -1):
-        if k == 0:
-            out.append(rest)
-        else:
-            out.append(arith.RemUIOp(rest, _index(shape[k])).result)
-            rest = arith.DivUIOp(rest, _index(shape[k])).result
-    return list(reversed(out))
-
-
 def _lane_loop(lane, lanes, total: int):
     """scf.for f = lane to total step lanes; returns (loop, its yield)."""
     loop = scf.ForOp(lane, _index(total), lanes)
@@ -275,7 +258,7 @@ class _Spread:
         with ir.InsertionPoint(op), op.location:
             loop, end = _lane_loop(self.lane, self.lanes, total)
             with ir.InsertionPoint(end):
-                ivs = _delinearize(loop.induction_variable, shape) if shape else []
+                ivs = _unravel(loop.induction_variable, shape) if shape else []
                 memref.StoreOp(memref.LoadOp(src, ivs).result, dst, ivs)
         self._after(op)
         op.erase()
@@ -307,7 +290,7 @@ class _Spread:
                 total *= n
             loop, end = _lane_loop(self.lane, self.lanes, total)
             with ir.InsertionPoint(end):
-                ivs = _delinearize(loop.induction_variable, shape)
+                ivs = _unravel(loop.induction_variable, shape)
         for l, iv in zip(loops, ivs):
             l.regions[0].blocks[0].arguments[0].replace_all_uses_with(iv)
         for inner in list(loops[-1].regions[0].blocks[0].operations)[:-1]:
@@ -339,7 +322,7 @@ class _Spread:
             loop, end = _lane_loop(self.lane, self.lanes, total)
             ivs = [None] * rank
             with ir.InsertionPoint(end):
-                for d, iv in zip(parallel, _delinearize(loop.induction_variable, [sizes[d] for d in parallel])):
+                for d, iv in zip(parallel, _unravel(loop.induction_variable, [sizes[d] for d in parallel])):
                     ivs[d] = iv
                 inner_end = end
                 for d in reduced:  # in the CPU's order: one lane sums each element as convert-linalg-to-loops
