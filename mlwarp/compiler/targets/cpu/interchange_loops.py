@@ -473,9 +473,9 @@ class _Interchange:
         stretch[:] = kept
         if not stretch and not tail:
             return
-        lanes = None if tail else self._square_of(stretch)
-        if lanes is not None:
-            self._squares(stretch, lanes)
+        loaded = None if tail else self._square_of(stretch)
+        if loaded is not None:
+            self._squares(stretch, loaded)
             return
         tl, end = self._thread_loop()
         i = tl.induction_variable
