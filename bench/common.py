@@ -10,8 +10,10 @@ Warp part when called with `--warp` and prints one JSON line.
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 WARP_PYTHONS = [os.environ.get("MLWARP_BENCH_WARP_PYTHON"), "/tmp/warpvenv/bin/python"]
@@ -35,6 +37,28 @@ def clean_env() -> dict:
     for k in BLAS_ENV:
         env.pop(k, None)
     return env
+
+
+def c_stream(source_name: str):
+    """`n -> best GB/s` of one of bench/'s C references (`<exe> N REPEAT` prints GB/s), built with
+    `cc -O3 -march=native -fopenmp`, on one thread and on all cores; None without a C compiler."""
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        return None
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), source_name)
+    exe = os.path.join(tempfile.mkdtemp(prefix="mlwarp-bench-"), os.path.splitext(source_name)[0])
+    if subprocess.run([cc, "-O3", "-march=native", "-fopenmp", source, "-o", exe], capture_output=True).returncode:
+        return None
+
+    def best(n):
+        rates = []
+        for threads in sorted({1, os.cpu_count() or 1}):
+            out = subprocess.run([exe, str(n), "20"], capture_output=True, text=True,
+                                 env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+            rates.append(float(out.stdout) if out.returncode == 0 else 0.0)
+        return max(rates)
+
+    return best
 
 
 def warp_python():

@@ -7,13 +7,10 @@ x and y read, y written). References for the memory system, in the same run: Ope
 import ctypes
 import glob
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import best_of, emit_warp, print_table, run_warp, save_json, warp_mode  # noqa: E402
+from common import best_of, c_stream, emit_warp, print_table, run_warp, save_json, warp_mode  # noqa: E402
 
 SIZES = [10**6, 10**7]
 BYTES_PER_ELEMENT = 12
@@ -61,23 +58,7 @@ def openblas_saxpy():
 
 def c_saxpy():
     """`n -> best GB/s` of stream_saxpy.c on one thread and on all cores, or None without a C compiler."""
-    cc = shutil.which(os.environ.get("CC", "cc"))
-    if cc is None:
-        return None
-    exe = os.path.join(tempfile.mkdtemp(prefix="mlwarp-bench-"), "stream_saxpy")
-    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stream_saxpy.c")
-    if subprocess.run([cc, "-O3", "-march=native", "-fopenmp", source, "-o", exe], capture_output=True).returncode:
-        return None
-
-    def best(n):
-        rates = []
-        for threads in sorted({1, os.cpu_count() or 1}):
-            out = subprocess.run([exe, str(n), "20"], capture_output=True, text=True,
-                                 env={**os.environ, "OMP_NUM_THREADS": str(threads)})
-            rates.append(float(out.stdout) if out.returncode == 0 else 0.0)
-        return max(rates)
-
-    return best
+    return c_stream("stream_saxpy.c")
 
 
 def main():

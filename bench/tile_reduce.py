@@ -1,6 +1,7 @@
 """Tiled reduction: the sum of 1e7 float32 through tiles (each block tile_load-s 4096 values, tile_sum-s them and
-tile_atomic_add-s the sum into the total), in GB/s of input read; numpy's sum (its pairwise SIMD loop) as the
-memory reference, the result checked against float64.
+tile_atomic_add-s the sum into the total), in GB/s of input read; numpy's sum (its pairwise SIMD loop, one thread)
+beside it, and the machine's memory bandwidth as the reference: stream_sum.c, a C/OpenMP sum of as many floats
+in any order, on all cores. The result is checked against float64.
 
 Warp runs each block's tile ops on one thread with block_dim 1; mlwarp spreads the blocks over all cores.
 """
@@ -9,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import best_of, emit_warp, print_table, run_warp, save_json, warp_mode  # noqa: E402
+from common import best_of, c_stream, emit_warp, print_table, run_warp, save_json, warp_mode  # noqa: E402
 
 N = 10_000_000
 TILE = 4096
@@ -73,10 +74,15 @@ def main():
     lines = print_table(f"Tiled reduction, sum of {N:.0e} float32 ({TILE}-element tiles)", "GB/s of input",
                         [("tile_load -> tile_sum -> tile_atomic_add", m["gbs"], n, w.get("gbs"))],
                         higher_is_better=True)
-    lines += ["", f"mlwarp reads at {100 * m['gbs'] / n:.0f}% of numpy's sum (one thread, its SIMD loop); result "
-                  f"within {m['rel_err']:.2g} (relative) of float64"]
+    c_sum = c_stream("stream_sum.c")
+    bandwidth = c_sum(N) if c_sum else None
+    share = (f"{100 * m['gbs'] / bandwidth:.0f}% of the machine's bandwidth (C/OpenMP order-free sum of the same "
+             f"{N:.0e} floats, stream_sum.c: {bandwidth:.1f} GB/s), " if bandwidth else "")
+    lines += ["", f"mlwarp reads at {share}{100 * m['gbs'] / n:.0f}% of numpy's sum (one thread, its SIMD loop); "
+                  f"result within {m['rel_err']:.2g} (relative) of float64"]
     print(lines[-1])
-    save_json("tile_reduce", {"table": lines, "data": {"mlwarp": m, "numpy": n, "warp": w or None}})
+    save_json("tile_reduce", {"table": lines, "data": {"mlwarp": m, "numpy": n, "warp": w or None,
+                                                      "c_openmp_sum": bandwidth}})
 
 
 if __name__ == "__main__":
