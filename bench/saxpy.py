@@ -56,11 +56,6 @@ def openblas_saxpy():
     return lambda n, a, x, y: f(n, a, x.ctypes.data, 1, y.ctypes.data, 1)
 
 
-def c_saxpy():
-    """`n -> best GB/s` of stream_saxpy.c on one thread and on all cores, or None without a C compiler."""
-    return c_stream("stream_saxpy.c")
-
-
 def main():
     if warp_mode():
         return warp_part()
@@ -74,7 +69,7 @@ def main():
         y[i] = a * x[i] + y[i]
 
     blas = openblas_saxpy()
-    c_ref = c_saxpy()
+    c_ref = c_stream("stream_saxpy.c")
     rows, payload = [], {}
     for n in SIZES:
         x, y = wp.ones(n, dtype=float), wp.ones(n, dtype=float)

@@ -2,13 +2,8 @@
    bench/saxpy.py. Usage: stream_saxpy N REPEAT -> best GB/s (12 bytes per element). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
+#include "stream_timer.h"
 
 int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 10000000;
