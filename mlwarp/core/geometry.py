@@ -102,4 +102,19 @@ RAY_NODE_FLOATS = 8
 # z, the face's index as an int32, then q x, y, z, 0, r x, y, z, 0: no index chase from a leaf to its vertices.
 MESH_RAY_TRIS = 12  # address of float32[num_tris, 12]
 RAY_TRI_FLOATS = 12
-MESH_WORDS = 13
+# The same tree as a 4-wide one, for closest-hit and any-hit casts over the whole tree: the inner nodes at even
+# depth, each with its grandchildren as children (a leaf child stays one child), 128 bytes a node: float32[4]
+# rows of the children's lower x, y, z and upper x, y, z, then int32[4] children (>= 0: a wide node; < 0: a
+# leaf, -1 - (16 first + count) with its triangles at MESH_RAY_TRIS positions first .. first + count - 1), then
+# four words of padding. A missing child is the point (+inf, +inf, +inf), which a ray with finite nonzero
+# direction components never enters before any t (the slab test takes min/max of the planes: an inverted box
+# would be every box), and an empty leaf (-1). Half the levels of the
+# binary tree, each one load of four boxes tested as vectors. MESH_RAY_WIDE_NODES is 0 where the tree cannot be
+# packed so (a root that is a leaf, a leaf over 15 triangles, a tree too deep for the traversal's stack).
+MESH_RAY_WIDE = 13  # address of float32[num_wide_nodes, 32], 128-byte aligned
+MESH_RAY_WIDE_NODES = 14
+RAY_WIDE_FLOATS = 32
+# A ray's traversal stack: one entry per level a farther child waits at (Warp's BVH_QUERY_STACK_SIZE); the
+# trees are at most 31 levels deep below a group's root (bvh_sah.py), 32 more for groups.
+RAY_STACK = 64
+MESH_WORDS = 15

@@ -182,6 +182,9 @@ class Mesh:
         d[layout.MESH_RAY_NODES] = self._ray_nodes.ctypes.data
         self._ray_tris = self._packed_triangles(*(inputs or self._host_inputs()))
         d[layout.MESH_RAY_TRIS] = self._ray_tris.ctypes.data
+        self._ray_wide = self._packed_wide_nodes()
+        d[layout.MESH_RAY_WIDE] = self._ray_wide.ctypes.data if self._ray_wide is not None else 0
+        d[layout.MESH_RAY_WIDE_NODES] = len(self._ray_wide) if self._ray_wide is not None else 0
         if average is None:
             average = self._average
         self._average = average
@@ -190,6 +193,8 @@ class Mesh:
         f[2 * layout.MESH_AVERAGE_EDGE_LENGTH + 1] = 0.0
         if self._mirror is not None:  # the user's arrays and the tree are device addresses already; copy the rest
             owned = {layout.MESH_RAY_NODES: self._ray_nodes, layout.MESH_RAY_TRIS: self._ray_tris}
+            if self._ray_wide is not None:
+                owned[layout.MESH_RAY_WIDE] = self._ray_wide
             if self.support_winding_number:
                 owned.update(zip((layout.MESH_WN_NORMALS, layout.MESH_WN_CENTERS, layout.MESH_WN_RADII), self._wn))
             self._mirror.publish(d, owned)
@@ -211,6 +216,75 @@ class Mesh:
             links[:num_nodes, 3] = np.where(leaf, t["start"], right)
             links[:num_nodes, 7] = np.where(leaf, t["end"], -1)
         return packed
+
+    def _packed_wide_nodes(self) -> np.ndarray | None:
+        """The tree as a 4-wide one (core/geometry.py MESH_RAY_WIDE), None where it cannot be packed so. A refit
+        keeps the wide tree's shape (_wide_links) and packs the refitted boxes."""
+        t = self._bvh._tree
+        if t["skip"].size == 0:
+            return None
+        # each node's box, and a last row for a missing child (slot -1): the point at +inf
+        boxes = np.full((t["skip"].size + 1, 6), np.inf, np.float32)
+        boxes[:-1, 0:3] = self._bvh._node_lowers
+        boxes[:-1, 3:6] = self._bvh._node_uppers
+        if getattr(self, "_wide_of", None) is not t:
+            self._wide_of, self._wide = t, self._wide_links(t, boxes)
+        if self._wide is None:
+            return None
+        slots, codes = self._wide
+        raw = np.zeros(len(slots) * layout.RAY_WIDE_FLOATS + 32, np.float32)
+        offset = (-raw.ctypes.data % 128) // 4  # 128-byte aligned: a node is two whole cache lines
+        packed = raw[offset:offset + len(slots) * layout.RAY_WIDE_FLOATS].reshape(len(slots), 8, 4)
+        packed[:, 0:6] = boxes[slots].transpose(0, 2, 1)
+        packed.view(np.int32)[:, 6] = codes
+        return packed.reshape(len(slots), layout.RAY_WIDE_FLOATS)
+
+    @staticmethod
+    def _wide_links(t, boxes):
+        """(children as binary nodes, children's codes), both (wide nodes, 4), of the 4-wide tree over the binary
+        tree `t` with node boxes `boxes`; None where it cannot be packed so.
+
+        Top down, a level of wide nodes at a time: a wide node starts with its binary node's two children and
+        twice replaces the child of largest surface area that is an inner node by that child's two children
+        (the usual collapse of a binary tree into a 4-wide one); its inner children are the next level's
+        nodes. Every leaf is a child of exactly one wide node."""
+        skip, start, end = t["skip"], t["start"], t["end"]
+        if start[0] >= 0:
+            return None
+        count = np.where(start >= 0, end - start, 0)
+        if count.max() > 15 or 16 * (int(start.max()) + 16) >= 2**31:  # a leaf's code: 16 first + count
+            return None
+        size = boxes[:-1, 3:6] - boxes[:-1, 0:3]
+        area = np.full(skip.size + 1, -1.0, np.float32)  # leaves and missing children are never expanded
+        inner = start < 0
+        area[:-1][inner] = (size[:, 0] * size[:, 1] + size[:, 1] * size[:, 2] + size[:, 2] * size[:, 0])[inner]
+        levels, nodes, level = [], [], np.zeros(1, np.int64)
+        while level.size:
+            nodes.append(level)
+            slots = np.full((level.size, 4), -1, np.int64)
+            slots[:, 0] = level + 1
+            slots[:, 1] = skip[level + 1]
+            rows = np.arange(level.size)
+            for k in (2, 3):
+                widest = np.argmax(area[slots], axis=1)
+                grow = area[slots[rows, widest]] >= 0
+                c = slots[rows[grow], widest[grow]]
+                slots[rows[grow], widest[grow]] = c + 1
+                slots[rows[grow], k] = skip[c + 1]
+            levels.append(slots)
+            level = slots[(slots >= 0) & (start[np.maximum(slots, 0)] < 0)]
+        # each level pushes at most 3 more entries than it pops, and writes 4 before keeping the hits
+        if 3 * len(levels) + 4 > layout.RAY_STACK:
+            return None
+        # in the binary tree's preorder, which is a preorder of the wide tree too (node 0 the root)
+        nodes = np.concatenate(nodes)
+        order = np.argsort(nodes)
+        slots = np.concatenate(levels)[order]
+        index = np.full(skip.size, -1, np.int64)
+        index[nodes[order]] = np.arange(nodes.size)
+        b = np.maximum(slots, 0)
+        codes = np.where(start[b] >= 0, -1 - (16 * start[b] + count[b]), index[b])
+        return slots, np.where(slots >= 0, codes, -1).astype(np.int32)
 
     def _packed_triangles(self, points, indices) -> np.ndarray:
         """The triangles' vertices in the tree's primitive order (core/geometry.py MESH_RAY_TRIS)."""

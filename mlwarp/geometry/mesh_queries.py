@@ -4,7 +4,8 @@ as @wp.func over `array(ptr=..., shape=..., dtype=...)` views of the mesh descri
 lookups wp.bvh_get_group_root / wp.mesh_get_group_root.
 
 Traversals use the tree's stackless preorder (a node that passes its test continues at n + 1, anything else
-at skip[n]); a query from a root visits that node's subtree [root, skip[root]). Results are Warp's: the same
+at skip[n]); a query from a root visits that node's subtree [root, skip[root]). Ray casts use a stack over the
+tree packed for them, 4-wide for a whole-tree cast (_wide_ray_traversal). Results are Warp's: the same
 tests (its closest point on a triangle, sliver rejection, Woop's watertight ray-triangle test, its ray-box
 slab tests), the same strict comparisons; where two triangles are exactly as close, which one is reported
 follows this tree's order, not Warp's. Signs: `mesh_query_point` and `_sign_winding_number` on a mesh built
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from ..array import array, zeros
 from ..builtins import namespace as wp  # wp.dot, wp.cross, ...: the builtins, spelt as in user code
+from ..constants import INF
 from ..core.refs import ref
 from ..core import geometry as layout
 from ..core.hints import prefetch
@@ -29,9 +31,7 @@ from ..types import bool_, float32, float64, int32, int64, uint64
 from ..vector import vec2, vec3, vec4
 
 FLT_MAX = 3.4028234663852886e38
-# A ray's traversal stack: one entry per level a farther child waits at (Warp's BVH_QUERY_STACK_SIZE); the
-# trees are at most 31 levels deep below a group's root (bvh_sah.py), 32 more for groups.
-_RAY_STACK = 64
+_RAY_STACK = layout.RAY_STACK
 PI = 3.14159265359
 INV_4PI = 0.07957747154
 
@@ -39,6 +39,7 @@ _MESH_WORDS = layout.MESH_WORDS
 _BVH_WORDS = layout.BVH_WORDS
 _RAY_NODE_FLOATS = layout.RAY_NODE_FLOATS
 _RAY_TRI_FLOATS = layout.RAY_TRI_FLOATS
+_RAY_WIDE_FLOATS = layout.RAY_WIDE_FLOATS
 
 
 @struct
@@ -113,6 +114,9 @@ class MeshData:
     ray_links: array(dtype=int32)  # the same memory: node n's links at 8n + 3 and 8n + 7
     ray_tris: array(dtype=vec4)  # the packed triangles (MESH_RAY_TRIS): position pc's corners at 3pc, 3pc + 1, 3pc + 2
     ray_faces: array(dtype=int32)  # the same memory: position pc's face at 12pc + 3
+    ray_wide: array(dtype=vec4)  # the 4-wide tree (MESH_RAY_WIDE): node w's rows at 8w .. 8w + 5
+    ray_wide_links: array(dtype=int32)  # the same memory: node w's children at 32w + 24 .. 32w + 27
+    num_wide: int32  # 0: no 4-wide tree
 
 
 # -- descriptors --------------------------------------------------------------------------------------------
@@ -167,6 +171,11 @@ def mesh_get(id: uint64) -> MeshData:
     tri_data = _word(id, _MESH_WORDS, layout.MESH_RAY_TRIS)
     m.ray_tris = array(ptr=tri_data, shape=(tris * 3,), dtype=vec4)
     m.ray_faces = array(ptr=tri_data, shape=(tris * _RAY_TRI_FLOATS,), dtype=int32)
+    wide = int32(_word(id, _MESH_WORDS, layout.MESH_RAY_WIDE_NODES))
+    m.num_wide = wide
+    wide_data = _word(id, _MESH_WORDS, layout.MESH_RAY_WIDE)
+    m.ray_wide = array(ptr=wide_data, shape=(wide * 8,), dtype=vec4)
+    m.ray_wide_links = array(ptr=wide_data, shape=(wide * _RAY_WIDE_FLOATS,), dtype=int32)
     return m
 
 
@@ -802,13 +811,103 @@ def _prefetch_below(m: MeshData, n: int32):
 
 
 @func
+def _prefetch_wide(m: MeshData, code: int32):
+    """Fetches what entering a child of the 4-wide tree reads first: a node's two cache lines, or a leaf's
+    triangles (48 bytes each: the first four in three lines)."""
+    if code >= 0:
+        prefetch(m.ray_wide[8 * code])
+        prefetch(m.ray_wide[8 * code + 4])
+    else:
+        first = (-1 - code) // 16
+        prefetch(m.ray_tris[3 * first])
+        prefetch(m.ray_tris[3 * first + 4])
+        prefetch(m.ray_tris[3 * first + 8])
+
+
+@func
 def _ray(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_hit: bool):
     """(hit, t, u, v, sign, normal, face): the closest hit at 0 <= t < max_t (with any_hit, the first found).
     A direction with a zero component takes the robust slab tests; the traversal is inlined once for each
     case with `robust` a constant, so the common one has no per-axis branch on it in its box tests."""
     if dir[0] == 0.0 or dir[1] == 0.0 or dir[2] == 0.0:
         return _ray_traversal(m, start, dir, max_t, root, any_hit, True)
+    if root < 0 and m.num_wide > 0:
+        return _wide_ray_traversal(m, start, dir, max_t, any_hit)
     return _ray_traversal(m, start, dir, max_t, root, any_hit, False)
+
+
+@func
+def _wide_ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, any_hit: bool):
+    """_ray over the whole 4-wide tree (MESH_RAY_WIDE), for a direction without a zero component.
+
+    A node's four boxes are Warp's slab test at once, on vectors of the four children (the same operations
+    on each as _ray_box, so the same bits); the children hit nearer than the closest hit so far are pushed
+    farthest first, so the nearest is popped next, and a popped entry is dropped when a hit found meanwhile
+    is nearer than its entry distance. Leaves test their triangles as the binary traversal does."""
+    rcp = _safe_rcp(dir)
+    kx, ky, kz, sx, sy, sz = _ray_shear(dir)
+    ox = vec4(start[0])
+    oy = vec4(start[1])
+    oz = vec4(start[2])
+    min_t = max_t
+    closest = int32(0)
+    hit = bool(False)
+    codes = zeros(shape=_RAY_STACK, dtype=int32)
+    entries = zeros(shape=_RAY_STACK, dtype=float32)  # the root's entry 0: no hit has t < max_t <= 0
+    depth = int32(1)
+    while depth > 0:
+        depth -= 1
+        code = codes[depth]
+        if entries[depth] < min_t:
+            if code >= 0:
+                row = code * 8
+                l1 = (m.ray_wide[row] - ox) * rcp[0]
+                l2 = (m.ray_wide[row + 3] - ox) * rcp[0]
+                lmin = wp.min(l1, l2)
+                lmax = wp.max(l1, l2)
+                l1 = (m.ray_wide[row + 1] - oy) * rcp[1]
+                l2 = (m.ray_wide[row + 4] - oy) * rcp[1]
+                lmin = wp.max(wp.min(l1, l2), lmin)
+                lmax = wp.min(wp.max(l1, l2), lmax)
+                l1 = (m.ray_wide[row + 2] - oz) * rcp[2]
+                l2 = (m.ray_wide[row + 5] - oz) * rcp[2]
+                lmin = wp.max(wp.min(l1, l2), lmin)
+                lmax = wp.min(wp.max(l1, l2), lmax)
+                # the four entry distances side by side on the stack (a miss: +inf), stored as one vector
+                pushed = depth
+                for i in range(4):
+                    entry = lmin[i]
+                    if not (lmax[i] >= 0.0 and lmax[i] >= entry and entry < min_t):
+                        entry = float32(INF)
+                    entries[pushed + i] = entry
+                    codes[pushed + i] = m.ray_wide_links[code * _RAY_WIDE_FLOATS + 24 + i]
+                for i in range(4):  # then the hits kept in place, farthest first: the nearest on top
+                    entry = entries[pushed + i]
+                    child = codes[pushed + i]
+                    if entry < float32(INF):
+                        j = depth
+                        while j > pushed and entries[j - 1] < entry:
+                            codes[j] = codes[j - 1]
+                            entries[j] = entries[j - 1]
+                            j -= 1
+                        codes[j] = child
+                        entries[j] = entry
+                        depth += 1
+                        _prefetch_wide(m, child)
+            else:
+                first = (-1 - code) // 16
+                for pc in range(first, first + (-1 - code) % 16):
+                    tri_hit, t, u, v, s = _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz,
+                                                                _xyz(m.ray_tris[3 * pc]),
+                                                                _xyz(m.ray_tris[3 * pc + 1]),
+                                                                _xyz(m.ray_tris[3 * pc + 2]))
+                    if tri_hit and t < min_t and t >= 0.0:
+                        min_t = t
+                        closest = pc
+                        hit = True
+                if any_hit and hit:
+                    depth = 0
+    return _closest_ray_hit(m, start, dir, max_t, hit, closest)
 
 
 @func
@@ -882,6 +981,12 @@ def _ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: in
                         n = right
                     else:
                         descending = False
+    return _closest_ray_hit(m, start, dir, max_t, hit, closest)
+
+
+@func
+def _closest_ray_hit(m: MeshData, start: vec3, dir: vec3, max_t: float32, hit: bool, closest: int32):
+    """_ray's result from the packed position of the closest hit's triangle (when `hit`)."""
     t_hit = max_t
     best_u = float32(0.0)
     best_v = float32(0.0)

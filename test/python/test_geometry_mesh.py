@@ -287,6 +287,89 @@ def test_ray_max_t_and_anyhit_limit():
     np.testing.assert_allclose(ts.numpy(), [4.0, 4.0, 1.0], atol=2e-2)
 
 
+def cast_against_brute_force(pts, tris, mesh, n, seed):
+    """Rays from around the mesh at points of its triangles (three in four) or anywhere: wp.mesh_query_ray's t and
+    hit/miss against every triangle."""
+    rng = np.random.default_rng(seed)
+    lo, hi = pts.min(0), pts.max(0)
+    starts = lo + (hi - lo) * (rng.random((n, 3)) * 1.4 - 0.2)
+    w = rng.dirichlet(np.ones(3), n)
+    on = np.einsum("nk,nkd->nd", w, pts[tris[rng.integers(0, len(tris), n)]].astype(np.float64))
+    dirs = np.where((np.arange(n) % 4 == 3)[:, None], rng.normal(size=(n, 3)), on - starts)
+    dirs = (dirs / np.linalg.norm(dirs, axis=1, keepdims=True)).astype(np.float32)
+    starts = starts.astype(np.float32)
+    ts, faces = wp.zeros(n, dtype=float), wp.full(n, -1, dtype=int)
+    counts, anyhit = wp.zeros(n, dtype=int), wp.zeros(n, dtype=int)
+    wp.launch(k_ray, dim=n, inputs=[mesh.id, wp.array(starts, dtype=wp.vec3), wp.array(dirs, dtype=wp.vec3), 1.0e6,
+                                    ts, faces, wp.zeros(n, dtype=float), counts, anyhit, wp.zeros(n, dtype=float)])
+    ref_t = np.array([ref_rays(pts, tris, starts[i].astype(np.float64), dirs[i].astype(np.float64))[0].min()
+                      for i in range(n)])
+    hit = np.isfinite(ref_t)
+    assert 0.5 < hit.mean() < 1.0
+    np.testing.assert_array_equal(faces.numpy() >= 0, hit)
+    np.testing.assert_array_equal(anyhit.numpy(), hit.astype(int))
+    np.testing.assert_allclose(ts.numpy()[hit], ref_t[hit], atol=1e-4)
+
+
+def wide_tree(mesh):
+    """The mesh's 4-wide ray-cast tree (core/geometry.py MESH_RAY_WIDE): boxes (nodes, 6, 4), children (nodes, 4)."""
+    from mlwarp.core import geometry as layout
+
+    num = int(mesh._desc[layout.MESH_RAY_WIDE_NODES])
+    if num == 0:
+        return None, None
+    packed = np.ctypeslib.as_array(
+        __import__("ctypes").cast(int(mesh._desc[layout.MESH_RAY_WIDE]), __import__("ctypes").POINTER(
+            __import__("ctypes").c_float)), shape=(num, layout.RAY_WIDE_FLOATS))
+    return packed[:, :24].reshape(num, 6, 4), packed.view(np.int32)[:, 24:28]
+
+
+@pytest.mark.parametrize("leaf_size", [1, 4])
+def test_the_wide_tree_holds_every_leaf_once_in_its_binary_box(leaf_size):
+    pts, tris = random_soup(3000, seed=21)
+    mesh = make_mesh(pts, tris, bvh_leaf_size=leaf_size)
+    boxes, children = wide_tree(mesh)
+    tree = mesh._bvh._tree
+    leaves = np.flatnonzero(tree["start"] >= 0)
+    seen = {}
+    reached = np.zeros(len(children), int)
+    reached[0] = 1
+    for w in range(len(children)):
+        for i in range(4):
+            c = int(children[w, i])
+            lower, upper = boxes[w, 0:3, i], boxes[w, 3:6, i]
+            if c >= 0:
+                assert c > w  # preorder: a child after its parent
+                reached[c] += 1
+            elif c != -1:
+                first, count = divmod(-1 - c, 16)
+                seen[first] = count
+            else:
+                assert np.all(np.isposinf(lower)) and np.all(np.isposinf(upper))  # a missing child
+    assert np.all(reached == 1)  # every wide node has one parent (the root none)
+    assert seen == {int(tree["start"][k]): int(tree["end"][k] - tree["start"][k]) for k in leaves}
+    # every used child's box is one of the binary tree's node boxes: the leaves' boxes exactly
+    node_box = {tuple(np.concatenate([lo, up])) for lo, up in zip(mesh._bvh._node_lowers, mesh._bvh._node_uppers)}
+    used = children != -1
+    for w, i in zip(*np.nonzero(used)):
+        assert tuple(np.concatenate([boxes[w, 0:3, i], boxes[w, 3:6, i]])) in node_box
+    cast_against_brute_force(pts, tris, mesh, 200, seed=22)
+    moved = (pts + np.random.default_rng(26).normal(scale=0.3, size=pts.shape)).astype(np.float32)
+    mesh.points.assign(moved)
+    mesh.refit()  # the wide tree keeps its shape, with the refitted boxes
+    cast_against_brute_force(moved, tris, mesh, 200, seed=27)
+
+
+def test_rays_without_a_wide_tree_take_the_binary_one():
+    pts, tris = random_soup(400, seed=23)
+    mesh = make_mesh(pts, tris, bvh_leaf_size=32)  # leaves of more than 15 triangles: no wide tree
+    assert wide_tree(mesh)[0] is None
+    cast_against_brute_force(pts, tris, mesh, 200, seed=24)
+    small = make_mesh(pts[:3], tris[:1])  # one triangle: the root is a leaf
+    assert wide_tree(small)[0] is None
+    cast_against_brute_force(pts[:3], tris[:1], small, 50, seed=25)
+
+
 # -- AABB queries, element access ----------------------------------------------------------------------------
 def test_aabb_query_yields_each_overlapping_triangle_once():
     pts, tris = random_soup(200, seed=11)
