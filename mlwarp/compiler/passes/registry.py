@@ -109,6 +109,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "warp-bounds-check": ("mlwarp.compiler.passes.bounds_check", "BoundsCheck"),
     "warp-cpu-entry": ("mlwarp.compiler.targets.cpu.cpu_entry", "CpuEntry"),
     "warp-cpu-interchange-loops": ("mlwarp.compiler.targets.cpu.interchange_loops", "CpuInterchangeLoops"),
+    "warp-cpu-keep-vectors": ("mlwarp.compiler.targets.cpu.keep_vectors", "CpuKeepVectors"),
     "warp-cpu-privatize-atomics": ("mlwarp.compiler.targets.cpu.privatize_atomics", "PrivatizeAtomics"),
     "warp-cpu-privatize-scatter": ("mlwarp.compiler.targets.cpu.privatize_scatter", "PrivatizeScatter"),
     "warp-cpu-serial-copy": ("mlwarp.compiler.targets.cpu.serial_copy", "CpuSerialCopy"),

@@ -22,6 +22,7 @@ from mlir import ir
 import mlir._mlir_libs as _mlir_libs
 
 from ..common import TILES_ATTR
+from .keep_vectors import KEEP_VECTORS_ATTR
 
 # scalarizer first (see above); then the O3 pipeline MLIR's ExecutionEngine runs
 PIPELINE = "function(scalarizer<load-store>),default<O3>"
@@ -31,8 +32,15 @@ PIPELINE = "function(scalarizer<load-store>),default<O3>"
 TILES_PIPELINE = "default<O3>"
 
 
+# A module whose thread loop holds a while loop keeps its vectors too (keep_vectors.py says why).
+KEPT_VECTORS_PIPELINE = "default<O3>"
+
+
 def pipeline_for(module: ir.Module) -> str:
-    return TILES_PIPELINE if TILES_ATTR in module.operation.attributes else PIPELINE
+    attributes = module.operation.attributes
+    if TILES_ATTR in attributes:
+        return TILES_PIPELINE
+    return KEPT_VECTORS_PIPELINE if KEEP_VECTORS_ATTR in attributes else PIPELINE
 
 _OPT_AGGRESSIVE, _RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE = 3, 2, 0, 1
 

@@ -27,7 +27,7 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
 
 
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-cpu-entry", "warp-cpu-interchange-loops", "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", "canonicalize", "cse")
+         "warp-cpu-entry", "warp-cpu-keep-vectors", "warp-cpu-interchange-loops", "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", "canonicalize", "cse")
 # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
 # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
 TILES_TO_LLVM = ("expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm")  # the tiles' buffers
