@@ -150,8 +150,8 @@ def launch_tiled(*args, **kwargs):
     dim = [dim] if isinstance(dim, int) else list(dim)
     if len(dim) > 3:
         raise RuntimeError("wp.launch_tiled() requires a grid with fewer than 4 dimensions")
-    if device.is_cpu:  # one lane per block: each tile operation runs whole on one thread
-        kwargs["dim"] = [*dim, 1]
+    if device.is_cpu:  # one lane per block (each tile operation runs whole on one thread), or Warp's CPU lanes
+        kwargs["dim"] = [*dim, block_dim]  # (wp.config.enable_cpu_blocks: wp.launch runs the lane build)
     else:  # the compiled kernel says: a CUDA block per Warp block (its tiles in shared memory), or one thread
         kernel = args[0] if args else kwargs["kernel"]
         if getattr(kernel, "is_generic", False):  # a template: its instance for these arguments' types (as launch)

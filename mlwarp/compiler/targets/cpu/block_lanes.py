@@ -1,0 +1,424 @@
+"""warp-cpu-block-lanes: Warp's CPU lanes (wp.config.enable_cpu_blocks) as loops over each block's lanes.
+
+With `block_dim` B > 1 and enable_cpu_blocks, Warp runs a CPU block's B lanes as cooperative fibers: the
+lane-local code runs once per lane, a tile operation once per block, and the lanes meet at barriers. A module
+built for B lanes (the frontend's `warp.cpu_lanes = B`) is launched over blocks (its record's `cpu_lanes`: the
+runtime passes the block count and the thread grid's dims), and this pass makes each kernel body one block's
+work, by loop fission at the cooperative operations (as POCL and MCUDA do for GPU kernels on CPUs):
+
+- each maximal stretch of lane-local ops between cooperative ones becomes `scf.for lane = 0 to active` (active:
+  the block's lanes inside the launch, B except in a partial last block), the lanes in order, as Warp's fibers
+  run between barriers;
+- a tile operation (an op with tile operands or results, other than tile_extract / tile_insert) and
+  `warp.tile_sync` (the frontend's barrier around stack and scatter operations, erased here) are cooperative:
+  they run once per block, between the loops;
+- a value a stretch computes and a later one (or a tile operation) uses is kept per lane in a tile of B elements
+  (a "carrier": element `lane` written at the end of the lane's iteration, read back as tile_extract); a tile
+  operation reads the first participating lane's value (Warp's operands of cooperative ops are uniform);
+- a tile a stretch updates with tile_insert (a scatter, a stack push, `wp.tile(x)`'s elements) is block-shared:
+  the loop carries it from lane to lane, so each lane sees the updates of the lanes before it, as fibers do;
+- `wp.tid()` is the block's base thread plus the lane, split over the launch's dims (`warp.launch_dim`);
+  `warp.lane_index` is the loop's lane;
+- an `scf.if` holding cooperative ops (an early `return` before a tile operation: its lanes leave the block) runs
+  once per block when any lane takes it, its stretches only on the lanes that do (Warp: a lane that returned takes
+  no part in later cooperative operations).
+
+A cooperative op inside a loop (scf.for, scf.while) or under an scf.if with results or an else branch, and a
+lane value of a type a tile cannot hold (unsigned ints, structs, arrays) kept across a cooperative op, are refused
+with the kernel's name and line. Tile operations in a partial block compute every element (Warp leaves the
+elements of the lanes past the launch out of tile operations).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from ...dialects.warp import builders as wb
+from ...dialects.warp import composite as wc
+from ...passes.registry import Pass, PassError, kernels, ops_named
+from ..common import CPU_LANES_ATTR
+
+# the tile ops a lane runs on its own: one element read or written (a block-shared tile threaded from lane to lane)
+_LANE_TILE_OPS = {"warp.tile_extract", "warp.tile_insert"}
+_DERIVED_ATTRS = ("warp.adjoint_of", "warp.tangent_of")
+
+
+def _i32():
+    return ir.IntegerType.get_signless(32)
+
+
+def _i64():
+    return ir.IntegerType.get_signless(64)
+
+
+def _is_tile_type(t: ir.Type) -> bool:
+    return str(t).startswith("!warp.tile<")
+
+
+def _tile_of(element: ir.Type, lanes: int) -> ir.Type:
+    return ir.Type.parse(f"!warp.tile<{element}, array<i64: {lanes}>>")
+
+
+def _where(op) -> str:
+    """`file:line` of an op's location (what the user's kernel says), or ''."""
+    text = str(op.location)
+    if '"' in text:
+        parts = text.split('"')
+        tail = parts[2].lstrip(":").split(":")
+        if tail and tail[0].isdigit():
+            return f"{parts[1]}:{tail[0]}"
+    return ""
+
+
+def _index(n: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), n).result
+
+
+def _const(t: ir.Type, n: int) -> ir.Value:
+    return arith.ConstantOp(t, n).result
+
+
+def _i1():
+    return ir.IntegerType.get_signless(1)
+
+
+def _held(t: ir.Type) -> ir.Type:
+    """A carrier's element type for lane values of `t`: a bool as a byte (memory holds no i1)."""
+    return ir.IntegerType.get_signless(8) if t == _i1() else t
+
+
+def _hold(v: ir.Value) -> ir.Value:
+    return arith.ExtUIOp(_held(v.type), v).result if v.type == _i1() else v
+
+
+def _read(carrier: ir.Value, lane: ir.Value, t: ir.Type) -> ir.Value:
+    """Lane `lane`'s value (of type `t`) in a carrier."""
+    x = wb.create("tile_extract", carrier, [lane], results=[_held(t)]).result
+    return arith.TruncIOp(t, x).result if t == _i1() else x
+
+
+def _zero(t: ir.Type) -> ir.Value:
+    """The zero of a carrier's element type."""
+    if isinstance(t, ir.IntegerType):
+        return arith.ConstantOp(t, 0).result
+    if isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type)):
+        return arith.ConstantOp(t, 0.0).result
+    return wc.construct(t, [])
+
+
+def _carries(t: ir.Type) -> bool:
+    """Whether a tile can hold per-lane values of `t` (the frontend's tile element types)."""
+    if isinstance(t, ir.IntegerType):
+        return t.is_signless
+    if isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type)):
+        return True
+    s = str(t)
+    return s.startswith(("!warp.vec<", "!warp.mat<", "!warp.quat<")) and "ui" not in s
+
+
+def _op(op):
+    """The ir.Operation of an op or op view (None stays None)."""
+    return getattr(op, "operation", op)
+
+
+class _Lanes:
+    """One kernel's fission."""
+
+    def __init__(self, kernel, lanes: int):
+        self.kernel = kernel
+        self.lanes = lanes
+        self.name = ir.StringAttr(kernel.attributes["sym_name"]).value
+        self.carriers = {}  # lane value -> the tile of B elements holding it (after its stretch's loop)
+
+    def refuse(self, op, what: str):
+        where = _where(op)
+        raise PassError(f"kernel '{self.name}'{' at ' + where if where else ''}: {what} is not supported with "
+                        f"Warp's CPU lanes (wp.config.enable_cpu_blocks, block_dim={self.lanes})")
+
+    # -- classification ------------------------------------------------------------------------------------
+    def is_cooperative(self, op) -> bool:
+        """Whether the op runs once per block: a tile operation, a barrier, or an op holding one. (Not cached by
+        op: the pass erases ops, and MLIR reuses their memory for new ones.)"""
+        op = op.operation
+        name = op.name
+        if name == "warp.tile_sync":
+            return True
+        if op.regions and name != "warp.tile_map":
+            return any(self.is_cooperative(inner) for region in op.regions for b in region.blocks
+                       for inner in b.operations)
+        if name in _LANE_TILE_OPS or name in ("scf.yield", "scf.condition"):  # (a yield moves tiles)
+            return False
+        return any(_is_tile_type(v.type) for v in list(op.operands) + list(op.results))
+
+    # -- the kernel ----------------------------------------------------------------------------------------
+    def run(self):
+        entry = self.kernel.regions[0].blocks[0]
+        tids = ops_named(self.kernel.operation, {"warp.tid"})
+        with ir.InsertionPoint.at_block_begin(entry), self.kernel.location:
+            block = wb.create("tid", results=[_i32()])
+            block.attributes[wb.LINEAR_TID_ATTR] = ir.UnitAttr.get()
+            dims = [arith.ExtSIOp(_i64(), wb.create("launch_dim", results=[_i32()], attributes={
+                "dim": ir.IntegerAttr.get(_i64(), d)}).result).result for d in range(4)]
+            total = dims[0]
+            for d in dims[1:]:
+                total = arith.MulIOp(total, d).result
+            lanes64 = _const(_i64(), self.lanes)
+            self.base = arith.MulIOp(arith.ExtSIOp(_i64(), block.result).result, lanes64).result
+            active = arith.MinSIOp(arith.SubIOp(total, self.base).result, lanes64).result
+            self.active = arith.IndexCastOp(ir.IndexType.get(), active).result
+            self.dims = dims
+        for tid in tids:
+            self.replace_tid(tid)
+        setup_end = _op(self.active.owner)
+        body, seen = [], False
+        for op in entry.operations:  # (the kernel's ops: those after the setup above)
+            op = op.operation
+            if seen and op.name != "func.return":
+                body.append(op)
+            seen = seen or op == setup_end
+        with self.kernel.location:
+            self.region(entry, body, None)
+
+    def replace_tid(self, tid) -> None:
+        """wp.tid(): the thread (the block's base + the lane) split over the launch's dims, its leading indices."""
+        with ir.InsertionPoint(tid), tid.location:
+            lane = arith.ExtSIOp(_i64(), wb.create("lane_index", results=[_i32()]).result).result
+            thread = arith.AddIOp(self.base, lane).result
+            count = len(tid.results)
+            if wb.LINEAR_TID_ATTR in tid.attributes:
+                indices = [thread]
+            else:
+                rest = thread
+                for d in range(count, 4):
+                    rest = arith.DivSIOp(rest, self.dims[d]).result
+                indices = []
+                for d in range(count - 1, 0, -1):
+                    indices.append(arith.RemSIOp(rest, self.dims[d]).result)
+                    rest = arith.DivSIOp(rest, self.dims[d]).result
+                indices = [rest] + list(reversed(indices))
+            narrow = [arith.TruncIOp(_i32(), v).result for v in indices]
+        for r, v in zip(tid.results, narrow):
+            r.replace_all_uses_with(v)
+        tid.operation.erase()
+
+    # -- one block of ops (the kernel's, or a cooperative scf.if's) ---------------------------------------------
+    def region(self, block, ops, mask):
+        """Fission of `ops` (the block's, without its terminator); `mask`: the carrier of the condition that lets a
+        lane into this region (None: every active lane)."""
+        stretch = []
+        for op in ops:
+            op = op.operation
+            if op.name == "arith.constant":
+                continue  # (the same in every lane: it stays where it is, before its uses)
+            if not self.is_cooperative(op):
+                stretch.append(op)
+                continue
+            if stretch:
+                self.stretch(stretch, mask)
+                stretch = []
+            self.cooperative_op(op, mask)
+        if stretch:
+            self.stretch(stretch, mask)
+
+    def first_lane(self, mask) -> ir.Value:
+        """The first lane taking part (whose values a tile operation reads): 0, or the mask's first lane."""
+        if mask is None:
+            return _const(_i32(), 0)
+        loop = scf.ForOp(_index(0), self.active, _index(1), [_const(_i32(), -1)])
+        with ir.InsertionPoint(loop.body):
+            lane = arith.IndexCastOp(_i32(), loop.induction_variable).result
+            taken = _read(mask, lane, _i1())
+            found = loop.inner_iter_args[0]
+            none = arith.CmpIOp(arith.CmpIPredicate.eq, found, _const(_i32(), -1)).result
+            scf.YieldOp([arith.SelectOp(arith.AndIOp(none, taken).result, lane, found).result])
+        return arith.MaxSIOp(loop.results[0], _const(_i32(), 0)).result  # (no lane: the region does not run)
+
+    def cooperative_op(self, op, mask):
+        name = op.name
+        if name == "warp.tile_sync":
+            op.erase()
+            return
+        if name == "scf.if":
+            self.branch(op, mask)
+            return
+        if op.regions and name != "warp.tile_map":
+            self.refuse(op, f"a tile operation inside a loop ({name})")
+        self.uniform_operands(op, mask)
+        if mask is not None and not list(op.results):  # a tile write: only when some lane reached it (a tile
+            with ir.InsertionPoint(op), op.location:  # computation runs either way: it has no effect)
+                only = scf.IfOp(self.any_lane(mask))
+                with ir.InsertionPoint(only.then_block):
+                    end = scf.YieldOp([])
+            op.move_before(end)
+
+    def uniform_operands(self, op, mask):
+        """A block-level op's operands that are lane values: the first participating lane's."""
+        first = None
+        for k, v in enumerate(list(op.operands)):
+            carrier = self.carriers.get(v)
+            if carrier is not None:
+                with ir.InsertionPoint(op), op.location:
+                    if first is None:
+                        first = self.first_lane(mask)
+                    op.operands[k] = _read(carrier, first, v.type)
+
+    def any_lane(self, mask) -> ir.Value:
+        loop = scf.ForOp(_index(0), self.active, _index(1), [_const(ir.IntegerType.get_signless(1), 0)])
+        with ir.InsertionPoint(loop.body):
+            lane = arith.IndexCastOp(_i32(), loop.induction_variable).result
+            taken = _read(mask, lane, _i1())
+            scf.YieldOp([arith.OrIOp(loop.inner_iter_args[0], taken).result])
+        return loop.results[0]
+
+    def branch(self, op, mask):
+        """A cooperative scf.if: uniform (its condition a block-level value) or lane-dependent (its lanes the
+        region's mask from now on)."""
+        if list(op.results):
+            self.refuse(op, "a tile operation under a branch that has results")
+        else_ops = list(op.regions[1].blocks[0].operations) if op.regions[1].blocks else []
+        if len(else_ops) > 1:
+            self.refuse(op, "a tile operation under a branch with an else part")
+        cond = op.operands[0]
+        then = op.regions[0].blocks[0]
+        inner = [o for o in then.operations][:-1]
+        carrier = self.carriers.get(cond)
+        if carrier is None:  # uniform
+            self.region(then, inner, mask)
+            return
+        with ir.InsertionPoint(op), op.location:
+            op.operands[0] = self.any_lane(carrier)
+        self.region(then, inner, carrier)
+
+    # -- a stretch of lane-local ops ---------------------------------------------------------------------
+    def stretch(self, ops, mask):
+        inside = set(ops)
+
+        def top(op):
+            """The op of the stretch that holds `op` (itself, or an ancestor), or None."""
+            op = _op(op)
+            while op is not None and op not in inside:
+                if op.name == "func.func":
+                    return None
+                op = _op(op.parent)
+            return op
+
+        def defined_inside(v) -> bool:
+            owner = v.owner
+            if isinstance(owner, ir.Block):
+                return top(owner.owner) is not None
+            return top(owner) is not None
+
+        def outside_uses(v):
+            return [(_op(u.owner), u.operand_number) for u in v.uses if top(u.owner) is None]
+
+        # block-shared tiles the stretch updates, grouped by the tile they start from; lane values used after it
+        roots, finals, outs = {}, {}, []
+        for op in ops:
+            for r in op.results:
+                if _is_tile_type(r.type):
+                    root = self.root(r, defined_inside, op)
+                    roots[r] = (root, outside_uses(r))
+                    finals[root] = r  # (the last update in program order)
+                else:
+                    uses = outside_uses(r)
+                    if uses:
+                        if not _carries(r.type):
+                            self.refuse(op, f"a lane value of type {r.type} kept across a tile operation")
+                        outs.append((r, uses))
+        threaded = list(finals)
+        inside_root_uses = [[(_op(u.owner), u.operand_number) for u in root.uses if top(u.owner) is not None]
+                            for root in threaded]
+        first_op = ops[0]
+        with ir.InsertionPoint(first_op), first_op.location:
+            inits = [wb.create("tile_full", _zero(_held(v.type)), results=[_tile_of(_held(v.type), self.lanes)]).result
+                     for v, _ in outs]
+            loop = scf.ForOp(_index(0), self.active, _index(1), threaded + inits)
+            with ir.InsertionPoint(loop.body):
+                lane = arith.IndexCastOp(_i32(), loop.induction_variable).result
+                states = list(loop.inner_iter_args)
+                if mask is not None:  # only the lanes that took the branch into this region
+                    taken = _read(mask, lane, _i1())
+                    only = scf.IfOp(taken, [t.type for t in states], has_else=True)
+                    with ir.InsertionPoint(only.else_block):
+                        scf.YieldOp(states)
+                    scf.YieldOp(list(only.results))
+                    body = only.then_block
+                else:
+                    body = loop.body
+            with ir.InsertionPoint(body):
+                end = scf.YieldOp([])
+        for op in ops:
+            op.move_before(end)
+        # inside: a threaded tile is the lane before's; warp.lane_index is the loop's lane
+        for state, uses in zip(states, inside_root_uses):
+            for user, k in uses:
+                user.operands[k] = state
+        for op in ops:  # lane values of the stretches before: this lane's element of their carriers
+            def read(inner):
+                for k, v in enumerate(list(inner.operands)):
+                    carrier = self.carriers.get(v)
+                    if carrier is not None:
+                        with ir.InsertionPoint(inner), inner.location:
+                            inner.operands[k] = _read(carrier, lane, v.type)
+                return ir.WalkResult.ADVANCE
+
+            op.walk(read, ir.WalkOrder.PRE_ORDER)
+        for op in ops:
+            for li in ops_named(op, {"warp.lane_index"}):
+                index = li.results[0]
+                outs = [(lane if v == index else v, uses) for v, uses in outs]
+                index.replace_all_uses_with(lane)
+                li.erase()
+        with ir.InsertionPoint(end), end.location:
+            written = [wb.create("tile_insert", state, _hold(v), [lane], results=[state.type]).result
+                       for state, (v, _) in zip(states[len(threaded):], outs)]
+            scf.YieldOp([finals[r] for r in threaded] + written)
+        end.erase()
+        results = list(loop.results)
+        # after: a threaded tile's updates are the loop's result; a lane value its carrier's element
+        at = {root: result for root, result in zip(threaded, results)}
+        for value, (root, uses) in roots.items():
+            for user, k in uses:
+                user.operands[k] = at[root]
+        for (v, _), carrier in zip(outs, results[len(threaded):]):
+            # (read where used: a later stretch reads its lane's element, a tile operation the first lane's)
+            self.carriers[v] = carrier
+
+    def root(self, v, defined_inside, op):
+        """The block-level tile that the stretch's tile value `v` updates (through tile_insert, branches, loops)."""
+        while defined_inside(v):
+            owner = v.owner
+            if isinstance(owner, ir.Block):
+                parent = _op(owner.owner)
+                if parent.name != "scf.for" or v.arg_number == 0:
+                    self.refuse(op, "a tile carried by a lane-local loop")
+                v = parent.operands[3 + v.arg_number - 1]
+                continue
+            owner = _op(owner)
+            if owner.name == "warp.tile_insert":
+                v = owner.operands[0]
+            elif owner.name == "scf.if":
+                v = list(owner.regions[0].blocks[0].operations)[-1].operands[v.result_number]
+            elif owner.name == "scf.for":
+                v = owner.operands[3 + v.result_number]
+            else:
+                self.refuse(op, f"a tile made by {owner.name} in lane-local code")
+        return v
+
+
+class CpuBlockLanes(Pass):
+    name = "warp-cpu-block-lanes"
+    description = ("Run each kernel of a module built for Warp's CPU lanes (warp.cpu_lanes = B) over its block's B "
+                   "lanes: loops over the lanes between the cooperative tile operations, per-lane values in tiles")
+
+    def run(self, module):
+        if CPU_LANES_ATTR not in module.attributes:
+            return
+        lanes = ir.IntegerAttr(module.attributes[CPU_LANES_ATTR]).value
+        for k in kernels(module):
+            if any(a in k.attributes for a in _DERIVED_ATTRS):
+                name = ir.StringAttr(k.attributes["sym_name"]).value
+                raise PassError(f"kernel '{name}': the adjoint of a kernel run with Warp's CPU lanes "
+                                f"(wp.config.enable_cpu_blocks, block_dim={lanes}) is not supported")
+            _Lanes(k, lanes).run()
