@@ -1,0 +1,145 @@
+"""Warp's CPU lanes for tile kernels (wp.config.enable_cpu_blocks): block_dim lanes per block, lane-local code once
+per lane, tile operations once per block (compiler/targets/cpu/block_lanes.py, mlwarp/cpu_lanes.py). Expected
+values are computed by hand or with numpy from Warp's semantics."""
+
+import numpy as np
+import pytest
+
+import mlwarp as wp
+
+CAP = wp.constant(32)
+LANES = 8
+
+
+@pytest.fixture
+def cpu_blocks():
+    wp.config.enable_cpu_blocks = True
+    yield
+    wp.config.enable_cpu_blocks = False
+
+
+@wp.kernel
+def gather_sum(a: wp.array(dtype=float), out: wp.array(dtype=float), width: wp.array(dtype=int)):
+    i, lane = wp.tid()
+    x = a[i * LANES + lane] * 2.0
+    t = wp.tile(x)
+    s = wp.tile_sum(t)
+    out[i * LANES + lane] = wp.untile(t) + s[0]
+    if lane == 0:
+        width[i] = wp.block_dim()
+
+
+def test_tile_of_lane_values_and_untile(cpu_blocks):
+    a = np.arange(3 * LANES, dtype=np.float32)
+    out = wp.zeros(3 * LANES, dtype=float, device="cpu")
+    width = wp.zeros(3, dtype=int, device="cpu")
+    wp.launch_tiled(gather_sum, dim=[3], inputs=[wp.array(a, device="cpu"), out, width], block_dim=LANES,
+                    device="cpu")
+    x = (a * 2.0).reshape(3, LANES)
+    np.testing.assert_array_equal(out.numpy(), (x + x.sum(axis=1, keepdims=True)).ravel())
+    np.testing.assert_array_equal(width.numpy(), [LANES] * 3)
+
+
+def test_one_lane_without_enable_cpu_blocks():
+    """The default keeps one lane per block: wp.block_dim() is 1 and only lane 0 runs."""
+    a = np.arange(3 * LANES, dtype=np.float32)
+    out = wp.zeros(3 * LANES, dtype=float, device="cpu")
+    width = wp.zeros(3, dtype=int, device="cpu")
+    wp.launch_tiled(gather_sum, dim=[3], inputs=[wp.array(a, device="cpu"), out, width], block_dim=LANES,
+                    device="cpu")
+    expected = np.zeros(3 * LANES, dtype=np.float32)
+    expected[0::LANES] = a[0::LANES] * 4.0  # wp.tile(x) of one lane: x + sum([x])
+    np.testing.assert_array_equal(out.numpy(), expected)
+    np.testing.assert_array_equal(width.numpy(), [1, 1, 1])
+
+
+@wp.kernel
+def push_pop(values: wp.array(dtype=int), slots: wp.array(dtype=int), counts: wp.array(dtype=int)):
+    i, lane = wp.tid()
+    s = wp.tile_stack(capacity=CAP, dtype=int)
+    wp.tile_stack_push(s, lane * 10 + i, lane < 5)
+    counts[i * LANES + lane] = wp.tile_stack_count(s)
+    v, slot = wp.tile_stack_pop(s)
+    values[i * LANES + lane] = v
+    slots[i * LANES + lane] = slot
+
+
+def test_stack_lanes_push_and_pop_in_lane_order(cpu_blocks):
+    n = 2 * LANES
+    values, slots, counts = (wp.full(n, -7, dtype=int, device="cpu") for _ in range(3))
+    wp.launch_tiled(push_pop, dim=[2], inputs=[values, slots, counts], block_dim=LANES, device="cpu")
+    # lanes 0..4 push (slots 0..4) and every lane sees 5 after the push; the pops in lane order take slots 4..0,
+    # then the stack is empty: slot -1, value 0
+    for i in range(2):
+        np.testing.assert_array_equal(counts.numpy()[i * LANES:(i + 1) * LANES], [5] * LANES)
+        np.testing.assert_array_equal(slots.numpy()[i * LANES:(i + 1) * LANES], [4, 3, 2, 1, 0, -1, -1, -1])
+        np.testing.assert_array_equal(values.numpy()[i * LANES:(i + 1) * LANES],
+                                      [40 + i, 30 + i, 20 + i, 10 + i, i, 0, 0, 0])
+
+
+@wp.kernel
+def survivors(out: wp.array(dtype=int)):
+    tid = wp.tid()
+    lane = tid % LANES
+    if lane % 3 == 0:
+        return
+    s = wp.tile_stack(capacity=CAP, dtype=int)
+    wp.tile_stack_push(s, lane, True)
+    out[tid] = wp.tile_stack_count(s)
+
+
+def test_early_return_and_partial_block(cpu_blocks):
+    """wp.launch over 13 threads in blocks of 8: the second block has 5 lanes; lanes that returned take no part."""
+    out = wp.full(13, -1, dtype=int, device="cpu")
+    wp.launch(survivors, dim=13, inputs=[out], block_dim=LANES, device="cpu")
+    # block 0: lanes 1 2 4 5 7 survive (5); block 1 (lanes 0..4): 1 2 4 survive (3)
+    np.testing.assert_array_equal(out.numpy(), [-1, 5, 5, -1, 5, 5, -1, 5, -1, 3, 3, -1, 3])
+
+
+@wp.kernel
+def scatter_and_count(out: wp.array(dtype=float), calls: wp.array(dtype=int)):
+    _i, lane = wp.tid()
+    t = wp.tile_zeros(shape=4, dtype=float)
+    wp.tile_scatter_add(t, lane % 4, 1.0 + float(lane), True)
+    wp.atomic_add(calls, 0, 1)  # lane-local code: once per lane
+    wp.tile_store(out, t)
+
+
+def test_scatter_add_from_every_lane(cpu_blocks):
+    out = wp.zeros(4, dtype=float, device="cpu")
+    calls = wp.zeros(1, dtype=int, device="cpu")
+    wp.launch_tiled(scatter_and_count, dim=[1], inputs=[out, calls], block_dim=LANES, device="cpu")
+    # lane l adds 1 + l at l % 4: index 0 gets 1 + 5, 1 gets 2 + 6, ...
+    np.testing.assert_array_equal(out.numpy(), [6.0, 8.0, 10.0, 12.0])
+    assert calls.numpy()[0] == LANES
+
+
+@wp.kernel
+def tile_in_loop(n: int, out: wp.array(dtype=float)):
+    _i, lane = wp.tid()
+    acc = wp.tile_zeros(shape=LANES, dtype=float)
+    for _k in range(n):
+        acc += wp.tile(float(lane))
+    wp.tile_store(out, acc)
+
+
+def test_cooperative_op_in_a_loop_is_refused(cpu_blocks):
+    out = wp.zeros(LANES, dtype=float, device="cpu")
+    with pytest.raises(Exception) as e:
+        wp.launch_tiled(tile_in_loop, dim=[1], inputs=[3, out], block_dim=LANES, device="cpu")
+    assert "kernel 'tile_in_loop' at " in str(e.value)
+    assert ("a tile operation inside a loop (scf.for) is not supported with Warp's CPU lanes "
+            "(wp.config.enable_cpu_blocks, block_dim=8)") in str(e.value)
+
+
+def test_adjoint_is_refused(cpu_blocks):
+    a = wp.array(np.ones(LANES, dtype=np.float32), requires_grad=True, device="cpu")
+    out = wp.zeros(LANES, dtype=float, requires_grad=True, device="cpu")
+    width = wp.zeros(1, dtype=int, device="cpu")
+    with wp.Tape() as tape:
+        wp.launch_tiled(gather_sum, dim=[1], inputs=[a, out, width], block_dim=LANES, device="cpu")
+    out.grad = wp.ones_like(out)
+    with pytest.raises(Exception) as e:
+        tape.backward()
+    assert ("the adjoint of a kernel run with Warp's CPU lanes (wp.config.enable_cpu_blocks, block_dim=8) is not "
+            "supported") in str(e.value)
