@@ -123,12 +123,28 @@ def tile_in_loop(n: int, out: wp.array(dtype=float)):
     wp.tile_store(out, acc)
 
 
-def test_cooperative_op_in_a_loop_is_refused(cpu_blocks):
+def test_tile_operations_in_a_loop(cpu_blocks):
+    """A loop around tile operations runs once per block (its bound the same on every lane)."""
+    out = wp.zeros(LANES, dtype=float, device="cpu")
+    wp.launch_tiled(tile_in_loop, dim=[1], inputs=[3, out], block_dim=LANES, device="cpu")
+    np.testing.assert_array_equal(out.numpy(), 3.0 * np.arange(LANES))
+
+
+@wp.kernel
+def lane_sum_in_loop(n: int, out: wp.array(dtype=float)):
+    _i, lane = wp.tid()
+    s = float(0.0)
+    for _k in range(n):
+        s += wp.tile_sum(wp.tile(float(lane)))[0]
+    out[lane] = s
+
+
+def test_lane_value_carried_by_a_cooperative_loop_is_refused(cpu_blocks):
     out = wp.zeros(LANES, dtype=float, device="cpu")
     with pytest.raises(Exception) as e:
-        wp.launch_tiled(tile_in_loop, dim=[1], inputs=[3, out], block_dim=LANES, device="cpu")
-    assert "kernel 'tile_in_loop' at " in str(e.value)
-    assert ("a tile operation inside a loop (scf.for) is not supported with Warp's CPU lanes "
+        wp.launch_tiled(lane_sum_in_loop, dim=[1], inputs=[3, out], block_dim=LANES, device="cpu")
+    assert "kernel 'lane_sum_in_loop' at " in str(e.value)
+    assert ("a tile operation inside a loop that carries a lane value is not supported with Warp's CPU lanes "
             "(wp.config.enable_cpu_blocks, block_dim=8)") in str(e.value)
 
 

@@ -98,6 +98,28 @@ def _read(carrier: ir.Value, lane: ir.Value, t: ir.Type) -> ir.Value:
     return arith.TruncIOp(t, x).result if t == _i1() else x
 
 
+# the warp dialect's own ops whose results depend on their operands only (no memory read, no state); the builtin
+# table's ops (warp.add, warp.sin, ...) are such too, the geometry queries (they read memory) are not
+_PURE_WARP = {"warp.view", "warp.slice", "warp.array_dim", "warp.array_data", "warp.array_from_ptr", "warp.cast",
+              "warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set",
+              "warp.address"}
+_LLVM_VALUES = {"llvm.mlir.addressof", "llvm.mlir.constant", "llvm.mlir.zero"}  # (a message's string: expect_eq)
+
+
+def _clonable(op) -> bool:
+    """A pure op: its results depend on its operands only (cloned where a later stretch uses them, or left at
+    block level when its operands are)."""
+    name = op.name
+    if op.regions or not len(op.results):
+        return False
+    if name.startswith(("arith.", "math.")) or name in _LLVM_VALUES or name in _PURE_WARP:
+        return True
+    if name.startswith("warp."):
+        from ...dialects.warp.ops import BY_NAME  # (structural ops and geometry queries: not builtins)
+        return name[len("warp."):] not in BY_NAME
+    return False
+
+
 def _zero(t: ir.Type) -> ir.Value:
     """The zero of a carrier's element type."""
     if isinstance(t, ir.IntegerType):
@@ -130,6 +152,9 @@ class _Lanes:
         self.lanes = lanes
         self.name = ir.StringAttr(kernel.attributes["sym_name"]).value
         self.carriers = {}  # lane value -> the tile of B elements holding it (after its stretch's loop)
+        # lane values a tile cannot hold (arrays: views of a kernel argument): their op, cloned where they are used
+        # (its operands read from their carriers, or cloned in turn)
+        self.remat = {}
 
     def refuse(self, op, what: str):
         where = _where(op)
@@ -206,20 +231,29 @@ class _Lanes:
     def region(self, block, ops, mask):
         """Fission of `ops` (the block's, without its terminator); `mask`: the carrier of the condition that lets a
         lane into this region (None: every active lane)."""
-        stretch = []
+        stretch, pending = [], set()  # the stretch being gathered, and its ops' results
         for op in ops:
             op = op.operation
-            if op.name == "arith.constant":
-                continue  # (the same in every lane: it stays where it is, before its uses)
+            if self.uniform(op, pending):  # the same on every lane: a block-level value (before the stretch)
+                if stretch:
+                    op.move_before(stretch[0])
+                continue
             if not self.is_cooperative(op):
                 stretch.append(op)
+                pending.update(op.results)
                 continue
             if stretch:
                 self.stretch(stretch, mask)
-                stretch = []
+                stretch, pending = [], set()
             self.cooperative_op(op, mask)
         if stretch:
             self.stretch(stretch, mask)
+
+    def uniform(self, op, pending) -> bool:
+        """A pure op of block-level operands (a kernel argument, a constant, a tile operation's result): it gives
+        every lane the same value, so it stays out of the lane loops (a branch on it is uniform)."""
+        return not self.is_cooperative(op) and _clonable(op) and all(
+            v not in pending and v not in self.carriers and v not in self.remat for v in op.operands)
 
     def first_lane(self, mask) -> ir.Value:
         """The first lane taking part (whose values a tile operation reads): 0, or the mask's first lane."""
@@ -242,6 +276,9 @@ class _Lanes:
         if name == "scf.if":
             self.branch(op, mask)
             return
+        if name == "scf.for":
+            self.loop(op, mask)
+            return
         if op.regions and name != "warp.tile_map":
             self.refuse(op, f"a tile operation inside a loop ({name})")
         self.uniform_operands(op, mask)
@@ -256,12 +293,25 @@ class _Lanes:
         """A block-level op's operands that are lane values: the first participating lane's."""
         first = None
         for k, v in enumerate(list(op.operands)):
-            carrier = self.carriers.get(v)
-            if carrier is not None:
+            if v in self.carriers or v in self.remat:
                 with ir.InsertionPoint(op), op.location:
                     if first is None:
                         first = self.first_lane(mask)
-                    op.operands[k] = _read(carrier, first, v.type)
+                    op.operands[k] = self.lane_value(v, first)
+
+    def lane_value(self, v, lane) -> ir.Value:
+        """Lane `lane`'s value of the lane value `v` (of an earlier stretch), at the insertion point: its carrier's
+        element, or its op cloned here."""
+        carrier = self.carriers.get(v)
+        if carrier is not None:
+            return _read(carrier, lane, v.type)
+        template, operands = self.remat[v]
+        read = [self.lane_value(x, lane) if x in self.carriers or x in self.remat else x
+                for x in operands]  # (before the clone, which reads them)
+        clone = template.clone()
+        for k, x in enumerate(read):
+            clone.operands[k] = x
+        return clone.results[v.result_number]
 
     def any_lane(self, mask) -> ir.Value:
         loop = scf.ForOp(_index(0), self.active, _index(1), [_const(ir.IntegerType.get_signless(1), 0)])
@@ -271,24 +321,40 @@ class _Lanes:
             scf.YieldOp([arith.OrIOp(loop.inner_iter_args[0], taken).result])
         return loop.results[0]
 
+    def loop(self, op, mask):
+        """A cooperative scf.for: it runs once per block, its bounds the first lane's, its body fissioned (a loop
+        whose carried values are tiles: block-level)."""
+        for v in list(op.results):
+            if not _is_tile_type(v.type):
+                self.refuse(op, "a tile operation inside a loop that carries a lane value")
+        self.uniform_operands(op, mask)
+        body = op.regions[0].blocks[0]
+        self.region(body, list(body.operations)[:-1], mask)
+
     def branch(self, op, mask):
-        """A cooperative scf.if: uniform (its condition a block-level value) or lane-dependent (its lanes the
-        region's mask from now on)."""
-        if list(op.results):
-            self.refuse(op, "a tile operation under a branch that has results")
-        else_ops = list(op.regions[1].blocks[0].operations) if op.regions[1].blocks else []
-        if len(else_ops) > 1:
-            self.refuse(op, "a tile operation under a branch with an else part")
+        """A cooperative scf.if: uniform (its condition a block-level value: both branches fissioned, its results
+        tiles) or lane-dependent (its lanes the region's mask from now on; no results, no else part)."""
         cond = op.operands[0]
-        then = op.regions[0].blocks[0]
-        inner = [o for o in then.operations][:-1]
         carrier = self.carriers.get(cond)
-        if carrier is None:  # uniform
-            self.region(then, inner, mask)
+        regions = [r.blocks[0] for r in op.regions if r.blocks]
+        if carrier is None and cond not in self.remat:  # uniform
+            for v in op.results:
+                if not _is_tile_type(v.type):
+                    self.refuse(op, "a tile operation under a branch that yields a lane value")
+            for block in regions:
+                self.region(block, list(block.operations)[:-1], mask)
+                for v in list(block.operations)[-1].operands:
+                    if v in self.carriers or v in self.remat:
+                        self.refuse(op, "a tile operation under a branch that yields a lane value")
             return
+        if list(op.results):
+            self.refuse(op, "a tile operation under a lane-dependent branch that has results")
+        if len(regions) > 1 and len(list(regions[1].operations)) > 1:
+            self.refuse(op, "a tile operation under a lane-dependent branch with an else part")
+        then = regions[0]
         with ir.InsertionPoint(op), op.location:
             op.operands[0] = self.any_lane(carrier)
-        self.region(then, inner, carrier)
+        self.region(then, list(then.operations)[:-1], carrier)
 
     # -- a stretch of lane-local ops ---------------------------------------------------------------------
     def stretch(self, ops, mask):
@@ -312,8 +378,11 @@ class _Lanes:
         def outside_uses(v):
             return [(_op(u.owner), u.operand_number) for u in v.uses if top(u.owner) is None]
 
+        def first_of(v):
+            return _op(v.owner) if not isinstance(v.owner, ir.Block) else ops[0]
+
         # block-shared tiles the stretch updates, grouped by the tile they start from; lane values used after it
-        roots, finals, outs = {}, {}, []
+        roots, finals, outs, needed = {}, {}, [], []
         for op in ops:
             for r in op.results:
                 if _is_tile_type(r.type):
@@ -323,9 +392,22 @@ class _Lanes:
                 else:
                     uses = outside_uses(r)
                     if uses:
-                        if not _carries(r.type):
-                            self.refuse(op, f"a lane value of type {r.type} kept across a tile operation")
-                        outs.append((r, uses))
+                        needed.append((r, uses))
+        # lane values used after it: kept in carriers, or (arrays) cloned where used, with what their ops read
+        handled = set()
+        while needed:
+            r, uses = needed.pop(0)
+            if r in handled:
+                continue
+            handled.add(r)
+            if _carries(r.type):
+                outs.append((r, uses))
+                continue
+            owner = _op(r.owner) if not isinstance(r.owner, ir.Block) else None
+            if owner is None or not _clonable(owner):
+                self.refuse(first_of(r), f"a lane value of type {r.type} kept across a tile operation")
+            self.remat[r] = (owner, list(owner.operands))  # (its operands as they are now: the stretch's loop
+            needed += [(x, []) for x in owner.operands if defined_inside(x)]  # reads earlier ones per lane)
         threaded = list(finals)
         inside_root_uses = [[(_op(u.owner), u.operand_number) for u in root.uses if top(u.owner) is not None]
                             for root in threaded]
@@ -357,10 +439,9 @@ class _Lanes:
         for op in ops:  # lane values of the stretches before: this lane's element of their carriers
             def read(inner):
                 for k, v in enumerate(list(inner.operands)):
-                    carrier = self.carriers.get(v)
-                    if carrier is not None:
+                    if v in self.carriers or v in self.remat:
                         with ir.InsertionPoint(inner), inner.location:
-                            inner.operands[k] = _read(carrier, lane, v.type)
+                            inner.operands[k] = self.lane_value(v, lane)
                 return ir.WalkResult.ADVANCE
 
             op.walk(read, ir.WalkOrder.PRE_ORDER)
@@ -418,6 +499,8 @@ class CpuBlockLanes(Pass):
         lanes = ir.IntegerAttr(module.attributes[CPU_LANES_ATTR]).value
         for k in kernels(module):
             if any(a in k.attributes for a in _DERIVED_ATTRS):
+                # (warp-autodiff's adjoint of a lane kernel sums the adjoints that lanes add to one tile element
+                # as one lane's: its gradients would be wrong)
                 name = ir.StringAttr(k.attributes["sym_name"]).value
                 raise PassError(f"kernel '{name}': the adjoint of a kernel run with Warp's CPU lanes "
                                 f"(wp.config.enable_cpu_blocks, block_dim={lanes}) is not supported")
