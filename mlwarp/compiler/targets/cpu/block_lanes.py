@@ -147,9 +147,10 @@ def _op(op):
 class _Lanes:
     """One kernel's fission."""
 
-    def __init__(self, kernel, lanes: int):
+    def __init__(self, kernel, lanes: int, derived: bool = False):
         self.kernel = kernel
         self.lanes = lanes
+        self.derived = derived  # an adjoint (or tangent) kernel
         self.name = ir.StringAttr(kernel.attributes["sym_name"]).value
         self.carriers = {}  # lane value -> the tile of B elements holding it (after its stretch's loop)
         # lane values a tile cannot hold (arrays: views of a kernel argument): their op, cloned where they are used
@@ -409,6 +410,14 @@ class _Lanes:
             self.remat[r] = (owner, list(owner.operands))  # (its operands as they are now: the stretch's loop
             needed += [(x, []) for x in owner.operands if defined_inside(x)]  # reads earlier ones per lane)
         threaded = list(finals)
+        if threaded and self.derived:
+            # warp-autodiff writes the first adjoint contribution to a tile element (a lane's read of it, as
+            # wp.untile or t[i]) instead of adding it: threaded from lane to lane, the lanes' adjoints would
+            # overwrite each other
+            what = self.name[:-len("_adj")] if self.name.endswith("_adj") else self.name
+            raise PassError(f"kernel '{what}': the adjoint of lane-local code that reads or writes tile elements "
+                            f"(wp.tile, wp.untile, t[i], scatters, stacks) is not supported with Warp's CPU lanes "
+                            f"(wp.config.enable_cpu_blocks, block_dim={self.lanes})")
         inside_root_uses = [[(_op(u.owner), u.operand_number) for u in root.uses if top(u.owner) is not None]
                             for root in threaded]
         first_op = ops[0]
@@ -498,10 +507,4 @@ class CpuBlockLanes(Pass):
             return
         lanes = ir.IntegerAttr(module.attributes[CPU_LANES_ATTR]).value
         for k in kernels(module):
-            if any(a in k.attributes for a in _DERIVED_ATTRS):
-                # (warp-autodiff's adjoint of a lane kernel sums the adjoints that lanes add to one tile element
-                # as one lane's: its gradients would be wrong)
-                name = ir.StringAttr(k.attributes["sym_name"]).value
-                raise PassError(f"kernel '{name}': the adjoint of a kernel run with Warp's CPU lanes "
-                                f"(wp.config.enable_cpu_blocks, block_dim={lanes}) is not supported")
-            _Lanes(k, lanes).run()
+            _Lanes(k, lanes, derived=any(a in k.attributes for a in _DERIVED_ATTRS)).run()
