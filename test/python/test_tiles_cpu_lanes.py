@@ -182,3 +182,30 @@ def test_adjoint_of_tile_operations(cpu_blocks):
     np.testing.assert_array_equal(y.numpy(), 2.0 * np.arange(12, dtype=np.float32).reshape(4, 3).sum(axis=0))
     np.testing.assert_array_equal(x.grad.numpy(), np.tile([2.0, 4.0, 6.0], (4, 1)))
     assert calls.numpy()[0] == LANES
+
+
+SUM_N = 100
+
+
+@wp.kernel
+def whole_sum(a: wp.array(dtype=float), out: wp.array(dtype=float)):
+    wp.tile_store(out, wp.tile_sum(wp.tile_load(a, shape=SUM_N)))
+
+
+def _fold(values):
+    total = np.float32(values[0])
+    for v in values[1:]:
+        total = np.float32(total + np.float32(v))
+    return total
+
+
+@pytest.mark.parametrize("lanes", [8, 7, 128])
+def test_whole_tile_sum_in_warps_lane_order(cpu_blocks, lanes):
+    """Warp's CPU sum with several lanes: lane l folds elements l, l + lanes, ..., then the lanes' partials are
+    folded in lane order (the same bits as Warp 1.19 with enable_cpu_blocks); 128 lanes > 100 elements: row-major."""
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(SUM_N) * np.exp(rng.uniform(-8, 8, SUM_N))).astype(np.float32)
+    out = wp.zeros(1, dtype=float, device="cpu")
+    wp.launch_tiled(whole_sum, dim=[1], inputs=[wp.array(x, device="cpu"), out], block_dim=lanes, device="cpu")
+    expected = _fold([_fold(x[lane::lanes]) for lane in range(min(lanes, SUM_N))])
+    assert out.numpy()[0] == expected

@@ -56,8 +56,53 @@ def _is_tile_type(t: ir.Type) -> bool:
     return str(t).startswith("!warp.tile<")
 
 
-def _tile_of(element: ir.Type, lanes: int) -> ir.Type:
-    return ir.Type.parse(f"!warp.tile<{element}, array<i64: {lanes}>>")
+def _tile_of(element, *shape) -> ir.Type:
+    return ir.Type.parse(f"!warp.tile<{element}, array<i64: {', '.join(map(str, shape))}>>")
+
+
+def _tile_parts(t: ir.Type):
+    """(element type text, shape) of a tile type."""
+    text = str(t)[len("!warp.tile<"):-1]
+    element, dims = text.rsplit(", array<i64:", 1)
+    return element, [int(d) for d in dims.rstrip(">").split(",") if d.strip()]
+
+
+def _strided_reductions(kernel, lanes: int) -> None:
+    """A whole-tile sum or product in Warp's order with `lanes` lanes (tile_reduce_impl on the CPU): lane l folds
+    the elements l, l + lanes, l + 2 lanes, ... (row-major), then the lanes' partials are folded in lane order. As
+    tiles: the first (n // lanes) * lanes elements as rows of `lanes`, reduced along axis 0 (the partials), the last
+    n % lanes added to the first partials, then the partials reduced. A tile of at most `lanes` elements keeps its
+    one fold (each lane holds one element). Max and min do not depend on the order."""
+    for op in ops_named(kernel.operation, {"warp.tile_reduce"}):
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        if kind not in ("add", "mul") or ir.IntegerAttr(op.attributes["axis"]).value != -1:
+            continue
+        t = op.operands[0]
+        element, shape = _tile_parts(t.type)
+        n = 1
+        for d in shape:
+            n *= d
+        if n <= lanes:
+            continue
+        rows, rest = divmod(n, lanes)
+        with ir.InsertionPoint(op), op.location:
+            flat = t if len(shape) == 1 else wb.create("tile_reshape", t, results=[_tile_of(element, n)]).result
+            zero = _const(_i32(), 0)
+            main = flat if not rest else wb.create("tile_view", flat, [zero],
+                                                    results=[_tile_of(element, rows * lanes)]).result
+            grid = wb.create("tile_reshape", main, results=[_tile_of(element, rows, lanes)]).result
+            partials = wb.create("tile_reduce", grid, results=[_tile_of(element, lanes)], attributes={
+                "kind": ir.StringAttr.get(kind), "axis": ir.IntegerAttr.get(_i64(), 0)}).result
+            if rest:
+                tail = wb.create("tile_view", flat, [_const(_i32(), rows * lanes)],
+                                 results=[_tile_of(element, rest)]).result
+                head = wb.create("tile_view", partials, [zero], results=[_tile_of(element, rest)]).result
+                both = wb.builtin(kind, [head, tail], head.type)
+                partials = wb.create("tile_insert_view", partials, both, [zero], results=[partials.type]).result
+            total = wb.create("tile_reduce", partials, results=[op.results[0].type], attributes={
+                "kind": ir.StringAttr.get(kind), "axis": ir.IntegerAttr.get(_i64(), -1)}).result
+        op.results[0].replace_all_uses_with(total)
+        op.erase()
 
 
 def _where(op) -> str:
@@ -179,6 +224,7 @@ class _Lanes:
 
     # -- the kernel ----------------------------------------------------------------------------------------
     def run(self):
+        _strided_reductions(self.kernel, self.lanes)
         entry = self.kernel.regions[0].blocks[0]
         tids = ops_named(self.kernel.operation, {"warp.tid"})
         with ir.InsertionPoint.at_block_begin(entry), self.kernel.location:
