@@ -17,6 +17,9 @@ import threading
 from .config import config
 
 _lock = threading.Lock()
+# what a kernel caches about its own build (its launch plan, its adjoint, debug and lane builds, its array
+# accesses): a lane build makes its own
+_DERIVED = ("_launch_plan", "_cpu_lane_builds", "_with_adjoint", "_debug_build", "_array_access")
 
 
 def wants_lanes(block_dim) -> bool:
@@ -53,8 +56,7 @@ def _variant(kernel, lanes: int):
     from .kernel import Kernel
 
     found = object.__new__(Kernel)
-    found.__dict__.update({k: v for k, v in kernel.__dict__.items()
-                           if k not in ("_launch_plan", "_cpu_lane_builds")})
+    found.__dict__.update({k: v for k, v in kernel.__dict__.items() if k not in _DERIVED})
     found.options = {**kernel.options, "cpu_block_dim": lanes}
     found._compiled, found._captured, found._struct = {}, None, None
     found._lock = threading.Lock()

@@ -209,3 +209,29 @@ def test_whole_tile_sum_in_warps_lane_order(cpu_blocks, lanes):
     wp.launch_tiled(whole_sum, dim=[1], inputs=[wp.array(x, device="cpu"), out], block_dim=lanes, device="cpu")
     expected = _fold([_fold(x[lane::lanes]) for lane in range(min(lanes, SUM_N))])
     assert out.numpy()[0] == expected
+
+
+@wp.kernel
+def column_sums_added(x: wp.array2d(dtype=float), y: wp.array(dtype=float)):
+    wp.tile_atomic_add(y, wp.tile_sum(wp.tile_load(x, shape=(4, 3)), axis=0) * 2.0)
+
+
+def test_lane_build_has_its_own_adjoint():
+    """A kernel differentiated with one lane first, then with lanes: the lane build's adjoint is its own (the
+    one-lane library's would run the block once per lane: 8 times the gradient)."""
+    def run():
+        x = wp.array(np.arange(12, dtype=np.float32).reshape(4, 3), requires_grad=True, device="cpu")
+        y = wp.zeros(3, dtype=float, requires_grad=True, device="cpu")
+        with wp.Tape() as tape:
+            wp.launch_tiled(column_sums_added, dim=[1], inputs=[x, y], block_dim=LANES, device="cpu")
+        y.grad = wp.array(np.array([1.0, 2.0, 3.0], dtype=np.float32), device="cpu")
+        tape.backward()
+        return x.grad.numpy()
+
+    np.testing.assert_array_equal(run(), np.tile([2.0, 4.0, 6.0], (4, 1)))  # one lane per block
+    wp.config.enable_cpu_blocks = True
+    try:
+        grad = run()
+    finally:
+        wp.config.enable_cpu_blocks = False
+    np.testing.assert_array_equal(grad, np.tile([2.0, 4.0, 6.0], (4, 1)))
