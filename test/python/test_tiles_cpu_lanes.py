@@ -235,3 +235,29 @@ def test_lane_build_has_its_own_adjoint():
     finally:
         wp.config.enable_cpu_blocks = False
     np.testing.assert_array_equal(grad, np.tile([2.0, 4.0, 6.0], (4, 1)))
+
+
+@wp.kernel
+def partial_block(x: wp.array(dtype=float), m: wp.array2d(dtype=float), total: wp.array(dtype=float),
+                  low: wp.array(dtype=float), columns: wp.array(dtype=float), copy: wp.array(dtype=float)):
+    t = wp.tile_load(x, shape=16)
+    wp.tile_store(total, wp.tile_sum(t))
+    wp.tile_store(low, wp.tile_min(t))
+    wp.tile_store(columns, wp.tile_sum(wp.tile_load(m, shape=(4, 4)), axis=0))
+    wp.tile_store(copy, t)
+
+
+def test_partial_block_leaves_missing_lanes_elements_out(cpu_blocks):
+    """wp.launch of 5 threads in a block of 8: element e belongs to lane e % 8, and lanes 5..7 are missing, so
+    their elements take no part in reductions and are not stored (Warp's CPU tile semantics)."""
+    x = np.arange(1, 17, dtype=np.float32)
+    m = np.arange(16, dtype=np.float32).reshape(4, 4)
+    present = (np.arange(16) % LANES) < 5
+    outs = [wp.full(n, -1.0, dtype=float, device="cpu") for n in (1, 1, 4, 16)]
+    wp.launch(partial_block, dim=5, inputs=[wp.array(x, device="cpu"), wp.array(m, device="cpu"), *outs],
+              block_dim=LANES, device="cpu")
+    total, low, columns, copy = (o.numpy() for o in outs)
+    assert total[0] == x[present].sum()
+    assert low[0] == x[present].min()
+    np.testing.assert_array_equal(columns, np.where(present.reshape(4, 4), m, 0.0).sum(axis=0))
+    np.testing.assert_array_equal(copy, np.where(present, x, -1.0))

@@ -3,10 +3,12 @@
 // A whole-tile sum with 4 lanes in Warp's order: the 10 elements' first 8 as rows of 4 reduced along axis 0 (lane
 // l's partial: elements l, l + 4), the last 2 added to the first two partials, then the partials folded in lane
 // order. A max keeps its one reduction (its result does not depend on the order), and so does a sum of a tile of
-// at most 4 elements.
+// at most 4 elements. (Each reduction's input is first the tile with a partial block's missing lanes' elements
+// replaced by the identity: partial-block.mlir.)
 
 // CHECK-LABEL: func.func @sums
-// CHECK: %[[MAIN:.+]] = "warp.tile_view"(%[[T:.+]], %{{.+}}) : (!warp.tile<f32, array<i64: 10>>, i32) -> !warp.tile<f32, array<i64: 8>>
+// CHECK: %[[T:.+]] = scf.if %{{.+}} -> (!warp.tile<f32, array<i64: 10>>)
+// CHECK: %[[MAIN:.+]] = "warp.tile_view"(%[[T]], %{{.+}}) : (!warp.tile<f32, array<i64: 10>>, i32) -> !warp.tile<f32, array<i64: 8>>
 // CHECK: %[[GRID:.+]] = "warp.tile_reshape"(%[[MAIN]]) : (!warp.tile<f32, array<i64: 8>>) -> !warp.tile<f32, array<i64: 2, 4>>
 // CHECK: %[[PARTS:.+]] = "warp.tile_reduce"(%[[GRID]]) {axis = 0 : i64, kind = "add"} : (!warp.tile<f32, array<i64: 2, 4>>) -> !warp.tile<f32, array<i64: 4>>
 // CHECK: %[[TAIL:.+]] = "warp.tile_view"(%[[T]], %{{.+}}) : (!warp.tile<f32, array<i64: 10>>, i32) -> !warp.tile<f32, array<i64: 2>>
@@ -14,7 +16,8 @@
 // CHECK: %[[BOTH:.+]] = "warp.add"(%[[HEAD]], %[[TAIL]])
 // CHECK: %[[FIXED:.+]] = "warp.tile_insert_view"(%[[PARTS]], %[[BOTH]], %{{.+}})
 // CHECK: "warp.tile_reduce"(%[[FIXED]]) {axis = -1 : i64, kind = "add"} : (!warp.tile<f32, array<i64: 4>>) -> !warp.tile<f32, array<i64: 1>>
-// CHECK: "warp.tile_reduce"(%[[T]]) {axis = -1 : i64, kind = "max"}
+// CHECK: %[[TM:.+]] = scf.if %{{.+}} -> (!warp.tile<f32, array<i64: 10>>)
+// CHECK: "warp.tile_reduce"(%[[TM]]) {axis = -1 : i64, kind = "max"}
 // CHECK: "warp.tile_reduce"(%{{.+}}) {axis = -1 : i64, kind = "add"} : (!warp.tile<f32, array<i64: 3>>)
 module attributes {warp.cpu_lanes = 4 : i64, warp.tiles} {
   func.func @sums(%arg0: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {

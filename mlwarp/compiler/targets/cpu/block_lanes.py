@@ -67,6 +67,30 @@ def _tile_parts(t: ir.Type):
     return element, [int(d) for d in dims.rstrip(">").split(",") if d.strip()]
 
 
+def _identity(kind: str, tile_type: ir.Type):
+    """A maker of the identity of a reduction or scan {kind} for the tile's elements (None: not one of a scalar
+    type, or an arg reduction, whose index a stand-in value could win)."""
+    element = ir.Type.parse(_tile_parts(tile_type)[0])
+    is_float = isinstance(element, (ir.F16Type, ir.F32Type, ir.F64Type))
+    is_int = isinstance(element, ir.IntegerType) and element.width > 1
+    if kind in ("add", "add_exclusive"):
+        if is_float or is_int:
+            return lambda: _zero(element)
+        if str(element).startswith(("!warp.vec<", "!warp.mat<")):
+            return lambda: wc.construct(element, [])
+        return None
+    if kind == "mul" and (is_float or is_int):
+        return lambda: arith.ConstantOp(element, 1.0 if is_float else 1).result
+    if kind in ("max", "min"):
+        if is_float:
+            return lambda: arith.ConstantOp(element, float("-inf") if kind == "max" else float("inf")).result
+        if is_int:
+            bits = element.width
+            return lambda: arith.ConstantOp(element, -(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1
+                                            ).result
+    return None
+
+
 def _strided_reductions(kernel, lanes: int) -> None:
     """A whole-tile sum or product in Warp's order with `lanes` lanes (tile_reduce_impl on the CPU): lane l folds
     the elements l, l + lanes, l + 2 lanes, ... (row-major), then the lanes' partials are folded in lane order. As
@@ -224,7 +248,6 @@ class _Lanes:
 
     # -- the kernel ----------------------------------------------------------------------------------------
     def run(self):
-        _strided_reductions(self.kernel, self.lanes)
         entry = self.kernel.regions[0].blocks[0]
         tids = ops_named(self.kernel.operation, {"warp.tid"})
         with ir.InsertionPoint.at_block_begin(entry), self.kernel.location:
@@ -240,9 +263,12 @@ class _Lanes:
             active = arith.MinSIOp(arith.SubIOp(total, self.base).result, lanes64).result
             self.active = arith.IndexCastOp(ir.IndexType.get(), active).result
             self.dims = dims
+            self.active32 = arith.TruncIOp(_i32(), active).result
         for tid in tids:
             self.replace_tid(tid)
-        setup_end = _op(self.active.owner)
+        self.partial_blocks()
+        _strided_reductions(self.kernel, self.lanes)
+        setup_end = _op(self.active32.owner)
         body, seen = [], False
         for op in entry.operations:  # (the kernel's ops: those after the setup above)
             op = op.operation
@@ -251,6 +277,62 @@ class _Lanes:
             seen = seen or op == setup_end
         with self.kernel.location:
             self.region(entry, body, None)
+
+    # -- a partial block: the elements of its missing lanes take no part ----------------------------------------
+    def partial_blocks(self) -> None:
+        """Warp's tiles in a block with fewer lanes than block_dim: element e (row-major) belongs to lane
+        e % block_dim, and a missing lane's elements take no part in a tile operation. Their reductions and scans
+        read the operation's identity there (which leaves the others' fold as it is), a tile_store leaves the array
+        as it was there, a tile_atomic_add adds zero; other operations compute them (nothing reads them). In a full
+        block the tiles are used as they are."""
+        for op in ops_named(self.kernel.operation, {"warp.tile_reduce", "warp.tile_scan", "warp.tile_store",
+                                                    "warp.tile_atomic_add"}):
+            name = op.name
+            if name in ("warp.tile_reduce", "warp.tile_scan"):
+                kind = ir.StringAttr(op.attributes["kind"]).value
+                t = op.operands[0]
+                with ir.InsertionPoint(op), op.location:
+                    fill = _identity(kind, t.type)
+                    if fill is not None:
+                        op.operands[0] = self.owned(t, fill)
+            else:
+                t = op.operands[1]
+                with ir.InsertionPoint(op), op.location:
+                    if name == "warp.tile_store":  # (what the array holds there: written back as it was)
+                        array, offsets = op.operands[0], list(op.operands)[2:]
+                        op.operands[1] = self.owned(t, None, lambda: wb.create(
+                            "tile_load", array, offsets, results=[t.type]).result)
+                    else:
+                        fill = _identity("add", t.type)
+                        if fill is not None:
+                            op.operands[1] = self.owned(t, fill)
+
+    def owned(self, t, fill, other=None) -> ir.Value:
+        """`t` in a full block; in a partial one, its missing lanes' elements replaced by fill() (or by those of the
+        tile other() makes)."""
+        element, shape = _tile_parts(t.type)
+        n = 1
+        for d in shape:
+            n *= d
+        partial = arith.CmpIOp(arith.CmpIPredicate.slt, self.active, _index(self.lanes)).result
+        branch = scf.IfOp(partial, [t.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            index = wb.create("tile_arange", _const(_i32(), 0), _const(_i32(), 1), results=[_tile_of("i32", n)]).result
+            if len(shape) > 1:
+                index = wb.create("tile_reshape", index, results=[_tile_of("i32", *shape)]).result
+            inputs = [index, t] + ([other()] if other is not None else [])
+            m = wb.tile_map(inputs, [t.type])
+            body = m.regions[0].blocks[0]
+            with ir.InsertionPoint(body):
+                e, x = body.arguments[0], body.arguments[1]
+                lane = arith.RemSIOp(e, _const(_i32(), self.lanes)).result
+                present = arith.CmpIOp(arith.CmpIPredicate.slt, lane, self.active32).result
+                instead = body.arguments[2] if other is not None else fill()
+                ir.Operation.create("gpu.yield", operands=[arith.SelectOp(present, x, instead).result])
+            scf.YieldOp([m.results[0]])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([t])
+        return branch.results[0]
 
     def replace_tid(self, tid) -> None:
         """wp.tid(): the thread (the block's base + the lane) split over the launch's dims, its leading indices."""
