@@ -148,18 +148,62 @@ def test_lane_value_carried_by_a_cooperative_loop_is_refused(cpu_blocks):
             "(wp.config.enable_cpu_blocks, block_dim=8)") in str(e.value)
 
 
-def test_adjoint_is_refused(cpu_blocks):
-    a = wp.array(np.ones(LANES, dtype=np.float32), requires_grad=True, device="cpu")
-    out = wp.zeros(LANES, dtype=float, requires_grad=True, device="cpu")
-    width = wp.zeros(1, dtype=int, device="cpu")
+def test_adjoint_of_lane_values_in_tiles(cpu_blocks):
+    """out[l] = 2 a[l] + sum_k 2 a[k] over the block: d(sum out)/d a[j] = 2 (its own lane) + 2 * LANES (every lane's
+    read of the sum), each lane's read of s[0] adding its adjoint (Warp 1.19 gives the same)."""
+    a = wp.array(np.arange(2 * LANES, dtype=np.float32), requires_grad=True, device="cpu")
+    out = wp.zeros(2 * LANES, dtype=float, requires_grad=True, device="cpu")
+    width = wp.zeros(2, dtype=int, device="cpu")
     with wp.Tape() as tape:
-        wp.launch_tiled(gather_sum, dim=[1], inputs=[a, out, width], block_dim=LANES, device="cpu")
+        wp.launch_tiled(gather_sum, dim=[2], inputs=[a, out, width], block_dim=LANES, device="cpu")
+    out.grad = wp.ones_like(out)
+    tape.backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full(2 * LANES, 2.0 + 2.0 * LANES, dtype=np.float32))
+
+
+@wp.kernel
+def scatter_sum(inp: wp.array(dtype=float), out: wp.array(dtype=float)):
+    _i, lane = wp.tid()
+    t = wp.tile_zeros(shape=1, dtype=float)
+    wp.tile_scatter_add(t, 0, inp[lane] * float(lane + 1), True)
+    out[lane] = wp.tile_extract(t, 0)
+
+
+def test_adjoint_of_scatter_from_every_lane_is_refused(cpu_blocks):
+    """Every lane adds (k + 1) inp[k] into t[0] and reads it back (the forward is right); its adjoint (Warp:
+    LANES * (k + 1)) is not built: a clear refusal, not a wrong gradient."""
+    inp = wp.array(np.ones(LANES, dtype=np.float32), requires_grad=True, device="cpu")
+    out = wp.zeros(LANES, dtype=float, requires_grad=True, device="cpu")
+    with wp.Tape() as tape:
+        wp.launch_tiled(scatter_sum, dim=[1], inputs=[inp, out], block_dim=LANES, device="cpu")
+    np.testing.assert_array_equal(out.numpy(), np.full(LANES, sum(range(1, LANES + 1)), dtype=np.float32))
     out.grad = wp.ones_like(out)
     with pytest.raises(Exception) as e:
         tape.backward()
-    assert ("kernel 'gather_sum': the adjoint of lane-local code that reads or writes tile elements (wp.tile, "
-            "wp.untile, t[i], scatters, stacks) is not supported with Warp's CPU lanes (wp.config.enable_cpu_blocks, "
-            "block_dim=8)") in str(e.value)
+    assert "kernel 'scatter_sum_adj' at " in str(e.value)
+    assert ("the adjoint of a tile element that several lanes write (a scatter, a stack push, t[i] = x) is not "
+            "supported with Warp's CPU lanes (wp.config.enable_cpu_blocks, block_dim=8)") in str(e.value)
+
+
+@wp.kernel
+def read_on_lane_zero(inp: wp.array(dtype=float), out: wp.array(dtype=float)):
+    _i, lane = wp.tid()
+    t = wp.tile_load(inp, shape=LANES)
+    if lane == 0:
+        out[0] = wp.tile_extract(t, 3)
+
+
+def test_adjoint_of_a_lane_branch_reading_a_tile_is_refused(cpu_blocks):
+    inp = wp.array(np.ones(LANES, dtype=np.float32), requires_grad=True, device="cpu")
+    out = wp.zeros(1, dtype=float, requires_grad=True, device="cpu")
+    with wp.Tape() as tape:
+        wp.launch_tiled(read_on_lane_zero, dim=[1], inputs=[inp, out], block_dim=LANES, device="cpu")
+    out.grad = wp.ones_like(out)
+    with pytest.raises(Exception) as e:
+        tape.backward()
+    assert "kernel 'read_on_lane_zero_adj' at " in str(e.value)
+    assert ("a tile operation under a lane-dependent branch that has results is not supported with Warp's CPU "
+            "lanes (wp.config.enable_cpu_blocks, block_dim=8)") in str(e.value)
 
 
 @wp.kernel

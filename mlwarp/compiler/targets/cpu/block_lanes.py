@@ -189,6 +189,22 @@ def _clonable(op) -> bool:
     return False
 
 
+def _is_zero(op) -> bool:
+    """Whether `op` makes a zero (a constant 0, or warp.construct of no operand: a zero composite)."""
+    if op.name == "warp.construct":
+        return not list(op.operands)
+    if op.name != "arith.constant":
+        return False
+    value = op.attributes["value"]
+    try:
+        return ir.FloatAttr(value).value == 0.0
+    except ValueError:
+        try:
+            return ir.IntegerAttr(value).value == 0
+        except ValueError:
+            return False
+
+
 def _zero(t: ir.Type) -> ir.Value:
     """The zero of a carrier's element type."""
     if isinstance(t, ir.IntegerType):
@@ -268,6 +284,8 @@ class _Lanes:
             self.replace_tid(tid)
         self.partial_blocks()
         _strided_reductions(self.kernel, self.lanes)
+        if self.derived:
+            self.sum_contributions()
         setup_end = _op(self.active32.owner)
         body, seen = [], False
         for op in entry.operations:  # (the kernel's ops: those after the setup above)
@@ -538,14 +556,6 @@ class _Lanes:
             self.remat[r] = (owner, list(owner.operands))  # (its operands as they are now: the stretch's loop
             needed += [(x, []) for x in owner.operands if defined_inside(x)]  # reads earlier ones per lane)
         threaded = list(finals)
-        if threaded and self.derived:
-            # warp-autodiff writes the first adjoint contribution to a tile element (a lane's read of it, as
-            # wp.untile or t[i]) instead of adding it: threaded from lane to lane, the lanes' adjoints would
-            # overwrite each other
-            what = self.name[:-len("_adj")] if self.name.endswith("_adj") else self.name
-            raise PassError(f"kernel '{what}': the adjoint of lane-local code that reads or writes tile elements "
-                            f"(wp.tile, wp.untile, t[i], scatters, stacks) is not supported with Warp's CPU lanes "
-                            f"(wp.config.enable_cpu_blocks, block_dim={self.lanes})")
         inside_root_uses = [[(_op(u.owner), u.operand_number) for u in root.uses if top(u.owner) is not None]
                             for root in threaded]
         first_op = ops[0]
@@ -602,6 +612,33 @@ class _Lanes:
         for (v, _), carrier in zip(outs, results[len(threaded):]):
             # (read where used: a later stretch reads its lane's element, a tile operation the first lane's)
             self.carriers[v] = carrier
+
+    def sum_contributions(self) -> None:
+        """In an adjoint: warp-autodiff writes a lane's adjoint of a tile element it read (t[i], wp.untile) into a
+        fresh zero tile, `tile_insert(zeros, adj, i)`, then adds that tile to the tile's adjoint. Threaded from lane
+        to lane, those writes would overwrite each other where lanes read the same element; as additions
+        (`tile_insert(z, z[i] + adj, i)`) the tile holds the sum of the lanes' contributions, which is the adjoint."""
+        for insert in ops_named(self.kernel.operation, {"warp.tile_insert"}):
+            z = insert.operands[0]
+            owner = z.owner
+            value_owner = insert.operands[1].owner
+            if not isinstance(value_owner, ir.Block) and _is_zero(_op(value_owner)) and not any(
+                    not isinstance(i.owner, ir.Block) and _op(i.owner).name == "warp.lane_index"
+                    for i in list(insert.operands)[2:]):
+                # the adjoint of a lane's write of an element other lanes may write too (a scatter, a stack push,
+                # t[i] = x): it clears the element's adjoint, which the lanes after it in the loop would then miss
+                # (Warp's lanes all read it): not built
+                self.refuse(insert, "the adjoint of a tile element that several lanes write (a scatter, a stack "
+                                    "push, t[i] = x)")
+            if isinstance(owner, ir.Block) or _op(owner).name != "warp.tile_full" or len(list(z.uses)) != 1:
+                continue
+            fill = _op(owner).operands[0].owner
+            if isinstance(fill, ir.Block) or not _is_zero(_op(fill)):
+                continue
+            value, indices = insert.operands[1], list(insert.operands)[2:]
+            with ir.InsertionPoint(insert), insert.location:
+                old = wb.create("tile_extract", z, indices, results=[value.type]).result
+                insert.operands[1] = wb.builtin("add", [old, value], value.type)
 
     def root(self, v, defined_inside, op):
         """The block-level tile that the stretch's tile value `v` updates (through tile_insert, branches, loops)."""
