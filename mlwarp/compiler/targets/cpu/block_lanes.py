@@ -19,14 +19,22 @@ work, by loop fission at the cooperative operations (as POCL and MCUDA do for GP
   the loop carries it from lane to lane, so each lane sees the updates of the lanes before it, as fibers do;
 - `wp.tid()` is the block's base thread plus the lane, split over the launch's dims (`warp.launch_dim`);
   `warp.lane_index` is the loop's lane;
-- an `scf.if` holding cooperative ops (an early `return` before a tile operation: its lanes leave the block) runs
-  once per block when any lane takes it, its stretches only on the lanes that do (Warp: a lane that returned takes
-  no part in later cooperative operations).
+- an `scf.if` holding cooperative ops on a lane value (an early `return` before a tile operation: its lanes leave
+  the block) runs once per block when any lane takes it, its stretches only on the lanes that do (Warp: a lane
+  that returned takes no part in later cooperative operations); one on a block-level value (a kernel argument)
+  and an `scf.for` holding cooperative ops run once per block (the bounds: the first participating lane's), their
+  bodies fissioned in turn;
+- a pure op of block-level operands stays out of the lane loops (a branch on it is uniform); an array (a view) a
+  later stretch uses is cloned there, a tile cannot hold it;
+- a partial block's missing lanes own tile elements too (element e is lane e % B's): a reduction or scan reads
+  the identity there, a tile_store leaves the array as it was, a tile_atomic_add adds zero (Warp's CPU
+  semantics); whole-tile sums and products fold in Warp's lane order (strided partials per lane, then the lanes');
+- in an adjoint, the lanes' adjoints of a tile element they read (warp-autodiff's tile_insert into a fresh zero
+  tile) add up.
 
-A cooperative op inside a loop (scf.for, scf.while) or under an scf.if with results or an else branch, and a
-lane value of a type a tile cannot hold (unsigned ints, structs, arrays) kept across a cooperative op, are refused
-with the kernel's name and line. Tile operations in a partial block compute every element (Warp leaves the
-elements of the lanes past the launch out of tile operations).
+Refused with the kernel's name and line: a cooperative op inside scf.while, or inside a loop carrying a lane
+value, or under a lane-dependent scf.if with results or an else part; a lane value of a type a tile cannot hold
+(unsigned ints, structs) kept across a cooperative op; the adjoint of a tile element several lanes write.
 """
 
 from __future__ import annotations
