@@ -181,8 +181,28 @@ def test_adjoint_of_scatter_from_every_lane_is_refused(cpu_blocks):
     with pytest.raises(Exception) as e:
         tape.backward()
     assert "kernel 'scatter_sum_adj' at " in str(e.value)
-    assert ("the adjoint of a tile element that several lanes write (a scatter, a stack push, t[i] = x) is not "
-            "supported with Warp's CPU lanes (wp.config.enable_cpu_blocks, block_dim=8)") in str(e.value)
+    assert ("the adjoint of a tile element that several lanes add to (tile_scatter_add) is not supported with "
+            "Warp's CPU lanes (wp.config.enable_cpu_blocks, block_dim=8)") in str(e.value)
+
+
+@wp.kernel
+def assign_lanes(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    _i, j = wp.tid()
+    a = wp.tile_zeros(shape=LANES, dtype=float)
+    a[j] = x[j] * float(j + 1)
+    wp.tile_atomic_add(y, a)
+
+
+def test_adjoint_of_lanes_writing_their_own_elements(cpu_blocks):
+    """Each lane writes its own element (a[j] = (j + 1) x[j]): y = that tile, x.grad[j] = (j + 1) y.grad[j]."""
+    x = wp.array(np.ones(LANES, dtype=np.float32), requires_grad=True, device="cpu")
+    y = wp.zeros(LANES, dtype=float, requires_grad=True, device="cpu")
+    with wp.Tape() as tape:
+        wp.launch_tiled(assign_lanes, dim=[1], inputs=[x, y], block_dim=LANES, device="cpu")
+    y.grad = wp.array(np.full(LANES, 2.0, dtype=np.float32), device="cpu")
+    tape.backward()
+    np.testing.assert_array_equal(y.numpy(), np.arange(1, LANES + 1, dtype=np.float32))
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0 * np.arange(1, LANES + 1, dtype=np.float32))
 
 
 @wp.kernel

@@ -34,7 +34,8 @@ work, by loop fission at the cooperative operations (as POCL and MCUDA do for GP
 
 Refused with the kernel's name and line: a cooperative op inside scf.while, or inside a loop carrying a lane
 value, or under a lane-dependent scf.if with results or an else part; a lane value of a type a tile cannot hold
-(unsigned ints, structs) kept across a cooperative op; the adjoint of a tile element several lanes write.
+(unsigned ints, structs) kept across a cooperative op; the adjoint of a tile element several lanes add to
+(tile_scatter_add).
 """
 
 from __future__ import annotations
@@ -630,14 +631,14 @@ class _Lanes:
             z = insert.operands[0]
             owner = z.owner
             value_owner = insert.operands[1].owner
-            if not isinstance(value_owner, ir.Block) and _is_zero(_op(value_owner)) and not any(
-                    not isinstance(i.owner, ir.Block) and _op(i.owner).name == "warp.lane_index"
-                    for i in list(insert.operands)[2:]):
-                # the adjoint of a lane's write of an element other lanes may write too (a scatter, a stack push,
-                # t[i] = x): it clears the element's adjoint, which the lanes after it in the loop would then miss
-                # (Warp's lanes all read it): not built
-                self.refuse(insert, "the adjoint of a tile element that several lanes write (a scatter, a stack "
-                                    "push, t[i] = x)")
+            if not isinstance(value_owner, ir.Block) and any(
+                    not isinstance(v.owner, ir.Block) and _op(v.owner).name == "warp.tile_extract"
+                    and _op(v.owner).operands[0] == z for v in _op(value_owner).operands):
+                # a lane adding to an element other lanes add to (tile_scatter_add: t[i] = t[i] + v): its adjoint
+                # clears the element's adjoint and adds it back through the read, as a separate tile the block adds
+                # after the lanes; the lanes after it would read the cleared one (Warp's all read the whole): not
+                # built
+                self.refuse(insert, "the adjoint of a tile element that several lanes add to (tile_scatter_add)")
             if isinstance(owner, ir.Block) or _op(owner).name != "warp.tile_full" or len(list(z.uses)) != 1:
                 continue
             fill = _op(owner).operands[0].owner
