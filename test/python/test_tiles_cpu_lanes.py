@@ -325,3 +325,31 @@ def test_partial_block_leaves_missing_lanes_elements_out(cpu_blocks):
     assert low[0] == x[present].min()
     np.testing.assert_array_equal(columns, np.where(present.reshape(4, 4), m, 0.0).sum(axis=0))
     np.testing.assert_array_equal(copy, np.where(present, x, -1.0))
+
+
+def _pcg(state: int) -> int:
+    """Warp's rand_pcg (native/rand.h), on Python ints modulo 2**32."""
+    b = (state * 747796405 + 2891336453) & 0xFFFFFFFF
+    c = (((b >> ((b >> 28) + 4)) ^ b) * 277803737) & 0xFFFFFFFF
+    return (c >> 22) ^ c
+
+
+@wp.kernel
+def random_tiles(seed: int, x: wp.array(dtype=int)):
+    rng = wp.rand_init(seed, 3)
+    wp.tile_store(x, wp.tile_randi(shape=15, rng=rng))
+
+
+@pytest.mark.parametrize("lanes", [4, 32])
+def test_random_tiles_per_lane_generators(cpu_blocks, lanes):
+    """Warp's tile_randi with lanes: lane l draws from rand_pcg(rng + l) the elements l, l + lanes, ... in turn."""
+    x = wp.zeros(15, dtype=int, device="cpu")
+    wp.launch_tiled(random_tiles, dim=[1], inputs=[7, x], block_dim=lanes, device="cpu")
+    rng = _pcg((7 + _pcg(3)) & 0xFFFFFFFF)
+    expected = np.zeros(15, dtype=np.int64)
+    for lane in range(min(lanes, 15)):
+        state = _pcg((rng + lane) & 0xFFFFFFFF)
+        for e in range(lane, 15, lanes):
+            state = _pcg(state)
+            expected[e] = state - (1 << 32) if state >= 1 << 31 else state
+    np.testing.assert_array_equal(x.numpy(), expected)

@@ -29,6 +29,7 @@ work, by loop fission at the cooperative operations (as POCL and MCUDA do for GP
 - a partial block's missing lanes own tile elements too (element e is lane e % B's): a reduction or scan reads
   the identity there, a tile_store leaves the array as it was, a tile_atomic_add adds zero (Warp's CPU
   semantics); whole-tile sums and products fold in Warp's lane order (strided partials per lane, then the lanes');
+  random tiles draw each lane's elements from the lane's own generator, as Warp's;
 - in an adjoint, the lanes' adjoints of a tile element they read (warp-autodiff's tile_insert into a fresh zero
   tile) add up.
 
@@ -98,6 +99,42 @@ def _identity(kind: str, tile_type: ir.Type):
             return lambda: arith.ConstantOp(element, -(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1
                                             ).result
     return None
+
+
+def _lane_random(kernel, lanes: int) -> None:
+    """tile_randi / tile_randf with `lanes` lanes as Warp's (tile.h tile_randi): lane l draws from its own
+    generator, rand_pcg(rng + l), the elements it holds (l, l + lanes, ...) in turn. As tiles: a loop over the lanes
+    (min(lanes, n) of them) writing row l of a (rows, k) tile with tile_random(rng + l) of k = ceil(n / lanes)
+    draws, transposed (element e = l + j lanes is lane l's j-th draw), its first n elements in the tile's shape."""
+    for op in ops_named(kernel.operation, {"warp.tile_random"}):
+        result = op.results[0]
+        element, shape = _tile_parts(result.type)
+        n = 1
+        for d in shape:
+            n *= d
+        draws, rows = -(-n // lanes), min(lanes, n)
+        state, bounds = op.operands[0], list(op.operands)[1:]
+        kind = op.attributes["kind"]
+        with ir.InsertionPoint(op), op.location:
+            grid = wb.create("tile_full", _zero(ir.Type.parse(element)),
+                             results=[_tile_of(element, rows, draws)]).result
+            loop = scf.ForOp(_index(0), _index(rows), _index(1), [grid])
+            with ir.InsertionPoint(loop.body):
+                lane = arith.IndexCastOp(_i32(), loop.induction_variable).result
+                mine = wb.builtin("add", [state, wb.create("cast", lane, results=[state.type]).result], state.type)
+                drawn = wb.create("tile_random", mine, bounds, results=[_tile_of(element, draws)],
+                                  attributes={"kind": kind}).result
+                row = wb.create("tile_reshape", drawn, results=[_tile_of(element, 1, draws)]).result
+                scf.YieldOp([wb.create("tile_insert_view", loop.inner_iter_args[0], row, [lane, _const(_i32(), 0)],
+                                       results=[grid.type]).result])
+            flat = wb.create("tile_transpose", loop.results[0], results=[_tile_of(element, draws, rows)]).result
+            flat = wb.create("tile_reshape", flat, results=[_tile_of(element, draws * rows)]).result
+            if draws * rows != n:
+                flat = wb.create("tile_view", flat, [_const(_i32(), 0)], results=[_tile_of(element, n)]).result
+            if len(shape) > 1:
+                flat = wb.create("tile_reshape", flat, results=[result.type]).result
+        result.replace_all_uses_with(flat)
+        op.erase()
 
 
 def _strided_reductions(kernel, lanes: int) -> None:
@@ -293,6 +330,7 @@ class _Lanes:
             self.replace_tid(tid)
         self.partial_blocks()
         _strided_reductions(self.kernel, self.lanes)
+        _lane_random(self.kernel, self.lanes)
         if self.derived:
             self.sum_contributions()
         setup_end = _op(self.active32.owner)
