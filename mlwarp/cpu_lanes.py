@@ -15,6 +15,8 @@ from __future__ import annotations
 import threading
 
 from .config import config
+from .kernel import Kernel
+from .runtime.device import get_device
 
 _lock = threading.Lock()
 # what a kernel caches about its own build (its launch plan, its adjoint, debug and lane builds, its array
@@ -29,10 +31,7 @@ def wants_lanes(block_dim) -> bool:
 
 def lane_kernel(kernel, device, block_dim: int):
     """The kernel to launch on `device` for a launch of `block_dim`: its lane build on the CPU (Warp's rule for
-    block_dim there: tiles.resolve_block_dim), else the kernel itself."""
-    from .runtime.device import get_device
-    from .tiles import resolve_block_dim
-
+    block_dim there: resolve_block_dim), else the kernel itself."""
     device = get_device(device)
     if not device.is_cpu:
         return kernel
@@ -53,8 +52,6 @@ def lane_kernel(kernel, device, block_dim: int):
 
 
 def _variant(kernel, lanes: int):
-    from .kernel import Kernel
-
     found = object.__new__(Kernel)
     found.__dict__.update({k: v for k, v in kernel.__dict__.items() if k not in _DERIVED})
     found.options = {**kernel.options, "cpu_block_dim": lanes}
@@ -68,3 +65,17 @@ def block_count(meta, total: int) -> int:
     """The entry iterations of a CPU launch of `total` threads: one per block for a lane build, else `total`."""
     lanes = (meta or {}).get("cpu_lanes")
     return -(-total // lanes) if lanes else total
+
+
+def resolve_block_dim(device, block_dim) -> int:
+    """Warp's rule for a launch's block_dim on `device` (wp.launch_tiled's too)."""
+    default = 1 if device.is_cpu else 256
+    if block_dim is None or block_dim <= 0:
+        return default
+    if not device.is_cpu:
+        return block_dim
+    if block_dim > 1024:
+        raise ValueError(f"block_dim must be at most 1024 on CPU, got {block_dim}")
+    if block_dim == 1 or not getattr(config, "enable_cpu_blocks", False):
+        return 1
+    return block_dim

@@ -10,6 +10,7 @@ per block (mlwarp/cpu_lanes.py).
 from __future__ import annotations
 
 from .config import config
+from .cpu_lanes import resolve_block_dim
 from .debug import for_launch
 from .launch import launch
 from .runtime.device import get_device
@@ -184,17 +185,3 @@ def tile_launch_dims(meta: dict, kernel_key: str, dim: list, block_dim: int) -> 
             f"reach each tile operation; launch it over {len(dim) + 1} dimensions or keep the tile operations out of "
             f"lane-dependent branches and loops")
     return [*dim, block_dim]
-
-
-def resolve_block_dim(device, block_dim) -> int:
-    """Warp's rule for a launch's block_dim on `device`."""
-    default = 1 if device.is_cpu else 256
-    if block_dim is None or block_dim <= 0:
-        return default
-    if not device.is_cpu:
-        return block_dim
-    if block_dim > 1024:
-        raise ValueError(f"block_dim must be at most 1024 on CPU, got {block_dim}")
-    if block_dim == 1 or not getattr(config, "enable_cpu_blocks", False):
-        return 1
-    return block_dim

@@ -109,7 +109,8 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
 
 def _frontend(target: str, source, arg_types, backward: bool, lanes: int = 1):
     ctx = make_context(target)
-    kir = emit_kernel(source, arg_types, ctx, lanes)
+    # (Warp's CPU lanes are a CPU build's: a CUDA block's lanes are its threads)
+    kir = emit_kernel(source, arg_types, ctx, lanes if target == "cpu" else 1)
     if not backward:  # the kernel gets no adjoint (enable_backward=False, or a forward-mode build)
         with ctx:
             mark_no_backward(kir.module)

@@ -115,19 +115,25 @@ def test_scatter_add_from_every_lane(cpu_blocks):
 
 
 @wp.kernel
-def tile_in_loop(n: int, out: wp.array(dtype=float)):
-    _i, lane = wp.tid()
-    acc = wp.tile_zeros(shape=LANES, dtype=float)
-    for _k in range(n):
-        acc += wp.tile(float(lane))
+def tile_in_loop(x: wp.array2d(dtype=float), out: wp.array2d(dtype=float), calls: wp.array(dtype=int)):
+    acc = wp.tile_zeros(shape=(1, LANES), dtype=float)
+    ones = wp.tile_ones(shape=(1, 1), dtype=float)
+    for k in range(x.shape[0]):
+        wp.tile_matmul(ones, wp.tile_load(x, shape=(1, LANES), offset=(k, 0)), acc)  # acc += row k
+        wp.atomic_add(calls, 0, 1)  # lane-local code in the loop: once per lane and iteration
     wp.tile_store(out, acc)
 
 
 def test_tile_operations_in_a_loop(cpu_blocks):
-    """A loop around tile operations runs once per block (its bound the same on every lane)."""
-    out = wp.zeros(LANES, dtype=float, device="cpu")
-    wp.launch_tiled(tile_in_loop, dim=[1], inputs=[3, out], block_dim=LANES, device="cpu")
-    np.testing.assert_array_equal(out.numpy(), 3.0 * np.arange(LANES))
+    """A loop around tile operations runs once per block (its bound the same on every lane), its lane-local code
+    on every lane."""
+    x = np.arange(3 * LANES, dtype=np.float32).reshape(3, LANES)
+    out = wp.zeros((1, LANES), dtype=float, device="cpu")
+    calls = wp.zeros(1, dtype=int, device="cpu")
+    wp.launch_tiled(tile_in_loop, dim=[1], inputs=[wp.array(x, device="cpu"), out, calls], block_dim=LANES,
+                    device="cpu")
+    np.testing.assert_array_equal(out.numpy()[0], x.sum(axis=0))
+    assert calls.numpy()[0] == 3 * LANES
 
 
 @wp.kernel

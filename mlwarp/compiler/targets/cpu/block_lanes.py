@@ -46,6 +46,7 @@ from mlir.dialects import arith, scf
 
 from ...dialects.warp import builders as wb
 from ...dialects.warp import composite as wc
+from ...dialects.warp.ops import BY_NAME  # (structural ops and geometry queries: not builtins)
 from ...passes.registry import Pass, PassError, kernels, ops_named
 from ..common import CPU_LANES_ATTR
 
@@ -230,7 +231,6 @@ def _clonable(op) -> bool:
     if name.startswith(("arith.", "math.")) or name in _LLVM_VALUES or name in _PURE_WARP:
         return True
     if name.startswith("warp."):
-        from ...dialects.warp.ops import BY_NAME  # (structural ops and geometry queries: not builtins)
         return name[len("warp."):] not in BY_NAME
     return False
 
