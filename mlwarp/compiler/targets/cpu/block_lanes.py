@@ -669,9 +669,11 @@ class _Lanes:
             z = insert.operands[0]
             owner = z.owner
             value_owner = insert.operands[1].owner
-            if not isinstance(value_owner, ir.Block) and any(
+            indices = list(insert.operands)[2:]
+            if not isinstance(value_owner, ir.Block) and _op(value_owner).name == "warp.add" and any(
                     not isinstance(v.owner, ir.Block) and _op(v.owner).name == "warp.tile_extract"
-                    and _op(v.owner).operands[0] == z for v in _op(value_owner).operands):
+                    and _op(v.owner).operands[0] == z and list(_op(v.owner).operands)[1:] == indices
+                    for v in _op(value_owner).operands):
                 # a lane adding to an element other lanes add to (tile_scatter_add: t[i] = t[i] + v): its adjoint
                 # clears the element's adjoint and adds it back through the read, as a separate tile the block adds
                 # after the lanes; the lanes after it would read the cleared one (Warp's all read the whole): not
