@@ -26,6 +26,7 @@ from .array import zeros
 from .cuda_array import allocate_like
 from .debug import after_launch, attach_record, for_launch, hidden_params
 from .errors import CompileError, LaunchError
+from .cpu_lanes import block_count
 from .launch_args import check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, fold_dims, \
     launch_device, pack_array
 from . import types as wt
@@ -197,6 +198,8 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
     full, total, repeats = fold_dims(full, total, adjoint_library(kernel, device).meta.get("tid_dims", 4))
     for d in range(4):
         packed.dims[d] = full[d]
+    if device.is_cpu:  # a lane build (cpu_lanes.py): one entry iteration per block
+        total = block_count(adjoint_library(kernel, device).meta, total)
     if total:
         for _ in range(repeats):
             entry.run(ctypes.addressof(packed), total)

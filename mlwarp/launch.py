@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 
+from . import cpu_lanes as _lanes
 from . import debug as _debug
 from . import launch_plan as _plan
 from . import recording as _recording
@@ -23,7 +24,12 @@ from .runtime.device import get_device
 
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint=False, adj_inputs=None,
-           adj_outputs=None, record_cmd=False, block_dim=256, max_blocks=0, record_tape=True):
+           adj_outputs=None, record_cmd=False, block_dim=None, max_blocks=0, record_tape=True):
+    if block_dim is None:  # (Warp's default: 256 on CUDA, one lane on the CPU)
+        block_dim = 256
+    elif _lanes.wants_lanes(block_dim) and not adjoint and type(kernel) is Kernel and not kernel.is_generic:
+        # Warp's CPU lanes (wp.config.enable_cpu_blocks): the kernel's build for block_dim lanes (cpu_lanes.py)
+        kernel = _lanes.lane_kernel(kernel, stream.device if stream is not None else device, block_dim)
     if _capture.active is not None and not record_cmd and _capture_launch(
             kernel, dim, inputs, outputs, device, stream, adjoint, adj_inputs, adj_outputs, block_dim, max_blocks,
             record_tape):
@@ -89,7 +95,7 @@ def _launch_cpu(kernel, dims, args, device) -> None:
         total *= packed.dims[d]
     compiled = built.compiled(device)  # compile errors surface even for an empty launch
     if total:
-        compiled.run(ctypes.addressof(packed), total)
+        compiled.run(ctypes.addressof(packed), _lanes.block_count(getattr(compiled, "meta", None), total))
         _debug.after_launch(built, compiled, record, args)
     del keep_alive
 

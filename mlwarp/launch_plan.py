@@ -96,6 +96,7 @@ class LaunchPlan:
         self._runners = {}
         self._last = (None, None)  # (device, its runner) of the last launch
         self.tid_count = 4  # of the compiled kernel (runner() sets it): no folding before
+        self.cpu_lanes = 0  # a lane build's lanes per block (cpu_lanes.py): its entry runs once per block
 
     @classmethod
     def build(cls, kernel):
@@ -232,6 +233,7 @@ class LaunchPlan:
             compiled = self.kernel.compiled(device)
             run = self._runners[device] = cpu_runner(compiled) if device.is_cpu else compiled
             self.tid_count = getattr(compiled, "meta", {}).get("tid_dims", 4)  # the same code for every device
+            self.cpu_lanes = getattr(compiled, "meta", {}).get("cpu_lanes") or 0
         self._last = (device, run)
         return run
 
@@ -267,6 +269,8 @@ class LaunchPlan:
             if dims[1] != 1 or dims[2] != 1 or dims[3] != 1:  # wp.tid() may give fewer indices than dims
                 dims, total, repeats = _args.fold_dims(dims, total, self.tid_count)
             packed = self.struct.pack(*dims, *values)
+            if self.cpu_lanes:  # one entry iteration per block of cpu_lanes threads
+                total = -(-total // self.cpu_lanes)
             for _ in range(repeats):
                 if device.is_cpu:
                     run(packed, total)
@@ -382,6 +386,8 @@ class Launch:
     def _set_dims(self, dims, total) -> None:
         self._dims = dims  # as given (`dim`); the struct holds them folded as wp.tid() reads them
         folded, self._total, self._repeats = _args.fold_dims(dims, total, self.plan.tid_count)
+        if self.plan.cpu_lanes and self.device.is_cpu:  # a lane build: one entry iteration per block
+            self._total = -(-self._total // self.plan.cpu_lanes)
         struct.pack_into("@4q", self._buffer, 0, *folded)
 
     def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:

@@ -3,12 +3,14 @@
 Inside a kernel the frontend (compiler/frontend/tiles.py) maps each `wp.tile_*` object to ops of the warp
 dialect's tile table; in Python scope they cannot be called (as in Warp). On the CPU a tiled launch runs as
 Warp runs it by default: one lane per block (`block_dim` resolves to 1 unless `wp.config.enable_cpu_blocks`),
-the lane doing each whole tile operation, the blocks spread over all cores.
+the lane doing each whole tile operation, the blocks spread over all cores; with enable_cpu_blocks, block_dim lanes
+per block (mlwarp/cpu_lanes.py).
 """
 
 from __future__ import annotations
 
 from .config import config
+from .cpu_lanes import resolve_block_dim
 from .debug import for_launch
 from .launch import launch
 from .runtime.device import get_device
@@ -122,9 +124,10 @@ class _TileFunction(TileBuiltin):
         return TileAnnotation(params[0], params[1:])
 
 
-tile = _TileFunction("tile", "tile(x): a tile of the lanes' values x (shape (1,) on mlwarp's CPU: one lane per block); "
-                             "wp.tile[dtype, M, N] in annotations")
-block_dim = TileBuiltin("block_dim", "block_dim(): the number of lanes of a block (1 on mlwarp's CPU)")
+tile = _TileFunction("tile", "tile(x): a tile of the lanes' values x (shape (block_dim,); (1,) on the CPU without "
+                             "wp.config.enable_cpu_blocks: one lane per block); wp.tile[dtype, M, N] in annotations")
+block_dim = TileBuiltin("block_dim", "block_dim(): the number of lanes of a block (1 on the CPU without "
+                                     "wp.config.enable_cpu_blocks)")
 untile = TileBuiltin("untile", "untile(t): each lane's value of a tile made by wp.tile (t[0] with one lane)")
 
 __all__ = [*_DOCS, "launch_tiled", "tile", "untile", "block_dim"]
@@ -134,8 +137,10 @@ def launch_tiled(*args, **kwargs):
     """Warp's tiled launch. On CUDA, a kernel that warp-gpu-cooperative-tiles could rewrite is launched as Warp
     launches it, `dim + [block_dim]` threads, one CUDA block of block_dim lanes per Warp block, its tiles in
     shared memory and each tile op split over the lanes (wp.tid() gives the block's indices, and the lane to a
-    kernel asking for one more index); any other kernel (and every CPU launch) as `dim + [1]`: one thread per
-    block computes its tiles whole, which gives the same tile results (a kernel reading the lane sees lane 0).
+    kernel asking for one more index); any other kernel (and a CPU launch of one lane) as `dim + [1]`: one thread
+    per block computes its tiles whole, which gives the same tile results (a kernel reading the lane sees lane 0).
+    A CPU launch of block_dim lanes (wp.config.enable_cpu_blocks) is `dim + [block_dim]`, run by the kernel's
+    lane build (mlwarp/cpu_lanes.py).
     `block_dim` is resolved as Warp resolves it (on the CPU 1 unless `wp.config.enable_cpu_blocks`, at most 1024;
     None or <= 0 the device's default) and is the CUDA launch's block size."""
     if "dim" not in kwargs:
@@ -150,8 +155,8 @@ def launch_tiled(*args, **kwargs):
     dim = [dim] if isinstance(dim, int) else list(dim)
     if len(dim) > 3:
         raise RuntimeError("wp.launch_tiled() requires a grid with fewer than 4 dimensions")
-    if device.is_cpu:  # one lane per block: each tile operation runs whole on one thread
-        kwargs["dim"] = [*dim, 1]
+    if device.is_cpu:  # one lane per block (each tile operation runs whole on one thread), or Warp's CPU lanes
+        kwargs["dim"] = [*dim, block_dim]  # (wp.config.enable_cpu_blocks: wp.launch runs the lane build)
     else:  # the compiled kernel says: a CUDA block per Warp block (its tiles in shared memory), or one thread
         kernel = args[0] if args else kwargs["kernel"]
         if getattr(kernel, "is_generic", False):  # a template: its instance for these arguments' types (as launch)
@@ -180,17 +185,3 @@ def tile_launch_dims(meta: dict, kernel_key: str, dim: list, block_dim: int) -> 
             f"reach each tile operation; launch it over {len(dim) + 1} dimensions or keep the tile operations out of "
             f"lane-dependent branches and loops")
     return [*dim, block_dim]
-
-
-def resolve_block_dim(device, block_dim) -> int:
-    """Warp's rule for a launch's block_dim on `device`."""
-    default = 1 if device.is_cpu else 256
-    if block_dim is None or block_dim <= 0:
-        return default
-    if not device.is_cpu:
-        return block_dim
-    if block_dim > 1024:
-        raise ValueError(f"block_dim must be at most 1024 on CPU, got {block_dim}")
-    if block_dim == 1 or not getattr(config, "enable_cpu_blocks", False):
-        return 1
-    return block_dim

@@ -28,6 +28,7 @@ from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import SITES_ATTR
 from .pipeline import dump_ir, run_passes
 from .targets import BuildOptions, stage_table, target_module
+from .targets.common import CPU_LANES_ATTR
 
 
 class Timings(dict):
@@ -106,13 +107,23 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
             t = times.mark(stage.timing, t)
 
 
-def _frontend(target: str, source, arg_types, backward: bool):
+def _frontend(target: str, source, arg_types, backward: bool, lanes: int = 1):
     ctx = make_context(target)
-    kir = emit_kernel(source, arg_types, ctx)
+    # (Warp's CPU lanes are a CPU build's: a CUDA block's lanes are its threads)
+    kir = emit_kernel(source, arg_types, ctx, lanes if target == "cpu" else 1)
     if not backward:  # the kernel gets no adjoint (enable_backward=False, or a forward-mode build)
         with ctx:
             mark_no_backward(kir.module)
     return ctx, kir
+
+
+def _lane_meta(build: Build) -> Build:
+    """A module whose tile kernels run Warp's CPU lanes: its record says how many per block (the runtime then
+    launches it over blocks, the thread grid unfolded: tid_dims 4)."""
+    attrs = build.module.operation.attributes
+    if CPU_LANES_ATTR in attrs:
+        build.meta["cpu_lanes"] = ir.IntegerAttr(attrs[CPU_LANES_ATTR]).value
+    return build
 
 
 def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: BuildOptions,
@@ -122,12 +133,12 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
     times = Timings() if times is None else times
     t = time.perf_counter()
     source = get_source(func)
-    ctx, kir = _frontend(target, source, arg_types, options.backward)
+    ctx, kir = _frontend(target, source, arg_types, options.backward, options.cpu_block_dim)
     if options.adjoint_declared and kir.backward_refusals:  # Warp refuses these when the backward pass is on,
         raise kir.backward_refusals[0]  # also in a forward library built before the adjoint's
     times.mark("frontend", t)
     stages = stage_table(target, options)
-    build = Build(target, kir.name, kir.module, options, out_dir)
+    build = _lane_meta(Build(target, kir.name, kir.module, options, out_dir))
     adj_error = None
     try:
         with ctx:
@@ -141,8 +152,8 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
         # multi-threaded section, where the next dialect load aborts the process.
         for name in build.files:
             os.remove(os.path.join(out_dir, name))
-        ctx, kir = _frontend(target, source, arg_types, backward=False)
-        build = Build(target, kir.name, kir.module, options, out_dir)
+        ctx, kir = _frontend(target, source, arg_types, backward=False, lanes=options.cpu_block_dim)
+        build = _lane_meta(Build(target, kir.name, kir.module, options, out_dir))
         with ctx:
             run_table(build, stages, times, tm.dump_prefix(kir.name, options))
         adj_error = f"its adjoint kernel failed to compile: {str(e).strip().splitlines()[0]}"
@@ -152,7 +163,8 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
     return CompiledKernel(
         target=target, entry=tm.entry_name(tangent_name(kir.name) if options.jvp else kir.name),
         adj_entry=tm.entry_name(adjoint_name(kir.name)) if options.backward and not adj_error else None,
-        adj_error=adj_error, debug_sites=sites, tid_dims=kir.tid_dims, timings_ms=dict(times),
+        adj_error=adj_error, debug_sites=sites, tid_dims=4 if "cpu_lanes" in build.meta else kir.tid_dims,
+        timings_ms=dict(times),
         files=build.files, extra=build.meta)
 
 
@@ -169,7 +181,7 @@ def emit_ir(target: str, func, arg_types: dict, stage: str = "warp", options: Bu
     if stage not in names:
         what = "CUDA stage" if target == "cuda" else "stage"
         raise ValueError(f"unknown {what} {stage!r}; stages: {names}")
-    ctx, kir = _frontend(target, get_source(func), arg_types, options.backward)
+    ctx, kir = _frontend(target, get_source(func), arg_types, options.backward, options.cpu_block_dim)
     stages = stage_table(target, options)
     until = [s.name for s in stages].index(stage) + 1 if stage != "warp" else 0
     build = Build(target, kir.name, kir.module, options, None)

@@ -46,8 +46,8 @@ class _Config:
         # what a module made from now on takes as its "deterministic" / "deterministic_max_records" options
         self.deterministic = DeterministicMode.NOT_GUARANTEED
         self.deterministic_max_records = 0
-        # Warp: CPU tiled launches get block_dim lanes (2..1024) only when True; mlwarp's CPU tiles run one lane
-        # per block either way (wp.launch_tiled, mlwarp/tiles.py)
+        # Warp: CPU launches get block_dim lanes (2..1024) per block only when True (mlwarp/cpu_lanes.py, the
+        # kernel's lane build; docs/tiles.md "Warp's CPU lanes"); False: one lane per block
         self.enable_cpu_blocks = False
 
 

@@ -104,20 +104,22 @@ def test_tile_aabb_query_reports_each_overlap_once_then_minus_one(block_dim, lea
     assert (order[n + 1:] == -7).all()
 
 
-def test_tile_queries_under_enable_cpu_blocks_give_the_same_items():
+def test_tile_queries_under_enable_cpu_blocks_are_refused():
+    """With Warp's CPU lanes (enable_cpu_blocks, block_dim > 1) each lane would take its own item of the block's
+    traversal: not built, a clear error (one lane per block, the default, is the test above)."""
     lowers, uppers = _boxes(100, seed=2)
     bvh = _bvh(lowers, uppers)
-    start, direction = np.float32([0.0, 0.0, 0.0]), np.float32([1.0, 1.0, 1.0]) / np.float32(np.sqrt(3.0))
     saved = wp.config.enable_cpu_blocks
     wp.config.enable_cpu_blocks = True
     try:
         hits = wp.zeros(100, dtype=int)
-        wp.launch_tiled(tile_ray, dim=1, inputs=[bvh.id, wp.vec3(*start), wp.vec3(*direction), hits], block_dim=64)
+        with pytest.raises(Exception) as e:
+            wp.launch_tiled(tile_ray, dim=1, inputs=[bvh.id, wp.vec3(0.0, 0.0, 0.0), wp.vec3(1.0, 0.0, 0.0), hits],
+                            block_dim=64)
     finally:
         wp.config.enable_cpu_blocks = saved
-    expected = ref_ray(lowers, uppers, start, direction)
-    assert expected.sum() > 0
-    np.testing.assert_array_equal(hits.numpy(), expected.astype(np.int32))
+    assert "in 'tile_ray': wp.tile_bvh_query_ray() is not supported with Warp's CPU lanes " \
+           "(wp.config.enable_cpu_blocks, block_dim=64)" in str(e.value)
 
 
 def test_tile_ray_query_matches_brute_force_for_unnormalised_and_axis_directions():

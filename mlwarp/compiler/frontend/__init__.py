@@ -20,12 +20,13 @@ class KernelIR:
     backward_refusals: list  # CompileErrors for the adjoint only (Program.backward_refusals)
 
 
-def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context) -> KernelIR:
-    """Emits `source`'s function as a `func.func` with the `warp.kernel` attribute in a new module."""
+def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context, lanes: int = 1) -> KernelIR:
+    """Emits `source`'s function as a `func.func` with the `warp.kernel` attribute in a new module; `lanes`: Warp's
+    CPU lanes per block (Program.lanes)."""
     with ctx, ir.Location.file(source.filename, source.first_line, 1):
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
-            emitter = KernelEmitter(source, arg_types, Program())
+            emitter = KernelEmitter(source, arg_types, Program(lanes=lanes))
             emitter.emit_kernel()
     return KernelIR(module, source.name, emitter.tid_dims, emitter.program.backward_refusals)
 

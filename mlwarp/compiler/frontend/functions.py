@@ -53,6 +53,10 @@ class Program:
     # compile errors that hold only when the kernel gets an adjoint (Warp refuses them at the kernel's build
     # when its backward pass is enabled): the driver raises the first if it builds one
     backward_refusals: list = field(default_factory=list)
+    # Warp's CPU lanes per block (wp.config.enable_cpu_blocks with block_dim > 1): wp.tile, wp.untile, stacks and
+    # scatters are then per-lane operations (frontend/tiles.py) that warp-cpu-block-lanes runs over the lanes; 1:
+    # one lane per block, as Warp's CPU default
+    lanes: int = 1
 
     def fresh_symbol(self, name: str) -> str:
         n = 0

@@ -91,6 +91,9 @@ def call(em, node: ast.Call, name: str, obj) -> Var:
                       f"Use wp.{DEPRECATED_TILED[name]}() instead.", DeprecationWarning, stacklevel=2)
         name = DEPRECATED_TILED[name]
     if name in TILED_QUERIES or name in ("tile_bvh_query_next", "tile_query_valid"):
+        if em.program.lanes > 1:  # (each lane's item of a cooperative traversal: not built)
+            raise em.error(node, f"wp.{name}() is not supported with Warp's CPU lanes (wp.config.enable_cpu_blocks, "
+                                 f"block_dim={em.program.lanes})", CompileError)
         return _tiled(em, node, name, obj)
     if name == "hash_grid_query":
         _arity(em, node, name, (3,), "id, point, max_dist")

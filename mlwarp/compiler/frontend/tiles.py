@@ -28,7 +28,7 @@ from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from ..context import load_tile_dialects
-from ..targets.common import TILES_ATTR
+from ..targets.common import CPU_LANES_ATTR, TILES_ATTR
 from . import types as ft
 from .resolve import MISSING, is_static_call, resolve_path
 from .syntax import int_literal
@@ -145,6 +145,23 @@ def _mark(em) -> None:
     if TILES_ATTR not in module.attributes:
         module.attributes[TILES_ATTR] = ir.UnitAttr.get()
         load_tile_dialects(ir.Context.current)
+        if em.program.lanes > 1:  # Warp's CPU lanes: warp-cpu-block-lanes runs the kernel over each block's lanes
+            module.attributes[CPU_LANES_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), em.program.lanes)
+
+
+def lanes(em) -> int:
+    """The lanes per block this kernel is built for (1: one lane, Warp's CPU default)."""
+    return em.program.lanes
+
+
+def sync(em) -> None:
+    """A barrier of the block's lanes (warp.tile_sync), where the kernel runs several."""
+    if lanes(em) > 1:
+        wb.create("tile_sync")
+
+
+def lane_index(em) -> ir.Value:
+    return wb.create("lane_index", results=[ft.to_mlir(wt.int32)]).result
 
 
 # Builtins whose mlwarp lowering assumes one lane per block (wp.tile(x) is a tile of shape (1,), wp.block_dim()
@@ -158,7 +175,7 @@ ONE_LANE_ATTR = "warp.one_lane_tiles"  # (the same name as lowering/tiles_to_lin
 
 def call(em, node: ast.Call, name: str):
     _mark(em)
-    if name in ONE_LANE_BUILTINS:
+    if name in ONE_LANE_BUILTINS and lanes(em) == 1:
         module = em.program.kernel_op.parent
         if ONE_LANE_ATTR not in module.attributes:
             module.attributes[ONE_LANE_ATTR] = ir.StringAttr.get(name)
@@ -172,10 +189,10 @@ def call(em, node: ast.Call, name: str):
         return _arange(em, node)
     if name in ("tile", "untile"):
         return _tile_untile(em, node, name)
-    if name == "block_dim":  # the lanes of a block: one on mlwarp's CPU (Warp's default there)
+    if name == "block_dim":  # the lanes of a block: one on mlwarp's CPU unless built for Warp's CPU lanes
         if node.args or node.keywords:
             raise em.error(node, "wp.block_dim() takes no arguments", CompileTypeError)
-        return em.const(1, wt.int32)
+        return em.const(lanes(em), wt.int32)
     if name in ("tile_scatter_add", "tile_scatter_masked"):
         return _scatter(em, node, name)
     if name == "tile_assign":
@@ -713,10 +730,13 @@ def _stack(em, node, name, args):
             raise em.error(node, f"wp.tile_stack() requires capacity to be a positive integer, got {capacity!r}",
                            CompileValueError)
         dtype = _dtype(em, args["dtype"], name, None)
+        if lanes(em) > 1:  # the count is block-shared too: a tile of one element the lanes update in turn
+            return TupleVar([zeros(ft.TileT(dtype, (capacity,))), zeros(ft.TileT(wt.int32, (1,)))])
         return TupleVar([zeros(ft.TileT(dtype, (capacity,))), em.const(0, wt.int32)])
     stack = em.expr(args["s"], allow_tuple=True)
+    count_type = ft.TileT(wt.int32, (1,)) if lanes(em) > 1 else wt.int32
     if not (isinstance(stack, TupleVar) and len(stack.parts) == 2 and is_tile(stack.parts[0])
-            and stack.parts[1].type is wt.int32):
+            and stack.parts[1].type == count_type):
         raise em.error(node, f"wp.{name}(): 's' must be a stack made by wp.tile_stack", CompileTypeError)
     data, count = stack.parts
     capacity = data.type.shape[0]
@@ -725,6 +745,8 @@ def _stack(em, node, name, args):
     def const(n):
         return arith.ConstantOp(i32, n).result
 
+    if lanes(em) > 1:
+        return _lane_stack(em, node, name, args, data, count, const)
     if name == "tile_stack_count":
         return count
     if name == "tile_stack_clear":
@@ -764,6 +786,58 @@ def _stack(em, node, name, args):
         raise em.error(node, f"wp.{name}(): the stack must be a variable", CompileTypeError)
     em.assign(args["s"], new)
     return None if name == "tile_stack_clear" else result
+
+
+def _lane_stack(em, node, name, args, data, count_tile, const):
+    """The stack operations with several lanes per block, as Warp's CPU fibers run them: a barrier, then each lane
+    in turn pushes (or pops) one value, its slot its own, then a barrier, so every lane sees the same count after.
+    The count is a tile of one element; a push past the capacity (or a pop of an empty stack) gets slot -1."""
+    i32 = ft.to_mlir(wt.int32)
+    zero = const(0)
+    if name == "tile_stack_count":
+        return Var(wb.create("tile_extract", count_tile.value, [zero], results=[i32]).result, wt.int32)
+    sync(em)
+    count = wb.create("tile_extract", count_tile.value, [zero], results=[i32]).result
+    capacity = data.type.shape[0]
+    result = None
+    if name == "tile_stack_clear":
+        data_out, count_out = data.value, const(0)
+    elif name == "tile_stack_push":
+        value = em.expr(args["value"])
+        if value.type is not data.type.dtype:  # Warp's rule: no conversion (a float pushed on an int stack)
+            raise em.error(node, f"wp.tile_stack_push(): the value's type {_name(value.type)} does not match the "
+                                 f"stack's dtype {_name(data.type.dtype)}", CompileTypeError)
+        has = em.to_bool(em.expr(args["has_value"])).value
+        room = arith.CmpIOp(arith.CmpIPredicate.slt, count, const(capacity)).result
+        push = arith.AndIOp(has, room).result
+        branch = scf.IfOp(push, [data.value.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([wb.create("tile_insert", data.value, value.value, [count],
+                                   results=[data.value.type]).result])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([data.value])
+        data_out = branch.results[0]
+        count_out = arith.AddIOp(count, arith.ExtUIOp(i32, push).result).result
+        result = Var(arith.SelectOp(push, count, const(-1)).result, wt.int32)
+    else:  # pop: the last pushed value and its slot, or (zero, -1) when empty
+        some = arith.CmpIOp(arith.CmpIPredicate.sgt, count, const(0)).result
+        top = arith.MaxSIOp(arith.SubIOp(count, const(1)).result, const(0)).result
+        element_t = ft.to_mlir(data.type.dtype)
+        branch = scf.IfOp(some, [element_t], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([wb.create("tile_extract", data.value, [top], results=[element_t]).result])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([_zero_value(data.type.dtype)])
+        data_out = data.value
+        count_out = arith.SubIOp(count, arith.ExtUIOp(i32, some).result).result
+        result = TupleVar([Var(branch.results[0], data.type.dtype),
+                           Var(arith.SelectOp(some, top, const(-1)).result, wt.int32)])
+    counted = wb.create("tile_insert", count_tile.value, count_out, [zero], results=[count_tile.value.type]).result
+    sync(em)
+    if not isinstance(args["s"], ast.Name):
+        raise em.error(node, f"wp.{name}(): the stack must be a variable", CompileTypeError)
+    em.assign(args["s"], TupleVar([Var(data_out, data.type), Var(counted, count_tile.type)]))
+    return result
 
 
 def _scatter(em, node, name):
@@ -814,6 +888,7 @@ def _scatter(em, node, name):
     has = em.to_bool(em.expr(bound["has_value"])).value
     indices = [_int32(em, bound[n]) for n in names[:rank]]
     element_t = ft.to_mlir(tile.type.dtype)
+    sync(em)  # with several lanes: each lane's update in turn, between barriers (Warp's fibers)
     branch = scf.IfOp(has, [tile.value.type], has_else=True)
     with ir.InsertionPoint(branch.then_block):
         new = value.value
@@ -823,6 +898,7 @@ def _scatter(em, node, name):
         scf.YieldOp([wb.create("tile_insert", tile.value, new, indices, results=[tile.value.type]).result])
     with ir.InsertionPoint(branch.else_block):
         scf.YieldOp([tile.value])
+    sync(em)
     if not isinstance(target, ast.Name):
         raise em.error(node, f"wp.{name}(): the tile it updates must be a variable", CompileTypeError)
     em.assign(target, Var(branch.results[0], tile.type))
@@ -1071,15 +1147,18 @@ def zeros(t: ft.TileT) -> Var:
 def _tile_untile(em, node, name) -> Var:
     """wp.tile(x, preserve_type=False) / wp.untile(t) with one lane per block: a scalar (or, with preserve_type, a
     vector or matrix) as a tile of shape (1,); a vector's components as (n, 1), a matrix's as (r, c, 1)."""
+    width = lanes(em)  # with several lanes, element k along the last dimension is lane k's
     if name == "untile":
         if node.keywords or len(node.args) != 1:
             raise em.error(node, "wp.untile() takes one argument", CompileTypeError)
         t = _tile(em, node.args[0], name, "a")
         i32 = [em.const(k, wt.int32).value for k in range(max(t.type.shape) + 1)]
-        if t.type.shape == (1,):
+        if width > 1:
+            i32[0] = lane_index(em)
+        if t.type.shape == (width,):
             return Var(wb.create("tile_extract", t.value, [i32[0]], results=[ft.to_mlir(t.type.dtype)]).result,
                        t.type.dtype)
-        if t.type.shape[-1] != 1 or len(t.type.shape) not in (2, 3) or not wt.is_scalar(t.type.dtype):
+        if t.type.shape[-1] != width or len(t.type.shape) not in (2, 3) or not wt.is_scalar(t.type.dtype):
             raise em.error(node, f"wp.untile() takes a tile made by wp.tile (one value per lane), got {t.type}",
                            CompileTypeError)
         dims = t.type.shape[:-1]
@@ -1097,21 +1176,25 @@ def _tile_untile(em, node, name) -> Var:
     v = em.expr(node.args[0])
     if not _scalar_element(v.type):
         raise em.error(node, f"wp.tile(): {HOLDS}, got {ft.name(v.type)}", CompileTypeError)
-    if wt.is_scalar(v.type) or preserve:
+    if (wt.is_scalar(v.type) or preserve) and width == 1:
         t = ft.TileT(v.type, (1,))
         return Var(wb.create("tile_full", v.value, results=[ft.to_mlir(t)]).result, t)
-    if wt.composite_kind(v.type) not in ("vec", "mat"):
+    if not (wt.is_scalar(v.type) or preserve) and wt.composite_kind(v.type) not in ("vec", "mat"):
         raise em.error(node, f"wp.tile() of a {ft.name(v.type)} needs preserve_type=True", CompileTypeError)
-    scalar = v.type._wp_scalar_type_
-    dims = tuple(v.type._shape_)
-    t = ft.TileT(scalar, dims + (1,))
+    whole = wt.is_scalar(v.type) or preserve
+    scalar = v.type if whole else v.type._wp_scalar_type_
+    dims = () if whole else tuple(v.type._shape_)
+    t = ft.TileT(scalar, dims + (width,))
+    # with several lanes each lane writes its own element (the block's tile made first), then a barrier
     out = zeros(t).value
-    positions = [(k,) for k in range(dims[0])] if len(dims) == 1 else \
+    positions = [()] if whole else [(k,) for k in range(dims[0])] if len(dims) == 1 else \
         [(r, c) for r in range(dims[0]) for c in range(dims[1])]
-    i32 = [em.const(k, wt.int32).value for k in range(max(dims) + 1)]
+    i32 = [em.const(k, wt.int32).value for k in range(max(dims, default=0) + 1)]
+    at = lane_index(em) if width > 1 else i32[0]
     for p in positions:
-        part = wc.extract(v.value, [i32[k] for k in p], ft.to_mlir(scalar))
-        out = wb.create("tile_insert", out, part, [i32[k] for k in p] + [i32[0]], results=[ft.to_mlir(t)]).result
+        part = v.value if whole else wc.extract(v.value, [i32[k] for k in p], ft.to_mlir(scalar))
+        out = wb.create("tile_insert", out, part, [i32[k] for k in p] + [at], results=[ft.to_mlir(t)]).result
+    sync(em)
     return Var(out, t)
 
 

@@ -108,6 +108,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "warp-bf16-round-each-op": ("mlwarp.compiler.lowering.bf16_as_i16", "Bf16RoundEachOp"),
     "warp-bounds-check": ("mlwarp.compiler.passes.bounds_check", "BoundsCheck"),
     "warp-cpu-entry": ("mlwarp.compiler.targets.cpu.cpu_entry", "CpuEntry"),
+    "warp-cpu-block-lanes": ("mlwarp.compiler.targets.cpu.block_lanes", "CpuBlockLanes"),
     "warp-cpu-interchange-loops": ("mlwarp.compiler.targets.cpu.interchange_loops", "CpuInterchangeLoops"),
     "warp-cpu-keep-vectors": ("mlwarp.compiler.targets.cpu.keep_vectors", "CpuKeepVectors"),
     "warp-cpu-privatize-atomics": ("mlwarp.compiler.targets.cpu.privatize_atomics", "PrivatizeAtomics"),

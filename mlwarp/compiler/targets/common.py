@@ -22,6 +22,9 @@ class Stage:
 
 # on a CUDA module with tiles: JSON of how wp.launch_tiled launches it (cuda/cooperative_tiles.py; meta "tile_launch")
 TILE_LAUNCH_ATTR = "warp.tiled_launch"
+# on a module whose tile kernels run Warp's CPU lanes (wp.config.enable_cpu_blocks): the lanes per block, an i64
+# (frontend/tiles.py sets it; warp-cpu-block-lanes reads it)
+CPU_LANES_ATTR = "warp.cpu_lanes"
 TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tiles.py): the tile stages run
 # Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
 # accumulator updated in place), linalg as loops (both targets: a CUDA thread's tiles are its local memory)
@@ -44,6 +47,9 @@ class BuildOptions:
     arch: int = DEFAULT_CUDA_ARCH  # CUDA: sm_<arch>
     cubin: bool = True  # CUDA: assemble a cubin with ptxas, where there is one
     inserted: tuple = ()  # compiler/insert.py InsertedPass entries (the kernel's, then the global ones)
+    # CPU: Warp's lanes per block for tile kernels (options["cpu_block_dim"]: a launch with
+    # wp.config.enable_cpu_blocks and block_dim > 1); 1: one lane per block
+    cpu_block_dim: int = 1
 
     @classmethod
     def of(cls, options: dict | None, **extra) -> "BuildOptions":
@@ -53,7 +59,8 @@ class BuildOptions:
                    backward=bool(options.get("enable_backward", True)) and not jvp,
                    adjoint_declared=bool(options.get("adjoint_declared", options.get("enable_backward", True)))
                    and not jvp,
-                   no_avx512=bool(options.get("no_avx512", False)), inserted=passes_for(options), **extra)
+                   no_avx512=bool(options.get("no_avx512", False)), inserted=passes_for(options),
+                   cpu_block_dim=int(options.get("cpu_block_dim", 1)), **extra)
 
 
 

@@ -164,6 +164,14 @@ OPS += [
           "tile_broadcast's adjoint)", (Operand("tile", TILE_T),), (Result("summed", TILE_T),)),
     OpDef("tile_atomic_add", "adds the tile into the array at `offsets` (atomically; elements past the array's upper "
           "extent skipped)", (ARRAY_T, Operand("tile", TILE_T), OFFSETS)),
+    # Warp's CPU lanes (wp.config.enable_cpu_blocks, a module of `warp.cpu_lanes`): what the frontend emits for
+    # the lanes of a block, and warp-cpu-block-lanes turns into loops over them
+    OpDef("tile_sync", "a barrier of the block's lanes: each lane's code before it runs before any lane's code "
+          "after it (Warp's WP_TILE_SYNC around cooperative stack and scatter operations)"),
+    OpDef("lane_index", "the lane of the running thread inside its block, 0..block_dim-1",
+          results=(Result("lane", I32),)),
+    OpDef("launch_dim", "the extent of launch dimension {dim = d} (of the thread grid)", (), (Result("extent", I32),),
+          (Attr("dim", AttrBase("#builtin.integer")),)),
     # up to MAP_ARITY tiles in and out, each its own optional group: IRDL gives a variadic group one type, and
     # the tiles' element types may differ
     OpDef("tile_map", "the body applied to the tiles' elements (its block's arguments, one per tile), element by "

@@ -225,6 +225,11 @@ class CpuEntry(Pass):
             for r, v in zip(tid.results, narrow):
                 r.replace_all_uses_with(v.result)
             tid.erase()
+        for extent in ops_named(entry.operation, {"warp.launch_dim"}):  # (warp-cpu-block-lanes' thread grid)
+            with ir.InsertionPoint(extent), extent.location:
+                d = ir.IntegerAttr(extent.attributes["dim"]).value
+                extent.results[0].replace_all_uses_with(arith.TruncIOp(_i(32), dims[d]).result)
+            extent.erase()
         _drop_index_round_trips(truncs)
         if contiguous:
             generic = nest.operation.clone(ip=ir.InsertionPoint(generic_at))
