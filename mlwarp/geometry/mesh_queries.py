@@ -844,6 +844,21 @@ def _prefetch_below(m: MeshData, n: int32):
 
 
 @func
+def _leaf_ray_hits(m: MeshData, start: vec3, kx: int32, ky: int32, kz: int32, sx: float32, sy: float32,
+                   sz: float32, first: int32, end: int32, min_t: float32, closest: int32, hit: bool):
+    """A leaf's triangles (packed positions first .. end - 1) against the sheared ray: (min_t, closest, hit)
+    updated by any hit at 0 <= t < min_t (the first of equally near ones kept)."""
+    for pc in range(first, end):
+        tri_hit, t, u, v, s = _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz, _xyz(m.ray_tris[3 * pc]),
+                                                    _xyz(m.ray_tris[3 * pc + 1]), _xyz(m.ray_tris[3 * pc + 2]))
+        if tri_hit and t < min_t and t >= 0.0:
+            min_t = t
+            closest = pc
+            hit = True
+    return min_t, closest, hit
+
+
+@func
 def _prefetch_wide(m: MeshData, code: int32):
     """Fetches what entering a child of the 4-wide tree reads first: a node's two cache lines, or a leaf's
     triangles (48 bytes each: the first four in three lines)."""
@@ -929,15 +944,8 @@ def _wide_ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, any
                         _prefetch_wide(m, child)
             else:
                 first = (-1 - code) // 16
-                for pc in range(first, first + (-1 - code) % 16):
-                    tri_hit, t, u, v, s = _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz,
-                                                                _xyz(m.ray_tris[3 * pc]),
-                                                                _xyz(m.ray_tris[3 * pc + 1]),
-                                                                _xyz(m.ray_tris[3 * pc + 2]))
-                    if tri_hit and t < min_t and t >= 0.0:
-                        min_t = t
-                        closest = pc
-                        hit = True
+                min_t, closest, hit = _leaf_ray_hits(m, start, kx, ky, kz, sx, sy, sz, first,
+                                                     first + (-1 - code) % 16, min_t, closest, hit)
                 if any_hit and hit:
                     depth = 0
     return _closest_ray_hit(m, start, dir, max_t, hit, closest)
@@ -975,15 +983,9 @@ def _ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: in
             while descending:
                 end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
                 if end >= 0:  # a leaf
-                    for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
-                        tri_hit, t, u, v, s = _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz,
-                                                                    _xyz(m.ray_tris[3 * pc]),
-                                                                    _xyz(m.ray_tris[3 * pc + 1]),
-                                                                    _xyz(m.ray_tris[3 * pc + 2]))
-                        if tri_hit and t < min_t and t >= 0.0:
-                            min_t = t
-                            closest = pc
-                            hit = True
+                    min_t, closest, hit = _leaf_ray_hits(m, start, kx, ky, kz, sx, sy, sz,
+                                                         m.ray_links[n * _RAY_NODE_FLOATS + 3], end, min_t,
+                                                         closest, hit)
                     descending = False
                     if any_hit and hit:
                         depth = 0

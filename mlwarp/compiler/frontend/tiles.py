@@ -752,10 +752,7 @@ def _stack(em, node, name, args):
     if name == "tile_stack_clear":
         new = TupleVar([data, em.const(0, wt.int32)])
     elif name == "tile_stack_push":
-        value = em.expr(args["value"])
-        if value.type is not data.type.dtype:  # Warp's rule: no conversion (a float pushed on an int stack)
-            raise em.error(node, f"wp.tile_stack_push(): the value's type {_name(value.type)} does not match the "
-                                 f"stack's dtype {_name(data.type.dtype)}", CompileTypeError)
+        value = _push_value(em, node, args, data)
         has = em.to_bool(em.expr(args["has_value"])).value
         room = arith.CmpIOp(arith.CmpIPredicate.slt, count.value, const(capacity)).result
         push = arith.AndIOp(has, room).result
@@ -788,6 +785,16 @@ def _stack(em, node, name, args):
     return None if name == "tile_stack_clear" else result
 
 
+def _push_value(em, node, args, data):
+    """tile_stack_push's value, of the stack's dtype (Warp's rule: no conversion, a float pushed on an int stack
+    is refused)."""
+    value = em.expr(args["value"])
+    if value.type is not data.type.dtype:
+        raise em.error(node, f"wp.tile_stack_push(): the value's type {_name(value.type)} does not match the "
+                             f"stack's dtype {_name(data.type.dtype)}", CompileTypeError)
+    return value
+
+
 def _lane_stack(em, node, name, args, data, count_tile, const):
     """The stack operations with several lanes per block, as Warp's CPU fibers run them: a barrier, then each lane
     in turn pushes (or pops) one value, its slot its own, then a barrier, so every lane sees the same count after.
@@ -803,10 +810,7 @@ def _lane_stack(em, node, name, args, data, count_tile, const):
     if name == "tile_stack_clear":
         data_out, count_out = data.value, const(0)
     elif name == "tile_stack_push":
-        value = em.expr(args["value"])
-        if value.type is not data.type.dtype:  # Warp's rule: no conversion (a float pushed on an int stack)
-            raise em.error(node, f"wp.tile_stack_push(): the value's type {_name(value.type)} does not match the "
-                                 f"stack's dtype {_name(data.type.dtype)}", CompileTypeError)
+        value = _push_value(em, node, args, data)
         has = em.to_bool(em.expr(args["has_value"])).value
         room = arith.CmpIOp(arith.CmpIPredicate.slt, count, const(capacity)).result
         push = arith.AndIOp(has, room).result
