@@ -105,7 +105,7 @@ RAY_TRI_FLOATS = 12
 # The same tree as a 4-wide one, for closest-hit and any-hit casts over the whole tree: the inner nodes at even
 # depth, each with its grandchildren as children (a leaf child stays one child), 128 bytes a node: float32[4]
 # rows of the children's lower x, y, z and upper x, y, z, then int32[4] children (>= 0: a wide node; < 0: a
-# leaf, -1 - (16 first + count) with its triangles at MESH_RAY_TRIS positions first .. first + count - 1), then
+# leaf, -1 - (16 group + count) with its count triangles in MESH_RAY_LEAVES groups from `group` on), then
 # four words of padding. A missing child is the point (+inf, +inf, +inf), which a ray with finite nonzero
 # direction components never enters before any t (the slab test takes min/max of the planes: an inverted box
 # would be every box), and an empty leaf (-1). Half the levels of the
@@ -114,7 +114,14 @@ RAY_TRI_FLOATS = 12
 MESH_RAY_WIDE = 13  # address of float32[num_wide_nodes, 32], 128-byte aligned
 MESH_RAY_WIDE_NODES = 14
 RAY_WIDE_FLOATS = 32
+# The 4-wide tree's leaves as groups of four triangles side by side, one ray tested against four at once: 160
+# bytes a group, float32[4] rows of the four triangles' p x, y, z, q x, y, z, r x, y, z (the MESH_RAY_TRIS
+# corners), then an int32[4] row of their faces (-1: no triangle, its corners 0). A leaf's
+# triangles fill its groups in order; only the last group of a leaf has empty lanes.
+MESH_RAY_LEAVES = 15  # address of float32[num_leaf_groups, 40]
+MESH_RAY_LEAF_GROUPS = 16
+RAY_LEAF_FLOATS = 40
 # A ray's traversal stack: one entry per level a farther child waits at (Warp's BVH_QUERY_STACK_SIZE); the
 # trees are at most 31 levels deep below a group's root (bvh_sah.py), 32 more for groups.
 RAY_STACK = 64
-MESH_WORDS = 15
+MESH_WORDS = 17

@@ -234,6 +234,27 @@ def pack_triangles(points: array(dtype=vec3), indices: array(dtype=int32), faces
         packed[k, 4 * j + 2] = p[2]
 
 
+@kernel(enable_backward=False)
+def pack_leaf_groups(tris: array(dtype=float32, ndim=2), tri_ints: array(dtype=int32, ndim=2),
+                     positions: array(dtype=int32, ndim=2), packed: array(dtype=float32, ndim=2),
+                     packed_ints: array(dtype=int32, ndim=2)):
+    """Group k of the 4-wide tree's leaves (core/geometry.py MESH_RAY_LEAVES) from the packed triangles `tris`
+    (MESH_RAY_TRIS) at `positions[k]` (-1: an empty lane, corners 0 and face -1); `tri_ints` and `packed_ints`
+    are the same memory as int32."""
+    k = wp.tid()
+    for i in range(4):
+        pos = positions[k, i]
+        face = int32(-1)
+        if pos >= 0:
+            face = tri_ints[pos, 3]
+        for row in range(9):
+            value = float32(0.0)
+            if pos >= 0:
+                value = tris[pos, 4 * (row // 3) + row % 3]
+            packed[k, 4 * row + i] = value
+        packed_ints[k, 36 + i] = face
+
+
 @func
 def _cell_coord(x: float32, dim: int32):
     """hashgrid.cell_coords then Python's modulo by dim: floor, saturated at INT_MAX - 1 and INT_MIN, NaN -> 0."""

@@ -185,6 +185,9 @@ class Mesh:
         self._ray_wide = self._packed_wide_nodes()
         d[layout.MESH_RAY_WIDE] = self._ray_wide.ctypes.data if self._ray_wide is not None else 0
         d[layout.MESH_RAY_WIDE_NODES] = len(self._ray_wide) if self._ray_wide is not None else 0
+        self._ray_leaves = self._packed_leaves()
+        d[layout.MESH_RAY_LEAVES] = self._ray_leaves.ctypes.data if self._ray_leaves is not None else 0
+        d[layout.MESH_RAY_LEAF_GROUPS] = len(self._ray_leaves) if self._ray_leaves is not None else 0
         if average is None:
             average = self._average
         self._average = average
@@ -195,6 +198,7 @@ class Mesh:
             owned = {layout.MESH_RAY_NODES: self._ray_nodes, layout.MESH_RAY_TRIS: self._ray_tris}
             if self._ray_wide is not None:
                 owned[layout.MESH_RAY_WIDE] = self._ray_wide
+                owned[layout.MESH_RAY_LEAVES] = self._ray_leaves
             if self.support_winding_number:
                 owned.update(zip((layout.MESH_WN_NORMALS, layout.MESH_WN_CENTERS, layout.MESH_WN_RADII), self._wn))
             self._mirror.publish(d, owned)
@@ -231,7 +235,7 @@ class Mesh:
             self._wide_of, self._wide = t, self._wide_links(t, boxes)
         if self._wide is None:
             return None
-        slots, codes = self._wide
+        slots, codes, _ = self._wide
         raw = np.zeros(len(slots) * layout.RAY_WIDE_FLOATS + 32, np.float32)
         offset = (-raw.ctypes.data % 128) // 4  # 128-byte aligned: a node is two whole cache lines
         packed = raw[offset:offset + len(slots) * layout.RAY_WIDE_FLOATS].reshape(len(slots), 8, 4)
@@ -242,7 +246,8 @@ class Mesh:
     @staticmethod
     def _wide_links(t, boxes):
         """(children as binary nodes, children's codes), both (wide nodes, 4), of the 4-wide tree over the binary
-        tree `t` with node boxes `boxes`; None where it cannot be packed so.
+        tree `t` with node boxes `boxes`, and its leaves' groups of four as (groups, 4) MESH_RAY_TRIS positions;
+        None where it cannot be packed so.
 
         Top down, a level of wide nodes at a time: a wide node starts with its binary node's two children and
         twice replaces the child of largest surface area that is an inner node by that child's two children
@@ -252,7 +257,7 @@ class Mesh:
         if start[0] >= 0:
             return None
         count = np.where(start >= 0, end - start, 0)
-        if count.max() > 15 or 16 * (int(start.max()) + 16) >= 2**31:  # a leaf's code: 16 first + count
+        if count.max() > 15:  # a leaf's code: 16 group + count
             return None
         size = boxes[:-1, 3:6] - boxes[:-1, 0:3]
         area = np.full(skip.size + 1, -1.0, np.float32)  # leaves and missing children are never expanded
@@ -283,8 +288,34 @@ class Mesh:
         index = np.full(skip.size, -1, np.int64)
         index[nodes[order]] = np.arange(nodes.size)
         b = np.maximum(slots, 0)
-        codes = np.where(start[b] >= 0, -1 - (16 * start[b] + count[b]), index[b])
-        return slots, np.where(slots >= 0, codes, -1).astype(np.int32)
+        # the leaves' groups of four (MESH_RAY_LEAVES) in the order the wide nodes name them
+        leaf = (slots >= 0) & (start[b] >= 0)
+        leaves = b[leaf]
+        groups = (count[leaves] + 3) // 4
+        group = np.zeros(leaf.shape, np.int64)
+        group[leaf] = np.cumsum(groups) - groups
+        if 16 * (int(groups.sum()) + 16) >= 2**31:
+            return None
+        lanes = np.arange(4 * int(groups.sum())).reshape(-1, 4) - 4 * np.repeat(group[leaf], groups)[:, None]
+        positions = np.repeat(start[leaves], groups)[:, None] + lanes
+        positions = np.where(lanes < np.repeat(count[leaves], groups)[:, None], positions, -1).astype(np.int32)
+        codes = np.where(start[b] >= 0, -1 - (16 * group + count[b]), index[b])
+        return slots, np.where(slots >= 0, codes, -1).astype(np.int32), positions
+
+    def _packed_leaves(self) -> np.ndarray | None:
+        """The 4-wide tree's leaf triangles in groups of four (core/geometry.py MESH_RAY_LEAVES), from the packed
+        triangles; None without a wide tree."""
+        if self._ray_wide is None:
+            return None
+        positions = self._wide[2]
+        raw = np.zeros(len(positions) * layout.RAY_LEAF_FLOATS + 16, np.float32)
+        offset = (-raw.ctypes.data % 64) // 4  # a group's first row at a cache line's start
+        packed = raw[offset:offset + len(positions) * layout.RAY_LEAF_FLOATS].reshape(-1, layout.RAY_LEAF_FLOATS)
+        tris = self._ray_tris
+        bk.host_launch(bk.pack_leaf_groups, len(positions), [
+            bk.view(tris, float32), bk.view(tris.view(np.int32), int32), bk.view(positions, int32),
+            bk.view(packed, float32), bk.view(packed.view(np.int32), int32)])
+        return packed
 
     def _packed_triangles(self, points, indices) -> np.ndarray:
         """The triangles' vertices in the tree's primitive order (core/geometry.py MESH_RAY_TRIS)."""

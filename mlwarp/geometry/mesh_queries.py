@@ -28,7 +28,7 @@ from ..func import func
 from ..random import rand_init, randf
 from ..struct import struct
 from ..types import bool_, float32, float64, int32, int64, uint64
-from ..vector import vec2, vec3, vec4
+from ..vector import vec2, vec3, vec4, vec4d
 
 FLT_MAX = 3.4028234663852886e38
 _RAY_STACK = layout.RAY_STACK
@@ -40,6 +40,7 @@ _BVH_WORDS = layout.BVH_WORDS
 _RAY_NODE_FLOATS = layout.RAY_NODE_FLOATS
 _RAY_TRI_FLOATS = layout.RAY_TRI_FLOATS
 _RAY_WIDE_FLOATS = layout.RAY_WIDE_FLOATS
+_RAY_LEAF_FLOATS = layout.RAY_LEAF_FLOATS
 
 
 @struct
@@ -117,6 +118,8 @@ class MeshData:
     ray_wide: array(dtype=vec4)  # the 4-wide tree (MESH_RAY_WIDE): node w's rows at 8w .. 8w + 5
     ray_wide_links: array(dtype=int32)  # the same memory: node w's children at 32w + 24 .. 32w + 27
     num_wide: int32  # 0: no 4-wide tree
+    ray_leaves: array(dtype=vec4)  # the wide tree's leaf groups (MESH_RAY_LEAVES): group g's rows at 10g .. 10g + 8
+    ray_leaf_faces: array(dtype=int32)  # the same memory: group g's triangles' faces at 40g + 36 .. 40g + 39
 
 
 # -- descriptors --------------------------------------------------------------------------------------------
@@ -176,6 +179,10 @@ def mesh_get(id: uint64) -> MeshData:
     wide_data = _word(id, _MESH_WORDS, layout.MESH_RAY_WIDE)
     m.ray_wide = array(ptr=wide_data, shape=(wide * 8,), dtype=vec4)
     m.ray_wide_links = array(ptr=wide_data, shape=(wide * _RAY_WIDE_FLOATS,), dtype=int32)
+    groups = int32(_word(id, _MESH_WORDS, layout.MESH_RAY_LEAF_GROUPS))
+    leaf_data = _word(id, _MESH_WORDS, layout.MESH_RAY_LEAVES)
+    m.ray_leaves = array(ptr=leaf_data, shape=(groups * 10,), dtype=vec4)
+    m.ray_leaf_faces = array(ptr=leaf_data, shape=(groups * _RAY_LEAF_FLOATS,), dtype=int32)
     return m
 
 
@@ -859,17 +866,78 @@ def _leaf_ray_hits(m: MeshData, start: vec3, kx: int32, ky: int32, kz: int32, sx
 
 
 @func
+def _pick4(x: vec4, y: vec4, z: vec4, k: int32) -> vec4:
+    """_pick for four triangles' coordinates at once: x, y or z for k 0, 1 or 2."""
+    return wp.where(k == 0, x, wp.where(k == 1, y, z))
+
+
+@func
+def _diff_products4(a: vec4, b: vec4, c: vec4, d: vec4) -> vec4:
+    """_diff_product of four lanes."""
+    return vec4(wp.cw_mul(vec4d(a), vec4d(b)) - wp.cw_mul(vec4d(c), vec4d(d)))
+
+
+@func
+def _leaf_group_hits(m: MeshData, start: vec3, kx: int32, ky: int32, kz: int32, sx: float32, sy: float32,
+                     sz: float32, group: int32, count: int32, min_t: float32, closest: int32, hit: bool):
+    """_leaf_ray_hits over a wide leaf's groups of four triangles (MESH_RAY_LEAVES), each group's four tests
+    as vector arithmetic: _sheared_ray_triangle's operations on each lane, so the same hits and distances; the
+    lanes taken in order, so the first of equally near triangles is kept as in the one-by-one loop. `closest`
+    is the lane, 4 group + i."""
+    ox = vec4(start[0])
+    oy = vec4(start[1])
+    oz = vec4(start[2])
+    for g in range(group, group + (count + 3) // 4):
+        row = 10 * g
+        ax = m.ray_leaves[row] - ox
+        ay = m.ray_leaves[row + 1] - oy
+        az = m.ray_leaves[row + 2] - oz
+        bx = m.ray_leaves[row + 3] - ox
+        by = m.ray_leaves[row + 4] - oy
+        bz = m.ray_leaves[row + 5] - oz
+        cx = m.ray_leaves[row + 6] - ox
+        cy = m.ray_leaves[row + 7] - oy
+        cz = m.ray_leaves[row + 8] - oz
+        a_z = _pick4(ax, ay, az, kz)
+        b_z = _pick4(bx, by, bz, kz)
+        c_z = _pick4(cx, cy, cz, kz)
+        a_x = _pick4(ax, ay, az, kx) - sx * a_z
+        a_y = _pick4(ax, ay, az, ky) - sy * a_z
+        b_x = _pick4(bx, by, bz, kx) - sx * b_z
+        b_y = _pick4(bx, by, bz, ky) - sy * b_z
+        c_x = _pick4(cx, cy, cz, kx) - sx * c_z
+        c_y = _pick4(cx, cy, cz, ky) - sy * c_z
+        uu = _diff_products4(c_x, b_y, c_y, b_x)
+        vv = _diff_products4(a_x, c_y, a_y, c_x)
+        ww = _diff_products4(b_x, a_y, b_y, a_x)
+        lowest = wp.min(wp.min(uu, vv), ww)
+        highest = wp.max(wp.max(uu, vv), ww)
+        det = uu + vv + ww
+        tt = wp.cw_mul(uu, sz * a_z) + wp.cw_mul(vv, sz * b_z) + wp.cw_mul(ww, sz * c_z)
+        t = wp.cw_mul(tt, wp.cw_div(vec4(1.0), det))
+        for i in range(4):
+            found = (not (lowest[i] < 0.0 and highest[i] > 0.0)) and det[i] != 0.0
+            found = found and not ((tt[i] < 0.0 and det[i] > 0.0) or (tt[i] > 0.0 and det[i] < 0.0))
+            face = m.ray_leaf_faces[_RAY_LEAF_FLOATS * g + 36 + i]
+            if found and face >= 0 and t[i] < min_t and t[i] >= 0.0:
+                min_t = t[i]
+                closest = 4 * g + i
+                hit = True
+    return min_t, closest, hit
+
+
+@func
 def _prefetch_wide(m: MeshData, code: int32):
     """Fetches what entering a child of the 4-wide tree reads first: a node's two cache lines, or a leaf's
-    triangles (48 bytes each: the first four in three lines)."""
+    first group of four triangles (160 bytes, three lines)."""
     if code >= 0:
         prefetch(m.ray_wide[8 * code])
         prefetch(m.ray_wide[8 * code + 4])
     else:
-        first = (-1 - code) // 16
-        prefetch(m.ray_tris[3 * first])
-        prefetch(m.ray_tris[3 * first + 4])
-        prefetch(m.ray_tris[3 * first + 8])
+        group = (-1 - code) // 16
+        prefetch(m.ray_leaves[10 * group])
+        prefetch(m.ray_leaves[10 * group + 4])
+        prefetch(m.ray_leaves[10 * group + 8])
 
 
 @func
@@ -897,6 +965,11 @@ def _wide_ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, any
     ox = vec4(start[0])
     oy = vec4(start[1])
     oz = vec4(start[2])
+    # the row of each axis's near planes: the lower ones for a positive direction component, else the upper
+    # ones (so min(l1, l2) of _ray_box is the near plane's distance, no comparison a box)
+    near_x = wp.where(rcp[0] > 0.0, 0, 3)
+    near_y = wp.where(rcp[1] > 0.0, 1, 4)
+    near_z = wp.where(rcp[2] > 0.0, 2, 5)
     min_t = max_t
     closest = int32(0)
     hit = bool(False)
@@ -909,18 +982,12 @@ def _wide_ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, any
         if entries[depth] < min_t:
             if code >= 0:
                 row = code * 8
-                l1 = (m.ray_wide[row] - ox) * rcp[0]
-                l2 = (m.ray_wide[row + 3] - ox) * rcp[0]
-                lmin = wp.min(l1, l2)
-                lmax = wp.max(l1, l2)
-                l1 = (m.ray_wide[row + 1] - oy) * rcp[1]
-                l2 = (m.ray_wide[row + 4] - oy) * rcp[1]
-                lmin = wp.max(wp.min(l1, l2), lmin)
-                lmax = wp.min(wp.max(l1, l2), lmax)
-                l1 = (m.ray_wide[row + 2] - oz) * rcp[2]
-                l2 = (m.ray_wide[row + 5] - oz) * rcp[2]
-                lmin = wp.max(wp.min(l1, l2), lmin)
-                lmax = wp.min(wp.max(l1, l2), lmax)
+                lmin = (m.ray_wide[row + near_x] - ox) * rcp[0]
+                lmax = (m.ray_wide[row + 3 - near_x] - ox) * rcp[0]
+                lmin = wp.max((m.ray_wide[row + near_y] - oy) * rcp[1], lmin)
+                lmax = wp.min((m.ray_wide[row + 5 - near_y] - oy) * rcp[1], lmax)
+                lmin = wp.max((m.ray_wide[row + near_z] - oz) * rcp[2], lmin)
+                lmax = wp.min((m.ray_wide[row + 7 - near_z] - oz) * rcp[2], lmax)
                 # the four entry distances side by side on the stack (a miss: +inf), stored as one vector
                 pushed = depth
                 for i in range(4):
@@ -943,12 +1010,11 @@ def _wide_ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, any
                         depth += 1
                         _prefetch_wide(m, child)
             else:
-                first = (-1 - code) // 16
-                min_t, closest, hit = _leaf_ray_hits(m, start, kx, ky, kz, sx, sy, sz, first,
-                                                     first + (-1 - code) % 16, min_t, closest, hit)
+                min_t, closest, hit = _leaf_group_hits(m, start, kx, ky, kz, sx, sy, sz, (-1 - code) // 16,
+                                                       (-1 - code) % 16, min_t, closest, hit)
                 if any_hit and hit:
                     depth = 0
-    return _closest_ray_hit(m, start, dir, max_t, hit, closest)
+    return _closest_lane_hit(m, start, dir, max_t, hit, closest)
 
 
 @func
@@ -1022,17 +1088,46 @@ def _ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: in
 @func
 def _closest_ray_hit(m: MeshData, start: vec3, dir: vec3, max_t: float32, hit: bool, closest: int32):
     """_ray's result from the packed position of the closest hit's triangle (when `hit`)."""
-    t_hit = max_t
-    best_u = float32(0.0)
-    best_v = float32(0.0)
-    best_sign = float32(1.0)
-    best_normal = vec3(0.0, 0.0, 0.0)
     face = int32(0)
+    p = vec3(0.0)
+    q = vec3(0.0)
+    r = vec3(0.0)
     if hit:  # the corners the traversal tested, still in cache (the points through the indices are two misses)
         face = m.ray_faces[closest * _RAY_TRI_FLOATS + 3]
         p = _xyz(m.ray_tris[3 * closest])
         q = _xyz(m.ray_tris[3 * closest + 1])
         r = _xyz(m.ray_tris[3 * closest + 2])
+    return _ray_hit(start, dir, max_t, hit, p, q, r, face)
+
+
+@func
+def _closest_lane_hit(m: MeshData, start: vec3, dir: vec3, max_t: float32, hit: bool, lane: int32):
+    """_ray's result from the closest hit's lane 4 group + i of the wide tree's leaf groups (when `hit`): its
+    corners and face read from the group the traversal tested, still in cache."""
+    face = int32(0)
+    p = vec3(0.0)
+    q = vec3(0.0)
+    r = vec3(0.0)
+    if hit:
+        row = 10 * (lane // 4)
+        i = lane % 4
+        face = m.ray_leaf_faces[_RAY_LEAF_FLOATS * (lane // 4) + 36 + i]
+        p = vec3(m.ray_leaves[row][i], m.ray_leaves[row + 1][i], m.ray_leaves[row + 2][i])
+        q = vec3(m.ray_leaves[row + 3][i], m.ray_leaves[row + 4][i], m.ray_leaves[row + 5][i])
+        r = vec3(m.ray_leaves[row + 6][i], m.ray_leaves[row + 7][i], m.ray_leaves[row + 8][i])
+    return _ray_hit(start, dir, max_t, hit, p, q, r, face)
+
+
+@func
+def _ray_hit(start: vec3, dir: vec3, max_t: float32, hit: bool, p: vec3, q: vec3, r: vec3, face: int32):
+    """_ray's result, the closest hit's triangle p, q, r (of mesh face `face`) tested again when `hit`: the
+    traversal's test, so the same t, u, v; the adjoint differentiates only this."""
+    t_hit = max_t
+    best_u = float32(0.0)
+    best_v = float32(0.0)
+    best_sign = float32(1.0)
+    best_normal = vec3(0.0, 0.0, 0.0)
+    if hit:
         again_hit, t_hit, best_u, best_v, best_sign = _ray_triangle(start, dir, p, q, r)
         best_normal = wp.normalize(wp.cross(q - p, r - p))
     return hit, t_hit, best_u, best_v, best_sign, best_normal, face

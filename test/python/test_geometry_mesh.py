@@ -311,29 +311,38 @@ def cast_against_brute_force(pts, tris, mesh, n, seed):
     np.testing.assert_allclose(ts.numpy()[hit], ref_t[hit], atol=1e-4)
 
 
+def _floats(address, shape):
+    import ctypes
+
+    return np.ctypeslib.as_array(ctypes.cast(int(address), ctypes.POINTER(ctypes.c_float)), shape=shape)
+
+
 def wide_tree(mesh):
-    """The mesh's 4-wide ray-cast tree (core/geometry.py MESH_RAY_WIDE): boxes (nodes, 6, 4), children (nodes, 4)."""
+    """The mesh's 4-wide ray-cast tree (core/geometry.py MESH_RAY_WIDE, MESH_RAY_LEAVES): boxes (nodes, 6, 4),
+    children (nodes, 4), leaf groups' corners (groups, 9, 4) and faces (groups, 4)."""
     from mlwarp.core import geometry as layout
 
     num = int(mesh._desc[layout.MESH_RAY_WIDE_NODES])
     if num == 0:
-        return None, None
-    packed = np.ctypeslib.as_array(
-        __import__("ctypes").cast(int(mesh._desc[layout.MESH_RAY_WIDE]), __import__("ctypes").POINTER(
-            __import__("ctypes").c_float)), shape=(num, layout.RAY_WIDE_FLOATS))
-    return packed[:, :24].reshape(num, 6, 4), packed.view(np.int32)[:, 24:28]
+        return None, None, None, None
+    packed = _floats(mesh._desc[layout.MESH_RAY_WIDE], (num, layout.RAY_WIDE_FLOATS))
+    groups = int(mesh._desc[layout.MESH_RAY_LEAF_GROUPS])
+    leaves = _floats(mesh._desc[layout.MESH_RAY_LEAVES], (groups, layout.RAY_LEAF_FLOATS))
+    return (packed[:, :24].reshape(num, 6, 4), packed.view(np.int32)[:, 24:28], leaves[:, :36].reshape(groups, 9, 4),
+            leaves.view(np.int32)[:, 36:40])
 
 
-@pytest.mark.parametrize("leaf_size", [1, 4])
+@pytest.mark.parametrize("leaf_size", [1, 4, 7])
 def test_the_wide_tree_holds_every_leaf_once_in_its_binary_box(leaf_size):
     pts, tris = random_soup(3000, seed=21)
     mesh = make_mesh(pts, tris, bvh_leaf_size=leaf_size)
-    boxes, children = wide_tree(mesh)
+    boxes, children, corners, faces = wide_tree(mesh)
     tree = mesh._bvh._tree
     leaves = np.flatnonzero(tree["start"] >= 0)
-    seen = {}
+    seen = []
     reached = np.zeros(len(children), int)
     reached[0] = 1
+    used_groups = np.zeros(len(faces), int)
     for w in range(len(children)):
         for i in range(4):
             c = int(children[w, i])
@@ -342,12 +351,23 @@ def test_the_wide_tree_holds_every_leaf_once_in_its_binary_box(leaf_size):
                 assert c > w  # preorder: a child after its parent
                 reached[c] += 1
             elif c != -1:
-                first, count = divmod(-1 - c, 16)
-                seen[first] = count
+                group, count = divmod(-1 - c, 16)
+                span = slice(group, group + (count + 3) // 4)
+                used_groups[span] += 1
+                lanes = faces[span].reshape(-1)  # the leaf's faces in order, then empty lanes (-1)
+                assert np.all(lanes[:count] >= 0) and np.all(lanes[count:] == -1)
+                seen.append(tuple(sorted(lanes[:count])))
+                # each lane's corners: its face's vertices, in the mesh's order; empty lanes zeros
+                lane_corners = corners[span].transpose(0, 2, 1).reshape(-1, 3, 3)
+                np.testing.assert_array_equal(lane_corners[:count], pts[tris[lanes[:count]]])
+                assert not lane_corners[count:].any()
             else:
                 assert np.all(np.isposinf(lower)) and np.all(np.isposinf(upper))  # a missing child
     assert np.all(reached == 1)  # every wide node has one parent (the root none)
-    assert seen == {int(tree["start"][k]): int(tree["end"][k] - tree["start"][k]) for k in leaves}
+    assert np.all(used_groups == 1)  # every group belongs to one leaf
+    primitives = tree["primitives"]
+    want = [tuple(sorted(primitives[tree["start"][k]:tree["end"][k]])) for k in leaves]
+    assert sorted(seen) == sorted(want)  # every binary leaf once, with its triangles
     # every used child's box is one of the binary tree's node boxes: the leaves' boxes exactly
     node_box = {tuple(np.concatenate([lo, up])) for lo, up in zip(mesh._bvh._node_lowers, mesh._bvh._node_uppers)}
     used = children != -1
@@ -356,7 +376,11 @@ def test_the_wide_tree_holds_every_leaf_once_in_its_binary_box(leaf_size):
     cast_against_brute_force(pts, tris, mesh, 200, seed=22)
     moved = (pts + np.random.default_rng(26).normal(scale=0.3, size=pts.shape)).astype(np.float32)
     mesh.points.assign(moved)
-    mesh.refit()  # the wide tree keeps its shape, with the refitted boxes
+    mesh.refit()  # the wide tree keeps its shape, with the refitted boxes and corners
+    corners, faces = wide_tree(mesh)[2:]
+    lane_corners = corners.transpose(0, 2, 1).reshape(-1, 3, 3)
+    live = faces.reshape(-1) >= 0
+    np.testing.assert_array_equal(lane_corners[live], moved[tris[faces.reshape(-1)[live]]])
     cast_against_brute_force(moved, tris, mesh, 200, seed=27)
 
 
