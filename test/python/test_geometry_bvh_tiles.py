@@ -104,22 +104,75 @@ def test_tile_aabb_query_reports_each_overlap_once_then_minus_one(block_dim, lea
     assert (order[n + 1:] == -7).all()
 
 
-def test_tile_queries_under_enable_cpu_blocks_are_refused():
-    """With Warp's CPU lanes (enable_cpu_blocks, block_dim > 1) each lane would take its own item of the block's
-    traversal: not built, a clear error (one lane per block, the default, is the test above)."""
-    lowers, uppers = _boxes(100, seed=2)
-    bvh = _bvh(lowers, uppers)
+@pytest.fixture
+def cpu_blocks():
     saved = wp.config.enable_cpu_blocks
     wp.config.enable_cpu_blocks = True
-    try:
-        hits = wp.zeros(100, dtype=int)
-        with pytest.raises(Exception) as e:
-            wp.launch_tiled(tile_ray, dim=1, inputs=[bvh.id, wp.vec3(0.0, 0.0, 0.0), wp.vec3(1.0, 0.0, 0.0), hits],
-                            block_dim=64)
-    finally:
-        wp.config.enable_cpu_blocks = saved
-    assert "in 'tile_ray': wp.tile_bvh_query_ray() is not supported with Warp's CPU lanes " \
-           "(wp.config.enable_cpu_blocks, block_dim=64)" in str(e.value)
+    yield
+    wp.config.enable_cpu_blocks = saved
+
+
+@wp.kernel
+def tile_ray_by_lane(bvh: wp.uint64, start: wp.vec3, direction: wp.vec3, hits: wp.array(dtype=int),
+                     per_lane: wp.array(dtype=int)):
+    _, lane = wp.tid()
+    query = wp.tile_bvh_query_ray(bvh, start, direction)
+    while wp.tile_query_valid(query):
+        index = wp.untile(wp.tile_bvh_query_next(query))
+        per_lane[lane] += 1  # each lane's calls, + 1000 for each item it takes
+        if index >= 0:
+            wp.atomic_add(hits, index, 1)
+            per_lane[lane] += 1000
+
+
+def test_tile_queries_with_cpu_lanes_give_each_item_to_lane_zero(cpu_blocks):
+    """With Warp's CPU lanes (enable_cpu_blocks, block_dim > 1) the block runs one query: each
+    tile_bvh_query_next's tile holds the item at element 0 and -1 at the others (Warp's CPU tile_bvh.h), so
+    lane 0 untiles every item once and the other lanes -1."""
+    lowers, uppers = _boxes(150, seed=2)
+    bvh = _bvh(lowers, uppers, leaf_size=3)
+    start, direction = np.float32([-1.0, 3.0, 3.0]), np.float32([2.0, 0.5, -0.25])
+    hits, per_lane = wp.zeros(150, dtype=int), wp.zeros(64, dtype=int)
+    wp.launch_tiled(tile_ray_by_lane, dim=1, inputs=[bvh.id, wp.vec3(*start), wp.vec3(*direction), hits, per_lane],
+                    block_dim=64)
+    expected = ref_ray(lowers, uppers, start, direction)
+    assert 0 < expected.sum() < 150
+    np.testing.assert_array_equal(hits.numpy(), expected.astype(np.int32))
+    # lane 0 takes every item; every lane sees each call (items + the last, empty one)
+    calls = int(expected.sum()) + 1
+    np.testing.assert_array_equal(per_lane.numpy(), [calls + 1000 * int(expected.sum())] + [calls] * 63)
+
+
+def test_tile_queries_with_cpu_lanes_in_many_blocks(cpu_blocks):
+    lowers, uppers = _boxes(300, seed=4, size=1.0)
+    queries_lo, queries_hi = _boxes(40, seed=5, size=2.0)
+    bvh = _bvh(lowers, uppers)
+    counts = wp.zeros(40, dtype=int)
+    wp.launch_tiled(tile_aabb_per_block, dim=40, inputs=[bvh.id, wp.array(queries_lo, dtype=wp.vec3),
+                                                         wp.array(queries_hi, dtype=wp.vec3), counts], block_dim=16)
+    expected = [ref_aabb(lowers, uppers, queries_lo[k], queries_hi[k]).sum() for k in range(40)]
+    np.testing.assert_array_equal(counts.numpy(), expected)
+
+
+@wp.kernel
+def tile_count_per_lane(bvh: wp.uint64, lower: wp.vec3, upper: wp.vec3, counts: wp.array(dtype=int)):
+    query = wp.tile_bvh_query_aabb(bvh, lower, upper)
+    n = int(0)
+    while wp.tile_query_valid(query):
+        if wp.untile(wp.tile_bvh_query_next(query)) >= 0:
+            n += 1
+    counts[0] = n
+
+
+def test_tile_query_loop_carrying_a_lane_value_is_refused(cpu_blocks):
+    lowers, uppers = _boxes(20, seed=6)
+    bvh = _bvh(lowers, uppers)
+    with pytest.raises(Exception) as e:
+        wp.launch_tiled(tile_count_per_lane, dim=1, inputs=[bvh.id, wp.vec3(0.0), wp.vec3(9.0), wp.zeros(1, dtype=int)],
+                        block_dim=8)
+    assert "kernel 'tile_count_per_lane' at " in str(e.value)
+    assert ("a tile operation inside a while loop whose condition or carried values differ between lanes is not "
+            "supported with Warp's CPU lanes (wp.config.enable_cpu_blocks, block_dim=8)") in str(e.value)
 
 
 def test_tile_ray_query_matches_brute_force_for_unnormalised_and_axis_directions():

@@ -91,9 +91,6 @@ def call(em, node: ast.Call, name: str, obj) -> Var:
                       f"Use wp.{DEPRECATED_TILED[name]}() instead.", DeprecationWarning, stacklevel=2)
         name = DEPRECATED_TILED[name]
     if name in TILED_QUERIES or name in ("tile_bvh_query_next", "tile_query_valid"):
-        if em.program.lanes > 1:  # (each lane's item of a cooperative traversal: not built)
-            raise em.error(node, f"wp.{name}() is not supported with Warp's CPU lanes (wp.config.enable_cpu_blocks, "
-                                 f"block_dim={em.program.lanes})", CompileError)
         return _tiled(em, node, name, obj)
     if name == "hash_grid_query":
         _arity(em, node, name, (3,), "id, point, max_dist")
@@ -202,8 +199,8 @@ def _tiled(em, node, name, obj) -> Var:
         args = [_id(em, node.args[0], name), *(_vec3(em, a, name, what) for (what, _), a in zip(spec, node.args[1:])),
                 em.const(-1, wt.int32)]
         qtype = obj._wp_query_type_
-        q = wb.create(TILED_QUERIES[name], *(a.value for a in args), results=[ft.to_mlir(qtype)]).result
-        return Var(_set_last_valid(q, em.const(1, wt.int32).value), qtype)
+        q = _block_level(em, wb.create(TILED_QUERIES[name], *(a.value for a in args), results=[ft.to_mlir(qtype)]))
+        return Var(_set_last_valid(q.result, em.const(1, wt.int32).value), qtype)
     _arity(em, node, name, (1,), "query")
     qtypes = obj._wp_query_types_
     if name == "tile_query_valid":
@@ -221,13 +218,26 @@ def _tiled(em, node, name, obj) -> Var:
     if q.type not in qtypes:
         raise em.error(qn, f"{name}(): the query must be a {qtypes[0].__name__}, got {ft.name(q.type)}",
                        CompileTypeError)
-    op = wb.create("bvh_query_next", q.value, em.const(-1, wt.int32).value, em.const(FLT_MAX, wt.float32).value,
-                   results=[ft.to_mlir(wt.bool_), q.value.type, ft.to_mlir(wt.int32)])
+    op = _block_level(em, wb.create("bvh_query_next", q.value, em.const(-1, wt.int32).value,
+                                    em.const(FLT_MAX, wt.float32).value,
+                                    results=[ft.to_mlir(wt.bool_), q.value.type, ft.to_mlir(wt.int32)]))
     found, advanced, index = op.results
     em.env[qn.id] = Var(_set_last_valid(advanced, arith.ExtUIOp(ft.to_mlir(wt.int32), found).result), q.type)
     tiles._mark(em)  # (the module now has tiles: its build runs the tile stages)
-    t = ft.TileT(wt.int32, (1,))
-    return Var(wb.create("tile_full", index, results=[ft.to_mlir(t)]).result, t)
+    lanes = tiles.lanes(em)
+    t = ft.TileT(wt.int32, (lanes,))
+    if lanes == 1:
+        return Var(wb.create("tile_full", index, results=[ft.to_mlir(t)]).result, t)
+    # Warp's CPU lanes: the item at element 0, -1 at the others (each lane untiles its own element)
+    none = wb.create("tile_full", em.const(-1, wt.int32).value, results=[ft.to_mlir(t)]).result
+    return Var(wb.create("tile_insert", none, index, [em.const(0, wt.int32).value], results=[ft.to_mlir(t)]).result, t)
+
+
+def _block_level(em, op):
+    """A tiled query's op, marked as one query per block where the kernel runs several lanes (wb.BLOCK_LEVEL_ATTR)."""
+    if tiles.lanes(em) > 1:
+        op.attributes[wb.BLOCK_LEVEL_ATTR] = ir.UnitAttr.get()
+    return op
 
 
 # -- a query of one kind as the erased wp.BvhQuery (Warp converts to the parent type) -----------------------

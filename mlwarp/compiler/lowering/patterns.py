@@ -4,8 +4,8 @@
 
 A lowering takes the op as its named view (`op.array`, `op.indices`, `op.kind`: dialects/warp/views.py)
 and builds what replaces it; the insertion point is before the op and the location is the op's, so it
-just calls builders. It returns the replacing value, a list of values (one per result), or None for an
-op without results (then the op is erased). A key is a view class or an op name ("arith.addi").
+just calls builders. It returns the replacing value, a list of values (one per result), None for an
+op without results (then the op is erased), or UNMATCHED to leave the op as it is. A key is a view class or an op name ("arith.addi").
 
 The driver is `mlir.rewrite.walk_and_apply_patterns`: every op under `root` once, in block order, nested
 ops before the op that holds them, in place; no folding, no dead-code removal, and the ops a lowering
@@ -20,10 +20,16 @@ from __future__ import annotations
 from mlir import ir, rewrite
 
 
+# what a lowering returns to leave its op as it is (a later pass lowers it)
+UNMATCHED = object()
+
+
 def _pattern(lower):
     def apply(op, rewriter):
         with rewriter.ip, op.location:
             new = lower(op)
+        if new is UNMATCHED:
+            return True
         if new is None:
             rewriter.erase_op(op.operation)
         else:
@@ -41,4 +47,4 @@ def lower_ops(root, lowerings: dict) -> None:
     rewrite.walk_and_apply_patterns(root.operation, patterns.freeze())
 
 
-__all__ = ["lower_ops"]
+__all__ = ["UNMATCHED", "lower_ops"]

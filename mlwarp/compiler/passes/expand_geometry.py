@@ -22,7 +22,8 @@ Warp does. And each hash_grid_query_next prefetches the point PREFETCH_AHEAD ids
 grid was built from (descriptor word HG_POINTS): a cache hint that reads nothing the kernel sees.
 
 It runs after warp-autodiff (the queries carry no derivative: integer states and results), so the adjoint's
-forward replay gets the same expansion."""
+forward replay gets the same expansion. A block-wide query's ops in a module built for Warp's CPU lanes (marked
+wb.BLOCK_LEVEL_ATTR) are left to the pass's second run, after warp-cpu-block-lanes has kept them at block level."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from mlwarp.core import geometry as layout
 from ..dialects import llvm
 from ..dialects.warp import views
 from ..dialects.warp import builders as wb
-from ..lowering.patterns import lower_ops
+from ..lowering.patterns import UNMATCHED, lower_ops
 from .registry import Pass, ops_named
 
 HG = {name: k for k, name in enumerate(layout.HASH_GRID_QUERY_FIELDS)}
@@ -477,7 +478,16 @@ class ExpandGeometry(Pass):
     def run(self, module):
         if not ops_named(module, set(LOWERINGS)):
             return
-        lower_ops(module, {getattr(views, _view_name(k)): f for k, f in LOWERINGS.items()})
+        lower_ops(module, {getattr(views, _view_name(k)): _unless_block_level(f) for k, f in LOWERINGS.items()})
+
+
+def _unless_block_level(lower):
+    """A block-wide query's op in a module built for CPU lanes (wb.BLOCK_LEVEL_ATTR) waits for warp-cpu-block-lanes,
+    which keeps it out of the lane loops and drops the mark; this pass runs again after it."""
+    def lower_or_wait(op):
+        return UNMATCHED if wb.BLOCK_LEVEL_ATTR in op.operation.attributes else lower(op)
+
+    return lower_or_wait
 
 
 def _view_name(op_name: str) -> str:

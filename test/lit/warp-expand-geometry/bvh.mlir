@@ -35,3 +35,16 @@ func.func @next_erased(%q: !warp.struct<"BvhQuery", [ui64, i32, i32, i32, i32, i
   %f, %q2, %j = "warp.bvh_query_next"(%q, %i, %m) : (!warp.struct<"BvhQuery", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32, f32) -> (i1, !warp.struct<"BvhQuery", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32)
   return %f, %j : i1, i32
 }
+
+// A block-wide query's op in a module built for CPU lanes (marked warp.block_level) is left for the pass's run
+// after warp-cpu-block-lanes; an unmarked one beside it is lowered.
+// CHECK-LABEL: func.func @block_level
+// CHECK: "warp.bvh_query_next"(%{{.+}}) {warp.block_level}
+// CHECK-NOT: "warp.bvh_query_next"
+// CHECK: scf.while
+// CHECK: return
+func.func @block_level(%q: !warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, %i: i32, %m: f32) -> (i32, i32) {
+  %f, %q2, %j = "warp.bvh_query_next"(%q, %i, %m) {warp.block_level} : (!warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32, f32) -> (i1, !warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32)
+  %g, %q3, %k = "warp.bvh_query_next"(%q, %i, %m) : (!warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32, f32) -> (i1, !warp.struct<"BvhQueryAabb", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32)
+  return %j, %k : i32, i32
+}

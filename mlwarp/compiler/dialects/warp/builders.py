@@ -95,6 +95,9 @@ def tid(ndim: int) -> list[ir.Value]:
 
 
 LINEAR_TID_ATTR = "warp.linear"  # on a warp.tid of one result: the linear thread index (not the leading index)
+# on a geometry query op of a block-wide (tiled) query in a module built for CPU lanes: one query per block, so
+# warp-expand-geometry leaves it to after warp-cpu-block-lanes (which keeps it at block level, then drops the mark)
+BLOCK_LEVEL_ATTR = "warp.block_level"
 
 
 def linear_tid() -> ir.Value:

@@ -33,8 +33,15 @@ work, by loop fission at the cooperative operations (as POCL and MCUDA do for GP
 - in an adjoint, the lanes' adjoints of a tile element they read (warp-autodiff's tile_insert into a fresh zero
   tile) add up.
 
-Refused with the kernel's name and line: a cooperative op inside scf.while, or inside a loop carrying a lane
-value, or under a lane-dependent scf.if with results or an else part; a lane value of a type a tile cannot hold
+- a block-wide BVH query (wp.tile_bvh_query_aabb / _ray, tile_bvh_query_next: ops the frontend marks
+  wb.BLOCK_LEVEL_ATTR) is one query per block: its ops run between the lane loops, on the first lane's operands,
+  and the `scf.while` of `while wp.tile_query_valid(q)` runs once per block (its condition and the query it
+  carries are block-level), its regions fissioned; the item is element 0 of the block's tile, as Warp's CPU
+  gives it (the marks dropped here: warp-expand-geometry's second run lowers the ops).
+
+Refused with the kernel's name and line: a cooperative op inside a loop carrying a lane value, or inside an
+scf.while whose condition or carried values are lane values, or under a lane-dependent scf.if with results or
+an else part; a lane value of a type a tile cannot hold
 (unsigned ints, structs) kept across a cooperative op; the adjoint of a tile element several lanes add to
 (tile_scatter_add).
 """
@@ -53,6 +60,8 @@ from ..common import CPU_LANES_ATTR
 # the tile ops a lane runs on its own: one element read or written (a block-shared tile threaded from lane to lane)
 _LANE_TILE_OPS = {"warp.tile_extract", "warp.tile_insert"}
 _DERIVED_ATTRS = ("warp.adjoint_of", "warp.tangent_of")
+# the geometry ops of a block-wide query (the frontend marks them wb.BLOCK_LEVEL_ATTR in a module built for lanes)
+_QUERY_OPS = ("warp.bvh_query_aabb", "warp.bvh_query_ray", "warp.bvh_query_next")
 
 
 def _i32():
@@ -299,7 +308,7 @@ class _Lanes:
         op: the pass erases ops, and MLIR reuses their memory for new ones.)"""
         op = op.operation
         name = op.name
-        if name == "warp.tile_sync":
+        if name == "warp.tile_sync" or wb.BLOCK_LEVEL_ATTR in op.attributes:
             return True
         if op.regions and name != "warp.tile_map":
             return any(self.is_cooperative(inner) for region in op.regions for b in region.blocks
@@ -342,6 +351,9 @@ class _Lanes:
             seen = seen or op == setup_end
         with self.kernel.location:
             self.region(entry, body, None)
+        for op in ops_named(self.kernel.operation, set(_QUERY_OPS)):  # (kept at block level: warp-expand-geometry's
+            if wb.BLOCK_LEVEL_ATTR in op.attributes:                   # second run lowers them)
+                del op.attributes[wb.BLOCK_LEVEL_ATTR]
 
     # -- a partial block: the elements of its missing lanes take no part ----------------------------------------
     def partial_blocks(self) -> None:
@@ -473,6 +485,12 @@ class _Lanes:
         if name == "scf.for":
             self.loop(op, mask)
             return
+        if name == "scf.while":
+            self.while_loop(op, mask)
+            return
+        if wb.BLOCK_LEVEL_ATTR in op.attributes:  # a block-wide geometry query's op: once per block, as it is
+            self.uniform_operands(op, mask)
+            return
         if op.regions and name != "warp.tile_map":
             self.refuse(op, f"a tile operation inside a loop ({name})")
         self.uniform_operands(op, mask)
@@ -524,6 +542,19 @@ class _Lanes:
         self.uniform_operands(op, mask)
         body = op.regions[0].blocks[0]
         self.region(body, list(body.operations)[:-1], mask)
+
+    def while_loop(self, op, mask):
+        """A cooperative scf.while (a block-wide query's `while wp.tile_query_valid(q)`): it runs once per block,
+        its carried values' first values the first lane's, both regions fissioned; what it carries and its
+        condition must be block-level (a lane value there would make the lanes' loops differ)."""
+        self.uniform_operands(op, mask)
+        for region in op.regions:
+            block = region.blocks[0]
+            self.region(block, list(block.operations)[:-1], mask)
+            for v in list(block.operations)[-1].operands:
+                if v in self.carriers or v in self.remat:
+                    self.refuse(op, "a tile operation inside a while loop whose condition or carried values "
+                                    "differ between lanes")
 
     def branch(self, op, mask):
         """A cooperative scf.if: uniform (its condition a block-level value: both branches fissioned, its results

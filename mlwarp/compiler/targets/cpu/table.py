@@ -49,8 +49,9 @@ def stages(o: BuildOptions) -> list:
     matmul = ("warp-cpu-vectorize-tile-matmul", {"vector-bits": 256}) if o.no_avx512 else \
         "warp-cpu-vectorize-tile-matmul"
     at = TILES.index("convert-linalg-to-loops")
-    # Warp's CPU lanes first (a module built for them: warp-cpu-block-lanes), on the warp dialect's tile ops
-    tiles = ("warp-cpu-block-lanes", *TILES[:at], matmul, *TILES[at:])
+    # Warp's CPU lanes first (a module built for them: warp-cpu-block-lanes), on the warp dialect's tile ops, then
+    # the block-wide geometry queries it kept at block level
+    tiles = ("warp-cpu-block-lanes", "warp-expand-geometry", *TILES[:at], matmul, *TILES[at:])
     return [*warp_stages(o), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
             Stage("tiles-to-llvm", TILES_TO_LLVM, only_if=TILES_ATTR), Stage("llvm", llvm),
             Stage("llvm-ir", emit=emit_llvm_ir, timing="llvm"), Stage("object", emit=emit_object, timing="llvm"),
