@@ -749,86 +749,118 @@ def _winding_number(m: MeshData, point: vec3, accuracy: float32) -> float32:
 def _closest_sign_normal(m: MeshData, point: vec3, max_dist: float32, epsilon: float32):
     """(found, face, u, v, sign) as Warp's mesh_query_point_sign_normal: the closest triangle, its sign from
     the angle-weighted normals of every triangle within epsilon * average edge length of the closest
-    distance (vertex: the corner's angle, edge: pi, face: 2 pi)."""
+    distance (vertex: the corner's angle, edge: pi, face: 2 pi).
+
+    Warp's traversal order, which decides what the normal sum holds: a stack, the nearer child popped first
+    (the right one on a tie), a child pushed when nearer than the bound and a popped node tested again, over
+    the tree packed for ray casts (the same boxes; a leaf's corners side by side). The traversal gives the
+    face (its packed position); its closest point is computed again from the same corners afterwards, which is
+    all the adjoint differentiates (the loop's floats reach comparisons only), as in _closest."""
     min_dist = max_dist
-    face = int32(0)
-    best_v = float32(0.0)
-    best_w = float32(0.0)
+    closest = int32(0)
     normal_sum = vec3(0.0, 0.0, 0.0)
     eps = m.average_edge_length * epsilon
     eps_sq = eps * eps
-    n = int32(0)
-    stop = _stop_node(m, -1)
-    while n < stop:
+    nodes = zeros(shape=_RAY_STACK, dtype=int32)
+    depth = int32(0)
+    if m.num_nodes > 0:
+        depth = 1
+    while depth > 0:
+        depth -= 1
+        n = nodes[depth]
         bound = min_dist + eps
-        if _distance_to_aabb_sq(point, m.node_lowers[n], m.node_uppers[n]) > bound * bound:
-            n = m.skip[n]
-        elif m.prim_start[n] >= 0:
-            for pc in range(m.prim_start[n], m.prim_end[n]):
-                f = m.primitives[pc]
-                p = m.points[m.indices[f * 3 + 0]]
-                q = m.points[m.indices[f * 3 + 1]]
-                r = m.points[m.indices[f * 3 + 2]]
-                e0 = q - p
-                e1 = r - p
-                e2 = r - q
-                nrm = wp.cross(e0, e1)
-                e0_sq = wp.dot(e0, e0)
-                e1_sq = wp.dot(e1, e1)
-                e2_sq = wp.dot(e2, e2)
-                if wp.length(nrm) / (e0_sq + e1_sq + e2_sq) >= 1.0e-6:
-                    uv = _closest_point_to_triangle(p, q, r, point)
-                    w = 1.0 - uv[0] - uv[1]
-                    c = uv[0] * p + uv[1] * q + w * r
-                    dist = wp.sqrt(wp.length_sq(c - point))
-                    if dist < min_dist + eps:
-                        weight = float32(0.0)
-                        cp = c - p
-                        cq = c - q
-                        cr = c - r
-                        if wp.length_sq(cp) < eps_sq:
-                            weight = wp.acos(wp.dot(wp.normalize(e0), wp.normalize(e1)))
-                        elif wp.length_sq(cq) < eps_sq:
-                            weight = wp.acos(wp.dot(wp.normalize(e2), wp.normalize(-e0)))
-                        elif wp.length_sq(cr) < eps_sq:
-                            weight = wp.acos(wp.dot(wp.normalize(-e1), wp.normalize(-e2)))
-                        else:
-                            e0cp = wp.dot(e0, cp)
-                            e2cq = wp.dot(e2, cq)
-                            e1cp = wp.dot(e1, cp)
-                            if (wp.length_sq(cp) * e0_sq - e0cp * e0cp < eps_sq * e0_sq) or \
-                                    (wp.length_sq(cq) * e2_sq - e2cq * e2cq < eps_sq * e2_sq) or \
-                                    (wp.length_sq(cp) * e1_sq - e1cp * e1cp < eps_sq * e1_sq):
-                                weight = PI
+        if _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * n]), _xyz(m.ray_boxes[2 * n + 1])) <= bound * bound:
+            end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
+            if end >= 0:
+                for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
+                    p = _xyz(m.ray_tris[3 * pc])
+                    q = _xyz(m.ray_tris[3 * pc + 1])
+                    r = _xyz(m.ray_tris[3 * pc + 2])
+                    e0 = q - p
+                    e1 = r - p
+                    e2 = r - q
+                    nrm = wp.cross(e0, e1)
+                    e0_sq = wp.dot(e0, e0)
+                    e1_sq = wp.dot(e1, e1)
+                    e2_sq = wp.dot(e2, e2)
+                    if wp.length(nrm) / (e0_sq + e1_sq + e2_sq) >= 1.0e-6:
+                        uv = _closest_point_to_triangle(p, q, r, point)
+                        w = 1.0 - uv[0] - uv[1]
+                        c = uv[0] * p + uv[1] * q + w * r
+                        dist = wp.sqrt(wp.length_sq(c - point))
+                        if dist < min_dist + eps:
+                            weight = float32(0.0)
+                            cp = c - p
+                            cq = c - q
+                            cr = c - r
+                            if wp.length_sq(cp) < eps_sq:
+                                weight = wp.acos(wp.dot(wp.normalize(e0), wp.normalize(e1)))
+                            elif wp.length_sq(cq) < eps_sq:
+                                weight = wp.acos(wp.dot(wp.normalize(e2), wp.normalize(-e0)))
+                            elif wp.length_sq(cr) < eps_sq:
+                                weight = wp.acos(wp.dot(wp.normalize(-e1), wp.normalize(-e2)))
                             else:
-                                weight = 2.0 * PI
-                        if dist > min_dist - eps:  # as close as the closest: both count
-                            normal_sum += weight * wp.normalize(nrm)
-                            if dist < min_dist:
+                                e0cp = wp.dot(e0, cp)
+                                e2cq = wp.dot(e2, cq)
+                                e1cp = wp.dot(e1, cp)
+                                if (wp.length_sq(cp) * e0_sq - e0cp * e0cp < eps_sq * e0_sq) or \
+                                        (wp.length_sq(cq) * e2_sq - e2cq * e2cq < eps_sq * e2_sq) or \
+                                        (wp.length_sq(cp) * e1_sq - e1cp * e1cp < eps_sq * e1_sq):
+                                    weight = PI
+                                else:
+                                    weight = 2.0 * PI
+                            if dist > min_dist - eps:  # as close as the closest: both count
+                                normal_sum += weight * wp.normalize(nrm)
+                                if dist < min_dist:
+                                    min_dist = dist
+                                    closest = pc
+                            else:
                                 min_dist = dist
-                                best_v = uv[1]
-                                best_w = w
-                                face = f
-                        else:
-                            min_dist = dist
-                            best_v = uv[1]
-                            best_w = w
-                            face = f
-                            normal_sum = weight * wp.normalize(nrm)
-            n = m.skip[n]
-        else:
-            n = n + 1
+                                closest = pc
+                                normal_sum = weight * wp.normalize(nrm)
+            else:
+                left = n + 1
+                right = m.ray_links[n * _RAY_NODE_FLOATS + 3]
+                d_left = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * left]), _xyz(m.ray_boxes[2 * left + 1]))
+                d_right = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * right]),
+                                               _xyz(m.ray_boxes[2 * right + 1]))
+                far = left
+                near = right
+                d_far = d_left
+                d_near = d_right
+                if d_left < d_right:
+                    far = right
+                    near = left
+                    d_far = d_right
+                    d_near = d_left
+                bound = min_dist + eps
+                if d_far < bound * bound:
+                    nodes[depth] = far
+                    depth += 1
+                if d_near < bound * bound:
+                    nodes[depth] = near
+                    depth += 1
     found = min_dist < max_dist
-    u = 1.0 - best_v - best_w
-    sign = float32(1.0)
+    face = int32(0)
+    u = float32(1.0)
+    v = float32(0.0)
+    w = float32(0.0)
+    p = vec3(0.0)
+    q = vec3(0.0)
+    r = vec3(0.0)
     if found:
-        p = m.points[m.indices[face * 3 + 0]]
-        q = m.points[m.indices[face * 3 + 1]]
-        r = m.points[m.indices[face * 3 + 2]]
-        closest = p * u + q * best_v + r * best_w
-        if wp.dot(normal_sum, point - closest) <= 0.0:
-            sign = -1.0
-    return found, face, u, best_v, sign
+        face = m.ray_faces[closest * _RAY_TRI_FLOATS + 3]
+        p = _xyz(m.ray_tris[3 * closest])
+        q = _xyz(m.ray_tris[3 * closest + 1])
+        r = _xyz(m.ray_tris[3 * closest + 2])
+        uv = _closest_point_to_triangle(p, q, r, point)
+        w = 1.0 - uv[0] - uv[1]
+        v = uv[1]
+        u = 1.0 - v - w
+    # (out of the branch above, whose adjoint reaches what it reads: the sign's test has no derivative)
+    side = wp.dot(normal_sum, point - (p * u + q * v + r * w))
+    sign = wp.where(found and side <= 0.0, -1.0, 1.0)
+    return found, face, u, v, sign
 
 
 @func

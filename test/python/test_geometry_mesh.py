@@ -542,7 +542,20 @@ def ref_closest_point(pts, tris, x):
     return min(cands, key=lambda y: np.linalg.norm(y - x))
 
 
-def test_closest_point_gradient_matches_finite_differences():
+@wp.kernel
+def k_closest_loss_sign_normal(mesh: wp.uint64, xs: wp.array(dtype=wp.vec3), weights: wp.vec3,
+                               loss: wp.array(dtype=float)):
+    i = wp.tid()
+    q = wp.mesh_query_point_sign_normal(mesh, xs[i], 1.0e6)
+    if q.result:  # (the sign's derivative is zero: it scales the point's)
+        wp.atomic_add(loss, 0, -q.sign * wp.dot(weights, wp.mesh_eval_position(mesh, q.face, q.u, q.v)))
+
+
+@pytest.mark.parametrize("kernel", ["k_closest_loss", "k_closest_loss_sign_normal"])
+def test_closest_point_gradient_matches_finite_differences(kernel):
+    """The closest point's gradient in the query point, through mesh_query_point (ray-cast sign) and
+    mesh_query_point_sign_normal (points outside the sphere: sign +1)."""
+    k_closest_loss_kernel = globals()[kernel]
     pts, tris = uv_sphere(1.0, rings=8, segments=10)
     mesh = make_mesh(pts, tris)
     rng = np.random.default_rng(16)
@@ -552,8 +565,9 @@ def test_closest_point_gradient_matches_finite_differences():
     loss = wp.zeros(1, dtype=float, requires_grad=True)
     tape = wp.Tape()
     with tape:
-        wp.launch(k_closest_loss, dim=len(xs), inputs=[mesh.id, x, wp.vec3(*weights), loss])
+        wp.launch(k_closest_loss_kernel, dim=len(xs), inputs=[mesh.id, x, wp.vec3(*weights), loss])
     tape.backward(loss)
+    sign = -1.0 if kernel == "k_closest_loss_sign_normal" else 1.0  # (-sign: -1 outside)
     h = 1e-4
     fd = np.zeros_like(xs, dtype=np.float64)
     for i in range(len(xs)):
@@ -563,7 +577,7 @@ def test_closest_point_gradient_matches_finite_differences():
             plus = ref_closest_point(pts, tris, xs[i] + e) @ weights
             minus = ref_closest_point(pts, tris, xs[i] - e) @ weights
             fd[i, j] = (plus - minus) / (2 * h)
-    np.testing.assert_allclose(x.grad.numpy(), fd, atol=2e-3)
+    np.testing.assert_allclose(x.grad.numpy(), sign * fd, atol=2e-3)
 
 
 def test_ray_distance_gradient_matches_finite_differences():
