@@ -526,6 +526,45 @@ def _robust_solid_angle(a: vec3, b: vec3, c: vec3, p: vec3) -> float32:
 
 # -- traversals -------------------------------------------------------------------------------------------
 @func
+def _packed_corners(m: MeshData, pc: int32):
+    """The corners p, q, r of the triangle at packed position pc (MESH_RAY_TRIS)."""
+    return _xyz(m.ray_tris[3 * pc]), _xyz(m.ray_tris[3 * pc + 1]), _xyz(m.ray_tris[3 * pc + 2])
+
+
+@func
+def _child_distances_sq(m: MeshData, point: vec3, n: int32):
+    """(left, right, d_left, d_right): inner node n's children in the ray-packed tree and the squared distances
+    from `point` to their boxes."""
+    left = n + 1
+    right = m.ray_links[n * _RAY_NODE_FLOATS + 3]
+    d_left = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * left]), _xyz(m.ray_boxes[2 * left + 1]))
+    d_right = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * right]), _xyz(m.ray_boxes[2 * right + 1]))
+    return left, right, d_left, d_right
+
+
+@func
+def _packed_closest_point(m: MeshData, found: bool, closest: int32, point: vec3):
+    """(face, p, q, r, u, v, w) of a closest-point traversal's result (when `found`): the triangle at packed
+    position `closest`, its closest point to `point` computed again from its corners (the traversal's test, so
+    the same u, v; the adjoint differentiates only this)."""
+    face = int32(0)
+    u = float32(1.0)
+    v = float32(0.0)
+    w = float32(0.0)
+    p = vec3(0.0)
+    q = vec3(0.0)
+    r = vec3(0.0)
+    if found:
+        face = m.ray_faces[closest * _RAY_TRI_FLOATS + 3]
+        p, q, r = _packed_corners(m, closest)
+        uv = _closest_point_to_triangle(p, q, r, point)
+        w = 1.0 - uv[0] - uv[1]
+        v = uv[1]
+        u = 1.0 - v - w
+    return face, p, q, r, u, v, w
+
+
+@func
 def _closest(m: MeshData, point: vec3, max_dist: float32):
     """(found, face, u, v) of the closest non-sliver triangle strictly within max_dist.
 
@@ -550,9 +589,7 @@ def _closest(m: MeshData, point: vec3, max_dist: float32):
             end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
             if end >= 0:
                 for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
-                    p = _xyz(m.ray_tris[3 * pc])
-                    q = _xyz(m.ray_tris[3 * pc + 1])
-                    r = _xyz(m.ray_tris[3 * pc + 2])
+                    p, q, r = _packed_corners(m, pc)
                     if not _is_sliver(p, q, r):
                         uv = _closest_point_to_triangle(p, q, r, point)
                         w = 1.0 - uv[0] - uv[1]
@@ -563,11 +600,7 @@ def _closest(m: MeshData, point: vec3, max_dist: float32):
                             closest = pc
                             found = True
             else:
-                left = n + 1
-                right = m.ray_links[n * _RAY_NODE_FLOATS + 3]
-                d_left = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * left]), _xyz(m.ray_boxes[2 * left + 1]))
-                d_right = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * right]),
-                                               _xyz(m.ray_boxes[2 * right + 1]))
+                left, right, d_left, d_right = _child_distances_sq(m, point, n)
                 near = left
                 far = right
                 d_far = d_right
@@ -580,16 +613,7 @@ def _closest(m: MeshData, point: vec3, max_dist: float32):
                     depth += 1
                 nodes[depth] = near  # (tested again when popped)
                 depth += 1
-    face = int32(0)
-    u = float32(1.0)
-    v = float32(0.0)
-    if found:
-        face = m.ray_faces[closest * _RAY_TRI_FLOATS + 3]
-        uv = _closest_point_to_triangle(_xyz(m.ray_tris[3 * closest]), _xyz(m.ray_tris[3 * closest + 1]),
-                                        _xyz(m.ray_tris[3 * closest + 2]), point)
-        w = 1.0 - uv[0] - uv[1]
-        v = uv[1]
-        u = 1.0 - v - w
+    face, p, q, r, u, v, w = _packed_closest_point(m, found, closest, point)
     return found, face, u, v
 
 
@@ -773,9 +797,7 @@ def _closest_sign_normal(m: MeshData, point: vec3, max_dist: float32, epsilon: f
             end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
             if end >= 0:
                 for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
-                    p = _xyz(m.ray_tris[3 * pc])
-                    q = _xyz(m.ray_tris[3 * pc + 1])
-                    r = _xyz(m.ray_tris[3 * pc + 2])
+                    p, q, r = _packed_corners(m, pc)
                     e0 = q - p
                     e1 = r - p
                     e2 = r - q
@@ -819,11 +841,7 @@ def _closest_sign_normal(m: MeshData, point: vec3, max_dist: float32, epsilon: f
                                 closest = pc
                                 normal_sum = weight * wp.normalize(nrm)
             else:
-                left = n + 1
-                right = m.ray_links[n * _RAY_NODE_FLOATS + 3]
-                d_left = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * left]), _xyz(m.ray_boxes[2 * left + 1]))
-                d_right = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * right]),
-                                               _xyz(m.ray_boxes[2 * right + 1]))
+                left, right, d_left, d_right = _child_distances_sq(m, point, n)
                 far = left
                 near = right
                 d_far = d_left
@@ -841,23 +859,8 @@ def _closest_sign_normal(m: MeshData, point: vec3, max_dist: float32, epsilon: f
                     nodes[depth] = near
                     depth += 1
     found = min_dist < max_dist
-    face = int32(0)
-    u = float32(1.0)
-    v = float32(0.0)
-    w = float32(0.0)
-    p = vec3(0.0)
-    q = vec3(0.0)
-    r = vec3(0.0)
-    if found:
-        face = m.ray_faces[closest * _RAY_TRI_FLOATS + 3]
-        p = _xyz(m.ray_tris[3 * closest])
-        q = _xyz(m.ray_tris[3 * closest + 1])
-        r = _xyz(m.ray_tris[3 * closest + 2])
-        uv = _closest_point_to_triangle(p, q, r, point)
-        w = 1.0 - uv[0] - uv[1]
-        v = uv[1]
-        u = 1.0 - v - w
-    # (out of the branch above, whose adjoint reaches what it reads: the sign's test has no derivative)
+    face, p, q, r, u, v, w = _packed_closest_point(m, found, closest, point)
+    # (out of that function's branch, whose adjoint reaches what it reads: the sign's test has no derivative)
     side = wp.dot(normal_sum, point - (p * u + q * v + r * w))
     sign = wp.where(found and side <= 0.0, -1.0, 1.0)
     return found, face, u, v, sign
@@ -888,8 +891,8 @@ def _leaf_ray_hits(m: MeshData, start: vec3, kx: int32, ky: int32, kz: int32, sx
     """A leaf's triangles (packed positions first .. end - 1) against the sheared ray: (min_t, closest, hit)
     updated by any hit at 0 <= t < min_t (the first of equally near ones kept)."""
     for pc in range(first, end):
-        tri_hit, t, u, v, s = _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz, _xyz(m.ray_tris[3 * pc]),
-                                                    _xyz(m.ray_tris[3 * pc + 1]), _xyz(m.ray_tris[3 * pc + 2]))
+        p, q, r = _packed_corners(m, pc)
+        tri_hit, t, u, v, s = _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz, p, q, r)
         if tri_hit and t < min_t and t >= 0.0:
             min_t = t
             closest = pc
@@ -1126,9 +1129,7 @@ def _closest_ray_hit(m: MeshData, start: vec3, dir: vec3, max_t: float32, hit: b
     r = vec3(0.0)
     if hit:  # the corners the traversal tested, still in cache (the points through the indices are two misses)
         face = m.ray_faces[closest * _RAY_TRI_FLOATS + 3]
-        p = _xyz(m.ray_tris[3 * closest])
-        q = _xyz(m.ray_tris[3 * closest + 1])
-        r = _xyz(m.ray_tris[3 * closest + 2])
+        p, q, r = _packed_corners(m, closest)
     return _ray_hit(start, dir, max_t, hit, p, q, r, face)
 
 

@@ -143,17 +143,6 @@ def test_tile_queries_with_cpu_lanes_give_each_item_to_lane_zero(cpu_blocks):
     np.testing.assert_array_equal(per_lane.numpy(), [calls + 1000 * int(expected.sum())] + [calls] * 63)
 
 
-def test_tile_queries_with_cpu_lanes_in_many_blocks(cpu_blocks):
-    lowers, uppers = _boxes(300, seed=4, size=1.0)
-    queries_lo, queries_hi = _boxes(40, seed=5, size=2.0)
-    bvh = _bvh(lowers, uppers)
-    counts = wp.zeros(40, dtype=int)
-    wp.launch_tiled(tile_aabb_per_block, dim=40, inputs=[bvh.id, wp.array(queries_lo, dtype=wp.vec3),
-                                                         wp.array(queries_hi, dtype=wp.vec3), counts], block_dim=16)
-    expected = [ref_aabb(lowers, uppers, queries_lo[k], queries_hi[k]).sum() for k in range(40)]
-    np.testing.assert_array_equal(counts.numpy(), expected)
-
-
 @wp.kernel
 def tile_count_per_lane(bvh: wp.uint64, lower: wp.vec3, upper: wp.vec3, counts: wp.array(dtype=int)):
     query = wp.tile_bvh_query_aabb(bvh, lower, upper)
@@ -186,7 +175,10 @@ def test_tile_ray_query_matches_brute_force_for_unnormalised_and_axis_directions
         np.testing.assert_array_equal(hits.numpy(), ref_ray(lowers, uppers, start, direction).astype(np.int32))
 
 
-def test_tile_queries_in_many_blocks_count_each_blocks_overlaps():
+@pytest.mark.parametrize("lanes", [False, True])
+def test_tile_queries_in_many_blocks_count_each_blocks_overlaps(lanes, monkeypatch):
+    """40 blocks of 32, each its own query (one lane a block, or Warp's CPU lanes: enable_cpu_blocks)."""
+    monkeypatch.setattr(wp.config, "enable_cpu_blocks", lanes)
     lowers, uppers = _boxes(300, seed=4, size=1.0)
     queries_lo, queries_hi = _boxes(40, seed=5, size=2.0)
     bvh = _bvh(lowers, uppers)

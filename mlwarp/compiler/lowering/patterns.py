@@ -5,7 +5,8 @@
 A lowering takes the op as its named view (`op.array`, `op.indices`, `op.kind`: dialects/warp/views.py)
 and builds what replaces it; the insertion point is before the op and the location is the op's, so it
 just calls builders. It returns the replacing value, a list of values (one per result), None for an
-op without results (then the op is erased), or UNMATCHED to leave the op as it is. A key is a view class or an op name ("arith.addi").
+op without results (then the op is erased), or UNMATCHED to leave the op as it is. A key is a view class
+or an op name ("arith.addi").
 
 The driver is `mlir.rewrite.walk_and_apply_patterns`: every op under `root` once, in block order, nested
 ops before the op that holds them, in place; no folding, no dead-code removal, and the ops a lowering

@@ -60,8 +60,6 @@ from ..common import CPU_LANES_ATTR
 # the tile ops a lane runs on its own: one element read or written (a block-shared tile threaded from lane to lane)
 _LANE_TILE_OPS = {"warp.tile_extract", "warp.tile_insert"}
 _DERIVED_ATTRS = ("warp.adjoint_of", "warp.tangent_of")
-# the geometry ops of a block-wide query (the frontend marks them wb.BLOCK_LEVEL_ATTR in a module built for lanes)
-_QUERY_OPS = ("warp.bvh_query_aabb", "warp.bvh_query_ray", "warp.bvh_query_next")
 
 
 def _i32():
@@ -279,6 +277,12 @@ def _carries(t: ir.Type) -> bool:
     return s.startswith(("!warp.vec<", "!warp.mat<", "!warp.quat<")) and "ui" not in s
 
 
+def _drop_block_level(op):
+    if wb.BLOCK_LEVEL_ATTR in op.attributes:
+        del op.attributes[wb.BLOCK_LEVEL_ATTR]
+    return ir.WalkResult.ADVANCE
+
+
 def _op(op):
     """The ir.Operation of an op or op view (None stays None)."""
     return getattr(op, "operation", op)
@@ -351,9 +355,8 @@ class _Lanes:
             seen = seen or op == setup_end
         with self.kernel.location:
             self.region(entry, body, None)
-        for op in ops_named(self.kernel.operation, set(_QUERY_OPS)):  # (kept at block level: warp-expand-geometry's
-            if wb.BLOCK_LEVEL_ATTR in op.attributes:                   # second run lowers them)
-                del op.attributes[wb.BLOCK_LEVEL_ATTR]
+        self.kernel.operation.walk(_drop_block_level)  # (kept at block level: warp-expand-geometry's second run
+                                                       # lowers those ops)
 
     # -- a partial block: the elements of its missing lanes take no part ----------------------------------------
     def partial_blocks(self) -> None:
