@@ -20,7 +20,7 @@ from . import module as modules
 from . import cuda_compile
 from .captures import captured_constants, captured_values, constants_changed
 from .config import config
-from .core.stamps import dist_info_folders, per_file, source_stamps
+from .core.stamps import dist_info_folders, per_file, source_digest, source_stamps
 from .compiler import insert as inserted_passes  # imports no MLIR
 from .errors import CompileError, CompileTypeError
 from .runtime import cache
@@ -58,6 +58,15 @@ def _compiler_fingerprint() -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def _portable_compiler_fingerprint() -> str:
+    """_compiler_fingerprint by the sources' contents, not their mtimes: the key of CUDA entries, which are
+    compiled on one machine and loaded on another (a GPU machine without MLIR, with its own checkout of the
+    same sources). Reads the ~2 MB of sources once a process, only when a CUDA kernel is looked up."""
+    toolchain = ";".join(f"{name}=={version}" for name, version in _toolchain())
+    return hashlib.sha256(f"{toolchain}\n{source_digest(_code_roots())}".encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
 def _toolchain() -> tuple:
     """((distribution, version), ...) of the distributions that compile kernels (the MLIR bindings and LLVM),
     from their installed metadata. Where one is not installed (a machine that only loads cached kernels), the
@@ -79,8 +88,8 @@ def _compiler_requirements() -> list:
     """[(distribution, pinned version or None)] of mlwarp's `compiler` extra, from its installed metadata
     (memoised with the file: core/stamps.py)."""
     folder = _dist_info_folders().get("mlwarp")
-    if not folder:
-        return []
+    if not folder:  # a checkout put on sys.path without installing it: the pins of its pyproject.toml
+        return _checkout_compiler_requirements()
 
     def parse(path):
         found = []
@@ -91,6 +100,26 @@ def _compiler_requirements() -> list:
         return found
 
     return per_file(os.path.join(folder, "METADATA"), parse, "requirements")
+
+
+def _checkout_compiler_requirements() -> list:
+    """[(distribution, pinned version or None)] of the `compiler` extra in the pyproject.toml beside the mlwarp
+    folder, when mlwarp runs from a checkout that was not installed (bench/gpu_smoke.py on a GPU machine)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyproject.toml")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return []
+    extra = re.search(rf"^{_COMPILER_EXTRA}\s*=\s*\[(.*?)\]", text, re.M | re.S)
+    if extra is None:
+        return []
+    found = []
+    for requirement in re.findall(r"[\"']([^\"']+)[\"']", extra.group(1)):
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:==\s*([^;,\s]+))?", requirement)
+        if m:
+            found.append((m.group(1), m.group(2)))
+    return found
 
 
 def _installed_metadata(name: str) -> dict:
@@ -290,8 +319,10 @@ class Kernel:
         h.update(repr(_captured_constants(self.func)).encode())
         h.update(f"max_unroll={_config().max_unroll}".encode())  # warp-unroll-loops' default limit
         h.update(str(device).encode())
-        h.update(_compiler_fingerprint().encode())
-        if not str(device).startswith("sm_"):  # "sm_90": a CUDA target (mlwarp/cuda_compile.py)
+        if str(device).startswith("sm_"):  # "sm_90": a CUDA target (mlwarp/cuda_compile.py), built for other hosts
+            h.update(_portable_compiler_fingerprint().encode())
+        else:
+            h.update(_compiler_fingerprint().encode())
             h.update(_host_fingerprint().encode())
         return f"{self.key}-{h.hexdigest()[:24]}"
 

@@ -165,6 +165,20 @@ def _walk(roots):
     return stamps, files, folders
 
 
+def source_digest(roots) -> str:
+    """sha256 of the contents of every .py file under the (label, folder) roots, each under its label and
+    relative path: the same for two checkouts of the same sources whatever their files' mtimes (a CUDA entry
+    compiled on one machine is looked up by another, whose copy of the tree has other mtimes)."""
+    roots = [(label, os.path.abspath(folder)) for label, folder in roots]
+    h = hashlib.sha256()
+    for _, path, label in sorted((label, path, label) for label, path, _, _ in _walk(roots)[1]):
+        with open(path, "rb") as f:
+            data = f.read()
+        h.update(f"{label}:{len(data)}\n".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
 # -- installed distributions ---------------------------------------------------------------------------
 def per_file(path: str, make, what: str = ""):
     """`make(path)` (a value marshal can write), memoised while the file keeps its size and mtime (an

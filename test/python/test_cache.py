@@ -237,7 +237,8 @@ kernel_module = sys.modules["mlwarp.kernel"]  # (`mlwarp.kernel` is the decorato
 
 
 def _forget_fingerprints():
-    for f in (kernel_module._compiler_fingerprint, kernel_module._toolchain, kernel_module._dist_info_folders):
+    for f in (kernel_module._compiler_fingerprint, kernel_module._portable_compiler_fingerprint,
+              kernel_module._toolchain, kernel_module._dist_info_folders):
         f.cache_clear()
 
 
@@ -316,6 +317,50 @@ def test_an_edited_runtime_recompiles(code_copy, tmp_path, monkeypatch):
     launch()
     entries = _entries(tmp_path / "cache")
     assert len(entries) == 2 and first in entries
+
+
+def test_cuda_keys_read_the_sources_contents_not_their_mtimes(code_copy):
+    """A CUDA entry is compiled on one machine and loaded on another, whose checkout of the same sources has
+    other mtimes (bench/gpu_check.sh): its key hashes the sources' contents. The CPU key, for this host alone,
+    keeps the cheaper size and mtime."""
+    from mlwarp import cuda_compile
+
+    cpu = wp.get_device("cpu")
+    cuda_before, cpu_before = cuda_compile.cache_key(fallback_kernel, 90), fallback_kernel.cache_key(cpu)
+    touched = code_copy(_module_file("mlwarp.compiler.frontend.codegen"))
+    st = os.stat(touched)
+    os.utime(touched, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))  # another checkout's mtime
+    _forget_fingerprints()
+    assert cuda_compile.cache_key(fallback_kernel, 90) == cuda_before
+    assert fallback_kernel.cache_key(cpu) != cpu_before
+    with open(touched, "a") as f:
+        f.write("\n# edited\n")
+    _forget_fingerprints()
+    assert cuda_compile.cache_key(fallback_kernel, 90) != cuda_before
+
+
+def test_a_checkout_that_is_not_installed_keys_with_its_pyproject_pins(monkeypatch):
+    """mlwarp run from a checkout on sys.path (a GPU machine without MLIR or an install) has no metadata: the
+    versions in its key are the pins of the pyproject.toml beside it, the ones the installed metadata has here."""
+    from importlib import metadata
+    from mlwarp import cuda_compile
+
+    pins = sorted(re.match(r"([\w.-]+)==([^;\s]+)", r).groups() for r in metadata.requires("mlwarp")
+                  if 'extra == "compiler"' in r)
+    _forget_fingerprints()
+    installed_key = cuda_compile.cache_key(fallback_kernel, 90)
+    real = kernel_module._dist_info_folders()
+    uninstalled = {n: f for n, f in real.items() if n not in {"mlwarp", *(kernel_module._normalized(p) for p, _ in pins)}}
+    monkeypatch.setattr(kernel_module, "_dist_info_folders", lambda: uninstalled)
+    try:
+        kernel_module._toolchain.cache_clear()
+        kernel_module._portable_compiler_fingerprint.cache_clear()
+        assert sorted(kernel_module._compiler_requirements()) == pins
+        assert sorted(kernel_module._toolchain()) == pins
+        assert cuda_compile.cache_key(fallback_kernel, 90) == installed_key
+    finally:
+        monkeypatch.undo()
+        _forget_fingerprints()
 
 
 def test_key_has_the_installed_mlir_and_llvm_versions(tmp_path, monkeypatch):
