@@ -38,7 +38,7 @@ def device_view(ptr: int, shape: tuple, strides, wdt, owner) -> np.ndarray:
     if int(np.prod(full, dtype=np.int64)) == 0:
         return np.empty(full, dtype=np_dt)
     strides = None if strides is None else tuple(int(s) for s in strides) + _inner_strides(wdt)
-    return np.asarray(mem.DeviceView(ptr, full, strides, np_dt, owner))
+    return mem.device_array(ptr, full, strides, np_dt, owner)
 
 
 def allocate(device, shape: tuple, wdt, zero: bool = True) -> np.ndarray:
@@ -57,7 +57,7 @@ def allocate_like(view: np.ndarray, device) -> np.ndarray:
     mem.memset8(device, alloc.ptr, 0, alloc.nbytes)
     if view.size == 0:
         return np.empty(view.shape, dtype=view.dtype)
-    return np.asarray(mem.DeviceView(alloc.ptr, view.shape, None, view.dtype, alloc))
+    return mem.device_array(alloc.ptr, view.shape, None, view.dtype, alloc)
 
 
 def _foreign_interface(data):

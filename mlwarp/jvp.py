@@ -27,7 +27,7 @@ import numpy as np
 from . import tape as _tape
 from . import types as wt
 from .adjoint import companion_value
-from .array import array
+from .array import array, zeros_like
 from .errors import LaunchError
 from .kernel import Kernel
 from .runtime.abi import ArrayParam
@@ -68,9 +68,8 @@ def _tangents(kernel, given, values, params, names, what):
             out.append(companion_value(kernel, f"tan_{name}", p, v, g, name))
         elif g is not None:
             out.append(g)
-        elif isinstance(p, ArrayParam):
-            view = v.numpy() if isinstance(v, array) else np.asarray(v)
-            out.append(np.zeros_like(view))
+        elif isinstance(p, ArrayParam):  # a zero tangent where the primal lives (a CUDA array's on its device)
+            out.append(zeros_like(v) if isinstance(v, array) else np.zeros_like(np.asarray(v)))
         else:
             out.append(0)
     return out

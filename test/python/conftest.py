@@ -1,4 +1,5 @@
-"""Shared pytest setup: a private kernel cache for the whole test session."""
+"""Shared pytest setup: a private kernel cache for the whole test session; with MLWARP_TEST_FAKE_GPU=1, a fake
+GPU backed by the CPU for the whole session (bench/gpu_check.sh prepare)."""
 
 import os
 import tempfile
@@ -8,9 +9,19 @@ os.environ.setdefault("MLWARP_CACHE_DIR", tempfile.mkdtemp(prefix="mlwarp-test-c
 
 
 def pytest_configure(config):
+    if os.environ.get("MLWARP_TEST_FAKE_GPU") == "1":
+        _install_fake_gpu()
     config.addinivalue_line("markers", "mlwarp_last: run after every other test (test_cuda_ptx_suite.py compiles "
                                        "the kernels the session launched for sm_90)")
 
 
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.get_closest_marker("mlwarp_last") is not None)  # stable: order kept otherwise
+
+
+def _install_fake_gpu():
+    """One fake sm_90 GPU for the whole session, backed by the CPU (cuda_fake_driver.CpuBackedDriver): the CUDA
+    tests compile their kernels into this session's cache as on a GPU, for bench/gpu_check.sh to carry to one."""
+    from cuda_fake_driver import install_cpu_backed_gpu
+
+    install_cpu_backed_gpu(arch=int(os.environ.get("MLWARP_TEST_FAKE_GPU_ARCH", "90")))

@@ -282,3 +282,76 @@ class FakeDriver:
         self.launches.append({"name": name, "grid": gx, "block": bx, "stream": int(stream), "dims": dims})
         self.cpu_entries[name].run(struct_ptr, total)  # the grid-stride loop covers every index
         return (OK,)
+
+
+class CpuBackedDriver(FakeDriver):
+    """The fake driver for a whole test session (`MLWARP_TEST_FAKE_GPU=1`, conftest.py): every CUDA kernel a
+    test loads is compiled for the fake device's arch as for a real one, into the session's kernel cache, and
+    each launch runs the kernel's CPU build on the same launch struct. That cache is what a GPU machine without
+    MLIR needs to run the same tests (bench/gpu_tests.sh carries it there).
+
+    A tiled launch's struct holds the CPU's launch dimensions too (`dim + [block_dim]` for a cooperative kernel,
+    `dim + [1]` for one thread a block, which the CPU build runs as a block of one lane), so tile kernels run.
+    Debug builds are compiled and not run (their error record is the CUDA struct's own field): their tests fail
+    here on the values, which is expected, the point here being the cache."""
+
+    def __init__(self, arches=(90,)):
+        super().__init__(arches=arches)
+        self.kernels = {}  # module handle -> Kernel (tests name many kernels alike: `k`, so names are no key)
+        self.module_of = {}  # function handle -> module handle
+        self.stand_ins = {}  # function handle -> the CPU build run for it
+        self.not_run = []
+
+    def loaded_kernel(self, kernel, loaded):
+        if kernel.options.get("mode") != "debug":
+            self.kernels[loaded.module] = kernel
+
+    def cuModuleGetFunction(self, module, name):
+        err, f = super().cuModuleGetFunction(module, name)
+        self.module_of[f] = module
+        return (err, f)
+
+    def _stand_in(self, f):
+        if f not in self.stand_ins:
+            kernel = self.kernels.get(self.module_of[f])
+            if kernel is None:
+                return None
+            from mlwarp.adjoint import adjoint_kernel
+            import mlwarp as wp
+
+            cpu = wp.get_device("cpu")
+            adjoint = self.functions[f].endswith("_adj_cuda")
+            self.stand_ins[f] = adjoint_kernel(kernel, cpu) if adjoint else kernel.compiled(cpu)
+        return self.stand_ins[f]
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        entry = self._stand_in(f)
+        if entry is None:
+            self.not_run.append(self.functions[f])
+            return (OK,)
+        self.cpu_entries[self.functions[f]] = entry
+        return super().cuLaunchKernel(f, gx, gy, gz, bx, by, bz, 0, stream, params, extra)
+
+
+def install_cpu_backed_gpu(setattr=setattr, arch: int = 90) -> CpuBackedDriver:
+    """Makes a CpuBackedDriver mlwarp's CUDA driver: `setattr` is pytest's monkeypatch.setattr for one test
+    (undone after it), the builtin for a whole session (conftest.py, MLWARP_TEST_FAKE_GPU=1)."""
+    from mlwarp import cuda_compile
+    from mlwarp.runtime import device as device_registry
+    from mlwarp.runtime.cuda import devices as cuda_devices
+    from mlwarp.runtime.cuda import driver
+
+    fake = CpuBackedDriver(arches=(arch,))
+    setattr(driver, "_driver", fake)
+    setattr(driver, "_init_error", None)
+    setattr(cuda_devices, "_devices", None)
+    setattr(device_registry, "_default", None)
+    real_load = cuda_compile.load
+
+    def load(kernel, device):
+        loaded = real_load(kernel, device)
+        fake.loaded_kernel(kernel, loaded)
+        return loaded
+
+    setattr(cuda_compile, "load", load)
+    return fake

@@ -571,3 +571,56 @@ def test_record_cmd_on_the_device(fake):
     other = wp.Stream("cuda:0")
     cmd.launch(stream=other)
     assert fake.launches[-1]["stream"] == int(other.handle)
+
+
+# -- kernels run by their CPU builds on a fake GPU (cuda_fake_driver.CpuBackedDriver) ---------------------------
+@wp.struct
+class Body:
+    pos: wp.vec3
+    mass: wp.float32
+    active: wp.bool
+
+
+@pytest.fixture
+def cpu_backed(monkeypatch):
+    """One fake sm_90 GPU whose launches run each kernel's CPU build on the same launch struct."""
+    from cuda_fake_driver import install_cpu_backed_gpu
+
+    saved = dict(device_registry._devices)
+    yield install_cpu_backed_gpu(monkeypatch.setattr)
+    monkeypatch.undo()
+    device_registry._devices.clear()
+    device_registry._devices.update(saved)
+
+
+def test_arrays_of_structs_keep_their_fields_on_the_device(cpu_backed):
+    @wp.kernel
+    def weigh(bodies: wp.array(dtype=Body), out: wp.array(dtype=float)):
+        i = wp.tid()
+        if bodies[i].active:
+            out[i] = bodies[i].mass * bodies[i].pos[1]
+
+    bodies = wp.zeros(3, dtype=Body, device="cuda:0")
+    host = bodies.numpy()
+    assert host.dtype.names == ("pos", "mass", "active")  # not the interface's "|V20"
+    host["pos"], host["mass"], host["active"] = np.arange(9).reshape(3, 3), [1.0, 2.0, 3.0], [True, False, True]
+    bodies = wp.array(host, dtype=Body, device="cuda:0")
+    out = wp.zeros(3, dtype=float, device="cuda:0")
+    wp.launch(weigh, 3, inputs=[bodies, out], device="cuda:0")
+    np.testing.assert_array_equal(out.numpy(), [1.0 * 1, 0.0, 3.0 * 7])
+    np.testing.assert_array_equal(bodies.numpy()["pos"], np.arange(9).reshape(3, 3))
+
+
+def test_jvp_on_the_device_makes_its_zero_tangents_there(cpu_backed):
+    @wp.kernel
+    def f(x: wp.array(dtype=float), y: wp.array(dtype=float), out: wp.array(dtype=float)):
+        i = wp.tid()
+        out[i] = x[i] * x[i] + y[i]
+
+    x0 = np.array([1.0, 2.0, -3.0], np.float32)
+    x, y = wp.array(x0, device="cuda:0"), wp.array(np.ones(3, np.float32), device="cuda:0")
+    out, tout = wp.zeros(3, dtype=float, device="cuda:0"), wp.zeros(3, dtype=float, device="cuda:0")
+    tx = wp.array(np.array([0.5, 1.0, 2.0], np.float32), device="cuda:0")
+    wp.jvp(f, 3, inputs=[x, y], outputs=[out], tan_inputs=[tx, None], tan_outputs=[tout], device="cuda:0")
+    np.testing.assert_array_equal(out.numpy(), x0 * x0 + 1.0)
+    np.testing.assert_array_equal(tout.numpy(), 2.0 * x0 * np.array([0.5, 1.0, 2.0], np.float32))

@@ -3,6 +3,8 @@ cuMemFreeAsync, plain cuMemAlloc where pools are unsupported), and async copies 
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import driver as drv
 
 
@@ -55,6 +57,14 @@ class DeviceView:
                                     "strides": None if strides is None else tuple(strides),
                                     "typestr": np_dtype.str, "version": 3}
         self.owner = owner
+
+
+def device_array(ptr: int, shape: tuple, strides, np_dtype, owner) -> np.ndarray:
+    """The numpy geometry view of `shape` elements of `np_dtype` at a device address (never read by numpy).
+    A struct's dtype is restored by a view: the array interface's typestr is only "|V<size>", and its descr
+    would turn padding into named fields."""
+    view = np.asarray(DeviceView(ptr, shape, strides, np_dtype, owner))
+    return view.view(np_dtype) if np_dtype.fields is not None else view
 
 
 def _stream(device, stream):
