@@ -302,6 +302,23 @@ def measure(dev) -> None:
     if ref is not None:
         print(f"torch y.add_(x, alpha=2) same size: {ref:.3f} ms, {3 * 4 * n / ref / 1e6:.0f} GB/s")
 
+    m = 1024  # the documentation's tiled GEMM: its tiles in shared memory, a block's lanes share them
+    a = wp.array(np.random.default_rng(5).standard_normal((m, m)).astype(np.float32), device=dev)
+    b = wp.array(np.random.default_rng(6).standard_normal((m, m)).astype(np.float32), device=dev)
+    c = wp.zeros((m, m), dtype=wp.float32, device=dev)
+    grid = (m // GEMM_TM, m // GEMM_TN)
+    wp.launch_tiled(tile_gemm, dim=grid, inputs=[a, b, c], block_dim=GEMM_BLOCK, device=dev)
+    stream.record_event(start)
+    for _ in range(iters):
+        wp.launch_tiled(tile_gemm, dim=grid, inputs=[a, b, c], block_dim=GEMM_BLOCK, device=dev)
+    stream.record_event(end)
+    ms = wp.get_event_elapsed_time(start, end) / iters
+    print(f"tile GEMM {m}^3 float32 (32x32x16 tiles, block_dim {GEMM_BLOCK}): {ms:.3f} ms, "
+          f"{2 * m ** 3 / ms / 1e6:.0f} GFLOP/s")
+    ref = _torch_matmul_ms(dev, m)
+    if ref is not None:
+        print(f"torch.matmul same size (float32, no TF32): {ref:.3f} ms, {2 * m ** 3 / ref / 1e6:.0f} GFLOP/s")
+
     tiny = wp.zeros(1, dtype=wp.float32, device=dev)
     for _ in range(100):
         wp.launch(noop, dim=1, inputs=[tiny], device=dev)
@@ -331,6 +348,26 @@ def _torch_saxpy_ms(dev, n):
     b.record()
     torch.cuda.synchronize()
     return a.elapsed_time(b) / 20
+
+
+def _torch_matmul_ms(dev, m):
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a = torch.randn(m, m, device=f"cuda:{dev.ordinal}")
+    b = torch.randn(m, m, device=f"cuda:{dev.ordinal}")
+    a @ b
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(20):
+        a @ b
+    e.record()
+    torch.cuda.synchronize()
+    return s.elapsed_time(e) / 20
 
 
 def run(folder: str) -> int:
