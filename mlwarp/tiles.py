@@ -93,6 +93,8 @@ _DOCS = {
     "tile_sort": "tile_sort(keys, values): both tiles sorted in place in ascending order of keys (row-major)",
     "tile_randi": "tile_randi(shape, rng, min=None, max=None): random int32s (wp.randi's sequence from rng, row-major)",
     "tile_randf": "tile_randf(shape, rng, min=None, max=None): random float32s in [0, 1) or [min, max)",
+    "tile_from_thread": "tile_from_thread(shape, value, thread_idx, storage='register'): a tile holding lane "
+                        "`thread_idx`'s `value` in every element (one lane per block: the value)",
     "tile_atomic_add": "tile_atomic_add(a, t, offset=0): adds tile `t` into array `a` at `offset`, element by "
                        "element atomically (elements past the array's upper extent skipped)",
 }

@@ -359,3 +359,185 @@ def test_random_tiles_per_lane_generators(cpu_blocks, lanes):
             state = _pcg(state)
             expected[e] = state - (1 << 32) if state >= 1 << 31 else state
     np.testing.assert_array_equal(x.numpy(), expected)
+
+
+# -- tile operations whose operands differ between lanes: each lane computes the elements it owns (e % block_dim) --
+OPS_LANES = 4
+ROW = wp.constant(8)
+
+
+@wp.kernel
+def full_of_lane_values(a: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    t = wp.tile_full(shape=ROW, value=a[lane], dtype=float)
+    wp.tile_store(out, t, offset=i * ROW)
+
+
+@wp.kernel
+def scaled_by_lane(a: wp.array(dtype=float), s: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    t = wp.tile_load(a, shape=ROW, offset=i * ROW)
+    wp.tile_store(out, t * s[lane] + wp.tile_ones(shape=ROW, dtype=float), offset=i * ROW)
+
+
+@wp.kernel
+def store_at_lane_offsets(a: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    t = wp.tile_load(a, shape=ROW, offset=i * ROW)
+    wp.tile_store(out, t, offset=i * 2 * ROW + lane * 2)
+
+
+@wp.kernel
+def load_at_lane_offsets(a: wp.array(dtype=float), out: wp.array(dtype=float), sums: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    t = wp.tile_load(a, shape=ROW, offset=lane + i)
+    wp.tile_store(out, t, offset=i * ROW)
+    wp.tile_store(sums, wp.tile_sum(t), offset=i)
+
+
+@wp.kernel
+def lane_one_leaves(a: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    if lane == 1:
+        return
+    t = wp.tile_full(shape=ROW, value=a[lane] + 10.0, dtype=float)
+    wp.tile_store(out, t, offset=i * ROW)
+
+
+@wp.kernel
+def add_at_lane_offsets(out: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    t = wp.tile_full(shape=4, value=float(lane + 1), dtype=float)
+    wp.tile_atomic_add(out, t, offset=lane)
+
+
+def _owner():
+    return np.arange(ROW) % OPS_LANES  # the lane that computes element e of a tile
+
+
+def _launch(kernel, n_out, *inputs, blocks=2):
+    out = wp.zeros(n_out, dtype=float, device="cpu")
+    wp.launch_tiled(kernel, dim=[blocks], inputs=[wp.array(np.asarray(x, np.float32), device="cpu") for x in inputs]
+                    + [out], block_dim=OPS_LANES, device="cpu")
+    return out.numpy()
+
+
+LANE_SCALES = np.array([1.0, 10.0, 100.0, 1000.0], np.float32)
+
+
+def test_tile_full_of_a_lane_value_holds_each_owners_value(cpu_blocks):
+    # Warp 1.19 on the CPU (enable_cpu_blocks): [1 2 3 4 1 2 3 4] for each block
+    np.testing.assert_array_equal(_launch(full_of_lane_values, 2 * ROW, LANE_SCALES),
+                                  np.tile(LANE_SCALES[_owner()], 2))
+
+
+def test_elementwise_operator_with_a_lane_scalar(cpu_blocks):
+    a = np.arange(2 * ROW, dtype=np.float32)
+    expected = a * np.tile(LANE_SCALES[_owner()], 2) + 1.0
+    np.testing.assert_array_equal(_launch(scaled_by_lane, 2 * ROW, a, LANE_SCALES), expected)
+
+
+def test_store_at_each_lanes_offset_writes_that_lanes_elements(cpu_blocks):
+    a = np.arange(2 * ROW, dtype=np.float32)
+    expected = np.zeros(4 * ROW, np.float32)
+    for block in range(2):
+        for lane in range(OPS_LANES):  # in lane order: a later lane's element wins where two land
+            start = block * 2 * ROW + lane * 2
+            for e in np.flatnonzero(_owner() == lane):
+                expected[start + e] = a[block * ROW + e]
+    np.testing.assert_array_equal(_launch(store_at_lane_offsets, 4 * ROW, a), expected)
+
+
+def test_load_at_each_lanes_offset_and_the_sum_of_the_owned_elements(cpu_blocks):
+    a = np.arange(24, dtype=np.float32)
+    rows = np.array([[a[lane + block + e] for e, lane in enumerate(_owner())] for block in range(2)])
+    out = wp.zeros(2 * ROW, dtype=float, device="cpu")
+    sums = wp.zeros(2, dtype=float, device="cpu")
+    wp.launch_tiled(load_at_lane_offsets, dim=[2], inputs=[wp.array(a, device="cpu"), out, sums],
+                    block_dim=OPS_LANES, device="cpu")
+    np.testing.assert_array_equal(out.numpy(), rows.ravel())
+    np.testing.assert_array_equal(sums.numpy(), rows.sum(axis=1))
+
+
+def test_lanes_that_returned_compute_no_elements(cpu_blocks):
+    expected = np.where(_owner() == 1, 0.0, LANE_SCALES[_owner()] + 10.0)
+    np.testing.assert_array_equal(_launch(lane_one_leaves, 2 * ROW, LANE_SCALES), np.tile(expected, 2))
+
+
+def test_atomic_add_at_each_lanes_offset(cpu_blocks):
+    expected = np.zeros(12, np.float32)
+    for block in range(2):
+        for lane in range(OPS_LANES):
+            for e in range(4):
+                if e % OPS_LANES == lane:
+                    expected[lane + e] += lane + 1.0
+    np.testing.assert_array_equal(_launch(add_at_lane_offsets, 12), expected)
+
+
+# -- wp.tile_from_thread: one lane's value in every element -------------------------------------------------------
+@wp.kernel
+def from_last_lane(output: wp.array(dtype=int)):
+    idx = wp.tid()
+    t = wp.tile_from_thread(shape=(1,), value=idx * 10, thread_idx=wp.block_dim() - 1, storage="shared")
+    output[idx] = wp.tile_extract(t, 0) + idx
+
+
+FROM_SIZE = wp.constant(8)
+
+
+@wp.kernel
+def from_lane_five(output: wp.array(dtype=float)):
+    i, j = wp.tid()
+    t = wp.tile_from_thread(shape=FROM_SIZE, value=float(j) * 3.0 + 7.0, thread_idx=5)
+    wp.tile_store(output, t, offset=i * FROM_SIZE)
+
+
+@wp.kernel
+def from_lane_vector(output: wp.array(dtype=wp.vec3)):
+    i, j = wp.tid()
+    t = wp.tile_from_thread(shape=2, value=wp.vec3(float(j), 1.0, -float(j)), thread_idx=2)
+    wp.tile_store(output, t, offset=i * 2)
+
+
+def test_tile_from_thread_broadcasts_that_lanes_value(cpu_blocks):
+    out = wp.zeros(16, dtype=int, device="cpu")
+    wp.launch(from_last_lane, dim=[16], inputs=[out], block_dim=16, device="cpu")
+    np.testing.assert_array_equal(out.numpy(), 15 * 10 + np.arange(16))
+    out = wp.zeros(16, dtype=float, device="cpu")
+    wp.launch_tiled(from_lane_five, dim=[2], inputs=[out], block_dim=8, device="cpu")
+    np.testing.assert_array_equal(out.numpy(), np.full(16, 5 * 3.0 + 7.0))
+    out = wp.zeros(6, dtype=wp.vec3, device="cpu")
+    wp.launch_tiled(from_lane_vector, dim=[3], inputs=[out], block_dim=4, device="cpu")
+    np.testing.assert_array_equal(out.numpy(), np.tile([2.0, 1.0, -2.0], (6, 1)))
+
+
+def test_tile_from_thread_with_one_lane_is_the_value():
+    out = wp.zeros(16, dtype=float, device="cpu")
+    wp.launch_tiled(from_lane_five, dim=[2], inputs=[out], block_dim=8, device="cpu")  # block_dim resolves to 1
+    np.testing.assert_array_equal(out.numpy(), np.full(16, 7.0))  # lane 0's j is 0
+
+
+def test_tile_from_thread_errors():
+    @wp.kernel
+    def bad_storage(out: wp.array(dtype=float)):
+        t = wp.tile_from_thread(shape=2, value=1.0, thread_idx=0, storage="global")
+        wp.tile_store(out, t)
+
+    @wp.kernel
+    def bad_value(out: wp.array(dtype=float)):
+        t = wp.tile_from_thread(shape=2, value=out, thread_idx=0)
+        wp.tile_store(out, t)
+
+    @wp.kernel
+    def bad_index(out: wp.array(dtype=float)):
+        t = wp.tile_from_thread(shape=2, value=1.0, thread_idx=0.5)
+        wp.tile_store(out, t)
+
+    out = wp.zeros(2, dtype=float, device="cpu")
+    with pytest.raises(ValueError, match=r"wp\.tile_from_thread\(\): storage must be 'register' or 'shared', got "
+                                         r"'global'"):
+        wp.launch_tiled(bad_storage, dim=[1], inputs=[out], block_dim=1, device="cpu")
+    with pytest.raises(TypeError, match=r"wp\.tile_from_thread\(\): mlwarp's tiles hold scalars .*, got array"):
+        wp.launch_tiled(bad_value, dim=[1], inputs=[out], block_dim=1, device="cpu")
+    with pytest.raises(TypeError, match=r"wp\.tile_from_thread\(\): thread_idx must be an int, got float32"):
+        wp.launch_tiled(bad_index, dim=[1], inputs=[out], block_dim=1, device="cpu")

@@ -88,6 +88,7 @@ SIGNATURES = {
     "tile_sort": (("keys", REQUIRED), ("values", REQUIRED)),
     "tile_randi": (("shape", REQUIRED), ("rng", REQUIRED), ("min", None), ("max", None), ("storage", "register")),
     "tile_randf": (("shape", REQUIRED), ("rng", REQUIRED), ("min", None), ("max", None), ("storage", "register")),
+    "tile_from_thread": (("shape", REQUIRED), ("value", REQUIRED), ("thread_idx", REQUIRED), ("storage", "register")),
 }
 # tile_scatter_add(a, i, [j, k, l,] value, has_value, atomic=True) / tile_scatter_masked(a, i, ..., value, has_value):
 # one index per dimension of `a`, so they are bound by _scatter itself
@@ -167,7 +168,7 @@ def lane_index(em) -> ir.Value:
 # Builtins whose mlwarp lowering assumes one lane per block (wp.tile(x) is a tile of shape (1,), wp.block_dim()
 # is 1, a scatter or stack op is done once per block): a module using one keeps CUDA's one thread per block
 # (lowering/tiles_to_linalg.py ONE_LANE_ATTR; warp-gpu-cooperative-tiles reads it)
-ONE_LANE_BUILTINS = frozenset({"tile", "untile", "block_dim", "tile_scatter_add", "tile_scatter_masked",
+ONE_LANE_BUILTINS = frozenset({"tile", "untile", "block_dim", "tile_from_thread", "tile_scatter_add", "tile_scatter_masked",
                                "tile_stack", "tile_stack_push", "tile_stack_pop", "tile_stack_clear",
                                "tile_stack_count"})
 ONE_LANE_ATTR = "warp.one_lane_tiles"  # (the same name as lowering/tiles_to_linalg.py's)
@@ -257,6 +258,8 @@ def call(em, node: ast.Call, name: str):
         return _sort(em, node, args)
     if name in ("tile_randi", "tile_randf"):
         return _random(em, node, name, args)
+    if name == "tile_from_thread":
+        return _from_thread(em, node, args)
     if name == "tile_broadcast":
         a = _tile(em, args["a"], name, "a")
         wanted = _constant(em, args["shape"])
@@ -1200,6 +1203,36 @@ def _tile_untile(em, node, name) -> Var:
         out = wb.create("tile_insert", out, part, [i32[k] for k in p] + [at], results=[ft.to_mlir(t)]).result
     sync(em)
     return Var(out, t)
+
+
+def _from_thread(em, node, args) -> Var:
+    """wp.tile_from_thread(shape, value, thread_idx, storage): a tile filled with lane `thread_idx`'s value. With
+    several lanes, each lane writes its value into a block-shared tile of one element per lane, a barrier, then
+    every lane reads element `thread_idx` (Warp's broadcast through shared memory); with one lane, the value."""
+    shape = _shape(em, args["shape"], "tile_from_thread")
+    if _constant(em, args["storage"]) not in ("register", "shared"):
+        raise em.error(node, f"wp.tile_from_thread(): storage must be 'register' or 'shared', got "
+                             f"{_constant(em, args['storage'])!r}", CompileValueError)
+    v = em.expr(args["value"])
+    if not _scalar_element(v.type):
+        raise em.error(node, f"wp.tile_from_thread(): {HOLDS}, got {ft.name(v.type)}", CompileTypeError)
+    if v.literal is not None:
+        v = em.const(v.literal, v.type)
+    lane = em.expr(args["thread_idx"])
+    if not wt.is_int(lane.type):
+        raise em.error(node, f"wp.tile_from_thread(): thread_idx must be an int, got {ft.name(lane.type)}",
+                       CompileTypeError)
+    value = v.value
+    width = lanes(em)
+    if width > 1:
+        lane = lane if lane.type is wt.int32 else em.cast(lane, wt.int32, node)
+        lanes_t = ft.TileT(v.type, (width,))
+        shared = wb.create("tile_insert", zeros(lanes_t).value, value, [lane_index(em)],
+                           results=[ft.to_mlir(lanes_t)]).result
+        sync(em)
+        value = wb.create("tile_extract", shared, [lane.value], results=[ft.to_mlir(v.type)]).result
+    t = ft.TileT(v.type, shape)
+    return Var(wb.create("tile_full", value, results=[ft.to_mlir(t)]).result, t)
 
 
 def _tile_map(em, node) -> Var:

@@ -2,8 +2,10 @@
 
 // A kernel built for 4 lanes: the lane values computed before the cooperative tile_full (%x and wp.tid()'s lane
 // index) are kept per lane in carrier tiles of 4 elements (written at the end of the first lane loop); the tile
-// operation runs once, between the loops, on the first lane's %x; wp.tid()'s lane is the loop's lane (the block's
-// base thread plus it, split over the launch dims), and the second loop reads each lane's elements back.
+// operation runs once, between the loops: on the first lane's %x when every lane holds the same %x (a loop over
+// the lanes tests it), else once per lane, element e of the result from lane e % 4's run (tile-operands.mlir);
+// wp.tid()'s lane is the loop's lane (the block's base thread plus it, split over the launch dims), and the
+// second loop reads each lane's elements back.
 
 // CHECK-LABEL: func.func @gather
 // CHECK: %[[BLOCK:.+]] = "warp.tid"() {warp.linear} : () -> i32
@@ -21,7 +23,13 @@
 // CHECK: %[[WX:.+]] = "warp.tile_insert"(%[[CX]], %[[X]], %[[LANE]])
 // CHECK: scf.yield %[[WI]], %[[WX]]
 // CHECK: %[[FIRST:.+]] = "warp.tile_extract"(%[[C]]#1, %c0_i32{{.*}})
+// CHECK: %[[SAME:.+]] = scf.for {{.+}} -> (i1)
+// CHECK: "warp.eq"(%{{.+}}, %[[FIRST]])
+// CHECK: scf.if %[[SAME]] -> (!warp.tile<f32, array<i64: 1>>)
 // CHECK: "warp.tile_full"(%[[FIRST]]) : (f32) -> !warp.tile<f32, array<i64: 1>>
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: "warp.tile_full"(%{{.+}}) : (f32) -> !warp.tile<f32, array<i64: 1>>
 // CHECK-NOT: warp.tile_sync
 // CHECK: scf.for %[[L2:.+]] = %{{.+}} to %[[ACTIVE]]
 // CHECK: %[[LANE2:.+]] = arith.index_cast %[[L2]] : index to i32

@@ -496,7 +496,7 @@ class _Lanes:
             return
         if op.regions and name != "warp.tile_map":
             self.refuse(op, f"a tile operation inside a loop ({name})")
-        self.uniform_operands(op, mask)
+        op = self.lane_operands(op, mask)
         if mask is not None and not list(op.results):  # a tile write: only when some lane reached it (a tile
             with ir.InsertionPoint(op), op.location:  # computation runs either way: it has no effect)
                 only = scf.IfOp(self.any_lane(mask))
@@ -504,9 +504,114 @@ class _Lanes:
                     end = scf.YieldOp([])
             op.move_before(end)
 
-    def uniform_operands(self, op, mask):
-        """A block-level op's operands that are lane values: the first participating lane's."""
-        first = None
+    def lane_operands(self, op, mask):
+        """A tile operation with lane values among its operands, as Warp's lanes run it: each lane computes the
+        elements it owns (element e, row-major, is lane e % B's) with its own operands (tile_full(a[lane]): element
+        e holds lane e % B's value; a tile_store at a lane's offset writes that lane's elements there). When every
+        participating lane holds the same operands (a tiled launch's block indices: the common case) that is the op
+        run once, on the first lane's: a test of the lanes' values picks that path at run time. Otherwise the op runs
+        once per lane on the lane's operands, each result's elements taken from their owners' runs (a store writes
+        only the lane's elements: the others are what the array holds there). Returns the op that now stands where
+        `op` stood (the scf.if choosing between the two)."""
+        varying = [k for k, v in enumerate(op.operands) if v in self.carriers]
+        results = list(op.results)
+        stores = op.name in ("warp.tile_store", "warp.tile_atomic_add")
+        if not varying or not (stores or results) or not all(_is_tile_type(r.type) for r in results):
+            self.uniform_operands(op, mask)
+            return op
+        with ir.InsertionPoint(op), op.location:
+            first = self.first_lane(mask)
+            values = [op.operands[k] for k in varying]
+            firsts = [self.lane_value(v, first) for v in values]
+            same = self.lanes_agree(values, firsts, mask)
+            choice = scf.IfOp(same, [r.type for r in results], has_else=True)
+            with ir.InsertionPoint(choice.else_block):
+                scf.YieldOp(self.per_lane(op, mask, stores))
+            with ir.InsertionPoint(choice.then_block):
+                once = scf.YieldOp(results)
+        for r, chosen in zip(results, choice.results):
+            r.replace_all_uses_with(chosen)
+        for k, r in enumerate(results):  # (the yield of the uniform path was among the uses)
+            once.operands[k] = r
+        op.move_before(once)
+        for k, v in zip(varying, firsts):
+            op.operands[k] = v
+        self.uniform_operands(op, mask, first)
+        return choice.operation
+
+    def lanes_agree(self, values, firsts, mask) -> ir.Value:
+        """Whether every participating lane holds the first one's values (`firsts`), an i1."""
+        loop = scf.ForOp(_index(0), self.active, _index(1), [_const(_i1(), 1)])
+        with ir.InsertionPoint(loop.body):
+            lane = arith.IndexCastOp(_i32(), loop.induction_variable).result
+            agree = None
+            for v, theirs in zip(values, firsts):
+                same = wb.builtin("eq", [self.lane_value(v, lane), theirs], _i1())
+                agree = same if agree is None else arith.AndIOp(agree, same).result
+            if mask is not None:  # (a lane outside the region: no say)
+                left = arith.XOrIOp(_read(mask, lane, _i1()), _const(_i1(), 1)).result
+                agree = arith.OrIOp(agree, left).result
+            scf.YieldOp([arith.AndIOp(loop.inner_iter_args[0], agree).result])
+        return loop.results[0]
+
+    def per_lane(self, op, mask, stores) -> list:
+        """`op` once per participating lane on the lane's operands, at the insertion point; its results' elements
+        from their owners' runs (the results as values; a store writes only each lane's own elements)."""
+        shaped = op.operands[1].type if stores else op.results[0].type
+        element, shape = _tile_parts(shaped)
+        n = 1
+        for d in shape:
+            n *= d
+        index = wb.create("tile_arange", _const(_i32(), 0), _const(_i32(), 1), results=[_tile_of("i32", n)]).result
+        if len(shape) > 1:
+            index = wb.create("tile_reshape", index, results=[_tile_of("i32", *shape)]).result
+        owners = wb.tile_map([index], [_tile_of("i32", *shape)])
+        body = owners.regions[0].blocks[0]
+        with ir.InsertionPoint(body):
+            ir.Operation.create("gpu.yield", operands=[arith.RemSIOp(body.arguments[0], _const(_i32(), self.lanes)).result])
+        owner = owners.results[0]
+        merged = [wb.create("tile_full", _zero(ir.Type.parse(_tile_parts(r.type)[0])), results=[r.type]).result
+                  for r in op.results]
+        loop = scf.ForOp(_index(0), self.active, _index(1), merged)
+        with ir.InsertionPoint(loop.body):
+            lane = arith.IndexCastOp(_i32(), loop.induction_variable).result
+            states = list(loop.inner_iter_args)
+            if mask is not None:
+                only = scf.IfOp(_read(mask, lane, _i1()), [t.type for t in states], has_else=True)
+                with ir.InsertionPoint(only.else_block):
+                    scf.YieldOp(states)
+                scf.YieldOp(list(only.results))
+                where = ir.InsertionPoint(only.then_block)
+            else:
+                where = ir.InsertionPoint(loop.body)
+            with where:
+                operands = [self.lane_value(v, lane) if v in self.carriers or v in self.remat else v
+                            for v in op.operands]
+                if stores:  # the lane's elements; elsewhere what the array holds (a store) or zero (an add)
+                    t = operands[1]
+                    other = wb.create("tile_load", operands[0], operands[2:], results=[t.type]).result \
+                        if op.name == "warp.tile_store" else wb.create(
+                            "tile_full", _zero(ir.Type.parse(element)), results=[t.type]).result
+                    operands[1] = self.select_owned(owner, lane, t, other)
+                clone = op.clone()
+                for k, v in enumerate(operands):
+                    clone.operands[k] = v
+                scf.YieldOp([self.select_owned(owner, lane, r, state) for r, state in zip(clone.results, states)])
+        return list(loop.results)
+
+    @staticmethod
+    def select_owned(owner, lane, mine, other) -> ir.Value:
+        """`mine`'s elements where `owner` (each element's lane) is `lane`, `other`'s elsewhere."""
+        m = wb.tile_map([owner, mine, other], [mine.type])
+        body = m.regions[0].blocks[0]
+        with ir.InsertionPoint(body):
+            own = arith.CmpIOp(arith.CmpIPredicate.eq, body.arguments[0], lane).result
+            ir.Operation.create("gpu.yield", operands=[arith.SelectOp(own, body.arguments[1], body.arguments[2]).result])
+        return m.results[0]
+
+    def uniform_operands(self, op, mask, first=None):
+        """A block-level op's operands that are lane values: the first participating lane's (`first`, when the
+        caller has found it)."""
         for k, v in enumerate(list(op.operands)):
             if v in self.carriers or v in self.remat:
                 with ir.InsertionPoint(op), op.location:
