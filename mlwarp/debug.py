@@ -20,7 +20,7 @@ import numpy as np
 from . import types as wt
 from .array import array
 from .config import config
-from .errors import FloatingPointCheckError, KernelBoundsError, LaunchError
+from .errors import FloatingPointCheckError, KernelAssertionError, KernelBoundsError, LaunchError
 from .runtime.abi import ArrayParam
 from .runtime.cuda import memory as mem
 from .runtime.error_record import new_record, read_record
@@ -111,14 +111,16 @@ def attach_record(kernel, packed, field=None, device=None, stream=None):
 
 
 def raise_recorded(kernel, compiled, record) -> None:
-    """Raises KernelBoundsError for the first out-of-bounds access the launch recorded (a DeviceRecord is
-    read back first, which waits for the launch)."""
+    """Raises KernelBoundsError for the first out-of-bounds access the launch recorded, KernelAssertionError for a
+    false assert (a DeviceRecord is read back first, which waits for the launch)."""
     if record is None:
         return
     if isinstance(record, DeviceRecord):
         record = record.read()
     failure = read_record(record, (getattr(compiled, "meta", None) or {}).get("debug_sites") or [])
     if failure is not None:
+        if failure.site is not None and failure.site.op == "assert":
+            raise KernelAssertionError(describe_failure(kernel, failure))
         raise KernelBoundsError(describe_failure(kernel, failure))
 
 
@@ -131,6 +133,10 @@ def after_launch(kernel, compiled, record, args) -> None:
 
 def describe_failure(kernel, f) -> str:
     site = f.site
+    if site is not None and site.op == "assert":
+        where = site.location + "".join(f" (called from {c})" for c in site.called_from)
+        more = f"; {f.count} threads failed it in this launch" if f.count > 1 else ""
+        return f"{where}: kernel '{kernel.key}': `{site.message}` failed (thread {f.thread}{more})"
     if site is None:
         where, what = "<unknown site>", "array"
     else:

@@ -44,6 +44,12 @@ class KernelBoundsError(IndexError):
     the index and the source line. Raised after the launch, which skipped the bad accesses."""
 
 
+class KernelAssertionError(AssertionError):
+    """A debug-mode launch met a false `assert` in a kernel (Warp's debug build aborts the process there); the
+    message names the kernel, the statement, its source line and the first failing thread. Raised after the
+    launch, which went on past the assert."""
+
+
 class FloatingPointCheckError(FloatingPointError):
     """`wp.config.verify_fp`: a launch left a NaN or Inf in a float array argument."""
 
@@ -54,6 +60,6 @@ class CompilerWarning(UserWarning):
 
 # Users meet these as mlwarp.errors.* (tracebacks, pickles across the compile process): the name they import.
 for _cls in (CompileError, CompileTypeError, CompileValueError, UnsupportedSyntaxError, LaunchError, KernelBoundsError,
-             FloatingPointCheckError, CompilerWarning):
+             KernelAssertionError, FloatingPointCheckError, CompilerWarning):
     _cls.__module__ = "mlwarp.errors"
 del _cls

@@ -30,15 +30,17 @@ def new_record() -> np.ndarray:
 class Site:
     """One checked access, as the compiler saw it."""
 
-    op: str  # "load", "store", "atomic", "address"
+    op: str  # "load", "store", "atomic", "address", "view", "assert"
     arg: int  # kernel parameter index of the array, -1 when it is not a parameter
     location: str  # "file:line:col" of the access in the user's source
     called_from: tuple = ()  # "file:line:col" of the calls that inlined it, innermost first
     fields: tuple = ()  # the array is field fields[0] (of field fields[1] ...) of struct parameter `arg`
+    message: str = ""  # an "assert" site: the statement's source text
 
     @staticmethod
     def from_json(d: dict) -> "Site":
-        return Site(d["op"], d["arg"], d["location"], tuple(d.get("called_from", ())), tuple(d.get("fields", ())))
+        return Site(d["op"], d["arg"], d["location"], tuple(d.get("called_from", ())), tuple(d.get("fields", ())),
+                    d.get("message", ""))
 
 
 @dataclass(frozen=True)

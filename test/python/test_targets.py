@@ -6,8 +6,8 @@ import pytest
 from mlwarp.compiler.targets.cpu.cpu_vector_math import host_isas
 from mlwarp.compiler.targets import BuildOptions, stage_table
 
-CPU_RELEASE = ["warp-opt", "autodiff", "tiles", "lowered", "tiles-to-llvm", "llvm", "llvm-ir", "object", "library"]
-CUDA_RELEASE = ["warp-opt", "autodiff", "tiles", "lowered", "tiles-to-llvm", "nvvm", "ptx", "cubin"]
+CPU_RELEASE = ["warp-opt", "autodiff", "asserts", "tiles", "lowered", "tiles-to-llvm", "llvm", "llvm-ir", "object", "library"]
+CUDA_RELEASE = ["warp-opt", "autodiff", "asserts", "tiles", "lowered", "tiles-to-llvm", "nvvm", "ptx", "cubin"]
 
 
 def names(table):
@@ -28,6 +28,7 @@ def test_release_tables_and_their_artifact_stages():
     assert passes(cpu, "autodiff") == ["warp-autodiff", "warp-inline", "warp-expand-geometry", "canonicalize", "cse"]
     assert passes(cuda, "autodiff") == ["warp-autodiff{tape-bytes=0}", "warp-inline", "warp-expand-geometry",
                                         "canonicalize", "cse"]
+    assert passes(cpu, "asserts") == passes(cuda, "asserts") == ["warp-strip-asserts"]  # (debug: bounds-check)
     assert "warp-cpu-entry" in passes(cpu, "lowered") and "warp-gpu-kernel" not in passes(cpu, "lowered")
     assert passes(cuda, "lowered") == ["convert-warp-composites-to-vector", "convert-warp-builtins-to-arith",
                                        "convert-warp-arrays-to-llvm", "warp-gpu-kernel", "canonicalize", "cse"]

@@ -191,6 +191,12 @@ class KernelEmitter:
             raise self.error(node, f"{what}() value argument type ({ft.name(value.type)}) must be of the "
                                    f"same type as the array ({ft.name(arr.type.dtype)})", CompileTypeError)
 
+    def stmt_Assert(self, node):
+        """`assert condition[, message]`: the condition is evaluated, and checked in debug builds only (a false one
+        makes the launch raise wp.KernelAssertionError), as Warp compiles C's assert (NDEBUG in release builds)."""
+        text = " ".join(self.src.text(node).split())  # (the statement on one line)
+        wb.create("assert", self.condition(node.test), attributes={"message": ir.StringAttr.get(text)})
+
     def stmt_Return(self, node):
         if node.value is not None:  # `return None` too, as in Warp
             raise self.error(node, KERNEL_RETURN, CompileTypeError)

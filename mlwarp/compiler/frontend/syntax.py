@@ -13,7 +13,7 @@ UNSUPPORTED = {
     ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await", ast.ClassDef: "class definition",
     ast.FunctionDef: "nested function definition", ast.AsyncFunctionDef: "async function",
     ast.Import: "import statement", ast.ImportFrom: "import statement", ast.Delete: "del statement",
-    ast.Raise: "raise statement", ast.Assert: "assert statement", ast.JoinedStr: "f-string",
+    ast.Raise: "raise statement", ast.JoinedStr: "f-string",
     ast.NamedExpr: "assignment expression (:=)", ast.Slice: "slice", ast.Match: "match statement",
     ast.AsyncFor: "async for", ast.AsyncWith: "async with",
 }

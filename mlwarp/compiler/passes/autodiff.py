@@ -327,6 +327,9 @@ class ReverseBuilder:
     def op_warp_tile_arange(self, op, mapping, adj):
         pass  # start and step are constants (the frontend folds them)
 
+    def op_warp_assert(self, op, mapping, adj):
+        pass  # checked in the forward replay; nothing flows back
+
     def op_warp_tile_sync(self, op, mapping, adj):
         """A barrier of Warp's CPU lanes (warp-cpu-block-lanes): the reverse sweep meets at it too, so the adjoints of
         what the lanes did after it are all in before any lane's adjoint of what came before (a lane reading the

@@ -9,6 +9,8 @@ reads after the launch. warp.address is checked and recorded but not skipped:
 its user does the access (an address only a prefetch reads is not checked: a hint, it cannot fault).
 An out-of-range warp.view (`a[i]` of a 2-d array)
 is recorded and views index 0 instead, so the accesses through it stay inside.
+A warp.assert (the kernel's `assert`) whose condition is false is recorded
+the same way (a site of op "assert" with the statement's text, no indices).
 
 Each guarded access becomes a "site": its op, the array's parameter index
 and its source location, read from the op's location (the frontend gives
@@ -76,8 +78,8 @@ def source_locations(loc: ir.Location) -> list:
 
 class BoundsCheck(Pass):
     name = "warp-bounds-check"
-    description = "Guard every array access with a bounds check that reports the first failure in a hidden " \
-                  "error-record parameter (debug mode)"
+    description = "Guard every array access with a bounds check, and check every assert, reporting the first " \
+                  "failure in a hidden error-record parameter (debug mode)"
 
     def run(self, module):
         sites = _read_sites(module)
@@ -98,6 +100,17 @@ class BoundsCheck(Pass):
         kernel.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get([*ft.inputs, record_t], list(ft.results)))
         kernel.attributes[CHECKED_ATTR] = ir.UnitAttr.get()
+        for op in ops_named(kernel, {"warp.assert"}):
+            locs = source_locations(op.location)
+            sites.append({"op": "assert", "arg": -1, "fields": [], "message": ir.StringAttr(op.attributes["message"]).value,
+                          "location": locs[0] if locs else str(op.location), "called_from": locs[1:]})
+            with ir.InsertionPoint(op), op.location:
+                failed = arith.XOrIOp(op.operands[0], _const(1, _i(1))).result
+                report = scf.IfOp(failed, [], has_else=False)
+                with ir.InsertionPoint(report.then_block):
+                    self.record(record, len(sites) - 1, [], [])
+                    scf.YieldOp([])
+            op.erase()
         for op in ops_named(kernel, _CHECKED_OPS):
             if _only_prefetched(op):
                 continue

@@ -122,6 +122,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "warp-inline": ("mlwarp.compiler.passes.inline", "Inline"),
     "warp-jvp": ("mlwarp.compiler.passes.autodiff_jvp", "Jvp"),
     "warp-stream-tile-reductions": ("mlwarp.compiler.passes.stream_tile_reductions", "StreamTileReductions"),
+    "warp-strip-asserts": ("mlwarp.compiler.passes.strip_asserts", "StripAsserts"),
     "warp-unroll-loops": ("mlwarp.compiler.passes.unroll", "UnrollLoops"),
 }
 

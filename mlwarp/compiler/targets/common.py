@@ -83,6 +83,6 @@ def warp_stages(o: BuildOptions, loop_tape_bytes: int | None = None) -> list:
     reverse = "warp-autodiff" if loop_tape_bytes is None else ("warp-autodiff", {"tape-bytes": loop_tape_bytes})
     table.append(Stage("autodiff", ("warp-jvp" if o.jvp else reverse, "warp-inline", "warp-expand-geometry", "canonicalize",
                                      "cse")))
-    if o.debug:
-        table.append(Stage("bounds-check", ("warp-bounds-check",)))
+    # asserts: checked in a debug build (warp-bounds-check), erased in a release one, as Warp's C assert
+    table.append(Stage("bounds-check", ("warp-bounds-check",)) if o.debug else Stage("asserts", ("warp-strip-asserts",)))
     return table

@@ -166,6 +166,10 @@ OPS += [
           "extent skipped)", (ARRAY_T, Operand("tile", TILE_T), OFFSETS)),
     # Warp's CPU lanes (wp.config.enable_cpu_blocks, a module of `warp.cpu_lanes`): what the frontend emits for
     # the lanes of a block, and warp-cpu-block-lanes turns into loops over them
+    OpDef("assert", "Python's `assert condition` in a kernel, its source text {message}: checked in debug builds "
+          "(warp-bounds-check reports a false condition as the launch's error), erased in release builds "
+          "(warp-strip-asserts), as Warp compiles C's assert", (Operand("condition", Is("i1")),), (),
+          (Attr("message", AttrBase("#builtin.string")),)),
     OpDef("tile_sync", "a barrier of the block's lanes: each lane's code before it runs before any lane's code "
           "after it (Warp's WP_TILE_SYNC around cooperative stack and scatter operations)"),
     OpDef("lane_index", "the lane of the running thread inside its block, 0..block_dim-1",
