@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import types
 
 from . import types as wt
 from .errors import CompileError
@@ -158,12 +159,26 @@ def _grad_function(primal, adj_func):
     tree.returns = None
     tree.name = f"{adj_func.__name__}__grad{next(_counter)}"
     ast.fix_missing_locations(tree)
-    source = ast.unparse(tree) + "\n"
+    free = adj_func.__code__.co_freevars  # names of the enclosing function's (a closure's cells)
+    if free:  # compiled inside a function of those names, then rebuilt over the adjoint function's own cells
+        outer = ast.parse(f"def _mlwarp_closure({', '.join(free)}):\n    pass").body[0]
+        outer.body = [tree, ast.Return(ast.Name(tree.name, ast.Load()))]
+        ast.fix_missing_locations(outer)
+        source = ast.unparse(outer) + "\n"
+    else:
+        source = ast.unparse(tree) + "\n"
     fake = f"<mlwarp func_grad {tree.name} from {filename}:{first}>"
     linecache.cache[fake] = (len(source), None, source.splitlines(True), fake)  # inspect reads it from here
     namespace = {}
     exec(compile(source, fake, "exec"), adj_func.__globals__, namespace)  # noqa: S102  (our own rewrite)
-    return wp_func(namespace[tree.name])
+    if not free:
+        return wp_func(namespace[tree.name])
+    cells = dict(zip(free, adj_func.__closure__))
+    made = namespace["_mlwarp_closure"](*(cells[n].cell_contents for n in free))  # (its annotations evaluated)
+    rebuilt = types.FunctionType(made.__code__, adj_func.__globals__, tree.name, made.__defaults__,
+                                 tuple(cells[n] for n in made.__code__.co_freevars))
+    rebuilt.__annotations__ = made.__annotations__
+    return wp_func(rebuilt)
 
 
 def func_grad(primal):

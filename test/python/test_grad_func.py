@@ -359,3 +359,41 @@ def test_custom_adjoint_adds_to_an_array_arguments_adjoint():
     tape.backward(grads={ys: wp.ones(2, dtype=float), out: wp.array([1.0, 2.0], dtype=float)})
     np.testing.assert_allclose(xs.grad.numpy(), 10.0 * xv)
     np.testing.assert_allclose(vs.grad.numpy(), [[0.0, 6.0, 0.0], [0.0, 3.0, 0.0]])
+
+
+def test_func_grad_defined_in_a_function_sees_its_enclosing_names():
+    """A @wp.func_grad written inside a function reads that function's locals (a tile shape, a scale), as the
+    @wp.func it differentiates does: Warp's test of a custom tile_matmul gradient is written so."""
+    m, scale = 4, 3.0
+
+    @wp.func
+    def scaled_gemm(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float), c: wp.array2d(dtype=float)):
+        acc = wp.tile_zeros(shape=(m, m), dtype=float)
+        wp.tile_matmul(wp.tile_load(a, shape=(m, m)), wp.tile_load(b, shape=(m, m)), acc)
+        wp.tile_store(c, acc * scale)
+
+    @wp.func_grad(scaled_gemm)
+    def adj_scaled_gemm(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float), c: wp.array2d(dtype=float)):
+        adj_c = wp.tile_load(wp.adjoint[c], shape=(m, m)) * scale
+        adj_a = wp.tile_zeros(shape=(m, m), dtype=float)
+        adj_b = wp.tile_zeros(shape=(m, m), dtype=float)
+        wp.tile_matmul(adj_c, wp.tile_transpose(wp.tile_load(b, shape=(m, m))), adj_a)
+        wp.tile_matmul(wp.tile_transpose(wp.tile_load(a, shape=(m, m))), adj_c, adj_b)
+        wp.tile_atomic_add(wp.adjoint[a], adj_a)
+        wp.tile_atomic_add(wp.adjoint[b], adj_b)
+
+    @wp.kernel(module="unique")
+    def run(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float), c: wp.array2d(dtype=float)):
+        scaled_gemm(a, b, c)
+
+    rng = np.random.default_rng(7)
+    a0, b0, g = (rng.standard_normal((m, m)).astype(np.float32) for _ in range(3))
+    a, b = wp.array(a0, requires_grad=True), wp.array(b0, requires_grad=True)
+    c = wp.zeros((m, m), dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(run, dim=[1], inputs=[a, b, c], block_dim=1)
+    np.testing.assert_allclose(c.numpy(), scale * a0 @ b0, rtol=1e-5, atol=1e-5)
+    tape.backward(grads={c: wp.array(g)})
+    np.testing.assert_allclose(a.grad.numpy(), scale * g @ b0.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), scale * a0.T @ g, rtol=1e-5, atol=1e-5)
