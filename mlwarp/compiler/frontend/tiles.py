@@ -622,9 +622,11 @@ def _reduce(em, node, name, args) -> Var:
     if name == "tile_reduce":
         op = resolve_path(em.src.func, args["op"])
         kind = getattr(op, "_wp_builtin_", None)
+        if kind not in REDUCE_OPS and em.program.is_function(op):
+            return _reduce_with_function(em, node, args["op"], a, args.get("axis"))
         if kind not in REDUCE_OPS:
-            raise em.error(node, f"wp.tile_reduce(): mlwarp reduces with wp.add, wp.mul, wp.max or wp.min for now, "
-                                 f"got {getattr(op, '__name__', op)!r}", CompileError)
+            raise em.error(node, f"wp.tile_reduce(): the operator must be a @wp.func or one of wp.add, wp.mul, "
+                                 f"wp.max, wp.min, got {getattr(op, '__name__', op)!r}", CompileError)
         if kind in ("max", "min") and wt.is_composite(a.type.dtype):
             raise em.error(node, f"wp.tile_reduce(): '{kind}' of a tile of {ft.name(a.type.dtype)}",
                            CompileTypeError)
@@ -644,6 +646,95 @@ def _reduce(em, node, name, args) -> Var:
     shape = a.type.shape[:axis] + a.type.shape[axis + 1:] or (1,)
     t = ft.TileT(dtype, shape)
     return Var(wb.tile_reduce(a.value, kind, ft.to_mlir(t), axis if rank > 1 else -1), t)
+
+
+def _reduce_with_function(em, node, fn_node, a: Var, axis_node) -> Var:
+    """wp.tile_reduce(f, t, axis=None) with a @wp.func `f(a, b)` of two elements, in Warp's order (f need not be
+    associative, nor have an identity). The whole tile (a tile of shape (1,)): with one lane the fold
+    f(...f(f(t0, t1), t2)..., tn) in row-major order; with Warp's CPU lanes each lane's fold of its elements
+    (l, l + block_dim, ...), then the lanes' partials folded in lane order. Along an axis of a 2-d tile: the first
+    row (column) folded with each next one by a tile_map of f, in a loop."""
+    dtype, shape = a.type.dtype, a.type.shape
+    i32 = ft.to_mlir(wt.int32)
+    rank = len(shape)
+    axis = None if axis_node is None else _constant(em, axis_node)
+    if axis is not None and (type(axis) is not int or not -rank <= axis < rank):
+        raise em.error(node, f"wp.tile_reduce(): axis must be a constant in [{-rank}, {rank}), got {axis!r}",
+                       CompileTypeError)
+    index = ir.IndexType.get()
+
+    def constant(n):
+        return arith.ConstantOp(index, n).result
+
+    if axis is None or rank == 1:
+        n = math.prod(shape)
+        flat = a.value if rank == 1 else wb.create("tile_reshape", a.value, results=[ft.to_mlir(ft.TileT(dtype, (n,)))]
+                                                   ).result
+
+        def element(i):  # (an index)
+            return wb.create("tile_extract", flat, [arith.IndexCastOp(i32, i).result], results=[ft.to_mlir(dtype)]).result
+
+        def fold(start, step):
+            """f folded over the elements start, start + step, ... (start an index)."""
+            loop = scf.ForOp(arith.AddIOp(start, constant(step)).result, constant(n), constant(step), [element(start)])
+            with ir.InsertionPoint(loop.body):
+                x = Var(element(loop.induction_variable), dtype)
+                out = _call_on(em, node, fn_node, [Var(loop.inner_iter_args[0], dtype), x], dtype)
+                scf.YieldOp([out.value])
+            return loop.results[0]
+
+        width = lanes(em)
+        if width == 1 or n <= 1:
+            total = fold(constant(0), 1)
+        else:  # Warp's lanes: lane l folds elements l, l + width, ...; then the lanes' partials, in lane order
+            loop = scf.ForOp(constant(1), constant(min(width, n)), constant(1), [fold(constant(0), width)])
+            with ir.InsertionPoint(loop.body):
+                partial = Var(fold(loop.induction_variable, width), dtype)
+                out = _call_on(em, node, fn_node, [Var(loop.inner_iter_args[0], dtype), partial], dtype)
+                scf.YieldOp([out.value])
+            total = loop.results[0]
+        t = ft.TileT(dtype, (1,))
+        return Var(wb.create("tile_full", total, results=[ft.to_mlir(t)]).result, t)
+    if rank != 2:
+        raise em.error(node, f"wp.tile_reduce() with a @wp.func along an axis takes a 1-d or 2-d tile here, got "
+                             f"{a.type}", CompileTypeError)
+    tiles = a.value
+    rows, cols = shape
+    if axis % 2 == 1:  # fold the columns: the transposed tile's rows
+        tiles = wb.create("tile_transpose", tiles, results=[ft.to_mlir(ft.TileT(dtype, (cols, rows)))]).result
+        rows, cols = cols, rows
+    row_t = ft.TileT(dtype, (cols,))
+    zero = arith.ConstantOp(i32, 0).result
+
+    def row(i):
+        return wb.create("tile_view", tiles, [i, zero], results=[ft.to_mlir(row_t)]).result
+
+    loop = scf.ForOp(constant(1), constant(rows), constant(1), [row(zero)])
+    with ir.InsertionPoint(loop.body):
+        i = arith.IndexCastOp(i32, loop.induction_variable).result
+        folded = map_function(em, node, fn_node, [Var(loop.inner_iter_args[0], row_t), Var(row(i), row_t)], (cols,))
+        if folded.type != row_t:
+            raise em.error(node, f"wp.tile_reduce(): the @wp.func returns {ft.name(folded.type.dtype)}, the tile holds "
+                                 f"{ft.name(dtype)}", CompileTypeError)
+        scf.YieldOp([folded.value])
+    return Var(loop.results[0], row_t)
+
+
+def _call_on(em, node, fn_node, values: list, dtype) -> Var:
+    """The @wp.func at `fn_node` called on `values` (Vars) at the insertion point; its result must be a `dtype`."""
+    names = [f"__tile_reduce_{k}" for k in range(len(values))]
+    saved = em.env
+    em.env = {**saved, **dict(zip(names, values))}
+    call = ast.Call(func=fn_node, args=[ast.copy_location(ast.Name(id=n, ctx=ast.Load()), node) for n in names],
+                    keywords=[])
+    try:
+        out = em.expr(ast.copy_location(call, node))
+    finally:
+        em.env = saved
+    if not isinstance(out, Var) or out.type != dtype:
+        raise em.error(node, f"wp.tile_reduce(): the @wp.func returns {ft.name(getattr(out, 'type', out))}, the tile "
+                             f"holds {ft.name(dtype)}", CompileTypeError)
+    return out
 
 
 def _matmul(em, node, args) -> Var | None:
