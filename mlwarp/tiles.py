@@ -99,8 +99,29 @@ _DOCS = {
                        "element atomically (elements past the array's upper extent skipped)",
 }
 
+class TileStackAnnotation:
+    """`wp.tile_stack(capacity=N, dtype=T)` outside a kernel: the type of a @wp.func parameter that is a stack (passed
+    by reference, as Warp's)."""
+
+    def __init__(self, capacity, dtype):
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
+            raise ValueError(f"wp.tile_stack() requires capacity to be a positive integer, got {capacity!r}")
+        self.capacity, self.dtype = capacity, dtype
+        self._wp_tile_stack_annotation_ = True
+
+    def __repr__(self):
+        return f"wp.tile_stack(capacity={self.capacity}, dtype={getattr(self.dtype, '__name__', self.dtype)})"
+
+
+class _TileStackFunction(TileBuiltin):
+    """`wp.tile_stack(capacity, dtype)`: a stack in a kernel; the type of a stack parameter in an annotation."""
+
+    def __call__(self, capacity=None, dtype=None):
+        return TileStackAnnotation(capacity, dtype)
+
+
 for _name, _doc in _DOCS.items():
-    globals()[_name] = TileBuiltin(_name, _doc)
+    globals()[_name] = (_TileStackFunction if _name == "tile_stack" else TileBuiltin)(_name, _doc)
 del _name, _doc
 
 

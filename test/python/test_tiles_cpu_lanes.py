@@ -541,3 +541,57 @@ def test_tile_from_thread_errors():
         wp.launch_tiled(bad_value, dim=[1], inputs=[out], block_dim=1, device="cpu")
     with pytest.raises(TypeError, match=r"wp\.tile_from_thread\(\): thread_idx must be an int, got float32"):
         wp.launch_tiled(bad_index, dim=[1], inputs=[out], block_dim=1, device="cpu")
+
+
+# -- a stack passed to a @wp.func: by reference, as Warp's ---------------------------------------------------------
+@wp.func
+def push_scaled(s: wp.tile_stack(capacity=CAP, dtype=int), value: int):
+    wp.tile_stack_push(s, value * 10, True)
+
+
+@wp.func
+def count_of(s: wp.tile_stack(capacity=CAP, dtype=int)) -> int:
+    return wp.tile_stack_count(s)
+
+
+@wp.kernel
+def push_in_a_function(out: wp.array(dtype=int), counts: wp.array(dtype=int)):
+    i, lane = wp.tid()
+    s = wp.tile_stack(capacity=CAP, dtype=int)
+    push_scaled(s, lane + i)
+    counts[i * wp.block_dim() + lane] = count_of(s)
+    value, slot = wp.tile_stack_pop(s)
+    if slot != -1:
+        out[i * wp.block_dim() + slot] = value
+
+
+@pytest.mark.parametrize("lanes", [1, LANES])
+def test_a_stack_passed_to_a_function_is_updated_in_place(lanes):
+    wp.config.enable_cpu_blocks = lanes > 1
+    try:
+        out, counts = wp.full(2 * lanes, -1, dtype=int, device="cpu"), wp.zeros(2 * lanes, dtype=int, device="cpu")
+        wp.launch_tiled(push_in_a_function, dim=[2], inputs=[out, counts], block_dim=LANES, device="cpu")
+    finally:
+        wp.config.enable_cpu_blocks = False
+    for i in range(2):  # each lane pushed (lane + i) * 10; the pops in lane order take the slots from the top
+        block = slice(i * lanes, (i + 1) * lanes)
+        np.testing.assert_array_equal(counts.numpy()[block], [lanes] * lanes)
+        np.testing.assert_array_equal(np.sort(out.numpy()[block]), (np.arange(lanes) + i) * 10)
+
+
+def test_stack_annotation_errors():
+    with pytest.raises(ValueError, match=r"^wp\.tile_stack\(\) requires capacity to be a positive integer, got 0$"):
+        wp.tile_stack(capacity=0, dtype=int)
+
+    @wp.func
+    def wants_a_float_stack(s: wp.tile_stack(capacity=CAP, dtype=float)):
+        wp.tile_stack_push(s, 1.0, True)
+
+    @wp.kernel
+    def passes_an_int_stack(out: wp.array(dtype=int)):
+        s = wp.tile_stack(capacity=CAP, dtype=int)
+        wants_a_float_stack(s)
+
+    with pytest.raises(wp.errors.CompileTypeError, match=r"Couldn't find function overload for 'wants_a_float_stack'"):
+        wp.launch_tiled(passes_an_int_stack, dim=[1], inputs=[wp.zeros(1, dtype=int, device="cpu")], block_dim=1,
+                        device="cpu")

@@ -29,7 +29,7 @@ from .codegen import KernelEmitter
 from .resolve import resolve_path
 from .source import get_source
 from .syntax import contains_return
-from .values import RETURN, RETVAL, Var
+from .values import RETURN, RETVAL, TupleVar, Var
 
 
 @dataclass
@@ -94,6 +94,8 @@ def is_function_annotation(annotation) -> bool:
 def _matches(arg_type, annotation) -> bool:
     if isinstance(arg_type, ft.FunctionT) or is_function_annotation(annotation):  # g: wp.Function
         return isinstance(arg_type, ft.FunctionT) and (is_function_annotation(annotation) or annotation is Any)
+    if getattr(annotation, "_wp_tile_stack_annotation_", False):  # wp.tile_stack(capacity, dtype): (slots, count)
+        return tiles.is_stack_type(arg_type, annotation.capacity, wt.canonical_type(annotation.dtype))
     if isinstance(arg_type, ft.TupleT) or tuples.is_tuple_annotation(annotation):  # tuple[A, B], tuple[T, ...]
         return annotation is Any or tuples.matches(arg_type, annotation, _matches)
     annotation = refs.strip_reference(annotation)  # wp.ref[T] takes a T (its addressability is checked later)
@@ -193,17 +195,18 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
             tile_refs = {p.name: n for p, n in tiles_by_reference(o, args, nodes).items() if p.name not in by_ref}
             spec = specialize(em, node, function, o, [a.type for a in args], list(by_ref) + list(tile_refs))
             with em.loc(node):
-                op = func.CallOp([ft.to_mlir(t) for t in spec.result_types + spec.ref_types],
+                op = func.CallOp([ft.to_mlir(t) for t in spec.result_types] + tuples.flat_types(spec.ref_types),
                                  ir.FlatSymbolRefAttr.get(spec.symbol), tuples.flat_values(args))
             em.tid_dims = max(em.tid_dims, spec.tid_dims)
             outs = list(op.results)
             results = [Var(r, t) for r, t in zip(outs, spec.result_types)]
-            for name, r, t in zip(spec.ref_outputs, outs[len(spec.result_types):], spec.ref_types):
+            finals = tuples.rebuild(spec.ref_types, outs[len(spec.result_types):])  # (a stack: its parts regrouped)
+            for name, final in zip(spec.ref_outputs, finals):
                 target = by_ref.get(name, tile_refs.get(name))
                 if name in tile_refs and not isinstance(target, ast.Name):
                     continue  # a tile made in the call's argument: nobody sees it after the call
                 with em.loc(node):  # copy-out: the callee's final value goes back where the argument came from
-                    em.assign(target, Var(r, t))
+                    em.assign(target, final)
             if not results:
                 return None
             return results[0] if len(results) == 1 and not _returns_tuple(spec) else results
@@ -275,7 +278,8 @@ def _rebound_names(tree) -> set:
 def tiles_by_reference(overload, args, nodes) -> dict:
     """{parameter: argument node} for the tile parameters of `overload` passed by reference: those its body never
     rebinds (a body that assigns the name a new tile works on that tile, leaving the caller's alone)."""
-    tile_params = [(p, n) for p, a, n in zip(overload.params, args, nodes) if tiles.is_tile(a)]
+    tile_params = [(p, n) for p, a, n in zip(overload.params, args, nodes)
+                   if tiles.is_tile(a) or tiles.is_stack_type(getattr(a, "type", None))]
     if not tile_params:
         return {}
     rebound = _rebound_names(get_source(overload.func).tree)
@@ -365,15 +369,16 @@ class FunctionEmitter(KernelEmitter):
             f = func.FuncOp(symbol, (inputs, [ft.to_mlir(t) for t in declared]), visibility="private")
             entry = f.add_entry_block()
         self._emit_body(entry, names)
-        # copy-out: the reference parameters the body changed (an unchanged one is still its block argument)
-        changed = [n for n in self.ref_params if self.env[n].value != self.param_values[n]]
+        # copy-out: the reference parameters the body changed (an unchanged one is still its block argument); a
+        # stack (a tuple of its slots and count) as its parts
+        changed = [n for n in self.ref_params if tuples.flat_values([self.env[n]]) != self.param_values[n]]
         ref_types = [self.arg_types[n] for n in changed]
         if changed:
             f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-                inputs, [ft.to_mlir(t) for t in declared + ref_types]))
+                inputs, [ft.to_mlir(t) for t in declared] + tuples.flat_types(ref_types)))
         with ir.InsertionPoint(entry), self.loc(tree):
             func.ReturnOp([self.env[f"{RETVAL}{k}"].value for k in range(len(declared))] +
-                          [self.env[n].value for n in changed])
+                          tuples.flat_values([self.env[n] for n in changed]))
         return Specialization(symbol, declared, self.tid_dims, changed, ref_types)
 
     def _emit_body(self, entry, names):
@@ -381,7 +386,8 @@ class FunctionEmitter(KernelEmitter):
         with ir.InsertionPoint(entry):
             params = tuples.rebuild([self.arg_types[n] for n in names], list(entry.arguments))
             self.env.update(zip(names, params))
-            self.param_values = {n: getattr(v, "value", None) for n, v in zip(names, params)}
+            self.param_values = {n: tuples.flat_values([v]) if isinstance(v, (Var, TupleVar)) else None
+                                 for n, v in zip(names, params)}
             if contains_return(self.src.tree.body):
                 self.env[RETURN] = self.const(False, wt.bool_)
             for k, t in enumerate(self.result_types or []):

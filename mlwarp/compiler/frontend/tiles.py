@@ -812,6 +812,19 @@ def _name(t) -> str:
     return getattr(t, "__name__", str(t))
 
 
+def is_stack_type(t, capacity=None, dtype=None) -> bool:
+    """Whether `t` is the type of a stack made by wp.tile_stack (the tuple of its slots and its count: an int, or a
+    tile of one int with Warp's CPU lanes), of that capacity and dtype when they are given."""
+    if not (isinstance(t, ft.TupleT) and len(t.types) == 2):
+        return False
+    slots, count = t.types
+    if not (isinstance(slots, ft.TileT) and len(slots.shape) == 1):
+        return False
+    if count not in (wt.int32, ft.TileT(wt.int32, (1,))):
+        return False
+    return (capacity is None or slots.shape == (capacity,)) and (dtype is None or slots.dtype == dtype)
+
+
 def _stack(em, node, name, args):
     """wp.tile_stack and its operations with one lane per block: a stack is the pair (a tile of `capacity` slots,
     the count), a tuple the frontend carries through branches and loops part by part; push, pop and clear rebind
