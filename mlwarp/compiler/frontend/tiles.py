@@ -366,9 +366,9 @@ def _dtype(em, node, name: str, default):
 
 
 def _scalar_element(t) -> bool:
-    """What a tile can hold here: scalars but unsigned ints, and vectors, matrices and quaternions of them."""
+    """What a tile can hold here: scalars, and vectors, matrices and quaternions of them."""
     if wt.is_scalar(t):
-        return getattr(t, "_kind_", None) != "uint"
+        return True
     return wt.composite_kind(t) in ("vec", "mat", "quat") and _scalar_element(t._wp_scalar_type_)
 
 
@@ -1250,8 +1250,13 @@ def _reshape(em, node, name, args) -> Var:
 
 def zeros(t: ft.TileT) -> Var:
     """A tile of type `t` holding zeros (what a @wp.func's tile result holds before its `return`)."""
-    zero = wc.construct(ft.to_mlir(t.dtype), []) if wt.is_composite(t.dtype) else \
-        (arith.ConstantOp(ft.to_mlir(t.dtype), 0.0 if wt.is_float(t.dtype) else 0).result)
+    if wt.is_composite(t.dtype):
+        zero = wc.construct(ft.to_mlir(t.dtype), [])
+    elif getattr(t.dtype, "_kind_", None) == "uint":  # (arith's constants are signless)
+        signless = ir.IntegerType.get_signless(ir.IntegerType(ft.to_mlir(t.dtype)).width)
+        zero = wb.cast(arith.ConstantOp(signless, 0).result, ft.to_mlir(t.dtype))
+    else:
+        zero = arith.ConstantOp(ft.to_mlir(t.dtype), 0.0 if wt.is_float(t.dtype) else 0).result
     return Var(wb.create("tile_full", zero, results=[ft.to_mlir(t)]).result, t)
 
 

@@ -17,6 +17,14 @@ def signless(t: ir.Type) -> ir.Type:
         return ir.IntegerType.get_signless(t.width)
     if is_array_type(t):
         return array_type(signless(array_dtype(t)), array_ndim(t))
+    if isinstance(t, ir.MemRefType):  # a tile's buffer (bufferized tiles of unsigned ints)
+        element = signless(t.element_type)
+        if element != t.element_type:
+            return ir.MemRefType.get(t.shape, element, t.layout, t.memory_space, loc=ir.Location.unknown())
+    elif isinstance(t, ir.VectorType):
+        element = signless(t.element_type)
+        if element != t.element_type:
+            return ir.VectorType.get(t.shape, element, loc=ir.Location.unknown())
     return t
 
 
@@ -30,6 +38,10 @@ def erase_signedness(root: ir.Operation) -> None:
                 for a in block.arguments:
                     if signless(a.type) != a.type:
                         a.set_type(signless(a.type))
+        if op.name == "memref.global":
+            t = ir.TypeAttr(op.attributes["type"]).value
+            if signless(t) != t:
+                op.attributes["type"] = ir.TypeAttr.get(signless(t))
         if op.name == "func.func":
             ft = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
             op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(

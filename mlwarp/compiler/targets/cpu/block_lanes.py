@@ -98,10 +98,12 @@ def _identity(kind: str, tile_type: ir.Type):
             return lambda: wc.construct(element, [])
         return None
     if kind == "mul" and (is_float or is_int):
-        return lambda: arith.ConstantOp(element, 1.0 if is_float else 1).result
+        return lambda: arith.ConstantOp(element, 1.0).result if is_float else _int_const(element, 1)
     if kind in ("max", "min"):
         if is_float:
             return lambda: arith.ConstantOp(element, float("-inf") if kind == "max" else float("inf")).result
+        if is_int and element.is_unsigned:
+            return lambda: _int_const(element, 0 if kind == "max" else (1 << element.width) - 1)
         if is_int:
             bits = element.width
             return lambda: arith.ConstantOp(element, -(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1
@@ -258,10 +260,20 @@ def _is_zero(op) -> bool:
             return False
 
 
+def _int_const(t: ir.Type, n: int) -> ir.Value:
+    """An integer constant of type `t`: arith's are signless, so an unsigned one is its bits cast (warp.cast)."""
+    t = ir.IntegerType(t)
+    if t.is_signless:
+        return arith.ConstantOp(t, n).result
+    bits = n % (1 << t.width)
+    signless = ir.IntegerType.get_signless(t.width)
+    return wb.cast(arith.ConstantOp(signless, bits - (1 << t.width) if bits >= 1 << (t.width - 1) else bits).result, t)
+
+
 def _zero(t: ir.Type) -> ir.Value:
     """The zero of a carrier's element type."""
     if isinstance(t, ir.IntegerType):
-        return arith.ConstantOp(t, 0).result
+        return _int_const(t, 0)
     if isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type)):
         return arith.ConstantOp(t, 0.0).result
     return wc.construct(t, [])
@@ -270,11 +282,10 @@ def _zero(t: ir.Type) -> ir.Value:
 def _carries(t: ir.Type) -> bool:
     """Whether a tile can hold per-lane values of `t` (the frontend's tile element types)."""
     if isinstance(t, ir.IntegerType):
-        return t.is_signless
+        return True
     if isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type)):
         return True
-    s = str(t)
-    return s.startswith(("!warp.vec<", "!warp.mat<", "!warp.quat<")) and "ui" not in s
+    return str(t).startswith(("!warp.vec<", "!warp.mat<", "!warp.quat<"))
 
 
 def _drop_block_level(op):
