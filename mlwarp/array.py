@@ -660,18 +660,8 @@ def _copy_windows(dest, dest_view, src, src_view, dest_offset, src_offset, n):
     """The numpy windows of `dest_view` and `src_view` (the host storage of `dest` and `src`, or host copies of
     it) that wp.copy writes and reads for `n` elements from the offsets, with Warp's checks and messages."""
     size = _t.type_size_in_bytes
-    mismatch = (f"Incompatible array data types: destination dtype={_t.type_repr(dest.dtype)}, source "
-                f"dtype={_t.type_repr(src.dtype)}")
     if src.is_contiguous and dest.is_contiguous:
-        if size(src.dtype) != size(dest.dtype):
-            raise RuntimeError(mismatch)
-        item = size(src.dtype)
-        if (src_offset + n) * item > src.size * item:
-            raise RuntimeError(f"Trying to copy source buffer with size ({n * item}) from offset "
-                               f"({src_offset * item}) is larger than source size ({src.size * item})")
-        if (dest_offset + n) * item > dest.size * item:
-            raise RuntimeError(f"Trying to copy source buffer with size ({n * item}) to offset "
-                               f"({dest_offset * item}) is larger than destination size ({dest.size * item})")
+        check_contiguous_copy(dest, src, dest_offset, src_offset, n)
         s = src_view.reshape((-1,) + _element_shape(src.dtype))[src_offset:src_offset + n]
         d = dest_view.reshape((-1,) + _element_shape(dest.dtype))[dest_offset:dest_offset + n]
         return d, s
@@ -690,8 +680,27 @@ def _copy_windows(dest, dest_view, src, src_view, dest_offset, src_offset, n):
     elif src.shape != dest.shape:
         raise RuntimeError(f"Incompatible array shapes: destination shape={dest.shape}, source shape={src.shape}")
     if size(src.dtype) != size(dest.dtype):
-        raise RuntimeError(mismatch)
+        raise RuntimeError(_dtype_mismatch(dest, src))
     return d, s
+
+
+def _dtype_mismatch(dest, src) -> str:
+    return (f"Incompatible array data types: destination dtype={_t.type_repr(dest.dtype)}, source "
+            f"dtype={_t.type_repr(src.dtype)}")
+
+
+def check_contiguous_copy(dest, src, dest_offset, src_offset, n) -> None:
+    """Warp's checks and messages for wp.copy of `n` elements between contiguous arrays (any devices)."""
+    size = _t.type_size_in_bytes
+    if size(src.dtype) != size(dest.dtype):
+        raise RuntimeError(_dtype_mismatch(dest, src))
+    item = size(src.dtype)
+    if (src_offset + n) * item > src.size * item:
+        raise RuntimeError(f"Trying to copy source buffer with size ({n * item}) from offset "
+                           f"({src_offset * item}) is larger than source size ({src.size * item})")
+    if (dest_offset + n) * item > dest.size * item:
+        raise RuntimeError(f"Trying to copy source buffer with size ({n * item}) to offset "
+                           f"({dest_offset * item}) is larger than destination size ({dest.size * item})")
 
 
 def _adjoint_copy(adj_dest, adj_src, dest_offset, src_offset, n, dest_retain_grad=False):

@@ -244,15 +244,18 @@ def copy_arrays(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int
     (default: the stream of the device the copy runs on). Whole arrays of one shape, or `count` elements
     between flattened contiguous arrays, with offsets in elements."""
     itemsize = dest._np.itemsize * int(np.prod(_a._element_shape(dest.dtype), dtype=np.int64))
-    if _a._element_numpy(dest.dtype) != _a._element_numpy(src.dtype) or \
-            _a._element_shape(dest.dtype) != _a._element_shape(src.dtype):
-        raise RuntimeError(f"wp.copy: dtypes differ ({_t.type_name(src.dtype)} -> {_t.type_name(dest.dtype)})")
+    if _t.type_size_in_bytes(dest.dtype) != _t.type_size_in_bytes(src.dtype):  # (one size: the bytes are copied,
+        raise RuntimeError(_a._dtype_mismatch(dest, src))  # as Warp's memcpy and the CPU's copy)
     whole = not (dest_offset or src_offset or count)
     if whole and dest.shape == src.shape and not (dest.is_contiguous and src.is_contiguous):
+        values = src.numpy()
+        if values.dtype != dest._np.dtype or values.shape != dest._np.shape:  # another dtype of the same size
+            values = np.ascontiguousarray(values).view(np.uint8).reshape(-1).view(dest._np.dtype).reshape(
+                dest._np.shape)
         if _is_cuda(dest):
-            dest._write_host(src.numpy())  # strided: through the host, in order
+            dest._write_host(values)  # strided: through the host, in order
         else:
-            dest.numpy()[...] = src.numpy()
+            dest.numpy()[...] = values
         return
     if not (dest.is_contiguous and src.is_contiguous):
         raise RuntimeError("wp.copy with offsets or a count needs contiguous arrays")
@@ -260,9 +263,10 @@ def copy_arrays(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int
     n = count or n_src - src_offset
     if whole and dest.shape != src.shape and n_src != n_dest:
         raise RuntimeError(f"wp.copy: shapes {src.shape} and {dest.shape} differ; pass count= to copy a part")
-    if min(n, dest_offset, src_offset) < 0 or src_offset + n > n_src or dest_offset + n > n_dest:
-        raise RuntimeError(f"wp.copy of {n} elements from offset {src_offset} to offset {dest_offset} is out of "
-                           f"bounds (src has {n_src} elements, dest {n_dest})")
+    if min(n, dest_offset, src_offset) < 0:
+        raise RuntimeError(f"wp.copy of {n} elements from offset {src_offset} to offset {dest_offset}: counts and "
+                           f"offsets cannot be negative")
+    _a.check_contiguous_copy(dest, src, dest_offset, src_offset, n)  # (Warp's messages, as on the CPU)
     nbytes = n * itemsize
     dst_ptr = dest.ptr + dest_offset * itemsize
     src_ptr = src.ptr + src_offset * itemsize

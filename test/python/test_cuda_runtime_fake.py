@@ -144,11 +144,19 @@ def test_copy_directions_and_offsets(fake):
     back = wp.zeros(4, dtype=wp.int32, device="cpu")
     wp.copy(back, dev, dest_offset=1, src_offset=2, count=3)  # D2H
     np.testing.assert_array_equal(back.numpy(), [0, 5, 6, 7])
-    with pytest.raises(RuntimeError, match=r"^wp.copy of 3 elements from offset 8 to offset 0 is out of bounds "
-                                           r"\(src has 10 elements, dest 10\)$"):
+    # Warp's checks and messages, as for CPU arrays (wp.copy's byte counts)
+    with pytest.raises(RuntimeError, match=r"^Trying to copy source buffer with size \(12\) from offset \(32\) is "
+                                           r"larger than source size \(40\)$"):
         wp.copy(dev, other, src_offset=8, count=3)
-    with pytest.raises(RuntimeError, match=r"^wp.copy: dtypes differ \(int32 -> float32\)$"):
-        wp.copy(wp.zeros(10, dtype=wp.float32, device="cuda:0"), dev)
+    with pytest.raises(RuntimeError, match=r"^Trying to copy source buffer with size \(12\) to offset \(36\) is "
+                                           r"larger than destination size \(40\)$"):
+        wp.copy(dev, other, dest_offset=9, count=3)
+    with pytest.raises(RuntimeError, match=r"^Incompatible array data types: destination dtype=float64, source "
+                                           r"dtype=int32$"):
+        wp.copy(wp.zeros(10, dtype=wp.float64, device="cuda:0"), dev)
+    bits = wp.zeros(10, dtype=wp.float32, device="cuda:0")  # one size: the bytes, as Warp's memcpy
+    wp.copy(bits, dev)
+    np.testing.assert_array_equal(bits.numpy().view(np.int32), dev.numpy())
 
 
 def test_to_device_and_back(fake):
