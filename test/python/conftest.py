@@ -4,6 +4,8 @@ GPU backed by the CPU for the whole session (bench/gpu_check.sh prepare)."""
 import os
 import tempfile
 
+import pytest
+
 # Set before any kernel compiles, so tests never touch (or trust) the user's cache.
 os.environ.setdefault("MLWARP_CACHE_DIR", tempfile.mkdtemp(prefix="mlwarp-test-cache-"))
 
@@ -17,6 +19,18 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.get_closest_marker("mlwarp_last") is not None)  # stable: order kept otherwise
+
+
+@pytest.fixture
+def debug_mode():
+    """wp.config.mode = "debug" for one test (debug builds: bounds checks, asserts)."""
+    import mlwarp as wp
+
+    wp.config.mode = "debug"
+    try:
+        yield
+    finally:
+        wp.config.mode = "release"
 
 
 def _install_fake_gpu():

@@ -12,15 +12,6 @@ from mlwarp.debug import for_launch
 from source_util import where
 
 
-@pytest.fixture
-def debug_mode():
-    wp.config.mode = "debug"
-    try:
-        yield
-    finally:
-        wp.config.mode = "release"
-
-
 @wp.kernel
 def shifted_copy(a: wp.array(dtype=wp.float32), b: wp.array(dtype=wp.float32), n: int):
     i = wp.tid()

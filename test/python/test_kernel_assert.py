@@ -11,15 +11,6 @@ import mlwarp as wp
 from source_util import where
 
 
-@pytest.fixture
-def debug_mode():
-    wp.config.mode = "debug"
-    try:
-        yield
-    finally:
-        wp.config.mode = "release"
-
-
 @wp.kernel
 def root(a: wp.array(dtype=float), b: wp.array(dtype=float)):
     i = wp.tid()
