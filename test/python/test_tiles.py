@@ -1180,3 +1180,22 @@ def test_tile_loads_inside_at_the_edge_and_from_strided_views(view):
         part = ref[r:r + 8, c:c + 16]
         want[:part.shape[0], :part.shape[1]] = part
         np.testing.assert_array_equal(out.numpy()[t], want)
+
+
+@wp.kernel
+def tile_made_in_one_branch(flag: int, a: wp.array(dtype=float), out: wp.array(dtype=float)):
+    t = wp.tile_load(a, shape=4)
+    if flag == 0:
+        s = t * 2.0
+    elif flag == 1:
+        s = t * 3.0
+    wp.tile_store(out, s)
+
+
+@pytest.mark.parametrize("flag, factor", [(0, 2.0), (1, 3.0), (2, 0.0)])
+def test_a_tile_made_in_some_branches_is_zero_on_the_others(flag, factor):
+    # Warp's tile variables start zeroed: no branch taken leaves `s` a tile of zeros (Warp 1.19 prints the same)
+    out = wp.full(4, -7.0, dtype=float)
+    wp.launch_tiled(tile_made_in_one_branch, dim=[1], inputs=[flag, wp.array(np.arange(4, dtype=np.float32)), out],
+                    block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), factor * np.arange(4))

@@ -595,3 +595,27 @@ def test_stack_annotation_errors():
     with pytest.raises(wp.errors.CompileTypeError, match=r"Couldn't find function overload for 'wants_a_float_stack'"):
         wp.launch_tiled(passes_an_int_stack, dim=[1], inputs=[wp.zeros(1, dtype=int, device="cpu")], block_dim=1,
                         device="cpu")
+
+
+# -- t[i] op= x from every lane: Warp's atomic update of the block's element, between barriers ------------------
+@wp.kernel
+def every_lane_updates(a: wp.array(dtype=wp.uint32), bits: wp.array(dtype=wp.uint32), sums: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    s = wp.tile_zeros(shape=1, dtype=wp.uint32)
+    s[0] = a[i]  # every lane writes the same value first
+    s[0] |= wp.uint32(1) << wp.uint32(lane)
+    t = wp.tile_zeros(shape=2, dtype=float)
+    t[1] += float(lane) + 0.5
+    t[1] -= 0.25
+    if lane == 0:
+        bits[i] = s[0]
+        sums[i] = t[1]
+
+
+def test_in_place_element_updates_from_every_lane(cpu_blocks):
+    a = np.array([0x10000000, 0x00F00000], np.uint32)
+    bits, sums = wp.zeros(2, dtype=wp.uint32, device="cpu"), wp.zeros(2, dtype=float, device="cpu")
+    wp.launch_tiled(every_lane_updates, dim=[2], inputs=[wp.array(a, dtype=wp.uint32, device="cpu"), bits, sums],
+                    block_dim=LANES, device="cpu")
+    np.testing.assert_array_equal(bits.numpy(), a | np.uint32((1 << LANES) - 1))  # every lane's bit (Warp 1.19's)
+    np.testing.assert_array_equal(sums.numpy(), [sum(l + 0.25 for l in range(LANES))] * 2)

@@ -154,6 +154,13 @@ class KernelEmitter:
             value = self.expr(node.value)
             self.check_store_type(node, arr, value, f"atomic_{opname}")  # Warp names the atomic
             wb.atomic(opname, arr.value, value.value, indices)
+        elif tile_target and tiles.lanes(self) > 1:
+            # Warp's t[i] += x (-=, &=, |=, ^=) from every lane: an atomic update of the block's element, then a
+            # barrier; the barrier before it too, so that the lanes' plain writes of the element come first
+            value = self.expr(node.value)
+            tiles.sync(self)
+            self.assign(t, self.binop(node, opname, self.expr(t), value))
+            tiles.sync(self)
         else:
             self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
         for n in hidden:
@@ -238,6 +245,14 @@ class KernelEmitter:
             x, y = then_env.get(name), else_env.get(name)
             if x is y:
                 continue
+            if (x is None) != (y is None) and tiles.is_tile(x or y) and self.read_after(name, node):
+                # a tile only one branch of an `if` makes, read after it: Warp's tile variables start zeroed, so
+                # the other path leaves it a zero tile (made before the if: that branch only passes it on)
+                made = x or y
+                with ir.InsertionPoint(tmp):
+                    zero = tiles.zeros(made.type)
+                (then_env if x is None else else_env)[name] = zero
+                x, y = then_env[name], else_env[name]
             if isinstance(x, Var) and isinstance(y, Var):
                 erased = geometry.merged_query_type(x.type, y.type) if x.type != y.type else None
                 if erased is not None:  # BVH queries of two kinds: both as the erased wp.BvhQuery, as in Warp
@@ -267,6 +282,15 @@ class KernelEmitter:
             merged[n] = Var(r, then_env[n].type)
         self.env = tuples.unflatten(merged, shapes)  # tuples changed by a branch: merged part by part
         return result
+
+    def read_after(self, name: str, node) -> bool:
+        """Whether the source reads `name` after the `if` statement `node` (not an implicit branch of the
+        compiler's, such as the rest of a block after an early return)."""
+        if not isinstance(node, ast.If):
+            return False
+        end = node.end_lineno
+        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
+                   for n in ast.walk(self.src.tree))
 
     # -- loops ----------------------------------------------------------------------
     def stmt_For(self, node):
