@@ -193,3 +193,30 @@ def test_matrix_from_rows_and_cols_in_python_scope():
     m = wp.matrix_from_cols(wp.vec2d(1.0, 2.0), wp.vec2d(3.0, 4.0), wp.vec2d(5.0, 6.0))
     assert type(m) is wp.types.matrix((2, 3), wp.float64)
     np.testing.assert_array_equal([[m[i, j] for j in range(3)] for i in range(2)], [[1, 3, 5], [2, 4, 6]])
+
+
+MAT22UI = wp.types.matrix(shape=(2, 2), dtype=wp.uint32)
+
+
+@wp.kernel
+def integer_matrix_bits(a: wp.array(dtype=MAT22UI), b: wp.array(dtype=MAT22UI), out: wp.array(dtype=MAT22UI)):
+    i = wp.tid()
+    x = a[i]
+    y = b[i]
+    out[4 * i + 0] = x & y
+    out[4 * i + 1] = x | y
+    out[4 * i + 2] = (x << MAT22UI(1, 2, 3, 4)) ^ y
+    out[4 * i + 3] = ~(x >> MAT22UI(1, 1, 31, 0))
+
+
+def test_bitwise_operators_of_unsigned_integer_matrices():
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(0, 2 ** 32 - 1, (3, 2, 2), dtype=np.uint32, endpoint=True) for _ in range(2))
+    out = wp.zeros(12, dtype=MAT22UI)
+    wp.launch(integer_matrix_bits, 3, inputs=[wp.array(a, dtype=MAT22UI), wp.array(b, dtype=MAT22UI), out])
+    o = out.numpy().reshape(3, 4, 2, 2)
+    shifts, right = np.array([[1, 2], [3, 4]], np.uint32), np.array([[1, 1], [31, 0]], np.uint32)
+    np.testing.assert_array_equal(o[:, 0], a & b)
+    np.testing.assert_array_equal(o[:, 1], a | b)
+    np.testing.assert_array_equal(o[:, 2], (a << shifts) ^ b)
+    np.testing.assert_array_equal(o[:, 3], ~(a >> right))  # logical shifts: the type is unsigned

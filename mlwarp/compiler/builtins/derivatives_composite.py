@@ -334,5 +334,8 @@ set_overload_grad("where", ["Any", "VectorLike", "VectorLike"], Custom(_where_vj
 for _name, _args in (("isnan", ["VectorLike"]), ("isinf", ["VectorLike"]), ("isfinite", ["VectorLike"]),
                      ("bit_and", ["Vector", "Vector"]), ("bit_or", ["Vector", "Vector"]),
                      ("bit_xor", ["Vector", "Vector"]), ("lshift", ["Vector", "Vector"]),
-                     ("rshift", ["Vector", "Vector"]), ("invert", ["Vector"])):
+                     ("rshift", ["Vector", "Vector"]), ("invert", ["Vector"]),
+                     ("bit_and", ["Matrix", "Matrix"]), ("bit_or", ["Matrix", "Matrix"]),
+                     ("bit_xor", ["Matrix", "Matrix"]), ("lshift", ["Matrix", "Matrix"]),
+                     ("rshift", ["Matrix", "Matrix"]), ("invert", ["Matrix"])):
     set_overload_grad(_name, _args, NOT_DIFFERENTIABLE)

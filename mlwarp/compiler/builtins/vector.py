@@ -270,13 +270,15 @@ def _int_vec(types):
     return t
 
 
-for _name, _op, _uop in (("bit_and", "AndIOp", None), ("bit_or", "OrIOp", None), ("bit_xor", "XOrIOp", None),
-                         ("lshift", "ShLIOp", None), ("rshift", "ShRSIOp", "ShRUIOp")):
-    overload(_name, ["Vector", "Vector"], _int_vec, doc=f"component-wise {_name}")(
-        lambda args, types, rt, _op=_op, _uop=_uop: getattr(vm.arith, _uop if _uop and V(args[0]).kind == "uint"
-                                                            else _op)(V(args[0]).value, V(args[1]).value).result)
-overload("invert", ["Vector"], _int_vec, doc="component-wise ~x")(
-    lambda args, types, rt: vm.arith.XOrIOp(V(args[0]).value, vm.constant(-1, V(args[0]).type)).result)
+# vectors and matrices of ints alike: a matrix is its components' flat vector here (composites_to_vector.py)
+for _kind in ("Vector", "Matrix"):
+    for _name, _op, _uop in (("bit_and", "AndIOp", None), ("bit_or", "OrIOp", None), ("bit_xor", "XOrIOp", None),
+                             ("lshift", "ShLIOp", None), ("rshift", "ShRSIOp", "ShRUIOp")):
+        overload(_name, [_kind, _kind], _int_vec, doc=f"component-wise {_name}")(
+            lambda args, types, rt, _op=_op, _uop=_uop: getattr(vm.arith, _uop if _uop and V(args[0]).kind == "uint"
+                                                                else _op)(V(args[0]).value, V(args[1]).value).result)
+    overload("invert", [_kind], _int_vec, doc="component-wise ~x")(
+        lambda args, types, rt: vm.arith.XOrIOp(V(args[0]).value, vm.constant(-1, V(args[0]).type)).result)
 
 
 def _spatial_pair(types):
