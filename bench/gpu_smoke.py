@@ -331,43 +331,41 @@ def measure(dev) -> None:
     print(f"launch overhead (wp.launch, 1 thread, 1 array arg): {(time.perf_counter() - t) / count * 1e6:.2f} us")
 
 
-def _torch_saxpy_ms(dev, n):
+def _torch_ms(make_step):
+    """torch's time per call of the step `make_step(torch)` returns, on the GPU (ms, mean of 20 after one), or None
+    without torch's CUDA."""
     try:
         import torch
     except ImportError:
         return None
     if not torch.cuda.is_available():
         return None
-    x = torch.ones(n, device=f"cuda:{dev.ordinal}")
-    y = torch.zeros(n, device=f"cuda:{dev.ordinal}")
-    y.add_(x, alpha=2.0)
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
+    step = make_step(torch)
+    step()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
     for _ in range(20):
-        y.add_(x, alpha=2.0)
-    b.record()
+        step()
+    end.record()
     torch.cuda.synchronize()
-    return a.elapsed_time(b) / 20
+    return start.elapsed_time(end) / 20
+
+
+def _torch_saxpy_ms(dev, n):
+    def make(torch):
+        x, y = torch.ones(n, device=f"cuda:{dev.ordinal}"), torch.zeros(n, device=f"cuda:{dev.ordinal}")
+        return lambda: y.add_(x, alpha=2.0)
+
+    return _torch_ms(make)
 
 
 def _torch_matmul_ms(dev, m):
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
-        return None
-    torch.backends.cuda.matmul.allow_tf32 = False
-    a = torch.randn(m, m, device=f"cuda:{dev.ordinal}")
-    b = torch.randn(m, m, device=f"cuda:{dev.ordinal}")
-    a @ b
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(20):
-        a @ b
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / 20
+    def make(torch):
+        torch.backends.cuda.matmul.allow_tf32 = False
+        a, b = (torch.randn(m, m, device=f"cuda:{dev.ordinal}") for _ in range(2))
+        return lambda: a @ b
+
+    return _torch_ms(make)
 
 
 def run(folder: str) -> int:
