@@ -171,7 +171,7 @@ def source_digest(roots) -> str:
     compiled on one machine is looked up by another, whose copy of the tree has other mtimes)."""
     roots = [(label, os.path.abspath(folder)) for label, folder in roots]
     h = hashlib.sha256()
-    for _, path, label in sorted((label, path, label) for label, path, _, _ in _walk(roots)[1]):
+    for label, path, _, _ in sorted(_walk(roots)[1]):  # (label, path, size, mtime), in label order
         with open(path, "rb") as f:
             data = f.read()
         h.update(f"{label}:{len(data)}\n".encode())

@@ -566,14 +566,8 @@ class KernelEmitter:
     def const(self, value, t) -> Var:
         mt = ft.to_mlir(t)
         if wt.is_float(t):
-            attr = ir.FloatAttr.get(mt, float(value))
-        else:
-            width = ir.IntegerType(mt).width
-            bits = int(value) % (1 << width) if width > 1 else int(bool(value))  # two's complement bits
-            signed = bits - (1 << width) if width > 1 and bits >= 1 << (width - 1) else bits
-            attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(width), signed)
-        v = arith.ConstantOp(attr.type, attr).result
-        return Var(v if t._kind_ != "uint" else wb.cast(v, mt), t)
+            return Var(arith.ConstantOp(mt, ir.FloatAttr.get(mt, float(value))).result, t)
+        return Var(wb.int_constant(mt, int(bool(value)) if ir.IntegerType(mt).width == 1 else int(value)), t)
 
     def expr_Constant(self, node):
         v = node.value

@@ -720,17 +720,23 @@ def _reduce_with_function(em, node, fn_node, a: Var, axis_node) -> Var:
     return Var(loop.results[0], row_t)
 
 
-def _call_on(em, node, fn_node, values: list, dtype) -> Var:
-    """The @wp.func at `fn_node` called on `values` (Vars) at the insertion point; its result must be a `dtype`."""
-    names = [f"__tile_reduce_{k}" for k in range(len(values))]
+def _call_bound(em, node, fn_node, values: list, allow_tuple: bool = False):
+    """The function at `fn_node` called on `values` (Vars: tile elements, captured operands) at the insertion point,
+    each bound to a hidden name of the environment for the call."""
+    names = [f"__tile_operand_{k}" for k in range(len(values))]
     saved = em.env
     em.env = {**saved, **dict(zip(names, values))}
     call = ast.Call(func=fn_node, args=[ast.copy_location(ast.Name(id=n, ctx=ast.Load()), node) for n in names],
                     keywords=[])
     try:
-        out = em.expr(ast.copy_location(call, node))
+        return em.expr(ast.copy_location(call, node), allow_tuple=allow_tuple)
     finally:
         em.env = saved
+
+
+def _call_on(em, node, fn_node, values: list, dtype) -> Var:
+    """The @wp.func at `fn_node` called on `values` (Vars) at the insertion point; its result must be a `dtype`."""
+    out = _call_bound(em, node, fn_node, values)
     if not isinstance(out, Var) or out.type != dtype:
         raise em.error(node, f"wp.tile_reduce(): the @wp.func returns {ft.name(getattr(out, 'type', out))}, the tile "
                              f"holds {ft.name(dtype)}", CompileTypeError)
@@ -1252,9 +1258,8 @@ def zeros(t: ft.TileT) -> Var:
     """A tile of type `t` holding zeros (what a @wp.func's tile result holds before its `return`)."""
     if wt.is_composite(t.dtype):
         zero = wc.construct(ft.to_mlir(t.dtype), [])
-    elif getattr(t.dtype, "_kind_", None) == "uint":  # (arith's constants are signless)
-        signless = ir.IntegerType.get_signless(ir.IntegerType(ft.to_mlir(t.dtype)).width)
-        zero = wb.cast(arith.ConstantOp(signless, 0).result, ft.to_mlir(t.dtype))
+    elif getattr(t.dtype, "_kind_", None) == "uint":
+        zero = wb.int_constant(ft.to_mlir(t.dtype), 0)
     else:
         zero = arith.ConstantOp(ft.to_mlir(t.dtype), 0.0 if wt.is_float(t.dtype) else 0).result
     return Var(wb.create("tile_full", zero, results=[ft.to_mlir(t)]).result, t)
@@ -1372,24 +1377,10 @@ def map_function(em, node, fn_node, operands: list, shape: tuple):
     element_types = [t.type.dtype for t in tiles]
     holder = wb.tile_map([t.value for t in tiles], [])
     block = holder.regions[0].blocks[0]
-    names = [f"__tile_element_{k}" for k in range(len(operands))]
     elements = iter(zip(block.arguments, element_types))
-    bound = {}
-    for n, v in zip(names, operands):
-        if is_tile(v):
-            arg, dtype = next(elements)
-            bound[n] = Var(arg, dtype)
-        else:
-            bound[n] = v
-    saved = em.env
-    em.env = {**saved, **bound}
-    call = ast.Call(func=fn_node, args=[ast.copy_location(ast.Name(id=n, ctx=ast.Load()), node) for n in names],
-                    keywords=[])
-    try:
-        with ir.InsertionPoint(block):
-            out = em.expr(ast.copy_location(call, node), allow_tuple=True)
-    finally:
-        em.env = saved
+    bound = [Var(*next(elements)) if is_tile(v) else v for v in operands]
+    with ir.InsertionPoint(block):
+        out = _call_bound(em, node, fn_node, bound, allow_tuple=True)
     outs = out.parts if hasattr(out, "parts") else out if isinstance(out, list) else [out]
     for o in outs:
         if not isinstance(o, Var) or not _scalar_element(o.type):

@@ -95,13 +95,8 @@ def _i32(v: ir.Value) -> ir.Value:
 def _constant_of(t: ir.Type, n) -> ir.Value:
     if isinstance(t, ir.FloatType):
         return arith.ConstantOp(t, ir.FloatAttr.get(t, float(n))).result
-    if isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_unsigned:  # arith's constants are signless: the
-        width = ir.IntegerType(t).width  # bits as one, then warp.cast (convert-warp-builtins-to-arith's rules)
-        bits = int(n) % (1 << width)
-        signless = ir.IntegerType.get_signless(width)
-        value = arith.ConstantOp(signless, ir.IntegerAttr.get(signless, bits - (1 << width) if bits >= 1 << (width - 1)
-                                                                  else bits)).result
-        return wb.cast(value, t)
+    if isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_unsigned:
+        return wb.int_constant(t, n)
     return arith.ConstantOp(t, ir.IntegerAttr.get(t, int(n))).result
 
 

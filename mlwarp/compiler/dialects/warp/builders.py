@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 from mlir import ir
+from mlir.dialects import arith
 
 from .dialect import array_dtype, array_ndim, array_type, is_array_type, tile_params
 from .ops import BY_NAME, MAP_ARITY, Array, Is, OpDef, Var
@@ -170,13 +171,23 @@ def cast(value: ir.Value, to: ir.Type) -> ir.Value:
     return create("cast", value, results=[to]).result
 
 
+def int_constant(t: ir.Type, n: int) -> ir.Value:
+    """The integer `n` as a value of type `t` (signless, signed or unsigned): arith's constants are signless, so a
+    signed or unsigned one is its bits, cast (convert-warp-builtins-to-arith makes that cast nothing)."""
+    width = ir.IntegerType(t).width
+    signless = ir.IntegerType.get_signless(width)
+    bits = int(n) % (1 << width)
+    value = arith.ConstantOp(signless, bits - (1 << width) if width > 1 and bits >= 1 << (width - 1) else bits).result
+    return cast(value, t)
+
+
 def builtin(name: str, args, result_type: ir.Type) -> ir.Value:
     """A builtin-table op (not in ops.OPS: its operand types are the builtin table's business)."""
     return ir.Operation.create(f"warp.{name}", results=[result_type], operands=list(args)).result
 
 
 __all__ = ["create", "infer_results", "tid", "load", "store", "address", "atomic", "atomic_cas", "array_dim",
-           "view", "slice_", "array_data", "array_from_ptr", "local_array", "stack_array", "cast", "builtin", "array_type", "is_array_type"]
+           "view", "slice_", "array_data", "array_from_ptr", "local_array", "stack_array", "cast", "int_constant", "builtin", "array_type", "is_array_type"]
 
 
 def tile_map(inputs, result_types, ip=None) -> ir.Operation:

@@ -98,12 +98,12 @@ def _identity(kind: str, tile_type: ir.Type):
             return lambda: wc.construct(element, [])
         return None
     if kind == "mul" and (is_float or is_int):
-        return lambda: arith.ConstantOp(element, 1.0).result if is_float else _int_const(element, 1)
+        return lambda: arith.ConstantOp(element, 1.0).result if is_float else wb.int_constant(element, 1)
     if kind in ("max", "min"):
         if is_float:
             return lambda: arith.ConstantOp(element, float("-inf") if kind == "max" else float("inf")).result
         if is_int and element.is_unsigned:
-            return lambda: _int_const(element, 0 if kind == "max" else (1 << element.width) - 1)
+            return lambda: wb.int_constant(element, 0 if kind == "max" else (1 << element.width) - 1)
         if is_int:
             bits = element.width
             return lambda: arith.ConstantOp(element, -(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1
@@ -145,6 +145,15 @@ def _lane_random(kernel, lanes: int) -> None:
                 flat = wb.create("tile_reshape", flat, results=[result.type]).result
         result.replace_all_uses_with(flat)
         op.erase()
+
+
+def _flat_index(shape) -> ir.Value:
+    """The i32 tile of `shape` holding each element's row-major index (whose lane is index % block_dim)."""
+    n = 1
+    for d in shape:
+        n *= d
+    index = wb.create("tile_arange", _const(_i32(), 0), _const(_i32(), 1), results=[_tile_of("i32", n)]).result
+    return wb.create("tile_reshape", index, results=[_tile_of("i32", *shape)]).result if len(shape) > 1 else index
 
 
 def _strided_reductions(kernel, lanes: int) -> None:
@@ -260,20 +269,10 @@ def _is_zero(op) -> bool:
             return False
 
 
-def _int_const(t: ir.Type, n: int) -> ir.Value:
-    """An integer constant of type `t`: arith's are signless, so an unsigned one is its bits cast (warp.cast)."""
-    t = ir.IntegerType(t)
-    if t.is_signless:
-        return arith.ConstantOp(t, n).result
-    bits = n % (1 << t.width)
-    signless = ir.IntegerType.get_signless(t.width)
-    return wb.cast(arith.ConstantOp(signless, bits - (1 << t.width) if bits >= 1 << (t.width - 1) else bits).result, t)
-
-
 def _zero(t: ir.Type) -> ir.Value:
     """The zero of a carrier's element type."""
     if isinstance(t, ir.IntegerType):
-        return _int_const(t, 0)
+        return wb.int_constant(t, 0)
     if isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type)):
         return arith.ConstantOp(t, 0.0).result
     return wc.construct(t, [])
@@ -401,17 +400,10 @@ class _Lanes:
     def owned(self, t, fill, other=None) -> ir.Value:
         """`t` in a full block; in a partial one, its missing lanes' elements replaced by fill() (or by those of the
         tile other() makes)."""
-        element, shape = _tile_parts(t.type)
-        n = 1
-        for d in shape:
-            n *= d
         partial = arith.CmpIOp(arith.CmpIPredicate.slt, self.active, _index(self.lanes)).result
         branch = scf.IfOp(partial, [t.type], has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            index = wb.create("tile_arange", _const(_i32(), 0), _const(_i32(), 1), results=[_tile_of("i32", n)]).result
-            if len(shape) > 1:
-                index = wb.create("tile_reshape", index, results=[_tile_of("i32", *shape)]).result
-            inputs = [index, t] + ([other()] if other is not None else [])
+            inputs = [_flat_index(_tile_parts(t.type)[1]), t] + ([other()] if other is not None else [])
             m = wb.tile_map(inputs, [t.type])
             body = m.regions[0].blocks[0]
             with ir.InsertionPoint(body):
@@ -570,13 +562,7 @@ class _Lanes:
         from their owners' runs (the results as values; a store writes only each lane's own elements)."""
         shaped = op.operands[1].type if stores else op.results[0].type
         element, shape = _tile_parts(shaped)
-        n = 1
-        for d in shape:
-            n *= d
-        index = wb.create("tile_arange", _const(_i32(), 0), _const(_i32(), 1), results=[_tile_of("i32", n)]).result
-        if len(shape) > 1:
-            index = wb.create("tile_reshape", index, results=[_tile_of("i32", *shape)]).result
-        owners = wb.tile_map([index], [_tile_of("i32", *shape)])
+        owners = wb.tile_map([_flat_index(shape)], [_tile_of("i32", *shape)])
         body = owners.regions[0].blocks[0]
         with ir.InsertionPoint(body):
             ir.Operation.create("gpu.yield", operands=[arith.RemSIOp(body.arguments[0], _const(_i32(), self.lanes)).result])
