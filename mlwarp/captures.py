@@ -18,6 +18,7 @@ import hashlib
 import inspect
 
 from . import types as wt
+from .core import statics
 from .core.stamps import per_text
 from .source import function_source, per_code
 
@@ -130,6 +131,8 @@ def captured_values(func, seen=None) -> list:
         fp = fingerprint(obj, seen)
         if fp is not None:
             out.append((".".join(path), fp))
+    for where, value in statics.declared_values(func).items():  # wp.static() values taken at declaration
+        out.append((f"wp.static@{where}", fingerprint(value, seen) or f"{type(value).__qualname__}:{value!r}"))
     return sorted(set(out))
 
 

@@ -1,8 +1,13 @@
 """`@wp.func`: functions callable from kernels and other functions.
 
-As in Warp, redefining a function of the same name in the same module with
-other argument annotations adds an overload (the same annotations replace
-it); an argument annotated `typing.Any` makes the function generic, compiled
+As in Warp, a function's identity is the object the decorator returns, never
+its name: redefining a function whose name already denotes a @wp.func in the
+defining scope (the module, or the enclosing function's locals) with other
+argument annotations adds an overload to that function; with the same
+annotations it makes a new function holding the old one's overloads, the old
+object unchanged. A function of the same name made anew in another scope or by
+another call of a factory is a function of its own. An argument annotated
+`typing.Any` makes the function generic, compiled
 once per argument types it is called with. In Python scope a function runs
 as the plain Python function it is (its builtins evaluate in Python), with
 the overload chosen by the arguments' Warp types.
@@ -18,13 +23,11 @@ import inspect
 import typing
 
 from . import types as wt
+from .core import statics
 from .core.refs import strip_reference
 from .core.types import is_generic
 from .errors import CompileError
-
-# (module, qualified name) -> Function: where later definitions of the same name add overloads
-_REGISTRY: dict = {}
-
+from .module import module_of
 
 class Overload:
     """One definition: its Python function and its argument annotations."""
@@ -44,6 +47,7 @@ class Overload:
         # the default arguments (Warp's `defaults`): what calls that omit them get, read at each compile
         self.defaults = {p.name: p.default for p in self.params if p.default is not inspect.Parameter.empty}
         self.return_annotation = hints.get("return", inspect.Parameter.empty)
+        statics.declare(py_func)  # its wp.static() values are the ones at its definition (Warp's rule)
 
     def key(self, strip_refs=False) -> tuple:
         return tuple(_annotation_key(strip_reference(a) if strip_refs else a) for a in self.annotations)
@@ -86,6 +90,16 @@ class Function:
         self.overloads: list[Overload] = []
         self.add(py_func)
         functools.update_wrapper(self, py_func)
+
+    def replaced(self, py_func) -> "Function":
+        """A new function for a redefinition with this function's own annotations (Warp's rule): this one's
+        overloads, the new definition in place of the one it redefines; this object is left as it was."""
+        fn = object.__new__(Function)
+        fn.__dict__.update(self.__dict__)
+        fn.overloads = list(self.overloads)
+        fn.add(py_func)
+        functools.update_wrapper(fn, py_func)
+        return fn
 
     def add(self, py_func) -> None:
         new = Overload(py_func)
@@ -164,14 +178,24 @@ def func(f=None, *, module=None, name=None, inline=None):
     if inline is not None and not isinstance(inline, bool):
         raise TypeError(f"inline must be a bool or None, got {type(inline).__name__}: {inline!r}")
 
+    # the scope the decorator is used in: a name there that already denotes a @wp.func is what a definition
+    # of the same name overloads or redefines (Warp's rule; a factory's locals never hold an earlier one)
+    frame = inspect.currentframe().f_back
+    scope = frame.f_locals if frame is not None else {}
+    del frame
+
     def wrap(py_func):
-        where = (py_func.__module__, py_func.__qualname__)
-        existing = _REGISTRY.get(where)
-        if existing is not None:
+        existing = scope.get(py_func.__name__)
+        if not isinstance(existing, Function):
+            fn = Function(py_func)
+        elif existing.overloads[0].key() == Overload(py_func).key():
+            fn = existing.replaced(py_func)
+        else:
             existing.add(py_func)
-            return existing
-        fn = Function(py_func)
-        _REGISTRY[where] = fn
+            fn = functools.update_wrapper(existing, py_func)
+        if name is not None:
+            fn.key = name
+        module_of(module if module is not None else fn.module).register_function(fn)
         return fn
 
     return wrap(f) if f is not None else wrap

@@ -14,7 +14,7 @@ import threading
 import time
 
 from . import types as wt
-from .core import generics
+from .core import generics, statics
 from .core.refs import is_reference
 from . import module as modules
 from . import cuda_compile
@@ -204,12 +204,14 @@ class Kernel:
         self.params = [_param_type(self.key, func, n, p.annotation) for n, p in sig.parameters.items()]
         self._compiled = {}
         self._captured = None  # captured_constants(): the global values the kernels in _compiled were built with
+        self._captured_generation = -1  # the module generation _captured was last checked at
         self._lock = threading.Lock()
         self._struct = None
         self.is_generic = any(generics.is_generic(p) for p in self.params)
         self.overloads = {}  # concrete parameter types -> Kernel (a generic kernel's instances)
         self.generic_parent = None
         self.module = modules.module_of(module) if module is not None else modules.get_module(func.__module__)
+        statics.declare(func)  # its wp.static() values are the ones at its definition (Warp's rule)
         if register:
             self.module.register_kernel(self)
         functools.update_wrapper(self, func)
@@ -245,6 +247,7 @@ class Kernel:
                 found.__dict__.update(self.__dict__)
                 found.params, found.is_generic, found.overloads = concrete, False, {}
                 found._compiled, found._captured, found._struct = {}, None, None
+                found._captured_generation = -1
                 found._lock, found.generic_parent = threading.Lock(), self
                 self.overloads[sig] = found
         return found
@@ -328,9 +331,8 @@ class Kernel:
 
     def compiled(self, device):
         """The loaded kernel for `device`: from memory, else the disk cache, else the compiler."""
-        if self._captured is None or constants_changed(self._captured):  # a global constant changed: recompile
-            with self._lock:
-                self._compiled, self._captured = {}, captured_constants(self.func)
+        if self._captured_generation != self.module.generation:
+            self.recapture_if_modified()
         found = self._compiled.get(device.alias)
         if found is not None:
             return found
@@ -340,6 +342,19 @@ class Kernel:
                 found = self._load_or_compile(device)
                 self._compiled[device.alias] = found
         return found
+
+    def recapture_if_modified(self) -> bool:
+        """Warp's rule for globals: a kernel captures them when its module is built, and sees a changed global
+        only once the module was modified since (a kernel or function defined in it, mark_modified, new
+        options, a reload). True if the captured values changed, so the loaded code was dropped."""
+        generation = self.module.generation
+        if self._captured is not None and not constants_changed(self._captured):
+            self._captured_generation = generation
+            return False
+        with self._lock:
+            self._compiled, self._captured = {}, captured_constants(self.func)
+            self._captured_generation = generation
+        return True
 
     def _load_or_compile(self, device):
         if device.is_cuda:

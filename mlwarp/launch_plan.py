@@ -27,7 +27,6 @@ from .config import config
 from .cuda_array import CudaArray
 from .cuda_launch import as_device_array, check_launch_config
 from .errors import LaunchError
-from .captures import constants_changed
 from .kernel import Kernel
 from .runtime import cpu as _cpu
 from .runtime import device as _devices
@@ -254,7 +253,8 @@ class LaunchPlan:
         elif not device.is_cpu:
             return NotImplemented
         values = self.fields(args, device)
-        if kernel._captured and constants_changed(kernel._captured):  # a captured global changed: recompile
+        if kernel._captured_generation != kernel.module.generation and kernel.recapture_if_modified():
+            # its module was modified and a captured global changed since: recompile (Warp's rule)
             self._runners.clear()
             self._last = (None, None)
         # compile errors surface even for an empty launch; the last device's runner without hashing a Device

@@ -57,12 +57,22 @@ class Module:
         self.functions: dict = {}
         self.structs: dict = {}
         self.options = default_options()
+        # Bumped by every change that makes Warp rebuild the module (a kernel or function defined in it,
+        # mark_modified, new options): the kernels capture globals again only then (Warp's rule: a global
+        # changed after the module was built is not seen until the module is modified or reloaded)
+        self.generation = 0
 
     def __repr__(self):
         return f"<mlwarp module {self.name!r}: {len(self.kernels)} kernel(s)>"
 
     def register_kernel(self, kernel) -> None:
         self.kernels[kernel.key] = kernel
+        self.generation += 1
+
+    def register_function(self, function) -> None:
+        """A @wp.func defined in this module (the latest of its key): the module's kernels are rebuilt."""
+        self.functions[function.key] = function
+        self.generation += 1
 
     def _instances(self) -> list:
         """Every launchable kernel: the non-generic ones and the instances of generic ones."""
@@ -98,6 +108,9 @@ class Module:
             k.unload()
 
     def mark_modified(self) -> None:
+        """Warp's way to make kernels see globals changed since they were built: the next launch captures
+        them again (and recompiles what changed)."""
+        self.generation += 1
         self.unload()
 
 

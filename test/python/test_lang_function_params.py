@@ -129,11 +129,17 @@ def test_cache_key_follows_target():
     try:
         wp.launch(fp_global_kernel, dim=1, outputs=[out])
         assert out.numpy()[0] == 6.0
+        double_hash = fp_global_kernel.module.hash_module()
         FP_TARGET = fp_triple
+        assert fp_global_kernel.module.hash_module() != double_hash  # the hash follows the target now
+        wp.launch(fp_global_kernel, dim=1, outputs=[out])
+        assert out.numpy()[0] == 6.0  # the launch sees it once the module is modified (Warp's rule for globals)
+        fp_global_kernel.module.mark_modified()
         wp.launch(fp_global_kernel, dim=1, outputs=[out])
         assert out.numpy()[0] == 9.0
     finally:
         FP_TARGET = fp_double
+        fp_global_kernel.module.mark_modified()
     saved = fp_apply_default.defaults.copy()
     try:  # a default target is compiled in: the module's hash follows it (as Warp's hash_module)
         wp.launch(fp_default_kernel, dim=1, outputs=[out])

@@ -1,5 +1,5 @@
-"""Compile-time values: wp.constant, captured globals and closures (recompiled when they change) and
-wp.static()."""
+"""Compile-time values: wp.constant, captured globals and closures (captured when the module is built, seen
+again once it is modified, as Warp's rule) and wp.static()."""
 
 import numpy as np
 import pytest
@@ -52,20 +52,34 @@ def uses_globals(out: wp.array(dtype=float)):
 SCALE_CHANGING = 1.0
 
 
-def test_changing_a_global_recompiles_on_the_next_launch():
+def test_a_changed_global_is_seen_once_the_module_is_modified():
+    # Warp's rule (its code-generation page; the same sequence checked under warp-lang 1.19): a kernel captures
+    # globals when its module is built; a global changed later is seen after the module is modified (a kernel
+    # or @wp.func defined in it, mark_modified, reloading it), not before
     global SCALE_CHANGING, OFFSET
     out = wp.zeros(1)
     wp.launch(uses_globals, dim=1, inputs=[out])
     assert out.numpy()[0] == 11.0
     SCALE_CHANGING = 2.0
-    wp.launch(uses_globals, dim=1, inputs=[out])
-    assert out.numpy()[0] == 21.0
-    OFFSET = 5.0  # a global read by a @wp.func the kernel calls
     try:
+        wp.launch(uses_globals, dim=1, inputs=[out])
+        assert out.numpy()[0] == 11.0
+        wp.get_module(__name__).mark_modified()
+        wp.launch(uses_globals, dim=1, inputs=[out])
+        assert out.numpy()[0] == 21.0
+        OFFSET = 5.0  # a global read by a @wp.func the kernel calls
+        wp.launch(uses_globals, dim=1, inputs=[out])
+        assert out.numpy()[0] == 21.0
+
+        @wp.func
+        def defined_later(x: float):  # a new function of this module modifies it
+            return x
+
         wp.launch(uses_globals, dim=1, inputs=[out])
         assert out.numpy()[0] == 25.0
     finally:
         SCALE_CHANGING, OFFSET = 1.0, 1.0
+        wp.get_module(__name__).mark_modified()
     wp.launch(uses_globals, dim=1, inputs=[out])
     assert out.numpy()[0] == 11.0
 
@@ -103,10 +117,12 @@ def test_variables_named_like_changing_globals_capture_nothing():
     np.testing.assert_array_equal(out.numpy(), [5.0, 8.0])
     SHADOW_SCALE = 10.0
     try:
+        wp.get_module(__name__).mark_modified()
         wp.launch(own_variables, dim=2, inputs=[x, out, 2])
         np.testing.assert_array_equal(out.numpy(), [12.0, 22.0])
     finally:
         SHADOW_SCALE = 3.0
+        wp.get_module(__name__).mark_modified()
 
 
 def test_a_global_read_before_a_variable_of_its_name_is_assigned_stays_a_capture():
@@ -172,10 +188,38 @@ def test_static_expressions():
 
 def k_static_local(out: wp.array(dtype=float)):
     x = 1.0
+    out[0] = wp.static(x * 2.0)
+
+
+def k_static_computed_local(out: wp.array(dtype=float)):
+    x = 1.0
+    x = x + 1.0
     out[0] = wp.static(x)
 
 
-def test_static_cannot_see_kernel_locals():
-    with pytest.raises(wp.CompileError, match=r"test_lang_static.py:\d+: in 'k_static_local': wp.static\(\) could "
-                       r"not evaluate its expression: NameError: name 'x' is not defined"):
-        wp.launch(wp.kernel(k_static_local), dim=1, inputs=[wp.zeros(1)])
+def test_static_sees_constant_locals_only():
+    # Warp's rule (checked under warp-lang 1.19): a local that holds a constant is a value wp.static() can use;
+    # one computed at run time is not, with Warp's message
+    out = wp.zeros(1)
+    wp.launch(wp.kernel(k_static_local), dim=1, inputs=[out])
+    assert out.numpy()[0] == 2.0
+    with pytest.raises(wp.CompileError, match=r"test_lang_static.py:\d+: in 'k_static_computed_local': Error "
+                       r"evaluating static expression: name 'x' is not defined\. Make sure all variables used in the "
+                       r"static expression are constant\.\n"):
+        wp.launch(wp.kernel(k_static_computed_local), dim=1, inputs=[wp.zeros(1)])
+
+
+def test_static_errors_in_warps_words():
+    def divides_by_zero(out: wp.array(dtype=float)):
+        out[0] = wp.static(1.0 / 0.0)
+
+    def makes_an_array(out: wp.array(dtype=float)):
+        out[0] = wp.static(wp.zeros(1))[0]
+
+    with pytest.raises(wp.CompileError, match=r"in 'divides_by_zero': Error evaluating static expression: float "
+                                              r"division by zero while evaluating the following code generated from "
+                                              r"the static expression:\n1\.0 / 0\.0\n"):
+        wp.launch(wp.kernel(divides_by_zero), dim=1, inputs=[wp.zeros(1)])
+    with pytest.raises(wp.CompileError, match=r"in 'makes_an_array': Static expression returns an unsupported value: "
+                                              r"a Warp array cannot be created inside Warp kernels"):
+        wp.launch(wp.kernel(makes_an_array), dim=1, inputs=[wp.zeros(1)])

@@ -55,11 +55,24 @@ def test_a_loop_too_long_to_unroll_is_refused():
         wp.launch(too_long, 1, [wp.zeros(1, dtype=int)])
 
 
-def test_static_outside_the_loop_variable_still_sees_globals_only():
+def test_static_outside_the_loop_sees_constant_locals_and_refuses_computed_ones():
+    # Warp's rule (checked under warp-lang 1.19): a local holding a constant is visible, a computed one is not
     @wp.kernel
     def local_read(out: wp.array(dtype=int)):
         n = 3
         out[0] = wp.static(n)
 
-    with pytest.raises(wp.CompileError, match=r"wp\.static\(\) could not evaluate its expression: NameError"):
-        wp.launch(local_read, 1, [wp.zeros(1, dtype=int)])
+    out = wp.zeros(1, dtype=int)
+    wp.launch(local_read, 1, [out])
+    assert out.numpy()[0] == 3
+
+    @wp.kernel
+    def computed_read(out: wp.array(dtype=int)):
+        n = 3
+        n = n + 1
+        out[0] = wp.static(n)
+
+    with pytest.raises(wp.CompileError, match=r"test_static_loop_variable.py:\d+: in 'computed_read': Error evaluating "
+                                              r"static expression: name 'n' is not defined\. Make sure all variables "
+                                              r"used in the static expression are constant\.\n"):
+        wp.launch(computed_read, 1, [wp.zeros(1, dtype=int)])

@@ -339,6 +339,13 @@ class KernelEmitter:
                 self.const(1, wt.int32)
             to_i = (start, st_val)
         name = node.target.id
+        if name in self.static_loop_values:  # a loop rebinding an unrolled loop's variable: after it, wp.static()
+            bounds = [int_literal(a) for a in it.args]  # sees its last value (Python's rule), unknown if dynamic
+            values = range(*bounds) if None not in bounds else None
+            if values is None:
+                self.static_loop_values.pop(name)
+            elif len(values):
+                self.static_loop_values[name] = values[0] if backwards else values[-1]
         if (name not in self.env or isinstance(self.env[name], Unbound)) and read_outside(self.src.tree, node, name):
             self.env[name] = start  # read after the loop: it keeps its last value there, as in Python
         self.emit_loop(node, node.body, lo, hi, st, to_i, node.target.id)
@@ -364,7 +371,9 @@ class KernelEmitter:
             self.env[name] = self.const(value, wt.int32)
             self.static_loop_values[name] = value
             self.emit_block(node.body)
-        if outer is MISSING:
+        if len(values):  # after the loop its variable keeps its last value (Python's rule)
+            self.static_loop_values[name] = values[0] if backwards else values[-1]
+        elif outer is MISSING:
             self.static_loop_values.pop(name, None)
         else:
             self.static_loop_values[name] = outer
@@ -563,6 +572,11 @@ class KernelEmitter:
             return tuples.unpack(self, node, v, count)
         raise self.error(node, f"cannot unpack a {ft.name(v.type)} into {count} names", CompileTypeError)
 
+    def constant_locals(self) -> dict:
+        """The locals wp.static() sees as Python values: those holding a literal (`n = 4`), as Warp's constant
+        variables."""
+        return {name: v.literal for name, v in self.env.items() if type(v) is Var and v.literal is not None}
+
     def const(self, value, t) -> Var:
         mt = ft.to_mlir(t)
         if wt.is_float(t):
@@ -735,7 +749,8 @@ class KernelEmitter:
 
     def expr_Call(self, node):
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
-            return self.global_value(node, static_value(self.src.func, node, {**tiles.static_locals(self),
+            return self.global_value(node, static_value(self.src.func, node, {**self.constant_locals(),
+                                                                              **tiles.static_locals(self),
                                                                               **tuples.static_locals(self),
                                                                               **self.static_loop_values}))
         obj = self.local_type(node.func)  # a local shadows a global of the same name

@@ -723,8 +723,31 @@ def constant(em, node, obj):
     """A composite value captured from Python (`g = wp.vec3(0.0, -9.8, 0.0)` at module level)."""
     T = type(obj)
     if wt.is_struct(T):
-        raise em.error(node, f"a struct instance ({T.__name__}) cannot be captured as a constant; pass it as "
-                             f"a kernel argument", CompileError)
+        return _struct_constant(em, node, obj, [])
     scalar = wt.scalar_type_of(T)
     vals = [em.const(obj._get(k), scalar).value for k in range(_size(T))]
     return Var(wc.construct(ft.to_mlir(T), vals), T)
+
+
+def _struct_constant(em, node, obj, path):
+    """A struct instance captured from Python (`wp.static(make_params())`): its fields' values, as Warp
+    builds it; a field Warp cannot build in a kernel (an array, None) is refused with Warp's words."""
+    T = type(obj)
+    value = Var(wc.construct(ft.to_mlir(T), []), T)
+    for k, (name, annotation) in enumerate(T._wp_fields_):
+        field = getattr(obj, name)
+        t = ft.from_annotation(annotation)
+        if wt.is_struct(type(field)):
+            part = _struct_constant(em, node, field, [*path, name])
+        elif isinstance(field, (bool, int, float, wt.scalar_base)) and wt.is_scalar(t):
+            part = em.const(field.value if isinstance(field, wt.scalar_base) else field, t)
+        elif wt.is_composite(type(field)) and type(field) == t:
+            part = constant(em, node, field)
+        else:
+            why = "None is returned" if field is None else "a Warp array cannot be created inside Warp kernels" \
+                if isinstance(t, ft.ArrayT) else f"value of type {type(field)} cannot be constructed inside Warp kernels"
+            raise em.error(node, f"Static expression returns an unsupported value: the returned Warp struct contains "
+                                 f"a data type that cannot be constructed inside Warp kernels: {why} at "
+                                 f"{T.__name__}.{'.'.join([*path, name])}", CompileError)
+        value = Var(wc.struct_set(value.value, k, part.value), T)
+    return value

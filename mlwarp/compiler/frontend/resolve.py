@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import enum
 import builtins as py_builtins
 import sys
 
+from mlwarp.core import statics
 from mlwarp.core import types as wt
 from mlwarp.core import vector as wv
 
@@ -138,15 +140,36 @@ def is_static_call(func, node) -> bool:
 
 
 def static_value(func, node: ast.Call, local_values=None):
-    """Evaluates `wp.static(expr)`'s argument in Python, with the function's globals and closure, and the
-    `local_values` the caller gives (tuple and tile locals, so `wp.static(len(t))` works: tuples.py, tiles.py)."""
+    """`wp.static(expr)`'s value: the one it took when the function was declared (core/statics.py), else
+    `expr` evaluated in Python now, with the function's globals and closure, and the `local_values` the caller
+    gives (constant locals, loop variables, tuple and tile locals, so `wp.static(len(t))` works). Errors in
+    Warp's words."""
     if len(node.args) != 1 or node.keywords:
-        raise StaticError("wp.static() takes exactly one expression")
+        raise StaticError("warp.static() requires a single argument or keyword")
+    found = statics.declared(func, node)
+    if found is not statics.MISSING:  # evaluated when the function was declared (Warp's rule)
+        return _checked_static(found, node)
     expr = ast.Expression(node.args[0])
     ast.fix_missing_locations(expr)
     try:
-        return eval(compile(expr, func.__code__.co_filename, "eval"), func.__globals__,  # noqa: S307
-                    {**closure_vars(func), **(local_values or {})})
+        value = eval(compile(expr, func.__code__.co_filename, "eval"), func.__globals__,  # noqa: S307
+                     {**closure_vars(func), **(local_values or {})})
+    except NameError as e:
+        raise StaticError(f"Error evaluating static expression: {e}. Make sure all variables used in the static "
+                          f"expression are constant.") from None
     except Exception as e:
-        raise StaticError(f"wp.static() could not evaluate its expression: {type(e).__name__}: {e} "
-                          f"(it sees the kernel's globals and closure, and of its locals only tuples and tiles)") from None
+        raise StaticError(f"Error evaluating static expression: {e} while evaluating the following code generated "
+                          f"from the static expression:\n{ast.unparse(node.args[0])}") from None
+    return _checked_static(value, node)
+
+
+def _checked_static(value, node):
+    """Warp's checks of a static value: an IntEnum is its int; None and arrays cannot be kernel values."""
+    if isinstance(value, enum.IntEnum | enum.IntFlag):
+        return int(value)
+    why = "None is returned" if value is None else \
+        "a Warp array cannot be created inside Warp kernels" if wt.is_array(value) else None
+    if why is not None:
+        raise StaticError(f"Static expression returns an unsupported value: {why} while evaluating the following code "
+                          f"generated from the static expression:\n{ast.unparse(node.args[0])}")
+    return value
