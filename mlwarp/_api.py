@@ -71,7 +71,7 @@ _deprecated_names = {"MarchingCubes": _deprecated_marching_cubes}  # name -> wha
 from .static import constant, static  # noqa: F401
 from .launch import launch, synchronize, synchronize_device  # noqa: F401
 from .module import Module, force_load, get_module, get_module_options, load_module, set_module_options  # noqa: F401,E501
-from .errors import CompileAttributeError, CompilerWarning, FloatingPointCheckError, KernelAssertionError, KernelBoundsError  # noqa: F401
+from .errors import CompileAttributeError, CompileKeyError, CompilerWarning, FloatingPointCheckError, KernelAssertionError, KernelBoundsError  # noqa: F401
 from .tape import Tape  # noqa: F401
 from .jvp import jvp  # noqa: F401
 from .map import map  # noqa: F401  (wp.map; Python's map is builtins.map)
@@ -102,6 +102,7 @@ WarpCodegenError = CompileError
 WarpCodegenTypeError = CompileTypeError
 WarpCodegenValueError = CompileValueError
 WarpCodegenAttributeError = CompileAttributeError
+WarpCodegenKeyError = CompileKeyError
 
 
 def init():

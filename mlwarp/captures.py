@@ -89,7 +89,7 @@ def _paths(tree) -> list:
             parts.append(cur.attr)
             cur = cur.value
         if isinstance(cur, ast.Name) and (cur is not node or isinstance(node.ctx, ast.Load)) and cur.id not in local:
-            out.append([cur.id, *reversed(parts)])
+            out.append(([cur.id, *reversed(parts)], (cur.lineno, cur.col_offset)))
     return out
 
 
@@ -120,7 +120,7 @@ def captured_values(func, seen=None) -> list:
     seen = set() if seen is None else seen
     scopes = _scopes(func)
     out = []
-    for path in _cached_paths(func):
+    for path in _cached_paths(func, statics.declared_values(func)):
         obj = _lookup(scopes, path[0])
         for attr in path[1:]:
             if obj is _MISSING:
@@ -150,8 +150,15 @@ def function_fingerprint(func, seen: set) -> str:
 _paths_cache: dict = {}
 
 
-def _cached_paths(func) -> list:
-    return per_code(_paths_cache, func, _paths_of)
+def _cached_paths(func, declared_statics=None) -> list:
+    """The paths `func`'s body names, less those inside the wp.static() calls resolved at its declaration
+    (their value is the capture; reading `box.value` again could run a getter twice)."""
+    found = per_code(_paths_cache, func, _paths_of)
+    if not declared_statics:
+        return [path for path, _ in found]
+    spans = list(declared_statics)
+    return [path for path, (line, col) in found
+            if not any((l0, c0) <= (line, col) < (l1, c1) for l0, c0, l1, c1 in spans)]
 
 
 def _paths_of(func) -> list:
@@ -159,7 +166,7 @@ def _paths_of(func) -> list:
         src = function_source(func)
     except (OSError, TypeError, SyntaxError):
         return []
-    return per_text("captured-paths-2", src.text, lambda: _paths(src.tree))  # a warm start parses nothing
+    return per_text("captured-paths-3", src.text, lambda: _paths(src.tree))  # a warm start parses nothing
 
 
 def _resolve(func, path):
@@ -196,7 +203,7 @@ def captured_constants(func, seen=None) -> list:
         return []
     seen.add(id(func))
     out = []
-    for path in _cached_paths(func):
+    for path in _cached_paths(func, statics.declared_values(func)):
         obj = _resolve(func, path)
         key = _constant_key(obj)
         if key is not None:

@@ -283,12 +283,13 @@ class Kernel:
             self._struct = launch_struct(self.params + hidden_params(self))  # debug: + error record
         return self._struct
 
-    def identity(self) -> str:
-        """What this kernel's code depends on, on any device (its module's hash and unique-module names)."""
+    def identity(self, location: bool = True) -> str:
+        """What this kernel's code depends on, on any device (unique-module names; without its file and line,
+        its module's hash, which Warp keeps the same for the same code loaded from another file)."""
         if self.is_generic:
-            return f"{self.key}:generic:" + ";".join(sorted(k.identity() for k in self.overloads.values())) + \
-                   f":{self._source_key()}"
-        return self.cache_key("any")
+            return f"{self.key}:generic:" + ";".join(sorted(k.identity(location) for k in self.overloads.values())) \
+                + f":{self._source_key()}"
+        return self.cache_key("any", location)
 
     def _source_key(self) -> str:
         try:
@@ -306,12 +307,13 @@ class Kernel:
         for k in self.overloads.values():
             k.unload()
 
-    def cache_key(self, device) -> str:
+    def cache_key(self, device, location: bool = True) -> str:
         h = hashlib.sha256()
         try:
             src = function_source(self.func)
             # where, too: debug builds and expect_* messages carry the kernel's file:line
-            h.update(f"{os.path.basename(src.filename)}:{src.first_line}\n{src.text}".encode())
+            where = f"{os.path.basename(src.filename)}:{src.first_line}" if location else ""
+            h.update(f"{where}\n{src.text}".encode())
         except (OSError, TypeError):
             h.update(self.func.__code__.co_code.hex().encode())
         h.update(repr([(n, f"array({wt.type_key(p.dtype)}, {p.ndim})" if isinstance(p, ArrayParam) else
@@ -354,6 +356,7 @@ class Kernel:
         with self._lock:
             self._compiled, self._captured = {}, captured_constants(self.func)
             self._captured_generation = generation
+            self.__dict__.pop("_launch_plan", None)  # launch_plan.py's plan holds the dropped code's entry
         return True
 
     def _load_or_compile(self, device):

@@ -78,6 +78,7 @@ def map(func, *inputs, out=None, return_kernel: bool = False, block_dim: int = 2
             found = map_cache[cache_key] = (out_dtypes, _make_kernel(target, descriptors, len(out_shape),
                                                                      len(out_dtypes)))
     kernel = found[1].add_overload([_kernel_type(v) for v in list(inputs) + outputs])
+    kernel.recapture_if_modified()  # the mapped function's cells were just set to this call's closure values
     if return_kernel:
         return kernel
     launch(kernel, dim=out_shape, inputs=list(inputs), outputs=outputs, device=device, block_dim=block_dim)

@@ -84,12 +84,11 @@ class Module:
     def hash_module(self, block_dim=None) -> bytes:
         """A digest of everything the module's code depends on: each kernel's source, argument types, options
         and captured constants, and the compiler (the kernels' cache keys), and the module's options."""
-        h = hashlib.sha256(self.name.encode())
-        h.update(repr(sorted((k, repr(v)) for k, v in self.options.items())).encode())
+        h = hashlib.sha256(repr(sorted((k, repr(v)) for k, v in self.options.items())).encode())
         if block_dim is not None:
             h.update(f"block_dim={block_dim}".encode())
-        for k in sorted(self.kernels.values(), key=lambda k: k.key):
-            h.update(k.identity().encode())
+        for k in sorted(self.kernels.values(), key=lambda k: k.key):  # (not the module's name or file: Warp's)
+            h.update(k.identity(location=False).encode())
         return h.digest()
 
     def get_module_hash(self, block_dim=None) -> bytes:

@@ -31,6 +31,12 @@ class CompileAttributeError(CompileError, AttributeError):
     """A name or attribute path in a kernel that resolves to nothing (Warp's WarpCodegenAttributeError)."""
 
 
+class CompileKeyError(CompileError, KeyError):
+    """A name in a kernel that is defined nowhere (Warp's WarpCodegenKeyError: "Referencing undefined symbol")."""
+
+    __str__ = RuntimeError.__str__  # the message as given (KeyError's own would quote it)
+
+
 class UnsupportedSyntaxError(CompileError):
     """Python syntax that kernels do not support (list comprehensions, lambdas, try, ...)."""
 

@@ -189,13 +189,13 @@ def test_calling_a_plain_python_function():
 
 
 def test_undefined_name():
-    compile_error(uses_undefined_name, wp.CompileError, "not_defined_anywhere",
-                  re.escape("undefined name 'not_defined_anywhere'"))
+    compile_error(uses_undefined_name, wp.CompileKeyError, "not_defined_anywhere",
+                  re.escape("Referencing undefined symbol: not_defined_anywhere"))  # Warp's KeyError
 
 
 def test_undefined_function():
-    compile_error(calls_undefined_function, wp.CompileError, "no_such_function",
-                  re.escape("Could not find function no_such_function as a built-in or user-defined function"))
+    compile_error(calls_undefined_function, wp.CompileKeyError, "no_such_function",
+                  re.escape("Referencing undefined symbol: no_such_function"))  # Warp's KeyError
 
 
 def test_name_unbound_on_one_path():

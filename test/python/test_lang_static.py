@@ -130,7 +130,7 @@ def test_a_global_read_before_a_variable_of_its_name_is_assigned_stays_a_capture
     import ast
 
     tree = ast.parse("def k(out):\n    out[0] = t\n    t = 1.0\n    u = u + 1.0\n    v = 2.0\n    out[1] = v\n")
-    names = {p[0] for p in _paths(tree)}
+    names = {path[0] for path, _ in _paths(tree)}
     assert "t" in names and "u" in names and "v" not in names and "out" not in names
 
 

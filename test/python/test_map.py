@@ -362,7 +362,7 @@ def test_a_function_defined_anew_shares_its_kernel():
 
 def test_a_lambda_compile_error_says_where_the_lambda_is():
     with pytest.raises(wp.CompileError,
-                       match="Could not find function undefined_function as a built-in or user-defined function") as info:
+                       match="Referencing undefined symbol: undefined_function") as info:
         wp.map(lambda x: undefined_function(x), wp.zeros(2, dtype=float))  # noqa: F821
     line = test_a_lambda_compile_error_says_where_the_lambda_is.__code__.co_firstlineno + 3
     assert f"(the lambda passed to wp.map at {__file__}:{line})" in info.value.__notes__

@@ -15,7 +15,7 @@ from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from mlwarp.core import types as wt
-from mlwarp.core.errors import CompileAttributeError, CompileError, CompileTypeError, UnsupportedSyntaxError
+from mlwarp.core.errors import CompileAttributeError, CompileError, CompileKeyError, CompileTypeError, UnsupportedSyntaxError
 
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
@@ -216,6 +216,10 @@ class KernelEmitter:
         self.env[CONTINUE] = self.const(True, wt.bool_)
 
     def stmt_If(self, node):
+        if is_static_call(self.src.func, node.test):  # `if wp.static(flag):` only the branch taken is compiled
+            taken = static_value(self.src.func, node.test, self.static_scope())
+            self.emit_block(node.body if taken else node.orelse)
+            return
         self.emit_if(self.condition(node.test), node.body, node.orelse, node)
 
     def emit_if(self, cond: ir.Value, then_stmts, else_stmts, node):
@@ -313,6 +317,7 @@ class KernelEmitter:
         if self.unroll_for_static(node, it, backwards):
             return
         args = [self.expr(a) for a in it.args]
+        args = [self.const(int(a.literal), wt.int32) if type(a.literal) is bool else a for a in args]
         for a, n in zip(args, it.args):
             if a.type is not wt.int32:
                 raise self.error(n, f"range() arguments must be int32, got {ft.name(a.type)}", CompileTypeError)
@@ -340,7 +345,7 @@ class KernelEmitter:
             to_i = (start, st_val)
         name = node.target.id
         if name in self.static_loop_values:  # a loop rebinding an unrolled loop's variable: after it, wp.static()
-            bounds = [int_literal(a) for a in it.args]  # sees its last value (Python's rule), unknown if dynamic
+            bounds = [self.static_int(a) for a in it.args]  # sees its last value (Python's rule), unknown if dynamic
             values = range(*bounds) if None not in bounds else None
             if values is None:
                 self.static_loop_values.pop(name)
@@ -358,7 +363,7 @@ class KernelEmitter:
         reads = any(is_static_call(self.src.func, call) and any(isinstance(n, ast.Name) and n.id == name
                                                                 for n in ast.walk(call))
                     for call in ast.walk(ast.Module(body=node.body, type_ignores=[])))
-        bounds = [int_literal(a) for a in it.args]
+        bounds = [self.static_int(a) for a in it.args]
         if not reads or None in bounds or may_jump(ast.Module(body=node.body, type_ignores=[])) \
                 or contains_return(node.body):
             return False
@@ -574,8 +579,31 @@ class KernelEmitter:
 
     def constant_locals(self) -> dict:
         """The locals wp.static() sees as Python values: those holding a literal (`n = 4`), as Warp's constant
-        variables."""
-        return {name: v.literal for name, v in self.env.items() if type(v) is Var and v.literal is not None}
+        variables, and composites as stand-ins of their type's length (`wp.static(len(v))`, as Warp's len())."""
+        out = {}
+        for name, v in self.env.items():
+            if type(v) is not Var:
+                continue
+            if v.literal is not None:
+                out[name] = v.literal
+            elif wt.is_composite(v.type) and not wt.is_struct(v.type):
+                out[name] = _SizedStandIn(ft.name(v.type), wt.inner_shape(v.type)[0])
+        return out
+
+    def static_int(self, node):
+        """A range() bound known at compile time: an int literal or `wp.static(...)` of an int or bool (Warp
+        keeps a static bool's literal kind: range(wp.static(True)) is range(1)); else None."""
+        found = int_literal(node)
+        if found is None and is_static_call(self.src.func, node):
+            value = static_value(self.src.func, node, self.static_scope())
+            if isinstance(value, (bool, int)) and not isinstance(value, wt.scalar_base):
+                found = int(value)
+        return found
+
+    def static_scope(self) -> dict:
+        """The locals a wp.static() expression evaluated now sees."""
+        return {**self.constant_locals(), **tiles.static_locals(self), **tuples.static_locals(self),
+                **self.static_loop_values}
 
     def const(self, value, t) -> Var:
         mt = ft.to_mlir(t)
@@ -615,6 +643,8 @@ class KernelEmitter:
 
     def global_value(self, node, obj):
         """A captured Python value becomes a compile-time constant, as in Warp."""
+        if obj is MISSING and isinstance(node, ast.Name):  # Warp's KeyError
+            raise self.error(node, f"Referencing undefined symbol: {node.id}", CompileKeyError)
         if obj is MISSING:
             raise self.error(node, f"undefined name '{dotted_name(node)}'", CompileError)
         if isinstance(obj, (bool, int, float)):  # typed as the literal would be, and marked as one (wp.PI)
@@ -749,10 +779,7 @@ class KernelEmitter:
 
     def expr_Call(self, node):
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
-            return self.global_value(node, static_value(self.src.func, node, {**self.constant_locals(),
-                                                                              **tiles.static_locals(self),
-                                                                              **tuples.static_locals(self),
-                                                                              **self.static_loop_values}))
+            return self.global_value(node, static_value(self.src.func, node, self.static_scope()))
         obj = self.local_type(node.func)  # a local shadows a global of the same name
         if isinstance(node.func, ast.Name) and isinstance(self.env.get(node.func.id), FunctionVar):
             obj = self.env[node.func.id].target  # g(x) for a function value g: a call of its target
@@ -781,6 +808,8 @@ class KernelEmitter:
         if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py)
             return tiles.call(self, node, tile)
         if obj is MISSING and node.keywords and self.intrinsic(node.func) is None:  # no such function: say so
+            if isinstance(node.func, ast.Name):
+                raise self.error(node, f"Referencing undefined symbol: {node.func.id}", CompileKeyError)
             raise self.error(node, missing_function_message(self.src.func, node.func), CompileAttributeError)
         if node.keywords:  # wp.pow(y=4.0, x=2.0): by Warp's parameter names (keywords.py)
             name = getattr(obj, "_wp_builtin_", None) or python_function_builtin(obj)
@@ -819,6 +848,8 @@ class KernelEmitter:
         if t is not None:
             return t
         what = dotted_name(node.func)
+        if obj is MISSING and isinstance(node.func, ast.Name):  # a name defined nowhere: Warp's KeyError
+            raise self.error(node, f"Referencing undefined symbol: {node.func.id}", CompileKeyError)
         if obj is MISSING:
             raise self.error(node, missing_function_message(self.src.func, node.func), CompileAttributeError)
         raise self.error(node, f"calling '{what}' ({type(obj).__name__}) is not supported in kernels: only "
@@ -912,3 +943,16 @@ class KernelEmitter:
         if t is None:
             raise self.error(node, f"unknown type annotation '{dotted_name(node)}'", CompileTypeError)
         return t
+
+
+class _SizedStandIn:
+    """What wp.static() sees of a vector, matrix, quaternion or transform local: its type's length."""
+
+    def __init__(self, type_name, length):
+        self.type_name, self.length = type_name, length
+
+    def __len__(self):
+        return self.length
+
+    def __repr__(self):
+        return f"<runtime {self.type_name}>"

@@ -136,7 +136,10 @@ class StaticError(Exception):
 
 
 def is_static_call(func, node) -> bool:
-    return isinstance(node, ast.Call) and getattr(resolve_path(func, node.func), "_wp_static_", False) is True
+    """`wp.static(...)`: a call resolved at declaration (even if its alias was rebound since), or whose callee is
+    wp.static now."""
+    return isinstance(node, ast.Call) and (statics.declared(func, node) is not statics.MISSING or
+                                           getattr(resolve_path(func, node.func), "_wp_static_", False) is True)
 
 
 def static_value(func, node: ast.Call, local_values=None):
