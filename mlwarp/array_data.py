@@ -20,7 +20,10 @@ def _is_wp_array(x) -> bool:
 # language defines them) to a numpy dtype plus trailing element dimensions.
 def bfloat16_storage(src: np.ndarray) -> np.ndarray:
     """Data for a bfloat16 array, which holds bit patterns: uint16 data are bit patterns already (what .numpy()
-    of a bfloat16 array gives), numbers (floats, ints, bools) are rounded to them, as Warp does."""
+    of a bfloat16 array gives without ml_dtypes), ml_dtypes.bfloat16 data are viewed as theirs, numbers
+    (floats, ints, bools) are rounded to them, as Warp does."""
+    if _t.is_ml_bfloat16(src.dtype):
+        return src.view(np.uint16)
     if src.dtype == np.uint16 or src.dtype.kind not in "fiub":
         return src
     return _t.float_to_bf16_bits(src.astype(np.float32))
