@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import operator
 import typing
+import warnings
 from functools import partial
 from typing import Any
 
@@ -267,17 +268,28 @@ class array:
         return f"array(shape={self.shape}, dtype={_t.type_name(self.dtype)}, device={self.device})"
 
     def __str__(self):
-        return repr(self) if self.is_annotation else str(self._np)
+        return repr(self) if self.is_annotation else str(self.numpy())  # bfloat16 as values, as Warp's
 
     # -- numpy interop (CPU) --------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """A zero-copy numpy view of a CPU array (strided views stay strided)."""
+        """A zero-copy numpy view of a CPU array (strided views stay strided). bfloat16 elements, which numpy
+        lacks, are ml_dtypes.bfloat16 values when that package is installed, as in Warp; else their uint16
+        bit patterns, with Warp's warning (once)."""
+        return shown_numpy(self._host(), self.dtype)
+
+    def _host(self) -> np.ndarray:
+        """The elements as stored (bfloat16 as uint16 bits): a CPU array's own memory; a CUDA array's host copy.
+        What mlwarp itself reads and writes, where .numpy()'s bfloat16 values would be converted as numbers."""
         return self._np
+
+    def _values(self) -> np.ndarray:
+        """.numpy() without the warning: for conversions to other dtypes, where bfloat16 values are wanted."""
+        return _t.bfloat16_shown(self._host(), self.dtype)
 
     def list(self):
         """The elements, flattened, as Python values, as Warp's: Python numbers (bfloat16 as wp.bfloat16), Warp
         vectors and matrices, and struct instances (array fields as arrays over the memory they point to)."""
-        values = self.numpy()  # a CUDA array's: a host copy
+        values = self._host()  # a CUDA array's: a host copy
         if _t.is_struct(self.dtype):
             return [_element_value(self.dtype, v) for v in values.reshape(-1)]
         if _t.is_composite(self.dtype):
@@ -438,6 +450,24 @@ class array:
         if get_device(device).is_cuda:
             return array(self._np, dtype=self.dtype, device=device, requires_grad=self.requires_grad)
         raise ValueError(f"Device '{device}' is not supported for arrays yet")
+
+
+BFLOAT16_NUMPY_WARNING = (
+    "bfloat16 arrays are returned as np.uint16 (raw bit representation) because NumPy does not natively support "
+    "bfloat16. Use wp.to_torch() or wp.to_jax() for frameworks that support bfloat16 natively, or install "
+    "ml-dtypes for a NumPy bfloat16 dtype.")  # Warp 1.19's text
+_bfloat16_warned = False
+
+
+def shown_numpy(storage: np.ndarray, dtype) -> np.ndarray:
+    """What .numpy() of an array (or indexed array) of `dtype` whose data is `storage` gives: bfloat16 as
+    ml_dtypes.bfloat16 values, or without ml_dtypes the bits and Warp's warning, once per process as Warp's."""
+    global _bfloat16_warned
+    shown = _t.bfloat16_shown(storage, dtype)
+    if shown is storage and _t.scalar_type_of(dtype) is _t.bfloat16 and not _bfloat16_warned:
+        _bfloat16_warned = True
+        warnings.warn(BFLOAT16_NUMPY_WARNING, UserWarning, stacklevel=3)
+    return shown
 
 
 def _view_layout(a, wdt) -> tuple:
@@ -626,7 +656,7 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
         if src_offset or dest_offset or n != src.size or n != dest.size:
             raise RuntimeError("dest_offset, src_offset, and count are not supported when copying to/from "
                                "non-contiguous indexed or Fabric arrays")
-        return _capture.run_or_record(dest.device, lambda: dest.assign(src.numpy()))  # read at replay when captured
+        return _capture.run_or_record(dest.device, lambda: dest.assign(src._host()))  # read at replay when captured
     _copy_values(dest, src, dest_offset, src_offset, count, n, stream)
     if src.grad is None or dest.grad is None:
         return
@@ -644,7 +674,7 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
 def _copy_values(dest, src, dest_offset, src_offset, count, n, stream):
     if not (dest.device.is_cpu and src.device.is_cpu):  # H2D, D2H, D2D: mlwarp/cuda_array.py (registered)
         return _cuda_copy(dest, src, dest_offset, src_offset, count, stream)
-    d, s = _copy_windows(dest, dest.numpy(), src, src.numpy(), dest_offset, src_offset, n)
+    d, s = _copy_windows(dest, dest._host(), src, src._host(), dest_offset, src_offset, n)
     _capture.run_or_record(dest.device, partial(_copy_bytes, d, s))
 
 
@@ -707,7 +737,7 @@ def _adjoint_copy(adj_dest, adj_src, dest_offset, src_offset, n, dest_retain_gra
     """The backward of a recorded wp.copy, as Warp's: numeric gradients of one dtype add into the source
     window and clear the destination window (kept with `retain_grad`); other dtypes (bool, structs, a
     reinterpreting copy) and overlapping windows are copied back."""
-    d_host, s_host = adj_dest.numpy(), adj_src.numpy()  # CPU: the storage itself; CUDA: host copies
+    d_host, s_host = adj_dest._host(), adj_src._host()  # CPU: the storage itself; CUDA: host copies
     d, s = _copy_windows(adj_dest, d_host, adj_src, s_host, dest_offset, src_offset, n)
     scalar = None if _t.is_struct(adj_src.dtype) else _t.scalar_type_of(adj_src.dtype)
     addable = scalar is not None and scalar is not _t.bool_ and adj_src.dtype is adj_dest.dtype

@@ -20,7 +20,10 @@ def _is_wp_array(x) -> bool:
 # language defines them) to a numpy dtype plus trailing element dimensions.
 def bfloat16_storage(src: np.ndarray) -> np.ndarray:
     """Data for a bfloat16 array, which holds bit patterns: uint16 data are bit patterns already (what .numpy()
-    of a bfloat16 array gives), numbers (floats, ints, bools) are rounded to them, as Warp does."""
+    of a bfloat16 array gives without ml_dtypes), ml_dtypes.bfloat16 data are viewed as theirs, numbers
+    (floats, ints, bools) are rounded to them, as Warp does."""
+    if _t.is_ml_bfloat16(src.dtype):
+        return src.view(np.uint16)
     if src.dtype == np.uint16 or src.dtype.kind not in "fiub":
         return src
     return _t.float_to_bf16_bits(src.astype(np.float32))
@@ -30,7 +33,7 @@ def assign_values(src, wdt, storage: np.dtype) -> np.ndarray:
     """What array.assign(src) stores: an array's values, or numpy data / nested lists as an array of dtype
     `wdt` would hold them (`storage`)."""
     if _is_wp_array(src):
-        return src.numpy()
+        return src._host()  # as stored: a bfloat16 source's bits
     if _t.scalar_type_of(wdt) is _t.bfloat16:
         return bfloat16_storage(np.asarray(src))
     return np.asarray(src, dtype=storage)
@@ -109,7 +112,7 @@ def _as_shape(shape) -> tuple:
 def _source_numpy(data):
     """`data` as a numpy array without copying where possible (wp.array, numpy, array protocols, lists)."""
     if _is_wp_array(data):
-        return data.numpy()
+        return data._values()  # bfloat16 as values (with ml_dtypes): converted as numbers to another dtype
     if isinstance(data, np.ndarray):
         return data
     if isinstance(data, (bool, int, float, complex, np.generic, _t.scalar_base)):

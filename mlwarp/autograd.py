@@ -71,25 +71,25 @@ def _scalar_count(a) -> int:
 def _read_scalars(a) -> np.ndarray:
     """A copy of the scalars of `a`, flattened row-major over its elements and their components."""
     _check_scalarizable(a)
-    return np.array(a.numpy()).reshape(-1)
+    return np.array(a._values()).reshape(-1)
 
 
 def _write_scalars(a, values) -> None:
     """Sets the scalars of `a` (a CPU array through its view, so a recording Tape sees no copy)."""
     if a.device.is_cpu:
-        view = a.numpy()
+        view = a._values()
         view[...] = np.asarray(values).reshape(view.shape)
     else:
-        a.assign(np.asarray(values).reshape(a.numpy().shape))
+        a.assign(np.asarray(values).reshape(a._values().shape))
 
 
 def _add_to_scalar(a, i: int, delta: float) -> None:
     """a's scalar i += delta, in a's precision."""
     if a.device.is_cpu:
-        view = a.numpy()
+        view = a._values()
         view[np.unravel_index(i, view.shape)] += view.dtype.type(delta)
     else:
-        host = np.array(a.numpy())
+        host = np.array(a._values())
         host[np.unravel_index(i, host.shape)] += host.dtype.type(delta)
         a.assign(host)
 
@@ -132,7 +132,7 @@ def infer_device(values):
 # -- restoring the inputs of a Python function ---------------------------------------------------
 def _snapshot_array_inputs(inputs) -> list:
     """(host copy of the data, read flag) of each top-level array input; None for other inputs."""
-    return [(np.array(x.numpy()), getattr(x, "_is_read", False)) if isinstance(x, array) else None
+    return [(np.array(x._values()), getattr(x, "_is_read", False)) if isinstance(x, array) else None
             for x in inputs]
 
 

@@ -5,7 +5,7 @@ numpy array, but one whose data address is the DEVICE address (numpy builds
 it from an `__array_interface__` and never reads it). So shape, strides,
 `ptr`, slicing, reshape, transpose and `view` are the CPU code unchanged,
 and launch packing reads pointer/shape/strides from `_np` as on the CPU.
-Everything that touches values (numpy(), fill_, assign, str) is overridden
+Everything that touches values (_host(), under numpy() and str; fill_, assign) is overridden
 here to copy through the driver. The allocation lives at the end of the
 view's `.base` chain: it is freed, stream-ordered, when the last view goes.
 """
@@ -93,7 +93,7 @@ class CudaArray(array):
         if source is not None:
             wdt = _a._require_dtype(dtype) if dtype is not None else source.dtype
             if _a._element_numpy(wdt) != source._np.dtype:
-                host, wdt = _a._from_data(source.numpy(), wdt, shape, True)  # a conversion: through the host
+                host, wdt = _a._from_data(source._values(), wdt, shape, True)  # a conversion: through the host
                 return self._upload(host, wdt), wdt
             view = allocate(self.device, source.shape, wdt, zero=False)
             out = CudaArray(_view=(view, wdt), device=self.device)
@@ -115,8 +115,9 @@ class CudaArray(array):
         lo = sum((n - 1) * s for n, s in zip(self._np.shape, self._np.strides) if s < 0 and n)
         return lo, self.capacity
 
-    def numpy(self) -> np.ndarray:
-        """A host copy; waits for the work queued on the device's stream (Warp's .numpy() on CUDA)."""
+    def _host(self) -> np.ndarray:
+        """A host copy, as stored; waits for the work queued on the device's stream (Warp's .numpy() on CUDA,
+        which array.numpy() shows as the CPU's: bfloat16 as ml_dtypes values)."""
         host = np.empty(self._np.shape, dtype=self._np.dtype)
         if host.size:
             if self.is_contiguous:
@@ -137,7 +138,7 @@ class CudaArray(array):
         raise AttributeError("a CUDA array has no host memory; numpy copies it through __array__")
 
     def __array__(self, dtype=None, copy=None):
-        host = self.numpy()
+        host = self._host()
         return host if dtype is None else host.astype(dtype)
 
     @property
@@ -181,15 +182,12 @@ class CudaArray(array):
             return
         copy_arrays(self, src)
 
-    def __str__(self):
-        return str(self.numpy())
-
     def to(self, device):
         target = get_device(device)
         if target == self.device:
             return self
         if target.is_cpu:
-            return array(self.numpy(), dtype=self.dtype, device=target, requires_grad=self.requires_grad)
+            return array(self._host(), dtype=self.dtype, device=target, requires_grad=self.requires_grad)
         return CudaArray(self, dtype=self.dtype, device=target, requires_grad=self.requires_grad)
 
     def contiguous(self):
@@ -248,14 +246,14 @@ def copy_arrays(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int
         raise RuntimeError(_a._dtype_mismatch(dest, src))  # as Warp's memcpy and the CPU's copy)
     whole = not (dest_offset or src_offset or count)
     if whole and dest.shape == src.shape and not (dest.is_contiguous and src.is_contiguous):
-        values = src.numpy()
+        values = src._host()
         if values.dtype != dest._np.dtype or values.shape != dest._np.shape:  # another dtype of the same size
             values = np.ascontiguousarray(values).view(np.uint8).reshape(-1).view(dest._np.dtype).reshape(
                 dest._np.shape)
         if _is_cuda(dest):
             dest._write_host(values)  # strided: through the host, in order
         else:
-            dest.numpy()[...] = values
+            dest._host()[...] = values
         return
     if not (dest.is_contiguous and src.is_contiguous):
         raise RuntimeError("wp.copy with offsets or a count needs contiguous arrays")

@@ -172,7 +172,7 @@ def check_finite(kernel, args) -> None:
     for name, p, value in zip(kernel.arg_names, kernel.params, args):
         if not isinstance(p, ArrayParam):
             continue
-        view = np.asarray(value.numpy() if isinstance(value, array) else value)
+        view = np.asarray(value._host() if isinstance(value, array) else value)
         if view.dtype.kind not in "fc":
             continue
         bad = ~np.isfinite(view)

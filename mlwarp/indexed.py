@@ -27,7 +27,7 @@ import typing
 import numpy as np
 
 from . import types as wt
-from .array import array, assign_values, zeros
+from .array import array, assign_values, shown_numpy, zeros
 from .runtime import capture as _capture
 from .runtime.device import get_device
 from .struct import struct
@@ -309,7 +309,7 @@ class indexedarray:
         return np.ix_(*[np.asarray(a, dtype=np.intp) for a in axes])
 
     def _host_data(self) -> np.ndarray:
-        return self.data._np if self.device.is_cpu else np.array(self.data.numpy())
+        return self.data._np if self.device.is_cpu else np.array(self.data._host())
 
     def _write(self, values) -> None:
         if _capture.recording_on(self.device):  # a graph capture: written through the indices of replay time
@@ -320,21 +320,28 @@ class indexedarray:
             self.data.assign(host)
 
     def numpy(self) -> np.ndarray:
-        """A contiguous numpy copy of the indexed elements."""
+        """A contiguous numpy copy of the indexed elements (bfloat16 as wp.array.numpy() shows it)."""
+        return shown_numpy(self._host(), self.dtype)
+
+    def _host(self) -> np.ndarray:
+        """The indexed elements as stored (bfloat16 as bits), a contiguous copy."""
         if self.data is None:
             raise RuntimeError("an indexedarray annotation has no values")
         return np.ascontiguousarray(self._host_data()[self._index()])
+
+    def _values(self) -> np.ndarray:
+        return wt.bfloat16_shown(self._host(), self.dtype)
 
     def list(self):
         return self.contiguous().list()
 
     def contiguous(self) -> array:
         """A contiguous wp.array copy, on the same device."""
-        return array(self.numpy(), dtype=self.dtype, device=self.device)
+        return array(self._host(), dtype=self.dtype, device=self.device)
 
     def to(self, device):
         device = get_device(device)
-        return self if device == self.device else array(self.numpy(), dtype=self.dtype, device=device)
+        return self if device == self.device else array(self._host(), dtype=self.dtype, device=device)
 
     def assign(self, src) -> None:
         """Copies `src` (an array, indexed array, numpy array or nested list of as many elements) into the
@@ -342,7 +349,7 @@ class indexedarray:
         storage = self.data._np.dtype
         if isinstance(src, (array, indexedarray)) and _capture.recording_on(self.device):
             return _capture.record(lambda: self.assign(src))  # a graph capture: src as it is at replay
-        values = np.asarray(src.numpy()) if isinstance(src, (array, indexedarray)) else \
+        values = np.asarray(src._host()) if isinstance(src, (array, indexedarray)) else \
             assign_values(src, self.dtype, storage)
         want = self.shape + wt.inner_shape(self.dtype)
         if values.size != int(np.prod(want, dtype=np.int64)):

@@ -105,6 +105,8 @@ def check_array_arg(kernel, name, p: ArrayParam, value, device) -> np.ndarray:
     elem_shape = wt.inner_shape(p.dtype)
     ndim = view.ndim - len(elem_shape)
     want = wt.numpy_dtype(p.dtype)
+    if wt.scalar_type_of(p.dtype) is wt.bfloat16 and wt.is_ml_bfloat16(view.dtype):
+        view = view.view(np.uint16)  # numpy data of ml_dtypes.bfloat16: the bits a bfloat16 array holds
     got_dtype = value.dtype if isinstance(value, array) else None
     if view.dtype != want or (got_dtype is not None and got_dtype is not p.dtype) or \
             (elem_shape and view.shape[ndim:] != elem_shape):

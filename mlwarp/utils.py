@@ -663,14 +663,14 @@ def _radix_keys(keys: np.ndarray, bits: int) -> np.ndarray:
 
 
 def _host(a: array) -> np.ndarray:
-    """A's values as numpy: the storage itself on the CPU, a copy for a CUDA array."""
-    return a.numpy()
+    """A's values as numpy: the storage itself on the CPU, a copy for a CUDA array (as stored)."""
+    return a._host()
 
 
 def _store(a: array, values: np.ndarray, count: int) -> None:
     """Writes `values` into a's first `count` elements."""
     if a.device.is_cpu:
-        a.numpy()[:count] = values
+        a._host()[:count] = values
     else:
         a[:count].assign(values)
 

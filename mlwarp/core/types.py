@@ -313,7 +313,7 @@ def canonical_type(t):
     if t is None or isinstance(t, str):  # np.dtype(None) is float64; a string is an unresolved annotation
         return None
     try:
-        return _numpy_to_warp.get(np.dtype(t))
+        return _warp_of_numpy(np.dtype(t))
     except (TypeError, ValueError):  # numpy 2.4 raises ValueError for an object whose `.dtype` is no dtype
         return None
 
@@ -343,10 +343,57 @@ def dtype_to_numpy(warp_dtype):
 
 
 def dtype_from_numpy(numpy_dtype):
-    t = _numpy_to_warp.get(np.dtype(numpy_dtype))
+    """The Warp scalar type of a numpy dtype; ml_dtypes.bfloat16 is wp.bfloat16, as in Warp."""
+    t = _warp_of_numpy(np.dtype(numpy_dtype))
     if t is None:
         raise TypeError(f"Cannot convert numpy dtype {numpy_dtype!r} to a Warp dtype")
     return t
+
+
+def _warp_of_numpy(dt: np.dtype):
+    t = _numpy_to_warp.get(dt)
+    return bfloat16 if t is None and is_ml_bfloat16(dt) else t
+
+
+# -- ml_dtypes: numpy's bfloat16, optional --------------------------------------------------------
+# numpy has no bfloat16, so a bfloat16 array stores uint16 bit patterns. When the ml_dtypes package is
+# installed (jax brings it), Warp shows those bits as ml_dtypes.bfloat16 values (.numpy(), str()) and reads
+# ml_dtypes.bfloat16 data as bfloat16; without it, .numpy() gives the bits, with a warning once.
+_ml_dtypes_bfloat16 = _UNSET = object()
+
+
+def _get_ml_dtypes_bfloat16():
+    """ml_dtypes.bfloat16 if the package is installed, else None: imported on first need (it is optional, and
+    not cheap to import), then remembered. Warp's name; a test sets `_ml_dtypes_bfloat16 = None` to act
+    as if it were missing."""
+    global _ml_dtypes_bfloat16
+    if _ml_dtypes_bfloat16 is _UNSET:
+        try:
+            import ml_dtypes  # noqa: PLC0415
+            _ml_dtypes_bfloat16 = ml_dtypes.bfloat16
+        except ImportError:
+            _ml_dtypes_bfloat16 = None
+    return _ml_dtypes_bfloat16
+
+
+def is_ml_bfloat16(dt) -> bool:
+    """Whether numpy dtype `dt` is ml_dtypes.bfloat16 (ml_dtypes is imported only for a 2-byte void dtype,
+    the kind its dtypes have)."""
+    if dt.kind != "V" or dt.itemsize != 2 or dt.fields is not None:
+        return False
+    ml = _get_ml_dtypes_bfloat16()
+    return ml is not None and dt == ml
+
+
+def bfloat16_shown(storage: np.ndarray, t) -> np.ndarray:
+    """`storage` (numpy data of an array of `t`, bfloat16 as bit patterns) as Warp's .numpy() shows it: viewed,
+    not copied, as ml_dtypes.bfloat16 when `t` is bfloat16 or a vector/matrix of them and ml_dtypes is
+    installed; else `storage` itself."""
+    if scalar_type_of(t) is bfloat16 and storage.dtype == np.uint16:
+        ml = _get_ml_dtypes_bfloat16()
+        if ml is not None:
+            return storage.view(ml)
+    return storage
 
 
 def is_generic(annotation) -> bool:

@@ -164,7 +164,7 @@ def to_torch(a, requires_grad=None):
     if not a.device.is_cpu:
         raise RuntimeError(f"to_torch of an array on '{a.device}' is not supported in this build")
     scalar = wt.canonical_type(_scalar_of(a.dtype))
-    view = a.numpy()
+    view = a._host()  # bfloat16 as its bits
     if any(s < 0 for s in view.strides):
         raise RuntimeError("to_torch: PyTorch tensors cannot have negative strides; call .contiguous() first")
     tdt = dtype_to_torch(scalar)

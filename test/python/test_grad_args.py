@@ -427,7 +427,7 @@ def test_copy_backward_per_dtype(dtype):
         return
     got = a.grad.numpy()
     if dtype == "bfloat16":  # bit patterns: 1 + seed is exact in bfloat16
-        got = (got.astype(np.uint32) << 16).view(np.float32)
+        got = (got.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
     np.testing.assert_array_equal(got.reshape(shape), 1 + seed_np.reshape(shape))
     assert not b.grad.numpy().any()
 
@@ -476,22 +476,22 @@ def test_requires_grad_set_later_allocates_grad_and_backward_fills_it(tmp_path):
 def test_bfloat16_fill_ones_assign_and_int_data_store_bfloat16_values():
     """fill_/ones/full/assign and int data of a bfloat16 array store the values' bfloat16 bits (Warp: 1.5 ->
     0x3fc0), not the values truncated to integers (which read back as denormals: a bfloat16 loss's seed of 1
-    was 9e-41)."""
-    assert wp.ones(2, dtype=wp.bfloat16).numpy().tolist() == [0x3F80, 0x3F80]
-    assert wp.full(2, -1.5, dtype=wp.bfloat16).numpy().tolist() == [0xBFC0, 0xBFC0]
+    was 9e-41). Read as bits: .numpy() shows them as ml_dtypes.bfloat16 values where that is installed."""
+    assert wp.ones(2, dtype=wp.bfloat16).numpy().view(np.uint16).tolist() == [0x3F80, 0x3F80]
+    assert wp.full(2, -1.5, dtype=wp.bfloat16).numpy().view(np.uint16).tolist() == [0xBFC0, 0xBFC0]
     a = wp.zeros(3, dtype=wp.bfloat16)
     a.fill_(1.0 + 2.0 ** -9)  # halfway between 1 and the next bfloat16: rounds to even (1.0)
-    assert a.numpy().tolist() == [0x3F80] * 3
-    # numbers of any kind are values, uint16 data are bit patterns (what .numpy() gives back), as in Warp
-    assert wp.array([1, 2], dtype=wp.bfloat16).numpy().tolist() == [0x3F80, 0x4000]
-    assert wp.array(np.array([0x3FC0], dtype=np.uint16), dtype=wp.bfloat16).numpy().tolist() == [0x3FC0]
+    assert a.numpy().view(np.uint16).tolist() == [0x3F80] * 3
+    # numbers of any kind are values, uint16 data are bit patterns (what .numpy() gives back without ml_dtypes), as in Warp
+    assert wp.array([1, 2], dtype=wp.bfloat16).numpy().view(np.uint16).tolist() == [0x3F80, 0x4000]
+    assert wp.array(np.array([0x3FC0], dtype=np.uint16), dtype=wp.bfloat16).numpy().view(np.uint16).tolist() == [0x3FC0]
     b = wp.zeros(2, dtype=wp.bfloat16)
     b.assign([1.5, 2.0])
-    assert b.numpy().tolist() == [0x3FC0, 0x4000]
+    assert b.numpy().view(np.uint16).tolist() == [0x3FC0, 0x4000]
     b.assign(np.array([1, -2], dtype=np.int32))
-    assert b.numpy().tolist() == [0x3F80, 0xC000]
+    assert b.numpy().view(np.uint16).tolist() == [0x3F80, 0xC000]
     b.assign(np.array([0x3FC0, 0x4000], dtype=np.uint16))
-    assert b.numpy().tolist() == [0x3FC0, 0x4000]
+    assert b.numpy().view(np.uint16).tolist() == [0x3FC0, 0x4000]
 
 
 def test_grad_assignment_checks_and_sets_requires_grad():

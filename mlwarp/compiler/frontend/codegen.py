@@ -30,7 +30,7 @@ from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing
                       python_function_builtin, resolve_path, static_value)
 from .source import Source
 from .syntax import (assigned_names, contains_return, first_never_supported, int_literal, may_jump,
-                     member_write_roots, number_literal, read_outside, unsupported_message)
+                     member_write_roots, read_outside, unsupported_message)
 from .values import BREAK, CONTINUE, RETURN, RETVAL, FunctionVar, TupleVar, Unbound, Var, rebinding_message
 
 
@@ -138,7 +138,7 @@ class KernelEmitter:
         value = self.expr(node.value)
         declared = self.type_from_expr(node.annotation)
         if declared is not None and declared != value.type:
-            value = self.cast(value, declared, node)
+            value = self.convert(value, declared, node)  # x: wp.float64 = 0.1 is 0.1 in float64
         self.assign(node.target, value)
 
     def stmt_AugAssign(self, node):
@@ -674,14 +674,14 @@ class KernelEmitter:
         return self.binop(node, opname, self.expr(node.left), self.expr(node.right))
 
     def expr_UnaryOp(self, node):
-        literal = node.operand.value if isinstance(node.operand, ast.Constant) else None
-        if isinstance(node.op, ast.USub) and type(literal) in (int, float):  # -3 is a literal (a constant)
-            return self.expr_Constant(ast.Constant(-literal))
         if isinstance(node.op, ast.Not):
             return self.call_builtin(node, "bool_not", [self.to_bool(self.expr(node.operand))])
         v = self.expr(node.operand)
         if isinstance(node.op, ast.UAdd):
             return v
+        if isinstance(node.op, ast.USub) and isinstance(v, Var) and type(v.literal) in (int, float):
+            # -3, -wp.pi, -y (y = 0.1): a constant still, as Warp folds them, so wp.float64(-wp.pi) stays exact
+            return self.expr_Constant(ast.Constant(-v.literal))
         return self.call_builtin(node, "neg" if isinstance(node.op, ast.USub) else "invert", [v])
 
     def expr_BoolOp(self, node):
@@ -824,12 +824,9 @@ class KernelEmitter:
                 return self.const(0, target)
             if len(node.args) != 1:
                 raise self.error(node, f"{ft.name(target)}() takes zero or one argument")
-            literal = number_literal(node.args[0])
-            if isinstance(node.args[0], ast.Constant) and type(node.args[0].value) is bool:
-                literal = node.args[0].value
-            if literal is not None:  # wp.float64(-0.3) is one float64 constant; wp.int8(300) wraps to 44, as in Warp
-                return self.const(self.literal_as(literal, target, node), target)
-            return self.cast(self.expr(node.args[0]), target, node)
+            # wp.float64(-0.3), wp.float64(wp.pi), wp.float64(y) with y = 0.1: one float64 constant, never a
+            # float32 one widened; wp.int8(300) wraps to 44, as in Warp
+            return self.convert(self.expr(node.args[0]), target, node)
         name = getattr(obj, "_wp_builtin_", None) or python_function_builtin(obj)
         if name is not None:
             return self.call_builtin(node, name, [self.expr(a) for a in node.args])
@@ -914,6 +911,16 @@ class KernelEmitter:
         except TypeError as e:
             raise self.error(node, str(e), CompileTypeError) from None
         return Var(wb.builtin(name, [a.value for a in args], ft.to_mlir(rt)), rt)
+
+    def convert(self, v: Var, to, node) -> Var:
+        """`v` as a `to` where the program asks for that type (a scalar constructor, an annotation, a component
+        or element store). A constant (a literal, a captured Python number such as wp.pi or wp.constant(0.1),
+        wp.static(), a local bound to one) is still the Python number it was written as: Warp converts that
+        number itself, so it is rounded once, to `to`, not through float32 or int32 first. Anything else is
+        converted at run time. Operands of builtins keep cast(): there Warp's float literals are float32s."""
+        if v.literal is not None and wt.is_scalar(v.type) and wt.is_scalar(to):
+            return self.const(self.literal_as(v.literal, to, node), to)
+        return self.cast(v, to, node)
 
     def cast(self, v: Var, to, node) -> Var:
         if isinstance(v.type, ft.ArrayT):

@@ -75,10 +75,8 @@ def _scalar_args(em, node, T, args) -> list:
     converting = len(args) == 1 and wt.is_composite(args[0].type)  # wp.vec3d(v): a component-wise conversion
     out = []
     for v in flat:
-        if v.literal is not None:  # a literal or a captured constant: exact in T's scalar type (1.00000005)
-            out.append(em.const(em.literal_as(v.literal, scalar, node), scalar))
-        elif v.type is scalar or converting:
-            out.append(v if v.type is scalar else em.cast(v, scalar, node))
+        if v.literal is not None or v.type is scalar or converting:  # a constant: exact in T's scalar type
+            out.append(v if v.type is scalar else em.convert(v, scalar, node))
         else:  # as Warp: a variable of another scalar type is an error, not a silent conversion
             what = _KIND_NAMES.get(wt.composite_kind(T), "vector")
             raise em.error(node, f"the value used to fill this {what} is expected to be of the type "
@@ -713,7 +711,7 @@ def _converted(em, node, value, to):
     if value.type == to:
         return value
     if wt.is_scalar(value.type) and wt.is_scalar(to):
-        return em.cast(value, to, node)
+        return em.convert(value, to, node)  # v[0] = 0.1 on a vec3d: 0.1 in float64
     raise em.error(node, f"Composite slot assignment expects value of type {ft.name(to)}, got "
                          f"{ft.name(value.type)}", CompileTypeError)  # Warp's text
 

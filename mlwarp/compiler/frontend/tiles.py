@@ -498,9 +498,7 @@ def _scalar(em, node, dtype, name: str) -> ir.Value:
         return v.value
     if isinstance(v.type, (ArrayT, ft.TileT)) or wt.is_composite(v.type):
         raise em.error(node, f"wp.{name}(): expected a scalar value, got {ft.name(v.type)}", CompileTypeError)
-    if v.literal is not None:
-        return em.const(em.literal_as(v.literal, dtype, node), dtype).value
-    return v.value if v.type is dtype else em.cast(v, dtype, node).value
+    return v.value if v.type is dtype else em.convert(v, dtype, node).value
 
 
 def _full(em, node, name, args) -> Var:
@@ -1069,7 +1067,7 @@ def _assign_tile(em, node) -> None:
                                  f"of the tile {shape} and a value", CompileTypeError)
         value = em.expr(positional[-1])
         if value.type is not dst.type.dtype:
-            value = em.cast(value, dst.type.dtype, node)
+            value = em.convert(value, dst.type.dtype, node)
         indices = [_int32(em, i) for i in positional[:-1]]
         updated = wb.create("tile_insert", dst.value, value.value, indices, results=[dst.value.type]).result
     em.assign(target, Var(updated, dst.type))
@@ -1418,14 +1416,14 @@ def assign(em, target, value: Var) -> bool:
         parts = component.elts if isinstance(component, ast.Tuple) else [component]
         scalar = tile.type.dtype._wp_scalar_type_
         if value.type is not scalar:
-            value = em.cast(value, scalar, target)
+            value = em.convert(value, scalar, target)
         value = Var(wc.insert(element.value, value.value, [_int32(em, p) for p in parts]), tile.type.dtype)
     index_nodes = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
     if len(index_nodes) != len(tile.type.shape):
         raise em.error(target, f"a tile of shape {tile.type.shape} takes {len(tile.type.shape)} indices, got "
                                f"{len(index_nodes)}", CompileTypeError)
     if value.type is not tile.type.dtype:
-        value = em.cast(value, tile.type.dtype, target)
+        value = em.convert(value, tile.type.dtype, target)
     indices = [_int32(em, i) for i in index_nodes]
     updated = wb.create("tile_insert", tile.value, value.value, indices, results=[tile.value.type]).result
     em.env[target.value.id] = Var(updated, tile.type)
