@@ -249,6 +249,15 @@ def k_outside_a_call(a: wp.array(dtype=int), a2: wp.array2d(dtype=int), n: int):
     t = (*v, 3.0)
 
 
+@wp.func
+def set_five(x: wp.ref[int]):
+    x = 5
+
+
+def k_reference_to_component(a: wp.array(dtype=int), a2: wp.array2d(dtype=int), n: int):
+    set_five(*a[0:1])
+
+
 ONLY = "vectors, quaternions, and matrices"
 
 
@@ -277,6 +286,9 @@ ONLY = "vectors, quaternions, and matrices"
                                            f"Got float32.", "*x[0:2]"),
     (k_tuple, wp.CompileTypeError, f"Starred expressions are only supported for arrays (with slice), {ONLY}. "
                                    f"Got tuple(float32, float32).", "*t"),
+    (k_reference_to_component, wp.CompileError, "wp.ref[int] parameter requires an addressable expression (local "
+                                                "variable, array element, struct field, or wp.ref[T] parameter)",
+     "*a[0:1]"),
     (k_outside_a_call, wp.UnsupportedSyntaxError, "Construct `ast.Starred` not supported in kernels.", "(*v"),
 ], ids=lambda v: v.__name__ if callable(v) and not isinstance(v, type) else None)
 def test_refusals_use_warps_class_and_text(func, cls, message, line_text):

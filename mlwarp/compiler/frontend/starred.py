@@ -28,6 +28,11 @@ _SLICED_KINDS = "arrays, vectors, quaternions, and matrices"
 _KINDS = "arrays (with slice), vectors, quaternions, and matrices"
 
 
+def is_component_root(name: str) -> bool:
+    """Whether a local is the hidden one a starred argument's components are read from."""
+    return name.startswith(_HIDDEN)
+
+
 def has_starred(node) -> bool:
     return isinstance(node, ast.Call) and any(isinstance(a, ast.Starred) for a in node.args)
 
