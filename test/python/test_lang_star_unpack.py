@@ -9,7 +9,6 @@ import pytest
 
 import mlwarp as wp
 
-mat23 = wp.types.matrix((2, 3), float)
 VEC = wp.constant(wp.vec3(7.0, 8.0, 9.0))
 TWO = wp.constant(2)
 

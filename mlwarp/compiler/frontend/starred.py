@@ -11,7 +11,6 @@ itself is evaluated once, before the call's other arguments; its components are 
 from __future__ import annotations
 
 import ast
-import itertools
 from contextlib import contextmanager
 
 from mlwarp.core import types as wt
@@ -19,10 +18,9 @@ from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
 
 from . import indexed
 from . import types as ft
-from .values import TupleVar, Var
+from .values import Var
 
 _HIDDEN = "$starred"  # not a Python identifier: no user name can collide with it
-_serial = itertools.count()  # nested starred calls (`f(*g(*v))`) each bind their own name
 
 _SLICED_KINDS = "arrays, vectors, quaternions, and matrices"
 _KINDS = "arrays (with slice), vectors, quaternions, and matrices"
@@ -51,7 +49,9 @@ def expanded(em, node: ast.Call):
                 args.append(a)
                 continue
             target, positions = _target_and_positions(em, a)
-            name = f"{_HIDDEN}{next(_serial)}"
+            # numbered by the hidden locals live now, so nested calls (`f(*g(*v))`) and the starred arguments of
+            # one call each get their own, and every compile of a kernel names them alike
+            name = f"{_HIDDEN}{sum(1 for n in em.env if is_component_root(n))}"
             em.env[name] = target
             names.append(name)
             for i in positions:
