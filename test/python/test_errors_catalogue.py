@@ -129,10 +129,16 @@ def uses_star_args(a: wp.array(dtype=wp.float32)):
     (uses_set_literal, "{1.0, 2.0}", "set literal"),
     (uses_generator, "g = (float(j)", "generator expression"),
     (uses_global, "global counter", "global statement"),
-    (uses_star_args, "wp.max(*(1.0, 2.0))", "star-args"),
 ], ids=lambda v: v.key if isinstance(v, wp.Kernel) else None)
 def test_unsupported_syntax(kernel, text, what):
     compile_error(kernel, wp.UnsupportedSyntaxError, text, re.escape(f"unsupported: {what}"))
+
+
+def test_star_args_of_a_tuple_use_warps_text():
+    # Warp unpacks vectors, quaternions, matrices and sliced arrays only (test_lang_star_unpack.py)
+    compile_error(uses_star_args, wp.CompileTypeError, "wp.max(*(1.0, 2.0))",
+                  re.escape("Starred expressions are only supported for arrays (with slice), vectors, quaternions, "
+                            "and matrices. Got tuple(float32, float32)."))
 
 
 def test_dict_literal_uses_warps_text():

@@ -69,10 +69,14 @@ def k_starargs(out: wp.array(dtype=float)):
     (k_listcomp, "list comprehension", "x = ["), (k_lambda, "lambda", "f = lambda"), (k_try, "try statement", "try:"),
     (k_with, "with statement", "with open"), (k_set, "set literal", "s = {"),
     (k_generator, "generator expression", "sum("), (k_global, "global statement", "global helper"),
-    (k_starargs, "star-args", "*out"),
 ])
 def test_unsupported_syntax_names_the_construct(func, construct, line_text):
     expect_error(func, wp.UnsupportedSyntaxError, f"unsupported: {construct}", line_text)
+
+
+def test_star_args_of_a_whole_array_use_warps_text():
+    expect_error(k_starargs, wp.CompileTypeError, "Starred expressions apply to arrays only if they are sliced with "
+                                                  "bounds known at compile-time.", "*out")
 
 
 def k_list(out: wp.array(dtype=float)):

@@ -24,6 +24,7 @@ from . import (atomics, augassign, composite, fixed, indexed, keywords, operator
                slicing, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import hints  # prefetch(a[i])
+from . import starred  # f(*v), wp.vec4(*v3, 1.0): starred arguments become their components
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
@@ -559,6 +560,9 @@ class KernelEmitter:
         return v
 
     def tuple_values(self, node, count) -> list:
+        if starred.has_starred(node):  # a, b = f(*v): the tuple paths below read the call's arguments themselves
+            with starred.expanded(self, node) as call:
+                return self.tuple_values(call, count)
         if isinstance(node, ast.Tuple):
             if len(node.elts) != count:
                 raise self.error(node, f"cannot unpack {len(node.elts)} values into {count} names")
@@ -778,6 +782,9 @@ class KernelEmitter:
         return arr, indices
 
     def expr_Call(self, node):
+        if starred.has_starred(node):
+            with starred.expanded(self, node) as call:
+                return self.expr_Call(call)
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
             return self.global_value(node, static_value(self.src.func, node, self.static_scope()))
         obj = self.local_type(node.func)  # a local shadows a global of the same name

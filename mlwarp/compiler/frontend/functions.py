@@ -23,7 +23,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core import generics
 
 from ..dialects.warp import composite as wc
-from . import custom_grad, fixed, geometry, refs, returns, tiles, tuples
+from . import custom_grad, fixed, geometry, refs, returns, starred, tiles, tuples
 from . import types as ft
 from .codegen import KernelEmitter
 from .resolve import resolve_path
@@ -438,6 +438,9 @@ class FunctionEmitter(KernelEmitter):
         self.env[RETURN] = self.const(True, wt.bool_)
 
     def return_values(self, value_node) -> list:
+        if starred.has_starred(value_node):  # return f(*v): the @wp.func path below reads the arguments itself
+            with starred.expanded(self, value_node) as expanded:
+                return self.return_values(expanded)
         if isinstance(value_node, ast.Tuple):
             return [self.expr(e) for e in value_node.elts]
         if isinstance(value_node, ast.Call) and is_function(resolve_path(self.src.func, value_node.func)):

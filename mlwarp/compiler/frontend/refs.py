@@ -29,6 +29,7 @@ from mlwarp.core.vector import quaternion, vector
 
 from ..dialects import llvm
 from ..dialects.warp import builders as wb
+from . import starred
 from . import types as ft
 from .syntax import int_literal
 from .values import Var
@@ -55,8 +56,9 @@ def check_addressable(em, node, purpose: str) -> None:
     if not isinstance(node, ast.AST):  # a default value
         raise em.error(em.src.tree, _not_addressable(purpose), CompileError)
     root = _root(node)
+    # a component of a starred argument is a copy (as in Warp, where it is no addressable expression either)
     if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) or not isinstance(root, ast.Name) or \
-            not isinstance(em.env.get(root.id), Var):
+            not isinstance(em.env.get(root.id), Var) or starred.is_component_root(root.id):
         raise em.error(node, _not_addressable(purpose), CompileError)
     local = em.env[root.id]
     if node is root and local.literal is not None:

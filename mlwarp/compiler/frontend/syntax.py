@@ -9,7 +9,7 @@ UNSUPPORTED = {
     ast.ListComp: "list comprehension", ast.SetComp: "set comprehension", ast.DictComp: "dict comprehension",
     ast.GeneratorExp: "generator expression", ast.Lambda: "lambda", ast.Try: "try statement",
     ast.With: "with statement", ast.Dict: "dict literal", ast.Set: "set literal", ast.List: "list literal",
-    ast.Global: "global statement", ast.Nonlocal: "nonlocal statement", ast.Starred: "star-args",
+    ast.Global: "global statement", ast.Nonlocal: "nonlocal statement",
     ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await", ast.ClassDef: "class definition",
     ast.FunctionDef: "nested function definition", ast.AsyncFunctionDef: "async function",
     ast.Import: "import statement", ast.ImportFrom: "import statement", ast.Delete: "del statement",
@@ -25,6 +25,7 @@ _WARP_TEXTS = {
     ast.List: "List constructs are not supported in kernels. Use vectors like `wp.vec3()` for small fixed-size "
               "collections, or `wp.zeros(shape=N, dtype=...)` for stack-allocated arrays.",
     ast.Dict: "Construct `ast.Dict` not supported in kernels.",
+    ast.Starred: "Construct `ast.Starred` not supported in kernels.",  # outside call arguments (starred.py)
 }
 
 
