@@ -326,6 +326,8 @@ class array:
     def fill_(self, value):
         """Sets every element to `value` (a number, or a sequence for vector/matrix dtypes)."""
         values = fill_values(value, self.dtype, self._np.dtype)  # a graph capture keeps the value as it is now
+        if _recording._active:  # a recording tape saves what a recorded launch read (mlwarp/overwrites.py)
+            _recording.before_write(self)
         if _capture.active is not None and _capture.recording_on(self.device):
             _capture.record(partial(self._np.__setitem__, Ellipsis, np.array(values)))  # not a view of the caller's
         else:
@@ -333,6 +335,8 @@ class array:
         self._is_read = False
 
     def zero_(self):
+        if _recording._active:
+            _recording.before_write(self)
         if _capture.active is not None and _capture.recording_on(self.device):
             _capture.record(partial(self._np.__setitem__, Ellipsis, 0))
         else:
@@ -363,6 +367,8 @@ class array:
             raise RuntimeError(f"Cannot assign {values.size} values to an array of {self._np.size} elements "
                                f"(shape {self.shape})")
         values = values.reshape(self._np.shape)
+        if _recording._active:
+            _recording.before_write(self)
         if _capture.active is not None and _capture.recording_on(self.device):  # the values as they are now
             _capture.record(partial(self._np.__setitem__, Ellipsis, values.copy()))
         else:
@@ -657,6 +663,8 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
             raise RuntimeError("dest_offset, src_offset, and count are not supported when copying to/from "
                                "non-contiguous indexed or Fabric arrays")
         return _capture.run_or_record(dest.device, lambda: dest.assign(src._host()))  # read at replay when captured
+    if _recording._active:  # a recording tape saves what a recorded launch read (mlwarp/overwrites.py)
+        _recording.before_write(dest)
     _copy_values(dest, src, dest_offset, src_offset, count, n, stream)
     if src.grad is None or dest.grad is None:
         return

@@ -16,6 +16,7 @@ import numpy as np
 
 import importlib
 
+from . import recording as _recording
 from . import types as _t
 from .array import array
 from .runtime.cuda import driver as drv
@@ -164,6 +165,8 @@ class CudaArray(array):
 
     def fill_(self, value):
         host = _a.fill_values(value, self.dtype, self._np.dtype)
+        if _recording._active:  # a recording tape saves what a recorded launch read (mlwarp/overwrites.py)
+            _recording.before_write(self)
         if self.is_contiguous and not host.any() and host.size <= 1:
             mem.memset8(self.device, self.ptr, 0, self.capacity)
             return
@@ -178,6 +181,8 @@ class CudaArray(array):
             if values.size != self._np.size:
                 raise RuntimeError(f"Cannot assign {values.size} values to an array of {self._np.size} elements "
                                    f"(shape {self.shape})")
+            if _recording._active:
+                _recording.before_write(self)
             self._write_host(values.reshape(self._np.shape))
             return
         copy_arrays(self, src)

@@ -62,6 +62,8 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint
     args = list(inputs) + list(outputs)
     check_arg_count(kernel, args)
     device = launch_device(kernel, device)
+    if _recording._active:  # the tape saves what this launch overwrites (mlwarp/overwrites.py)
+        _recording.before_launch(kernel, args, device)
     if device.is_cuda:  # mlwarp/cuda_launch.py
         launch_cuda(kernel, dims, args, device, stream, block_dim, max_blocks)
     else:
@@ -79,6 +81,8 @@ def _capture_launch(kernel, dim, inputs, outputs, device, stream, adjoint, adj_i
         return False
     cmd = launch(kernel, dim, inputs, outputs, device, stream, adjoint, adj_inputs, adj_outputs, True, block_dim,
                  max_blocks, record_tape)
+    if record_tape and not adjoint and _recording._active:  # saved in the graph, before the launch
+        _recording.before_launch(cmd.kernel, list(inputs) + list(outputs), target)
     _capture.record(cmd.captured_op())
     if record_tape and not adjoint and _recording.recording():
         _recording.record_launch(cmd.kernel, launch_dims(dim, cmd.kernel), inputs, outputs, target)

@@ -264,6 +264,8 @@ class LaunchPlan:
             run = self.runner(device)
         if record_cmd:
             return Launch(self, device, dims, total, args, values, stream, block_dim, max_blocks)
+        if _recording._active:  # the tape saves what this launch overwrites (mlwarp/overwrites.py)
+            _recording.before_launch(kernel, args, device)
         if total:
             repeats = 1
             if dims[1] != 1 or dims[2] != 1 or dims[3] != 1:  # wp.tid() may give fewer indices than dims

@@ -35,6 +35,20 @@ def paused():
         _active[:] = saved
 
 
+def before_launch(kernel, args, device) -> None:
+    """Called by wp.launch before a forward launch the innermost active tape will record: the tape saves the
+    arrays the launch overwrites that its adjoint, or an earlier launch's, reads (Tape.save_overwritten)."""
+    if _active:
+        _active[-1].save_overwritten(kernel, args, device)
+
+
+def before_write(a) -> None:
+    """Called before work that is not a kernel launch (wp.copy, assign, fill_, zero_) writes the array `a`
+    while a tape records (Tape.save_before_write)."""
+    if _active:
+        _active[-1].save_before_write(a)
+
+
 def record_func(backward, arrays) -> None:
     """Called by work that is not a kernel launch (wp.copy): the innermost active tape records its backward."""
     if _active:

@@ -20,6 +20,7 @@ from . import types as wt
 from .adjoint import launch_adjoint
 from .array import array
 from .config import config
+from .overwrites import Overwrites, swap
 from .runtime import capture as _capture
 # what is recording (mlwarp/recording.py, below wp.array); wp.launch, jvp.py and utils.py use it from here
 from .recording import _active, paused, record_func, record_launch, recording  # noqa: F401
@@ -71,6 +72,7 @@ class Tape:
         self.gradients = {}
         self.loss = None
         self.scopes = []  # (launch index, name or None at a scope's end, metadata)
+        self._overwrites = Overwrites()  # values the recorded launches overwrote that adjoints read (overwrites.py)
 
     def __enter__(self):
         if _active:  # as Warp: one tape records at a time
@@ -84,6 +86,15 @@ class Tape:
     def record_func(self, backward, arrays):
         """Records a Python callable that `backward()` calls in its place (for work that is not a kernel)."""
         self.launches.append(("func", backward, list(arrays)))
+
+    def save_overwritten(self, kernel, args, device):
+        """Before a launch this tape records: saves the arrays it writes that it, or a recorded launch, read."""
+        self._overwrites.before_launch(len(self.launches), kernel, args, device)
+
+    def save_before_write(self, a):
+        """Before wp.copy, assign, fill_ or zero_ writes `a` while this tape records: saves it if a recorded
+        launch read it."""
+        self._overwrites.before_write(len(self.launches), a)
 
     def backward(self, loss=None, grads=None):
         """Runs the recorded launches' adjoints, last first. `loss`: a one-element array whose gradient is
@@ -104,24 +115,39 @@ class Tape:
                 a.grad.assign(g)
             a.requires_grad = True
             self.gradients[a] = a.grad
-        for entry in reversed(self.launches):
-            if entry[0] == "func":
-                entry[1]()
-                continue
-            _, kernel, dims, inputs, outputs, device = entry
-            adj_in = [_adjoint_of(v) for v in inputs]
-            adj_out = [_adjoint_of(v) for v in outputs]
-            for v in _arrays_in(inputs + outputs):
-                if v.grad is not None:
-                    self.gradients[v] = v.grad
-            for v, adj in zip(inputs + outputs, adj_in + adj_out):
-                if wt.is_struct(type(v)):
-                    self.gradients[v] = adj
-            # a graph capture (graph_capture.py) records the adjoint launch, with these adjoints, for its replays
-            _capture.run_or_record(device, partial(launch_adjoint, kernel, dims, inputs, outputs, adj_in, adj_out,
-                                                   device))
+        swapped = []  # each adjoint reads what its launch read (overwrites.py); undone at the end
+        try:
+            for position in range(len(self.launches), -1, -1):
+                for pair in self._overwrites.swaps(position, before=True):
+                    swap(pair)
+                    swapped.append(pair)
+                if position < len(self.launches):
+                    self._backward_entry(self.launches[position])
+                for pair in self._overwrites.swaps(position, before=False):
+                    swap(pair)
+                    swapped.append(pair)
+        finally:
+            for pair in reversed(swapped):
+                swap(pair)
         if config.verify_autograd_array_access:  # the recorded reads are consumed
             access.clear_read_marks(self._arrays())
+
+    def _backward_entry(self, entry):
+        if entry[0] == "func":
+            entry[1]()
+            return
+        _, kernel, dims, inputs, outputs, device = entry
+        adj_in = [_adjoint_of(v) for v in inputs]
+        adj_out = [_adjoint_of(v) for v in outputs]
+        for v in _arrays_in(inputs + outputs):
+            if v.grad is not None:
+                self.gradients[v] = v.grad
+        for v, adj in zip(inputs + outputs, adj_in + adj_out):
+            if wt.is_struct(type(v)):
+                self.gradients[v] = adj
+        # a graph capture (graph_capture.py) records the adjoint launch, with these adjoints, for its replays
+        _capture.run_or_record(device, partial(launch_adjoint, kernel, dims, inputs, outputs, adj_in, adj_out,
+                                               device))
 
     def record_scope_begin(self, scope_name, metadata=None):
         """Opens a named scope grouping the launches recorded from here (Warp uses them to draw the tape)."""
@@ -159,6 +185,7 @@ class Tape:
         self.launches = []
         self.scopes = []
         self.loss = None
+        self._overwrites.clear()
 
     def visualize(self, filename=None, **options):
         """Warp draws the recorded launches as a GraphViz graph; mlwarp does not (yet)."""

@@ -21,6 +21,7 @@ import time
 
 from mlir import ir
 
+from .array_access import kernel_array_access
 from .context import make_context
 from .frontend import emit_kernel, get_source
 from .passes.autodiff import ADJOINT_ERRORS_ATTR, adjoint_name, mark_no_backward
@@ -95,6 +96,8 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
             continue  # (a kernel without tiles skips the tile stages)
         if stage.emit is None:
             run_passes(build.module, stage.passes)
+            if stage.name == "warp-opt":  # the kernel inlined and not yet differentiated: what a Tape saves
+                build.meta["array_access"] = kernel_array_access(build.module, build.name)
             if dump_dir:
                 dump_ir(build.module, dump_dir, dump_prefix, stage.name)
         else:

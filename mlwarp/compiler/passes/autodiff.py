@@ -43,7 +43,8 @@ parameter for that, after the adjoints: an i64 whose bit k says that argument k'
 adjoint is its `.grad`. A member write into an element (`y[i].y = v`,
 `y[i][2] += v`: load, insert, store) always clears the written member's adjoint
 (adj_v += adj_y[i].y, adj_y[i].y = 0); the load's adjoint passes the other
-members on. Never overwrite an input that an earlier read needs.
+members on. The replay reads arrays as they are when k_adj runs: a recording wp.Tape puts back the values a
+launch overwrote that its replay reads (mlwarp/overwrites.py).
 
 When an array is only ever indexed by the thread's own linear index (`i =
 wp.tid()`), no two threads share its adjoint elements, so reads accumulate with
