@@ -30,7 +30,7 @@ from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
                       python_function_builtin, resolve_path, static_value)
 from .source import Source
-from .syntax import (assigned_names, contains_return, first_never_supported, int_literal, may_jump,
+from .syntax import (assigned_names, contains_return, continuation, first_never_supported, int_literal, may_jump,
                      member_write_roots, number_literal, read_before_bound, read_outside, unsupported_message)
 from .values import BREAK, CONTINUE, RETURN, RETVAL, FunctionVar, TupleVar, Unbound, Var, rebinding_message
 
@@ -62,6 +62,7 @@ class KernelEmitter:
         # loops being emitted once to learn the types of the names they must carry without a definition before
         # them: {name: its type once some statement assigned it, else None}, innermost last (emit_loop)
         self.loop_pending: list = []
+        self.reads_after: dict = {}  # id(statement) -> names the code after it may read before assigning
 
     # -- diagnostics --------------------------------------------------------------
     def error(self, node, message, cls=CompileError):
@@ -305,13 +306,13 @@ class KernelEmitter:
         return None
 
     def read_after(self, name: str, node) -> bool:
-        """Whether the source reads `name` after the `if` statement `node` (not an implicit branch of the
-        compiler's, such as the rest of a block after an early return)."""
-        if not isinstance(node, ast.If):
+        """Whether the code after the statement `node` (an `if` or a loop, not an implicit branch of the
+        compiler's, such as the rest of a block after an early return) may read `name` before assigning it."""
+        if not isinstance(node, (ast.If, ast.For, ast.While)):
             return False
-        end = node.end_lineno
-        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
-                   for n in ast.walk(self.src.tree))
+        if id(node) not in self.reads_after:
+            self.reads_after[id(node)] = read_before_bound(continuation(self.src.tree, node), set())
+        return name in self.reads_after[id(node)]
 
     # -- loops ----------------------------------------------------------------------
     def stmt_For(self, node):
@@ -426,9 +427,9 @@ class KernelEmitter:
         emit_branches). Its type is what the body assigns it: the loop is emitted once in a scratch block to
         learn it."""
         bound = {n for n, v in self.env.items() if isinstance(v, (Var, TupleVar))} | {var_name}
+        early = read_before_bound(body, bound)
         pending = {n: None for n in dict.fromkeys(assigned_names(body))
-                   if n not in bound and (read_outside(self.src.tree, node, n) or
-                                          n in read_before_bound(body, bound))}
+                   if n not in bound and (n in early or self.read_after(n, node))}
         if pending:
             before = dict(self.env)
             true = self.const(True, wt.bool_).value

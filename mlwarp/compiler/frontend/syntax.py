@@ -177,3 +177,21 @@ def read_before_bound(stmts, bound) -> set:
 
     block(stmts, bound)
     return found
+
+
+def continuation(tree: ast.AST, node: ast.stmt) -> list:
+    """The statements that run after `node` in `tree`, in order: the rest of its block, then the rest of each
+    enclosing block outwards (an enclosing loop's next iteration is that loop's business: read_before_bound)."""
+    def find(stmts):
+        for k, s in enumerate(stmts):
+            if s is node:
+                return stmts[k + 1:]
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    rest = find(inner)
+                    if rest is not None:
+                        return rest + stmts[k + 1:]
+        return None
+
+    return find(tree.body) or []
