@@ -340,3 +340,15 @@ def test_an_array_assigned_in_one_branch():
     with pytest.raises(wp.CompileError, match="'c' is not defined on every path through the if at line"):
         wp.launch(arr_branch, dim=1, inputs=[wp.zeros(1), wp.zeros(1)])
 
+
+def test_chained_comparison_of_unequal_types():
+    @wp.kernel
+    def chain(a: wp.array(dtype=float)):
+        x = wp.int32(10)
+        y = 10
+        z = True
+        if x == y == z:  # Warp chains only operands of one type
+            a[0] = 1.0
+
+    with pytest.raises(TypeError, match=r"Cannot chain comparisons of unequal types: int32 == bool\."):
+        wp.launch(chain, dim=1, inputs=[wp.zeros(1)])

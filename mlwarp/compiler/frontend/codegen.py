@@ -41,6 +41,7 @@ _BINOPS = {
     ast.LShift: "lshift", ast.RShift: "rshift", ast.MatMult: "matmul",
 }
 _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+_CMP_SYMBOLS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 KERNEL_RETURN = "Warp kernels cannot return values. Write results to output arguments, and omit the return " \
                 "annotation or use `-> None`."
 _CASTS = {float: wt.float32, int: wt.int32, bool: wt.bool_}
@@ -726,6 +727,9 @@ class KernelEmitter:
             if name is None:
                 raise self.error(node, f"unsupported comparison {type(op).__name__}", UnsupportedSyntaxError)
             right = self.expr(comp)
+            if result is not None and left.type != right.type:  # as Warp, which chains only one type's operands
+                raise self.error(node, f"Cannot chain comparisons of unequal types: {ft.name(left.type)} "
+                                       f"{_CMP_SYMBOLS[type(op)]} {ft.name(right.type)}.", CompileTypeError)
             c = self.call_builtin(node, name, [left, right])
             result = c if result is None else self.call_builtin(node, "bool_and", [result, c])
             left = right
