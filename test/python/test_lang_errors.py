@@ -102,28 +102,40 @@ def test_undefined_name():
 def k_one_branch(out: wp.array(dtype=float)):
     i = wp.tid()
     if i > 0:
-        y = 1.0
-    out[0] = y
+        y = out  # an array has no value on the path that skips this (a float would be zero there)
+    y[0] = 1.0
 
 
 def test_name_bound_in_only_one_branch():
     lines, first = inspect.getsourcelines(k_one_branch)
     if_line = first + next(n for n, t in enumerate(lines) if "if i > 0" in t)
     expect_error(k_one_branch, wp.CompileError,
-                 f"'y' is not defined on every path through the if at line {if_line}", "out[0] = y")
+                 f"'y' is not defined on every path through the if at line {if_line}", "y[0] = 1.0")
 
 
 def k_loop_only(out: wp.array(dtype=float)):
     for j in range(3):
-        z = float(j)
-    out[0] = z
+        z = out  # an array has no value after a loop that runs no iteration (a float would be zero there)
+    z[0] = 1.0
 
 
 def test_name_bound_only_inside_a_loop():
     lines, first = inspect.getsourcelines(k_loop_only)
     loop_line = first + next(n for n, t in enumerate(lines) if "for j" in t)
     expect_error(k_loop_only, wp.CompileError,
-                 f"'z' is assigned inside the loop at line {loop_line} and not defined before it", "out[0] = z")
+                 f"'z' is assigned inside the loop at line {loop_line} and not defined before it", "z[0] = 1.0")
+
+
+def k_loop_reads_first(out: wp.array(dtype=float)):
+    for j in range(out.shape[0]):
+        if j > 0:
+            out[j] = w  # nothing has given w a type yet: the loop cannot carry it
+        w = float(j)
+
+
+def test_name_read_in_a_loop_before_any_assignment():
+    expect_error(k_loop_reads_first, wp.CompileError,
+                 "'w' is read before any assignment to it in the loop; define it before the loop", "out[j] = w")
 
 
 def k_changes_type(out: wp.array(dtype=float)):

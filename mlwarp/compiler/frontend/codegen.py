@@ -20,6 +20,7 @@ from mlwarp.core.errors import CompileAttributeError, CompileError, CompileKeyEr
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
+from ..dialects.warp import composite as wc
 from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
                slicing, tiles, tuples, type_exprs)
 from . import dtype_dispatch
@@ -30,8 +31,8 @@ from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
                       python_function_builtin, resolve_path, static_value)
 from .source import Source
-from .syntax import (assigned_names, contains_return, first_never_supported, int_literal, may_jump,
-                     member_write_roots, read_outside, unsupported_message)
+from .syntax import (assigned_names, contains_return, continuation, first_never_supported, int_literal, may_jump,
+                     member_write_roots, read_before_bound, read_outside, unsupported_message)
 from .values import BREAK, CONTINUE, RETURN, RETVAL, FunctionVar, TupleVar, Unbound, Var, rebinding_message
 
 
@@ -41,6 +42,7 @@ _BINOPS = {
     ast.LShift: "lshift", ast.RShift: "rshift", ast.MatMult: "matmul",
 }
 _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+_CMP_SYMBOLS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 KERNEL_RETURN = "Warp kernels cannot return values. Write results to output arguments, and omit the return " \
                 "annotation or use `-> None`."
 _CASTS = {float: wt.float32, int: wt.int32, bool: wt.bool_}
@@ -59,6 +61,10 @@ class KernelEmitter:
         self.env: dict = {}
         self.tid_dims = 0
         self.static_loop_values: dict = {}  # loop variables of loops unrolled for wp.static (stmt_For)
+        # loops being emitted once to learn the types of the names they must carry without a definition before
+        # them: {name: its type once some statement assigned it, else None}, innermost last (emit_loop)
+        self.loop_pending: list = []
+        self.reads_after: dict = {}  # id(statement) -> names the code after it may read before assigning
 
     # -- diagnostics --------------------------------------------------------------
     def error(self, node, message, cls=CompileError):
@@ -101,6 +107,10 @@ class KernelEmitter:
         for k, stmt in enumerate(stmts):
             with self.loc(stmt):
                 self.emit_stmt(stmt)
+            for pending in self.loop_pending:
+                for n, t in pending.items():
+                    if t is None and isinstance(self.env.get(n), Var):
+                        pending[n] = self.env[n].type
             rest = stmts[k + 1:]
             if rest and may_jump(stmt):
                 with self.loc(rest[0]):
@@ -250,14 +260,16 @@ class KernelEmitter:
             x, y = then_env.get(name), else_env.get(name)
             if x is y:
                 continue
-            if (x is None) != (y is None) and tiles.is_tile(x or y) and self.read_after(name, node):
-                # a tile only one branch of an `if` makes, read after it: Warp's tile variables start zeroed, so
-                # the other path leaves it a zero tile (made before the if: that branch only passes it on)
-                made = x or y
+            if isinstance(x, Var) != isinstance(y, Var) and self.read_after(name, node):
+                # a local only one branch of an `if` assigns, read after it: Warp declares every local at the top
+                # of the function, so the other path reads the declaration's value, zero for vectors, matrices,
+                # structs and tiles (their constructors zero them) and indeterminate for scalars (mlwarp: zero)
+                made = x if isinstance(x, Var) else y
                 with ir.InsertionPoint(tmp):
-                    zero = tiles.zeros(made.type)
-                (then_env if x is None else else_env)[name] = zero
-                x, y = then_env[name], else_env[name]
+                    zero = self.unassigned_value(made.type)
+                if zero is not None:
+                    (else_env if made is x else then_env)[name] = zero
+                    x, y = then_env[name], else_env[name]
             if isinstance(x, Var) and isinstance(y, Var):
                 erased = geometry.merged_query_type(x.type, y.type) if x.type != y.type else None
                 if erased is not None:  # BVH queries of two kinds: both as the erased wp.BvhQuery, as in Warp
@@ -288,14 +300,25 @@ class KernelEmitter:
         self.env = tuples.unflatten(merged, shapes)  # tuples changed by a branch: merged part by part
         return result
 
+    def unassigned_value(self, t):
+        """The value of a local of type `t` on a path that has not assigned it (see emit_branches), or None
+        for a type with no such value here (arrays, tuples, queries: those stay refused)."""
+        if wt.is_scalar(t):
+            return self.const(0, t)
+        if wt.is_composite(t):
+            return Var(wc.construct(ft.to_mlir(t), []), t)
+        if isinstance(t, ft.TileT):
+            return tiles.zeros(t)
+        return None
+
     def read_after(self, name: str, node) -> bool:
-        """Whether the source reads `name` after the `if` statement `node` (not an implicit branch of the
-        compiler's, such as the rest of a block after an early return)."""
-        if not isinstance(node, ast.If):
+        """Whether the code after the statement `node` (an `if` or a loop, not an implicit branch of the
+        compiler's, such as the rest of a block after an early return) may read `name` before assigning it."""
+        if not isinstance(node, (ast.If, ast.For, ast.While)):
             return False
-        end = node.end_lineno
-        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
-                   for n in ast.walk(self.src.tree))
+        if id(node) not in self.reads_after:
+            self.reads_after[id(node)] = read_before_bound(continuation(self.src.tree, node), set())
+        return name in self.reads_after[id(node)]
 
     # -- loops ----------------------------------------------------------------------
     def stmt_For(self, node):
@@ -411,7 +434,38 @@ class KernelEmitter:
 
     def emit_loop(self, node, body, lo, hi, step, to_i, var_name):
         """A range loop (lo/hi/step given) or a while loop (node.test). scf.for when the body cannot
-        leave early, else scf.while with the exit flags in its condition."""
+        leave early, else scf.while with the exit flags in its condition.
+
+        A name the body assigns but nothing defines before the loop is carried through it when it is read after
+        the loop or may be read before the body assigns it (from the iteration before): Warp's locals are C
+        variables declared at the top of the function, so they keep their last value across iterations and
+        after the loop, and hold their declaration's value before any assignment (zero here, as in
+        emit_branches). Its type is what the body assigns it: the loop is emitted once in a scratch block to
+        learn it."""
+        bound = {n for n, v in self.env.items() if isinstance(v, (Var, TupleVar))} | {var_name}
+        early = read_before_bound(body, bound)
+        pending = {n: None for n in dict.fromkeys(assigned_names(body))
+                   if n not in bound and (n in early or self.read_after(n, node))}
+        if pending:
+            before = dict(self.env)
+            true = self.const(True, wt.bool_).value
+            scratch = scf.IfOp(true, [], has_else=False)
+            self.loop_pending.append(pending)
+            try:
+                with ir.InsertionPoint(scratch.then_block):
+                    self.emit_loop_once(node, body, lo, hi, step, to_i, var_name)
+            finally:
+                self.loop_pending.pop()
+                scratch.erase()
+                true.owner.erase()
+                self.env = before
+            for n, t in pending.items():
+                zero = self.unassigned_value(t) if t is not None else None
+                if zero is not None:
+                    self.env[n] = zero
+        self.emit_loop_once(node, body, lo, hi, step, to_i, var_name)
+
+    def emit_loop_once(self, node, body, lo, hi, step, to_i, var_name):
         shapes = tuples.flatten_loop(self, node, body, var_name)  # tuples the body reassigns: carried by part
         outer = dict(self.env)
         saved_flags = {f: self.env.pop(f) for f in (BREAK, CONTINUE) if f in self.env}
@@ -629,6 +683,15 @@ class KernelEmitter:
         v = self.env.get(node.id)
         if isinstance(v, (Var, TupleVar)):
             return v
+        for pending in reversed(self.loop_pending):  # a loop's first emission (emit_loop): any value will do
+            if node.id in pending:
+                if pending[node.id] is None:
+                    raise self.error(node, f"'{node.id}' is read before any assignment to it in the loop; define "
+                                           f"it before the loop", CompileError)
+                zero = self.unassigned_value(pending[node.id])
+                if zero is not None:
+                    return zero
+                break
         if isinstance(v, Unbound):
             raise self.error(node, v.reason, CompileError)
         return self.global_value(node, resolve_path(self.src.func, node))
@@ -712,6 +775,9 @@ class KernelEmitter:
             if name is None:
                 raise self.error(node, f"unsupported comparison {type(op).__name__}", UnsupportedSyntaxError)
             right = self.expr(comp)
+            if result is not None and left.type != right.type:  # as Warp, which chains only one type's operands
+                raise self.error(node, f"Cannot chain comparisons of unequal types: {ft.name(left.type)} "
+                                       f"{_CMP_SYMBOLS[type(op)]} {ft.name(right.type)}.", CompileTypeError)
             c = self.call_builtin(node, name, [left, right])
             result = c if result is None else self.call_builtin(node, "bool_and", [result, c])
             left = right

@@ -136,3 +136,63 @@ def read_outside(tree: ast.AST, node: ast.AST, name: str) -> bool:
     inside = {id(n) for n in ast.walk(node)}
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in inside
                for n in ast.walk(tree))
+
+
+def read_before_bound(stmts, bound) -> set:
+    """Names that `stmts` may read on a path where they are not bound yet, `bound` being bound on entry.
+
+    Run over a loop body, these are the names an iteration may read from the one before it (or, on the first
+    iteration, before any assignment): the loop must carry them even though nothing defines them before it.
+    Loops in `stmts` count once (their first iteration), and a loop binds nothing for what follows it (it may
+    run no iteration)."""
+    found = set()
+
+    def reads(node, bound):
+        found.update(n.id for n in ast.walk(node)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound)
+
+    def stores(node):
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def block(stmts, bound):
+        bound = set(bound)
+        for s in stmts:
+            if isinstance(s, ast.If):
+                reads(s.test, bound)
+                bound = block(s.body, bound) & block(s.orelse, bound)
+            elif isinstance(s, (ast.For, ast.While)):
+                reads(s.iter if isinstance(s, ast.For) else s.test, bound)
+                block(s.body, bound | (stores(s.target) if isinstance(s, ast.For) else set()))
+            elif isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                if s.value is not None:
+                    reads(s.value, bound)
+                for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
+                    reads(t, bound)  # the indices and bases of `a[i].x = ...`
+                    if isinstance(s, ast.AugAssign) and isinstance(t, ast.Name) and t.id not in bound:
+                        found.add(t.id)  # y += 1 reads y
+                    bound |= stores(t)
+            else:
+                reads(s, bound)
+                bound |= stores(s)
+        return bound
+
+    block(stmts, bound)
+    return found
+
+
+def continuation(tree: ast.AST, node: ast.stmt) -> list:
+    """The statements that run after `node` in `tree`, in order: the rest of its block, then the rest of each
+    enclosing block outwards (an enclosing loop's next iteration is that loop's business: read_before_bound)."""
+    def find(stmts):
+        for k, s in enumerate(stmts):
+            if s is node:
+                return stmts[k + 1:]
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    rest = find(inner)
+                    if rest is not None:
+                        return rest + stmts[k + 1:]
+        return None
+
+    return find(tree.body) or []
