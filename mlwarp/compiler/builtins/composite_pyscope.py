@@ -161,6 +161,7 @@ IMPLS = {
     "quat_from_matrix": _from_matrix,
     "spatial_cross": _spatial_cross,
     "spatial_cross_dual": _spatial_cross_dual,
+    "spatial_adjoint": lambda r, s: np.block([[r, np.zeros_like(r)], [s, r]]),
     "matrix_from_rows": lambda *rows: np.stack(rows),
     "matrix_from_cols": lambda *cols: np.stack(cols, 1),
     "quat_between_vectors": lambda a, b: _normalize(np.concatenate([np.cross(_normalize(a, a), _normalize(b, b)), [
