@@ -226,6 +226,8 @@ def call(name: str, args):
         impl = _minmax(name, types)
     elif name == "mul" and wt.composite_kind(types[0]) == "quat" and types[0] == types[-1]:
         impl = _qmul
+    elif name == "mul" and wt.composite_kind(types[0]) == "transform" and types[0] == types[-1]:
+        impl = IMPLS["transform_multiply"]  # a then b, as in kernels (not a component-wise product)
     elif name in ("transform_point", "transform_vector") and wt.composite_kind(types[0]) == "mat":
         w = 1.0 if name == "transform_point" else 0.0
         impl = lambda m, x: (m @ np.append(x, w))[:3]  # noqa: E731
