@@ -14,6 +14,8 @@ reads as in Warp.
 
 from __future__ import annotations
 
+from .array import array
+from .array_search import lower_bound
 from .builtins import namespace as wp  # wp.sin, wp.length, ...: the builtins, spelt as in user code
 from .func import func
 from .types import float32, int32, uint32
@@ -248,6 +250,13 @@ def _poisson(state: uint32, lam: float32):
     return _poisson_mult(state, lam)
 
 
+@func
+def _sample_cdf(state: uint32, cdf: array(dtype=float32)):
+    """Inverse-transform sampling: the first index of the sorted `cdf` whose value is >= a uniform u."""
+    s, u = _randf(state)
+    return s, lower_bound(cdf, u)
+
+
 randu = StatefulFunction("randu", {1: _randu, 3: _randu_range}, "randu(state[, min, max]) -> uint32")
 randi = StatefulFunction("randi", {1: _randi, 3: _randi_range}, "randi(state[, min, max]) -> int32")
 randf = StatefulFunction("randf", {1: _randf, 3: _randf_range}, "randf(state[, min, max]) -> float32 in [0, 1)")
@@ -267,7 +276,10 @@ sample_unit_square = StatefulFunction("sample_unit_square", {1: _sample_unit_squ
                                       "a point in the square [-0.5, 0.5]^2")
 sample_unit_cube = StatefulFunction("sample_unit_cube", {1: _sample_unit_cube}, "a point in the cube [-0.5, 0.5]^3")
 poisson = StatefulFunction("poisson", {2: _poisson}, "poisson(state, lam) -> uint32, a Poisson-distributed count")
+sample_cdf = StatefulFunction("sample_cdf", {2: _sample_cdf},
+                              "sample_cdf(state, cdf) -> int32, an index drawn from the discrete distribution whose "
+                              "normalised cumulative sums are `cdf`")
 
 __all__ = ["rand_init", "randu", "randi", "randf", "randn", "sample_triangle", "sample_unit_ring", "sample_unit_disk",
            "sample_unit_sphere_surface", "sample_unit_sphere", "sample_unit_hemisphere_surface",
-           "sample_unit_hemisphere", "sample_unit_square", "sample_unit_cube", "poisson"]
+           "sample_unit_hemisphere", "sample_unit_square", "sample_unit_cube", "poisson", "sample_cdf"]

@@ -523,6 +523,13 @@ class _TransformLike(_VectorLike):
     def q(self, value):
         self[3:7] = value
 
+    def __mul__(self, other):
+        if isinstance(other, _TransformLike):  # t * u: transform_multiply, as in kernels
+            from mlwarp.compiler.builtins.composite_pyscope import call
+
+            return call("mul", [self, other])
+        return super().__mul__(other)
+
     def __setattr__(self, name, value):
         if name in ("p", "q"):
             object.__setattr__(self, name, value)  # the properties

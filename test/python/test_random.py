@@ -106,14 +106,22 @@ def test_samples_lie_in_their_domains_and_follow_the_stream():
     assert np.allclose(a3[0, 0], expected, atol=1e-6)
 
 
-def test_the_state_must_be_a_variable():
-    @wp.kernel
-    def bad(out: wp.array(dtype=float)):
-        out[0] = wp.randf(wp.rand_init(3))
+def test_a_state_expression_is_a_copy():
+    """As Warp (whose state parameter is a reference, bound to a temporary here): `wp.randf(wp.rand_init(3))`
+    draws from a copy of the state, whose advance is dropped."""
 
-    with pytest.raises(wp.CompileTypeError, match=r"test_random\.py:\d+: in 'bad': wp\.randf\(\) advances its state: "
-                                                  r"pass a variable"):
-        wp.launch(bad, 1, [wp.zeros(1, dtype=float)])
+    @wp.kernel
+    def draws(out: wp.array(dtype=float)):
+        out[0] = wp.randf(wp.rand_init(3))
+        out[1] = wp.randf(wp.rand_init(3))
+        s = wp.rand_init(3)
+        out[2] = wp.randf(s)
+        out[3] = wp.randf(s)
+
+    out = wp.zeros(4, dtype=float)
+    wp.launch(draws, 1, [out])
+    a = out.numpy()
+    assert a[0] == a[1] == a[2] and a[3] != a[2]
 
 
 def test_wrong_argument_count():

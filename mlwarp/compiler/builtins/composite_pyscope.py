@@ -161,6 +161,7 @@ IMPLS = {
     "quat_from_matrix": _from_matrix,
     "spatial_cross": _spatial_cross,
     "spatial_cross_dual": _spatial_cross_dual,
+    "spatial_adjoint": lambda r, s: np.block([[r, np.zeros_like(r)], [s, r]]),
     "matrix_from_rows": lambda *rows: np.stack(rows),
     "matrix_from_cols": lambda *cols: np.stack(cols, 1),
     "quat_between_vectors": lambda a, b: _normalize(np.concatenate([np.cross(_normalize(a, a), _normalize(b, b)), [
@@ -225,6 +226,8 @@ def call(name: str, args):
         impl = _minmax(name, types)
     elif name == "mul" and wt.composite_kind(types[0]) == "quat" and types[0] == types[-1]:
         impl = _qmul
+    elif name == "mul" and wt.composite_kind(types[0]) == "transform" and types[0] == types[-1]:
+        impl = IMPLS["transform_multiply"]  # a then b, as in kernels (not a component-wise product)
     elif name in ("transform_point", "transform_vector") and wt.composite_kind(types[0]) == "mat":
         w = 1.0 if name == "transform_point" else 0.0
         impl = lambda m, x: (m @ np.append(x, w))[:3]  # noqa: E731

@@ -287,6 +287,8 @@ partials("log10")(lambda x, out: (1 / (x * 2.302585092994046),))
 partials("cbrt")(lambda x, out: (1 / (3.0 * out * out),))
 partials("erf")(lambda x, out: (1.1283791670955126 * call("exp", -(x * x)),))
 partials("erfc")(lambda x, out: (-1.1283791670955126 * call("exp", -(x * x)),))
+partials("erfinv")(lambda x, out: (0.886226925452758 * call("exp", out * out),))  # sqrt(pi) / 2
+partials("erfcinv")(lambda x, out: (-0.886226925452758 * call("exp", out * out),))
 partials("frac")(lambda x, out: (1,))
 partials("degrees")(lambda x, out: (57.29577951308232,))
 partials("radians")(lambda x, out: (0.017453292519943295,))

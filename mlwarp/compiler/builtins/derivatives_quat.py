@@ -295,3 +295,17 @@ def spatial_cross_dual(a: V, b: V) -> V:  # (wa x wb + va x vb, wa x vb)
 
 set_overload_grad("spatial_cross", ["Vector", "Vector"], Expansion(spatial_cross))
 set_overload_grad("spatial_cross_dual", ["Vector", "Vector"], Expansion(spatial_cross_dual))
+
+
+def spatial_adjoint(r: V, s: V) -> V:  # [[r, 0], [s, r]]
+    rc, sc = comps(r), comps(s)
+    zero = const(0.0, scalar_of(r))
+    elems = []
+    for i in range(3):
+        elems += rc[3 * i:3 * i + 3] + [zero] * 3
+    for i in range(3):
+        elems += sc[3 * i:3 * i + 3] + rc[3 * i:3 * i + 3]
+    return construct(typ("mat", scalar_of(r), (6, 6)), elems)
+
+
+set_overload_grad("spatial_adjoint", ["Matrix", "Matrix"], Expansion(spatial_adjoint))

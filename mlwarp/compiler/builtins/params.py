@@ -9,7 +9,7 @@ Builtins not listed take `x` (one scalar argument) or `a, b, ...`.
 
 from __future__ import annotations
 
-_UNARY_X = {"abs", "acos", "asin", "atan", "bit_count", "cbrt", "ceil", "cos", "cosh", "degrees", "erf", "erfc",
+_UNARY_X = {"abs", "acos", "asin", "atan", "bit_count", "cbrt", "ceil", "cos", "cosh", "degrees", "erf", "erfc", "erfcinv", "erfinv",
             "exp", "floor", "frac", "log", "log10", "log2", "neg", "nonzero", "pos", "radians", "rint", "round",
             "sign", "sin", "sinh", "sqrt", "step", "tan", "tanh", "trunc"}
 

@@ -167,12 +167,103 @@ for _name, _op_name, _doc, _py in [
     ("round", "RoundOp", "nearest integer, halves away from zero (C round)", ps.c_round),
     ("rint", "RoundEvenOp", "nearest integer, halves to even (C rint)", np.rint),
     ("trunc", "TruncOp", "x rounded toward zero", np.trunc),
-    ("erf", "ErfOp", "the error function", None),
-    ("erfc", "ErfcOp", "the complementary error function", None)]:
+    ("erf", "ErfOp", "the error function", np.vectorize(__import__("math").erf, otypes=[np.float64])),
+    ("erfc", "ErfcOp", "the complementary error function", np.vectorize(__import__("math").erfc, otypes=[np.float64]))]:
     if _py is None:
         builtin(_name, ["Float"], doc=_doc)(lambda args, result_type, _o=_op_name: getattr(math, _o)(args[0]).result)
     else:
         _float_unary(_name, _op_name, _doc, _py)
+
+
+# -- inverse error functions ------------------------------------------------------------------------------
+# Giles' single-precision approximation ("Approximating the erfinv function", GPU Computing Gems, 2011) as
+# the first guess, then two Newton steps on erf in float64, rounded once to the argument's type (float32 and
+# float16 results equal Warp's CPU ones). erfinv(+-1) = +-inf, NaN outside [-1, 1]; erfcinv(a) is
+# erfinv(1 - a), as Warp computes it.
+_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+               0.00943887047, 1.00167406, 2.83297682)
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+
+
+def _giles(w_log, f):
+    """The approximation's factor p(w) for w = -log((1 - x)(1 + x)), emitted in type `f` (erfinv(x) ~ p x)."""
+    c = lambda v: _constant_like(v, f)  # noqa: E731
+
+    def horner(coeffs, w):
+        p = c(coeffs[0])
+        for k in coeffs[1:]:
+            p = arith.AddFOp(c(k), arith.MulFOp(p, w).result).result
+        return p
+
+    central = horner(_GILES_CENTRAL, arith.SubFOp(w_log, c(2.5)).result)
+    tail = horner(_GILES_TAIL, arith.SubFOp(math.SqrtOp(w_log).result, c(3.0)).result)
+    return arith.SelectOp(compare("lt", w_log, c(5.0)), central, tail).result
+
+
+def _inverse_erf(complement: bool):
+    def lower(args, result_type):
+        (a,) = args
+        f64 = ir.F64Type.get()
+        x = a if a.type == f64 else arith.ExtFOp(f64, a).result
+        c = lambda v: _constant_like(v, f64)  # noqa: E731
+        one = c(1.0)
+        if complement:  # erfcinv(a) = erfinv(1 - a), as Warp's (so inf below a = ulp(1) / 2, as there)
+            x = arith.SubFOp(one, x).result
+        y = x
+        prod = arith.MulFOp(arith.SubFOp(one, x).result, arith.AddFOp(one, x).result).result
+        w = arith.NegFOp(math.LogOp(prod).result).result
+        r = arith.MulFOp(_giles(w, f64), y).result
+        for _ in range(2):
+            slope = arith.MulFOp(c(_TWO_OVER_SQRT_PI), math.ExpOp(arith.NegFOp(arith.MulFOp(r, r).result).result)
+                                 .result).result
+            step = arith.DivFOp(arith.SubFOp(math.ErfOp(r).result, x).result, slope).result
+            # a step only where it is finite (the tails, where erf's slope underflows, keep the first guess)
+            finite = arith.AndIOp(compare("gt", slope, c(0.0)),
+                                  compare("lt", math.AbsFOp(step).result, c(float("inf")))).result
+            r = arith.SelectOp(finite, arith.SubFOp(r, step).result, r).result
+        edge = compare("eq", prod, c(0.0))  # x = +-1: the infinity of x's sign
+        r = arith.SelectOp(edge, math.CopySignOp(c(float("inf")), y).result, r).result
+        if a.type == f64:
+            return r
+        f32 = ir.F32Type.get()
+        r = arith.TruncFOp(f32, r).result  # half from float (no double-to-half conversion in the runtime)
+        return r if a.type == f32 else arith.TruncFOp(a.type, r).result
+
+    return lower
+
+
+def _inverse_erf_py(complement: bool):
+    import math as pymath
+
+    def f(a):
+        a = 1.0 - float(a) if complement else float(a)
+        y, prod = a, (1.0 - a) * (1.0 + a)
+        if not prod >= 0.0:
+            return np.float64("nan")
+        if prod == 0.0:
+            return np.float64(pymath.copysign(pymath.inf, y))
+        w = -pymath.log(prod)
+        coeffs, v = (_GILES_CENTRAL, w - 2.5) if w < 5.0 else (_GILES_TAIL, pymath.sqrt(w) - 3.0)
+        p = coeffs[0]
+        for k in coeffs[1:]:
+            p = k + p * v
+        r = p * y
+        for _ in range(2):
+            slope = _TWO_OVER_SQRT_PI * pymath.exp(-r * r)
+            if slope > 0.0:
+                step = (pymath.erf(r) - a) / slope
+                r = r - step if pymath.isfinite(step) else r
+        return np.float64(r)
+
+    return f
+
+
+builtin("erfinv", ["Float"], doc="the inverse error function: erf(erfinv(x)) = x on [-1, 1]",
+        py=python_scope("erfinv", _inverse_erf_py(False)))(_inverse_erf(False))
+builtin("erfcinv", ["Float"], doc="the inverse complementary error function: erfc(erfcinv(x)) = x on [0, 2]",
+        py=python_scope("erfcinv", _inverse_erf_py(True)))(_inverse_erf(True))
 
 
 def _unit_interval(x):

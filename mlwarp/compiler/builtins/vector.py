@@ -304,6 +304,25 @@ def _spatial_cross_dual(args, types, rt):
     return vm.concat(_cross3(wa, wb) + _cross3(va, vb), _cross3(wa, vb)).value
 
 
+def _adjoint_rule(types):
+    t = same(types)
+    if wt.inner_shape(t) != (3, 3) or not wt.is_float(wt.scalar_type_of(t)):
+        raise TypeError(f"expects two 3x3 float matrices, got {_names(types)}")
+    return mat_type(6, 6, wt.scalar_type_of(t))
+
+
+@overload("spatial_adjoint", ["Matrix", "Matrix"], _adjoint_rule, doc="the 6x6 block matrix [[r, 0], [s, r]]")
+def _spatial_adjoint(args, types, rt):
+    rs = vm.concat(args[0], args[1])  # r: elements 0..8, s: 9..17 (row-major); 18: a zero
+    zeros = vm.constant(0.0, vm.vec_type(9, vm.elem_type(V(args[0]).value.type)))
+    idx = []
+    for i in range(3):
+        idx += [3 * i, 3 * i + 1, 3 * i + 2, 18, 18, 18]
+    for i in range(3):
+        idx += [9 + 3 * i, 10 + 3 * i, 11 + 3 * i, 3 * i, 3 * i + 1, 3 * i + 2]
+    return vm.vector.shuffle(rs.value, zeros, idx)
+
+
 def _where_rule(types):
     if not (types[0] is wt.bool_ or wt.is_int(types[0])):  # Warp's overloads: bool and the integer types
         raise TypeError(f"where(cond, a, b): cond must be a bool or an integer, got {_names(types)}")

@@ -117,6 +117,8 @@ def construct(em, node, T):
         return _type_function(T)(em, node)
     if wt.is_struct(T):
         return _struct_value(em, node, T)
+    if wt.composite_kind(T) == "transform":
+        return _construct_transform(em, node, T)
     if node.keywords:
         _check_typed_keywords(em, node, T)
     return _construct_from(em, node, T, [em.expr(a) for a in node.args])
@@ -135,6 +137,47 @@ def _check_typed_keywords(em, node, T):
             shown = v.__name__ if k == "dtype" else v
             raise em.error(node, f"{wt.type_name(T)}() got {k}={shown}, which the type does not have",
                            CompileTypeError)
+
+
+def _construct_transform(em, node, T, dtype=None):
+    """`wp.transform(...)` (T given) or `wp.types.transformation(..., dtype=None)` (T None: the dtype keyword or
+    the arguments' scalar type) in a kernel, by Warp's two overloads: `(p, q=identity)` (positional or
+    keywords), or 0, 1 (a fill or a copy of the same dtype) or 7 scalar components."""
+    pq = [kw for kw in node.keywords if kw.arg in ("p", "q")]
+    rest = [kw for kw in node.keywords if kw.arg not in ("p", "q")]
+    if T is not None and rest:
+        _check_typed_keywords(em, ast.copy_location(ast.Call(func=node.func, args=[], keywords=rest), node), T)
+    name = wt.type_name(T) if T is not None else "transformation"
+    if pq:
+        if len(node.args) > 2:
+            raise em.error(node, f"{name}() takes p and q, got {len(node.args)} positional values and keywords",
+                           CompileTypeError)
+        given = dict(zip(("p", "q"), node.args))
+        for kw in pq:
+            if kw.arg in given:
+                raise em.error(node, f"{name}() got multiple values for argument '{kw.arg}'", CompileTypeError)
+            given[kw.arg] = kw.value
+        if "p" not in given:
+            raise em.error(node, f"{name}() missing required argument 'p'", CompileTypeError)
+        args = [em.expr(given["p"])] + ([em.expr(given["q"])] if "q" in given else [])
+    else:
+        args = [em.expr(a) for a in node.args]
+    if T is None:
+        if args and dtype is None:
+            dtype = _inferred_dtype(em, node, args, "transformation")
+        T = transformation(dtype or wt.float32)
+    scalar = wt.scalar_type_of(T)
+    if len(args) == 1 and wt.composite_kind(args[0].type) == "transform":
+        source = wt.scalar_type_of(args[0].type)
+        if source is not scalar:
+            raise em.error(node, f"copy constructing a transform requires matching source and target dtypes, got "
+                                 f"`{source.__name__}` and `{scalar.__name__}`", CompileError)
+    elif len(args) == 1 and wt.composite_kind(args[0].type) == "vec" and wt.inner_shape(args[0].type) == (3,):
+        args = [args[0], identity_value(em, quaternion(scalar))]  # wp.transform(p): the identity rotation
+    elif all(wt.is_scalar(a.type) for a in args) and len(args) not in (0, 1, 7):
+        raise em.error(node, f"incompatible number of values given ({len(args)}) when constructing a transform; "
+                             f"expected 0, 1, or 7", CompileError)
+    return _construct_from(em, node, T, args)
 
 
 def _construct_from(em, node, T, args):
@@ -440,12 +483,11 @@ def _anon_quaternion(em, node):
 
 
 def _anon_transformation(em, node):
-    """`wp.types.transformation(p, q, dtype=None)` (or its 7 components) in a kernel."""
-    dtype = _anon_keywords(em, node, "transformation", ("dtype",)).get("dtype")
-    args = [em.expr(a) for a in node.args]
-    if args and dtype is None:
-        dtype = _inferred_dtype(em, node, args, "transformation")
-    return _construct_from(em, node, transformation(dtype or wt.float32), args)
+    """`wp.types.transformation(p, q=identity, dtype=None)` (or 0, 1 or 7 components) in a kernel."""
+    rest = [kw for kw in node.keywords if kw.arg not in ("p", "q")]
+    dtype = _anon_keywords(em, ast.copy_location(ast.Call(func=node.func, args=[], keywords=rest), node),
+                           "transformation", ("dtype",)).get("dtype")
+    return _construct_transform(em, node, None, dtype)
 
 
 def _type_function(obj):
@@ -564,7 +606,7 @@ def _slice_plan(em, node, t, slice_node):
     out are whole); and the type of the selection (a vector for one sliced dimension, a matrix for two)."""
     nodes = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
     shape = wt.inner_shape(t)
-    if wt.composite_kind(t) not in ("vec", "quat", "mat") or len(nodes) > len(shape):
+    if wt.composite_kind(t) not in ("vec", "quat", "mat", "transform") or len(nodes) > len(shape):
         raise em.error(node, f"a {ft.name(t)} takes up to {len(shape)} indices", CompileError)
     plan = []
     for k, n in enumerate(shape):

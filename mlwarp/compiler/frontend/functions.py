@@ -138,11 +138,11 @@ def call_stateful(em: KernelEmitter, node: ast.Call, obj) -> Var:
         counts = " or ".join(str(n) for n in sorted(obj._wp_stateful_))
         raise em.error(node, f"wp.{obj.__name__}() takes {counts} positional argument(s)", CompileTypeError)
     state = node.args[0]
-    if not isinstance(state, ast.Name):
-        raise em.error(node, f"wp.{obj.__name__}() advances its state: pass a variable, as in "
-                             f"`state = wp.rand_init(seed)` then `wp.{obj.__name__}(state)`", CompileTypeError)
     new_state, value = call(em, node, impl)
-    em.assign(state, new_state)
+    if isinstance(state, ast.Name):
+        em.assign(state, new_state)
+    # else, as Warp (whose state is a C++ reference to a temporary there): an expression such as
+    # `wp.rand_init(seed, tid)` or `states[i]` is a copy, whose advanced state is dropped
     return value
 
 
