@@ -37,11 +37,19 @@ def transform_wrench(t: transform, x: spatial_vector) -> spatial_vector:
     return spatial_vector(tau, f)
 
 
+_typed_helpers: dict = {}  # name -> the @wp.func whose overloads _transform_helpers adds, one per float type
+
+
 def _typed(fn, annotations: dict):
     """`fn` as an overload of its @wp.func with these parameter and return types (Warp defines the transform
     helpers once per float type: float32 first, then float16 and float64)."""
     fn.__annotations__ = annotations
-    return func(fn)
+    found = _typed_helpers.get(fn.__name__)
+    if found is None:
+        found = _typed_helpers[fn.__name__] = func(fn)
+    else:
+        found.add(fn)  # (each call of _transform_helpers is its own scope: the overloads are gathered here)
+    return found
 
 
 def _transform_helpers(s):
