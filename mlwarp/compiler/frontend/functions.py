@@ -301,7 +301,7 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_param
         source = get_source(overload.func)
         names = [p.name for p in overload.params]
         emitter = FunctionEmitter(source, dict(zip(names, arg_types)), program, overload.return_annotation,
-                                  ref_params)
+                                  ref_params, generic=any(generics.is_generic(a) for a in overload.annotations))
         spec = emitter.emit_function(program.fresh_symbol(function.key))
     finally:
         program.stack.pop()
@@ -334,9 +334,10 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_param
 
 
 class FunctionEmitter(KernelEmitter):
-    def __init__(self, source, arg_types, program, return_annotation, ref_params=()):
+    def __init__(self, source, arg_types, program, return_annotation, ref_params=(), generic=False):
         super().__init__(source, arg_types, program)
         self.return_annotation = return_annotation
+        self.generic = generic  # a parameter annotated typing.Any: `-> Any` means "what the body returns"
         self.ref_params = list(ref_params)  # wp.ref[T] parameters: their final values are returned too
         self.result_types = None  # None while inferring: `return` records types in self.seen_returns
         self.seen_returns = []
@@ -347,9 +348,16 @@ class FunctionEmitter(KernelEmitter):
             return None
         if a is None or a is type(None):
             return []
-        if getattr(a, "__origin__", None) is tuple:
-            return [self._annotation_type(x) for x in a.__args__]
-        return [self._annotation_type(a)]
+        parts = a.__args__ if getattr(a, "__origin__", None) is tuple else (a,)
+        if any(x is Any for x in parts):  # Warp: the types the body returns, which only a generic may leave open
+            found = self._infer_result_types()
+            if not self.generic:
+                shown = ", ".join(map(_type_name, found))
+                raise self.error(self.src.tree, f"The function `{self.src.name}` has its return type annotated as "
+                                                f"`Any` but the code returns a value of type `{shown}`.",
+                                 CompileTypeError)
+            return found
+        return [self._annotation_type(x) for x in parts]
 
     def _annotation_type(self, a):
         t = ft.from_annotation(a)
