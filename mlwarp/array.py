@@ -118,8 +118,7 @@ class array:
                 self._ref = data  # an alias of numpy data keeps it (Warp's _ref)
         self._init_view(view, wdt)
         self.deleter = deleter  # Warp's attribute: what frees memory given by ptr= (None: not this array's)
-        if ndim is not None and ndim != self.ndim:
-            raise ValueError(f"array has {self.ndim} dimension(s) but ndim={ndim} was requested")
+        # (ndim only shapes annotations: Warp ignores it beside data or a shape, wp.array2d(1-d data) included)
         self._init_grad(grad, requires_grad)
         if retain_grad:
             self.retain_grad = True
@@ -549,6 +548,7 @@ def _allocate(shape, dtype, device, requires_grad, **kwargs):
     if "n" in kwargs:  # Warp's older spelling, wp.zeros(n=length)
         shape = (kwargs.pop("n"),)
     retain_grad = kwargs.pop("retain_grad", False)
+    kwargs.pop("ndim", None)  # Warp passes it on to wp.array, which ignores it beside a shape
     if kwargs:
         raise TypeError(f"wp.zeros() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
     if shape is None:  # as Warp: an empty array

@@ -82,8 +82,7 @@ class CudaArray(array):
         else:
             view, wdt = self._from_data(data, dtype, shape)
         self._init_view(view, wdt)
-        if ndim is not None and ndim != self.ndim:
-            raise ValueError(f"array has {self.ndim} dimension(s) but ndim={ndim} was requested")
+        # (ndim only shapes annotations: Warp ignores it beside data or a shape)
         self._init_grad(grad, requires_grad)
 
     def _from_data(self, data, dtype, shape):
