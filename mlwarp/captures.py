@@ -166,6 +166,8 @@ def _paths_of(func) -> list:
         src = function_source(func)
     except (OSError, TypeError, SyntaxError):
         return []
+    if src.transformers:  # (the text alone does not say what the transformed tree names)
+        return _paths(src.tree)
     return per_text("captured-paths-3", src.text, lambda: _paths(src.tree))  # a warm start parses nothing
 
 

@@ -27,7 +27,7 @@ from .runtime import cache
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel, cpu_flags
 from .debug import hidden_params
-from .source import function_source
+from .source import function_source, override_source
 
 # The distributions that compile kernels: mlwarp's `compiler` extra (pyproject.toml) names them.
 _COMPILER_EXTRA = "compiler"
@@ -195,7 +195,11 @@ def _param_type(kernel_name, func, name, annotation):
 
 
 class Kernel:
-    def __init__(self, func, key=None, module=None, options=None, *, register=True):
+    def __init__(self, func, key=None, module=None, options=None, code_transformers=None, source=None, *,
+                 register=True):
+        # Warp's source= (the function's text) and code_transformers= (ast.NodeTransformers applied to its tree)
+        # belong to this kernel: it compiles a copy of the function that carries them
+        func = override_source(func, source, code_transformers or ())
         self.func = func
         self.key = key or func.__name__
         self.options = dict(options or {})
@@ -293,7 +297,8 @@ class Kernel:
 
     def _source_key(self) -> str:
         try:
-            return hashlib.sha256(function_source(self.func).text.encode()).hexdigest()[:16] + \
+            src = function_source(self.func)
+            return hashlib.sha256((src.text + src.transformed_dump).encode()).hexdigest()[:16] + \
                 repr(_captured_constants(self.func)) + \
                 repr(getattr(self.func, "__annotations__", {}).get("return"))  # `-> Ret`: refused unless None
         except (OSError, TypeError):
@@ -313,7 +318,7 @@ class Kernel:
             src = function_source(self.func)
             # where, too: debug builds and expect_* messages carry the kernel's file:line
             where = f"{os.path.basename(src.filename)}:{src.first_line}" if location else ""
-            h.update(f"{where}\n{src.text}".encode())
+            h.update(f"{where}\n{src.text}\n{src.transformed_dump}".encode())
         except (OSError, TypeError):
             h.update(self.func.__code__.co_code.hex().encode())
         h.update(repr([(n, f"array({wt.type_key(p.dtype)}, {p.ndim})" if isinstance(p, ArrayParam) else

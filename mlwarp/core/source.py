@@ -18,6 +18,8 @@ import functools
 import inspect
 import linecache
 import textwrap
+import types
+import weakref
 from dataclasses import dataclass, field
 
 from .stamps import per_text
@@ -29,23 +31,74 @@ class FunctionSource:
     first_line: int  # file line of the text's first line (a decorator or the `def`)
     text: str  # dedented
     parsed: ast.Module | None = field(default=None, compare=False, repr=False)
+    transformers: tuple = ()  # Warp's code_transformers: ast.NodeTransformers applied to every parse, in order
 
     @functools.cached_property
     def tree(self) -> ast.Module:
         """The text's syntax tree, parsed when first asked for: a warm start only hashes the text."""
+        if self.transformers:
+            return self.fresh_tree()
         return self.parsed if self.parsed is not None else ast.parse(self.text)
+
+    def fresh_tree(self) -> ast.Module:
+        """A tree of its own (transformers and the frontend may change it), transformed."""
+        tree = ast.parse(self.text)
+        for transformer in self.transformers:
+            tree = ast.fix_missing_locations(transformer.visit(tree))
+        return tree
+
+    @functools.cached_property
+    def transformed_dump(self) -> str:
+        """What the transformers made of the text, for cache keys ('' without transformers)."""
+        return ast.dump(self.tree, include_attributes=True) if self.transformers else ""
 
 
 _by_code: dict = {}
+# Python function -> the FunctionSource given in its place (Warp's Kernel(source=..., code_transformers=...))
+_overrides: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def function_source(func) -> FunctionSource:
     """Raises OSError or TypeError when the source cannot be found (as inspect does)."""
+    if _overrides:
+        try:
+            found = _overrides.get(func)
+        except TypeError:
+            found = None
+        if found is not None:
+            return found
     return per_code(_by_code, func, lambda f: _read_fast(f, f.__code__) or _read_with_inspect(f))
 
 
+def _is_overridden(func) -> bool:
+    try:
+        return func in _overrides
+    except TypeError:
+        return False
+
+
+def override_source(func, text=None, transformers=()):
+    """`func`, or a copy of it compiled from `text` (its source, a `def` of that name) and/or through
+    `transformers` (objects whose `visit(tree)` returns the tree: ast.NodeTransformer), as Warp's
+    Kernel(source=, code_transformers=): the copy carries them, `func` itself compiles as before."""
+    if text is None and not transformers:
+        return func
+    if text is not None:
+        base = FunctionSource(func.__code__.co_filename, func.__code__.co_firstlineno, textwrap.dedent(text))
+    else:
+        base = function_source(func)
+    copy = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
+    functools.update_wrapper(copy, func)
+    del copy.__wrapped__  # (inspect would read the original's source through it)
+    _overrides[copy] = FunctionSource(base.filename, base.first_line, base.text, None, tuple(transformers))
+    return copy
+
+
 def per_code(memo: dict, func, make):
-    """`make(func)`, computed once per code object in `memo`."""
+    """`make(func)`, computed once per code object in `memo` (not for a copy given its own source: it shares
+    the original's code object)."""
+    if _overrides and _is_overridden(func):
+        return make(func)
     code = func.__code__
     key = (code.co_filename, code)  # code objects compare by value, and not by their file
     found = memo.get(key)

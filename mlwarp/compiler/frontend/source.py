@@ -33,4 +33,4 @@ def get_source(func) -> Source:
     except (OSError, TypeError) as e:
         raise RuntimeError(f"Cannot read the source of '{getattr(func, '__name__', func)}': {e}") from None
     return Source(func, func.__name__, found.filename, found.first_line, found.text.splitlines(),
-                  ast.parse(found.text).body[0])
+                  found.fresh_tree().body[0])
