@@ -125,7 +125,9 @@ def test_struct_locals_field_writes_and_struct_stores():
 
 def test_python_instances():
     p = Particle()
-    assert p.pos == wp.vec3(0.0, 0.0, 0.0) and p.mass == 0.0 and p.is_active is False
+    # defaults are the fields' Warp types, as Warp's (a bool field reads wp.bool(False), not False)
+    assert p.pos == wp.vec3(0.0, 0.0, 0.0) and p.mass == 0.0 and not p.is_active
+    assert type(p.mass) is wp.float32 and type(p.is_active) is wp.bool
     p.pos = (1.0, 2.0, 3.0)
     p.mass = 2
     assert p.pos == wp.vec3(1.0, 2.0, 3.0) and p.mass == 2.0
