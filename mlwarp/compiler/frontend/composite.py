@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from mlwarp.core import types as wt
-from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
+from mlwarp.core.errors import CompileAttributeError, CompileError, CompileTypeError, CompileValueError
 from mlwarp.core.vector import matrix, quaternion, transformation, vector
 
 from ..dialects.warp import builders as wb
@@ -514,8 +514,25 @@ def _field(em, node, t, name):
     for k, (fname, ftype) in enumerate(t._wp_fields_):
         if fname == name:
             return k, ft.from_annotation(ftype) if wt.is_array(ftype) else ftype
-    raise em.error(node, f"struct '{t.__name__}' has no field '{name}' (fields: "
-                         f"{', '.join(f for f, _ in t._wp_fields_)})", CompileError)
+    raise missing_field(em, node, t, name)
+
+
+def missing_field(em, node, t, name):
+    """Warp's AttributeError for `base.name` where the struct `t` has no such field; the fields are a note."""
+    base = _node_name(node.value)
+    e = em.error(node, f"`{name}` is not an attribute of '{base}' ({t.__module__}.{t.__qualname__})",
+                 CompileAttributeError)
+    e.add_note(f"struct '{t.__name__}' has the fields: {', '.join(f for f, _ in t._wp_fields_) or '(none)'}")
+    return e
+
+
+def _node_name(node) -> str:
+    """How Warp names the base of an attribute in its messages: `p`, `p[...]`, else `<Call>` and the like."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Subscript):
+        return f"{_node_name(node.value)}[...]"
+    return f"<{type(node).__name__}>"
 
 
 def get_member(em, node, base, name):
