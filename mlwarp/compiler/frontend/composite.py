@@ -471,16 +471,16 @@ def _is_indexed(t) -> bool:
 def _is_local_expr(em, node) -> bool:
     """Whether `node` denotes a kernel value (a local, an element, a call result, any computed value such as
     `(v + w)` or `(-m)`) rather than a Python global (`wp.vec3`, `module.CONSTANT`)."""
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Name) and root.id in em.env:  # a local shadows a global of its name: never looked up
+        return True
     if isinstance(node, (ast.Name, ast.Attribute)):
         obj = resolve_path(em.src.func, node)
         if obj is not MISSING and not isinstance(obj, type) and wt.is_composite(type(obj)):
-            if not (isinstance(node, ast.Name) and node.id in em.env):
-                return True  # a captured composite constant: `SELECTOR[0]` with SELECTOR = wp.constant(vec3b(...))
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    if isinstance(node, ast.Name):
-        return node.id in em.env
-    return True
+            return True  # a captured composite constant: `SELECTOR[0]` with SELECTOR = wp.constant(vec3b(...))
+    return not isinstance(root, ast.Name)
 
 
 def _index_var(em, node, n):
