@@ -280,12 +280,13 @@ class Kernel:
             self._struct = launch_struct(self.params + hidden_params(self))  # debug: + error record
         return self._struct
 
-    def identity(self) -> str:
-        """What this kernel's code depends on, on any device (its module's hash and unique-module names)."""
+    def identity(self, where=True) -> str:
+        """What this kernel's code depends on, on any device (unique-module names); without `where`, not
+        the line it starts at (its module's hash: as Warp's, the same kernel moved in its file hashes alike)."""
         if self.is_generic:
-            return f"{self.key}:generic:" + ";".join(sorted(k.identity() for k in self.overloads.values())) + \
+            return f"{self.key}:generic:" + ";".join(sorted(k.identity(where) for k in self.overloads.values())) + \
                    f":{self._source_key()}"
-        return self.cache_key("any")
+        return self.cache_key("any", where)
 
     def _source_key(self) -> str:
         try:
@@ -303,12 +304,13 @@ class Kernel:
         for k in self.overloads.values():
             k.unload()
 
-    def cache_key(self, device) -> str:
+    def cache_key(self, device, where=True) -> str:
         h = hashlib.sha256()
         try:
             src = function_source(self.func)
             # where, too: debug builds and expect_* messages carry the kernel's file:line
-            h.update(f"{os.path.basename(src.filename)}:{src.first_line}\n{src.text}".encode())
+            at = f"{os.path.basename(src.filename)}:{src.first_line}" if where else ""
+            h.update(f"{at}\n{src.text}".encode())
         except (OSError, TypeError):
             h.update(self.func.__code__.co_code.hex().encode())
         h.update(repr([(n, f"array({wt.type_key(p.dtype)}, {p.ndim})" if isinstance(p, ArrayParam) else

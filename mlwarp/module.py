@@ -79,7 +79,7 @@ class Module:
         if block_dim is not None:
             h.update(f"block_dim={block_dim}".encode())
         for k in sorted(self.kernels.values(), key=lambda k: k.key):
-            h.update(k.identity().encode())
+            h.update(k.identity(where=False).encode())
         return h.digest()
 
     def get_module_hash(self, block_dim=None) -> bytes:
