@@ -165,8 +165,8 @@ def _check_struct(t, value):
                            f"{t.__name__}")
 
 
-def _check_array(name, value, family, description, dtype, ndim):
-    if not isinstance(value, family):
+def _check_array(name, value, is_family, description, dtype, ndim):
+    if not is_family(value):
         raise TypeError(f"Struct field '{name}' expects {description}, got {type(value).__name__}")
     if value.dtype is not dtype:
         raise TypeError(f"Struct field '{name}' expects dtype {wt.type_repr(dtype)}, got {wt.type_repr(value.dtype)}")
@@ -180,15 +180,15 @@ def _convert(name, t, value):
         if value is not None:
             from .array import array
 
-            _check_array(name, value, array, "a Warp array", t.dtype, t.ndim)
+            _check_array(name, value, lambda v: isinstance(v, array), "a Warp array", t.dtype, t.ndim)
         return value
     indexed = getattr(t, "_wp_indexed_", None)
     if indexed is not None:  # a wp.indexedarray field: the array itself (its kernel struct is made at launch)
         if value is None:
             return t()
-        from .indexed import indexedarray
-
-        _check_array(name, value, indexedarray, "a Warp indexed array", *indexed)
+        # (indexed.py builds on this module: its class is known by its marker)
+        _check_array(name, value, lambda v: getattr(type(v), "_wp_indexed_", None) is True, "a Warp indexed array",
+                     *indexed)
         return value
     if wt.is_composite(t):
         if value is None:
