@@ -314,6 +314,8 @@ class array:
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this array's memory (mlwarp/runtime/dlpack.py), or a copy's (`copy=True`):
         a versioned one when the consumer accepts DLPack 1.x."""
+        if self.device.is_cpu and stream is not None and stream != -1:  # (the consumer's stream: CUDA only)
+            raise TypeError("DLPack stream must be None or -1 for CPU device")
         _dlpack.check_export_device(self, dl_device)
         versioned = max_version is not None and max_version[0] >= 1
         return _dlpack.to_dlpack(clone(self) if copy else self, versioned=versioned)

@@ -15,10 +15,11 @@ from mlwarp.core import types as wt
 from .device import get_device
 
 # DLDeviceType
-CPU, CUDA, CUDA_HOST = 1, 2, 3
+CPU, CUDA, CUDA_HOST, CUDA_MANAGED = 1, 2, 3, 13
 # DLDataTypeCode
-_INT, _UINT, _FLOAT, _BFLOAT, _COMPLEX, _BOOL = 0, 1, 2, 4, 5, 6
-
+_INT, _UINT, _FLOAT, _OPAQUE, _BFLOAT, _COMPLEX, _BOOL = 0, 1, 2, 3, 4, 5, 6
+_CODE_NAMES = {_INT: "int", _UINT: "uint", _FLOAT: "float", _OPAQUE: "void_p", _BFLOAT: "bfloat",
+               _COMPLEX: "complex", _BOOL: "bool"}
 
 class DLDevice(ctypes.Structure):
     _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
@@ -88,16 +89,40 @@ def dl_code(t) -> int:
     return {"int": _INT, "uint": _UINT, "float": _FLOAT}[t._kind_]
 
 
+def dtype_name(dl: DLDataType) -> str:
+    """A DLPack dtype as Warp's messages write it: `bool8`, `float32`, `int16x4` (lanes)."""
+    name = f"{_CODE_NAMES.get(dl.code, f'code{dl.code}')}{dl.bits}"
+    return f"{name}x{dl.lanes}" if dl.lanes > 1 else name
+
+
 def dtype_from_dlpack(dl: DLDataType):
-    if dl.lanes != 1:
-        raise TypeError(f"DLPack vector dtypes (lanes={dl.lanes}) are not supported")
+    """The Warp scalar type of a DLPack dtype's lanes (Warp's choice and errors)."""
+    if dl.code == _UINT and dl.bits == 1:
+        raise RuntimeError("Warp does not support bit boolean types")
     if dl.code == _BOOL and dl.bits == 8:
         return wt.bool_
+    if dl.code == _COMPLEX:
+        raise RuntimeError("Warp does not support complex types")
     for t in wt.scalar_types:
         if t is not wt.bool_ and dl_code(t) == dl.code and t._bits_ == dl.bits:
             return t
-    names = {_INT: "int", _UINT: "uint", _FLOAT: "float", _BFLOAT: "bfloat", _COMPLEX: "complex", _BOOL: "bool"}
-    raise TypeError(f"DLPack dtype {names.get(dl.code, f'code {dl.code}')}{dl.bits} has no Warp type")
+    raise RuntimeError(f"Unknown DLPack datatype {(dl.code, dl.bits)}")
+
+
+def dtype_is_compatible(dl: DLDataType, t) -> bool:
+    """Whether DLPack elements of `dl` may be viewed as the Warp scalar type `t`: the same type, or, as Warp
+    allows, int and uint of one width as each other and bool8 as int8 or uint8."""
+    if dl.bits % 8:
+        raise RuntimeError("Data types with less than 8 bits are not supported")
+    if dl.code == _BOOL:
+        return dl.bits == 8 and t in (wt.bool_, wt.int8, wt.uint8)
+    if dl.code in (_INT, _UINT):
+        return t is not wt.bool_ and wt.is_int(t) and t._bits_ == dl.bits
+    if dl.code in (_FLOAT, _BFLOAT):
+        return t is dtype_from_dlpack(dl)
+    if dl.code == _COMPLEX:
+        raise RuntimeError("Complex data types are not supported")
+    raise RuntimeError(f"Unsupported DLPack dtype {(_CODE_NAMES.get(dl.code, str(dl.code)), dl.bits)}")
 
 
 def device_to_dlpack(device) -> tuple:
@@ -112,9 +137,9 @@ def device_to_dlpack(device) -> tuple:
 def device_from_dlpack(device_type: int, device_id: int):
     if device_type in (CPU, CUDA_HOST):
         return get_device("cpu")
-    if device_type == CUDA:
+    if device_type in (CUDA, CUDA_MANAGED):
         return get_device(f"cuda:{device_id}")
-    raise RuntimeError(f"DLPack device type {device_type} is not supported")
+    raise RuntimeError(f"Unknown device type from DLPack: {device_type}")
 
 
 # -- import ---------------------------------------------------------------------------
@@ -129,19 +154,26 @@ class ImportedTensor:
             self.managed.deleter(ctypes.addressof(self.managed))
 
 
+def peek(capsule):
+    """(managed tensor, read-only flag) of an unconsumed capsule, left unconsumed: a tensor the caller refuses
+    stays the capsule's to free. TypeError, as Warp's, for anything else (a used capsule among them)."""
+    if type(capsule).__name__ == "PyCapsule":
+        if _api.PyCapsule_IsValid(capsule, _CAPSULE_V):
+            managed = DLManagedTensorVersioned.from_address(_api.PyCapsule_GetPointer(capsule, _CAPSULE_V))
+            if managed.version.major != 1:
+                raise BufferError(f"DLPack version {managed.version.major}.{managed.version.minor} is not supported")
+            return managed, bool(managed.flags & _FLAG_READ_ONLY)
+        if _api.PyCapsule_IsValid(capsule, _CAPSULE):
+            return DLManagedTensor.from_address(_api.PyCapsule_GetPointer(capsule, _CAPSULE)), False
+        raise TypeError("Expected a valid DLPack capsule, got PyCapsule: it has already been consumed or is not a "
+                        "'dltensor'")
+    raise TypeError(f"Expected a valid DLPack capsule, got {type(capsule).__name__}")
+
+
 def consume(capsule):
-    """(managed tensor, read-only flag) of an unconsumed capsule, which is renamed as used."""
-    if _api.PyCapsule_IsValid(capsule, _CAPSULE_V):
-        managed = DLManagedTensorVersioned.from_address(_api.PyCapsule_GetPointer(capsule, _CAPSULE_V))
-        if managed.version.major != 1:
-            raise BufferError(f"DLPack version {managed.version.major}.{managed.version.minor} is not supported")
-        _api.PyCapsule_SetName(capsule, _USED_CAPSULE_V)
-        return managed, bool(managed.flags & _FLAG_READ_ONLY)
-    if _api.PyCapsule_IsValid(capsule, _CAPSULE):
-        managed = DLManagedTensor.from_address(_api.PyCapsule_GetPointer(capsule, _CAPSULE))
-        _api.PyCapsule_SetName(capsule, _USED_CAPSULE)
-        return managed, False
-    raise RuntimeError("Invalid DLPack capsule: it has already been consumed or is not a 'dltensor'")
+    """Renames a capsule `peek` accepted as used: its tensor is ours to release from now on."""
+    used = _USED_CAPSULE_V if _api.PyCapsule_IsValid(capsule, _CAPSULE_V) else _USED_CAPSULE
+    _api.PyCapsule_SetName(capsule, used)
 
 
 # -- export ---------------------------------------------------------------------------

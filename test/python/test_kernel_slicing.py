@@ -141,7 +141,8 @@ def test_too_many_slices():
     def too_many(a: wp.array(dtype=int)):
         v = a[0:1, 0:1]  # noqa: F841
 
-    with pytest.raises(wp.CompileError, match=r"in 'too_many': a 1-d array needs 1 indices, got 2"):
+    with pytest.raises(wp.CompileError, match=r"in 'too_many': Incorrect number of indices specified for array "
+                                             r"indexing, got 2 indices for a 1 dimensional array\."):
         wp.launch(too_many, dim=1, inputs=[wp.zeros(2, dtype=int)])
 
 

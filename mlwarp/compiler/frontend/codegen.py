@@ -834,7 +834,9 @@ class KernelEmitter:
         idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(isinstance(i, ast.Slice) for i in idx_nodes):
             raise self.error(node, "unsupported: slicing an array inside a kernel", UnsupportedSyntaxError)
-        if len(idx_nodes) > ndim or (len(idx_nodes) < ndim and not allow_view):
+        if len(idx_nodes) > ndim:  # also `a2d[0][1, 2]`: the view a2d[0] is 1-d (Warp's text)
+            raise self.error(node, slicing.too_many_indices(len(idx_nodes), ndim), CompileError)
+        if len(idx_nodes) < ndim and not allow_view:
             raise self.error(node, f"a {ndim}-d array needs {ndim} indices, got "
                                    f"{len(idx_nodes)}", CompileError)
         indices = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from mlwarp.core import types as wt
-from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
+from mlwarp.core.errors import CompileAttributeError, CompileError, CompileTypeError, CompileValueError
 from mlwarp.core.vector import matrix, quaternion, transformation, vector
 
 from ..dialects.warp import builders as wb
@@ -511,16 +511,16 @@ def _is_indexed(t) -> bool:
 def _is_local_expr(em, node) -> bool:
     """Whether `node` denotes a kernel value (a local, an element, a call result, any computed value such as
     `(v + w)` or `(-m)`) rather than a Python global (`wp.vec3`, `module.CONSTANT`)."""
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Name) and root.id in em.env:  # a local shadows a global of its name: never looked up
+        return True
     if isinstance(node, (ast.Name, ast.Attribute)):
         obj = resolve_path(em.src.func, node)
         if obj is not MISSING and not isinstance(obj, type) and wt.is_composite(type(obj)):
-            if not (isinstance(node, ast.Name) and node.id in em.env):
-                return True  # a captured composite constant: `SELECTOR[0]` with SELECTOR = wp.constant(vec3b(...))
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    if isinstance(node, ast.Name):
-        return node.id in em.env
-    return True
+            return True  # a captured composite constant: `SELECTOR[0]` with SELECTOR = wp.constant(vec3b(...))
+    return not isinstance(root, ast.Name)
 
 
 def _index_var(em, node, n):
@@ -554,8 +554,25 @@ def _field(em, node, t, name):
     for k, (fname, ftype) in enumerate(t._wp_fields_):
         if fname == name:
             return k, ft.from_annotation(ftype) if wt.is_array(ftype) else ftype
-    raise em.error(node, f"struct '{t.__name__}' has no field '{name}' (fields: "
-                         f"{', '.join(f for f, _ in t._wp_fields_)})", CompileError)
+    raise missing_field(em, node, t, name)
+
+
+def missing_field(em, node, t, name):
+    """Warp's AttributeError for `base.name` where the struct `t` has no such field; the fields are a note."""
+    base = _node_name(node.value)
+    e = em.error(node, f"`{name}` is not an attribute of '{base}' ({t.__module__}.{t.__qualname__})",
+                 CompileAttributeError)
+    e.add_note(f"struct '{t.__name__}' has the fields: {', '.join(f for f, _ in t._wp_fields_) or '(none)'}")
+    return e
+
+
+def _node_name(node) -> str:
+    """How Warp names the base of an attribute in its messages: `p`, `p[...]`, else `<Call>` and the like."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Subscript):
+        return f"{_node_name(node.value)}[...]"
+    return f"<{type(node).__name__}>"
 
 
 def get_member(em, node, base, name):

@@ -31,6 +31,7 @@ from ..dialects import llvm
 from ..dialects.warp import builders as wb
 from . import starred
 from . import types as ft
+from .composite import missing_field
 from .syntax import int_literal
 from .values import Var
 
@@ -144,7 +145,7 @@ def _byte_offset(em, node, t, member) -> tuple:
                         break
                     return getattr(ctype, fname).offset, ftype
             else:
-                raise em.error(member, f"struct '{t.__name__}' has no field '{member.attr}'", CompileError)
+                raise missing_field(em, member, t, member.attr)
         elif kind == "transform" and member.attr in ("p", "q"):
             s = wt.scalar_type_of(t)
             return (0, vector(3, s)) if member.attr == "p" else (3 * ctypes.sizeof(s._ctype_), quaternion(s))

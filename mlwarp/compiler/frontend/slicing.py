@@ -44,7 +44,7 @@ def build(em, node: ast.Subscript, arr: Var) -> Var:
     items = index_nodes(node)
     ndim = arr.type.ndim
     if len(items) > ndim:
-        raise em.error(node, f"a {ndim}-d array needs {ndim} indices, got {len(items)}", CompileError)
+        raise em.error(node, too_many_indices(len(items), ndim), CompileError)
     dims, bounds = [], []
     for item in items:
         if not isinstance(item, ast.Slice):
@@ -84,3 +84,8 @@ def ndim_attribute(em, node: ast.Attribute):
     if not isinstance(v, Var) or not isinstance(v.type, ft.ArrayT):
         return None
     return em.const(v.type.ndim, wt.int32)
+
+
+def too_many_indices(count: int, ndim: int) -> str:
+    return (f"Incorrect number of indices specified for array indexing, got {count} indices for a {ndim} "
+            f"dimensional array.")

@@ -62,7 +62,9 @@ def storage_type(t: ir.Type) -> ir.Type:
             return ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>)>")
         return signless(t)
     if c.kind == "struct":
-        return ir.Type.parse("!llvm.struct<(" + ", ".join(str(storage_type(f)) for f in c.fields) + ")>")
+        # an empty struct holds one byte, as its ctypes layout (mlwarp/struct.py) and Warp's C struct
+        fields = ", ".join(str(storage_type(f)) for f in c.fields) or "i8"
+        return ir.Type.parse(f"!llvm.struct<({fields})>")
     return ir.Type.parse(f"!llvm.array<{c.length} x {signless(c.dtype)}>")
 
 

@@ -74,7 +74,7 @@ def storage_layout(t: ir.Type):
     if c.kind != "struct":
         size, align = storage_layout(c.dtype)
         return c.length * size, align
-    offset, align = 0, 1
+    offset, align = 0 if c.fields else 1, 1  # an empty struct: one byte (see storage_type)
     for f in c.fields:
         layout = storage_layout(f)
         if layout is None:
