@@ -77,6 +77,7 @@ from .jvp import jvp  # noqa: F401
 from .map import map  # noqa: F401  (wp.map; Python's map is builtins.map)
 from . import autograd  # noqa: F401  (wp.autograd: gradcheck, gradcheck_tape, jacobian, jacobian_fd)
 from .func_grad import adjoint, func_grad, func_replay  # noqa: F401
+from .grad_call import GradWrapper, grad  # noqa: F401
 from .runtime.device import Device, get_device, get_devices, set_device  # noqa: F401
 from .runtime import cache as _cache
 from .constants import *  # noqa: F401,F403  (pi, e, inf, nan, tau, half_pi, ...)

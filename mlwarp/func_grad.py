@@ -172,12 +172,14 @@ def _grad_function(primal, adj_func):
     namespace = {}
     exec(compile(source, fake, "exec"), adj_func.__globals__, namespace)  # noqa: S102  (our own rewrite)
     if not free:
+        namespace[tree.name]._wp_custom_adjoint_ = True  # a custom adjoint: its wp.grad calls warn not (grad_call.py)
         return wp_func(namespace[tree.name])
     cells = dict(zip(free, adj_func.__closure__))
     made = namespace["_mlwarp_closure"](*(cells[n].cell_contents for n in free))  # (its annotations evaluated)
     rebuilt = types.FunctionType(made.__code__, adj_func.__globals__, tree.name, made.__defaults__,
                                  tuple(cells[n] for n in made.__code__.co_freevars))
     rebuilt.__annotations__ = made.__annotations__
+    rebuilt._wp_custom_adjoint_ = True
     return wp_func(rebuilt)
 
 

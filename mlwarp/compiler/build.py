@@ -18,6 +18,7 @@ import gc
 import json
 import os
 import time
+import warnings
 
 from mlir import ir
 
@@ -110,6 +111,11 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
             t = times.mark(stage.timing, t)
 
 
+def warn_grad_call(message: str) -> None:
+    """Warp's log_warning text, on stderr through the warnings machinery (the contained build forwards it)."""
+    warnings.warn(message, UserWarning, stacklevel=2)
+
+
 def _frontend(target: str, source, arg_types, backward: bool, lanes: int = 1):
     ctx = make_context(target)
     # (Warp's CPU lanes are a CPU build's: a CUDA block's lanes are its threads)
@@ -139,6 +145,9 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
     ctx, kir = _frontend(target, source, arg_types, options.backward, options.cpu_block_dim)
     if options.adjoint_declared and kir.backward_refusals:  # Warp refuses these when the backward pass is on,
         raise kir.backward_refusals[0]  # also in a forward library built before the adjoint's
+    if options.backward:  # wp.grad(f)(x) is forward-only: Warp warns when the kernel has a backward pass
+        for message in kir.grad_warnings:
+            warn_grad_call(message)
     times.mark("frontend", t)
     stages = stage_table(target, options)
     build = _lane_meta(Build(target, kir.name, kir.module, options, out_dir))

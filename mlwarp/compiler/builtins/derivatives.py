@@ -147,6 +147,11 @@ def scale(p, g: V) -> V | None:
 
 
 class Rule:
+    # False: Warp's is_differentiable=False, a piecewise-constant builtin (floor, sign, ...) whose partials are zero
+    # where they exist. Kernels' adjoints and tangents use its (zero) rule; wp.grad(f) refuses it as Warp does
+    # (frontend/grad_call.py).
+    differentiable = True
+
     def vjp(self, adj_out: V, args: list, out: V) -> list:
         """Adjoints of the arguments (V or None for zero) given the result's adjoint."""
         raise NotImplementedError
@@ -198,13 +203,21 @@ def partials(*names):
     return register
 
 
+def piecewise_constant(*names):
+    """Sets zero partials as the rule of each named builtin, marked not differentiable (Rule.differentiable)."""
+    for n in names:
+        rule = Partials(lambda *xs: tuple(None for _ in xs[:-1]))
+        rule.differentiable = False
+        set_grad(n, rule)
+
+
 # -- rules --------------------------------------------------------------------------
 partials("add")(lambda a, b, out: (1, 1))
 partials("sub")(lambda a, b, out: (1, -1))
 partials("mul")(lambda a, b, out: (b, a))
 partials("div")(lambda a, b, out: (1 / b, -out / b))  # Warp's adj_div
 partials("mod")(lambda a, b, out: (1, -(a - out) / b))  # fmod: a - trunc(a/b)*b
-partials("floordiv", "floor", "ceil")(lambda *xs: tuple(None for _ in xs[:-1]))  # piecewise constant
+piecewise_constant("floordiv", "floor", "ceil")
 partials("neg")(lambda a, out: (-1,))
 partials("pow")(lambda a, b, out: (b * call("pow", a, b - 1.0), call("log", a) * out))  # Warp's adj_pow
 partials("sin")(lambda x, out: (call("cos", x),))
@@ -292,7 +305,7 @@ partials("erfcinv")(lambda x, out: (-0.886226925452758 * call("exp", out * out),
 partials("frac")(lambda x, out: (1,))
 partials("degrees")(lambda x, out: (57.29577951308232,))
 partials("radians")(lambda x, out: (0.017453292519943295,))
-partials("round", "rint", "trunc", "sign", "step", "nonzero")(lambda x, out: (None,))  # piecewise constant
+piecewise_constant("round", "rint", "trunc", "sign", "step", "nonzero")
 partials("copysign")(lambda x, y, out: (call("copysign", _one(x), x) * call("copysign", _one(x), y), None))
 partials("lerp")(lambda a, b, t, out: (1.0 - t, t, b - a))
 

@@ -157,6 +157,10 @@ class Componentwise(Rule):
     def _scalar_rule(self):
         return BUILTINS[self.scalar_name].grad
 
+    @property
+    def differentiable(self):
+        return getattr(self._scalar_rule(), "differentiable", True)
+
     def vjp(self, g, args, out):
         adj = [None] * len(args)
         for idx in indices(shape_of(out)):

@@ -18,6 +18,7 @@ class KernelIR:
     name: str
     tid_dims: int
     backward_refusals: list  # CompileErrors for the adjoint only (Program.backward_refusals)
+    grad_warnings: list = ()  # Warp's warnings for wp.grad calls in a kernel with a backward pass (grad_call.py)
 
 
 def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context, lanes: int = 1) -> KernelIR:
@@ -28,7 +29,8 @@ def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context, lanes: int = 1
         with ir.InsertionPoint(module.body):
             emitter = KernelEmitter(source, arg_types, Program(lanes=lanes))
             emitter.emit_kernel()
-    return KernelIR(module, source.name, emitter.tid_dims, emitter.program.backward_refusals)
+    return KernelIR(module, source.name, emitter.tid_dims, emitter.program.backward_refusals,
+                    emitter.program.grad_warnings)
 
 
 __all__ = ["KernelIR", "emit_kernel", "get_source", "from_annotation", "Source"]

@@ -24,6 +24,7 @@ from ..dialects.warp import composite as wc
 from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
                slicing, tiles, tuples, type_exprs)
 from . import dtype_dispatch
+from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
 from . import starred  # f(*v), wp.vec4(*v3, 1.0): starred arguments become their components
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
@@ -156,6 +157,8 @@ class KernelEmitter:
         opname = _BINOPS.get(type(node.op))
         if opname is None:
             raise self.error(node, f"unsupported operator {type(node.op).__name__}", UnsupportedSyntaxError)
+        if isinstance(node.target, ast.Name) and grad_call.is_wrapper(self.env.get(node.target.id)):
+            raise self.error(node, grad_call.reassign_message(node.target.id))
         t, hidden = augassign.hoist_indices(self, node.target)  # a[f(i)] += x: f runs once (augassign.py)
         tile_target = isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
             tiles.is_tile(self.env.get(t.value.id))  # t[i, j] += x: read, add, write the element (tiles.py)
@@ -179,7 +182,12 @@ class KernelEmitter:
 
     def assign(self, target, value: Var):
         old = self.env.get(target.id) if isinstance(target, ast.Name) else None
-        if isinstance(old, FunctionVar) and not (isinstance(value, FunctionVar) and value.target is old.target):
+        if grad_call.is_wrapper(old) and not grad_call.is_wrapper(value):  # Warp's: g = wp.grad(f); g = 1.0
+            raise self.error(target, grad_call.reassign_message(target.id))
+        if isinstance(target, ast.Name) and grad_call.is_wrapper(value):  # a static handle: rebinding it is allowed
+            self.env[target.id] = value
+            return
+        if isinstance(old, FunctionVar) and not grad_call.is_wrapper(value) and not (isinstance(value, FunctionVar) and value.target is old.target):
             raise self.error(target, rebinding_message(target.id, isinstance(value, FunctionVar)))
         if tuples.assign(self, target, value):  # t = (a, b); (a, b), c = t; t[0] = x is refused
             return
@@ -855,6 +863,14 @@ class KernelEmitter:
                 return self.expr_Call(call)
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
             return self.global_value(node, static_value(self.src.func, node, self.static_scope()))
+        if isinstance(node.func, ast.Call):  # wp.grad(f)(x): a call of the function value a call gave
+            called = self.expr(node.func, allow_tuple=True)
+            if grad_call.is_wrapper(called):
+                return grad_call.call(self, node, called.target)
+            raise self.error(node, "only wp.grad(f) can be called where it is made: f(...)(...) calls nothing else",
+                             CompileError)
+        if isinstance(node.func, ast.Name) and grad_call.is_wrapper(self.env.get(node.func.id)):
+            return grad_call.call(self, node, self.env[node.func.id].target)  # g = wp.grad(f); g(x)
         obj = self.local_type(node.func)  # a local shadows a global of the same name
         if isinstance(node.func, ast.Name) and isinstance(self.env.get(node.func.id), FunctionVar):
             obj = self.env[node.func.id].target  # g(x) for a function value g: a call of its target
@@ -863,6 +879,8 @@ class KernelEmitter:
                                        f"called through a function value", CompileError)
         if obj is MISSING:
             obj = resolve_path(self.src.func, node.func)
+        if grad_call.is_grad(obj):  # wp.grad(f): a function value (grad_call.py)
+            return grad_call.wrapper(self, node)
         if composite.is_constructor(obj):  # wp.vec3(...), Particle(), wp.identity(n=3, dtype=float)
             return composite.construct(self, node, obj)
         if self.program.is_function(obj):  # a @wp.func (keyword arguments and defaults allowed)

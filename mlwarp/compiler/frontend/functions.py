@@ -57,6 +57,11 @@ class Program:
     # scatters are then per-lane operations (frontend/tiles.py) that warp-cpu-block-lanes runs over the lanes; 1:
     # one lane per block, as Warp's CPU default
     lanes: int = 1
+    # wp.grad(f) (grad_call.py): f's symbol -> its gradient function's, (builtin, name, types) -> f's wrapper, and
+    # Warp's warnings for the build to give when the kernel has a backward pass
+    grad_functions: dict = field(default_factory=dict)
+    grad_targets: dict = field(default_factory=dict)
+    grad_warnings: list = field(default_factory=list)
 
     def fresh_symbol(self, name: str) -> str:
         n = 0

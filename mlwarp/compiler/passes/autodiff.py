@@ -85,6 +85,9 @@ ADJOINT_ERROR = "warp.adjoint_error"
 ADJOINT_ERRORS_ATTR = "warp.adjoint_errors"
 # @wp.func_grad links, set by the frontend (frontend/custom_grad.py) on the two private functions
 CUSTOM_GRAD, CUSTOM_GRAD_OF = "warp.custom_grad", "warp.custom_grad_of"
+# wp.grad(f) (frontend/grad_call.py, passes/grad_calls.py): on the function a wp.grad call calls; its calls are
+# constants for the backward pass, and it stays a call until this pass has run
+GRAD_OF = "warp.grad_of"
 
 
 def adjoint_name(kernel_name: str) -> str:
@@ -96,13 +99,16 @@ class ReverseBuilder:
     point, `adj` original values to their current adjoints (absent = zero)."""
 
     def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None, params=(), consumed=None,
-                 tape_bytes: int = 0):
+                 tape_bytes: int = 0, constant_calls=frozenset()):
         self.adj_arrays = adj_arrays  # original array or struct argument -> its adjoint argument
         self.owned = owned  # arrays only ever indexed by the thread's own linear index: no atomics needed
         self.custom_grads = custom_grads or {}  # @wp.func symbol -> its @wp.func_grad function op
         self.params = list(params)  # the kernel's parameters, numbered as the bits of `consumed`
         self.consumed = consumed  # i64: bit k set = argument k's adjoint is its .grad (stores consume it)
         self.tape_bytes = tape_bytes  # a loop tape's stack budget per thread (0: recompute states instead)
+        # functions whose calls are replayed but carry no adjoint: those wp.grad(f) calls (warp-grad-calls), which
+        # Warp's grad() makes forward-only
+        self.constant_calls = constant_calls
 
     # -- adjoint bookkeeping -----------------------------------------------------------
     @staticmethod
@@ -130,6 +136,8 @@ class ReverseBuilder:
                 handler(op, mapping, adj)
             elif op.name.startswith("warp."):
                 self.builtin(op, mapping, adj)
+            elif op.name == "func.call" and callee(op) in self.constant_calls:
+                pass  # wp.grad(f)(x): a constant for the backward pass, as in Warp
             elif op.name == "func.call" and callee(op) in self.custom_grads:
                 self.custom_call(op, mapping, adj)
             elif op.name == "func.call" and callee(op) in REPLAYS:
@@ -1034,9 +1042,10 @@ def custom_grads(module) -> dict:
 
 
 def unlink_custom_grads(module) -> None:
-    """Drops the links once used, so that the next warp-inline inlines these functions like any other."""
+    """Drops the links once used (and the wp.grad functions' marks), so that the next warp-inline inlines these
+    functions like any other."""
     for f in ops_named(module, {"func.func"}):
-        for a in (CUSTOM_GRAD, CUSTOM_GRAD_OF, "warp.custom_replay", "warp.custom_replay_of"):
+        for a in (CUSTOM_GRAD, CUSTOM_GRAD_OF, "warp.custom_replay", "warp.custom_replay_of", GRAD_OF):
             if a in f.attributes:
                 del f.attributes[a]
 
@@ -1092,7 +1101,7 @@ def thread_owned_arrays(params) -> frozenset:
     return frozenset(owned)
 
 
-def build_adjoint(kernel, grads=None, tape_bytes: int = 0) -> func.FuncOp:
+def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozenset()) -> func.FuncOp:
     """Adds `<k>_adj` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
@@ -1105,7 +1114,7 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0) -> func.FuncOp:
         ops = body_ops(body)
         clone_ops(ops, mapping)
         ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1],
-                       tape_bytes).reverse(ops, mapping, {})
+                       tape_bytes, constant_calls).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 
@@ -1133,12 +1142,13 @@ class Autodiff(Pass):
 
     def _run(self, module, grads):
         refused = {}
+        constant_calls = frozenset(symbol(f) for f in ops_named(module, {"func.func"}) if GRAD_OF in f.attributes)
         for k in kernels(module):
             if "warp.no_backward" in k.attributes or "warp.adjoint_of" in k.attributes \
                     or "warp.tangent_of" in k.attributes:
                 continue
             try:
-                build_adjoint(k, grads, self.tape_bytes)
+                build_adjoint(k, grads, self.tape_bytes, constant_calls)
             except PassError as e:
                 # A kernel that cannot be differentiated still runs forward: the reason is kept on it
                 # (`warp.adjoint_error`) and raised when its adjoint is launched. strict: fail here.

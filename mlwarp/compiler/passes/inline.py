@@ -73,9 +73,10 @@ class Inline(Pass):
 
 
 def _custom_grad_linked(f) -> bool:
-    """@wp.func_grad: a function and its custom adjoint stay until warp-autodiff has used them."""
+    """@wp.func_grad: a function and its custom adjoint stay until warp-autodiff has used them (@wp.func_replay: the
+    same; the function a wp.grad(f) call calls, too: warp-autodiff sees that call as a constant)."""
     return any(a in f.attributes for a in ("warp.custom_grad", "warp.custom_grad_of", "warp.custom_replay",
-                                           "warp.custom_replay_of"))  # (@wp.func_replay: the same)
+                                           "warp.custom_replay_of", "warp.grad_of"))
 
 
 def _has_uses(module, symbol) -> bool:

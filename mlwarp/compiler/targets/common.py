@@ -75,8 +75,9 @@ CUDA_LINE_INFO = "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirect
 def warp_stages(o: BuildOptions, loop_tape_bytes: int | None = None) -> list:
     """The warp -> warp stages both targets run, then a debug build's bounds checks (before array lowering).
     `loop_tape_bytes`: warp-autodiff's per-thread stack budget for loop tapes, when not its default."""
-    # @wp.func calls inlined first; canonicalize folds constant range bounds before unrolling
-    table = [Stage("warp-opt", ("warp-inline", "canonicalize", "warp-unroll-loops", "canonicalize", "cse"))]
+    # the bodies of wp.grad(f)'s functions first (f's reverse sweep, from f as the frontend emitted it), then @wp.func
+    # calls inlined; canonicalize folds constant range bounds before unrolling
+    table = [Stage("warp-opt", ("warp-grad-calls", "warp-inline", "canonicalize", "warp-unroll-loops", "canonicalize", "cse"))]
     # The derivative stage adds k_jvp (forward mode) or k_adj next to each kernel k; without backward the build
     # marks the kernels warp.no_backward, which warp-autodiff leaves alone (it still unlinks @wp.func_grad
     # functions). warp-inline again: the calls of @wp.func_grad functions warp-autodiff kept (or added).
