@@ -863,12 +863,9 @@ class KernelEmitter:
                 return self.expr_Call(call)
         if is_static_call(self.src.func, node):  # wp.static(expr): a compile-time value
             return self.global_value(node, static_value(self.src.func, node, self.static_scope()))
-        if isinstance(node.func, ast.Call):  # wp.grad(f)(x): a call of the function value a call gave
-            called = self.expr(node.func, allow_tuple=True)
-            if grad_call.is_wrapper(called):
-                return grad_call.call(self, node, called.target)
-            raise self.error(node, "only wp.grad(f) can be called where it is made: f(...)(...) calls nothing else",
-                             CompileError)
+        if isinstance(node.func, ast.Call) and grad_call.is_grad(resolve_path(self.src.func, node.func.func)):
+            called = self.expr(node.func, allow_tuple=True)  # wp.grad(f)(x): a call of the function value it gave
+            return grad_call.call(self, node, called.target)
         if isinstance(node.func, ast.Name) and grad_call.is_wrapper(self.env.get(node.func.id)):
             return grad_call.call(self, node, self.env[node.func.id].target)  # g = wp.grad(f); g(x)
         obj = self.local_type(node.func)  # a local shadows a global of the same name
@@ -1012,7 +1009,10 @@ class KernelEmitter:
         number itself, so it is rounded once, to `to`, not through float32 or int32 first. Anything else is
         converted at run time. Operands of builtins keep cast(): there Warp's float literals are float32s."""
         if v.literal is not None and wt.is_scalar(v.type) and wt.is_scalar(to):
-            return self.const(self.literal_as(v.literal, to, node), to)
+            value = self.literal_as(v.literal, to, node)
+            if v.type is to and not wt.is_float(to) and type(value) is type(v.literal) and value == v.literal:
+                return v  # int(0): the constant already is that number (a float's literal is its unrounded text)
+            return self.const(value, to)
         return self.cast(v, to, node)
 
     def cast(self, v: Var, to, node) -> Var:
