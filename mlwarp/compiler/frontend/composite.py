@@ -262,12 +262,15 @@ def _identity(em, node):
         if kw.arg == "n":
             n = kw.value
     n = n if n is not None else (node.args[0] if node.args else None)
-    if not (isinstance(n, ast.Constant) and isinstance(n.value, int)):
+    size = em.static_int(n) if n is not None else None  # a literal or wp.static(len(v) + 1)
+    if size is None and n is not None and not isinstance(n, ast.Constant):
+        size = em.expr(n).literal  # a local holding a constant
+    if not (isinstance(size, int) and not isinstance(size, bool)):
         raise em.error(node, "identity(n, dtype): n must be an integer constant", CompileError)
     dtype = _kw_type(em, node, "dtype", wt.float32)
     if len(node.args) > 1:
         dtype = wt.canonical_type(resolve_path(em.src.func, node.args[1]))
-    return identity_value(em, matrix((n.value, n.value), dtype))
+    return identity_value(em, matrix((size, size), dtype))
 
 
 def _quat_identity(em, node):
@@ -786,7 +789,7 @@ def constant(em, node, obj):
     return Var(wc.construct(ft.to_mlir(T), vals), T)
 
 
-def _struct_constant(em, node, obj, path):
+def _struct_constant(em, node, obj, path, root=None):
     """A struct instance captured from Python (`wp.static(make_params())`): its fields' values, as Warp
     builds it; a field Warp cannot build in a kernel (an array, None) is refused with Warp's words."""
     T = type(obj)
@@ -795,7 +798,7 @@ def _struct_constant(em, node, obj, path):
         field = getattr(obj, name)
         t = ft.from_annotation(annotation)
         if wt.is_struct(type(field)):
-            part = _struct_constant(em, node, field, [*path, name])
+            part = _struct_constant(em, node, field, [*path, name], root or T)
         elif isinstance(field, (bool, int, float, wt.scalar_base)) and wt.is_scalar(t):
             part = em.const(field.value if isinstance(field, wt.scalar_base) else field, t)
         elif wt.is_composite(type(field)) and type(field) == t:
@@ -805,6 +808,6 @@ def _struct_constant(em, node, obj, path):
                 if isinstance(t, ft.ArrayT) else f"value of type {type(field)} cannot be constructed inside Warp kernels"
             raise em.error(node, f"Static expression returns an unsupported value: the returned Warp struct contains "
                                  f"a data type that cannot be constructed inside Warp kernels: {why} at "
-                                 f"{T.__name__}.{'.'.join([*path, name])}", CompileError)
+                                 f"{'.'.join([(root or T).__name__, *path])}", CompileError)  # the struct's path
         value = Var(wc.struct_set(value.value, k, part.value), T)
     return value
