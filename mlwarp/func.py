@@ -123,10 +123,7 @@ class Function:
                 continue
             if o.accepts_python(list(bound.arguments.values())):
                 return o.func(*bound.args, **bound.kwargs)
-        if len(self.overloads) == 1:
-            return self.overloads[0].func(*args, **kwargs)
-        names = ", ".join(type(a).__name__ for a in args)
-        raise TypeError(f"Couldn't find function overload for '{self.key}' that matched inputs with types: [{names}]")
+        raise RuntimeError(f"Error calling function '{self.key}', no overload found for arguments {args}")
 
     def _call_with_function_arguments(self, args, kwargs):
         """Python scope, for a function with a wp.Function parameter: the overload `get_overload` gives for the
@@ -261,10 +258,11 @@ def _python_value_matches(value, annotation) -> bool:
         return isinstance(value, annotation) if isinstance(annotation, type) else False
     if isinstance(value, wt.scalar_base):
         return type(value) is t
+    # Python numbers are Warp's default types, exactly (Warp: 1 is no int64, 1.0 no float64 or float16)
     if isinstance(value, bool):
         return t is wt.bool_
     if isinstance(value, int):
-        return wt.is_int(t)
+        return t is wt.int32
     if isinstance(value, float):
-        return wt.is_float(t)
+        return t is wt.float32
     return isinstance(value, t) if isinstance(t, type) else False

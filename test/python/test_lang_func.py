@@ -345,3 +345,24 @@ def test_functions_taking_and_returning_vectors():
     r = np.array([[1, 2, 0], [0, 3, 4]], np.float32)
     np.testing.assert_allclose(lens.numpy(), np.linalg.norm(r, axis=1), rtol=1e-6)
     np.testing.assert_allclose(out.numpy(), r / np.linalg.norm(r, axis=1, keepdims=True), rtol=1e-6)
+
+
+@wp.func
+def takes_float64(x: wp.float64):
+    return x
+
+
+@wp.func
+def takes_float32(x: float):
+    return x * 2.0
+
+
+def test_python_scope_calls_match_python_numbers_to_warps_default_types_only():
+    # Warp's rule (checked under warp-lang 1.19): 1.0 is a float32 and 1 an int32, nothing wider or narrower
+    assert takes_float32(1.5) == 3.0
+    assert takes_float64(wp.float64(0.5)) == wp.float64(0.5)
+    for call, shown in ((lambda: takes_float64(1.0), r"\(1\.0,\)"), (lambda: takes_float32(1), r"\(1,\)"),
+                        (lambda: takes_float32(True), r"\(True,\)")):
+        with pytest.raises(RuntimeError, match=rf"^Error calling function '\w+', no overload found for arguments "
+                                               rf"{shown}$"):
+            call()
