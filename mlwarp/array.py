@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import access as _access
+from . import memory as _memory
 from . import recording as _recording
 from . import types as _t
 from .config import config
@@ -112,6 +113,8 @@ class array:
         elif data is None:
             wdt = _require_dtype(dtype if dtype is not None else _t.float32)
             view = _aligned_zeros(_as_shape(shape) + _element_shape(wdt), _element_numpy(wdt))
+            if _memory.tracker.enabled or _memory.config.track_memory:  # wp.ScopedMemoryTracker (mlwarp/memory.py)
+                _memory.track(view.base if view.base is not None else view, view.nbytes, self.device, shape, wdt)
         else:
             view, wdt = _from_data(data, dtype, shape, copy)
             if not copy and isinstance(data, np.ndarray) and np.shares_memory(view, data):
