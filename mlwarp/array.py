@@ -766,8 +766,8 @@ def _adjoint_copy(adj_dest, adj_src, dest_offset, src_offset, n, dest_retain_gra
             a.assign(host)
 
 
-def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False):
-    return array(arr, dtype=dtype, shape=shape, device=device, requires_grad=requires_grad)
+def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False, retain_grad=False):
+    return array(arr, dtype=dtype, shape=shape, device=device, requires_grad=requires_grad, retain_grad=retain_grad)
 
 
 class _FixedRankArray:

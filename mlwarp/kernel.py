@@ -27,6 +27,7 @@ from .runtime import cache
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel, cpu_flags
 from .debug import hidden_params
+from .core.source import set_source, transform_source
 from .source import function_source
 
 # The distributions that compile kernels: mlwarp's `compiler` extra (pyproject.toml) names them.
@@ -195,7 +196,15 @@ def _param_type(kernel_name, func, name, annotation):
 
 
 class Kernel:
-    def __init__(self, func, key=None, module=None, options=None, *, register=True):
+    def __init__(self, func, key=None, module=None, options=None, code_transformers=None, source=None, *,
+                 register=True):
+        if source is not None:  # Warp's: the text of a function no file holds (made with exec)
+            set_source(func, source)
+        # Warp's AST transformers (ast.NodeTransformer instances), run over the kernel's tree before it is
+        # compiled: the kernel compiles (and its cache key hashes) the transformed text
+        self.code_transformers = list(code_transformers or [])
+        if self.code_transformers:
+            transform_source(func, self.code_transformers)
         self.func = func
         self.key = key or func.__name__
         self.options = dict(options or {})

@@ -131,8 +131,10 @@ def _convert(struct_name, name, t, value):
     return t(value).value
 
 
-def struct(cls):
-    """`@wp.struct`: turns an annotated class into a Warp struct type."""
+def struct(c, *, module=None):
+    """`@wp.struct`: turns an annotated class into a Warp struct type. `module` (Warp's: the module whose hash the
+    struct enters) is accepted and changes nothing: mlwarp's kernels hash the struct types they use themselves."""
+    cls = c
     module_vars = vars(inspect.getmodule(cls)) if inspect.getmodule(cls) else {}
     hints = {k: eval(v, module_vars) if isinstance(v, str) else v  # `from __future__ import annotations`
              for k, v in cls.__dict__.get("__annotations__", {}).items()}

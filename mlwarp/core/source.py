@@ -14,6 +14,7 @@ Stdlib only: a warm start must not load the compiler.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import inspect
 import linecache
@@ -119,3 +120,22 @@ def _read_with_inspect(func) -> FunctionSource:
         raise OSError(f"the source of '{func.__name__}' at {filename}:{first} is not its definition: "
                       f"was the file edited since it was imported?")
     return FunctionSource(filename, max(first, 1), text, tree)
+
+
+def set_source(func, text: str) -> None:
+    """The source of `func` given by its maker (Warp's `Kernel(source=...)`, for functions made with exec whose
+    text no file holds): what function_source returns from now on."""
+    text = textwrap.dedent(text)
+    _by_code[(func.__code__.co_filename, func.__code__)] = FunctionSource(
+        func.__code__.co_filename, func.__code__.co_firstlineno, text, ast.parse(text))
+
+
+def transform_source(func, transformers) -> None:
+    """Runs Warp's code transformers (ast.NodeTransformer instances) over the source of `func`: what
+    function_source returns from now on is the transformed text (ast.unparse; its lines are the transformed
+    text's, counted from the function's first line)."""
+    tree = copy.deepcopy(function_source(func).tree)
+    for t in transformers:
+        tree = t.visit(tree)
+    ast.fix_missing_locations(tree)
+    set_source(func, ast.unparse(tree))
