@@ -433,7 +433,35 @@ class array:
         axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(axes)
         if sorted(axes) != list(range(self.ndim)):
             raise ValueError(f"transpose axes {axes} are not a permutation of the {self.ndim} array dimensions")
-        return self._derived(lambda v: v.transpose(axes + tuple(range(self.ndim, v.ndim))))
+        out = self._derived(lambda v: v.transpose(axes + tuple(range(self.ndim, v.ndim))))
+        out.is_transposed = not self.is_transposed  # (Warp's flag)
+        return out
+
+    is_transposed = False  # Warp's: whether transpose() made this array (each transpose flips it)
+
+    @property
+    def memory_kind(self):
+        """Warp's MemoryKind of the array's memory: HOST for CPU arrays (mlwarp allocates no pinned memory); on
+        CUDA, CUDA_MEMPOOL or CUDA_DEVICE by how mlwarp allocated it, a custom allocator's memory_kind, or
+        UNKNOWN for memory mlwarp did not allocate."""
+        if self.device.is_cpu:
+            return _memory.MemoryKind.HOST
+        base = self._np
+        while base is not None and not hasattr(base, "owner"):
+            base = getattr(base, "base", None)
+        alloc = getattr(base, "owner", None)
+        if type(alloc).__name__ != "Allocation":
+            return _memory.MemoryKind.UNKNOWN
+        if alloc._custom is not None:
+            return getattr(alloc._custom, "memory_kind", _memory.MemoryKind.UNKNOWN)
+        return _memory.MemoryKind.CUDA_MEMPOOL if alloc._pooled else _memory.MemoryKind.CUDA_DEVICE
+
+    def ipc_handle(self) -> bytes:
+        """Warp's CUDA IPC handle of the array's memory."""
+        if self.device is None or not self.device.is_cuda:
+            raise RuntimeError("IPC requires a CUDA device")
+        raise NotImplementedError("array.ipc_handle(): mlwarp's CUDA runtime has no CUDA IPC path "
+                                  "(cuIpcGetMemHandle)")
 
     def view(self, dtype):
         """This array's memory read as elements of `dtype`, by Warp's rules: a dtype of the same size keeps the

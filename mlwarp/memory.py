@@ -17,6 +17,7 @@ import weakref
 from typing import Callable, Protocol, runtime_checkable
 
 from .core.config import config
+from .runtime import device as _device_module
 from .runtime.device import get_device
 from . import cuda as _cuda_api
 from .array_data import _aligned_zeros
@@ -135,6 +136,9 @@ def _cuda_default_allocator(dev):
     if found is None:
         found = dev._default_allocator = _CudaDefaultAllocator(dev)
     return found
+
+
+_device_module.allocator_of = get_device_allocator  # Device.get_allocator()
 
 
 def set_device_allocator(device, allocator) -> None:

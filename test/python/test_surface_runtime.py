@@ -389,3 +389,27 @@ def test_cache_kernels_false_compiles_again(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert cache.lookup("anything", root=str(tmp_path)) is None  # (an AOT folder is still read)
+
+
+# -- array and Device members (warp-lang 1.19.0's values for CPU arrays and the CPU device) -------------------------
+def test_array_memory_kind_and_is_transposed():
+    a = wp.zeros((2, 3), device="cpu")
+    assert a.memory_kind is wp.MemoryKind.HOST
+    assert a.is_transposed is False
+    assert a.transpose().is_transposed is True
+    assert a.transpose().transpose().is_transposed is False
+
+
+def test_array_ipc_handle_on_the_cpu():
+    with pytest.raises(RuntimeError) as e:
+        wp.zeros(3, device="cpu").ipc_handle()
+    assert str(e.value) == "IPC requires a CUDA device"
+
+
+def test_cpu_device_members():
+    d = wp.get_device("cpu")
+    assert d.can_access("cpu") is True
+    assert d.get_allocator() is wp.get_device_allocator("cpu")
+    assert d.get_cuda_compile_arch() is None and d.get_cuda_output_format() is None
+    assert (d.is_primary, d.is_uva, d.is_ipc_supported, d.is_managed_memory_supported, d.is_cubin_supported,
+            d.uuid, d.pci_bus_id) == (False, False, False, False, False, None, None)
