@@ -17,8 +17,8 @@ from .interop import (  # noqa: F401
     dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch, stream_to_torch, to_dlpack,
     to_jax, to_torch,
 )
-from .errors import CompileError, CompileTypeError, CompileValueError, LaunchError, UnsupportedSyntaxError  # noqa: F401,E501
-from .builtins import functions as _builtin_functions
+from .errors import CompileError, CompileIndexError, CompileTypeError, CompileValueError, DeterminismError, LaunchError, UnsupportedSyntaxError  # noqa: F401,E501
+from .builtins import RemovedFunction as _RemovedFunction, functions as _builtin_functions
 from .types import bfloat16  # noqa: F401
 from .vector import *  # noqa: F401,F403  (vec3, mat33, quat, transform, wp.vec, wp.mat, ...)
 from .struct import struct  # noqa: F401
@@ -89,6 +89,10 @@ from .stream import *  # noqa: F401,F403
 from .graph_capture import *  # noqa: F401,F403  (wp.capture_begin/end/launch, ScopedCapture, capture_while, wp.Graph)
 from .aot import compile_aot_module, load_aot_module  # noqa: F401
 from . import utils  # noqa: F401  (wp.utils: Warp's warp.utils)
+from .logger import *  # noqa: F401,F403  (wp.Logger, get_logger, set_logger, ScopedLogger, ScopedLogLevel)
+from .memory import *  # noqa: F401,F403  (MemoryKind, allocators, mempools, peer access, IPC, ScopedMemoryTracker)
+from .timing import *  # noqa: F401,F403  (timing_begin/end/print, TimingResult, TIMING_*, cuda_profiler_*)
+from .system import *  # noqa: F401,F403  (DeviceLike, versions, print_diagnostics, ModuleBuildOptions, ...)
 from .utils import ScopedTimer, transform_expand  # noqa: F401
 
 __version__ = "0.1.0"
@@ -104,6 +108,40 @@ WarpCodegenTypeError = CompileTypeError
 WarpCodegenValueError = CompileValueError
 WarpCodegenAttributeError = CompileAttributeError
 WarpCodegenKeyError = CompileKeyError
+WarpCodegenIndexError = CompileIndexError
+WarpDeterminismError = DeterminismError
+
+
+# Warp's internal builtins, public by name in warp/__init__.py: its code generator emits them for subscripts,
+# `not` and references. mlwarp's frontend lowers subscripts and `not` itself; written by hand in a kernel (or
+# called from Python) each says what to write instead.
+def _internal_builtins():
+    said = {
+        "address": "the address of an array element (Warp's code generator emits it for arr[i] in an "
+                   "expression); write arr[i], or wp.address_of(arr, i) for a reference",
+        "view": "a subarray (Warp's code generator emits it for arr[i] with fewer indices than dimensions); "
+                "write arr[i]",
+        "array_store": "a store into an array (Warp's code generator emits it for arr[i] = value); write "
+                       "arr[i] = value",
+        "index": "a vector, matrix or quaternion component (Warp's code generator emits it for v[i]); write v[i]",
+        "indexref": "a reference to a component (Warp's code generator emits it for v[i] on references); write "
+                    "v[i]",
+        "load": "a load through a reference (Warp's code generator emits it); use the wp.ref value itself",
+        "store": "a store through a reference (Warp's code generator emits it); assign to the wp.ref parameter",
+        "unot": "logical not (Warp's code generator emits it for `not x`); write `not x`",
+    }
+    out = {name: _RemovedFunction(name, f"wp.{name}() is an internal builtin of Warp's code generator: {what}. "
+                                       "mlwarp does not expose it")
+           for name, what in said.items()}
+    for name in ("dense_gemm", "dense_gemm_batched", "dense_chol", "dense_chol_batched", "dense_subs",
+                 "dense_solve", "dense_solve_batched"):
+        out[name] = _RemovedFunction(name, f"wp.{name}() is one of Warp's hidden, undocumented dense linear "
+                                          "algebra builtins (marked WIP); mlwarp does not implement them: use "
+                                          "wp.tile_matmul, wp.tile_cholesky and wp.tile_cholesky_solve")
+    return out
+
+
+globals().update(_internal_builtins())
 
 
 def init():

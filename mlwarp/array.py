@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import access as _access
+from . import memory as _memory
 from . import recording as _recording
 from . import types as _t
 from .config import config
@@ -112,6 +113,8 @@ class array:
         elif data is None:
             wdt = _require_dtype(dtype if dtype is not None else _t.float32)
             view = _aligned_zeros(_as_shape(shape) + _element_shape(wdt), _element_numpy(wdt))
+            if _memory.tracker.enabled or _memory.config.track_memory:  # wp.ScopedMemoryTracker (mlwarp/memory.py)
+                _memory.track(view.base if view.base is not None else view, view.nbytes, self.device, shape, wdt)
         else:
             view, wdt = _from_data(data, dtype, shape, copy)
             if not copy and isinstance(data, np.ndarray) and np.shares_memory(view, data):
@@ -431,7 +434,35 @@ class array:
         axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(axes)
         if sorted(axes) != list(range(self.ndim)):
             raise ValueError(f"transpose axes {axes} are not a permutation of the {self.ndim} array dimensions")
-        return self._derived(lambda v: v.transpose(axes + tuple(range(self.ndim, v.ndim))))
+        out = self._derived(lambda v: v.transpose(axes + tuple(range(self.ndim, v.ndim))))
+        out.is_transposed = not self.is_transposed  # (Warp's flag)
+        return out
+
+    is_transposed = False  # Warp's: whether transpose() made this array (each transpose flips it)
+
+    @property
+    def memory_kind(self):
+        """Warp's MemoryKind of the array's memory: HOST for CPU arrays (mlwarp allocates no pinned memory); on
+        CUDA, CUDA_MEMPOOL or CUDA_DEVICE by how mlwarp allocated it, a custom allocator's memory_kind, or
+        UNKNOWN for memory mlwarp did not allocate."""
+        if self.device.is_cpu:
+            return _memory.MemoryKind.HOST
+        base = self._np
+        while base is not None and not hasattr(base, "owner"):
+            base = getattr(base, "base", None)
+        alloc = getattr(base, "owner", None)
+        if type(alloc).__name__ != "Allocation":
+            return _memory.MemoryKind.UNKNOWN
+        if alloc._custom is not None:
+            return getattr(alloc._custom, "memory_kind", _memory.MemoryKind.UNKNOWN)
+        return _memory.MemoryKind.CUDA_MEMPOOL if alloc._pooled else _memory.MemoryKind.CUDA_DEVICE
+
+    def ipc_handle(self) -> bytes:
+        """Warp's CUDA IPC handle of the array's memory."""
+        if self.device is None or not self.device.is_cuda:
+            raise RuntimeError("IPC requires a CUDA device")
+        raise NotImplementedError("array.ipc_handle(): mlwarp's CUDA runtime has no CUDA IPC path "
+                                  "(cuIpcGetMemHandle)")
 
     def view(self, dtype):
         """This array's memory read as elements of `dtype`, by Warp's rules: a dtype of the same size keeps the
@@ -765,8 +796,8 @@ def _adjoint_copy(adj_dest, adj_src, dest_offset, src_offset, n, dest_retain_gra
             a.assign(host)
 
 
-def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False):
-    return array(arr, dtype=dtype, shape=shape, device=device, requires_grad=requires_grad)
+def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False, retain_grad=False):
+    return array(arr, dtype=dtype, shape=shape, device=device, requires_grad=requires_grad, retain_grad=retain_grad)
 
 
 class _FixedRankArray:

@@ -1,3 +1,5 @@
 """`wp.config`, as Warp's: defined in mlwarp.core.config (the compiler and the runtime read it)."""
 
-from .core.config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, DeterministicMode, config  # noqa: F401
+from .core.config import (  # noqa: F401
+    LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, DeterministicMode, LaunchArrayAccessMode, config,
+)

@@ -16,6 +16,7 @@ import numpy as np
 
 import importlib
 
+from . import memory as _memory
 from . import recording as _recording
 from . import types as _t
 from .array import array
@@ -49,6 +50,8 @@ def allocate(device, shape: tuple, wdt, zero: bool = True) -> np.ndarray:
     alloc = mem.Allocation(device, nbytes)
     if zero:
         mem.memset8(device, alloc.ptr, 0, nbytes)
+    if _memory.tracker.enabled or _memory.config.track_memory:  # wp.ScopedMemoryTracker (mlwarp/memory.py)
+        _memory.track(alloc, nbytes, device, shape, wdt)
     return device_view(alloc.ptr, shape, None, wdt, alloc)
 
 

@@ -183,8 +183,9 @@ def _grad_function(primal, adj_func):
     return wp_func(rebuilt)
 
 
-def func_grad(primal):
+def func_grad(forward_fn):
     """Decorator: `@wp.func_grad(f)` sets the custom adjoint of the @wp.func `f`."""
+    primal = forward_fn  # (Warp's parameter name)
     if not getattr(primal, "_wp_function_", False):
         raise TypeError(f"wp.func_grad expects a @wp.func, got {primal!r}")
 
@@ -200,12 +201,13 @@ def func_grad(primal):
     return register
 
 
-def func_replay(primal):
+def func_replay(forward_fn):
     """Decorator: `@wp.func_replay(f)` sets the replay of the @wp.func `f`, as in Warp: a function of the same
     parameters that the backward pass's forward replay calls instead of `f` (e.g. one that reads back what
     `f`'s atomics returned in the forward pass instead of repeating them). The reverse sweep then treats the
     call as having no derivative: `f` may return and take only values without one (integers, arrays of
     integers); warp-autodiff says so otherwise."""
+    primal = forward_fn  # (Warp's parameter name)
     if not getattr(primal, "_wp_function_", False) or isinstance(primal, type):
         raise TypeError(f"wp.func_replay expects a @wp.func, got {primal!r}")
 

@@ -14,9 +14,11 @@ from . import debug as _debug
 from . import launch_plan as _plan
 from . import recording as _recording
 from .adjoint import launch_adjoint
+from .core.config import config
 from .cuda_launch import launch_cuda
 from .errors import LaunchError
 from .kernel import Kernel
+from .logger import get_logger
 from . import types as wt
 from .launch_args import check_arg_count, check_composite_arg, launch_device, launch_dims, pack_args
 from .runtime import capture as _capture
@@ -25,6 +27,10 @@ from .runtime.device import get_device
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, stream=None, adjoint=False, adj_inputs=None,
            adj_outputs=None, record_cmd=False, block_dim=None, max_blocks=0, record_tape=True):
+    if config.print_launches:  # Warp's debugging aid, through the active logger (wp.set_logger)
+        shown = [[] if isinstance(x, tuple) and not x else x for x in (inputs, outputs)]  # (Warp's defaults are lists)
+        get_logger().info(f"kernel: {kernel.key} dim: {dim} inputs: {shown[0]} outputs: {shown[1]} "
+                          f"device: {get_device(device)}")
     if block_dim is None:  # (Warp's default: 256 on CUDA, one lane on the CPU)
         block_dim = 256
     elif _lanes.wants_lanes(block_dim) and not adjoint and type(kernel) is Kernel and not kernel.is_generic:

@@ -59,14 +59,22 @@ class ScopedStream:
         self._device_scope.__exit__(*exc)
 
 
-def record_event(event: Event | None = None) -> Event:
+def _no_external(name: str, external: bool) -> None:
+    if external:
+        raise NotImplementedError(f"wp.{name}(external=True): Warp records an external event node into a CUDA "
+                                  "graph being captured; mlwarp's graph capture records no external event nodes")
+
+
+def record_event(event: Event | None = None, external: bool = False) -> Event:
     """Records `event` (a new one when None) on the current stream of the event's (or current) device."""
+    _no_external("record_event", external)
     stream = get_stream(event.device if event is not None else None)
     return stream.record_event(event)
 
 
-def wait_event(event: Event) -> None:
+def wait_event(event: Event, external: bool = False) -> None:
     """The current stream (of the current CUDA device) waits for `event`."""
+    _no_external("wait_event", external)
     get_stream().wait_event(event)
 
 
@@ -90,8 +98,8 @@ def synchronize_event(event: Event) -> None:
     event.synchronize()
 
 
-def get_event_elapsed_time(start: Event, end: Event, synchronize: bool = True) -> float:
+def get_event_elapsed_time(start_event: Event, end_event: Event, synchronize: bool = True) -> float:
     """Milliseconds between two events recorded with enable_timing=True."""
     if synchronize:
-        end.synchronize()
-    return start.elapsed_ms(end)
+        end_event.synchronize()
+    return start_event.elapsed_ms(end_event)

@@ -37,6 +37,17 @@ class CompileKeyError(CompileError, KeyError):
     __str__ = RuntimeError.__str__  # the message as given (KeyError's own would quote it)
 
 
+class CompileIndexError(CompileError, IndexError):
+    """A constant index out of range of a vector, matrix or quaternion in a kernel (Warp's WarpCodegenIndexError,
+    an IndexError; Warp 1.19 defines it without raising it from its code generator)."""
+
+
+class DeterminismError(RuntimeError):
+    """Warp's WarpDeterminismError: a kernel that wp.config.deterministic cannot make deterministic. Warp raises
+    it when its CUDA code generator cannot bound a deterministic atomic's records; mlwarp's deterministic CPU
+    launches run on one thread in order and never need to raise it."""
+
+
 class UnsupportedSyntaxError(CompileError):
     """Python syntax that kernels do not support (list comprehensions, lambdas, try, ...)."""
 
@@ -65,7 +76,8 @@ class CompilerWarning(UserWarning):
 
 
 # Users meet these as mlwarp.errors.* (tracebacks, pickles across the compile process): the name they import.
-for _cls in (CompileError, CompileTypeError, CompileValueError, UnsupportedSyntaxError, LaunchError, KernelBoundsError,
+for _cls in (CompileError, CompileTypeError, CompileValueError, CompileIndexError, DeterminismError,
+             UnsupportedSyntaxError, LaunchError, KernelBoundsError,
              KernelAssertionError, FloatingPointCheckError, CompilerWarning):
     _cls.__module__ = "mlwarp.errors"
 del _cls

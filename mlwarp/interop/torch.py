@@ -109,7 +109,7 @@ def _scalar_of(dtype):
     return wt.scalar_type_of(dtype)
 
 
-def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False):
+def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False, retain_grad=False):
     """A wp.array sharing the memory of tensor `t` (no copy). With `requires_grad` (default:
     `t.requires_grad`) the array's `.grad` wraps `grad` when given, else `t.grad` (allocated as zeros
     when missing, so Warp's gradients land in the tensor's `.grad`). `return_ctype=True` returns the
@@ -143,6 +143,8 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False)
         a.requires_grad = True
     elif grad is not None:
         a.grad = grad if isinstance(grad, array) else from_torch(grad, dtype=dtype, requires_grad=False)
+    if retain_grad:  # (Warp's: ValueError unless the array requires a gradient)
+        a.retain_grad = True
     return a
 
 

@@ -53,7 +53,10 @@ def _sha256(path: str) -> str:
 
 def lookup(key: str, root: str | None = None) -> dict | None:
     """The metadata of a valid entry (with "dir" added), or None; a corrupt entry is removed.
-    `root`: another folder of entries (an AOT module_dir) instead of the cache."""
+    `root`: another folder of entries (an AOT module_dir) instead of the cache. wp.config.cache_kernels = False
+    (Warp's): nothing is found in the cache, so every kernel is compiled again (and its entry replaced)."""
+    if root is None and not config.cache_kernels:
+        return None
     entry = os.path.join(root or cache_dir(), key)
     try:
         with open(os.path.join(entry, META)) as f:

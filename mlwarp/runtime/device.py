@@ -16,6 +16,36 @@ class Device:
     max_shared_memory_per_block = 0
     is_mempool_supported = False
     is_mempool_enabled = False
+    # Warp's CPU device answers these so (CudaDevice sets its own where they differ)
+    is_primary = False
+    is_uva = False
+    is_ipc_supported = False
+    is_managed_memory_supported = False
+    is_cubin_supported = False
+    is_concurrent_managed_access_supported = False
+    is_cpu_gpu_atomic_supported = False
+    is_cpu_memory_access_from_gpu_supported = False
+    is_gpu_memory_access_from_cpu_supported = False
+    uuid = None
+    pci_bus_id = None
+    _custom_allocator = None
+
+    def can_access(self, other) -> bool:
+        """Whether kernels on this device can use memory of `other`'s allocator: the same device; mlwarp enables
+        no access between different devices (CPU memory is not mapped into CUDA kernels)."""
+        return get_device(other) is self
+
+    def get_allocator(self, pinned: bool = False):
+        """The allocator new arrays on this device use (a custom one on CUDA, when set)."""
+        return allocator_of(self)
+
+    def get_cuda_compile_arch(self):
+        """The sm_XX (as an int) kernels are compiled for on this device; None for the CPU (as Warp)."""
+        return getattr(self, "arch", None) if self.is_cuda else None
+
+    def get_cuda_output_format(self):
+        """Warp's "ptx"/"cubin" choice; None for the CPU (as Warp). mlwarp's CUDA target loads PTX."""
+        return "ptx" if self.is_cuda else None
 
     def __init__(self, alias: str):
         self.alias = alias
@@ -41,6 +71,11 @@ class Device:
 
     def __hash__(self):
         return hash(self.alias)
+
+
+def allocator_of(device):
+    """Replaced by mlwarp/memory.py as it loads (wp.get_device_allocator): runtime/ imports nothing above it."""
+    raise RuntimeError("mlwarp.memory is not loaded")
 
 
 _devices = {"cpu": Device("cpu")}

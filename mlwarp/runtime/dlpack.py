@@ -199,9 +199,10 @@ _legacy_destructor = _destructor(_CAPSULE)
 _versioned_destructor = _destructor(_CAPSULE_V)
 
 
-def to_dlpack(a, versioned=False):
-    """`wp.to_dlpack`: a DLPack capsule for wp.array `a` (shares its memory; `a` stays alive until the consumer
-    is done). A legacy `dltensor` capsule, as Warp's, unless `versioned` (DLPack 1.0)."""
+def to_dlpack(wp_array, versioned=False):
+    """`wp.to_dlpack`: a DLPack capsule for wp.array `wp_array` (shares its memory; it stays alive until the
+    consumer is done). A legacy `dltensor` capsule, as Warp's, unless `versioned` (DLPack 1.0)."""
+    a = wp_array
     if not wt.is_array(a) or a.is_annotation:
         raise TypeError(f"to_dlpack expects a wp.array, got {type(a).__name__}")
     scalar = wt.scalar_type_of(a.dtype)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from mlwarp.core import types as wt
-from mlwarp.core.errors import CompileAttributeError, CompileError, CompileTypeError, CompileValueError
+from mlwarp.core.errors import CompileAttributeError, CompileError, CompileIndexError, CompileTypeError, CompileValueError
 from mlwarp.core.vector import matrix, quaternion, transformation, vector
 
 from ..dialects.warp import builders as wb
@@ -540,7 +540,7 @@ def _index_var(em, node, n):
 def _check_const_index(em, node, idx_node, n):
     literal = int_literal(idx_node)
     if literal is not None and not -n <= literal < n:
-        raise em.error(node, f"index {literal} out of range for {n} components", CompileError)
+        raise em.error(node, f"index {literal} out of range for {n} components", CompileIndexError)
 
 
 def attribute(em, node):

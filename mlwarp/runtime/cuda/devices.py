@@ -37,6 +37,24 @@ class CudaDevice(Device):
         self._stream = None
         self._init_lock = threading.Lock()
 
+    is_primary = True  # mlwarp's CUDA devices use their primary contexts
+    is_ipc_supported = False  # (mlwarp has no CUDA IPC path: docs/surface.md)
+
+    def _attribute(self, name: str) -> bool:
+        return bool(drv.call("cuDeviceGetAttribute", getattr(drv.driver().CUdevice_attribute, name), self.handle))
+
+    # Warp's capability flags, from the driver
+    is_uva = property(lambda self: self._attribute("CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING"))
+    is_managed_memory_supported = property(lambda self: self._attribute("CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY"))
+    is_concurrent_managed_access_supported = property(
+        lambda self: self._attribute("CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS"))
+    is_cpu_memory_access_from_gpu_supported = property(
+        lambda self: self._attribute("CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS"))
+    is_cpu_gpu_atomic_supported = property(
+        lambda self: self._attribute("CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED"))
+    is_gpu_memory_access_from_cpu_supported = property(
+        lambda self: self._attribute("CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"))
+
     @property
     def max_shared_memory_per_block(self) -> int:
         """The opt-in maximum of shared memory per block, in bytes (queried on first use)."""

@@ -16,16 +16,21 @@ class Allocation:
     keep their geometry (shape, byte strides, views) in a numpy array over the
     device address, which mlwarp never reads from the host."""
 
-    def __init__(self, device, nbytes: int, stream=None):
+    def __init__(self, device, nbytes: int, stream=None, use_custom=True):
         self.device = device
         self.nbytes = int(nbytes)
         self.ptr = 0
         self._pooled = False
         self._stream = stream
+        self._custom = None
         if self.nbytes == 0:
             return
         device.make_current()
-        if device.is_mempool_supported:
+        custom = getattr(device, "_custom_allocator", None) if use_custom else None
+        if custom is not None:  # wp.set_device_allocator / wp.ScopedAllocator
+            self.ptr = int(custom.allocate(self.nbytes))
+            self._custom = custom
+        elif device.is_mempool_enabled:  # (wp.set_mempool_enabled(device, False): plain cuMemAlloc)
             stream = stream or device.stream
             self.ptr = int(drv.call("cuMemAllocAsync", self.nbytes, stream.handle))
             self._pooled = True
@@ -36,6 +41,9 @@ class Allocation:
         if not self.ptr or drv._driver is None:
             return
         ptr, self.ptr = self.ptr, 0
+        if self._custom is not None:
+            self._custom.deallocate(ptr, self.nbytes)
+            return
         try:
             self.device.make_current()
             if self._pooled:
