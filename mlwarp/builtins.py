@@ -10,6 +10,7 @@ from __future__ import annotations
 import types
 
 from . import types as wt
+from .core import vector as _vector
 from .compiler.builtins.params import Unbound, bind
 from .compiler.builtins.pyscope import no_overload
 from .compiler.builtins.table import BUILTINS, COMPOSITE_ONLY
@@ -36,9 +37,7 @@ class BuiltinFunction:
         if self._wp_intrinsic_ in ("expect_eq", "expect_neq", "expect_near"):  # a @wp.func called from Python
             return _expect(self._wp_intrinsic_[len("expect_"):], *args)
         if any(getattr(type(a), "_wp_composite_", None) for a in args) or self.__name__ in COMPOSITE_ONLY:
-            from .compiler.builtins.composite_pyscope import call  # vectors, matrices, quaternions, ...
-
-            return call(self.__name__, args)
+            return _composite_call(self.__name__, args)
         entry = BUILTINS.get(self.__name__)
         if entry is None or entry.py is None:
             raise RuntimeError(f"wp.{self.__name__}() can only be called inside a kernel or wp.func")
@@ -151,3 +150,13 @@ wt.scalar_base._builtin_ = staticmethod(lambda name: functions.get(name))  # Pyt
 # The builtins as attributes (`wp.sin`, the objects `import mlwarp as wp` shows): what mlwarp's own @wp.func
 # modules (norms, random, rigid) call them by, so they need not import the package that imports them.
 namespace = types.SimpleNamespace(**functions)
+
+
+def _composite_call(name: str, args):
+    """Builtin `name` on values that include a composite, through the builtin table (loaded on first use)."""
+    from .compiler.builtins.composite_pyscope import call  # vectors, matrices, quaternions, ...
+
+    return call(name, args)
+
+
+_vector._python_scope_builtin = _composite_call  # core/vector.py's t * u of transforms (the table is above it)

@@ -11,26 +11,7 @@ warp-grad-calls makes: f's forward replay, then its reverse sweep with the resul
 from __future__ import annotations
 
 
-def _is_warp_function(obj) -> bool:
-    return (getattr(obj, "_wp_function_", False) is True and not isinstance(obj, type)) \
-        or getattr(obj, "_wp_builtin_", None) is not None
-
-
-class GradWrapper:
-    """What `wp.grad(func)` returns: call it in a kernel or @wp.func with `func`'s arguments."""
-
-    def __init__(self, func):
-        self.func = func
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError("grad() wrapper can only be called inside Warp kernels and functions.")
-
-    @property
-    def key(self) -> str:
-        return getattr(self.func, "key", None) or getattr(self.func, "_wp_builtin_", None) or str(self.func)
-
-    def __repr__(self):
-        return f"GradWrapper({self.key})"
+from .core.grad_wrapper import GradWrapper, is_warp_function as _is_warp_function
 
 
 def grad(func) -> GradWrapper:

@@ -25,6 +25,17 @@ _SUFFIX = {wt.float16: "h", wt.float32: "f", wt.float64: "d", wt.int8: "b", wt.u
            wt.bool_: "bool"}
 
 
+
+def python_scope_builtin(name: str, args):
+    """Builtin `name` evaluated on Python values, as the user API evaluates it (set by mlwarp/builtins.py: the
+    builtin table sits above this layer)."""
+    if _python_scope_builtin is None:
+        raise RuntimeError(f"wp.{name}() of these values needs mlwarp's builtins (import mlwarp)")
+    return _python_scope_builtin(name, args)
+
+
+_python_scope_builtin = None  # mlwarp/builtins.py: composite_pyscope.call
+
 def _to_python(scalar, raw):
     """A stored C value -> the Python value Warp shows (half types are stored as bits)."""
     if scalar is wt.float16:
@@ -525,9 +536,7 @@ class _TransformLike(_VectorLike):
 
     def __mul__(self, other):
         if isinstance(other, _TransformLike):  # t * u: transform_multiply, as in kernels
-            from mlwarp.compiler.builtins.composite_pyscope import call
-
-            return call("mul", [self, other])
+            return python_scope_builtin("mul", [self, other])
         return super().__mul__(other)
 
     def __setattr__(self, name, value):

@@ -23,7 +23,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core import generics
 
 from ..dialects.warp import composite as wc
-from . import custom_grad, fixed, geometry, refs, returns, starred, tiles, tuples
+from . import custom_grad, fixed, geometry, grad_call, refs, returns, starred, tiles, tuples
 from . import types as ft
 from .codegen import KernelEmitter
 from .resolve import resolve_path
@@ -75,6 +75,11 @@ class Program:
 
     def call(self, em, node, function):
         return call(em, node, function)
+
+    def grad_target(self, em, node, function):
+        """wp.grad(f) of a @wp.func: f specialized for the arguments (grad_call.py asks, without importing this
+        module)."""
+        return grad_target(em, node, function)
 
     def call_stateful(self, em, node, obj):
         return call_stateful(em, node, obj)
@@ -461,3 +466,35 @@ class FunctionEmitter(KernelEmitter):
                 r = call(self, value_node, resolve_path(self.src.func, value_node.func))
             return r if isinstance(r, list) else [] if r is None else [r]
         return tuples.return_parts(self, value_node, self.expr(value_node, allow_tuple=True))  # return t
+
+
+def grad_target(em, node, function):
+    """A @wp.func: its specialization for the arguments' types (overloads and generics as a call selects them)."""
+    evaluated: dict = {}
+
+    def value_of(n):
+        if id(n) not in evaluated:
+            evaluated[id(n)] = em.global_value(node, n) if not isinstance(n, ast.AST) else em.expr(n, allow_tuple=True)
+        return evaluated[id(n)]
+
+    candidates = [(o, nodes) for o in function.overloads if (nodes := bind_arguments(em, node, o)) is not None]
+    candidates.sort(key=lambda c: any(generics.is_generic(a) for a in c[0].annotations))
+    for o, nodes in candidates:
+        args = [_erased_query_argument(value_of(n), ann) for n, ann in zip(nodes, o.annotations)]
+        if not all(_matches(a.type, ann) for a, ann in zip(args, o.annotations)):
+            continue
+        if any(refs.by_reference(ann) for ann in o.annotations):
+            raise em.error(node, f"mlwarp: wp.grad('{function.key}') of a function with wp.ref[T] parameters is "
+                                 f"not supported", CompileError)
+        grad_call.check_inputs(em, node, function.key, args)
+        spec = specialize(em, node, function, o, [a.type for a in args])
+        if not spec.result_types:
+            raise em.error(node, f"Cannot compute gradient of void function '{function.key}'", CompileError)
+        return function.key, spec.symbol, args
+    if not candidates:
+        raise em.error(node, f"'{function.key}' takes arguments "
+                             f"{' or '.join(str(o.signature) for o in function.overloads)}", CompileTypeError)
+    names = ", ".join(_type_name(value_of(n).type) for n in candidates[0][1])
+    raise em.error(node, f"Couldn't find function overload for '{function.key}' that matched inputs with types: "
+                         f"[{names}]", CompileTypeError)
+

@@ -21,8 +21,8 @@ import ast
 from mlir import ir
 from mlir.dialects import func
 
+from mlwarp.core.grad_wrapper import GradWrapper
 from mlwarp.core.errors import CompileError, CompileTypeError
-from mlwarp.core import generics
 
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, rule_of
 from . import keywords
@@ -40,8 +40,6 @@ def is_grad(obj) -> bool:
 
 def is_wrapper(v) -> bool:
     """A local or value holding `wp.grad(f)`."""
-    from mlwarp.grad_call import GradWrapper
-
     return isinstance(v, FunctionVar) and isinstance(v.target, GradWrapper)
 
 
@@ -57,8 +55,6 @@ def _is_target(obj) -> bool:
 
 def wrapper(em, node: ast.Call) -> FunctionVar:
     """`wp.grad(f)`: a function value."""
-    from mlwarp.grad_call import GradWrapper
-
     if len(node.args) != 1 or node.keywords:
         raise em.error(node, "grad() expects exactly one function argument", CompileError)
     arg = node.args[0]
@@ -84,7 +80,7 @@ def call(em, node: ast.Call, grad_wrapper):
     if getattr(target, "_wp_builtin_", None) is not None:
         key, symbol, args = _builtin_target(em, node, target._wp_builtin_)
     else:
-        key, symbol, args = _function_target(em, node, target)
+        key, symbol, args = em.program.grad_target(em, node, target)  # (functions.py: it specializes f)
     program = em.program
     if not getattr(em.src.func, "_wp_custom_adjoint_", False):  # (a @wp.func_grad body's calls are its adjoint)
         program.grad_warnings.append(
@@ -107,7 +103,7 @@ def call(em, node: ast.Call, grad_wrapper):
     return results[0] if len(results) == 1 else results
 
 
-def _check_inputs(em, node, key, args):
+def check_inputs(em, node, key, args):
     for a in args:
         if isinstance(a, FunctionVar):
             continue
@@ -123,7 +119,7 @@ def _builtin_target(em, node, name):
     if node.keywords:
         node = keywords.positional(em, node, name)
     args = [em.expr(a) for a in node.args]
-    _check_inputs(em, node, name, args)
+    check_inputs(em, node, name, args)
     program = em.program
     key = ("builtin", name, tuple(a.type for a in args))
     found = program.grad_targets.get(key)
@@ -146,40 +142,6 @@ def _builtin_target(em, node, name):
     f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(types, [out.value.type]))
     program.grad_targets[key] = symbol
     return name, symbol, args
-
-
-def _function_target(em, node, function):
-    """A @wp.func: its specialization for the arguments' types (overloads and generics as a call selects them)."""
-    from .functions import _erased_query_argument, _matches, _type_name, bind_arguments, specialize
-    from . import refs
-
-    evaluated: dict = {}
-
-    def value_of(n):
-        if id(n) not in evaluated:
-            evaluated[id(n)] = em.global_value(node, n) if not isinstance(n, ast.AST) else em.expr(n, allow_tuple=True)
-        return evaluated[id(n)]
-
-    candidates = [(o, nodes) for o in function.overloads if (nodes := bind_arguments(em, node, o)) is not None]
-    candidates.sort(key=lambda c: any(generics.is_generic(a) for a in c[0].annotations))
-    for o, nodes in candidates:
-        args = [_erased_query_argument(value_of(n), ann) for n, ann in zip(nodes, o.annotations)]
-        if not all(_matches(a.type, ann) for a, ann in zip(args, o.annotations)):
-            continue
-        if any(refs.by_reference(ann) for ann in o.annotations):
-            raise em.error(node, f"mlwarp: wp.grad('{function.key}') of a function with wp.ref[T] parameters is "
-                                 f"not supported", CompileError)
-        _check_inputs(em, node, function.key, args)
-        spec = specialize(em, node, function, o, [a.type for a in args])
-        if not spec.result_types:
-            raise em.error(node, f"Cannot compute gradient of void function '{function.key}'", CompileError)
-        return function.key, spec.symbol, args
-    if not candidates:
-        raise em.error(node, f"'{function.key}' takes arguments "
-                             f"{' or '.join(str(o.signature) for o in function.overloads)}", CompileTypeError)
-    names = ", ".join(_type_name(value_of(n).type) for n in candidates[0][1])
-    raise em.error(node, f"Couldn't find function overload for '{function.key}' that matched inputs with types: "
-                         f"[{names}]", CompileTypeError)
 
 
 __all__ = ["GRAD_OF", "call", "is_grad", "is_wrapper", "reassign_message", "wrapper"]
