@@ -30,6 +30,12 @@ from .bvh_sah import resolve_constructor
 from .device_mirror import DeviceMirror
 
 
+def _grad_address(a) -> int:
+    """The address of `a`'s gradient array, 0 when there is none (the kernels' adjoints then skip it)."""
+    grad = getattr(a, "grad", None) if a is not None else None
+    return (grad.ptr or 0) if grad is not None else 0
+
+
 class Mesh:
     """Triangle mesh for collision detection, ray casting, and spatial queries (Warp's wp.Mesh)."""
 
@@ -170,6 +176,8 @@ class Mesh:
         d = self._desc
         d[layout.MESH_POINTS] = self._points.ptr or 0
         d[layout.MESH_VELOCITIES] = (self._velocities.ptr or 0) if self._velocities is not None else 0
+        d[layout.MESH_POINTS_GRAD] = _grad_address(self._points)
+        d[layout.MESH_VELOCITIES_GRAD] = _grad_address(self._velocities)
         d[layout.MESH_INDICES] = self.indices.ptr or 0
         d[layout.MESH_NUM_POINTS] = len(self._points)
         d[layout.MESH_NUM_TRIS] = self._tri.shape[0]
