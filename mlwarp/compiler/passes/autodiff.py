@@ -10,6 +10,9 @@ then runs the reverse sweep with the rules of the builtin table
   x[i] read            -> adj_x[i] += adj (atomically)
   y[i] = v             -> adj_v += adj_y[i], then adj_y[i] = 0 if it is y's .grad
   y[i] += v / -= v     -> adj_v += adj_y[i] / -= adj_y[i]   (warp.atomic add/sub)
+An array built in the kernel over raw memory (warp.array_from_ptr) has no adjoint unless
+the op has a grad address; then its adjoint is an array over that address, whose accesses
+run only where the address is not 0 (wp.mesh_get's points of a mesh without a .grad).
 The adjoint of a struct argument is a struct of its type whose array fields are the
 adjoint arrays of the argument's array fields: `s.a[i]` (also `s.inner.a`, or `q.a`
 of a copy `q` of `s` with other fields replaced) accumulates into `adj_s.a[i]`.
