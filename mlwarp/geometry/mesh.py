@@ -3,7 +3,8 @@ triangles, queried in kernels through its uint64 id (mlwarp/geometry/mesh_querie
 
 The id is the address of an int64 descriptor (words in mlwarp/core/geometry.py) holding the addresses of the
 user's arrays (kept referenced, not copied, as in Warp: a kernel sees in-place point edits at once, the tree
-after refit()) and of the descriptor of a wp.Bvh over the triangles' boxes, which this object owns. Builds
+after refit()), of their .grad arrays (for wp.mesh_get's gradients), and of the descriptor of a wp.Bvh over the
+triangles' boxes, which this object owns. Builds
 and refits run as kernels (build_kernels.py): per-triangle boxes and edge lengths one thread a triangle, the
 tree by bvh_sah.py, the ray casts' packed triangles one thread a triangle.
 
