@@ -121,7 +121,11 @@ RAY_WIDE_FLOATS = 32
 MESH_RAY_LEAVES = 15  # address of float32[num_leaf_groups, 40]
 MESH_RAY_LEAF_GROUPS = 16
 RAY_LEAF_FLOATS = 40
+# The addresses of the user's points.grad and velocities.grad (0 without): wp.mesh_get's points and velocities
+# carry them as Warp's Mesh does (its array_t grad pointers), so reads through m.points differentiate.
+MESH_POINTS_GRAD = 17
+MESH_VELOCITIES_GRAD = 18
 # A ray's traversal stack: one entry per level a farther child waits at (Warp's BVH_QUERY_STACK_SIZE); the
 # trees are at most 31 levels deep below a group's root (bvh_sah.py), 32 more for groups.
 RAY_STACK = 64
-MESH_WORDS = 17
+MESH_WORDS = 19

@@ -3,7 +3,8 @@ triangles, queried in kernels through its uint64 id (mlwarp/geometry/mesh_querie
 
 The id is the address of an int64 descriptor (words in mlwarp/core/geometry.py) holding the addresses of the
 user's arrays (kept referenced, not copied, as in Warp: a kernel sees in-place point edits at once, the tree
-after refit()) and of the descriptor of a wp.Bvh over the triangles' boxes, which this object owns. Builds
+after refit()), of their .grad arrays (for wp.mesh_get's gradients), and of the descriptor of a wp.Bvh over the
+triangles' boxes, which this object owns. Builds
 and refits run as kernels (build_kernels.py): per-triangle boxes and edge lengths one thread a triangle, the
 tree by bvh_sah.py, the ray casts' packed triangles one thread a triangle.
 
@@ -28,6 +29,12 @@ from ..vector import vec3
 from .bvh import Bvh
 from .bvh_sah import resolve_constructor
 from .device_mirror import DeviceMirror
+
+
+def _grad_address(a) -> int:
+    """The address of `a`'s gradient array, 0 when there is none (the kernels' adjoints then skip it)."""
+    grad = getattr(a, "grad", None) if a is not None else None
+    return (grad.ptr or 0) if grad is not None else 0
 
 
 class Mesh:
@@ -170,6 +177,8 @@ class Mesh:
         d = self._desc
         d[layout.MESH_POINTS] = self._points.ptr or 0
         d[layout.MESH_VELOCITIES] = (self._velocities.ptr or 0) if self._velocities is not None else 0
+        d[layout.MESH_POINTS_GRAD] = _grad_address(self._points)
+        d[layout.MESH_VELOCITIES_GRAD] = _grad_address(self._velocities)
         d[layout.MESH_INDICES] = self.indices.ptr or 0
         d[layout.MESH_NUM_POINTS] = len(self._points)
         d[layout.MESH_NUM_TRIS] = self._tri.shape[0]

@@ -134,8 +134,9 @@ def _words_f32(id: uint64, count: int32, k: int32) -> float32:
 
 
 @func
-def mesh_get(id: uint64) -> MeshData:
-    """The mesh `id` as a struct: `points`, `velocities` (empty without velocities) and `indices` arrays."""
+def _mesh_data(id: uint64) -> MeshData:
+    """The mesh `id` as a struct: `points`, `velocities` (empty without velocities) and `indices` arrays. The
+    queries read through it: their arrays have no adjoint, as Warp's mesh_* builtins pass none to the points."""
     m = MeshData()
     n = int32(_word(id, _MESH_WORDS, layout.MESH_NUM_POINTS))
     tris = int32(_word(id, _MESH_WORDS, layout.MESH_NUM_TRIS))
@@ -183,6 +184,19 @@ def mesh_get(id: uint64) -> MeshData:
     leaf_data = _word(id, _MESH_WORDS, layout.MESH_RAY_LEAVES)
     m.ray_leaves = array(ptr=leaf_data, shape=(groups * 10,), dtype=vec4)
     m.ray_leaf_faces = array(ptr=leaf_data, shape=(groups * _RAY_LEAF_FLOATS,), dtype=int32)
+    return m
+
+
+@func
+def mesh_get(id: uint64) -> MeshData:
+    """The mesh `id` as a struct: `points`, `velocities` (empty without velocities) and `indices` arrays. As in
+    Warp, whose Mesh holds the user's arrays with their grads, a read through `points` or `velocities` passes
+    its adjoint to that array's .grad (none when it has no grad)."""
+    m = _mesh_data(id)
+    m.points = array(ptr=_word(id, _MESH_WORDS, layout.MESH_POINTS), shape=(m.num_points,), dtype=vec3,
+                     grad=_word(id, _MESH_WORDS, layout.MESH_POINTS_GRAD))
+    m.velocities = array(ptr=_word(id, _MESH_WORDS, layout.MESH_VELOCITIES), shape=(m.velocities.shape[0],),
+                         dtype=vec3, grad=_word(id, _MESH_WORDS, layout.MESH_VELOCITIES_GRAD))
     return m
 
 
@@ -241,14 +255,14 @@ def _stop_node(m: MeshData, root: int32) -> int32:
 @func
 def mesh_get_point(id: uint64, index: int32) -> vec3:
     """The point of face-vertex `index` (points[indices[index]]), as Warp."""
-    m = mesh_get(id)
+    m = _mesh_data(id)
     return m.points[m.indices[index]]
 
 
 @func
 def mesh_get_velocity(id: uint64, index: int32) -> vec3:
     """The velocity of face-vertex `index` (velocities[indices[index]]); zero for a mesh without velocities."""
-    m = mesh_get(id)
+    m = _mesh_data(id)
     result = vec3(0.0, 0.0, 0.0)
     if m.velocities.shape[0] > 0:
         result = m.velocities[m.indices[index]]
@@ -258,14 +272,14 @@ def mesh_get_velocity(id: uint64, index: int32) -> vec3:
 @func
 def mesh_get_index(id: uint64, face_vertex_index: int32) -> int32:
     """The point index of face-vertex `face_vertex_index` (indices[face_vertex_index])."""
-    m = mesh_get(id)
+    m = _mesh_data(id)
     return m.indices[face_vertex_index]
 
 
 @func
 def mesh_eval_position(id: uint64, face: int32, bary_u: float32, bary_v: float32) -> vec3:
     """The point with barycentric (u, v, 1 - u - v) on triangle `face`."""
-    m = mesh_get(id)
+    m = _mesh_data(id)
     p = m.points[m.indices[face * 3 + 0]]
     q = m.points[m.indices[face * 3 + 1]]
     r = m.points[m.indices[face * 3 + 2]]
@@ -276,7 +290,7 @@ def mesh_eval_position(id: uint64, face: int32, bary_u: float32, bary_v: float32
 def mesh_eval_velocity(id: uint64, face: int32, bary_u: float32, bary_v: float32) -> vec3:
     """The velocity interpolated with barycentric (u, v, 1 - u - v) on triangle `face` (zero without
     velocities)."""
-    m = mesh_get(id)
+    m = _mesh_data(id)
     result = vec3(0.0, 0.0, 0.0)
     if m.velocities.shape[0] > 0:
         p = m.velocities[m.indices[face * 3 + 0]]
@@ -289,7 +303,7 @@ def mesh_eval_velocity(id: uint64, face: int32, bary_u: float32, bary_v: float32
 @func
 def mesh_eval_face_normal(id: uint64, face: int32) -> vec3:
     """The unit normal of triangle `face` (counter-clockwise winding: normalize((q - p) x (r - p)))."""
-    m = mesh_get(id)
+    m = _mesh_data(id)
     p = m.points[m.indices[face * 3 + 0]]
     q = m.points[m.indices[face * 3 + 1]]
     r = m.points[m.indices[face * 3 + 2]]
@@ -1194,13 +1208,13 @@ def _copy_point(q: MeshQueryPoint, inside: ref[float32], face: ref[int32], bary_
 
 @func
 def _point_no_sign(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:
-    found, f, u, v = _closest(mesh_get(id), point, max_dist)
+    found, f, u, v = _closest(_mesh_data(id), point, max_dist)
     return _point_result(found, f, u, v)
 
 
 @func
 def _point_ray_sign(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoint:
-    m = mesh_get(id)
+    m = _mesh_data(id)
     found, f, u, v = _closest(m, point, max_dist)
     result = _point_result(found, f, u, v)
     if found:
@@ -1211,7 +1225,7 @@ def _point_ray_sign(id: uint64, point: vec3, max_dist: float32) -> MeshQueryPoin
 @func
 def _point_sign_parity(id: uint64, point: vec3, max_dist: float32, n_sample: int32,
                        perturbation_scale: float32) -> MeshQueryPoint:
-    m = mesh_get(id)
+    m = _mesh_data(id)
     found, f, u, v = _closest(m, point, max_dist)
     result = _point_result(found, f, u, v)
     if found:
@@ -1221,7 +1235,7 @@ def _point_sign_parity(id: uint64, point: vec3, max_dist: float32, n_sample: int
 
 @func
 def _point_sign_normal(id: uint64, point: vec3, max_dist: float32, epsilon: float32) -> MeshQueryPoint:
-    found, f, u, v, s = _closest_sign_normal(mesh_get(id), point, max_dist, epsilon)
+    found, f, u, v, s = _closest_sign_normal(_mesh_data(id), point, max_dist, epsilon)
     result = _point_result(found, f, u, v)
     if found:
         result.sign = s
@@ -1241,7 +1255,7 @@ def _winding_sign(m: MeshData, point: vec3, accuracy: float32, threshold: float3
 @func
 def _point_sign_winding_number(id: uint64, point: vec3, max_dist: float32, accuracy: float32,
                                threshold: float32) -> MeshQueryPoint:
-    m = mesh_get(id)
+    m = _mesh_data(id)
     found, f, u, v = _closest(m, point, max_dist)
     result = _point_result(found, f, u, v)
     if found:
@@ -1251,7 +1265,7 @@ def _point_sign_winding_number(id: uint64, point: vec3, max_dist: float32, accur
 
 @func
 def _furthest_no_sign(id: uint64, point: vec3, min_dist: float32) -> MeshQueryPoint:
-    found, f, u, v = _furthest(mesh_get(id), point, min_dist)
+    found, f, u, v = _furthest(_mesh_data(id), point, min_dist)
     return _point_result(found, f, u, v)
 
 
@@ -1340,7 +1354,7 @@ def mesh_query_furthest_point_no_sign(id: uint64, point: vec3, min_dist: float32
 
 @func
 def _ray_result(id: uint64, start: vec3, dir: vec3, max_t: float32, root: int32) -> MeshQueryRay:
-    hit, tt, u, v, s, nrm, f = _ray(mesh_get(id), start, dir, max_t, root, False)
+    hit, tt, u, v, s, nrm, f = _ray(_mesh_data(id), start, dir, max_t, root, False)
     result = MeshQueryRay()
     result.result = hit
     if hit:
@@ -1378,19 +1392,19 @@ def mesh_query_ray(id: uint64, start: vec3, dir: vec3, max_t: float32, root: int
 @func
 def mesh_query_ray_anyhit(id: uint64, start: vec3, dir: vec3, max_t: float32, root: int32 = -1) -> bool:
     """Whether the ray hits any triangle at 0 <= t < max_t."""
-    hit, tt, u, v, s, nrm, f = _ray(mesh_get(id), start, dir, max_t, root, True)
+    hit, tt, u, v, s, nrm, f = _ray(_mesh_data(id), start, dir, max_t, root, True)
     return hit
 
 
 @func
 def mesh_query_ray_count_intersections(id: uint64, start: vec3, dir: vec3, root: int32 = -1) -> int32:
     """The number of triangles the ray hits at t >= 0."""
-    return _count_crossings(mesh_get(id), start, dir, root)
+    return _count_crossings(_mesh_data(id), start, dir, root)
 
 
 @func
 def _query_start(id: uint64, kind: int32, lower: vec3, upper: vec3, radius: float32) -> MeshQueryAABB:
-    m = mesh_get(id)
+    m = _mesh_data(id)
     q = MeshQueryAABB()
     q.mesh = id
     q.kind = kind
@@ -1470,7 +1484,7 @@ def _near_triangle(m: MeshData, f: int32, center: vec3, radius_sq: float32) -> b
 def mesh_query_next(query: ref[MeshQueryAABB], index: ref[int32]) -> bool:
     """Advances `query` to its next triangle, written to `index`; False when none is left (`index` keeps its
     value)."""
-    m = mesh_get(query.mesh)
+    m = _mesh_data(query.mesh)
     sphere = query.kind == 1
     found = bool(False)
     while not found and (query.prim_cur < query.prim_end or query.node < query.stop):

@@ -86,6 +86,20 @@ def test_mesh_descriptor_lives_on_the_device_and_points_at_the_users_arrays(fake
     np.testing.assert_allclose(words.view(np.float32)[2 * layout.MESH_AVERAGE_EDGE_LENGTH], edges.mean(), rtol=1e-5)
 
 
+def test_mesh_descriptor_holds_the_device_grad_addresses(fake):
+    """wp.mesh_get's points and velocities differentiate into the user's device .grad arrays: the descriptor
+    holds their device addresses, 0 for an array without a grad (the adjoint then skips it)."""
+    pts, tris = triangle_soup(8, 1)
+    points = wp.array(pts, dtype=wp.vec3, device="cuda:0", requires_grad=True)
+    velocities = wp.array(pts, dtype=wp.vec3, device="cuda:0")
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32, device="cuda:0"), velocities=velocities)
+    words = mesh._mirror.read_descriptor()
+    assert words[layout.MESH_POINTS_GRAD] == points.grad.ptr and words[layout.MESH_VELOCITIES_GRAD] == 0
+    assert_addresses_on_device(fake, words, [layout.MESH_POINTS_GRAD])
+    mesh.velocities = wp.array(pts, dtype=wp.vec3, device="cuda:0", requires_grad=True)
+    assert mesh._mirror.read_descriptor()[layout.MESH_VELOCITIES_GRAD] == mesh.velocities.grad.ptr
+
+
 def test_mesh_point_ray_and_box_queries_on_the_device_match_brute_force(fake):
     mesh = checks.check_mesh_queries("cuda:0")
     assert mesh.device == "cuda:0" and mesh.id == mesh._mirror.id

@@ -3,7 +3,11 @@
 run-time ints, the dtype a Warp type). Such an array is no kernel argument, so it has no adjoint: as in Warp
 (whose such arrays have a null grad), warp-autodiff and warp-jvp take its loads as constants and give its stores no
 adjoint (autodiff_ir.from_raw_pointer), so mesh and volume queries reading their structures through such arrays
-differentiate in the query point as Warp's do."""
+differentiate in the query point as Warp's do.
+
+mlwarp's own functions may also pass `grad=address` (0 at run time: none): the array then has an adjoint over
+that memory, as a Warp array_t built with a grad pointer (wp.mesh_get's points and velocities: Warp's Mesh holds
+the user's arrays, grads included). Warp's kernel-language wp.array() takes no grad, so user code may not either."""
 
 from __future__ import annotations
 
@@ -36,7 +40,8 @@ def ptr_attribute(em, node: ast.Attribute):
 def construct(em, node: ast.Call) -> Var:
     """`wp.array(ptr=address, shape=(n, ...), dtype=T)`."""
     given = dict(kw for kw in ((k.arg, k.value) for k in node.keywords))
-    if node.args or set(given) - {"ptr", "shape", "dtype"} or not {"ptr", "shape"} <= set(given):
+    allowed = {"ptr", "shape", "dtype"} | ({"grad"} if _internal(em) else set())
+    if node.args or set(given) - allowed or not {"ptr", "shape"} <= set(given):
         raise em.error(node, "wp.array() in a kernel takes the keyword arguments ptr=, shape= and dtype= "
                              "(an array over existing memory)", CompileError)
     dtype = wt.float32
@@ -60,4 +65,16 @@ def construct(em, node: ast.Call) -> Var:
             raise em.error(item, f"array shapes must be integers, got {ft.name(n.type)}", CompileTypeError)
         shape.append(wb.cast(n.value, ft.to_mlir(wt.int32)))
     i64 = wb.cast(address.value, ft.to_mlir(wt.int64))
-    return Var(wb.array_from_ptr(i64, shape, ft.to_mlir(dtype)), ft.ArrayT(dtype, len(shape)))
+    grad = None
+    if "grad" in given:
+        g = em.expr(given["grad"])
+        if not wt.is_int(g.type):
+            raise em.error(given["grad"], f"wp.array(grad=...) takes an integer address, got {ft.name(g.type)}",
+                           CompileTypeError)
+        grad = wb.cast(g.value, ft.to_mlir(wt.int64))
+    return Var(wb.array_from_ptr(i64, shape, ft.to_mlir(dtype), grad), ft.ArrayT(dtype, len(shape)))
+
+
+def _internal(em) -> bool:
+    """Whether the function being compiled is one of mlwarp's own (the geometry functions)."""
+    return (getattr(em.src.func, "__module__", None) or "").startswith("mlwarp.")

@@ -272,7 +272,8 @@ def _array_data(op: views.ArrayDataOp) -> ir.Value:
 
 
 def _array_from_ptr(op: views.ArrayFromPtrOp) -> ir.Value:
-    """A row-major descriptor: byte strides from the element's storage size (C layout) and the shape."""
+    """A row-major descriptor: byte strides from the element's storage size (C layout) and the shape. The
+    optional grad address has no place in it: warp-autodiff, which ran before, built its own arrays over it."""
     t = op.operation.results[0].type
     shape = [arith.ExtSIOp(_i64(), n).result for n in op.shape]
     out = llvm.mlir_undef(descriptor_type(len(shape)))

@@ -10,6 +10,9 @@ then runs the reverse sweep with the rules of the builtin table
   x[i] read            -> adj_x[i] += adj (atomically)
   y[i] = v             -> adj_v += adj_y[i], then adj_y[i] = 0 if it is y's .grad
   y[i] += v / -= v     -> adj_v += adj_y[i] / -= adj_y[i]   (warp.atomic add/sub)
+An array built in the kernel over raw memory (warp.array_from_ptr) has no adjoint unless
+the op has a grad address; then its adjoint is an array over that address, whose accesses
+run only where the address is not 0 (wp.mesh_get's points of a mesh without a .grad).
 The adjoint of a struct argument is a struct of its type whose array fields are the
 adjoint arrays of the argument's array fields: `s.a[i]` (also `s.inner.a`, or `q.a`
 of a copy `q` of `s` with other fields replaced) accumulates into `adj_s.a[i]`.
@@ -63,6 +66,7 @@ its `warp.adjoint_error` attribute, raised when the adjoint is launched (option
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 
@@ -75,8 +79,9 @@ from ..dialects.warp import array_dtype, array_ndim, builders as wb, is_array_ty
 from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from .autodiff_ir import (REPLAYS, add_values, body_ops, clone_ops, companions_of, derived_kernel, expansion_block,
-                          free_values, from_raw_pointer, has_adjoint_effects, i32_const, is_constant, is_diff,
-                          required_companion, tainted_uses, terminator, trip_count, where, writes_own_memory, zero)
+                          free_values, has_adjoint_effects, i32_const, is_constant, is_diff, raw_grad_address,
+                          required_companion, tainted_uses, terminator, trip_count, where, without_adjoint,
+                          writes_own_memory, zero)
 from .registry import Pass, PassError, kernels, ops_named
 
 ADJ_SUFFIX = "_adj"
@@ -593,7 +598,7 @@ class ReverseBuilder:
     def op_warp_load(self, op, mapping, adj):
         load = op.opview
         out = load.element
-        if out in adj and not from_raw_pointer(load.array):  # raw memory: no gradient (autodiff_ir.py)
+        if out in adj and not without_adjoint(load.array):  # raw memory without grad: none (autodiff_ir.py)
             arr = load.array
             target, idx = self.adj_array(op, arr, mapping), self.indices(op, mapping)
             if arr in self.owned:  # no other thread touches adj[i]: a plain read-add-write
@@ -603,17 +608,19 @@ class ReverseBuilder:
                                 f"than the thread's own (`i = wp.tid()`; x[i]): its adjoint would need an atomic "
                                 f"add of a struct")
             else:
-                wb.atomic("add", target, adj[out], idx)
+                with grad_present(arr, mapping):
+                    wb.atomic("add", target, adj[out], idx)
 
     def op_warp_store(self, op, mapping, adj):
         arr, value = op.opview.array, op.opview.value
-        if is_diff(value.type) and not from_raw_pointer(arr):
+        if is_diff(value.type) and not without_adjoint(arr):
             target, idx = self.adj_array(op, arr, mapping), self.indices(op, mapping)
-            self.accumulate(adj, value, wb.load(target, idx))
+            self.accumulate(adj, value, read_adjoint(arr, target, idx, mapping))
             if is_member_write(op):
                 # The element's other members pass through the load that the write started from, whose
                 # adjoint adds them back; the written member's adjoint ends here (as Warp's in-place store).
-                wb.store(target, zero(value.type), idx)
+                with grad_present(arr, mapping):
+                    wb.store(target, zero(value.type), idx)
                 return
             consumes = self.consumes(arr)
             if consumes is not None:  # the stored value's adjoint ends here, as Warp 1.19's store
@@ -637,19 +644,19 @@ class ReverseBuilder:
     def op_warp_atomic(self, op, mapping, adj):
         atomic = op.opview
         arr, value, kind = atomic.array, atomic.value, atomic.kind
-        if not is_diff(value.type) or from_raw_pointer(arr):
+        if not is_diff(value.type) or without_adjoint(arr):
             return
         if kind in ("min", "max"):
             # As Warp: the value's adjoint is the element's where the value is what the element holds after
             # the forward launch (component-wise; two NaNs count as equal), zero elsewhere.
             idx = self.indices(op, mapping)
-            g = wb.load(self.adj_array(op, arr, mapping), idx)
+            g = read_adjoint(arr, self.adj_array(op, arr, mapping), idx, mapping)
             final = wb.load(mapping.get(arr, arr), idx)
             self.accumulate(adj, value, minmax_adjoint(mapping.get(value, value), final, g))
             return
         if kind not in ("add", "sub"):
             raise PassError(f"{where(op)}: cannot differentiate atomic '{kind}'")
-        g = wb.load(self.adj_array(op, arr, mapping), self.indices(op, mapping))
+        g = read_adjoint(arr, self.adj_array(op, arr, mapping), self.indices(op, mapping), mapping)
         self.accumulate(adj, value, g if kind == "add" else wb.builtin("neg", [g], g.type))
 
     # -- scf.if -------------------------------------------------------------------------------
@@ -1048,6 +1055,38 @@ def unlink_custom_grads(module) -> None:
         for a in (CUSTOM_GRAD, CUSTOM_GRAD_OF, "warp.custom_replay", "warp.custom_replay_of", GRAD_OF):
             if a in f.attributes:
                 del f.attributes[a]
+
+
+@contextlib.contextmanager
+def grad_present(arr: ir.Value, mapping: dict):
+    """Emits what the body emits under `if grad != 0` when `arr` is raw memory with a grad address (a mesh whose
+    points have no .grad has 0 there: nothing may be written through it), else as it is."""
+    address = raw_grad_address(arr, mapping)
+    if address is None:
+        yield
+        return
+    guard = scf.IfOp(nonzero(address), [], has_else=False)
+    with ir.InsertionPoint(guard.then_block):
+        yield
+        scf.YieldOp([])
+
+
+def read_adjoint(arr: ir.Value, target: ir.Value, idx, mapping: dict) -> ir.Value:
+    """target[idx], the adjoint of arr[idx]; zero where `arr` is raw memory whose grad address is 0."""
+    address = raw_grad_address(arr, mapping)
+    if address is None:
+        return wb.load(target, idx)
+    t = array_dtype(target.type)
+    guard = scf.IfOp(nonzero(address), [t], has_else=True)
+    with ir.InsertionPoint(guard.then_block):
+        scf.YieldOp([wb.load(target, idx)])
+    with ir.InsertionPoint(guard.else_block):
+        scf.YieldOp([zero(t)])
+    return guard.results[0]
+
+
+def nonzero(address: ir.Value) -> ir.Value:
+    return arith.CmpIOp(arith.CmpIPredicate.ne, address, arith.ConstantOp(address.type, 0).result).result
 
 
 def argument_index(arr: ir.Value, params) -> int | None:

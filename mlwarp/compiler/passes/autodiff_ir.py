@@ -5,7 +5,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, func
 
-from ..dialects.warp import builders as wb, is_tile_type, tile_params
+from ..dialects.warp import array_dtype, builders as wb, is_tile_type, tile_params
 from ..dialects.warp import composite as wc
 from .registry import PassError
 
@@ -146,6 +146,12 @@ def companion_array(v: ir.Value, companions: dict, mapping: dict):
         src = companion_array(sl.array, companions, mapping)
         dims = list(ir.DenseI64ArrayAttr(sl.operation.attributes["dims"]))
         return None if src is None else wb.slice_(src, dims, [mapping.get(b, b) for b in sl.bounds])
+    if isinstance(v, ir.OpResult) and v.owner.name == "warp.array_from_ptr":  # raw memory: over its grad, if any
+        src = v.owner.opview
+        if src.grad is None:
+            return None
+        return wb.array_from_ptr(mapping.get(src.grad, src.grad), [mapping.get(n, n) for n in src.shape],
+                                 array_dtype(v.type))
     if not (isinstance(v, ir.OpResult) and v.owner.name == "warp.struct_get"):
         return None
     get = v.owner.opview
@@ -223,25 +229,48 @@ def carries_field(loop, k: int, field: int, carried) -> bool:
     return field_origin(yielded, field, carried | {arg}) == (arg, True)
 
 
-def from_raw_pointer(v: ir.Value) -> bool:
-    """Whether the array `v` is a `wp.array(ptr=...)` built in the kernel (warp.array_from_ptr), seen through
-    rows, slices and struct fields as companion_array() sees them. Such an array has no adjoint, as in Warp
-    (its grad pointer is null): reads from it are constants to the derivative, writes to it pass none on."""
+def raw_pointer_origin(v: ir.Value):
+    """The warp.array_from_ptr (a `wp.array(ptr=...)` built in the kernel) that the array `v` is, seen through
+    rows, slices and struct fields as companion_array() sees them; None when `v` is no such array."""
     while isinstance(v, ir.OpResult):
         name = v.owner.name
         if name == "warp.array_from_ptr":
-            return True
+            return v.owner.opview
         if name in ("warp.view", "warp.slice"):
             v = v.owner.opview.array
         elif name == "warp.struct_get":
             get = v.owner.opview
             origin = field_origin(get.aggregate, get.field)
             if origin is None or origin[1]:
-                return False
+                return None
             v = origin[0]
         else:
-            return False
-    return False
+            return None
+    return None
+
+
+def from_raw_pointer(v: ir.Value) -> bool:
+    """Whether the array `v` is over raw memory (raw_pointer_origin). warp-jvp has no tangent for any such array:
+    its loads are constants there."""
+    return raw_pointer_origin(v) is not None
+
+
+def without_adjoint(v: ir.Value) -> bool:
+    """Whether the array `v` is over raw memory given no grad address. Such an array has no adjoint, as in Warp
+    (its grad pointer is null): reads from it are constants to the derivative, writes to it pass none on. One
+    with a grad address (wp.mesh_get's points) has an adjoint over that memory (companion_array), which is absent
+    at run time where the address is 0 (raw_grad_address)."""
+    origin = raw_pointer_origin(v)
+    return origin is not None and origin.grad is None
+
+
+def raw_grad_address(v: ir.Value, mapping: dict):
+    """The grad address (i64, at the insertion point through `mapping`) of the raw-memory array `v`, whose
+    adjoint accesses must be skipped where it is 0; None when `v` is not raw memory with a grad address."""
+    origin = raw_pointer_origin(v)
+    if origin is None or origin.grad is None:
+        return None
+    return mapping.get(origin.grad, origin.grad)
 
 
 def required_companion(op, arr: ir.Value, companions: dict, mapping: dict, kind: str) -> ir.Value:
@@ -292,12 +321,12 @@ def free_values(op: ir.Operation, pred=lambda v: is_diff(v.type) and not is_cons
 
 def _own_memory(v: ir.Value) -> bool:
     """Whether the array `v` is the thread's own (wp.zeros in the kernel: warp.local_array / stack_array) or raw
-    memory (from_raw_pointer): arrays without adjoints, whose stores pass nothing on."""
+    memory without a grad address (without_adjoint): arrays without adjoints, whose stores pass nothing on."""
     while isinstance(v, ir.OpResult) and v.owner.name in ("warp.view", "warp.slice"):
         v = v.owner.operands[0]
     if isinstance(v, ir.OpResult) and v.owner.name in ("warp.local_array", "warp.stack_array"):
         return True
-    return from_raw_pointer(v)
+    return without_adjoint(v)
 
 
 def writes_own_memory(op: ir.Operation) -> bool:

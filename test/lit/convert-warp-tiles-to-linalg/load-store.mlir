@@ -28,7 +28,7 @@
 // ELEMENTS: ^bb0(%[[FR:.+]]: index, %[[FC:.+]]: index):
 // ELEMENTS:   %[[ROWPTR:.+]] = "warp.address"(%[[A]], %{{.+}}, %[[J]])
 // ELEMENTS:   %[[ROWADDR:.+]] = llvm.ptrtoint %[[ROWPTR]]
-// ELEMENTS:   %[[ROWARR:.+]] = "warp.array_from_ptr"(%[[ROWADDR]], %{{.+}}) : (i64, i32) -> !warp.array<f32, 1 : i64>
+// ELEMENTS:   %[[ROWARR:.+]] = "warp.array_from_ptr"(%[[ROWADDR]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (i64, i32) -> !warp.array<f32, 1 : i64>
 // ELEMENTS:   %[[FV:.+]] = "warp.load"(%[[ROWARR]], %{{.+}})
 // ELEMENTS:   tensor.yield %[[FV]] : f32
 // CHECK: } else {

@@ -54,3 +54,16 @@ func.func @descriptor(%d: !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>, %
   %x = "warp.load"(%d, %i) : (!llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>, i32) -> f32
   return %x : f32
 }
+
+// An array over raw memory, without and with the address of its adjoint (the optional `grad`: the segment sizes
+// say which operands are the shape).
+// CHECK-LABEL: func.func @raw_memory
+// CHECK: "warp.array_from_ptr"(%arg0, %arg1, %arg2) {operandSegmentSizes = array<i32: 1, 2, 0>} : (i64, i32, i32) -> !warp.array<f32, 2 : i64>
+// CHECK: "warp.array_from_ptr"(%arg0, %arg1, %arg3) {operandSegmentSizes = array<i32: 1, 1, 1>} : (i64, i32, i64) -> !warp.array<f32, 1 : i64>
+// CHECK: "warp.array_data"(%{{.+}}) : (!warp.array<f32, 1 : i64>) -> i64
+func.func @raw_memory(%p: i64, %n: i32, %m: i32, %g: i64) -> i64 {
+  %a = "warp.array_from_ptr"(%p, %n, %m) {operandSegmentSizes = array<i32: 1, 2, 0>} : (i64, i32, i32) -> !A
+  %b = "warp.array_from_ptr"(%p, %n, %g) {operandSegmentSizes = array<i32: 1, 1, 1>} : (i64, i32, i64) -> !warp.array<f32, 1>
+  %d = "warp.array_data"(%b) : (!warp.array<f32, 1>) -> i64
+  return %d : i64
+}

@@ -128,4 +128,19 @@ func.func @load_without_operands() -> f32 {
   %0 = "warp.load"() : () -> f32
   return %0 : f32
 }
+
+// -----
+// CHECK-NEXT: verify-errors.mlir:[[@LINE+2]]:8: 'warp.array_from_ptr' op operand 'grad' must be i64, got i32
+func.func @grad_address_of_i32(%p: i64, %n: i32, %g: i32) {
+  %0 = "warp.array_from_ptr"(%p, %n, %g) {operandSegmentSizes = array<i32: 1, 1, 1>} : (i64, i32, i32) -> !warp.array<f32, 1>
+  return
+}
+
+// -----
+// A variadic shape and an optional grad: which operands are which is the attribute's to say.
+// CHECK-NEXT: verify-errors.mlir:[[@LINE+2]]:8: 'warp.array_from_ptr' op takes operands (address, shape..., grad?) with an operandSegmentSizes attribute giving each group's count, got 2 operands and segments None
+func.func @array_from_ptr_without_segments(%p: i64, %n: i32) {
+  %0 = "warp.array_from_ptr"(%p, %n) : (i64, i32) -> !warp.array<f32, 1>
+  return
+}
 // CHECK-NOT: {{.}}

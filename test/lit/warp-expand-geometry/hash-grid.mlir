@@ -6,8 +6,8 @@
 // CHECK-LABEL: func.func @query
 // CHECK-NOT: warp.hash_grid_query"
 // CHECK: %[[ADDR:.+]] = "warp.cast"(%arg0) : (ui64) -> i64
-// CHECK: "warp.array_from_ptr"(%[[ADDR]], %{{.+}}) : (i64, i32) -> !warp.array<i64, 1 : i64>
-// CHECK: "warp.array_from_ptr"(%[[ADDR]], %{{.+}}) : (i64, i32) -> !warp.array<f32, 1 : i64>
+// CHECK: "warp.array_from_ptr"(%[[ADDR]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (i64, i32) -> !warp.array<i64, 1 : i64>
+// CHECK: "warp.array_from_ptr"(%[[ADDR]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (i64, i32) -> !warp.array<f32, 1 : i64>
 // CHECK: math.floor
 // CHECK: arith.fptosi
 // A query whose x range is inside the grid (0 <= x_start <= x_end < dim_x) walks whole rows: its state

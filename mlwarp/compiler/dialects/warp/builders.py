@@ -69,18 +69,22 @@ def infer_results(op: OpDef, groups) -> list:
 
 def create(name: str, *groups, results=None, attributes=None) -> ir.Operation:
     """warp.<name> at the insertion point. `groups` are its operands in table order (a sequence for a
-    variadic one); `results` the result types, default: inferred from the constraints."""
+    variadic one, a value or None for an optional one); `results` the result types, default: inferred from the
+    constraints."""
     op = _plan(name)[0]
     if len(groups) != len(op.operands):
         raise TypeError(f"warp.{name} takes {len(op.operands)} operand groups "
                         f"({', '.join(o.name for o in op.operands)}), got {len(groups)}")
-    lists = [list(g) if o.variadic else [g] for o, g in zip(op.operands, groups)]
+    lists = [list(g) if o.variadic else [] if o.optional and g is None else [g] for o, g in zip(op.operands, groups)]
     if results is None:
         results = infer_results(op, lists)
         if None in results:
             raise TypeError(f"warp.{name}: its result types are not fixed by its operands; pass results=")
+    attributes = dict(attributes or {})
+    if sum(1 for o in op.operands if o.variadic or o.optional) > 1:  # IRDL then needs each group's length
+        attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(vs) for vs in lists])
     return ir.Operation.create(op.full_name, results=list(results), operands=[v for vs in lists for v in vs],
-                               attributes=attributes or {})
+                               attributes=attributes)
 
 
 def _i32():
@@ -149,9 +153,10 @@ def array_data(arr: ir.Value) -> ir.Value:
     return create("array_data", arr, results=[ir.IntegerType.get_signless(64)]).result
 
 
-def array_from_ptr(address: ir.Value, shape, dtype: ir.Type) -> ir.Value:
-    """A contiguous `dtype` array over the memory at the i64 `address`, of the i32 `shape`."""
-    return create("array_from_ptr", address, list(shape), results=[array_type(dtype, len(shape))]).result
+def array_from_ptr(address: ir.Value, shape, dtype: ir.Type, grad: ir.Value | None = None) -> ir.Value:
+    """A contiguous `dtype` array over the memory at the i64 `address`, of the i32 `shape`; `grad`: the i64
+    address of its adjoint array (0 at run time: none), or None (no adjoint)."""
+    return create("array_from_ptr", address, list(shape), grad, results=[array_type(dtype, len(shape))]).result
 
 
 def local_array(dtype: ir.Type, shape) -> ir.Value:

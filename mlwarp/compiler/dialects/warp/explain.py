@@ -107,8 +107,13 @@ def _satisfies(c, t: str, bound: dict, origin: str) -> bool:
     raise TypeError(f"not a type constraint: {c!r}")
 
 
-def _groups(items, count: int):
-    """(definition, position) for each of `count` values of a table op's operands or results."""
+def _groups(items, count: int, segments=None):
+    """(definition, position) for each of `count` values of a table op's operands or results; `segments`: the
+    op's operandSegmentSizes, which an op with several variadic or optional groups needs."""
+    if sum(1 for x in items if x.variadic or x.optional) > 1:
+        if segments is None or len(segments) != len(items) or sum(segments) != count:
+            return None
+        return [x for x, n in zip(items, segments) for _ in range(n)]
     fixed = sum(1 for x in items if not x.variadic)
     if count < fixed or (count > fixed and not any(x.variadic for x in items)):
         return None
@@ -118,15 +123,20 @@ def _groups(items, count: int):
     return out
 
 
-def explain(op_name: str, operand_types, result_types) -> str | None:
+def explain(op_name: str, operand_types, result_types, operand_segments=None) -> str | None:
     """The first operand or result of `op_name` (e.g. "warp.load") whose type breaks the table, as
-    "operand 'indices' #1 must be i32, got f64"; None when the table has no such op or all fit."""
+    "operand 'indices' #1 must be i32, got f64"; None when the table has no such op or all fit.
+    `operand_segments`: the op's operandSegmentSizes, if it has them."""
     op = BY_NAME.get(op_name[len("warp."):]) if op_name.startswith("warp.") else None
     if op is None:
         return None
-    operands, results = _groups(op.operands, len(operand_types)), _groups(op.results, len(result_types))
+    operands = _groups(op.operands, len(operand_types), operand_segments)
+    results = _groups(op.results, len(result_types))
     if operands is None:
-        names = ", ".join(f"{x.name}{'...' if x.variadic else ''}" for x in op.operands)
+        names = ", ".join(f"{x.name}{'...' if x.variadic else '?' if x.optional else ''}" for x in op.operands)
+        if sum(1 for x in op.operands if x.variadic or x.optional) > 1:
+            return (f"takes operands ({names}) with an operandSegmentSizes attribute giving each group's count, "
+                    f"got {len(operand_types)} operands and segments {operand_segments}")
         return f"takes operands ({names}), got {len(operand_types)}"
     if results is None:
         return f"has {len(op.results)} result(s), got {len(result_types)}"
@@ -141,8 +151,8 @@ def explain(op_name: str, operand_types, result_types) -> str | None:
 
 
 def parse_generic(text: str):
-    """(name, operand types, result types) of a generic op as the verifier's note prints it:
-    `%0 = "warp.load"(%a, %i) {attrs} : (!warp.array<f32, 1 : i64>, i32) -> f64`; None if it is not."""
+    """(name, operand types, result types, operandSegmentSizes or None) of a generic op as the verifier's note
+    prints it: `%0 = "warp.load"(%a, %i) {attrs} : (!warp.array<f32, 1 : i64>, i32) -> f64`; None if it is not."""
     start = text.find('"warp.')
     if start < 0:
         return None
@@ -170,4 +180,14 @@ def parse_generic(text: str):
         result_types = split_top_level(output[1:-1])
     else:
         result_types = [output] if output else []
-    return name, operand_types, result_types
+    return name, operand_types, result_types, _segments(text[end:i])
+
+
+def _segments(attrs: str):
+    """The counts of `operandSegmentSizes = array<i32: 1, 2, 0>` in an op's printed attributes, or None."""
+    key = "operandSegmentSizes = array<i32"
+    at = attrs.find(key)
+    if at < 0:
+        return None
+    body = attrs[at + len(key):attrs.find(">", at)].lstrip(":").strip()
+    return [int(n) for n in body.split(",") if n.strip()]

@@ -58,8 +58,12 @@ OPS = [
     OpDef("array_data", "the address of the array's data as an integer (a.ptr in a kernel: Warp's uint64)",
           (ARRAY_ANY,), (Result("address", Is("i64")),)),
     OpDef("array_from_ptr", "a C-contiguous array of the result's dtype over the memory at `address` with the "
-          "given shape (wp.array(ptr=..., shape=..., dtype=...) in a kernel)",
-          (Operand("address", Is("i64")), Operand("shape", I32, variadic=True)), (Result("array", Array(ANY)),)),
+          "given shape (wp.array(ptr=..., shape=..., dtype=...) in a kernel); `grad`, when given, the address of "
+          "its adjoint array of the same layout (0: none), as Warp's array_t grad pointer: only warp-autodiff "
+          "reads it",
+          (Operand("address", Is("i64")), Operand("shape", I32, variadic=True),
+           Operand("grad", Is("i64"), optional=True)),
+          (Result("array", Array(ANY)),)),
     OpDef("local_array", "a zero-filled array of constant {shape = array<i64: ...>} on the thread's stack "
           "(wp.zeros in kernels: Warp's fixedarray)", (), (Result("array", Array(ANY)),),
           (Attr("shape", AttrBase("#builtin.dense_array")),)),
@@ -299,7 +303,8 @@ def table_markdown(ops=None) -> str:
         return " or ".join(show(o) for o in c.options)
 
     def items(xs) -> str:
-        return ", ".join(f"{x.name}: {show(x.constraint)}{'...' if getattr(x, 'variadic', False) else ''}"
+        return ", ".join(f"{x.name}: {show(x.constraint)}"
+                         f"{'...' if getattr(x, 'variadic', False) else '?' if getattr(x, 'optional', False) else ''}"
                          for x in xs) or "-"
 
     rows = ["| op | operands | results | attributes | summary |", "| --- | --- | --- | --- | --- |"]
@@ -308,5 +313,5 @@ def table_markdown(ops=None) -> str:
                     f"{items(op.attributes)} | {op.summary} |")
     legend = [f"- `{name}`: {what}, the same type at each use in an op" for name, what in variables.items()]
     return "\n".join(rows + [""] + legend + [
-        "- `composite`: a warp vec, mat, quat, transform or struct; `...`: variadic",
+        "- `composite`: a warp vec, mat, quat, transform or struct; `...`: variadic; `?`: optional",
         "- descriptor: the array's LLVM struct, as an array field of a struct is once the struct is lowered"])

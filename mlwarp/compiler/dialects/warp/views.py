@@ -21,8 +21,13 @@ from mlir.dialects._ods_common import _cext
 from .ops import OPS, OpDef
 
 
-def _group_slices(items, count: int) -> dict:
-    """name -> slice of the operand (or result) list; at most one group is variadic."""
+def _group_slices(items, count: int, segments=None) -> dict:
+    """name -> (slice of the operand (or result) list, whether the group is a list); `segments`: the op's
+    operandSegmentSizes (resultSegmentSizes), which an op with several variadic or optional groups carries,
+    else at most one group is variadic."""
+    if segments is not None:
+        starts = [sum(segments[:k]) for k in range(len(segments))]
+        return {x.name: (slice(i, i + n), x.variadic) for x, i, n in zip(items, starts, segments)}
     fixed = sum(1 for x in items if not x.variadic)
     out, i = {}, 0
     for x in items:
@@ -32,12 +37,17 @@ def _group_slices(items, count: int) -> dict:
     return out
 
 
+def _segments(op: ir.Operation, kind: str):
+    name = "operandSegmentSizes" if kind == "operands" else "resultSegmentSizes"
+    return list(ir.DenseI32ArrayAttr(op.attributes[name])) if name in op.attributes else None
+
+
 def _value_accessor(name: str, kind: str, defs) -> property:
     def get(self):
         values = list(getattr(self.operation, kind))
-        where, variadic = _group_slices(defs, len(values))[name]
+        where, variadic = _group_slices(defs, len(values), _segments(self.operation, kind))[name]
         picked = values[where]
-        return picked if variadic else picked[0]
+        return picked if variadic else picked[0] if picked else None  # (an absent optional value: None)
 
     if kind != "operands":
         return property(get, doc=f"the {name} {kind} (table order)")
@@ -45,7 +55,7 @@ def _value_accessor(name: str, kind: str, defs) -> property:
     def set(self, new):
         """Replaces the operand (a variadic group: as many values as it has) in place."""
         operands = self.operation.operands
-        where, variadic = _group_slices(defs, len(operands))[name]
+        where, variadic = _group_slices(defs, len(operands), _segments(self.operation, "operands"))[name]
         slots = range(len(operands))[where]
         new = list(new) if variadic else [new]
         if len(new) != len(slots):
