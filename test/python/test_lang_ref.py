@@ -424,19 +424,18 @@ def test_ref_is_not_allowed_in_kernel_signatures():
 
 
 def test_overloads_differing_only_by_ref_are_rejected():
+    @wp.func
     def refness(x: wp.int32) -> wp.int32:
         return x
 
-    f = wp.func(refness)
-
-    def refness(x: wp.ref[wp.int32]):  # noqa: F811  (the second definition is the overload)
-        x += 1
-
+    first = refness
     with pytest.raises(RuntimeError, match=r"^Cannot overload Warp function 'refness' with signatures that differ "
                                            r"only by `wp\.ref\[T\]`; use distinct value types or a different "
                                            r"function name\.$"):
-        wp.func(refness)
-    assert len(f.overloads) == 1
+        @wp.func
+        def refness(x: wp.ref[wp.int32]):  # noqa: F811  (a second definition in the scope: an overload)
+            x += 1
+    assert len(first.overloads) == 1
 
 
 def test_custom_adjoint_of_a_function_writing_a_ref_is_rejected():

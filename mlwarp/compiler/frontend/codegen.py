@@ -1011,7 +1011,9 @@ class KernelEmitter:
         if v.literal is not None and wt.is_scalar(v.type) and wt.is_scalar(to):
             value = self.literal_as(v.literal, to, node)
             if v.type is to and not wt.is_float(to) and type(value) is type(v.literal) and value == v.literal:
-                return v  # int(0): the constant already is that number (a float's literal is its unrounded text)
+                # int(0): the constant already is that number (a float's literal is its unrounded text); the result
+                # is no literal: int(-1) declares a variable, as Warp's constructors do
+                return Var(v.value, to)
             return self.const(value, to)
         return self.cast(v, to, node)
 
