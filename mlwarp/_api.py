@@ -3,6 +3,7 @@ first use of a name of the package, and copies its names into the package, so th
 `mlwarp.compiler` or `mlwarp.runtime` alone does not load the API.
 """
 
+from .core.intrinsics import KernelOnly
 from .types import (  # noqa: F401
     bool_ as bool, float16, float32, float64, half, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     dtype_from_numpy, dtype_to_numpy, handle, scalar_base, Float, Int, Scalar,
@@ -128,7 +129,6 @@ def _internal_builtins():
                     "v[i]",
         "load": "a load through a reference (Warp's code generator emits it); use the wp.ref value itself",
         "store": "a store through a reference (Warp's code generator emits it); assign to the wp.ref parameter",
-        "unot": "logical not (Warp's code generator emits it for `not x`); write `not x`",
     }
     out = {name: _RemovedFunction(name, f"wp.{name}() is an internal builtin of Warp's code generator: {what}. "
                                        "mlwarp does not expose it")
@@ -142,6 +142,8 @@ def _internal_builtins():
 
 
 globals().update(_internal_builtins())
+unot = KernelOnly("unot", "unot(a: bool | int | array) -> bool: `not a` (Warp's logical not; an array is false "
+                           "unless it is null)")
 
 
 def init():

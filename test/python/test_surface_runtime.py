@@ -368,9 +368,10 @@ def test_constant_component_index_out_of_range_is_a_codegen_index_error():
 
 def test_internal_builtin_says_what_to_write():
     with pytest.raises(RuntimeError) as e:
-        wp.unot(True)
-    assert str(e.value) == ("wp.unot() is an internal builtin of Warp's code generator: logical not (Warp's code "
-                            "generator emits it for `not x`); write `not x`. mlwarp does not expose it")
+        wp.view(None, 0)
+    assert str(e.value) == ("wp.view() is an internal builtin of Warp's code generator: a subarray (Warp's code "
+                            "generator emits it for arr[i] with fewer indices than dimensions); write arr[i]. mlwarp "
+                            "does not expose it")
 
 
 def test_dense_builtin_says_what_replaces_it():

@@ -219,6 +219,7 @@ partials("div")(lambda a, b, out: (1 / b, -out / b))  # Warp's adj_div
 partials("mod")(lambda a, b, out: (1, -(a - out) / b))  # fmod: a - trunc(a/b)*b
 piecewise_constant("floordiv", "floor", "ceil")
 partials("neg")(lambda a, out: (-1,))
+partials("pos")(lambda a, out: (1,))
 partials("pow")(lambda a, b, out: (b * call("pow", a, b - 1.0), call("log", a) * out))  # Warp's adj_pow
 partials("sin")(lambda x, out: (call("cos", x),))
 partials("cos")(lambda x, out: (-call("sin", x),))

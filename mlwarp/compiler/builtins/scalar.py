@@ -76,6 +76,11 @@ builtin("floordiv", ["Scalar", "Scalar"], doc="a // b, rounding toward negative 
     _division("floordiv", lambda a, b: math.FloorOp(arith.DivFOp(a, b).result).result))
 
 
+@builtin("pos", ["Scalar"], doc="+a: a itself", py=python_scope("pos", lambda a: a))
+def _pos(args, result_type):
+    return args[0]
+
+
 @builtin("neg", ["Scalar"], doc="-a, computed as 0 - a as in Warp (so -(+0.0) is +0.0)",
          py=python_scope("neg", lambda a: a.dtype.type(0) - a))
 def _neg(args, result_type):
@@ -310,7 +315,7 @@ def _times_double(constant):
         f64 = ir.F64Type.get()
         wide = x if x.type == f64 else arith.ExtFOp(f64, x).result
         product = arith.MulFOp(wide, _constant_like(constant, f64)).result
-        return product if x.type == f64 else arith.TruncFOp(x.type, product).result
+        return product if x.type == f64 else lower_cast(product, x.type)  # (a half through float, as Warp)
 
     return lower
 

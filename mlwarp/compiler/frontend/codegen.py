@@ -927,6 +927,10 @@ class KernelEmitter:
             return atomics.call(self, node, intrinsic[len("atomic_"):])
         if intrinsic in geometry.INTRINSICS:  # wp.hash_grid_query, wp.bvh_query_next, ... (geometry.py)
             return geometry.call(self, node, intrinsic, obj)
+        if intrinsic == "unot":  # wp.unot(a): Warp's spelling of `not a`
+            if len(node.args) != 1 or node.keywords:
+                raise self.error(node, "unot(a) takes one argument", CompileTypeError)
+            return self.call_builtin(node, "bool_not", [self.to_bool(self.expr(node.args[0]))])
         if intrinsic == "address_of":  # refs.py
             return refs.address_of(self, node)
         if intrinsic == "prefetch":  # hints.py

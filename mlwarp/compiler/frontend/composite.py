@@ -113,6 +113,7 @@ component = _component  # printing.py prints composites component by component
 
 def construct(em, node, T):
     """`T(...)` for a composite type T, or a type function such as `wp.identity(n=3, dtype=float)`."""
+    node = _positional_dtype(em, node, T)
     if _type_function(T) is not None:
         return _type_function(T)(em, node)
     if wt.is_struct(T):
@@ -122,6 +123,21 @@ def construct(em, node, T):
     if node.keywords:
         _check_typed_keywords(em, node, T)
     return _construct_from(em, node, T, [em.expr(a) for a in node.args])
+
+
+def _positional_dtype(em, node, T):
+    """`wp.quaternion(x, y, z, w, wp.float64)`: Warp's constructors take their dtype as the last positional
+    argument too; here it becomes the `dtype=` keyword every constructor reads."""
+    if not node.args or any(kw.arg == "dtype" for kw in node.keywords) or wt.is_struct(T):
+        return node
+    last = node.args[-1]
+    obj = em.local_type(last)
+    if obj is MISSING:
+        obj = resolve_path(em.src.func, last)
+    if not (isinstance(obj, type) and wt.is_scalar(wt.canonical_type(obj) or object)):
+        return node
+    return ast.copy_location(ast.Call(node.func, node.args[:-1], [*node.keywords, ast.keyword("dtype", last)]),
+                             node)
 
 
 def _check_typed_keywords(em, node, T):

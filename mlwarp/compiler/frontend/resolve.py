@@ -56,7 +56,7 @@ def warp_name(name: str):
 # constructors (`wp.matrix(1.0, 2.0, 3.0, 4.0, shape=(2, 2))`), which are `wp.types.<name>` at Python scope,
 # and Python's scalar names spelt through wp (`wp.float(0.0)`, `wp.int(n)`: float32 and int32, as in Warp).
 _KERNEL_ONLY = {"vector": wv.vector, "matrix": wv.matrix, "quaternion": wv.quaternion,
-                "transformation": wv.transformation, "float": wt.float32, "int": wt.int32}
+                "transformation": wv.transformation, "float": wt.float32, "int": wt.int32, "len": len}
 
 
 def resolve_path(func, node: ast.AST):
