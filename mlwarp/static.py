@@ -1,11 +1,15 @@
 """Compile-time values: `wp.constant` and `wp.static`.
 
 `wp.constant(x)` marks a module-level value for kernels and returns it: as in
-Warp, kernels capture globals by value when they compile (a constant changed
-later makes the next launch recompile). `wp.static(expr)` inside a kernel is
-evaluated in Python when the kernel compiles, with the kernel's globals and
-closure; its value becomes a constant (or, when it is a function, the function
-called: `wp.static(funcs[k])(x)`). In Python scope it returns its argument.
+Warp, kernels capture globals by value when their module is built; a constant
+changed later is seen once the module is modified (a kernel or function
+defined in it, `Module.mark_modified()`, new options, a reload).
+`wp.static(expr)` inside a kernel or function is evaluated in Python when the
+kernel or function is declared (core/statics.py), with its globals and
+closure, unless it names a variable of an enclosing `for` loop or a local:
+then when it compiles, seeing the constant locals too. Its value becomes a
+constant (or, when it is a function, the function called:
+`wp.static(funcs[k])(x)`). In Python scope it returns its argument.
 """
 
 from __future__ import annotations
