@@ -358,11 +358,13 @@ class Kernel:
         if self._captured is not None and not constants_changed(self._captured):
             self._captured_generation = generation
             return False
+        first = self._captured is None  # (nothing was loaded with other values yet)
         with self._lock:
-            self._compiled, self._captured = {}, captured_constants(self.func)
-            self._captured_generation = generation
-            self.__dict__.pop("_launch_plan", None)  # launch_plan.py's plan holds the dropped code's entry
-        return True
+            if not first:
+                self._compiled = {}
+                self.__dict__.pop("_launch_plan", None)  # launch_plan.py's plan holds the dropped code's entry
+            self._captured, self._captured_generation = captured_constants(self.func), generation
+        return not first
 
     def _load_or_compile(self, device):
         if device.is_cuda:

@@ -51,8 +51,8 @@ def test_compile_errors_and_warnings_come_back_from_the_compile_process(monkeypa
     def refused(x: wp.array(dtype=float)):
         x[0] = undefined_name  # noqa: F821
 
-    with pytest.raises(wp.WarpCodegenError, match=r"test_compile_contained\.py:\d+: in 'refused': undefined name "
-                                                  r"'undefined_name'") as e:
+    with pytest.raises(wp.WarpCodegenKeyError, match=r"test_compile_contained\.py:\d+: in 'refused': Referencing "
+                                                     r"undefined symbol: undefined_name") as e:
         wp.launch(refused, dim=1, inputs=[wp.zeros(1, dtype=float)])
     assert e.value.filename.endswith("test_compile_contained.py") and e.value.function == "refused"
 
