@@ -38,11 +38,15 @@ def ptr_attribute(em, node: ast.Attribute):
 
 
 def construct(em, node: ast.Call) -> Var:
-    """`wp.array(ptr=address, shape=(n, ...), dtype=T)`."""
-    given = dict(kw for kw in ((k.arg, k.value) for k in node.keywords))
+    """`wp.array(ptr=address, shape=(n, ...), dtype=T)`, its arguments also positional (Warp's signature
+    `array(ptr, shape, dtype)`)."""
+    order = ("ptr", "shape", "dtype")
+    given = dict(zip(order, node.args))
+    dup = any(k.arg in given for k in node.keywords)
+    given.update((k.arg, k.value) for k in node.keywords)
     allowed = {"ptr", "shape", "dtype"} | ({"grad"} if _internal(em) else set())
-    if node.args or set(given) - allowed or not {"ptr", "shape"} <= set(given):
-        raise em.error(node, "wp.array() in a kernel takes the keyword arguments ptr=, shape= and dtype= "
+    if len(node.args) > len(order) or dup or set(given) - allowed or not {"ptr", "shape"} <= set(given):
+        raise em.error(node, "wp.array() in a kernel takes the arguments ptr, shape and dtype "
                              "(an array over existing memory)", CompileError)
     dtype = wt.float32
     if "dtype" in given:
