@@ -18,6 +18,10 @@ from . import composite
 from . import types as ft
 from .values import Var
 
+# on the warp.load / warp.store of a composite atomic_cas: warp-autodiff and warp-jvp give them no adjoint or
+# tangent, as Warp's no-op adj_atomic_cas
+NO_ADJOINT_ATTR = "warp.no_adjoint"
+
 KINDS = ("add", "sub", "min", "max", "exch", "and", "or", "xor", "cas")
 INTEGER_ONLY = ("and", "or", "xor")
 # also on arrays of vectors/matrices/quaternions/transforms, one atomic per component (composites_to_vector.py), as
@@ -81,7 +85,9 @@ def _composite_cas(em, arr, indices, compare: Var, value: Var, dtype) -> Var:
     (builtin.h, its CPU path): `old = *p; if (old == compare) *p = value; return old;`, the comparison the
     whole value's `==` (every component equal: a NaN component never matches, 0.0 matches -0.0). Like Warp's
     CPU path it is no single hardware compare-and-swap (Warp's CUDA build has no atomicCAS for composites)."""
-    old = Var(wb.load(arr.value, indices), dtype)
+    loaded = wb.load(arr.value, indices)
+    loaded.owner.attributes[NO_ADJOINT_ATTR] = ir.UnitAttr.get()  # Warp: not differentiable (adj_atomic_cas: none)
+    old = Var(loaded, dtype)
     n = 1
     for d in wt.inner_shape(dtype):
         n *= d
@@ -95,6 +101,6 @@ def _composite_cas(em, arr, indices, compare: Var, value: Var, dtype) -> Var:
         same = eq if same is None else arith.AndIOp(same, eq).result
     branch = scf.IfOp(same)
     with ir.InsertionPoint(branch.then_block):
-        wb.store(arr.value, value.value, indices)
+        wb.store(arr.value, value.value, indices).attributes[NO_ADJOINT_ATTR] = ir.UnitAttr.get()
         scf.YieldOp([])
     return old

@@ -48,6 +48,12 @@ def construct(em, node: ast.Call) -> Var:
     if len(node.args) > len(order) or dup or set(given) - allowed or not {"ptr", "shape"} <= set(given):
         raise em.error(node, "wp.array() in a kernel takes the arguments ptr, shape and dtype "
                              "(an array over existing memory)", CompileError)
+    if "dtype" not in given and not _internal(em):  # Warp's array(ptr, shape, dtype) has no default dtype
+        ptr_t = ft.name(em.expr(given["ptr"]).type)
+        items = given["shape"].elts if isinstance(given["shape"], ast.Tuple) else [given["shape"]]
+        shape_t = ", ".join(ft.name(em.expr(i).type) for i in items)
+        raise em.error(node, f"Couldn't find function overload for 'array' that matched inputs with types: "
+                             f"[{ptr_t}, tuple({shape_t})]", CompileTypeError)
     dtype = wt.float32
     if "dtype" in given:
         obj = resolve_path(em.src.func, given["dtype"])
