@@ -310,7 +310,7 @@ def _from_rows_vjp(transposed):
     return vjp
 
 
-for _n in (2, 3, 4):
+for _n in (1, 2, 3, 4):  # one vector: a 1-column / 1-row matrix, as Warp's
     set_overload_grad("matrix_from_rows", ["Vector"] * _n, Linear("matrix_from_rows", _from_rows_vjp(False)))
     set_overload_grad("matrix_from_cols", ["Vector"] * _n, Linear("matrix_from_cols", _from_rows_vjp(True)))
 

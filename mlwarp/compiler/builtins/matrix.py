@@ -282,7 +282,7 @@ def _lower_from_cols(args, types, rt):
     return vm.from_elements([cols[j][i] for i in range(c) for j in range(n)]).value
 
 
-for _n in (2, 3, 4):
+for _n in (1, 2, 3, 4):  # one vector: a 1-column / 1-row matrix, as Warp's
     overload("matrix_from_rows", ["Vector"] * _n, _from_vectors(False), doc="the matrix with these rows")(
         _lower_from_rows)
     overload("matrix_from_cols", ["Vector"] * _n, _from_vectors(True), doc="the matrix with these columns")(

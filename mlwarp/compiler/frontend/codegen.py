@@ -995,6 +995,10 @@ class KernelEmitter:
     def call_builtin(self, node, name, args) -> Var:
         if any(tiles.is_tile(a) for a in args):  # element-wise on tiles: a + b, t * 2.0, wp.sin(t) (tiles.py)
             return tiles.elementwise(self, node, name, args)
+        if name == "where" and len(args) == 3 and isinstance(args[0].type, ft.ArrayT) and \
+                not isinstance(args[0].type, getattr(ft, "IndexedArrayT", ())):
+            # Warp's where(arr, a, b) (array.h): `a` unless the array's data pointer is null (None, empty)
+            args = [Var(wb.cast(wb.array_data(args[0].value), ft.to_mlir(wt.uint64)), wt.uint64), *args[1:]]
         for a in args:
             if isinstance(a.type, ft.ArrayT):
                 raise self.error(node, f"'{name}' does not take arrays", CompileTypeError)

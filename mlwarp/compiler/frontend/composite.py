@@ -447,11 +447,25 @@ def _anon_vector(em, node):
     return _construct_from(em, node, vector(length, dtype), args)
 
 
+def _is_pos_rot_scale(types) -> bool:
+    """(vec3 of floats, quaternion of floats, vec3 of floats): the arguments of Warp's removed
+    `matrix(pos, rot, scale, dtype)` overload, which Warp still resolves (and then refuses)."""
+    if len(types) != 3:
+        return False
+    kinds = [wt.composite_kind(t) for t in types]
+    return kinds == ["vec", "quat", "vec"] and all(wt.is_float(wt.scalar_type_of(t)) for t in types) and \
+        wt.inner_shape(types[0]) == (3,) and wt.inner_shape(types[2]) == (3,)
+
+
 def _anon_matrix(em, node):
     """`wp.types.matrix(*args, shape=None, dtype=None)` in a kernel, by Warp's rules."""
     kw = _anon_keywords(em, node, "matrix", ("shape", "dtype"))
     args = [em.expr(a) for a in node.args]
     shape, dtype = kw.get("shape"), kw.get("dtype")
+    if shape is None and _is_pos_rot_scale([a.type for a in args]):  # Warp's matrix(pos, rot, scale) overload
+        raise em.error(node, "the built-in `wp.types.matrix()` to construct a 4x4 matrix from a 3D position, "
+                             "quaternion, and 3D scale vector has been removed in favor of `wp.transform_compose()`.",
+                       CompileTypeError)
     if not args:
         if shape is None:
             raise em.error(node, "the `shape` argument must be specified when zero-initializing a matrix",

@@ -217,12 +217,48 @@ def printf(em, node: ast.Call) -> None:
             values.append(string_pointer(em, a.value))
             continue
         v = em.expr(a)
+        if wt.is_composite(v.type) and not wt.is_struct(v.type):
+            values.extend(_eightbytes(em, a, v))
+            continue
         if not wt.is_scalar(v.type):
             raise em.error(a, f"wp.printf() cannot format a value of type {ft.name(v.type)}", CompileTypeError)
         if v.type is wt.bool_:
             v = em.cast(v, wt.int32, a)
         values.append(promoted(em, a, v)[1])
     call_printf(em, node.args[0].value, values)
+
+
+def _eightbytes(em, node, v) -> list:
+    """A vector/matrix/quaternion/transform given to wp.printf: Warp passes the C++ struct itself to the variadic
+    printf (its compiler warns, the call compiles), so a conversion reads the struct's bytes: as CUDA's vprintf
+    packs it and as the x86-64 C ABI passes one of at most 16 bytes, each 8-byte piece of the packed
+    components is one argument, a double where the components are floats (`%f` of vec3(1, 2, 3) reads the bits
+    of floats 1 and 2 as one double: 2.000000), else a 64-bit integer (`%d` of vec2i(1, 2) reads its low half:
+    1). Padding past the last component reads as zero bits."""
+    T = v.type
+    scalar = T._wp_scalar_type_
+    bits = scalar._bits_
+    n = 1
+    for d in wt.inner_shape(T):
+        n *= d
+    i64 = ir.IntegerType.get_signless(64)
+    per = max(1, 64 // bits)
+    out = []
+    for start in range(0, n, per):
+        word = None
+        for j, k in enumerate(range(start, min(n, start + per))):
+            c = composite.component(em, v, k).value
+            ib = ir.IntegerType.get_signless(bits)
+            if not isinstance(c.type, ir.IntegerType):
+                c = arith.BitcastOp(ib, c).result
+            elif c.type.width != bits:
+                ib = c.type
+            part = c if bits == 64 else arith.ExtUIOp(i64, c).result
+            if j:
+                part = arith.ShLIOp(part, arith.ConstantOp(i64, j * bits).result).result
+            word = part if word is None else arith.OrIOp(word, part).result
+        out.append(arith.BitcastOp(ir.F64Type.get(), word).result if wt.is_float(scalar) else word)
+    return out
 
 
 def _when(em, cond: ir.Value, emit) -> None:

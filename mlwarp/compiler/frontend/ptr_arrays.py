@@ -38,12 +38,22 @@ def ptr_attribute(em, node: ast.Attribute):
 
 
 def construct(em, node: ast.Call) -> Var:
-    """`wp.array(ptr=address, shape=(n, ...), dtype=T)`."""
-    given = dict(kw for kw in ((k.arg, k.value) for k in node.keywords))
+    """`wp.array(ptr=address, shape=(n, ...), dtype=T)`, its arguments also positional (Warp's signature
+    `array(ptr, shape, dtype)`)."""
+    order = ("ptr", "shape", "dtype")
+    given = dict(zip(order, node.args))
+    dup = any(k.arg in given for k in node.keywords)
+    given.update((k.arg, k.value) for k in node.keywords)
     allowed = {"ptr", "shape", "dtype"} | ({"grad"} if _internal(em) else set())
-    if node.args or set(given) - allowed or not {"ptr", "shape"} <= set(given):
-        raise em.error(node, "wp.array() in a kernel takes the keyword arguments ptr=, shape= and dtype= "
+    if len(node.args) > len(order) or dup or set(given) - allowed or not {"ptr", "shape"} <= set(given):
+        raise em.error(node, "wp.array() in a kernel takes the arguments ptr, shape and dtype "
                              "(an array over existing memory)", CompileError)
+    if "dtype" not in given and not _internal(em):  # Warp's array(ptr, shape, dtype) has no default dtype
+        ptr_t = ft.name(em.expr(given["ptr"]).type)
+        items = given["shape"].elts if isinstance(given["shape"], ast.Tuple) else [given["shape"]]
+        shape_t = ", ".join(ft.name(em.expr(i).type) for i in items)
+        raise em.error(node, f"Couldn't find function overload for 'array' that matched inputs with types: "
+                             f"[{ptr_t}, tuple({shape_t})]", CompileTypeError)
     dtype = wt.float32
     if "dtype" in given:
         obj = resolve_path(em.src.func, given["dtype"])

@@ -598,6 +598,8 @@ class ReverseBuilder:
     def op_warp_load(self, op, mapping, adj):
         load = op.opview
         out = load.element
+        if "warp.no_adjoint" in op.attributes:  # a composite atomic_cas's read (frontend/atomics.py)
+            return
         if out in adj and not without_adjoint(load.array):  # raw memory without grad: none (autodiff_ir.py)
             arr = load.array
             target, idx = self.adj_array(op, arr, mapping), self.indices(op, mapping)
@@ -613,6 +615,8 @@ class ReverseBuilder:
 
     def op_warp_store(self, op, mapping, adj):
         arr, value = op.opview.array, op.opview.value
+        if "warp.no_adjoint" in op.attributes:  # a composite atomic_cas's write (frontend/atomics.py)
+            return
         if is_diff(value.type) and not without_adjoint(arr):
             target, idx = self.adj_array(op, arr, mapping), self.indices(op, mapping)
             self.accumulate(adj, value, read_adjoint(arr, target, idx, mapping))
@@ -653,6 +657,8 @@ class ReverseBuilder:
             g = read_adjoint(arr, self.adj_array(op, arr, mapping), idx, mapping)
             final = wb.load(mapping.get(arr, arr), idx)
             self.accumulate(adj, value, minmax_adjoint(mapping.get(value, value), final, g))
+            return
+        if kind == "exch":  # as Warp's adj_atomic_exch: no adjoint (atomic_exch is not differentiable)
             return
         if kind not in ("add", "sub"):
             raise PassError(f"{where(op)}: cannot differentiate atomic '{kind}'")

@@ -159,14 +159,14 @@ class TangentBuilder:
         self.plain(op, mapping)
         load = op.opview
         out = load.element
-        if is_diff(out.type) and not from_raw_pointer(load.array):  # raw memory: a constant (autodiff_ir.py)
+        if is_diff(out.type) and not from_raw_pointer(load.array) and "warp.no_adjoint" not in op.attributes:  # raw memory: a constant (autodiff_ir.py)
             tan[out] = wb.load(self.tan_array(op, load.array, mapping), self.indices(op, mapping))
 
     def op_warp_store(self, op, mapping, tan):
         self.plain(op, mapping)
         store = op.opview
         value = store.value
-        if is_diff(value.type) and not from_raw_pointer(store.array):
+        if is_diff(value.type) and not from_raw_pointer(store.array) and "warp.no_adjoint" not in op.attributes:
             wb.store(self.tan_array(op, store.array, mapping), self.t_or_zero(tan, value),
                      self.indices(op, mapping))
 
@@ -179,6 +179,8 @@ class TangentBuilder:
         if list(atomic.old.uses):
             raise PassError(f"{where(op)}: forward mode cannot differentiate the value returned by an atomic")
         kind = atomic.kind
+        if kind == "exch":  # not differentiable, as Warp's
+            return
         if kind not in ("add", "sub"):
             raise PassError(f"{where(op)}: cannot differentiate atomic '{kind}'")
         if value in tan:
