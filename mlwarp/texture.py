@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from .core import types as wt
-from .array import array
+from .array import array, zeros
 from .runtime.device import get_device
 from .struct import struct
 
@@ -198,8 +198,6 @@ class Texture:
         self._address_mode_w = address_mode_w
         self._normalized_coords = normalized_coords
         self._surface_access = bool(surface_access and device.is_cuda)
-        from .array import zeros  # noqa: PLC0415
-
         self._storage = zeros(self._get_shape(), dtype=dtype, device=device)
         if data is not None:
             self.copy_from(data)
