@@ -60,6 +60,11 @@ _GEOMETRY_NAMES = (
     "volume_voxel_count", "volume_world_to_index", "volume_world_to_index_dir",
 )
 _lazy_names = {name: "mlwarp.geometry" for name in (*_GEOMETRY_NAMES, "geometry")}
+# Warp's textures (mlwarp/texture.py, texture_funcs.py), loaded on first use as wp.geometry's names are.
+_TEXTURE_NAMES = ("Texture", "Texture1D", "Texture2D", "Texture3D", "TextureAddressMode", "TextureFilterMode",
+                  "TextureResourceFlags")
+_lazy_names.update({name: "mlwarp.texture" for name in _TEXTURE_NAMES})
+_lazy_names["texture_sample"] = "mlwarp.texture_funcs"
 
 
 def _deprecated_marching_cubes():
