@@ -341,12 +341,24 @@ VALUE_TYPES = (
 _BY_TYPE = {}
 for _T, _code, _W, _G in VALUE_TYPES:
     _BY_TYPE[_T] = _value_functions(_T, _code, _W, _G)
-volume_store = _BY_TYPE[float32][1]  # one Function: every type's store is an overload of it
+
+
+def _gathered(position: int):
+    """One Function whose overloads are every value type's function at `position` of _value_functions' result
+    (each call of it is a scope of its own: its @wp.func definitions do not overload each other by name)."""
+    first, *rest = (_BY_TYPE[t][position] for t, *_ in VALUE_TYPES)
+    for other in rest:
+        for o in other.overloads:
+            first.add(o.func)
+    return first
+
+
+volume_store = _gathered(1)  # one Function: every type's store is an overload of it
 _lookup_f, _lookup_i, _lookup_v = (_BY_TYPE[t][0] for t in (float32, int32, wv.vec3f))
 _sample_f, _sample_i, _sample_v = (_BY_TYPE[t][2] for t in (float32, int32, wv.vec3f))
 _sample_grad_f = _BY_TYPE[float32][3]
-volume_sample_index = _BY_TYPE[float32][4]
-volume_sample_grad_index = _BY_TYPE[float32][5]
+volume_sample_index = _gathered(4)
+volume_sample_grad_index = _gathered(5)
 
 
 class _DtypeGeneric:
