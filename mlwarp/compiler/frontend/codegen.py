@@ -892,6 +892,12 @@ class KernelEmitter:
             return fixed.zeros(self, node)
         if ptr_arrays.is_array_class(obj):  # wp.array(ptr=..., shape=..., dtype=...): over existing memory
             return ptr_arrays.construct(self, node)
+        if getattr(obj, "_wp_native_barrier_", False):  # @wp.func_native("WP_TILE_SYNC();"): native.py
+            if node.args or node.keywords:
+                raise self.error(node, f"'{obj.key}' (a barrier snippet) takes no arguments", CompileTypeError)
+            tiles.mark_cooperative(self)  # the block's lanes meet at it (Warp's CPU lanes; CUDA's block)
+            tiles.sync(self)
+            return None
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         tile = getattr(obj, "_wp_tile_", None)
