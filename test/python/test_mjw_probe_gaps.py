@@ -104,3 +104,33 @@ def test_cuda_syncthreads_snippet_is_a_barrier_too_and_others_stay_refused():
 
     with pytest.raises(wp.CompileError, match="takes no arguments"):
         wp.launch(barrier_with_argument, dim=1, inputs=[wp.zeros(1, dtype=int, device="cpu")], device="cpu")
+
+
+# -- wp.static(funcs[i])(...) in a loop unrolled over i ----------------------------------------------
+@wp.func
+def _add_one(x: float, out: wp.array(dtype=float)):
+    out[0] = out[0] + x
+
+
+@wp.func
+def _add_two(x: float, out: wp.array(dtype=float)):
+    out[1] = out[1] + 2.0 * x
+
+
+def _dispatcher(funcs, kinds):
+    @wp.kernel(module="unique")
+    def dispatch(kind: wp.array(dtype=int), out: wp.array(dtype=float)):
+        for i in range(wp.static(len(funcs))):
+            k = wp.static(kinds[i])
+            if k == kind[0]:
+                wp.static(funcs[i])(1.5, out)
+
+    return dispatch
+
+
+@pytest.mark.parametrize("kind,expected", [(3, [1.5, 0.0]), (5, [0.0, 3.0]), (7, [0.0, 0.0])])
+def test_static_callee_indexed_by_unrolled_loop_variable(kind, expected):
+    k = _dispatcher([_add_one, _add_two], [3, 5])
+    out = wp.zeros(2, dtype=float, device="cpu")
+    wp.launch(k, dim=1, inputs=[wp.array([kind], dtype=int, device="cpu"), out], device="cpu")
+    np.testing.assert_allclose(out.numpy(), expected)

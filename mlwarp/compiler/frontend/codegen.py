@@ -868,7 +868,10 @@ class KernelEmitter:
             return grad_call.call(self, node, called.target)
         if isinstance(node.func, ast.Name) and grad_call.is_wrapper(self.env.get(node.func.id)):
             return grad_call.call(self, node, self.env[node.func.id].target)  # g = wp.grad(f); g(x)
-        obj = self.local_type(node.func)  # a local shadows a global of the same name
+        if is_static_call(self.src.func, node.func):  # wp.static(funcs[i])(...): evaluated with the constant
+            obj = static_value(self.src.func, node.func, self.static_scope())  # locals (an unrolled loop's i)
+        else:
+            obj = self.local_type(node.func)  # a local shadows a global of the same name
         if isinstance(node.func, ast.Name) and isinstance(self.env.get(node.func.id), FunctionVar):
             obj = self.env[node.func.id].target  # g(x) for a function value g: a call of its target
             if not (self.program.is_function(obj) or getattr(obj, "_wp_builtin_", None)):
