@@ -214,7 +214,18 @@ class array:
     # -- properties -------------------------------------------------------
     @property
     def shape(self) -> tuple:
+        if self._np is None:  # an annotation: Warp's (0,) * ndim, or what was assigned to it
+            return getattr(self, "_annotation_shape", None) or (0,) * (self.ndim if isinstance(self.ndim, int) else 1)
         return self._np.shape[:self.ndim]
+
+    @shape.setter
+    def shape(self, value) -> None:
+        """Warp's `shape` is a plain attribute; code that annotates arrays sets it on an annotation
+        (``a = wp.array(ndim=2, dtype=float); a.shape = ("n", "*")``) as metadata. An array with data keeps
+        the shape of its memory."""
+        if self._np is not None:
+            raise AttributeError("the shape of an array with data can't be assigned (use reshape or view)")
+        self._annotation_shape = tuple(value)
 
     @property
     def strides(self) -> tuple:

@@ -868,7 +868,10 @@ class KernelEmitter:
             return grad_call.call(self, node, called.target)
         if isinstance(node.func, ast.Name) and grad_call.is_wrapper(self.env.get(node.func.id)):
             return grad_call.call(self, node, self.env[node.func.id].target)  # g = wp.grad(f); g(x)
-        obj = self.local_type(node.func)  # a local shadows a global of the same name
+        if is_static_call(self.src.func, node.func):  # wp.static(funcs[i])(...): evaluated with the constant
+            obj = static_value(self.src.func, node.func, self.static_scope())  # locals (an unrolled loop's i)
+        else:
+            obj = self.local_type(node.func)  # a local shadows a global of the same name
         if isinstance(node.func, ast.Name) and isinstance(self.env.get(node.func.id), FunctionVar):
             obj = self.env[node.func.id].target  # g(x) for a function value g: a call of its target
             if not (self.program.is_function(obj) or getattr(obj, "_wp_builtin_", None)):
@@ -892,6 +895,12 @@ class KernelEmitter:
             return fixed.zeros(self, node)
         if ptr_arrays.is_array_class(obj):  # wp.array(ptr=..., shape=..., dtype=...): over existing memory
             return ptr_arrays.construct(self, node)
+        if getattr(obj, "_wp_native_barrier_", False):  # @wp.func_native("WP_TILE_SYNC();"): native.py
+            if node.args or node.keywords:
+                raise self.error(node, f"'{obj.key}' (a barrier snippet) takes no arguments", CompileTypeError)
+            tiles.mark_cooperative(self)  # the block's lanes meet at it (Warp's CPU lanes; CUDA's block)
+            tiles.sync(self)
+            return None
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         tile = getattr(obj, "_wp_tile_", None)

@@ -139,6 +139,9 @@ def is_static_call(func, node) -> bool:
     """`wp.static(...)`: a call resolved at declaration (even if its alias was rebound since), or whose callee is
     wp.static now."""
     return isinstance(node, ast.Call) and (statics.declared(func, node) is not statics.MISSING or
+                                           # (a callee that is itself a call, wp.static(fs[i])(x), is not
+                                           # wp.static: not evaluated here, where loop constants are unseen)
+                                           not isinstance(node.func, ast.Call) and
                                            getattr(resolve_path(func, node.func), "_wp_static_", False) is True)
 
 

@@ -150,6 +150,12 @@ def _mark(em) -> None:
             module.attributes[CPU_LANES_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), em.program.lanes)
 
 
+def mark_cooperative(em) -> None:
+    """The kernel's lanes of a block work together (a block barrier it calls: native.py's barrier snippets), as in
+    a kernel with tiles."""
+    _mark(em)
+
+
 def lanes(em) -> int:
     """The lanes per block this kernel is built for (1: one lane, Warp's CPU default)."""
     return em.program.lanes
