@@ -87,6 +87,7 @@ def _element_shape(wdt) -> tuple:
 def _require_dtype(dtype):
     if dtype is None:
         raise TypeError("array dtype is required here")
+    dtype = getattr(dtype, "_wp_array_element_", None) or dtype  # wp.Texture2D: arrays hold its kernel struct
     wdt = _t.canonical_type(dtype)
     if wdt is None:
         raise TypeError(f"Unsupported array dtype {dtype!r}")
@@ -128,6 +129,11 @@ def _source_numpy(data):
 
 
 def _from_data(data, dtype, shape, copy):
+    element = getattr(dtype, "_wp_array_element_", None)
+    if element is not None and isinstance(data, (list, tuple)):  # textures: their kernel structs' C bytes
+        data = np.array([np.frombuffer(bytes(x._wp_ctype_value_()), dtype=element.numpy_dtype())[0]
+                         for x in data], dtype=element.numpy_dtype())
+        dtype = element
     if _t.is_struct(dtype) and isinstance(data, (list, tuple)):  # struct instances: their C bytes
         data = np.array([x.numpy_value() for x in data], dtype=dtype.numpy_dtype())
     src = _source_numpy(data)

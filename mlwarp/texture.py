@@ -393,11 +393,18 @@ class _ClassProperty:
         return self.fget(cls)
 
 
+def _array_element(cls):
+    """What an array of this texture class holds: its kernel struct (wp.array(textures, dtype=wp.Texture2D),
+    `textures: wp.array[wp.Texture2D]` in a kernel)."""
+    return struct_type(cls._wp_ndim_)
+
+
 class Texture1D(Texture):
     """A 1D texture; also the kernel annotation `tex: wp.Texture1D`."""
 
     _wp_ndim_ = 1
     _wp_indexed_struct_ = _ClassProperty(lambda cls: struct_type(cls._wp_ndim_))
+    _wp_array_element_ = _ClassProperty(_array_element)
 
     def __init__(self, data=None, width: int = 0, num_channels: int = 0, dtype=None, filter_mode=None,
                  address_mode=TextureAddressMode.CLAMP, address_mode_u=None, normalized_coords: bool = True,
@@ -413,6 +420,7 @@ class Texture2D(Texture):
 
     _wp_ndim_ = 2
     _wp_indexed_struct_ = _ClassProperty(lambda cls: struct_type(cls._wp_ndim_))
+    _wp_array_element_ = _ClassProperty(_array_element)
 
     def __init__(self, data=None, width: int = 0, height: int = 0, num_channels: int = 0, dtype=None,
                  filter_mode=None, address_mode=TextureAddressMode.CLAMP, address_mode_u=None, address_mode_v=None,
@@ -428,6 +436,7 @@ class Texture3D(Texture):
 
     _wp_ndim_ = 3
     _wp_indexed_struct_ = _ClassProperty(lambda cls: struct_type(cls._wp_ndim_))
+    _wp_array_element_ = _ClassProperty(_array_element)
 
     def __init__(self, data=None, width: int = 0, height: int = 0, depth: int = 0, num_channels: int = 0,
                  dtype=None, filter_mode=None, address_mode=TextureAddressMode.CLAMP, address_mode_u=None,

@@ -513,3 +513,19 @@ def test_cuda_sampling_matches_cpu():
         wp.launch(sample_2d_v4, 32, inputs=[tex, wp.array(p, dtype=wp.vec2f, device=device), out], device=device)
         results.append(out.numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-6)
+
+
+@wp.kernel
+def sample_each_texture(textures: wp.array(dtype=wp.Texture2D), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.texture_sample(textures[i], wp.vec2(0.25, 0.25), dtype=float)
+
+
+def test_an_array_of_textures_in_a_kernel():
+    # wp.array(textures, dtype=wp.Texture2D) and `textures[i]` in a kernel (values checked under warp-lang 1.19)
+    closest = wp.TextureFilterMode.CLOSEST
+    t1 = wp.Texture2D(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), filter_mode=closest)
+    t2 = wp.Texture2D(np.array([[10.0, 20.0], [30.0, 40.0]], np.float32), filter_mode=closest)
+    out = wp.zeros(2)
+    wp.launch(sample_each_texture, dim=2, inputs=[wp.array([t1, t2], dtype=wp.Texture2D), out])
+    np.testing.assert_array_equal(out.numpy(), [1.0, 10.0])
