@@ -461,7 +461,8 @@ class Generator:
         body, inner = self.scoped_block(inner_scope, depth + 1, in_loop=not static, first=first)
         self.loop_depth -= 1
         self.static_loops.discard(k)
-        if outer:
+        # (Warp unrolls `range(0)` to nothing: its body's names stay undefined after it, in mlwarp too)
+        if outer and not (extra[0].op == "const" and extra[0].args[0] == 0):
             self.hoist(scope, inner, COMPOSITES)
             if first is not None:
                 scope[first.extra[0][1]] = first.name
