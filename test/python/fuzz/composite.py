@@ -5,9 +5,9 @@ and structs (`o[tid].y = e`), atomics into small arrays and 2-D launches: an IR 
 nodes), its kernel source, and a reference interpreter with Warp's semantics (warp/native/vec.h, mat.h,
 quat.h) and error bounds.
 
-Function identity and compile-time values: @wp.funcs made by a factory (closures over a captured `c`, several
-instances), overloads of one name and a same-annotation redefinition that replaces an earlier one, generic
-(`typing.Any`) functions called with scalars of both precisions, vectors, matrices and quaternions;
+Function identity and compile-time values: @wp.funcs made by a factory (closures over a captured `c`: a float,
+int or vec3; several instances), overloads of one name and a same-annotation redefinition that replaces an earlier one, generic
+(`typing.Any`) functions called with int32, scalars of both precisions, vectors, matrices and quaternions;
 wp.static() over module constants, closure values, constant locals, unrolled loops' variables and the
 variable of a Python loop the kernel is defined in, `if wp.static(flag):` (the other branch calls an
 undefined function); `*v` and `*v[a:b]` in constructors, wp.min/wp.max and calls; locals first assigned in
@@ -235,7 +235,8 @@ class Func:
     result: E
     # a closure: made by `def <factory>(c): @wp.func def f(...)...; return f`, capturing c = capture
     factory: str | None = None
-    capture: float | None = None
+    capture: float | int | tuple | None = None  # a float, an int or a vec3's components (capture_type)
+    capture_type: str = "s"
     print_name: str | None = None  # overloads share one printed name
     shadowed: bool = False  # redefined later with the same annotations: never called
     generic: bool = False  # parameters typing.Any; result E over types "T" (the instance) and "A" (its scalar)
@@ -296,8 +297,13 @@ class Program:
                 lines += ["", "", f"def {name}_{f.factory}(c):", "    @wp.func", f"    def f({params}) -> {pr.t(f.type)}:"]
                 pr_f.block(f.body, lines, 2, allow_empty=True)
                 lines += [f"        return {pr_f.e(f.result)}", "", "    return f", ""]
-            lines.append(f"{names[f.name]} = {name}_{f.factory}("
-                         f"{f'wp.float64({f.capture!r})' if self.p == 'd' else repr(f.capture)})")
+            if f.capture_type == "v3":
+                value = f"{pr.t('v3')}({', '.join(repr(x) for x in f.capture)})"
+            elif f.capture_type == "s" and self.p == "d":
+                value = f"wp.float64({f.capture!r})"
+            else:
+                value = repr(f.capture)
+            lines.append(f"{names[f.name]} = {name}_{f.factory}({value})")
         args = []
         for n, t in INPUTS.items():
             nd = 2 if self.input_index(n) == "i, j" else 1
@@ -400,8 +406,9 @@ class Interpreter:
         """A wp.static() expression, evaluated in Python as Warp does at declaration."""
         names = dict(self.statics)
         names.update({n: v[0] for n, v in env.items() if isinstance(v, tuple) and isinstance(v[0], int)})
-        if self.capture is not None:
-            names["c"] = self.capture
+        if self.capture is not None:  # a vector's components as Warp's Python view gives them (rounded)
+            names["c"] = self.capture if not isinstance(self.capture, tuple) else tuple(
+                float(NP[self.p](x)) for x in self.capture)
         return eval(text.replace("$", ""), {"__builtins__": {}}, names)  # noqa: S307 - generated text
 
     def expand(self, args, env):
@@ -519,8 +526,10 @@ class Interpreter:
             local = {n: self.copy(v) for (n, _), v in zip(f.params, values)}
             saved = self.capture
             self.capture = f.capture
-            if f.capture is not None:
-                local["c"] = (NP[p](f.capture), 0.0)
+            if f.capture_type == "v3" and f.capture is not None:
+                local["c"] = Composite(np.array(f.capture, dtype=NP[p]), np.zeros(3))
+            elif f.capture is not None:
+                local["c"] = (NP[p](f.capture) if f.capture_type == "s" else int(f.capture), 0.0)
             self.declare(f.body, local)
             try:
                 self.block(f.body, local)
@@ -760,7 +769,8 @@ def _instantiate(e: E, t):
     """A generic function's E with its type variables made concrete: T the instance type, A its scalar."""
     if not isinstance(e, E):
         return e
-    return E(e.op, {"T": t, "A": "s"}.get(e.type, e.type), tuple(_instantiate(x, t) for x in e.args))
+    return E(e.op, {"T": t, "A": "i" if t == "i" else "s"}.get(e.type, e.type),
+             tuple(_instantiate(x, t) for x in e.args))
 
 
 def _quat_mul(v, sub):

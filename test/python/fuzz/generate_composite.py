@@ -67,7 +67,7 @@ class Generator:
         self.kernel_loop = False  # the kernel is defined in a Python loop: wp.static($kn) reads its variable
         self.static_loops = set()  # variables of unrolled (constant-range, no break/continue) loops
         self.loop_depth = 0
-        self.in_factory = False  # a closure's body: `c` is the captured value
+        self.in_factory = None  # in a closure's body: the type of `c`, the captured value
 
     def callable(self, t):
         return [f for f in self.funcs if f.type == t and not f.shadowed and not f.generic]
@@ -81,6 +81,8 @@ class Generator:
         unrolled loops' variables and the variable of the loop the kernel is defined in."""
         atoms = [f"${c}" for c, v in self.consts.items() if c.startswith("C")]
         atoms += [n for n in scope if n.startswith("cn") or n in self.static_loops]
+        if self.in_factory == "i":
+            atoms.append("c")
         if self.kernel_loop and not self.in_func:
             atoms.append("$kn")
         return atoms
@@ -99,15 +101,17 @@ class Generator:
 
     def static_float_text(self, scope):
         atoms = [f"${c}" for c in self.consts if c.startswith("F")]
-        if self.in_factory:
+        if self.in_factory == "s":
             atoms.append("c")
+        if self.in_factory == "v3":
+            atoms += [f"c[{k}]" for k in range(3)]
         options = ["int"] * bool(self.int_atoms(scope)) + ["float"] * bool(atoms)
         if not options:
             return None
         if self.d.pick(options) == "int":
             return f"({self.static_int_text(scope)}) * 0.25"
         a = self.d.pick(atoms)
-        if a == "c" and self.p == "d":
+        if a.startswith("c") and self.p == "d":
             return a  # a wp.float64: Warp finds no mul(float64, float) for `c * 2.0`
         return a if self.d.chance(4) else f"{a} * {self.d.pick([0.5, 2.0, -1.5])}"
 
@@ -186,7 +190,9 @@ class Generator:
             if kind == "load":
                 return E("load", "i", ("xi", self.index))
             return _const("i", self.d.integer(-3, 3))
-        op = self.d.pick(["add", "sub", "mul", "min", "max"])
+        op = self.d.pick(["add", "sub", "mul", "min", "max"] + ["generic"] * bool(self.generics()))
+        if op == "generic":
+            return self.generic_call("i", scope, depth)
         return E(op, "i", (self.expr("i", scope, depth + 1), self.expr("i", scope, depth + 1)))
 
     def component_base(self, scope, t, depth):
@@ -285,7 +291,7 @@ class Generator:
         f = self.d.pick(self.generics())
         if t != "s~":
             return E("gcall", t, (f.name, self.expr(t, scope, depth + 1), self.expr(t, scope, depth + 1),
-                                  self.expr("s", scope, depth + 1)))
+                                  self.expr("i" if t == "i" else "s", scope, depth + 1)))
         args = tuple(E("convert", "s~", (self.expr("s", scope, depth + 1),)) for _ in range(3))
         return E("convert", "s", (E("gcall", "s~", (f.name, *args)),))
 
@@ -619,13 +625,20 @@ def factory(g: Generator):
     """`def mk(c): @wp.func def f(...): ... c ... wp.static(c) ...; return f` and two or three instances with
     other captured values, each its own function."""
     mk = f"mk{g.names}"
-    g.in_factory = True
-    proto = function(g, extra_scope={"c": "s"})
-    g.in_factory = False
-    values = [g.d.pick(FLOAT_CONSTS) for _ in range(g.d.integer(2, 3))]
+    ct = g.d.pick(["s", "s", "i", "v3"])
+    g.in_factory = ct
+    proto = function(g, extra_scope={"c": ct})
+    g.in_factory = None
+    if ct == "s":
+        values = [g.d.pick(FLOAT_CONSTS) for _ in range(g.d.integer(2, 3))]
+    elif ct == "i":
+        values = [g.d.integer(-3, 4) for _ in range(g.d.integer(2, 3))]
+    else:
+        values = [tuple(g.d.pick(FLOAT_CONSTS) for _ in range(3)) for _ in range(g.d.integer(2, 3))]
     out = []
     for v in values:
-        f = Func(f"h{g.names}", proto.params, proto.type, proto.body, proto.result, factory=mk, capture=v)
+        f = Func(f"h{g.names}", proto.params, proto.type, proto.body, proto.result, factory=mk, capture=v,
+                 capture_type=ct)
         g.names += 1
         out.append(f)
     return out
@@ -637,8 +650,7 @@ def overloads(g: Generator):
     shared = f"ov{g.names}"
     g.names += 1
     first = function(g)
-    choices = [t for t in ["s", "i"] + [x for x in g.types]
-               if t != first.params[0][1] and {t, first.params[0][1]} != {"s", "i"}]
+    choices = [t for t in ["s", "i"] + [x for x in g.types] if t != first.params[0][1]]
     second = function(g, params=[("p0", g.d.pick(choices))] + first.params[1:])
     decoy = function(g, params=first.params, shadowed=True)
     for f in (first, second, decoy):
@@ -647,8 +659,8 @@ def overloads(g: Generator):
 
 
 def generic(g: Generator) -> Func:
-    """`def g(x: typing.Any, y: typing.Any, a: typing.Any)`: x, y of one type T (a scalar, vector, matrix or
-    quaternion; float32 or float64), a its scalar."""
+    """`def g(x: typing.Any, y: typing.Any, a: typing.Any)`: x, y of one type T (int32, a scalar, vector,
+    matrix or quaternion; float32 or float64), a its scalar."""
     def term(depth):
         if depth >= 2 or g.d.chance(2):
             return E("var", "T", (g.d.pick(["x", "y"]),))
