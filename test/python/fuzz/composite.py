@@ -501,6 +501,8 @@ class Interpreter:
         if op == "convert":  # between this program's scalar and the other precision's ("s~")
             other = "d" if p == "f" else "f"
             src, dst = (p, other) if t == "s~" else (other, p)
+            if a[0].op == "const":  # wp.float64(0.1) in a float32 kernel: the literal, not float32(0.1)
+                return NP[dst](a[0].args[0]), 0.0
             v, err = self.ev(a[0], env)
             return convert(v, err, src, dst)
         if op == "gcall":  # a generic function's instance: its result E with T and A made concrete

@@ -97,7 +97,12 @@ class Generator:
             return a
         if form == 1:
             return f"{a} * {self.d.integer(-2, 3)} + {self.d.integer(-2, 2)}"
-        return f"{a} {self.d.pick(['+', '-', '*'])} {self.d.pick(atoms)}"
+        # Warp evaluates a wp.static() that reads a local (a constant local, an unrolled loop's variable) when
+        # it builds the module, not at declaration: the kernel loop's variable has its last value by then
+        # (mlwarp too). So $kn goes only with module-level names.
+        local = lambda x: not x.startswith("$")  # noqa: E731
+        b = self.d.pick([x for x in atoms if not (local(x) and a == "$kn" or x == "$kn" and local(a))] or [a])
+        return f"{a} {self.d.pick(['+', '-', '*'])} {b}"
 
     def static_float_text(self, scope):
         atoms = [f"${c}" for c in self.consts if c.startswith("F")]
