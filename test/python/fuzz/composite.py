@@ -258,7 +258,9 @@ class Program:
     atomic_i_op: str = "atomic_add"  # the one atomic the int accumulator takes (several would be ordered)
     consts: dict = field(default_factory=dict)  # module-level names wp.static() reads: {name: value}
     kernel_loop: tuple | None = None  # (count, chosen): the kernel is defined in `for kn in range(count)`
-    warp_undefined: bool = False  # reads a scalar a skipped branch leaves uninitialised in warp-lang
+    # reads a scalar a skipped branch leaves uninitialised in warp-lang, or a name first assigned in a loop
+    # that warp-lang's dynamic loops do not carry from one iteration to the next (mlwarp: as Python)
+    warp_undefined: bool = False
 
     @property
     def threads(self):

@@ -62,7 +62,7 @@ class Generator:
         self.dims2 = False  # a 2-D launch: xs is a 2-D array read at [i, j]
         self.atomic_i_op = "atomic_add"
         self.warp_defined = warp_defined  # no reads of a scalar a skipped branch leaves uninitialised in Warp
-        self.warp_undefined = False  # set where such a read was generated
+        self.warp_undefined = False  # set where such a read (or a name warp-lang's loops do not carry) is made
         self.consts = {}  # module-level names wp.static() reads
         self.kernel_loop = False  # the kernel is defined in a Python loop: wp.static($kn) reads its variable
         self.static_loops = set()  # variables of unrolled (constant-range, no break/continue) loops
@@ -416,7 +416,11 @@ class Generator:
         cond = self.condition(scope)
         body, inner = self.scoped_block(scope, depth + 1, in_loop)
         orelse, inner_else = self.scoped_block(scope, depth + 1, in_loop) if self.d.chance(4) else ([], {})
-        if self.loop_depth == 0 and self.d.chance(4):
+        # in a loop only where warp-lang is not compared: its dynamic loops do not carry a name first assigned
+        # in them (`for ..: if k == 0: s = 1.0` then `s += 10.0`: s restarts from the branch's value in each
+        # iteration), where mlwarp and the reference carry it as Python does
+        if (self.loop_depth == 0 or not self.warp_defined) and self.d.chance(4):
+            self.warp_undefined |= self.loop_depth > 0
             zeroed = [t for t in COMPOSITES]
             self.hoist(scope, inner, zeroed)
             self.hoist(scope, inner_else, zeroed)
@@ -453,7 +457,7 @@ class Generator:
         k = f"k{self.names}"
         self.names += 1
         first, static = None, False
-        outer = self.loop_depth == 0
+        outer = self.loop_depth == 0 or not self.warp_defined and self.d.chance(4)  # (see branch)
         inner_scope = dict(scope, **{k: "i"})
         if self.d.chance(4):  # a dynamic trip count
             extra = (E("clamp", "i", (self.expr("i", scope, 1), _const("i", 0), _const("i", 4))),)
@@ -474,6 +478,7 @@ class Generator:
         self.static_loops.discard(k)
         # (Warp unrolls `range(0)` to nothing: its body's names stay undefined after it, in mlwarp too)
         if outer and not (extra[0].op == "const" and extra[0].args[0] == 0):
+            self.warp_undefined |= self.loop_depth > 0
             self.hoist(scope, inner, COMPOSITES)
             if first is not None:
                 scope[first.extra[0][1]] = first.name
