@@ -605,6 +605,8 @@ class Interpreter:
                 return self.polynomial(lambda v, sub: v[0] @ v[1], args, MATS[ta[0]] + 1)
             return self.polynomial(lambda v, sub: v[0] @ v[1], args, MATS[ta[0]] + 1)
         if op == "div":
+            if args[1][0] == 0:  # ±inf by the sign of a zero, which sums of products do not model
+                raise Fragile("division by zero")
             return self.elementwise("div", args[0], args[1])
         if op == "cw_mul":
             return self.elementwise("mul", args[0], args[1])

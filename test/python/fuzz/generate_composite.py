@@ -476,6 +476,15 @@ class Generator:
         body, inner = self.scoped_block(inner_scope, depth + 1, in_loop=not static, first=first)
         self.loop_depth -= 1
         self.static_loops.discard(k)
+        jumps = _jumps(body)
+        if self.warp_defined and jumps and extra[0].op == "const" and _has_static(body):
+            # warp-lang 1.19 unrolls every constant-range loop with a wp.static() in it, break or not, and
+            # then fails on the break (IndexError: list index out of range): a computed bound keeps it dynamic
+            extra = (E("clamp", "i", (extra[0], _const("i", 0), _const("i", 4))),)
+        if self.warp_defined and jumps:
+            # warp-lang's dynamic loops: after the loop a name first assigned in it is its last version in
+            # the body as written, not the value when a break or continue left (mlwarp: as Python)
+            outer, first = False, None
         # (Warp unrolls `range(0)` to nothing: its body's names stay undefined after it, in mlwarp too)
         if outer and not (extra[0].op == "const" and extra[0].args[0] == 0):
             self.warp_undefined |= self.loop_depth > 0
@@ -613,6 +622,26 @@ class Generator:
         f = self.d.pick(list(STRUCT_FIELDS))
         return S("set", STRUCT_FIELDS[f], self.expr(STRUCT_FIELDS[f], scope, 1),
                  extra=(("store_field", arr, "tid", f), None))
+
+
+def _jumps(stmts):
+    """Whether a break or continue of this loop body (not of a nested loop) is among stmts."""
+    return any(s.kind in ("break", "continue") or s.kind in ("if", "static_if") and (_jumps(s.body) or _jumps(
+        s.orelse)) for s in stmts)
+
+
+def _has_static(node):
+    """Whether a wp.static() is in statements or expressions (nested loops too)."""
+    if isinstance(node, list):
+        return any(_has_static(s) for s in node)
+    if isinstance(node, S):
+        return node.kind == "static_if" or any(_has_static(x) for x in (node.expr, node.body, node.orelse,
+                                                                        list(node.extra)))
+    if isinstance(node, E):
+        return node.op in ("static", "sindex") or any(_has_static(x) for x in node.args)
+    if isinstance(node, tuple):
+        return any(_has_static(x) for x in node)
+    return False
 
 
 def function(g: Generator, params=None, extra_scope=None, **kw) -> Func:
