@@ -189,8 +189,10 @@ class Printer:
             if s.kind == "set":  # s.extra = (target, aug op or None)
                 tgt, aug = s.extra
                 value = self.e(s.expr)
-                if tgt[0] == "name" and s.expr.op == "const" and (s.expr.type == "i" or s.expr.type == "s" and self.p == "f"):
-                    # Warp refuses to mutate a local initialised from a bare literal inside a dynamic loop
+                if tgt[0] == "name" and s.expr.op in ("const", "static") and (
+                        s.expr.type == "i" or s.expr.type == "s" and self.p == "f"):
+                    # Warp refuses to mutate a local initialised from a bare literal (or a wp.static()) inside a
+                    # dynamic loop (mlwarp does not)
                     value = f"{'int' if s.expr.type == 'i' else 'float'}({value})"
                 lines.append(f"{pad}{self.target(tgt)} {_BIN[aug] + '=' if aug else '='} {value}")
             elif s.kind == "atomic":  # s.extra = (function, array, index E)
