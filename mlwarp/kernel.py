@@ -195,7 +195,7 @@ def _param_type(kernel_name, func, name, annotation):
 
 
 class Kernel:
-    def __init__(self, func, key=None, module=None, options=None, *, register=True):
+    def __init__(self, func, key=None, module=None, options=None, *, register=True, declare=True):
         self.func = func
         self.key = key or func.__name__
         self.options = dict(options or {})
@@ -211,7 +211,8 @@ class Kernel:
         self.overloads = {}  # concrete parameter types -> Kernel (a generic kernel's instances)
         self.generic_parent = None
         self.module = modules.module_of(module) if module is not None else modules.get_module(func.__module__)
-        statics.declare(func)  # its wp.static() values are the ones at its definition (Warp's rule)
+        if declare:  # (a variant of a declared kernel keeps its values: the globals may have changed since)
+            statics.declare(func)  # its wp.static() values are the ones at its definition (Warp's rule)
         if register:
             self.module.register_kernel(self)
         functools.update_wrapper(self, func)
