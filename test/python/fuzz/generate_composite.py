@@ -325,7 +325,7 @@ class Generator:
             if kind == "splat":
                 return E("ctor", t, (self.expr("s", scope, self.max_depth),))
             count = n * n if t in MATS else n
-            if t not in MATS and self.d.chance(3):  # wp.vec4(*v3, s), wp.quat(*v[0:2], *u)
+            if t not in MATS and self.d.chance(1 if self.grad else 3):  # wp.vec4(*v3, s), wp.quat(*v[0:2], *u)
                 return E("ctor", t, self.star_args(["s"] * n, scope, self.max_depth - 1))
             return E("ctor", t, tuple(self.expr("s", scope, self.max_depth) for _ in range(count)))
         kinds = ["add", "sub", "neg", "smul", "smul"]
@@ -668,12 +668,13 @@ def factory(g: Generator):
     g.in_factory = ct
     proto = function(g, extra_scope={"c": ct})
     g.in_factory = None
+    n = 2 if g.grad else g.d.integer(2, 3)
     if ct == "s":
-        values = [g.d.pick(FLOAT_CONSTS) for _ in range(g.d.integer(2, 3))]
+        values = [g.d.pick(FLOAT_CONSTS) for _ in range(n)]
     elif ct == "i":
-        values = [g.d.integer(-3, 4) for _ in range(g.d.integer(2, 3))]
+        values = [g.d.integer(-3, 4) for _ in range(n)]
     else:
-        values = [tuple(g.d.pick(FLOAT_CONSTS) for _ in range(3)) for _ in range(g.d.integer(2, 3))]
+        values = [tuple(g.d.pick(FLOAT_CONSTS) for _ in range(3)) for _ in range(n)]
     out = []
     for v in values:
         f = Func(f"h{g.names}", proto.params, proto.type, proto.body, proto.result, factory=mk, capture=v,
@@ -734,13 +735,17 @@ def program(d: Draws, grad=False, warp_defined=True) -> Program:
     # member store into a struct array reads it (see STRUCT_ARRAY_GRADIENTS_IN_2D)
     stored = ("o_v3",) if grad and g.dims2 and not STRUCT_ARRAY_GRADIENTS_IN_2D else ("o_v3", "o_S")
     g.body_outputs = {n for n in stored if n in outputs and d.chance(4)}
-    for _ in range(d.integer(0, 2)):
+    # closures and overloads take the place of plain functions (compile time: CI runs a few programs);
+    # gradient programs get closures, not overloads or generics
+    count = d.integer(0, 2)
+    made, over, gen = d.chance(3), not grad and d.chance(2), not grad and d.chance(3)
+    for _ in range(max(0, count - made - over)):
         g.funcs.append(function(g))
-    if d.chance(3):
+    if made:
         g.funcs += factory(g)
-    if d.chance(2):
+    if over:
         g.funcs += overloads(g)
-    if d.chance(3):
+    if gen:
         g.funcs.append(generic(g))
     top = {"tid": "i"}
     if g.dims2:
