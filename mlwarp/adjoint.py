@@ -39,7 +39,8 @@ def with_adjoint(kernel):
     (the forward library leaves the adjoint out: see Kernel._library_options)."""
     variant = kernel.__dict__.get("_with_adjoint")
     if variant is None:
-        variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, "with_adjoint": True})
+        variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, "with_adjoint": True},
+                               declare=False)
         if getattr(kernel, "generic_parent", None) is not None:  # a generic kernel's instance: its concrete types
             variant.params, variant.is_generic = list(kernel.params), False
         kernel.__dict__["_with_adjoint"] = variant

@@ -38,7 +38,7 @@ class TangentKernel(Kernel):
 
     def __init__(self, primal: Kernel):
         super().__init__(primal.func, key=primal.key, module=primal.module, options={**primal.options, "jvp": True},
-                         register=False)
+                         register=False, declare=False)
         self._primal_types = primal._frontend_types()
         self.arg_names = self.arg_names + [f"tan_{n}" for n in self.arg_names]
         self.params = self.params + self.params

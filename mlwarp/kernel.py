@@ -196,7 +196,7 @@ def _param_type(kernel_name, func, name, annotation):
 
 class Kernel:
     def __init__(self, func, key=None, module=None, options=None, code_transformers=None, source=None, *,
-                 register=True):
+                 register=True, declare=True):
         # Warp's source= (the function's text) and code_transformers= (ast.NodeTransformers applied to its tree)
         # belong to this kernel: it compiles a copy of the function that carries them
         func = override_source(func, source, code_transformers or ())
@@ -215,7 +215,8 @@ class Kernel:
         self.overloads = {}  # concrete parameter types -> Kernel (a generic kernel's instances)
         self.generic_parent = None
         self.module = modules.module_of(module) if module is not None else modules.get_module(func.__module__)
-        statics.declare(func)  # its wp.static() values are the ones at its definition (Warp's rule)
+        if declare:  # (a variant of a declared kernel keeps its values: the globals may have changed since)
+            statics.declare(func)  # its wp.static() values are the ones at its definition (Warp's rule)
         if register:
             self.module.register_kernel(self)
         functools.update_wrapper(self, func)

@@ -1,6 +1,9 @@
 """Composite fuzzing: random kernels over vec2/3/4, mat22/33/44, quat and a @wp.struct (float32 and float64)
 with constructors, builtins, component and field writes inside branches and static/dynamic loops,
-@wp.func helpers, arrays of vectors and structs, atomics into small arrays and 2-D launches, run on the CPU
+@wp.func helpers (factory-made closures, overloads and redefinitions, typing.Any generics), wp.static() (module
+constants, closures, constant locals, unrolled loops, `if wp.static(flag)`, kernels defined in a loop),
+star-unpacking, locals first assigned in a branch or loop, arrays of vectors and structs, atomics into small
+arrays and 2-D launches, run on the CPU
 and compared thread by thread with the reference interpreter (fuzz/composite.py); their gradients (Tape
 backward, float64) against central differences of the reference's forward.
 
@@ -114,8 +117,10 @@ def test_composite_fuzz_statistics_are_meaningful():
 
 # -- differential: the same programs under warp-lang -------------------------------------------------------
 # Forward results only: the deliberate differences of docs/robustness.md are adjoints, and the generator
-# writes `int(3)` where warp-lang refuses a literal-initialised local that a dynamic loop changes. So any
-# warp-lang divergence or refusal fails the test, with the batch module's path.
+# writes `int(3)` where warp-lang refuses a literal-initialised local that a dynamic loop changes. These
+# programs never read a scalar that a skipped branch leaves uninitialised in warp-lang (the CI programs may:
+# mlwarp and the reference give 0). So any warp-lang divergence or refusal fails the test, with the batch
+# module's path.
 BATCH = 10
 
 

@@ -72,6 +72,31 @@ def test_kernels_defined_in_a_loop_keep_their_static_values():
     assert found == [0, 1, 2]
 
 
+def test_kernels_defined_in_a_loop_keep_their_static_values_in_the_adjoint():
+    # the adjoint (and debug) builds are variants of the kernel: they use the values taken at its definition,
+    # not the loop variable's value when Tape.backward first runs (warp-lang 1.19: x.grad 1, 2, 3)
+    kernels = []
+    for i in range(3):
+        @wp.kernel
+        def scale_static(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+            out[0] = x[0] * float(wp.static(i + 1))
+
+        kernels.append(scale_static)
+    found = []
+    for k in kernels:
+        x = wp.array([1.0], dtype=float, requires_grad=True)
+        out = wp.zeros(1, dtype=float, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(k, dim=1, inputs=[x, out])
+        tape.backward(grads={out: wp.array([1.0], dtype=float)})
+        found.append((float(out.numpy()[0]), float(x.grad.numpy()[0])))
+        out.zero_()
+        wp.launch(k, dim=1, inputs=[x, out])  # and the forward after the adjoint's build
+        assert float(out.numpy()[0]) == found[-1][0]
+    assert found == [(1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]
+
+
 def test_functions_defined_in_a_loop_keep_their_static_values():
     funcs = []
     for i in range(3):

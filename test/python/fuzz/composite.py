@@ -5,6 +5,14 @@ and structs (`o[tid].y = e`), atomics into small arrays and 2-D launches: an IR 
 nodes), its kernel source, and a reference interpreter with Warp's semantics (warp/native/vec.h, mat.h,
 quat.h) and error bounds.
 
+Function identity and compile-time values: @wp.funcs made by a factory (closures over a captured `c`: a float,
+int or vec3; several instances), overloads of one name and a same-annotation redefinition that replaces an earlier one, generic
+(`typing.Any`) functions called with int32, scalars of both precisions, vectors, matrices and quaternions;
+wp.static() over module constants, closure values, constant locals, unrolled loops' variables and the
+variable of a Python loop the kernel is defined in, `if wp.static(flag):` (the other branch calls an
+undefined function); `*v` and `*v[a:b]` in constructors, wp.min/wp.max and calls; locals first assigned in
+a branch or loop and read after it (every local is declared zero at the top of its function, as Warp's).
+
 Error bounds (see program.py for scalars): component-wise operations that round once per component (`+`,
 `-`, scalar `*`, `/`, cw_mul, outer, component reads and writes) are exact IEEE operations, so an exact
 input gives a bound of 0 and mlwarp must match bit for bit. Operations that sum products (dot, cross,
@@ -25,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .program import NP, E, Fragile, _decide, float_op, fmin_fmax, int_op, ulp
+from .program import NP, E, Fragile, _decide, convert, float_op, fmin_fmax, int_op, ulp
 
 VECS = {"v2": 2, "v3": 3, "v4": 4}
 MATS = {"m22": 2, "m33": 3, "m44": 4}
@@ -76,8 +84,12 @@ _CALLS = {"dot", "cross", "length", "length_sq", "normalize", "outer", "transpos
 
 
 class Printer:
-    def __init__(self, p, struct_name):
-        self.p, self.struct_name = p, struct_name
+    def __init__(self, p, struct_name, prefix=""):
+        self.p, self.struct_name, self.prefix = p, struct_name, prefix
+
+    def static_text(self, text):
+        """A wp.static() expression: `$NAME` is a module-level name of this program (prefixed)."""
+        return text.replace("$", f"{self.prefix}_" if self.prefix else "")
 
     def t(self, t):
         return wp_type(t, self.p, self.struct_name)
@@ -117,8 +129,22 @@ class Printer:
             return f"{self.e(a[0])}[wp.clamp({self.e(a[1])}, 0, {a[2] - 1})]"
         if op == "elem":
             return f"{self.e(a[0])}[{a[1]}, {a[2]}]"
-        if op == "call":
+        if op in ("call", "gcall"):
             return f"{a[0]}({', '.join(self.e(x) for x in a[1:])})"
+        if op == "static":  # a Python value computed at declaration
+            text = f"wp.static({self.static_text(a[0])})"
+            return f"wp.float64({text})" if e.type == "s" and self.p == "d" else text
+        if op == "sindex":  # v[wp.static(k)]
+            return f"{self.e(a[0])}[wp.static({self.static_text(a[1])})]"
+        if op == "star":
+            return f"*{self.e(a[0])}"
+        if op == "slice":
+            return f"{self.e(a[0])}[{a[1]}:{a[2]}]"
+        if op == "convert":  # "s~": the scalar of the other precision
+            other = (self.p == "f") == (e.type == "s~")
+            return f"wp.{'float64' if other else 'float32'}({self.e(a[0])})"
+        if op in ("min", "max") and any(x.op == "star" for x in a):
+            return f"wp.{op}({', '.join(self.e(x) for x in a)})"
         if op in ("abs", "min", "max"):
             return f"{op}({', '.join(self.e(x) for x in a)})"
         assert op in _CALLS, op
@@ -129,7 +155,7 @@ class Printer:
         ("elem", n, r, c) | ("row", n, r) | ("field", n, f) | ("field_index", n, f, k) | ("store", arr, idx) |
         ("store_index", arr, idx, k) | ("store_attr", arr, idx, letter) | ("store_field", arr, idx, f)."""
         kind, n = tgt[0], tgt[1]
-        if kind == "name":
+        if kind in ("name", "cname"):
             return n
         if kind == "index":
             return f"{n}[{tgt[2]}]"
@@ -163,8 +189,10 @@ class Printer:
             if s.kind == "set":  # s.extra = (target, aug op or None)
                 tgt, aug = s.extra
                 value = self.e(s.expr)
-                if tgt[0] == "name" and s.expr.op == "const" and (s.expr.type == "i" or s.expr.type == "s" and self.p == "f"):
-                    # Warp refuses to mutate a local initialised from a bare literal inside a dynamic loop
+                if tgt[0] == "name" and s.expr.op in ("const", "static") and (
+                        s.expr.type == "i" or s.expr.type == "s" and self.p == "f"):
+                    # Warp refuses to mutate a local initialised from a bare literal (or a wp.static()) inside a
+                    # dynamic loop (mlwarp does not)
                     value = f"{'int' if s.expr.type == 'i' else 'float'}({value})"
                 lines.append(f"{pad}{self.target(tgt)} {_BIN[aug] + '=' if aug else '='} {value}")
             elif s.kind == "atomic":  # s.extra = (function, array, index E)
@@ -173,6 +201,14 @@ class Printer:
                     lines.append(f"{pad}{arr}[{self.e(idx)}] += {self.e(s.expr)}")
                 else:
                     lines.append(f"{pad}wp.{fn}({arr}, {self.e(idx)}, {self.e(s.expr)})")
+            elif s.kind == "static_if":  # only the branch wp.static() selects is compiled
+                lines.append(f"{pad}if wp.static({self.static_text(s.extra[0])}):")
+                self.block(s.body, lines, depth + 1)
+                if s.orelse:
+                    lines.append(f"{pad}else:")
+                    self.block(s.orelse, lines, depth + 1)
+            elif s.kind == "bogus":  # in a branch wp.static() discards: never compiled
+                lines.append(f"{pad}{self.prefix}_never_defined(1.0, {self.prefix}_nowhere)")
             elif s.kind == "if":
                 lines.append(f"{pad}if {self.e(s.expr)}:")
                 self.block(s.body, lines, depth + 1)
@@ -199,6 +235,13 @@ class Func:
     type: str
     body: list
     result: E
+    # a closure: made by `def <factory>(c): @wp.func def f(...)...; return f`, capturing c = capture
+    factory: str | None = None
+    capture: float | int | tuple | None = None  # a float, an int or a vec3's components (capture_type)
+    capture_type: str = "s"
+    print_name: str | None = None  # overloads share one printed name
+    shadowed: bool = False  # redefined later with the same annotations: never called
+    generic: bool = False  # parameters typing.Any; result E over types "T" (the instance) and "A" (its scalar)
 
 
 # Kernel parameters: inputs (read only) and outputs, by name: (IR type, array dimensions).
@@ -215,6 +258,11 @@ class Program:
     outputs: dict  # output array name -> (type, E or None: written in the body)
     funcs: list = field(default_factory=list)
     atomic_i_op: str = "atomic_add"  # the one atomic the int accumulator takes (several would be ordered)
+    consts: dict = field(default_factory=dict)  # module-level names wp.static() reads: {name: value}
+    kernel_loop: tuple | None = None  # (count, chosen): the kernel is defined in `for kn in range(count)`
+    # reads a scalar a skipped branch leaves uninitialised in warp-lang, or a name first assigned in a loop
+    # that warp-lang's dynamic loops do not carry from one iteration to the next (mlwarp: as Python)
+    warp_undefined: bool = False
 
     @property
     def threads(self):
@@ -229,15 +277,37 @@ class Program:
     def definitions(self, name) -> list:
         """The struct, funcs and kernel, named after `name` so that several programs share one module."""
         sn = f"{name}_S"
-        pr = Printer(self.p, sn)
-        lines = ["", "", "@wp.struct", f"class {sn}:"]
+        pr = Printer(self.p, sn, name)
+        names = {f.name: f"{name}_{f.print_name or f.name}" for f in self.funcs}
+        lines = ["", "", "import typing"] * any(f.generic for f in self.funcs)
+        lines += [f"{name}_{c} = {v!r}" for c, v in self.consts.items()]
+        lines += ["", "", "@wp.struct", f"class {sn}:"]
         lines += [f"    {f}: {pr.t(t)}" for f, t in STRUCT_FIELDS.items()]
+        made = set()
         for f in self.funcs:
+            pr_f = _Renaming(pr, name, names)
+            if f.generic:
+                params = ", ".join(f"{n}: typing.Any" for n, _ in f.params)
+                lines += ["", "", "@wp.func", f"def {names[f.name]}({params}):", f"    return {pr_f.e(f.result)}"]
+                continue
             params = ", ".join(f"{n}: {pr.t(t)}" for n, t in f.params)
-            lines += ["", "", "@wp.func", f"def {name}_{f.name}({params}) -> {pr.t(f.type)}:"]
-            pr_f = _Renaming(pr, name)
-            pr_f.block(f.body, lines, 1, allow_empty=True)
-            lines.append(f"    return {pr_f.e(f.result)}")
+            if f.factory is None:
+                lines += ["", "", "@wp.func", f"def {names[f.name]}({params}) -> {pr.t(f.type)}:"]
+                pr_f.block(f.body, lines, 1, allow_empty=True)
+                lines.append(f"    return {pr_f.e(f.result)}")
+                continue
+            if f.factory not in made:
+                made.add(f.factory)
+                lines += ["", "", f"def {name}_{f.factory}(c):", "    @wp.func", f"    def f({params}) -> {pr.t(f.type)}:"]
+                pr_f.block(f.body, lines, 2, allow_empty=True)
+                lines += [f"        return {pr_f.e(f.result)}", "", "    return f", ""]
+            if f.capture_type == "v3":
+                value = f"{pr.t('v3')}({', '.join(repr(x) for x in f.capture)})"
+            elif f.capture_type == "s" and self.p == "d":
+                value = f"wp.float64({f.capture!r})"
+            else:
+                value = repr(f.capture)
+            lines.append(f"{names[f.name]} = {name}_{f.factory}({value})")
         args = []
         for n, t in INPUTS.items():
             nd = 2 if self.input_index(n) == "i, j" else 1
@@ -246,29 +316,34 @@ class Program:
             args.append(f"{n}: wp.array(dtype={pr.t(t)})")
         for n, (t, _) in ACCUMULATORS.items():
             args.append(f"{n}: wp.array(dtype={pr.t(t)})")
-        lines += ["", "", "@wp.kernel", f"def {name}({', '.join(args)}):"]
+        kernel = ["@wp.kernel", f"def {name}({', '.join(args)}):"]
         if len(self.dims) == 2:
-            lines += ["    i, j = wp.tid()", f"    tid = i * {self.dims[1]} + j"]
+            kernel += ["    i, j = wp.tid()", f"    tid = i * {self.dims[1]} + j"]
         else:
-            lines += ["    tid = wp.tid()"]
-        pr_k = _Renaming(pr, name)
-        pr_k.block(self.body, lines, 1)
+            kernel += ["    tid = wp.tid()"]
+        pr_k = _Renaming(pr, name, names)
+        pr_k.block(self.body, kernel, 1)
         for n, (t, e) in self.outputs.items():
             if e is not None:
-                lines.append(f"    {n}[tid] = {pr_k.e(e)}")
-        return lines
+                kernel.append(f"    {n}[tid] = {pr_k.e(e)}")
+        if self.kernel_loop is None:
+            return lines + ["", ""] + kernel
+        count, chosen = self.kernel_loop  # kernels made in a loop, each with its own wp.static(kn)
+        return lines + ["", "", f"{name}_ks = []", f"for {name}_kn in range({count}):"] + [
+            "    " + x for x in kernel] + [f"    {name}_ks.append({name})", f"{name} = {name}_ks[{chosen}]"]
 
 
 class _Renaming(Printer):
     """Prefixes @wp.func names with the kernel's name (several programs share a module)."""
 
-    def __init__(self, base, prefix):
-        super().__init__(base.p, base.struct_name)
-        self.prefix = prefix
+    def __init__(self, base, prefix, names=None):
+        super().__init__(base.p, base.struct_name, prefix)
+        self.names = names or {}
 
     def e(self, e):
-        if e.op == "call":
-            return f"{self.prefix}_{e.args[0]}({', '.join(self.e(x) for x in e.args[1:])})"
+        if e.op in ("call", "gcall"):
+            name = self.names.get(e.args[0], f"{self.prefix}_{e.args[0]}")
+            return f"{name}({', '.join(self.e(x) for x in e.args[1:])})"
         if e.op == "struct":
             return f"{self.struct_name}()"
         return super().e(e)
@@ -315,7 +390,40 @@ class Interpreter:
     def __init__(self, program: Program):
         self.prog = program
         self.p = program.p
-        self.funcs = {f.name: f for f in program.funcs}
+        self.funcs = {f.name: f for f in program.funcs if not f.shadowed}
+        self.capture = None  # the closure value of the factory function being run
+        self.statics = dict(program.consts)
+        if program.kernel_loop is not None:
+            self.statics["kn"] = program.kernel_loop[1]
+
+    def declare(self, stmts, env):
+        """Every local a body assigns exists from its start, zero (Warp declares them at the top of the
+        function: composites zeroed; the generator reads a scalar a path skipped only where Warp's is
+        defined, or in programs marked warp_undefined)."""
+        for s in stmts:
+            if s.kind == "set" and s.extra[0][0] in ("name", "cname") and s.extra[0][1] not in env:
+                env[s.extra[0][1]] = self.zero(s.name)
+            self.declare(s.body, env)
+            self.declare(s.orelse, env)
+
+    def static(self, text, env):
+        """A wp.static() expression, evaluated in Python as Warp does at declaration."""
+        names = dict(self.statics)
+        names.update({n: v[0] for n, v in env.items() if isinstance(v, tuple) and isinstance(v[0], int)})
+        if self.capture is not None:  # a vector's components as Warp's Python view gives them (rounded)
+            names["c"] = self.capture if not isinstance(self.capture, tuple) else tuple(
+                float(NP[self.p](x)) for x in self.capture)
+        return eval(text.replace("$", ""), {"__builtins__": {}}, names)  # noqa: S307 - generated text
+
+    def expand(self, args, env):
+        """Arguments with `*v` (star) expanded into components."""
+        out = []
+        for x in args:
+            if x.op == "star":
+                out += _scalar_pairs(self.ev(x.args[0], env))
+            else:
+                out.append(self.ev(x, env))
+        return out
 
     # values -----------------------------------------------------------------------------------------------
     def decided(self, v):
@@ -391,14 +499,49 @@ class Interpreter:
             return self.zero("S")
         if op == "load":
             return self.copy(self.inputs[a[0]])
+        if op == "static":
+            v = self.static(a[0], env)
+            return (NP[p](v), 0.0) if t == "s" else (int(v), 0.0)
+        if op == "convert":  # between this program's scalar and the other precision's ("s~")
+            other = "d" if p == "f" else "f"
+            src, dst = (p, other) if t == "s~" else (other, p)
+            if a[0].op == "const":  # wp.float64(0.1) in a float32 kernel: the literal, not float32(0.1)
+                return NP[dst](a[0].args[0]), 0.0
+            v, err = self.ev(a[0], env)
+            return convert(v, err, src, dst)
+        if op == "gcall":  # a generic function's instance: its result E with T and A made concrete
+            f = self.funcs[a[0]]
+            inst = "s" if t == "s~" else t
+            local = {n: self.copy(self.ev(x, env)) for (n, _), x in zip(f.params, a[1:])}
+            saved = self.p
+            if t == "s~":
+                self.p = "d" if p == "f" else "f"
+            try:
+                return self.ev(_instantiate(f.result, inst), local)
+            finally:
+                self.p = saved
+        if op == "slice":
+            base = self.ev(a[0], env)
+            return Composite(base.v[a[1]:a[2]].copy(), base.e[a[1]:a[2]].copy())
         if op == "ctor":
-            parts = [self.ev(x, env) for x in a]
+            parts = self.expand(a, env)
             return _from_pairs(parts * (length_of(t) if t in VECS and len(parts) == 1 else 1), shape_of(t), p)
         if op == "call":
             f = self.funcs[a[0]]
-            local = {n: self.copy(self.ev(x, env)) for (n, _), x in zip(f.params, a[1:])}
-            self.block(f.body, local)
-            return self.ev(f.result, local)
+            values = self.expand(a[1:], env)
+            local = {n: self.copy(v) for (n, _), v in zip(f.params, values)}
+            saved = self.capture
+            self.capture = f.capture
+            if f.capture_type == "v3" and f.capture is not None:
+                local["c"] = Composite(np.array(f.capture, dtype=NP[p]), np.zeros(3))
+            elif f.capture is not None:
+                local["c"] = (NP[p](f.capture) if f.capture_type == "s" else int(f.capture), 0.0)
+            self.declare(f.body, local)
+            try:
+                self.block(f.body, local)
+                return self.ev(f.result, local)
+            finally:
+                self.capture = saved
         if op in _CMP:
             (x, ex), (y, ey) = self.ev(a[0], env), self.ev(a[1], env)
             if a[0].type == "s" and a[0] != a[1]:
@@ -410,7 +553,7 @@ class Interpreter:
             return (x and y) if op == "and" else (x or y), 0.0
         if op == "not":
             return not self.ev(a[0], env)[0], 0.0
-        if op in ("index", "attr", "dyn_index", "elem"):
+        if op in ("index", "attr", "dyn_index", "elem", "sindex"):
             base = self.ev(a[0], env)
             if isinstance(base, dict):  # a struct field
                 return self.copy(base[a[1]])
@@ -420,12 +563,14 @@ class Interpreter:
                 k = (a[1],)
             elif op == "dyn_index":
                 k = (min(max(self.ev(a[1], env)[0], 0), a[2] - 1),)
+            elif op == "sindex":
+                k = (self.static(a[1], env),)
             else:
                 k = (a[1], a[2])
             if a[0].type in MATS and len(k) == 1:  # a row
                 return Composite(base.v[k[0]].copy(), base.e[k[0]].copy())
             return base.v[k], float(base.e[k])
-        args = [self.ev(x, env) for x in a]
+        args = self.expand(a, env)
         if t == "i":
             return int_op(op, "i", args)
         if t in ("s",) and all(not isinstance(x, Composite) for x in args):
@@ -462,6 +607,8 @@ class Interpreter:
                 return self.polynomial(lambda v, sub: v[0] @ v[1], args, MATS[ta[0]] + 1)
             return self.polynomial(lambda v, sub: v[0] @ v[1], args, MATS[ta[0]] + 1)
         if op == "div":
+            if args[1][0] == 0:  # ±inf by the sign of a zero, which sums of products do not model
+                raise Fragile("division by zero")
             return self.elementwise("div", args[0], args[1])
         if op == "cw_mul":
             return self.elementwise("mul", args[0], args[1])
@@ -528,7 +675,7 @@ class Interpreter:
             value = self.ev(s.expr, env)
             kind, n = tgt[0], tgt[1]
             t = s.name  # the target's type
-            if kind == "name":
+            if kind in ("name", "cname"):
                 env[n] = self.assign(env.get(n), aug, value, t)
                 return
             if kind.startswith("store"):
@@ -572,6 +719,8 @@ class Interpreter:
                 self.ev(s.expr, env))))
         elif s.kind == "if":
             self.block(s.body if self.decided(self.ev(s.expr, env)[0]) else s.orelse, env)
+        elif s.kind == "static_if":
+            self.block(s.body if self.static(s.extra[0], env) else s.orelse, env)
         elif s.kind in ("for", "while"):
             if s.kind == "for":
                 iterations = iter(range(*[self.ev(x, env)[0] for x in s.extra]))
@@ -615,12 +764,21 @@ class Interpreter:
         self.inputs = inputs
         self.outputs = {n: self.zero(t) for n, (t, _) in self.prog.outputs.items()}
         env = {k: v for k, v in inputs.items() if k in ("tid", "i", "j")}
+        self.declare(self.prog.body, env)
         with np.errstate(all="ignore"):
             self.block(self.prog.body, env)
             for n, (t, e) in self.prog.outputs.items():
                 if e is not None:
                     self.outputs[n] = self.copy(self.ev(e, env))
         return self.outputs
+
+
+def _instantiate(e: E, t):
+    """A generic function's E with its type variables made concrete: T the instance type, A its scalar."""
+    if not isinstance(e, E):
+        return e
+    return E(e.op, {"T": t, "A": "i" if t == "i" else "s"}.get(e.type, e.type),
+             tuple(_instantiate(x, t) for x in e.args))
 
 
 def _quat_mul(v, sub):
