@@ -122,7 +122,9 @@ class Overwrites:
 
         reads_first, reads_after = named("reads_first"), named("reads_after")
         for span, a in named("writes").items():
-            before = _overlaps(span, reads_first)
+            # a launch that also reads what it wrote (`y[0].x += x; out = y[0].x * y[0].x`) needs the values after
+            # its writes for those reads: no single saved state serves both, so it keeps the values after it
+            before = _overlaps(span, reads_first) and not _overlaps(span, reads_after)
             if before or _overlaps(span, self.read_spans):
                 self._save(position, a, before)
         if _has_grads(args):

@@ -77,7 +77,8 @@ class _Walk:
 
 
 def kernel_array_access(module: ir.Module, name: str) -> dict | None:
-    """{"reads_first": paths read before any store into them, "reads_after": paths read after one,
+    """{"reads_first": paths read before any store into them, "reads_after": paths read after one (a path
+    can be in both),
     "writes": paths stored into (stores, atomics, tile stores)}, each a sorted list of paths; None when the
     module has no function `name`."""
     for op in module.body.operations:
@@ -88,6 +89,6 @@ def kernel_array_access(module: ir.Module, name: str) -> dict | None:
             for inner in entry.operations:
                 walk.op(inner.operation)
             return {"reads_first": sorted(list(p) for p in walk.reads_first),
-                    "reads_after": sorted(list(p) for p in walk.reads_after - walk.reads_first),
+                    "reads_after": sorted(list(p) for p in walk.reads_after),  # (some read first too)
                     "writes": sorted(list(p) for p in walk.written)}
     return None

@@ -318,3 +318,23 @@ def test_the_compiler_reports_what_a_kernel_reads_before_and_after_writing():
     assert access(through_scratch_k) == {"reads_first": [[0]], "reads_after": [[1]], "writes": [[1], [2]]}
     assert access(square_field_k) == {"reads_first": [[0, 0]], "reads_after": [], "writes": [[0, 0]]}
     assert access(axpy_k) == {"reads_first": [[0]], "reads_after": [], "writes": [[1]]}
+
+
+@wp.kernel
+def add_then_square(y: wp.array(dtype=wp.vec2), x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    y[0].x += x[0]
+    out[0] = y[0].x * y[0].x
+
+
+def test_a_launch_reading_what_it_wrote_keeps_the_values_after_it():
+    # out = (y + x)^2: d out / dx = 2 (y + x) = 10 for y = 2, x = 3; the replay must read y after the += (a saved
+    # pre-launch y would give 4)
+    y = wp.array(np.array([[2.0, 0.0]], np.float32), dtype=wp.vec2, requires_grad=True)
+    x = wp.array(np.array([3.0], np.float32), requires_grad=True)
+    out = wp.zeros(1, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(add_then_square, 1, inputs=[y, x, out])
+    tape.backward(grads={out: wp.ones(1)})
+    np.testing.assert_allclose(x.grad.numpy(), [10.0])
+    np.testing.assert_allclose(y.numpy()[0], [5.0, 0.0])
