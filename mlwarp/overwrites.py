@@ -42,7 +42,8 @@ def _overlaps(span, spans) -> bool:
     return any(d == device and lo < h and l < hi for d, l, h in spans)
 
 
-def _struct_arrays(value):
+def struct_arrays(value):
+    """The arrays in the array fields of a struct instance, nested structs included (also the Tape's)."""
     for name, t in value._wp_fields_:
         field = getattr(value, name)
         if field is None:
@@ -50,7 +51,7 @@ def _struct_arrays(value):
         if wt.is_array(t):
             yield field
         elif wt.is_struct(t):
-            yield from _struct_arrays(field)
+            yield from struct_arrays(field)
 
 
 def _resolve(value, path):
@@ -68,7 +69,7 @@ def _resolve(value, path):
         if not value.is_annotation:
             yield value
     elif value is not None and wt.is_struct(type(value)):
-        yield from (a for a in _struct_arrays(value) if isinstance(a, array) and not a.is_annotation)
+        yield from (a for a in struct_arrays(value) if isinstance(a, array) and not a.is_annotation)
 
 
 def _with_spans(arrays):
@@ -88,7 +89,7 @@ def _has_grads(args) -> bool:
         elif getattr(v, "_wp_indexed_", False):
             if v.data.requires_grad:
                 return True
-        elif wt.is_struct(type(v)) and any(getattr(a, "requires_grad", False) for a in _struct_arrays(v)):
+        elif wt.is_struct(type(v)) and any(getattr(a, "requires_grad", False) for a in struct_arrays(v)):
             return True
     return False
 

@@ -20,7 +20,7 @@ from . import types as wt
 from .adjoint import launch_adjoint
 from .array import array
 from .config import config
-from .overwrites import Overwrites, swap
+from .overwrites import Overwrites, struct_arrays as _struct_arrays, swap
 from .runtime import capture as _capture
 # what is recording (mlwarp/recording.py, below wp.array); wp.launch, jvp.py and utils.py use it from here
 from .recording import _active, paused, record_func, record_launch, recording  # noqa: F401
@@ -43,17 +43,6 @@ def _adjoint_of(value):
         return adj
     return None
 
-
-def _struct_arrays(value):
-    """The arrays in the array fields of a struct instance, nested structs included."""
-    for name, t in value._wp_fields_:
-        field = getattr(value, name)
-        if field is None:
-            continue
-        if wt.is_array(t):
-            yield field
-        elif wt.is_struct(t):
-            yield from _struct_arrays(field)
 
 
 def _arrays_in(values):
