@@ -25,6 +25,7 @@ import typing
 from . import types as wt
 from .core import statics
 from .core.refs import strip_reference
+from .core.annotations import resolved_annotations
 from .core.types import is_generic
 from .errors import CompileError
 from .module import module_of
@@ -201,16 +202,8 @@ def func(f=None, *, module=None, name=None, inline=None):
 def _annotations(py_func) -> dict:
     try:
         return typing.get_type_hints(py_func)
-    except Exception:  # annotations that are not types (wp.array(...) instances) or unresolvable strings
-        out = {}
-        for name, a in getattr(py_func, "__annotations__", {}).items():
-            if isinstance(a, str):
-                try:
-                    a = eval(a, py_func.__globals__)  # noqa: S307  (`from __future__ import annotations`)
-                except Exception:
-                    pass
-            out[name] = a
-        return out
+    except Exception:  # annotations that are not types (wp.array(...) instances), or names from a closure
+        return resolved_annotations(py_func)
 
 
 def _annotation_key(a):

@@ -16,6 +16,7 @@ import time
 from . import types as wt
 from .core import generics, statics
 from .core.refs import is_reference
+from .core.annotations import closure_cells, resolve_annotation
 from . import module as modules
 from . import cuda_compile
 from .captures import captured_constants, captured_values, constants_changed
@@ -168,11 +169,7 @@ def _host_fingerprint() -> str:
 
 def _param_type(kernel_name, func, name, annotation):
     written = annotation
-    if isinstance(annotation, str):
-        try:
-            annotation = eval(annotation, func.__globals__)  # `from __future__ import annotations`
-        except Exception:
-            annotation = None
+    annotation = resolve_annotation(func, annotation, default=None)
     indexed = getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: a struct (mlwarp/indexed.py)
     if indexed is not None:
         return indexed
@@ -555,9 +552,10 @@ def overload(kernel, arg_types=None):
 
 
 def _resolved(func, annotation):
-    if isinstance(annotation, str):  # `from __future__ import annotations`
-        return eval(annotation, func.__globals__)  # noqa: S307
-    return annotation
+    resolved = resolve_annotation(func, annotation, default=None)
+    if isinstance(annotation, str) and resolved is None:
+        return eval(annotation, func.__globals__, closure_cells(func))  # noqa: S307  (the user's NameError)
+    return resolved
 
 
 def _check_stub_body(stub) -> None:
