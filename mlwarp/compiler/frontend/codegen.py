@@ -10,6 +10,7 @@ IR stays structured (scf) for the unroll and autodiff passes.
 from __future__ import annotations
 
 import ast
+import warnings
 
 from mlir import ir
 from mlir.dialects import arith, func, scf
@@ -26,6 +27,7 @@ from . import (atomics, augassign, composite, fixed, indexed, keywords, operator
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
+from . import bitcast  # wp.cast(a, dtype)
 from . import starred  # f(*v), wp.vec4(*v3, 1.0): starred arguments become their components
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import types as ft
@@ -906,6 +908,10 @@ class KernelEmitter:
         tile = getattr(obj, "_wp_tile_", None)
         if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py)
             return tiles.call(self, node, tile)
+        if getattr(obj, "_wp_intrinsic_", None) == "cast":  # wp.cast(a, dtype): a's bits as a dtype (bitcast.py)
+            return bitcast.call(self, node)
+        if getattr(obj, "_wp_intrinsic_", None) == "breakpoint":  # wp.breakpoint(): see debug_break
+            return self.debug_break(node)
         if obj is MISSING and node.keywords and self.intrinsic(node.func) is None:  # no such function: say so
             if isinstance(node.func, ast.Name):
                 raise self.error(node, f"Referencing undefined symbol: {node.func.id}", CompileKeyError)
@@ -989,6 +995,17 @@ class KernelEmitter:
             return self.const(wt.inner_shape(v.type)[0], wt.int32)
         raise self.error(node, f"len() takes an array, a tuple, a vector, a quaternion or a matrix, not a "
                                f"{ft.name(v.type)}", CompileTypeError)
+
+    def debug_break(self, node):
+        """`wp.breakpoint()`: Warp's executes a trap instruction, which without an attached debugger ends the
+        process (SIGTRAP). mlwarp compiles it to nothing and says so once per call site: a kernel a user launches
+        never takes the process down (docs/surface.md lists it among the deliberate differences)."""
+        if node.args or node.keywords:
+            raise self.error(node, "wp.breakpoint() takes no arguments", CompileTypeError)
+        warnings.warn_explicit("wp.breakpoint() does not stop in a debugger under mlwarp and is ignored (use "
+                               "print() or wp.printf, or assert with wp.config.mode = 'debug')", UserWarning,
+                               self.src.filename, self.src.file_line(node))
+        return None
 
     def intrinsic(self, func_node):
         return getattr(resolve_path(self.src.func, func_node), "_wp_intrinsic_", None)

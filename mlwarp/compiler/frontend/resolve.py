@@ -10,6 +10,7 @@ import sys
 from mlwarp.core import statics
 from mlwarp.core import types as wt
 from mlwarp.core import vector as wv
+from mlwarp.core.intrinsics import KernelOnly
 
 _MISSING = object()
 
@@ -56,7 +57,9 @@ def warp_name(name: str):
 # constructors (`wp.matrix(1.0, 2.0, 3.0, 4.0, shape=(2, 2))`), which are `wp.types.<name>` at Python scope,
 # and Python's scalar names spelt through wp (`wp.float(0.0)`, `wp.int(n)`: float32 and int32, as in Warp).
 _KERNEL_ONLY = {"vector": wv.vector, "matrix": wv.matrix, "quaternion": wv.quaternion,
-                "transformation": wv.transformation, "float": wt.float32, "int": wt.int32, "len": len}
+                "transformation": wv.transformation, "float": wt.float32, "int": wt.int32, "len": len,
+                "cast": KernelOnly("cast", "cast(a, dtype): a's bits read as a dtype of the same size"),
+                "breakpoint": KernelOnly("breakpoint", "breakpoint(): stops in an attached debugger")}
 
 
 def resolve_path(func, node: ast.AST):
