@@ -25,7 +25,7 @@ from ..core.refs import ref
 from ..func import func
 from ..func_grad import adjoint, func_grad
 from ..types import float32, float64, int32, int64, uint32, uint64
-from ..vector import vec3
+from ..vector import vec3, vec3d
 from . import nanovdb as nv
 
 # -- raw reads ------------------------------------------------------------------------------------------------
@@ -528,6 +528,68 @@ def _adj_volume_index_to_world_dir(id: uint64, uvw: vec3, adj_ret: vec3):
 @func_grad(volume_world_to_index_dir)
 def _adj_volume_world_to_index_dir(id: uint64, xyz: vec3, adj_ret: vec3):
     adjoint[xyz] += _map_apply(id, 36, adj_ret)
+
+
+# The float64 overloads read the map's float64 copy (NanoVDB keeps both); their adjoints apply the transposed
+# matrix, as Warp's float64 adjoints do (its _dir adjoints in float64 are those of the point transforms)
+@func
+def _map_apply_d(id: uint64, off: int32, p: vec3d) -> vec3d:
+    m = array(ptr=id + uint64(296 + off), shape=(9,), dtype=float64)
+    return vec3d(m[0] * p[0] + m[1] * p[1] + m[2] * p[2], m[3] * p[0] + m[4] * p[1] + m[5] * p[2],
+                 m[6] * p[0] + m[7] * p[1] + m[8] * p[2])
+
+
+@func
+def _map_apply_transposed_d(id: uint64, off: int32, p: vec3d) -> vec3d:
+    m = array(ptr=id + uint64(296 + off), shape=(9,), dtype=float64)
+    return vec3d(m[0] * p[0] + m[3] * p[1] + m[6] * p[2], m[1] * p[0] + m[4] * p[1] + m[7] * p[2],
+                 m[2] * p[0] + m[5] * p[1] + m[8] * p[2])
+
+
+@func
+def _map_translation_d(id: uint64) -> vec3d:
+    t = array(ptr=id + uint64(296 + 232), shape=(3,), dtype=float64)
+    return vec3d(t[0], t[1], t[2])
+
+
+@func
+def volume_index_to_world(id: uint64, uvw: vec3d) -> vec3d:
+    return _map_apply_d(id, 88, uvw) + _map_translation_d(id)
+
+
+@func
+def volume_world_to_index(id: uint64, xyz: vec3d) -> vec3d:
+    return _map_apply_d(id, 160, xyz - _map_translation_d(id))
+
+
+@func
+def volume_index_to_world_dir(id: uint64, uvw: vec3d) -> vec3d:
+    return _map_apply_d(id, 88, uvw)
+
+
+@func
+def volume_world_to_index_dir(id: uint64, xyz: vec3d) -> vec3d:
+    return _map_apply_d(id, 160, xyz)
+
+
+@func_grad(volume_index_to_world)
+def _adj_volume_index_to_world_d(id: uint64, uvw: vec3d, adj_ret: vec3d):
+    adjoint[uvw] += _map_apply_transposed_d(id, 88, adj_ret)
+
+
+@func_grad(volume_world_to_index)
+def _adj_volume_world_to_index_d(id: uint64, xyz: vec3d, adj_ret: vec3d):
+    adjoint[xyz] += _map_apply_transposed_d(id, 160, adj_ret)
+
+
+@func_grad(volume_index_to_world_dir)
+def _adj_volume_index_to_world_dir_d(id: uint64, uvw: vec3d, adj_ret: vec3d):
+    adjoint[uvw] += _map_apply_transposed_d(id, 88, adj_ret)
+
+
+@func_grad(volume_world_to_index_dir)
+def _adj_volume_world_to_index_dir_d(id: uint64, xyz: vec3d, adj_ret: vec3d):
+    adjoint[xyz] += _map_apply_transposed_d(id, 160, adj_ret)
 
 
 __all__ = ["volume_lookup", "volume_lookup_f", "volume_lookup_i", "volume_lookup_v", "volume_lookup_index",

@@ -506,3 +506,37 @@ def test_volume_functions_compile_for_cuda():
     for k in (fill, lookup, sample, sample_loss, transforms, sample_index, count):
         meta = cuda_compile.build(k, 90)
         assert meta["cubin"] == "kernel.cubin" and meta["adj_error"] is None, (k.key, meta.get("adj_error"))
+
+
+@wp.kernel
+def _float64_transforms(id: wp.uint64, p: wp.array(dtype=wp.vec3d), out: wp.array(dtype=wp.vec3d),
+                        sampled: wp.array(dtype=float)):
+    i = wp.tid()
+    out[4 * i + 0] = wp.volume_index_to_world(id, p[i])
+    out[4 * i + 1] = wp.volume_world_to_index(id, p[i])
+    out[4 * i + 2] = wp.volume_index_to_world_dir(id, p[i])
+    out[4 * i + 3] = wp.volume_world_to_index_dir(id, p[i])
+    # dtype as the last positional argument (Warp's signatures end in it)
+    sampled[i] = wp.volume_sample(id, wp.vec3(p[i]), wp.Volume.LINEAR, float) + wp.volume_lookup(id, 1, 2, 3, float)
+
+
+def test_float64_index_world_transforms_and_their_adjoints():
+    """The float64 overloads (Warp's vec3d ones read NanoVDB's float64 map): a voxel size 0.25 and a translation
+    t make index_to_world(p) = 0.25 p + t; the adjoint applies the transposed matrix."""
+    t = np.array([0.5, -1.0, 2.0])
+    vol = wp.Volume.allocate(min=[-2.0, -2.0, -2.0], max=[2.0, 2.0, 2.0], voxel_size=0.25, bg_value=0.0,
+                             translation=tuple(t))
+    pts = np.array([[1.0, 2.0, 3.5], [-1.0, 0.25, 7.0]])
+    p = wp.array(pts, dtype=wp.vec3d, requires_grad=True)
+    out, sampled = wp.zeros(8, dtype=wp.vec3d, requires_grad=True), wp.zeros(2, dtype=float)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_float64_transforms, 2, inputs=[vol.id, p, out, sampled])
+    expected = np.stack([np.stack([0.25 * q + t, (q - t) / 0.25, 0.25 * q, q / 0.25]) for q in pts]).reshape(8, 3)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-15)
+    g = np.arange(24.0).reshape(8, 3)
+    out.grad = wp.array(g, dtype=wp.vec3d)
+    tape.backward()
+    gi = g.reshape(2, 4, 3)
+    np.testing.assert_allclose(p.grad.numpy(), 0.25 * (gi[:, 0] + gi[:, 2]) + 4.0 * (gi[:, 1] + gi[:, 3]))
+    np.testing.assert_array_equal(sampled.numpy(), [0.0, 0.0])  # the background everywhere

@@ -125,3 +125,17 @@ def test_breakpoint_compiles_and_is_ignored_with_a_warning():
     said = [w for w in caught if "wp.breakpoint() does not stop in a debugger under mlwarp" in str(w.message)]
     if said:  # (a kernel the cache already holds is not compiled again, and says nothing)
         assert said[0].filename == __file__
+
+
+@wp.kernel
+def discard_tuple_results(m: wp.array(dtype=wp.mat44), out: wp.array(dtype=wp.vec3)):
+    wp.transform_decompose(m[0])  # a statement: its tuple value is discarded, as in Python
+    p, q, s = wp.transform_decompose(m[0])
+    out[0] = s
+
+
+def test_tuple_valued_call_as_a_statement():
+    m = wp.array([np.diag([2.0, 3.0, 4.0, 1.0])], dtype=wp.mat44)
+    out = wp.zeros(1, dtype=wp.vec3)
+    wp.launch(discard_tuple_results, 1, inputs=[m, out])
+    np.testing.assert_allclose(out.numpy()[0], [2.0, 3.0, 4.0])

@@ -130,7 +130,7 @@ class KernelEmitter:
     def stmt_Expr(self, node):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # a docstring
-        self.expr(node.value, allow_none=True)
+        self.expr(node.value, allow_none=True, allow_tuple=True)  # a call's value, a tuple too, is discarded
 
     def stmt_Pass(self, node):
         pass

@@ -14,14 +14,27 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 from .resolve import MISSING, resolve_path
 
 
+def _type_or_missing(em, node):
+    t = em.local_type(node)
+    if t is MISSING:
+        t = resolve_path(em.src.func, node)
+    return t
+
+
 def call(em, node: ast.Call, obj):
     name = getattr(obj, "__name__", "function")
     dtype_nodes = [kw.value for kw in node.keywords if kw.arg == "dtype"]
+    if not dtype_nodes and node.args and _type_or_missing(em, node.args[-1]) is not MISSING and \
+            wt.canonical_type(_type_or_missing(em, node.args[-1])) is not None:
+        # Warp's signatures end in dtype (volume_lookup(id, i, j, k, dtype)): a type as the last positional
+        # argument is the dtype (no run-time argument is a type)
+        node = ast.copy_location(ast.Call(func=node.func, args=node.args[:-1],
+                                          keywords=[*node.keywords, ast.keyword(arg="dtype", value=node.args[-1])]),
+                                 node)
+        dtype_nodes = [node.args and node.keywords[-1].value]
     if not dtype_nodes:
         raise em.error(node, f"wp.{name}() needs the keyword argument dtype= (the volume's value type)", CompileError)
-    t = em.local_type(dtype_nodes[0])
-    if t is MISSING:
-        t = resolve_path(em.src.func, dtype_nodes[0])
+    t = _type_or_missing(em, dtype_nodes[0])
     dtype = None if t is MISSING else wt.canonical_type(t)
     if dtype is None:
         raise em.error(dtype_nodes[0], f"wp.{name}(dtype=...) needs a Warp type", CompileTypeError)
