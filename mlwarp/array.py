@@ -27,6 +27,7 @@ from . import recording as _recording
 from . import types as _t
 from .config import config
 from .core.generics import is_generic
+from .subscript_annotations import ArrayAnnotation, ndim_parameter
 from .runtime import capture as _capture
 from .runtime import dlpack as _dlpack
 from .runtime.device import get_device
@@ -75,19 +76,12 @@ class array:
 
     def __class_getitem__(cls, params):
         """`wp.array[dtype]` and `wp.array[dtype, ndim]` (ndim an int, `typing.Literal[n]` or `Any`): Warp 1.19's
-        subscript spelling of `wp.array(dtype=dtype, ndim=ndim)` in annotations."""
+        subscript spelling of an array annotation (subscript_annotations.py)."""
         if not isinstance(params, tuple):
-            return array(dtype=params, ndim=1)
+            return ArrayAnnotation(params, 1)
         if len(params) != 2:
             raise TypeError(f"wp.array expects 1 or 2 type parameters, got {len(params)}")
-        dtype, ndim = params
-        if typing.get_origin(ndim) is typing.Literal:
-            ndim = typing.get_args(ndim)[0]
-        if ndim is not Any and not isinstance(ndim, int):
-            raise TypeError(f"ndim must be an integer, got {ndim!r}")
-        if ndim is not Any and not 1 <= ndim <= 4:
-            raise ValueError(f"ndim must be between 1 and 4, got {ndim}")
-        return array(dtype=dtype, ndim=ndim)
+        return ArrayAnnotation(params[0], ndim_parameter(params[1]))
 
     def __new__(cls, *args, **kwargs):
         if cls is array and (args or kwargs) and _cuda_class is not None:  # CUDA data: CudaArray (see above)
@@ -824,7 +818,7 @@ class _FixedRankArray:
     def __class_getitem__(cls, dtype):
         if isinstance(dtype, tuple):
             raise TypeError(f"wp.{cls.__name__} expects a single type parameter (dtype), got {len(dtype)}")
-        return array(dtype=dtype, ndim=cls.ndim)
+        return ArrayAnnotation(dtype, cls.ndim)
 
 
 class array1d(_FixedRankArray):

@@ -29,6 +29,7 @@ from .core.annotations import resolved_annotations
 from .core.types import is_generic
 from .errors import CompileError
 from .module import module_of
+from .subscript_annotations import refuse_unions
 
 class Overload:
     """One definition: its Python function and its argument annotations."""
@@ -45,6 +46,7 @@ class Overload:
                                f"{', '.join(missing)} need(s) a type (use typing.Any for a generic argument)",
                                code.co_filename, code.co_firstlineno, None, py_func.__name__)
         self.annotations = [hints[p.name] for p in self.params]
+        refuse_unions(py_func, hints, "function")
         # the default arguments (Warp's `defaults`): what calls that omit them get, read at each compile
         self.defaults = {p.name: p.default for p in self.params if p.default is not inspect.Parameter.empty}
         self.return_annotation = hints.get("return", inspect.Parameter.empty)

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import types as wt
 from .array import array, assign_values, shown_numpy, zeros
+from .subscript_annotations import ArrayAnnotationBase, ndim_parameter
 from .runtime import capture as _capture
 from .runtime.device import get_device
 from .struct import struct
@@ -80,35 +81,12 @@ def _mismatch(dtype, ndim, value) -> str:
             f"has type {type(value).__name__}")
 
 
-def _ndim_param(ndim):
-    if typing.get_origin(ndim) is typing.Literal:
-        ndim = typing.get_args(ndim)[0]
-    if ndim is not typing.Any and (not isinstance(ndim, int) or isinstance(ndim, bool)):
-        raise TypeError(f"ndim must be an integer, got {ndim!r}")
-    if ndim is not typing.Any and not 1 <= ndim <= ARRAY_MAX_DIMS:
-        raise ValueError(f"ndim must be between 1 and {ARRAY_MAX_DIMS}, got {ndim}")
-    return ndim
-
-
-def _dtype_repr(dtype) -> str:
-    if dtype is typing.Any:
-        return "Any"
-    name = wt.type_name(dtype)
-    package = sys.modules.get("mlwarp")  # for `wp.<name>` spellings (loaded: this module is part of it)
-    return f"wp.{name}" if getattr(package, name, None) is dtype else name
-
-
-class _IndexedAnnotation:
+class _IndexedAnnotation(ArrayAnnotationBase):
     """`wp.indexedarray[dtype]` / `wp.indexedarray[dtype, Literal[ndim]]`: an annotation only (not an
     indexedarray instance, as in Warp); generic when dtype or ndim is `Any`."""
 
-    __slots__ = ("dtype", "ndim")
-    is_annotation = True
-    device = None
-
-    def __init__(self, dtype, ndim=1):
-        self.dtype = dtype if dtype is typing.Any else _canonical_dtype(dtype)
-        self.ndim = ndim
+    __slots__ = ()
+    kind = "indexedarray"
 
     @property
     def _wp_generic_(self) -> bool:
@@ -125,21 +103,6 @@ class _IndexedAnnotation:
     @property
     def _wp_indexed_struct_(self):
         return None if self._wp_generic_ else struct_type(self.dtype, self.ndim)
-
-    def __repr__(self):
-        if self.ndim is typing.Any:
-            return f"wp.indexedarray[{_dtype_repr(self.dtype)}, Any]"
-        if self.ndim == 1:
-            return f"wp.indexedarray[{_dtype_repr(self.dtype)}]"
-        return f"wp.indexedarray[{_dtype_repr(self.dtype)}, Literal[{self.ndim}]]"
-
-    def __eq__(self, other):
-        if isinstance(other, _IndexedAnnotation):
-            return self.dtype == other.dtype and self.ndim == other.ndim
-        return NotImplemented
-
-    def __hash__(self):
-        return hash(("indexedarray", self.dtype, self.ndim))
 
 
 def check_index_array(indices, expected_device):
@@ -179,7 +142,7 @@ class indexedarray:
             return _IndexedAnnotation(params, 1)
         if len(params) != 2:
             raise TypeError(f"wp.indexedarray expects 1 or 2 type parameters, got {len(params)}")
-        return _IndexedAnnotation(params[0], _ndim_param(params[1]))
+        return _IndexedAnnotation(params[0], ndim_parameter(params[1], ARRAY_MAX_DIMS))
 
     def __init__(self, data=None, indices=None, dtype=None, ndim=None):
         dtype = _canonical_dtype(dtype) if dtype is not None else None

@@ -17,6 +17,7 @@ from . import types as wt
 from .core import generics, statics
 from .core.refs import is_reference
 from .core.annotations import closure_cells, resolve_annotation
+from .subscript_annotations import refuse_unions
 from . import module as modules
 from . import cuda_compile
 from .captures import captured_constants, captured_values, constants_changed
@@ -202,6 +203,7 @@ class Kernel:
         self.options = dict(options or {})
         sig = inspect.signature(func)
         self.arg_names = list(sig.parameters)
+        refuse_unions(func, {n: resolve_annotation(func, p.annotation) for n, p in sig.parameters.items()}, "kernel")
         self.params = [_param_type(self.key, func, n, p.annotation) for n, p in sig.parameters.items()]
         self._compiled = {}
         self._captured = None  # captured_constants(): the global values the kernels in _compiled were built with

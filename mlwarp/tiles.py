@@ -9,6 +9,10 @@ per block (mlwarp/cpu_lanes.py).
 
 from __future__ import annotations
 
+import typing
+from typing import Any
+
+from .core import types as wt
 from .config import config
 from .cpu_lanes import resolve_block_dim
 from .debug import for_launch
@@ -126,14 +130,44 @@ del _name, _doc
 
 
 class TileAnnotation:
-    """`wp.tile[dtype, M, N]`: the type of a @wp.func parameter or result that is a tile."""
+    """`wp.tile[dtype, M, N]` (dimensions ints or `typing.Literal[n]`), `wp.tile[dtype, (M, N)]` or `wp.tile[dtype]`:
+    the type of a @wp.func parameter or result that is a tile; without a shape, generic over it (the function is
+    made per shape it is called with)."""
+
+    storage = "register"
 
     def __init__(self, dtype, shape):
-        self.dtype, self.shape = dtype, tuple(shape)
+        self.dtype = wt.canonical_type(dtype) or dtype
+        self.shape = shape if shape is Any else tuple(shape)
         self._wp_tile_annotation_ = True
 
+    @property
+    def _wp_generic_(self) -> bool:
+        return self.shape is Any
+
+    def _wp_matches_(self, concrete) -> bool:
+        """Whether a tile type (the frontend's TileT: dtype and shape) instantiates this annotation."""
+        dtype, shape = getattr(concrete, "dtype", None), getattr(concrete, "shape", None)
+        return wt.canonical_type(dtype) is wt.canonical_type(self.dtype) and isinstance(shape, tuple) and \
+            (self.shape is Any or tuple(shape) == self.shape)
+
+    def __eq__(self, other):
+        if isinstance(other, TileAnnotation):
+            return self.dtype == other.dtype and self.shape == other.shape
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(("tile", self.dtype, self.shape))
+
     def __repr__(self):
-        return f"wp.tile[{getattr(self.dtype, '__name__', self.dtype)}, {', '.join(map(str, self.shape))}]"
+        dtype = getattr(self.dtype, "__name__", self.dtype)
+        return f"wp.tile[{dtype}]" if self.shape is Any else f"wp.tile[{dtype}, {', '.join(map(str, self.shape))}]"
+
+
+def _tile_dimension(d):
+    if typing.get_origin(d) is typing.Literal and len(typing.get_args(d)) == 1:
+        d = typing.get_args(d)[0]
+    return d if type(d) is int and d > 0 else None
 
 
 class _TileFunction(TileBuiltin):
@@ -142,9 +176,13 @@ class _TileFunction(TileBuiltin):
 
     def __getitem__(self, params):
         params = params if isinstance(params, tuple) else (params,)
-        if len(params) < 2 or not all(type(d) is int and d > 0 for d in params[1:]):
+        dims = params[1:]
+        if len(dims) == 1 and isinstance(dims[0], tuple):  # wp.tile[float, (4, 4)]
+            dims = dims[0]
+        shape = [_tile_dimension(d) for d in dims]
+        if not params or None in shape or (dims == () and len(params) != 1):
             raise TypeError(f"wp.tile[dtype, *shape] takes a dtype and positive int dimensions, got {params!r}")
-        return TileAnnotation(params[0], params[1:])
+        return TileAnnotation(params[0], tuple(shape) if shape else Any)
 
 
 tile = _TileFunction("tile", "tile(x): a tile of the lanes' values x (shape (block_dim,); (1,) on the CPU without "

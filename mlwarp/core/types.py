@@ -606,7 +606,9 @@ def is_value(x) -> bool:
 
 
 def is_tile(x) -> bool:
-    return not isinstance(x, type) and getattr(type(x), "_wp_tile_", False) is True
+    """A tile, or a tile annotation (`wp.tile[float, 8, 4]`, as Warp's are instances of its Tile class)."""
+    return not isinstance(x, type) and (getattr(type(x), "_wp_tile_", False) is True or
+                                        getattr(x, "_wp_tile_annotation_", False) is True)
 
 
 def type_ctype(t):

@@ -367,6 +367,12 @@ class FunctionEmitter(KernelEmitter):
                                                 f"`Any` but the code returns a value of type `{shown}`.",
                                  CompileTypeError)
             return found
+        if any(generics.is_generic(x) for x in parts):  # `-> wp.tile[float]`: the shape the body gives the tile
+            found = self._infer_result_types()
+            if len(found) == len(parts) and all(not generics.is_generic(x) or generics.matches_template(t, x)
+                                                for t, x in zip(found, parts)):
+                return found
+            raise self.error(self.src.tree, returns.mismatch_message(self.src.name, a, found), CompileTypeError)
         return [self._annotation_type(x) for x in parts]
 
     def _annotation_type(self, a):
