@@ -299,3 +299,32 @@ def test_type_expressions_construct_values_of_generic_types():
     outv = wp.zeros(1, dtype=float)
     wp.launch(_dtype_chain, 1, [wp.array([[1.0, 2.0, 3.0]], dtype=wp.vec3), outv])
     assert outv.numpy()[0] == 4.0
+
+
+@wp.kernel
+def _type_from_argument(a: Any, out: wp.array(dtype=float)):
+    v = wp.types.vector(length=2, dtype=type(a))  # a zero vector of a's type: its type's attributes read through it
+    m = wp.identity(n=v.length, dtype=v.dtype) * a
+    out[0] = float(wp.trace(m))
+    out[1] = float(wp.quat().length + wp.transform().length)
+
+
+wp.overload(_type_from_argument, [wp.float32, wp.array(dtype=float)])
+wp.overload(_type_from_argument, [wp.float64, wp.array(dtype=float)])
+
+
+@pytest.mark.parametrize("value", [2.0, wp.float64(-1.0)])
+def test_generic_type_attributes_through_values(value):
+    out = wp.zeros(2, dtype=float)
+    wp.launch(_type_from_argument, 1, inputs=[value, out])
+    np.testing.assert_array_equal(out.numpy(), [2.0 * float(value), 4.0 + 7.0])  # trace(a I2); quat 4, transform 7
+
+
+def test_call_of_an_undefined_callee_is_a_key_error():
+    @wp.kernel(module="unique")
+    def misspelt():
+        i = wp.tid()
+        _ = typez(i)(0)  # noqa: F821
+
+    with pytest.raises(KeyError, match="Referencing undefined symbol: typez"):
+        wp.launch(misspelt, 1)

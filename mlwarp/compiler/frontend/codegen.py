@@ -956,6 +956,10 @@ class KernelEmitter:
         what = dotted_name(node.func)
         if obj is MISSING and isinstance(node.func, ast.Name):  # a name defined nowhere: Warp's KeyError
             raise self.error(node, f"Referencing undefined symbol: {node.func.id}", CompileKeyError)
+        inner = node.func.func if isinstance(node.func, ast.Call) else None  # typez(i)(0): the inner name first
+        if obj is MISSING and isinstance(inner, ast.Name) and inner.id not in self.env and \
+                resolve_path(self.src.func, inner) is MISSING:
+            raise self.error(node, f"Referencing undefined symbol: {inner.id}", CompileKeyError)
         if obj is MISSING:
             raise self.error(node, missing_function_message(self.src.func, node.func), CompileAttributeError)
         raise self.error(node, f"calling '{what}' ({type(obj).__name__}) is not supported in kernels: only "

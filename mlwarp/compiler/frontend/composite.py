@@ -623,6 +623,10 @@ def get_member(em, node, base, name):
     k = _COMPONENTS.get(name)
     if kind in ("vec", "quat") and k is not None and k < _size(t):
         return _component(em, base, k)
+    if name == "length" and kind in ("vec", "quat", "transform"):  # the type's attributes, read through a value
+        length = em.const(wt.inner_shape(t)[0], wt.int32)  # (Warp: v.length of a vector value is its type's)
+        length.literal = wt.inner_shape(t)[0]  # a compile-time constant (wp.identity(n=v.length))
+        return length
     raise em.error(node, f"'{ft.name(t)}' has no attribute '{name}'", CompileError)
 
 
