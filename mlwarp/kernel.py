@@ -454,6 +454,8 @@ def kernel(f=None, *, name=None, enable_backward=None, launch_bounds=None, cuda_
     if entry_point_abi is not None:
         if entry_point_abi not in ("warp", "external_constant_params"):
             raise ValueError(f"entry_point_abi must be 'warp' or 'external_constant_params', got {entry_point_abi!r}")
+        if entry_point_abi == "external_constant_params" and enable_backward is not False:
+            raise ValueError("entry_point_abi='external_constant_params' requires enable_backward=False")
         if entry_point_abi != "warp":
             raise NotImplementedError("entry_point_abi='external_constant_params' (a CUDA constant-memory entry "
                                       "point) is not supported by mlwarp")

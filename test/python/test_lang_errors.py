@@ -264,3 +264,25 @@ def k_branch_types(out: wp.array(dtype=float)):
 def test_a_new_variable_with_different_types_in_the_branches():
     expect_error(k_branch_types, wp.CompileTypeError,
                  "variable 'z' has type float32 in one branch and int32 in the other", "if i > 0")
+
+
+@pytest.mark.parametrize("expr, message", [  # the messages warp-lang 1.19 gives for the same kernels
+    ("wp.dot(wp.vec2(1.0, 2.0), wp.vec2h(wp.float16(1.0), wp.float16(2.0)))",
+     "Input types must be exactly the same, got ['vec2f', 'vec2h']"),
+    ("wp.vec3(1.0) + wp.vec3d(wp.float64(1.0))", "Input types must be the same, got ['vec3f', 'vec3d']"),
+    ("wp.cross(wp.vec3(1.0), wp.vec3d(wp.float64(1.0)))", "Input types must be the same, got ['vec3f', 'vec3d']"),
+    ("wp.min(wp.vec2(1.0), wp.vec2d(wp.float64(1.0)))", "Input types must be the same, got ['vec2f', 'vec2d']"),
+    ("wp.vec3(1.0) + wp.vec2(1.0)", "Input types must be the same, got ['vec3f', 'vec2f']"),
+    ("wp.quat() * wp.quatd()", "Input types must be the same, got ['quatf', 'quatd']"),
+])
+def test_composites_of_different_types_do_not_combine(tmp_path, expr, message):
+    import importlib.util
+
+    path = tmp_path / "mixed_composites.py"
+    path.write_text(f"import mlwarp as wp\n\n\n@wp.kernel(module='unique')\ndef mixed():\n    x = {expr}\n")
+    spec = importlib.util.spec_from_file_location("mixed_composites", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(wp.CompileTypeError) as info:
+        wp.launch(module.mixed, 1)
+    assert f"{path}:6" in str(info.value) and message in str(info.value)

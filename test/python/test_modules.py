@@ -120,8 +120,10 @@ def test_kernel_options():
         wp.kernel(launch_bounds=64, cuda_max_registers=32)(body)
     with pytest.raises(ValueError, match="entry_point_abi must be 'warp' or 'external_constant_params', got 'c'"):
         wp.kernel(entry_point_abi="c")(body)
-    with pytest.raises(NotImplementedError, match="entry_point_abi='external_constant_params'"):
+    with pytest.raises(ValueError, match="entry_point_abi='external_constant_params' requires enable_backward=False"):
         wp.kernel(entry_point_abi="external_constant_params")(body)
+    with pytest.raises(NotImplementedError, match="entry_point_abi='external_constant_params'"):
+        wp.kernel(entry_point_abi="external_constant_params", enable_backward=False)(body)
     assert wp.kernel(entry_point_abi="warp", grid_stride=False)(body).options == {"grid_stride": False}
 
 

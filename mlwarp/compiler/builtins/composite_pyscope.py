@@ -216,7 +216,7 @@ def call(name: str, args):
         types = [_type_of(a) for a in args]
         if name not in OVERLOADS:
             resolve(name, types)
-        b = select_overload(name, types)
+        b = select_overload(name, types, in_kernel=False)
     except TypeError as e:
         raise no_overload(name, args, e) from None  # a RuntimeError, as in Warp
     result = b.result(types)

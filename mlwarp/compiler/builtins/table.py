@@ -147,16 +147,22 @@ def overload(name, args, result, doc=""):
     return register
 
 
-def select_overload(name: str, arg_types: list) -> Builtin:
-    """The first overload of `name` that accepts `arg_types`; TypeError (Warp's wording) if none does."""
+def select_overload(name: str, arg_types: list, in_kernel: bool = True) -> Builtin:
+    """The first overload of `name` that accepts `arg_types`; TypeError (Warp's wording) if none does: in kernels,
+    Warp's code generator says why composites of different types do not combine ("Input types must be the same,
+    got [...]"); its Python scope only that no overload matched."""
+    refusal = None  # why the first overload whose constraints the types meet refused them (its rule's words)
     for b in OVERLOADS.get(name, ()):
         if len(b.args) != len(arg_types) or not all(CONSTRAINTS[c](t) for c, t in zip(b.args, arg_types)):
             continue
         try:
             b.result(arg_types)
-        except TypeError:
+        except TypeError as e:
+            refusal = refusal or str(e)
             continue
         return b
+    if in_kernel and refusal is not None and refusal.startswith("Input types must be"):
+        raise TypeError(refusal)
     names = ", ".join(wt.type_name(t) for t in arg_types)
     sigs = "; ".join(b.signature() for b in OVERLOADS.get(name, ()))
     raise TypeError(f"Couldn't find a function '{name}' compatible with the arguments '{names}' (overloads: {sigs})")

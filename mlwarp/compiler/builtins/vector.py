@@ -19,10 +19,10 @@ def _names(types):
     return ", ".join(wt.type_name(t) for t in types)
 
 
-def same(types):
-    """All operands of one composite type; the result is that type."""
+def same(types, how="the same"):
+    """All operands of one composite type; the result is that type (Warp's message otherwise)."""
     if len(set(types)) != 1:
-        raise TypeError(f"Input types must be the same, got {_names(types)}")
+        raise TypeError(f"Input types must be {how}, got {[wt.type_name(t) for t in types]}")
     return types[0]
 
 
@@ -92,7 +92,7 @@ overload("ne", ["VectorLike", "VectorLike"], boolean, doc="some component differ
 
 # -- vector math -------------------------------------------------------------------------
 def _vec_or_quat(types):
-    t = same(types)
+    t = same(types, "exactly the same")
     if wt.composite_kind(t) not in ("vec", "quat"):
         raise TypeError(f"expects vectors or quaternions, got {_names(types)}")
     return t
