@@ -73,6 +73,7 @@ class array:
     _is_read = False
     _ref = None
     _retain_grad = False  # see the retain_grad property
+    _capacity = None  # given with ptr= (Warp's capacity argument)
 
     def __class_getitem__(cls, params):
         """`wp.array[dtype]` and `wp.array[dtype, ndim]` (ndim an int, `typing.Literal[n]` or `Any`): Warp 1.19's
@@ -104,6 +105,8 @@ class array:
         elif ptr is not None:
             wdt = _require_dtype(dtype)
             view = _wrap_pointer(ptr, _as_shape(shape), strides, wdt, owner=owner, deleter=deleter)
+            if capacity is not None:  # memory the caller says is there past the elements (a view's storage)
+                self._capacity = int(capacity)
         elif data is None:
             wdt = _require_dtype(dtype if dtype is not None else _t.float32)
             view = _aligned_zeros(_as_shape(shape) + _element_shape(wdt), _element_numpy(wdt))
@@ -242,7 +245,10 @@ class array:
 
     @property
     def capacity(self) -> int:
-        """Bytes spanned by the array in memory (its size for contiguous arrays)."""
+        """Bytes spanned by the array in memory (its size for contiguous arrays), or what `capacity=` said the
+        memory at `ptr=` holds."""
+        if self._capacity is not None:
+            return self._capacity
         if self.size == 0:
             return 0
         item = self._np.itemsize * int(np.prod(_element_shape(self.dtype), dtype=np.int64))

@@ -30,11 +30,10 @@ def _span(a):
     if a.size == 0:
         return None
     lo = hi = a.ptr
-    reach = 0
     for n, s in zip(a.shape, a.strides):
         d = (n - 1) * s
-        lo, hi, reach = lo + min(d, 0), hi + max(d, 0), reach + abs(d)
-    return str(a.device), lo, hi + (a.capacity - reach)  # (capacity: the strided reach plus one element)
+        lo, hi = lo + min(d, 0), hi + max(d, 0)
+    return str(a.device), lo, hi + wt.type_size_in_bytes(a.dtype)  # (the last element's bytes past its start)
 
 
 def _overlaps(span, spans) -> bool:

@@ -52,6 +52,8 @@ def _to_raw(scalar, value):
     if tv is float or tv is int:  # the common case: ctypes rounds to float/double and wraps integers itself
         if scalar._kind_ == "float" and scalar._bits_ != 16 or tv is int and scalar._kind_ in ("int", "uint"):
             return value
+    if hasattr(value, "__array__") and not isinstance(value, np.ndarray) and np.ndim(value) == 0:
+        value = np.asarray(value).item()  # a 0-d tensor of another array library (torch.tensor(1.0))
     if isinstance(value, (str, bytes)) or not _is_number(value):
         raise TypeError(f"not a number: {type(value).__name__}")
     if isinstance(value, wt.scalar_base):
@@ -88,7 +90,7 @@ def _assign_error(scalar, value):
 def _seq_values(scalar, value, count):
     """The stored values of the sequence `value` assigned to `count` components (Warp's errors)."""
     try:
-        items = list(value)
+        items = list(np.asarray(value) if hasattr(value, "__array__") and np.ndim(value) > 0 else value)
     except TypeError:
         raise TypeError(f"Expected to assign a slice from a sequence of values but got `{type(value).__name__}` "
                         f"instead") from None
@@ -573,13 +575,17 @@ def _index(k, n, expected, check=True) -> int:
     return k
 
 
+def _is_sequence(a) -> bool:
+    return not isinstance(a, (str, bytes)) and hasattr(a, "__len__") and np.ndim(a) > 0
+
+
 def _flatten_args(args) -> list:
     out = []
     for a in args:
         if isinstance(a, _VectorLike):
             out.extend(a._values())
-        elif isinstance(a, (list, tuple, np.ndarray)) and np.ndim(a) > 0:
-            for x in a:
+        elif _is_sequence(a):  # lists, tuples, numpy arrays, and other array libraries' (a torch tensor)
+            for x in (np.asarray(a) if hasattr(a, "__array__") else a):
                 out.extend(_flatten_args([x]))
         else:
             out.append(a)

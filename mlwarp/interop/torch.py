@@ -109,6 +109,17 @@ def _scalar_of(dtype):
     return wt.scalar_type_of(dtype)
 
 
+def _aliases(torch_scalar, warp_scalar) -> bool:
+    """Whether a tensor of (the Warp scalar matching) `torch_scalar` may be seen as `warp_scalar` elements: the
+    same type, an integer of the same width and other signedness, or bool as an 8-bit integer (Warp's sets)."""
+    if torch_scalar is warp_scalar:
+        return True
+    if torch_scalar is wt.bool_:
+        return warp_scalar in (wt.uint8, wt.int8)
+    return wt.is_int(torch_scalar) and wt.is_int(warp_scalar) and warp_scalar is not wt.bool_ and \
+        torch_scalar._bits_ == warp_scalar._bits_
+
+
 def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False, retain_grad=False):
     """A wp.array sharing the memory of tensor `t` (no copy). With `requires_grad` (default:
     `t.requires_grad`) the array's `.grad` wraps `grad` when given, else `t.grad` (allocated as zeros
@@ -122,7 +133,7 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False,
     if dtype is None:
         dtype = src
     inner = _element_shape(dtype)
-    if wt.canonical_type(_scalar_of(dtype)) is not src:
+    if not _aliases(src, wt.canonical_type(_scalar_of(dtype))):
         raise RuntimeError(f"Cannot convert Torch type {t.dtype} to Warp type {wt.type_name(dtype)}")
     if inner and tuple(t.shape[-len(inner):]) != inner:
         raise RuntimeError(f"Could not convert PyTorch tensor with shape {tuple(t.shape)} to Warp array with "
@@ -131,7 +142,10 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False,
     strides = _byte_strides(t)[:len(shape)] or (t.element_size(),)
     if return_ctype:
         return _descriptor(t.data_ptr(), shape, strides)
-    a = array(ptr=t.data_ptr(), dtype=dtype, shape=shape, strides=strides, device=device, owner=t)
+    # the capacity is what the tensor's storage holds from the view's first element on (Warp's)
+    capacity = t.untyped_storage().nbytes() - t.storage_offset() * t.element_size()
+    a = array(ptr=t.data_ptr(), dtype=dtype, shape=shape, strides=strides, device=device, owner=t,
+              capacity=capacity)
     if requires_grad is None:
         requires_grad = t.requires_grad
     if requires_grad:

@@ -260,3 +260,42 @@ def test_wp_array_from_tensor_copies_even_when_it_requires_grad():
     assert a.ptr != t.data_ptr()  # wp.array(data) copies, as for numpy data
     shared = wp.array(t, copy=False)
     assert shared.ptr == t.data_ptr()
+
+
+@pytest.mark.parametrize("tdt, wdt", [(torch.int64, wp.uint64), (torch.int32, wp.uint32), (torch.int16, wp.uint16),
+                                      (torch.int8, wp.uint8), (torch.uint8, wp.int8), (torch.bool, wp.uint8),
+                                      (torch.bool, wp.int8)])
+def test_integer_tensors_alias_as_the_other_signedness(tdt, wdt):
+    t = torch.tensor([1, 0, 1], dtype=tdt) if tdt is torch.bool else torch.tensor([-1, 2, 3], dtype=tdt)
+    a = wp.from_torch(t, wdt)
+    assert a.dtype is wdt and a.ptr == t.data_ptr()
+    np.testing.assert_array_equal(a.numpy(), t.numpy().view(a.numpy().dtype))
+
+
+def test_float_tensor_does_not_alias_as_integers():
+    with pytest.raises(RuntimeError, match="Cannot convert Torch type torch.float32 to Warp type int32"):
+        wp.from_torch(torch.zeros(2), wp.int32)
+
+
+def test_view_capacity_is_the_rest_of_the_storage():
+    base = torch.arange(24, dtype=torch.float32).reshape((4, 6))
+    row = torch.arange(6, dtype=torch.float32).reshape((1, 6))
+    # bytes from the view's first element to the end of its storage: (storage - offset) * 4
+    for view, offset, total in ((row[:, 3:], 3, 6), (base[1:3, 2:5], 8, 24), (base[2:, 1::2], 13, 24), (base, 0, 24)):
+        assert wp.from_torch(view).capacity == (total - offset) * 4
+
+
+def test_composites_from_tensors():
+    assert list(wp.vec3(torch.tensor([1.0, 2.0, 3.0]))) == [1.0, 2.0, 3.0]
+    v = wp.vec4()
+    v[1:] = torch.tensor([1.0, 2.0, 3.0])
+    assert list(v) == [0.0, 1.0, 2.0, 3.0]
+    assert list(wp.quat(torch.tensor([1.0, 2.0, 3.0, 4.0]))) == [1.0, 2.0, 3.0, 4.0]
+    m = wp.mat22(torch.tensor([1.0, 2.0, 3.0, 4.0]))
+    assert (m[0, 0], m[0, 1], m[1, 0], m[1, 1]) == (1.0, 2.0, 3.0, 4.0)
+    m2 = wp.mat22()
+    m2[1, 0:2] = torch.tensor([7.0, 8.0])
+    assert (m2[1, 0], m2[1, 1]) == (7.0, 8.0)
+    assert wp.mat22(torch.tensor([[1.0, 2.0], [3.0, 4.0]])) == wp.mat22(1.0, 2.0, 3.0, 4.0)
+    t = wp.transform(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([4.0, 5.0, 6.0, 7.0]))
+    assert list(t) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
