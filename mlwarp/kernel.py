@@ -290,9 +290,9 @@ class Kernel:
     def identity(self, location: bool = True) -> str:
         """What this kernel's code depends on, on any device (unique-module names; without its file and line,
         its module's hash, which Warp keeps the same for the same code loaded from another file)."""
-        if self.is_generic:
+        if self.is_generic:  # (its options too: two generic kernels differing only in them stay two)
             return f"{self.key}:generic:" + ";".join(sorted(k.identity(location) for k in self.overloads.values())) \
-                + f":{self._source_key()}"
+                + f":{self._source_key()}:{sorted(self.options.items(), key=repr)!r}"
         return self.cache_key("any", location)
 
     def _source_key(self) -> str:

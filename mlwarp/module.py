@@ -125,9 +125,10 @@ def get_module(name: str) -> Module:
 
 
 def unique_module(kernel) -> Module:
-    """The module of a kernel defined with `module="unique"`: named after its key and content; the same
-    definition made again finds the module (and so the kernel) made the first time."""
-    digest = hashlib.sha256(kernel.identity().encode()).hexdigest()[:8]
+    """The module of a kernel defined with `module="unique"`: named after its key and content (not where it is
+    written, as Warp's content hash); the same definition made again, here or on another line, finds the module
+    (and so the kernel) made the first time."""
+    digest = hashlib.sha256(kernel.identity(location=False).encode()).hexdigest()[:8]
     return get_module(f"{kernel.key}_{digest}")
 
 

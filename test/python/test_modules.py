@@ -1,6 +1,8 @@
 """Warp's modules: Kernel.module, wp.get_module / load_module / force_load, module options, module="unique",
 and @wp.kernel's other options."""
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -165,3 +167,39 @@ def test_deterministic_options_are_checked():
         wp.kernel(module="unique", module_options={"deterministic_max_records": -1})(body)
     with pytest.raises(ValueError, match="deterministic must be a wp.DeterministicMode, got 7"):
         wp.set_module_options({"deterministic": 7})
+
+
+def test_unique_kernel_defined_again_elsewhere_is_the_same_kernel():
+    @wp.kernel(module="unique")
+    def doubled(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = x[i] * 2.0
+
+    first = doubled
+
+    # the same code on other lines: Warp's same object
+    @wp.kernel(module="unique")
+    def doubled(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = x[i] * 2.0
+
+    assert doubled is first and doubled.module is first.module
+    x = wp.array(np.array([1.0, 2.0], dtype=np.float32))
+    wp.launch(doubled, 2, inputs=[x])
+    np.testing.assert_array_equal(x.numpy(), [2.0, 4.0])
+
+
+def test_generic_unique_kernels_differing_in_options_stay_distinct():
+    def make(**options):
+        @wp.kernel(module="unique", **options)
+        def twice(x: wp.array(dtype=Any)):
+            i = wp.tid()
+            x[i] = x[i] + x[i]
+
+        return twice
+
+    strided, lean = make(grid_stride=True), make(grid_stride=False)
+    assert strided is not lean and strided.module.name != lean.module.name
+    assert strided.options["grid_stride"] is True and lean.options["grid_stride"] is False
+    assert make(enable_backward=False) is not make(enable_backward=True)
+    assert make(grid_stride=True) is strided
