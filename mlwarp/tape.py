@@ -22,6 +22,7 @@ from .array import array
 from .config import config
 from .overwrites import Overwrites, struct_arrays as _struct_arrays, swap
 from .runtime import capture as _capture
+from .tape_graph import tape_dot
 # what is recording (mlwarp/recording.py, below wp.array); wp.launch, jvp.py and utils.py use it from here
 from .recording import _active, paused, record_func, record_launch, recording  # noqa: F401
 
@@ -176,10 +177,18 @@ class Tape:
         self.loss = None
         self._overwrites.clear()
 
-    def visualize(self, filename=None, **options):
-        """Warp draws the recorded launches as a GraphViz graph; mlwarp does not (yet)."""
-        raise NotImplementedError("Tape.visualize() is not implemented in mlwarp: the recorded launches are in "
-                                  "tape.launches, the scopes in tape.scopes")
+    def visualize(self, filename=None, simplify_graph=True, hide_readonly_arrays=False, array_labels=None,
+                  choose_longest_node_name=True, ignore_graph_scopes=False, track_inputs=None, track_outputs=None,
+                  track_input_names=None, track_output_names=None, graph_direction="LR") -> str:
+        """The recorded launches as a GraphViz graph (tape_graph.py): returns its dot code and writes it to
+        `filename` when given (render it with `dot -Tpng tape.dot -o tape.png`)."""
+        dot = tape_dot(self, simplify_graph, hide_readonly_arrays, array_labels, choose_longest_node_name,
+                       ignore_graph_scopes, track_inputs, track_outputs, track_input_names, track_output_names,
+                       graph_direction)
+        if filename is not None:
+            with open(filename, "w") as f:
+                f.write(dot)
+        return dot
 
     def get_adjoint(self, a):
         return _adjoint_of(a)

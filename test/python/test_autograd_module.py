@@ -509,11 +509,6 @@ def test_access_through_function_parameters():
     assert (sorted(found.reads), sorted(found.writes)) == ([0], [1])
 
 
-def test_tape_visualize_is_a_clear_error():
-    with pytest.raises(NotImplementedError, match=r"^Tape.visualize\(\) is not implemented in mlwarp"):
-        wp.Tape().visualize("tape.dot")
-
-
 def test_one_tape_records_at_a_time():
     outer = wp.Tape()
     with outer:
