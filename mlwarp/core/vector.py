@@ -385,12 +385,12 @@ class _MatrixLike(_VectorLike):
             if not isinstance(i, slice) and not isinstance(j, slice):
                 return self._item(ri[0] * cols + cj[0])
             if isinstance(i, slice) and isinstance(j, slice):
-                return matrix((len(ri), len(cj)), s)(*[x for row in vals for x in row])
+                return matrix(_sliced_shape(len(ri), len(cj)), s)(*[x for row in vals for x in row])
             flat = [x for row in vals for x in row]
             return vector(len(flat), s)(*flat)
         if isinstance(key, slice):
             ri = range(*key.indices(rows))
-            return matrix((len(ri), cols), s)(*[self._get(r * cols + c) for r in ri for c in range(cols)])
+            return matrix(_sliced_shape(len(ri), cols), s)(*[self._get(r * cols + c) for r in ri for c in range(cols)])
         return self.get_row(_index(key, rows, "int or pair of ints", check=False))
 
     def __setitem__(self, key, value):
@@ -573,6 +573,11 @@ def _index(k, n, expected, check=True) -> int:
     if not 0 <= k < n:
         raise IndexError(f"index {k} out of range for length {n}")
     return k
+
+
+def _sliced_shape(rows: int, cols: int) -> tuple:
+    """A matrix slice's shape: (0, 0) when it selects nothing (Warp's: m[123:] is a mat00)."""
+    return (0, 0) if rows == 0 or cols == 0 else (rows, cols)
 
 
 def _is_sequence(a) -> bool:

@@ -100,11 +100,6 @@ def _k_mat_shape():
     m[1:, 1:] = wp.mat33()
 
 
-def _k_empty():
-    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
-    w = v[3:1]
-
-
 def _k_step_zero():
     v = wp.vec4(1.0, 2.0, 3.0, 4.0)
     w = v[::0]
@@ -144,8 +139,6 @@ def test_slice_bounds_from_local_constants():
                             r"\(expected 3\)."),
     (_k_mat_shape, ValueError, r"The shape of the provided matrix \(\(3, 3\)\) isn't compatible with the given slice "
                                r"\(expected \(2, 2\)\)."),
-    (_k_empty, wp.CompileError, r"this slice of a vec4f selects no components \(zero-length vectors and matrices "
-                                r"are not supported in kernels\)"),
     (_k_step_zero, wp.CompileError, "slice step cannot be zero"),
 ])
 def test_slice_errors(func, cls, message):
@@ -183,3 +176,30 @@ def test_gradients_skip_overwritten_slice_components():
     np.testing.assert_array_equal(z.numpy(), [[[1, 1, 1, 2], [1, 2, 1, 2], [1, 1, 0, -1], [0, 0, 0, -2]]])
     np.testing.assert_array_equal(x.grad.numpy(), [[1, 0]])
     np.testing.assert_array_equal(y.grad.numpy(), [[[1, 2, 1], [2, 2, 1]]])
+
+
+_vec0 = wp.types.vector(0, float)
+_mat00 = wp.types.matrix((0, 0), float)
+
+
+@wp.func
+def _empty_selections(v: wp.vec4, q: wp.quat, m: wp.mat44) -> int:
+    same = int(v[123:] == _vec0()) + int(v[:-123] == _vec0()) + int(q[123:] == _vec0()) + int(v[3:1] == _vec0())
+    same += int(m[123:] == _mat00()) + int(m[:, 5:] == _mat00()) + int(m[1:1, 2:] == _mat00())
+    v[2:2] = _vec0()  # assigning nothing changes nothing
+    return same + len(v[4:]) + len(m[9:]) + int(v == wp.vec4(1.0, 2.0, 3.0, 4.0))
+
+
+@wp.kernel
+def _empty_selections_kernel(out: wp.array(dtype=int)):
+    out[0] = _empty_selections(wp.vec4(1.0, 2.0, 3.0, 4.0), wp.quat(1.0, 2.0, 3.0, 4.0), wp.mat44(0.0))
+
+
+def test_empty_slices_are_zero_length_composites():
+    """Warp's rule: a slice that selects nothing is a zero-length vector, or a (0, 0) matrix whichever dimension
+    is empty; all of them equal the empty constructor's value (7 comparisons true, lengths 0, v unchanged)."""
+    out = wp.zeros(1, dtype=int)
+    wp.launch(_empty_selections_kernel, 1, inputs=[out])
+    assert out.numpy()[0] == 8
+    assert _empty_selections(wp.vec4(1.0, 2.0, 3.0, 4.0), wp.quat(1.0, 2.0, 3.0, 4.0), wp.mat44(0.0)) == 8
+    assert wp.mat44()[:, 123:]._shape_ == (0, 0) and wp.mat44()[1:1, 2:]._shape_ == (0, 0)

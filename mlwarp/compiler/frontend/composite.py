@@ -671,9 +671,8 @@ def _slice_plan(em, node, t, slice_node):
             _check_const_index(em, node, i, n)
             plan.append(_index_var(em, i, n))
     kept = [len(p) for p in plan if isinstance(p, list)]
-    if 0 in kept:
-        raise em.error(node, f"this slice of a {ft.name(t)} selects no components (zero-length vectors and "
-                             f"matrices are not supported in kernels)", CompileError)
+    if 0 in kept:  # a selection of nothing: a zero-length vector, or a (0, 0) matrix (Warp's)
+        kept = [0] * len(kept)
     scalar = wt.scalar_type_of(t)
     part = vector(kept[0], scalar) if len(kept) == 1 else matrix(tuple(kept), scalar)
     return plan, part

@@ -50,7 +50,9 @@ def value_type(t: ir.Type) -> ir.Type:
         return t
     if c.kind == "struct":
         return storage_type(t)
-    return ir.VectorType.get([c.length], signless(c.dtype))
+    # a zero-length vector or (0, 0) matrix (an empty slice, Warp's vec0) holds one zero lane: MLIR has no empty
+    # vectors, and the lane is never read as a component (equal zero lanes compare equal, as empty ones do)
+    return ir.VectorType.get([max(c.length, 1)], signless(c.dtype))
 
 
 def storage_type(t: ir.Type) -> ir.Type:
