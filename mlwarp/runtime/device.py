@@ -28,6 +28,7 @@ class Device:
     is_gpu_memory_access_from_cpu_supported = False
     uuid = None
     pci_bus_id = None
+    context = None  # a CUDA device's context (CudaDevice); the CPU has none, as in Warp
     _custom_allocator = None
 
     def can_access(self, other) -> bool:

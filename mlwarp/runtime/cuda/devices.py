@@ -151,3 +151,11 @@ def current() -> CudaDevice:
 
 
 registry.register_cuda(devices, get)
+
+
+def device_of_current_context() -> CudaDevice:
+    """The device whose primary context is current on this thread (mlwarp makes a device's context current
+    before allocating on it); the current CUDA device when no device's context is."""
+    ctx = drv.call("cuCtxGetCurrent")
+    found = next((dev for dev in devices() if dev._context is not None and int(dev._context) == int(ctx)), None)
+    return found if found is not None else current()

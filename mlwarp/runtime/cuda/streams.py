@@ -39,6 +39,10 @@ class Stream:
         """The raw CUstream handle as an int (for torch.cuda.ExternalStream / cupy ExternalStream)."""
         return int(self.handle)
 
+    def __cuda_stream__(self):
+        """The CUDA stream protocol (cuda-python, RMM, CuPy): (version 0, the CUstream handle as an int)."""
+        return (0, int(self.handle))
+
     def record_event(self, event=None):
         event = event or Event(self.device)
         self.device.make_current()
