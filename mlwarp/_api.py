@@ -65,6 +65,8 @@ _TEXTURE_NAMES = ("Texture", "Texture1D", "Texture2D", "Texture3D", "TextureAddr
                   "TextureResourceFlags")
 _lazy_names.update({name: "mlwarp.texture" for name in _TEXTURE_NAMES})
 _lazy_names["texture_sample"] = "mlwarp.texture_funcs"
+_lazy_names.update({name: "mlwarp.gl_interop" for name in ("GLTextureResource", "RegisteredGLBuffer")})
+_lazy_names["build_experimental"] = "mlwarp.build_experimental"
 
 
 def _deprecated_marching_cubes():

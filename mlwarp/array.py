@@ -90,8 +90,8 @@ class array:
         return object.__new__(cls)
 
     def __init__(self, data=None, dtype=None, shape=None, strides=None, ptr=None, capacity=None, device=None,
-                 copy=True, deleter=None, ndim=None, grad=None, requires_grad=False, owner=None, _view=None,
-                 retain_grad=False):
+                 copy=True, deleter=None, ndim=None, grad=None, requires_grad=False, pinned=False, owner=None,
+                 _view=None, retain_grad=False):
         if data is None and shape is None and ptr is None and _view is None:
             self._init_annotation(dtype, ndim)
             return
@@ -284,11 +284,20 @@ class array:
         return repr(self) if self.is_annotation else str(self.numpy())  # bfloat16 as values, as Warp's
 
     # -- numpy interop (CPU) --------------------------------------------------
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, _suppress_bfloat16_warning=False) -> np.ndarray:
         """A zero-copy numpy view of a CPU array (strided views stay strided). bfloat16 elements, which numpy
         lacks, are ml_dtypes.bfloat16 values when that package is installed, as in Warp; else their uint16
-        bit patterns, with Warp's warning (once)."""
-        return shown_numpy(self._host(), self.dtype)
+        bit patterns, with Warp's warning (once; never with _suppress_bfloat16_warning)."""
+        return shown_numpy(self._host(), self.dtype, warn=not _suppress_bfloat16_warning)
+
+    # mlwarp allocates no pinned (page-locked) host memory: pinned=True gives ordinary host memory, so no
+    # array is pinned (memory_kind HOST)
+    pinned = False
+
+    @property
+    def __cuda_array_interface__(self):
+        """Only CUDA arrays have one (CudaArray); an AttributeError, as Warp's, so that hasattr() is False."""
+        raise AttributeError(f"__cuda_array_interface__ is not supported because device is {self.device}")
 
     def _host(self) -> np.ndarray:
         """The elements as stored (bfloat16 as uint16 bits): a CPU array's own memory; a CUDA array's host copy.
@@ -493,12 +502,11 @@ class array:
     def contiguous(self):
         return self if self.is_contiguous else clone(self)
 
-    def to(self, device):
+    def to(self, device, requires_grad=None):
+        """This array if it is on `device`, else a copy there (wp.clone: requires_grad None keeps this array's)."""
         if get_device(device) == self.device:
             return self
-        if get_device(device).is_cuda:
-            return array(self._np, dtype=self.dtype, device=device, requires_grad=self.requires_grad)
-        raise ValueError(f"Device '{device}' is not supported for arrays yet")
+        return clone(self, device=device, requires_grad=requires_grad)
 
 
 BFLOAT16_NUMPY_WARNING = (
@@ -508,12 +516,12 @@ BFLOAT16_NUMPY_WARNING = (
 _bfloat16_warned = False
 
 
-def shown_numpy(storage: np.ndarray, dtype) -> np.ndarray:
+def shown_numpy(storage: np.ndarray, dtype, warn: bool = True) -> np.ndarray:
     """What .numpy() of an array (or indexed array) of `dtype` whose data is `storage` gives: bfloat16 as
     ml_dtypes.bfloat16 values, or without ml_dtypes the bits and Warp's warning, once per process as Warp's."""
     global _bfloat16_warned
     shown = _t.bfloat16_shown(storage, dtype)
-    if shown is storage and _t.scalar_type_of(dtype) is _t.bfloat16 and not _bfloat16_warned:
+    if warn and shown is storage and _t.scalar_type_of(dtype) is _t.bfloat16 and not _bfloat16_warned:
         _bfloat16_warned = True
         warnings.warn(BFLOAT16_NUMPY_WARNING, UserWarning, stacklevel=3)
     return shown

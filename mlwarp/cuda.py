@@ -103,7 +103,7 @@ class ScopedDevice:
             self.device.make_current()
         return self.device
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc_value, traceback):
         set_device(self.saved)
         if self.saved.is_cuda:
             self.saved.make_current()

@@ -19,7 +19,7 @@ import importlib
 from . import memory as _memory
 from . import recording as _recording
 from . import types as _t
-from .array import array
+from .array import array, clone
 from .runtime.cuda import driver as drv
 from .runtime.cuda import memory as mem
 from .runtime.cuda.devices import devices
@@ -189,13 +189,11 @@ class CudaArray(array):
             return
         copy_arrays(self, src)
 
-    def to(self, device):
-        target = get_device(device)
-        if target == self.device:
+    def to(self, device, requires_grad=None):
+        """This array if it is on `device`, else a copy there (wp.clone: requires_grad None keeps this array's)."""
+        if get_device(device) == self.device:
             return self
-        if target.is_cpu:
-            return array(self._host(), dtype=self.dtype, device=target, requires_grad=self.requires_grad)
-        return CudaArray(self, dtype=self.dtype, device=target, requires_grad=self.requires_grad)
+        return clone(self, device=device, requires_grad=requires_grad)
 
     def contiguous(self):
         if self.is_contiguous:

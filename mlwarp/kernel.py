@@ -221,11 +221,8 @@ class Kernel:
         functools.update_wrapper(self, func)
 
     # -- generic kernels: one instance per concrete argument types, as Warp's templates ---------------------
-    def add_overload(self, arg_types) -> "Kernel":
-        """The instance of this generic kernel for `arg_types` (one per parameter: scalar, composite or struct
-        types, array annotations), made on first request."""
-        if not self.is_generic:
-            raise RuntimeError(f"Only generic kernels can be overloaded.  Kernel {self.key} is not generic")
+    def _signature(self, arg_types) -> tuple:
+        """(signature, concrete types) of an instance for `arg_types`; TypeError where one does not fit."""
         if len(arg_types) != len(self.params):
             raise RuntimeError(f"Invalid number of arguments for kernel {self.key}")
         concrete = []
@@ -244,6 +241,14 @@ class Kernel:
             concrete.append(t)
         sig = tuple(wt.type_key(p.dtype) + f"[{p.ndim}]" if isinstance(p, ArrayParam) else wt.type_key(p)
                     for p in concrete)
+        return sig, concrete
+
+    def add_overload(self, arg_types) -> "Kernel":
+        """The instance of this generic kernel for `arg_types` (one per parameter: scalar, composite or struct
+        types, array annotations), made on first request."""
+        if not self.is_generic:
+            raise RuntimeError(f"Only generic kernels can be overloaded.  Kernel {self.key} is not generic")
+        sig, concrete = self._signature(arg_types)
         with self._lock:
             found = self.overloads.get(sig)
             if found is None:
@@ -253,13 +258,23 @@ class Kernel:
                 found._compiled, found._captured, found._struct = {}, None, None
                 found._captured_generation = -1
                 found._lock, found.generic_parent = threading.Lock(), self
+                found.sig = "_".join(sig)
                 self.overloads[sig] = found
         return found
 
-    def instance_for(self, args) -> "Kernel":
-        """The instance for a launch's arguments: generic parameters take the arguments' types."""
+    def get_overload(self, arg_types):
+        """The instance made for `arg_types` (add_overload, a launch), or None: none is made here."""
+        try:
+            sig, _ = self._signature(arg_types)
+        except TypeError:
+            return None
+        return self.overloads.get(sig)
+
+    def infer_argument_types(self, args) -> list:
+        """The parameter types a launch with `args` instantiates: generic parameters take the arguments'
+        types."""
         if len(args) != len(self.params):
-            return self  # the launch reports the count
+            raise RuntimeError(f"Invalid number of arguments for kernel {self.key}")
         types = []
         for name, template, value in zip(self.arg_names, self.params, args):
             if not generics.is_generic(template):
@@ -270,10 +285,54 @@ class Kernel:
                 raise TypeError(f"Error launching kernel '{self.key}': Unable to infer the type of argument "
                                 f"'{name}' from {type(value).__name__}")
             types.append(t)
+        return types
+
+    def instance_for(self, args) -> "Kernel":
+        """The instance for a launch's arguments: generic parameters take the arguments' types."""
+        if len(args) != len(self.params):
+            return self  # the launch reports the count
+        types = self.infer_argument_types(args)
         try:
             return self.add_overload(types)
         except TypeError as e:
             raise TypeError(f"Error launching kernel '{self.key}': {e}") from None
+
+    # -- Warp's descriptive members --------------------------------------------------------------------------
+    sig = ""  # an instance of a generic kernel: its argument types' signature
+
+    @property
+    def arg_indices(self) -> dict:
+        return {name: i for i, name in enumerate(self.arg_names)}
+
+    @property
+    def return_annotation(self):
+        """The function's return annotation (None without one); kernels return nothing."""
+        found = getattr(self.func, "__annotations__", {}).get("return")
+        return None if found is type(None) else found
+
+    @property
+    def uses_warp_entry_point_abi(self) -> bool:
+        return self.options.get("entry_point_abi", "warp") == "warp"
+
+    @property
+    def grid_stride(self) -> bool:
+        """The grid_stride option resolved as Warp resolves it (the kernel's, else its module's
+        default_grid_stride, else wp.config's); mlwarp's CUDA launches are grid-strided whatever it says."""
+        for found in (self.options.get("grid_stride"), self.module.options.get("default_grid_stride")):
+            if found is not None:
+                return bool(found)
+        return bool(_config().default_grid_stride)
+
+    @property
+    def hash(self) -> bytes:
+        """A digest of what the kernel's code depends on (source, argument types, options, captured values)."""
+        return hashlib.sha256(self.identity(location=False).encode()).digest()
+
+    def get_mangled_name(self, *, kernel_hash: bytes | None = None) -> str:
+        """Warp's symbol name: the key, with the first 8 hex digits of the hash unless the module strips it."""
+        if self.module.options.get("strip_hash"):
+            return self.key
+        return f"{self.key}_{(self.hash if kernel_hash is None else kernel_hash).hex()[:8]}"
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"kernel '{self.key}' must be launched with wp.launch(), not called")

@@ -139,6 +139,8 @@ def _cuda_default_allocator(dev):
 
 
 _device_module.allocator_of = get_device_allocator  # Device.get_allocator()
+_device_module.builtin_allocator_of = (  # Device.default_allocator
+    lambda dev: _cpu_allocator if dev.is_cpu else _cuda_default_allocator(dev))
 
 
 def set_device_allocator(device, allocator) -> None:

@@ -74,6 +74,45 @@ class Module:
         self.functions[function.key] = function
         self.generation += 1
 
+    def register_struct(self, struct) -> None:
+        """Registers a @wp.struct with this module (under its key, or its qualified name), as Warp's; the module's
+        kernels are rebuilt (mark_modified)."""
+        self.structs[getattr(struct, "key", None) or struct.__qualname__] = struct
+        self.mark_modified()
+
+    def resolve_options(self, config, block_dim: int | None = None) -> dict:
+        """A copy of the module's options with Warp's "None: inherit" entries resolved from `config` (mode,
+        optimization_level, cpu_compiler_flags, enable_mathdx_*, default_grid_stride), `block_dim` in place of
+        the module's when given, the values checked, and the wp.config settings Warp folds in. Those that
+        change nothing in mlwarp (docs/surface.md) are resolved all the same."""
+        options = dict(self.options)
+        if block_dim is not None:
+            options["block_dim"] = block_dim
+        for name, setting in (("mode", "mode"), ("optimization_level", "optimization_level"),
+                              ("cpu_compiler_flags", "cpu_compiler_flags"), ("enable_mathdx_gemm", None),
+                              ("enable_mathdx_solver", None), ("enable_mathdx_fft", None),
+                              ("default_grid_stride", None)):
+            if options.get(name) is None:
+                options[name] = getattr(config, setting or name)
+        check_values(options)
+        for name in ("verify_fp", "line_directives", "enable_vector_component_overwrites", "llvm_cuda",
+                     "use_precompiled_headers", "verify_autograd_array_access", "enable_tiles_in_stack_memory"):
+            options[name] = getattr(config, name)
+        extra = options.pop("extra_build_options", None)
+        for field in ("extra_cuda_include_dirs", "extra_cpu_include_dirs"):
+            options[field] = tuple(str(path) for path in getattr(extra, field, None) or ())
+        for field in ("extra_cuda_preamble", "extra_cpu_preamble"):
+            options[field] = getattr(extra, field, None) or ""
+        options["extra_build_dependencies"] = tuple(getattr(extra, "extra_build_dependencies", None) or ())
+        return options
+
+    def get_module_identifier(self, block_dim: int | None = None) -> str:
+        """Warp's short name for cache folders: wp_<name>, then the first 7 hex digits of the module's hash
+        unless its strip_hash option is set."""
+        if self.options.get("strip_hash"):
+            return f"wp_{self.name}"
+        return f"wp_{self.name}_{self.hash_module(block_dim).hex()[:7]}"
+
     def _instances(self) -> list:
         """Every launchable kernel: the non-generic ones and the instances of generic ones."""
         out = []

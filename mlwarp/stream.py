@@ -49,43 +49,30 @@ class ScopedStream:
         dev.stream = self.stream
         return self.stream
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc_value, traceback):
         if self.stream is None:
             return
         dev = self.stream.device
         dev.stream = self.saved
         if self.sync_exit and self.saved is not self.stream:
             self.saved.wait_stream(self.stream)
-        self._device_scope.__exit__(*exc)
-
-
-def _no_external(name: str, external: bool) -> None:
-    if external:
-        raise NotImplementedError(f"wp.{name}(external=True): Warp records an external event node into a CUDA "
-                                  "graph being captured; mlwarp's graph capture records no external event nodes")
+        self._device_scope.__exit__(exc_type, exc_value, traceback)
 
 
 def record_event(event: Event | None = None, external: bool = False) -> Event:
     """Records `event` (a new one when None) on the current stream of the event's (or current) device."""
-    _no_external("record_event", external)
     stream = get_stream(event.device if event is not None else None)
-    return stream.record_event(event)
+    return stream.record_event(event, external)
 
 
 def wait_event(event: Event, external: bool = False) -> None:
     """The current stream (of the current CUDA device) waits for `event`."""
-    _no_external("wait_event", external)
-    get_stream().wait_event(event)
+    get_stream().wait_event(event, external)
 
 
-def wait_stream(other: Stream, event: Event | None = None) -> None:
-    """The current stream waits for the work queued on `other` so far."""
-    current = get_stream()
-    if event is None:
-        current.wait_stream(other)
-    else:
-        other.record_event(event)
-        current.wait_event(event)
+def wait_stream(other_stream: Stream, event: Event | None = None, external: bool = False) -> None:
+    """The current stream waits for the work queued on `other_stream` so far."""
+    get_stream().wait_stream(other_stream, event, external)
 
 
 def synchronize_stream(stream_or_device=None) -> None:

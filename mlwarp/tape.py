@@ -21,7 +21,9 @@ from .adjoint import launch_adjoint
 from .array import array
 from .config import config
 from .overwrites import Overwrites, struct_arrays as _struct_arrays, swap
+from .launch_args import launch_dims
 from .runtime import capture as _capture
+from .runtime.device import get_device
 from .tape_graph import tape_dot
 # what is recording (mlwarp/recording.py, below wp.array); wp.launch, jvp.py and utils.py use it from here
 from .recording import _active, paused, record_func, record_launch, recording  # noqa: F401
@@ -70,8 +72,16 @@ class Tape:
         _active.append(self)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc_value, traceback):
         _active.remove(self)
+
+    def record_launch(self, kernel, dim, max_blocks, inputs, outputs, device, block_dim=0, metadata=None):
+        """Records a launch of `kernel` made by other means than wp.launch (Warp's hook): backward() runs its
+        adjoint with these arguments. `max_blocks` and `block_dim` shape CUDA grids in Warp; mlwarp's adjoint
+        launches choose their own, so they change nothing here, nor does `metadata` (Warp's tape
+        visualization)."""
+        self.launches.append(("launch", kernel, launch_dims(dim, kernel), list(inputs), list(outputs),
+                              get_device(device)))
 
     def record_func(self, backward, arrays):
         """Records a Python callable that `backward()` calls in its place (for work that is not a kernel)."""

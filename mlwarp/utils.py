@@ -35,7 +35,10 @@ from . import tape as _tape
 from . import types as _t
 from .array import array, clone, copy, empty, zeros
 from .builtins import namespace as wp  # wp.tid, wp.min: the builtins, spelt as in user code
+from .coloring import (GraphColoringAlgorithm, graph_coloring_assign, graph_coloring_balance,  # noqa: F401
+                       graph_coloring_get_groups)
 from .kernel import kernel
+from .rmm_allocator import AllocatorRmm  # noqa: F401  (wp.utils.AllocatorRmm)
 from .launch import launch
 from .runtime import capture as _capture
 from .timer import ScopedTimer  # noqa: F401  (wp.utils.ScopedTimer)
@@ -43,7 +46,8 @@ from .vector import transform
 from .warp_function import create_warp_function  # noqa: F401  (wp.utils.create_warp_function)
 
 __all__ = ["array_cast", "array_inner", "array_scan", "array_sum", "radix_sort_pairs", "runlength_encode",
-           "segmented_sort_pairs", "create_warp_function", "ScopedTimer", "transform_expand"]
+           "segmented_sort_pairs", "create_warp_function", "ScopedTimer", "transform_expand",
+           "GraphColoringAlgorithm", "graph_coloring_assign", "graph_coloring_balance", "graph_coloring_get_groups", "AllocatorRmm"]
 
 _INT32_MAX = (1 << 31) - 1
 # Threads a partial-sum pass aims for: enough that a CPU launch runs on every core (the runtime keeps launches

@@ -291,16 +291,16 @@ _python_to_warp = {float: float32, int: int32, bool: bool_}
 _numpy_to_warp = {np.dtype(t._np_): t for t in scalar_types if t is not bfloat16}
 
 
-def is_scalar(t) -> bool:
-    return isinstance(t, type) and issubclass(t, scalar_base) and t is not scalar_base
+def is_scalar(x) -> bool:
+    return isinstance(x, type) and issubclass(x, scalar_base) and x is not scalar_base
 
 
-def is_int(t) -> bool:
-    return is_scalar(t) and t._kind_ in ("int", "uint")
+def is_int(x) -> bool:
+    return is_scalar(x) and x._kind_ in ("int", "uint")
 
 
-def is_float(t) -> bool:
-    return is_scalar(t) and t._kind_ == "float"
+def is_float(x) -> bool:
+    return is_scalar(x) and x._kind_ == "float"
 
 
 def canonical_type(t):
@@ -318,10 +318,10 @@ def canonical_type(t):
         return None
 
 
-def type_size(t) -> int:
-    """Warp's `wp.types.type_size`: the number of scalars in a value of type `t` (1 for scalars and structs, 3 for
-    vec3, 9 for mat33); type_size_in_bytes is its size in memory."""
-    t = canonical_type(t)
+def type_size(dtype) -> int:
+    """Warp's `wp.types.type_size`: the number of scalars in a value of type `dtype` (1 for scalars and structs, 3
+    for vec3, 9 for mat33); type_size_in_bytes is its size in memory."""
+    t = canonical_type(dtype)
     if t is None:
         raise TypeError("Invalid data type")
     return 1 if is_scalar(t) or is_struct(t) else t._length_
@@ -401,9 +401,9 @@ def is_generic(annotation) -> bool:
     return annotation is typing.Any
 
 
-def is_array(t) -> bool:
+def is_array(x) -> bool:
     """An array or an array annotation (`wp.array` and its subclasses carry the `_wp_array_` marker)."""
-    return getattr(t if isinstance(t, type) else type(t), "_wp_array_", False) is True
+    return getattr(x if isinstance(x, type) else type(x), "_wp_array_", False) is True
 
 
 @dataclass(frozen=True)
@@ -441,16 +441,16 @@ def bf16_bits_to_float(bits):
 # A composite type is a class with `_wp_composite_` ("vec", "mat", "quat", "transform",
 # "struct"); vector.py and struct.py define them. Helpers here keep the runtime and the
 # compiler independent of those modules.
-def is_composite(t) -> bool:
-    return isinstance(t, type) and getattr(t, "_wp_composite_", None) is not None
+def is_composite(x) -> bool:
+    return isinstance(x, type) and getattr(x, "_wp_composite_", None) is not None
 
 
 def composite_kind(t):
     return getattr(t, "_wp_composite_", None) if isinstance(t, type) else None
 
 
-def is_struct(t) -> bool:
-    return composite_kind(t) == "struct"
+def is_struct(x) -> bool:
+    return composite_kind(x) == "struct"
 
 
 def inner_shape(t) -> tuple:
@@ -481,11 +481,11 @@ def type_key(t) -> str:
 
 
 # -- Warp's wp.types helpers for composite types ----------------------------------------------------
-def type_size_in_bytes(t) -> int:
-    """Bytes in a value of type `t` (Python's `float` and `int` are 4, as float32 and int32)."""
-    c = canonical_type(t)
+def type_size_in_bytes(dtype) -> int:
+    """Bytes in a value of type `dtype` (Python's `float` and `int` are 4, as float32 and int32)."""
+    c = canonical_type(dtype)
     if c is None:
-        raise TypeError("A concrete type is required" if t is typing.Any else f"Invalid data type: {t}")
+        raise TypeError("A concrete type is required" if dtype is typing.Any else f"Invalid data type: {dtype}")
     return ctypes.sizeof(c._ctype_)
 
 
@@ -605,15 +605,16 @@ def is_value(x) -> bool:
     return isinstance(x, (int, float, bool, scalar_base)) or _value_kind(x) in ("vec", "mat", "quat", "transform")
 
 
-def is_tile(x) -> bool:
+def is_tile(t) -> bool:
     """A tile, or a tile annotation (`wp.tile[float, 8, 4]`, as Warp's are instances of its Tile class)."""
-    return not isinstance(x, type) and (getattr(type(x), "_wp_tile_", False) is True or
-                                        getattr(x, "_wp_tile_annotation_", False) is True)
+    return not isinstance(t, type) and (getattr(type(t), "_wp_tile_", False) is True or
+                                        getattr(t, "_wp_tile_annotation_", False) is True)
 
 
-def type_ctype(t):
-    """The ctypes type of values of `t`: c_float for `float`, c_int32 for `int`; composite types are their own."""
-    t = type_to_warp(t)
+def type_ctype(dtype):
+    """The ctypes type of values of `dtype`: c_float for `float`, c_int32 for `int`; composite types are their
+    own."""
+    t = type_to_warp(dtype)
     if is_composite(t):
         return t._ctype_ if is_struct(t) and hasattr(t, "_ctype_") else t
     return t._type_

@@ -153,6 +153,19 @@ class _VectorLike:
     def _set(self, k, value):
         ctypes.Array.__setitem__(self, k, _to_raw(self._wp_scalar_type_, value))
 
+    @classmethod
+    def scalar_import(cls, x):
+        """Warp's: a component value -> what the vector stores (a float16/bfloat16 vector stores 16-bit float
+        bits; other types store the value as given)."""
+        scalar = cls._wp_scalar_type_
+        return _to_raw(scalar, x) if scalar in (wt.float16, wt.bfloat16) else x
+
+    @classmethod
+    def scalar_export(cls, x):
+        """Warp's: what the vector stores -> the component value (16-bit float bits -> a Python float)."""
+        scalar = cls._wp_scalar_type_
+        return _to_python(scalar, x) if scalar in (wt.float16, wt.bfloat16) else x
+
     def _values(self) -> list:
         return [self._get(k) for k in range(self._length_)]
 

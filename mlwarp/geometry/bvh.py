@@ -25,6 +25,7 @@ import warnings
 
 import numpy as np
 
+from .. import runtime as _runtime_package
 from ..vector import vec3
 from .. import types as wt
 from ..types import int32
@@ -188,6 +189,8 @@ def _cpu_constructor(constructor: str) -> str:
 
 class Bvh:
     """Bounding Volume Hierarchy (BVH) for accelerated spatial queries (Warp's wp.Bvh)."""
+
+    runtime = _runtime_package  # Warp's attribute: the runtime that owns the object (here the mlwarp.runtime package)
 
     def __new__(cls, *args, **kwargs):
         instance = super().__new__(cls)

@@ -21,6 +21,7 @@ import operator
 
 import numpy as np
 
+from .. import runtime as _runtime_package
 from ..vector import vec3
 from .. import types as wt
 from ..core import geometry as layout
@@ -76,6 +77,8 @@ def cell_coords(scaled: np.ndarray) -> np.ndarray:
 
 class HashGrid:
     """Class representing a hash grid object for accelerated point queries (Warp's wp.HashGrid)."""
+
+    runtime = _runtime_package  # Warp's attribute: the runtime that owns the object (here the mlwarp.runtime package)
 
     def __new__(cls, *args, **kwargs):
         instance = super().__new__(cls)

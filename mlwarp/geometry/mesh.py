@@ -20,6 +20,7 @@ import operator
 
 import numpy as np
 
+from .. import runtime as _runtime_package
 from .. import types as wt
 from ..array import array, empty
 from ..types import float32, int32
@@ -39,6 +40,8 @@ def _grad_address(a) -> int:
 
 class Mesh:
     """Triangle mesh for collision detection, ray casting, and spatial queries (Warp's wp.Mesh)."""
+
+    runtime = _runtime_package  # Warp's attribute: the runtime that owns the object (here the mlwarp.runtime package)
 
     def __new__(cls, *args, **kwargs):
         instance = super().__new__(cls)

@@ -239,11 +239,15 @@ class Volume:
     LINEAR = 1
     """Enum value to specify trilinear interpolation during sampling"""
 
+    # Warp's status bits (its native WP_VOLUME_REBUILD_* values)
     REBUILD_SUCCESS = 0
-    REBUILD_VOXEL_CAPACITY_EXCEEDED = 1 << 0
-    REBUILD_LEAF_CAPACITY_EXCEEDED = 1 << 1
-    REBUILD_LOWER_CAPACITY_EXCEEDED = 1 << 2
-    REBUILD_UPPER_CAPACITY_EXCEEDED = 1 << 3
+    REBUILD_LEAF_CAPACITY_EXCEEDED = 1 << 0
+    REBUILD_LOWER_CAPACITY_EXCEEDED = 1 << 1
+    REBUILD_UPPER_CAPACITY_EXCEEDED = 1 << 2
+    REBUILD_VOXEL_CAPACITY_EXCEEDED = 1 << 3
+    # Warp's native rebuild sets it for a volume that is not rebuildable or a value type that is not the
+    # volume's; Volume.rebuild raises for those before (in Warp's Python API too), so it is never set here
+    REBUILD_INVALID_INPUT = 1 << 4
 
     class RebuildInfo(NamedTuple):
         """Capacity metadata of a volume allocated with rebuild support."""

@@ -44,6 +44,21 @@ class CUevent_flags(enum.IntEnum):
     CU_EVENT_DISABLE_TIMING = 2
 
 
+class CUevent_record_flags(enum.IntEnum):
+    CU_EVENT_RECORD_DEFAULT = 0
+    CU_EVENT_RECORD_EXTERNAL = 1
+
+
+class CUevent_wait_flags(enum.IntEnum):
+    CU_EVENT_WAIT_DEFAULT = 0
+    CU_EVENT_WAIT_EXTERNAL = 1
+
+
+class CUstreamCaptureStatus(enum.IntEnum):
+    CU_STREAM_CAPTURE_STATUS_NONE = 0
+    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
+
+
 class CUpointer_attribute(enum.IntEnum):
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
 
@@ -79,6 +94,9 @@ class FakeDriver:
     CUmemPool_attribute = CUmemPool_attribute
     CUstream_flags = CUstream_flags
     CUevent_flags = CUevent_flags
+    CUevent_record_flags = CUevent_record_flags
+    CUevent_wait_flags = CUevent_wait_flags
+    CUstreamCaptureStatus = CUstreamCaptureStatus
     CUpointer_attribute = CUpointer_attribute
     CUstream = CUstream
     cuuint64_t = staticmethod(cuuint64_t)
@@ -96,6 +114,9 @@ class FakeDriver:
         self._next = 1000
         self.modules = {}
         self.functions = {}
+        self.event_flags = {}  # event handle -> creation flags
+        self.stream_info = {}  # stream handle -> (creation flags, priority)
+        self.capturing_streams = set()
 
     def _handle(self, cls=_Handle):
         self._next += 1
@@ -134,12 +155,19 @@ class FakeDriver:
     def cuDeviceTotalMem(self, dev):
         return (OK, 1 << 30)
 
+    def cuMemGetInfo(self):
+        used = sum(len(buf) for buf, _ in self.buffers.values())
+        return (OK, (1 << 30) - used, 1 << 30)
+
     def cuDevicePrimaryCtxRetain(self, dev):
         return (OK, ("ctx", dev))
 
     def cuCtxSetCurrent(self, ctx):
         self.current = ctx[1]
         return (OK,)
+
+    def cuCtxGetCurrent(self):
+        return (OK, ("ctx", self.current) if self.current is not None else None)
 
     def cuCtxSynchronize(self):
         self._log("cuCtxSynchronize", self.current)
@@ -214,7 +242,19 @@ class FakeDriver:
 
     # -- streams and events ------------------------------------------------------
     def cuStreamCreateWithPriority(self, flags, priority):
-        return (OK, self._handle(CUstream))
+        handle = self._handle(CUstream)
+        self.stream_info[int(handle)] = (int(flags), priority)
+        return (OK, handle)
+
+    def cuStreamGetFlags(self, s):
+        return (OK, self.stream_info.get(int(s), (0, 0))[0])  # (a foreign or NULL stream: blocking)
+
+    def cuStreamGetPriority(self, s):
+        return (OK, self.stream_info.get(int(s), (0, 0))[1])
+
+    def cuStreamIsCapturing(self, s):
+        capturing = int(s) in self.capturing_streams
+        return (OK, CUstreamCaptureStatus(int(capturing)))
 
     def cuStreamDestroy(self, s):
         return (OK,)
@@ -227,14 +267,20 @@ class FakeDriver:
         return (OK,)
 
     def cuStreamWaitEvent(self, s, e, flags):
-        self._log("cuStreamWaitEvent", int(s), int(e))
+        self._log("cuStreamWaitEvent", int(s), int(e), *([int(flags)] if flags else []))
         return (OK,)
 
     def cuEventCreate(self, flags):
-        return (OK, self._handle())
+        handle = self._handle()
+        self.event_flags[int(handle)] = int(flags)
+        return (OK, handle)
 
     def cuEventRecord(self, e, s):
         self._log("cuEventRecord", int(e), int(s))
+        return (OK,)
+
+    def cuEventRecordWithFlags(self, e, s, flags):
+        self._log("cuEventRecordWithFlags", int(e), int(s), int(flags))
         return (OK,)
 
     def cuEventSynchronize(self, e):

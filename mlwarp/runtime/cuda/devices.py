@@ -19,8 +19,7 @@ _lock = threading.Lock()
 
 class CudaDevice(Device):
     def __init__(self, ordinal: int):
-        super().__init__(f"cuda:{ordinal}")
-        self.ordinal = ordinal
+        super().__init__(registry._runtime, f"cuda:{ordinal}", ordinal, is_primary=True)
         self.handle = drv.call("cuDeviceGet", ordinal)
         d = drv.driver()
         attr = d.CUdevice_attribute
@@ -32,12 +31,11 @@ class CudaDevice(Device):
         self.is_mempool_supported = bool(drv.call(
             "cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, self.handle))
         self.is_mempool_enabled = self.is_mempool_supported  # the context's first use configures the pool
-        self.total_memory = drv.call("cuDeviceTotalMem", self.handle)
-        self._context = None
+        self._total_memory = drv.call("cuDeviceTotalMem", self.handle)
         self._stream = None
+        self._null_stream = None
         self._init_lock = threading.Lock()
 
-    is_primary = True  # mlwarp's CUDA devices use their primary contexts
     is_ipc_supported = False  # (mlwarp has no CUDA IPC path: docs/surface.md)
 
     def _attribute(self, name: str) -> bool:
@@ -81,6 +79,23 @@ class CudaDevice(Device):
     def make_current(self) -> None:
         drv.call("cuCtxSetCurrent", self.context)
 
+    def _swap_context(self, context):
+        previous = drv.call("cuCtxGetCurrent")
+        drv.call("cuCtxSetCurrent", self.context if context is None else context)
+        return previous
+
+    @property
+    def total_memory(self) -> int:
+        """Bytes of device memory (cuDeviceTotalMem)."""
+        return self._total_memory
+
+    @property
+    def free_memory(self) -> int:
+        """Bytes of device memory free now (cuMemGetInfo)."""
+        with self.context_guard:
+            free, _total = drv.call("cuMemGetInfo")
+        return int(free)
+
     @property
     def stream(self):
         """The stream work on this device goes to unless a `ScopedStream`/`set_stream` says otherwise."""
@@ -93,6 +108,22 @@ class CudaDevice(Device):
         if s.device is not self:
             raise ValueError(f"stream of device '{s.device}' cannot be the stream of '{self}'")
         self._stream = s
+
+    def set_stream(self, stream, sync: bool = True) -> None:
+        """Makes `stream` this device's current stream; with `sync` it first waits for the work queued on the
+        stream it replaces (as Warp's)."""
+        if stream.device is not self:
+            raise RuntimeError(f"Stream from device {stream.device} cannot be used on device {self}")
+        if sync and self._stream is not None and self._stream is not stream:
+            stream.wait_stream(self._stream)
+        self._stream = stream
+
+    @property
+    def null_stream(self):
+        """CUDA's legacy NULL stream of this device, as a Stream (made on first use)."""
+        if self._null_stream is None:
+            self._null_stream = Stream(self, cuda_stream=None)
+        return self._null_stream
 
 
 def _keep_pool_memory(dev) -> None:
@@ -151,3 +182,11 @@ def current() -> CudaDevice:
 
 
 registry.register_cuda(devices, get)
+
+
+def device_of_current_context() -> CudaDevice:
+    """The device whose primary context is current on this thread (mlwarp makes a device's context current
+    before allocating on it); the current CUDA device when no device's context is."""
+    ctx = drv.call("cuCtxGetCurrent")
+    found = next((dev for dev in devices() if dev._context is not None and dev._context == ctx), None)
+    return found if found is not None else current()
