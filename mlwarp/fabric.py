@@ -64,13 +64,14 @@ def struct_type(dtype, ndim: int, indexed: bool):
     if found is not None:
         return found
     family = _family(indexed)
-    name = f"{family}_" + re.sub(r"\W", "_", wt.type_name(dtype)) + f"_{ndim}d"
+    shown = "Any" if ndim is typing.Any else ndim  # a struct field's of any ndim (_field_struct)
+    name = f"{family}_" + re.sub(r"\W", "_", wt.type_name(dtype)) + f"_{shown}d"
     fields = {"buckets": array(dtype=wt.int64, ndim=2), "size": wt.uint64}
     if indexed:
         fields["indices"] = array(dtype=wt.int32, ndim=1)
     cls = struct(type(name, (), {"__annotations__": fields, "__module__": __name__, "__qualname__": name}))
     cls._wp_fabric_ = (dtype, ndim, indexed)  # what the frontend recognises (compiler/frontend/fabric.py)
-    cls._wp_type_name_ = f"{family}(ndim={ndim}, dtype={wt.type_name(dtype)})"  # in messages, as Warp's
+    cls._wp_type_name_ = f"{family}(ndim={shown}, dtype={wt.type_name(dtype)})"  # in messages, as Warp's
     cls._wp_mismatch_ = staticmethod(lambda value: _mismatch(dtype, ndim, indexed, value))  # a launch's message
     # a struct array's element (wp.array.list()): as Warp's, a field's descriptor comes back as an annotation
     # of its type (the memory it pointed to is not the array's to own)
@@ -143,6 +144,10 @@ class _FabricAnnotation:
     def _wp_indexed_struct_(self):
         return None if self._wp_generic_ else struct_type(self.dtype, self.ndim, self.indexed)
 
+    @property
+    def _wp_field_struct_(self):
+        return _field_struct(self)
+
     def __repr__(self):
         family = _family(self.indexed)
         if self.ndim is typing.Any:
@@ -168,6 +173,14 @@ def _matches(annotation, concrete) -> bool:
     dtype, ndim, indexed = found
     return indexed == annotation.indexed and (annotation.ndim is typing.Any or annotation.ndim == ndim) and \
         (annotation.dtype is typing.Any or annotation.dtype is dtype)
+
+
+def _field_struct(annotation):
+    """The struct a struct field annotated `annotation` holds: that of its type, also for `ndim=Any` (Warp's
+    fields of any ndim take Fabric arrays of either; kernels cannot index one, compiler/frontend/fabric.py)."""
+    if annotation.dtype is typing.Any:
+        return None
+    return struct_type(annotation.dtype, annotation.ndim, annotation.indexed)
 
 
 def _subscript(indexed, params):
@@ -199,6 +212,10 @@ class _FabricBase:
     def _wp_indexed_struct_(self):
         """The kernel type of this array (an annotation's too: `a: wp.fabricarray(dtype=float)`)."""
         return None if self._wp_generic_ else struct_type(self.dtype, self.ndim, self.indexed)
+
+    @property
+    def _wp_field_struct_(self):
+        return _field_struct(self) if self.is_annotation else None
 
     @property
     def _wp_fields_(self) -> list:
@@ -360,9 +377,10 @@ class fabricarray(_FabricBase):
     def is_annotation(self) -> bool:
         return self.device is None
 
-    def _wp_ctype_value_(self):
-        """The C value of the kernel struct (this array keeps the bucket rows alive)."""
-        c = self._wp_indexed_struct_._ctype_()
+    def _wp_ctype_value_(self, kernel_type=None):
+        """The C value of the kernel struct, or of `kernel_type` (a struct field's, of the same layout): this
+        array keeps the bucket rows alive."""
+        c = (kernel_type or self._wp_indexed_struct_)._ctype_()
         if not self.is_annotation:
             self._fill_ctype(c, self)
         return c
@@ -452,9 +470,10 @@ class indexedfabricarray(_FabricBase):
     def is_annotation(self) -> bool:
         return self.fa is None
 
-    def _wp_ctype_value_(self):
-        """The C value of the kernel struct: the Fabric array's bucket rows and the index array."""
-        c = self._wp_indexed_struct_._ctype_()
+    def _wp_ctype_value_(self, kernel_type=None):
+        """The C value of the kernel struct (or `kernel_type`'s): the Fabric array's bucket rows and the index
+        array."""
+        c = (kernel_type or self._wp_indexed_struct_)._ctype_()
         if self.is_annotation:
             return c
         self._fill_ctype(c, self.fa)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import re
+import typing
 import warnings
 
 import numpy as np
@@ -22,7 +23,8 @@ from .runtime.device import get_device
 
 
 def _field_type(cls_name, name, annotation):
-    indexed = getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: its struct (mlwarp/indexed.py)
+    # wp.fabricarray[dtype, Any]: one struct for any ndim (mlwarp/fabric.py), else the kernel parameter's struct
+    indexed = getattr(annotation, "_wp_field_struct_", None) or getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: its struct (mlwarp/indexed.py)
     if indexed is not None:
         return indexed
     if wt.is_array(annotation) and getattr(annotation, "is_annotation", False):
@@ -129,7 +131,10 @@ class StructInstance:
                     d.shape[k] = view.shape[k]
                     d.strides[k] = view.strides[k]
             elif wt.is_struct(t):
-                if v is not None:  # (a Fabric array field without array: zeros, as Warp's empty descriptor)
+                if hasattr(t, "_wp_fabric_"):  # a Fabric array field (none: zeros, as Warp's empty descriptor)
+                    if v is not None:  # (in the field's struct: one of any ndim takes either)
+                        setattr(c, name, v._wp_ctype_value_(t))
+                else:
                     setattr(c, name, v._wp_ctype_value_())
             elif wt.is_composite(t):
                 setattr(c, name, v)
@@ -177,7 +182,7 @@ def _check_array(name, value, is_family, description, dtype, ndim):
         raise TypeError(f"Struct field '{name}' expects {description}, got {type(value).__name__}")
     if value.dtype is not dtype:
         raise TypeError(f"Struct field '{name}' expects dtype {wt.type_repr(dtype)}, got {wt.type_repr(value.dtype)}")
-    if value.ndim != ndim:
+    if ndim is not typing.Any and value.ndim != ndim:
         raise TypeError(f"Struct field '{name}' expects an array with {ndim} dimension(s), got {value.ndim} "
                         f"dimension(s)")
 

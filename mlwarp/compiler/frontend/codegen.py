@@ -841,7 +841,7 @@ class KernelEmitter:
         if indexed.is_indexed(arr.type):
             ndim = arr.type._wp_indexed_[1]
         elif fabric.is_fabric(arr.type):
-            ndim = fabric.ndim(arr.type)
+            ndim = fabric.rank(self, node, arr.type)
         elif isinstance(arr.type, ft.ArrayT):
             ndim = arr.type.ndim
         else:

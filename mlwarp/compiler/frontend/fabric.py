@@ -37,8 +37,13 @@ def is_fabric(t) -> bool:
     return wt.is_struct(t) and getattr(t, "_wp_fabric_", None) is not None
 
 
-def ndim(t) -> int:
-    return t._wp_fabric_[1]
+def rank(em, node, t) -> int:
+    """The ndim of a Fabric array type being indexed; a struct field declared with any ndim has none."""
+    found = t._wp_fabric_[1]
+    if not isinstance(found, int):
+        raise em.error(node, f"a {ft.name(t)} (a struct field declared with ndim=Any) cannot be indexed in a "
+                             f"kernel: declare the field's ndim", CompileError)
+    return found
 
 
 def _field(arr: Var, name: str) -> Var:
