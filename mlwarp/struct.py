@@ -23,8 +23,9 @@ from .runtime.device import get_device
 
 
 def _field_type(cls_name, name, annotation):
-    # wp.fabricarray[dtype, Any]: one struct for any ndim (mlwarp/fabric.py), else the kernel parameter's struct
-    indexed = getattr(annotation, "_wp_field_struct_", None) or getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: its struct (mlwarp/indexed.py)
+    # wp.indexedarray[...], wp.fabricarray[...]: their kernel struct (mlwarp/indexed.py, mlwarp/fabric.py); a
+    # Fabric field of any ndim has one struct for either (_wp_field_struct_)
+    indexed = getattr(annotation, "_wp_field_struct_", None) or getattr(annotation, "_wp_indexed_struct_", None)
     if indexed is not None:
         return indexed
     if wt.is_array(annotation) and getattr(annotation, "is_annotation", False):

@@ -10,7 +10,7 @@ import pytest
 
 import mlwarp as wp
 
-from fabric_util import bucket_interface, fabric, index, rows_interface
+from fabric_util import fabric, index, rows_interface
 
 # buckets of uneven sizes, with empty ones at the start, the middle and the end (what the bucket search skips)
 SIZES = [0, 3, 1, 0, 4, 2, 0]
@@ -308,12 +308,12 @@ def _compile_error(kernel, args, match):
 
 @wp.kernel
 def _uses_len(a: wp.fabricarray[float]):
-    n = len(a)
+    len(a)
 
 
 @wp.kernel
 def _uses_shape(a: wp.fabricarray[float]):
-    n = a.shape[0]
+    a.shape[0]
 
 
 @wp.kernel

@@ -22,8 +22,8 @@ from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
-from . import (atomics, augassign, composite, fabric, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
-               slicing, tiles, tuples, type_exprs)
+from . import (atomics, augassign, composite, fabric, fixed, indexed, keywords, operators, printing, ptr_arrays,
+               refs, slicing, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])

@@ -111,7 +111,8 @@ def access(em, node, arr: Var, indices, allow_view: bool):
     # an array of arrays: per element the inner array's address, per bucket the address of the inner lengths
     lengths = wb.load(buckets, [b, _i32(LENGTHS)])
     row_address = wb.load(_over(data, count, wt.int64), [local])
-    row_length = arith.TruncIOp(ir.IntegerType.get_signless(32), wb.load(_over(lengths, count, wt.int64), [local])).result
+    row_length = arith.TruncIOp(ir.IntegerType.get_signless(32),
+                                wb.load(_over(lengths, count, wt.int64), [local])).result
     row = Var(_over(row_address, row_length, dtype), ArrayT(dtype, 1))
     if len(indices) == 2:
         return row, [indices[1]]
