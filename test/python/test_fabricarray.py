@@ -299,6 +299,39 @@ def test_gradients_treat_fabric_memory_as_constants():
     assert fa.grad is None and not fa.requires_grad
 
 
+@wp.kernel
+def _weighted_cubes(a: wp.indexedfabricarray[float], x: wp.array[float], y: wp.array[float]):
+    i = wp.tid()
+    y[i] = a[i] * x[i] * x[i] * x[i]
+
+
+def test_forward_mode_has_no_tangent_through_fabric_memory():
+    weights = np.array([2.0, -1.0, 0.5], dtype=np.float32)
+    fa, _ = fabric(weights, sizes=[2, 1])
+    xs = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    dxs = np.array([0.5, 1.0, -2.0], dtype=np.float32)
+    y, dy = wp.zeros(3), wp.zeros(3)
+    picked = fa[index([2, 0, 1])]
+    wp.jvp(_weighted_cubes, dim=3, inputs=[picked, wp.array(xs)], outputs=[y], tan_inputs=[None, wp.array(dxs)],
+           tan_outputs=[dy])
+    w = weights[[2, 0, 1]]
+    np.testing.assert_allclose(y.numpy(), w * xs ** 3)
+    np.testing.assert_allclose(dy.numpy(), 3 * w * xs ** 2 * dxs)
+
+
+def test_debug_mode_reports_an_index_past_the_last_element():
+    fa, _ = fabric(np.arange(5), sizes=[2, 0, 3])
+    out = wp.zeros(6)
+    wp.config.mode = "debug"
+    try:
+        with pytest.raises(wp.KernelBoundsError, match=r"index \[3\] is out of bounds reading an array of shape "
+                                                        r"\(3,\) \(thread 5; "):
+            wp.launch(_read_double_bump, dim=6, inputs=[fa, out])
+            wp.synchronize()
+    finally:
+        wp.config.mode = "release"
+
+
 # -- errors ------------------------------------------------------------------------------------------------
 def _compile_error(kernel, args, match):
     with pytest.raises(wp.CompileError, match=match) as e:
