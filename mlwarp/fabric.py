@@ -217,10 +217,6 @@ class _FabricBase:
     def _wp_field_struct_(self):
         return _field_struct(self) if self.is_annotation else None
 
-    @property
-    def _wp_fields_(self) -> list:
-        return self._wp_indexed_struct_._wp_fields_
-
     def _fill_ctype(self, c, fa) -> None:
         table = fa._table._np  # a CUDA array's holds its device address
         c.buckets.data = table.ctypes.data
