@@ -174,6 +174,7 @@ def _row_component_store(a: wp.fabricarray[wp.vec3, 2]):
     row = a[1]
     row[0].x = 7.0
     a[0, 1].z = 3.0
+    wp.atomic_add(a, 0, 0, wp.vec3(1.0, 2.0, 3.0))
 
 
 def _rows(lengths, dtype=np.float32):
@@ -203,11 +204,11 @@ def test_arrays_of_arrays():
     assert [r.numpy()[0] for r in rows] == [-1, host[1][0], host[2][0], -1, -1, host[5][0]]
 
 
-def test_array_of_arrays_views_take_component_stores():
+def test_array_of_arrays_views_take_component_stores_and_atomics():
     rows = [wp.zeros(2, dtype=wp.vec3) for _ in range(2)]
     faa = wp.fabricarrayarray(data=rows_interface(rows, "v", [1, 1]), attrib="v")
     wp.launch(_row_component_store, dim=1, inputs=[faa])
-    np.testing.assert_array_equal(rows[0].numpy(), [[0, 0, 0], [0, 0, 3]])
+    np.testing.assert_array_equal(rows[0].numpy(), [[1, 2, 3], [0, 0, 3]])
     np.testing.assert_array_equal(rows[1].numpy(), [[7, 0, 0], [0, 0, 0]])
 
 
