@@ -26,6 +26,7 @@ from .struct import struct  # noqa: F401
 from .indexed import (  # noqa: F401
     fixedarray, indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d,
 )
+from .fabric import fabricarray, fabricarrayarray, indexedfabricarray, indexedfabricarrayarray  # noqa: F401
 from .config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, DeterministicMode, config  # noqa: F401
 from .kernel import Kernel, kernel, overload  # noqa: F401
 from .func import Function, func  # noqa: F401

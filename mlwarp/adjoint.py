@@ -84,6 +84,8 @@ def companion_struct(kernel, name, t, primal, given, primal_name):
     scratch array of the primal field's shape, dtype and device; nested structs likewise."""
     if getattr(primal, "_wp_indexed_", False):  # wp.indexedarray: an indexed array over the data's adjoint
         return primal.companion(given)
+    if getattr(t, "_wp_fabric_", None) is not None:  # wp.fabricarray (or a field without one): no adjoint, as
+        return primal  # in Warp; the adjoint kernel only reads its bucket rows
     if given is not None and type(given) is not t:
         raise LaunchError(f"Error launching kernel '{kernel.key}', argument '{name}' expects a struct {t.__name__}, "
                           f"but passed value has type {type(given).__name__}.")
@@ -110,8 +112,9 @@ def companion_struct(kernel, name, t, primal, given, primal_name):
 def companion_value(kernel, name, p, primal, given, primal_name):
     """The adjoint or tangent (`name`) of a by-value composite argument of type `p`: a value of that type,
     zero when `given` is None (structs: see companion_struct)."""
-    if wt.is_struct(p) and (type(primal) is p or getattr(primal, "_wp_indexed_", False)):  # (a primal of another
-        # type: the launch's check reports it; a wp.indexedarray: see companion_struct)
+    # (a primal of another type: the launch's check reports it; wp.indexedarray, wp.fabricarray: companion_struct)
+    if wt.is_struct(p) and (type(primal) is p or getattr(primal, "_wp_indexed_", False) or
+                            getattr(primal, "_wp_fabric_", False)):
         return companion_struct(kernel, name, p, primal, given, primal_name)
     return p() if given is None else given
 

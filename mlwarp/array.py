@@ -563,6 +563,9 @@ def _view_layout(a, wdt) -> tuple:
 def _element_value(wdt, v):
     """One element of a numpy view as its Warp value: a struct instance, a vector or matrix, else a Python
     number (bfloat16 elements are bit patterns in the view)."""
+    from_record = getattr(wdt, "_wp_from_record_", None)  # an internal struct standing for an array kind
+    if from_record is not None:
+        return from_record(v)
     if _t.is_struct(wdt):
         inst = wdt()
         for name, field in wdt._wp_fields_:
@@ -694,7 +697,7 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     of `dest.grad` into `src.grad` and zeroes that window of `dest.grad` (unless `dest.retain_grad`: the copy
     overwrote those elements of `dest`, so nothing before it reaches the loss through them)."""
     for a in (dest, src):
-        if not (getattr(a, "_wp_array_", False) or getattr(a, "_wp_indexed_", False)) or a.is_annotation:
+        if not (getattr(a, "_wp_array_", False) or _by_value(a)) or a.is_annotation:
             raise RuntimeError("Copy source and destination must be arrays")
     try:
         src_offset, dest_offset, count = operator.index(src_offset), operator.index(dest_offset), \
@@ -710,10 +713,12 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     n = count or src.size
     if n == 0:
         return
-    if getattr(dest, "_wp_indexed_", False) or getattr(src, "_wp_indexed_", False):  # wp.indexedarray: by value
+    if _by_value(dest) or _by_value(src):  # wp.indexedarray, wp.fabricarray: by value
         if src_offset or dest_offset or n != src.size or n != dest.size:
             raise RuntimeError("dest_offset, src_offset, and count are not supported when copying to/from "
                                "non-contiguous indexed or Fabric arrays")
+        if any(getattr(a, "_wp_fabric_", False) and a.ndim > 1 for a in (dest, src)):  # jagged, as Warp refuses
+            raise RuntimeError("Copying to/from Fabric arrays of arrays is not supported")
         return _capture.run_or_record(dest.device, lambda: dest.assign(src._host()))  # read at replay when captured
     if _recording._active:  # a recording tape saves what a recorded launch read (mlwarp/overwrites.py)
         _recording.before_write(dest)
@@ -729,6 +734,12 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
                 filename, lineno = _access.caller_location()
                 dest.mark_write(operation="an array copy", filename=filename, lineno=lineno)
             src.mark_read()
+
+
+def _by_value(a) -> bool:
+    """A non-contiguous array kind that wp.copy reads and writes by value (wp.indexedarray, wp.fabricarray and
+    their indexed forms: mlwarp/indexed.py, mlwarp/fabric.py, which build on this module)."""
+    return getattr(a, "_wp_indexed_", False) is True or getattr(a, "_wp_fabric_", False) is True
 
 
 def _copy_values(dest, src, dest_offset, src_offset, count, n, stream):

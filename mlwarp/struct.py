@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import re
+import typing
 import warnings
 
 import numpy as np
 
 from . import types as wt
+from .runtime.device import get_device
 
 
 def _field_type(cls_name, name, annotation):
-    indexed = getattr(annotation, "_wp_indexed_struct_", None)  # wp.indexedarray[...]: its struct (mlwarp/indexed.py)
+    # wp.indexedarray[...], wp.fabricarray[...]: their kernel struct (mlwarp/indexed.py, mlwarp/fabric.py); a
+    # Fabric field of any ndim has one struct for either (_wp_field_struct_)
+    indexed = getattr(annotation, "_wp_field_struct_", None) or getattr(annotation, "_wp_indexed_struct_", None)
     if indexed is not None:
         return indexed
     if wt.is_array(annotation) and getattr(annotation, "is_annotation", False):
@@ -77,7 +82,7 @@ class StructInstance:
             raise AttributeError(f"struct {type(self).__name__} has no field '{name}' (fields: "
                                  f"{', '.join(types)})")
         t = types[name]
-        if wt.is_struct(t) and not hasattr(t, "_wp_indexed_"):
+        if wt.is_struct(t) and not hasattr(t, "_wp_indexed_") and not hasattr(t, "_wp_fabric_"):
             _check_struct(t, value)
             getattr(self, name).assign(value)
             return
@@ -103,7 +108,11 @@ class StructInstance:
         out = type(self)()
         for name, t in self._wp_fields_:
             value = getattr(self, name)
-            if value is not None and (wt.is_array(t) or wt.is_struct(t)):
+            if value is not None and hasattr(t, "_wp_fabric_"):  # Warp's: Fabric memory stays where it is
+                if value.device is not None and value.device != get_device(device):
+                    raise ValueError(f"Cannot move struct field '{name}' containing a Warp "
+                                     f"{_fabric_description(t)} from device {value.device} to {device}")
+            elif value is not None and (wt.is_array(t) or wt.is_struct(t)):
                 value = value.to(device)
             setattr(out, name, value)
         return out
@@ -123,7 +132,11 @@ class StructInstance:
                     d.shape[k] = view.shape[k]
                     d.strides[k] = view.strides[k]
             elif wt.is_struct(t):
-                setattr(c, name, v._wp_ctype_value_())
+                if hasattr(t, "_wp_fabric_"):  # a Fabric array field (none: zeros, as Warp's empty descriptor)
+                    if v is not None:  # (in the field's struct: one of any ndim takes either)
+                        setattr(c, name, v._wp_ctype_value_(t))
+                else:
+                    setattr(c, name, v._wp_ctype_value_())
             elif wt.is_composite(t):
                 setattr(c, name, v)
             else:
@@ -148,7 +161,7 @@ def _scalar_bits(t, v):
 
 
 def _default(t):
-    if wt.is_array(t):
+    if wt.is_array(t) or hasattr(t, "_wp_fabric_"):
         return None
     if wt.is_struct(t):
         return t()
@@ -170,7 +183,7 @@ def _check_array(name, value, is_family, description, dtype, ndim):
         raise TypeError(f"Struct field '{name}' expects {description}, got {type(value).__name__}")
     if value.dtype is not dtype:
         raise TypeError(f"Struct field '{name}' expects dtype {wt.type_repr(dtype)}, got {wt.type_repr(value.dtype)}")
-    if value.ndim != ndim:
+    if ndim is not typing.Any and value.ndim != ndim:
         raise TypeError(f"Struct field '{name}' expects an array with {ndim} dimension(s), got {value.ndim} "
                         f"dimension(s)")
 
@@ -189,6 +202,13 @@ def _convert(name, t, value):
         # (indexed.py builds on this module: its class is known by its marker)
         _check_array(name, value, lambda v: getattr(type(v), "_wp_indexed_", None) is True, "a Warp indexed array",
                      *indexed)
+        return value
+    fabric = getattr(t, "_wp_fabric_", None)
+    if fabric is not None:  # a wp.fabricarray / wp.indexedfabricarray field: the array itself, or None
+        if value is not None:  # (fabric.py builds on this module: its classes are known by their marker)
+            dtype, ndim, indexed = fabric
+            _check_array(name, value, lambda v: getattr(type(v), "_wp_fabric_", None) is True and
+                         v.indexed == indexed, f"a Warp {_fabric_description(t)}", dtype, ndim)
         return value
     if wt.is_composite(t):
         if value is None:
@@ -216,6 +236,10 @@ def _convert(name, t, value):
         return value
     _scalar_ctype(t, value)  # as Warp, the C conversion refuses what the field cannot hold (1.5 in an int)
     return value
+
+
+def _fabric_description(t) -> str:
+    return "indexed Fabric array" if t._wp_fabric_[2] else "Fabric array"
 
 
 def _scalar_ctype(t, value):
@@ -249,5 +273,6 @@ def struct(c=None, *, module=None):
         "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__, "cls": cls,
         "_wp_composite_": "struct", "_wp_fields_": fields, "_ctype_": ctype, "_np_": np_dtype,
         "_shape_": (), "numpy_dtype": classmethod(lambda c: np_dtype),
+        "key": re.sub("[^0-9a-zA-Z_]+", "", cls.__qualname__.replace(".", "__")),  # Warp's Struct.key
         "_wp_key_": classmethod(lambda c: key), "_wp_fingerprint_": classmethod(lambda c, seen=None: key)})
     return new

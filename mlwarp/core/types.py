@@ -332,6 +332,9 @@ def type_name(t) -> str:
         return t.__name__
     if is_array(t):
         return f"array(ndim={t.ndim}, dtype={type_name(t.dtype)})"
+    shown = getattr(t, "_wp_type_name_", None)  # an internal struct that stands for an array kind (wp.fabricarray)
+    if isinstance(shown, str):
+        return shown
     return getattr(t, "__name__", repr(t))
 
 

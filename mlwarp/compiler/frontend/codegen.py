@@ -22,8 +22,8 @@ from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
-from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
-               slicing, tiles, tuples, type_exprs)
+from . import (atomics, augassign, composite, fabric, fixed, indexed, keywords, operators, printing, ptr_arrays,
+               refs, slicing, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
@@ -838,8 +838,13 @@ class KernelEmitter:
         """The array and i32 indices of `a[i, j]`; with `allow_view`, fewer indices than dimensions
         (the leading ones of a sub-array view)."""
         arr = self.expr(node.value)
-        ndim = arr.type._wp_indexed_[1] if indexed.is_indexed(arr.type) else getattr(arr.type, "ndim", None)
-        if not isinstance(arr.type, ft.ArrayT) and not indexed.is_indexed(arr.type):
+        if indexed.is_indexed(arr.type):
+            ndim = arr.type._wp_indexed_[1]
+        elif fabric.is_fabric(arr.type):
+            ndim = fabric.rank(self, node, arr.type)
+        elif isinstance(arr.type, ft.ArrayT):
+            ndim = arr.type.ndim
+        else:
             raise self.error(node, f"cannot index a value of type {ft.name(arr.type)}", CompileTypeError)
         idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(isinstance(i, ast.Slice) for i in idx_nodes):
@@ -857,6 +862,8 @@ class KernelEmitter:
             indices.append(wb.cast(v.value, ft.to_mlir(wt.int32)))
         if indexed.is_indexed(arr.type):  # data[i0[i] + i * u0, ...] (indexed.py)
             return indexed.access(self, node, arr, indices, allow_view)
+        if fabric.is_fabric(arr.type):  # the element's bucket's memory (fabric.py)
+            return fabric.access(self, node, arr, indices, allow_view)
         return arr, indices
 
     def expr_Call(self, node):
@@ -995,6 +1002,9 @@ class KernelEmitter:
             return Var(wb.array_dim(v.value, 0), wt.int32)
         if indexed.is_indexed(v.type):
             return indexed.dim(v, 0)
+        if fabric.is_fabric(v.type):  # Warp's len() takes no Fabric array (its size: `a.size`)
+            raise self.error(node, f"Couldn't find function overload for 'len' that matched inputs with types: "
+                                   f"[{ft.name(v.type)}]", CompileTypeError)
         if wt.is_composite(v.type) and not wt.is_struct(v.type):
             return self.const(wt.inner_shape(v.type)[0], wt.int32)
         raise self.error(node, f"len() takes an array, a tuple, a vector, a quaternion or a matrix, not a "

@@ -18,6 +18,7 @@ from mlwarp.core.vector import matrix, quaternion, transformation, vector
 
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
+from . import fabric
 from . import types as ft
 from .resolve import MISSING, resolve_path
 from .syntax import int_literal
@@ -537,8 +538,8 @@ def _type_function(obj):
 
 # -- reads ------------------------------------------------------------------------------------
 def _is_indexed(t) -> bool:
-    """An indexed array's struct (indexed.py handles its indexing, views and .shape)."""
-    return getattr(t, "_wp_indexed_", None) is not None
+    """An indexed or Fabric array's struct (indexed.py, fabric.py handle their indexing, views and attributes)."""
+    return getattr(t, "_wp_indexed_", None) is not None or getattr(t, "_wp_fabric_", None) is not None
 
 
 def _is_local_expr(em, node) -> bool:
@@ -578,6 +579,8 @@ def attribute(em, node):
     if not _is_local_expr(em, node.value):
         return None
     base = em.expr(node.value)
+    if fabric.is_fabric(base.type):  # a.size (fabric.py)
+        return fabric.attribute(em, node, base)
     if not wt.is_composite(base.type) or _is_indexed(base.type):
         return None
     return get_member(em, node, base, node.attr)

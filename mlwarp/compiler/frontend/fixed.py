@@ -68,7 +68,8 @@ def zeros(em, node: ast.Call) -> Var:
     if "dtype" in given:
         obj = resolve_path(em.src.func, given["dtype"])
         dtype = ft.from_annotation(obj) if obj is not MISSING and not wt.is_array(obj) else None
-        if dtype is None or isinstance(dtype, ArrayT) or getattr(dtype, "_wp_indexed_", None) is not None:
+        if dtype is None or isinstance(dtype, ArrayT) or getattr(dtype, "_wp_indexed_", None) is not None or \
+                getattr(dtype, "_wp_fabric_", None) is not None:
             raise em.error(node, "wp.zeros() in a kernel needs a scalar, vector, matrix or struct dtype",
                            CompileError)
     return Var(wb.local_array(ft.to_mlir(dtype), shape), ArrayT(dtype, len(shape)))
