@@ -33,7 +33,8 @@ import numpy as np
 
 from . import types as wt
 from .array import array, assign_values, clone, copy, fill_values, shown_numpy
-from .indexed import _canonical_dtype, _dtype_repr, _ndim_param, check_index_array
+from .indexed import _canonical_dtype, check_index_array
+from .subscript_annotations import ArrayAnnotationBase, ndim_parameter
 from .runtime import capture as _capture
 from .runtime.device import get_device
 from .struct import struct
@@ -116,18 +117,19 @@ def fabric_dtype(type_info, attrib: str):
     return wt.vector(count, base)
 
 
-class _FabricAnnotation:
+class _FabricAnnotation(ArrayAnnotationBase):
     """`wp.fabricarray[dtype]` / `wp.indexedfabricarray[dtype, Literal[ndim]]`: an annotation only (not an
     instance of the class, as in Warp); generic when dtype or ndim is `Any`."""
 
-    __slots__ = ("dtype", "ndim", "indexed")
-    is_annotation = True
-    device = None
+    __slots__ = ("indexed",)
 
     def __init__(self, dtype, ndim, indexed):
-        self.dtype = dtype if dtype is typing.Any else _canonical_dtype(dtype)
-        self.ndim = ndim
+        super().__init__(dtype, ndim)
         self.indexed = indexed
+
+    @property
+    def kind(self) -> str:
+        return _family(self.indexed)
 
     @property
     def type_id(self) -> int:
@@ -147,22 +149,6 @@ class _FabricAnnotation:
     @property
     def _wp_field_struct_(self):
         return _field_struct(self)
-
-    def __repr__(self):
-        family = _family(self.indexed)
-        if self.ndim is typing.Any:
-            return f"wp.{family}[{_dtype_repr(self.dtype)}, Any]"
-        if self.ndim == 1:
-            return f"wp.{family}[{_dtype_repr(self.dtype)}]"
-        return f"wp.{family}[{_dtype_repr(self.dtype)}, Literal[{self.ndim}]]"
-
-    def __eq__(self, other):
-        if isinstance(other, _FabricAnnotation):
-            return (self.dtype, self.ndim, self.indexed) == (other.dtype, other.ndim, other.indexed)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash((_family(self.indexed), self.dtype, self.ndim))
 
 
 def _matches(annotation, concrete) -> bool:
@@ -188,7 +174,7 @@ def _subscript(indexed, params):
         return _FabricAnnotation(params, 1, indexed)
     if len(params) != 2:
         raise TypeError(f"wp.{_family(indexed)} expects 1 or 2 type parameters, got {len(params)}")
-    return _FabricAnnotation(params[0], _ndim_param(params[1]), indexed)
+    return _FabricAnnotation(params[0], ndim_parameter(params[1]), indexed)
 
 
 class _FabricBase:

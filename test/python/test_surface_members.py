@@ -138,4 +138,4 @@ def test_module_members():
         a: float
 
     m.register_struct(Pair)
-    assert m.structs[Pair.__qualname__] is Pair
+    assert m.structs[Pair.key] is Pair  # (Warp's key: the qualified name, "<locals>" spelt "__locals__")
