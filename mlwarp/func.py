@@ -29,6 +29,7 @@ from .core.annotations import resolved_annotations
 from .core.types import is_generic
 from .errors import CompileError
 from .module import module_of
+from .function_surface import FunctionSurface
 from .subscript_annotations import refuse_unions
 
 class Overload:
@@ -82,7 +83,7 @@ class Overload:
                    for v, a in zip(args, self.annotations))
 
 
-class Function:
+class Function(FunctionSurface):
     """A `@wp.func`: a set of overloads sharing one name."""
 
     _wp_function_ = True
@@ -195,6 +196,8 @@ def func(f=None, *, module=None, name=None, inline=None):
             fn = functools.update_wrapper(existing, py_func)
         if name is not None:
             fn.key = name
+        if inline is not None:
+            fn.inline_hint = "forceinline" if inline else "noinline"
         module_of(module if module is not None else fn.module).register_function(fn)
         return fn
 

@@ -1,0 +1,74 @@
+"""Warp's Function members on a @wp.func: the builtin-registration fields at Warp's defaults for a user function,
+the descriptive ones from its definitions (expected values: what warp-lang 1.19 gives for the same function)."""
+
+import inspect
+from typing import Any
+
+import mlwarp as wp
+
+
+@wp.func
+def scaled(x: float, a: wp.array(dtype=float), k: float = 2.0) -> float:
+    """scales x"""
+    return x * k
+
+
+@wp.func
+def scaled(x: int, a: wp.array(dtype=float), k: float = 2.0) -> int:  # noqa: F811
+    return x
+
+
+@wp.func
+def anything(x: Any):
+    return x
+
+
+@wp.func(inline=True)
+def inlined(x: float) -> float:
+    return x
+
+
+def test_descriptive_members():
+    first = scaled.overloads[0].func
+    assert scaled.func is first and scaled.key == "scaled" and not scaled.is_builtin()
+    assert list(scaled.input_types) == ["x", "a", "k"] and scaled.input_types["x"] is float
+    assert scaled.value_type is float and inspect.signature(first) == scaled.signature
+    assert scaled.signature.parameters["k"].default == 2.0
+    assert not scaled.generic and anything.generic
+    assert scaled.native_func.startswith("scaled_") and len(scaled.native_func) == len("scaled_") + 8
+    assert scaled.mangle() == "wp_builtin_scaled_float_array_float"
+    assert not scaled.is_simple() and inlined.is_simple()  # (an array argument: not exported, as Warp's rule)
+    assert inlined.inline_hint == "forceinline" and scaled.inline_hint is None
+
+
+def test_overload_tables():
+    assert list(scaled.user_overloads) == ["scaled(float, array, float)", "scaled(int, array, float)"]
+    assert scaled.user_templates == {} and list(anything.user_templates) == ["anything(Any)"]
+    one = scaled.user_overloads["scaled(int, array, float)"]
+    assert len(one.overloads) == 1 and one.input_types["x"] is int and one.value_type is int
+
+
+def test_builtin_fields_have_warp_defaults_for_a_user_function():
+    assert scaled.namespace == "" and scaled.value_func is None and scaled.native_snippet is None
+    assert scaled.export is False and scaled.variadic is False and scaled.is_differentiable is True
+    assert scaled.custom_grad_func is None and scaled.custom_replay_func is None
+    assert scaled.initializer_list_func({}, float) is False
+
+
+def test_add_overload_and_custom_grad():
+    @wp.func
+    def base(x: float) -> float:
+        return x
+
+    @wp.func
+    def other(x: wp.vec3) -> float:
+        return x[0]
+
+    base.add_overload(other)
+    assert len(base.overloads) == 2
+
+    @wp.func_grad(base)
+    def base_grad(x: float, adj_ret: float):
+        wp.adjoint[x] += adj_ret
+
+    assert base.custom_grad_func is not None
