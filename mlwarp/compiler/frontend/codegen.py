@@ -578,9 +578,10 @@ class KernelEmitter:
                  if isinstance(self.env.get(n), Var) and wt.is_composite(self.env[n].type)]
         for s in stmts:
             for n in ast.walk(s):
-                if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
+                if isinstance(n, ast.Call) and n.args:
                     obj = resolve_path(self.src.func, n.func)
-                    if getattr(obj, "_wp_stateful_", None) or composite.is_in_place_setter(obj):
+                    if isinstance(n.args[0], ast.Name) and (getattr(obj, "_wp_stateful_", None)
+                                                            or composite.is_in_place_setter(obj)):
                         found.append(n.args[0].id)
                     found += [n.args[k].id for k in geometry.OUT_ARGS.get(getattr(obj, "_wp_intrinsic_", None), ())
                               if k < len(n.args) and isinstance(n.args[k], ast.Name)]

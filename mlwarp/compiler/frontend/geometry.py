@@ -3,8 +3,8 @@ wp.hash_grid_point_id, wp.bvh_query_aabb / _ray / _sphere / _capsule, wp.bvh_que
 wp.tile_bvh_query_aabb / _ray, wp.tile_bvh_query_next, wp.tile_query_valid. Each call is one typed op of
 the warp dialect (dialects/warp/geometry_ops.py); warp-expand-geometry lowers them.
 
-`*_next(query, index)` has Warp's out-parameter form: `query` and `index` must be local variables; the call
-rebinds both (the advanced state, the next index or the old one when nothing is left) and gives the bool.
+`*_next(query, index)` has Warp's out-parameter form: `index` must be a variable (and `query` is one, or a
+temporary, as a call's result); the call rebinds both (the advanced state, the next index or the old one when nothing is left) and gives the bool.
 codegen's `updated_in_place` names them (OUT_ARGS), so loops carry them, a while loop's test included."""
 
 from __future__ import annotations
@@ -66,14 +66,25 @@ def _vec3(em, node, name, what) -> Var:
     return v
 
 
-def _float(em, node, name, what) -> Var:
+def _float(em, node, name, what, precision=wt.float32) -> Var:
     v = em.expr(node)
+    shown = ft.name(precision)
     if not wt.is_scalar(v.type) or v.type is wt.bool_:
-        raise em.error(node, f"{name}(): {what} must be a float32, got {ft.name(v.type)}", CompileTypeError)
-    if v.type is not wt.float32:
+        raise em.error(node, f"{name}(): {what} must be a {shown}, got {ft.name(v.type)}", CompileTypeError)
+    if v.type is not precision:
         if wt.is_float(v.type) and v.literal is None:
-            raise em.error(node, f"{name}(): {what} must be a float32, got {ft.name(v.type)}", CompileTypeError)
-        return em.cast(v, wt.float32, node)
+            raise em.error(node, f"{name}(): {what} must be a {shown}, got {ft.name(v.type)}", CompileTypeError)
+        return em.cast(v, precision, node)
+    return v
+
+
+def _grid_point(em, node, name) -> Var:
+    """A hash-grid query's point: a vec3 of float16, float32 or float64 (the query's precision)."""
+    v = em.expr(node)
+    if wt.composite_kind(v.type) != "vec" or wt.inner_shape(v.type) != (3,) or \
+            v.type._wp_scalar_type_ not in (wt.float16, wt.float32, wt.float64):
+        raise em.error(node, f"{name}(): point must be a vec3 of float16, float32 or float64 (vec3h, vec3f, vec3d), "
+                             f"got {ft.name(v.type)}", CompileTypeError)
     return v
 
 
@@ -93,9 +104,15 @@ def call(em, node: ast.Call, name: str, obj) -> Var:
     if name in TILED_QUERIES or name in ("tile_bvh_query_next", "tile_query_valid"):
         return _tiled(em, node, name, obj)
     if name == "hash_grid_query":
-        _arity(em, node, name, (3,), "id, point, max_dist")
-        args = [_id(em, node.args[0], name), _vec3(em, node.args[1], name, "point"),
-                _float(em, node.args[2], name, "max_dist")]
+        _arity(em, node, name, (3, 4), "id, point, max_dist[, group]")
+        point = _grid_point(em, node.args[1], name)
+        precision = point.type._wp_scalar_type_
+        grouped = len(node.args) == 4  # (every int32 is a group: no value stands for "all groups", as in Warp)
+        args = [_id(em, node.args[0], name), point, _float(em, node.args[2], name, "max_dist", precision),
+                _int32(em, node.args[3], name, "group") if grouped else em.const(0, wt.int32),
+                em.const(int(grouped), wt.int32)]
+        qtype = obj._wp_query_type_of_[precision]
+        return Var(wb.create(name, *(a.value for a in args), results=[ft.to_mlir(qtype)]).result, qtype)
     elif name in BVH_ARGS:
         spec = BVH_ARGS[name]
         shown = ", ".join(["id", *(a for a, _ in spec)])
@@ -124,10 +141,10 @@ def _next(em, node, name, obj) -> Var:
     _arity(em, node, name, (2, 3) if bvh else (2,), "query, index" + ("[, max_dist]" if bvh else ""))
     qtypes = getattr(obj, "_wp_query_types_", None) or (obj._wp_query_type_,)
     qn, inode = node.args[:2]
-    if not isinstance(qn, ast.Name) or not isinstance(inode, ast.Name):
-        raise em.error(node, f"{name}(query, index): both arguments must be local variables (the call advances "
-                             f"the query and writes the next index into the variable)", CompileError)
-    q = em.expr(qn)
+    if not isinstance(inode, ast.Name):
+        raise em.error(node, f"{name}(query, index): index must be a variable (the call writes the next index "
+                             f"into it)", CompileError)
+    q = em.expr(qn)  # (a query that is not a variable is advanced as a temporary, as Warp's reference to it)
     if q.type not in qtypes:
         raise em.error(qn, f"{name}(): the query must be a {qtypes[0].__name__}, got {ft.name(q.type)}",
                        CompileTypeError)
@@ -141,7 +158,8 @@ def _next(em, node, name, obj) -> Var:
     op = wb.create(name, q.value, index.value, *(e.value for e in extra),
                    results=[ft.to_mlir(wt.bool_), q.value.type, index.value.type])
     found, advanced, nxt = op.results
-    em.env[qn.id] = Var(advanced, q.type)
+    if isinstance(qn, ast.Name):
+        em.env[qn.id] = Var(advanced, q.type)
     em.env[inode.id] = Var(nxt, wt.int32)
     return Var(found, wt.bool_)
 
