@@ -30,10 +30,14 @@ NEXT = {"hash_grid_query_next", "bvh_query_next"}
 # a block's BVH queries (mlwarp/geometry/bvh_tiled.py): the query they start, and Warp 1.18's deprecated names
 TILED_QUERIES = {"tile_bvh_query_aabb": "bvh_query_aabb", "tile_bvh_query_ray": "bvh_query_ray"}
 DEPRECATED_TILED = {"bvh_query_aabb_tiled": "tile_bvh_query_aabb", "bvh_query_ray_tiled": "tile_bvh_query_ray",
-                    "bvh_query_next_tiled": "tile_bvh_query_next"}
+                    "bvh_query_next_tiled": "tile_bvh_query_next", "mesh_query_aabb_tiled": "tile_mesh_query_aabb",
+                    "mesh_query_aabb_next_tiled": "tile_mesh_query_aabb_next"}
+# a block's mesh query (mlwarp/geometry/mesh_tiled.py): the block's BVH query of the mesh's tree
+MESH_TILED = {"tile_mesh_query_aabb": "tile_bvh_query_aabb", "tile_mesh_query_aabb_next": "tile_bvh_query_next"}
 OUT_ARGS = {name: (0, 1) for name in NEXT}  # the arguments a *_next call rebinds
-OUT_ARGS.update({"tile_bvh_query_next": (0,), "bvh_query_next_tiled": (0,)})
-INTRINSICS = QUERIES | NEXT | {"hash_grid_point_id"} | set(TILED_QUERIES) | set(DEPRECATED_TILED) | {
+OUT_ARGS.update({name: (0,) for name in ("tile_bvh_query_next", "bvh_query_next_tiled", "tile_mesh_query_aabb_next",
+                                         "mesh_query_aabb_next_tiled")})
+INTRINSICS = QUERIES | NEXT | {"hash_grid_point_id"} | set(TILED_QUERIES) | set(DEPRECATED_TILED) | set(MESH_TILED) | {
     "tile_bvh_query_next", "tile_query_valid"}
 # a BVH query's arguments after the id: (name, kind), then an optional root
 BVH_ARGS = {"bvh_query_aabb": (("lower", "vec3"), ("upper", "vec3")), "bvh_query_ray": (("start", "vec3"), ("dir", "vec3")),
@@ -101,7 +105,7 @@ def call(em, node: ast.Call, name: str, obj) -> Var:
         warnings.warn(f"wp.{name}() is deprecated in Warp 1.18 and is targeted for removal in Warp 1.22. "
                       f"Use wp.{DEPRECATED_TILED[name]}() instead.", DeprecationWarning, stacklevel=2)
         name = DEPRECATED_TILED[name]
-    if name in TILED_QUERIES or name in ("tile_bvh_query_next", "tile_query_valid"):
+    if name in TILED_QUERIES or name in MESH_TILED or name in ("tile_bvh_query_next", "tile_query_valid"):
         return _tiled(em, node, name, obj)
     if name == "hash_grid_query":
         _arity(em, node, name, (3, 4), "id, point, max_dist[, group]")
@@ -209,15 +213,20 @@ def _set_last_valid(q: ir.Value, flag: ir.Value) -> ir.Value:
 
 def _tiled(em, node, name, obj) -> Var:
     """tile_bvh_query_aabb / _ray: the ordinary query (warp.bvh_query_aabb / _ray typed BvhQueryTiled, whose next()
-    dispatches on its kind) with last_valid = 1; tile_bvh_query_next(query): one bvh_query_next from index -1,
+    dispatches on its kind) with last_valid = 1; tile_mesh_query_aabb: tile_bvh_query_aabb of the mesh's tree, typed
+    MeshQueryAABBTiled; tile_bvh_query_next(query): one bvh_query_next from index -1,
     last_valid = found, and the index as a tile of shape (1,) (one lane); tile_query_valid(query): last_valid."""
-    if name in TILED_QUERIES:
-        spec = BVH_ARGS[TILED_QUERIES[name]]
-        _arity(em, node, name, (len(spec) + 1,), ", ".join(["id", *(a for a, _ in spec)]))
-        args = [_id(em, node.args[0], name), *(_vec3(em, a, name, what) for (what, _), a in zip(spec, node.args[1:])),
-                em.const(-1, wt.int32)]
+    mesh = name == "tile_mesh_query_aabb"  # (the query of the mesh's tree: mlwarp/geometry/mesh_tiled.py)
+    query = TILED_QUERIES[MESH_TILED[name] if mesh else name] if mesh or name in TILED_QUERIES else None
+    if query is not None:
+        what = ("low", "high") if mesh else tuple(a for a, _ in BVH_ARGS[query])
+        _arity(em, node, name, (len(what) + 1,), ", ".join(["id", *what]))
+        tree = _id(em, node.args[0], name)
+        if mesh:
+            tree = Var(_mesh_tree(tree.value), wt.uint64)
+        args = [tree, *(_vec3(em, a, name, w) for w, a in zip(what, node.args[1:])), em.const(-1, wt.int32)]
         qtype = obj._wp_query_type_
-        q = _block_level(em, wb.create(TILED_QUERIES[name], *(a.value for a in args), results=[ft.to_mlir(qtype)]))
+        q = _block_level(em, wb.create(query, *(a.value for a in args), results=[ft.to_mlir(qtype)]))
         return Var(_set_last_valid(q.result, em.const(1, wt.int32).value), qtype)
     _arity(em, node, name, (1,), "query")
     qtypes = obj._wp_query_types_
@@ -241,6 +250,20 @@ def _tiled(em, node, name, obj) -> Var:
                                     results=[ft.to_mlir(wt.bool_), q.value.type, ft.to_mlir(wt.int32)]))
     found, advanced, index = op.results
     em.env[qn.id] = Var(_set_last_valid(advanced, arith.ExtUIOp(ft.to_mlir(wt.int32), found).result), q.type)
+    return _index_tile(em, index)
+
+
+def _mesh_tree(mesh_id: ir.Value) -> ir.Value:
+    """The id of a mesh's tree (its descriptor's MESH_BVH word: wp.mesh_get_bvh)."""
+    i64 = ir.IntegerType.get_signless(64)
+    words = wb.array_from_ptr(wb.cast(mesh_id, i64), [arith.ConstantOp(ir.IntegerType.get_signless(32),
+                                                                      layout.MESH_WORDS).result], i64)
+    word = wb.load(words, [arith.ConstantOp(ir.IntegerType.get_signless(32), layout.MESH_BVH).result])
+    return wb.cast(word, ft.to_mlir(wt.uint64))
+
+
+def _index_tile(em, index: ir.Value) -> Var:
+    """A step's index as Warp's CPU tile of the lanes: the index at element 0, -1 at the others."""
     tiles._mark(em)  # (the module now has tiles: its build runs the tile stages)
     lanes = tiles.lanes(em)
     t = ft.TileT(wt.int32, (lanes,))
