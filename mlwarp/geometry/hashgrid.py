@@ -259,4 +259,6 @@ for _f in (hash_grid_query, hash_grid_query_next):
     _f._wp_query_type_ = HashGridQuery
     _f._wp_query_types_ = tuple(QUERY_TYPES.values())
 hash_grid_query._wp_query_type_of_ = QUERY_TYPES  # the query type of each point precision (frontend/geometry.py)
+for _query_type in QUERY_TYPES.values():
+    _query_type._wp_iter_next_ = hash_grid_query_next  # `for index in query`
 hash_grid_query._wp_next_ = hash_grid_query_next  # `for index in wp.hash_grid_query(...)` (frontend/geometry.py)

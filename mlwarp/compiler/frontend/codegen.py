@@ -342,7 +342,8 @@ class KernelEmitter:
         if backwards:
             it = it.args[0]
         if not (isinstance(it, ast.Call) and resolve_path(self.src.func, it.func) is range):
-            raise self.error(it, "unsupported: for-loops iterate over range(...) or reversed(range(...)) only",
+            raise self.error(it, "unsupported: for-loops iterate over range(...), reversed(range(...)) or a geometry "
+                                 "query (wp.hash_grid_query, wp.bvh_query_*, wp.mesh_query_aabb / _sphere) only",
                              UnsupportedSyntaxError)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(it, "range() takes 1 to 3 positional arguments", UnsupportedSyntaxError)

@@ -20,7 +20,7 @@ from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
 from . import tiles
-from .resolve import resolve_path
+from .resolve import Denoted, resolve_path
 from ..dialects.warp import builders as wb
 from . import types as ft
 from .values import Var
@@ -170,7 +170,11 @@ def _next(em, node, name, obj) -> Var:
 
 def is_query_iteration(em, it) -> bool:
     """`for index in wp.hash_grid_query(...)` (or a BVH query, or a @wp.func query that names its next
-    function in `_wp_next_`, as wp.mesh_query_aabb): Warp's iteration over a query's candidates."""
+    function in `_wp_next_`, as wp.mesh_query_aabb), or `for index in query` over a query variable (its type names
+    its next function in `_wp_iter_next_`): Warp's iteration over a query's candidates."""
+    if isinstance(it, ast.Name):
+        v = em.env.get(it.id)
+        return isinstance(v, Var) and getattr(v.type, "_wp_iter_next_", None) is not None
     if not isinstance(it, ast.Call):
         return False
     obj = resolve_path(em.src.func, it.func)
@@ -180,13 +184,19 @@ def is_query_iteration(em, it) -> bool:
 def emit_for(em, node: ast.For) -> None:
     """The loop as `$query = <the query>; index = 0 (when not defined); while <query>_next($query, index): body`,
     the next function named through the query function's `_wp_next_` attribute (so it resolves however the
-    query was spelled)."""
-    hidden = f"$query{node.lineno}_{node.col_offset}"
-    query = ast.Name(id=hidden, ctx=ast.Load())
+    query was spelled). Over a query variable, the loop advances that variable (as Warp's iteration of the
+    variable itself), with the next function its type names in `_wp_iter_next_`."""
     index = ast.Name(id=node.target.id, ctx=ast.Load())
-    test = ast.Call(func=ast.Attribute(value=node.iter.func, attr="_wp_next_", ctx=ast.Load()), args=[query, index],
-                    keywords=[])
-    stmts = [ast.Assign(targets=[ast.Name(id=hidden, ctx=ast.Store())], value=node.iter)]
+    stmts = []
+    if isinstance(node.iter, ast.Name):
+        query = node.iter
+        next_function = Denoted(em.env[query.id].type._wp_iter_next_)
+    else:
+        hidden = f"$query{node.lineno}_{node.col_offset}"
+        query = ast.Name(id=hidden, ctx=ast.Load())
+        next_function = ast.Attribute(value=node.iter.func, attr="_wp_next_", ctx=ast.Load())
+        stmts.append(ast.Assign(targets=[ast.Name(id=hidden, ctx=ast.Store())], value=node.iter))
+    test = ast.Call(func=next_function, args=[query, index], keywords=[])
     if not isinstance(em.env.get(node.target.id), Var):
         stmts.append(ast.Assign(targets=[ast.Name(id=node.target.id, ctx=ast.Store())], value=ast.Constant(0)))
     stmts.append(ast.While(test=test, body=node.body, orelse=[]))
@@ -195,7 +205,8 @@ def emit_for(em, node: ast.For) -> None:
         ast.fix_missing_locations(s)
         with em.loc(s):
             em.emit_stmt(s)
-    em.env.pop(hidden, None)
+    if not isinstance(node.iter, ast.Name):
+        em.env.pop(query.id, None)
 
 
 # -- a block's BVH queries (Warp's CPU semantics: mlwarp/geometry/bvh_tiled.py) ---------------------------
