@@ -6,13 +6,16 @@ arrays, so what this pass builds is ordinary warp IR that both targets lower. Th
 Warp 1.19's hashgrid.h step for step:
 
   hash_grid_query       the query box's cell range (hash_grid_cell_coord: floor, saturated; at most dim cells
-                        per axis) and the first cell's [start, end) in the sorted point ids
+                        per axis), computed in the point's precision (f16 / f32 / f64, the grid's inverse cell
+                        width stored for it), and the first cell's [start, end) in the sorted point ids; a
+                        grouped query on a grid built with groups narrows each cell's range to its group's
+                        points (two binary searches of the sorted positions' groups, as uint32)
   hash_grid_query_next  an scf.while over cells (x fastest, then y, then z) until one has points left or the
                         range is exhausted; then the point id, the index out-parameter (unchanged when nothing
                         is found) and the advanced state
   hash_grid_point_id    point_ids[index] (-1 when the grid was never built or reserved)
 
-Two departures in how, not what: a query whose x range lies inside the grid (0 <= x_start <= x_end < dim_x,
+Two departures in how, not what: an ungrouped query whose x range lies inside the grid (0 <= x_start <= x_end < dim_x,
 the common case) walks whole rows, not cells: the row's cells are consecutive cell indices, so their points
 are one range of the sorted ids [cell_starts[first], cell_ends[last]) (empty cells hold the empty range at
 their place: build_kernels.grid_ranges), met in Warp's order (x fastest) with a third of the steps, each
