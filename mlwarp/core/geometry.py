@@ -16,14 +16,22 @@ HG_CELL_ENDS = 2  # address of int32[num_cells]: one past the last (an empty cel
 HG_DIM_X, HG_DIM_Y, HG_DIM_Z = 3, 4, 5
 HG_CAPACITY = 6  # points reserved (Warp's max_points): 0 = never built or reserved, queries find nothing
 HG_NUM_POINTS = 7
-HG_CELL_WIDTH_INV = 8  # float32
-HG_POINTS = 9  # address of the float32[num_points, 3] the grid was built from (0: none, or not on the host):
+HG_CELL_WIDTH_INV = 8  # float32 (1 / radius in the grid's precision, rounded to float32)
+HG_POINTS = 9  # address of the [num_points, 3] points the grid was built from (0: none, or not on the host):
 #             only a prefetch hint for queries (they never read through it), so a stale address is harmless
-HG_WORDS = 10
+HG_CELL_WIDTH_INV_F64 = 10  # float64: the same inverse as a float64 (a float64 grid's own value)
+HG_CELL_WIDTH_INV_F16 = 11  # float16 in the word's low 16 bits (a float16 grid's own value)
+HG_POINT_BYTES = 12  # bytes per point of HG_POINTS (6, 12 or 24: vec3h, vec3f, vec3d)
+# Grouped builds (build(points, radius, groups=...)): within a cell the points are sorted by group id, compared as
+# uint32 (Warp's (cell << 32 | uint32(group)) keys), then by index; HG_GROUPS holds each sorted position's group.
+HG_HAS_GROUPS = 13  # 1 when the last build had groups
+HG_GROUPS = 14  # address of int32[num_points] (0 without groups)
+HG_WORDS = 15
 
-# The state of a hash-grid query: wp.HashGridQuery's fields, in order.
+# The state of a hash-grid query: wp.HashGridQuery's fields, in order. `grouped`: 1 when the query was given a
+# group and the grid was built with groups, so each cell's range narrows to that group's points.
 HASH_GRID_QUERY_FIELDS = ("grid", "x_start", "y_start", "z_start", "x_end", "y_end", "z_end", "x", "y", "z",
-                          "cell_index", "cell_end")
+                          "cell_index", "cell_end", "group", "grouped")
 
 # -- wp.Bvh ------------------------------------------------------------------------------------------
 # Nodes in depth-first preorder: a node's left child is the next node, its right child follows the left

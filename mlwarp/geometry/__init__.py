@@ -24,6 +24,10 @@ from .delaunay import delaunay_edge_flip, find_triangle_neighbor_edge_index, tri
 from .mesh import Mesh  # noqa: F401
 from .mesh_queries import *  # noqa: F401,F403  (mesh_query_point, mesh_query_ray, ... as @wp.func)
 from .mesh_queries import __all__ as _mesh_queries_all
+from .mesh_tiled import (  # noqa: F401
+    MeshQueryAABBTiled, mesh_query_aabb_next_tiled, mesh_query_aabb_tiled, tile_mesh_query_aabb,
+    tile_mesh_query_aabb_next,
+)
 from .swept_volume import (  # noqa: F401  (wp.geometry.* only, as Warp's warp.geometry)
     SweptVolumeSignMode, swept_volume_bounds, swept_volume_field, swept_volume_mesh, swept_volume_sdf,
 )
@@ -34,3 +38,5 @@ __all__ += ["BvhQueryTiled", "tile_bvh_query_aabb", "tile_bvh_query_ray", "tile_
             "bvh_query_aabb_tiled", "bvh_query_ray_tiled", "bvh_query_next_tiled", "is_cubql_available"]
 __all__ += ["Volume", *_volume_names]
 __all__ += ["Mesh", *_mesh_queries_all]
+__all__ += ["MeshQueryAABBTiled", "tile_mesh_query_aabb", "tile_mesh_query_aabb_next", "mesh_query_aabb_tiled",
+            "mesh_query_aabb_next_tiled"]

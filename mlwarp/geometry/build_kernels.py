@@ -33,8 +33,8 @@ from ..func import func
 from ..kernel import kernel
 from ..launch import launch
 from ..runtime import capture as _capture
-from ..types import float32, int32, int64
-from ..vector import vec3
+from ..types import float16, float32, float64, int32, int64
+from ..vector import vec3, vec3d, vec3h
 
 SAH_BUCKETS = 16
 INF = float("inf")
@@ -273,12 +273,50 @@ def _cell_coord(x: float32, dim: int32):
     return c
 
 
+@func
+def _cell_coord_f64(x: float64, dim: int32):
+    """hash_grid_cell_coord(double) then the modulo: as _cell_coord, saturated at INT_MAX - 1 from 2^31 - 2 on
+    (a float64 holds 2^31 - 1 exactly, which must not become INT_MAX)."""
+    f = wp.floor(x)
+    c = int32(0)
+    if f >= float64(2147483646.0):
+        c = int32(2147483646)
+    elif f < float64(-2147483648.0):
+        c = int32(-2147483647) - int32(1)
+    elif f == f:
+        c = int32(f)
+    if c < int32(0) or c >= dim:
+        c = c % dim
+        if c < int32(0):
+            c = c + dim
+    return c
+
+
 @kernel(enable_backward=False)
 def grid_cells(points: array(dtype=vec3), inv: float32, dim_x: int32, dim_y: int32, dim_z: int32,
                cells: array(dtype=int32)):
     i = wp.tid()
     p = points[i] * inv
     cells[i] = (_cell_coord(p[2], dim_z) * dim_y + _cell_coord(p[1], dim_y)) * dim_x + _cell_coord(p[0], dim_x)
+
+
+@kernel(enable_backward=False)
+def grid_cells_f16(points: array(dtype=vec3h), inv: float16, dim_x: int32, dim_y: int32, dim_z: int32,
+                   cells: array(dtype=int32)):
+    # Warp's half grid: the product rounded to half, then hash_grid_cell_coord(float(v))
+    i = wp.tid()
+    p = points[i] * inv
+    cells[i] = ((_cell_coord(float32(p[2]), dim_z) * dim_y + _cell_coord(float32(p[1]), dim_y)) * dim_x
+                + _cell_coord(float32(p[0]), dim_x))
+
+
+@kernel(enable_backward=False)
+def grid_cells_f64(points: array(dtype=vec3d), inv: float64, dim_x: int32, dim_y: int32, dim_z: int32,
+                   cells: array(dtype=int32)):
+    i = wp.tid()
+    p = points[i] * inv
+    cells[i] = ((_cell_coord_f64(p[2], dim_z) * dim_y + _cell_coord_f64(p[1], dim_y)) * dim_x
+                + _cell_coord_f64(p[0], dim_x))
 
 
 @kernel(enable_backward=False)

@@ -64,6 +64,8 @@ bvh_query_capsule._wp_query_type_ = _KIND_TYPES[layout.BVH_CAPSULE]
 bvh_query_next._wp_query_types_ = (BvhQuery, *_KIND_TYPES.values())
 for _kind_type in _KIND_TYPES.values():
     _kind_type._wp_erased_query_ = BvhQuery  # a query of one kind converts to the erased parent (frontend/geometry.py)
+for _query_type in (BvhQuery, *_KIND_TYPES.values()):
+    _query_type._wp_iter_next_ = bvh_query_next  # `for index in query` (frontend/geometry.py)
 
 
 def _nodes_of(count: int, leaf_size: int, memo: dict) -> int:

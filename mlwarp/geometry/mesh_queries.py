@@ -1530,6 +1530,7 @@ MeshQuery = MeshQueryAABB
 # (compiler/frontend/geometry.py)
 mesh_query_aabb._wp_next_ = mesh_query_next
 mesh_query_sphere._wp_next_ = mesh_query_next
+MeshQueryAABB._wp_iter_next_ = mesh_query_next  # `for face in query` (the same)
 
 
 __all__ = ["MeshQueryPoint", "MeshQueryRay", "MeshQueryAABB", "mesh_get", "mesh_get_bvh", "mesh_get_group_root",

@@ -99,8 +99,20 @@ def group_box_hits(bvh: wp.uint64, asked: wp.array(dtype=int), lower: wp.vec3, u
             hits[t, item] += 1
 
 
+@wp.kernel
+def grouped_neighbour_counts_f64(grid: wp.uint64, points: wp.array(dtype=wp.vec3d), groups: wp.array(dtype=int),
+                                 radius: wp.float64, counts: wp.array(dtype=int)):
+    tid = wp.tid()
+    p = points[tid]
+    n = int(0)
+    for index in wp.hash_grid_query(grid, p, radius, groups[tid]):
+        if wp.length(points[index] - p) <= radius:
+            n += 1
+    counts[tid] = n
+
+
 KERNELS = [closest_points, first_hits, mesh_box_hits, bvh_box_hits, bvh_ray_hits, neighbour_counts, translate,
-           volume_store_ramp, volume_reads, group_box_hits]
+           volume_store_ramp, volume_reads, group_box_hits, grouped_neighbour_counts_f64]
 
 
 # -- data and numpy references (float64, every primitive) ------------------------------------------------------
@@ -284,6 +296,22 @@ def check_bvh_refit_and_rebuild(device):
                                                wp.array(q_hi, dtype=wp.vec3, device=device), hits], device=device)
         np.testing.assert_array_equal(hits.numpy(), [np.ones(80), np.zeros(80)])
     return bvh
+
+
+def check_grouped_f64_hash_grid(device):
+    """A float64 grid built with groups: each point's neighbours of its own group, against all pairs."""
+    rng = np.random.default_rng(10)
+    pts = rng.random((250, 3)) * 3.0
+    g = rng.integers(-1, 3, 250).astype(np.int32)
+    points = wp.array(pts, dtype=wp.vec3d, device=device)
+    groups = wp.array(g, dtype=int, device=device)
+    grid = wp.HashGrid(12, 12, 12, device=device, dtype=wp.float64)
+    grid.build(points, 0.4, groups=groups)
+    counts = wp.zeros(250, dtype=int, device=device)
+    wp.launch(grouped_neighbour_counts_f64, dim=250, inputs=[grid.id, points, groups, 0.4, counts], device=device)
+    close = np.linalg.norm(pts[:, None] - pts[None], axis=2) <= 0.4
+    np.testing.assert_array_equal(counts.numpy(), (close & (g[:, None] == g[None])).sum(axis=1))
+    return grid
 
 
 def check_hash_grid_neighbours(device):

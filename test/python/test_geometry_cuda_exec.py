@@ -50,6 +50,11 @@ def test_hash_grid_neighbours(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_grouped_float64_hash_grid(device):
+    checks.check_grouped_f64_hash_grid(device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_grouped_mesh(device):
     checks.check_grouped_mesh(device)
 

@@ -146,6 +146,14 @@ def test_hash_grid_on_the_device_counts_the_neighbours_of_all_pairs(fake):
     assert words[layout.HG_NUM_POINTS] == 400 and tuple(words[layout.HG_DIM_X:layout.HG_DIM_Z + 1]) == (16, 16, 16)
 
 
+def test_grouped_float64_grid_on_the_device(fake):
+    grid = checks.check_grouped_f64_hash_grid("cuda:0")
+    words = grid._mirror.read_descriptor()
+    assert_addresses_on_device(fake, words, [layout.HG_POINT_IDS, layout.HG_CELL_STARTS, layout.HG_CELL_ENDS,
+                                             layout.HG_GROUPS])
+    assert words[layout.HG_HAS_GROUPS] == 1
+
+
 def test_an_unbuilt_device_grid_finds_nothing(fake):
     grid = wp.HashGrid(4, 4, 4, device="cuda:0")
     assert grid._mirror.read_descriptor()[layout.HG_CAPACITY] == 0  # (the queries' "never built" test)

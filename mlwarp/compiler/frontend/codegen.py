@@ -344,7 +344,8 @@ class KernelEmitter:
         if backwards:
             it = it.args[0]
         if not (isinstance(it, ast.Call) and resolve_path(self.src.func, it.func) is range):
-            raise self.error(it, "unsupported: for-loops iterate over range(...) or reversed(range(...)) only",
+            raise self.error(it, "unsupported: for-loops iterate over range(...), reversed(range(...)) or a geometry "
+                                 "query (wp.hash_grid_query, wp.bvh_query_*, wp.mesh_query_aabb / _sphere) only",
                              UnsupportedSyntaxError)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(it, "range() takes 1 to 3 positional arguments", UnsupportedSyntaxError)
@@ -580,9 +581,10 @@ class KernelEmitter:
                  if isinstance(self.env.get(n), Var) and wt.is_composite(self.env[n].type)]
         for s in stmts:
             for n in ast.walk(s):
-                if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
+                if isinstance(n, ast.Call) and n.args:
                     obj = resolve_path(self.src.func, n.func)
-                    if getattr(obj, "_wp_stateful_", None) or composite.is_in_place_setter(obj):
+                    if isinstance(n.args[0], ast.Name) and (getattr(obj, "_wp_stateful_", None)
+                                                            or composite.is_in_place_setter(obj)):
                         found.append(n.args[0].id)
                     found += [n.args[k].id for k in geometry.OUT_ARGS.get(getattr(obj, "_wp_intrinsic_", None), ())
                               if k < len(n.args) and isinstance(n.args[k], ast.Name)]

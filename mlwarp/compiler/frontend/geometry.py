@@ -3,8 +3,8 @@ wp.hash_grid_point_id, wp.bvh_query_aabb / _ray / _sphere / _capsule, wp.bvh_que
 wp.tile_bvh_query_aabb / _ray, wp.tile_bvh_query_next, wp.tile_query_valid. Each call is one typed op of
 the warp dialect (dialects/warp/geometry_ops.py); warp-expand-geometry lowers them.
 
-`*_next(query, index)` has Warp's out-parameter form: `query` and `index` must be local variables; the call
-rebinds both (the advanced state, the next index or the old one when nothing is left) and gives the bool.
+`*_next(query, index)` has Warp's out-parameter form: `index` must be a variable (and `query` is one, or a
+temporary, as a call's result); the call rebinds both (the advanced state, the next index or the old one when nothing is left) and gives the bool.
 codegen's `updated_in_place` names them (OUT_ARGS), so loops carry them, a while loop's test included."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
 from . import tiles
-from .resolve import resolve_path
+from .resolve import Denoted, resolve_path
 from ..dialects.warp import builders as wb
 from . import types as ft
 from .values import Var
@@ -30,10 +30,14 @@ NEXT = {"hash_grid_query_next", "bvh_query_next"}
 # a block's BVH queries (mlwarp/geometry/bvh_tiled.py): the query they start, and Warp 1.18's deprecated names
 TILED_QUERIES = {"tile_bvh_query_aabb": "bvh_query_aabb", "tile_bvh_query_ray": "bvh_query_ray"}
 DEPRECATED_TILED = {"bvh_query_aabb_tiled": "tile_bvh_query_aabb", "bvh_query_ray_tiled": "tile_bvh_query_ray",
-                    "bvh_query_next_tiled": "tile_bvh_query_next"}
+                    "bvh_query_next_tiled": "tile_bvh_query_next", "mesh_query_aabb_tiled": "tile_mesh_query_aabb",
+                    "mesh_query_aabb_next_tiled": "tile_mesh_query_aabb_next"}
+# a block's mesh query (mlwarp/geometry/mesh_tiled.py): the block's BVH query of the mesh's tree
+MESH_TILED = {"tile_mesh_query_aabb": "tile_bvh_query_aabb", "tile_mesh_query_aabb_next": "tile_bvh_query_next"}
 OUT_ARGS = {name: (0, 1) for name in NEXT}  # the arguments a *_next call rebinds
-OUT_ARGS.update({"tile_bvh_query_next": (0,), "bvh_query_next_tiled": (0,)})
-INTRINSICS = QUERIES | NEXT | {"hash_grid_point_id"} | set(TILED_QUERIES) | set(DEPRECATED_TILED) | {
+OUT_ARGS.update({name: (0,) for name in ("tile_bvh_query_next", "bvh_query_next_tiled", "tile_mesh_query_aabb_next",
+                                         "mesh_query_aabb_next_tiled")})
+INTRINSICS = QUERIES | NEXT | {"hash_grid_point_id"} | set(TILED_QUERIES) | set(DEPRECATED_TILED) | set(MESH_TILED) | {
     "tile_bvh_query_next", "tile_query_valid"}
 # a BVH query's arguments after the id: (name, kind), then an optional root
 BVH_ARGS = {"bvh_query_aabb": (("lower", "vec3"), ("upper", "vec3")), "bvh_query_ray": (("start", "vec3"), ("dir", "vec3")),
@@ -66,14 +70,25 @@ def _vec3(em, node, name, what) -> Var:
     return v
 
 
-def _float(em, node, name, what) -> Var:
+def _float(em, node, name, what, precision=wt.float32) -> Var:
     v = em.expr(node)
+    shown = ft.name(precision)
     if not wt.is_scalar(v.type) or v.type is wt.bool_:
-        raise em.error(node, f"{name}(): {what} must be a float32, got {ft.name(v.type)}", CompileTypeError)
-    if v.type is not wt.float32:
+        raise em.error(node, f"{name}(): {what} must be a {shown}, got {ft.name(v.type)}", CompileTypeError)
+    if v.type is not precision:
         if wt.is_float(v.type) and v.literal is None:
-            raise em.error(node, f"{name}(): {what} must be a float32, got {ft.name(v.type)}", CompileTypeError)
-        return em.cast(v, wt.float32, node)
+            raise em.error(node, f"{name}(): {what} must be a {shown}, got {ft.name(v.type)}", CompileTypeError)
+        return em.cast(v, precision, node)
+    return v
+
+
+def _grid_point(em, node, name) -> Var:
+    """A hash-grid query's point: a vec3 of float16, float32 or float64 (the query's precision)."""
+    v = em.expr(node)
+    if wt.composite_kind(v.type) != "vec" or wt.inner_shape(v.type) != (3,) or \
+            v.type._wp_scalar_type_ not in (wt.float16, wt.float32, wt.float64):
+        raise em.error(node, f"{name}(): point must be a vec3 of float16, float32 or float64 (vec3h, vec3f, vec3d), "
+                             f"got {ft.name(v.type)}", CompileTypeError)
     return v
 
 
@@ -90,12 +105,18 @@ def call(em, node: ast.Call, name: str, obj) -> Var:
         warnings.warn(f"wp.{name}() is deprecated in Warp 1.18 and is targeted for removal in Warp 1.22. "
                       f"Use wp.{DEPRECATED_TILED[name]}() instead.", DeprecationWarning, stacklevel=2)
         name = DEPRECATED_TILED[name]
-    if name in TILED_QUERIES or name in ("tile_bvh_query_next", "tile_query_valid"):
+    if name in TILED_QUERIES or name in MESH_TILED or name in ("tile_bvh_query_next", "tile_query_valid"):
         return _tiled(em, node, name, obj)
     if name == "hash_grid_query":
-        _arity(em, node, name, (3,), "id, point, max_dist")
-        args = [_id(em, node.args[0], name), _vec3(em, node.args[1], name, "point"),
-                _float(em, node.args[2], name, "max_dist")]
+        _arity(em, node, name, (3, 4), "id, point, max_dist[, group]")
+        point = _grid_point(em, node.args[1], name)
+        precision = point.type._wp_scalar_type_
+        grouped = len(node.args) == 4  # (every int32 is a group: no value stands for "all groups", as in Warp)
+        args = [_id(em, node.args[0], name), point, _float(em, node.args[2], name, "max_dist", precision),
+                _int32(em, node.args[3], name, "group") if grouped else em.const(0, wt.int32),
+                em.const(int(grouped), wt.int32)]
+        qtype = obj._wp_query_type_of_[precision]
+        return Var(wb.create(name, *(a.value for a in args), results=[ft.to_mlir(qtype)]).result, qtype)
     elif name in BVH_ARGS:
         spec = BVH_ARGS[name]
         shown = ", ".join(["id", *(a for a, _ in spec)])
@@ -124,10 +145,10 @@ def _next(em, node, name, obj) -> Var:
     _arity(em, node, name, (2, 3) if bvh else (2,), "query, index" + ("[, max_dist]" if bvh else ""))
     qtypes = getattr(obj, "_wp_query_types_", None) or (obj._wp_query_type_,)
     qn, inode = node.args[:2]
-    if not isinstance(qn, ast.Name) or not isinstance(inode, ast.Name):
-        raise em.error(node, f"{name}(query, index): both arguments must be local variables (the call advances "
-                             f"the query and writes the next index into the variable)", CompileError)
-    q = em.expr(qn)
+    if not isinstance(inode, ast.Name):
+        raise em.error(node, f"{name}(query, index): index must be a variable (the call writes the next index "
+                             f"into it)", CompileError)
+    q = em.expr(qn)  # (a query that is not a variable is advanced as a temporary, as Warp's reference to it)
     if q.type not in qtypes:
         raise em.error(qn, f"{name}(): the query must be a {qtypes[0].__name__}, got {ft.name(q.type)}",
                        CompileTypeError)
@@ -141,14 +162,19 @@ def _next(em, node, name, obj) -> Var:
     op = wb.create(name, q.value, index.value, *(e.value for e in extra),
                    results=[ft.to_mlir(wt.bool_), q.value.type, index.value.type])
     found, advanced, nxt = op.results
-    em.env[qn.id] = Var(advanced, q.type)
+    if isinstance(qn, ast.Name):
+        em.env[qn.id] = Var(advanced, q.type)
     em.env[inode.id] = Var(nxt, wt.int32)
     return Var(found, wt.bool_)
 
 
 def is_query_iteration(em, it) -> bool:
     """`for index in wp.hash_grid_query(...)` (or a BVH query, or a @wp.func query that names its next
-    function in `_wp_next_`, as wp.mesh_query_aabb): Warp's iteration over a query's candidates."""
+    function in `_wp_next_`, as wp.mesh_query_aabb), or `for index in query` over a query variable (its type names
+    its next function in `_wp_iter_next_`): Warp's iteration over a query's candidates."""
+    if isinstance(it, ast.Name):
+        v = em.env.get(it.id)
+        return isinstance(v, Var) and getattr(v.type, "_wp_iter_next_", None) is not None
     if not isinstance(it, ast.Call):
         return False
     obj = resolve_path(em.src.func, it.func)
@@ -158,13 +184,19 @@ def is_query_iteration(em, it) -> bool:
 def emit_for(em, node: ast.For) -> None:
     """The loop as `$query = <the query>; index = 0 (when not defined); while <query>_next($query, index): body`,
     the next function named through the query function's `_wp_next_` attribute (so it resolves however the
-    query was spelled)."""
-    hidden = f"$query{node.lineno}_{node.col_offset}"
-    query = ast.Name(id=hidden, ctx=ast.Load())
+    query was spelled). Over a query variable, the loop advances that variable (as Warp's iteration of the
+    variable itself), with the next function its type names in `_wp_iter_next_`."""
     index = ast.Name(id=node.target.id, ctx=ast.Load())
-    test = ast.Call(func=ast.Attribute(value=node.iter.func, attr="_wp_next_", ctx=ast.Load()), args=[query, index],
-                    keywords=[])
-    stmts = [ast.Assign(targets=[ast.Name(id=hidden, ctx=ast.Store())], value=node.iter)]
+    stmts = []
+    if isinstance(node.iter, ast.Name):
+        query = node.iter
+        next_function = Denoted(em.env[query.id].type._wp_iter_next_)
+    else:
+        hidden = f"$query{node.lineno}_{node.col_offset}"
+        query = ast.Name(id=hidden, ctx=ast.Load())
+        next_function = ast.Attribute(value=node.iter.func, attr="_wp_next_", ctx=ast.Load())
+        stmts.append(ast.Assign(targets=[ast.Name(id=hidden, ctx=ast.Store())], value=node.iter))
+    test = ast.Call(func=next_function, args=[query, index], keywords=[])
     if not isinstance(em.env.get(node.target.id), Var):
         stmts.append(ast.Assign(targets=[ast.Name(id=node.target.id, ctx=ast.Store())], value=ast.Constant(0)))
     stmts.append(ast.While(test=test, body=node.body, orelse=[]))
@@ -173,7 +205,8 @@ def emit_for(em, node: ast.For) -> None:
         ast.fix_missing_locations(s)
         with em.loc(s):
             em.emit_stmt(s)
-    em.env.pop(hidden, None)
+    if not isinstance(node.iter, ast.Name):
+        em.env.pop(query.id, None)
 
 
 # -- a block's BVH queries (Warp's CPU semantics: mlwarp/geometry/bvh_tiled.py) ---------------------------
@@ -191,15 +224,20 @@ def _set_last_valid(q: ir.Value, flag: ir.Value) -> ir.Value:
 
 def _tiled(em, node, name, obj) -> Var:
     """tile_bvh_query_aabb / _ray: the ordinary query (warp.bvh_query_aabb / _ray typed BvhQueryTiled, whose next()
-    dispatches on its kind) with last_valid = 1; tile_bvh_query_next(query): one bvh_query_next from index -1,
+    dispatches on its kind) with last_valid = 1; tile_mesh_query_aabb: tile_bvh_query_aabb of the mesh's tree, typed
+    MeshQueryAABBTiled; tile_bvh_query_next(query): one bvh_query_next from index -1,
     last_valid = found, and the index as a tile of shape (1,) (one lane); tile_query_valid(query): last_valid."""
-    if name in TILED_QUERIES:
-        spec = BVH_ARGS[TILED_QUERIES[name]]
-        _arity(em, node, name, (len(spec) + 1,), ", ".join(["id", *(a for a, _ in spec)]))
-        args = [_id(em, node.args[0], name), *(_vec3(em, a, name, what) for (what, _), a in zip(spec, node.args[1:])),
-                em.const(-1, wt.int32)]
+    mesh = name == "tile_mesh_query_aabb"  # (the query of the mesh's tree: mlwarp/geometry/mesh_tiled.py)
+    query = TILED_QUERIES[MESH_TILED[name] if mesh else name] if mesh or name in TILED_QUERIES else None
+    if query is not None:
+        what = ("low", "high") if mesh else tuple(a for a, _ in BVH_ARGS[query])
+        _arity(em, node, name, (len(what) + 1,), ", ".join(["id", *what]))
+        tree = _id(em, node.args[0], name)
+        if mesh:
+            tree = Var(_mesh_tree(tree.value), wt.uint64)
+        args = [tree, *(_vec3(em, a, name, w) for w, a in zip(what, node.args[1:])), em.const(-1, wt.int32)]
         qtype = obj._wp_query_type_
-        q = _block_level(em, wb.create(TILED_QUERIES[name], *(a.value for a in args), results=[ft.to_mlir(qtype)]))
+        q = _block_level(em, wb.create(query, *(a.value for a in args), results=[ft.to_mlir(qtype)]))
         return Var(_set_last_valid(q.result, em.const(1, wt.int32).value), qtype)
     _arity(em, node, name, (1,), "query")
     qtypes = obj._wp_query_types_
@@ -223,6 +261,20 @@ def _tiled(em, node, name, obj) -> Var:
                                     results=[ft.to_mlir(wt.bool_), q.value.type, ft.to_mlir(wt.int32)]))
     found, advanced, index = op.results
     em.env[qn.id] = Var(_set_last_valid(advanced, arith.ExtUIOp(ft.to_mlir(wt.int32), found).result), q.type)
+    return _index_tile(em, index)
+
+
+def _mesh_tree(mesh_id: ir.Value) -> ir.Value:
+    """The id of a mesh's tree (its descriptor's MESH_BVH word: wp.mesh_get_bvh)."""
+    i64 = ir.IntegerType.get_signless(64)
+    words = wb.array_from_ptr(wb.cast(mesh_id, i64), [arith.ConstantOp(ir.IntegerType.get_signless(32),
+                                                                      layout.MESH_WORDS).result], i64)
+    word = wb.load(words, [arith.ConstantOp(ir.IntegerType.get_signless(32), layout.MESH_BVH).result])
+    return wb.cast(word, ft.to_mlir(wt.uint64))
+
+
+def _index_tile(em, index: ir.Value) -> Var:
+    """A step's index as Warp's CPU tile of the lanes: the index at element 0, -1 at the others."""
     tiles._mark(em)  # (the module now has tiles: its build runs the tile stages)
     lanes = tiles.lanes(em)
     t = ft.TileT(wt.int32, (lanes,))

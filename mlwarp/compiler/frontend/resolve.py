@@ -15,6 +15,15 @@ from mlwarp.core.intrinsics import KernelOnly
 _MISSING = object()
 
 
+class Denoted(ast.Name):
+    """A name the frontend synthesizes that denotes `obj` whatever the user's scopes hold: its own calls of a known
+    function (a `for` loop over a query variable calls the query's next function through one)."""
+
+    def __init__(self, obj, **location):
+        super().__init__(id=f"$denoted_{getattr(obj, '__name__', 'object')}", ctx=ast.Load(), **location)
+        self.obj = obj
+
+
 def closure_vars(func) -> dict:
     cells = func.__closure__ or ()
     out = {}
@@ -65,6 +74,8 @@ _KERNEL_ONLY = {"vector": wv.vector, "matrix": wv.matrix, "quaternion": wv.quate
 def resolve_path(func, node: ast.AST):
     """Resolves `Name` / `Attribute` chains (`wp.sin`, `math.pi`) to a Python object, or _MISSING;
     `wp.static(expr)` resolves to the value of `expr`."""
+    if isinstance(node, Denoted):
+        return node.obj
     if is_static_call(func, node):
         return static_value(func, node)
     if isinstance(node, ast.Name):

@@ -6,13 +6,16 @@ arrays, so what this pass builds is ordinary warp IR that both targets lower. Th
 Warp 1.19's hashgrid.h step for step:
 
   hash_grid_query       the query box's cell range (hash_grid_cell_coord: floor, saturated; at most dim cells
-                        per axis) and the first cell's [start, end) in the sorted point ids
+                        per axis), computed in the point's precision (f16 / f32 / f64, the grid's inverse cell
+                        width stored for it), and the first cell's [start, end) in the sorted point ids; a
+                        grouped query on a grid built with groups narrows each cell's range to its group's
+                        points (two binary searches of the sorted positions' groups, as uint32)
   hash_grid_query_next  an scf.while over cells (x fastest, then y, then z) until one has points left or the
                         range is exhausted; then the point id, the index out-parameter (unchanged when nothing
                         is found) and the advanced state
   hash_grid_point_id    point_ids[index] (-1 when the grid was never built or reserved)
 
-Two departures in how, not what: a query whose x range lies inside the grid (0 <= x_start <= x_end < dim_x,
+Two departures in how, not what: an ungrouped query whose x range lies inside the grid (0 <= x_start <= x_end < dim_x,
 the common case) walks whole rows, not cells: the row's cells are consecutive cell indices, so their points
 are one range of the sorted ids [cell_starts[first], cell_ends[last]) (empty cells hold the empty range at
 their place: build_kernels.grid_ranges), met in Warp's order (x fastest) with a third of the steps, each
@@ -92,6 +95,11 @@ class Descriptor:
             self._floats = wb.array_from_ptr(self.address, [c32(2 * self.words)], ir.F32Type.get())
         return wb.load(self._floats, [c32(2 * k)])
 
+    def scalar(self, k: int, t: ir.Type) -> ir.Value:
+        """Word k read as a float of type t (f16: the word's low 16 bits, f32: its low half, f64: the word)."""
+        per_word = 64 // t.width
+        return wb.load(wb.array_from_ptr(self.address, [c32(per_word * self.words)], t), [c32(per_word * k)])
+
     def array(self, k: int, length: ir.Value, dtype: ir.Type) -> ir.Value:
         return wb.array_from_ptr(self.word(k), [length], dtype)
 
@@ -104,6 +112,30 @@ def cell_coord(v: ir.Value) -> ir.Value:
     low = select(fcmp("OLT", c, cf32(-2147483648.0)), c32(INT_MIN), c32(0))
     mid = select(fcmp("OGE", c, cf32(-2147483648.0)), as_int, low)
     return select(fcmp("OGE", c, cf32(2147483648.0)), c32(INT_MAX - 1), mid)
+
+
+def cell_coord_f64(v: ir.Value) -> ir.Value:
+    """hash_grid_cell_coord(double) on the host: as the float one, but INT_MAX - 1 from 2^31 - 2 on (a double holds
+    2^31 - 1, which must not become INT_MAX)."""
+    f64 = ir.F64Type.get()
+    bound = lambda x: arith.ConstantOp(f64, ir.FloatAttr.get(f64, x)).result  # noqa: E731
+    c = math.FloorOp(v).result
+    as_int = arith.FPToSIOp(i32(), c).result
+    low = select(fcmp("OLT", c, bound(-2147483648.0)), c32(INT_MIN), c32(0))
+    mid = select(fcmp("OGE", c, bound(-2147483648.0)), as_int, low)
+    return select(fcmp("OGE", c, bound(2147483646.0)), c32(INT_MAX - 1), mid)
+
+
+def cell_coord_of(v: ir.Value) -> ir.Value:
+    """hash_grid_cell_coord of a query's precision (a half is converted to float first, as Warp's)."""
+    if isinstance(v.type, ir.F64Type):
+        return cell_coord_f64(v)
+    if isinstance(v.type, ir.F16Type):
+        v = arith.ExtFOp(ir.F32Type.get(), v).result
+    return cell_coord(v)
+
+
+INV_WORDS = {16: layout.HG_CELL_WIDTH_INV_F16, 32: layout.HG_CELL_WIDTH_INV, 64: layout.HG_CELL_WIDTH_INV_F64}
 
 
 def query_end(start, end, dim) -> ir.Value:
@@ -132,6 +164,23 @@ class HashGrid:
             r = arith.RemSIOp(v, dim).result
             scf.YieldOp([select(icmp("slt", r, c32(0)), arith.AddIOp(r, dim).result, r)])
         return branch.result
+
+    def group_range(self, grouped, group, start, end) -> tuple:
+        """hash_grid_query_set_cell's narrowing of a cell's [start, end) to `group`'s points where `grouped`: two
+        binary searches of the sorted positions' groups, compared as uint32 (Warp's lower bounds of the keys
+        (cell, group) and (cell, group) + 1)."""
+        branch = scf.IfOp(icmp("ne", grouped, c32(0)), [i32(), i32()], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            capacity = self.d.word32(layout.HG_NUM_POINTS)
+            groups = self.d.array(layout.HG_GROUPS, select(icmp("sgt", capacity, c32(1)), capacity, c32(1)), i32())
+            first = _lower_bound(groups, start, end, lambda g: icmp("ult", g, group))
+            scf.YieldOp([first, _lower_bound(groups, first, end, lambda g: icmp("ule", g, group))])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([start, end])
+        return branch.results[0], branch.results[1]
+
+    def has_groups(self) -> ir.Value:
+        return icmp("ne", self.d.word(layout.HG_HAS_GROUPS), arith.ConstantOp(i64(), 0).result)
 
     def cell_range(self, x, y, z, x_lo=None) -> tuple:
         """hash_grid_query_set_cell: [cell_starts[cell], cell_ends[cell]) of the cell at (x, y, z) mod dims; with
@@ -167,7 +216,7 @@ class HashGrid:
         k = select(icmp("sgt", k, c32(0)), k, c32(0))
         pid = arith.ExtSIOp(i64(), wb.load(ids, [k])).result
         address = arith.AddIOp(self.d.word(layout.HG_POINTS),
-                               arith.MulIOp(pid, arith.ConstantOp(i64(), 12).result).result).result
+                               arith.MulIOp(pid, self.d.word(layout.HG_POINT_BYTES)).result).result
         ptr = llvm.inttoptr(ir.Type.parse("!llvm.ptr"), address)
         llvm.intr_prefetch(ptr, 0, 3, 1)  # read, keep in all levels, data cache
 
@@ -175,6 +224,21 @@ class HashGrid:
         capacity = self.d.word32(layout.HG_CAPACITY)
         length = select(icmp("sgt", capacity, c32(1)), capacity, c32(1))  # (one slot even when never built)
         return self.d.array(layout.HG_POINT_IDS, length, i32())
+
+
+def _lower_bound(values, lo, hi, before) -> ir.Value:
+    """The first position in [lo, hi) whose value is not `before` (a predicate false from some position on)."""
+    loop = scf.WhileOp([i32(), i32()], [lo, hi])
+    head = loop.before.blocks.append(i32(), i32())
+    body = loop.after.blocks.append(i32(), i32())
+    with ir.InsertionPoint(head):
+        scf.ConditionOp(icmp("slt", head.arguments[0], head.arguments[1]), list(head.arguments))
+    with ir.InsertionPoint(body):
+        a, b = body.arguments
+        mid = arith.AddIOp(a, arith.DivSIOp(arith.SubIOp(b, a).result, c32(2)).result).result
+        left = before(wb.load(values, [mid]))
+        scf.YieldOp([select(left, arith.AddIOp(mid, c32(1)).result, a), select(left, b, mid)])
+    return loop.results[0]
 
 
 def field(q, name) -> ir.Value:
@@ -193,17 +257,19 @@ def set_fields(q, **values) -> ir.Value:
 
 def hash_grid_query(op) -> ir.Value:
     grid = HashGrid(op.id)
-    inv = grid.d.float(layout.HG_CELL_WIDTH_INV)
+    t = op.max_dist.type  # the query's precision: Warp's arithmetic in it, each operation rounded to it
+    inv = grid.d.scalar(INV_WORDS[t.width], t)
     r = op.max_dist
-    p = [wb.create("extract", op.point, [c32(k)], results=[ir.F32Type.get()]).result for k in range(3)]
-    starts = [cell_coord(arith.MulFOp(arith.SubFOp(c, r).result, inv).result) for c in p]
-    ends = [query_end(s, cell_coord(arith.MulFOp(arith.AddFOp(c, r).result, inv).result), d)
+    p = [wb.create("extract", op.point, [c32(k)], results=[t]).result for k in range(3)]
+    starts = [cell_coord_of(arith.MulFOp(arith.SubFOp(c, r).result, inv).result) for c in p]
+    ends = [query_end(s, cell_coord_of(arith.MulFOp(arith.AddFOp(c, r).result, inv).result), d)
             for s, c, d in zip(starts, p, grid.dims)]
-    rows = grid.rowwise(starts[0], ends[0])
+    grouped = arith.ExtUIOp(i32(), arith.AndIOp(icmp("ne", op.grouped, c32(0)), grid.has_groups()).result).result
+    rows = arith.AndIOp(grid.rowwise(starts[0], ends[0]), icmp("eq", grouped, c32(0))).result
     x = select(rows, ends[0], starts[0])
-    ci, ce = grid.cell_range(x, starts[1], starts[2], x_lo=starts[0])
+    ci, ce = grid.group_range(grouped, op.group, *grid.cell_range(x, starts[1], starts[2], x_lo=starts[0]))
     q = wb.create("construct", [], results=[op.query.type]).result  # (zero; IRDL unifies a variadic group's types)
-    values = [op.id, *starts, *ends, x, *starts[1:], ci, ce]
+    values = [op.id, *starts, *ends, x, *starts[1:], ci, ce, op.group, grouped]
     return set_fields(q, **dict(zip(layout.HASH_GRID_QUERY_FIELDS, values)))
 
 
@@ -227,7 +293,8 @@ def hash_grid_query_next(op) -> list:
         q, _ = after.arguments
         one = c32(1)
         x_start, x_end = field(q, "x_start"), field(q, "x_end")
-        rows = grid.rowwise(x_start, x_end)  # (then x is x_end: each step is the next row)
+        grouped = field(q, "grouped")
+        rows = arith.AndIOp(grid.rowwise(x_start, x_end), icmp("eq", grouped, c32(0))).result  # (then x is x_end)
         x = arith.AddIOp(field(q, "x"), one).result
         wrap_x = icmp("sgt", x, x_end)
         x = select(wrap_x, select(rows, x_end, x_start), x)
@@ -236,7 +303,8 @@ def hash_grid_query_next(op) -> list:
         y = select(wrap_y, field(q, "y_start"), y)
         z = select(wrap_y, arith.AddIOp(field(q, "z"), one).result, field(q, "z"))
         done = icmp("sgt", z, field(q, "z_end"))
-        ci, ce = grid.cell_range(x, y, z, x_lo=select(rows, x_start, x))  # (a wrapped cell: in range even past the end)
+        ci, ce = grid.group_range(grouped, field(q, "group"),  # (a wrapped cell: in range even past the end)
+                                  *grid.cell_range(x, y, z, x_lo=select(rows, x_start, x)))
         ci = select(done, field(q, "cell_index"), ci)
         ce = select(done, field(q, "cell_end"), ce)
         scf.YieldOp([set_fields(q, x=x, y=y, z=z, cell_index=ci, cell_end=ce), done])

@@ -1,7 +1,7 @@
 // RUN: mlwarp-opt %s --warp-expand-geometry | FileCheck %s
 
 // A hash-grid query becomes reads of the grid's descriptor (the id is its address: int64 words, the cell
-// width's inverse a float32 at f32 index 16), the cell range of the query box and the first cell's
+// width's inverse of a float32 query a float32 at f32 index 16), the cell range of the query box and the first cell's
 // [start, end) in the sorted point ids, stored into the state struct field by field.
 // CHECK-LABEL: func.func @query
 // CHECK-NOT: warp.hash_grid_query"
@@ -19,7 +19,10 @@
 // CHECK: %[[LE:.+]] = arith.cmpi sle, %[[XS]], %[[XE]] : i32
 // CHECK: %[[IN:.+]] = arith.andi %[[GE0]], %[[LE]] : i1
 // CHECK: %[[LT:.+]] = arith.cmpi slt, %[[XE]], %{{.+}} : i32
-// CHECK: %[[ROWS:.+]] = arith.andi %[[IN]], %[[LT]] : i1
+// CHECK: %[[INSIDE:.+]] = arith.andi %[[IN]], %[[LT]] : i1
+// A grouped query (the call's flag and the grid's HG_HAS_GROUPS word) steps cell by cell.
+// CHECK: %[[UNGROUPED:.+]] = arith.cmpi eq, %[[GROUPED:.+]], %c0_i32{{.*}} : i32
+// CHECK: %[[ROWS:.+]] = arith.andi %[[INSIDE]], %[[UNGROUPED]] : i1
 // CHECK: %[[X:.+]] = arith.select %[[ROWS]], %[[XE]], %[[XS]] : i32
 // The cell's coordinates mod dims: the division only for a coordinate outside [0, dim).
 // CHECK: %[[INX:.+]] = arith.cmpi ult, %[[XS]], %{{.+}} : i32
@@ -29,13 +32,23 @@
 // CHECK-NEXT: arith.remsi %[[XS]]
 // CHECK: %[[SPAN:.+]] = arith.subi %[[X]], %[[XS]] : i32
 // CHECK-NEXT: %[[LAST:.+]] = arith.addi %[[CELL:.+]], %[[SPAN]] : i32
-// CHECK: "warp.load"(%{{.+}}, %[[CELL]])
-// CHECK: "warp.load"(%{{.+}}, %[[LAST]])
+// CHECK: %[[START:.+]] = "warp.load"(%{{.+}}, %[[CELL]])
+// CHECK: %[[END:.+]] = "warp.load"(%{{.+}}, %[[LAST]])
+// A grouped query narrows the cell's range to its group's points: two binary searches (lower bounds) over the
+// sorted positions' groups, compared as uint32.
+// CHECK: %[[NARROW:.+]] = arith.cmpi ne, %[[GROUPED]], %c0_i32{{.*}} : i32
+// CHECK-NEXT: %[[RANGE:.+]]:2 = scf.if %[[NARROW]] -> (i32, i32) {
+// CHECK: %[[FIRST:.+]]:2 = scf.while (%[[LO:.+]] = %[[START]], %[[HI:.+]] = %[[END]]) : (i32, i32) -> (i32, i32) {
+// CHECK: arith.cmpi ult, %{{.+}}, %arg3 : i32
+// CHECK: scf.while (%{{.+}} = %[[FIRST]]#0, %{{.+}} = %[[END]]) : (i32, i32) -> (i32, i32) {
+// CHECK: arith.cmpi ule, %{{.+}}, %arg3 : i32
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[START]], %[[END]] : i32, i32
 // CHECK: "warp.construct"() : () -> !warp.struct<"Q"
-// CHECK-COUNT-12: "warp.struct_set"
-func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32) -> !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]> {
-  %q = "warp.hash_grid_query"(%id, %p, %r) : (ui64, !warp.vec<3, f32>, f32) -> !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
-  return %q : !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
+// CHECK-COUNT-14: "warp.struct_set"
+func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32, %g: i32, %grouped: i32) -> !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]> {
+  %q = "warp.hash_grid_query"(%id, %p, %r, %g, %grouped) : (ui64, !warp.vec<3, f32>, f32, i32, i32) -> !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
+  return %q : !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
 }
 
 // query_next: an scf.while over cells while the current one is used up and the range is not exhausted;
@@ -49,9 +62,12 @@ func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32) -> !warp.struct<"Q",
 // range; otherwise Warp's cell-by-cell step.
 // CHECK: %[[XS:.+]] = "warp.struct_get"(%{{.+}}) {field = 1 : i64}
 // CHECK: %[[XE:.+]] = "warp.struct_get"(%{{.+}}) {field = 4 : i64}
+// CHECK: %[[GROUPED:.+]] = "warp.struct_get"(%{{.+}}) {field = 13 : i64}
 // CHECK: %[[IN:.+]] = arith.andi %{{.+}}, %{{.+}} : i1
 // CHECK: arith.cmpi slt, %[[XE]], %{{.+}} : i32
-// CHECK: %[[ROWS:.+]] = arith.andi %[[IN]], %{{.+}} : i1
+// CHECK: %[[INSIDE:.+]] = arith.andi %[[IN]], %{{.+}} : i1
+// CHECK: %[[UNGROUPED:.+]] = arith.cmpi eq, %[[GROUPED]], %c0_i32{{.*}} : i32
+// CHECK: %[[ROWS:.+]] = arith.andi %[[INSIDE]], %[[UNGROUPED]] : i1
 // CHECK: %[[WRAP:.+]] = arith.cmpi sgt, %{{.+}}, %[[XE]] : i32
 // CHECK: %[[BACK:.+]] = arith.select %[[ROWS]], %[[XE]], %[[XS]] : i32
 // CHECK: arith.select %[[WRAP]], %[[BACK]], %{{.+}} : i32
@@ -61,15 +77,41 @@ func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32) -> !warp.struct<"Q",
 // CHECK: %[[ID:.+]] = "warp.load"(%{{.+}}, %{{.+}}) : (!warp.array<i32, 1 : i64>, i32) -> i32
 // CHECK: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c4_i32{{.*}} : i32
 // CHECK: %[[PID:.+]] = "warp.load"(%{{.+}}, %{{.+}}) : (!warp.array<i32, 1 : i64>, i32) -> i32
-// CHECK: "warp.load"(%{{.+}}, %c9_i32{{.*}}) : (!warp.array<i64, 1 : i64>, i32) -> i64
-// CHECK: arith.muli %{{.+}}, %c12_i64 : i64
+// CHECK: %[[BYTES:.+]] = "warp.load"(%{{.+}}, %c12_i32{{.*}}) : (!warp.array<i64, 1 : i64>, i32) -> i64
+// CHECK: arith.muli %{{.+}}, %[[BYTES]] : i64
 // CHECK: %[[PTR:.+]] = llvm.inttoptr %{{.+}} : i64 to !llvm.ptr
 // CHECK: "llvm.intr.prefetch"(%[[PTR]]) <{cache = 1 : i32, hint = 3 : i32, rw = 0 : i32}>
 // CHECK: %[[NEXT:.+]] = arith.select %{{.+}}, %[[ID]], %arg1 : i32
 // CHECK: return %{{.+}}, %{{.+}}, %[[NEXT]]
-func.func @next(%q: !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, %i: i32) -> (i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32) {
-  %f, %q2, %j = "warp.hash_grid_query_next"(%q, %i) : (!warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32) -> (i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32)
-  return %f, %q2, %j : i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32
+func.func @next(%q: !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, %i: i32) -> (i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32) {
+  %f, %q2, %j = "warp.hash_grid_query_next"(%q, %i) : (!warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32) -> (i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32)
+  return %f, %q2, %j : i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32
+}
+
+// A float64 query: its arithmetic in f64 with the f64 inverse (descriptor word 10), and Warp's double
+// hash_grid_cell_coord (INT_MAX - 1 from 2^31 - 2 on).
+// CHECK-LABEL: func.func @query_f64
+// CHECK: %[[INV:.+]] = "warp.load"(%{{.+}}, %c10_i32{{.*}}) : (!warp.array<f64, 1 : i64>, i32) -> f64
+// CHECK: %[[LO:.+]] = arith.subf %{{.+}}, %arg2 : f64
+// CHECK-NEXT: %[[S:.+]] = arith.mulf %[[LO]], %[[INV]] : f64
+// CHECK-NEXT: %[[F:.+]] = math.floor %[[S]] : f64
+// CHECK: arith.cmpf oge, %[[F]], %cst{{.*}} : f64
+func.func @query_f64(%id: ui64, %p: !warp.vec<3, f64>, %r: f64, %g: i32, %grouped: i32) -> !warp.struct<"QD", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]> {
+  %q = "warp.hash_grid_query"(%id, %p, %r, %g, %grouped) : (ui64, !warp.vec<3, f64>, f64, i32, i32) -> !warp.struct<"QD", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
+  return %q : !warp.struct<"QD", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
+}
+
+// A float16 query: each operation in f16 (rounded to half, as Warp's), the half inverse (word 11, at f16 index
+// 44), and the cell coordinate of the half as a float.
+// CHECK-LABEL: func.func @query_f16
+// CHECK: %[[INV:.+]] = "warp.load"(%{{.+}}, %c44_i32{{.*}}) : (!warp.array<f16, 1 : i64>, i32) -> f16
+// CHECK: %[[LO:.+]] = arith.subf %{{.+}}, %arg2 : f16
+// CHECK-NEXT: %[[S:.+]] = arith.mulf %[[LO]], %[[INV]] : f16
+// CHECK-NEXT: %[[W:.+]] = arith.extf %[[S]] : f16 to f32
+// CHECK-NEXT: math.floor %[[W]] : f32
+func.func @query_f16(%id: ui64, %p: !warp.vec<3, f16>, %r: f16, %g: i32, %grouped: i32) -> !warp.struct<"QH", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]> {
+  %q = "warp.hash_grid_query"(%id, %p, %r, %g, %grouped) : (ui64, !warp.vec<3, f16>, f16, i32, i32) -> !warp.struct<"QH", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
+  return %q : !warp.struct<"QH", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
 }
 
 // point_id: point_ids[index], or -1 when the grid was never built (capacity word 0).

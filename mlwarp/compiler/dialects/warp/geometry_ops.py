@@ -8,10 +8,11 @@ A query's state is a `!warp.struct` of i32 (and ui64) fields whose layout the ex
 
 from __future__ import annotations
 
-from .opdefs import Base, Is, OpDef, Operand, Result, Var
+from .opdefs import AnyOf, Base, Is, OpDef, Operand, Result, Var
 
 ID = Operand("id", Is("ui64"))
 VEC3 = Base("warp.vec")  # a vec3f (the frontend casts); IRDL cannot name a type of the dialect it defines
+FLOAT = AnyOf(Is("f16"), Is("f32"), Is("f64"))  # a hash-grid query's precision (its point's scalar)
 QUERY = Var("Q", Base("warp.struct"))
 QUERY_NEXT = (Operand("query", QUERY), Operand("index", Is("i32")))
 ROOT = Operand("root", Is("i32"))  # the node to start at; -1: the tree's root
@@ -19,9 +20,12 @@ QUERY_RESULT = (Result("query", Base("warp.struct")),)
 QUERY_NEXT_RESULTS = (Result("found", Is("i1")), Result("advanced", QUERY), Result("next_index", Is("i32")))
 
 GEOMETRY_OPS = [
-    OpDef("hash_grid_query", "wp.hash_grid_query(id, point, max_dist): the state of a query of every point in the "
-          "cells the box point +- max_dist overlaps (Warp's order: x fastest, then y, then z)",
-          (ID, Operand("point", VEC3), Operand("max_dist", Is("f32"))), (Result("query", Base("warp.struct")),)),
+    OpDef("hash_grid_query", "wp.hash_grid_query(id, point, max_dist[, group]): the state of a query of every point "
+          "in the cells the box point +- max_dist overlaps (Warp's order: x fastest, then y, then z), computed in the "
+          "point's precision (vec3h / vec3f / vec3d, max_dist of its scalar); with grouped = 1, of group's points only "
+          "when the grid was built with groups",
+          (ID, Operand("point", VEC3), Operand("max_dist", FLOAT), Operand("group", Is("i32")),
+           Operand("grouped", Is("i32"))), (Result("query", Base("warp.struct")),)),
     OpDef("hash_grid_query_next", "wp.hash_grid_query_next(query, index): the next candidate's point index",
           QUERY_NEXT, QUERY_NEXT_RESULTS),
     OpDef("hash_grid_point_id", "wp.hash_grid_point_id(id, index): the index-th point in cell order (-1 when the "
