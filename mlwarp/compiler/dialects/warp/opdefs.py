@@ -105,6 +105,8 @@ class OpDef(NamedTuple):
     results: tuple = ()
     attributes: tuple = ()
     regions: tuple = ()  # region names; each region's one block ends in gpu.yield (IRDL ops are no terminators)
+    checks: tuple = ()  # what relates operands, results and attributes beyond their types (rules.py)
+    effect: str = "any"  # rules.PURE, READ, ALLOC or ANY: what warp-cse may erase or merge
 
     @property
     def full_name(self) -> str:
