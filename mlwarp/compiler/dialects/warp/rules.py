@@ -93,7 +93,8 @@ class Components(NamedTuple):
 
 
 class Convertible(NamedTuple):
-    """warp.cast: a scalar to a scalar, or a composite to one of the same kind and shape."""
+    """warp.cast: a scalar to a scalar, a composite to one of the same kind and shape, a tile to a tile of the same
+    shape (astype)."""
     input: str
     output: str
 

@@ -225,6 +225,8 @@ _SCALARS = (ir.IntegerType, ir.FloatType, ir.IndexType)
 
 
 def _shape_of(info):
+    if isinstance(info, TileInfo):
+        return ("tile", info.shape)
     if isinstance(info, VecInfo):
         return ("vec", info.length)
     if isinstance(info, MatInfo):
@@ -241,7 +243,8 @@ def _convertible(c: Convertible, o: _Op):
     a, b = _shape_of(o.reader.info(src)), _shape_of(o.reader.info(dst))
     if a is not None and a == b:
         return None
-    return f"{src} does not convert to {dst} (scalars convert to scalars, composites to the same kind and shape)"
+    return (f"{src} does not convert to {dst} (scalars convert to scalars, composites and tiles to the same kind "
+            f"and shape)")
 
 
 def _tile_rank(c: TileRank, o: _Op):
