@@ -175,7 +175,7 @@ func.func @tile_map_body(%t: !warp.tile<f32, array<i64: 8>>) -> !warp.tile<f32, 
 
 // -----
 // Warp's arrays have 1..4 dimensions, wherever the type appears.
-// expected-error@+1 {{'func.func' op type: block argument #0: !warp.array<f32, 7 : i64> has 7 dimensions; Warp's arrays have 1..4}}
+// expected-error@+1 {{'func.func' op type: argument #0: !warp.array<f32, 7 : i64> has 7 dimensions; Warp's arrays have 1..4}}
 func.func @seven_dims(%a: !warp.array<f32, 7>) {
   return
 }

@@ -11,118 +11,97 @@ Each record kind is one rule; `RULE_NAMES` gives the words a verifier message st
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from .opdefs import Record
 
 
-class PerDimension(NamedTuple):
+class PerDimension(Record):
     """`group` holds one value per dimension of `of` (an array, its descriptor, or a tile)."""
-    group: str
-    of: str
+    __slots__ = ("group", "of")
 
 
-class LeadingIndices(NamedTuple):
+class LeadingIndices(Record):
     """`group` indexes 1..rank-1 leading dimensions of array `of`; `result` is the array of the rest."""
-    group: str
-    of: str
-    result: str
+    __slots__ = ("group", "of", "result")
 
 
-class SliceDims(NamedTuple):
+class SliceDims(Record):
     """warp.slice's {dims}: one entry per leading source dimension (-1 an index: one bound; else bits 1/2/4, the
     bounds that follow), the bounds counted out in `bounds`, the result's rank the slices' and the trailing ones."""
-    attr: str
-    of: str
-    bounds: str
-    result: str
+    __slots__ = ("attr", "of", "bounds", "result")
 
 
-class ArrayOfShape(NamedTuple):
+class ArrayOfShape(Record):
     """Array result `result` has as many dimensions as `group` has values (array_from_ptr's shape operands),
     or as attribute `attr` has entries (local_array's {shape}, each extent >= 0); rank 1 when neither is given."""
-    result: str
-    group: str = ""
-    attr: str = ""
+    __slots__ = ("result", "group", "attr")
+    DEFAULTS = {"group": "", "attr": ""}
 
 
-class Count(NamedTuple):
+class Count(Record):
     """`group` has one of the `allowed` numbers of values (warp.tid: one per launch dimension, 1..4)."""
-    group: str
-    allowed: tuple
+    __slots__ = ("group", "allowed")
 
 
-class OneOf(NamedTuple):
+class OneOf(Record):
     """String attribute `attr` is one of `values`."""
-    attr: str
-    values: tuple
+    __slots__ = ("attr", "values")
 
 
-class InRange(NamedTuple):
+class InRange(Record):
     """Integer attribute `attr` is lo..hi."""
-    attr: str
-    lo: int
-    hi: int
+    __slots__ = ("attr", "lo", "hi")
 
 
-class AxisOf(NamedTuple):
+class AxisOf(Record):
     """Integer attribute `attr` is a dimension of `of` (0..rank-1), or -1 (all of them) where `whole` allows."""
-    attr: str
-    of: str
-    whole: bool = False
+    __slots__ = ("attr", "of", "whole")
+    DEFAULTS = {"whole": False}
 
 
-class StructField(NamedTuple):
+class StructField(Record):
     """{field = k} is a field of struct `aggregate`, and `value` (an operand or the result) has its type."""
-    attr: str
-    aggregate: str
-    value: str
+    __slots__ = ("attr", "aggregate", "value")
 
 
-class ComponentAt(NamedTuple):
+class ComponentAt(Record):
     """`value` has the type of the component of `aggregate` at `indices`: v[i] and q[i] a scalar, m[i, j] a
     scalar, m[i] a row (a vec of the matrix's columns)."""
-    aggregate: str
-    indices: str
-    value: str
+    __slots__ = ("aggregate", "indices", "value")
 
 
-class Components(NamedTuple):
+class Components(Record):
     """warp.construct: `group` is empty (the zero value) or the composite's scalars in storage order (a struct:
     empty only)."""
-    group: str
-    result: str
+    __slots__ = ("group", "result")
 
 
-class Convertible(NamedTuple):
+class Convertible(Record):
     """warp.cast: a scalar to a scalar, a composite to one of the same kind and shape, a tile to a tile of the same
     shape (astype)."""
-    input: str
-    output: str
+    __slots__ = ("input", "output")
 
 
-class TileRank(NamedTuple):
+class TileRank(Record):
     """Tile `tile` has rank lo..hi."""
-    tile: str
-    lo: int
-    hi: int
+    __slots__ = ("tile", "lo", "hi")
 
 
-class TileShapes(NamedTuple):
+class TileShapes(Record):
     """The shapes of the op's tiles compose as `relation` says (verify.SHAPE_RELATIONS: "matmul",
     "transpose", "reduce", ...); `names` are the tiles it reads, in its order."""
-    relation: str
-    names: tuple
+    __slots__ = ("relation", "names")
 
 
-class TileElements(NamedTuple):
+class TileElements(Record):
     """warp.tile_map: its body's block takes each input tile's element type; its inputs and results have one
     shape."""
+    __slots__ = ()
 
 
-class ElementIs(NamedTuple):
+class ElementIs(Record):
     """Tile `tile`'s element type is `dtype` (tile_dft: vec2 of a float), spelled as MLIR prints it; a `{}` in
     it stands for any float type."""
-    tile: str
-    dtype: str
+    __slots__ = ("tile", "dtype")
 
 
 RULE_NAMES = {

@@ -14,54 +14,47 @@ not outlive the context of its types (it holds them): make one per walk (the ver
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from mlir import ir
 
 from .explain import split_top_level
+from .opdefs import Record
 
 
-class ArrayInfo(NamedTuple):
-    dtype: ir.Type
-    rank: int
+class ArrayInfo(Record):
+    __slots__ = ("dtype", "rank")
 
 
-class TileInfo(NamedTuple):
-    dtype: ir.Type
-    shape: tuple
+class TileInfo(Record):
+    __slots__ = ("dtype", "shape")
 
     @property
     def rank(self) -> int:
         return len(self.shape)
 
 
-class VecInfo(NamedTuple):
-    length: int
-    dtype: ir.Type
+class VecInfo(Record):
+    __slots__ = ("length", "dtype")
 
 
-class MatInfo(NamedTuple):
-    rows: int
-    cols: int
-    dtype: ir.Type
+class MatInfo(Record):
+    __slots__ = ("rows", "cols", "dtype")
 
 
-class QuatInfo(NamedTuple):
-    dtype: ir.Type
+class QuatInfo(Record):
+    __slots__ = ("dtype",)
 
 
-class TransformInfo(NamedTuple):
-    dtype: ir.Type
+class TransformInfo(Record):
+    __slots__ = ("dtype",)
 
 
-class StructInfo(NamedTuple):
-    name: str
-    fields: tuple
+class StructInfo(Record):
+    __slots__ = ("name", "fields")
 
 
-class DescriptorInfo(NamedTuple):
+class DescriptorInfo(Record):
     """An array's LLVM descriptor (an array field of a lowered struct): its rank, no dtype."""
-    rank: int
+    __slots__ = ("rank",)
 
 
 _DESCRIPTOR_HEAD = "!llvm.struct<(ptr, array<"

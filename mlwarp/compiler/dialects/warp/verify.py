@@ -14,10 +14,11 @@ relates them. A violation is one line naming the op and the rule:
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from mlir import ir
 
+from .opdefs import Record
 from .ops import BY_NAME, MAX_NDIM
 from .rules import (
     RULE_NAMES, ArrayOfShape, AxisOf, ComponentAt, Components, Convertible, Count, ElementIs, InRange,
@@ -30,14 +31,15 @@ from .typeinfo import (
 from .views import group_slices, segments
 
 
-class Violation(NamedTuple):
-    op: ir.Operation
-    message: str  # "'warp.load' op index count: ..."
+class Violation(Record):
+    """`op` breaks a rule; `message` says which and how: "'warp.load' op index count: ..."."""
+    __slots__ = ("op", "message")
 
 
-class Report(NamedTuple):
-    violations: list  # [Violation], in walk order
-    warp_ops: int  # how many warp ops the walk met (none: the module is lowered, later stages need no check)
+class Report(Record):
+    """`violations` [Violation] in walk order; `warp_ops`: how many warp ops the walk met (none: the module is
+    lowered, later stages need no check)."""
+    __slots__ = ("violations", "warp_ops")
 
 
 class _Op:
@@ -425,12 +427,16 @@ def type_problem(info, t) -> str | None:
     return None
 
 
-def _types_of(op) -> list:
-    """(what, type) of the op's results and of its blocks' arguments that are warp types (plain ir.Type)."""
-    out = [(f"result #{k}", r.type) for k, r in enumerate(op.results)]
-    for region in op.regions:
-        for block in region.blocks:
-            out += [(f"block argument #{k}", a.type) for k, a in enumerate(block.arguments)]
+def _types_of(op, warp_op: bool) -> list:
+    """(what, type) of the warp-typed values an op defines: a warp op's results, a function's arguments. Every
+    other value of a warp type got it from one of those (a loop's iter_args from its init operands), and reading
+    the types of every op's values would cost a lowered module's walk ~10x."""
+    if warp_op:
+        out = [(f"result #{k}", r.type) for k, r in enumerate(op.results)]
+    elif op.name == "func.func" and len(op.regions[0].blocks):
+        out = [(f"argument #{k}", a.type) for k, a in enumerate(op.regions[0].blocks[0].arguments)]
+    else:
+        return []
     return [(w, t) for w, t in out if type(t) is ir.Type]
 
 
@@ -445,11 +451,13 @@ def verify(root: ir.Operation, builtin_check: Callable | None = None) -> Report:
     def visit(op):
         op = op.operation
         name = op.name
-        for what, t in _types_of(op):
-            problem = type_problem(reader.info(t), t)
-            if problem is not None:
-                found.append(Violation(op, f"'{name}' op type: {what}: {problem}"))
-        if not name.startswith("warp."):
+        warp_op = name.startswith("warp.")
+        if warp_op or name == "func.func":
+            for what, t in _types_of(op, warp_op):
+                problem = type_problem(reader.info(t), t)
+                if problem is not None:
+                    found.append(Violation(op, f"'{name}' op type: {what}: {problem}"))
+        if not warp_op:
             return ir.WalkResult.ADVANCE
         warp_ops[0] += 1
         opdef = BY_NAME.get(name[len("warp."):])
