@@ -216,3 +216,11 @@ func.func @tiles_of_two_shapes(%a: !warp.tile<f32, array<i64: 8>>, %b: !warp.til
   %0 = "warp.add"(%a, %b) : (!warp.tile<f32, array<i64: 8>>, !warp.tile<f32, array<i64: 4>>) -> !warp.tile<f32, array<i64: 8>>
   return %0 : !warp.tile<f32, array<i64: 8>>
 }
+
+// -----
+// An array field of a lowered struct is its LLVM descriptor: its rank is still checked.
+func.func @descriptor_one_index(%d: !llvm.struct<(ptr, array<2 x i64>, array<2 x i64>)>, %i: i32) -> f32 {
+  // expected-error@+1 {{'warp.load' op index count: 'indices' has 1 value, operand 'array' has rank 2 (one per dimension)}}
+  %0 = "warp.load"(%d, %i) : (!llvm.struct<(ptr, array<2 x i64>, array<2 x i64>)>, i32) -> f32
+  return %0 : f32
+}

@@ -66,7 +66,9 @@ def _int(text: str) -> int:
 
 def read(t: ir.Type):
     """The typed record of a warp type (or an array descriptor), None for any other type. Prints `t`."""
-    if type(t) is not ir.Type:  # builtin types come back as their own classes; LLVM's as plain ir.Type too
+    # warp types come back as plain ir.Type (dynamic types have no class); builtin ones, and LLVM's once its
+    # Python module is loaded, as their own classes: of those only an LLVM struct can be a descriptor
+    if type(t) is not ir.Type and type(t).__name__ != "StructType":
         return None
     text = str(t)
     if text.startswith(_DESCRIPTOR_HEAD):
