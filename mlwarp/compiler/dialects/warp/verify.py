@@ -101,7 +101,8 @@ def _leading_indices(c: LeadingIndices, o: _Op):
         return f"'{c.group}' has {_plural(n, 'value')}, a view of {o.where(c.of)} of rank {rank} takes 1..{rank - 1}"
     got = o.reader.rank(o.type(c.result))
     if got != rank - n:
-        return f"{o.where(c.result)} has rank {got}, {n} of {o.where(c.of)}'s {rank} dimensions indexed leave {rank - n}"
+        return (f"{o.where(c.result)} has rank {got}, {n} of {o.where(c.of)}'s {rank} dimensions indexed leave "
+                f"{rank - n}")
     return None
 
 
@@ -151,7 +152,7 @@ def _count(c: Count, o: _Op):
 def _one_of(c: OneOf, o: _Op):
     value = o.attr(c.attr)
     if value not in c.values:
-        return f"{{{c.attr} = \"{value}\"}} must be one of {', '.join(repr(v).replace(chr(39), chr(34)) for v in c.values)}"
+        return f"{{{c.attr} = \"{value}\"}} must be one of " + ", ".join(f'"{v}"' for v in c.values)
     return None
 
 
