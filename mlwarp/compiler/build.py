@@ -1,7 +1,8 @@
 """One compile loop for any target's stage table (compiler/targets/): frontend, then each stage in order
 (passes, or an artifact: object, shared library, PTX, cubin), into one CompiledKernel record.
 
-The loop dumps the IR after each pass stage (`MLWARP_DUMP_IR=<dir>` writes `<prefix>.<stage>.mlir`,
+Debug builds, and every build under `MLWARP_VERIFY_IR=1` (the tests), verify the IR after the frontend and
+after each pass stage (compiler/verify.py). The loop dumps the IR after each pass stage (`MLWARP_DUMP_IR=<dir>` writes `<prefix>.<stage>.mlir`,
 after `<prefix>.warp.mlir`, the frontend's output), times the stages (`MLWARP_TIMINGS`), and prints
 the IR after every pass with `MLWARP_PRINT_IR_AFTER_ALL=1` (compiler/pipeline.py). Side tables the
 passes leave as module attributes (warp-bounds-check's sites, warp-autodiff's reasons for a kernel
@@ -31,6 +32,7 @@ from .passes.bounds_check import SITES_ATTR
 from .pipeline import dump_ir, run_passes
 from .targets import BuildOptions, stage_table, target_module
 from .targets.common import CPU_LANES_ATTR
+from .verify import check_module, wanted
 
 
 class Timings(dict):
@@ -91,12 +93,16 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
     dump_dir = os.environ.get("MLWARP_DUMP_IR") if dump_prefix else None
     if dump_dir:
         dump_ir(build.module, dump_dir, dump_prefix, "warp")
+    # debug and test builds check the IR after the frontend and each pass stage, until no warp op is left
+    verifying = wanted(build.options.debug) and check_module(build.module, "the frontend")
     t = time.perf_counter()
     for stage in stages:
         if stage.only_if is not None and stage.only_if not in build.module.operation.attributes:
             continue  # (a kernel without tiles skips the tile stages)
         if stage.emit is None:
             run_passes(build.module, stage.passes)
+            if verifying:
+                verifying = check_module(build.module, f"stage '{stage.name}'")
             if stage.name == "warp-opt":  # the kernel inlined and not yet differentiated: what a Tape saves
                 build.meta["array_access"] = kernel_array_access(build.module, build.name)
             if dump_dir:

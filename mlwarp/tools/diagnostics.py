@@ -62,6 +62,12 @@ def op_message(diag) -> str:
     return message
 
 
+def all_errors(error: Exception, input_name: str) -> list:
+    """[(file:line:col or None, one-line message)] of every error diagnostic of an MLIRError."""
+    return [(format_location(d.location, input_name), op_message(d))
+            for d in getattr(error, "error_diagnostics", None) or []]
+
+
 def describe(error: Exception, input_name: str) -> str:
     """The first error diagnostic of an MLIRError (or the error's own text), on one line."""
     for diag in getattr(error, "error_diagnostics", None) or []:

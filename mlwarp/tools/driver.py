@@ -16,9 +16,10 @@ from mlir.passmanager import PassManager
 from mlwarp.compiler.context import make_context
 from mlwarp.compiler.passes.registry import PassError
 from mlwarp.compiler.passes.registry import PASSES, pass_class
+from mlwarp.compiler.verify import verify_module
 
-from .diagnostics import PARSER_BUFFER, describe, first_line
-from .errors import ToolError
+from .diagnostics import PARSER_BUFFER, all_errors, describe, first_line, format_location
+from .errors import DiagnosticsError, ToolError
 from .pipeline_text import PipelineSyntaxError, parse_element, parse_options, parse_pipeline
 from .stages import StageError, stage_passes
 
@@ -37,6 +38,7 @@ class OptDriver:
         if print_ir_after_all:
             self.ctx.enable_multithreading(False)  # MLIR requires it to print IR of nested pass managers
         self.failure = None  # (pass name, exception) of the mlwarp pass that raised during the current run
+        self.pm_steps = list(steps)
         with self.ctx:
             self.pm = PassManager("builtin.module")
             for step in steps:
@@ -109,22 +111,36 @@ class OptDriver:
             raise ToolError(f"pass '{name}': {detail}") from None
 
     def process(self, text: str, line_offset: int = 0, path: str | None = None) -> str:
-        """Parses one input chunk (or the whole file at `path`, so that locations carry its name),
-        runs the passes on it, returns the printed result."""
+        """Parses one input chunk (or the whole file at `path`, so that locations carry its name), verifies it
+        (MLIR's verifier with IRDL's constraints, then the warp verifier: compiler/verify.py), runs the passes on
+        it, verifies the result, returns it printed. A failure raises DiagnosticsError: its first error as the
+        message, all of them in `errors` (for -verify-diagnostics)."""
         with self.ctx:
             try:
                 module = ir.Module.parseFile(path) if path else ir.Module.parse("\n" * line_offset + text)
             except ir.MLIRError as e:
-                raise ToolError(describe(e, self.input_name)) from None
+                raise DiagnosticsError(describe(e, self.input_name), all_errors(e, self.input_name)) from None
+            self._verify(module, "")
             self.failure = None
             try:
                 self.pm.run(module.operation)
             except ir.MLIRError as e:
-                raise ToolError(self._pass_failure(e)) from None
+                message = self._pass_failure(e)
+                errors = all_errors(e, self.input_name) if self.failure is None else []
+                raise DiagnosticsError(message, errors or [(None, message)]) from None
+            if len(self.pm_steps):
+                self._verify(module, "after the passes: ")
             text = module.operation.get_asm(print_generic_op_form=self.generic, enable_debug_info=self.debug_info)
             if self.debug_info:  # a chunk parsed from memory has the buffer name "-": show the input's name
                 text = text.replace(f'loc("{PARSER_BUFFER}":', f'loc("{self.input_name}":')
             return text
+
+    def _verify(self, module, when: str) -> None:
+        violations = verify_module(module).violations
+        if violations:
+            errors = [(format_location(v.op.location, self.input_name), when + v.message) for v in violations]
+            where, message = errors[0]
+            raise DiagnosticsError(f"{where}: {message}" if where else message, errors)
 
     def _pass_failure(self, error) -> str:
         if self.failure is not None:

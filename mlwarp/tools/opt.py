@@ -16,7 +16,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from .errors import ToolError
+from .errors import DiagnosticsError, ToolError
+from .verify_diagnostics import expectations, mismatches
 
 USAGE = """\
 usage: mlwarp-opt [options] [input.mlir | -]
@@ -36,6 +37,8 @@ options:
   --mlir-print-op-generic     print operations in the generic form
   --mlir-print-debuginfo      print the locations of operations
   --allow-unregistered-dialect  accept ops of dialects that are not loaded
+  --verify-diagnostics        check the errors against the input's `// expected-error {{...}}`
+                              comments (also @+N, @-N, @above, @below); exit status 0 when they agree
   --list-passes               list mlwarp's passes with their options
   -h, --help                  show this help
 """
@@ -43,7 +46,7 @@ options:
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^[ \t]*// -----[^\n]*$", re.MULTILINE)
 _FLAGS = {"split-input-file", "mlir-print-ir-after-all", "mlir-print-op-generic", "mlir-print-debuginfo",
-          "allow-unregistered-dialect", "list-passes", "help", "h"}
+          "allow-unregistered-dialect", "verify-diagnostics", "list-passes", "help", "h"}
 
 
 @dataclass
@@ -177,12 +180,26 @@ def run(argv: list[str]) -> int:
     outputs, failed = [], False
     split = "split-input-file" in opts.flags
     whole_file = opts.input if opts.input != "-" and not split else None
+    verify = "verify-diagnostics" in opts.flags
     for chunk, line_offset in split_chunks(text, split):
+        errors = []
         try:
             outputs.append(driver.process(chunk, line_offset, path=whole_file))
+        except DiagnosticsError as e:
+            if not verify:
+                print(f"mlwarp-opt: error: {e}", file=sys.stderr)
+                failed = True
+            errors = e.errors
         except ToolError as e:
-            print(f"mlwarp-opt: error: {e}", file=sys.stderr)
-            failed = True
+            if verify:  # (no location: cannot be expected)
+                errors = [(None, str(e))]
+            else:
+                print(f"mlwarp-opt: error: {e}", file=sys.stderr)
+                failed = True
+        if verify:
+            for line in mismatches(expectations(chunk, line_offset), errors, input_name):
+                print(f"mlwarp-opt: error: {line}", file=sys.stderr)
+                failed = True
     result = (SPLIT_MARKER + "\n").join(outputs)
     if opts.output == "-":
         sys.stdout.write(result)

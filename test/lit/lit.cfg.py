@@ -75,6 +75,8 @@ if "sse4_1" in flags and any(os.path.exists(os.path.join(d, "libmvec.so.1")) for
 
 # Kernels compiled by tests never touch the user's cache.
 config.environment["MLWARP_CACHE_DIR"] = tempfile.mkdtemp(prefix="mlwarp-lit-cache-")
+# Kernels compiled by tests have their IR verified after each stage (compiler/verify.py).
+config.environment["MLWARP_VERIFY_IR"] = "1"
 # mlwarp-opt and %PYTHON import the mlwarp of this checkout (a git worktree's, not the venv's editable install)
 config.environment["PYTHONPATH"] = os.pathsep.join([repo] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
 for var in ("HOME", "TMPDIR", "CC"):

@@ -107,6 +107,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "warp-bf16-as-i16": ("mlwarp.compiler.lowering.bf16_as_i16", "Bf16AsI16"),
     "warp-bf16-round-each-op": ("mlwarp.compiler.lowering.bf16_as_i16", "Bf16RoundEachOp"),
     "warp-bounds-check": ("mlwarp.compiler.passes.bounds_check", "BoundsCheck"),
+    "warp-cse": ("mlwarp.compiler.passes.warp_cse", "WarpCse"),
     "warp-cpu-entry": ("mlwarp.compiler.targets.cpu.cpu_entry", "CpuEntry"),
     "warp-cpu-block-lanes": ("mlwarp.compiler.targets.cpu.block_lanes", "CpuBlockLanes"),
     "warp-cpu-interchange-loops": ("mlwarp.compiler.targets.cpu.interchange_loops", "CpuInterchangeLoops"),

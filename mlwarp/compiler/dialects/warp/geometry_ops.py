@@ -9,6 +9,7 @@ A query's state is a `!warp.struct` of i32 (and ui64) fields whose layout the ex
 from __future__ import annotations
 
 from .opdefs import AnyOf, Base, Is, OpDef, Operand, Result, Var
+from .rules import READ
 
 ID = Operand("id", Is("ui64"))
 VEC3 = Base("warp.vec")  # a vec3f (the frontend casts); IRDL cannot name a type of the dialect it defines
@@ -19,7 +20,7 @@ ROOT = Operand("root", Is("i32"))  # the node to start at; -1: the tree's root
 QUERY_RESULT = (Result("query", Base("warp.struct")),)
 QUERY_NEXT_RESULTS = (Result("found", Is("i1")), Result("advanced", QUERY), Result("next_index", Is("i32")))
 
-GEOMETRY_OPS = [
+GEOMETRY_OPS = [op._replace(effect=READ) for op in [  # each reads its structure's memory
     OpDef("hash_grid_query", "wp.hash_grid_query(id, point, max_dist[, group]): the state of a query of every point "
           "in the cells the box point +- max_dist overlaps (Warp's order: x fastest, then y, then z), computed in the "
           "point's precision (vec3h / vec3f / vec3d, max_dist of its scalar); with grouped = 1, of group's points only "
@@ -42,4 +43,4 @@ GEOMETRY_OPS = [
     OpDef("bvh_query_next", "wp.bvh_query_next(query, index[, max_dist]): the next item's index (ray queries: "
           "entry distance < max_dist, capsules <= max_dist)",
           QUERY_NEXT + (Operand("max_dist", Is("f32")),), QUERY_NEXT_RESULTS),
-]
+]]

@@ -10,6 +10,35 @@ from __future__ import annotations
 from typing import NamedTuple
 
 
+class Record:
+    """A small immutable record whose class costs ~10 us to make (a NamedTuple class: ~100 us of code generation):
+    for the record kinds of which there are many (rules.py's checks, typeinfo.py's types). A subclass lists its
+    fields in `__slots__` and the defaults of trailing ones in `DEFAULTS`."""
+
+    __slots__ = ()
+    DEFAULTS: dict = {}
+
+    def __init__(self, *args, **kwargs):
+        names = self.__slots__
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes {len(names)} fields, got {len(args)}")
+        values = {**self.DEFAULTS, **dict(zip(names, args)), **kwargs}
+        for name in names:
+            object.__setattr__(self, name, values[name])
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __eq__(self, other):
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __hash__(self):
+        return hash((type(self), *(getattr(self, n) for n in self.__slots__)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(repr(getattr(self, n)) for n in self.__slots__)})"
+
+
 # -- constraints -----------------------------------------------------------------------------------
 class Is(NamedTuple):
     type: str
@@ -105,6 +134,8 @@ class OpDef(NamedTuple):
     results: tuple = ()
     attributes: tuple = ()
     regions: tuple = ()  # region names; each region's one block ends in gpu.yield (IRDL ops are no terminators)
+    checks: tuple = ()  # what relates operands, results and attributes beyond their types (rules.py)
+    effect: str = "any"  # rules.PURE, READ, ALLOC or ANY: what warp-cse may erase or merge
 
     @property
     def full_name(self) -> str:

@@ -21,7 +21,7 @@ from mlir.dialects._ods_common import _cext
 from .ops import OPS, OpDef
 
 
-def _group_slices(items, count: int, segments=None) -> dict:
+def group_slices(items, count: int, segments=None) -> dict:
     """name -> (slice of the operand (or result) list, whether the group is a list); `segments`: the op's
     operandSegmentSizes (resultSegmentSizes), which an op with several variadic or optional groups carries,
     else at most one group is variadic."""
@@ -37,7 +37,7 @@ def _group_slices(items, count: int, segments=None) -> dict:
     return out
 
 
-def _segments(op: ir.Operation, kind: str):
+def segments(op: ir.Operation, kind: str):
     name = "operandSegmentSizes" if kind == "operands" else "resultSegmentSizes"
     return list(ir.DenseI32ArrayAttr(op.attributes[name])) if name in op.attributes else None
 
@@ -45,7 +45,7 @@ def _segments(op: ir.Operation, kind: str):
 def _value_accessor(name: str, kind: str, defs) -> property:
     def get(self):
         values = list(getattr(self.operation, kind))
-        where, variadic = _group_slices(defs, len(values), _segments(self.operation, kind))[name]
+        where, variadic = group_slices(defs, len(values), segments(self.operation, kind))[name]
         picked = values[where]
         return picked if variadic else picked[0] if picked else None  # (an absent optional value: None)
 
@@ -55,7 +55,7 @@ def _value_accessor(name: str, kind: str, defs) -> property:
     def set(self, new):
         """Replaces the operand (a variadic group: as many values as it has) in place."""
         operands = self.operation.operands
-        where, variadic = _group_slices(defs, len(operands), _segments(self.operation, "operands"))[name]
+        where, variadic = group_slices(defs, len(operands), segments(self.operation, "operands"))[name]
         slots = range(len(operands))[where]
         new = list(new) if variadic else [new]
         if len(new) != len(slots):
