@@ -27,7 +27,7 @@ PLATFORMS = (CPU, CUDA)
 
 REGISTRY_LOCK = threading.Lock()  # the wrappers' registries
 CALL_LOCK = threading.RLock()  # one FFI call at a time: XLA calls handlers from several threads (pmap)
-_handlers = []  # the CFUNCTYPE objects XLA holds pointers to: they must outlive the process's calls
+_handlers = {}  # (target, platform) -> the CFUNCTYPE XLA holds a pointer to: it must live as long as the process
 _name_counts = itertools.count()
 
 
@@ -268,9 +268,14 @@ def register_targets(name: str, run, command_buffer_compatible, platforms=PLATFO
                 return xla_ffi.error(frame, xla_ffi.ErrorCode.UNKNOWN, f"FFI callback error: {type(e).__name__}: {e}")
 
         handler = xla_ffi.Handler(handle)
-        _handlers.append(handler)
+        _handlers[(name, platform)] = handler
         address = ctypes.cast(handler, ctypes.c_void_p).value
         jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(address), platform=platform)
+
+
+def handler_for(name: str, platform: str):
+    """The C handler registered as FFI target `name` on `platform`."""
+    return _handlers[(name, platform)]
 
 
 def collapse_batch(shape: tuple, ndim: int) -> tuple:
