@@ -251,9 +251,16 @@ def call_device(frame, platform: str):
     return device, Stream(device, cuda_stream=xla_ffi.stream(frame))
 
 
+# Whether jax_kernel and jax_callable tell XLA their CUDA calls may be recorded into its command buffers (CUDA
+# graphs), as Warp's do: not until mlwarp's launch path is checked under a JAX stream capture on a GPU (a launch
+# that allocates or synchronises would break the capture). XLA then runs the calls eagerly on its stream.
+WRAPPERS_COMMAND_BUFFER_COMPATIBLE = False
+
+
 def register_targets(name: str, run, command_buffer_compatible, platforms=PLATFORMS) -> None:
     """Registers `run(frame, platform)` as the FFI target `name` on each platform. A Python exception in `run`
-    becomes the call's XLA error (JAX raises it), with the exception's type and message."""
+    becomes the call's XLA error (JAX raises it), with the exception's type and message.
+    `command_buffer_compatible()`: the CUDA handler's answer to XLA's traits query."""
     jax = jax_module()
     for platform in platforms:
         def handle(frame_pointer, platform=platform):

@@ -36,8 +36,9 @@ class FfiCallable:
                  has_side_effect=False):
         self.func = func
         self.name = base.unique_target_name(func)
-        self.num_outputs, self.graph_mode, self.vmap_method = num_outputs, JaxCallableGraphMode(graph_mode), vmap_method
-        self.output_dims, self.module_preload_mode, self.has_side_effect = output_dims, module_preload_mode, has_side_effect
+        self.num_outputs, self.graph_mode = num_outputs, JaxCallableGraphMode(graph_mode)
+        self.vmap_method, self.output_dims = vmap_method, output_dims
+        self.module_preload_mode, self.has_side_effect = module_preload_mode, has_side_effect
         self.stage_in_argnames = set(stage_in_argnames) if stage_in_argnames else None
         self.stage_out_argnames = set(stage_out_argnames) if stage_out_argnames else None
         self._graph_cache_max = graph_cache_max
@@ -46,7 +47,7 @@ class FfiCallable:
         missing = [name for name, annotation in names_and_types if annotation is base.inspect.Parameter.empty]
         if missing:
             raise RuntimeError(f"Incomplete argument annotations on function {self.name}")
-        returns = getattr(func, "__annotations__", {}).get("return")
+        returns = base.resolve_annotation(func, getattr(func, "__annotations__", {}).get("return"))
         if returns is not None:
             raise TypeError("Function must not return a value")
         self.inputs, self.outputs = base.split_arguments(names_and_types, num_outputs, in_out_argnames, "function")
@@ -55,7 +56,8 @@ class FfiCallable:
         self.first_array_arg = next((i for i, arg in enumerate(self.inputs) if arg.is_array), None)
         self.input_output_aliases = base.input_output_aliases(self.inputs)
         self.calls = []
-        base.register_targets(self.name, self._run, lambda: self.graph_mode == JaxCallableGraphMode.JAX)
+        base.register_targets(self.name, self._run, lambda: base.WRAPPERS_COMMAND_BUFFER_COMPATIBLE
+                              and self.graph_mode == JaxCallableGraphMode.JAX)
 
     @property
     def graph_cache_max(self):
@@ -89,7 +91,7 @@ class FfiCallable:
                 static_inputs[arg.name] = arg.static_value(value, jax)
         metadata = base.vma_metadata(arrays, jax)
         default_dims = None
-        if not isinstance(output_dims, dict) and output_dims is None:
+        if output_dims is None:
             if self.first_array_arg is None:
                 raise ValueError("Unable to determine output dimensions")
             default_dims = self.inputs[self.first_array_arg].warp_shape(args[self.first_array_arg].shape)
@@ -157,8 +159,8 @@ def jax_callable(func, num_outputs: int = 1, graph_mode: JaxCallableGraphMode = 
     Arguments are annotated as a kernel's: inputs first (arrays; scalars must be static in JAX), the last
     `num_outputs` are outputs. Outputs default to the first input array's shape; `output_dims` (an int, a
     tuple, or a dict per output name) and `vmap_method` may be given here and per call. On the CPU the
-    function runs directly (graph modes NONE and JAX); on CUDA it runs on XLA's stream, recorded into JAX's
-    CUDA graph with graph_mode=JAX. The WARP graph modes (Warp capturing its own graphs) are not supported.
+    function runs directly (graph modes NONE and JAX); on CUDA it runs on XLA's stream (outside XLA's CUDA graphs
+    for now: jax_ffi_base.WRAPPERS_COMMAND_BUFFER_COMPATIBLE). The WARP graph modes are not supported.
     """
     base.jax_module()
     graph_mode = JaxCallableGraphMode(graph_mode)

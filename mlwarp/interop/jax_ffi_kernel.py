@@ -98,7 +98,7 @@ class FfiKernel:
         self.first_array_arg = next((i for i, arg in enumerate(self.inputs) if arg.is_array), None)
         self.input_output_aliases = base.input_output_aliases(self.inputs)
         self.launches = []
-        base.register_targets(self.name, self._run, lambda: True)
+        base.register_targets(self.name, self._run, lambda: base.WRAPPERS_COMMAND_BUFFER_COMPATIBLE)
 
     def __call__(self, *args, output_dims=None, launch_dims=None, vmap_method=None):
         if len(args) != self.num_inputs:

@@ -242,17 +242,21 @@ class _FakeXla:
                                DeviceOrdinal_Get=xla_ffi.DeviceOrdinalGet(ordinal_get))
 
     def _args(self, arrays):
+        """XLA_FFI_Args over float32 buffers: numpy arrays, or (address, shape) pairs."""
         bufs = []
         for a in arrays:
-            dims = (ctypes.c_int64 * a.ndim)(*a.shape)
+            address, shape = (a.ctypes.data, a.shape) if isinstance(a, np.ndarray) else a
+            dims = (ctypes.c_int64 * len(shape))(*shape)
             self._keep.append(dims)
-            bufs.append(xla_ffi.Buffer(ctypes.sizeof(xla_ffi.Buffer), None, int(xla_ffi.DataType.F32), a.ctypes.data,
-                                       a.ndim, dims))
+            bufs.append(xla_ffi.Buffer(ctypes.sizeof(xla_ffi.Buffer), None, int(xla_ffi.DataType.F32), address,
+                                       len(shape), dims))
         pointers = (ctypes.c_void_p * len(bufs))(*[ctypes.addressof(b) for b in bufs])
         self._keep += [bufs, pointers]
         return xla_ffi.Args(ctypes.sizeof(xla_ffi.Args), None, len(bufs), None, pointers)
 
     def frame(self, inputs, outputs, attrs: dict):
+        """A call frame over `inputs` and `outputs` (numpy arrays or (address, shape) pairs) with int64
+        scalar attributes."""
         names = [xla_ffi.ByteSpan(ctypes.cast(ctypes.c_char_p(k.encode()), ctypes.POINTER(ctypes.c_char)), len(k))
                  for k in attrs]
         values = [np.array(v, np.int64) for v in attrs.values()]

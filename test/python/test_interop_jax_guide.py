@@ -285,7 +285,7 @@ def test_vector_and_matrix_arrays():
             np.testing.assert_array_equal(np.asarray(got), expected)
 
 
-# -- JAX VMAP support ---------------------------------------------------------------------------------------------------
+# -- JAX VMAP support -------------------------------------------------------------------------------------------------
 def test_vmap_method_default_and_per_call():
     jax_callback = jax_kernel(triple_kernel, vmap_method="sequential")
 
@@ -302,7 +302,7 @@ def test_vmap_method_default_and_per_call():
     np.testing.assert_array_equal(np.asarray(d), 3 * cv)
 
 
-# -- calling annotated Python functions ---------------------------------------------------------------------------------
+# -- calling annotated Python functions -------------------------------------------------------------------------------
 @wp.kernel
 def scale_vec_kernel(a: wp.array(dtype=wp.vec2), s: float, output: wp.array(dtype=wp.vec2)):
     tid = wp.tid()
