@@ -140,8 +140,8 @@ def check_scalar_arg(kernel, name, t, value):
     where = f"{_prefix(kernel)}, argument '{name}'"
     if isinstance(value, wt.scalar_base):
         value = value.value
-    elif isinstance(value, np.generic):
-        value = value.item()
+    elif isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        value = value.item()  # (a 0-d array too, as Warp packs one: JAX's FFI attributes are such scalars)
     if wt.is_int(t) or t is wt.bool_:
         ok = isinstance(value, (bool, int))
     else:

@@ -80,6 +80,15 @@ def device_to_jax(warp_device=None):
     raise RuntimeError(f"Warp device {d} has no JAX device")
 
 
+def get_jax_device():
+    """JAX's current device: the one `jax.default_device` selects, else the first local device."""
+    jax = _jax()
+    device = jax.config.jax_default_device
+    if isinstance(device, str):  # (jax.default_device also takes a platform name)
+        device = jax.local_devices(backend=device)[0]
+    return device if device is not None else jax.local_devices()[0]
+
+
 def from_jax(jax_array, dtype=None):
     """A wp.array sharing the buffer of a JAX array (through DLPack)."""
     from .dlpack import from_dlpack

@@ -94,6 +94,15 @@ def test_non_number_for_float():
             inputs=[a, 1, np.zeros(1)], target=a)
 
 
+def test_zero_dim_arrays_for_scalars():
+    # Warp 1.19 packs a 0-d numpy array as the scalar it holds (recorded with warp-lang: np.array(2.5) and
+    # np.array(2.5, dtype=np.float32) pass, np.array([4.5]) is refused); JAX's FFI attributes arrive so
+    a = wp.zeros(4)
+    wp.launch(add_n, 4, inputs=[a, np.array(2), np.array(0.5)])
+    wp.launch(add_n, 4, inputs=[a, np.array(1, dtype=np.int64), np.array(0.25, dtype=np.float32)])
+    np.testing.assert_array_equal(a.numpy(), np.full(4, 3.75, np.float32))
+
+
 @pytest.mark.parametrize("value", [2 ** 31, -2 ** 31 - 1, 2 ** 40])
 def test_out_of_range_int(value):
     a = wp.zeros(4)
