@@ -32,6 +32,7 @@ from ..targets.common import CPU_LANES_ATTR, TILES_ATTR
 from . import types as ft
 from .resolve import MISSING, is_static_call, resolve_path
 from .syntax import int_literal
+from . import tuples
 from .values import TupleVar, Var
 
 REQUIRED = object()
@@ -336,6 +337,9 @@ def _constant(em, node):
         return value
     if isinstance(node, ast.Name) and isinstance(em.env.get(node.id), Var) and em.env[node.id].literal is not None:
         return em.env[node.id].literal
+    if isinstance(node, ast.Name) and isinstance(em.env.get(node.id), TupleVar):  # shape = (wp.static(M), 1)
+        found = tuples.constant_value(em.env[node.id])
+        return MISSING if found is None else found
     return MISSING
 
 
@@ -396,11 +400,19 @@ def _int32(em, node) -> ir.Value:
 def _offsets(em, node, ndim: int, name: str) -> list:
     if node is None:
         return [em.const(0, wt.int32).value for _ in range(ndim)]
-    items = node.elts if isinstance(node, ast.Tuple) else [node]
+    if isinstance(node, ast.Tuple):
+        items = [em.expr(i) for i in node.elts]
+    else:  # an int, or a tuple value (`offset = (i * M, 0)` then offset=offset)
+        v = em.expr(node, allow_tuple=True)
+        items = list(v.parts) if isinstance(v, TupleVar) else [v]
     if len(items) != ndim:
         raise em.error(node, f"wp.{name}(): the offset has {len(items)} dimension(s), the array {ndim}",
                        CompileTypeError)
-    return [_int32(em, i) for i in items]
+    for v in items:
+        if not isinstance(v, Var) or not wt.is_int(v.type):
+            raise em.error(node, f"tile offsets and indices must be integers, got "
+                                 f"{ft.name(v.type) if isinstance(v, Var) else 'a tuple'}", CompileTypeError)
+    return [wb.cast(v.value, ft.to_mlir(wt.int32)) for v in items]
 
 
 def _array(em, node, name: str) -> Var:
