@@ -22,7 +22,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
-               slicing, tiles, tuples, type_exprs)
+               slicing, tile_algebra, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
@@ -587,6 +587,7 @@ class KernelEmitter:
                 tile = getattr(resolve_path(self.src.func, n.func), "_wp_tile_", None) if isinstance(n, ast.Call) else None
                 if tile is not None:
                     found += tiles.updated_names(n, tile)  # wp.tile_matmul(a, b, out) updates out
+                    found += tile_algebra.updated_names(n, tile)  # wp.tile_axpy(alpha, src, dest) updates dest
         found += refs.updated_by_reference(self, stmts, lambda f: resolve_path(self.src.func, f))  # f(x): wp.ref
         return found
 
@@ -904,8 +905,8 @@ class KernelEmitter:
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         tile = getattr(obj, "_wp_tile_", None)
-        if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py)
-            return tiles.call(self, node, tile)
+        if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py); wp.tile_dot, ... (tile_algebra.py)
+            return (tile_algebra if tile_algebra.handles(tile) else tiles).call(self, node, tile)
         if obj is MISSING and node.keywords and self.intrinsic(node.func) is None:  # no such function: say so
             if isinstance(node.func, ast.Name):
                 raise self.error(node, f"Referencing undefined symbol: {node.func.id}", CompileKeyError)

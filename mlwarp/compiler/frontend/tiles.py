@@ -180,12 +180,18 @@ ONE_LANE_BUILTINS = frozenset({"tile", "untile", "block_dim", "tile_from_thread"
 ONE_LANE_ATTR = "warp.one_lane_tiles"  # (the same name as lowering/tiles_to_linalg.py's)
 
 
-def call(em, node: ast.Call, name: str):
+def prepare(em, name: str) -> None:
+    """What every tile builtin's call does first: the module makes tiles; a builtin assuming one lane per block
+    says so."""
     _mark(em)
     if name in ONE_LANE_BUILTINS and lanes(em) == 1:
         module = em.program.kernel_op.parent
         if ONE_LANE_ATTR not in module.attributes:
             module.attributes[ONE_LANE_ATTR] = ir.StringAttr.get(name)
+
+
+def call(em, node: ast.Call, name: str):
+    prepare(em, name)
     if name == "tile_map":
         return _tile_map(em, node)
     if name == "tile_extract":
@@ -204,7 +210,7 @@ def call(em, node: ast.Call, name: str):
         return _scatter(em, node, name)
     if name == "tile_assign":
         return _assign_tile(em, node)
-    args = _bind(em, node, name)
+    args = bind(em, node, name)
     if name == "tile_load":
         return _load(em, node, args)
     if name == "tile_store":
@@ -282,8 +288,9 @@ def call(em, node: ast.Call, name: str):
 
 
 # -- arguments ----------------------------------------------------------------------------------------------
-def _bind(em, node: ast.Call, name: str) -> dict:
-    params = SIGNATURES[name]
+def bind(em, node: ast.Call, name: str, params=None) -> dict:
+    """The call's arguments by parameter name (defaults filled in), by `params` (default SIGNATURES[name])."""
+    params = SIGNATURES[name] if params is None else params
     if len(node.args) > len(params):
         raise em.error(node, f"wp.{name}() takes at most {len(params)} arguments, got {len(node.args)}",
                        CompileTypeError)
