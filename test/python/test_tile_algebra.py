@@ -170,8 +170,9 @@ def axpy_alpha_type(a: wp.array[float], alpha: wp.float64):
 
 
 @wp.kernel
-def axpy_not_a_variable(a: wp.array[float]):
-    wp.tile_axpy(1.0, wp.tile_load(a, shape=4), wp.tile_load(a, shape=4))
+def axpy_into_a_view(a: wp.array[float]):
+    t = wp.tile_load(a, shape=4)
+    wp.tile_axpy(1.0, t, wp.tile_reshape(t, (4,)))  # Warp's reshape is a view: the update would write t
 
 
 @wp.kernel
@@ -190,13 +191,13 @@ def diag_length(a: wp.array2d[float], d: wp.array[float]):
      "tile_dot\\(\\) arguments must have the same dtype, got float32 and float64"),
     (axpy_alpha_type, [np.zeros(4, np.float32), 1.0],
      "tile_axpy\\(\\) 'alpha' must match the tile's scalar type, got float64 for tile scalar type float32"),
-    (axpy_not_a_variable, [np.zeros(4, np.float32)], "'dest' is updated in place: it must be a tile variable"),
+    (axpy_into_a_view, [np.zeros(4, np.float32)], "'dest' is updated in place: it must be a tile variable"),
     (diag_not_square, [np.zeros((2, 3), np.float32), np.zeros(2, np.float32)],
      r"tile_diag_add\(\) 'a' argument must be square"),
     (diag_length, [np.zeros((2, 2), np.float32), np.zeros(3, np.float32)],
      r"'d' argument must have the same number of elements as the number of rows in 'a', got 3 elements in 'd' "
      r"and 2 rows in 'a'"),
-], ids=["dot_shapes", "dot_dtypes", "axpy_alpha", "axpy_temporary", "diag_square", "diag_length"])
+], ids=["dot_shapes", "dot_dtypes", "axpy_alpha", "axpy_view", "diag_square", "diag_length"])
 def test_errors_name_the_kernel_line(kernel, args, message):
     arrays = [wp.array(a, dtype=wp.float64 if a.dtype == np.float64 else float) if isinstance(a, np.ndarray) else
               wp.float64(a) for a in args]

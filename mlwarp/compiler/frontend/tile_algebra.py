@@ -106,11 +106,11 @@ def _axpy(em, node, args) -> None:
                                  f"for tile scalar type {ft.name(scalar)}", CompileTypeError)
         alpha = em.const(alpha.literal, scalar)
     target = args["dest"]
-    if not isinstance(target, ast.Name):
+    if not tiles.updatable(em, target):
         raise em.error(node, "wp.tile_axpy(): 'dest' is updated in place: it must be a tile variable",
                        CompileTypeError)
     scaled = tiles.elementwise(em, node, "mul", [src, alpha])
-    em.assign(target, tiles.elementwise(em, node, "add", [dest, scaled]))
+    tiles.write_back(em, target, tiles.elementwise(em, node, "add", [dest, scaled]))
     return None
 
 

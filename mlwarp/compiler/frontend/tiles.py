@@ -19,7 +19,7 @@ from mlir.dialects import arith, scf
 
 from mlwarp.core import types as wt
 from mlwarp.core import vector as wv
-from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
+from mlwarp.core.errors import CompileError, CompileIndexError, CompileTypeError, CompileValueError
 from mlwarp.core.types import ArrayT
 
 from ..builtins import resolve
@@ -29,6 +29,7 @@ from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from ..context import load_tile_dialects
 from ..targets.common import CPU_LANES_ATTR, TILES_ATTR
+from . import composite
 from . import types as ft
 from .resolve import MISSING, is_static_call, resolve_path
 from .syntax import int_literal
@@ -53,7 +54,8 @@ SIGNATURES = {
     "tile_argmax": (("a", REQUIRED),),
     "tile_argmin": (("a", REQUIRED),),
     "tile_reduce": (("op", REQUIRED), ("a", REQUIRED), ("axis", None)),
-    "tile_matmul": (("a", REQUIRED), ("b", REQUIRED), ("out", None), ("alpha", 1.0), ("beta", 1.0)),
+    "tile_matmul": (("a", REQUIRED), ("b", REQUIRED), ("out", None), ("alpha", 1.0), ("beta", 1.0),
+                    ("precision", "default")),
     "tile_transpose": (("a", REQUIRED),),
     "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
     "tile_atomic_add": (("a", REQUIRED), ("t", REQUIRED), ("offset", None), ("bounds_check", True)),
@@ -103,6 +105,25 @@ HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matri
 
 def is_tile(v) -> bool:
     return isinstance(v, Var) and isinstance(v.type, ft.TileT)
+
+
+# Warp's tile builtins whose result is a view of their argument: an in-place update of one writes the argument
+VIEWS = frozenset({"tile_view", "tile_transpose", "tile_broadcast", "tile_reshape", "tile_squeeze"})
+
+
+def updatable(em, target) -> bool:
+    """Whether an in-place builtin can update the tile expression `target`: a variable (rebound to the result), or
+    a call making a new tile (nothing else sees it: Warp updates it and drops it); not a view of another tile."""
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, ast.Call) and \
+        getattr(resolve_path(em.src.func, target.func), "_wp_tile_", None) not in VIEWS
+
+
+def write_back(em, target, value: Var) -> None:
+    """An in-place builtin's updated tile: `target`'s variable rebound to it (a temporary's update is dropped)."""
+    if isinstance(target, ast.Name):
+        em.assign(target, value)
 
 
 class StaticTile:
@@ -224,7 +245,7 @@ def call(em, node: ast.Call, name: str):
     if name in REDUCTIONS or name == "tile_reduce":
         return _reduce(em, node, name, args)
     if name == "tile_matmul":
-        return _matmul(em, node, args)
+        return _matmul(em, node, _matmul_overload(em, node, args))
     if name.startswith("tile_scan_"):
         a = _tile(em, args["a"], name, "a")
         if not wt.is_scalar(a.type.dtype):
@@ -240,12 +261,12 @@ def call(em, node: ast.Call, name: str):
         if t.type.dtype not in (wv.vector(2, wt.float32), wv.vector(2, wt.float64)) or len(t.type.shape) < 2:
             raise em.error(node, f"wp.{name}(): 'inout' must be a tile of vec2f or vec2d (complex numbers) with at "
                                  f"least two dimensions, got {t.type}", CompileTypeError)
-        if not isinstance(args["inout"], ast.Name):
+        if not updatable(em, args["inout"]):
             raise em.error(node, f"wp.{name}(): the tile it transforms in place must be a variable", CompileTypeError)
         out = wb.create("tile_dft", t.value, results=[ft.to_mlir(t.type)],
                         attributes={"inverse": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                                   int(name == "tile_ifft"))}).result
-        em.assign(args["inout"], Var(out, t.type))
+        write_back(em, args["inout"], Var(out, t.type))
         return None
     if "cholesky" in name or name.endswith(("_solve", "_solve_inplace")):
         return _linear_algebra(em, node, name, args)
@@ -638,11 +659,12 @@ def _reduce(em, node, name, args) -> Var:
         if kind not in REDUCE_OPS:
             raise em.error(node, f"wp.tile_reduce(): the operator must be a @wp.func or one of wp.add, wp.mul, "
                                  f"wp.max, wp.min, got {getattr(op, '__name__', op)!r}", CompileError)
-        if kind in ("max", "min") and wt.is_composite(a.type.dtype):
-            raise em.error(node, f"wp.tile_reduce(): '{kind}' of a tile of {ft.name(a.type.dtype)}",
-                           CompileTypeError)
     else:
         kind = REDUCTIONS[name]
+    # Warp's max and min of two vectors are component-wise; no product of two vectors, nor max of matrices
+    if wt.is_composite(a.type.dtype) and (kind == "mul" or kind in ("max", "min", "argmax", "argmin") and
+                                          wt.composite_kind(a.type.dtype) != "vec"):
+        raise em.error(node, f"wp.{name}(): '{kind}' of a tile of {ft.name(a.type.dtype)}", CompileTypeError)
     dtype = wt.int32 if kind in ("argmax", "argmin") else a.type.dtype
     axis = args.get("axis")
     if axis is None:
@@ -754,6 +776,46 @@ def _call_on(em, node, fn_node, values: list, dtype) -> Var:
     return out
 
 
+def _matmul_overload(em, node, args) -> dict:
+    """Warp's two forms: tile_matmul(a, b, out, alpha=1.0, beta=1.0, precision="default") and tile_matmul(a, b,
+    alpha=1.0, precision="default"), told apart by the third positional argument (a tile or not). The precision is
+    checked; "tf32" computes as "default" here (as Warp on the CPU: float32 tiles)."""
+    if len(node.args) > 2 and not _names_a_tile(em, node.args[2]):
+        if len(node.args) > 4:
+            raise em.error(node, f"wp.tile_matmul(a, b, alpha, precision) takes at most 4 arguments, got "
+                                 f"{len(node.args)}", CompileTypeError)
+        if any(kw.arg in ("out", "beta") for kw in node.keywords):
+            raise em.error(node, "wp.tile_matmul(): a third positional argument that is not a tile is 'alpha'; "
+                                 "pass 'out' as the third to accumulate", CompileTypeError)
+        given = {kw.arg: kw.value for kw in node.keywords}
+        for param, value in zip(("alpha", "precision"), node.args[2:]):
+            if param in given:
+                raise em.error(node, f"wp.tile_matmul() got multiple values for argument '{param}'", CompileTypeError)
+            given[param] = value
+        args = {**args, "out": None, "beta": 1.0, "alpha": given.get("alpha", 1.0),
+                "precision": given.get("precision", "default")}
+    precision = _constant(em, args["precision"])
+    if precision not in ("default", "tf32"):
+        got = "a non-literal argument" if precision is MISSING else repr(precision)
+        raise em.error(node, f"tile_matmul() precision must be the string literal 'default' or 'tf32', got {got}",
+                       CompileValueError)
+    if precision == "tf32":
+        operands = [args["a"], args["b"]] + ([args["out"]] if args["out"] is not None else [])
+        if any(_tile(em, t, "tile_matmul", "a").type.dtype is not wt.float32 for t in operands):
+            raise em.error(node, "tile_matmul() precision='tf32' requires float32 tiles for a, b, and out",
+                           CompileTypeError)
+    return args
+
+
+def _names_a_tile(em, node) -> bool:
+    """Whether the expression is a tile; a variable or a constant is told without emitting anything."""
+    if isinstance(node, ast.Name) and node.id in em.env:
+        return is_tile(em.env[node.id])
+    if _constant(em, node) is not MISSING:
+        return False
+    return is_tile(em.expr(node))
+
+
 def _matmul(em, node, args) -> Var | None:
     a = _tile(em, args["a"], "tile_matmul", "a")
     b = _tile(em, args["b"], "tile_matmul", "b")
@@ -787,7 +849,7 @@ def _matmul(em, node, args) -> Var | None:
     out = _tile(em, out_node, "tile_matmul", "out")
     if out.type.shape != shape:
         raise em.error(node, f"wp.tile_matmul(): 'out' has shape {out.type.shape}, a @ b {shape}", CompileTypeError)
-    if not isinstance(out_node, ast.Name):
+    if not updatable(em, out_node):
         raise em.error(node, "wp.tile_matmul(a, b, out): 'out' must be a tile variable (it is updated in place)",
                        CompileTypeError)
     t = out.type
@@ -812,7 +874,7 @@ def _matmul(em, node, args) -> Var | None:
         else:
             kept = out if beta == 1 else _scaled(em, node, out, args["beta"])
             result = elementwise(em, node, "add", [scaled, kept])
-    em.assign(out_node, result)
+    write_back(em, out_node, result)
     return None
 
 
@@ -1027,9 +1089,9 @@ def _scatter(em, node, name):
     with ir.InsertionPoint(branch.else_block):
         scf.YieldOp([tile.value])
     sync(em)
-    if not isinstance(target, ast.Name):
+    if not updatable(em, target):
         raise em.error(node, f"wp.{name}(): the tile it updates must be a variable", CompileTypeError)
-    em.assign(target, Var(branch.results[0], tile.type))
+    write_back(em, target, Var(branch.results[0], tile.type))
     return None
 
 
@@ -1046,7 +1108,7 @@ def _assign_tile(em, node) -> None:
     if target is None:
         raise em.error(node, "wp.tile_assign() missing required argument 'dst'", CompileTypeError)
     dst = _tile(em, target, "tile_assign", "dst")
-    if not isinstance(target, ast.Name):
+    if not updatable(em, target):
         raise em.error(node, "wp.tile_assign(): 'dst' is written in place: it must be a variable", CompileTypeError)
     shape = dst.type.shape
     src_node = keywords.get("src", positional[0] if positional else None)
@@ -1083,7 +1145,7 @@ def _assign_tile(em, node) -> None:
             value = em.convert(value, dst.type.dtype, node)
         indices = [_int32(em, i) for i in positional[:-1]]
         updated = wb.create("tile_insert", dst.value, value.value, indices, results=[dst.value.type]).result
-    em.assign(target, Var(updated, dst.type))
+    write_back(em, target, Var(updated, dst.type))
     return None
 
 
@@ -1145,11 +1207,11 @@ def _sort(em, node, args) -> None:
             raise em.error(node, f"tile_sort() shapes do not match on dimension {d}, got {a} and {b}",
                            CompileValueError)
     for p in ("keys", "values"):
-        if not isinstance(args[p], ast.Name):
+        if not updatable(em, args[p]):
             raise em.error(node, f"wp.tile_sort(): '{p}' is sorted in place: it must be a variable", CompileTypeError)
     op = wb.create("tile_sort", keys.value, values.value, results=[keys.value.type, values.value.type])
-    em.assign(args["keys"], Var(op.results[0], keys.type))
-    em.assign(args["values"], Var(op.results[1], values.type))
+    write_back(em, args["keys"], Var(op.results[0], keys.type))
+    write_back(em, args["values"], Var(op.results[1], values.type))
     return None
 
 
@@ -1162,6 +1224,13 @@ def _random(em, node, name, args) -> Var:
         raise em.error(node, f"wp.{name}(): 'rng' must be a uint32 generator state (wp.rand_init), got "
                              f"{ft.name(rng.type)}", CompileTypeError)
     dtype = wt.int32 if name == "tile_randi" else wt.float32
+    if len(node.args) == 3 and args["max"] is None:  # Warp's overload (shape, rng, storage)
+        if any(kw.arg == "storage" for kw in node.keywords):
+            raise em.error(node, f"wp.{name}() got multiple values for argument 'storage'", CompileTypeError)
+        args = {**args, "min": None, "storage": args["min"]}
+    if _constant(em, args["storage"]) not in ("register", "shared"):
+        raise em.error(node, f"wp.{name}(): storage must be 'register' or 'shared', got "
+                             f"{_constant(em, args['storage'])!r}", CompileValueError)
     given = [args["min"] is not None, args["max"] is not None]
     if any(given) and not all(given):
         raise em.error(node, f"wp.{name}(): pass both 'min' and 'max' or neither", CompileTypeError)
@@ -1224,9 +1293,9 @@ def _linear_algebra(em, node, name, args):
         target = args[rhs]
     if name == base:
         return result
-    if not isinstance(target, ast.Name):
+    if not updatable(em, target):
         raise em.error(node, f"wp.{name}(): the tile it overwrites must be a variable", CompileTypeError)
-    em.assign(target, result)
+    write_back(em, target, result)
     return None
 
 
@@ -1448,12 +1517,18 @@ def extract(em, node, tile: Var, index_nodes) -> Var:
         index_nodes = index_nodes.elts
     elif isinstance(index_nodes, ast.AST):
         index_nodes = [index_nodes]
-    if len(index_nodes) != len(tile.type.shape):
-        raise em.error(node, f"a tile of shape {tile.type.shape} takes {len(tile.type.shape)} indices, got "
-                             f"{len(index_nodes)}", CompileTypeError)
-    indices = [_int32(em, i) for i in index_nodes]
-    return Var(wb.create("tile_extract", tile.value, indices, results=[ft.to_mlir(tile.type.dtype)]).result,
-               tile.type.dtype)
+    rank, dtype = len(tile.type.shape), tile.type.dtype
+    # Warp: one index per dimension, then one more into a vector's components, or one or two into a matrix's
+    components = len(wt.inner_shape(dtype)) if wt.composite_kind(dtype) in ("vec", "quat", "mat") else 0
+    if not rank <= len(index_nodes) <= rank + components:
+        kind = "matrix tile" if wt.composite_kind(dtype) == "mat" else "tile"
+        raise em.error(node, f"tile_extract: incorrect number of indices ({len(index_nodes)}) for {kind} shape "
+                             f"{tile.type.shape}", CompileIndexError)
+    indices = [_int32(em, i) for i in index_nodes[:rank]]
+    element = Var(wb.create("tile_extract", tile.value, indices, results=[ft.to_mlir(dtype)]).result, dtype)
+    if len(index_nodes) == rank:
+        return element
+    return composite.get_item(em, node, element, ast.Tuple(elts=list(index_nodes[rank:]), ctx=ast.Load()))
 
 
 def elementwise(em, node, name: str, args: list, mapped: bool = False) -> Var:
