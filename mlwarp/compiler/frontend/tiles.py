@@ -100,7 +100,7 @@ FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 IN_PLACE = {"tile_assign": 0, "tile_sort": (0, 1), "tile_scatter_add": 0, "tile_scatter_masked": 0, "tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
             "tile_lower_solve_inplace": 1, "tile_upper_solve_inplace": 1}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
-HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
+HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices, quaternions and transforms of them"
 
 
 def is_tile(v) -> bool:
@@ -400,10 +400,10 @@ def _dtype(em, node, name: str, default):
 
 
 def _scalar_element(t) -> bool:
-    """What a tile can hold here: scalars, and vectors, matrices and quaternions of them."""
+    """What a tile can hold here: scalars, and vectors, matrices, quaternions and transforms of them."""
     if wt.is_scalar(t):
         return True
-    return wt.composite_kind(t) in ("vec", "mat", "quat") and _scalar_element(t._wp_scalar_type_)
+    return wt.composite_kind(t) in ("vec", "mat", "quat", "transform") and _scalar_element(t._wp_scalar_type_)
 
 
 def _tile(em, node, name: str, param: str) -> Var:
@@ -1347,7 +1347,8 @@ def zeros(t: ft.TileT) -> Var:
 
 def _tile_untile(em, node, name) -> Var:
     """wp.tile(x, preserve_type=False) / wp.untile(t) with one lane per block: a scalar (or, with preserve_type, a
-    vector or matrix) as a tile of shape (1,); a vector's components as (n, 1), a matrix's as (r, c, 1)."""
+    composite) as a tile of shape (1,); a vector's (quaternion's, transform's) components as (n, 1), a matrix's as
+    (r, c, 1)."""
     width = lanes(em)  # with several lanes, element k along the last dimension is lane k's
     if name == "untile":
         if node.keywords or len(node.args) != 1:
@@ -1380,8 +1381,6 @@ def _tile_untile(em, node, name) -> Var:
     if (wt.is_scalar(v.type) or preserve) and width == 1:
         t = ft.TileT(v.type, (1,))
         return Var(wb.create("tile_full", v.value, results=[ft.to_mlir(t)]).result, t)
-    if not (wt.is_scalar(v.type) or preserve) and wt.composite_kind(v.type) not in ("vec", "mat"):
-        raise em.error(node, f"wp.tile() of a {ft.name(v.type)} needs preserve_type=True", CompileTypeError)
     whole = wt.is_scalar(v.type) or preserve
     scalar = v.type if whole else v.type._wp_scalar_type_
     dims = () if whole else tuple(v.type._shape_)

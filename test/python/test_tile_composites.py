@@ -1,7 +1,8 @@
-"""Reductions of tiles of vectors and matrices (tiles_to_linalg's composite reductions): sums along an axis, and
-Warp's component-wise max and min of vectors (wp.tile_reduce(wp.max, t), along an axis too), against numpy, with
-their gradients (each component's adjoint goes to its first extreme, as tile_argmax picks it); what Warp has no
-operator for is refused."""
+"""Tiles of composites. Reductions of tiles of vectors and matrices (tiles_to_linalg's composite reductions): sums
+along an axis, and Warp's component-wise max and min of vectors (wp.tile_reduce(wp.max, t), along an axis too),
+against numpy, with their gradients (each component's adjoint goes to its first extreme, as tile_argmax picks it);
+what Warp has no operator for is refused. Tiles of transforms: loads, stores, element-wise ops, sums, atomics;
+wp.tile() of a quaternion or transform (its components)."""
 
 import numpy as np
 import pytest
@@ -84,8 +85,56 @@ def test_operators_warp_lacks_are_refused():
                                  (max_of_matrices, wp.zeros(2, dtype=wp.mat22), "'max' of a tile of mat22f")):
         with pytest.raises(wp.CompileError, match=message) as e:
             wp.launch_tiled(kernel, dim=1, inputs=[arr], block_dim=1)
-        assert "test_tile_composite_reductions.py:" in str(e.value)
+        assert "test_tile_composites.py:" in str(e.value)
 
 
-def test_compiles_to_ptx_for_sm_90():
-    assert ".entry vector_reductions_cuda(" in cuda_compile.to_mlir(vector_reductions, "ptx", 90)
+@wp.kernel
+def transform_tiles(x: wp.array[wp.transform], out: wp.array[wp.transform], total: wp.array[wp.transform],
+                    position: wp.array[wp.vec3]):
+    t = wp.tile_load(x, shape=3)
+    wp.tile_store(out, t * 2.0 + wp.tile_full(shape=3, value=wp.transform_identity(), dtype=wp.transform))
+    wp.tile_store(total, wp.tile_sum(t))
+    position[0] = wp.transform_get_translation(t[1])
+    wp.tile_atomic_add(out, t)
+
+
+def test_tiles_of_transforms_and_their_gradients():
+    x0 = _values(3, (3, 7))
+    x = wp.array(x0, dtype=wp.transform, requires_grad=True)
+    out = wp.zeros(3, dtype=wp.transform, requires_grad=True)
+    total = wp.zeros(1, dtype=wp.transform, requires_grad=True)
+    position = wp.zeros(1, dtype=wp.vec3, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(transform_tiles, dim=1, inputs=[x, out, total, position], block_dim=1)
+    identity = np.array([0, 0, 0, 0, 0, 0, 1], np.float32)  # (p, q): no translation, the unit quaternion
+    np.testing.assert_array_equal(out.numpy(), 3 * x0 + identity)
+    np.testing.assert_array_equal(total.numpy(), [x0.sum(axis=0)])
+    np.testing.assert_array_equal(position.numpy(), [x0[1, :3]])
+    total.grad = wp.array([np.arange(7, dtype=np.float32)], dtype=wp.transform)
+    position.grad = wp.array([[10.0, 20.0, 30.0]], dtype=wp.vec3)
+    tape.backward()
+    want = np.tile(np.arange(7, dtype=np.float32), (3, 1))
+    want[1, :3] += [10.0, 20.0, 30.0]
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
+@wp.kernel
+def lane_components(q: wp.array[wp.quat], x: wp.array[wp.transform], oq: wp.array2d[float], ox: wp.array2d[float]):
+    i = wp.tid()
+    wp.tile_store(oq, wp.tile(q[i]) * 2.0, offset=(0, i))  # Warp: a quaternion's components, shape (4, block_dim)
+    wp.tile_store(ox, wp.tile(x[i]), offset=(0, i))
+
+
+def test_tile_of_a_quaternion_or_transform_holds_its_components():
+    q0, x0 = _values(4, (2, 4)), _values(5, (2, 7))
+    oq, ox = wp.zeros((4, 2)), wp.zeros((7, 2))
+    wp.launch_tiled(lane_components, dim=2, inputs=[wp.array(q0, dtype=wp.quat), wp.array(x0, dtype=wp.transform),
+                                                    oq, ox], block_dim=1)
+    np.testing.assert_array_equal(oq.numpy(), 2 * q0.T)
+    np.testing.assert_array_equal(ox.numpy(), x0.T)
+
+
+@pytest.mark.parametrize("kernel", [vector_reductions, transform_tiles], ids=["reductions", "transforms"])
+def test_compiles_to_ptx_for_sm_90(kernel):
+    assert f".entry {kernel.key}_cuda(" in cuda_compile.to_mlir(kernel, "ptx", 90)
