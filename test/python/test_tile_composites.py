@@ -2,7 +2,7 @@
 along an axis, and Warp's component-wise max and min of vectors (wp.tile_reduce(wp.max, t), along an axis too),
 against numpy, with their gradients (each component's adjoint goes to its first extreme, as tile_argmax picks it);
 what Warp has no operator for is refused. Tiles of transforms: loads, stores, element-wise ops, sums, atomics;
-wp.tile() of a quaternion or transform (its components)."""
+wp.tile() of a quaternion or transform (its components); a vector written into a row of a matrix tile's element."""
 
 import numpy as np
 import pytest
@@ -135,6 +135,35 @@ def test_tile_of_a_quaternion_or_transform_holds_its_components():
     np.testing.assert_array_equal(ox.numpy(), x0.T)
 
 
-@pytest.mark.parametrize("kernel", [vector_reductions, transform_tiles], ids=["reductions", "transforms"])
+@wp.kernel
+def matrix_rows(m: wp.array[wp.mat33], v: wp.array[wp.vec3], out: wp.array[wp.mat33]):
+    t = wp.tile_load(m, shape=2)
+    t[1][2] = v[0]  # a vector written into a row of element 1
+    t[0][0, 1] = 7.0
+    t[0][1] = v[0] * 2.0
+    wp.tile_store(out, t)
+
+
+def test_a_vector_written_into_a_row_of_a_matrix_tile_and_the_gradients():
+    m0, v0 = _values(6, (2, 3, 3)), _values(7, (1, 3))
+    m, v = wp.array(m0, dtype=wp.mat33, requires_grad=True), wp.array(v0, dtype=wp.vec3, requires_grad=True)
+    out = wp.zeros(2, dtype=wp.mat33, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(matrix_rows, dim=1, inputs=[m, v, out], block_dim=1)
+    want = m0.copy()
+    want[1, 2], want[0, 0, 1], want[0, 1] = v0[0], 7.0, 2 * v0[0]
+    np.testing.assert_array_equal(out.numpy(), want)
+    g = np.arange(18, dtype=np.float32).reshape(2, 3, 3)
+    out.grad = wp.array(g, dtype=wp.mat33)
+    tape.backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [g[1, 2] + 2 * g[0, 1]])
+    overwritten = g.copy()
+    overwritten[1, 2], overwritten[0, 1] = 0.0, 0.0  # the rows written
+    overwritten[0, 0, 1] = 0.0
+    np.testing.assert_array_equal(m.grad.numpy(), overwritten)
+
+
+@pytest.mark.parametrize("kernel", [vector_reductions, transform_tiles, matrix_rows], ids=["reductions", "transforms", "rows"])
 def test_compiles_to_ptx_for_sm_90(kernel):
     assert f".entry {kernel.key}_cuda(" in cuda_compile.to_mlir(kernel, "ptx", 90)

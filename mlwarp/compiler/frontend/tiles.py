@@ -1485,7 +1485,7 @@ def assign(em, target, value: Var) -> bool:
     component = None
     if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript) and \
             isinstance(target.value.value, ast.Name) and is_tile(em.env.get(target.value.value.id)):
-        component, target = target.slice, target.value  # t[i][1] = x: a component of element i
+        component, target = target, target.value  # t[i][1] = x: a component (a matrix's row) of element i
     if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
             and is_tile(em.env.get(target.value.id))):
         return False
@@ -1494,11 +1494,7 @@ def assign(em, target, value: Var) -> bool:
         if not wt.is_composite(tile.type.dtype):
             raise em.error(target, f"a tile of {ft.name(tile.type.dtype)} has no components", CompileTypeError)
         element = extract(em, target, tile, target.slice)
-        parts = component.elts if isinstance(component, ast.Tuple) else [component]
-        scalar = tile.type.dtype._wp_scalar_type_
-        if value.type is not scalar:
-            value = em.convert(value, scalar, target)
-        value = Var(wc.insert(element.value, value.value, [_int32(em, p) for p in parts]), tile.type.dtype)
+        value = composite.with_member(em, component, element, value)
     index_nodes = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
     if len(index_nodes) != len(tile.type.shape):
         raise em.error(target, f"a tile of shape {tile.type.shape} takes {len(tile.type.shape)} indices, got "
