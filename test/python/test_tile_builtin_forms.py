@@ -58,6 +58,19 @@ def test_matmul_precision_errors():
         t = wp.tile_load(a, shape=(2, 2))
         wp.tile_matmul(t, t, precision="tf32")
 
+    @wp.kernel
+    def tf32_into_doubles(a: wp.array2d[float]):
+        t = wp.tile_load(a, shape=(2, 2))
+        wp.tile_matmul(t, t, wp.tile_zeros(shape=(2, 2), dtype=wp.float64), precision="tf32")
+
+    @wp.kernel
+    def tf32_of_complex(a: wp.array2d[wp.vec2f]):
+        t = wp.tile_load(a, shape=(2, 2))
+        wp.tile_matmul(t, t, precision="tf32")  # Warp: the complex refusal comes first
+
+    _errors(tf32_into_doubles, [wp.zeros((2, 2))],
+            r"tile_matmul\(\) precision='tf32' requires float32 tiles for a, b, and out")
+    _errors(tf32_of_complex, [wp.zeros((2, 2), dtype=wp.vec2f)], r"tile_matmul\(\) does not support complex tiles")
     _errors(not_a_precision, [wp.zeros((2, 2))],
             r"tile_matmul\(\) precision must be the string literal 'default' or 'tf32', got 'fast'")
     _errors(tf32_of_doubles, [wp.zeros((2, 2), dtype=wp.float64)],

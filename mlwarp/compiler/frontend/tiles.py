@@ -799,12 +799,7 @@ def _matmul_overload(em, node, args) -> dict:
         got = "a non-literal argument" if precision is MISSING else repr(precision)
         raise em.error(node, f"tile_matmul() precision must be the string literal 'default' or 'tf32', got {got}",
                        CompileValueError)
-    if precision == "tf32":
-        operands = [args["a"], args["b"]] + ([args["out"]] if args["out"] is not None else [])
-        if any(_tile(em, t, "tile_matmul", "a").type.dtype is not wt.float32 for t in operands):
-            raise em.error(node, "tile_matmul() precision='tf32' requires float32 tiles for a, b, and out",
-                           CompileTypeError)
-    return args
+    return {**args, "precision": precision}
 
 
 def _names_a_tile(em, node) -> bool:
@@ -828,6 +823,10 @@ def _matmul(em, node, args) -> Var | None:
         raise em.error(node, "tile_matmul() does not support complex tiles (vec2h, vec2f, vec2d). Complex matrix "
                              "multiplication is not implemented; use real float tiles (float16, bfloat16, float32, "
                              "or float64).", CompileTypeError)
+    tf32_refusal = em.error(node, "tile_matmul() precision='tf32' requires float32 tiles for a, b, and out",
+                            CompileTypeError)
+    if args["precision"] == "tf32" and (a.type.dtype, b.type.dtype) != (wt.float32, wt.float32):
+        raise tf32_refusal
     if wt.bfloat16 in (a.type.dtype, b.type.dtype):  # the adjoint would accumulate adj_a / adj_b in bfloat16
         em.program.backward_refusals.append(em.error(
             node, "tile_matmul() does not support bfloat16 'a' or 'b' tiles when the backward pass is enabled. "
@@ -847,6 +846,8 @@ def _matmul(em, node, args) -> Var | None:
         product = Var(wb.create("tile_matmul", a.value, b.value, zero, results=[ft.to_mlir(t)]).result, t)
         return product if alpha == 1 else _scaled(em, node, product, args["alpha"])
     out = _tile(em, out_node, "tile_matmul", "out")
+    if args["precision"] == "tf32" and out.type.dtype is not wt.float32:
+        raise tf32_refusal
     if out.type.shape != shape:
         raise em.error(node, f"wp.tile_matmul(): 'out' has shape {out.type.shape}, a @ b {shape}", CompileTypeError)
     if not updatable(em, out_node):
