@@ -23,7 +23,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import (atomics, augassign, composite, fabric, fixed, indexed, keywords, operators, printing, ptr_arrays,
-               refs, slicing, tiles, tuples, type_exprs)
+               refs, slicing, tile_algebra, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
@@ -591,6 +591,7 @@ class KernelEmitter:
                 tile = getattr(resolve_path(self.src.func, n.func), "_wp_tile_", None) if isinstance(n, ast.Call) else None
                 if tile is not None:
                     found += tiles.updated_names(n, tile)  # wp.tile_matmul(a, b, out) updates out
+                    found += tile_algebra.updated_names(n, tile)  # wp.tile_axpy(alpha, src, dest) updates dest
         found += refs.updated_by_reference(self, stmts, lambda f: resolve_path(self.src.func, f))  # f(x): wp.ref
         return found
 
@@ -915,8 +916,8 @@ class KernelEmitter:
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         tile = getattr(obj, "_wp_tile_", None)
-        if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py)
-            return tiles.call(self, node, tile)
+        if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py); wp.tile_dot, ... (tile_algebra.py)
+            return (tile_algebra if tile_algebra.handles(tile) else tiles).call(self, node, tile)
         if getattr(obj, "_wp_intrinsic_", None) == "cast":  # wp.cast(a, dtype): a's bits as a dtype (bitcast.py)
             return bitcast.call(self, node)
         if getattr(obj, "_wp_intrinsic_", None) == "breakpoint":  # wp.breakpoint(): see debug_break

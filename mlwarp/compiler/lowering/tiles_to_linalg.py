@@ -295,22 +295,30 @@ class _Lowering:
         return results
 
     def lower_tile_reduce_composite(self, op):
+        """Sums, maxima and minima of vectors and matrices are component-wise (Warp's add, max and min of two):
+        reductions over the tile's dimensions of the tensor, its trailing component dimensions kept."""
         kind = ir.StringAttr(op.attributes["kind"]).value
-        if ir.IntegerAttr(op.attributes["axis"]).value >= 0:
-            raise PassError("axis reductions of tiles of vectors or matrices are not supported yet")
-        if kind != "add":
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        if kind not in ("add", "max", "min"):
             raise PassError(f"tile_{kind} of tiles of vectors or matrices is not supported yet")
         tile = op.operands[0]
         shape, _, c = element_of(self.operand_types[0])
+        out = tensor_type(self.result_types[0])  # (the reduced tile's shape, components...)
+        if axis >= 0:
+            return [self.reduce_axis(tile, kind, axis, out)]
         rank, extra = len(shape), len(c.shape)
         dims = rank + extra
-        zero = self.tensor.SplatOp(ir.RankedTensorType.get(list(c.shape), c.dtype), _sum_identity(c.dtype), []).result
+        components = ir.RankedTensorType.get(list(c.shape), c.dtype)
+        if kind == "add":
+            init = self.tensor.SplatOp(components, _sum_identity(c.dtype), []).result
+        else:  # from the first element (max and min are idempotent)
+            init = self.generate(components, lambda ivs: self.tensor.ExtractOp(tile, [_index(0)] * rank +
+                                                                                list(ivs)).result)
         maps = [ir.AffineMap.get_identity(dims), _map(dims, list(range(rank, dims)))]
         iterators = _iterators(["reduction"] * rank + ["parallel"] * extra)
-        summed = self.generic(None, [tile], maps, iterators, init=zero,
-                              body=lambda a: [wb.builtin("add", [a[1], a[0]], c.dtype)]).results[0]
-        out = tensor_type(self.result_types[0])  # (1, components...)
-        return [self.generate(out, lambda ivs: self.tensor.ExtractOp(summed, list(ivs[1:])).result)]
+        folded = self.generic(None, [tile], maps, iterators, init=init,
+                              body=lambda a: [wb.builtin(kind, [a[1], a[0]], c.dtype)]).results[0]
+        return [self.generate(out, lambda ivs: self.tensor.ExtractOp(folded, list(ivs[1:])).result)]
 
     def lower_tile_load(self, op):
         arr, offsets = op.operands[0], list(op.operands)[1:]
@@ -627,21 +635,22 @@ class _Lowering:
         source = ir.RankedTensorType(tile.type)
         shape, dtype = list(source.shape), source.element_type
         n = shape[axis]
-        out_rank = ir.RankedTensorType(adjoint.type).rank
-        kept = len(shape) > 1  # the adjoint has the tile's other dimensions (else its shape is (1,))
+        # a tile of vectors or matrices: its components are trailing dimensions, each reduced on its own
+        rank = len(element_of(self.operand_types[0])[0])
+        kept = rank > 1  # the adjoint has the tile's other dimensions (else its tile shape is (1,))
 
         def at(ivs, k):  # the tile's index with position k along the axis
             return list(ivs[:axis]) + [k] + list(ivs[axis:])
 
         def reduced(ivs):
-            return [iv for d, iv in enumerate(ivs) if d != axis] if kept else [_index(0)] * out_rank
+            return [iv for d, iv in enumerate(ivs) if d != axis] if kept else [_index(0)] + list(ivs[rank:])
 
         if kind in ("max", "min"):
-            slice_t = ir.RankedTensorType.get([d for i, d in enumerate(shape) if i != axis] if kept else [1],
-                                              ir.IndexType.get())
+            slice_t = ir.RankedTensorType.get([d for i, d in enumerate(shape) if i != axis] if kept else
+                                              [1] + shape[rank:], ir.IndexType.get())
 
             def position(ivs):
-                base = list(ivs) if kept else []
+                base = list(ivs) if kept else list(ivs[1:])
                 first = self.tensor.ExtractOp(tile, at(base, _index(0))).result
 
                 def step(k, carried):
@@ -672,6 +681,8 @@ class _Lowering:
         else:
             raise PassError(f"warp.tile_reduce_adjoint: unknown kind '{kind}'")
         return [self.generate(source, element)]
+
+    lower_tile_reduce_adjoint_composite = lower_tile_reduce_adjoint
 
     def lower_tile_broadcast_composite(self, op):
         source, source_t = op.operands[0], self.operand_types[0]
