@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
+from mlwarp import cuda_compile
+from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
 
 N = 4
 
@@ -188,3 +190,40 @@ def test_each_lane_writes_its_own_elements(cpu_blocks):
     expected[:3] = A[:3] * 2.0 + lane_of[:3]
     expected[:3, N - 1] = -1.0
     np.testing.assert_array_equal(_launch(lanes_write_their_elements, A, 3, block_dim=lanes), expected)
+
+
+@wp.kernel
+def lane_elements(out: wp.array2d[float]):
+    _b, lane = wp.tid()
+    t = wp.tile_zeros(shape=(4, 8), dtype=float)
+    t[lane // 8, lane % 8] = float(lane) * 2.0  # each lane its own element (Warp's tile_element_assign)
+    wp.tile_store(out, t)
+
+
+def test_every_lane_writes_its_element_with_cpu_lanes(cpu_blocks):
+    out = wp.zeros((4, 8), dtype=float, device="cpu")
+    wp.launch_tiled(lane_elements, dim=1, inputs=[out], block_dim=32, device="cpu")
+    np.testing.assert_array_equal(out.numpy(), np.arange(32, dtype=np.float32).reshape(4, 8) * 2.0)
+
+
+needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not installed (scripts/setup-env.sh)")
+needs_gpu = pytest.mark.skipif(not wp.is_cuda_available(), reason="no CUDA GPU on this machine")
+
+
+@needs_ptxas
+def test_element_writes_compile_for_cuda():
+    """The cooperative path (tiles in shared memory): each lane stores its own element between barriers; the
+    kernels that read wp.block_dim() keep one thread per block. All assemble for sm_90."""
+    meta = cuda_compile.build(lane_elements, 90)
+    assert meta["cubin"] == "kernel.cubin" and meta["tile_launch"]["cooperative"]
+    ptx = cuda_compile.to_mlir(lane_elements, "ptx", 90)
+    assert "st.shared" in ptx and "bar.sync" in ptx
+    for kernel in (write_in_for, write_in_while, update_with_break_continue, vector_components, pad_block):
+        assert cuda_compile.build(kernel, 90)["cubin"] == "kernel.cubin"
+
+
+@needs_gpu
+def test_every_lane_writes_its_element_on_cuda():
+    out = wp.zeros((4, 8), dtype=float, device="cuda")
+    wp.launch_tiled(lane_elements, dim=1, inputs=[out], block_dim=32, device="cuda")
+    np.testing.assert_array_equal(out.numpy(), np.arange(32, dtype=np.float32).reshape(4, 8) * 2.0)

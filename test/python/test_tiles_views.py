@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
+from mlwarp import cuda_compile
+from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
 
 M, N = 8, 6
 rng = np.random.default_rng(7)
@@ -310,3 +312,14 @@ def reshape_strided():
 def test_refusals(kernel, match):
     with pytest.raises(wp.CompileError, match=match):
         wp.launch_tiled(kernel, dim=1, inputs=[], block_dim=4, device="cpu")
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not installed (scripts/setup-env.sh)")
+def test_views_compile_for_cuda():
+    """Views, slices, gathers and writes through them compile for sm_90 and pass ptxas (their kernels keep one
+    thread per block: tile_insert_view and tile_gather are not spread over the lanes)."""
+    for kernel in (rows_block, strided_reversed, column, chained, gather_rows, explicit_views, slice_and_row_writes,
+                   view_locals_alias):
+        meta = cuda_compile.build(kernel, 90)
+        assert meta["cubin"] == "kernel.cubin"
+        assert not meta["tile_launch"]["cooperative"]
