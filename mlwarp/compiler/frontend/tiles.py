@@ -216,10 +216,6 @@ def call(em, node: ast.Call, name: str):
     prepare(em, name)
     if name == "tile_map":
         return _tile_map(em, node)
-    if name == "tile_extract":
-        if node.keywords or not node.args:
-            raise em.error(node, "wp.tile_extract() takes a tile and its indices", CompileTypeError)
-        return extract(em, node, _tile(em, node.args[0], name, "a"), node.args[1:])
     if name == "tile_arange":
         return _arange(em, node)
     if name in ("tile", "untile"):
@@ -286,8 +282,6 @@ def call(em, node: ast.Call, name: str):
             raise em.error(node, f"wp.tile_transpose() takes a 2-d tile, got {a.type}", CompileTypeError)
         t = ft.TileT(a.type.dtype, tuple(reversed(a.type.shape)))
         return Var(wb.create("tile_transpose", a.value, results=[ft.to_mlir(t)]).result, t)
-    if name == "tile_view":
-        return _view(em, node, args)
     if name == "tile_sort":
         return _sort(em, node, args)
     if name in ("tile_randi", "tile_randf"):
@@ -752,7 +746,7 @@ def _reduce_with_function(em, node, fn_node, a: Var, axis_node) -> Var:
     zero = arith.ConstantOp(i32, 0).result
 
     def row(i):
-        return wb.create("tile_view", tiles, [i, zero], results=[ft.to_mlir(row_t)]).result
+        return wb.tile_view(tiles, [i, zero], ft.to_mlir(row_t))
 
     loop = scf.ForOp(constant(1), constant(rows), constant(1), [row(zero)])
     with ir.InsertionPoint(loop.body):
@@ -1148,7 +1142,7 @@ def _assign_tile(em, node) -> None:
                 raise em.error(node, f"tile_assign(): a source of shape {src.type.shape} at offset {value} of "
                                      f"dimension {d} lies outside the destination's extent {shape[d]}",
                                CompileValueError)
-        updated = wb.create("tile_insert_view", dst.value, src.value, offsets, results=[dst.value.type]).result
+        updated = wb.tile_insert_view(dst.value, src.value, offsets)
     else:  # tile_assign(dst, i, ..., value)
         if "src" in keywords or "offset" in keywords or len(positional) != len(shape) + 1:
             raise em.error(node, f"wp.tile_assign() takes a source tile (and an offset), or one index per dimension "
@@ -1160,40 +1154,6 @@ def _assign_tile(em, node) -> None:
         updated = wb.create("tile_insert", dst.value, value.value, indices, results=[dst.value.type]).result
     write_back(em, target, Var(updated, dst.type))
     return None
-
-
-def _view(em, node, args) -> Var:
-    """wp.tile_view(t, offset, shape=None): with `shape`, the subtile of that shape at `offset` (one offset per
-    dimension); without, `offset`'s entries index the leading dimensions and the view is the rest (row i of a
-    2-d tile). Offsets may be run-time ints; constant ones are checked against the tile. The view is a value
-    (warp.tile_view): writing to it does not write to `t` (Warp's views alias their tile)."""
-    t = _tile(em, args["t"], "tile_view", "t")
-    shape = t.type.shape
-    items = args["offset"].elts if isinstance(args["offset"], ast.Tuple) else [args["offset"]]
-    if any(isinstance(i, ast.Slice) for i in items):
-        raise em.error(node, "wp.tile_view(): slices in the offset are not supported yet", CompileError)
-    if len(items) > len(shape):
-        raise em.error(node, f"tile_view() offset has {len(items)} dimensions, the tile {len(shape)}",
-                       CompileValueError)
-    if args["shape"] is None:
-        view = shape[len(items):]
-        if not view:
-            raise em.error(node, f"wp.tile_view(): an offset of {len(items)} indices leaves nothing of a tile of "
-                                 f"shape {shape}: use t[i, ...] for one element", CompileValueError)
-    else:
-        view = _shape(em, args["shape"], "tile_view")
-        if len(view) != len(shape):
-            raise em.error(node, f"tile_view() if shape is specified it must have same number of dimensions as "
-                                 f"source tile, expected {len(shape)}, got {len(view)}", CompileValueError)
-    extents = [1] * (len(shape) - len(view)) + list(view)
-    for d, item in enumerate(items):
-        value = _constant(em, item)
-        if type(value) is int and not (0 <= value and value + extents[d] <= shape[d]):
-            raise em.error(node, f"tile_view(): the view of shape {tuple(view)} at offset {value} of dimension {d} "
-                                 f"lies outside the tile's extent {shape[d]}", CompileValueError)
-    offsets = [_int32(em, i) for i in items] + [em.const(0, wt.int32).value for _ in range(len(shape) - len(items))]
-    result = ft.TileT(t.type.dtype, tuple(view))
-    return Var(wb.create("tile_view", t.value, offsets, results=[ft.to_mlir(result)]).result, result)
 
 
 SORT_KEYS = (wt.float32, wt.int32, wt.uint32, wt.int64, wt.uint64)
@@ -1312,9 +1272,18 @@ def _linear_algebra(em, node, name, args):
     return None
 
 
+def _dense_strides(shape) -> tuple:
+    return tuple(math.prod(shape[d + 1:]) for d in range(len(shape)))
+
+
 def _reshape(em, node, name, args) -> Var:
     t = _tile(em, args["t"], name, "t")
     shape = t.type.shape
+    strides = getattr(t, "strides", None)  # a view's (tile_views.py): Warp reshapes a view in place, dense ones only
+    if strides is not None and any(n != 1 and s != d for n, s, d in zip(shape, strides, _dense_strides(shape))):
+        raise em.error(node, f"tile_reshape() requires a contiguous tile; a tile view with shape {shape} and strides "
+                             f"{strides} cannot be reshaped in place. Copy the view into a new tile first, e.g. with "
+                             f"wp.tile_assign().", CompileValueError)
     if name == "tile_squeeze":
         axis = _constant(em, args["axis"]) if args["axis"] is not None else None
         axes = tuple(range(len(shape))) if axis is None else (axis,) if type(axis) is int else axis
@@ -1490,53 +1459,6 @@ def map_function(em, node, fn_node, operands: list, shape: tuple):
     holder.erase()
     mapped = [Var(r, t) for r, t in zip(op.results, result_types)]
     return mapped[0] if len(mapped) == 1 else mapped
-
-
-def assign(em, target, value: Var) -> bool:
-    """`t[i, j] = x` on a tile variable: the variable now holds the tile with that element replaced (Warp writes
-    the tile in place). False when `target` is no such subscript."""
-    component = None
-    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript) and \
-            isinstance(target.value.value, ast.Name) and is_tile(em.env.get(target.value.value.id)):
-        component, target = target, target.value  # t[i][1] = x: a component (a matrix's row) of element i
-    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
-            and is_tile(em.env.get(target.value.id))):
-        return False
-    tile = em.env[target.value.id]
-    if component is not None:
-        if not wt.is_composite(tile.type.dtype):
-            raise em.error(target, f"a tile of {ft.name(tile.type.dtype)} has no components", CompileTypeError)
-        element = extract(em, target, tile, target.slice)
-        value = composite.with_member(em, component, element, value)
-    index_nodes = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
-    if len(index_nodes) != len(tile.type.shape):
-        raise em.error(target, f"a tile of shape {tile.type.shape} takes {len(tile.type.shape)} indices, got "
-                               f"{len(index_nodes)}", CompileTypeError)
-    if value.type is not tile.type.dtype:
-        value = em.convert(value, tile.type.dtype, target)
-    indices = [_int32(em, i) for i in index_nodes]
-    updated = wb.create("tile_insert", tile.value, value.value, indices, results=[tile.value.type]).result
-    em.env[target.value.id] = Var(updated, tile.type)
-    return True
-
-
-def extract(em, node, tile: Var, index_nodes) -> Var:
-    if isinstance(index_nodes, ast.Tuple):
-        index_nodes = index_nodes.elts
-    elif isinstance(index_nodes, ast.AST):
-        index_nodes = [index_nodes]
-    rank, dtype = len(tile.type.shape), tile.type.dtype
-    # Warp: one index per dimension, then one more into a vector's components, or one or two into a matrix's
-    components = len(wt.inner_shape(dtype)) if wt.composite_kind(dtype) in ("vec", "quat", "mat") else 0
-    if not rank <= len(index_nodes) <= rank + components:
-        kind = "matrix tile" if wt.composite_kind(dtype) == "mat" else "tile"
-        raise em.error(node, f"tile_extract: incorrect number of indices ({len(index_nodes)}) for {kind} shape "
-                             f"{tile.type.shape}", CompileIndexError)
-    indices = [_int32(em, i) for i in index_nodes[:rank]]
-    element = Var(wb.create("tile_extract", tile.value, indices, results=[ft.to_mlir(dtype)]).result, dtype)
-    if len(index_nodes) == rank:
-        return element
-    return composite.get_item(em, node, element, ast.Tuple(elts=list(index_nodes[rank:]), ctx=ast.Load()))
 
 
 def elementwise(em, node, name: str, args: list, mapped: bool = False) -> Var:

@@ -483,8 +483,8 @@ class ReverseBuilder:
         out = op.results[0]
         if out in adj:
             tile, offsets = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
-            self.accumulate(adj, tile, wb.create("tile_insert_view", zero(tile.type), adj[out], offsets,
-                                                 results=[tile.type]).result)
+            steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
+            self.accumulate(adj, tile, wb.tile_insert_view(zero(tile.type), adj[out], offsets, steps))
 
     def op_warp_tile_insert_view(self, op, mapping, adj):
         """The tile's adjoint is the result's outside the replaced region, the part's is the region's."""
@@ -492,9 +492,25 @@ class ReverseBuilder:
         if out in adj:
             tile, part = op.operands[0], op.operands[1]
             offsets = [mapping.get(v, v) for v in list(op.operands)[2:]]
-            self.accumulate(adj, tile, wb.create("tile_insert_view", adj[out], zero(part.type), offsets,
-                                                 results=[tile.type]).result)
-            self.accumulate(adj, part, wb.create("tile_view", adj[out], offsets, results=[part.type]).result)
+            steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
+            self.accumulate(adj, tile, wb.tile_insert_view(adj[out], zero(part.type), offsets, steps))
+            self.accumulate(adj, part, wb.tile_view(adj[out], offsets, part.type, steps))
+
+    def op_warp_tile_gather(self, op, mapping, adj):
+        """Each gathered element's adjoint goes back to the element it was read from (a repeated index adds)."""
+        out = op.results[0]
+        if out in adj:
+            tile, indices = op.operands[0], mapping.get(op.operands[1], op.operands[1])
+            self.accumulate(adj, tile, wb.create("tile_gather_add", zero(tile.type), adj[out], indices,
+                                                 results=[tile.type], attributes={"axis": op.attributes["axis"]}).result)
+
+    def op_warp_tile_gather_add(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            tile, part, indices = op.operands[0], op.operands[1], mapping.get(op.operands[2], op.operands[2])
+            self.accumulate(adj, tile, adj[out])
+            self.accumulate(adj, part, wb.create("tile_gather", adj[out], indices, results=[part.type],
+                                                 attributes={"axis": op.attributes["axis"]}).result)
 
     def op_warp_tile_sort(self, op, mapping, adj):
         pass  # not differentiable (Warp's tile_sort: is_differentiable=False)

@@ -121,6 +121,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "warp-gpu-cooperative-tiles": ("mlwarp.compiler.targets.cuda.cooperative_tiles", "GpuCooperativeTiles"),
     "warp-gpu-kernel": ("mlwarp.compiler.targets.cuda.gpu_kernel", "GpuKernel"),
     "warp-grad-calls": ("mlwarp.compiler.passes.grad_calls", "GradCalls"),
+    "warp-hoist-tile-buffers": ("mlwarp.compiler.passes.hoist_tile_buffers", "HoistTileBuffers"),
     "warp-inline": ("mlwarp.compiler.passes.inline", "Inline"),
     "warp-jvp": ("mlwarp.compiler.passes.autodiff_jvp", "Jvp"),
     "warp-stream-tile-reductions": ("mlwarp.compiler.passes.stream_tile_reductions", "StreamTileReductions"),

@@ -31,7 +31,8 @@ TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tile
 TILES = ("warp-stream-tile-reductions", "convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops",
          "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops=true}",
          "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
-         "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", "convert-linalg-to-loops")
+         "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", "warp-hoist-tile-buffers",
+         "convert-linalg-to-loops")
 
 
 @dataclasses.dataclass(frozen=True)
