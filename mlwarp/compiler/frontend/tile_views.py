@@ -530,4 +530,4 @@ def call(em, node, name: str) -> Var:
     tiles._mark(em)
     if name == "tile_extract":
         return extract(em, node)
-    return view(em, node, tiles._bind(em, node, name))
+    return view(em, node, tiles.bind(em, node, name))
