@@ -121,7 +121,7 @@ def _source_numpy(data):
         raise RuntimeError(f"Data must be a sequence or array, got scalar {data!r}")
     if is_torch_tensor(data):  # also tensors that require grad, which refuse __array__
         return cpu_tensor_view(data)
-    if is_paddle_tensor(data):  # its memory: paddle's __array__ is a copy in freed memory (paddle_tensors.py)
+    if is_paddle_tensor(data):  # its memory: paddle's __array__ is a copy nothing keeps alive (paddle_tensors.py)
         return paddle_cpu_view(data)
     if hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__array_interface__"):
         raise RuntimeError("Data with __cuda_array_interface__ lives on a CUDA device; it cannot become a CPU array")

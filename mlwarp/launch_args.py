@@ -76,7 +76,7 @@ def host_view(value):
         return value
     if is_torch_tensor(value):
         return cpu_tensor_view(value)
-    if is_paddle_tensor(value):  # (its __array__ is a copy in memory paddle has freed: paddle_tensors.py)
+    if is_paddle_tensor(value):  # (its __array__ is a copy in memory nothing keeps alive: paddle_tensors.py)
         return paddle_cpu_view(value)
     if hasattr(value, "__array_interface__") or hasattr(value, "__array__"):
         return np.asarray(value)

@@ -4,8 +4,9 @@ numpy views of CPU tensors. Below mlwarp/array.py; the conversions between tenso
 mlwarp/interop/paddle.py.
 
 A CPU tensor is read and written through its data pointer, never through `np.asarray(t)`: paddle's `__array__`
-returns a numpy array over a temporary buffer that paddle frees on return (it owns no data and has no base), so
-a kernel writing there writes into freed heap memory (Warp 1.19 does that and corrupts the heap).
+returns a copy whose memory nothing keeps alive (the numpy array owns no data and has no base), so a kernel
+writing there loses its writes and corrupts the heap (Warp 1.19 does that: a SIGSEGV in malloc, or a hang in
+paddle's signal handler).
 """
 
 from __future__ import annotations
