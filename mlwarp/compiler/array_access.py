@@ -62,6 +62,10 @@ class _Walk:
             paths = [p for p in (_path(v, self.entry) for v in op.operands if _is_array_like(v.type)) if p is not None]
             if name in SIDE_EFFECTS:
                 self.written.update(paths)
+            elif name == "func.call":  # a @wp.func_native's C++ (the only calls left): it may read and write
+                for p in paths:
+                    (self.reads_after if self._was_written(p) else self.reads_first).add(p)
+                self.written.update(paths)
             else:  # loads, tile loads, anything else handed an array: it may read the elements
                 for p in paths:
                     (self.reads_after if self._was_written(p) else self.reads_first).add(p)

@@ -29,7 +29,7 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
 # the tile passes that read a contiguous row with one vector load on the CPU: element by element here
 ROW_VECTOR_PASSES = ("convert-warp-tiles-to-linalg",)
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-gpu-kernel", "canonicalize", "cse")
+         "warp-gpu-kernel", "convert-warp-native-calls", "canonicalize", "cse")
 
 
 def stages(o: BuildOptions) -> list:
