@@ -6,8 +6,7 @@
   after the call, the results read back from the slots the declaration's `warp.native_readback` names (an
   operand's index; -1: the return slot): a wp.ref[T] parameter's final value, an adjoint.
 
-The slots live from a stack save before the call to a restore after it, so a call in the thread loop takes no
-more stack per thread. Runs after the arrays are descriptors and the composites vectors (the call's operands
+The slots are static allocas in the entry block of the function holding the call. Runs after the arrays are descriptors and the composites vectors (the call's operands
 and the declaration's type are lowered), and after the entry passes (the call may sit in a gpu.module); the
 `func.func` declarations become `llvm.func` ones taking pointers.
 """
@@ -37,24 +36,27 @@ def _symbol(op) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
+def _entry_block(op) -> ir.Block:
+    """The entry block of the function (func.func, gpu.func, llvm.func) that holds `op`."""
+    parent = op.parent
+    while parent.name not in ("func.func", "gpu.func", "llvm.func"):
+        parent = parent.parent
+    return parent.regions[0].blocks[0]
+
+
 def _lower_call(call, decl) -> None:
     readback = list(ir.DenseI64ArrayAttr(decl.attributes[READBACK_ATTR]))
     ftype = ir.FunctionType(ir.TypeAttr(decl.attributes["function_type"]).value)
-    returns = -1 in readback
+    types = [v.type for v in call.operands] + ([ftype.results[0]] if -1 in readback else [])
+    # static slots in the entry block (the thread loop's, after the entry passes): every call writes its
+    # operands' slots before it reads any, so one set per call site serves every thread
+    with ir.InsertionPoint.at_block_begin(_entry_block(call.operation)), call.location:
+        slots = [llvm.alloca(_ptr(), _one(), t) for t in types]
     with ir.InsertionPoint(call), call.location:
-        saved = llvm.intr_stacksave(_ptr())
-        slots = []
-        for v in call.operands:
-            slot = llvm.alloca(_ptr(), _one(), v.type)
+        for v, slot in zip(call.operands, slots):
             llvm.store(v, slot)
-            slots.append(slot)
-        ret_slot = None
-        if returns:
-            ret_slot = llvm.alloca(_ptr(), _one(), ftype.results[0])
-            slots.append(ret_slot)
         llvm.call(None, slots, [], [], callee=ir.FlatSymbolRefAttr.get(_symbol(decl)))
-        values = [llvm.load(r.type, ret_slot if k == -1 else slots[k]) for k, r in zip(readback, call.results)]
-        llvm.intr_stackrestore(saved)
+        values = [llvm.load(r.type, slots[-1] if k == -1 else slots[k]) for k, r in zip(readback, call.results)]
     for r, v in zip(call.results, values):
         r.replace_all_uses_with(v)
     call.erase()

@@ -53,6 +53,18 @@ def specs_of(records: dict) -> list:
     return [NativeSpec.from_record(r) for _, r in sorted(records.items())]
 
 
+def native_entry_points(records: dict) -> frozenset:
+    """The symbols the kernel may call: each function's entry, adjoint and replay."""
+    out = set()
+    for spec in specs_of(records):
+        out.add(spec.symbol)
+        if spec.has_adjoint:
+            out.add(spec.adjoint_symbol)
+        if spec.has_replay:
+            out.add(spec.replay_symbol)
+    return frozenset(out)
+
+
 # `file:line:col: error: message` (gcc, clang) and `file(line): error: message` (nvcc's front end)
 _DIAGNOSTIC = re.compile(r'^(?P<file>[^:\n(]+?)(?::(?P<line>\d+)(?::\d+)?|\((?P<line2>\d+)\)):\s*(?:fatal )?error:?\s*'
                          r'(?P<message>.*)$', re.M)
