@@ -60,6 +60,10 @@ def _bind(em, node, native) -> list:
     return nodes
 
 
+def _type_name(t) -> str:
+    return t.__name__ if wt.is_struct(t) else wt.type_repr(t)
+
+
 def _param(em, node, native, name, annotation) -> tuple:
     """(Warp type, C++ type, kind, ndim) of a parameter."""
     t = ft.from_annotation(strip_reference(annotation))
@@ -71,7 +75,7 @@ def _param(em, node, native, name, annotation) -> tuple:
         kind, ndim = (REF if copies_back(annotation) else VALUE), 0
     if ctype is None:
         raise em.error(node, f"parameter '{name}' of the native function '{native.key}' has type "
-                             f"{wt.type_repr(strip_reference(annotation))}, which mlwarp cannot pass to C++ (scalars, "
+                             f"{_type_name(strip_reference(annotation))}, which mlwarp cannot pass to C++ (scalars, "
                              f"vectors, matrices, quaternions, transforms and arrays of them can)", CompileTypeError)
     return t, ctype, kind, ndim
 
@@ -87,7 +91,7 @@ def _return(em, node, native):
         ctype, kind, ndim = (value_ctype(t) if t is not None else None), VALUE, 0
     if ctype is None:
         raise em.error(node, f"the native function '{native.key}' has an unsupported return type "
-                             f"{wt.type_repr(a)} (mlwarp returns scalars, vectors, matrices, quaternions, "
+                             f"{_type_name(a)} (mlwarp returns scalars, vectors, matrices, quaternions, "
                              f"transforms and arrays of them from C++)", CompileTypeError)
     return t, (ctype, kind, ndim)
 
