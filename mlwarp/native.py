@@ -21,7 +21,7 @@ import re
 import typing
 
 from .core.annotations import resolved_annotations
-from .core.refs import Reference
+from .core.errors import CompileError
 from .module import module_of
 from .subscript_annotations import refuse_unions
 
@@ -49,8 +49,6 @@ class NativeFunction:
         missing = [p.name for p in self.params if p.name not in hints]
         if missing:
             code = py_func.__code__
-            from .errors import CompileError
-
             raise CompileError(f"Incomplete argument annotations on function {self.key}: {', '.join(missing)} "
                                f"need(s) a type", code.co_filename, code.co_firstlineno, None, self.key)
         self.annotations = [hints[p.name] for p in self.params]
@@ -116,10 +114,6 @@ def func_native(snippet: str, adj_snippet: str | None = None, replay_snippet: st
         return fn
 
     return wrap
-
-
-def is_reference_annotation(annotation) -> bool:
-    return isinstance(annotation, Reference)
 
 
 __all__ = ["NativeFunction", "func_native"]
