@@ -4,7 +4,8 @@ A call is a `func.call` of a private function declaration (no body: warp-inline 
   @<symbol>(args...) -> (return value?, the wp.ref[T] parameters' final values...)
 with the attributes warp-autodiff and convert-warp-native-calls read:
   warp.native_kinds    one letter per parameter: "v" a value, "r" a wp.ref[T] (copy-in/copy-out, as a @wp.func's
-                       reference parameters: frontend/refs.py), "a" an array (passed as its descriptor)
+                       reference parameters: frontend/refs.py), "a" an array (passed as its descriptor), "p" the
+                       uint64 address of a local (`wp.address_of(x)`: of a copy of x, read back after the call)
   warp.native_adjoint  @<symbol>_adj(args..., their adjoints..., adj_ret?) -> (the non-array parameters' adjoints
                        after the adjoint snippet): only with an adj_snippet
   warp.custom_replay   @<symbol>_replay, the replay snippet's declaration (what the adjoint's replay calls)
@@ -24,7 +25,7 @@ from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 from mlwarp.core.refs import copies_back, strip_reference
 
-from ..native.source import ARRAY, REF, VALUE, NativeSpec, array_ctype, value_ctype
+from ..native.source import ADDRESS, ARRAY, REF, VALUE, WRITTEN, NativeSpec, array_ctype, value_ctype
 from ..native.toolchain import RECORD_ATTR
 from . import refs
 from . import types as ft
@@ -96,6 +97,20 @@ def _return(em, node, native):
     return t, (ctype, kind, ndim)
 
 
+def _local_storage(em, n):
+    """X of an argument `wp.address_of(X)` whose storage is a local's (a local, a field or component of one, not an
+    array element's: refs.address_of gives that address), else None. Such a local has no address in mlwarp (an SSA
+    value): the call passes the address of a copy and reads the copy back after it, as for a wp.ref[T]."""
+    if not (isinstance(n, ast.Call) and em.intrinsic(n.func) == "address_of" and len(n.args) == 1 and not n.keywords):
+        return None
+    x = m = n.args[0]
+    while isinstance(m, (ast.Attribute, ast.Subscript)):
+        if isinstance(m, ast.Subscript) and isinstance(em.expr(m.value).type, ft.ArrayT):
+            return None
+        m = m.value
+    return x if isinstance(m, ast.Name) else None
+
+
 def _argument(em, node, n, t, native, name) -> Var:
     v = em.global_value(node, n) if not isinstance(n, ast.AST) else em.expr(n)
     if v.type == t:
@@ -128,10 +143,10 @@ def _record(em, spec: NativeSpec) -> None:
 def _declare_all(em, spec: NativeSpec, types: list, ret_type) -> None:
     kinds = "".join(p[2] for p in spec.params)
     inputs = [ft.to_mlir(t) for t in types]
-    refs_out = [ft.to_mlir(t) for t, p in zip(types, spec.params) if p[2] == REF]
+    refs_out = [ft.to_mlir(t) for t, p in zip(types, spec.params) if p[2] in WRITTEN]
     results = ([ft.to_mlir(ret_type)] if ret_type is not None else []) + refs_out
     # the slots read back as results (convert-warp-native-calls): the return value's (-1), the references'
-    readback = ([-1] if ret_type is not None else []) + [k for k, p in enumerate(spec.params) if p[2] == REF]
+    readback = ([-1] if ret_type is not None else []) + [k for k, p in enumerate(spec.params) if p[2] in WRITTEN]
 
     def marks(read):
         return {NATIVE_ATTR: ir.UnitAttr.get(), KINDS_ATTR: ir.StringAttr.get(kinds),
@@ -160,7 +175,15 @@ def call(em, node, native):
     ret_type, ret = _return(em, node, native)
     args = []
     by_ref = {}
-    for p, n, (t, _, kind, _) in zip(native.params, nodes, params):
+    for k, (p, n, (t, ctype, kind, ndim)) in enumerate(zip(native.params, nodes, params)):
+        storage = _local_storage(em, n) if t is wt.uint64 and kind == VALUE else None
+        if storage is not None:  # wp.address_of(local): the address of its copy, read back after the call
+            storage = refs.pin(em, storage)
+            refs.check_addressable(em, storage, "wp.address_of()")
+            by_ref[p.name] = storage
+            params[k] = (t, ctype, ADDRESS, ndim)
+            args.append(em.expr(storage))
+            continue
         if kind == REF:
             if not isinstance(n, ast.AST):
                 raise em.error(node, refs._not_addressable(f"wp.ref[{wt.type_repr(t)}] parameter"), CompileError)
@@ -177,16 +200,16 @@ def call(em, node, native):
                                                                                                   params)],
                       ret, native.native_snippet, native.adj_native_snippet, native.replay_snippet,
                       native.filename, native.first_line, native.snippet_lines())
-    types = [t for t, _, _, _ in params]
+    types = [a.type for a in args]  # (a wp.address_of(local)'s: the local's)
     with em.loc(node):
         _declare_all(em, spec, types, ret_type)
         outs = [ft.to_mlir(ret_type)] if ret_type is not None else []
-        outs += [ft.to_mlir(t) for t, _, kind, _ in params if kind == REF]
+        outs += [ft.to_mlir(t) for t, (_, _, kind, _) in zip(types, params) if kind in WRITTEN]
         op = func.CallOp(outs, ir.FlatSymbolRefAttr.get(spec.symbol), [a.value for a in args])
     results = list(op.results)
     value = Var(results.pop(0), ret_type) if ret_type is not None else None
-    for p, (t, _, kind, _) in zip(native.params, params):
-        if kind == REF:
+    for p, t, (_, _, kind, _) in zip(native.params, types, params):
+        if kind in WRITTEN:
             with em.loc(node):  # copy-out: the snippet's final value goes back where the argument came from
                 em.assign(by_ref[p.name], Var(results.pop(0), t))
     return value

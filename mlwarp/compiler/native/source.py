@@ -22,8 +22,10 @@ from mlwarp.core import types as wt
 HEADER = "warp_snippet.h"
 HEADER_DIR = os.path.dirname(__file__)
 
-# parameter kinds: a value, a wp.ref[T] (read back after the call), an array (its descriptor)
-VALUE, REF, ARRAY = "v", "r", "a"
+# parameter kinds: a value, a wp.ref[T] (read back after the call), an array (its descriptor), a uint64 address
+# of a local's copy (wp.address_of(local): the slot's own address is the value; read back after the call)
+VALUE, REF, ARRAY, ADDRESS = "v", "r", "a", "p"
+WRITTEN = (REF, ADDRESS)
 
 _SCALARS = {wt.int8: "wp::int8", wt.uint8: "wp::uint8", wt.int16: "wp::int16", wt.uint16: "wp::uint16",
             wt.int32: "wp::int32", wt.uint32: "wp::uint32", wt.int64: "wp::int64", wt.uint64: "wp::uint64",
@@ -145,6 +147,8 @@ def _forward_arguments(spec: NativeSpec, grads: bool = False) -> list:
             out.append(f"mlwarp_native::to_array<{element}, {ndim}>(p{k}{f', g{k}' if grads else ''})")
         elif kind == REF:
             out.append(f"({ctype}*)p{k}")
+        elif kind == ADDRESS:
+            out.append(f"(wp::uint64)p{k}")
         else:
             out.append(f"*(const {ctype}*)p{k}")
     return out
@@ -177,7 +181,7 @@ def _entry_slots(spec: NativeSpec, prefix: str = "p") -> list:
 
 def write_function(w: _Writer, spec: NativeSpec) -> None:
     """The snippet's forward function (and adjoint, replay) and their entry points."""
-    fname = f"{spec.name}_native"
+    fname = spec.symbol[len("wp_native_"):]  # `<name>_<digest>`: one function per kind of call, as Warp's `<name>_0`
     _function(w, spec, fname, spec.snippet, "snippet")
     slots = _entry_slots(spec) + (["void* ret"] if spec.ret else [])
     w.add(f"WP_NATIVE_ENTRY void {spec.symbol}({', '.join(slots) or 'void'})\n{{")
@@ -218,6 +222,9 @@ def _adjoint(w: _Writer, spec: NativeSpec, fname: str) -> None:
             adjoints.append(f"adj_{k}")
         elif kind == REF:
             adjoints.append(f"({ctype}*)g{k}")
+        elif kind == ADDRESS:  # (an address has no adjoint: its slot holds the local's type)
+            w.add(f"    wp::uint64 adj_{k} = 0;")
+            adjoints.append(f"adj_{k}")
         else:
             adjoints.append(f"*({ctype}*)g{k}")
     if spec.ret:

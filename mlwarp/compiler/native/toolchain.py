@@ -89,7 +89,8 @@ def compile_error(specs, output: str, tool: str) -> CompileError:
 
 def _run(cmd, specs, tool) -> None:
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        # (the C locale: plain quotes in the messages, which the CompileError carries)
+        r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
     except FileNotFoundError:
         raise CompileError(f"compiling the native snippets needs {tool}; '{cmd[0]}' was not found",
                            specs[0].filename, specs[0].line, None, specs[0].name) from None

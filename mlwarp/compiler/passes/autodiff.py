@@ -200,7 +200,7 @@ class ReverseBuilder:
             return
         kinds = ir.StringAttr(decl.attributes[NATIVE_KINDS]).value
         operands, results = list(op.operands), list(op.results)
-        ret = results.pop(0) if len(results) > kinds.count("r") else None
+        ret = results.pop(0) if len(results) > kinds.count("r") + kinds.count("p") else None
         ref_results = iter(results)
         args = [mapping.get(v, v) for v in operands]
         adjoints, seen = [], set()
@@ -209,6 +209,9 @@ class ReverseBuilder:
                 adjoints.append(self.adj_array(op, v, mapping) if is_diff(array_dtype(v.type)) else mapping.get(v, v))
             elif kind == "r":
                 adjoints.append(self.adj_or_zero(adj, next(ref_results)))
+            elif kind == "p":  # wp.address_of(local): an address, without adjoint
+                next(ref_results)
+                adjoints.append(zero(v.type))
             else:  # (an argument given twice: its adjoint once)
                 adjoints.append(zero(v.type) if v in seen else self.adj_or_zero(adj, v))
                 seen.add(v)
@@ -222,7 +225,7 @@ class ReverseBuilder:
         for (v, kind), g in zip([(v, k) for v, k in zip(operands, kinds) if k != "a"], call.results):
             if kind == "r":
                 self.accumulate(adj, v, g)
-            elif is_diff(v.type):
+            elif kind == "v" and is_diff(v.type):
                 replaced[v] = add_values(replaced[v], g) if v in replaced else g
         adj.update(replaced)
 
