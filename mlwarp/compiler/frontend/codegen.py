@@ -29,6 +29,7 @@ from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
 from . import bitcast  # wp.cast(a, dtype)
 from . import starred  # f(*v), wp.vec4(*v3, 1.0): starred arguments become their components
+from . import native_calls  # @wp.func_native calls
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import tile_views  # t[i], t[a:b, :], t[indices, :], wp.tile_view: views alias their tile
 from . import types as ft
@@ -925,6 +926,8 @@ class KernelEmitter:
             tiles.mark_cooperative(self)  # the block's lanes meet at it (Warp's CPU lanes; CUDA's block)
             tiles.sync(self)
             return None
+        if native_calls.is_native(obj):  # @wp.func_native: its C++ compiled with the kernel (native_calls.py)
+            return native_calls.call(self, node, obj)
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         tile = getattr(obj, "_wp_tile_", None)

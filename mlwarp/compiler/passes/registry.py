@@ -102,6 +102,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "convert-warp-arrays-to-llvm": ("mlwarp.compiler.lowering.arrays_to_llvm", "ConvertArraysToLLVM"),
     "convert-warp-builtins-to-arith": ("mlwarp.compiler.lowering.builtins_to_arith", "ConvertBuiltinsToArith"),
     "convert-warp-composites-to-vector": ("mlwarp.compiler.lowering.composites_to_vector", "ConvertCompositesToVector"),
+    "convert-warp-native-calls": ("mlwarp.compiler.lowering.native_calls_to_llvm", "ConvertNativeCalls"),
     "convert-warp-tiles-to-linalg": ("mlwarp.compiler.lowering.tiles_to_linalg", "ConvertTilesToLinalg"),
     "warp-autodiff": ("mlwarp.compiler.passes.autodiff", "Autodiff"),
     "warp-bf16-as-i16": ("mlwarp.compiler.lowering.bf16_as_i16", "Bf16AsI16"),

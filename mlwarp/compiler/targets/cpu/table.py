@@ -13,6 +13,7 @@ from mlir import ir
 from .cpu_entry import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
 from .cpu_vector_math import host_isas, needed_libraries
 from .object_code import optimized_llvm_ir, write_object
+from ...native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR, compile_cpu_object, host_compiler
 from ...passes.registry import ops_named
 from ..common import CPU_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
@@ -27,7 +28,7 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
 
 
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-cpu-entry", "warp-cpu-keep-vectors", "warp-cpu-interchange-loops", "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", "canonicalize", "cse")
+         "warp-cpu-entry", "convert-warp-native-calls", "warp-cpu-keep-vectors", "warp-cpu-interchange-loops", "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", "canonicalize", "cse")
 # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
 # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
 TILES_TO_LLVM = ("expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm")  # the tiles' buffers
@@ -88,8 +89,13 @@ def emit_object(build) -> None:
 
 def emit_library(build) -> None:
     obj = os.path.join(build.out_dir, OBJECT)
-    link(obj, os.path.join(build.out_dir, LIBRARY), build.libraries)
-    os.remove(obj)
+    natives = build.side_tables.get(NATIVE_FUNCTIONS_ATTR)
+    extra = [compile_cpu_object(natives, build.out_dir)] if natives else []  # the @wp.func_native snippets
+    try:
+        link(obj, os.path.join(build.out_dir, LIBRARY), build.libraries, extra)
+    finally:
+        for path in [obj, *extra]:
+            os.remove(path)
     build.meta["library"] = LIBRARY
     build.files.append(LIBRARY)
 
@@ -114,13 +120,16 @@ def has_undefined_symbols(path: str) -> bool:
     return False
 
 
-def link(obj: str, out: str, libraries=()) -> None:
+def link(obj: str, out: str, libraries=(), native_objects=()) -> None:
     """Links the object into a shared library: with `ld` directly when there is one (a few ms; the
     `cc` driver costs tens of ms more for the same `ld` run), else with `cc` (or $CC). libm only when
-    the object calls out (reading libm's symbols is half of a small kernel's link: ~2 of 4.5 ms)."""
+    the object calls out (reading libm's symbols is half of a small kernel's link: ~2 of 4.5 ms).
+    With `native_objects` (compiled @wp.func_native snippets: C++), the C++ compiler's driver links,
+    which knows where its runtime library is."""
     ld = None if os.environ.get("CC") else shutil.which("ld")
-    libm = ["-lm"] if libraries or has_undefined_symbols(obj) else []
-    cmd = [ld or os.environ.get("CC", "cc"), "-shared", "-o", out, obj, *libm, *libraries]
+    libm = ["-lm"] if libraries or native_objects or has_undefined_symbols(obj) else []
+    driver = host_compiler() if native_objects else (ld or os.environ.get("CC", "cc"))
+    cmd = [driver, "-shared", "-o", out, obj, *native_objects, *libm, *libraries]
     try:
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     except FileNotFoundError:

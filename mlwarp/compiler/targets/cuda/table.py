@@ -11,7 +11,8 @@ import os
 
 from mlir import ir
 
-from .gpu_binary import assemble_cubin, emit_ptx, ptxas_path
+from .gpu_binary import assemble_cubin, check_ptx, emit_ptx, ptxas_path
+from ...native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR, compile_ptx, native_entry_points, splice_ptx
 from .gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
 from ..common import CUDA_LINE_INFO, TILE_LAUNCH_ATTR, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
@@ -29,7 +30,7 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
 # the tile passes that read a contiguous row with one vector load on the CPU: element by element here
 ROW_VECTOR_PASSES = ("convert-warp-tiles-to-linalg",)
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-gpu-kernel", "canonicalize", "cse")
+         "warp-gpu-kernel", "convert-warp-native-calls", "canonicalize", "cse")
 
 
 def stages(o: BuildOptions) -> list:
@@ -57,7 +58,13 @@ def stages(o: BuildOptions) -> list:
 
 
 def emit_ptx_file(build) -> None:
-    build.artifacts["ptx"] = ptx = emit_ptx(build.module)
+    natives = build.side_tables.get(NATIVE_FUNCTIONS_ATTR)
+    entries = native_entry_points(natives) if natives else frozenset()
+    ptx = emit_ptx(build.module, entries)
+    if natives:  # the @wp.func_native snippets, compiled by nvcc, joined to the kernel's PTX
+        ptx = splice_ptx(ptx, compile_ptx(natives, build.options.arch), entries)
+        check_ptx(ptx)
+    build.artifacts["ptx"] = ptx
     if build.out_dir is not None:
         with open(os.path.join(build.out_dir, PTX), "wb") as f:
             f.write(ptx)
