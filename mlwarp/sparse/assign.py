@@ -70,6 +70,7 @@ def _transpose_values(row_count: int, scale: Any, src_offsets: array(dtype=int),
     row = bsr_row_index(offsets, row_count, block, row_counts)
     if row == -1:
         return
+    src_block = int(-1)
     if block_sources:
         compact = block
         if slot_blocks:

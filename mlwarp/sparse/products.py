@@ -10,7 +10,7 @@ binary search in its row (`bsr_block_index`). Operands that alias the result are
 from typing import Any
 
 from .. import types as wt
-from ..array import array, array3d, copy, empty
+from ..array import array, array3d, copy, empty, zeros
 from ..builtins import namespace as wp  # wp.tid, wp.atomic_add, wp.printf: the builtins, spelt as in user code
 from ..kernel import kernel
 from ..launch import launch
@@ -150,26 +150,44 @@ def bsr_axpy(x, y: BsrMatrix | None = None, alpha=1.0, beta=1.0, work_arrays: bs
 
 
 @kernel(enable_backward=False)
-def _product_counts(x_row_count: int, x_offsets: array(dtype=int), x_row_counts: array(dtype=int),
+def _product_counts(y_col_count: int, x_offsets: array(dtype=int), x_row_counts: array(dtype=int),
                     x_columns: array(dtype=int), y_offsets: array(dtype=int), y_row_counts: array(dtype=int),
-                    counts: array(dtype=int)):
-    # counts[b + 1]: the block products of x's block b (the blocks of y's row x_columns[b])
-    block = wp.tid()
-    if block == 0:
-        counts[0] = 0
-    n = int(0)
-    if bsr_row_index(x_offsets, x_row_count, block, x_row_counts) != -1:
-        y_row = x_columns[block]
-        n = bsr_row_end(y_offsets, y_row_counts, y_row) - y_offsets[y_row]
-    counts[block + 1] = n
+                    y_columns: array(dtype=int), row_first_col: array(dtype=int), counts: array(dtype=int)):
+    # one thread per row of x: counts[b + 1], the block products of x's block b (the blocks of y's row
+    # x_columns[b]); a row with more products than columns in their range (a deep product: many are
+    # duplicates) lists that range instead, once (the count of its last block), as Warp does
+    row = wp.tid()
+    x_beg = x_offsets[row]
+    x_end = bsr_row_end(x_offsets, x_row_counts, row)
+    total = int(0)
+    min_col = y_col_count
+    max_col = int(0)
+    for x_block in range(x_beg, x_end):
+        y_row = x_columns[x_block]
+        y_beg = y_offsets[y_row]
+        y_end = bsr_row_end(y_offsets, y_row_counts, y_row)
+        if y_end > y_beg:
+            min_col = wp.min(min_col, y_columns[y_beg])
+            max_col = wp.max(max_col, y_columns[y_end - 1])
+        counts[x_block + 1] = y_end - y_beg
+        total += y_end - y_beg
+    col_range = wp.max(0, max_col - min_col + 1)
+    if total > col_range:
+        row_first_col[row] = min_col
+        for x_block in range(x_beg, x_end - 1):
+            counts[x_block + 1] = 0
+        counts[x_end] = col_range
+    else:
+        row_first_col[row] = -1
 
 
 @kernel(enable_backward=False)
 def _list_products(first: int, capacity: int, x_block_count: int, x_row_count: int, x_offsets: array(dtype=int),
                    x_row_counts: array(dtype=int), x_columns: array(dtype=int), y_offsets: array(dtype=int),
-                   y_columns: array(dtype=int), product_starts: array(dtype=int), col_count: wt.int64,
-                   invalid: wt.int64, keys: array(dtype=wt.int64), payloads: array(dtype=int)):
-    # one slot per block product: the coordinates (row of x's block, column of y's block)
+                   y_columns: array(dtype=int), row_first_col: array(dtype=int), product_starts: array(dtype=int),
+                   col_count: wt.int64, invalid: wt.int64, keys: array(dtype=wt.int64), payloads: array(dtype=int)):
+    # one slot per listed product: the coordinates (row of x's block, column of y's block, or the next column
+    # of the row's range)
     slot = wp.tid()
     t = first + slot
     keys[t] = invalid
@@ -181,8 +199,11 @@ def _list_products(first: int, capacity: int, x_block_count: int, x_row_count: i
         wp.printf("Number of potential `bsr_mm` blocks (%d) exceeded `max_nnz` (%d)\n",
                   product_starts[x_block_count], capacity)
     row = bsr_row_index(x_offsets, x_row_count, x_block, x_row_counts)
-    y_block = y_offsets[x_columns[x_block]] + slot - product_starts[x_block]
-    keys[t] = wt.int64(row) * col_count + wt.int64(y_columns[y_block])
+    position = slot - product_starts[x_block]
+    col = row_first_col[row] + position
+    if row_first_col[row] == -1:
+        col = y_columns[y_offsets[x_columns[x_block]] + position]
+    keys[t] = wt.int64(row) * col_count + wt.int64(col)
     payloads[t] = x_block
 
 
@@ -368,9 +389,12 @@ def bsr_mm(x, y, z: BsrMatrix | None = None, alpha=1.0, beta=0.0, work_arrays: b
                                    "`max_new_nnz` to be set for use in graph capture")
             z.nnz_sync()
         copied = z.nnz if beta != 0.0 or aliasing else 0
-        starts = empty(shape=(x.nnz + 1,), dtype=int, device=device)
-        launch(_product_counts, dim=x.nnz, device=device,
-               inputs=[x.nrow, x.offsets, x.row_counts, x.columns, y.offsets, y.row_counts, starts], record_tape=False)
+        starts = zeros(shape=(x.nnz + 1,), dtype=int, device=device)
+        row_first_col = empty(shape=(max(x.nrow, 1),), dtype=int, device=device)
+        if x.nrow > 0:
+            launch(_product_counts, dim=x.nrow, device=device,
+                   inputs=[y.ncol, x.offsets, x.row_counts, x.columns, y.offsets, y.row_counts, y.columns,
+                           row_first_col, starts], record_tape=False)
         array_scan(starts, starts, inclusive=True)
         if max_new_nnz is not None:
             products = int(max_new_nnz)
@@ -384,7 +408,8 @@ def bsr_mm(x, y, z: BsrMatrix | None = None, alpha=1.0, beta=0.0, work_arrays: b
         if products > 0:
             launch(_list_products, dim=products, device=device,
                    inputs=[copied, products, x.nnz, x.nrow, x.offsets, x.row_counts, x.columns, y.offsets,
-                           y.columns, starts, max(z.ncol, 1), coords.invalid, coords.keys, coords.payloads], record_tape=False)
+                           y.columns, row_first_col, starts, max(z.ncol, 1), coords.invalid, coords.keys,
+                           coords.payloads], record_tape=False)
         work_arrays.device = device
         work_arrays._coords = coords
 
