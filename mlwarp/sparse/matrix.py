@@ -304,7 +304,8 @@ def ensure_row_counts(bsr: BsrMatrix, preserve: bool = True) -> None:
         return
     bsr.row_counts = zeros(shape=(bsr.nrow,), dtype=int, device=bsr.device)
     if preserve and bsr.nrow > 0:
-        launch(_fill_row_counts_from_offsets, dim=bsr.nrow, device=bsr.device, inputs=[bsr.offsets, bsr.row_counts], record_tape=False)
+        launch(_fill_row_counts_from_offsets, dim=bsr.nrow, device=bsr.device, inputs=[bsr.offsets, bsr.row_counts],
+               record_tape=False)
 
 
 def set_compact(bsr: BsrMatrix) -> None:
@@ -338,7 +339,8 @@ def set_zero_topology(bsr: BsrMatrix, topology: str, row_capacity, nnz_capacity,
             array_scan(row_capacity, bsr.offsets[1:bsr.nrow + 1], inclusive=True)
             nnz = None  # the total capacity is on the device: read back unless nnz_capacity bounds it
         elif row_capacity is not None:
-            launch(_fill_uniform_row_capacity, dim=bsr.nrow + 1, device=bsr.device, inputs=[row_capacity, bsr.offsets], record_tape=False)
+            launch(_fill_uniform_row_capacity, dim=bsr.nrow + 1, device=bsr.device, inputs=[row_capacity, bsr.offsets],
+                   record_tape=False)
             nnz = bsr.nrow * row_capacity
         elif preserve_row_capacity:
             nnz = bsr.nnz

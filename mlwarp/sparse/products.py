@@ -356,7 +356,8 @@ def bsr_mm(x, y, z: BsrMatrix | None = None, alpha=1.0, beta=0.0, work_arrays: b
             launch(_padded_product_topology, dim=z.nrow, device=device,
                    inputs=[int(beta != 0.0), z.ncol, xs.offsets, xs.row_counts, xs.columns, ys.offsets,
                            ys.row_counts, ys.columns, z.offsets, None if old is None else old.row_counts,
-                           None if old is None else old.columns, z.row_counts, z.columns, cursors, status], record_tape=False)
+                           None if old is None else old.columns, z.row_counts, z.columns, cursors, status],
+                   record_tape=False)
         z.values.zero_()
         if beta != 0.0:
             _add_scaled(z, z.scalar_type(beta), old)

@@ -164,13 +164,15 @@ def build_compact(coords: CoordinateList, offsets: array, columns: array, merge:
     radix_sort_pairs(coords.keys, coords.payloads, n)
     heads = empty(shape=(n,), dtype=int, device=device)
     block_ids = empty(shape=(n,), dtype=int, device=device)
-    launch(_run_heads, dim=n, device=device, inputs=[n, coords.invalid, int(merge), coords.keys, heads], record_tape=False)
+    launch(_run_heads, dim=n, device=device, inputs=[n, coords.invalid, int(merge), coords.keys, heads],
+           record_tape=False)
     array_scan(heads, block_ids, inclusive=True)
     col_count = max(coords.ncol, 1)
     launch(_emit_blocks, dim=n, device=device,
            inputs=[n, col_count, coords.invalid, int(merge), coords.keys, coords.payloads, heads, block_ids, columns,
                    block_ends, block_sources], record_tape=False)
-    launch(_row_starts, dim=coords.nrow + 1, device=device, inputs=[n, col_count, coords.keys, block_ids, offsets], record_tape=False)
+    launch(_row_starts, dim=coords.nrow + 1, device=device, inputs=[n, col_count, coords.keys, block_ids, offsets],
+           record_tape=False)
 
 
 def list_block_coordinates(coords: CoordinateList, first: int, bsr, subrows=(1, 1), subcols=(1, 1),
@@ -182,7 +184,8 @@ def list_block_coordinates(coords: CoordinateList, first: int, bsr, subrows=(1, 
         return
     launch(_block_keys, dim=(bsr.nnz, subrows[0], subcols[0]), device=coords.device,
            inputs=[int(transpose), subrows[0], subcols[0], subrows[1], subcols[1], bsr.nrow, bsr.ncol, coords.ncol,
-                   coords.invalid, first, bsr.offsets, bsr.row_counts, bsr.columns, coords.keys, coords.payloads], record_tape=False)
+                   coords.invalid, first, bsr.offsets, bsr.row_counts, bsr.columns, coords.keys, coords.payloads],
+           record_tape=False)
 
 
 def list_triplet_coordinates(coords: CoordinateList, rows: array, columns: array, count: array | None,
@@ -193,7 +196,8 @@ def list_triplet_coordinates(coords: CoordinateList, rows: array, columns: array
     if n == 0:
         return
     launch(_coordinate_keys, dim=n, device=coords.device,
-           inputs=[coords.nrow, coords.ncol, coords.invalid, count, rows, columns, coords.keys, coords.payloads], record_tape=False)
+           inputs=[coords.nrow, coords.ncol, coords.invalid, count, rows, columns, coords.keys, coords.payloads],
+           record_tape=False)
     if prune and values3d is not None:
         drop_zero_blocks(coords, values3d)
 
