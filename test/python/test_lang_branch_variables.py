@@ -352,3 +352,54 @@ def test_chained_comparison_of_unequal_types():
 
     with pytest.raises(TypeError, match=r"Cannot chain comparisons of unequal types: int32 == bool\."):
         wp.launch(chain, dim=1, inputs=[wp.zeros(1)])
+
+
+@wp.kernel
+def _assigned_after_an_early_return(sources: wp.array(dtype=int), indirect: int, src: wp.array(dtype=float),
+                                    out: wp.array(dtype=float)):
+    block = wp.tid()
+    if indirect:
+        compact = sources[block]
+        if compact < 0:
+            return
+        src_block = sources[compact]
+    else:
+        src_block = block
+    out[block] = src[src_block]
+
+
+def test_local_assigned_after_a_nested_return_keeps_its_value():
+    """A local first assigned in a branch after a nested early `return` (and assigned by the other branch too) is
+    read after the `if` with the value it was given: mlwarp read zero here (warp.sparse's transpose, found by
+    its tests). Expected: numpy's indexing; a returning thread leaves its element alone."""
+    sources = np.array([1, 0, -1, 3], dtype=np.int32)
+    src = np.array([10.0, 11.0, 12.0, 13.0], dtype=np.float32)
+    for indirect in (1, 0):
+        out = wp.full(4, -1.0, dtype=float)
+        wp.launch(_assigned_after_an_early_return, 4, inputs=[wp.array(sources), indirect, wp.array(src), out])
+        if indirect:
+            expected = [src[sources[sources[b]]] if sources[b] >= 0 else -1.0 for b in range(4)]
+        else:
+            expected = src
+        np.testing.assert_array_equal(out.numpy(), expected)
+
+
+@wp.func
+def _first_positive_twice(a: wp.array(dtype=float), n: int) -> float:
+    for i in range(n):
+        if a[i] <= 0.0:
+            continue
+        found = a[i] * 2.0
+        return found
+    return -1.0
+
+
+@wp.kernel
+def _call_first_positive(a: wp.array(dtype=float), out: wp.array(dtype=float)):
+    out[0] = _first_positive_twice(a, a.shape[0])
+
+
+def test_local_assigned_after_continue_then_returned():
+    out = wp.zeros(1, dtype=float)
+    wp.launch(_call_first_positive, 1, inputs=[wp.array(np.array([-1.0, 0.0, 3.0, 5.0], dtype=np.float32)), out])
+    assert out.numpy()[0] == 6.0

@@ -118,8 +118,9 @@ class KernelEmitter:
                         pending[n] = self.env[n].type
             rest = stmts[k + 1:]
             if rest and may_jump(stmt):
-                with self.loc(rest[0]):
-                    self.emit_if(self.not_jumped(), rest, [], rest[0])
+                with self.loc(rest[0]):  # the rest runs unless the statement returned, broke or continued
+                    self.emit_branches(self.not_jumped(), lambda: self.emit_block(rest), lambda: None, rest[0],
+                                       jumped_else=True)
                 return
 
     def emit_stmt(self, node):
@@ -258,10 +259,13 @@ class KernelEmitter:
         """Emits both branches, then an scf.if whose results are the names either branch changed."""
         self.emit_branches(cond, lambda: self.emit_block(then_stmts), lambda: self.emit_block(else_stmts), node)
 
-    def emit_branches(self, cond: ir.Value, emit_then, emit_else, node, what="the if"):
+    def emit_branches(self, cond: ir.Value, emit_then, emit_else, node, what="the if", jumped_else=False):
         """An scf.if over two emitters. Its results: the value each emitter returns (a Var, or None for
         statements), then every local either branch changed (assignments, and also states that a
-        `wp.randf(state)` in a conditional expression or an `and`/`or` operand advances). Returns the value."""
+        `wp.randf(state)` in a conditional expression or an `and`/`or` operand advances). Returns the value.
+        `jumped_else`: the else path is the one where a `return`/`break`/`continue` jumped past the then
+        statements, so a local they first assign has the unassigned value there (what an enclosing `if` merges:
+        `if c: (if d: return); x = a` else `x = b` reads a or b after it, never a refusal or a stray zero)."""
         before = dict(self.env)
         tmp = scf.IfOp(cond, [], has_else=True)
         envs, values = [], []
@@ -281,7 +285,7 @@ class KernelEmitter:
             x, y = then_env.get(name), else_env.get(name)
             if x is y:
                 continue
-            if isinstance(x, Var) != isinstance(y, Var) and self.read_after(name, node):
+            if isinstance(x, Var) != isinstance(y, Var) and (jumped_else or self.read_after(name, node)):
                 # a local only one branch of an `if` assigns, read after it: Warp declares every local at the top
                 # of the function, so the other path reads the declaration's value, zero for vectors, matrices,
                 # structs and tiles (their constructors zero them) and indeterminate for scalars (mlwarp: zero)
