@@ -104,8 +104,11 @@ class ReverseBuilder:
     point, `adj` original values to their current adjoints (absent = zero)."""
 
     def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None, params=(), consumed=None,
-                 tape_bytes: int = 0, constant_calls=frozenset()):
+                 tape_bytes: int = 0, constant_calls=frozenset(), given_adjoints=None):
         self.adj_arrays = adj_arrays  # original array or struct argument -> its adjoint argument
+        # by-value argument -> the adjoint the launch passed for it (adj_inputs): where print(x) finds x's adjoint
+        # starting, as Warp's adjoint kernel accumulates into its adjoint arguments
+        self.given_adjoints = given_adjoints or {}
         self.owned = owned  # arrays only ever indexed by the thread's own linear index: no atomics needed
         self.custom_grads = custom_grads or {}  # @wp.func symbol -> its @wp.func_grad function op
         self.params = list(params)  # the kernel's parameters, numbered as the bits of `consumed`
@@ -343,6 +346,21 @@ class ReverseBuilder:
 
     def op_warp_assert(self, op, mapping, adj):
         pass  # checked in the forward replay; nothing flows back
+
+    def op_warp_adjoint_print(self, op, mapping, adj):
+        """print(x) in the reverse sweep: its body with x's adjoint so far (what the launch passed for an argument
+        plus what the sweep has added; zero for a value without a derivative), as Warp's adj_print."""
+        body = op.regions[0].blocks[0]
+        local = dict(mapping)
+        if len(body.arguments):
+            x = op.operands[0]
+            given = self.given_adjoints.get(x)
+            if x in adj:
+                value = adj[x] if given is None else add_values(given, adj[x])
+            else:
+                value = given if given is not None else zero(x.type)
+            local[body.arguments[0]] = value
+        clone_ops(body_ops(body), local)
 
     def op_warp_tile_sync(self, op, mapping, adj):
         """A barrier of Warp's CPU lanes (warp-cpu-block-lanes): the reverse sweep meets at it too, so the adjoints of
@@ -1158,8 +1176,9 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
     with ir.InsertionPoint(entry), kernel.location:
         ops = body_ops(body)
         clone_ops(ops, mapping)
+        given = {p: a for p, a in zip(params, args[len(params):2 * len(params)]) if not is_array_type(p.type)}
         ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1],
-                       tape_bytes, constant_calls).reverse(ops, mapping, {})
+                       tape_bytes, constant_calls, given).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 
@@ -1208,6 +1227,13 @@ class Autodiff(Pass):
         if refused:  # the kernel ops are gone after lowering: the table travels on the module
             module.attributes[ADJOINT_ERRORS_ATTR] = ir.StringAttr.get(json.dumps(refused))
         unlink_custom_grads(module)
+        erase_adjoint_prints(module)
+
+
+def erase_adjoint_prints(module) -> None:
+    """The warp.adjoint_print ops left in forward code (and its replays): the reverse sweeps have cloned them."""
+    for op in ops_named(module, {"warp.adjoint_print"}):
+        op.erase()
 
 
 def mark_no_backward(module) -> None:
