@@ -54,8 +54,8 @@ wp.tid()`), no two threads share its adjoint elements, so reads accumulate with
 a plain load/add/store instead of an atomic (Warp always uses atomics).
 
 What the pass refuses, with a message instead of a wrong gradient: a builtin
-without a derivative rule, a used result of an atomic (the replay cannot
-repeat it), a function call (run the inliner first), any op it does not know
+without a derivative rule, a result of an atomic that a derivative needs
+(the replay does not repeat atomics), a function call (run the inliner first), any op it does not know
 that produces a floating-point value.
 
 Kernels with the `warp.no_backward` attribute (`enable_backward=False`) are skipped.
@@ -80,8 +80,8 @@ from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from .autodiff_ir import (REPLAYS, add_values, body_ops, clone_ops, companions_of, derived_kernel, expansion_block,
                           free_values, has_adjoint_effects, i32_const, is_constant, is_diff, raw_grad_address,
-                          required_companion, tainted_uses, terminator, trip_count, where, without_adjoint,
-                          writes_own_memory, zero)
+                          required_companion, tainted_uses, terminator, trip_count, unreplayed_atomics, where,
+                          without_adjoint, writes_own_memory, zero)
 from .registry import Pass, PassError, kernels, ops_named
 
 ADJ_SUFFIX = "_adj"
@@ -1175,10 +1175,11 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
                                lambda t: is_array_type(t) and is_diff(array_dtype(t)))
     with ir.InsertionPoint(entry), kernel.location:
         ops = body_ops(body)
-        clone_ops(ops, mapping)
         given = {p: a for p, a in zip(params, args[len(params):2 * len(params)]) if not is_array_type(p.type)}
-        ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1],
-                       tape_bytes, constant_calls, given).reverse(ops, mapping, {})
+        with unreplayed_atomics():
+            clone_ops(ops, mapping)
+            ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1],
+                           tape_bytes, constant_calls, given).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 
