@@ -23,7 +23,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import (atomics, augassign, composite, fixed, indexed, keywords, operators, printing, ptr_arrays, refs,
-               slicing, tiles, tuples, type_exprs)
+               slicing, slots, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
@@ -68,6 +68,7 @@ class KernelEmitter:
         # them: {name: its type once some statement assigned it, else None}, innermost last (emit_loop)
         self.loop_pending: list = []
         self.reads_after: dict = {}  # id(statement) -> names the code after it may read before assigning
+        self.slot = slots.NO_SLOT  # the member-write target being evaluated (slots.py)
 
     # -- diagnostics --------------------------------------------------------------
     def error(self, node, message, cls=CompileError):
@@ -178,7 +179,11 @@ class KernelEmitter:
             self.assign(t, self.binop(node, opname, self.expr(t), value))
             tiles.sync(self)
         else:
-            self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
+            with slots.slot_target(self, t) as slot:
+                current = self.expr(t)
+            result = self.binop(node, opname, current, self.expr(node.value))
+            slots.refuse_slot_adjoint(self, node, slot, opname, result)
+            self.assign(t, result)
         for n in hidden:
             self.env.pop(n, None)
 
@@ -837,6 +842,7 @@ class KernelEmitter:
     def array_access(self, node: ast.Subscript, allow_view=False):
         """The array and i32 indices of `a[i, j]`; with `allow_view`, fewer indices than dimensions
         (the leading ones of a sub-array view)."""
+        slot_element = slots.indexed_array(self, node)
         arr = self.expr(node.value)
         ndim = arr.type._wp_indexed_[1] if indexed.is_indexed(arr.type) else getattr(arr.type, "ndim", None)
         if not isinstance(arr.type, ft.ArrayT) and not indexed.is_indexed(arr.type):
@@ -853,7 +859,8 @@ class KernelEmitter:
         for i in idx_nodes:
             v = self.expr(i)
             if not wt.is_int(v.type):
-                raise self.error(i, f"array indices must be integers, got {ft.name(v.type)}", CompileTypeError)
+                raise self.error(i, slots.SLOT_INDICES if slot_element else
+                                 f"array indices must be integers, got {ft.name(v.type)}", CompileTypeError)
             indices.append(wb.cast(v.value, ft.to_mlir(wt.int32)))
         if indexed.is_indexed(arr.type):  # data[i0[i] + i * u0, ...] (indexed.py)
             return indexed.access(self, node, arr, indices, allow_view)

@@ -18,6 +18,7 @@ from mlwarp.core.vector import matrix, quaternion, transformation, vector
 
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
+from . import slots
 from . import types as ft
 from .resolve import MISSING, resolve_path
 from .syntax import int_literal
@@ -759,7 +760,8 @@ def assign(em, target, value) -> bool:
     """Handles `base.attr = value` / `base[i] = value` on a composite base; False if `target` is not one."""
     if not isinstance(target, (ast.Attribute, ast.Subscript)) or not _is_local_expr(em, target.value):
         return False
-    base = em.expr(target.value)
+    with slots.slot_target(em, target):
+        base = em.expr(target.value)
     if not wt.is_composite(base.type) or _is_indexed(base.type):
         return False
     em.assign(target.value, with_member(em, target, base, value))
