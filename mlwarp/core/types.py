@@ -482,7 +482,7 @@ def numpy_dtype(t) -> np.dtype:
     """The numpy dtype of the scalars in a numpy view of an array of `t` (a structured dtype for structs)."""
     t = canonical_type(t)
     if is_struct(t):
-        return t.numpy_dtype()
+        return t._np_
     if is_composite(t):
         return np.dtype(t._wp_scalar_type_._np_)
     return np.dtype(t._np_)
