@@ -1,8 +1,8 @@
 """warp-autodiff: reverse-mode differentiation of kernels, in the warp dialect.
 
 For each kernel `k(args...)` the pass adds the kernel `k_adj(args..., adj_args...,
-own_grads)` (one adjoint argument per argument, of the same type; scalar adjoints
-are accepted and ignored, as in Warp; `own_grads`: see "Stores" below). Its body
+consumed, own_grads)` (one adjoint argument per argument, of the same type; a scalar's
+adjoint is where print(x) starts, as in Warp; `consumed`, `own_grads`: see "Stores" below). Its body
 replays the forward computation without its effects (stores and atomics are
 skipped, as Warp's replay does),
 then runs the reverse sweep with the rules of the builtin table
@@ -41,9 +41,11 @@ Stores follow Warp 1.19: the reverse of `y[i] = v` reads adj_y[i] into adj_v and
 then clears adj_y[i] when the launch passed y's own `.grad` as its adjoint (what
 Tape.backward does), so an earlier write to the location (in this kernel or an
 earlier one) gets no adjoint from the value it no longer holds. An adjoint array
-the caller passed itself (`adj_outputs=[...]`) is only read. k_adj takes one more
-parameter for that, after the adjoints: an i64 whose bit k says that argument k's
-adjoint is its `.grad`. A member write into an element (`y[i].y = v`,
+the caller passed itself (`adj_outputs=[...]`) is only read. k_adj takes two more
+parameters for that, after the adjoints: i64s whose bit k says that argument k's
+adjoint is its `.grad`, `consumed` leaving out an array with retain_grad (which keeps
+it), `own_grads` not: a row or slice taken in the kernel drops retain_grad, as Warp's
+views drop the array's flags. A member write into an element (`y[i].y = v`,
 `y[i][2] += v`: load, insert, store) always clears the written member's adjoint
 (adj_v += adj_y[i].y, adj_y[i].y = 0); the load's adjoint passes the other
 members on. The replay reads arrays as they are when k_adj runs: a recording wp.Tape puts back the values a
@@ -104,7 +106,7 @@ class ReverseBuilder:
     point, `adj` original values to their current adjoints (absent = zero)."""
 
     def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None, params=(), consumed=None,
-                 tape_bytes: int = 0, constant_calls=frozenset(), given_adjoints=None):
+                 tape_bytes: int = 0, constant_calls=frozenset(), given_adjoints=None, own_grads=None):
         self.adj_arrays = adj_arrays  # original array or struct argument -> its adjoint argument
         # by-value argument -> the adjoint the launch passed for it (adj_inputs): where print(x) finds x's adjoint
         # starting, as Warp's adjoint kernel accumulates into its adjoint arguments
@@ -113,6 +115,7 @@ class ReverseBuilder:
         self.custom_grads = custom_grads or {}  # @wp.func symbol -> its @wp.func_grad function op
         self.params = list(params)  # the kernel's parameters, numbered as the bits of `consumed`
         self.consumed = consumed  # i64: bit k set = argument k's adjoint is its .grad (stores consume it)
+        self.own_grads = own_grads  # i64: the same, also where the array keeps its gradient (retain_grad)
         self.tape_bytes = tape_bytes  # a loop tape's stack budget per thread (0: recompute states instead)
         # functions whose calls are replayed but carry no adjoint: those wp.grad(f) calls (warp-grad-calls), which
         # Warp's grad() makes forward-only
@@ -653,13 +656,16 @@ class ReverseBuilder:
 
     def consumes(self, arr):
         """i1: whether stores into `arr` consume their adjoint, i.e. the launch passed the argument that `arr`
-        is (or is a row or a struct field of) its own `.grad` (Warp clears a stored element's adjoint then,
-        and keeps an adjoint buffer the caller passed otherwise); None when `arr` is no argument's."""
+        is (or is a row, slice or struct field of) its own `.grad` (Warp clears a stored element's adjoint then,
+        and keeps an adjoint buffer the caller passed otherwise); None when `arr` is no argument's. An array with
+        retain_grad keeps it, but not through a row or slice taken in the kernel: Warp's views drop the array's
+        flags, so a store through one consumes the gradient all the same."""
         k = argument_index(arr, self.params)
         if k is None or self.consumed is None:
             return None
+        bits = self.own_grads if self.own_grads is not None and through_view(arr) else self.consumed
         i64 = ir.IntegerType.get_signless(64)
-        bit = arith.AndIOp(arith.ShRUIOp(self.consumed, arith.ConstantOp(i64, k).result).result,
+        bit = arith.AndIOp(arith.ShRUIOp(bits, arith.ConstantOp(i64, k).result).result,
                            arith.ConstantOp(i64, 1).result).result
         return arith.CmpIOp(arith.CmpIPredicate.ne, bit, arith.ConstantOp(i64, 0).result).result
 
@@ -1126,6 +1132,15 @@ def argument_index(arr: ir.Value, params) -> int | None:
         arr = owner.opview.aggregate if owner.name == "warp.struct_get" else owner.opview.array
 
 
+def through_view(arr: ir.Value) -> bool:
+    """Whether the array `arr` is a row (warp.view) or slice (warp.slice) of an argument, at some depth."""
+    while isinstance(arr, ir.OpResult) and arr.owner.name in ("warp.view", "warp.slice", "warp.struct_get"):
+        if arr.owner.name != "warp.struct_get":
+            return True
+        arr = arr.owner.opview.aggregate
+    return False
+
+
 def is_member_write(store) -> bool:
     """Whether a warp.store writes back the element it loaded with some members replaced (`y[i].y = v`,
     `y[i][2] += v`, `out[i].pos.x = v`: the frontend's load -> insert / struct_set -> store)."""
@@ -1168,7 +1183,8 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
     """Adds `<k>_adj` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
-    f, params, args = derived_kernel(kernel, adjoint_name(name), "warp.adjoint_of", [ir.IntegerType.get_signless(64)])
+    i64 = ir.IntegerType.get_signless(64)
+    f, params, args = derived_kernel(kernel, adjoint_name(name), "warp.adjoint_of", [i64, i64])
     entry = f.regions[0].blocks[0]
     mapping = dict(zip(params, args[:len(params)]))
     adj_arrays = companions_of(params, args[len(params):2 * len(params)],
@@ -1178,8 +1194,8 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
         given = {p: a for p, a in zip(params, args[len(params):2 * len(params)]) if not is_array_type(p.type)}
         with unreplayed_atomics():
             clone_ops(ops, mapping)
-            ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1],
-                           tape_bytes, constant_calls, given).reverse(ops, mapping, {})
+            ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-2],
+                           tape_bytes, constant_calls, given, own_grads=args[-1]).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 
@@ -1187,7 +1203,7 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
 @dataclass(frozen=True)
 class Autodiff(Pass):
     name = "warp-autodiff"
-    description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args..., own_grads) (forward replay, "
+    description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args..., consumed, own_grads) (forward replay, "
                    "then the reverse sweep with the builtin table's derivative rules; loops from a tape of their states)")
 
     strict: bool = False  # fail on a kernel that cannot be differentiated, instead of keeping the reason

@@ -5,7 +5,7 @@
 // CHECK-LABEL: func.func @k(
 // CHECK-LABEL: func.func @k_adj(
 // CHECK-SAME: %[[X:[^:]+]]: !warp.array<f32, 1 : i64>, %[[Y:[^:]+]]: !warp.array<f32, 1 : i64>, %[[L:[^:]+]]: !warp.array<f32, 1 : i64>,
-// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AY:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AL:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64)
+// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AY:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AL:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64, %{{[^:]+}}: i64)
 // CHECK-SAME: warp.adjoint_of = "k"
 // forward replay: loads and the builtins, no store, no atomic
 // CHECK: %[[I:.+]] = "warp.tid"()
@@ -35,7 +35,7 @@
 
 // x read at another index too: threads share adjoint elements, so the accumulation is atomic
 // CHECK-LABEL: func.func @shared_adj(
-// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64)
+// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64, %{{[^:]+}}: i64)
 // CHECK: "warp.atomic"(%[[AX]], %{{.+}}, %{{.+}}) {kind = "add"}
 // CHECK: "warp.atomic"(%[[AX]], %{{.+}}, %{{.+}}) {kind = "add"}
 // out[i] = wp.atomic_min(slot, i, v[i]): the replay skips the atomic (a zero stands in for the returned value; the
