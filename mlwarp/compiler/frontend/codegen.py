@@ -719,8 +719,7 @@ class KernelEmitter:
         if member is not None:
             return member
         if isinstance(node.value, ast.Name) and isinstance(self.env.get(node.value.id), Var):
-            base = self.env[node.value.id]
-            raise self.error(node, f"'{ft.name(base.type)}' has no attribute '{node.attr}'", CompileError)
+            raise composite.not_an_attribute(self, node, self.env[node.value.id].type, node.attr)
         return self.global_value(node, resolve_path(self.src.func, node))
 
     def global_value(self, node, obj):

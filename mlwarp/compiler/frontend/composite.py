@@ -628,7 +628,13 @@ def get_member(em, node, base, name):
         length = em.const(wt.inner_shape(t)[0], wt.int32)  # (Warp: v.length of a vector value is its type's)
         length.literal = wt.inner_shape(t)[0]  # a compile-time constant (wp.identity(n=v.length))
         return length
-    raise em.error(node, f"'{ft.name(t)}' has no attribute '{name}'", CompileError)
+    raise not_an_attribute(em, node, t, name)
+
+
+def not_an_attribute(em, node, t, name):
+    """Warp's AttributeError for `base.name` on a value of type `t` (a vector, matrix, array, ...) without it."""
+    return em.error(node, f"`{name}` is not an attribute of '{_node_name(node.value)}' ({ft.name(t)})",
+                    CompileAttributeError)
 
 
 def subscript(em, node):
