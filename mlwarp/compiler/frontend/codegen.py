@@ -397,24 +397,30 @@ class KernelEmitter:
     def unroll_for_static(self, node, it, backwards) -> bool:
         """A loop over a constant range whose body reads its variable in wp.static(): unrolled here, each copy
         of the body with the variable a constant that wp.static() sees (Warp unrolls such loops, so
-        `wp.static(table[i])` works there); True if it was."""
+        `wp.static(table[i])` works there); True if it was. A `continue` ends its copy of the body."""
         name = node.target.id
+        body = ast.Module(body=node.body, type_ignores=[])
         reads = any(is_static_call(self.src.func, call) and any(isinstance(n, ast.Name) and n.id == name
                                                                 for n in ast.walk(call))
-                    for call in ast.walk(ast.Module(body=node.body, type_ignores=[])))
+                    for call in ast.walk(body))
         bounds = [self.static_int(a) for a in it.args]
-        if not reads or None in bounds or may_jump(ast.Module(body=node.body, type_ignores=[])) \
-                or contains_return(node.body):
+        if not reads or None in bounds or may_jump(body, only=(ast.Break,)) or contains_return(node.body):
             return False
+        continues = may_jump(body, only=(ast.Continue,))
         values = range(*bounds)
         if len(values) > _MAX_STATIC_UNROLL:
             raise self.error(it, f"a loop whose variable wp.static() reads is unrolled: {len(values)} iterations "
                                  f"exceed {_MAX_STATIC_UNROLL}", CompileError)
         outer = self.static_loop_values.get(name, MISSING)
+        outer_flags = {f: self.env.pop(f) for f in (BREAK, CONTINUE) if f in self.env}  # an enclosing loop's
         for value in (reversed(values) if backwards else values):
             self.env[name] = self.const(value, wt.int32)
             self.static_loop_values[name] = value
+            if continues:
+                self.env[CONTINUE] = self.const(False, wt.bool_)
             self.emit_block(node.body)
+            self.env.pop(CONTINUE, None)
+        self.env.update(outer_flags)
         if len(values):  # after the loop its variable keeps its last value (Python's rule)
             self.static_loop_values[name] = values[0] if backwards else values[-1]
         elif outer is MISSING:
