@@ -13,7 +13,7 @@ from mlir import ir
 
 from .gpu_binary import assemble_cubin, emit_ptx, ptxas_path
 from .gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
-from ..common import CUDA_LINE_INFO, TILE_LAUNCH_ATTR, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
+from ..common import CANONICALIZE_LOWERED, CUDA_LINE_INFO, TILE_LAUNCH_ATTR, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 PTX = "kernel.ptx"
 CUBIN = "kernel.cubin"
@@ -29,7 +29,7 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
 # the tile passes that read a contiguous row with one vector load on the CPU: element by element here
 ROW_VECTOR_PASSES = ("convert-warp-tiles-to-linalg",)
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-gpu-kernel", "canonicalize", "cse")
+         "warp-gpu-kernel", CANONICALIZE_LOWERED, "cse")
 
 
 def stages(o: BuildOptions) -> list:
