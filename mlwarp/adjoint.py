@@ -10,9 +10,11 @@ and dropped, as Warp does); for a struct, a struct of the same type whose array
 fields receive the gradients of the argument's array fields (what
 `Tape.backward` passes: each field array's `.grad`). An adjoint given as None
 is zero: a zero-filled scratch array for an array (also for an array field of a
-struct adjoint), so a kernel never writes through a null pointer. Last, an int64
+struct adjoint), so a kernel never writes through a null pointer. Last, two int64s
 whose bit k says that argument k's adjoint is its own `.grad`: the adjoint of a
-store into such an array clears the stored element's gradient, as Warp 1.19's.
+store into such an array clears the stored element's gradient, as Warp 1.19's; the
+first leaves out arrays with retain_grad, the second (for stores through a row or
+slice taken in the kernel, which drop that flag in Warp) does not.
 """
 
 from __future__ import annotations
@@ -121,26 +123,28 @@ def companion_value(kernel, name, p, primal, given, primal_name):
 
 def _adjoint_struct(kernel):
     s = getattr(kernel, "_adj_struct", None)
-    if s is None:  # arguments, their adjoints, the consumed-adjoint bits; debug builds: + the error record
-        s = launch_struct(list(kernel.params) + list(kernel.params) + [wt.int64] + hidden_params(kernel))
+    if s is None:  # arguments, their adjoints, the consumed and own-grad bits; debug builds: + the error record
+        s = launch_struct(list(kernel.params) + list(kernel.params) + [wt.int64, wt.int64] + hidden_params(kernel))
         kernel._adj_struct = s
     return s
 
 
-def is_own_grad(primal, adj) -> bool:
+def is_own_grad(primal, adj, keeps_retained=True) -> bool:
     """Whether `adj` is `primal`'s own `.grad` (for a struct: every array field's adjoint is that field's `.grad`,
     what Tape.backward passes). Then the adjoint's stores consume it, as Warp 1.19 clears a stored element's
     gradient only in its own `.grad` (an adjoint buffer the caller passed stays as it was). An array with
-    `retain_grad` (Warp 1.19) keeps its gradient: never consumed (nor a struct with such an array field)."""
-    if adj is None or getattr(primal, "retain_grad", False):
+    `retain_grad` (Warp 1.19) keeps its gradient: never consumed (nor a struct with such an array field) unless
+    `keeps_retained` is False (a row or slice of it taken in the kernel, which drops the flag in Warp)."""
+    if adj is None or keeps_retained and getattr(primal, "retain_grad", False):
         return False
     if not wt.is_struct(type(primal)):
         return getattr(primal, "grad", None) is adj
     for field, ft in type(primal)._wp_fields_:
         value, mine = getattr(primal, field), getattr(adj, field, None)
-        if wt.is_array(ft) and value is not None and mine is not None and not is_own_grad(value, mine):
+        if wt.is_array(ft) and value is not None and mine is not None and \
+                not is_own_grad(value, mine, keeps_retained):
             return False
-        if wt.is_struct(ft) and value is not None and not is_own_grad(value, mine):
+        if wt.is_struct(ft) and value is not None and not is_own_grad(value, mine, keeps_retained):
             return False
     return True
 
@@ -166,12 +170,14 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
     packed = _adjoint_struct(kernel)()
     keep_alive = []
     n = len(kernel.params)
-    consumed = 0
+    consumed = own = 0
     for i, (name, p, value, adj) in enumerate(zip(kernel.arg_names, kernel.params, args, adjs)):
         if adj is None and isinstance(p, ArrayParam) and getattr(value, "grad", None) is not None:
             adj = value.grad  # as Warp: a null adjoint array falls back to the array's own .grad
         if i < 63 and is_own_grad(value, adj):
             consumed |= 1 << i
+        if i < 63 and is_own_grad(value, adj, keeps_retained=False):
+            own |= 1 << i
         if isinstance(p, ArrayParam):
             view = check_array_arg(kernel, name, p, value, device)
             pack_array(view, p.ndim, getattr(packed, f"p{i}"))
@@ -193,7 +199,8 @@ def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, devic
             setattr(packed, f"p{i}", check_scalar_arg(kernel, name, p, value))
             setattr(packed, f"p{n + i}", check_scalar_arg(kernel, f"adj_{name}", p, 0 if adj is None else adj))
     setattr(packed, f"p{2 * n}", consumed)
-    record = attach_record(kernel, packed, 2 * n + 1, device)  # on CUDA: device memory, read back after the launch
+    setattr(packed, f"p{2 * n + 1}", own)
+    record = attach_record(kernel, packed, 2 * n + 2, device)  # on CUDA: device memory, read back after the launch
     entry = adjoint_kernel(kernel, device)
     full = tuple(dims) + (1,) * (4 - len(dims))
     total = 1

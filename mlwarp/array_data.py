@@ -134,11 +134,11 @@ def _source_numpy(data):
 def _from_data(data, dtype, shape, copy):
     element = getattr(dtype, "_wp_array_element_", None)
     if element is not None and isinstance(data, (list, tuple)):  # textures: their kernel structs' C bytes
-        data = np.array([np.frombuffer(bytes(x._wp_ctype_value_()), dtype=element.numpy_dtype())[0]
-                         for x in data], dtype=element.numpy_dtype())
+        data = np.array([np.frombuffer(bytes(x._wp_ctype_value_()), dtype=element._np_)[0]
+                         for x in data], dtype=element._np_)
         dtype = element
     if _t.is_struct(dtype) and isinstance(data, (list, tuple)):  # struct instances: their C bytes
-        data = np.array([x.numpy_value() for x in data], dtype=dtype.numpy_dtype())
+        data = np.array([x.numpy_value() for x in data], dtype=dtype._np_)
     src = _source_numpy(data)
     if dtype is None:
         try:

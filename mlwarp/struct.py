@@ -49,7 +49,7 @@ def _numpy_field(t, ctype):
     if wt.is_array(t):
         return np.dtype([("data", np.uint64), ("shape", np.int64, (t.ndim,)), ("strides", np.int64, (t.ndim,))])
     if wt.is_struct(t):
-        return t.numpy_dtype()
+        return t._np_
     if wt.is_composite(t):
         return np.dtype((wt.numpy_dtype(t), wt.inner_shape(t)))
     return np.dtype(t._np_)
@@ -146,7 +146,7 @@ class StructInstance:
     def numpy_value(self) -> np.void:
         """This instance as one element of the struct's numpy dtype (the same bytes as the C value)."""
         c = self._wp_ctype_value_()
-        return np.frombuffer(bytes(c), dtype=self.numpy_dtype())[0]
+        return np.frombuffer(bytes(c), dtype=self._np_)[0]
 
 
 def _scalar_bits(t, v):
@@ -262,17 +262,18 @@ def struct(c=None, *, module=None):
     # an empty struct still takes a byte, as Warp's (C has no empty structs; kernels pass it by value)
     c_fields = [(n, _ctype(t)) for n, t in fields] or [("_dummy_", ctypes.c_byte)]
     ctype = type(f"{cls.__name__}_t", (ctypes.Structure,), {"_fields_": c_fields})
-    np_dtype = np.dtype({"names": [n for n, _ in fields],
-                         "formats": [_numpy_field(t, getattr(ctype, n)) for n, t in fields],
-                         "offsets": [getattr(ctype, n).offset for n, _ in fields],
-                         "itemsize": ctypes.sizeof(ctype)})
+    # numpy_dtype() is Warp's: the dict that np.dtype() takes (names, formats, offsets, itemsize); _np_ the dtype
+    spec = {"names": [n for n, _ in fields], "formats": [_numpy_field(t, getattr(ctype, n)) for n, t in fields],
+            "offsets": [getattr(ctype, n).offset for n, _ in fields], "itemsize": ctypes.sizeof(ctype)}
+    np_dtype = np.dtype(spec)
     key = f"{cls.__module__}.{cls.__qualname__}{{" + ", ".join(
         f"{n}: {wt.type_key(t) if not wt.is_array(t) else f'array({wt.type_key(t.dtype)}, {t.ndim})'}"
         for n, t in fields) + "}"
     new = type(cls.__name__, (cls, StructInstance), {
         "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__, "cls": cls,
         "_wp_composite_": "struct", "_wp_fields_": fields, "_ctype_": ctype, "_np_": np_dtype,
-        "_shape_": (), "numpy_dtype": classmethod(lambda c: np_dtype),
+        "_shape_": (), "numpy_dtype": classmethod(lambda c: {k: list(v) if isinstance(v, list) else v
+                                                        for k, v in spec.items()}),
         "key": re.sub("[^0-9a-zA-Z_]+", "", cls.__qualname__.replace(".", "__")),  # Warp's Struct.key
         "_wp_key_": classmethod(lambda c: key), "_wp_fingerprint_": classmethod(lambda c, seen=None: key)})
     return new

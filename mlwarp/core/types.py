@@ -41,10 +41,10 @@ class scalar_base:
         return str(self.value)
 
     def __repr__(self):
-        return f"{type(self).__name__}({self})"
+        return f"{type(self).__name__}({self!s})"
 
     def __format__(self, spec):
-        return format(self.value, spec)
+        return format(self.value, spec) if spec else str(self)
 
     def __float__(self):
         return float(self.value)
@@ -202,9 +202,29 @@ class int_base(scalar_base):
 
 
 class float_base(scalar_base):
-    """Base of the floating-point types (float16, bfloat16, float32, float64)."""
+    """Base of the floating-point types (float16, bfloat16, float32, float64).
+
+    Printed as Warp prints its scalars, which keep the number they were given: a value made from an integer
+    shows as one (`float32(-1)`, not `float32(-1.0)`), and a rounded value by the shortest decimal that
+    reads back as it at the type's precision (`float32(0.1)`, not 0.10000000149011612)."""
 
     __module__ = "mlwarp.types"
+    _from_integer_ = False
+
+    def __init__(self, x=0):
+        super().__init__(x)
+        if isinstance(x, float_base):
+            self._from_integer_ = x._from_integer_
+        elif isinstance(x, (int, np.integer, int_base)) and not isinstance(x, (bool, np.bool_)):
+            self._from_integer_ = True
+
+    def __str__(self):
+        v = self.value
+        if self._from_integer_ and isinstance(v, float) and v.is_integer():
+            return str(int(v))
+        if self._np_ in (np.float16, np.float32) and isinstance(v, float):
+            return str(self._np_(v))  # numpy's shortest round-trip spelling at this precision
+        return str(v)
 
     @classmethod
     def _convert(cls, x):
@@ -465,7 +485,7 @@ def numpy_dtype(t) -> np.dtype:
     """The numpy dtype of the scalars in a numpy view of an array of `t` (a structured dtype for structs)."""
     t = canonical_type(t)
     if is_struct(t):
-        return t.numpy_dtype()
+        return t._np_
     if is_composite(t):
         return np.dtype(t._wp_scalar_type_._np_)
     return np.dtype(t._np_)

@@ -40,3 +40,24 @@ def test_kept_vectors_give_numpys_results():
     want = np.maximum(np.ceil(np.log2(xs.max(1).astype(np.float64))), 0).astype(int)
     np.testing.assert_array_equal(counts.numpy(), want)
     np.testing.assert_array_equal(rest.numpy(), xs * np.float32(2.0) ** -want[:, None].astype(np.float32))
+
+
+@wp.kernel
+def long_body(xs: wp.array(dtype=wp.vec4), rest: wp.array(dtype=wp.vec4)):
+    i = wp.tid()
+    v = xs[i]
+    for k in range(1500):  # unrolled (wp.static reads k): 1,500 copies of the body in one block
+        v = wp.vec4(v[1], v[2], v[3], v[0] * wp.static(0.5 * float(1 << (k % 3))))  # exact: powers of two
+    rest[i] = v
+
+
+def test_a_very_large_kernel_keeps_its_vectors():
+    # past LARGE_ENTRY_OPS the split and the vectoriser cost LLVM several times the compile time
+    assert KEEP_VECTORS_ATTR in long_body.to_mlir("lowered")
+    xs = np.random.default_rng(4).uniform(0.5, 1.0, (64, 4)).astype(np.float32)
+    rest = wp.zeros(64, dtype=wp.vec4)
+    wp.launch(long_body, dim=64, inputs=[wp.array(xs, dtype=wp.vec4), rest])
+    want = xs.copy()
+    for k in range(1500):
+        want = np.concatenate([want[:, 1:], want[:, :1] * np.float32(0.5 * (1 << (k % 3)))], axis=1)
+    np.testing.assert_array_equal(rest.numpy(), want)

@@ -411,8 +411,8 @@ def debug_fake(fake, monkeypatch):
     fake.cpu_entries["dbg_shifted_copy_cuda"] = fake.spy
     from mlwarp.adjoint import _adjoint_struct
 
-    # 3 arguments, 3 adjoints, the consumed-adjoint bits, then the record
-    fake.adj_spy = RecordSpy(fake, _adjoint_struct(built), "p7", lambda ptr, total, slot: adj.run(ptr, total))
+    # 3 arguments, 3 adjoints, the consumed and own-grad bits, then the record
+    fake.adj_spy = RecordSpy(fake, _adjoint_struct(built), "p8", lambda ptr, total, slot: adj.run(ptr, total))
     fake.cpu_entries["dbg_shifted_copy_adj_cuda"] = fake.adj_spy
     fake.built = built
     yield fake

@@ -250,3 +250,29 @@ def test_struct_elements():
     k = np.arange(6)
     np.testing.assert_allclose(out.numpy(), (k / 5.0).astype(np.float32) + k * 10, rtol=1e-6)
     np.testing.assert_array_equal(d.numpy(), 2.0 * k)
+
+
+def test_returning_it_as_a_wp_array_is_refused_as_in_warp():
+    # Warp's words (warp-lang 1.19): its stack storage would die with the function
+    @wp.func
+    def as_array2d() -> wp.array2d[int]:
+        arr = wp.zeros(shape=(2, 3), dtype=int)
+        return arr
+
+    @wp.func
+    def as_array_ndim() -> wp.array(ndim=2, dtype=wp.vec3):
+        return wp.zeros(shape=(2, 3), dtype=wp.vec3)
+
+    @wp.kernel(module="unique")
+    def first():
+        as_array2d()
+
+    @wp.kernel(module="unique")
+    def second():
+        as_array_ndim()
+
+    for kernel, name, dtype in [(first, "as_array2d", "int32"), (second, "as_array_ndim", "vec3f")]:
+        with pytest.raises(wp.WarpCodegenError) as info:
+            wp.launch(kernel, 1)
+        assert str(info.value).endswith(f"The function `{name}` returns a fixed-size array whereas it has its return "
+                                        f"type annotated as `Array[{dtype}]`.")

@@ -325,6 +325,41 @@ def test_used_atomic_result_is_refused_when_the_adjoint_is_launched():
                   adj_inputs=[None, None], adj_outputs=[None])
 
 
+@wp.kernel
+def stores_atomic_min(slot: wp.array(dtype=f64), value: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    out[i] = wp.atomic_min(slot, i, value[i])
+
+
+@wp.kernel
+def stores_atomic_max(slot: wp.array(dtype=f64), value: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    out[i] = wp.atomic_max(slot, i, value[i])
+
+
+@pytest.mark.parametrize("kernel", [stores_atomic_min, stores_atomic_max])
+def test_stored_atomic_minmax_result_differentiates_as_warp(kernel):
+    # Warp's adj_atomic_minmax: value[i] gets slot's gradient where the element holds value[i] after the forward
+    # launch (the value won) or both are NaN; the returned value's adjoint is dropped (out's gradient goes nowhere)
+    nan = float("nan")
+    slot0 = np.array([nan, nan, 2.0, 5.0, 2.0])
+    value = np.array([nan, 2.0, nan, 2.0, 5.0])
+    slot = wp.array(slot0, dtype=f64, requires_grad=True)
+    v = wp.array(value, dtype=f64, requires_grad=True)
+    out = wp.zeros(5, dtype=f64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, dim=5, inputs=[slot, v], outputs=[out])
+    pick = np.fmin if kernel is stores_atomic_min else np.fmax  # a NaN loses to a number, as Warp's atomics
+    final = pick(slot0, value)
+    np.testing.assert_array_equal(slot.numpy(), final)
+    slot.grad.fill_(1.0)
+    out.grad.fill_(1.0)
+    tape.backward()
+    won = (final == value) | (np.isnan(final) & np.isnan(value))
+    np.testing.assert_array_equal(v.grad.numpy(), np.where(won, 1.0, 0.0))
+
+
 @wp.kernel(enable_backward=False)
 def forward_only(x: wp.array(dtype=f64), l: wp.array(dtype=f64), y: wp.array(dtype=f64)):
     i = wp.tid()

@@ -64,3 +64,56 @@ def test_passing_the_arrays_own_grad_as_adjoint_consumes_it():
     wp.launch(overwrite, dim=2, inputs=[x], outputs=[y], adj_inputs=[x.grad], adj_outputs=[y.grad], adjoint=True)
     assert x.grad.numpy().tolist() == [3.0, 3.0]
     assert y.grad.numpy().tolist() == [0.0, 0.0]
+
+
+# -- retain_grad and views taken in the kernel ------------------------------------------------------------------
+@wp.kernel
+def store_direct(x: wp.array(dtype=f64), y: wp.array2d(dtype=f64)):
+    i = wp.tid()
+    y[0, i] = f64(2.0) * x[i]
+
+
+@wp.kernel
+def store_through_slice(x: wp.array(dtype=f64), y: wp.array2d(dtype=f64)):
+    i = wp.tid()
+    s = y[0:1, :]
+    s[0, i] = f64(2.0) * x[i]
+
+
+@wp.kernel
+def store_through_row(x: wp.array(dtype=f64), y: wp.array2d(dtype=f64)):
+    i = wp.tid()
+    r = y[0]
+    r[i] = f64(2.0) * x[i]
+
+
+@wp.kernel
+def add_through_slice(x: wp.array(dtype=f64), y: wp.array2d(dtype=f64)):
+    i = wp.tid()
+    s = y[0:1, :]
+    s[0, i] += f64(2.0) * x[i]
+
+
+@wp.kernel
+def read_row_plus_one(y: wp.array2d(dtype=f64), z: wp.array(dtype=f64)):
+    i = wp.tid()
+    z[i] = y[0, i] + f64(1.0)
+
+
+def test_retain_grad_is_dropped_by_a_row_or_slice_taken_in_the_kernel():
+    # recorded from warp-lang 1.19: its in-kernel views drop the array's flags, retain_grad among them, so a
+    # store through one consumes the gradient; a store into the array itself, or an atomic add, keeps it
+    n = 4
+    for kernel, kept in [(store_direct, True), (store_through_slice, False), (store_through_row, False),
+                         (add_through_slice, True)]:
+        for retain in (True, False):
+            x = wp.ones(n, dtype=f64, requires_grad=True)
+            y = wp.zeros((1, n), dtype=f64, requires_grad=True, retain_grad=retain)
+            z = wp.zeros(n, dtype=f64, requires_grad=True)
+            with wp.Tape() as tape:
+                wp.launch(kernel, dim=n, inputs=[x, y])
+                wp.launch(read_row_plus_one, dim=n, inputs=[y, z])
+            tape.backward(grads={z: wp.ones_like(z)})
+            assert x.grad.numpy().tolist() == [2.0] * n
+            stays = kept and (retain or kernel is add_through_slice)
+            assert y.grad.numpy().tolist() == [[1.0 if stays else 0.0] * n], (kernel.key, retain)

@@ -155,3 +155,88 @@ def test_printf_takes_at_most_32_values():
         wp.launch(wp.kernel(k_printf_33), dim=1, inputs=[wp.zeros(1)])
     assert str(e.value).endswith(": in 'k_printf_33': the maximum number of variadic arguments that can be passed "
                                  "to `printf` is 32")
+
+
+@wp.struct
+class PrintedPair:
+    x: float
+    y: float
+
+
+@wp.kernel
+def prints_in_reverse(x: float, v: wp.vec3, b: wp.bool, s: PrintedPair, a: wp.array(dtype=float),
+                      out: wp.array(dtype=float)):
+    print(x)
+    y = x * 3.0
+    print(y)
+    print("hello")
+    print(v)
+    print(b)
+    out[0] = y * 2.0 + v[1]
+    print(1.5)
+    print(s)
+    print(a)
+
+
+@wp.kernel
+def prints_matrices(m: wp.mat22, q: wp.quat, t: wp.transform, i: int, u: wp.uint8):
+    print(m)
+    print(q)
+    print(t)
+    print(i)
+    print(u)
+
+
+# Recorded from warp-lang 1.19 (its adjoint kernel replays the forward prints, then adj_print writes each printed
+# value's adjoint in the reverse sweep: an argument's adjoint starts at what adj_inputs passed, then gathers the
+# sweep's contributions: x's is 5 + 3 * 2 = 11, v's (7, 8, 9) + (0, 1, 0)).
+WARP_REVERSE_OUTPUT = """2
+6
+hello
+1 2 3 \nTrue
+1.5
+<type without print implementation>
+<type without print implementation>
+adj: <type without print implementation>
+adj: <type without print implementation>
+adj: 0
+adj: False
+adj: 7 9 9
+adj: hello
+adj: 2
+adj: 11
+"""
+
+WARP_REVERSE_COMPOSITES = """1 2 \n3 4 \n1 2 3 4
+(0 0 0) (0 0 0 1)
+3
+4
+adj: 10
+adj: 9
+adj: (5 6 7) (8 9 10 11)
+adj: 5 6 7 8
+adj: 5 6
+     7 8
+"""
+
+
+def test_adjoint_launch_prints_adjoints_as_warp(capfd):
+    a = wp.zeros(2, dtype=float)
+    capfd.readouterr()
+    wp.launch(prints_in_reverse, dim=1, inputs=[2.0, wp.vec3(1.0, 2.0, 3.0), True, PrintedPair(), a],
+              outputs=[wp.zeros(1, dtype=float)], adj_inputs=[5.0, wp.vec3(7.0, 8.0, 9.0), False, PrintedPair(), a],
+              adj_outputs=[wp.ones(1, dtype=float)], adjoint=True)
+    assert capfd.readouterr().out == WARP_REVERSE_OUTPUT
+    wp.launch(prints_matrices, dim=1, inputs=[wp.mat22(1.0, 2.0, 3.0, 4.0), wp.quat(1.0, 2.0, 3.0, 4.0),
+                                              wp.transform_identity(), 3, wp.uint8(4)],
+              adj_inputs=[wp.mat22(5.0, 6.0, 7.0, 8.0), wp.quat(5.0, 6.0, 7.0, 8.0),
+                          wp.transform(wp.vec3(5.0, 6.0, 7.0), wp.quat(8.0, 9.0, 10.0, 11.0)), 9, wp.uint8(10)],
+              adjoint=True)
+    assert capfd.readouterr().out == WARP_REVERSE_COMPOSITES
+
+
+def test_forward_launch_prints_no_adjoint(capfd):
+    capfd.readouterr()
+    wp.launch(prints_matrices, dim=1, inputs=[wp.mat22(1.0, 2.0, 3.0, 4.0), wp.quat(1.0, 2.0, 3.0, 4.0),
+                                              wp.transform_identity(), 3, wp.uint8(4)])
+    assert "adj" not in capfd.readouterr().out

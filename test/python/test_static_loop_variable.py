@@ -76,3 +76,43 @@ def test_static_outside_the_loop_sees_constant_locals_and_refuses_computed_ones(
                                               r"static expression: name 'n' is not defined\. Make sure all variables "
                                               r"used in the static expression are constant\.\n"):
         wp.launch(computed_read, 1, [wp.zeros(1, dtype=int)])
+
+
+@wp.kernel
+def skips_statically(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    tid = wp.tid()
+    value = float(0.0)
+    for i in range(20):
+        if wp.static(i % 2 == 0):
+            continue
+        value += float(i) * x[tid]
+    out[tid] = value
+
+
+@wp.kernel
+def skips_both_ways(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    tid = wp.tid()
+    value = float(0.0)
+    for j in range(3):
+        for i in range(6):
+            if x[tid] > float(i) + 0.5:
+                continue
+            if wp.static(i == 3):
+                continue
+            value += float(i * 10 + j)
+    out[tid] = value
+
+
+def test_continue_in_an_unrolled_loop_ends_that_copy_of_the_body():
+    x = wp.full(2, 2.0, requires_grad=True)
+    out = wp.zeros(2, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(skips_statically, 2, [x, out])
+    tape.backward(grads={out: wp.ones_like(out)})
+    # the odd i: 1 + 3 + ... + 19 = 100, times x = 2
+    assert out.numpy().tolist() == [200.0, 200.0] and x.grad.numpy().tolist() == [100.0, 100.0]
+    x = wp.array([2.0, 4.0], dtype=float)
+    wp.launch(skips_both_ways, 2, [x, out])
+    # x = 2: i in 2, 4, 5 (3 skipped statically): sum over j = 0..2 of (20 + j) + (40 + j) + (50 + j) = 339;
+    # x = 4: i in 4, 5: sum of (40 + j) + (50 + j) = 276
+    assert out.numpy().tolist() == [339.0, 276.0]

@@ -34,10 +34,12 @@ class Params:
 
 
 def test_layout_matches_c_and_numpy():
-    dt = Particle.numpy_dtype()
+    spec = Particle.numpy_dtype()  # Warp's: the dict np.dtype() takes
+    assert isinstance(spec, dict) and spec["names"][:2] == ["pos", "vel"]
+    dt = np.dtype(spec)
     assert dt.itemsize == 32 and dt.fields["mass"][1] == 24 and dt.fields["is_active"][1] == 28
     assert ctypes.sizeof(Particle._ctype_) == 32
-    p = Params.numpy_dtype()
+    p = np.dtype(Params.numpy_dtype())
     assert p.itemsize == ctypes.sizeof(Params._ctype_)
     assert p.fields["inner"][1] == 8 and p.fields["weights"][1] == 24  # Inner: float64 (aligned to 8) + vec2
     a = wp.zeros(3, dtype=Particle)

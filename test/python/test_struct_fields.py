@@ -61,8 +61,8 @@ def test_empty_structs_as_arguments_fields_and_locals():
 
 
 def test_an_empty_struct_takes_one_byte_as_in_c():
-    assert Empty.numpy_dtype().itemsize == 1
-    assert EmptyNest.numpy_dtype().fields["z"][1] == 4  # a and b: a byte each, then int32 alignment
+    assert Empty.numpy_dtype()["itemsize"] == 1
+    assert np.dtype(EmptyNest.numpy_dtype()).fields["z"][1] == 4  # a and b: a byte each, then int32 alignment
     a = wp.zeros(3, dtype=EmptyNest)
     assert a.strides == (8,) and list(a.numpy()["z"]) == [0, 0, 0]
 

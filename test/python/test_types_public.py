@@ -54,6 +54,19 @@ def test_float_conversion_rounds_to_the_type():
     assert f"{wp.float64(2.0 / 3.0):.3f}" == "0.667"
 
 
+def test_float_scalars_print_as_warp():
+    # recorded from warp-lang 1.19, whose scalars print the number they were given: an integer as one, a float
+    # by its shortest spelling (mlwarp's value is rounded to the type; that spelling reads back as it)
+    assert [repr(t(-1)) for t in (wp.float16, wp.float32, wp.float64)] == ["float16(-1)", "float32(-1)",
+                                                                          "float64(-1)"]
+    assert str(wp.float32(-1)) == "-1" and str(wp.float32(wp.int32(3))) == "3" and repr(wp.float64(wp.float32(2))) \
+        == "float64(2)"
+    assert repr(wp.float32(0.1)) == "float32(0.1)" and repr(wp.float16(0.1)) == "float16(0.1)"
+    assert repr(wp.float32(1e20)) == "float32(1e+20)" and repr(wp.float64(2.0)) == "float64(2.0)"
+    assert f"{wp.float32(-1)}" == "-1" and f"{wp.float32(-1):.2f}" == "-1.00"
+    assert wp.float32(0.1).value == float(np.float32(0.1))  # the value itself stays rounded
+
+
 def test_bool_conversion():
     assert wp.bool(5).value is True and repr(wp.bool(5)) == "bool(True)" and str(wp.bool(0.0)) == "False"
     assert int(wp.bool(True)) == 1 and float(wp.bool(True)) == 1.0

@@ -219,7 +219,7 @@ def test_vector_type_errors_name_the_line():
     def comp(a: wp.array(dtype=wp.vec2)):
         a[0] = wp.vec2(a[0].z, 1.0)
 
-    with pytest.raises(wp.CompileError, match=r"'vec2f' has no attribute 'z'"):
+    with pytest.raises(AttributeError, match=r"`z` is not an attribute of 'a\[\.\.\.\]' \(vec2f\)"):  # Warp's words
         wp.launch(comp, 1, [wp.zeros(2, dtype=wp.vec2)])
 
     @wp.kernel(enable_backward=False)
@@ -464,3 +464,29 @@ def test_vector_by_scalar_division_gradient_rounds_as_warp():
     expected = -(h(av[0, 1] * adj_r1) / h(sv[0] * sv[0]))
     assert s.grad.numpy()[0] == expected
     np.testing.assert_array_equal(v.grad.numpy()[0], [0, h(adj_r1 / sv[0]), 0, 0, 0])
+
+
+CAPTURED_VEC = wp.vec3(1.0, 2.0, 3.0)
+
+
+def test_unknown_attributes_in_warps_words():
+    # recorded from warp-lang 1.19: an AttributeError naming the attribute, the expression and its type
+    @wp.kernel(enable_backward=False)
+    def captured(out: wp.array(dtype=float)):
+        out[0] = CAPTURED_VEC.foo
+
+    @wp.kernel(enable_backward=False)
+    def of_array(out: wp.array(dtype=float)):
+        out[0] = out.foo
+
+    @wp.kernel(enable_backward=False)
+    def of_matrix(out: wp.array(dtype=float)):
+        m = wp.mat22()
+        out[0] = m.x
+
+    for kernel, words in [(captured, "`foo` is not an attribute of 'CAPTURED_VEC' (vec3f)"),
+                          (of_array, "`foo` is not an attribute of 'out' (array(ndim=1, dtype=float32))"),
+                          (of_matrix, "`x` is not an attribute of 'm' (mat22f)")]:
+        with pytest.raises(AttributeError) as info:
+            wp.launch(kernel, 1, [wp.zeros(1, dtype=float)])
+        assert words in str(info.value) and "test_vec.py" in str(info.value)

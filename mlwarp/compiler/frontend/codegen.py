@@ -23,7 +23,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import (atomics, augassign, composite, fabric, fixed, indexed, keywords, operators, printing, ptr_arrays,
-               refs, slicing, tile_algebra, tiles, tuples, type_exprs)
+               refs, slicing, slots, tile_algebra, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
@@ -70,6 +70,7 @@ class KernelEmitter:
         # them: {name: its type once some statement assigned it, else None}, innermost last (emit_loop)
         self.loop_pending: list = []
         self.reads_after: dict = {}  # id(statement) -> names the code after it may read before assigning
+        self.slot = slots.NO_SLOT  # the member-write target being evaluated (slots.py)
 
     # -- diagnostics --------------------------------------------------------------
     def error(self, node, message, cls=CompileError):
@@ -188,7 +189,11 @@ class KernelEmitter:
             self.assign(t, self.binop(node, opname, self.expr(t), value))
             tiles.sync(self)
         else:
-            self.assign(t, self.binop(node, opname, self.expr(t), self.expr(node.value)))
+            with slots.slot_target(self, t) as slot:
+                current = self.expr(t)
+            result = self.binop(node, opname, current, self.expr(node.value))
+            slots.refuse_slot_adjoint(self, node, slot, opname, result)
+            self.assign(t, result)
         for n in hidden:
             self.env.pop(n, None)
 
@@ -408,24 +413,30 @@ class KernelEmitter:
     def unroll_for_static(self, node, it, backwards) -> bool:
         """A loop over a constant range whose body reads its variable in wp.static(): unrolled here, each copy
         of the body with the variable a constant that wp.static() sees (Warp unrolls such loops, so
-        `wp.static(table[i])` works there); True if it was."""
+        `wp.static(table[i])` works there); True if it was. A `continue` ends its copy of the body."""
         name = node.target.id
+        body = ast.Module(body=node.body, type_ignores=[])
         reads = any(is_static_call(self.src.func, call) and any(isinstance(n, ast.Name) and n.id == name
                                                                 for n in ast.walk(call))
-                    for call in ast.walk(ast.Module(body=node.body, type_ignores=[])))
+                    for call in ast.walk(body))
         bounds = [self.static_int(a) for a in it.args]
-        if not reads or None in bounds or may_jump(ast.Module(body=node.body, type_ignores=[])) \
-                or contains_return(node.body):
+        if not reads or None in bounds or may_jump(body, only=(ast.Break,)) or contains_return(node.body):
             return False
+        continues = may_jump(body, only=(ast.Continue,))
         values = range(*bounds)
         if len(values) > _MAX_STATIC_UNROLL:
             raise self.error(it, f"a loop whose variable wp.static() reads is unrolled: {len(values)} iterations "
                                  f"exceed {_MAX_STATIC_UNROLL}", CompileError)
         outer = self.static_loop_values.get(name, MISSING)
+        outer_flags = {f: self.env.pop(f) for f in (BREAK, CONTINUE) if f in self.env}  # an enclosing loop's
         for value in (reversed(values) if backwards else values):
             self.env[name] = self.const(value, wt.int32)
             self.static_loop_values[name] = value
+            if continues:
+                self.env[CONTINUE] = self.const(False, wt.bool_)
             self.emit_block(node.body)
+            self.env.pop(CONTINUE, None)
+        self.env.update(outer_flags)
         if len(values):  # after the loop its variable keeps its last value (Python's rule)
             self.static_loop_values[name] = values[0] if backwards else values[-1]
         elif outer is MISSING:
@@ -735,8 +746,7 @@ class KernelEmitter:
         if member is not None:
             return member
         if isinstance(node.value, ast.Name) and isinstance(self.env.get(node.value.id), Var):
-            base = self.env[node.value.id]
-            raise self.error(node, f"'{ft.name(base.type)}' has no attribute '{node.attr}'", CompileError)
+            raise composite.not_an_attribute(self, node, self.env[node.value.id].type, node.attr)
         return self.global_value(node, resolve_path(self.src.func, node))
 
     def global_value(self, node, obj):
@@ -857,6 +867,7 @@ class KernelEmitter:
     def array_access(self, node: ast.Subscript, allow_view=False):
         """The array and i32 indices of `a[i, j]`; with `allow_view`, fewer indices than dimensions
         (the leading ones of a sub-array view)."""
+        slot_element = slots.indexed_array(self, node)
         arr = self.expr(node.value)
         if indexed.is_indexed(arr.type):
             ndim = arr.type._wp_indexed_[1]
@@ -878,7 +889,8 @@ class KernelEmitter:
         for i in idx_nodes:
             v = self.expr(i)
             if not wt.is_int(v.type):
-                raise self.error(i, f"array indices must be integers, got {ft.name(v.type)}", CompileTypeError)
+                raise self.error(i, slots.SLOT_INDICES if slot_element else
+                                 f"array indices must be integers, got {ft.name(v.type)}", CompileTypeError)
             indices.append(wb.cast(v.value, ft.to_mlir(wt.int32)))
         if indexed.is_indexed(arr.type):  # data[i0[i] + i * u0, ...] (indexed.py)
             return indexed.access(self, node, arr, indices, allow_view)

@@ -19,6 +19,7 @@ from mlwarp.core.vector import matrix, quaternion, transformation, vector
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import fabric
+from . import slots
 from . import types as ft
 from .resolve import MISSING, resolve_path
 from .syntax import int_literal
@@ -630,7 +631,13 @@ def get_member(em, node, base, name):
         length = em.const(wt.inner_shape(t)[0], wt.int32)  # (Warp: v.length of a vector value is its type's)
         length.literal = wt.inner_shape(t)[0]  # a compile-time constant (wp.identity(n=v.length))
         return length
-    raise em.error(node, f"'{ft.name(t)}' has no attribute '{name}'", CompileError)
+    raise not_an_attribute(em, node, t, name)
+
+
+def not_an_attribute(em, node, t, name):
+    """Warp's AttributeError for `base.name` on a value of type `t` (a vector, matrix, array, ...) without it."""
+    return em.error(node, f"`{name}` is not an attribute of '{_node_name(node.value)}' ({ft.name(t)})",
+                    CompileAttributeError)
 
 
 def subscript(em, node):
@@ -761,7 +768,8 @@ def assign(em, target, value) -> bool:
     """Handles `base.attr = value` / `base[i] = value` on a composite base; False if `target` is not one."""
     if not isinstance(target, (ast.Attribute, ast.Subscript)) or not _is_local_expr(em, target.value):
         return False
-    base = em.expr(target.value)
+    with slots.slot_target(em, target):
+        base = em.expr(target.value)
     if not wt.is_composite(base.type) or _is_indexed(base.type):
         return False
     em.assign(target.value, with_member(em, target, base, value))

@@ -456,6 +456,8 @@ class FunctionEmitter(KernelEmitter):
         elif types != self.result_types:
             raise self.error(node, returns.mismatch_message(self.src.name, self.return_annotation, types),
                              CompileTypeError)  # Warp's texts, the annotation spelled as written (returns.py)
+        elif len(values) == 1 and returns.is_stack_array(values[0]) and returns.says_array(self.return_annotation):
+            raise self.error(node, returns.stack_array_message(self.src.name, types[0]), CompileError)
         else:
             for k, v in enumerate(values):
                 self.env[f"{RETVAL}{k}"] = v

@@ -22,6 +22,8 @@ from . import composite
 from . import types as ft
 from .values import Var
 
+# What Warp's generic print (and adj_print) writes for a type without a print overload: a struct, an array
+NOT_PRINTABLE = "<type without print implementation>"
 PRINTF = "printf"
 FFLUSH = "fflush"
 _FORMATS = {"float": "%g", "int": "%d", "uint": "%u"}
@@ -89,6 +91,10 @@ def promoted(em, node, v) -> tuple:
     return conv, em.cast(v, signless, node).value
 
 
+def printable(t) -> bool:
+    return wt.is_scalar(t) or isinstance(t, ft.TileT) or (wt.is_composite(t) and not wt.is_struct(t))
+
+
 def print_values(em, node, parts: list) -> None:
     """Python's print: the parts separated by spaces, then a newline (Warp: one part). A tile prints as Warp
     prints one (_print_tile), the text before it printed first."""
@@ -103,6 +109,8 @@ def print_values(em, node, parts: list) -> None:
             continue
         if isinstance(p, str):
             fmt.append(p.replace("%", "%%"))
+        elif not printable(p.type):
+            fmt.append(NOT_PRINTABLE)
         elif wt.is_composite(p.type) and not wt.is_struct(p.type):  # Warp's print(vec/mat/quat/transform)
             text, parts_values = _composite_format(em, node, p)
             fmt.append(text)
@@ -203,6 +211,47 @@ def stmt_print(em, node: ast.Call) -> None:
         else:
             parts.append(em.expr(a))
     print_values(em, node, parts)
+    if len(parts) == 1:  # Warp's print(x) (its one form): the reverse sweep prints x's adjoint
+        adjoint_print(em, node, parts[0])
+
+
+def adjoint_print(em, node, part) -> None:
+    """A warp.adjoint_print whose body prints as Warp's adj_print: `adj: ` then the adjoint of a scalar (its print
+    format), of a vector (` %g` per component), matrix (one row a line, later rows indented under the first),
+    quaternion and transform (their print formats); a text prints itself, a type without print implementation
+    that text. A tile's adjoint is not printed (Warp has no adj_print of tiles)."""
+    if not isinstance(part, str) and isinstance(part.type, ft.TileT):
+        return
+    carried = not isinstance(part, str) and printable(part.type)
+    ir.Context.current.get_dialect_descriptor("gpu")  # gpu.yield ends the body (a CPU build's context lacks it)
+    op = ir.Operation.create("warp.adjoint_print", operands=[part.value] if carried else [], regions=1)
+    block = op.regions[0].blocks.append(*([part.value.type] if carried else []))
+    with ir.InsertionPoint(block):
+        if isinstance(part, str):
+            call_printf(em, "adj: %s\n", [string_pointer(em, part)])
+        elif not carried:
+            call_printf(em, f"adj: {NOT_PRINTABLE}\n", [])
+        else:
+            text, values = _adjoint_format(em, node, Var(block.arguments[0], part.type))
+            call_printf(em, text, values)
+        ir.Operation.create("gpu.yield")
+
+
+def _adjoint_format(em, node, v) -> tuple:
+    t = v.type
+    if wt.is_scalar(t):
+        conv, value = promoted(em, node, v)
+        return f"adj: {conv}\n", [value]
+    _, values = _composite_format(em, node, v)
+    kind, shape = wt.composite_kind(t), wt.inner_shape(t)
+    if kind == "quat":
+        return "adj: %g %g %g %g\n", values
+    if kind == "transform":
+        return "adj: (%g %g %g) (%g %g %g %g)\n", values
+    if kind == "mat":
+        rows = [("adj:" if r == 0 else "    ") + " %g" * shape[1] + "\n" for r in range(shape[0])]
+        return "".join(rows), values
+    return "adj:" + " %g" * shape[0] + "\n", values
 
 
 def printf(em, node: ast.Call) -> None:

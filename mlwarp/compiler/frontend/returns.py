@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from mlir import ir
+
+from mlwarp.core import types as wt
+
 from . import types as ft
 
 
@@ -25,3 +29,20 @@ def mismatch_message(name: str, annotation, types: list) -> str:
     if len(types) > 1:
         return f"{head} `{annotation_str(annotation)}` but the code returns {len(types)} values."
     return f"{head} `{annotation_str(annotation)}` but the code returns a value of type `{', '.join(got) or 'None'}`."
+
+
+def is_stack_array(v) -> bool:
+    """Whether the value is a wp.zeros array made in the function (warp.local_array: Warp's fixedarray)."""
+    return isinstance(v.type, ft.ArrayT) and isinstance(v.value, ir.OpResult) and v.value.owner.name == "warp.local_array"
+
+
+def says_array(annotation) -> bool:
+    """Whether a return annotation names an array (`wp.array2d[int]`, `wp.array(ndim=2, ...)`), not a fixedarray."""
+    return wt.is_array(annotation) and not getattr(annotation, "_wp_fixedarray_", False)
+
+
+def stack_array_message(name: str, t) -> str:
+    """Warp refuses to return its fixed-size (stack) array where the annotation says `wp.array`: in its C++ the
+    storage dies with the function (mlwarp inlines the call, but keeps Warp's rule)."""
+    return (f"The function `{name}` returns a fixed-size array whereas it has its return type annotated as "
+            f"`Array[{wt.type_name(t.dtype)}]`.")

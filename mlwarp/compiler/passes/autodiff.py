@@ -1,8 +1,8 @@
 """warp-autodiff: reverse-mode differentiation of kernels, in the warp dialect.
 
 For each kernel `k(args...)` the pass adds the kernel `k_adj(args..., adj_args...,
-own_grads)` (one adjoint argument per argument, of the same type; scalar adjoints
-are accepted and ignored, as in Warp; `own_grads`: see "Stores" below). Its body
+consumed, own_grads)` (one adjoint argument per argument, of the same type; a scalar's
+adjoint is where print(x) starts, as in Warp; `consumed`, `own_grads`: see "Stores" below). Its body
 replays the forward computation without its effects (stores and atomics are
 skipped, as Warp's replay does),
 then runs the reverse sweep with the rules of the builtin table
@@ -41,9 +41,11 @@ Stores follow Warp 1.19: the reverse of `y[i] = v` reads adj_y[i] into adj_v and
 then clears adj_y[i] when the launch passed y's own `.grad` as its adjoint (what
 Tape.backward does), so an earlier write to the location (in this kernel or an
 earlier one) gets no adjoint from the value it no longer holds. An adjoint array
-the caller passed itself (`adj_outputs=[...]`) is only read. k_adj takes one more
-parameter for that, after the adjoints: an i64 whose bit k says that argument k's
-adjoint is its `.grad`. A member write into an element (`y[i].y = v`,
+the caller passed itself (`adj_outputs=[...]`) is only read. k_adj takes two more
+parameters for that, after the adjoints: i64s whose bit k says that argument k's
+adjoint is its `.grad`, `consumed` leaving out an array with retain_grad (which keeps
+it), `own_grads` not: a row or slice taken in the kernel drops retain_grad, as Warp's
+views drop the array's flags. A member write into an element (`y[i].y = v`,
 `y[i][2] += v`: load, insert, store) always clears the written member's adjoint
 (adj_v += adj_y[i].y, adj_y[i].y = 0); the load's adjoint passes the other
 members on. The replay reads arrays as they are when k_adj runs: a recording wp.Tape puts back the values a
@@ -54,8 +56,8 @@ wp.tid()`), no two threads share its adjoint elements, so reads accumulate with
 a plain load/add/store instead of an atomic (Warp always uses atomics).
 
 What the pass refuses, with a message instead of a wrong gradient: a builtin
-without a derivative rule, a used result of an atomic (the replay cannot
-repeat it), a function call (run the inliner first), any op it does not know
+without a derivative rule, a result of an atomic that a derivative needs
+(the replay does not repeat atomics), a function call (run the inliner first), any op it does not know
 that produces a floating-point value.
 
 Kernels with the `warp.no_backward` attribute (`enable_backward=False`) are skipped.
@@ -80,8 +82,8 @@ from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from .autodiff_ir import (REPLAYS, add_values, body_ops, clone_ops, companions_of, derived_kernel, expansion_block,
                           free_values, has_adjoint_effects, i32_const, is_constant, is_diff, raw_grad_address,
-                          required_companion, tainted_uses, terminator, trip_count, where, without_adjoint,
-                          writes_own_memory, zero)
+                          required_companion, tainted_uses, terminator, trip_count, unreplayed_atomics, where,
+                          without_adjoint, writes_own_memory, zero)
 from .registry import Pass, PassError, kernels, ops_named
 
 ADJ_SUFFIX = "_adj"
@@ -106,12 +108,16 @@ class ReverseBuilder:
     point, `adj` original values to their current adjoints (absent = zero)."""
 
     def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None, params=(), consumed=None,
-                 tape_bytes: int = 0, constant_calls=frozenset(), natives=None):
+                 tape_bytes: int = 0, constant_calls=frozenset(), natives=None, given_adjoints=None, own_grads=None):
         self.adj_arrays = adj_arrays  # original array or struct argument -> its adjoint argument
+        # by-value argument -> the adjoint the launch passed for it (adj_inputs): where print(x) finds x's adjoint
+        # starting, as Warp's adjoint kernel accumulates into its adjoint arguments
+        self.given_adjoints = given_adjoints or {}
         self.owned = owned  # arrays only ever indexed by the thread's own linear index: no atomics needed
         self.custom_grads = custom_grads or {}  # @wp.func symbol -> its @wp.func_grad function op
         self.params = list(params)  # the kernel's parameters, numbered as the bits of `consumed`
         self.consumed = consumed  # i64: bit k set = argument k's adjoint is its .grad (stores consume it)
+        self.own_grads = own_grads  # i64: the same, also where the array keeps its gradient (retain_grad)
         self.tape_bytes = tape_bytes  # a loop tape's stack budget per thread (0: recompute states instead)
         # functions whose calls are replayed but carry no adjoint: those wp.grad(f) calls (warp-grad-calls), which
         # Warp's grad() makes forward-only
@@ -389,6 +395,21 @@ class ReverseBuilder:
 
     def op_warp_assert(self, op, mapping, adj):
         pass  # checked in the forward replay; nothing flows back
+
+    def op_warp_adjoint_print(self, op, mapping, adj):
+        """print(x) in the reverse sweep: its body with x's adjoint so far (what the launch passed for an argument
+        plus what the sweep has added; zero for a value without a derivative), as Warp's adj_print."""
+        body = op.regions[0].blocks[0]
+        local = dict(mapping)
+        if len(body.arguments):
+            x = op.operands[0]
+            given = self.given_adjoints.get(x)
+            if x in adj:
+                value = adj[x] if given is None else add_values(given, adj[x])
+            else:
+                value = given if given is not None else zero(x.type)
+            local[body.arguments[0]] = value
+        clone_ops(body_ops(body), local)
 
     def op_warp_tile_sync(self, op, mapping, adj):
         """A barrier of Warp's CPU lanes (warp-cpu-block-lanes): the reverse sweep meets at it too, so the adjoints of
@@ -697,13 +718,16 @@ class ReverseBuilder:
 
     def consumes(self, arr):
         """i1: whether stores into `arr` consume their adjoint, i.e. the launch passed the argument that `arr`
-        is (or is a row or a struct field of) its own `.grad` (Warp clears a stored element's adjoint then,
-        and keeps an adjoint buffer the caller passed otherwise); None when `arr` is no argument's."""
+        is (or is a row, slice or struct field of) its own `.grad` (Warp clears a stored element's adjoint then,
+        and keeps an adjoint buffer the caller passed otherwise); None when `arr` is no argument's. An array with
+        retain_grad keeps it, but not through a row or slice taken in the kernel: Warp's views drop the array's
+        flags, so a store through one consumes the gradient all the same."""
         k = argument_index(arr, self.params)
         if k is None or self.consumed is None:
             return None
+        bits = self.own_grads if self.own_grads is not None and through_view(arr) else self.consumed
         i64 = ir.IntegerType.get_signless(64)
-        bit = arith.AndIOp(arith.ShRUIOp(self.consumed, arith.ConstantOp(i64, k).result).result,
+        bit = arith.AndIOp(arith.ShRUIOp(bits, arith.ConstantOp(i64, k).result).result,
                            arith.ConstantOp(i64, 1).result).result
         return arith.CmpIOp(arith.CmpIPredicate.ne, bit, arith.ConstantOp(i64, 0).result).result
 
@@ -1170,6 +1194,15 @@ def argument_index(arr: ir.Value, params) -> int | None:
         arr = owner.opview.aggregate if owner.name == "warp.struct_get" else owner.opview.array
 
 
+def through_view(arr: ir.Value) -> bool:
+    """Whether the array `arr` is a row (warp.view) or slice (warp.slice) of an argument, at some depth."""
+    while isinstance(arr, ir.OpResult) and arr.owner.name in ("warp.view", "warp.slice", "warp.struct_get"):
+        if arr.owner.name != "warp.struct_get":
+            return True
+        arr = arr.owner.opview.aggregate
+    return False
+
+
 def is_member_write(store) -> bool:
     """Whether a warp.store writes back the element it loaded with some members replaced (`y[i].y = v`,
     `y[i][2] += v`, `out[i].pos.x = v`: the frontend's load -> insert / struct_set -> store)."""
@@ -1212,16 +1245,20 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
     """Adds `<k>_adj` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
-    f, params, args = derived_kernel(kernel, adjoint_name(name), "warp.adjoint_of", [ir.IntegerType.get_signless(64)])
+    i64 = ir.IntegerType.get_signless(64)
+    f, params, args = derived_kernel(kernel, adjoint_name(name), "warp.adjoint_of", [i64, i64])
     entry = f.regions[0].blocks[0]
     mapping = dict(zip(params, args[:len(params)]))
     adj_arrays = companions_of(params, args[len(params):2 * len(params)],
                                lambda t: is_array_type(t) and is_diff(array_dtype(t)))
     with ir.InsertionPoint(entry), kernel.location:
         ops = body_ops(body)
-        clone_ops(ops, mapping)
-        ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1],
-                       tape_bytes, constant_calls, natives).reverse(ops, mapping, {})
+        given = {p: a for p, a in zip(params, args[len(params):2 * len(params)]) if not is_array_type(p.type)}
+        with unreplayed_atomics():
+            clone_ops(ops, mapping)
+            ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-2],
+                           tape_bytes, constant_calls, natives, given_adjoints=given,
+                           own_grads=args[-1]).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 
@@ -1229,7 +1266,7 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
 @dataclass(frozen=True)
 class Autodiff(Pass):
     name = "warp-autodiff"
-    description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args..., own_grads) (forward replay, "
+    description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args..., consumed, own_grads) (forward replay, "
                    "then the reverse sweep with the builtin table's derivative rules; loops from a tape of their states)")
 
     strict: bool = False  # fail on a kernel that cannot be differentiated, instead of keeping the reason
@@ -1271,6 +1308,13 @@ class Autodiff(Pass):
         if refused:  # the kernel ops are gone after lowering: the table travels on the module
             module.attributes[ADJOINT_ERRORS_ATTR] = ir.StringAttr.get(json.dumps(refused))
         unlink_custom_grads(module)
+        erase_adjoint_prints(module)
+
+
+def erase_adjoint_prints(module) -> None:
+    """The warp.adjoint_print ops left in forward code (and its replays): the reverse sweeps have cloned them."""
+    for op in ops_named(module, {"warp.adjoint_print"}):
+        op.erase()
 
 
 def mark_no_backward(module) -> None:

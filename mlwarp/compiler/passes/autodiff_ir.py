@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from mlir import ir
 from mlir.dialects import arith, func
 
@@ -71,6 +73,58 @@ def create_like(op: ir.Operation, operands, result_types=None) -> ir.Operation:
 REPLAYS: dict = {}
 
 
+# The values an atomic returned, as the replay stands them in (zero), while an adjoint is built (see unreplayed_atomics)
+_STAND_INS: list | None = None
+
+
+@contextlib.contextmanager
+def unreplayed_atomics():
+    """While building one adjoint: the replay stands a zero in for each used value an atomic returned (the adjoint
+    does not replay atomics; Warp's replay leaves that variable undefined and drops its adjoint, as the reverse
+    sweep does here). On leaving, the build is refused if the adjoint code needs such a stand-in (the value feeds a
+    derivative, `y = old * x`): a used one would be a wrong gradient. Unneeded (`out[i] = wp.atomic_min(...)`:
+    the replay skips the store), it is dead code."""
+    global _STAND_INS
+    outer, _STAND_INS = _STAND_INS, []
+    try:
+        yield
+        for stand_in, op in _STAND_INS:
+            if _needed(stand_in, set()):
+                raise PassError(f"{where(op)}: cannot differentiate a kernel that uses the value returned by an "
+                                f"atomic operation in a derivative (the adjoint does not replay atomics); launch it "
+                                f"with enable_backward=False")
+    finally:
+        _STAND_INS = outer
+
+
+def stand_in_for_atomic(op: ir.Operation, mapping: dict) -> None:
+    if _STAND_INS is None:
+        raise PassError(f"{where(op)}: cannot differentiate a kernel that uses the value returned by an atomic "
+                        f"operation (the adjoint does not replay atomics); launch it with enable_backward=False")
+    value = zero(op.results[0].type)
+    mapping[op.results[0]] = value
+    _STAND_INS.append((value, op))
+
+
+def _needed(value: ir.Value, seen: set) -> bool:
+    """Whether anything with an effect reads `value`, through ops that compute a value and nothing else (arith,
+    math, warp builtins) only; any other reader (a store, an assert, a call, a yield, an op with regions) counts
+    as needing it."""
+    for use in value.uses:
+        user = use.owner
+        name = user.name
+        pure = (name.startswith(("arith.", "math.")) or name.startswith("warp.") and name not in SIDE_EFFECTS) \
+            and not len(user.regions) and len(user.results) > 0
+        if not pure:
+            return True
+        for r in user.results:
+            if r not in seen:
+                seen.add(r)
+                if _needed(r, seen):
+                    return True
+    return False
+
+
 def clone_ops(ops, mapping: dict, pure: bool = True, given=frozenset()) -> None:
     """Clones `ops` at the insertion point, reading operands through `mapping` (original -> new value) and
     adding the clones' results to it. With `pure`, stores and atomics are dropped (the adjoint replays
@@ -83,9 +137,7 @@ def clone_ops(ops, mapping: dict, pure: bool = True, given=frozenset()) -> None:
         if pure and op.name in SIDE_EFFECTS and not (op.name == "warp.store" and _own_memory(op.opview.array)):
             # (a store into the thread's own wp.zeros array is replayed: the replay reads that array back)
             if op.results and list(op.results[0].uses):
-                raise PassError(f"{where(op)}: cannot differentiate a kernel that uses the value returned by an "
-                                f"atomic operation (the adjoint does not replay atomics); launch it with "
-                                f"enable_backward=False")
+                stand_in_for_atomic(op, mapping)
             continue
         new = create_like(op, [mapping.get(v, v) for v in op.operands])
         if pure and op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in REPLAYS:

@@ -65,6 +65,9 @@ class TangentBuilder:
                     raise PassError(f"{where(op)}: forward mode cannot differentiate '{op.name}'")
                 self.plain(op, mapping)
 
+    def op_warp_adjoint_print(self, op, mapping, tan):
+        pass  # a reverse-sweep print (Warp has no tangent print): erased after the pass
+
     def plain(self, op, mapping):
         new = create_like(op, [self.m(mapping, v) for v in op.operands])
         for r, nr in zip(op.results, new.results):
@@ -295,7 +298,7 @@ class Jvp(Pass):
                    "with the tangents of its values (the builtin table's rules)")
 
     def run(self, module):
-        from .autodiff import unlink_custom_grads
+        from .autodiff import erase_adjoint_prints, unlink_custom_grads
         from .inline import Inline
 
         unlink_custom_grads(module)  # forward mode differentiates a @wp.func_grad function's body itself
@@ -304,3 +307,4 @@ class Jvp(Pass):
             if any(a in k.attributes for a in ("warp.adjoint_of", "warp.tangent_of")):
                 continue
             build_tangent(k)
+        erase_adjoint_prints(module)

@@ -20,6 +20,12 @@ class Stage:
     only_if: str | None = None  # a module attribute: the stage runs only on modules that carry it (TILES_ATTR)
 
 
+# Canonicalization of lowered code (arith, vector, llvm): a kernel's body there can be one block of tens of
+# thousands of ops (curlnoise of a vec4: 48 lattice corners per octave, inlined). The default top-down driver
+# moves each constant it folds or meets to the front of that block, which invalidates the block's op order every
+# time: quadratic (30 s for curlnoise 4-d on one core); bottom-up reaches the same fixed point in linear time.
+CANONICALIZE_LOWERED = "canonicalize{top-down=false}"
+
 # on a CUDA module with tiles: JSON of how wp.launch_tiled launches it (cuda/cooperative_tiles.py; meta "tile_launch")
 TILE_LAUNCH_ATTR = "warp.tiled_launch"
 # on a module whose tile kernels run Warp's CPU lanes (wp.config.enable_cpu_blocks): the lanes per block, an i64

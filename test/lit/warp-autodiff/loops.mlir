@@ -72,7 +72,7 @@
 // A reduction loop: s += w[k] * x[k]. The reverse body never reads s: no recomputation (and
 // adj_s, unchanged by the body, folds out of the loop).
 // CHECK-LABEL: func.func @reduction_adj(
-// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AW:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AY:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i32, %{{[^:]+}}: i64)
+// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AW:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AY:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i32, %{{[^:]+}}: i64, %{{[^:]+}}: i64)
 // CHECK: %[[G:.+]] = "warp.load"(%[[AY]]
 // CHECK: scf.for %[[JJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} : i32 {
 // CHECK-NOT: scf.for

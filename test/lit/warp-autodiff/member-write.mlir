@@ -5,7 +5,7 @@
 // last parameter says the launch passed z's own .grad (Warp 1.19 keeps an adjoint buffer the caller owns).
 
 // CHECK-LABEL: func.func @k_adj(
-// CHECK-SAME: %[[Y:[^:]+]]: !warp.array<!warp.vec<3 : i64, f32>, 1 : i64>, %[[Z:[^:]+]]: !warp.array<f32, 1 : i64>, %[[V:[^:]+]]: f32, %[[ADJ_Y:[^:]+]]: !warp.array<!warp.vec<3 : i64, f32>, 1 : i64>, %[[ADJ_Z:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: f32, %[[OWN:[^:]+]]: i64)
+// CHECK-SAME: %[[Y:[^:]+]]: !warp.array<!warp.vec<3 : i64, f32>, 1 : i64>, %[[Z:[^:]+]]: !warp.array<f32, 1 : i64>, %[[V:[^:]+]]: f32, %[[ADJ_Y:[^:]+]]: !warp.array<!warp.vec<3 : i64, f32>, 1 : i64>, %[[ADJ_Z:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: f32, %[[OWN:[^:]+]]: i64, %{{[^:]+}}: i64)
 // reverse of `z[i] = v`: read, then clear if z's adjoint is its .grad
 // CHECK: "warp.load"(%[[ADJ_Z]]
 // CHECK: %[[C1:.+]] = arith.constant 1 : i64

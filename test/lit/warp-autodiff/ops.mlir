@@ -5,7 +5,7 @@
 // CHECK-LABEL: func.func @k(
 // CHECK-LABEL: func.func @k_adj(
 // CHECK-SAME: %[[X:[^:]+]]: !warp.array<f32, 1 : i64>, %[[Y:[^:]+]]: !warp.array<f32, 1 : i64>, %[[L:[^:]+]]: !warp.array<f32, 1 : i64>,
-// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AY:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AL:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64)
+// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AY:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AL:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64, %{{[^:]+}}: i64)
 // CHECK-SAME: warp.adjoint_of = "k"
 // forward replay: loads and the builtins, no store, no atomic
 // CHECK: %[[I:.+]] = "warp.tid"()
@@ -35,9 +35,24 @@
 
 // x read at another index too: threads share adjoint elements, so the accumulation is atomic
 // CHECK-LABEL: func.func @shared_adj(
-// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64)
+// CHECK-SAME: %[[AX:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64, %{{[^:]+}}: i64)
 // CHECK: "warp.atomic"(%[[AX]], %{{.+}}, %{{.+}}) {kind = "add"}
 // CHECK: "warp.atomic"(%[[AX]], %{{.+}}, %{{.+}}) {kind = "add"}
+// out[i] = wp.atomic_min(slot, i, v[i]): the replay skips the atomic (a zero stands in for the returned value; the
+// store that reads it is skipped too), the returned value's adjoint is dropped, and v[i] gets slot's adjoint where
+// the element holds v[i] after the forward launch, or both are NaN (Warp's adj_atomic_minmax)
+// CHECK-LABEL: func.func @stores_atomic_result_adj(
+// CHECK-SAME: %[[SLOT:[^:]+]]: !warp.array<f32, 1 : i64>, %[[V:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: !warp.array<f32, 1 : i64>,
+// CHECK-SAME: %[[ASLOT:[^:]+]]: !warp.array<f32, 1 : i64>, %[[AV:[^:]+]]: !warp.array<f32, 1 : i64>,
+// CHECK: %[[VI:.+]] = "warp.load"(%[[V]], %[[I:.+]])
+// CHECK-NOT: "warp.atomic"
+// CHECK: %[[G:.+]] = "warp.load"(%[[ASLOT]], %[[I]])
+// CHECK: %[[FINAL:.+]] = "warp.load"(%[[SLOT]], %[[I]])
+// CHECK: %[[SAME:.+]] = arith.cmpf oeq, %[[VI]], %[[FINAL]]
+// CHECK: %[[WON:.+]] = arith.ori %[[SAME]], %{{.+}}
+// CHECK: %[[ADJ:.+]] = arith.select %[[WON]], %[[G]], %{{.+}}
+// CHECK: "warp.add"(%{{.+}}, %[[ADJ]])
+// CHECK: return
 module {
   func.func @k(%x: !warp.array<f32, 1 : i64>, %y: !warp.array<f32, 1 : i64>, %l: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
     %i = "warp.tid"() : () -> i32
@@ -56,6 +71,14 @@ module {
     %x0 = "warp.load"(%x, %c0) : (!warp.array<f32, 1 : i64>, i32) -> f32
     %p = "warp.mul"(%xi, %x0) : (f32, f32) -> f32
     "warp.store"(%y, %p, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
+    return
+  }
+  func.func @stores_atomic_result(%slot: !warp.array<f32, 1 : i64>, %v: !warp.array<f32, 1 : i64>,
+                                   %out: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
+    %i = "warp.tid"() : () -> i32
+    %vi = "warp.load"(%v, %i) : (!warp.array<f32, 1 : i64>, i32) -> f32
+    %old = "warp.atomic"(%slot, %vi, %i) {kind = "min"} : (!warp.array<f32, 1 : i64>, f32, i32) -> f32
+    "warp.store"(%out, %old, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
     return
   }
 }

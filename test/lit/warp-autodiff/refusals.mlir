@@ -20,14 +20,17 @@ module {
 
 // -----
 
-// The value an atomic returns: the adjoint does not replay atomics.
-// CHECK: cannot differentiate a kernel that uses the value returned by an atomic operation
+// The value an atomic returns, where a derivative needs it (y = old * x: adj_x = old * adj_y): the adjoint
+// does not replay atomics. (Stored as it is, it is not needed: ops.mlir @stores_atomic_result.)
+// CHECK: cannot differentiate a kernel that uses the value returned by an atomic operation in a derivative
 module {
   func.func @k(%x: !warp.array<f32, 1 : i64>, %y: !warp.array<f32, 1 : i64>) attributes {warp.kernel} {
     %i = "warp.tid"() : () -> i32
     %one = arith.constant 1.0 : f32
     %old = "warp.atomic"(%x, %one, %i) {kind = "add"} : (!warp.array<f32, 1 : i64>, f32, i32) -> f32
-    "warp.store"(%y, %old, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
+    %xi = "warp.load"(%x, %i) : (!warp.array<f32, 1 : i64>, i32) -> f32
+    %p = "warp.mul"(%old, %xi) : (f32, f32) -> f32
+    "warp.store"(%y, %p, %i) : (!warp.array<f32, 1 : i64>, f32, i32) -> ()
     return
   }
 }

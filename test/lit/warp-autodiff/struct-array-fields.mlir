@@ -3,7 +3,7 @@
 // q.w[i] of a copy q of s with another field replaced) accumulates into the same field of the adjoint struct.
 
 // CHECK-LABEL: func.func @k_adj(
-// CHECK-SAME: %[[S:[^:]+]]: !warp.struct<"Outer", [f32, !warp.struct<"S", [f32, !warp.array<f32, 1 : i64>]>]>, %[[Y:[^:]+]]: !warp.array<f32, 1 : i64>, %[[ADJ_S:[^:]+]]: !warp.struct<"Outer", [f32, !warp.struct<"S", [f32, !warp.array<f32, 1 : i64>]>]>, %[[ADJ_Y:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64)
+// CHECK-SAME: %[[S:[^:]+]]: !warp.struct<"Outer", [f32, !warp.struct<"S", [f32, !warp.array<f32, 1 : i64>]>]>, %[[Y:[^:]+]]: !warp.array<f32, 1 : i64>, %[[ADJ_S:[^:]+]]: !warp.struct<"Outer", [f32, !warp.struct<"S", [f32, !warp.array<f32, 1 : i64>]>]>, %[[ADJ_Y:[^:]+]]: !warp.array<f32, 1 : i64>, %{{[^:]+}}: i64, %{{[^:]+}}: i64)
 // reverse of the store: the adjoint of the sum is adj_y[i]
 // CHECK: %[[G:.+]] = "warp.load"(%[[ADJ_Y]],
 // reverse of the read q.w[i] (q = s.inner with its scale replaced): adj_s.inner.w[i] +=

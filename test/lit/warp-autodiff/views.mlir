@@ -4,7 +4,7 @@
 // A store through a row reads the adjoint from the same row of out's adjoint.
 
 // CHECK-LABEL: func.func @k_adj(
-// CHECK-SAME: %[[A:[^:]+]]: !warp.array<f32, 2 : i64>, %[[OUT:[^:]+]]: !warp.array<f32, 2 : i64>, %[[ADJ_A:[^:]+]]: !warp.array<f32, 2 : i64>, %[[ADJ_OUT:[^:]+]]: !warp.array<f32, 2 : i64>, %{{[^:]+}}: i64)
+// CHECK-SAME: %[[A:[^:]+]]: !warp.array<f32, 2 : i64>, %[[OUT:[^:]+]]: !warp.array<f32, 2 : i64>, %[[ADJ_A:[^:]+]]: !warp.array<f32, 2 : i64>, %[[ADJ_OUT:[^:]+]]: !warp.array<f32, 2 : i64>, %{{[^:]+}}: i64, %{{[^:]+}}: i64)
 // CHECK: %[[I:.+]]:2 = "warp.tid"()
 // CHECK: %[[ROW:.+]] = "warp.view"(%[[A]], %[[I]]#0)
 // CHECK: %[[OUT_ROW:.+]] = "warp.view"(%[[OUT]], %[[I]]#0)

@@ -242,6 +242,10 @@ OPS += [
           "(warp-bounds-check reports a false condition as the launch's error), erased in release builds "
           "(warp-strip-asserts), as Warp compiles C's assert", (Operand("condition", Is("i1")),), (),
           (Attr("message", AttrBase("#builtin.string")),)),
+    OpDef("adjoint_print", "what print(x) prints in the reverse sweep (Warp's adj_print: `adj: ` and x's adjoint): "
+          "the body, its block's one argument x's adjoint (none without `value`: a text or a type without print "
+          "implementation), is cloned there by warp-autodiff with the adjoint the sweep has reached; nothing in the "
+          "forward code (the derivative passes erase it)", (Operand("value", ANY, optional=True),), regions=("body",)),
     OpDef("tile_sync", "a barrier of the block's lanes: each lane's code before it runs before any lane's code "
           "after it (Warp's WP_TILE_SYNC around cooperative stack and scatter operations)"),
     OpDef("lane_index", "the lane of the running thread inside its block, 0..block_dim-1",

@@ -15,7 +15,7 @@ from .cpu_vector_math import host_isas, needed_libraries
 from .object_code import optimized_llvm_ir, write_object
 from ...native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR, compile_cpu_object, host_compiler
 from ...passes.registry import ops_named
-from ..common import CPU_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
+from ..common import CANONICALIZE_LOWERED, CPU_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 LIBRARY = "kernel.so"
 OBJECT = "kernel.o"
@@ -28,7 +28,9 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
 
 
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-cpu-entry", "convert-warp-native-calls", "warp-cpu-keep-vectors", "warp-cpu-interchange-loops", "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", "canonicalize", "cse")
+         "warp-cpu-entry", "convert-warp-native-calls", "warp-cpu-keep-vectors", "warp-cpu-interchange-loops",
+         "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", CANONICALIZE_LOWERED,
+         "cse")
 # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
 # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
 TILES_TO_LLVM = ("expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm")  # the tiles' buffers

@@ -14,7 +14,7 @@ from mlir import ir
 from .gpu_binary import assemble_cubin, check_ptx, emit_ptx, ptxas_path
 from ...native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR, compile_ptx, native_entry_points, splice_ptx
 from .gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
-from ..common import CUDA_LINE_INFO, TILE_LAUNCH_ATTR, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
+from ..common import CANONICALIZE_LOWERED, CUDA_LINE_INFO, TILE_LAUNCH_ATTR, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 PTX = "kernel.ptx"
 CUBIN = "kernel.cubin"
@@ -30,7 +30,7 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
 # the tile passes that read a contiguous row with one vector load on the CPU: element by element here
 ROW_VECTOR_PASSES = ("convert-warp-tiles-to-linalg",)
 LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-gpu-kernel", "convert-warp-native-calls", "canonicalize", "cse")
+         "warp-gpu-kernel", "convert-warp-native-calls", CANONICALIZE_LOWERED, "cse")
 
 
 def stages(o: BuildOptions) -> list:
