@@ -12,19 +12,6 @@ import mlwarp as wp
 
 _counter = itertools.count()
 
-# Partials Warp's adjoints leave out on purpose (warp/native/builtin.h, and vec.h's component-wise mod):
-# adj_mod adds nothing to b, and warp-lang 1.19's own test_arithmetic checks d(a % b)/db == 0. Recorded from
-# warp-lang: zero, not the differences' -trunc(a/b). (builtin name, argument index)
-WARP_ZERO_PARTIALS = {("mod", 1)}
-
-
-def assert_adjoint(name: str, k: int, got, fd, err_msg: str):
-    """The adjoint of argument k of builtin `name` against differences, or zero where Warp drops it."""
-    if (name, k) in WARP_ZERO_PARTIALS:
-        np.testing.assert_array_equal(got, 0.0, err_msg=err_msg)
-    else:
-        np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6, err_msg=err_msg)
-
 
 def kernel_from_source(tmp_path, source: str, name: str = "k"):
     """Imports `source` (which starts with `import mlwarp as wp`) from a file and returns `name` from it;

@@ -19,7 +19,7 @@ from mlwarp import vector as wv
 from mlwarp.compiler.builtins.derivatives import NOT_DIFFERENTIABLE
 from mlwarp.compiler.builtins.table import CONSTRAINTS, OVERLOADS
 
-from grad_util import WARP_ZERO_PARTIALS, assert_adjoint, kernel_from_source
+from grad_util import kernel_from_source
 
 N = 3
 f64 = wt.float64
@@ -118,15 +118,14 @@ def test_overload_gradient_matches_finite_differences(tmp_path, name, k):
             m[j][idx] -= h
             fd[idx] = (loss(p) - loss(m)) / (2 * h)
         got = np.asarray(adj[j].numpy(), dtype=np.float64).reshape(x.shape)
-        assert_adjoint(name, j, got, fd, err_msg=f"d <w, {name}> / d arg{j}")
-    # forward mode along random directions (an argument whose partial Warp drops moves, but adds no tangent)
+        np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6, err_msg=f"d <w, {name}> / d arg{j}")
+    # forward mode along random directions
     dirs = [rng.uniform(-1, 1, size=x.shape) for x in xs]
     dy = wp.zeros(N, dtype=rt)
     wp.jvp(kernel, N, inputs=[arr(x, t) for x, t in zip(xs, types)], outputs=[wp.zeros(N, dtype=rt)],
            tan_inputs=[arr(d, t) for d, t in zip(dirs, types)], tan_outputs=[dy])
-    moved = [np.zeros_like(d) if (name, j) in WARP_ZERO_PARTIALS else d for j, d in enumerate(dirs)]
-    fd = (forward(kernel, types, rt, [x + h * d for x, d in zip(xs, moved)])
-          - forward(kernel, types, rt, [x - h * d for x, d in zip(xs, moved)])) / (2 * h)
+    fd = (forward(kernel, types, rt, [x + h * d for x, d in zip(xs, dirs)])
+          - forward(kernel, types, rt, [x - h * d for x, d in zip(xs, dirs)])) / (2 * h)
     np.testing.assert_allclose(np.asarray(dy.numpy(), dtype=np.float64).reshape(fd.shape), fd, rtol=1e-5,
                                atol=1e-6, err_msg=f"jvp of {name}")
 
@@ -228,4 +227,4 @@ def test_overload_value_and_gradient_match_numpy(tmp_path, key):
             m[j][idx] -= h
             fd[idx] = np.sum(w * (reference(p) - reference(m))) / (2 * h)
         got = np.asarray(adj[j].numpy(), dtype=np.float64).reshape(x.shape)
-        assert_adjoint(name, j, got, fd, err_msg=f"d <w, {name}> / d arg{j} against numpy")
+        np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6, err_msg=f"d <w, {name}> / d arg{j} against numpy")

@@ -18,9 +18,8 @@ Subgradients at kinks follow Warp's native adj_* functions: abs'(0) = 1,
 min/max route the adjoint to the operand the forward picked (b on ties, the
 non-NaN one), clamp routes through its max-then-min expansion, where() to the
 chosen operand. A partial that is zero on one side of a condition is `Masked`:
-the adjoint is selected there, never multiplied by 0 (0 * inf would be NaN). Where Warp's adjoint
-drops a term on purpose we follow it, since gradients are part of its specification: adj_mod adds
-nothing to b (its tests check d(a % b)/db == 0, though the exact derivative is -trunc(a/b)).
+the adjoint is selected there, never multiplied by 0 (0 * inf would be NaN). Where Warp drops a term
+(adj_mod ignores b) we keep the exact derivative: d fmod(a, b)/db = -trunc(a/b).
 
 MLIR is imported lazily: `import mlwarp` reads the table without it.
 """
@@ -217,7 +216,7 @@ partials("add")(lambda a, b, out: (1, 1))
 partials("sub")(lambda a, b, out: (1, -1))
 partials("mul")(lambda a, b, out: (b, a))
 partials("div")(lambda a, b, out: (1 / b, -out / b))  # Warp's adj_div
-partials("mod")(lambda a, b, out: (1, None))  # Warp's adj_mod: b gets nothing (see the module's text)
+partials("mod")(lambda a, b, out: (1, -(a - out) / b))  # fmod: a - trunc(a/b)*b
 piecewise_constant("floordiv", "floor", "ceil")
 partials("neg")(lambda a, out: (-1,))
 partials("pos")(lambda a, out: (1,))
