@@ -20,8 +20,6 @@ launches at multiples of the vector loop's step).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import functools
 import os
 
@@ -30,7 +28,9 @@ from mlir import ir
 from mlwarp.runtime.cpu import cpu_flags
 
 from ...dialects import llvm
-from ...passes.registry import Pass, PassError, ops_named
+from ...passes import registry
+from ...passes.registry import PassError
+from ...passes.ir_walk import ops_named
 
 # the libm functions libmvec (glibc >= 2.35) provides on x86-64, with their argument counts
 LIBMVEC = {"acos": 1, "acosh": 1, "asin": 1, "asinh": 1, "atan": 1, "atanh": 1, "cbrt": 1, "cos": 1, "cosh": 1,
@@ -77,13 +77,7 @@ def needed_libraries(module: ir.Module) -> list:
     return []
 
 
-@dataclass(frozen=True)
-class CpuVectorMath(Pass):
-    name = "warp-cpu-vector-math"
-    description = ("Replace libm intrinsics by calls carrying libmvec vector variants, so LLVM can vectorise "
-                   "loops that call them (CPU)")
-    isa: str = "host"  # host, none, or a comma-separated list of ISAS
-
+class CpuVectorMath(registry.CpuVectorMath):
     def run(self, module):
         isas = self._isas()
         if not isas:

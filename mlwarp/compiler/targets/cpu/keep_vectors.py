@@ -14,16 +14,14 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...passes.registry import Pass, ops_named
+from ...passes import registry
+from ...passes.ir_walk import ops_named
 from .cpu_entry import cpu_entries
 
 KEEP_VECTORS_ATTR = "warp.cpu_keep_vectors"
 
 
-class CpuKeepVectors(Pass):
-    name = "warp-cpu-keep-vectors"
-    description = "Mark a module whose CPU entries hold a while loop: it keeps its vectors (no LLVM scalarizer)"
-
+class CpuKeepVectors(registry.CpuKeepVectors):
     def run(self, module):
         if any(ops_named(entry, {"scf.while"}) for entry in cpu_entries(module)):
             module.operation.attributes[KEEP_VECTORS_ATTR] = ir.UnitAttr.get()

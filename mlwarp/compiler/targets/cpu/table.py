@@ -13,7 +13,11 @@ from mlir import ir
 from .cpu_entry import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
 from .cpu_vector_math import host_isas, needed_libraries
 from .object_code import optimized_llvm_ir, write_object
-from ...passes.registry import ops_named
+from ...passes.ir_walk import ops_named
+from ...passes.registry import (Bf16AsI16, Bf16RoundEachOp, ConvertArraysToLLVM, ConvertBuiltinsToArith,
+                                ConvertCompositesToVector, CpuBlockLanes, CpuEntry, CpuInterchangeLoops, CpuKeepVectors,
+                                CpuSerialCopy, CpuVectorMath, ExpandGeometry, PrivatizeAtomics, PrivatizeScatter,
+                                VectorizeTileMatmul)
 from ..common import CPU_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 LIBRARY = "kernel.so"
@@ -26,32 +30,31 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
     return kernel_name
 
 
-LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-cpu-entry", "warp-cpu-keep-vectors", "warp-cpu-interchange-loops", "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", "canonicalize", "cse")
+LOWER = (ConvertCompositesToVector(), ConvertBuiltinsToArith(), ConvertArraysToLLVM(), CpuEntry(), CpuKeepVectors(),
+         CpuInterchangeLoops(), PrivatizeAtomics(), PrivatizeScatter(), CpuSerialCopy(), "canonicalize", "cse")
 # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
 # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
 TILES_TO_LLVM = ("expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm")  # the tiles' buffers
 TO_LLVM = ("convert-scf-to-cf", "math-extend-to-supported-types{extra-types=f16 target-type=f32}",
            "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
-           "warp-bf16-round-each-op", "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
+           Bf16RoundEachOp(), "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
            "convert-vector-to-llvm", "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
-           "reconcile-unrealized-casts", "warp-bf16-as-i16")
+           "reconcile-unrealized-casts", Bf16AsI16())
 
 
 def stages(o: BuildOptions) -> list:
     """The CPU build's stages for these options."""
     if o.no_avx512:  # libmvec's AVX-512 variants take zmm registers, which these functions may not use
-        vector_math = ("warp-cpu-vector-math", {"isa": ",".join(i for i in host_isas() if i != "avx512") or "none"})
+        vector_math = CpuVectorMath(isa=",".join(i for i in host_isas() if i != "avx512") or "none")
     else:
-        vector_math = "warp-cpu-vector-math"
+        vector_math = CpuVectorMath()
     llvm = TO_LLVM + (vector_math,) + ((CPU_LINE_INFO,) if o.debug else ())
     # the float matmuls become register-blocked outer products before the other linalg ops become loops
-    matmul = ("warp-cpu-vectorize-tile-matmul", {"vector-bits": 256}) if o.no_avx512 else \
-        "warp-cpu-vectorize-tile-matmul"
+    matmul = VectorizeTileMatmul(vector_bits=256) if o.no_avx512 else VectorizeTileMatmul()
     at = TILES.index("convert-linalg-to-loops")
     # Warp's CPU lanes first (a module built for them: warp-cpu-block-lanes), on the warp dialect's tile ops, then
     # the block-wide geometry queries it kept at block level
-    tiles = ("warp-cpu-block-lanes", "warp-expand-geometry", *TILES[:at], matmul, *TILES[at:])
+    tiles = (CpuBlockLanes(), ExpandGeometry(), *TILES[:at], matmul, *TILES[at:])
     return [*warp_stages(o), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
             Stage("tiles-to-llvm", TILES_TO_LLVM, only_if=TILES_ATTR), Stage("llvm", llvm),
             Stage("llvm-ir", emit=emit_llvm_ir, timing="llvm"), Stage("object", emit=emit_object, timing="llvm"),

@@ -13,6 +13,8 @@ from mlir import ir
 
 from .gpu_binary import assemble_cubin, emit_ptx, ptxas_path
 from .gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
+from ...passes.registry import (ConvertArraysToLLVM, ConvertBuiltinsToArith, ConvertCompositesToVector,
+                                ConvertTilesToLinalg, GpuCooperativeTiles, GpuKernel, StreamTileReductions)
 from ..common import CUDA_LINE_INFO, TILE_LAUNCH_ATTR, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 PTX = "kernel.ptx"
@@ -26,10 +28,8 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
     return f"{kernel_name}.sm_{o.arch}"
 
 
-# the tile passes that read a contiguous row with one vector load on the CPU: element by element here
-ROW_VECTOR_PASSES = ("convert-warp-tiles-to-linalg",)
-LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-gpu-kernel", "canonicalize", "cse")
+LOWER = (ConvertCompositesToVector(), ConvertBuiltinsToArith(), ConvertArraysToLLVM(), GpuKernel(), "canonicalize",
+         "cse")
 
 
 def stages(o: BuildOptions) -> list:
@@ -41,13 +41,14 @@ def stages(o: BuildOptions) -> list:
     # no loop tapes: a GPU thread's stack is 1 KiB unless the context raises it for every resident thread
     # a whole-tile sum streamed from global memory (warp-stream-tile-reductions) would be read by every lane of
     # a cooperative block: here the tile is loaded once, cooperatively, and reduced from shared memory
-    tiles = tuple((p, {"row-vectors": "false"}) if p in ROW_VECTOR_PASSES else p for p in TILES
-                  if p != "warp-stream-tile-reductions")
+    # the tile loads that read a contiguous row with one vector load on the CPU: element by element here
+    tiles = tuple(ConvertTilesToLinalg(row_vectors=False) if p == ConvertTilesToLinalg() else p for p in TILES
+                  if p != StreamTileReductions())
     # a block's lanes share its tiles (shared memory) and split each tile op, where every kernel of the module
     # allows it (cooperative_tiles.py); the linalg ops it leaves (a module kept one thread per block) become
     # each thread's loops as before
     loops = tiles.index("convert-linalg-to-loops")
-    tiles = tiles[:loops] + ("func.func(linalg-generalize-named-ops)", "warp-gpu-cooperative-tiles") + tiles[loops:]
+    tiles = tiles[:loops] + ("func.func(linalg-generalize-named-ops)", GpuCooperativeTiles()) + tiles[loops:]
     table = [*warp_stages(o, loop_tape_bytes=0), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
              Stage("tiles-to-llvm", ("gpu.module(expand-strided-metadata,lower-affine)",), only_if=TILES_ATTR),
              Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]
