@@ -2,8 +2,8 @@
 (passes, or an artifact: object, shared library, PTX, cubin), into one CompiledKernel record.
 
 Debug builds, and every build under `MLWARP_VERIFY_IR=1` (the tests), verify the IR after the frontend and
-after each pass stage (compiler/verify.py). The loop dumps the IR after each pass stage (`MLWARP_DUMP_IR=<dir>` writes `<prefix>.<stage>.mlir`,
-after `<prefix>.warp.mlir`, the frontend's output), times the stages (`MLWARP_TIMINGS`), and prints
+after each pass stage (compiler/verify.py). The loop dumps the IR after each IR stage (`MLWARP_DUMP_IR=<dir>` writes
+`<prefix>.<stage>.mlir`, the first `<prefix>.warp.mlir`, the frontend's output), times the stages (`MLWARP_TIMINGS`), and prints
 the IR after every pass with `MLWARP_PRINT_IR_AFTER_ALL=1` (compiler/pipeline.py). Side tables the
 passes leave as module attributes (warp-bounds-check's sites, warp-autodiff's reasons for a kernel
 without adjoint) leave the module before its first artifact and travel in the record.
