@@ -29,8 +29,8 @@ inserts into both targets' tables. A kernel's passes run before the global ones 
 
 Inserted passes are part of the kernel cache key (`fingerprint`): a pass text as written, a Python
 pass by its qualified name and a hash of its source, so changing either recompiles the kernel.
-This module imports no MLIR (Kernel.cache_key reads it on cache hits); writing an InsertedPass builds the stage
-tables, whose modules do.
+This module imports no MLIR (Kernel.cache_key reads it on cache hits), nor does writing an InsertedPass (the
+stage tables it checks the point against are MLIR-free).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ upstream pipeline text, compiler/pipeline_text.py) or an `emit` step that writes
 PTX and cubin). Every variant of a build is an explicit entry chosen by the target's `stages()`:
 the debug build's bounds checks and line tables, forward mode's warp-jvp, the CPU build without
 AVX-512 that compile_cpu falls back to after LLVM crashed. mlwarp-opt lists them (`--list-passes`)
-and replays them (`--mlwarp-pipeline=<target>:<stage>`). Importing this package imports no MLIR
-(the tables' modules do: cpu/table.py, cuda/table.py).
+and replays them (`--mlwarp-pipeline=<target>:<stage>`). Building a table imports no MLIR (its passes are
+the registry's declarations; the artifact steps import MLIR when they run), so compiler/insert.py checks an
+inserted pass's stage against the tables themselves.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ import dataclasses
 from .common import (CPU_LINE_INFO, CUDA_LINE_INFO, DEFAULT_CUDA_ARCH, STAGE_VARIANTS, BuildOptions,  # noqa: F401
                      Stage, warp_stages)
 
-TARGETS = ("cpu", "cuda")
+from .cpu import table as cpu_table
+from .cuda import table as cuda_table
+
+_TABLES = {"cpu": cpu_table, "cuda": cuda_table}
+TARGETS = tuple(_TABLES)
 
 
 def stage_table(target: str, options: BuildOptions | None = None) -> list:
@@ -39,15 +44,10 @@ def stage_points(target: str) -> tuple:
 
 
 def target_module(target: str):
-    """The module of `target`'s table (cpu/table.py, cuda/table.py): only the one a build needs is imported
-    (the CUDA one brings MLIR's gpu dialect, ~8 ms of a CPU process's first compile)."""
-    if target == "cpu":
-        from .cpu import table  # lazy: MLIR (LLVM); targets.cuda.cuda_tools needs none
-    elif target == "cuda":
-        from .cuda import table  # lazy: MLIR (its gpu dialect)
-    else:
-        raise ValueError(f"unknown target {target!r}; targets: cpu, cuda")
-    return table
+    """The module of `target`'s table (cpu/table.py, cuda/table.py; no MLIR: their artifact steps import it)."""
+    if target not in _TABLES:
+        raise ValueError(f"unknown target {target!r}; targets: {', '.join(TARGETS)}")
+    return _TABLES[target]
 
 
 def _with_inserted(target, stages, inserted) -> list:

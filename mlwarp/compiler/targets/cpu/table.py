@@ -1,5 +1,5 @@
 """The CPU target: warp stages -> LLVM dialect -> object file (LLVM's scalarizer + O3 for the host,
-object_code.py) -> kernel.so (ld)."""
+object_code.py) -> kernel.so (ld). The table imports no MLIR (the artifact steps that need it are artifacts.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,7 @@ import shutil
 import struct
 import subprocess
 
-from mlir import ir
-
-from .cpu_entry import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
-from .cpu_vector_math import host_isas, needed_libraries
-from .object_code import optimized_llvm_ir, write_object
-from ...passes.ir_walk import ops_named
+from .host import host_isas
 from ...passes.registry import (Bf16AsI16, Bf16RoundEachOp, ConvertArraysToLLVM, ConvertBuiltinsToArith,
                                 ConvertCompositesToVector, CpuBlockLanes, CpuEntry, CpuInterchangeLoops, CpuKeepVectors,
                                 CpuSerialCopy, CpuVectorMath, ExpandGeometry, PrivatizeAtomics, PrivatizeScatter,
@@ -24,6 +19,13 @@ LIBRARY = "kernel.so"
 OBJECT = "kernel.o"
 
 TEXT_ARTIFACTS = ("llvm-ir",)  # the artifacts kernel.to_mlir / emit_ir can show
+
+
+def entry_name(kernel_name: str) -> str:
+    """The symbol of a kernel's entry, which warp-cpu-entry makes (for compiler/build.py)."""
+    from .cpu_entry import entry_name  # lazy: MLIR (the table is built without it: insert.py, mlwarp-opt)
+
+    return entry_name(kernel_name)
 
 
 def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
@@ -62,31 +64,16 @@ def stages(o: BuildOptions) -> list:
 
 
 def emit_llvm_ir(build):
-    """The optimised LLVM IR that the object is compiled from, as text: only for kernel.to_mlir("llvm-ir")
-    (emit_ir, which has no output folder); a build skips this stage."""
-    if build.out_dir is not None:
-        return False
-    _restrict_isa(build)
-    build.artifacts["llvm-ir"] = optimized_llvm_ir(build.module).encode()
+    """The optimised LLVM IR that the object is compiled from, as text (kernel.to_mlir("llvm-ir") only)."""
+    from .artifacts import emit_llvm_ir  # lazy: MLIR and LLVM (the table is built without them: insert.py, mlwarp-opt)
 
-
-def _restrict_isa(build) -> None:
-    if build.options.no_avx512:  # per function: the target machine has the host's features
-        for f in ops_named(build.module.operation, {"llvm.func"}):
-            f.attributes["target_features"] = ir.Attribute.parse('#llvm.target_features<["-avx512f"]>')
-
-
-def _declares(module, symbol: str) -> bool:
-    return any(op.operation.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == symbol
-               for op in module.body.operations)
+    return emit_llvm_ir(build)
 
 
 def emit_object(build) -> None:
-    _restrict_isa(build)
-    build.libraries = needed_libraries(build.module)  # libmvec, for warp-cpu-vector-math's calls
-    build.meta["vector_libm"] = bool(build.libraries)  # the runtime then cuts launches at CHUNK_ALIGN
-    build.meta["prints"] = _declares(build.module, "printf")  # small launches then keep their thread order
-    write_object(build.module, os.path.join(build.out_dir, OBJECT))
+    from .artifacts import emit_object  # lazy: MLIR and LLVM (the table is built without them: insert.py, mlwarp-opt)
+
+    emit_object(build, os.path.join(build.out_dir, OBJECT))
 
 
 def emit_library(build) -> None:

@@ -24,11 +24,12 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects.transform import interpreter
 
+from mlwarp.core.host import cpu_flags
+
 from ...lowering.tiles_to_linalg import MATMUL_ATTR
 from ...passes import registry
 from ...passes.registry import PassError
 from ...passes.ir_walk import ops_named
-from .cpu_vector_math import cpu_flags
 
 _ROWS = (8, 4, 2, 1)
 _K_STEPS = (64, 32, 16, 8)

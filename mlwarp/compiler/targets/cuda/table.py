@@ -2,26 +2,27 @@
 
 The entry folder holds `kernel.ptx` always and `kernel.cubin` when ptxas is found: the runtime
 loads the cubin on a device of the same architecture and lets the driver JIT the PTX on a newer one.
+The table imports no MLIR (the artifact steps are artifacts.py).
 """
 
 from __future__ import annotations
 
-import json
-import os
-
-from mlir import ir
-
-from .gpu_binary import assemble_cubin, emit_ptx, ptxas_path
-from .gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
 from ...passes.registry import (ConvertArraysToLLVM, ConvertBuiltinsToArith, ConvertCompositesToVector,
                                 ConvertTilesToLinalg, GpuCooperativeTiles, GpuKernel, StreamTileReductions)
-from ..common import CUDA_LINE_INFO, TILE_LAUNCH_ATTR, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
+from ..common import CUDA_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 PTX = "kernel.ptx"
 CUBIN = "kernel.cubin"
 
 # The CPU's array and builtin lowerings, with the GPU entry (a gpu.module kernel) in place of the CPU's
 TEXT_ARTIFACTS = ("ptx",)  # the artifacts kernel.to_mlir / emit_ir can show
+
+
+def entry_name(kernel_name: str) -> str:
+    """The symbol of a kernel's entry, which warp-gpu-kernel makes (for compiler/build.py)."""
+    from .gpu_kernel import entry_name  # lazy: MLIR (the table is built without it: insert.py, mlwarp-opt)
+
+    return entry_name(kernel_name)
 
 
 def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
@@ -58,24 +59,12 @@ def stages(o: BuildOptions) -> list:
 
 
 def emit_ptx_file(build) -> None:
-    build.artifacts["ptx"] = ptx = emit_ptx(build.module)
-    if build.out_dir is not None:
-        with open(os.path.join(build.out_dir, PTX), "wb") as f:
-            f.write(ptx)
-        build.files.append(PTX)
-    build.meta["ptx"] = PTX
-    build.meta.setdefault("cubin", None)  # the cubin stage sets it
-    build.meta["arch"] = build.options.arch
-    # the launch shape wp.launch_tiled uses (warp-gpu-cooperative-tiles): one CUDA block per Warp block, or one
-    # thread per block (a module without tiles: no entry)
-    if TILE_LAUNCH_ATTR in build.module.operation.attributes:
-        build.meta["tile_launch"] = json.loads(ir.StringAttr(build.module.operation.attributes[TILE_LAUNCH_ATTR]).value)
+    from .artifacts import emit_ptx_file  # lazy: MLIR (the table is built without it: insert.py, mlwarp-opt)
+
+    emit_ptx_file(build, PTX)
 
 
-def emit_cubin(build) -> None:
-    build.meta["cubin"] = None
-    if build.out_dir is None or ptxas_path() is None:  # the runtime lets the driver JIT the PTX
-        return False  # nothing done (no timing)
-    assemble_cubin(os.path.join(build.out_dir, PTX), build.options.arch, os.path.join(build.out_dir, CUBIN))
-    build.files.append(CUBIN)
-    build.meta["cubin"] = CUBIN
+def emit_cubin(build):
+    from .artifacts import emit_cubin  # lazy: MLIR (the table is built without it: insert.py, mlwarp-opt)
+
+    return emit_cubin(build, PTX, CUBIN)
