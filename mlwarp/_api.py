@@ -18,6 +18,10 @@ from .interop import (  # noqa: F401
     dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch, stream_to_torch, to_dlpack,
     to_jax, to_torch,
 )
+from .interop.paddle import (  # noqa: F401
+    device_from_paddle, device_to_paddle, dtype_from_paddle, dtype_to_paddle, from_paddle, stream_from_paddle,
+    to_paddle,
+)
 from .errors import CompileError, CompileIndexError, CompileTypeError, CompileValueError, DeterminismError, LaunchError, UnsupportedSyntaxError  # noqa: F401,E501
 from .builtins import RemovedFunction as _RemovedFunction, functions as _builtin_functions
 from .types import bfloat16  # noqa: F401
@@ -69,6 +73,7 @@ _lazy_names.update({name: "mlwarp.texture" for name in _TEXTURE_NAMES})
 _lazy_names["texture_sample"] = "mlwarp.texture_funcs"
 _lazy_names.update({name: "mlwarp.gl_interop" for name in ("GLTextureResource", "RegisteredGLBuffer")})
 _lazy_names["build_experimental"] = "mlwarp.build_experimental"
+_lazy_names["sparse"] = "mlwarp.sparse"  # wp.sparse (Warp's warp.sparse), loaded on first use as wp.geometry is
 # Warp kernels and annotated functions as JAX primitives (XLA FFI targets): loaded, with jax, on first use.
 _lazy_names.update({"jax_kernel": "mlwarp.interop.jax_ffi_kernel", "jax_callable": "mlwarp.interop.jax_ffi_callable",
                     "clear_jax_callable_graph_cache": "mlwarp.interop.jax_ffi_callable",
@@ -94,6 +99,8 @@ from . import autograd  # noqa: F401  (wp.autograd: gradcheck, gradcheck_tape, j
 from .func_grad import adjoint, func_grad, func_replay  # noqa: F401
 from .grad_call import GradWrapper, grad  # noqa: F401
 from .runtime.device import Device, get_device, get_devices, set_device  # noqa: F401
+from . import context  # noqa: F401  (wp.context.init(): Warp's module name before 1.10)
+from .context import init  # noqa: F401
 from .runtime import cache as _cache
 from .constants import *  # noqa: F401,F403  (pi, e, inf, nan, tau, half_pi, ...)
 from .launch_plan import Launch  # noqa: F401  (what wp.launch(..., record_cmd=True) returns)
@@ -158,10 +165,6 @@ def _internal_builtins():
 globals().update(_internal_builtins())
 unot = KernelOnly("unot", "unot(a: bool | int | array) -> bool: `not a` (Warp's logical not; an array is false "
                            "unless it is null)")
-
-
-def init():
-    """Optional, as in Warp: mlwarp initialises itself lazily."""
 
 
 def is_cpu_available() -> bool:

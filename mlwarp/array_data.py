@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import types as _t
+from .paddle_tensors import is_paddle_tensor, paddle_cpu_view
 from .torch_tensors import cpu_tensor_view, is_torch_tensor
 
 
@@ -120,6 +121,8 @@ def _source_numpy(data):
         raise RuntimeError(f"Data must be a sequence or array, got scalar {data!r}")
     if is_torch_tensor(data):  # also tensors that require grad, which refuse __array__
         return cpu_tensor_view(data)
+    if is_paddle_tensor(data):  # its memory: paddle's __array__ is a copy nothing keeps alive (paddle_tensors.py)
+        return paddle_cpu_view(data)
     if hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__array_interface__"):
         raise RuntimeError("Data with __cuda_array_interface__ lives on a CUDA device; it cannot become a CPU array")
     try:

@@ -189,6 +189,8 @@ def _constant_key(value):
         return (type(value), value._wp_fingerprint_())
     if _is_function_target(value):  # a global naming a @wp.func or builtin (a wp.Function argument's target)
         return ("function", id(value))
+    if getattr(value, "_wp_native_", False) is True:  # a @wp.func_native: its snippets are compiled in
+        return ("native", value._wp_fingerprint_())
     return None
 
 

@@ -352,7 +352,8 @@ class Kernel:
         if self.is_generic:  # (its options too: two generic kernels differing only in them stay two)
             return f"{self.key}:generic:" + ";".join(sorted(k.identity(location) for k in self.overloads.values())) \
                 + f":{self._source_key()}:{sorted(self.options.items(), key=repr)!r}"
-        return self.cache_key("any", location)
+        # (the return annotation's value too: `-> Ret` redefined with another Ret is another kernel, refused or not)
+        return self.cache_key("any", location) + repr(getattr(self.func, "__annotations__", {}).get("return"))
 
     def _source_key(self) -> str:
         try:

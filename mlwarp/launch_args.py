@@ -17,6 +17,7 @@ from .array import array
 from .errors import LaunchError
 from .runtime.abi import ArrayParam, descriptor
 from .runtime.device import get_device
+from .paddle_tensors import is_paddle_tensor, paddle_cpu_view, tensor_device_name as paddle_device_name
 from .torch_tensors import cpu_tensor_view, is_torch_tensor
 from .vector import as_argument
 
@@ -66,14 +67,17 @@ def launch_device(kernel, device):
 
 # -- array arguments ----------------------------------------------------------
 def host_view(value):
-    """The numpy view of an array argument on the CPU: a wp.array, a numpy array, a torch tensor, or any
-    object with `__array_interface__` / `__array__`; None when `value` is not an array."""
+    """The numpy view of an array argument on the CPU: a wp.array, a numpy array, a torch or paddle tensor (their
+    memory, so that a kernel's writes reach them), or any object with `__array_interface__` / `__array__`; None
+    when `value` is not an array."""
     if isinstance(value, array):
         return None if value.is_annotation else value._np  # storage view: a CUDA array's holds the device address
     if isinstance(value, np.ndarray):
         return value
     if is_torch_tensor(value):
         return cpu_tensor_view(value)
+    if is_paddle_tensor(value):  # (its __array__ is a copy in memory nothing keeps alive: paddle_tensors.py)
+        return paddle_cpu_view(value)
     if hasattr(value, "__array_interface__") or hasattr(value, "__array__"):
         return np.asarray(value)
     return None
@@ -84,6 +88,8 @@ def _value_device(value) -> str:
         return str(value.device)
     if is_torch_tensor(value):
         return str(value.device)
+    if is_paddle_tensor(value):
+        return paddle_device_name(value)
     if hasattr(value, "__cuda_array_interface__") and not hasattr(value, "__array_interface__"):
         return "cuda"
     return "cpu"

@@ -101,6 +101,10 @@ _DOCS = {
                         "`thread_idx`'s `value` in every element (one lane per block: the value)",
     "tile_atomic_add": "tile_atomic_add(a, t, offset=0): adds tile `t` into array `a` at `offset`, element by "
                        "element atomically (elements past the array's upper extent skipped)",
+    "tile_dot": "tile_dot(a, b): the sum of a[i] * b[i] over two tiles of one shape (wp.dot for vectors, the "
+                "Frobenius product for matrices), a tile of shape (1,)",
+    "tile_axpy": "tile_axpy(alpha, src, dest): dest += alpha * src, in place",
+    "tile_diag_add": "tile_diag_add(a, d): the square tile `a` with the 1-d tile `d` added to its diagonal",
 }
 
 class TileStackAnnotation:

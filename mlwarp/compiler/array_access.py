@@ -50,8 +50,9 @@ def _path(v: ir.Value, entry: ir.Block):
 
 
 class _Walk:
-    def __init__(self, entry: ir.Block):
+    def __init__(self, entry: ir.Block, natives=frozenset()):
         self.entry = entry
+        self.natives = natives  # the @wp.func_native declarations' symbols: C++ that may read and write
         self.written: set = set()
         self.reads_first: set = set()
         self.reads_after: set = set()
@@ -61,6 +62,10 @@ class _Walk:
         if name not in _DERIVED and name not in _DESCRIPTOR_ONLY:
             paths = [p for p in (_path(v, self.entry) for v in op.operands if _is_array_like(v.type)) if p is not None]
             if name in SIDE_EFFECTS:
+                self.written.update(paths)
+            elif name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in self.natives:
+                for p in paths:
+                    (self.reads_after if self._was_written(p) else self.reads_first).add(p)
                 self.written.update(paths)
             else:  # loads, tile loads, anything else handed an array: it may read the elements
                 for p in paths:
@@ -81,11 +86,13 @@ def kernel_array_access(module: ir.Module, name: str) -> dict | None:
     can be in both),
     "writes": paths stored into (stores, atomics, tile stores)}, each a sorted list of paths; None when the
     module has no function `name`."""
+    natives = frozenset(ir.StringAttr(op.operation.attributes["sym_name"]).value for op in module.body.operations
+                        if op.operation.name == "func.func" and "warp.native" in op.operation.attributes)
     for op in module.body.operations:
         op = op.operation
         if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
             entry = op.regions[0].blocks[0]
-            walk = _Walk(entry)
+            walk = _Walk(entry, natives)
             for inner in entry.operations:
                 walk.op(inner.operation)
             return {"reads_first": sorted(list(p) for p in walk.reads_first),

@@ -29,6 +29,7 @@ from .frontend import emit_kernel, get_source
 from .passes.autodiff import ADJOINT_ERRORS_ATTR, adjoint_name, mark_no_backward
 from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import SITES_ATTR
+from .native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR
 from .pipeline import dump_ir, run_passes
 from .targets import BuildOptions, stage_table, target_module
 from .targets.common import CPU_LANES_ATTR
@@ -76,7 +77,8 @@ class CompiledKernel:
                 "debug_sites": self.debug_sites}
 
 
-SIDE_TABLES = (SITES_ATTR, ADJOINT_ERRORS_ATTR)
+# (the @wp.func_native functions' C++, which the target compiles and links with the kernel: compiler/native/)
+SIDE_TABLES = (SITES_ATTR, ADJOINT_ERRORS_ATTR, NATIVE_FUNCTIONS_ATTR)
 
 
 def pop_side_tables(module: ir.Module) -> dict:

@@ -45,7 +45,8 @@ def _capsule_of(source):
         return source  # a capsule (peek refuses anything else)
     stream = None
     if hasattr(source, "__dlpack_device__"):
-        stream = _stream_for(*(int(x) for x in source.__dlpack_device__()))
+        device_type, device_id = source.__dlpack_device__()
+        stream = _stream_for(int(device_type), int(device_id or 0))  # (paddle says None for its CPU's id)
     try:
         return source.__dlpack__(stream=stream, max_version=(1, 0))
     except TypeError:  # a producer that predates DLPack 1.0 keywords

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import types as wt
 from ..array import array, zeros
-from ..runtime.abi import descriptor
+from ..runtime.abi import filled_descriptor
 from ..runtime.device import get_device
 from ..stream import Stream, get_stream
 from ..torch_tensors import (  # noqa: F401  (cpu_tensor_view, is_torch_tensor: also mlwarp.interop.torch's)
@@ -141,7 +141,7 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False,
     shape = tuple(t.shape)[:len(t.shape) - len(inner)] or (1,)  # a 0-d tensor becomes a 1-element array
     strides = _byte_strides(t)[:len(shape)] or (t.element_size(),)
     if return_ctype:
-        return _descriptor(t.data_ptr(), shape, strides)
+        return filled_descriptor(t.data_ptr(), shape, strides)
     # the capacity is what the tensor's storage holds from the view's first element on (Warp's)
     capacity = t.untyped_storage().nbytes() - t.storage_offset() * t.element_size()
     a = array(ptr=t.data_ptr(), dtype=dtype, shape=shape, strides=strides, device=device, owner=t,
@@ -160,15 +160,6 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False,
     if retain_grad:  # (Warp's: ValueError unless the array requires a gradient)
         a.retain_grad = True
     return a
-
-
-def _descriptor(ptr, shape, strides):
-    d = descriptor(len(shape))()
-    d.data = ptr
-    for i, (n, s) in enumerate(zip(shape, strides)):
-        d.shape[i] = n
-        d.strides[i] = s
-    return d
 
 
 def to_torch(a, requires_grad=None):

@@ -33,6 +33,17 @@ def descriptor(ndim: int) -> type:
     return d
 
 
+def filled_descriptor(ptr: int, shape: tuple, strides: tuple):
+    """The descriptor of an array at `ptr` (byte `strides`): what `wp.from_torch(t, return_ctype=True)` and
+    `wp.from_paddle` return, which wp.launch takes in place of an array."""
+    d = descriptor(len(shape))()
+    d.data = ptr
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        d.shape[i] = n
+        d.strides[i] = s
+    return d
+
+
 def param_ctype(p) -> type:
     if isinstance(p, ArrayParam):
         return descriptor(p.ndim)

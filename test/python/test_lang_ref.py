@@ -519,22 +519,26 @@ def test_address_of_rejections():
 
 
 # -- wp.func_native -------------------------------------------------------------------------------
-def test_func_native_defines_but_cannot_be_called():
+def test_func_native_ref_parameter_is_a_cpp_reference():
+    """A wp.ref[T] parameter of a native snippet is a C++ reference to the argument (Warp 1.19): 1 + 5 = 6, written
+    back into the local and into the array element (test_func_native.py has the rest)."""
     @wp.func_native("x = x + 5;", adj_snippet="adj_x = adj_x;")
     def native_add(x: wp.ref[wp.int32]): ...
 
     assert native_add.native_snippet == "x = x + 5;" and native_add.__name__ == "native_add"
-    message = (r"'native_add' is a @wp\.func_native function \(inline C\+\+/CUDA source\): mlwarp compiles "
-               r"kernels through MLIR and cannot compile native snippets; write 'native_add' as a @wp\.func "
-               r"instead")
 
-    def calls_native(a: wp.array(dtype=float)):
+    @wp.kernel(module="unique")
+    def calls_native(a: wp.array(dtype=wp.int32)):
         x = wp.int32(1)
         native_add(x)
+        a[0] = x
+        native_add(a[1])
 
-    with pytest.raises(wp.CompileError, match=r"in 'calls_native': " + message + r"(\n|$)"):
-        _compile(calls_native)
-    with pytest.raises(RuntimeError, match="^" + message + "$"):
+    a = wp.zeros(2, dtype=wp.int32)
+    wp.launch(calls_native, 1, [a])
+    np.testing.assert_array_equal(a.numpy(), [6, 5])
+    with pytest.raises(RuntimeError, match=r"^'native_add' is a @wp\.func_native function \(C\+\+/CUDA source\): it "
+                                           r"can be called from kernels and @wp\.func functions only$"):
         native_add(1)
 
 

@@ -203,3 +203,23 @@ def test_generic_unique_kernels_differing_in_options_stay_distinct():
     assert strided.options["grid_stride"] is True and lean.options["grid_stride"] is False
     assert make(enable_backward=False) is not make(enable_backward=True)
     assert make(grid_stride=True) is strided
+
+
+def test_unique_kernel_with_another_return_annotation_value_is_another_kernel():
+    Ret = None
+
+    @wp.kernel(module="unique")
+    def returns_alias(x: float) -> Ret:
+        return
+
+    wp.launch(returns_alias, 1, inputs=[3.0])
+    first = returns_alias
+    Ret = float  # noqa: F841  (the same text, another annotation value)
+
+    @wp.kernel(module="unique")
+    def returns_alias(x: float) -> Ret:
+        return
+
+    assert returns_alias is not first
+    with pytest.raises(wp.CompileTypeError):
+        wp.launch(returns_alias, 1, inputs=[3.0])

@@ -362,8 +362,8 @@ def test_struct_tiles_are_refused_with_a_clear_error():
         t = wp.tile_load(a, shape=4)
 
     _compile_error(struct_tiles, [wp.zeros(4, dtype=Pair)],
-                   r"wp\.tile_load\(\): mlwarp's tiles hold scalars \(int, float, bool types\) and vectors, matrices and "
-                   r"quaternions of them, got an array of Pair")
+                   r"wp\.tile_load\(\): mlwarp's tiles hold scalars \(int, float, bool types\) and vectors, matrices, "
+                   r"quaternions and transforms of them, got an array of Pair")
 
 
 # -- tiles of vectors and matrices ------------------------------------------------------------------------

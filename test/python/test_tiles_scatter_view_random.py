@@ -373,7 +373,8 @@ def test_sort_errors():
     @wp.kernel
     def not_a_variable(a: wp.array[float]):
         values = wp.tile_zeros(shape=4, dtype=int)
-        wp.tile_sort(wp.tile_zeros(shape=4, dtype=float), values)
+        keys = wp.tile_zeros(shape=(2, 2), dtype=float)
+        wp.tile_sort(wp.tile_reshape(keys, 4), values)  # Warp's reshape is a view of keys (a temporary is accepted)
 
     _compile_error(not_a_variable, [wp.zeros(1)], r"wp\.tile_sort\(\): 'keys' is sorted in place: it must be a "
                                                   r"variable")

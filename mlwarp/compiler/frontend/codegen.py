@@ -23,13 +23,15 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import (atomics, augassign, composite, fabric, fixed, indexed, keywords, operators, printing, ptr_arrays,
-               refs, slicing, tiles, tuples, type_exprs)
+               refs, slicing, tile_algebra, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
 from . import bitcast  # wp.cast(a, dtype)
 from . import starred  # f(*v), wp.vec4(*v3, 1.0): starred arguments become their components
+from . import native_calls  # @wp.func_native calls
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
+from . import tile_views  # t[i], t[a:b, :], t[indices, :], wp.tile_view: views alias their tile
 from . import types as ft
 from .resolve import (MISSING, StaticError, dotted_name, is_static_call, missing_function_message,
                       python_function_builtin, resolve_path, static_value)
@@ -142,9 +144,12 @@ class KernelEmitter:
         if isinstance(target, ast.Tuple):
             values = self.tuple_values(node.value, len(target.elts))
             for t, v in zip(target.elts, values):
-                self.assign(t, v)
+                if not (isinstance(t, ast.Name) and tile_views.bind(self, node, t.id, v)):
+                    self.assign(t, v)
         else:
-            self.assign(target, self.expr(node.value, allow_tuple=True))  # t = (a, b) binds a tuple (tuples.py)
+            value = self.expr(node.value, allow_tuple=True)  # t = (a, b) binds a tuple (tuples.py)
+            if not (isinstance(target, ast.Name) and tile_views.bind(self, node, target.id, value)):
+                self.assign(target, value)  # (a plain rebinding: not an update through a view, tile_views.py)
 
     def stmt_AnnAssign(self, node):
         if node.value is None:
@@ -153,7 +158,8 @@ class KernelEmitter:
         declared = self.type_from_expr(node.annotation)
         if declared is not None and declared != value.type:
             value = self.convert(value, declared, node)  # x: wp.float64 = 0.1 is 0.1 in float64
-        self.assign(node.target, value)
+        if not (isinstance(node.target, ast.Name) and tile_views.bind(self, node, node.target.id, value)):
+            self.assign(node.target, value)
 
     def stmt_AugAssign(self, node):
         opname = _BINOPS.get(type(node.op))
@@ -163,7 +169,10 @@ class KernelEmitter:
             raise self.error(node, grad_call.reassign_message(node.target.id))
         t, hidden = augassign.hoist_indices(self, node.target)  # a[f(i)] += x: f runs once (augassign.py)
         tile_target = isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
-            tiles.is_tile(self.env.get(t.value.id))  # t[i, j] += x: read, add, write the element (tiles.py)
+            tile_views.is_tile_name(self, t.value.id)  # t[i, j] += x: read, add, write the element (tile_views.py)
+        if tile_target and tile_views.is_view_target(self, t):
+            raise self.error(node, "Compound assignment to a tile view (e.g. `t[a:b, :] += x` or `t[i] += x`) is not "
+                                   "supported. Read the view, update it, and assign it back explicitly.", CompileError)
         if isinstance(t, ast.Subscript) and opname in ("add", "sub") and not composite.is_composite_base(self, t) \
                 and not tile_target:
             arr, indices = self.array_access(t)
@@ -193,8 +202,10 @@ class KernelEmitter:
             raise self.error(target, rebinding_message(target.id, isinstance(value, FunctionVar)))
         if tuples.assign(self, target, value):  # t = (a, b); (a, b), c = t; t[0] = x is refused
             return
-        if tiles.assign(self, target, value):  # t[i, j] = x on a tile variable (tiles.py)
+        if tile_views.assign(self, target, value):  # t[i, j] = x, t[a:b, :] = src on a tile variable (tile_views.py)
             return
+        if isinstance(target, ast.Name) and tiles.is_tile(value) and tile_views.write_root(self, target.id, value):
+            return  # an in-place update of a view local (wp.tile_assign(v, src), v[j] = x): its tile's elements
         if composite.assign(self, target, value):  # v.x = ..., v[0] = ..., p.pos = ..., a[i].pos = ...
             return
         if isinstance(target, ast.Name):
@@ -575,10 +586,11 @@ class KernelEmitter:
 
     def updated_in_place(self, stmts) -> list:
         """Locals that `stmts` change without naming them as an assignment target: composites whose members
-        are written (`u[j] = ...`, `s.v.z += ...`), states that `wp.randf(state)`-like calls advance,
+        are written (`u[j] = ...`, `s.v.z += ...`) and tiles whose elements are, states that `wp.randf(state)`-like calls advance,
         transforms that `wp.transform_set_translation(t, p)`-like calls set, and wp.ref[T] arguments."""
-        found = [n for n in member_write_roots(stmts)
-                 if isinstance(self.env.get(n), Var) and wt.is_composite(self.env[n].type)]
+        found = [n for n in member_write_roots(stmts)  # a tile's element write too (`t[i, j] = v`)
+                 if isinstance(self.env.get(n), Var) and (wt.is_composite(self.env[n].type) or tiles.is_tile(self.env[n]))
+                 or isinstance(self.env.get(n), tile_views.TileViewRef) or n not in self.env]  # (a view bound inside)
         for s in stmts:
             for n in ast.walk(s):
                 if isinstance(n, ast.Call) and n.args:
@@ -591,8 +603,9 @@ class KernelEmitter:
                 tile = getattr(resolve_path(self.src.func, n.func), "_wp_tile_", None) if isinstance(n, ast.Call) else None
                 if tile is not None:
                     found += tiles.updated_names(n, tile)  # wp.tile_matmul(a, b, out) updates out
+                    found += tile_algebra.updated_names(n, tile)  # wp.tile_axpy(alpha, src, dest) updates dest
         found += refs.updated_by_reference(self, stmts, lambda f: resolve_path(self.src.func, f))  # f(x): wp.ref
-        return found
+        return tile_views.updated_roots(self, found, stmts)  # (a view local's updates are its tile's)
 
     def not_jumped(self, flags=(BREAK, CONTINUE, RETURN)):
         """i1: no exit flag is set (None when no flag is live)."""
@@ -695,6 +708,8 @@ class KernelEmitter:
         v = self.env.get(node.id)
         if isinstance(v, (Var, TupleVar)):
             return v
+        if isinstance(v, tile_views.TileViewRef):
+            return tile_views.read_ref(self, node, v)
         for pending in reversed(self.loop_pending):  # a loop's first emission (emit_loop): any value will do
             if node.id in pending:
                 if pending[node.id] is None:
@@ -818,10 +833,9 @@ class KernelEmitter:
                 if dim is None or not 0 <= dim < arr.type.ndim:
                     raise self.error(node, f"shape index must be a constant in 0..{arr.type.ndim - 1}")
                 return Var(wb.array_dim(arr.value, dim), wt.int32)
-        if isinstance(base, ast.Name) and tiles.is_tile(self.env.get(base.id)):  # t[i, j] (tiles.py)
-            return tiles.extract(self, node, self.env[base.id], node.slice)
-        if isinstance(base, ast.Call) and getattr(resolve_path(self.src.func, base.func), "_wp_tile_", None):
-            return tiles.extract(self, node, self.expr(base), node.slice)  # wp.tile_sum(t)[0]
+        part = tile_views.subscript(self, node)  # t[i, j], t[i], t[a:b, :], t[indices, :], wp.tile_sum(t)[0]
+        if part is not None:
+            return part
         element = composite.subscript(self, node)  # v[0], m[i, j], m[i]
         if element is not None:
             return element
@@ -912,11 +926,15 @@ class KernelEmitter:
             tiles.mark_cooperative(self)  # the block's lanes meet at it (Warp's CPU lanes; CUDA's block)
             tiles.sync(self)
             return None
+        if native_calls.is_native(obj):  # @wp.func_native: its C++ compiled with the kernel (native_calls.py)
+            return native_calls.call(self, node, obj)
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         tile = getattr(obj, "_wp_tile_", None)
-        if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py)
-            return tiles.call(self, node, tile)
+        if tile in tile_views.BUILTINS:  # wp.tile_view, wp.tile_extract (tile_views.py)
+            return tile_views.call(self, node, tile)
+        if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py); wp.tile_dot, ... (tile_algebra.py)
+            return (tile_algebra if tile_algebra.handles(tile) else tiles).call(self, node, tile)
         if getattr(obj, "_wp_intrinsic_", None) == "cast":  # wp.cast(a, dtype): a's bits as a dtype (bitcast.py)
             return bitcast.call(self, node)
         if getattr(obj, "_wp_intrinsic_", None) == "breakpoint":  # wp.breakpoint(): see debug_break

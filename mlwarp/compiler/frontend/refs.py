@@ -114,9 +114,13 @@ def updated_by_reference(em, stmts, resolve) -> list:
                 obj = resolve(n.func)
             except Exception:  # noqa: BLE001  (a wp.static(...) callee that fails is reported where it is emitted)
                 continue
-            if not getattr(obj, "_wp_function_", False):
+            if getattr(obj, "_wp_native_", False) is True:  # a @wp.func_native: its one signature
+                overloads = [obj]
+            elif getattr(obj, "_wp_function_", False):
+                overloads = obj.overloads
+            else:
                 continue
-            for o in obj.overloads:
+            for o in overloads:
                 names = [p.name for p in o.params]
                 refs = {p for p, a in zip(names, o.annotations) if by_reference(a)}
                 if not refs:

@@ -19,7 +19,7 @@ from mlir.dialects import arith, scf
 
 from mlwarp.core import types as wt
 from mlwarp.core import vector as wv
-from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
+from mlwarp.core.errors import CompileError, CompileIndexError, CompileTypeError, CompileValueError
 from mlwarp.core.types import ArrayT
 
 from ..builtins import resolve
@@ -29,9 +29,11 @@ from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from ..context import load_tile_dialects
 from ..targets.common import CPU_LANES_ATTR, TILES_ATTR
+from . import composite
 from . import types as ft
 from .resolve import MISSING, is_static_call, resolve_path
 from .syntax import int_literal
+from . import tuples
 from .values import TupleVar, Var
 
 REQUIRED = object()
@@ -53,7 +55,8 @@ SIGNATURES = {
     "tile_argmax": (("a", REQUIRED),),
     "tile_argmin": (("a", REQUIRED),),
     "tile_reduce": (("op", REQUIRED), ("a", REQUIRED), ("axis", None)),
-    "tile_matmul": (("a", REQUIRED), ("b", REQUIRED), ("out", None), ("alpha", 1.0), ("beta", 1.0)),
+    "tile_matmul": (("a", REQUIRED), ("b", REQUIRED), ("out", None), ("alpha", 1.0), ("beta", 1.0),
+                    ("precision", "default")),
     "tile_transpose": (("a", REQUIRED),),
     "tile_broadcast": (("a", REQUIRED), ("shape", REQUIRED)),
     "tile_atomic_add": (("a", REQUIRED), ("t", REQUIRED), ("offset", None), ("bounds_check", True)),
@@ -98,11 +101,30 @@ FILLS = {"tile_zeros": 0, "tile_ones": 1, "tile_empty": 0}
 IN_PLACE = {"tile_assign": 0, "tile_sort": (0, 1), "tile_scatter_add": 0, "tile_scatter_masked": 0, "tile_stack_push": 0, "tile_stack_pop": 0, "tile_stack_clear": 0, "tile_matmul": 2, "tile_fft": 0, "tile_ifft": 0, "tile_cholesky_inplace": 0, "tile_cholesky_solve_inplace": 1,
             "tile_lower_solve_inplace": 1, "tile_upper_solve_inplace": 1}
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
-HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices and quaternions of them"
+HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices, quaternions and transforms of them"
 
 
 def is_tile(v) -> bool:
     return isinstance(v, Var) and isinstance(v.type, ft.TileT)
+
+
+# Warp's tile builtins whose result is a view of their argument: an in-place update of one writes the argument
+VIEWS = frozenset({"tile_view", "tile_transpose", "tile_broadcast", "tile_reshape", "tile_squeeze"})
+
+
+def updatable(em, target) -> bool:
+    """Whether an in-place builtin can update the tile expression `target`: a variable (rebound to the result), or
+    a call making a new tile (nothing else sees it: Warp updates it and drops it); not a view of another tile."""
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, ast.Call) and \
+        getattr(resolve_path(em.src.func, target.func), "_wp_tile_", None) not in VIEWS
+
+
+def write_back(em, target, value: Var) -> None:
+    """An in-place builtin's updated tile: `target`'s variable rebound to it (a temporary's update is dropped)."""
+    if isinstance(target, ast.Name):
+        em.assign(target, value)
 
 
 class StaticTile:
@@ -180,18 +202,20 @@ ONE_LANE_BUILTINS = frozenset({"tile", "untile", "block_dim", "tile_from_thread"
 ONE_LANE_ATTR = "warp.one_lane_tiles"  # (the same name as lowering/tiles_to_linalg.py's)
 
 
-def call(em, node: ast.Call, name: str):
+def prepare(em, name: str) -> None:
+    """What every tile builtin's call does first: the module makes tiles; a builtin assuming one lane per block
+    says so."""
     _mark(em)
     if name in ONE_LANE_BUILTINS and lanes(em) == 1:
         module = em.program.kernel_op.parent
         if ONE_LANE_ATTR not in module.attributes:
             module.attributes[ONE_LANE_ATTR] = ir.StringAttr.get(name)
+
+
+def call(em, node: ast.Call, name: str):
+    prepare(em, name)
     if name == "tile_map":
         return _tile_map(em, node)
-    if name == "tile_extract":
-        if node.keywords or not node.args:
-            raise em.error(node, "wp.tile_extract() takes a tile and its indices", CompileTypeError)
-        return extract(em, node, _tile(em, node.args[0], name, "a"), node.args[1:])
     if name == "tile_arange":
         return _arange(em, node)
     if name in ("tile", "untile"):
@@ -204,7 +228,7 @@ def call(em, node: ast.Call, name: str):
         return _scatter(em, node, name)
     if name == "tile_assign":
         return _assign_tile(em, node)
-    args = _bind(em, node, name)
+    args = bind(em, node, name)
     if name == "tile_load":
         return _load(em, node, args)
     if name == "tile_store":
@@ -218,7 +242,7 @@ def call(em, node: ast.Call, name: str):
     if name in REDUCTIONS or name == "tile_reduce":
         return _reduce(em, node, name, args)
     if name == "tile_matmul":
-        return _matmul(em, node, args)
+        return _matmul(em, node, _matmul_overload(em, node, args))
     if name.startswith("tile_scan_"):
         a = _tile(em, args["a"], name, "a")
         if not wt.is_scalar(a.type.dtype):
@@ -234,12 +258,12 @@ def call(em, node: ast.Call, name: str):
         if t.type.dtype not in (wv.vector(2, wt.float32), wv.vector(2, wt.float64)) or len(t.type.shape) < 2:
             raise em.error(node, f"wp.{name}(): 'inout' must be a tile of vec2f or vec2d (complex numbers) with at "
                                  f"least two dimensions, got {t.type}", CompileTypeError)
-        if not isinstance(args["inout"], ast.Name):
+        if not updatable(em, args["inout"]):
             raise em.error(node, f"wp.{name}(): the tile it transforms in place must be a variable", CompileTypeError)
         out = wb.create("tile_dft", t.value, results=[ft.to_mlir(t.type)],
                         attributes={"inverse": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                                   int(name == "tile_ifft"))}).result
-        em.assign(args["inout"], Var(out, t.type))
+        write_back(em, args["inout"], Var(out, t.type))
         return None
     if "cholesky" in name or name.endswith(("_solve", "_solve_inplace")):
         return _linear_algebra(em, node, name, args)
@@ -258,8 +282,6 @@ def call(em, node: ast.Call, name: str):
             raise em.error(node, f"wp.tile_transpose() takes a 2-d tile, got {a.type}", CompileTypeError)
         t = ft.TileT(a.type.dtype, tuple(reversed(a.type.shape)))
         return Var(wb.create("tile_transpose", a.value, results=[ft.to_mlir(t)]).result, t)
-    if name == "tile_view":
-        return _view(em, node, args)
     if name == "tile_sort":
         return _sort(em, node, args)
     if name in ("tile_randi", "tile_randf"):
@@ -282,8 +304,9 @@ def call(em, node: ast.Call, name: str):
 
 
 # -- arguments ----------------------------------------------------------------------------------------------
-def _bind(em, node: ast.Call, name: str) -> dict:
-    params = SIGNATURES[name]
+def bind(em, node: ast.Call, name: str, params=None) -> dict:
+    """The call's arguments by parameter name (defaults filled in), by `params` (default SIGNATURES[name])."""
+    params = SIGNATURES[name] if params is None else params
     if len(node.args) > len(params):
         raise em.error(node, f"wp.{name}() takes at most {len(params)} arguments, got {len(node.args)}",
                        CompileTypeError)
@@ -336,6 +359,9 @@ def _constant(em, node):
         return value
     if isinstance(node, ast.Name) and isinstance(em.env.get(node.id), Var) and em.env[node.id].literal is not None:
         return em.env[node.id].literal
+    if isinstance(node, ast.Name) and isinstance(em.env.get(node.id), TupleVar):  # shape = (wp.static(M), 1)
+        found = tuples.constant_value(em.env[node.id])
+        return MISSING if found is None else found
     return MISSING
 
 
@@ -372,10 +398,10 @@ def _dtype(em, node, name: str, default):
 
 
 def _scalar_element(t) -> bool:
-    """What a tile can hold here: scalars, and vectors, matrices and quaternions of them."""
+    """What a tile can hold here: scalars, and vectors, matrices, quaternions and transforms of them."""
     if wt.is_scalar(t):
         return True
-    return wt.composite_kind(t) in ("vec", "mat", "quat") and _scalar_element(t._wp_scalar_type_)
+    return wt.composite_kind(t) in ("vec", "mat", "quat", "transform") and _scalar_element(t._wp_scalar_type_)
 
 
 def _tile(em, node, name: str, param: str) -> Var:
@@ -396,11 +422,19 @@ def _int32(em, node) -> ir.Value:
 def _offsets(em, node, ndim: int, name: str) -> list:
     if node is None:
         return [em.const(0, wt.int32).value for _ in range(ndim)]
-    items = node.elts if isinstance(node, ast.Tuple) else [node]
+    if isinstance(node, ast.Tuple):
+        items = [em.expr(i) for i in node.elts]
+    else:  # an int, or a tuple value (`offset = (i * M, 0)` then offset=offset)
+        v = em.expr(node, allow_tuple=True)
+        items = list(v.parts) if isinstance(v, TupleVar) else [v]
     if len(items) != ndim:
         raise em.error(node, f"wp.{name}(): the offset has {len(items)} dimension(s), the array {ndim}",
                        CompileTypeError)
-    return [_int32(em, i) for i in items]
+    for v in items:
+        if not isinstance(v, Var) or not wt.is_int(v.type):
+            raise em.error(node, f"tile offsets and indices must be integers, got "
+                                 f"{ft.name(v.type) if isinstance(v, Var) else 'a tuple'}", CompileTypeError)
+    return [wb.cast(v.value, ft.to_mlir(wt.int32)) for v in items]
 
 
 def _array(em, node, name: str) -> Var:
@@ -631,11 +665,12 @@ def _reduce(em, node, name, args) -> Var:
         if kind not in REDUCE_OPS:
             raise em.error(node, f"wp.tile_reduce(): the operator must be a @wp.func or one of wp.add, wp.mul, "
                                  f"wp.max, wp.min, got {getattr(op, '__name__', op)!r}", CompileError)
-        if kind in ("max", "min") and wt.is_composite(a.type.dtype):
-            raise em.error(node, f"wp.tile_reduce(): '{kind}' of a tile of {ft.name(a.type.dtype)}",
-                           CompileTypeError)
     else:
         kind = REDUCTIONS[name]
+    # Warp's max and min of two vectors are component-wise; no product of two vectors, nor max of matrices
+    if wt.is_composite(a.type.dtype) and (kind == "mul" or kind in ("max", "min", "argmax", "argmin") and
+                                          wt.composite_kind(a.type.dtype) != "vec"):
+        raise em.error(node, f"wp.{name}(): '{kind}' of a tile of {ft.name(a.type.dtype)}", CompileTypeError)
     dtype = wt.int32 if kind in ("argmax", "argmin") else a.type.dtype
     axis = args.get("axis")
     if axis is None:
@@ -711,7 +746,7 @@ def _reduce_with_function(em, node, fn_node, a: Var, axis_node) -> Var:
     zero = arith.ConstantOp(i32, 0).result
 
     def row(i):
-        return wb.create("tile_view", tiles, [i, zero], results=[ft.to_mlir(row_t)]).result
+        return wb.tile_view(tiles, [i, zero], ft.to_mlir(row_t))
 
     loop = scf.ForOp(constant(1), constant(rows), constant(1), [row(zero)])
     with ir.InsertionPoint(loop.body):
@@ -747,6 +782,41 @@ def _call_on(em, node, fn_node, values: list, dtype) -> Var:
     return out
 
 
+def _matmul_overload(em, node, args) -> dict:
+    """Warp's two forms: tile_matmul(a, b, out, alpha=1.0, beta=1.0, precision="default") and tile_matmul(a, b,
+    alpha=1.0, precision="default"), told apart by the third positional argument (a tile or not). The precision is
+    checked; "tf32" computes as "default" here (as Warp on the CPU: float32 tiles)."""
+    if len(node.args) > 2 and not _names_a_tile(em, node.args[2]):
+        if len(node.args) > 4:
+            raise em.error(node, f"wp.tile_matmul(a, b, alpha, precision) takes at most 4 arguments, got "
+                                 f"{len(node.args)}", CompileTypeError)
+        if any(kw.arg in ("out", "beta") for kw in node.keywords):
+            raise em.error(node, "wp.tile_matmul(): a third positional argument that is not a tile is 'alpha'; "
+                                 "pass 'out' as the third to accumulate", CompileTypeError)
+        given = {kw.arg: kw.value for kw in node.keywords}
+        for param, value in zip(("alpha", "precision"), node.args[2:]):
+            if param in given:
+                raise em.error(node, f"wp.tile_matmul() got multiple values for argument '{param}'", CompileTypeError)
+            given[param] = value
+        args = {**args, "out": None, "beta": 1.0, "alpha": given.get("alpha", 1.0),
+                "precision": given.get("precision", "default")}
+    precision = _constant(em, args["precision"])
+    if precision not in ("default", "tf32"):
+        got = "a non-literal argument" if precision is MISSING else repr(precision)
+        raise em.error(node, f"tile_matmul() precision must be the string literal 'default' or 'tf32', got {got}",
+                       CompileValueError)
+    return {**args, "precision": precision}
+
+
+def _names_a_tile(em, node) -> bool:
+    """Whether the expression is a tile; a variable or a constant is told without emitting anything."""
+    if isinstance(node, ast.Name) and node.id in em.env:
+        return is_tile(em.env[node.id])
+    if _constant(em, node) is not MISSING:
+        return False
+    return is_tile(em.expr(node))
+
+
 def _matmul(em, node, args) -> Var | None:
     a = _tile(em, args["a"], "tile_matmul", "a")
     b = _tile(em, args["b"], "tile_matmul", "b")
@@ -759,6 +829,10 @@ def _matmul(em, node, args) -> Var | None:
         raise em.error(node, "tile_matmul() does not support complex tiles (vec2h, vec2f, vec2d). Complex matrix "
                              "multiplication is not implemented; use real float tiles (float16, bfloat16, float32, "
                              "or float64).", CompileTypeError)
+    tf32_refusal = em.error(node, "tile_matmul() precision='tf32' requires float32 tiles for a, b, and out",
+                            CompileTypeError)
+    if args["precision"] == "tf32" and (a.type.dtype, b.type.dtype) != (wt.float32, wt.float32):
+        raise tf32_refusal
     if wt.bfloat16 in (a.type.dtype, b.type.dtype):  # the adjoint would accumulate adj_a / adj_b in bfloat16
         em.program.backward_refusals.append(em.error(
             node, "tile_matmul() does not support bfloat16 'a' or 'b' tiles when the backward pass is enabled. "
@@ -778,9 +852,11 @@ def _matmul(em, node, args) -> Var | None:
         product = Var(wb.create("tile_matmul", a.value, b.value, zero, results=[ft.to_mlir(t)]).result, t)
         return product if alpha == 1 else _scaled(em, node, product, args["alpha"])
     out = _tile(em, out_node, "tile_matmul", "out")
+    if args["precision"] == "tf32" and out.type.dtype is not wt.float32:
+        raise tf32_refusal
     if out.type.shape != shape:
         raise em.error(node, f"wp.tile_matmul(): 'out' has shape {out.type.shape}, a @ b {shape}", CompileTypeError)
-    if not isinstance(out_node, ast.Name):
+    if not updatable(em, out_node):
         raise em.error(node, "wp.tile_matmul(a, b, out): 'out' must be a tile variable (it is updated in place)",
                        CompileTypeError)
     t = out.type
@@ -805,7 +881,7 @@ def _matmul(em, node, args) -> Var | None:
         else:
             kept = out if beta == 1 else _scaled(em, node, out, args["beta"])
             result = elementwise(em, node, "add", [scaled, kept])
-    em.assign(out_node, result)
+    write_back(em, out_node, result)
     return None
 
 
@@ -1020,9 +1096,9 @@ def _scatter(em, node, name):
     with ir.InsertionPoint(branch.else_block):
         scf.YieldOp([tile.value])
     sync(em)
-    if not isinstance(target, ast.Name):
+    if not updatable(em, target):
         raise em.error(node, f"wp.{name}(): the tile it updates must be a variable", CompileTypeError)
-    em.assign(target, Var(branch.results[0], tile.type))
+    write_back(em, target, Var(branch.results[0], tile.type))
     return None
 
 
@@ -1039,7 +1115,7 @@ def _assign_tile(em, node) -> None:
     if target is None:
         raise em.error(node, "wp.tile_assign() missing required argument 'dst'", CompileTypeError)
     dst = _tile(em, target, "tile_assign", "dst")
-    if not isinstance(target, ast.Name):
+    if not updatable(em, target):
         raise em.error(node, "wp.tile_assign(): 'dst' is written in place: it must be a variable", CompileTypeError)
     shape = dst.type.shape
     src_node = keywords.get("src", positional[0] if positional else None)
@@ -1066,7 +1142,7 @@ def _assign_tile(em, node) -> None:
                 raise em.error(node, f"tile_assign(): a source of shape {src.type.shape} at offset {value} of "
                                      f"dimension {d} lies outside the destination's extent {shape[d]}",
                                CompileValueError)
-        updated = wb.create("tile_insert_view", dst.value, src.value, offsets, results=[dst.value.type]).result
+        updated = wb.tile_insert_view(dst.value, src.value, offsets)
     else:  # tile_assign(dst, i, ..., value)
         if "src" in keywords or "offset" in keywords or len(positional) != len(shape) + 1:
             raise em.error(node, f"wp.tile_assign() takes a source tile (and an offset), or one index per dimension "
@@ -1076,42 +1152,8 @@ def _assign_tile(em, node) -> None:
             value = em.convert(value, dst.type.dtype, node)
         indices = [_int32(em, i) for i in positional[:-1]]
         updated = wb.create("tile_insert", dst.value, value.value, indices, results=[dst.value.type]).result
-    em.assign(target, Var(updated, dst.type))
+    write_back(em, target, Var(updated, dst.type))
     return None
-
-
-def _view(em, node, args) -> Var:
-    """wp.tile_view(t, offset, shape=None): with `shape`, the subtile of that shape at `offset` (one offset per
-    dimension); without, `offset`'s entries index the leading dimensions and the view is the rest (row i of a
-    2-d tile). Offsets may be run-time ints; constant ones are checked against the tile. The view is a value
-    (warp.tile_view): writing to it does not write to `t` (Warp's views alias their tile)."""
-    t = _tile(em, args["t"], "tile_view", "t")
-    shape = t.type.shape
-    items = args["offset"].elts if isinstance(args["offset"], ast.Tuple) else [args["offset"]]
-    if any(isinstance(i, ast.Slice) for i in items):
-        raise em.error(node, "wp.tile_view(): slices in the offset are not supported yet", CompileError)
-    if len(items) > len(shape):
-        raise em.error(node, f"tile_view() offset has {len(items)} dimensions, the tile {len(shape)}",
-                       CompileValueError)
-    if args["shape"] is None:
-        view = shape[len(items):]
-        if not view:
-            raise em.error(node, f"wp.tile_view(): an offset of {len(items)} indices leaves nothing of a tile of "
-                                 f"shape {shape}: use t[i, ...] for one element", CompileValueError)
-    else:
-        view = _shape(em, args["shape"], "tile_view")
-        if len(view) != len(shape):
-            raise em.error(node, f"tile_view() if shape is specified it must have same number of dimensions as "
-                                 f"source tile, expected {len(shape)}, got {len(view)}", CompileValueError)
-    extents = [1] * (len(shape) - len(view)) + list(view)
-    for d, item in enumerate(items):
-        value = _constant(em, item)
-        if type(value) is int and not (0 <= value and value + extents[d] <= shape[d]):
-            raise em.error(node, f"tile_view(): the view of shape {tuple(view)} at offset {value} of dimension {d} "
-                                 f"lies outside the tile's extent {shape[d]}", CompileValueError)
-    offsets = [_int32(em, i) for i in items] + [em.const(0, wt.int32).value for _ in range(len(shape) - len(items))]
-    result = ft.TileT(t.type.dtype, tuple(view))
-    return Var(wb.create("tile_view", t.value, offsets, results=[ft.to_mlir(result)]).result, result)
 
 
 SORT_KEYS = (wt.float32, wt.int32, wt.uint32, wt.int64, wt.uint64)
@@ -1138,11 +1180,11 @@ def _sort(em, node, args) -> None:
             raise em.error(node, f"tile_sort() shapes do not match on dimension {d}, got {a} and {b}",
                            CompileValueError)
     for p in ("keys", "values"):
-        if not isinstance(args[p], ast.Name):
+        if not updatable(em, args[p]):
             raise em.error(node, f"wp.tile_sort(): '{p}' is sorted in place: it must be a variable", CompileTypeError)
     op = wb.create("tile_sort", keys.value, values.value, results=[keys.value.type, values.value.type])
-    em.assign(args["keys"], Var(op.results[0], keys.type))
-    em.assign(args["values"], Var(op.results[1], values.type))
+    write_back(em, args["keys"], Var(op.results[0], keys.type))
+    write_back(em, args["values"], Var(op.results[1], values.type))
     return None
 
 
@@ -1155,6 +1197,13 @@ def _random(em, node, name, args) -> Var:
         raise em.error(node, f"wp.{name}(): 'rng' must be a uint32 generator state (wp.rand_init), got "
                              f"{ft.name(rng.type)}", CompileTypeError)
     dtype = wt.int32 if name == "tile_randi" else wt.float32
+    if len(node.args) == 3 and args["max"] is None:  # Warp's overload (shape, rng, storage)
+        if any(kw.arg == "storage" for kw in node.keywords):
+            raise em.error(node, f"wp.{name}() got multiple values for argument 'storage'", CompileTypeError)
+        args = {**args, "min": None, "storage": args["min"]}
+    if _constant(em, args["storage"]) not in ("register", "shared"):
+        raise em.error(node, f"wp.{name}(): storage must be 'register' or 'shared', got "
+                             f"{_constant(em, args['storage'])!r}", CompileValueError)
     given = [args["min"] is not None, args["max"] is not None]
     if any(given) and not all(given):
         raise em.error(node, f"wp.{name}(): pass both 'min' and 'max' or neither", CompileTypeError)
@@ -1217,15 +1266,24 @@ def _linear_algebra(em, node, name, args):
         target = args[rhs]
     if name == base:
         return result
-    if not isinstance(target, ast.Name):
+    if not updatable(em, target):
         raise em.error(node, f"wp.{name}(): the tile it overwrites must be a variable", CompileTypeError)
-    em.assign(target, result)
+    write_back(em, target, result)
     return None
+
+
+def _dense_strides(shape) -> tuple:
+    return tuple(math.prod(shape[d + 1:]) for d in range(len(shape)))
 
 
 def _reshape(em, node, name, args) -> Var:
     t = _tile(em, args["t"], name, "t")
     shape = t.type.shape
+    strides = getattr(t, "strides", None)  # a view's (tile_views.py): Warp reshapes a view in place, dense ones only
+    if strides is not None and any(n != 1 and s != d for n, s, d in zip(shape, strides, _dense_strides(shape))):
+        raise em.error(node, f"tile_reshape() requires a contiguous tile; a tile view with shape {shape} and strides "
+                             f"{strides} cannot be reshaped in place. Copy the view into a new tile first, e.g. with "
+                             f"wp.tile_assign().", CompileValueError)
     if name == "tile_squeeze":
         axis = _constant(em, args["axis"]) if args["axis"] is not None else None
         axes = tuple(range(len(shape))) if axis is None else (axis,) if type(axis) is int else axis
@@ -1271,7 +1329,8 @@ def zeros(t: ft.TileT) -> Var:
 
 def _tile_untile(em, node, name) -> Var:
     """wp.tile(x, preserve_type=False) / wp.untile(t) with one lane per block: a scalar (or, with preserve_type, a
-    vector or matrix) as a tile of shape (1,); a vector's components as (n, 1), a matrix's as (r, c, 1)."""
+    composite) as a tile of shape (1,); a vector's (quaternion's, transform's) components as (n, 1), a matrix's as
+    (r, c, 1)."""
     width = lanes(em)  # with several lanes, element k along the last dimension is lane k's
     if name == "untile":
         if node.keywords or len(node.args) != 1:
@@ -1304,8 +1363,6 @@ def _tile_untile(em, node, name) -> Var:
     if (wt.is_scalar(v.type) or preserve) and width == 1:
         t = ft.TileT(v.type, (1,))
         return Var(wb.create("tile_full", v.value, results=[ft.to_mlir(t)]).result, t)
-    if not (wt.is_scalar(v.type) or preserve) and wt.composite_kind(v.type) not in ("vec", "mat"):
-        raise em.error(node, f"wp.tile() of a {ft.name(v.type)} needs preserve_type=True", CompileTypeError)
     whole = wt.is_scalar(v.type) or preserve
     scalar = v.type if whole else v.type._wp_scalar_type_
     dims = () if whole else tuple(v.type._shape_)
@@ -1402,51 +1459,6 @@ def map_function(em, node, fn_node, operands: list, shape: tuple):
     holder.erase()
     mapped = [Var(r, t) for r, t in zip(op.results, result_types)]
     return mapped[0] if len(mapped) == 1 else mapped
-
-
-def assign(em, target, value: Var) -> bool:
-    """`t[i, j] = x` on a tile variable: the variable now holds the tile with that element replaced (Warp writes
-    the tile in place). False when `target` is no such subscript."""
-    component = None
-    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript) and \
-            isinstance(target.value.value, ast.Name) and is_tile(em.env.get(target.value.value.id)):
-        component, target = target.slice, target.value  # t[i][1] = x: a component of element i
-    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
-            and is_tile(em.env.get(target.value.id))):
-        return False
-    tile = em.env[target.value.id]
-    if component is not None:
-        if not wt.is_composite(tile.type.dtype):
-            raise em.error(target, f"a tile of {ft.name(tile.type.dtype)} has no components", CompileTypeError)
-        element = extract(em, target, tile, target.slice)
-        parts = component.elts if isinstance(component, ast.Tuple) else [component]
-        scalar = tile.type.dtype._wp_scalar_type_
-        if value.type is not scalar:
-            value = em.convert(value, scalar, target)
-        value = Var(wc.insert(element.value, value.value, [_int32(em, p) for p in parts]), tile.type.dtype)
-    index_nodes = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
-    if len(index_nodes) != len(tile.type.shape):
-        raise em.error(target, f"a tile of shape {tile.type.shape} takes {len(tile.type.shape)} indices, got "
-                               f"{len(index_nodes)}", CompileTypeError)
-    if value.type is not tile.type.dtype:
-        value = em.convert(value, tile.type.dtype, target)
-    indices = [_int32(em, i) for i in index_nodes]
-    updated = wb.create("tile_insert", tile.value, value.value, indices, results=[tile.value.type]).result
-    em.env[target.value.id] = Var(updated, tile.type)
-    return True
-
-
-def extract(em, node, tile: Var, index_nodes) -> Var:
-    if isinstance(index_nodes, ast.Tuple):
-        index_nodes = index_nodes.elts
-    elif isinstance(index_nodes, ast.AST):
-        index_nodes = [index_nodes]
-    if len(index_nodes) != len(tile.type.shape):
-        raise em.error(node, f"a tile of shape {tile.type.shape} takes {len(tile.type.shape)} indices, got "
-                             f"{len(index_nodes)}", CompileTypeError)
-    indices = [_int32(em, i) for i in index_nodes]
-    return Var(wb.create("tile_extract", tile.value, indices, results=[ft.to_mlir(tile.type.dtype)]).result,
-               tile.type.dtype)
 
 
 def elementwise(em, node, name: str, args: list, mapped: bool = False) -> Var:

@@ -73,6 +73,16 @@ def static_locals(em) -> dict:
     return {n: _stand_in(v) for n, v in em.env.items() if isinstance(v, TupleVar)}
 
 
+def constant_value(v):
+    """The Python tuple (nested for nested tuples) of a tuple local's parts when all are compile-time numbers
+    (`shape = (wp.static(M), 1)`), else None."""
+    if isinstance(v, TupleVar):
+        parts = [constant_value(p) for p in v.parts]
+        return None if any(p is None for p in parts) else tuple(parts)
+    found = _constant_int(v)
+    return found if found is not None else (v.literal if isinstance(v.literal, float) else None)
+
+
 # -- reads -------------------------------------------------------------------------------------
 def _constant_int(v: Var):
     """The Python int an index value is known to be at compile time (a literal, a captured constant), else None."""

@@ -165,15 +165,20 @@ class ConvertArraysToLLVM(registry.ConvertArraysToLLVM):
     def run(self, module):
         for f in ops_named(module, {"func.func"}):
             ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
-            if not any(is_array_type(t) for t in ft.inputs):
+            if not any(is_array_type(t) for t in list(ft.inputs) + list(ft.results)):
                 continue
-            # cpu_entry versions the thread loop on "each innermost stride == element size"
-            f.attributes[ELEM_BYTES_ATTR] = ir.DenseI64ArrayAttr.get(
-                [element_bytes(array_dtype(t)) if is_array_type(t) else 0 for t in ft.inputs])
-            for a in f.regions[0].blocks[0].arguments:
-                a.set_type(lower_type(a.type))
+            if f.regions[0].blocks:  # (a @wp.func_native's declaration has none: frontend/native_calls.py)
+                # cpu_entry versions the thread loop on "each innermost stride == element size"
+                f.attributes[ELEM_BYTES_ATTR] = ir.DenseI64ArrayAttr.get(
+                    [element_bytes(array_dtype(t)) if is_array_type(t) else 0 for t in ft.inputs])
+                for a in f.regions[0].blocks[0].arguments:
+                    a.set_type(lower_type(a.type))
             f.attributes["function_type"] = ir.TypeAttr.get(
-                ir.FunctionType.get([lower_type(t) for t in ft.inputs], list(ft.results)))
+                ir.FunctionType.get([lower_type(t) for t in ft.inputs], [lower_type(t) for t in ft.results]))
+        for call in ops_named(module, {"func.call"}):  # an array a @wp.func_native returns
+            for r in call.results:
+                if is_array_type(r.type):
+                    r.set_type(lower_type(r.type))
         for op in ops_named(module, lambda name: name.startswith("scf.")):
             _retype_carried_arrays(op)
         saved = []  # (function, the op the function's allocas go before)

@@ -295,22 +295,30 @@ class _Lowering:
         return results
 
     def lower_tile_reduce_composite(self, op):
+        """Sums, maxima and minima of vectors and matrices are component-wise (Warp's add, max and min of two):
+        reductions over the tile's dimensions of the tensor, its trailing component dimensions kept."""
         kind = ir.StringAttr(op.attributes["kind"]).value
-        if ir.IntegerAttr(op.attributes["axis"]).value >= 0:
-            raise PassError("axis reductions of tiles of vectors or matrices are not supported yet")
-        if kind != "add":
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        if kind not in ("add", "max", "min"):
             raise PassError(f"tile_{kind} of tiles of vectors or matrices is not supported yet")
         tile = op.operands[0]
         shape, _, c = element_of(self.operand_types[0])
+        out = tensor_type(self.result_types[0])  # (the reduced tile's shape, components...)
+        if axis >= 0:
+            return [self.reduce_axis(tile, kind, axis, out)]
         rank, extra = len(shape), len(c.shape)
         dims = rank + extra
-        zero = self.tensor.SplatOp(ir.RankedTensorType.get(list(c.shape), c.dtype), _sum_identity(c.dtype), []).result
+        components = ir.RankedTensorType.get(list(c.shape), c.dtype)
+        if kind == "add":
+            init = self.tensor.SplatOp(components, _sum_identity(c.dtype), []).result
+        else:  # from the first element (max and min are idempotent)
+            init = self.generate(components, lambda ivs: self.tensor.ExtractOp(tile, [_index(0)] * rank +
+                                                                                list(ivs)).result)
         maps = [ir.AffineMap.get_identity(dims), _map(dims, list(range(rank, dims)))]
         iterators = _iterators(["reduction"] * rank + ["parallel"] * extra)
-        summed = self.generic(None, [tile], maps, iterators, init=zero,
-                              body=lambda a: [wb.builtin("add", [a[1], a[0]], c.dtype)]).results[0]
-        out = tensor_type(self.result_types[0])  # (1, components...)
-        return [self.generate(out, lambda ivs: self.tensor.ExtractOp(summed, list(ivs[1:])).result)]
+        folded = self.generic(None, [tile], maps, iterators, init=init,
+                              body=lambda a: [wb.builtin(kind, [a[1], a[0]], c.dtype)]).results[0]
+        return [self.generate(out, lambda ivs: self.tensor.ExtractOp(folded, list(ivs[1:])).result)]
 
     def lower_tile_load(self, op):
         arr, offsets = op.operands[0], list(op.operands)[1:]
@@ -627,21 +635,22 @@ class _Lowering:
         source = ir.RankedTensorType(tile.type)
         shape, dtype = list(source.shape), source.element_type
         n = shape[axis]
-        out_rank = ir.RankedTensorType(adjoint.type).rank
-        kept = len(shape) > 1  # the adjoint has the tile's other dimensions (else its shape is (1,))
+        # a tile of vectors or matrices: its components are trailing dimensions, each reduced on its own
+        rank = len(element_of(self.operand_types[0])[0])
+        kept = rank > 1  # the adjoint has the tile's other dimensions (else its tile shape is (1,))
 
         def at(ivs, k):  # the tile's index with position k along the axis
             return list(ivs[:axis]) + [k] + list(ivs[axis:])
 
         def reduced(ivs):
-            return [iv for d, iv in enumerate(ivs) if d != axis] if kept else [_index(0)] * out_rank
+            return [iv for d, iv in enumerate(ivs) if d != axis] if kept else [_index(0)] + list(ivs[rank:])
 
         if kind in ("max", "min"):
-            slice_t = ir.RankedTensorType.get([d for i, d in enumerate(shape) if i != axis] if kept else [1],
-                                              ir.IndexType.get())
+            slice_t = ir.RankedTensorType.get([d for i, d in enumerate(shape) if i != axis] if kept else
+                                              [1] + shape[rank:], ir.IndexType.get())
 
             def position(ivs):
-                base = list(ivs) if kept else []
+                base = list(ivs) if kept else list(ivs[1:])
                 first = self.tensor.ExtractOp(tile, at(base, _index(0))).result
 
                 def step(k, carried):
@@ -672,6 +681,8 @@ class _Lowering:
         else:
             raise PassError(f"warp.tile_reduce_adjoint: unknown kind '{kind}'")
         return [self.generate(source, element)]
+
+    lower_tile_reduce_adjoint_composite = lower_tile_reduce_adjoint
 
     def lower_tile_broadcast_composite(self, op):
         source, source_t = op.operands[0], self.operand_types[0]
@@ -845,39 +856,47 @@ class _Lowering:
     # -- views: regions of the tensors, element by element (tensor.generate: bufferized in place, where an
     # extract_slice / insert_slice would bufferize to strided memref copies, a runtime call) ------------------
     def lower_tile_view(self, op):
-        """tile_view: element (i, ...) of the view is the tile's at offsets + (0, ..., i, ...) (the dropped leading
-        dimensions at their offsets)."""
+        """tile_view: element (.., j_k, ..) of the view is the tile's at offset_d + step_d * j_k over the kept
+        dimensions (step_d != 0), at offset_d where a dimension is dropped (step_d == 0)."""
         tile, tile_t = op.operands[0], self.operand_types[0]
         offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in list(op.operands)[1:]]
-        dropped = len(element_of(tile_t)[0]) - len(element_of(self.result_types[0])[0])
+        steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
 
         def element_at(ivs):
-            return self.element(tile, tile_t, offsets[:dropped] + [
-                arith.AddIOp(o, i).result for o, i in zip(offsets[dropped:], ivs)])
+            return self.element(tile, tile_t, _view_positions(offsets, steps, ivs))
 
         return [self.generate_elements(self.result_types[0], element_at)]
 
     lower_tile_view_composite = lower_tile_view
 
     def lower_tile_insert_view(self, op):
-        """tile_insert_view: element (i, ...) is the part's at (i, ...) - offsets inside the region, else the
-        tile's."""
+        """tile_insert_view: the element at `ivs` is the part's where `ivs` lies in the view (each kept dimension
+        offset_d + step_d * j for a j inside the part, each dropped one at its offset), else the tile's."""
         tile, part, tile_t, part_t = op.operands[0], op.operands[1], self.operand_types[0], self.operand_types[1]
         offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in list(op.operands)[2:]]
-        shape, part_shape = element_of(tile_t)[0], element_of(part_t)[0]
-        dropped = len(shape) - len(part_shape)
-        extents = [1] * dropped + list(part_shape)
+        steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
+        part_shape = list(element_of(part_t)[0])
 
         def element_at(ivs):
             inside = None
             local = []
-            for d, (i, o) in enumerate(zip(ivs, offsets)):
+            extents = iter(part_shape)
+            for i, o, step in zip(ivs, offsets, steps):
                 rel = arith.SubIOp(i, o).result
-                ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, o).result,
-                                  arith.CmpIOp(arith.CmpIPredicate.slt, rel, _index(extents[d])).result).result
-                inside = ok if inside is None else arith.AndIOp(inside, ok).result
-                if d >= dropped:
+                if step == 0:
+                    ok = arith.CmpIOp(arith.CmpIPredicate.eq, rel, _index(0)).result
+                elif step == 1:
+                    ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, rel, _index(0)).result,
+                                      arith.CmpIOp(arith.CmpIPredicate.slt, rel, _index(next(extents))).result).result
                     local.append(rel)
+                else:
+                    j = arith.DivSIOp(rel, _index(step)).result
+                    exact = arith.CmpIOp(arith.CmpIPredicate.eq, arith.MulIOp(j, _index(step)).result, rel).result
+                    ok = arith.AndIOp(exact, arith.AndIOp(
+                        arith.CmpIOp(arith.CmpIPredicate.sge, j, _index(0)).result,
+                        arith.CmpIOp(arith.CmpIPredicate.slt, j, _index(next(extents))).result).result).result
+                    local.append(j)
+                inside = ok if inside is None else arith.AndIOp(inside, ok).result
             branch = scf.IfOp(inside, [element_of(tile_t)[1]], has_else=True)
             with ir.InsertionPoint(branch.then_block):
                 scf.YieldOp([self.element(part, part_t, local)])
@@ -888,6 +907,51 @@ class _Lowering:
         return [self.generate_elements(self.result_types[0], element_at)]
 
     lower_tile_insert_view_composite = lower_tile_insert_view
+
+    def lower_tile_gather(self, op):
+        """tile_gather: element (.., k, ..) is the tile's at (.., indices[k], ..) along the axis, a negative index
+        counted from the end."""
+        tile, indices, tile_t = op.operands[0], op.operands[1], self.operand_types[0]
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        extent = element_of(tile_t)[0][axis]
+
+        def element_at(ivs):
+            at = list(ivs)
+            at[axis] = _wrapped_index(self.tensor.ExtractOp(indices, [ivs[axis]]).result, extent)
+            return self.element(tile, tile_t, at)
+
+        return [self.generate_elements(self.result_types[0], element_at)]
+
+    lower_tile_gather_composite = lower_tile_gather
+
+    def lower_tile_gather_add(self, op):
+        """tile_gather_add: the tile plus, at each position i along the axis, the part's slices k whose index
+        indices[k] is i (wrapped), added in k's order."""
+        tile, part, indices = op.operands[0], op.operands[1], op.operands[2]
+        tile_t, part_t = self.operand_types[0], self.operand_types[1]
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        extent = element_of(tile_t)[0][axis]
+        count = element_of(part_t)[0][axis]
+        dtype = element_of(tile_t)[1]
+
+        def element_at(ivs):
+            def step(k, carried):
+                hit = arith.CmpIOp(arith.CmpIPredicate.eq, _wrapped_index(
+                    self.tensor.ExtractOp(indices, [k]).result, extent), ivs[axis]).result
+                branch = scf.IfOp(hit, [dtype], has_else=True)
+                with ir.InsertionPoint(branch.then_block):
+                    at = list(ivs)
+                    at[axis] = k
+                    scf.YieldOp([wb.builtin("add", [carried[0], self.element(part, part_t, at)], dtype)])
+                with ir.InsertionPoint(branch.else_block):
+                    scf.YieldOp([carried[0]])
+                return [branch.results[0]]
+
+            return _for(_index(0), _index(count), [self.element(tile, tile_t, ivs)], step)[0]
+
+        return [self.generate_elements(self.result_types[0], element_at)]
+
+    lower_tile_gather_add_composite = lower_tile_gather_add
 
     # -- sorting -------------------------------------------------------------------------------------------
     def lower_tile_sort(self, op):
@@ -1115,6 +1179,24 @@ def _ravel(ivs, shape) -> ir.Value:
     for iv, n in zip(ivs, shape):
         flat = iv if flat is None else arith.AddIOp(arith.MulIOp(flat, _index(n)).result, iv).result
     return flat
+
+
+def _view_positions(offsets, steps, ivs) -> list:
+    """The tile's indices of a view's element `ivs` (index values): offset_d + step_d * j over the kept
+    dimensions, offset_d over the dropped ones (step 0)."""
+    kept = iter(ivs)
+    return [o if s == 0 else arith.AddIOp(o, _scaled(next(kept), s)).result for o, s in zip(offsets, steps)]
+
+
+def _scaled(j, step: int):
+    return j if step == 1 else arith.MulIOp(j, _index(step)).result
+
+
+def _wrapped_index(i, extent: int) -> ir.Value:
+    """An index tile's element as an index: a negative one counts from the end (numpy's, Warp's t[indices])."""
+    i = arith.IndexCastOp(ir.IndexType.get(), i).result
+    negative = arith.CmpIOp(arith.CmpIPredicate.slt, i, _index(0)).result
+    return arith.SelectOp(negative, arith.AddIOp(i, _index(extent)).result, i).result
 
 
 def _unravel(flat, shape) -> list:

@@ -94,6 +94,8 @@ CUSTOM_GRAD, CUSTOM_GRAD_OF = "warp.custom_grad", "warp.custom_grad_of"
 # wp.grad(f) (frontend/grad_call.py, passes/grad_calls.py): on the function a wp.grad call calls; its calls are
 # constants for the backward pass, and it stays a call until this pass has run
 GRAD_OF = "warp.grad_of"
+# @wp.func_native declarations (frontend/native_calls.py): the mark, the parameters' kinds, the adjoint's symbol
+NATIVE, NATIVE_KINDS, NATIVE_ADJOINT = "warp.native", "warp.native_kinds", "warp.native_adjoint"
 
 
 def adjoint_name(kernel_name: str) -> str:
@@ -105,7 +107,7 @@ class ReverseBuilder:
     point, `adj` original values to their current adjoints (absent = zero)."""
 
     def __init__(self, adj_arrays: dict, owned=frozenset(), custom_grads=None, params=(), consumed=None,
-                 tape_bytes: int = 0, constant_calls=frozenset()):
+                 tape_bytes: int = 0, constant_calls=frozenset(), natives=None):
         self.adj_arrays = adj_arrays  # original array or struct argument -> its adjoint argument
         self.owned = owned  # arrays only ever indexed by the thread's own linear index: no atomics needed
         self.custom_grads = custom_grads or {}  # @wp.func symbol -> its @wp.func_grad function op
@@ -115,6 +117,7 @@ class ReverseBuilder:
         # functions whose calls are replayed but carry no adjoint: those wp.grad(f) calls (warp-grad-calls), which
         # Warp's grad() makes forward-only
         self.constant_calls = constant_calls
+        self.natives = natives or {}  # @wp.func_native declaration symbol -> its op (frontend/native_calls.py)
 
     # -- adjoint bookkeeping -----------------------------------------------------------
     @staticmethod
@@ -144,6 +147,8 @@ class ReverseBuilder:
                 self.builtin(op, mapping, adj)
             elif op.name == "func.call" and callee(op) in self.constant_calls:
                 pass  # wp.grad(f)(x): a constant for the backward pass, as in Warp
+            elif op.name == "func.call" and callee(op) in self.natives:
+                self.native_call(op, mapping, adj)
             elif op.name == "func.call" and callee(op) in self.custom_grads:
                 self.custom_call(op, mapping, adj)
             elif op.name == "func.call" and callee(op) in REPLAYS:
@@ -183,6 +188,47 @@ class ReverseBuilder:
         call = func.CallOp(list(grad_types), ir.FlatSymbolRefAttr.get(symbol(grad)), args)
         for v, g in zip([v for v in op.operands if not is_array_type(v.type)], call.results):
             self.accumulate(adj, v, g)
+
+    def native_call(self, op, mapping, adj):
+        """A @wp.func_native call: its adjoint snippet's entry (Warp's adj_<f>) takes the arguments, the current
+        adjoints of the parameters (by reference: the snippet adds to them, or sets them) and of the result, and
+        gives the parameters' adjoints back: a value's replaces its adjoint (the snippet saw the sum so far), a
+        wp.ref[T]'s (the referenced storage's after the call) becomes its argument's before the call. An array's
+        adjoint is its adjoint array, which the snippet writes itself. No adj_snippet: no adjoint (Warp's empty
+        one)."""
+        decl = self.natives[callee(op)]
+        if NATIVE_ADJOINT not in decl.attributes:
+            return
+        kinds = ir.StringAttr(decl.attributes[NATIVE_KINDS]).value
+        operands, results = list(op.operands), list(op.results)
+        ret = results.pop(0) if len(results) > kinds.count("r") + kinds.count("p") else None
+        ref_results = iter(results)
+        args = [mapping.get(v, v) for v in operands]
+        adjoints, seen = [], set()
+        for v, kind in zip(operands, kinds):
+            if kind == "a":
+                adjoints.append(self.adj_array(op, v, mapping) if is_diff(array_dtype(v.type)) else mapping.get(v, v))
+            elif kind == "r":
+                adjoints.append(self.adj_or_zero(adj, next(ref_results)))
+            elif kind == "p":  # wp.address_of(local): an address, without adjoint
+                next(ref_results)
+                adjoints.append(zero(v.type))
+            else:  # (an argument given twice: its adjoint once)
+                adjoints.append(zero(v.type) if v in seen else self.adj_or_zero(adj, v))
+                seen.add(v)
+        if ret is not None:
+            adjoints.append(mapping.get(ret, ret) if is_array_type(ret.type) else self.adj_or_zero(adj, ret))
+        symbol = ir.FlatSymbolRefAttr(decl.attributes[NATIVE_ADJOINT]).value
+        grad = self.natives[symbol]
+        grad_types = ir.FunctionType(ir.TypeAttr(grad.attributes["function_type"]).value).results
+        call = func.CallOp(list(grad_types), ir.FlatSymbolRefAttr.get(symbol), args + adjoints)
+        replaced = {}
+        for (v, kind), g in zip([(v, k) for v, k in zip(operands, kinds) if k != "a"], call.results):
+            if kind == "r":
+                self.accumulate(adj, v, g)
+            elif kind == "v" and is_diff(v.type):
+                replaced[v] = add_values(replaced[v], g) if v in replaced else g
+        adj.update(replaced)
 
     def builtin(self, op, mapping, adj):
         name = op.name[len("warp."):]
@@ -484,8 +530,8 @@ class ReverseBuilder:
         out = op.results[0]
         if out in adj:
             tile, offsets = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
-            self.accumulate(adj, tile, wb.create("tile_insert_view", zero(tile.type), adj[out], offsets,
-                                                 results=[tile.type]).result)
+            steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
+            self.accumulate(adj, tile, wb.tile_insert_view(zero(tile.type), adj[out], offsets, steps))
 
     def op_warp_tile_insert_view(self, op, mapping, adj):
         """The tile's adjoint is the result's outside the replaced region, the part's is the region's."""
@@ -493,9 +539,25 @@ class ReverseBuilder:
         if out in adj:
             tile, part = op.operands[0], op.operands[1]
             offsets = [mapping.get(v, v) for v in list(op.operands)[2:]]
-            self.accumulate(adj, tile, wb.create("tile_insert_view", adj[out], zero(part.type), offsets,
-                                                 results=[tile.type]).result)
-            self.accumulate(adj, part, wb.create("tile_view", adj[out], offsets, results=[part.type]).result)
+            steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
+            self.accumulate(adj, tile, wb.tile_insert_view(adj[out], zero(part.type), offsets, steps))
+            self.accumulate(adj, part, wb.tile_view(adj[out], offsets, part.type, steps))
+
+    def op_warp_tile_gather(self, op, mapping, adj):
+        """Each gathered element's adjoint goes back to the element it was read from (a repeated index adds)."""
+        out = op.results[0]
+        if out in adj:
+            tile, indices = op.operands[0], mapping.get(op.operands[1], op.operands[1])
+            self.accumulate(adj, tile, wb.create("tile_gather_add", zero(tile.type), adj[out], indices,
+                                                 results=[tile.type], attributes={"axis": op.attributes["axis"]}).result)
+
+    def op_warp_tile_gather_add(self, op, mapping, adj):
+        out = op.results[0]
+        if out in adj:
+            tile, part, indices = op.operands[0], op.operands[1], mapping.get(op.operands[2], op.operands[2])
+            self.accumulate(adj, tile, adj[out])
+            self.accumulate(adj, part, wb.create("tile_gather", adj[out], indices, results=[part.type],
+                                                 attributes={"axis": op.attributes["axis"]}).result)
 
     def op_warp_tile_sort(self, op, mapping, adj):
         pass  # not differentiable (Warp's tile_sort: is_differentiable=False)
@@ -1142,7 +1204,7 @@ def thread_owned_arrays(params) -> frozenset:
     return frozenset(owned)
 
 
-def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozenset()) -> func.FuncOp:
+def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozenset(), natives=None) -> func.FuncOp:
     """Adds `<k>_adj` after `kernel`."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
@@ -1155,7 +1217,7 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
         ops = body_ops(body)
         clone_ops(ops, mapping)
         ReverseBuilder(adj_arrays, thread_owned_arrays(params), grads, params, args[-1],
-                       tape_bytes, constant_calls).reverse(ops, mapping, {})
+                       tape_bytes, constant_calls, natives).reverse(ops, mapping, {})
         func.ReturnOp([])
     return f
 
@@ -1174,12 +1236,13 @@ class Autodiff(registry.Autodiff):
     def _run(self, module, grads):
         refused = {}
         constant_calls = frozenset(symbol(f) for f in ops_named(module, {"func.func"}) if GRAD_OF in f.attributes)
+        natives = {symbol(f): f for f in ops_named(module, {"func.func"}) if NATIVE in f.attributes}
         for k in kernels(module):
             if "warp.no_backward" in k.attributes or "warp.adjoint_of" in k.attributes \
                     or "warp.tangent_of" in k.attributes:
                 continue
             try:
-                build_adjoint(k, grads, self.tape_bytes, constant_calls)
+                build_adjoint(k, grads, self.tape_bytes, constant_calls, natives)
             except PassError as e:
                 # A kernel that cannot be differentiated still runs forward: the reason is kept on it
                 # (`warp.adjoint_error`) and raised when its adjoint is launched. strict: fail here.

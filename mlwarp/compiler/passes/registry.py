@@ -130,6 +130,13 @@ class ConvertCompositesToVector(Pass):
                    "their builtins (table-driven), component ops, memory ops and kernel arguments")
 
 
+class ConvertNativeCalls(Pass):
+    name = "convert-warp-native-calls"
+    implementation = "mlwarp.compiler.lowering.native_calls_to_llvm"
+    description = ("Lower calls of @wp.func_native declarations to llvm.call of their C++ entry points (each "
+                   "operand and result by the address of a stack slot)")
+
+
 @dataclasses.dataclass(frozen=True)
 class ConvertTilesToLinalg(Pass):
     name = "convert-warp-tiles-to-linalg"
@@ -269,6 +276,13 @@ class GradCalls(Pass):
                    "sweep with the results' adjoints seeded to ones (or f's @wp.func_grad adjoint)")
 
 
+class HoistTileBuffers(Pass):
+    name = "warp-hoist-tile-buffers"
+    implementation = "mlwarp.compiler.passes.hoist_tile_buffers"
+    description = ("Move stack tile buffers allocated inside loops and branches to the top of their function, "
+                   "unless an iteration carries them on")
+
+
 class Inline(Pass):
     name = "warp-inline"
     implementation = "mlwarp.compiler.passes.inline"
@@ -308,10 +322,11 @@ class UnrollLoops(Pass):
 
 
 DECLARED: dict[str, type] = {cls.name: cls for cls in (
-    ConvertArraysToLLVM, ConvertBuiltinsToArith, ConvertCompositesToVector, ConvertTilesToLinalg, Autodiff,
+    ConvertArraysToLLVM, ConvertBuiltinsToArith, ConvertCompositesToVector, ConvertNativeCalls, ConvertTilesToLinalg,
+    Autodiff,
     Bf16AsI16, Bf16RoundEachOp, BoundsCheck, CpuBlockLanes, CpuEntry, CpuInterchangeLoops, CpuKeepVectors,
     PrivatizeAtomics, PrivatizeScatter, CpuSerialCopy, CpuVectorMath, VectorizeTileMatmul, WarpCse, ExpandGeometry,
-    GpuCooperativeTiles, GpuKernel, GradCalls, Inline, Jvp, StreamTileReductions, StripAsserts, UnrollLoops)}
+    GpuCooperativeTiles, GpuKernel, GradCalls, HoistTileBuffers, Inline, Jvp, StreamTileReductions, StripAsserts, UnrollLoops)}
 
 # name -> (module, class name) of each pass's implementation
 PASSES: dict[str, tuple[str, str]] = {name: (cls.implementation, cls.__name__) for name, cls in sorted(DECLARED.items())}

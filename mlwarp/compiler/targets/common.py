@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from ..passes.registry import (Autodiff, BoundsCheck, ConvertTilesToLinalg, ExpandGeometry, GradCalls, Inline, Jvp,
-                               StreamTileReductions, StripAsserts, UnrollLoops)
+from ..passes.registry import (Autodiff, BoundsCheck, ConvertTilesToLinalg, ExpandGeometry, GradCalls, HoistTileBuffers,
+                               Inline, Jvp, StreamTileReductions, StripAsserts, UnrollLoops)
 
 DEFAULT_CUDA_ARCH = 90
 
@@ -34,7 +34,8 @@ TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tile
 TILES = (StreamTileReductions(), ConvertTilesToLinalg(), "linalg-fuse-elementwise-ops",
          "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops=true}",
          "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
-         "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", "convert-linalg-to-loops")
+         "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", HoistTileBuffers(),
+         "convert-linalg-to-loops")
 
 
 GLOBAL_PASSES: list = []  # compiler/insert.py's insert_pass entries: every kernel's build gets them

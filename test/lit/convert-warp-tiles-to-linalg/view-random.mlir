@@ -39,9 +39,9 @@
 func.func @views(%a: !warp.array<f32, 2>, %i: i32, %j: i32, %out: !warp.array<f32, 1>) {
   %z = arith.constant 0 : i32
   %t = "warp.tile_load"(%a, %z, %z) : (!warp.array<f32, 2>, i32, i32) -> !warp.tile<f32, array<i64: 4, 6>>
-  %v = "warp.tile_view"(%t, %i, %j) : (!warp.tile<f32, array<i64: 4, 6>>, i32, i32) -> !warp.tile<f32, array<i64: 2, 3>>
-  %r = "warp.tile_view"(%t, %i, %z) : (!warp.tile<f32, array<i64: 4, 6>>, i32, i32) -> !warp.tile<f32, array<i64: 6>>
-  %u = "warp.tile_insert_view"(%t, %v, %j, %i) : (!warp.tile<f32, array<i64: 4, 6>>, !warp.tile<f32, array<i64: 2, 3>>, i32, i32) -> !warp.tile<f32, array<i64: 4, 6>>
+  %v = "warp.tile_view"(%t, %i, %j) {steps = array<i64: 1, 1>} : (!warp.tile<f32, array<i64: 4, 6>>, i32, i32) -> !warp.tile<f32, array<i64: 2, 3>>
+  %r = "warp.tile_view"(%t, %i, %z) {steps = array<i64: 0, 1>} : (!warp.tile<f32, array<i64: 4, 6>>, i32, i32) -> !warp.tile<f32, array<i64: 6>>
+  %u = "warp.tile_insert_view"(%t, %v, %j, %i) {steps = array<i64: 1, 1>} : (!warp.tile<f32, array<i64: 4, 6>>, !warp.tile<f32, array<i64: 2, 3>>, i32, i32) -> !warp.tile<f32, array<i64: 4, 6>>
   "warp.tile_store"(%out, %r, %z) : (!warp.array<f32, 1>, !warp.tile<f32, array<i64: 6>>, i32) -> ()
   "warp.tile_store"(%a, %u, %z, %z) : (!warp.array<f32, 2>, !warp.tile<f32, array<i64: 4, 6>>, i32, i32) -> ()
   return

@@ -10,7 +10,7 @@
 // CHECK: %[[T:.+]] = "warp.tile_load"(%[[A]]
 // the view (reverse order: first)
 // CHECK: %[[GV:.+]] = "warp.tile_load"(%{{.+}}) : (!warp.array<f32, 1 : i64>, i32) -> !warp.tile<f32, array<i64: 4>>
-// CHECK: "warp.tile_insert_view"(%{{.+}}, %[[GV]], %[[I]], %{{.+}}) : (!warp.tile<f32, array<i64: 3, 4>>, !warp.tile<f32, array<i64: 4>>, i32, i32) -> !warp.tile<f32, array<i64: 3, 4>>
+// CHECK: "warp.tile_insert_view"(%{{.+}}, %[[GV]], %[[I]], %{{.+}}) {steps = array<i64: 0, 1>} : (!warp.tile<f32, array<i64: 3, 4>>, !warp.tile<f32, array<i64: 4>>, i32, i32) -> !warp.tile<f32, array<i64: 3, 4>>
 // the product along axis 1
 // CHECK: %[[GP:.+]] = "warp.tile_load"(%{{.+}}) : (!warp.array<f32, 1 : i64>, i32) -> !warp.tile<f32, array<i64: 3>>
 // CHECK: "warp.tile_reduce_adjoint"(%[[T]], %[[GP]]) {axis = 1 : i64, kind = "mul"} : (!warp.tile<f32, array<i64: 3, 4>>, !warp.tile<f32, array<i64: 3>>) -> !warp.tile<f32, array<i64: 3, 4>>
@@ -32,7 +32,7 @@ module attributes {warp.tiles} {
     %c0_i32_2 = arith.constant 0 : i32
     "warp.tile_store"(%arg3, %2, %c0_i32_2) : (!warp.array<f32, 1 : i64>, !warp.tile<f32, array<i64: 3>>, i32) -> ()
     %c0_i32_3 = arith.constant 0 : i32
-    %3 = "warp.tile_view"(%0, %arg1, %c0_i32_3) : (!warp.tile<f32, array<i64: 3, 4>>, i32, i32) -> !warp.tile<f32, array<i64: 4>>
+    %3 = "warp.tile_view"(%0, %arg1, %c0_i32_3) {steps = array<i64: 0, 1>} : (!warp.tile<f32, array<i64: 3, 4>>, i32, i32) -> !warp.tile<f32, array<i64: 4>>
     %c0_i32_4 = arith.constant 0 : i32
     "warp.tile_store"(%arg4, %3, %c0_i32_4) : (!warp.array<f32, 1 : i64>, !warp.tile<f32, array<i64: 4>>, i32) -> ()
     return

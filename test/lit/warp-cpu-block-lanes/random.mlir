@@ -15,7 +15,7 @@
 // CHECK: "warp.tile_insert_view"(%[[G]], %[[ROW]], %[[LANE]], %{{.+}})
 // CHECK: %[[T:.+]] = "warp.tile_transpose"(%[[GRID]]) : (!warp.tile<i32, array<i64: 4, 3>>) -> !warp.tile<i32, array<i64: 3, 4>>
 // CHECK: %[[FLAT:.+]] = "warp.tile_reshape"(%[[T]]) : (!warp.tile<i32, array<i64: 3, 4>>) -> !warp.tile<i32, array<i64: 12>>
-// CHECK: "warp.tile_view"(%[[FLAT]], %{{.+}}) : (!warp.tile<i32, array<i64: 12>>, i32) -> !warp.tile<i32, array<i64: 10>>
+// CHECK: "warp.tile_view"(%[[FLAT]], %{{.+}}) {steps = array<i64: 1>} : (!warp.tile<i32, array<i64: 12>>, i32) -> !warp.tile<i32, array<i64: 10>>
 module attributes {warp.cpu_lanes = 4 : i64, warp.tiles} {
   func.func @random(%arg0: !warp.array<i32, 1 : i64>, %arg1: ui32) attributes {warp.kernel} {
     %c0 = arith.constant 0 : i32

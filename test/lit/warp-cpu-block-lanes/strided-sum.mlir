@@ -8,11 +8,11 @@
 
 // CHECK-LABEL: func.func @sums
 // CHECK: %[[T:.+]] = scf.if %{{.+}} -> (!warp.tile<f32, array<i64: 10>>)
-// CHECK: %[[MAIN:.+]] = "warp.tile_view"(%[[T]], %{{.+}}) : (!warp.tile<f32, array<i64: 10>>, i32) -> !warp.tile<f32, array<i64: 8>>
+// CHECK: %[[MAIN:.+]] = "warp.tile_view"(%[[T]], %{{.+}}) {steps = array<i64: 1>} : (!warp.tile<f32, array<i64: 10>>, i32) -> !warp.tile<f32, array<i64: 8>>
 // CHECK: %[[GRID:.+]] = "warp.tile_reshape"(%[[MAIN]]) : (!warp.tile<f32, array<i64: 8>>) -> !warp.tile<f32, array<i64: 2, 4>>
 // CHECK: %[[PARTS:.+]] = "warp.tile_reduce"(%[[GRID]]) {axis = 0 : i64, kind = "add"} : (!warp.tile<f32, array<i64: 2, 4>>) -> !warp.tile<f32, array<i64: 4>>
-// CHECK: %[[TAIL:.+]] = "warp.tile_view"(%[[T]], %{{.+}}) : (!warp.tile<f32, array<i64: 10>>, i32) -> !warp.tile<f32, array<i64: 2>>
-// CHECK: %[[HEAD:.+]] = "warp.tile_view"(%[[PARTS]], %{{.+}}) : (!warp.tile<f32, array<i64: 4>>, i32) -> !warp.tile<f32, array<i64: 2>>
+// CHECK: %[[TAIL:.+]] = "warp.tile_view"(%[[T]], %{{.+}}) {steps = array<i64: 1>} : (!warp.tile<f32, array<i64: 10>>, i32) -> !warp.tile<f32, array<i64: 2>>
+// CHECK: %[[HEAD:.+]] = "warp.tile_view"(%[[PARTS]], %{{.+}}) {steps = array<i64: 1>} : (!warp.tile<f32, array<i64: 4>>, i32) -> !warp.tile<f32, array<i64: 2>>
 // CHECK: %[[BOTH:.+]] = "warp.add"(%[[HEAD]], %[[TAIL]])
 // CHECK: %[[FIXED:.+]] = "warp.tile_insert_view"(%[[PARTS]], %[[BOTH]], %{{.+}})
 // CHECK: "warp.tile_reduce"(%[[FIXED]]) {axis = -1 : i64, kind = "add"} : (!warp.tile<f32, array<i64: 4>>) -> !warp.tile<f32, array<i64: 1>>

@@ -215,3 +215,25 @@ def tile_reduce(tile: ir.Value, kind: str, result: ir.Type, axis: int = -1) -> i
     """warp.tile_reduce {kind, axis}: axis -1 reduces every element into a tile of shape (1,)."""
     return create("tile_reduce", tile, results=[result],
                   attributes={"kind": ir.StringAttr.get(kind), "axis": _i64_attr(axis)}).result
+
+
+def view_steps(tile_t: ir.Type, view_t: ir.Type, steps=None) -> ir.Attribute:
+    """warp.tile_view's {steps}: as given (one per dimension of the tile, 0 where it is dropped), else the plain
+    view, its leading dimensions dropped and the rest step 1."""
+    if steps is None:
+        rank, kept = len(tile_params(tile_t)[1]), len(tile_params(view_t)[1])
+        steps = [0] * (rank - kept) + [1] * kept
+    return ir.DenseI64ArrayAttr.get([int(s) for s in steps])
+
+
+def tile_view(tile: ir.Value, offsets, view_t: ir.Type, steps=None) -> ir.Value:
+    """The view of `tile` at `offsets` (i32, one per dimension of the tile), of type `view_t`; `steps` as
+    view_steps says."""
+    return create("tile_view", tile, list(offsets), results=[view_t],
+                  attributes={"steps": view_steps(tile.type, view_t, steps)}).result
+
+
+def tile_insert_view(tile: ir.Value, part: ir.Value, offsets, steps=None) -> ir.Value:
+    """`tile` with its view at `offsets` (`steps`) replaced by `part`."""
+    return create("tile_insert_view", tile, part, list(offsets), results=[tile.type],
+                  attributes={"steps": view_steps(tile.type, part.type, steps)}).result

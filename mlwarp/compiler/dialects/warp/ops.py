@@ -199,14 +199,25 @@ OPS += [
     OpDef("tile_reshape", "the tile's elements in row-major order, in the result's shape (reshape, squeeze)",
           (Operand("tile", TILE_T),), (Result("reshaped", TILE_T),),
           checks=(TileShapes("reshape", ("tile", "reshaped")),), effect=PURE),
-    OpDef("tile_view", "the subtile at `offsets` (one per dimension of the tile) of the result's shape; a result "
-          "of lower rank drops the tile's leading dimensions (their extent one): tile_view(t, offset=(i,)) is row i",
+    OpDef("tile_view", "the view at `offsets` (one per dimension of the tile) of the result's shape: {steps} gives "
+          "each of the tile's dimensions its step (0: the dimension is dropped, its index the offset), so view element "
+          "(.., j_k, ..) is the tile's at offset_d + step_d * j_k, in order over the kept dimensions (t[2:8:2, 3] "
+          "and t[::-1] are views, tile_view(t, offset=(i,)) row i)",
           (Operand("tile", TILE_T), OFFSETS), (Result("view", TILE_T),),
-          checks=(PerDimension("offsets", "tile"), TileShapes("view", ("tile", "view"))), effect=PURE),
-    OpDef("tile_insert_view", "the tile with the region tile_view(tile, offsets) of the part's shape replaced by the "
-          "part (tile_view's adjoint, tile_assign)", (Operand("tile", Var("TT", TILE_T)), Operand("part", TILE_T),
-                                                      OFFSETS), (Result("updated", Var("TT", TILE_T)),),
-          checks=(PerDimension("offsets", "tile"), TileShapes("view", ("tile", "part"))), effect=PURE),
+          (Attr("steps", AttrBase("#builtin.dense_array")),), checks=(PerDimension("offsets", "tile"),), effect=PURE),
+    OpDef("tile_insert_view", "the tile with the region tile_view(tile, offsets) {steps} of the part's shape replaced "
+          "by the part (tile_view's adjoint, tile_assign, writes through a view)",
+          (Operand("tile", Var("TT", TILE_T)), Operand("part", TILE_T), OFFSETS),
+          (Result("updated", Var("TT", TILE_T)),), (Attr("steps", AttrBase("#builtin.dense_array")),),
+          checks=(PerDimension("offsets", "tile"),), effect=PURE),
+    OpDef("tile_gather", "the tile gathered along {axis} by the 1-d int tile `indices`: element (.., k, ..) is the "
+          "tile's at (.., i, ..) with i = indices[k], a negative i counting from the end (t[indices, :])",
+          (Operand("tile", TILE_T), Operand("indices", Tile(ANY))), (Result("gathered", TILE_T),),
+          (Attr("axis", AttrBase("#builtin.integer")),), effect=PURE),
+    OpDef("tile_gather_add", "the tile plus the part added back along {axis} at the positions `indices` gathered "
+          "(tile_gather's adjoint: a repeated index adds each of its parts)",
+          (Operand("tile", Var("TT", TILE_T)), Operand("part", TILE_T), Operand("indices", Tile(ANY))),
+          (Result("updated", Var("TT", TILE_T)),), (Attr("axis", AttrBase("#builtin.integer")),), effect=PURE),
     OpDef("tile_random", "random numbers from the uint32 `state` as Warp's tile_randi / tile_randf on one lane: "
           "s = rand_pcg(state), then each element in row-major order advances s = rand_pcg(s) and is "
           "{kind = \"randi\"} int32(s) or {kind = \"randf\"} (s >> 8) / 2^24; with `bounds` (low, high), randi "

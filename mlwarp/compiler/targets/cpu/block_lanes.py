@@ -137,12 +137,11 @@ def _lane_random(kernel, lanes: int) -> None:
                 drawn = wb.create("tile_random", mine, bounds, results=[_tile_of(element, draws)],
                                   attributes={"kind": kind}).result
                 row = wb.create("tile_reshape", drawn, results=[_tile_of(element, 1, draws)]).result
-                scf.YieldOp([wb.create("tile_insert_view", loop.inner_iter_args[0], row, [lane, _const(_i32(), 0)],
-                                       results=[grid.type]).result])
+                scf.YieldOp([wb.tile_insert_view(loop.inner_iter_args[0], row, [lane, _const(_i32(), 0)])])
             flat = wb.create("tile_transpose", loop.results[0], results=[_tile_of(element, draws, rows)]).result
             flat = wb.create("tile_reshape", flat, results=[_tile_of(element, draws * rows)]).result
             if draws * rows != n:
-                flat = wb.create("tile_view", flat, [_const(_i32(), 0)], results=[_tile_of(element, n)]).result
+                flat = wb.tile_view(flat, [_const(_i32(), 0)], _tile_of(element, n))
             if len(shape) > 1:
                 flat = wb.create("tile_reshape", flat, results=[result.type]).result
         result.replace_all_uses_with(flat)
@@ -179,17 +178,15 @@ def _strided_reductions(kernel, lanes: int) -> None:
         with ir.InsertionPoint(op), op.location:
             flat = t if len(shape) == 1 else wb.create("tile_reshape", t, results=[_tile_of(element, n)]).result
             zero = _const(_i32(), 0)
-            main = flat if not rest else wb.create("tile_view", flat, [zero],
-                                                    results=[_tile_of(element, rows * lanes)]).result
+            main = flat if not rest else wb.tile_view(flat, [zero], _tile_of(element, rows * lanes))
             grid = wb.create("tile_reshape", main, results=[_tile_of(element, rows, lanes)]).result
             partials = wb.create("tile_reduce", grid, results=[_tile_of(element, lanes)], attributes={
                 "kind": ir.StringAttr.get(kind), "axis": ir.IntegerAttr.get(_i64(), 0)}).result
             if rest:
-                tail = wb.create("tile_view", flat, [_const(_i32(), rows * lanes)],
-                                 results=[_tile_of(element, rest)]).result
-                head = wb.create("tile_view", partials, [zero], results=[_tile_of(element, rest)]).result
+                tail = wb.tile_view(flat, [_const(_i32(), rows * lanes)], _tile_of(element, rest))
+                head = wb.tile_view(partials, [zero], _tile_of(element, rest))
                 both = wb.builtin(kind, [head, tail], head.type)
-                partials = wb.create("tile_insert_view", partials, both, [zero], results=[partials.type]).result
+                partials = wb.tile_insert_view(partials, both, [zero])
             total = wb.create("tile_reduce", partials, results=[op.results[0].type], attributes={
                 "kind": ir.StringAttr.get(kind), "axis": ir.IntegerAttr.get(_i64(), -1)}).result
         op.results[0].replace_all_uses_with(total)
@@ -333,6 +330,21 @@ class _Lanes:
             return False
         return any(_is_tile_type(v.type) for v in list(op.operands) + list(op.results))
 
+    def only_barriers(self, op) -> bool:
+        """Whether the op's only block-level ops are barriers (warp.tile_sync), whatever its regions hold."""
+        for region in op.regions:
+            for b in region.blocks:
+                for inner in b.operations:
+                    inner = inner.operation
+                    if inner.name == "warp.tile_sync":
+                        continue
+                    if inner.regions and inner.name != "warp.tile_map":
+                        if not self.only_barriers(inner):
+                            return False
+                    elif self.is_cooperative(inner):
+                        return False
+        return True
+
     # -- the kernel ----------------------------------------------------------------------------------------
     def run(self):
         entry = self.kernel.regions[0].blocks[0]
@@ -452,6 +464,13 @@ class _Lanes:
                 if stretch:
                     op.move_before(stretch[0])
                 continue
+            if self.is_cooperative(op) and op.name == "scf.if" and self.only_barriers(op) and (
+                    op.operands[0] in pending or op.operands[0] in self.carriers or op.operands[0] in self.remat):
+                # a lane-dependent branch whose only block-level ops are barriers (Warp's WP_TILE_SYNC after an
+                # element write, `if lane == 0: t[i] = x`): some lanes skip them, so they order nothing; the
+                # branch is lane-local code, its lanes' writes in lane order
+                for inner in ops_named(op, {"warp.tile_sync"}):
+                    inner.erase()
             if not self.is_cooperative(op):
                 stretch.append(op)
                 pending.update(op.results)

@@ -9,10 +9,11 @@ import struct
 import subprocess
 
 from .host import host_isas
+from ...native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR, compile_cpu_object, host_compiler
 from ...passes.registry import (Bf16AsI16, Bf16RoundEachOp, ConvertArraysToLLVM, ConvertBuiltinsToArith,
-                                ConvertCompositesToVector, CpuBlockLanes, CpuEntry, CpuInterchangeLoops, CpuKeepVectors,
-                                CpuSerialCopy, CpuVectorMath, ExpandGeometry, PrivatizeAtomics, PrivatizeScatter,
-                                VectorizeTileMatmul)
+                                ConvertCompositesToVector, ConvertNativeCalls, CpuBlockLanes, CpuEntry,
+                                CpuInterchangeLoops, CpuKeepVectors, CpuSerialCopy, CpuVectorMath, ExpandGeometry,
+                                PrivatizeAtomics, PrivatizeScatter, VectorizeTileMatmul)
 from ..common import CPU_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 LIBRARY = "kernel.so"
@@ -32,8 +33,9 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
     return kernel_name
 
 
-LOWER = (ConvertCompositesToVector(), ConvertBuiltinsToArith(), ConvertArraysToLLVM(), CpuEntry(), CpuKeepVectors(),
-         CpuInterchangeLoops(), PrivatizeAtomics(), PrivatizeScatter(), CpuSerialCopy(), "canonicalize", "cse")
+LOWER = (ConvertCompositesToVector(), ConvertBuiltinsToArith(), ConvertArraysToLLVM(), CpuEntry(), ConvertNativeCalls(),
+         CpuKeepVectors(), CpuInterchangeLoops(), PrivatizeAtomics(), PrivatizeScatter(), CpuSerialCopy(), "canonicalize",
+         "cse")
 # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
 # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
 TILES_TO_LLVM = ("expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm")  # the tiles' buffers
@@ -78,8 +80,13 @@ def emit_object(build) -> None:
 
 def emit_library(build) -> None:
     obj = os.path.join(build.out_dir, OBJECT)
-    link(obj, os.path.join(build.out_dir, LIBRARY), build.libraries)
-    os.remove(obj)
+    natives = build.side_tables.get(NATIVE_FUNCTIONS_ATTR)
+    extra = [compile_cpu_object(natives, build.out_dir)] if natives else []  # the @wp.func_native snippets
+    try:
+        link(obj, os.path.join(build.out_dir, LIBRARY), build.libraries, extra)
+    finally:
+        for path in [obj, *extra]:
+            os.remove(path)
     build.meta["library"] = LIBRARY
     build.files.append(LIBRARY)
 
@@ -104,13 +111,16 @@ def has_undefined_symbols(path: str) -> bool:
     return False
 
 
-def link(obj: str, out: str, libraries=()) -> None:
+def link(obj: str, out: str, libraries=(), native_objects=()) -> None:
     """Links the object into a shared library: with `ld` directly when there is one (a few ms; the
     `cc` driver costs tens of ms more for the same `ld` run), else with `cc` (or $CC). libm only when
-    the object calls out (reading libm's symbols is half of a small kernel's link: ~2 of 4.5 ms)."""
+    the object calls out (reading libm's symbols is half of a small kernel's link: ~2 of 4.5 ms).
+    With `native_objects` (compiled @wp.func_native snippets: C++), the C++ compiler's driver links,
+    which knows where its runtime library is."""
     ld = None if os.environ.get("CC") else shutil.which("ld")
-    libm = ["-lm"] if libraries or has_undefined_symbols(obj) else []
-    cmd = [ld or os.environ.get("CC", "cc"), "-shared", "-o", out, obj, *libm, *libraries]
+    libm = ["-lm"] if libraries or native_objects or has_undefined_symbols(obj) else []
+    driver = host_compiler() if native_objects else (ld or os.environ.get("CC", "cc"))
+    cmd = [driver, "-shared", "-o", out, obj, *native_objects, *libm, *libraries]
     try:
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     except FileNotFoundError:

@@ -9,11 +9,18 @@ import os
 from mlir import ir
 
 from ..common import TILE_LAUNCH_ATTR
-from .gpu_binary import assemble_cubin, emit_ptx, ptxas_path
+from ...native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR, compile_ptx, native_entry_points, splice_ptx
+from .gpu_binary import assemble_cubin, check_ptx, emit_ptx, ptxas_path
 
 
 def emit_ptx_file(build, name: str) -> None:
-    build.artifacts["ptx"] = ptx = emit_ptx(build.module)
+    natives = build.side_tables.get(NATIVE_FUNCTIONS_ATTR)
+    entries = native_entry_points(natives) if natives else frozenset()
+    ptx = emit_ptx(build.module, entries)
+    if natives:  # the @wp.func_native snippets, compiled by nvcc, joined to the kernel's PTX
+        ptx = splice_ptx(ptx, compile_ptx(natives, build.options.arch), entries)
+        check_ptx(ptx)
+    build.artifacts["ptx"] = ptx
     if build.out_dir is not None:
         with open(os.path.join(build.out_dir, name), "wb") as f:
             f.write(ptx)

@@ -12,7 +12,8 @@ whose forward kernels all qualify, the pass:
   sequential loop inside, in the CPU's order, so every element is summed as on the CPU, by one lane (not a tree:
   the CPU's bits, at the cost of a whole-tile reduction's parallelism). A reduction to one element (tile_sum)
   thus runs on lane 0 alone; a tile_store / tile_atomic_add writes each element once
-  per block (not once per lane); a single element (tile_insert) is written by lane 0;
+  per block (not once per lane); a single element (tile_insert) is written by every lane, each its own index and
+  value, as Warp's tile_element_assign (the same one from every lane when they agree);
 - runs a forward kernel's adjoint (or tangent) on lane 0 of each block alone (LANE_ZERO_ATTR), its tiles whole
   in local memory as on the path of one thread per block: a tape launches it in the forward's shape, and its
   lane-local code reads and clears adjoints, which lanes side by side would race on;
@@ -113,7 +114,7 @@ class _Analysis:
         for op in block.operations:
             op = op.operation
             name = op.name
-            # (a memref.store of the lane-local code: tile_insert's element, written by lane 0 between barriers)
+            # (a memref.store of the lane-local code: tile_insert's element, written by each lane between barriers)
             collective = name in ("linalg.generic", "memref.copy", "memref.store") or TILE_WRITE_ATTR in op.attributes
             if collective:
                 if forbidden is not None:
@@ -265,14 +266,10 @@ class _Spread:
         op.erase()
 
     def single(self, op):
-        """An element the lane-local code writes (tile_insert): lane 0 writes it, its value (the same on every lane
-        unless the kernel makes it depend on the lane)."""
-        with ir.InsertionPoint(op), op.location:
-            only = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, self.lane, _index(0)).result)
-            with ir.InsertionPoint(only.then_block):
-                end = scf.YieldOp([])
-        op.move_before(end)
-        self._after(only.operation)
+        """An element the lane-local code writes (tile_insert): every lane writes its own, as Warp's
+        tile_element_assign (each lane's index and value: example_tile_block_cholesky's lanes each pad their
+        elements); the barrier after it makes every lane's write seen."""
+        self._after(op)
 
     def write(self, op):
         """A tile_store / tile_atomic_add nest: each element once per block, elements spread over the lanes."""

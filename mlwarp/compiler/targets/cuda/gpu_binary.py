@@ -25,15 +25,16 @@ class GpuCompileError(RuntimeError):
     """PTX or cubin generation failed; the message says which tool and why."""
 
 
-def emit_ptx(module: ir.Module) -> bytes:
-    """Runs gpu-module-to-binary{format=isa} on `module` (in its context) and returns the PTX text."""
+def emit_ptx(module: ir.Module, defined_later=frozenset()) -> bytes:
+    """Runs gpu-module-to-binary{format=isa} on `module` (in its context) and returns the PTX text. Functions in
+    `defined_later` (the @wp.func_native entry points, which splice_ptx adds) may stay external."""
     pm = PassManager.parse("builtin.module(gpu-module-to-binary{format=isa})")
     pm.run(module.operation)
     binaries = [op for op in module.body.operations if op.operation.name == "gpu.binary"]
     if len(binaries) != 1:
         raise GpuCompileError(f"expected one gpu.binary after gpu-module-to-binary, found {len(binaries)}")
     ptx = gpu.ObjectAttr(binaries[0].attributes["objects"][0]).object
-    check_ptx(ptx)
+    check_ptx(ptx, defined_later)
     return ptx
 
 
@@ -41,8 +42,9 @@ def emit_ptx(module: ir.Module) -> bytes:
 _DRIVER_FUNCTIONS = {"vprintf"}
 
 
-def check_ptx(ptx: bytes) -> None:
-    unresolved = [f for f in _EXTERN.findall(ptx.decode("utf-8", "replace")) if f not in _DRIVER_FUNCTIONS]
+def check_ptx(ptx: bytes, defined_later=frozenset()) -> None:
+    unresolved = [f for f in _EXTERN.findall(ptx.decode("utf-8", "replace"))
+                  if f not in _DRIVER_FUNCTIONS and f not in defined_later]
     if unresolved:
         raise GpuCompileError(f"PTX calls external function(s) {sorted(set(unresolved))} that no library "
                               f"defines (libdevice, which the MLIR wheel embeds, has no such function: a builtin lowered "

@@ -8,7 +8,8 @@ The table imports no MLIR (the artifact steps are artifacts.py).
 from __future__ import annotations
 
 from ...passes.registry import (ConvertArraysToLLVM, ConvertBuiltinsToArith, ConvertCompositesToVector,
-                                ConvertTilesToLinalg, GpuCooperativeTiles, GpuKernel, StreamTileReductions)
+                                ConvertNativeCalls, ConvertTilesToLinalg, GpuCooperativeTiles, GpuKernel,
+                                StreamTileReductions)
 from ..common import CUDA_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 PTX = "kernel.ptx"
@@ -29,8 +30,8 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
     return f"{kernel_name}.sm_{o.arch}"
 
 
-LOWER = (ConvertCompositesToVector(), ConvertBuiltinsToArith(), ConvertArraysToLLVM(), GpuKernel(), "canonicalize",
-         "cse")
+LOWER = (ConvertCompositesToVector(), ConvertBuiltinsToArith(), ConvertArraysToLLVM(), GpuKernel(), ConvertNativeCalls(),
+         "canonicalize", "cse")
 
 
 def stages(o: BuildOptions) -> list:
