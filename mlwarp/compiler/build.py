@@ -2,8 +2,8 @@
 (passes, or an artifact: object, shared library, PTX, cubin), into one CompiledKernel record.
 
 Debug builds, and every build under `MLWARP_VERIFY_IR=1` (the tests), verify the IR after the frontend and
-after each pass stage (compiler/verify.py). The loop dumps the IR after each pass stage (`MLWARP_DUMP_IR=<dir>` writes `<prefix>.<stage>.mlir`,
-after `<prefix>.warp.mlir`, the frontend's output), times the stages (`MLWARP_TIMINGS`), and prints
+after each pass stage (compiler/verify.py). The loop dumps the IR after each IR stage (`MLWARP_DUMP_IR=<dir>` writes
+`<prefix>.<stage>.mlir`, the first `<prefix>.warp.mlir`, the frontend's output), times the stages (`MLWARP_TIMINGS`), and prints
 the IR after every pass with `MLWARP_PRINT_IR_AFTER_ALL=1` (compiler/pipeline.py). Side tables the
 passes leave as module attributes (warp-bounds-check's sites, warp-autodiff's reasons for a kernel
 without adjoint) leave the module before its first artifact and travel in the record.
@@ -93,8 +93,6 @@ def pop_side_tables(module: ir.Module) -> dict:
 def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: str | None = None) -> None:
     """Runs `stages` on build.module (inside its context)."""
     dump_dir = os.environ.get("MLWARP_DUMP_IR") if dump_prefix else None
-    if dump_dir:
-        dump_ir(build.module, dump_dir, dump_prefix, "warp")
     # debug and test builds check the IR after the frontend and each pass stage, until no warp op is left
     verifying = wanted(build.options.debug) and check_module(build.module, "the frontend")
     t = time.perf_counter()
@@ -102,9 +100,10 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
         if stage.only_if is not None and stage.only_if not in build.module.operation.attributes:
             continue  # (a kernel without tiles skips the tile stages)
         if stage.emit is None:
-            run_passes(build.module, stage.passes)
-            if verifying:
-                verifying = check_module(build.module, f"stage '{stage.name}'")
+            if stage.passes:  # ("warp", the frontend's output, has none unless some were inserted there)
+                run_passes(build.module, stage.passes)
+                if verifying:
+                    verifying = check_module(build.module, f"stage '{stage.name}'")
             if stage.name == "warp-opt":  # the kernel inlined and not yet differentiated: what a Tape saves
                 build.meta["array_access"] = kernel_array_access(build.module, build.name)
             if dump_dir:
@@ -189,9 +188,9 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
 
 
 def stage_names(target: str, options: BuildOptions) -> list:
-    """The stages kernel.to_mlir can show: "warp" (the frontend's output), the pass stages, text artifacts."""
+    """The stages kernel.to_mlir can show: the IR stages ("warp" first, the frontend's output), text artifacts."""
     shown = target_module(target).TEXT_ARTIFACTS
-    return ["warp"] + [s.name for s in stage_table(target, options) if s.emit is None or s.name in shown]
+    return [s.name for s in stage_table(target, options) if s.emit is None or s.name in shown]
 
 
 def emit_ir(target: str, func, arg_types: dict, stage: str = "warp", options: BuildOptions | None = None) -> str:
@@ -203,7 +202,7 @@ def emit_ir(target: str, func, arg_types: dict, stage: str = "warp", options: Bu
         raise ValueError(f"unknown {what} {stage!r}; stages: {names}")
     ctx, kir = _frontend(target, get_source(func), arg_types, options.backward, options.cpu_block_dim)
     stages = stage_table(target, options)
-    until = [s.name for s in stages].index(stage) + 1 if stage != "warp" else 0
+    until = [s.name for s in stages].index(stage) + 1
     build = Build(target, kir.name, kir.module, options, None)
     try:
         with ctx:

@@ -13,7 +13,7 @@ from mlwarp.core.errors import CompilerWarning  # noqa: E402
 
 from .build import Timings, compile_kernel, emit_ir as _emit_ir  # noqa: E402
 from .contained import CompilerCrash, contained, crash_reason  # noqa: E402
-from .targets.cpu.cpu_vector_math import host_isas  # noqa: E402
+from .targets.cpu.host import host_isas  # noqa: E402
 from .targets import BuildOptions  # noqa: E402
 from .targets.cpu.table import LIBRARY  # noqa: E402,F401  (the library's file name in the cache entry)
 

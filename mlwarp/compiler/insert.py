@@ -13,20 +13,24 @@
     def k(...): ...
 
 A pass is one of
-- an mlwarp pass by name, with options in upstream syntax: "warp-unroll-loops{max-unroll=4}",
-- upstream MLIR pass pipeline text, as `mlir-opt --pass-pipeline` takes inside builtin.module(...):
-  "canonicalize", "func.func(loop-invariant-code-motion)",
+- pipeline text (compiler/pipeline_text.py, the syntax of the stage tables and mlwarp-opt): mlwarp passes with
+  options in upstream syntax, "warp-unroll-loops{max-unroll=4}", and upstream MLIR passes as
+  `mlir-opt --pass-pipeline` takes them inside builtin.module(...): "canonicalize",
+  "func.func(loop-invariant-code-motion)", or a comma list of both; mlwarp passes' names and options are
+  checked where the InsertedPass is written, upstream ones when the build runs them,
 - a Python callable `f(module_op: mlir.ir.Operation) -> None`, run as a pass on the whole module
   (it may rewrite the IR in place; an exception fails the compile with its message).
 
-The point is a stage of the target's table (compiler/targets/: "warp-opt", "autodiff",
-"bounds-check" (debug builds only), "lowered", then "llvm" on the CPU, "nvvm" for CUDA): the pass
-runs `after` the stage's passes (before the next stage's dump), or `before` them. `target=None`
+The point is any IR stage of the target's tables (compiler/targets/ `stage_points`: "warp" (the frontend's
+output), "warp-opt", "autodiff", "asserts" (release builds) or "bounds-check" (debug builds), "tiles" and
+"tiles-to-llvm" (modules with tiles), "lowered", then "llvm" on the CPU, "nvvm" for CUDA): the pass runs
+`after` the stage's passes (before the stage's dump), or `before` them. `target=None`
 inserts into both targets' tables. A kernel's passes run before the global ones at the same point.
 
 Inserted passes are part of the kernel cache key (`fingerprint`): a pass text as written, a Python
 pass by its qualified name and a hash of its source, so changing either recompiles the kernel.
-This module imports no MLIR (Kernel.cache_key reads it on cache hits).
+This module imports no MLIR (Kernel.cache_key reads it on cache hits), nor does writing an InsertedPass (the
+stage tables it checks the point against are MLIR-free).
 """
 
 from __future__ import annotations
@@ -36,8 +40,10 @@ import hashlib
 import inspect
 from typing import Callable
 
-STAGE_POINTS = {"cpu": ("warp-opt", "autodiff", "bounds-check", "lowered", "llvm"),
-                "cuda": ("warp-opt", "autodiff", "bounds-check", "lowered", "nvvm")}
+from .passes.registry import PassError
+from .pipeline_text import resolve
+from .targets import TARGETS, stage_points
+from .targets.common import GLOBAL_PASSES, passes_for  # noqa: F401  (the global entries: every build's)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,14 +56,19 @@ class InsertedPass:
     def __post_init__(self):
         if (self.after is None) == (self.before is None):
             raise ValueError(f"inserted pass {self.label()}: give exactly one of after= or before= (a stage name)")
-        if self.target is not None and self.target not in STAGE_POINTS:
+        if self.target is not None and self.target not in TARGETS:
             raise ValueError(f"inserted pass {self.label()}: unknown target {self.target!r}; targets: "
-                             f"{', '.join(STAGE_POINTS)}")
+                             f"{', '.join(TARGETS)}")
         if not (isinstance(self.pass_, str) or callable(self.pass_)):
             raise TypeError(f"inserted pass must be pass text or a callable taking the module op, "
                             f"got {type(self.pass_).__name__}")
+        if isinstance(self.pass_, str):
+            try:
+                resolve(self.pass_)  # the syntax, and mlwarp passes' names and options
+            except PassError as e:
+                raise ValueError(f"inserted pass {self.label()}: {e}") from None
         point = self.after or self.before
-        known = [s for t, stages in STAGE_POINTS.items() if self.applies_to(t) for s in stages]
+        known = [s for t in TARGETS if self.applies_to(t) for s in stage_points(t)]
         if point not in known:
             raise ValueError(f"inserted pass {self.label()}: unknown stage {point!r}; stages: "
                              f"{', '.join(dict.fromkeys(known))}")
@@ -86,9 +97,6 @@ def _source_hash(p) -> str:
     return hashlib.sha256(text).hexdigest()[:16]
 
 
-GLOBAL_PASSES: list = []  # InsertedPass entries every kernel's build gets
-
-
 def insert_pass(pass_, *, after: str | None = None, before: str | None = None, target: str | None = None):
     """Inserts `pass_` into every kernel's build from now on; returns the entry (for remove_pass)."""
     entry = InsertedPass(pass_, after=after, before=before, target=target)
@@ -113,11 +121,6 @@ def as_inserted(passes) -> tuple:
                             f"got {p!r}")
         out.append(p)
     return tuple(out)
-
-
-def passes_for(options: dict) -> tuple:
-    """The passes a build with these kernel options gets: the kernel's, then the global ones."""
-    return tuple(options.get("passes", ())) + tuple(GLOBAL_PASSES)
 
 
 def fingerprint(options: dict) -> str:

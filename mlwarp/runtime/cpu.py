@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import functools
 import itertools
 import os
 import queue
@@ -38,6 +37,7 @@ import threading
 import time
 
 from mlwarp.core.config import config
+from mlwarp.core.host import cpu_flags  # noqa: F401  (where the API and the tests read it)
 
 from . import cpu_pool
 
@@ -82,21 +82,6 @@ def _thread_count() -> tuple:
 
 
 _CPU_COUNT = max(1, os.cpu_count() or 1)  # os.cpu_count() reads /sys on each call: ~10 us a launch
-
-
-@functools.lru_cache(maxsize=None)
-def cpu_flags() -> tuple:
-    """This CPU's feature flags (/proc/cpuinfo), () where there is none."""
-    try:
-        with open("/proc/cpuinfo", "rb") as f:  # bytes, the first CPU's block: a warm start reads this
-            head = f.read(1 << 14)
-    except OSError:
-        return ()
-    start = head.find(b"\nflags")
-    end = head.find(b"\n", start + 1)
-    if start < 0 or end < 0:
-        return ()
-    return tuple(head[start:end].partition(b":")[2].decode("ascii", "replace").split())
 
 
 class _Job:

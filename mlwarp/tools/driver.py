@@ -14,13 +14,12 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from mlwarp.compiler.context import make_context
-from mlwarp.compiler.passes.registry import PassError
-from mlwarp.compiler.passes.registry import PASSES, pass_class
+from mlwarp.compiler.passes.registry import PASSES, Pass, PassError, implemented
+from mlwarp.compiler.pipeline_text import parse_element, resolve
 from mlwarp.compiler.verify import verify_module
 
 from .diagnostics import PARSER_BUFFER, all_errors, describe, first_line, format_location
 from .errors import DiagnosticsError, ToolError
-from .pipeline_text import PipelineSyntaxError, parse_element, parse_options, parse_pipeline
 from .stages import StageError, stage_passes
 
 # MLIR's message for a name that is no registered pass, at any nesting depth.
@@ -48,51 +47,34 @@ class OptDriver:
                                            enable_debug_info=debug_info)
 
     def _add_step(self, step) -> None:
-        if step[0] == "pipeline":
-            try:
-                elements = parse_pipeline(step[1])
-            except PipelineSyntaxError as e:
-                raise ToolError(str(e)) from None
-            for el in elements:
-                self._add_pass(el.name, el.options, el.text, nested=el.nested is not None)
-        elif step[0] == "stages":
-            try:
-                passes = stage_passes(step[1])
-            except StageError as e:
-                raise ToolError(str(e)) from None
-            for p in passes:
-                if isinstance(p, str):
-                    el = parse_element(p)
-                    self._add_pass(el.name, el.options, el.text, nested=el.nested is not None)
-                else:  # (name, {option: value})
-                    name, values = p
-                    options = " ".join(f"{k}={v}" for k, v in values.items()) or None
-                    self._add_pass(name, options, name if options is None else f"{name}{{{options}}}", nested=False)
-        else:
-            _, name, options = step
-            self._add_pass(name, options, name if options is None else f"{name}{{{options}}}", nested=False)
-
-    def _add_pass(self, name: str, options: str | None, text: str, nested: bool) -> None:
-        cls = pass_class(name)
-        if cls is None:
-            self._add_upstream(name, text)
-            return
-        if nested:
-            raise ToolError(f"pass '{name}' runs on the whole module; it cannot take a nested pipeline")
+        """A step's passes: resolved by the compiler's own parser (compiler/pipeline_text.py), options checked now."""
         try:
-            values = parse_options(options or "")
-            instance = cls.parse(values)  # checks the options now, before any input is read
-        except (PassError, PipelineSyntaxError) as e:
+            if step[0] == "pipeline":
+                entries = resolve(step[1], anchored=True)
+            elif step[0] == "stages":
+                entries = stage_passes(step[1])
+            else:  # --name or --name=<options>
+                _, name, options = step
+                entries = resolve(name if options is None else f"{name}{{{options}}}")
+        except (PassError, StageError) as e:
             raise ToolError(str(e)) from None
+        for entry in entries:
+            if isinstance(entry, Pass):
+                self._add_pass(entry)
+            else:
+                self._add_upstream(parse_element(entry).name, entry)
 
-        def run(op, pass_, cls=cls, instance=instance):
+    def _add_pass(self, p: Pass) -> None:
+        instance = implemented(p)
+
+        def run(op, pass_, instance=instance):
             try:
                 instance.run(op)
             except Exception as e:  # noqa: BLE001  reported by process(), not as a traceback
-                self.failure = (cls.name, e)
+                self.failure = (p.name, e)
                 pass_.signal_pass_failure()
 
-        self.pm.add(run, name=cls.__name__, argument=cls.name, description=cls.description)
+        self.pm.add(run, name=type(instance).__name__, argument=p.name, description=p.description)
 
     def _add_upstream(self, name: str, text: str) -> None:
         try:

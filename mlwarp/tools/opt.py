@@ -16,7 +16,11 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from mlwarp.compiler.passes.registry import PASSES, declared
+from mlwarp.compiler.pipeline_text import format_pipeline
+
 from .errors import DiagnosticsError, ToolError
+from .stages import targets
 from .verify_diagnostics import expectations, mismatches
 
 USAGE = """\
@@ -93,14 +97,12 @@ def parse_args(argv: list[str]) -> Options:
 
 
 def list_passes() -> str:
-    from mlwarp.compiler.passes.registry import PASSES, pass_class  # lazy: MLIR
-
-    from .stages import targets
-
+    """Every mlwarp pass with its options and defaults, then each stage of the release tables as pipeline text
+    that --pass-pipeline takes back (compiler/pipeline_text.py prints it)."""
     width = max(len(n) for n in PASSES) + 4
     lines = ["mlwarp passes (any upstream MLIR pass is accepted as well):"]
     for name in sorted(PASSES):
-        cls = pass_class(name)
+        cls = declared(name)
         lines.append(f"  --{name:<{width}}{cls.description}")
         defaults = cls()
         for key, field in cls.option_fields().items():
@@ -108,10 +110,10 @@ def list_passes() -> str:
             shown = str(default).lower() if isinstance(default, bool) else default
             lines.append(f"      {key}={shown}  ({type(default).__name__}, default)")
     lines.append("")
-    lines.append("compiler stages (--mlwarp-pipeline=<target>[:<stage>]):")
+    lines.append("compiler stages (--mlwarp-pipeline=<target>[:<stage>]; or their text as --pass-pipeline=...):")
     for target, stages in targets().items():
         for stage, passes in stages:
-            lines.append(f"  {target}:{stage:<{width - len(target) - 1}}{','.join(map(str, passes))}")
+            lines.append(f"  {target}:{stage:<{width - len(target) - 1}}{format_pipeline(passes)}")
     return "\n".join(lines) + "\n"
 
 

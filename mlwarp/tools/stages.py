@@ -7,7 +7,8 @@ from mlwarp.compiler.targets import TARGETS, stage_table  # no MLIR until a tabl
 
 
 def targets() -> dict:
-    """target -> [(stage, [pass, ...])]: the IR stages of each target's default (release) build."""
+    """target -> [(stage, [entry, ...])]: the IR stages of each target's default (release) build; an entry is an
+    mlwarp pass object or upstream pipeline text (compiler/pipeline_text.py prints both)."""
     return {t: [(s.name, list(s.passes)) for s in stage_table(t) if s.emit is None] for t in TARGETS}
 
 
@@ -16,8 +17,7 @@ class StageError(Exception):
 
 
 def stage_passes(spec: str) -> list:
-    """`cpu` -> every pass of every CPU stage; `cpu:lowered` -> up to and including stage 'lowered'.
-    Each pass is a pipeline element (text) or a (name, {option: value}) pair, as in the stage table."""
+    """`cpu` -> every entry of every CPU stage; `cpu:lowered` -> up to and including stage 'lowered'."""
     target, _, last = spec.partition(":")
     known = targets()
     if target not in known:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
+from mlwarp.compiler.targets.cpu import artifacts as cpu_artifacts
 from mlwarp.compiler.targets.cpu import table as cpu_target
 from mlwarp.compiler.contained import CompilerCrash
 
@@ -60,14 +61,14 @@ def test_compile_errors_and_warnings_come_back_from_the_compile_process(monkeypa
 def test_a_kernel_that_crashes_llvm_with_avx512_is_rebuilt_without_it(monkeypatch):
     from mlwarp.compiler.targets.cpu.cpu_vector_math import host_isas
 
-    write_object = cpu_target.write_object
+    write_object = cpu_artifacts.write_object  # (the object step the CPU table runs)
 
     def avx512_crashes(module, path):  # as LLVM's X86 shuffle combine did on some AVX-512 code
         if '"-avx512f"' not in str(module):
             os.abort()
         return write_object(module, path)
 
-    monkeypatch.setattr(cpu_target, "write_object", avx512_crashes)
+    monkeypatch.setattr(cpu_artifacts, "write_object", avx512_crashes)
 
     @wp.kernel
     def needs_the_fallback(x: wp.array(dtype=float), y: wp.array(dtype=float)):

@@ -3,6 +3,7 @@ Python pass that rewrites the IR, for one kernel or globally, and part of the ke
 
 import glob
 import os
+import re
 
 import numpy as np
 import pytest
@@ -80,7 +81,7 @@ def test_global_passes_apply_to_every_kernel_and_only_their_target():
         assert "test.loops" not in plain.to_mlir("autodiff")
         assert "test.loops = 1 : i64" in cuda_compile.to_mlir(plain, "autodiff", 90)  # no GPU needed
         cuda_autodiff = [s for s in stage_table("cuda", BuildOptions.of({})) if s.name == "autodiff"][0]
-        assert cuda_autodiff.passes[0] == cuda_only and cuda_autodiff.passes[1] == ("warp-autodiff", {"tape-bytes": 0})
+        assert cuda_autodiff.passes[0] == cuda_only and str(cuda_autodiff.passes[1]) == "warp-autodiff{tape-bytes=0}"
     finally:
         insert.remove_pass(cuda_only)
     # an in-process build's MLIR context is gone before the next forked compile (it used to hang)
@@ -131,16 +132,23 @@ def test_a_python_pass_is_keyed_by_its_source(tmp_path):
     assert keys[0] != keys[1]
 
 
+# every IR stage of the tables (targets.stage_points), in table order: written out, not derived
+CPU_POINTS = "warp, warp-opt, autodiff, asserts, bounds-check, tiles, lowered, tiles-to-llvm, llvm"
+
+
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(pass_="cse", after="nowhere"), "inserted pass 'cse': unknown stage 'nowhere'; stages: warp-opt, autodiff, "
-                                         "bounds-check, lowered, llvm, nvvm"),
-    (dict(pass_="cse", after="nvvm", target="cpu"), "inserted pass 'cse': unknown stage 'nvvm'; stages: warp-opt, "
-                                                    "autodiff, bounds-check, lowered, llvm"),
+    (dict(pass_="cse", after="nowhere"), f"inserted pass 'cse': unknown stage 'nowhere'; stages: {CPU_POINTS}, nvvm"),
+    (dict(pass_="cse", after="nvvm", target="cpu"), f"inserted pass 'cse': unknown stage 'nvvm'; stages: {CPU_POINTS}"),
+    (dict(pass_="cse", after="object"), f"inserted pass 'cse': unknown stage 'object'; stages: {CPU_POINTS}, nvvm"),
+    (dict(pass_="warp-unroll-loops{depth=2}", after="warp"),
+     "inserted pass 'warp-unroll-loops{depth=2}': pass 'warp-unroll-loops' has no option(s) ['depth']; "
+     "options: ['max-unroll']"),
+    (dict(pass_="cse,(", after="warp"), "inserted pass 'cse,(': unterminated ')' in pass pipeline 'cse,('"),
     (dict(pass_="cse"), "inserted pass 'cse': give exactly one of after= or before= (a stage name)"),
     (dict(pass_="cse", after="llvm", target="tpu"), "inserted pass 'cse': unknown target 'tpu'; targets: cpu, cuda"),
 ])
 def test_bad_insertions_are_refused_where_they_are_written(kwargs, message):
-    with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(")", r"\)") + "$"):
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
         InsertedPass(**kwargs)
 
 
@@ -148,3 +156,33 @@ def test_a_failing_upstream_pass_name_is_reported():
     bad = wp.kernel(_invariant_loop, key="bad_pass", passes=[InsertedPass("no-such-pass", after="warp-opt")])
     with pytest.raises(Exception, match="unknown pass or bad options: 'no-such-pass'"):
         bad.to_mlir("warp-opt")
+
+
+def _unrolled_loop(x: wp.array(dtype=float)):
+    i = wp.tid()
+    acc = float(0.0)
+    for j in range(8):
+        acc += float(j)
+    x[i] = acc
+
+
+def test_pass_text_is_the_stage_tables_and_mlwarp_opts():
+    # a comma list of an mlwarp pass with options and an upstream pass, as mlwarp-opt's --pass-pipeline takes it,
+    # after the frontend's output ("warp"): an 8-trip loop stays a loop under max-unroll=4, is unrolled under 8
+    def at_warp(text):
+        return InsertedPass(text, after="warp")
+
+    kept = wp.kernel(_unrolled_loop, key="unroll_kept", passes=[at_warp("warp-unroll-loops{max-unroll=4},canonicalize")])
+    gone = wp.kernel(_unrolled_loop, key="unroll_gone", passes=[at_warp("warp-unroll-loops{max-unroll=8},canonicalize")])
+    assert "scf.for" in kept.to_mlir("warp") and "scf.for" not in gone.to_mlir("warp")
+    assert "scf.for" in wp.kernel(_unrolled_loop, key="unroll_plain").to_mlir("warp")
+    x = wp.zeros(2, dtype=float)
+    wp.launch(kept, dim=2, inputs=[x])
+    np.testing.assert_allclose(x.numpy(), [28.0, 28.0])  # sum(range(8))
+
+
+@pytest.mark.parametrize("point", ["warp", "asserts", "tiles", "tiles-to-llvm"])
+def test_every_stage_of_the_tables_is_an_insertion_point(point):
+    entry = InsertedPass(tag_loops, after=point, target="cpu")
+    tables = [stage_table("cpu", BuildOptions(inserted=(entry,)))]
+    assert [s.passes[-1] for t in tables for s in t if s.name == point] == [entry]

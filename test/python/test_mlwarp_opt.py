@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from mlwarp.tools.opt import ToolError, parse_args, split_chunks
-from mlwarp.tools.pipeline_text import PipelineSyntaxError, parse_options, parse_pipeline
+from mlwarp.compiler.pipeline_text import PipelineSyntaxError, parse_options, parse_pipeline
 
 OPT = os.path.join(os.path.dirname(sys.executable), "mlwarp-opt")
 

@@ -7,13 +7,17 @@ import sys
 
 import pytest
 
-from mlwarp.compiler.passes.registry import PASSES, Pass, PassError, pass_class
+from mlwarp.compiler.passes.registry import DECLARED, PASSES, Pass, PassError, implemented, pass_class
 
 
 @pytest.mark.parametrize("name", sorted(PASSES))
 def test_every_registered_pass_loads_and_round_trips(name):
     cls = pass_class(name)
     assert issubclass(cls, Pass) and cls.name == name and cls.description
+    # the implementation runs its MLIR-free declaration (what tables hold and pipeline text parses to)
+    declaration = DECLARED[name]
+    assert issubclass(cls, declaration) and cls.__name__ == declaration.__name__ and cls.run is not Pass.run
+    assert type(implemented(declaration())) is cls and implemented(declaration()) == cls()
     assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
     default = cls.parse({})
     assert str(default) == name and cls.parse({}) == default

@@ -14,7 +14,9 @@ from mlir.dialects import arith, scf
 from ..dialects import llvm
 from ..dialects.warp import array_dtype, array_ndim, is_array_type, views
 from ..dialects.warp.composite import composite, storage_layout
-from ..passes.registry import Pass, PassError, ops_named
+from ..passes import registry
+from ..passes.registry import PassError
+from ..passes.ir_walk import ops_named
 from .patterns import lower_ops
 
 # On each lowered func: the element byte size of each array argument (0: not an array, or no fast path).
@@ -159,10 +161,7 @@ def lower_cas(ptr: ir.Value, compare: ir.Value, value: ir.Value) -> ir.Value:
     return arith.BitcastOp(t, old).result if bits is not None else old
 
 
-class ConvertArraysToLLVM(Pass):
-    name = "convert-warp-arrays-to-llvm"
-    description = "Lower warp arrays to descriptor structs and array ops to LLVM address arithmetic and memory ops"
-
+class ConvertArraysToLLVM(registry.ConvertArraysToLLVM):
     def run(self, module):
         for f in ops_named(module, {"func.func"}):
             ft = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)

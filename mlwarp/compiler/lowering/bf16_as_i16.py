@@ -14,7 +14,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
-from ..passes.registry import Pass
+from ..passes import registry
 
 
 def _replace(t: ir.Type) -> ir.Type:
@@ -24,10 +24,7 @@ def _replace(t: ir.Type) -> ir.Type:
     return ir.Type.parse(s.replace("bf16", "i16"))
 
 
-class Bf16AsI16(Pass):
-    name = "warp-bf16-as-i16"
-    description = "Carry bfloat16 values as i16 bit patterns in the LLVM dialect (no soft-float helpers)"
-
+class Bf16AsI16(registry.Bf16AsI16):
     def run(self, module):
         def visit(op):
             for r in op.results:
@@ -47,11 +44,7 @@ class Bf16AsI16(Pass):
             module.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
-class Bf16RoundEachOp(Pass):
-    name = "warp-bf16-round-each-op"
-    description = ("After arith-emulate-unsupported-floats: drop `contract` from its bf16<->f32 conversions, so "
-                   "folding keeps them and each operation rounds to bfloat16, as Warp's do")
-
+class Bf16RoundEachOp(registry.Bf16RoundEachOp):
     def run(self, module):
         wide = []
 

@@ -9,7 +9,8 @@ from mlir import ir
 from ..builtins import BUILTINS
 from ..builtins.scalar import lower_cast
 from ..dialects.warp import array_dtype, array_ndim, array_type, is_array_type
-from ..passes.registry import Pass, ops_named
+from ..passes import registry
+from ..passes.ir_walk import ops_named
 
 
 def signless(t: ir.Type) -> ir.Type:
@@ -51,10 +52,7 @@ def erase_signedness(root: ir.Operation) -> None:
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
-class ConvertBuiltinsToArith(Pass):
-    name = "convert-warp-builtins-to-arith"
-    description = "Lower warp builtin ops and warp.cast to arith/math (table-driven); make integer types signless"
-
+class ConvertBuiltinsToArith(registry.ConvertBuiltinsToArith):
     def run(self, module):
         names = {f"warp.{n}" for n in BUILTINS} | {"warp.cast"}
         for op in ops_named(module, names):

@@ -29,7 +29,9 @@ from ..builtins.vecmath import V
 from ..dialects import builtin, llvm
 from ..dialects.warp import composite as wc
 from ..dialects.warp import is_array_type, array_ndim
-from ..passes.registry import Pass, PassError, ops_named
+from ..passes import registry
+from ..passes.registry import PassError
+from ..passes.ir_walk import ops_named
 
 _COMPOSITE_OPS = {"warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set"}
 _MEMORY_OPS = {"warp.load", "warp.store", "warp.atomic"}
@@ -119,11 +121,7 @@ def _involves_composite(op) -> bool:
 
 
 # -- the pass ----------------------------------------------------------------------------------------
-class ConvertCompositesToVector(Pass):
-    name = "convert-warp-composites-to-vector"
-    description = ("Lower warp vec/mat/quat/transform values to 1-D vectors and structs to LLVM structs; lower "
-                   "their builtins (table-driven), component ops, memory ops and kernel arguments")
-
+class ConvertCompositesToVector(registry.ConvertCompositesToVector):
     def run(self, module):
         builtin_names = {f"warp.{n}" for n in BUILTINS}
         work = []

@@ -17,7 +17,9 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ..dialects import llvm
-from ..passes.registry import Pass, PassError, ops_named
+from ..passes import registry
+from ..passes.ir_walk import ops_named
+from ..passes.registry import PassError
 
 NATIVE_ATTR = "warp.native"
 READBACK_ATTR = "warp.native_readback"
@@ -62,11 +64,7 @@ def _lower_call(call, decl) -> None:
     call.erase()
 
 
-class ConvertNativeCalls(Pass):
-    name = "convert-warp-native-calls"
-    description = ("Lower calls of @wp.func_native declarations to llvm.call of their C++ entry points (each "
-                   "operand and result by the address of a stack slot)")
-
+class ConvertNativeCalls(registry.ConvertNativeCalls):
     def run(self, module):
         decls = {}
         for f in ops_named(module, {"func.func"}):

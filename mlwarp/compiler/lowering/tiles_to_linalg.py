@@ -25,8 +25,6 @@ Ops without tiles are left alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import _linalg_ops_gen as linalg  # (the ODS builders: the opdsl module costs ~150 ms to import)
 from mlir.dialects import arith, scf, tensor, vector
@@ -35,7 +33,9 @@ from ..dialects import llvm
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from ..dialects.warp import is_tile_type, tile_params
-from ..passes.registry import Pass, PassError, ops_named
+from ..passes import registry
+from ..passes.registry import PassError
+from ..passes.ir_walk import ops_named
 
 # Rows up to this many elements load as one vector each; a wider row as one vector would be split by LLVM's
 # backend into register-sized loads that all complete (spilled) before the first store: a 4096-element row
@@ -1259,14 +1259,7 @@ def _retype_tiles(root) -> None:
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
-@dataclass(frozen=True)
-class ConvertTilesToLinalg(Pass):
-    name = "convert-warp-tiles-to-linalg"
-    description = "Lower warp tiles to tensors and their ops to linalg.generic / tensor ops (bufferized after)"
-    # a tile_load inside an array with contiguous rows reads each row with one vector load (the CPU); off:
-    # element by element (CUDA, whose pipeline does not lower vector transfers)
-    row_vectors: bool = True
-
+class ConvertTilesToLinalg(registry.ConvertTilesToLinalg):
     def run(self, module):
         ops = ops_named(module, lambda n: n.startswith("warp."))
         ops = [op for op in ops if _has_tiles(op)]

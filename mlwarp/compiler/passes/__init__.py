@@ -1,4 +1,4 @@
-"""warp -> warp passes, and the registry shared with the lowering passes (registry.py lists them all)."""
+"""warp -> warp passes, and the registry shared with the lowering passes (registry.py declares them all)."""
 
 from .registry import PASSES, Pass, PassError, pass_class
 

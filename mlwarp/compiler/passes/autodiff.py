@@ -70,7 +70,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import arith, func, math, scf
@@ -82,9 +81,11 @@ from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from .autodiff_ir import (REPLAYS, add_values, body_ops, clone_ops, companions_of, derived_kernel, expansion_block,
                           free_values, has_adjoint_effects, i32_const, is_constant, is_diff, raw_grad_address,
-                          required_companion, tainted_uses, terminator, trip_count, unreplayed_atomics, where,
-                          without_adjoint, writes_own_memory, zero)
-from .registry import Pass, PassError, kernels, ops_named
+                          required_companion, tainted_uses, terminator, trip_count, unreplayed_atomics, where, without_adjoint,
+                          writes_own_memory, zero)
+from . import registry
+from .registry import PassError
+from .ir_walk import kernels, ops_named
 
 ADJ_SUFFIX = "_adj"
 ADJOINT_ERROR = "warp.adjoint_error"
@@ -842,11 +843,6 @@ def minmax_adjoint(value: ir.Value, final: ir.Value, g: ir.Value) -> ir.Value:
     return wc.construct(value.type, parts)
 
 
-# A loop's reverse keeps up to this many bytes of carried state per thread on the stack (one tape entry per
-# iteration); longer loops keep checkpoints and re-run segments (LoopReverse.taped_reverse_loop).
-TAPE_BYTES = 64 * 1024
-
-
 def tapeable(t: ir.Type) -> bool:
     """A carried state type the loop tape can store: scalars and composites of them (no arrays: a
     descriptor is not an array element)."""
@@ -1263,17 +1259,7 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
     return f
 
 
-@dataclass(frozen=True)
-class Autodiff(Pass):
-    name = "warp-autodiff"
-    description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args..., consumed, own_grads) (forward replay, "
-                   "then the reverse sweep with the builtin table's derivative rules; loops from a tape of their states)")
-
-    strict: bool = False  # fail on a kernel that cannot be differentiated, instead of keeping the reason
-    # a loop tape's stack budget per thread; 0: recompute each iteration's state from the loop start (O(n^2),
-    # no memory: GPU threads have a small stack)
-    tape_bytes: int = TAPE_BYTES
-
+class Autodiff(registry.Autodiff):
     def run(self, module):
         grads = custom_grads(module)
         REPLAYS.clear()  # @wp.func_replay links: what the forward replay calls instead (autodiff_ir.clone_ops)

@@ -27,7 +27,9 @@ from ..dialects.warp import composite as wc
 from .autodiff_ir import (body_ops, companions_of, create_like, derived_kernel, expansion_block, from_raw_pointer,
                           required_companion,
                           is_diff, terminator, where, zero)
-from .registry import Pass, PassError, kernels
+from . import registry
+from .registry import PassError
+from .ir_walk import kernels
 
 JVP_SUFFIX = "_jvp"
 
@@ -292,11 +294,7 @@ def build_tangent(kernel) -> func.FuncOp:
     return f
 
 
-class Jvp(Pass):
-    name = "warp-jvp"
-    description = ("Forward-mode AD: for each kernel k add k_jvp(args..., tan_args...), the forward computation "
-                   "with the tangents of its values (the builtin table's rules)")
-
+class Jvp(registry.Jvp):
     def run(self, module):
         from .autodiff import erase_adjoint_prints, unlink_custom_grads
         from .inline import Inline

@@ -29,7 +29,9 @@ from mlir.dialects import arith, scf
 from mlwarp.runtime import error_record as rec
 
 from ..dialects.warp import array_ndim, array_type, builders as wb, composite as wc, is_array_type
-from .registry import Pass, PassError, kernels, ops_named
+from . import registry
+from .registry import PassError
+from .ir_walk import kernels, ops_named
 
 SITES_ATTR = "warp.debug_sites"
 CHECKED_ATTR = "warp.bounds_checked"  # on a kernel: already has its record parameter and guards
@@ -76,11 +78,7 @@ def source_locations(loc: ir.Location) -> list:
     return [f"{m.group(1)}:{m.group(2)}:{m.group(3)}" for m in _FILE_LOC.finditer(str(loc))]
 
 
-class BoundsCheck(Pass):
-    name = "warp-bounds-check"
-    description = "Guard every array access with a bounds check, and check every assert, reporting the first " \
-                  "failure in a hidden error-record parameter (debug mode)"
-
+class BoundsCheck(registry.BoundsCheck):
     def run(self, module):
         sites = _read_sites(module)
         for kernel in kernels(module):
@@ -193,7 +191,6 @@ def _array_origin(value, params) -> tuple:
             return -1, []
         fields.append(owner.opview.field)
         value = owner.opview.aggregate
-
 
 
 def _read_sites(module) -> list:

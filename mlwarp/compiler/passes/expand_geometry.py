@@ -39,7 +39,8 @@ from ..dialects import llvm
 from ..dialects.warp import views
 from ..dialects.warp import builders as wb
 from ..lowering.patterns import UNMATCHED, lower_ops
-from .registry import Pass, ops_named
+from . import registry
+from .ir_walk import ops_named
 
 HG = {name: k for k, name in enumerate(layout.HASH_GRID_QUERY_FIELDS)}
 INT_MAX, INT_MIN = 2**31 - 1, -(2**31)
@@ -539,10 +540,7 @@ LOWERINGS = {
 }
 
 
-class ExpandGeometry(Pass):
-    name = "warp-expand-geometry"
-    description = "Geometry queries (warp.hash_grid_query, ...) as loads from the structure's descriptor and scf loops"
-
+class ExpandGeometry(registry.ExpandGeometry):
     def run(self, module):
         if not ops_named(module, set(LOWERINGS)):
             return

@@ -27,7 +27,9 @@ from ..dialects.warp import builders as wb
 from .autodiff import ReverseBuilder, custom_grads, symbol
 from .autodiff_ir import body_ops, clone_ops, is_diff, terminator
 from .inline import inline_call
-from .registry import Pass, PassError, ops_named
+from . import registry
+from .registry import PassError
+from .ir_walk import ops_named
 
 GRAD_OF = "warp.grad_of"
 # what marks a function warp-inline must leave alone while this pass or warp-autodiff needs it as it is
@@ -110,11 +112,7 @@ def gradient_functions(funcs: dict) -> frozenset:
     return frozenset(name for name, f in funcs.items() if GRAD_OF in f.attributes)
 
 
-class GradCalls(Pass):
-    name = "warp-grad-calls"
-    description = ("Body of each function marked warp.grad_of = @f (wp.grad(f)): f's forward replay, then its reverse "
-                   "sweep with the results' adjoints seeded to ones (or f's @wp.func_grad adjoint)")
-
+class GradCalls(registry.GradCalls):
     def run(self, module):
         funcs = {symbol(f): f for f in ops_named(module, {"func.func"})}
         grads = custom_grads(module)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .registry import Pass, ops_named
+from . import registry
+from .ir_walk import ops_named
 
 # ops whose result is the same buffer (or part of it)
 _ALIASING = {"arith.select", "memref.cast", "memref.subview", "memref.collapse_shape", "memref.expand_shape",
@@ -66,11 +67,7 @@ def _carried_on(alloca) -> bool:
     return False
 
 
-class HoistTileBuffers(Pass):
-    name = "warp-hoist-tile-buffers"
-    description = ("Move stack tile buffers allocated inside loops and branches to the top of their function, "
-                   "unless an iteration carries them on")
-
+class HoistTileBuffers(registry.HoistTileBuffers):
     def run(self, module):
         for fn in ops_named(module, {"func.func"}):
             if not fn.regions[0].blocks:

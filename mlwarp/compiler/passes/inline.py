@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .registry import Pass, PassError, ops_named
+from . import registry
+from .registry import PassError
+from .ir_walk import ops_named
 
 
 def _symbol(op) -> str:
@@ -45,10 +47,7 @@ def inline_call(call, callee) -> None:
     copy.erase()
 
 
-class Inline(Pass):
-    name = "warp-inline"
-    description = "Inline calls of private functions (@wp.func) into their callers and erase those functions"
-
+class Inline(registry.Inline):
     def run(self, module):
         private = {_symbol(f): f for f in ops_named(module, {"func.func"})
                    if "sym_visibility" in f.attributes

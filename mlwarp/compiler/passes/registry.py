@@ -1,17 +1,22 @@
-"""Passes as data, and the one registry of every mlwarp pass.
+"""Passes as data: the one registry of every mlwarp pass, declared here, implemented in its own module.
 
-A pass is a frozen dataclass: a ClassVar `name` (its `mlwarp-opt --<name>` flag) and
-`description`, and one typed field per option, with its default. A pass without options is a plain
-subclass of `Pass` (it inherits the frozen dataclass, fields and all: none): the decorator would cost
-~0.35 ms of code generation at import, every cold compile. An option's name is
-its field's with `-` for `_` (`max_unroll` is `max-unroll`). `Pass.parse(options)`
-builds one from upstream syntax's strings (`warp-unroll-loops{max-unroll=16}`),
-checking each value against its field's type; `str(p)` prints it back the same way.
+A pass is a frozen dataclass: a ClassVar `name` (its `mlwarp-opt --<name>` flag), `description` and
+`implementation` (the module that runs it), and one typed field per option, with its default. An
+option's name is its field's with `-` for `_` (`max_unroll` is `max-unroll`). `Pass.parse(options)`
+builds one from upstream syntax's strings (`warp-unroll-loops{max-unroll=16}`), checking each value
+against its field's type; `str(p)` prints it back the same way (compiler/pass_text.py prints and
+parses whole pipelines). A pass without options is a plain subclass of `Pass` (it inherits the
+frozen dataclass, fields and all: none): the decorator would cost ~0.35 ms of code generation at
+import, every cold compile.
 
-`PASSES` lists every pass by name with where its class lives (module, class name);
-`pass_class(name)` imports it on first use. Nothing registers itself when its module
-is imported: a new pass is one line here (test/python/test_pass_registry.py checks
-that every entry loads, names itself as listed and round-trips its options).
+The declarations below are what the stage tables (compiler/targets/) hold and what pipeline text
+parses to; they import no MLIR. Each pass's module subclasses its declaration with `run(self, module)`
+(the class of the same name in `implementation`), imported on first use by `pass_class(name)`:
+building a table imports none of them (the tile passes alone cost ~100 ms). Nothing registers itself
+when its module is imported: a new pass is one declaration here, added to `DECLARED`
+(test/python/test_pass_registry.py checks that every entry loads, implements its declaration and
+round-trips its options). The IR helpers the passes share (`ops_named`, `kernels`, `is_inside`) are
+passes/ir_walk.py.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import dataclasses
 import importlib
 from typing import ClassVar
 
-from mlir import ir
+from mlwarp.core.config import config
 
 
 class PassError(Exception):
@@ -31,6 +36,7 @@ class PassError(Exception):
 class Pass:
     name: ClassVar[str]
     description: ClassVar[str]
+    implementation: ClassVar[str]  # the module whose class of the same name runs it
 
     @classmethod
     def option_fields(cls) -> dict:
@@ -58,8 +64,8 @@ class Pass:
         text = " ".join(f"{k}={_show(v)}" for k, v in self.options().items())
         return f"{self.name}{{{text}}}" if text else self.name
 
-    def run(self, module: ir.Operation) -> None:
-        raise NotImplementedError
+    def run(self, module) -> None:
+        raise NotImplementedError(f"pass '{self.name}' is a declaration: run implemented(pass) instead")
 
 
 _TYPES = {"int": int, "bool": bool, "str": str, "float": float}
@@ -77,7 +83,8 @@ def _default(field):
 
 
 def _show(value) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return f'"{text}"' if " " in text else text  # (pipeline text quotes a value with spaces)
 
 
 def _convert(pass_name, key, value, want: type):
@@ -97,42 +104,238 @@ def _convert(pass_name, key, value, want: type):
         raise PassError(f"pass '{pass_name}': option {key}={value!r} is not a valid {want.__name__}") from None
 
 
-# name -> (module, class name). Sorted by name.
-PASSES: dict[str, tuple[str, str]] = {
-    "convert-warp-arrays-to-llvm": ("mlwarp.compiler.lowering.arrays_to_llvm", "ConvertArraysToLLVM"),
-    "convert-warp-builtins-to-arith": ("mlwarp.compiler.lowering.builtins_to_arith", "ConvertBuiltinsToArith"),
-    "convert-warp-composites-to-vector": ("mlwarp.compiler.lowering.composites_to_vector", "ConvertCompositesToVector"),
-    "convert-warp-native-calls": ("mlwarp.compiler.lowering.native_calls_to_llvm", "ConvertNativeCalls"),
-    "convert-warp-tiles-to-linalg": ("mlwarp.compiler.lowering.tiles_to_linalg", "ConvertTilesToLinalg"),
-    "warp-autodiff": ("mlwarp.compiler.passes.autodiff", "Autodiff"),
-    "warp-bf16-as-i16": ("mlwarp.compiler.lowering.bf16_as_i16", "Bf16AsI16"),
-    "warp-bf16-round-each-op": ("mlwarp.compiler.lowering.bf16_as_i16", "Bf16RoundEachOp"),
-    "warp-bounds-check": ("mlwarp.compiler.passes.bounds_check", "BoundsCheck"),
-    "warp-cse": ("mlwarp.compiler.passes.warp_cse", "WarpCse"),
-    "warp-cpu-entry": ("mlwarp.compiler.targets.cpu.cpu_entry", "CpuEntry"),
-    "warp-cpu-block-lanes": ("mlwarp.compiler.targets.cpu.block_lanes", "CpuBlockLanes"),
-    "warp-cpu-interchange-loops": ("mlwarp.compiler.targets.cpu.interchange_loops", "CpuInterchangeLoops"),
-    "warp-cpu-keep-vectors": ("mlwarp.compiler.targets.cpu.keep_vectors", "CpuKeepVectors"),
-    "warp-cpu-privatize-atomics": ("mlwarp.compiler.targets.cpu.privatize_atomics", "PrivatizeAtomics"),
-    "warp-cpu-privatize-scatter": ("mlwarp.compiler.targets.cpu.privatize_scatter", "PrivatizeScatter"),
-    "warp-cpu-serial-copy": ("mlwarp.compiler.targets.cpu.serial_copy", "CpuSerialCopy"),
-    "warp-cpu-vector-math": ("mlwarp.compiler.targets.cpu.cpu_vector_math", "CpuVectorMath"),
-    "warp-cpu-vectorize-tile-matmul": ("mlwarp.compiler.targets.cpu.vectorize_tile_matmul", "VectorizeTileMatmul"),
-    "warp-expand-geometry": ("mlwarp.compiler.passes.expand_geometry", "ExpandGeometry"),
-    "warp-gpu-cooperative-tiles": ("mlwarp.compiler.targets.cuda.cooperative_tiles", "GpuCooperativeTiles"),
-    "warp-gpu-kernel": ("mlwarp.compiler.targets.cuda.gpu_kernel", "GpuKernel"),
-    "warp-grad-calls": ("mlwarp.compiler.passes.grad_calls", "GradCalls"),
-    "warp-hoist-tile-buffers": ("mlwarp.compiler.passes.hoist_tile_buffers", "HoistTileBuffers"),
-    "warp-inline": ("mlwarp.compiler.passes.inline", "Inline"),
-    "warp-jvp": ("mlwarp.compiler.passes.autodiff_jvp", "Jvp"),
-    "warp-stream-tile-reductions": ("mlwarp.compiler.passes.stream_tile_reductions", "StreamTileReductions"),
-    "warp-strip-asserts": ("mlwarp.compiler.passes.strip_asserts", "StripAsserts"),
-    "warp-unroll-loops": ("mlwarp.compiler.passes.unroll", "UnrollLoops"),
-}
+# warp-autodiff's default: a loop's reverse keeps up to this many bytes of carried state per thread on the stack
+# (one tape entry per iteration); longer loops keep checkpoints and re-run segments (LoopReverse.taped_reverse_loop)
+TAPE_BYTES = 64 * 1024
+
+
+# -- the passes, by name ---------------------------------------------------------------------------------------
+
+class ConvertArraysToLLVM(Pass):
+    name = "convert-warp-arrays-to-llvm"
+    implementation = "mlwarp.compiler.lowering.arrays_to_llvm"
+    description = "Lower warp arrays to descriptor structs and array ops to LLVM address arithmetic and memory ops"
+
+
+class ConvertBuiltinsToArith(Pass):
+    name = "convert-warp-builtins-to-arith"
+    implementation = "mlwarp.compiler.lowering.builtins_to_arith"
+    description = "Lower warp builtin ops and warp.cast to arith/math (table-driven); make integer types signless"
+
+
+class ConvertCompositesToVector(Pass):
+    name = "convert-warp-composites-to-vector"
+    implementation = "mlwarp.compiler.lowering.composites_to_vector"
+    description = ("Lower warp vec/mat/quat/transform values to 1-D vectors and structs to LLVM structs; lower "
+                   "their builtins (table-driven), component ops, memory ops and kernel arguments")
+
+
+class ConvertNativeCalls(Pass):
+    name = "convert-warp-native-calls"
+    implementation = "mlwarp.compiler.lowering.native_calls_to_llvm"
+    description = ("Lower calls of @wp.func_native declarations to llvm.call of their C++ entry points (each "
+                   "operand and result by the address of a stack slot)")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvertTilesToLinalg(Pass):
+    name = "convert-warp-tiles-to-linalg"
+    implementation = "mlwarp.compiler.lowering.tiles_to_linalg"
+    description = "Lower warp tiles to tensors and their ops to linalg.generic / tensor ops (bufferized after)"
+    # a tile_load inside an array with contiguous rows reads each row with one vector load (the CPU); off:
+    # element by element (CUDA, whose pipeline does not lower vector transfers)
+    row_vectors: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Autodiff(Pass):
+    name = "warp-autodiff"
+    implementation = "mlwarp.compiler.passes.autodiff"
+    description = ("Reverse-mode AD: for each kernel k add k_adj(args..., adj_args..., consumed, own_grads) (forward replay, "
+                   "then the reverse sweep with the builtin table's derivative rules; loops from a tape of their states)")
+    strict: bool = False  # fail on a kernel that cannot be differentiated, instead of keeping the reason
+    # a loop tape's stack budget per thread; 0: recompute each iteration's state from the loop start (O(n^2),
+    # no memory: GPU threads have a small stack)
+    tape_bytes: int = TAPE_BYTES
+
+
+class Bf16AsI16(Pass):
+    name = "warp-bf16-as-i16"
+    implementation = "mlwarp.compiler.lowering.bf16_as_i16"
+    description = "Carry bfloat16 values as i16 bit patterns in the LLVM dialect (no soft-float helpers)"
+
+
+class Bf16RoundEachOp(Pass):
+    name = "warp-bf16-round-each-op"
+    implementation = "mlwarp.compiler.lowering.bf16_as_i16"
+    description = ("After arith-emulate-unsupported-floats: drop `contract` from its bf16<->f32 conversions, so "
+                   "folding keeps them and each operation rounds to bfloat16, as Warp's do")
+
+
+class BoundsCheck(Pass):
+    name = "warp-bounds-check"
+    implementation = "mlwarp.compiler.passes.bounds_check"
+    description = "Guard every array access with a bounds check, and check every assert, reporting the first " \
+                  "failure in a hidden error-record parameter (debug mode)"
+
+
+class CpuBlockLanes(Pass):
+    name = "warp-cpu-block-lanes"
+    implementation = "mlwarp.compiler.targets.cpu.block_lanes"
+    description = ("Run each kernel of a module built for Warp's CPU lanes (warp.cpu_lanes = B) over its block's B "
+                   "lanes: loops over the lanes between the cooperative tile operations, per-lane values in tiles")
+
+
+class CpuEntry(Pass):
+    name = "warp-cpu-entry"
+    implementation = "mlwarp.compiler.targets.cpu.cpu_entry"
+    description = "Wrap each kernel in a CPU entry point looping over a range of linear thread indices"
+
+
+class CpuInterchangeLoops(Pass):
+    name = "warp-cpu-interchange-loops"
+    implementation = "mlwarp.compiler.targets.cpu.interchange_loops"
+    description = ("Loops with thread-invariant bounds in a kernel run once per block of threads, the per-thread "
+                   "work between them as innermost loops over the block's threads (vectorisable)")
+
+
+class CpuKeepVectors(Pass):
+    name = "warp-cpu-keep-vectors"
+    implementation = "mlwarp.compiler.targets.cpu.keep_vectors"
+    description = ("Mark a module whose CPU entries hold a while loop, or a very large body: it keeps its vectors "
+                   "(no LLVM scalarizer)")
+
+
+class PrivatizeAtomics(Pass):
+    name = "warp-cpu-privatize-atomics"
+    implementation = "mlwarp.compiler.targets.cpu.privatize_atomics"
+    description = ("Sum atomic adds to a loop-invariant address in a private accumulator of the CPU thread "
+                   "loop, flushed with one atomic add after the loop")
+
+
+class PrivatizeScatter(Pass):
+    name = "warp-cpu-privatize-scatter"
+    implementation = "mlwarp.compiler.targets.cpu.privatize_scatter"
+    description = ("Add `<entry>_private`, a copy of each CPU entry whose atomics on arrays it only sums into "
+                   "are plain, and the table of those parameters, for launches with per-part copies")
+
+
+class CpuSerialCopy(Pass):
+    name = "warp-cpu-serial-copy"
+    implementation = "mlwarp.compiler.targets.cpu.serial_copy"
+    description = "Add `<entry>_serial`, a copy of each CPU entry with atomics as plain read-modify-writes"
+
+
+@dataclasses.dataclass(frozen=True)
+class CpuVectorMath(Pass):
+    name = "warp-cpu-vector-math"
+    implementation = "mlwarp.compiler.targets.cpu.cpu_vector_math"
+    description = ("Replace libm intrinsics by calls carrying libmvec vector variants, so LLVM can vectorise "
+                   "loops that call them (CPU)")
+    isa: str = "host"  # host, none, or a comma-separated list of ISAS
+
+
+@dataclasses.dataclass(frozen=True)
+class VectorizeTileMatmul(Pass):
+    name = "warp-cpu-vectorize-tile-matmul"
+    implementation = "mlwarp.compiler.targets.cpu.vectorize_tile_matmul"
+    description = ("Tile and vectorise float tile_matmul generics (warp.tile_matmul) into register-blocked "
+                   "outer products: upstream linalg tiling, vectorisation and vector lowering (CPU)")
+    vector_bits: int = 0  # the vector registers' width: 0 for the host's (512 with AVX-512F, else 256)
+
+
+class WarpCse(Pass):
+    name = "warp-cse"
+    implementation = "mlwarp.compiler.passes.warp_cse"
+    description = "Merge repeated pure warp ops and erase unused ones (the op table's effects)"
+
+
+class ExpandGeometry(Pass):
+    name = "warp-expand-geometry"
+    implementation = "mlwarp.compiler.passes.expand_geometry"
+    description = "Geometry queries (warp.hash_grid_query, ...) as loads from the structure's descriptor and scf loops"
+
+
+class GpuCooperativeTiles(Pass):
+    name = "warp-gpu-cooperative-tiles"
+    implementation = "mlwarp.compiler.targets.cuda.cooperative_tiles"
+    description = ("Spread each kernel's tile ops over its CUDA block's lanes (strided loops, gpu.barrier between), "
+                   "its tiles in shared memory; or leave the module one thread per block (warp.tiled_launch says which)")
+
+
+class GpuKernel(Pass):
+    name = "warp-gpu-kernel"
+    implementation = "mlwarp.compiler.targets.cuda.gpu_kernel"
+    description = ("Wrap each kernel in a gpu.func (grid-stride loop over the linear thread index, bounded by the "
+                   "launch size) inside a gpu.module")
+
+
+class GradCalls(Pass):
+    name = "warp-grad-calls"
+    implementation = "mlwarp.compiler.passes.grad_calls"
+    description = ("Body of each function marked warp.grad_of = @f (wp.grad(f)): f's forward replay, then its reverse "
+                   "sweep with the results' adjoints seeded to ones (or f's @wp.func_grad adjoint)")
+
+
+class HoistTileBuffers(Pass):
+    name = "warp-hoist-tile-buffers"
+    implementation = "mlwarp.compiler.passes.hoist_tile_buffers"
+    description = ("Move stack tile buffers allocated inside loops and branches to the top of their function, "
+                   "unless an iteration carries them on")
+
+
+class Inline(Pass):
+    name = "warp-inline"
+    implementation = "mlwarp.compiler.passes.inline"
+    description = "Inline calls of private functions (@wp.func) into their callers and erase those functions"
+
+
+class Jvp(Pass):
+    name = "warp-jvp"
+    implementation = "mlwarp.compiler.passes.autodiff_jvp"
+    description = ("Forward-mode AD: for each kernel k add k_jvp(args..., tan_args...), the forward computation "
+                   "with the tangents of its values (the builtin table's rules)")
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamTileReductions(Pass):
+    name = "warp-stream-tile-reductions"
+    implementation = "mlwarp.compiler.passes.stream_tile_reductions"
+    description = "Whole-tile add/mul/max/min reductions of a tile only loaded to be reduced read the array in " \
+                  "the reduction's loop (no tile buffer; the same elements in the same order)"
+    # a step's elements of a contiguous row as one vector load (the CPU); off: element by element (for a target
+    # whose pipeline does not lower vector ops; CUDA does not run this pass: its lanes load a tile cooperatively)
+    row_vectors: bool = True
+
+
+class StripAsserts(Pass):
+    name = "warp-strip-asserts"
+    implementation = "mlwarp.compiler.passes.strip_asserts"
+    description = "Erase warp.assert (a release build: Warp checks asserts in debug builds only)"
+
+
+@dataclasses.dataclass(frozen=True)
+class UnrollLoops(Pass):
+    name = "warp-unroll-loops"
+    implementation = "mlwarp.compiler.passes.unroll"
+    description = "Unroll scf.for loops with constant bounds and at most max-unroll iterations (Warp's rule)"
+    max_unroll: int = dataclasses.field(default_factory=lambda: int(config.max_unroll))  # read when built
+
+
+DECLARED: dict[str, type] = {cls.name: cls for cls in (
+    ConvertArraysToLLVM, ConvertBuiltinsToArith, ConvertCompositesToVector, ConvertNativeCalls, ConvertTilesToLinalg,
+    Autodiff,
+    Bf16AsI16, Bf16RoundEachOp, BoundsCheck, CpuBlockLanes, CpuEntry, CpuInterchangeLoops, CpuKeepVectors,
+    PrivatizeAtomics, PrivatizeScatter, CpuSerialCopy, CpuVectorMath, VectorizeTileMatmul, WarpCse, ExpandGeometry,
+    GpuCooperativeTiles, GpuKernel, GradCalls, HoistTileBuffers, Inline, Jvp, StreamTileReductions, StripAsserts, UnrollLoops)}
+
+# name -> (module, class name) of each pass's implementation
+PASSES: dict[str, tuple[str, str]] = {name: (cls.implementation, cls.__name__) for name, cls in sorted(DECLARED.items())}
 
 
 def pass_class(name: str) -> type | None:
-    """The class of mlwarp pass `name` (imported now if need be), or None: not ours (an upstream pass)."""
+    """The implementation class of mlwarp pass `name` (its module imported now if need be), or None: not ours
+    (an upstream pass)."""
     where = PASSES.get(name)
     if where is None:
         return None
@@ -140,30 +343,17 @@ def pass_class(name: str) -> type | None:
     return getattr(importlib.import_module(module), cls_name)
 
 
-def is_inside(op: ir.Operation, root: ir.Operation) -> bool:
-    """Whether `op` is `root` or nested in one of its regions."""
-    while op is not None:
-        if op == root:
-            return True
-        parent = op.parent
-        op = parent if parent is not None and parent.name != "builtin.module" else None
-    return False
+def declared(name: str) -> type | None:
+    """The class whose instances stand for pass `name` in tables and parsed pipelines (its declaration, MLIR-free;
+    a pass listed in PASSES without one: its class), or None: not ours."""
+    if name in DECLARED:
+        return DECLARED[name]
+    return pass_class(name) if name in PASSES else None
 
 
-def ops_named(root: ir.Operation, names) -> list:
-    """All ops under `root` whose name is in `names` (a set or a predicate), in pre-order."""
-    found = []
-    test = names if callable(names) else (lambda n: n in names)
-
-    def visit(op):
-        if test(op.name):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
-
-
-def kernels(module: ir.Operation) -> list:
-    """The `func.func` ops marked as kernels."""
-    return [op for op in ops_named(module, {"func.func"}) if "warp.kernel" in op.attributes]
+def implemented(p: Pass) -> Pass:
+    """`p` as its implementation's instance, same options: the object whose run() rewrites the IR."""
+    cls = pass_class(p.name)
+    if isinstance(p, cls):
+        return p
+    return cls(**{f.name: getattr(p, f.name) for f in dataclasses.fields(p)})

@@ -26,8 +26,6 @@ other use (it is needed whole).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects import arith, scf, vector
 
@@ -36,7 +34,8 @@ from ..dialects.warp import builders as wb
 from ..dialects.warp import tile_params
 from ..lowering.tiles_to_linalg import _constant_of, _element_bytes, _inside, _sum_identity, _vector_element, \
     load_or_zero
-from .registry import Pass, ops_named
+from . import registry
+from .ir_walk import ops_named
 
 STREAMED_KINDS = ("add", "mul", "max", "min")
 # Elements of a row an iteration of the innermost loop reads: a block of threads interchanged around the loop
@@ -141,15 +140,7 @@ def _stream(load, kind: str, row_vectors: bool) -> ir.Value:
     return nest(0, [], acc)
 
 
-@dataclass(frozen=True)
-class StreamTileReductions(Pass):
-    name = "warp-stream-tile-reductions"
-    description = "Whole-tile add/mul/max/min reductions of a tile only loaded to be reduced read the array in " \
-                  "the reduction's loop (no tile buffer; the same elements in the same order)"
-    # a step's elements of a contiguous row as one vector load (the CPU); off: element by element (for a target
-    # whose pipeline does not lower vector ops; CUDA does not run this pass: its lanes load a tile cooperatively)
-    row_vectors: bool = True
-
+class StreamTileReductions(registry.StreamTileReductions):
     def run(self, module):
         for reduce_op in ops_named(module, {"warp.tile_reduce"}):
             load = streamable(reduce_op)

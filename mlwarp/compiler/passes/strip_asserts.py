@@ -8,13 +8,11 @@ instead (warp-bounds-check).
 
 from __future__ import annotations
 
-from .registry import Pass, ops_named
+from . import registry
+from .ir_walk import ops_named
 
 
-class StripAsserts(Pass):
-    name = "warp-strip-asserts"
-    description = "Erase warp.assert (a release build: Warp checks asserts in debug builds only)"
-
+class StripAsserts(registry.StripAsserts):
     def run(self, module):
         for op in ops_named(module.operation, {"warp.assert"}):
             op.erase()

@@ -8,12 +8,11 @@ into constants. Inner loops are unrolled first, so an unrolled outer loop copies
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from mlir import ir
 from mlir.dialects import arith
 
-from .registry import Pass, ops_named
+from . import registry
+from .ir_walk import ops_named
 
 
 def constant_int(value: ir.Value):
@@ -60,12 +59,7 @@ def unroll(loop, count: int) -> None:
     loop.erase()
 
 
-@dataclass(frozen=True)
-class UnrollLoops(Pass):
-    name = "warp-unroll-loops"
-    description = "Unroll scf.for loops with constant bounds and at most max-unroll iterations (Warp's rule)"
-    max_unroll: int = field(default_factory=lambda: _configured_max_unroll())  # wp.config.max_unroll
-
+class UnrollLoops(registry.UnrollLoops):
     def run(self, module):
         limit = self.max_unroll
         loops = ops_named(module, {"scf.for"})
@@ -73,9 +67,3 @@ class UnrollLoops(Pass):
             n = trip_count(loop)
             if n is not None and n <= limit:
                 unroll(loop, n)
-
-
-def _configured_max_unroll() -> int:
-    from mlwarp.core.config import config  # function-local: the API's config is read at pass construction only
-
-    return int(config.max_unroll)

@@ -24,7 +24,7 @@ from mlir import ir
 
 from ..dialects.warp.ops import BY_NAME
 from ..dialects.warp.rules import ALLOC, ANY, PURE, READ
-from .registry import Pass
+from . import registry
 
 # ops whose regions see the values of the blocks around them (not isolated from above)
 _SEES_OUTSIDE = {"scf.for", "scf.if", "scf.while", "scf.parallel", "scf.forall", "scf.execute_region",
@@ -47,10 +47,7 @@ def _key(op: ir.Operation):
             tuple((a.name, a.attr) for a in (attrs[k] for k in range(len(attrs)))))
 
 
-class WarpCse(Pass):
-    name = "warp-cse"
-    description = "Merge repeated pure warp ops and erase unused ones (the op table's effects)"
-
+class WarpCse(registry.WarpCse):
     def run(self, module):
         for region in module.operation.regions:
             self._cse_region(region, ChainMap())

@@ -1,12 +1,13 @@
 """What both targets' tables are made of: stages, the build options that choose them, the warp
-stages both run. Imports no MLIR."""
+stages both run, the passes inserted into every build. Imports no MLIR."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Callable
 
-from ..insert import passes_for
+from ..passes.registry import (Autodiff, BoundsCheck, ConvertTilesToLinalg, ExpandGeometry, GradCalls, HoistTileBuffers,
+                               Inline, Jvp, StreamTileReductions, StripAsserts, UnrollLoops)
 
 DEFAULT_CUDA_ARCH = 90
 
@@ -14,7 +15,9 @@ DEFAULT_CUDA_ARCH = 90
 @dataclasses.dataclass(frozen=True)
 class Stage:
     name: str
-    passes: tuple = ()  # pass specs: "name" / "name{opt=v}" / (name, {option: value}) / an inserted pass
+    # mlwarp pass objects (passes/registry.py) and upstream pipeline text, one element each (pipeline_text.py prints
+    # and parses both); stage_table adds the user's InsertedPass entries
+    passes: tuple = ()
     emit: Callable | None = None  # emit(build): writes an artifact into build.out_dir (no passes then)
     timing: str = "passes"  # the MLWARP_TIMINGS entry its time adds to
     only_if: str | None = None  # a module attribute: the stage runs only on modules that carry it (TILES_ATTR)
@@ -34,11 +37,19 @@ CPU_LANES_ATTR = "warp.cpu_lanes"
 TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tiles.py): the tile stages run
 # Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
 # accumulator updated in place), linalg as loops (both targets: a CUDA thread's tiles are its local memory)
-TILES = ("warp-stream-tile-reductions", "convert-warp-tiles-to-linalg", "linalg-fuse-elementwise-ops",
+TILES = (StreamTileReductions(), ConvertTilesToLinalg(), "linalg-fuse-elementwise-ops",
          "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops=true}",
          "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
-         "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", "warp-hoist-tile-buffers",
+         "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", HoistTileBuffers(),
          "convert-linalg-to-loops")
+
+
+GLOBAL_PASSES: list = []  # compiler/insert.py's insert_pass entries: every kernel's build gets them
+
+
+def passes_for(options: dict) -> tuple:
+    """The passes a build with these kernel options gets: the kernel's, then the global ones."""
+    return tuple(options.get("passes", ())) + tuple(GLOBAL_PASSES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,17 +91,22 @@ CUDA_LINE_INFO = "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirect
 
 
 def warp_stages(o: BuildOptions, loop_tape_bytes: int | None = None) -> list:
-    """The warp -> warp stages both targets run, then a debug build's bounds checks (before array lowering).
-    `loop_tape_bytes`: warp-autodiff's per-thread stack budget for loop tapes, when not its default."""
+    """The frontend's stage, then the warp -> warp stages both targets run, then a debug build's bounds checks (before
+    array lowering). `loop_tape_bytes`: warp-autodiff's per-thread stack budget for loop tapes, when not its default."""
+    # "warp": the frontend's output, no passes of its own (a point to insert passes at, and the first dump)
+    table = [Stage("warp")]
     # the bodies of wp.grad(f)'s functions first (f's reverse sweep, from f as the frontend emitted it), then @wp.func
     # calls inlined; canonicalize folds constant range bounds before unrolling
-    table = [Stage("warp-opt", ("warp-grad-calls", "warp-inline", "canonicalize", "warp-unroll-loops", "canonicalize", "cse"))]
+    table.append(Stage("warp-opt", (GradCalls(), Inline(), "canonicalize", UnrollLoops(), "canonicalize", "cse")))
     # The derivative stage adds k_jvp (forward mode) or k_adj next to each kernel k; without backward the build
     # marks the kernels warp.no_backward, which warp-autodiff leaves alone (it still unlinks @wp.func_grad
     # functions). warp-inline again: the calls of @wp.func_grad functions warp-autodiff kept (or added).
-    reverse = "warp-autodiff" if loop_tape_bytes is None else ("warp-autodiff", {"tape-bytes": loop_tape_bytes})
-    table.append(Stage("autodiff", ("warp-jvp" if o.jvp else reverse, "warp-inline", "warp-expand-geometry", "canonicalize",
-                                     "cse")))
+    reverse = Autodiff() if loop_tape_bytes is None else Autodiff(tape_bytes=loop_tape_bytes)
+    table.append(Stage("autodiff", (Jvp() if o.jvp else reverse, Inline(), ExpandGeometry(), "canonicalize", "cse")))
     # asserts: checked in a debug build (warp-bounds-check), erased in a release one, as Warp's C assert
-    table.append(Stage("bounds-check", ("warp-bounds-check",)) if o.debug else Stage("asserts", ("warp-strip-asserts",)))
+    table.append(Stage("bounds-check", (BoundsCheck(),)) if o.debug else Stage("asserts", (StripAsserts(),)))
     return table
+
+
+# The builds whose tables together name every stage: a pass can be inserted at any of their IR stages
+STAGE_VARIANTS = (BuildOptions(debug=True), BuildOptions())

@@ -54,7 +54,9 @@ from mlir.dialects import arith, scf
 from ...dialects.warp import builders as wb
 from ...dialects.warp import composite as wc
 from ...dialects.warp.ops import BY_NAME  # (structural ops and geometry queries: not builtins)
-from ...passes.registry import Pass, PassError, kernels, ops_named
+from ...passes import registry
+from ...passes.registry import PassError
+from ...passes.ir_walk import kernels, ops_named
 from ..common import CPU_LANES_ATTR
 
 # the tile ops a lane runs on its own: one element read or written (a block-shared tile threaded from lane to lane)
@@ -866,11 +868,7 @@ class _Lanes:
         return v
 
 
-class CpuBlockLanes(Pass):
-    name = "warp-cpu-block-lanes"
-    description = ("Run each kernel of a module built for Warp's CPU lanes (warp.cpu_lanes = B) over its block's B "
-                   "lanes: loops over the lanes between the cooperative tile operations, per-lane values in tiles")
-
+class CpuBlockLanes(registry.CpuBlockLanes):
     def run(self, module):
         if CPU_LANES_ATTR not in module.attributes:
             return

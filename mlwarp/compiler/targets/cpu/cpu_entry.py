@@ -24,7 +24,9 @@ from mlir.dialects import arith, func, scf
 
 from ...dialects import llvm
 from ...dialects.warp import builders as wb
-from ...passes.registry import Pass, PassError, kernels, ops_named
+from ...passes import registry
+from ...passes.registry import PassError
+from ...passes.ir_walk import kernels, ops_named
 from ...lowering.arrays_to_llvm import ELEM_BYTES_ATTR
 
 _DESCRIPTOR_PREFIX = "!llvm.struct<(ptr, array<"
@@ -140,10 +142,7 @@ def _drop_index_round_trips(truncs: list) -> None:
                 owner.results[0].replace_all_uses_with(source)
 
 
-class CpuEntry(Pass):
-    name = "warp-cpu-entry"
-    description = "Wrap each kernel in a CPU entry point looping over a range of linear thread indices"
-
+class CpuEntry(registry.CpuEntry):
     def run(self, module):
         for kernel in kernels(module):
             self.wrap(module, kernel)

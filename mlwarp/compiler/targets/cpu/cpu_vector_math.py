@@ -20,17 +20,13 @@ launches at multiples of the vector loop's step).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import functools
-import os
-
 from mlir import ir
 
-from mlwarp.runtime.cpu import cpu_flags
-
 from ...dialects import llvm
-from ...passes.registry import Pass, PassError, ops_named
+from ...passes import registry
+from ...passes.registry import PassError
+from ...passes.ir_walk import ops_named
+from .host import host_isas, libmvec_path
 
 # the libm functions libmvec (glibc >= 2.35) provides on x86-64, with their argument counts
 LIBMVEC = {"acos": 1, "acosh": 1, "asin": 1, "asinh": 1, "atan": 1, "atanh": 1, "cbrt": 1, "cos": 1, "cosh": 1,
@@ -38,30 +34,11 @@ LIBMVEC = {"acos": 1, "acosh": 1, "asin": 1, "asinh": 1, "atan": 1, "atanh": 1, 
            "log2": 1, "sin": 1, "sinh": 1, "tan": 1, "tanh": 1, "atan2": 2, "hypot": 2, "pow": 2}
 # ISA -> (the x86 vector ABI's ISA letter, vector bits)
 ISAS = {"sse4": ("b", 128), "avx2": ("d", 256), "avx512": ("e", 512)}
-_HOST_FLAGS = {"sse4": "sse4_1", "avx2": "avx2", "avx512": "avx512f"}
-_LIB_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64")
 _NO_MEMORY = ("#llvm.memory_effects<other = none, argMem = none, inaccessibleMem = none, errnoMem = none, "
               "targetMem0 = none, targetMem1 = none>")
 _WIDTH = {"f32": (32, "f"), "f64": (64, "")}  # element type -> (bits, libm name suffix)
 # libm name -> (LIBMVEC key, element type): "cosf" -> ("cos", "f32")
 _SCALAR = {base + suffix: (base, t) for base in LIBMVEC for t, (_, suffix) in _WIDTH.items()}
-
-
-@functools.lru_cache(maxsize=None)
-def libmvec_path() -> str | None:
-    for d in _LIB_DIRS:
-        path = os.path.join(d, "libmvec.so.1")
-        if os.path.exists(path):
-            return path
-    return None
-
-
-@functools.lru_cache(maxsize=None)
-def host_isas() -> tuple:
-    """The ISAs of this CPU that libmvec has variants for; none without libmvec."""
-    if os.uname().machine != "x86_64" or libmvec_path() is None:
-        return ()
-    return tuple(isa for isa, flag in _HOST_FLAGS.items() if flag in cpu_flags())
 
 
 def vector_name(isa: str, scalar: str, lanes: int) -> str:
@@ -77,13 +54,7 @@ def needed_libraries(module: ir.Module) -> list:
     return []
 
 
-@dataclass(frozen=True)
-class CpuVectorMath(Pass):
-    name = "warp-cpu-vector-math"
-    description = ("Replace libm intrinsics by calls carrying libmvec vector variants, so LLVM can vectorise "
-                   "loops that call them (CPU)")
-    isa: str = "host"  # host, none, or a comma-separated list of ISAS
-
+class CpuVectorMath(registry.CpuVectorMath):
     def run(self, module):
         isas = self._isas()
         if not isas:

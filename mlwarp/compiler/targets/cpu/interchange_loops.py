@@ -46,7 +46,8 @@ from mlir import ir
 from mlir.dialects import arith, math, scf
 
 from ...dialects import llvm
-from ...passes.registry import Pass, is_inside, ops_named
+from ...passes import registry
+from ...passes.ir_walk import is_inside, ops_named
 from .cpu_entry import THREAD_LOOP_ATTR
 
 BLOCK = 256  # threads per block; divides runtime/cpu.py's CHUNK_ALIGN (1024)
@@ -753,11 +754,7 @@ def _erase_dead_loops(root) -> None:
                 break
 
 
-class CpuInterchangeLoops(Pass):
-    name = "warp-cpu-interchange-loops"
-    description = ("Loops with thread-invariant bounds in a kernel run once per block of threads, the per-thread "
-                   "work between them as innermost loops over the block's threads (vectorisable)")
-
+class CpuInterchangeLoops(registry.CpuInterchangeLoops):
     def run(self, module):
         for loop in [op for op in ops_named(module, {"scf.for"}) if THREAD_LOOP_ATTR in op.attributes]:
             entry = loop.parent

@@ -20,18 +20,15 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...passes.registry import Pass, ops_named
+from ...passes import registry
+from ...passes.ir_walk import ops_named
 from .cpu_entry import cpu_entries
 
 KEEP_VECTORS_ATTR = "warp.cpu_keep_vectors"
 LARGE_ENTRY_OPS = 10000  # the largest kernels of the benchmarks have a few hundred
 
 
-class CpuKeepVectors(Pass):
-    name = "warp-cpu-keep-vectors"
-    description = ("Mark a module whose CPU entries hold a while loop, or a very large body: it keeps its vectors "
-                   "(no LLVM scalarizer)")
-
+class CpuKeepVectors(registry.CpuKeepVectors):
     def run(self, module):
         entries = cpu_entries(module)
         if any(ops_named(entry, {"scf.while"}) for entry in entries) or \

@@ -23,7 +23,8 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import llvm
-from ...passes.registry import Pass, is_inside, ops_named
+from ...passes import registry
+from ...passes.ir_walk import is_inside, ops_named
 from .cpu_entry import cpu_entries
 
 _KINDS = {"fadd": ("f32", "f64"), "add": ("i32", "i64")}
@@ -98,11 +99,7 @@ def _only_summed_into(root, kind: str, loop) -> bool:
     return True
 
 
-class PrivatizeAtomics(Pass):
-    name = "warp-cpu-privatize-atomics"
-    description = ("Sum atomic adds to a loop-invariant address in a private accumulator of the CPU thread "
-                   "loop, flushed with one atomic add after the loop")
-
+class PrivatizeAtomics(registry.PrivatizeAtomics):
     def run(self, module):
         for entry in cpu_entries(module):
             for loop in _thread_loops(entry):

@@ -31,7 +31,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ...dialects import llvm
-from ...passes.registry import Pass, ops_named
+from ...passes import registry
 from .cpu_entry import cpu_entries
 
 TYPE_CODES = {"f32": 1, "f64": 2, "i32": 3, "i64": 4}
@@ -206,11 +206,7 @@ def add_private_copy(module, entry) -> list:
     return [(p, t) for p, t, _ in params]
 
 
-class PrivatizeScatter(Pass):
-    name = "warp-cpu-privatize-scatter"
-    description = ("Add `<entry>_private`, a copy of each CPU entry whose atomics on arrays it only sums into "
-                   "are plain, and the table of those parameters, for launches with per-part copies")
-
+class PrivatizeScatter(registry.PrivatizeScatter):
     def run(self, module):
         for entry in cpu_entries(module):
             add_private_copy(module, entry)

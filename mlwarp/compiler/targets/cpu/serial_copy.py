@@ -13,7 +13,8 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ...dialects import llvm
-from ...passes.registry import Pass, ops_named
+from ...passes import registry
+from ...passes.ir_walk import ops_named
 from .cpu_entry import cpu_entries
 
 
@@ -51,10 +52,7 @@ def add_serial_copy(entry) -> bool:
     return True
 
 
-class CpuSerialCopy(Pass):
-    name = "warp-cpu-serial-copy"
-    description = "Add `<entry>_serial`, a copy of each CPU entry with atomics as plain read-modify-writes"
-
+class CpuSerialCopy(registry.CpuSerialCopy):
     def run(self, module):
         for entry in cpu_entries(module):
             add_serial_copy(entry)

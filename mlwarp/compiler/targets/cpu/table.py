@@ -1,5 +1,5 @@
 """The CPU target: warp stages -> LLVM dialect -> object file (LLVM's scalarizer + O3 for the host,
-object_code.py) -> kernel.so (ld)."""
+object_code.py) -> kernel.so (ld). The table imports no MLIR (the artifact steps that need it are artifacts.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ import shutil
 import struct
 import subprocess
 
-from mlir import ir
-
-from .cpu_entry import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
-from .cpu_vector_math import host_isas, needed_libraries
-from .object_code import optimized_llvm_ir, write_object
+from .host import host_isas
 from ...native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR, compile_cpu_object, host_compiler
-from ...passes.registry import ops_named
+from ...passes.registry import (Bf16AsI16, Bf16RoundEachOp, ConvertArraysToLLVM, ConvertBuiltinsToArith,
+                                ConvertCompositesToVector, ConvertNativeCalls, CpuBlockLanes, CpuEntry,
+                                CpuInterchangeLoops, CpuKeepVectors, CpuSerialCopy, CpuVectorMath, ExpandGeometry,
+                                PrivatizeAtomics, PrivatizeScatter, VectorizeTileMatmul)
 from ..common import CANONICALIZE_LOWERED, CPU_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 LIBRARY = "kernel.so"
@@ -23,38 +22,43 @@ OBJECT = "kernel.o"
 TEXT_ARTIFACTS = ("llvm-ir",)  # the artifacts kernel.to_mlir / emit_ir can show
 
 
+def entry_name(kernel_name: str) -> str:
+    """The symbol of a kernel's entry, which warp-cpu-entry makes (for compiler/build.py)."""
+    from .cpu_entry import entry_name  # lazy: MLIR (the table is built without it: insert.py, mlwarp-opt)
+
+    return entry_name(kernel_name)
+
+
 def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
     return kernel_name
 
 
-LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-cpu-entry", "convert-warp-native-calls", "warp-cpu-keep-vectors", "warp-cpu-interchange-loops",
-         "warp-cpu-privatize-atomics", "warp-cpu-privatize-scatter", "warp-cpu-serial-copy", CANONICALIZE_LOWERED,
+LOWER = (ConvertCompositesToVector(), ConvertBuiltinsToArith(), ConvertArraysToLLVM(), CpuEntry(), ConvertNativeCalls(),
+         CpuKeepVectors(), CpuInterchangeLoops(), PrivatizeAtomics(), PrivatizeScatter(), CpuSerialCopy(), CANONICALIZE_LOWERED,
          "cse")
 # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
 # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
 TILES_TO_LLVM = ("expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm")  # the tiles' buffers
 TO_LLVM = ("convert-scf-to-cf", "math-extend-to-supported-types{extra-types=f16 target-type=f32}",
            "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
-           "warp-bf16-round-each-op", "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
+           Bf16RoundEachOp(), "arith-expand{include-bf16=true}", "convert-math-to-llvm", "convert-math-to-libm",
            "convert-vector-to-llvm", "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
-           "reconcile-unrealized-casts", "warp-bf16-as-i16")
+           "reconcile-unrealized-casts", Bf16AsI16())
 
 
 def stages(o: BuildOptions) -> list:
     """The CPU build's stages for these options."""
     if o.no_avx512:  # libmvec's AVX-512 variants take zmm registers, which these functions may not use
-        vector_math = ("warp-cpu-vector-math", {"isa": ",".join(i for i in host_isas() if i != "avx512") or "none"})
+        vector_math = CpuVectorMath(isa=",".join(i for i in host_isas() if i != "avx512") or "none")
     else:
-        vector_math = "warp-cpu-vector-math"
+        vector_math = CpuVectorMath()
     llvm = TO_LLVM + (vector_math,) + ((CPU_LINE_INFO,) if o.debug else ())
     # the float matmuls become register-blocked outer products before the other linalg ops become loops
-    matmul = ("warp-cpu-vectorize-tile-matmul", {"vector-bits": 256}) if o.no_avx512 else \
-        "warp-cpu-vectorize-tile-matmul"
+    matmul = VectorizeTileMatmul(vector_bits=256) if o.no_avx512 else VectorizeTileMatmul()
     at = TILES.index("convert-linalg-to-loops")
     # Warp's CPU lanes first (a module built for them: warp-cpu-block-lanes), on the warp dialect's tile ops, then
     # the block-wide geometry queries it kept at block level
-    tiles = ("warp-cpu-block-lanes", "warp-expand-geometry", *TILES[:at], matmul, *TILES[at:])
+    tiles = (CpuBlockLanes(), ExpandGeometry(), *TILES[:at], matmul, *TILES[at:])
     return [*warp_stages(o), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
             Stage("tiles-to-llvm", TILES_TO_LLVM, only_if=TILES_ATTR), Stage("llvm", llvm),
             Stage("llvm-ir", emit=emit_llvm_ir, timing="llvm"), Stage("object", emit=emit_object, timing="llvm"),
@@ -62,31 +66,16 @@ def stages(o: BuildOptions) -> list:
 
 
 def emit_llvm_ir(build):
-    """The optimised LLVM IR that the object is compiled from, as text: only for kernel.to_mlir("llvm-ir")
-    (emit_ir, which has no output folder); a build skips this stage."""
-    if build.out_dir is not None:
-        return False
-    _restrict_isa(build)
-    build.artifacts["llvm-ir"] = optimized_llvm_ir(build.module).encode()
+    """The optimised LLVM IR that the object is compiled from, as text (kernel.to_mlir("llvm-ir") only)."""
+    from .artifacts import emit_llvm_ir  # lazy: MLIR and LLVM (the table is built without them: insert.py, mlwarp-opt)
 
-
-def _restrict_isa(build) -> None:
-    if build.options.no_avx512:  # per function: the target machine has the host's features
-        for f in ops_named(build.module.operation, {"llvm.func"}):
-            f.attributes["target_features"] = ir.Attribute.parse('#llvm.target_features<["-avx512f"]>')
-
-
-def _declares(module, symbol: str) -> bool:
-    return any(op.operation.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == symbol
-               for op in module.body.operations)
+    return emit_llvm_ir(build)
 
 
 def emit_object(build) -> None:
-    _restrict_isa(build)
-    build.libraries = needed_libraries(build.module)  # libmvec, for warp-cpu-vector-math's calls
-    build.meta["vector_libm"] = bool(build.libraries)  # the runtime then cuts launches at CHUNK_ALIGN
-    build.meta["prints"] = _declares(build.module, "printf")  # small launches then keep their thread order
-    write_object(build.module, os.path.join(build.out_dir, OBJECT))
+    from .artifacts import emit_object  # lazy: MLIR and LLVM (the table is built without them: insert.py, mlwarp-opt)
+
+    emit_object(build, os.path.join(build.out_dir, OBJECT))
 
 
 def emit_library(build) -> None:

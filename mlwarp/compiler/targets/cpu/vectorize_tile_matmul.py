@@ -21,14 +21,15 @@ vectorised by LLVM).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 from mlir.dialects.transform import interpreter
 
+from mlwarp.core.host import cpu_flags
+
 from ...lowering.tiles_to_linalg import MATMUL_ATTR
-from ...passes.registry import Pass, PassError, ops_named
-from .cpu_vector_math import cpu_flags
+from ...passes import registry
+from ...passes.registry import PassError
+from ...passes.ir_walk import ops_named
 
 _ROWS = (8, 4, 2, 1)
 _K_STEPS = (64, 32, 16, 8)
@@ -89,13 +90,7 @@ def script(rows: int, cols: int, k_step: int) -> str:
                           loop_types=", !transform.any_op" * loops)
 
 
-@dataclass(frozen=True)
-class VectorizeTileMatmul(Pass):
-    name = "warp-cpu-vectorize-tile-matmul"
-    description = ("Tile and vectorise float tile_matmul generics (warp.tile_matmul) into register-blocked "
-                   "outer products: upstream linalg tiling, vectorisation and vector lowering (CPU)")
-    vector_bits: int = 0  # the vector registers' width: 0 for the host's (512 with AVX-512F, else 256)
-
+class VectorizeTileMatmul(registry.VectorizeTileMatmul):
     def run(self, module):
         bits = self.vector_bits or host_vector_bits()
         if bits not in (128, 256, 512):

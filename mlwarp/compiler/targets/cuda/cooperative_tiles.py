@@ -45,7 +45,8 @@ from mlir.dialects import arith, gpu as _gpu_dialect, memref, scf
 
 from ...dialects.warp import builders as wb
 from ...lowering.tiles_to_linalg import ONE_LANE_ATTR, TILE_WRITE_ATTR, _index, _unravel
-from ...passes.registry import Pass, kernels
+from ...passes import registry
+from ...passes.ir_walk import kernels
 from ..common import TILE_LAUNCH_ATTR, TILES_ATTR
 
 COOPERATIVE_ATTR = "warp.cooperative_tiles"  # on a kernel func.func whose tiles the pass spread over its lanes
@@ -391,11 +392,7 @@ def _on_lane_zero(kernel) -> None:
     kernel.attributes[LANE_ZERO_ATTR] = ir.UnitAttr.get()
 
 
-class GpuCooperativeTiles(Pass):
-    name = "warp-gpu-cooperative-tiles"
-    description = ("Spread each kernel's tile ops over its CUDA block's lanes (strided loops, gpu.barrier between), "
-                   "its tiles in shared memory; or leave the module one thread per block (warp.tiled_launch says which)")
-
+class GpuCooperativeTiles(registry.GpuCooperativeTiles):
     def run(self, module):
         if TILES_ATTR not in module.attributes:
             return

@@ -22,7 +22,9 @@ from mlir.dialects import arith, scf
 
 from ...dialects import llvm
 from ...dialects.warp import builders as wb
-from ...passes.registry import Pass, PassError, kernels, ops_named
+from ...passes import registry
+from ...passes.registry import PassError
+from ...passes.ir_walk import kernels, ops_named
 from ..cpu.cpu_entry import thread_indices
 
 # (cooperative_tiles.py's: a kernel whose block's lanes share its tiles; its adjoint, on lane 0 of each block)
@@ -150,11 +152,7 @@ def printf_to_gpu_printf(module: ir.Operation, gmod: ir.Operation) -> None:
                 o.erase()
 
 
-class GpuKernel(Pass):
-    name = "warp-gpu-kernel"
-    description = ("Wrap each kernel in a gpu.func (grid-stride loop over the linear thread index, bounded by the "
-                   "launch size) inside a gpu.module")
-
+class GpuKernel(registry.GpuKernel):
     def run(self, module):
         gpu = _gpu()
         found = kernels(module)

@@ -2,19 +2,15 @@
 
 The entry folder holds `kernel.ptx` always and `kernel.cubin` when ptxas is found: the runtime
 loads the cubin on a device of the same architecture and lets the driver JIT the PTX on a newer one.
+The table imports no MLIR (the artifact steps are artifacts.py).
 """
 
 from __future__ import annotations
 
-import json
-import os
-
-from mlir import ir
-
-from .gpu_binary import assemble_cubin, check_ptx, emit_ptx, ptxas_path
-from ...native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR, compile_ptx, native_entry_points, splice_ptx
-from .gpu_kernel import entry_name  # noqa: F401  (the target's entry symbol, for compiler/build.py)
-from ..common import CANONICALIZE_LOWERED, CUDA_LINE_INFO, TILE_LAUNCH_ATTR, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
+from ...passes.registry import (ConvertArraysToLLVM, ConvertBuiltinsToArith, ConvertCompositesToVector,
+                                ConvertNativeCalls, ConvertTilesToLinalg, GpuCooperativeTiles, GpuKernel,
+                                StreamTileReductions)
+from ..common import CANONICALIZE_LOWERED, CUDA_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 PTX = "kernel.ptx"
 CUBIN = "kernel.cubin"
@@ -23,14 +19,19 @@ CUBIN = "kernel.cubin"
 TEXT_ARTIFACTS = ("ptx",)  # the artifacts kernel.to_mlir / emit_ir can show
 
 
+def entry_name(kernel_name: str) -> str:
+    """The symbol of a kernel's entry, which warp-gpu-kernel makes (for compiler/build.py)."""
+    from .gpu_kernel import entry_name  # lazy: MLIR (the table is built without it: insert.py, mlwarp-opt)
+
+    return entry_name(kernel_name)
+
+
 def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
     return f"{kernel_name}.sm_{o.arch}"
 
 
-# the tile passes that read a contiguous row with one vector load on the CPU: element by element here
-ROW_VECTOR_PASSES = ("convert-warp-tiles-to-linalg",)
-LOWER = ("convert-warp-composites-to-vector", "convert-warp-builtins-to-arith", "convert-warp-arrays-to-llvm",
-         "warp-gpu-kernel", "convert-warp-native-calls", CANONICALIZE_LOWERED, "cse")
+LOWER = (ConvertCompositesToVector(), ConvertBuiltinsToArith(), ConvertArraysToLLVM(), GpuKernel(), ConvertNativeCalls(),
+         CANONICALIZE_LOWERED, "cse")
 
 
 def stages(o: BuildOptions) -> list:
@@ -42,13 +43,14 @@ def stages(o: BuildOptions) -> list:
     # no loop tapes: a GPU thread's stack is 1 KiB unless the context raises it for every resident thread
     # a whole-tile sum streamed from global memory (warp-stream-tile-reductions) would be read by every lane of
     # a cooperative block: here the tile is loaded once, cooperatively, and reduced from shared memory
-    tiles = tuple((p, {"row-vectors": "false"}) if p in ROW_VECTOR_PASSES else p for p in TILES
-                  if p != "warp-stream-tile-reductions")
+    # the tile loads that read a contiguous row with one vector load on the CPU: element by element here
+    tiles = tuple(ConvertTilesToLinalg(row_vectors=False) if p == ConvertTilesToLinalg() else p for p in TILES
+                  if p != StreamTileReductions())
     # a block's lanes share its tiles (shared memory) and split each tile op, where every kernel of the module
     # allows it (cooperative_tiles.py); the linalg ops it leaves (a module kept one thread per block) become
     # each thread's loops as before
     loops = tiles.index("convert-linalg-to-loops")
-    tiles = tiles[:loops] + ("func.func(linalg-generalize-named-ops)", "warp-gpu-cooperative-tiles") + tiles[loops:]
+    tiles = tiles[:loops] + ("func.func(linalg-generalize-named-ops)", GpuCooperativeTiles()) + tiles[loops:]
     table = [*warp_stages(o, loop_tape_bytes=0), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
              Stage("tiles-to-llvm", ("gpu.module(expand-strided-metadata,lower-affine)",), only_if=TILES_ATTR),
              Stage("nvvm", nvvm), Stage("ptx", emit=emit_ptx_file, timing="ptx")]
@@ -58,30 +60,12 @@ def stages(o: BuildOptions) -> list:
 
 
 def emit_ptx_file(build) -> None:
-    natives = build.side_tables.get(NATIVE_FUNCTIONS_ATTR)
-    entries = native_entry_points(natives) if natives else frozenset()
-    ptx = emit_ptx(build.module, entries)
-    if natives:  # the @wp.func_native snippets, compiled by nvcc, joined to the kernel's PTX
-        ptx = splice_ptx(ptx, compile_ptx(natives, build.options.arch), entries)
-        check_ptx(ptx)
-    build.artifacts["ptx"] = ptx
-    if build.out_dir is not None:
-        with open(os.path.join(build.out_dir, PTX), "wb") as f:
-            f.write(ptx)
-        build.files.append(PTX)
-    build.meta["ptx"] = PTX
-    build.meta.setdefault("cubin", None)  # the cubin stage sets it
-    build.meta["arch"] = build.options.arch
-    # the launch shape wp.launch_tiled uses (warp-gpu-cooperative-tiles): one CUDA block per Warp block, or one
-    # thread per block (a module without tiles: no entry)
-    if TILE_LAUNCH_ATTR in build.module.operation.attributes:
-        build.meta["tile_launch"] = json.loads(ir.StringAttr(build.module.operation.attributes[TILE_LAUNCH_ATTR]).value)
+    from .artifacts import emit_ptx_file  # lazy: MLIR (the table is built without it: insert.py, mlwarp-opt)
+
+    emit_ptx_file(build, PTX)
 
 
-def emit_cubin(build) -> None:
-    build.meta["cubin"] = None
-    if build.out_dir is None or ptxas_path() is None:  # the runtime lets the driver JIT the PTX
-        return False  # nothing done (no timing)
-    assemble_cubin(os.path.join(build.out_dir, PTX), build.options.arch, os.path.join(build.out_dir, CUBIN))
-    build.files.append(CUBIN)
-    build.meta["cubin"] = CUBIN
+def emit_cubin(build):
+    from .artifacts import emit_cubin  # lazy: MLIR (the table is built without it: insert.py, mlwarp-opt)
+
+    return emit_cubin(build, PTX, CUBIN)

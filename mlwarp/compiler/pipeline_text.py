@@ -1,8 +1,12 @@
-"""Textual pass pipelines, as mlir-opt writes them: `builtin.module(a, b{x=1 y="p q"}, func.func(c))`.
+"""Pass pipeline text, as mlir-opt writes it: `builtin.module(a, b{x=1 y="p q"}, func.func(c))`. The one parser
+and printer of passes: the stage tables (compiler/targets/), inserted passes (compiler/insert.py) and mlwarp-opt
+(`--pass-pipeline`, `--<pass>=<options>`, `--list-passes`) all go through it.
 
-Only the shape is parsed here (which element is which); whether a name is an
-mlwarp pass or an upstream one is decided by the caller. Upstream elements are
-handed to MLIR verbatim, so their option syntax is exactly MLIR's.
+`parse_pipeline` splits text into elements (name, `{options}`, `(nested pipeline)`). `resolve` turns each
+element into what a stage table holds: an mlwarp pass object (passes/registry.py: its options parsed and typed now)
+or, for any other name, the element's upstream pipeline text, which MLIR parses when it runs (its option syntax
+is exactly MLIR's). `format_pipeline` prints such entries back; `resolve(format_pipeline(entries)) == entries`.
+Imports no MLIR.
 """
 
 from __future__ import annotations
@@ -10,12 +14,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .passes.registry import Pass, PassError, declared
+
 _OPEN = {"(": ")", "{": "}", "[": "]"}
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
-class PipelineSyntaxError(Exception):
-    pass
+class PipelineSyntaxError(PassError):
+    """Pipeline text that does not parse; the message says where."""
 
 
 @dataclass
@@ -84,15 +90,17 @@ def _closing(text: str, start: int) -> int:
     raise PipelineSyntaxError(f"unbalanced brackets in '{text}'")
 
 
-def parse_pipeline(text: str) -> list[Element]:
-    """`builtin.module(a,b{x=1})` or a bare `a,b{x=1}` -> elements run on the top-level module."""
+def parse_pipeline(text: str, anchored: bool = True) -> list[Element]:
+    """`builtin.module(a,b{x=1})` or a bare `a,b{x=1}` -> elements run on the top-level module. `anchored`: as
+    mlir-opt's --pass-pipeline, a lone nested pipeline must be `builtin.module(...)`; else `func.func(cse)` is
+    one element, an op-anchored pipeline (as a stage table or an inserted pass writes it)."""
     text = text.strip()
     if not text:
         return []
     top = split_top_level(text)
     if len(top) == 1:
         el = parse_element(top[0])
-        if el.nested is not None:
+        if el.nested is not None and (anchored or el.name == "builtin.module"):
             if el.name != "builtin.module":
                 raise PipelineSyntaxError(f"the pass pipeline must be anchored on 'builtin.module', "
                                           f"not '{el.name}': write 'builtin.module({el.name}(...))'")
@@ -115,3 +123,27 @@ def parse_options(text: str) -> dict[str, str]:
             value = value[1:-1]
         out[key] = value
     return out
+
+
+def resolve(text: str, anchored: bool = False) -> list:
+    """Pipeline text -> its entries: a pass object per mlwarp pass, the element's text per upstream one
+    (`anchored`: see parse_pipeline)."""
+    entries = []
+    for el in parse_pipeline(text, anchored):
+        cls = declared(el.name)
+        if cls is None:
+            entries.append(el.text)
+        elif el.nested is not None:
+            raise PipelineSyntaxError(f"pass '{el.name}' runs on the whole module; it cannot take a nested pipeline")
+        else:
+            entries.append(cls.parse(parse_options(el.options or "")))
+    return entries
+
+
+def format_pipeline(entries, anchor: bool = True) -> str:
+    """Entries (pass objects, upstream text) as pipeline text, inside `builtin.module(...)` unless not `anchor`."""
+    for e in entries:
+        if not isinstance(e, (Pass, str)):
+            raise TypeError(f"a pipeline entry is a pass object or upstream pipeline text, not {e!r}")
+    text = ",".join(str(e) for e in entries)
+    return f"builtin.module({text})" if anchor else text
