@@ -252,6 +252,8 @@ def test_operator_and_preconditioner_errors():
     with pytest.raises(ValueError, match="Block-Jacobi preconditioner requires a warp.sparse.BsrMatrix input"):
         preconditioner(A, "block_jacobi_direct")
     assert preconditioner(A, "id") is None
+    with pytest.raises(NotImplementedError, match="'fsai' preconditioner .* not in mlwarp yet"):
+        preconditioner(A, "fsai")
 
 
 def test_jacobi_preconditioners_invert_the_diagonal():
