@@ -19,7 +19,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup-env.s
   if ! .venv/bin/python - <<'EOF'
 import importlib, os, shutil, subprocess, sys
 problems = []
-for module in ("mlwarp", "mlir.ir", "lit", "hypothesis", "jax", "mpi4py.MPI", "torch", "paddle"):
+for module in ("mlwarp", "mlir.ir", "lit", "hypothesis", "jax", "mpi4py.MPI", "torch", "paddle", "scipy.sparse.linalg"):
     try:
         importlib.import_module(module)
     except Exception as e:
