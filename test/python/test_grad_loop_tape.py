@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.compiler.passes.autodiff import TAPE_BYTES
+from mlwarp.compiler.passes.registry import TAPE_BYTES
 
 from grad_util import check_against_numpy
 
