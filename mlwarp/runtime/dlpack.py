@@ -59,7 +59,9 @@ _USED_CAPSULE = b"used_dltensor"
 _CAPSULE_V = b"dltensor_versioned"
 _USED_CAPSULE_V = b"used_dltensor_versioned"
 
-_api = ctypes.pythonapi
+# a handle of our own on the Python C API: ctypes.pythonapi's function objects are shared, and other libraries set
+# their argtypes (jax.ffi.pycapsule gives PyCapsule_New its own destructor type, after which our calls would fail)
+_api = ctypes.PyDLL(ctypes.pythonapi._name, handle=ctypes.pythonapi._handle)
 _api.PyCapsule_IsValid.restype = ctypes.c_int
 _api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p

@@ -133,3 +133,14 @@ def test_dunder_dlpack_options():
     c = np.from_dlpack(wp.array(a), copy=True)
     c[0] = 1.0
     assert a.numpy()[0] == 0.0
+
+
+def test_export_survives_jax_resetting_the_capsule_api():
+    """jax.ffi.pycapsule (which wp.jax_kernel's registration calls) sets ctypes.pythonapi.PyCapsule_New's argtypes to
+    its own destructor type; mlwarp's DLPack export keeps working (it calls the C API through a handle of its own)."""
+    import ctypes
+
+    jax_ffi = pytest.importorskip("jax.ffi")
+    jax_ffi.pycapsule(ctypes.cast(ctypes.pythonapi.Py_IncRef, ctypes.c_void_p))
+    a = wp.array(np.arange(4.0, dtype=np.float32))
+    np.testing.assert_array_equal(wp.from_dlpack(wp.to_dlpack(a)).numpy(), [0.0, 1.0, 2.0, 3.0])

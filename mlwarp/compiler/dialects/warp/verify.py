@@ -419,12 +419,12 @@ def type_problem(info, t) -> str | None:
     elif isinstance(info, TileInfo):
         if not info.shape or any(d < 1 for d in info.shape):
             return f"{t} must have a shape of one or more positive extents"
-    elif isinstance(info, VecInfo):
-        if info.length < 1:
-            return f"{t} must have a positive length"
-    elif isinstance(info, MatInfo):
-        if info.rows < 1 or info.cols < 1:
-            return f"{t} must have positive rows and columns"
+    elif isinstance(info, VecInfo):  # (Warp's zero-length vectors, an empty slice's value, are allowed)
+        if info.length < 0:
+            return f"{t} must have a length of zero or more"
+    elif isinstance(info, MatInfo):  # (an empty matrix slice is (0, 0))
+        if info.rows < 0 or info.cols < 0 or (info.rows == 0) != (info.cols == 0):
+            return f"{t} must have positive rows and columns, or be (0, 0)"
     return None
 
 
