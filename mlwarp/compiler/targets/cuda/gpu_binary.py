@@ -38,8 +38,9 @@ def emit_ptx(module: ir.Module, defined_later=frozenset()) -> bytes:
     return ptx
 
 
-# Device functions the CUDA driver itself provides (print -> vprintf).
-_DRIVER_FUNCTIONS = {"vprintf"}
+# Device functions the CUDA driver itself provides: PTX's system calls (print -> vprintf; malloc/free: the device
+# heap, which a tile buffer carried through a loop under a branch is allocated from)
+_DRIVER_FUNCTIONS = {"vprintf", "malloc", "free"}
 
 
 def check_ptx(ptx: bytes, defined_later=frozenset()) -> None:
