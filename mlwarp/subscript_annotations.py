@@ -8,6 +8,7 @@ kernel is built, as Warp defers it."""
 from __future__ import annotations
 
 import sys
+import types as py_types
 import typing
 
 from .core import types as wt
@@ -102,8 +103,6 @@ class ArrayAnnotation(ArrayAnnotationBase):
 
 def is_union(annotation) -> bool:
     """`a: wp.array[float] | float`, `int | float`, `typing.Optional[...]`: Python-scope only, as in Warp."""
-    import types as py_types
-
     return typing.get_origin(annotation) is typing.Union or isinstance(annotation, py_types.UnionType)
 
 
