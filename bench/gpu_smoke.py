@@ -274,7 +274,7 @@ def run_checks(dev) -> int:
                 ("wp.HashGrid on the device: neighbour counts vs all pairs", t_hash_grid)]
     if wp.cuda_compile.compiler_available():
         checks += geometry
-    else:  # the structures are built on the host, by CPU kernels compiled there (mlwarp/geometry/device_mirror.py)
+    else:  # the structures are built on the host, by CPU kernels compiled there (python/mlwarp/geometry/device_mirror.py)
         for name, _ in geometry:
             print(f"SKIP {name}: building a structure runs mlwarp's CPU build kernels, which need the compiler "
                   f"(MLIR) on this machine")

@@ -362,7 +362,7 @@ class CpuBackedDriver(FakeDriver):
             kernel = self.kernels.get(self.module_of[f])
             if kernel is None:
                 return None
-            from mlwarp.adjoint import adjoint_kernel
+            from mlwarp.autodiff.adjoint import adjoint_kernel
             import mlwarp as wp
 
             cpu = wp.get_device("cpu")

@@ -19,7 +19,7 @@ import pytest
 import mlwarp as wp
 import mlwarp.core.types as wt
 
-wp_array = importlib.import_module("mlwarp.array")  # the module (mlwarp.array, the attribute, is the class)
+wp_array = importlib.import_module("mlwarp.arrays.array")  # the module (mlwarp.array, the attribute, is the class)
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = ml_dtypes.bfloat16

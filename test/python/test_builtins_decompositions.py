@@ -1,4 +1,4 @@
-"""wp.eig3, wp.qr3, wp.svd3, wp.svd2 (mlwarp/decompositions.py) against numpy.linalg: reconstruction,
+"""wp.eig3, wp.qr3, wp.svd3, wp.svd2 (python/mlwarp/library/decompositions.py) against numpy.linalg: reconstruction,
 orthogonality and determinant conventions, eigen/singular values against eigvalsh/svd (sign conventions:
 only |sigma| and the sorted eigenvalues are compared), both call forms, float32 and float64, and
 the gradients of the values against central differences of numpy's."""

@@ -1,4 +1,4 @@
-"""wp.closest_point_edge_edge (and the other geometric builtins of mlwarp/intersect.py) against brute-force
+"""wp.closest_point_edge_edge (and the other geometric builtins of python/mlwarp/library/intersect.py) against brute-force
 numpy references: the distance against a dense sampling of both segments, the weights against the
 closed form of each branch, the gradient of the distance against central differences of a float64
 numpy forward."""

@@ -1,4 +1,4 @@
-"""wp.noise / wp.pnoise / wp.curlnoise (mlwarp/perlin.py) against a float32 numpy transcription of Warp's
+"""wp.noise / wp.pnoise / wp.curlnoise (python/mlwarp/library/perlin.py) against a float32 numpy transcription of Warp's
 Perlin noise (its corner hash, PCG gradients and quintic interpolation), the periodicity of pnoise, the zero
 at lattice points, the divergence-free curl, and the derivative of noise against central differences."""
 

@@ -233,7 +233,7 @@ def test_memory_cache_skips_disk(tmp_path, monkeypatch):
 
 
 # -- what the key covers: the sources that decide generated code, and the MLIR/LLVM versions ------------------
-kernel_module = sys.modules["mlwarp.kernel"]  # (`mlwarp.kernel` is the decorator)
+kernel_module = sys.modules["mlwarp.kernels.kernel"]  # (`mlwarp.kernels.kernel` is the decorator)
 
 
 def _forget_fingerprints():
@@ -274,8 +274,8 @@ def _module_file(name):
 
 # the runtime's error record (warp-bounds-check writes its layout), the modules of mlwarp the compiler reads,
 # the compiler itself
-KEYED_MODULES = ["mlwarp.runtime.error_record", "mlwarp.runtime.abi", "mlwarp.types", "mlwarp.vector",
-                 "mlwarp.func", "mlwarp.source", "mlwarp.struct", "mlwarp.captures", "mlwarp.debug",
+KEYED_MODULES = ["mlwarp.runtime.error_record", "mlwarp.runtime.abi", "mlwarp.types", "mlwarp.core.vector",
+                 "mlwarp.kernels.func", "mlwarp.core.source", "mlwarp.kernels.struct", "mlwarp.kernels.captures", "mlwarp.launching.debug",
                  "mlwarp.compiler.passes.bounds_check", "mlwarp.compiler.frontend.codegen"]
 
 

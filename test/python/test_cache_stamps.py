@@ -1,4 +1,4 @@
-"""The memo behind the cache key's source stamps and installed-distribution lookup (mlwarp/core/stamps.py):
+"""The memo behind the cache key's source stamps and installed-distribution lookup (core/stamps.py):
 with it or without it the same files give the same stamps, and every change the key must see is seen."""
 
 import os
@@ -205,7 +205,7 @@ def test_the_toolchain_comes_from_mlwarps_pins_with_the_memo_and_without(memo, m
     import mlwarp as wp
 
     wp.kernel  # noqa: B018  (loads mlwarp.kernel)
-    kernel_module = sys.modules["mlwarp.kernel"]
+    kernel_module = sys.modules["mlwarp.kernels.kernel"]
     pins = sorted(tuple(re.match(r"([\w.-]+)==([^;\s]+)", r).groups()) for r in metadata.requires("mlwarp")
                   if 'extra == "compiler"' in r)
     installed = sorted((name, metadata.version(name)) for name, _ in pins)

@@ -95,7 +95,7 @@ def test_compile_aot_module_of_a_python_module(tmp_path):
 def test_cuda_cache_key_ignores_the_host_but_not_the_arch():
     assert scale.cache_key("sm_90") != scale.cache_key("sm_80")
     assert scale.cache_key("sm_90") != scale.cache_key("cpu")
-    kernel_module = sys.modules["mlwarp.kernel"]  # (`mlwarp.kernel` is the decorator)
+    kernel_module = sys.modules["mlwarp.kernels.kernel"]  # (`mlwarp.kernels.kernel` is the decorator)
     original = kernel_module._host_fingerprint
     try:
         kernel_module._host_fingerprint = lambda: "another CPU"

@@ -12,7 +12,7 @@ import pytest
 
 import mlwarp as wp
 from mlwarp import cuda_compile
-from mlwarp.kernel import Kernel
+from mlwarp.kernels.kernel import Kernel
 
 pytestmark = pytest.mark.mlwarp_last
 
@@ -116,7 +116,7 @@ def test_debug_build_ptx_checks_bounds_in_a_hidden_record_and_assembles(monkeypa
     import subprocess
 
     from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
-    from mlwarp.debug import for_launch
+    from mlwarp.launching.debug import for_launch
 
     monkeypatch.setattr(wp.config, "mode", "debug")
     debug = for_launch(_oob_copy)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.cuda_array import CudaArray
+from mlwarp.arrays.cuda_array import CudaArray
 from mlwarp.runtime import device as device_registry
 from mlwarp.runtime.cuda import devices as cuda_devices
 from mlwarp.runtime.cuda import driver as drv
@@ -68,7 +68,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(device_registry, "_default", None)
     saved = dict(device_registry._devices)
     cpu = wp.get_device("cpu")
-    from mlwarp.adjoint import adjoint_kernel
+    from mlwarp.autodiff.adjoint import adjoint_kernel
 
     for k in KERNELS:
         fake.cpu_entries[f"{k.key}_cuda"] = k.compiled(cpu)
@@ -191,7 +191,7 @@ def test_plain_device_launches_take_the_planned_path(fake, monkeypatch):
     def refuse(*args):
         raise AssertionError("the checked path packed a plain launch")
 
-    for module in ("mlwarp.launch", "mlwarp.cuda_launch"):
+    for module in ("mlwarp.launching.launch", "mlwarp.launching.cuda_launch"):
         monkeypatch.setattr(importlib.import_module(module), "pack_args", refuse)
     n = 300
     x = wp.array(np.arange(n, dtype=np.float32), device="cuda:0")
@@ -201,7 +201,7 @@ def test_plain_device_launches_take_the_planned_path(fake, monkeypatch):
         wp.launch(saxpy, dim=n, inputs=[x, y, 2.0], device="cuda:0", stream=stream, block_dim=64, max_blocks=2)
     np.testing.assert_allclose(y.numpy(), 4.0 * np.arange(n) + 1.0)
     assert x.__dict__["_launch_fields"][2] == (x.ptr, n, 4)  # read once, kept on the array
-    from mlwarp.launch_plan import plan_for
+    from mlwarp.launching.launch_plan import plan_for
 
     # the driver copies the kernel's whole parameter, trailing padding included
     assert plan_for(saxpy).struct.size == ctypes.sizeof(saxpy.launch_struct) == 32 + 2 * 24 + 4 + 4
@@ -252,7 +252,7 @@ def test_cuda_array_interface_both_ways(fake):
     np.testing.assert_array_equal(bins.numpy(), [3, 3, 2, 2])
     copied = wp.array(foreign_values, device="cuda:1")  # D2D copy of foreign memory
     np.testing.assert_array_equal(copied.numpy(), np.arange(10))
-    from mlwarp.cuda_array import from_cuda_array_interface
+    from mlwarp.arrays.cuda_array import from_cuda_array_interface
 
     view = from_cuda_array_interface(foreign_values)
     assert view.ptr == values.ptr and view.device == "cuda:0"
@@ -400,8 +400,8 @@ class RecordSpy:
 @pytest.fixture
 def debug_fake(fake, monkeypatch):
     """Debug mode on; the debug builds of dbg_shifted_copy (forward, adjoint) run as their CPU debug builds."""
-    from mlwarp.adjoint import adjoint_kernel
-    from mlwarp.debug import for_launch
+    from mlwarp.autodiff.adjoint import adjoint_kernel
+    from mlwarp.launching.debug import for_launch
 
     monkeypatch.setattr(wp.config, "mode", "debug")
     built = for_launch(dbg_shifted_copy)
@@ -409,7 +409,7 @@ def debug_fake(fake, monkeypatch):
     fwd, adj = built.compiled(cpu), adjoint_kernel(built, cpu)
     fake.spy = RecordSpy(fake, built.launch_struct, "p3", lambda ptr, total, slot: fwd.run(ptr, total))
     fake.cpu_entries["dbg_shifted_copy_cuda"] = fake.spy
-    from mlwarp.adjoint import _adjoint_struct
+    from mlwarp.autodiff.adjoint import _adjoint_struct
 
     # 3 arguments, 3 adjoints, the consumed and own-grad bits, then the record
     fake.adj_spy = RecordSpy(fake, _adjoint_struct(built), "p8", lambda ptr, total, slot: adj.run(ptr, total))
@@ -526,7 +526,7 @@ def test_debug_adjoint_launch_on_the_device_checks_bounds(debug_fake):
 
 def test_release_launch_on_the_device_passes_no_record(fake):
     assert wp.config.mode == "release"
-    from mlwarp.debug import for_launch
+    from mlwarp.launching.debug import for_launch
 
     assert for_launch(dbg_shifted_copy) is dbg_shifted_copy
     assert [f for f, _ in dbg_shifted_copy.launch_struct._fields_] == ["dims", "p0", "p1", "p2"]

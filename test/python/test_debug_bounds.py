@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.debug import for_launch
+from mlwarp.launching.debug import for_launch
 from source_util import where
 
 

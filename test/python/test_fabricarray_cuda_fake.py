@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.cuda_array import CudaArray
+from mlwarp.arrays.cuda_array import CudaArray
 from mlwarp.runtime import device as device_registry
 from mlwarp.runtime.cuda import devices as cuda_devices
 from mlwarp.runtime.cuda import driver as drv

@@ -80,7 +80,7 @@ def _iface(**changes):
      "Fabric arrays only support indexing using index arrays, got key of type <class 'int'>"),
     (lambda: fabric([1.0])[0][wp.array([0], dtype=wp.int64)], ValueError, "Index array must use int32, got dtype "),
     (lambda: wp.indexedfabricarray(fa=wp.zeros(1), indices=index([0])), ValueError,
-     "Indexed Fabric array data must be a Warp Fabric array, got <class 'mlwarp.array.array'>"),
+     "Indexed Fabric array data must be a Warp Fabric array, got <class 'mlwarp.arrays.array.array'>"),
 ])
 def test_malformed_interfaces_and_indices(make, error, message):
     with pytest.raises(error) as e:

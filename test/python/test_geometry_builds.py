@@ -1,4 +1,4 @@
-"""The structures' builds as kernels (mlwarp/geometry/build_kernels.py) against brute-force numpy references:
+"""The structures' builds as kernels (python/mlwarp/geometry/build_kernels.py) against brute-force numpy references:
 the trees are valid (every item in exactly one leaf, each node's box the bounds of its subtree's items, skip
 links and depths consistent), the SAH tree is the level-by-level numpy builder's split for split, refits follow
 moved boxes, wp.Mesh's per-triangle arrays are numpy's, HashGrid.build's arrays are the stable sort by cell, and

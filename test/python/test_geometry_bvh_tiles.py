@@ -523,7 +523,7 @@ def test_sah_tree_of_identical_and_single_boxes():
 
 def test_descriptor_header_has_warps_host_fields():
     """bvh.id points at words laid out where Warp's host BVH struct keeps parents, primitive indices, max_depth,
-    max_nodes, num_nodes, root, item bounds and num_items (mlwarp/core/geometry.py)."""
+    max_nodes, num_nodes, root, item bounds and num_items (core/geometry.py)."""
     import ctypes
 
     lowers, uppers = _boxes(90, seed=16, size=1.0)

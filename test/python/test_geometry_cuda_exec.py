@@ -75,7 +75,7 @@ def test_device_descriptors_hold_the_users_device_arrays():
 
 @GPU_ONLY
 def test_device_memory_is_returned_with_the_structures():
-    """The device allocations a Mesh, a Bvh and a HashGrid make (mlwarp/runtime/cuda/memory.py Allocations) are
+    """The device allocations a Mesh, a Bvh and a HashGrid make (runtime/cuda/memory.py Allocations) are
     all freed when the structures go; the user's arrays stay."""
     pts, tris = checks.triangle_soup(200, 2)
     points = wp.array(pts, dtype=wp.vec3, device="cuda:0")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.errors import LaunchError
+from mlwarp.core.errors import LaunchError
 
 from grad_util import kernel_from_source
 

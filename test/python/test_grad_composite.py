@@ -73,7 +73,7 @@ def make_kernel(tmp_path, name, types, rt):
     call = ", ".join(f"x{k}[i]" for k in range(len(types)))
     src = (f"import mlwarp as wp\nimport mlwarp.vector\n{decls}\n@wp.kernel\ndef k({params}, y: wp.array(dtype=R)):\n"
            f"    i = wp.tid()\n    y[i] = wp.{name}({call})\n")
-    return kernel_from_source(tmp_path, src.replace("wp.types.", "mlwarp.vector."))
+    return kernel_from_source(tmp_path, src.replace("wp.types.", "mlwarp.core.vector."))
 
 
 def arr(v, t):

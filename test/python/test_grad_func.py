@@ -181,7 +181,7 @@ def test_seed_rosenbrock_gradient_is_the_analytic_one():
 
 
 def test_func_grad_source_is_part_of_the_cache_key_of_callers():
-    from mlwarp.captures import fingerprint
+    from mlwarp.kernels.captures import fingerprint
 
     key = fingerprint(safe_sqrt)
     assert "func_grad:" in key and "adj_ret / (f64(2.0) * wp.sqrt(x))" not in key  # hashed, not raw text

@@ -1,5 +1,5 @@
 """Gradients through arrays that a recorded launch overwrites: each adjoint reads the values its forward launch
-read (the Tape saves the overwritten ones: mlwarp/overwrites.py), so the gradients are those of the forward
+read (the Tape saves the overwritten ones: python/mlwarp/autodiff/overwrites.py), so the gradients are those of the forward
 computation. References: closed forms, or central differences of a numpy forward. (Warp 1.19 reads the
 overwritten values and gets several of these wrong: 8 instead of -4 in the first test.)"""
 

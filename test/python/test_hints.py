@@ -1,4 +1,4 @@
-"""mlwarp/core/hints.py's prefetch(a[i]): an llvm.intr.prefetch of the element's address, no value changed,
+"""core/hints.py's prefetch(a[i]): an llvm.intr.prefetch of the element's address, no value changed,
 harmless past the array's end; anything but an array element is refused with the message below."""
 
 from __future__ import annotations

@@ -13,9 +13,13 @@ import pathlib
 import pkgutil
 import subprocess
 import sys
+import tomllib
 import types
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "mlwarp"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The package's folders (the design card's layout): python/mlwarp is `mlwarp`, compiler/ is `mlwarp.compiler`, ...
+with open(ROOT / "pyproject.toml", "rb") as _f:
+    PACKAGE_DIRS = tomllib.load(_f)["tool"]["setuptools"]["package-dir"]
 
 # Packages below the user API: they import each other and mlwarp.core, never the modules at mlwarp's top.
 LOWER = ("mlwarp.core", "mlwarp.compiler", "mlwarp.runtime", "mlwarp.tools")
@@ -39,7 +43,7 @@ DEFERRED_ON_PURPOSE = {
 # Function-local imports that defer nothing heavy (workarounds of the cycles above), per module: more fails
 # (lower a number once they are hoisted).
 KNOWN_FUNCTION_LOCAL = {
-    "mlwarp.builtins": 1,
+    "mlwarp.library.builtins": 1,
     "mlwarp.compiler.builtins.composite_pyscope": 2,
     "mlwarp.compiler.builtins.derivatives": 3,
     "mlwarp.compiler.builtins.pyscope": 1,
@@ -48,23 +52,24 @@ KNOWN_FUNCTION_LOCAL = {
     "mlwarp.compiler.targets.cuda.gpu_kernel": 1,
     "mlwarp.compiler.passes.autodiff_ir": 2,
     "mlwarp.compiler.passes.autodiff_jvp": 2,
-    "mlwarp.cuda_compile": 1,
-    "mlwarp.func": 1,
-    "mlwarp.func_grad": 1,
+    "mlwarp.launching.cuda_compile": 1,
+    "mlwarp.kernels.func": 1,
+    "mlwarp.kernels.func_grad": 1,
     "mlwarp.interop.jax": 4,
-    "mlwarp.jvp": 1,
-    "mlwarp.stream": 1,
-    "mlwarp.struct": 3,
+    "mlwarp.autodiff.jvp": 1,
+    "mlwarp.launching.stream": 1,
+    "mlwarp.kernels.struct": 3,
     "mlwarp.tools.opt": 1,
 }
 
 def _modules() -> dict:
     out = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = path
+    for package, folder in PACKAGE_DIRS.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join((package, *parts))] = path
     return out
 
 
@@ -206,11 +211,11 @@ def test_the_graph_sees_the_package():
     edges, function_local = _graph()
     assert "mlwarp.core.types" in edges and "mlwarp.compiler.driver" in edges
     assert "mlwarp.core.types" in edges["mlwarp.core.vector"]
-    assert "mlwarp._api" in edges["mlwarp"] and "mlwarp.kernel" in edges["mlwarp._api"]
+    assert "mlwarp._api" in edges["mlwarp"] and "mlwarp.kernels.kernel" in edges["mlwarp._api"]
     g = Graph()
     assert g.is_heavy("mlwarp.compiler.driver") and not g.is_heavy("mlwarp.core.types")
-    assert not g.is_heavy("mlwarp.kernel") and _deferring(g, "mlwarp.kernel", "mlwarp.compiler.driver")
-    assert not _deferring(g, "mlwarp.kernel", "mlwarp.core.types")
+    assert not g.is_heavy("mlwarp.kernels.kernel") and _deferring(g, "mlwarp.kernels.kernel", "mlwarp.compiler.driver")
+    assert not _deferring(g, "mlwarp.kernels.kernel", "mlwarp.core.types")
 
 
 def test_the_cycle_finder_finds_cycles():
@@ -282,7 +287,7 @@ def _loaded_by(statement: str) -> list:
 def test_the_lower_layers_load_without_the_user_api():
     for statement in ("import mlwarp.compiler.passes.registry", "import mlwarp.runtime", "import mlwarp.core.types"):
         loaded = _loaded_by(statement)
-        api = [m for m in loaded if m != "mlwarp" and not m.startswith(LOWER)]
+        api = [m for m in loaded if m not in ("mlwarp", "mlwarp._source_layout") and not m.startswith(LOWER)]
         assert not api, f"`{statement}` loads the user API: {api}"
     # the registry's declarations (core.config), and the package's compiler/__init__: insert.py with the pipeline
     # text parser and the stage tables it checks insertion points against (MLIR-free: targets, cpu/, cuda/, host, and
@@ -298,7 +303,7 @@ def test_the_package_binds_the_api_names_over_its_submodules():
     shadowed -= {m.name for m in pkgutil.iter_modules(mlwarp.__path__) if getattr(mlwarp, m.name, None) is None}
     assert shadowed == mlwarp._SHADOWED
     # importing such a submodule first leaves the API's name in place (a fresh process: nothing loaded yet)
-    code = ("import mlwarp.launch, mlwarp.config, mlwarp.struct\nimport mlwarp as wp\n"
+    code = ("import mlwarp.launching.launch, mlwarp.config, mlwarp.kernels.struct\nimport mlwarp as wp\n"
             "print(callable(wp.launch), type(wp.config).__name__, callable(wp.struct), 'vec3' in dir(wp))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

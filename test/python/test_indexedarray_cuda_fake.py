@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.cuda_array import CudaArray
+from mlwarp.arrays.cuda_array import CudaArray
 from mlwarp.runtime import device as device_registry
 from mlwarp.runtime.cuda import devices as cuda_devices
 from mlwarp.runtime.cuda import driver as drv
@@ -38,7 +38,7 @@ def fake(monkeypatch):
         del _scale_rows._compiled[alias]
     device_registry._devices.clear()
     device_registry._devices.update(saved)
-    import mlwarp.indexed as indexed
+    import mlwarp.arrays.indexed as indexed
 
     for alias in [a for a in indexed._zero_index if a.startswith("cuda")]:
         del indexed._zero_index[alias]  # that fake device's memory is gone

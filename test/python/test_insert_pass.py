@@ -1,4 +1,4 @@
-"""Passes inserted into a target's stage table (mlwarp/compiler/insert.py): an upstream MLIR pass, a
+"""Passes inserted into a target's stage table (compiler/insert.py): an upstream MLIR pass, a
 Python pass that rewrites the IR, for one kernel or globally, and part of the kernel cache key."""
 
 import glob

@@ -1,4 +1,4 @@
-"""wp.intersect_tri_tri (mlwarp/intersect.py): Moeller's triangle-triangle test, float32 (vec3) and float64
+"""wp.intersect_tri_tri (python/mlwarp/library/intersect.py): Moeller's triangle-triangle test, float32 (vec3) and float64
 (vec3d), in kernels and in Python scope.
 
 Random non-coplanar pairs are checked against an independent numpy reference, the separating-axis theorem on

@@ -1,4 +1,4 @@
-"""`a.ptr` and `wp.array(ptr=..., shape=..., dtype=...)` inside kernels (mlwarp/compiler/frontend/ptr_arrays.py):
+"""`a.ptr` and `wp.array(ptr=..., shape=..., dtype=...)` inside kernels (compiler/frontend/ptr_arrays.py):
 a C-contiguous array over existing memory, as Warp; results checked against hand values."""
 
 import numpy as np

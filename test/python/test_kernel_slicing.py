@@ -1,4 +1,4 @@
-"""Slicing arrays inside kernels (mlwarp/compiler/frontend/slicing.py, warp.slice): strided views with
+"""Slicing arrays inside kernels (compiler/frontend/slicing.py, warp.slice): strided views with
 Python's slice rules, checked against numpy slicing of the same data; gradients through slices; Warp's
 compile error for a literal zero step; `.ndim` and the unused dimensions of `.shape` (0, as Warp)."""
 

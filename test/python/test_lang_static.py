@@ -103,7 +103,7 @@ def test_variables_named_like_changing_globals_capture_nothing():
     # names changing between launches (a timing loop's `t`) neither recompile nor reload the kernel; a global the
     # kernel reads (SHADOW_SCALE) still does
     global t, steps, SHADOW_SCALE
-    from mlwarp.captures import captured_constants
+    from mlwarp.kernels.captures import captured_constants
 
     paths = [path for _, path, _ in captured_constants(own_variables.func)]
     assert ["SHADOW_SCALE"] in paths and ["t"] not in paths and ["steps"] not in paths
@@ -126,7 +126,7 @@ def test_variables_named_like_changing_globals_capture_nothing():
 
 
 def test_a_global_read_before_a_variable_of_its_name_is_assigned_stays_a_capture():
-    from mlwarp.captures import _paths
+    from mlwarp.kernels.captures import _paths
     import ast
 
     tree = ast.parse("def k(out):\n    out[0] = t\n    t = 1.0\n    u = u + 1.0\n    v = 2.0\n    out[1] = v\n")

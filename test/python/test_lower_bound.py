@@ -1,4 +1,4 @@
-"""wp.lower_bound (a generic @wp.func, mlwarp/array_search.py): Warp's binary search, checked against
+"""wp.lower_bound (a generic @wp.func, python/mlwarp/library/array_search.py): Warp's binary search, checked against
 numpy.searchsorted (side="left") clipped as Warp clips it (to end - 1)."""
 
 import numpy as np

@@ -8,7 +8,7 @@ import pytest
 
 import mlwarp as wp
 
-map_module = importlib.import_module("mlwarp.map")
+map_module = importlib.import_module("mlwarp.algorithms.map")
 
 
 @wp.struct

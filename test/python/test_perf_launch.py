@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.errors import LaunchError
-from mlwarp.launch_plan import Launch, plan_for
+from mlwarp.core.errors import LaunchError
+from mlwarp.launching.launch_plan import Launch, plan_for
 
 
 @wp.kernel

@@ -63,7 +63,7 @@ def test_device_queries_and_aliases():
 
 
 def test_the_lazily_loaded_geometry_names_are_wp_geometrys():
-    # wp.geometry loads on the first use of one of its names (mlwarp/_api.py _GEOMETRY_NAMES); the list must be
+    # wp.geometry loads on the first use of one of its names (python/mlwarp/_api.py _GEOMETRY_NAMES); the list must be
     # exactly what the package exports, each name resolving to the package's object
     import mlwarp.geometry
     from mlwarp import _api

@@ -1,4 +1,4 @@
-"""mlwarp/source.py: a function's text read from its code object's line range, without tokenizing,
+"""core/source.py: a function's text read from its code object's line range, without tokenizing,
 must equal what inspect.getsource gives (the cache key and the frontend both read it)."""
 
 import inspect

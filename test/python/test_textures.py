@@ -1,4 +1,4 @@
-"""wp.Texture1D/2D/3D and wp.texture_sample (mlwarp/texture.py, texture_funcs.py): Warp 1.19's CPU sampling
+"""wp.Texture1D/2D/3D and wp.texture_sample (python/mlwarp/arrays/texture.py, texture_funcs.py): Warp 1.19's CPU sampling
 against a numpy reference sampler (below), plus values recorded from warp-lang 1.19.0 on the CPU (marked
 `recorded`), the construction errors (one test per message) and the sm_90 build of the sampling kernels."""
 

@@ -1,5 +1,5 @@
 """Warp's CPU lanes for tile kernels (wp.config.enable_cpu_blocks): block_dim lanes per block, lane-local code once
-per lane, tile operations once per block (compiler/targets/cpu/block_lanes.py, mlwarp/cpu_lanes.py). Expected
+per lane, tile operations once per block (compiler/targets/cpu/block_lanes.py, python/mlwarp/launching/cpu_lanes.py). Expected
 values are computed by hand or with numpy from Warp's semantics."""
 
 import numpy as np

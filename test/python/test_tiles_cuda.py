@@ -9,7 +9,7 @@ import pytest
 import mlwarp as wp
 from mlwarp import cuda_compile
 from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
-from mlwarp.tiles import tile_launch_dims
+from mlwarp.library.tiles import tile_launch_dims
 
 TM = wp.constant(16)
 TN = wp.constant(8)

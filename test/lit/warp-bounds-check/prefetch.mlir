@@ -1,6 +1,6 @@
 // RUN: mlwarp-opt %s --warp-bounds-check | FileCheck %s
 
-// An address only a prefetch reads (mlwarp/core/hints.py's prefetch(a[i])) is a hint, not an access: a prefetch
+// An address only a prefetch reads (core/hints.py's prefetch(a[i])) is a hint, not an access: a prefetch
 // cannot fault, so it is not checked (a traversal prefetching past an array's last element is not an error). The
 // load of the same element is.
 // CHECK: warp.debug_sites = "[{\22op\22: \22load\22

@@ -1,3 +1,0 @@
-"""Exceptions raised to users; defined in mlwarp.core.errors (the compiler and the runtime raise them)."""
-
-from .core.errors import *  # noqa: F401,F403

@@ -1,9 +1,0 @@
-"""`warp.optim` for mlwarp: the gradient-descent optimizers `Adam` and `SGD`, and `linear`, iterative solvers of
-linear systems (CG, CR, BiCGSTAB, GMRES) with their operators and preconditioners, as Warp 1.19 has them. All of
-it runs as mlwarp kernels. Import it as Warp's: `import mlwarp.optim` (or use `wp.optim`)."""
-
-from .adam import Adam
-from .sgd import SGD
-from . import linear
-
-__all__ = ["Adam", "SGD", "linear"]

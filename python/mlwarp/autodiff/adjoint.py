@@ -1,0 +1,219 @@
+"""The adjoint launch: `wp.launch(k, dim, inputs, outputs, adj_inputs=[...], adj_outputs=[...], adjoint=True)`.
+
+Runs `<k>_adj_cpu` from the kernel's library (the warp-autodiff pass put it
+there). Its arguments are the kernel's arguments followed by one adjoint per
+argument: for an array, the array receiving (inputs) or holding (outputs) the
+gradient, of the same dtype and shape; for a scalar, a number that is ignored
+(Warp does not return gradients of scalar arguments); for a vector, matrix,
+quaternion or transform passed by value, a value of that type (accumulated into
+and dropped, as Warp does); for a struct, a struct of the same type whose array
+fields receive the gradients of the argument's array fields (what
+`Tape.backward` passes: each field array's `.grad`). An adjoint given as None
+is zero: a zero-filled scratch array for an array (also for an array field of a
+struct adjoint), so a kernel never writes through a null pointer. Last, two int64s
+whose bit k says that argument k's adjoint is its own `.grad`: the adjoint of a
+store into such an array clears the stored element's gradient, as Warp 1.19's; the
+first leaves out arrays with retain_grad, the second (for stores through a row or
+slice taken in the kernel, which drop that flag in Warp) does not.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+import numpy as np
+
+from mlwarp.arrays.array import zeros
+from mlwarp.arrays.cuda_array import allocate_like
+from mlwarp.launching.debug import after_launch, attach_record, for_launch, hidden_params
+from mlwarp.core.errors import CompileError, LaunchError
+from mlwarp.launching.cpu_lanes import block_count
+from mlwarp.launching.launch_args import (
+    check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, fold_dims, launch_device, pack_array
+)
+from mlwarp import types as wt
+from mlwarp.runtime.abi import ArrayParam, launch_struct
+from mlwarp.runtime.cpu import CpuKernel
+
+
+def with_adjoint(kernel):
+    """The variant of `kernel` whose CPU library also holds `<k>_adj_cpu`, compiled on first use
+    (the forward library leaves the adjoint out: see Kernel._library_options)."""
+    variant = kernel.__dict__.get("_with_adjoint")
+    if variant is None:
+        variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, "with_adjoint": True},
+                               declare=False)
+        if getattr(kernel, "generic_parent", None) is not None:  # a generic kernel's instance: its concrete types
+            variant.params, variant.is_generic = list(kernel.params), False
+        kernel.__dict__["_with_adjoint"] = variant
+    return variant
+
+
+def adjoint_library(kernel, device):
+    """The loaded library holding the adjoint entry (on CUDA the kernel's own module holds it)."""
+    return kernel.compiled(device) if device.is_cuda else with_adjoint(kernel).compiled(device)
+
+
+def adjoint_kernel(kernel, device) -> CpuKernel:
+    """The loaded `<k>_adj_cpu` entry of the kernel's library for `device`."""
+    if kernel.options.get("enable_backward") is False:
+        raise LaunchError(f"Error launching kernel '{kernel.key}': it was compiled with "
+                          f"enable_backward=False, so it has no adjoint")
+    compiled = adjoint_library(kernel, device)
+    found = getattr(compiled, "adjoint", None)
+    if found is None:
+        meta = compiled.meta
+        if meta.get("adj_error"):
+            raise CompileError(f"kernel '{kernel.key}' cannot be differentiated: {meta['adj_error']}")
+        if not meta.get("adj_entry"):
+            raise LaunchError(f"Error launching kernel '{kernel.key}': its library has no adjoint entry")
+        if device.is_cuda:  # the adjoint entry of the same CUDA module (runtime/cuda/module.py)
+            found = compiled.sibling(meta["adj_entry"])
+        else:
+            found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"],
+                              meta.get("vector_libm", True), meta.get("prints", True))
+        compiled.adjoint = found
+    return found
+
+
+def _device_zeros_like(view, device):
+    return allocate_like(view, device)
+
+
+def companion_struct(kernel, name, t, primal, given, primal_name):
+    """The adjoint or tangent (`name`) of the struct argument `primal` (`primal_name`) of type `t`: a copy of
+    `given` (a `t` or None: zero) in which every array field the primal has but `given` lacks is a zero-filled
+    scratch array of the primal field's shape, dtype and device; nested structs likewise."""
+    if getattr(primal, "_wp_indexed_", False):  # wp.indexedarray: an indexed array over the data's adjoint
+        return primal.companion(given)
+    if getattr(t, "_wp_fabric_", None) is not None:  # wp.fabricarray (or a field without one): no adjoint, as
+        return primal  # in Warp; the adjoint kernel only reads its bucket rows
+    if given is not None and type(given) is not t:
+        raise LaunchError(f"Error launching kernel '{kernel.key}', argument '{name}' expects a struct {t.__name__}, "
+                          f"but passed value has type {type(given).__name__}.")
+    out = t()
+    for field, ft in t._wp_fields_:
+        value = getattr(primal, field)
+        mine = None if given is None else getattr(given, field)
+        if wt.is_array(ft):
+            if value is None:
+                continue
+            if mine is None:
+                mine = zeros(value.shape, value.dtype, value.device)
+            elif mine.shape != value.shape:
+                raise LaunchError(f"Error launching kernel '{kernel.key}', argument '{name}.{field}': its shape "
+                                  f"{mine.shape} differs from the shape {value.shape} of '{primal_name}.{field}'")
+        elif wt.is_struct(ft):
+            mine = companion_struct(kernel, f"{name}.{field}", ft, value, mine, f"{primal_name}.{field}")
+        elif mine is None:
+            continue
+        setattr(out, field, mine)
+    return out
+
+
+def companion_value(kernel, name, p, primal, given, primal_name):
+    """The adjoint or tangent (`name`) of a by-value composite argument of type `p`: a value of that type,
+    zero when `given` is None (structs: see companion_struct)."""
+    # (a primal of another type: the launch's check reports it; wp.indexedarray, wp.fabricarray: companion_struct)
+    if wt.is_struct(p) and (type(primal) is p or getattr(primal, "_wp_indexed_", False) or
+                            getattr(primal, "_wp_fabric_", False)):
+        return companion_struct(kernel, name, p, primal, given, primal_name)
+    return p() if given is None else given
+
+
+def _adjoint_struct(kernel):
+    s = getattr(kernel, "_adj_struct", None)
+    if s is None:  # arguments, their adjoints, the consumed and own-grad bits; debug builds: + the error record
+        s = launch_struct(list(kernel.params) + list(kernel.params) + [wt.int64, wt.int64] + hidden_params(kernel))
+        kernel._adj_struct = s
+    return s
+
+
+def is_own_grad(primal, adj, keeps_retained=True) -> bool:
+    """Whether `adj` is `primal`'s own `.grad` (for a struct: every array field's adjoint is that field's `.grad`,
+    what Tape.backward passes). Then the adjoint's stores consume it, as Warp 1.19 clears a stored element's
+    gradient only in its own `.grad` (an adjoint buffer the caller passed stays as it was). An array with
+    `retain_grad` (Warp 1.19) keeps its gradient: never consumed (nor a struct with such an array field) unless
+    `keeps_retained` is False (a row or slice of it taken in the kernel, which drops the flag in Warp)."""
+    if adj is None or keeps_retained and getattr(primal, "retain_grad", False):
+        return False
+    if not wt.is_struct(type(primal)):
+        return getattr(primal, "grad", None) is adj
+    for field, ft in type(primal)._wp_fields_:
+        value, mine = getattr(primal, field), getattr(adj, field, None)
+        if wt.is_array(ft) and value is not None and mine is not None and \
+                not is_own_grad(value, mine, keeps_retained):
+            return False
+        if wt.is_struct(ft) and value is not None and not is_own_grad(value, mine, keeps_retained):
+            return False
+    return True
+
+
+def _adjoints(kernel, given, count, what):
+    if given is None:
+        return [None] * count
+    given = list(given)
+    if len(given) != count:
+        raise LaunchError(f"Error launching kernel '{kernel.key}': {what} has {len(given)} entries, expected "
+                          f"{count} (one per {what[4:]} argument)")
+    return given
+
+
+def launch_adjoint(kernel, dims, inputs, outputs, adj_inputs, adj_outputs, device) -> None:
+    kernel = for_launch(kernel)  # the debug build when debug mode is on (python/mlwarp/launching/debug.py)
+    inputs, outputs = list(inputs), list(outputs)
+    args = inputs + outputs
+    check_arg_count(kernel, args)
+    adjs = _adjoints(kernel, adj_inputs, len(inputs), "adj_inputs") + \
+        _adjoints(kernel, adj_outputs, len(outputs), "adj_outputs")
+    device = launch_device(kernel, device)
+    packed = _adjoint_struct(kernel)()
+    keep_alive = []
+    n = len(kernel.params)
+    consumed = own = 0
+    for i, (name, p, value, adj) in enumerate(zip(kernel.arg_names, kernel.params, args, adjs)):
+        if adj is None and isinstance(p, ArrayParam) and getattr(value, "grad", None) is not None:
+            adj = value.grad  # as Warp: a null adjoint array falls back to the array's own .grad
+        if i < 63 and is_own_grad(value, adj):
+            consumed |= 1 << i
+        if i < 63 and is_own_grad(value, adj, keeps_retained=False):
+            own |= 1 << i
+        if isinstance(p, ArrayParam):
+            view = check_array_arg(kernel, name, p, value, device)
+            pack_array(view, p.ndim, getattr(packed, f"p{i}"))
+            if adj is None:
+                adj_view = np.zeros_like(view) if device.is_cpu else _device_zeros_like(view, device)
+            else:
+                adj_view = check_array_arg(kernel, f"adj_{name}", p, adj, device)
+                if adj_view.shape != view.shape:
+                    raise LaunchError(f"Error launching kernel '{kernel.key}', argument 'adj_{name}': its shape "
+                                      f"{adj_view.shape} differs from the shape {view.shape} of '{name}'")
+            pack_array(adj_view, p.ndim, getattr(packed, f"p{n + i}"))
+            keep_alive += [view, adj_view]
+        elif wt.is_composite(p):  # by value: vectors, matrices, ..., structs (their array fields by reference)
+            setattr(packed, f"p{i}", check_composite_arg(kernel, name, p, value))
+            adj = companion_value(kernel, f"adj_{name}", p, value, adj, name)
+            setattr(packed, f"p{n + i}", check_composite_arg(kernel, f"adj_{name}", p, adj))
+            keep_alive += [value, adj]  # a struct's C value points into its arrays
+        else:
+            setattr(packed, f"p{i}", check_scalar_arg(kernel, name, p, value))
+            setattr(packed, f"p{n + i}", check_scalar_arg(kernel, f"adj_{name}", p, 0 if adj is None else adj))
+    setattr(packed, f"p{2 * n}", consumed)
+    setattr(packed, f"p{2 * n + 1}", own)
+    record = attach_record(kernel, packed, 2 * n + 2, device)  # on CUDA: device memory, read back after the launch
+    entry = adjoint_kernel(kernel, device)
+    full = tuple(dims) + (1,) * (4 - len(dims))
+    total = 1
+    for d in full:
+        total *= d
+    full, total, repeats = fold_dims(full, total, adjoint_library(kernel, device).meta.get("tid_dims", 4))
+    for d in range(4):
+        packed.dims[d] = full[d]
+    if device.is_cpu:  # a lane build (cpu_lanes.py): one entry iteration per block
+        total = block_count(adjoint_library(kernel, device).meta, total)
+    if total:
+        for _ in range(repeats):
+            entry.run(ctypes.addressof(packed), total)
+        after_launch(kernel, adjoint_library(kernel, device), record, args)
+    del keep_alive

@@ -1,0 +1,348 @@
+"""The geometry structures' builds as kernels (issue 17: "structures are built with all cores").
+
+The hot parts of wp.Mesh, wp.Bvh and wp.HashGrid builds run as mlwarp kernels launched by the builders: they
+compile once (the kernel cache, MLWARP_CACHE_DIR) and run on every core. numpy keeps the small bookkeeping
+between launches. Every kernel here is deterministic whatever the thread count: a thread writes only its own
+outputs, and the only atomics are integer adds (exact) whose sums are all that is read.
+
+- `sah_level`: one thread per node of a tree level (bvh_sah.build_sah_tree), the whole of Warp's binned SAH
+  split of that node: its centroid bounds, 16 buckets along their longest axis, the cheapest split, and the
+  stable partition of its items (both sides keep their order) in `order`, their boxes moved with them (so every
+  pass reads sequentially). Nodes of a level are independent, so a level's threads run in parallel; the top
+  levels have few nodes (one thread at the root) but each of their threads loops over many items.
+- `leaf_boxes`, `inner_boxes`: refits. A leaf's box is its items' bounds (one thread a node); inner nodes on one
+  thread in reverse preorder (children follow their parent in preorder, so a reverse walk sees them first).
+- `triangle_boxes`, `pack_triangles`: wp.Mesh's per-triangle bounds and edge lengths, and the ray casts'
+  packed triangles, one thread per triangle.
+- hash grid: cell of each point, per-cell counts (integer atomic adds), the cell ranges, then the points placed in
+  cell order by one thread walking them in index order (the stable order Warp's radix sort gives).
+
+Launches here run now even while a graph capture is recording (`host_launch`): the builders call them where
+their host work runs (at construction, or at a replay for rebuild/refit/build recorded in a graph), and no Tape
+records them."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from mlwarp.arrays.array import array, zeros
+from mlwarp.library.builtins import namespace as wp
+from mlwarp.kernels.func import func
+from mlwarp.kernels.kernel import kernel
+from mlwarp.launching.launch import launch
+from mlwarp.runtime import capture as _capture
+from mlwarp.types import float16, float32, float64, int32, int64
+from mlwarp.core.vector import vec3, vec3d, vec3h
+
+SAH_BUCKETS = 16
+INF = float("inf")
+
+
+@contextlib.contextmanager
+def _not_captured():
+    """Launches inside run at once: a builder's host step is itself what a graph records (or runs now)."""
+    active = _capture.active
+    _capture.active = None
+    try:
+        yield
+    finally:
+        _capture.active = active
+
+
+def host_launch(k, dim, inputs):
+    """Runs `k` on the CPU now (device="cpu": a structure on a CUDA device is built on the host as well, and the
+    current device may be a GPU)."""
+    with _not_captured():
+        launch(k, dim=dim, inputs=inputs, device="cpu", record_tape=False)
+
+
+def view(a: np.ndarray, dtype):
+    """A CPU wp.array over a contiguous numpy array's memory (no copy, whatever the current device)."""
+    return array(a, dtype=dtype, copy=False, device="cpu")
+
+
+@func
+def _box_area(lo: vec3, hi: vec3):
+    """Warp's bounds3::area() in float32."""
+    e = hi - lo
+    return float32(2.0) * (e[0] * e[1] + e[0] * e[2] + e[1] * e[2])
+
+
+@kernel(enable_backward=False)
+def sah_level(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array(dtype=int32),
+              scratch_lo: array(dtype=vec3), scratch_hi: array(dtype=vec3), scratch: array(dtype=int32),
+              keys: array(dtype=float32), seg_start: array(dtype=int32), seg_count: array(dtype=int32),
+              n_left_out: array(dtype=int32)):
+    # box_lo[k], box_hi[k]: the box of item order[k] (the items' boxes move with them: sequential reads)
+    seg = wp.tid()
+    s = seg_start[seg]
+    c = seg_count[seg]
+    inf = float32(INF)
+    cmin = vec3(inf, inf, inf)
+    cmax = vec3(-inf, -inf, -inf)
+    nlo = vec3(inf, inf, inf)
+    nhi = vec3(-inf, -inf, -inf)
+    for k in range(s, s + c):
+        lo = box_lo[k]
+        hi = box_hi[k]
+        p = float32(0.5) * (lo + hi)
+        cmin = wp.min(cmin, p)
+        cmax = wp.max(cmax, p)
+        nlo = wp.min(nlo, lo)
+        nhi = wp.max(nhi, hi)
+    ext = cmax - cmin
+    axis = int32(0)
+    if ext[1] > ext[0]:
+        axis = int32(1)
+    if ext[2] > ext[axis]:
+        axis = int32(2)
+    start = cmin[axis]
+    end = cmax[axis]
+    flat = not (end > start)
+    width = end - start
+    if flat:
+        width = float32(1.0)
+    # the thread's own buckets
+    bin_lo = zeros(shape=SAH_BUCKETS, dtype=vec3)
+    bin_hi = zeros(shape=SAH_BUCKETS, dtype=vec3)
+    bin_n = zeros(shape=SAH_BUCKETS, dtype=int32)
+    right_area = zeros(shape=SAH_BUCKETS, dtype=float32)
+    for b in range(SAH_BUCKETS):
+        bin_lo[b] = vec3(inf, inf, inf)
+        bin_hi[b] = vec3(-inf, -inf, -inf)
+    for k in range(s, s + c):
+        lo = box_lo[k]
+        hi = box_hi[k]
+        key = (float32(0.5) * (lo + hi))[axis]
+        keys[k] = key
+        scaled = float32(SAH_BUCKETS) * (key - start) / width
+        b = int32(0)
+        if scaled >= float32(SAH_BUCKETS - 1):
+            b = int32(SAH_BUCKETS - 1)
+        elif scaled > float32(0.0):
+            b = int32(scaled)
+        bin_lo[b] = wp.min(bin_lo[b], lo)
+        bin_hi[b] = wp.max(bin_hi[b], hi)
+        bin_n[b] = bin_n[b] + 1
+    # split i puts buckets 0..i left, i+1..15 right: the right sides' areas first (a suffix over the buckets)
+    inv = float32(1.0) / _box_area(nlo, nhi)
+    rlo = vec3(inf, inf, inf)
+    rhi = vec3(-inf, -inf, -inf)
+    for j in range(SAH_BUCKETS - 1):
+        b = SAH_BUCKETS - 1 - j
+        rlo = wp.min(rlo, bin_lo[b])
+        rhi = wp.max(rhi, bin_hi[b])
+        right_area[b] = _box_area(rlo, rhi)  # of the split after bucket b - 1
+    llo = vec3(inf, inf, inf)
+    lhi = vec3(-inf, -inf, -inf)
+    ln = int32(0)
+    best = int32(0)
+    best_cost = inf
+    for i in range(SAH_BUCKETS - 1):
+        llo = wp.min(llo, bin_lo[i])
+        lhi = wp.max(lhi, bin_hi[i])
+        ln = ln + bin_n[i]
+        # (float32 costs, as Warp's; Warp keeps the first split below every earlier one: NaN never is)
+        cost = (_box_area(llo, lhi) * inv) * float32(ln) + (right_area[i + 1] * inv) * float32(c - ln)
+        if cost < best_cost:
+            best_cost = cost
+            best = i
+    split = start + float32(best + 1) * (end - start) / float32(SAH_BUCKETS)
+    if flat:
+        split = start
+    # the stable partition: the left side forwards from s, the right side backwards from s + c - 1
+    left = s
+    right_pos = s + c - 1
+    for k in range(s, s + c):
+        dst = right_pos
+        if keys[k] < split:
+            dst = left
+            left += 1
+        else:
+            right_pos -= 1
+        scratch[dst] = order[k]
+        scratch_lo[dst] = box_lo[k]
+        scratch_hi[dst] = box_hi[k]
+    n_left = left - s
+    if n_left > 0 and n_left < c:
+        for k in range(s, left):
+            order[k] = scratch[k]
+            box_lo[k] = scratch_lo[k]
+            box_hi[k] = scratch_hi[k]
+        for j in range(c - n_left):
+            src = s + c - 1 - j
+            order[left + j] = scratch[src]
+            box_lo[left + j] = scratch_lo[src]
+            box_hi[left + j] = scratch_hi[src]
+    n_left_out[seg] = n_left
+
+
+@kernel(enable_backward=False)
+def leaf_boxes(lowers: array(dtype=vec3), uppers: array(dtype=vec3), start: array(dtype=int32),
+               end: array(dtype=int32), prims: array(dtype=int32), node_lo: array(dtype=vec3),
+               node_hi: array(dtype=vec3)):
+    n = wp.tid()
+    s = start[n]
+    if s >= 0:
+        inf = float32(INF)
+        lo = vec3(inf, inf, inf)
+        hi = vec3(-inf, -inf, -inf)
+        for k in range(s, end[n]):
+            i = prims[k]
+            lo = wp.min(lo, lowers[i])
+            hi = wp.max(hi, uppers[i])
+        node_lo[n] = lo
+        node_hi[n] = hi
+
+
+@kernel(enable_backward=False)
+def inner_boxes(skip: array(dtype=int32), start: array(dtype=int32), node_lo: array(dtype=vec3),
+                node_hi: array(dtype=vec3), num_nodes: int32):
+    # one thread: in reverse preorder a node's children (n + 1 and skip[n + 1]) come before it
+    for j in range(num_nodes):
+        n = num_nodes - 1 - j
+        if start[n] < 0:
+            left = n + 1
+            right = skip[left]
+            node_lo[n] = wp.min(node_lo[left], node_lo[right])
+            node_hi[n] = wp.max(node_hi[left], node_hi[right])
+
+
+@kernel(enable_backward=False)
+def triangle_boxes(points: array(dtype=vec3), indices: array(dtype=int32), lowers: array(dtype=vec3),
+                   uppers: array(dtype=vec3), edges: array(dtype=float32)):
+    t = wp.tid()
+    p = points[indices[3 * t]]
+    q = points[indices[3 * t + 1]]
+    r = points[indices[3 * t + 2]]
+    lowers[t] = wp.min(wp.min(p, q), r)
+    uppers[t] = wp.max(wp.max(p, q), r)
+    edges[t] = wp.length(p - q) + wp.length(p - r) + wp.length(r - q)
+
+
+@kernel(enable_backward=False)
+def pack_triangles(points: array(dtype=vec3), indices: array(dtype=int32), faces: array(dtype=int32),
+                   packed: array(dtype=float32, ndim=2)):
+    k = wp.tid()
+    f = faces[k]
+    for j in range(3):
+        p = points[indices[3 * f + j]]
+        packed[k, 4 * j] = p[0]
+        packed[k, 4 * j + 1] = p[1]
+        packed[k, 4 * j + 2] = p[2]
+
+
+@kernel(enable_backward=False)
+def pack_leaf_groups(tris: array(dtype=float32, ndim=2), tri_ints: array(dtype=int32, ndim=2),
+                     positions: array(dtype=int32, ndim=2), packed: array(dtype=float32, ndim=2),
+                     packed_ints: array(dtype=int32, ndim=2)):
+    """Group k of the 4-wide tree's leaves (core/geometry.py MESH_RAY_LEAVES) from the packed triangles `tris`
+    (MESH_RAY_TRIS) at `positions[k]` (-1: an empty lane, corners 0 and face -1); `tri_ints` and `packed_ints`
+    are the same memory as int32."""
+    k = wp.tid()
+    for i in range(4):
+        pos = positions[k, i]
+        face = int32(-1)
+        if pos >= 0:
+            face = tri_ints[pos, 3]
+        for row in range(9):
+            value = float32(0.0)
+            if pos >= 0:
+                value = tris[pos, 4 * (row // 3) + row % 3]
+            packed[k, 4 * row + i] = value
+        packed_ints[k, 36 + i] = face
+
+
+@func
+def _cell_coord(x: float32, dim: int32):
+    """hashgrid.cell_coords then Python's modulo by dim: floor, saturated at INT_MAX - 1 and INT_MIN, NaN -> 0."""
+    f = wp.floor(x)
+    c = int32(0)
+    if f >= float32(2147483648.0):
+        c = int32(2147483646)
+    elif f < float32(-2147483648.0):
+        c = int32(-2147483647) - int32(1)
+    elif f == f:
+        c = int32(f)
+    if c < int32(0) or c >= dim:  # (a division only for points outside the grid's first period)
+        c = c % dim
+        if c < int32(0):
+            c = c + dim
+    return c
+
+
+@func
+def _cell_coord_f64(x: float64, dim: int32):
+    """hash_grid_cell_coord(double) then the modulo: as _cell_coord, saturated at INT_MAX - 1 from 2^31 - 2 on
+    (a float64 holds 2^31 - 1 exactly, which must not become INT_MAX)."""
+    f = wp.floor(x)
+    c = int32(0)
+    if f >= float64(2147483646.0):
+        c = int32(2147483646)
+    elif f < float64(-2147483648.0):
+        c = int32(-2147483647) - int32(1)
+    elif f == f:
+        c = int32(f)
+    if c < int32(0) or c >= dim:
+        c = c % dim
+        if c < int32(0):
+            c = c + dim
+    return c
+
+
+@kernel(enable_backward=False)
+def grid_cells(points: array(dtype=vec3), inv: float32, dim_x: int32, dim_y: int32, dim_z: int32,
+               cells: array(dtype=int32)):
+    i = wp.tid()
+    p = points[i] * inv
+    cells[i] = (_cell_coord(p[2], dim_z) * dim_y + _cell_coord(p[1], dim_y)) * dim_x + _cell_coord(p[0], dim_x)
+
+
+@kernel(enable_backward=False)
+def grid_cells_f16(points: array(dtype=vec3h), inv: float16, dim_x: int32, dim_y: int32, dim_z: int32,
+                   cells: array(dtype=int32)):
+    # Warp's half grid: the product rounded to half, then hash_grid_cell_coord(float(v))
+    i = wp.tid()
+    p = points[i] * inv
+    cells[i] = ((_cell_coord(float32(p[2]), dim_z) * dim_y + _cell_coord(float32(p[1]), dim_y)) * dim_x
+                + _cell_coord(float32(p[0]), dim_x))
+
+
+@kernel(enable_backward=False)
+def grid_cells_f64(points: array(dtype=vec3d), inv: float64, dim_x: int32, dim_y: int32, dim_z: int32,
+                   cells: array(dtype=int32)):
+    i = wp.tid()
+    p = points[i] * inv
+    cells[i] = ((_cell_coord_f64(p[2], dim_z) * dim_y + _cell_coord_f64(p[1], dim_y)) * dim_x
+                + _cell_coord_f64(p[0], dim_x))
+
+
+@kernel(enable_backward=False)
+def grid_counts(cells: array(dtype=int32), counts: array(dtype=int32)):
+    # (a kernel of its own: with the cell arithmetic in the same kernel, 1M points took ~24 ms instead of ~6)
+    wp.atomic_add(counts, cells[wp.tid()], 1)
+
+
+@kernel(enable_backward=False)
+def grid_ranges(counts: array(dtype=int32), inclusive: array(dtype=int32), cell_starts: array(dtype=int32),
+                cell_ends: array(dtype=int32)):
+    c = wp.tid()
+    n = counts[c]
+    end = inclusive[c]
+    # an empty cell is the empty range at its place in the sorted ids (Warp writes 0, 0: the same empty range
+    # to a query), so a row of cells x0..x1 is the one range [cell_starts[x0], cell_ends[x1]) (expand_geometry)
+    cell_starts[c] = end - n
+    cell_ends[c] = end
+    counts[c] = end - n  # each cell's cursor for grid_place
+
+
+@kernel(enable_backward=False)
+def grid_place(cells: array(dtype=int32), cursor: array(dtype=int32), point_ids: array(dtype=int32), n: int32):
+    # one thread, points in index order: each cell's points in build order (Warp's stable radix sort)
+    for i in range(n):
+        c = cells[i]
+        pos = cursor[c]
+        point_ids[pos] = i
+        cursor[c] = pos + 1

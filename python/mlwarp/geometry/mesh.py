@@ -1,0 +1,394 @@
+"""`wp.Mesh`: a triangle mesh (the user's points, indices and optional velocities) with a BVH over its
+triangles, queried in kernels through its uint64 id (python/mlwarp/geometry/mesh_queries.py).
+
+The id is the address of an int64 descriptor (words in core/geometry.py) holding the addresses of the
+user's arrays (kept referenced, not copied, as in Warp: a kernel sees in-place point edits at once, the tree
+after refit()), of their .grad arrays (for wp.mesh_get's gradients), and of the descriptor of a wp.Bvh over the
+triangles' boxes, which this object owns. Builds
+and refits run as kernels (build_kernels.py): per-triangle boxes and edge lengths one thread a triangle, the
+tree by bvh_sah.py, the ray casts' packed triangles one thread a triangle.
+
+A mesh over arrays on a CUDA device is built and refit on the host from copies of its points and indices (read
+at each build and refit, so refit() sees points edited on the device); the tree, the ray casts' packed arrays and
+the descriptor are then copied to device memory (device_mirror.py), and the id is the device descriptor's
+address. Its descriptor points at the user's device arrays, referenced as on the CPU. Warp builds CUDA meshes on
+the GPU; the queries give the same answers."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from mlwarp import runtime as _runtime_package
+from mlwarp import types as wt
+from mlwarp.arrays.array import array, empty
+from mlwarp.types import float32, int32
+from mlwarp.geometry import build_kernels as bk
+from mlwarp.core import geometry as layout
+from mlwarp.core.vector import vec3
+from mlwarp.geometry.bvh import Bvh
+from mlwarp.geometry.bvh_sah import resolve_constructor
+from mlwarp.geometry.device_mirror import DeviceMirror
+
+
+def _grad_address(a) -> int:
+    """The address of `a`'s gradient array, 0 when there is none (the kernels' adjoints then skip it)."""
+    grad = getattr(a, "grad", None) if a is not None else None
+    return (grad.ptr or 0) if grad is not None else 0
+
+
+class Mesh:
+    """Triangle mesh for collision detection, ray casting, and spatial queries (Warp's wp.Mesh)."""
+
+    runtime = _runtime_package  # Warp's attribute: the runtime that owns the object (here the mlwarp.runtime package)
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None
+        return instance
+
+    def __init__(self, points, indices, velocities=None, support_winding_number: bool = False,
+                 bvh_constructor=None, bvh_leaf_size: int | None = None, groups=None):
+        if points.device != indices.device:
+            raise RuntimeError("Mesh points and indices must live on the same device")
+        if not wt.types_equal(points.dtype, vec3) or not points.is_contiguous:
+            raise RuntimeError("Mesh points should be a contiguous array of type wp.vec3")
+        if velocities is not None and (not wt.types_equal(velocities.dtype, vec3) or not velocities.is_contiguous):
+            raise RuntimeError("Mesh velocities should be a contiguous array of type wp.vec3")
+        if not wt.types_equal(indices.dtype, wt.int32) or not indices.is_contiguous:
+            raise RuntimeError("Mesh indices should be a contiguous array of type wp.int32")
+        if indices.ndim > 1:
+            raise RuntimeError("Mesh indices should be a flattened 1d array of indices")
+        if groups is not None:
+            if not wt.types_equal(groups.dtype, wt.int32) or not groups.is_contiguous:
+                raise RuntimeError("groups should be a contiguous array of type wp.int32")
+            if groups.device != points.device:
+                raise RuntimeError("groups must live on the same device as points")
+            if len(groups) != len(indices) // 3:
+                raise RuntimeError("groups must have the same length as indices / 3")
+        constructor = resolve_constructor(bvh_constructor)
+        if constructor == "cubql":
+            if groups is not None:
+                raise RuntimeError("Grouped mesh queries are not supported with bvh_constructor='cubql'")
+            if support_winding_number:
+                raise RuntimeError("support_winding_number=True is not supported with bvh_constructor='cubql'")
+            raise RuntimeError("Failed to create mesh: cuBQL is not available (wp.is_cubql_available() is False)")
+        if bvh_leaf_size is None:
+            bvh_leaf_size = 4
+        bvh_leaf_size = operator.index(bvh_leaf_size)
+        if bvh_leaf_size < 1:
+            raise ValueError(f"bvh_leaf_size must be greater than or equal to 1, current value: {bvh_leaf_size}")
+        if indices.size % 3:
+            raise RuntimeError(f"Mesh indices should hold 3 point indices per triangle, got {indices.size} indices")
+        self.device = points.device
+        tri = np.asarray(indices.numpy(), np.int64).reshape(-1, 3)
+        if tri.size and (tri.min() < 0 or tri.max() >= len(points)):
+            bad = tri[(tri < 0) | (tri >= len(points))][0]
+            raise RuntimeError(f"Mesh indices must lie in [0, {len(points)}) (the number of points), got {bad}")
+        self._points = points
+        self._velocities = velocities
+        self.indices = indices
+        self.groups = groups
+        self.support_winding_number = bool(support_winding_number)
+        self.bvh_constructor = constructor
+        self.bvh_leaf_size = bvh_leaf_size
+        self._tri = tri
+        self._desc = np.zeros(layout.MESH_WORDS, dtype=np.int64)
+        # the triangles' boxes are computed on the host (build_kernels.triangle_boxes), on a CUDA device too
+        self._tri_lowers = empty(tri.shape[0], dtype=vec3, device="cpu")
+        self._tri_uppers = empty(tri.shape[0], dtype=vec3, device="cpu")
+        inputs = self._host_inputs()  # (on a CUDA device a host copy: read once for the boxes and the packing)
+        average = self._boxes(*inputs)
+        self._mirror = None if self.device.is_cpu else DeviceMirror(self.device, layout.MESH_WORDS)
+        if self._mirror is None:
+            tree_lowers, tree_uppers = self._tri_lowers, self._tri_uppers
+        else:  # the tree's item boxes on the device, where its queries read them (the tree builds from copies)
+            tree_lowers, tree_uppers = (array(a, dtype=vec3, device=self.device)
+                                        for a in (self._tri_lowers, self._tri_uppers))
+        self._bvh = Bvh(tree_lowers, tree_uppers, constructor=constructor, groups=groups, leaf_size=bvh_leaf_size)
+        self._publish(average, inputs)
+        self.id = int(self._desc.ctypes.data) if self._mirror is None else self._mirror.id
+
+    def _host_inputs(self):
+        """(points, indices) for the host build kernels: the user's arrays on the CPU (points made contiguous
+        vec3 where they are not), host copies of them (read now) for a mesh on a CUDA device."""
+        points, indices = self._points, self.indices
+        if not self.device.is_cpu:
+            return (array(np.asarray(points.numpy(), np.float32).reshape(-1, 3), dtype=vec3, device="cpu"),
+                    array(indices.numpy(), dtype=int32, device="cpu"))
+        if not (wt.types_equal(points.dtype, vec3) and points.is_contiguous):
+            points = array(np.asarray(points.numpy(), np.float32).reshape(-1, 3), dtype=vec3, device=self.device)
+        return points, indices
+
+    def _boxes(self, points, indices) -> float:
+        """Per-triangle bounds into the tree's item arrays (one thread a triangle: build_kernels.triangle_boxes)
+        from the current points; returns the average edge length."""
+        n = self._tri.shape[0]
+        if not n:
+            return 0.0
+        edges = np.empty(n, np.float32)
+        bk.host_launch(bk.triangle_boxes, n, [points, indices, self._tri_lowers, self._tri_uppers,
+                                              bk.view(edges, float32)])
+        return float(edges.astype(np.float64).sum() / (n * 3))
+
+    def _winding_far_field(self, corners: np.ndarray):
+        """Per tree node: area-vector sum, area-weighted centre, bounding radius (core/geometry.py). A subtree's
+        triangles are a contiguous run of the tree's primitive list, so each sum is a difference of prefix
+        sums over that list."""
+        tree = self._bvh._tree
+        nodes = tree["skip"].size
+        normals = np.zeros((max(nodes, 1), 3), np.float32)
+        centres = np.zeros((max(nodes, 1), 3), np.float32)
+        radii = np.zeros(max(nodes, 1), np.float32)
+        if nodes:
+            c = corners[tree["primitives"]].astype(np.float64)
+            area_vec = 0.5 * np.cross(c[:, 1] - c[:, 0], c[:, 2] - c[:, 0])
+            area = np.linalg.norm(area_vec, axis=1)
+            weighted = area[:, None] * c.mean(axis=1)
+            prefix = lambda a: np.concatenate([np.zeros((1,) + a.shape[1:]), np.cumsum(a, axis=0)])  # noqa: E731
+            pn, pa, pw, pm = prefix(area_vec), prefix(area), prefix(weighted), prefix(c.mean(axis=1))
+            first, last = self._node_ranges(tree)
+            count = (last - first)[:, None]
+            total = (pa[last] - pa[first])[:, None]
+            mean = (pm[last] - pm[first]) / np.maximum(count, 1)
+            centre = np.where(total > 0, (pw[last] - pw[first]) / np.where(total > 0, total, 1), mean)
+            lo, hi = self._bvh._node_lowers.astype(np.float64), self._bvh._node_uppers.astype(np.float64)
+            far = np.maximum(np.abs(centre - lo), np.abs(centre - hi))
+            normals[:] = pn[last] - pn[first]
+            centres[:] = centre
+            radii[:] = np.linalg.norm(far, axis=1) * (1.0 + 1e-6)
+        self._wn = (normals, centres, radii)
+
+    @staticmethod
+    def _node_ranges(tree):
+        """[first, last) positions in the primitive list of each node's subtree (children before parents)."""
+        start, end, skip, depth = tree["start"], tree["end"], tree["skip"], tree["depth"]
+        first = np.where(start >= 0, start, 0).astype(np.int64)
+        last = np.where(start >= 0, end, 0).astype(np.int64)
+        inner = np.flatnonzero(start < 0)
+        for d in range(int(depth[inner].max()) if inner.size else -1, -1, -1):
+            nodes = inner[depth[inner] == d]
+            left, right = nodes + 1, skip[nodes + 1]
+            first[nodes] = np.minimum(first[left], first[right])
+            last[nodes] = np.maximum(last[left], last[right])
+        return first, last
+
+    def _publish(self, average: float | None = None, inputs=None):
+        """The descriptor for the current arrays and tree (the ray casts' packing from `inputs`, _host_inputs()
+        when not given); on a CUDA device copied there."""
+        d = self._desc
+        d[layout.MESH_POINTS] = self._points.ptr or 0
+        d[layout.MESH_VELOCITIES] = (self._velocities.ptr or 0) if self._velocities is not None else 0
+        d[layout.MESH_POINTS_GRAD] = _grad_address(self._points)
+        d[layout.MESH_VELOCITIES_GRAD] = _grad_address(self._velocities)
+        d[layout.MESH_INDICES] = self.indices.ptr or 0
+        d[layout.MESH_NUM_POINTS] = len(self._points)
+        d[layout.MESH_NUM_TRIS] = self._tri.shape[0]
+        d[layout.MESH_BVH] = self._bvh.id
+        d[layout.MESH_WINDING] = int(self.support_winding_number)
+        if self.support_winding_number:
+            self._winding_far_field(np.asarray(self._points.numpy(), np.float32).reshape(-1, 3)[self._tri])
+            d[layout.MESH_WN_NORMALS:layout.MESH_WN_RADII + 1] = [a.ctypes.data for a in self._wn]
+        self._ray_nodes = self._packed_nodes()
+        d[layout.MESH_RAY_NODES] = self._ray_nodes.ctypes.data
+        self._ray_tris = self._packed_triangles(*(inputs or self._host_inputs()))
+        d[layout.MESH_RAY_TRIS] = self._ray_tris.ctypes.data
+        self._ray_wide = self._packed_wide_nodes()
+        d[layout.MESH_RAY_WIDE] = self._ray_wide.ctypes.data if self._ray_wide is not None else 0
+        d[layout.MESH_RAY_WIDE_NODES] = len(self._ray_wide) if self._ray_wide is not None else 0
+        self._ray_leaves = self._packed_leaves()
+        d[layout.MESH_RAY_LEAVES] = self._ray_leaves.ctypes.data if self._ray_leaves is not None else 0
+        d[layout.MESH_RAY_LEAF_GROUPS] = len(self._ray_leaves) if self._ray_leaves is not None else 0
+        if average is None:
+            average = self._average
+        self._average = average
+        f = d.view(np.float32)
+        f[2 * layout.MESH_AVERAGE_EDGE_LENGTH] = average
+        f[2 * layout.MESH_AVERAGE_EDGE_LENGTH + 1] = 0.0
+        if self._mirror is not None:  # the user's arrays and the tree are device addresses already; copy the rest
+            owned = {layout.MESH_RAY_NODES: self._ray_nodes, layout.MESH_RAY_TRIS: self._ray_tris}
+            if self._ray_wide is not None:
+                owned[layout.MESH_RAY_WIDE] = self._ray_wide
+                owned[layout.MESH_RAY_LEAVES] = self._ray_leaves
+            if self.support_winding_number:
+                owned.update(zip((layout.MESH_WN_NORMALS, layout.MESH_WN_CENTERS, layout.MESH_WN_RADII), self._wn))
+            self._mirror.publish(d, owned)
+
+    def _packed_nodes(self) -> np.ndarray:
+        """The tree in the ray casts' packed layout (core/geometry.py MESH_RAY_NODES), from the Bvh's arrays."""
+        bvh = self._bvh
+        t = bvh._tree
+        num_nodes = t["skip"].size
+        packed = np.zeros((max(num_nodes, 1), layout.RAY_NODE_FLOATS), np.float32)
+        if num_nodes:
+            links = packed.view(np.int32)
+            packed[:num_nodes, 0:3] = bvh._node_lowers
+            packed[:num_nodes, 4:7] = bvh._node_uppers
+            leaf = t["start"] >= 0
+            right = np.zeros(num_nodes, np.int32)
+            inner = np.flatnonzero(~leaf)
+            right[inner] = t["skip"][inner + 1]  # preorder: the right child follows the left child's subtree
+            links[:num_nodes, 3] = np.where(leaf, t["start"], right)
+            links[:num_nodes, 7] = np.where(leaf, t["end"], -1)
+        return packed
+
+    def _packed_wide_nodes(self) -> np.ndarray | None:
+        """The tree as a 4-wide one (core/geometry.py MESH_RAY_WIDE), None where it cannot be packed so. A refit
+        keeps the wide tree's shape (_wide_links) and packs the refitted boxes."""
+        t = self._bvh._tree
+        if t["skip"].size == 0:
+            return None
+        # each node's box, and a last row for a missing child (slot -1): the point at +inf
+        boxes = np.full((t["skip"].size + 1, 6), np.inf, np.float32)
+        boxes[:-1, 0:3] = self._bvh._node_lowers
+        boxes[:-1, 3:6] = self._bvh._node_uppers
+        if getattr(self, "_wide_of", None) is not t:
+            self._wide_of, self._wide = t, self._wide_links(t, boxes)
+        if self._wide is None:
+            return None
+        slots, codes, _ = self._wide
+        raw = np.zeros(len(slots) * layout.RAY_WIDE_FLOATS + 32, np.float32)
+        offset = (-raw.ctypes.data % 128) // 4  # 128-byte aligned: a node is two whole cache lines
+        packed = raw[offset:offset + len(slots) * layout.RAY_WIDE_FLOATS].reshape(len(slots), 8, 4)
+        packed[:, 0:6] = boxes[slots].transpose(0, 2, 1)
+        packed.view(np.int32)[:, 6] = codes
+        return packed.reshape(len(slots), layout.RAY_WIDE_FLOATS)
+
+    @staticmethod
+    def _wide_links(t, boxes):
+        """(children as binary nodes, children's codes), both (wide nodes, 4), of the 4-wide tree over the binary
+        tree `t` with node boxes `boxes`, and its leaves' groups of four as (groups, 4) MESH_RAY_TRIS positions;
+        None where it cannot be packed so.
+
+        Top down, a level of wide nodes at a time: a wide node starts with its binary node's two children and
+        twice replaces the child of largest surface area that is an inner node by that child's two children
+        (the usual collapse of a binary tree into a 4-wide one); its inner children are the next level's
+        nodes. Every leaf is a child of exactly one wide node."""
+        skip, start, end = t["skip"], t["start"], t["end"]
+        if start[0] >= 0:
+            return None
+        count = np.where(start >= 0, end - start, 0)
+        if count.max() > 15:  # a leaf's code: 16 group + count
+            return None
+        size = boxes[:-1, 3:6] - boxes[:-1, 0:3]
+        area = np.full(skip.size + 1, -1.0, np.float32)  # leaves and missing children are never expanded
+        inner = start < 0
+        area[:-1][inner] = (size[:, 0] * size[:, 1] + size[:, 1] * size[:, 2] + size[:, 2] * size[:, 0])[inner]
+        levels, nodes, level = [], [], np.zeros(1, np.int64)
+        while level.size:
+            nodes.append(level)
+            slots = np.full((level.size, 4), -1, np.int64)
+            slots[:, 0] = level + 1
+            slots[:, 1] = skip[level + 1]
+            rows = np.arange(level.size)
+            for k in (2, 3):
+                widest = np.argmax(area[slots], axis=1)
+                grow = area[slots[rows, widest]] >= 0
+                c = slots[rows[grow], widest[grow]]
+                slots[rows[grow], widest[grow]] = c + 1
+                slots[rows[grow], k] = skip[c + 1]
+            levels.append(slots)
+            level = slots[(slots >= 0) & (start[np.maximum(slots, 0)] < 0)]
+        # each level pushes at most 3 more entries than it pops, and writes 4 before keeping the hits
+        if 3 * len(levels) + 4 > layout.RAY_STACK:
+            return None
+        # in the binary tree's preorder, which is a preorder of the wide tree too (node 0 the root)
+        nodes = np.concatenate(nodes)
+        order = np.argsort(nodes)
+        slots = np.concatenate(levels)[order]
+        index = np.full(skip.size, -1, np.int64)
+        index[nodes[order]] = np.arange(nodes.size)
+        b = np.maximum(slots, 0)
+        # the leaves' groups of four (MESH_RAY_LEAVES) in the order the wide nodes name them
+        leaf = (slots >= 0) & (start[b] >= 0)
+        leaves = b[leaf]
+        groups = (count[leaves] + 3) // 4
+        group = np.zeros(leaf.shape, np.int64)
+        group[leaf] = np.cumsum(groups) - groups
+        if 16 * (int(groups.sum()) + 16) >= 2**31:
+            return None
+        lanes = np.arange(4 * int(groups.sum())).reshape(-1, 4) - 4 * np.repeat(group[leaf], groups)[:, None]
+        positions = np.repeat(start[leaves], groups)[:, None] + lanes
+        positions = np.where(lanes < np.repeat(count[leaves], groups)[:, None], positions, -1).astype(np.int32)
+        codes = np.where(start[b] >= 0, -1 - (16 * group + count[b]), index[b])
+        return slots, np.where(slots >= 0, codes, -1).astype(np.int32), positions
+
+    def _packed_leaves(self) -> np.ndarray | None:
+        """The 4-wide tree's leaf triangles in groups of four (core/geometry.py MESH_RAY_LEAVES), from the packed
+        triangles; None without a wide tree."""
+        if self._ray_wide is None:
+            return None
+        positions = self._wide[2]
+        raw = np.zeros(len(positions) * layout.RAY_LEAF_FLOATS + 16, np.float32)
+        offset = (-raw.ctypes.data % 64) // 4  # a group's first row at a cache line's start
+        packed = raw[offset:offset + len(positions) * layout.RAY_LEAF_FLOATS].reshape(-1, layout.RAY_LEAF_FLOATS)
+        tris = self._ray_tris
+        bk.host_launch(bk.pack_leaf_groups, len(positions), [
+            bk.view(tris, float32), bk.view(tris.view(np.int32), int32), bk.view(positions, int32),
+            bk.view(packed, float32), bk.view(packed.view(np.int32), int32)])
+        return packed
+
+    def _packed_triangles(self, points, indices) -> np.ndarray:
+        """The triangles' vertices in the tree's primitive order (core/geometry.py MESH_RAY_TRIS)."""
+        faces = self._bvh._tree["primitives"]
+        packed = np.zeros((max(faces.size, 1), layout.RAY_TRI_FLOATS), np.float32)
+        if faces.size:
+            bk.host_launch(bk.pack_triangles, faces.size, [points, indices, bk.view(faces, int32),
+                                                           bk.view(packed, float32)])
+            packed.view(np.int32)[:faces.size, 3] = faces
+        return packed
+
+    def __del__(self):
+        pass  # the descriptor, boxes and tree go with the object
+
+    def refit(self):
+        """Refit the BVH to the points (call it after changing the points in place)."""
+        if not self.id:
+            raise RuntimeError("Failed to refit mesh: the mesh was never created")
+        inputs = self._host_inputs()
+        average = self._boxes(*inputs)  # (in place: the tree's item words point at these arrays)
+        if self._mirror is not None:  # the tree's item boxes live on the device: update them, then refit
+            self._bvh.lowers.assign(self._tri_lowers)
+            self._bvh.uppers.assign(self._tri_uppers)
+        self._bvh.refit()
+        self._publish(average, inputs)
+
+    @property
+    def points(self):
+        """The mesh's vertex positions (wp.vec3). Edit in place then refit(), or assign a new array of the same
+        shape (which refits)."""
+        return self._points
+
+    @points.setter
+    def points(self, points_new):
+        if points_new.device != self._points.device:
+            raise RuntimeError(
+                "The new points and the original points must live on the same device, the "
+                f"new points are on {points_new.device} while the old points are on {self._points.device}.")
+        if points_new.ndim != 1 or points_new.shape[0] != self._points.shape[0]:
+            raise RuntimeError(
+                "The new points and the original points must have the same shape, the "
+                f"new points' shape is {points_new.shape}, while the old points' shape is {self._points.shape}.")
+        self._points = points_new
+        self.refit()
+
+    @property
+    def velocities(self):
+        """The mesh's vertex velocities (wp.vec3), or None; assignable, no refit needed."""
+        return self._velocities
+
+    @velocities.setter
+    def velocities(self, velocities_new):
+        if self._velocities is not None and velocities_new.device != self._velocities.device:
+            raise RuntimeError(
+                "The new points and the original points must live on the same device, the "
+                f"new points are on {velocities_new.device} while the old points are on {self._velocities.device}.")
+        if self._velocities is not None and (velocities_new.ndim != 1 or
+                                             velocities_new.shape[0] != self._velocities.shape[0]):
+            raise RuntimeError(
+                "The new points and the original points must have the same shape, the "
+                f"new points' shape is {velocities_new.shape}, while the old points' shape is "
+                f"{self._velocities.shape}.")
+        self._velocities = velocities_new
+        self._publish()
