@@ -50,7 +50,7 @@ prepare)
 run)
   out=${OUT:-.device/out}
   mkdir -p "$out/logs"
-  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+  export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   python3 -c "import sys, numpy; print(sys.version.split()[0], 'numpy', numpy.__version__)"
   python3 -m pip list 2>/dev/null | grep -iE '^(cuda-bindings|cuda-python|torch|pytest) ' || true

@@ -29,8 +29,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _import_mlwarp():
     try:
         import mlwarp  # noqa: F401
-    except ImportError:  # a plain checkout on a GPU machine: the package is the repo's mlwarp/ folder
-        sys.path.insert(0, REPO)
+    except ImportError:  # a plain checkout on a GPU machine: the package is the repo's python/mlwarp/ folder
+        sys.path.insert(0, os.path.join(REPO, "python"))
     import mlwarp
 
     return mlwarp
@@ -38,6 +38,7 @@ def _import_mlwarp():
 
 wp = _import_mlwarp()
 import numpy as np  # noqa: E402
+from mlwarp.launching import cuda_compile  # noqa: E402
 
 
 @wp.kernel
@@ -272,7 +273,7 @@ def run_checks(dev) -> int:
               ("__cuda_array_interface__ (torch, foreign objects)", t_interop)]
     geometry = [("wp.Mesh on the device: ray casts vs every triangle", t_mesh_rays),
                 ("wp.HashGrid on the device: neighbour counts vs all pairs", t_hash_grid)]
-    if wp.cuda_compile.compiler_available():
+    if cuda_compile.compiler_available():
         checks += geometry
     else:  # the structures are built on the host, by CPU kernels compiled there (python/mlwarp/geometry/device_mirror.py)
         for name, _ in geometry:
@@ -374,7 +375,7 @@ def run(folder: str) -> int:
         return 1
     dev = wp.get_device("cuda:0")
     print(f"device {dev}: {dev.name}, sm_{dev.arch}, {dev.sm_count} SMs; compiler here: "
-          f"{'yes' if wp.cuda_compile.compiler_available() else 'no (AOT only)'}")
+          f"{'yes' if cuda_compile.compiler_available() else 'no (AOT only)'}")
     t = time.perf_counter()
     wp.load_aot_module(KERNELS, device=dev, module_dir=folder)
     kinds = sorted({k._compiled[dev.alias].image_kind for k in KERNELS})

@@ -78,7 +78,7 @@ config.environment["MLWARP_CACHE_DIR"] = tempfile.mkdtemp(prefix="mlwarp-lit-cac
 # Kernels compiled by tests have their IR verified after each stage (compiler/verify.py).
 config.environment["MLWARP_VERIFY_IR"] = "1"
 # mlwarp-opt and %PYTHON import the mlwarp of this checkout (a git worktree's, not the venv's editable install)
-config.environment["PYTHONPATH"] = os.pathsep.join([repo] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
+config.environment["PYTHONPATH"] = os.pathsep.join([os.path.join(repo, "python")] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
 for var in ("HOME", "TMPDIR", "CC"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

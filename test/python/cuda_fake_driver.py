@@ -382,7 +382,7 @@ class CpuBackedDriver(FakeDriver):
 def install_cpu_backed_gpu(setattr=setattr, arch: int = 90) -> CpuBackedDriver:
     """Makes a CpuBackedDriver mlwarp's CUDA driver: `setattr` is pytest's monkeypatch.setattr for one test
     (undone after it), the builtin for a whole session (conftest.py, MLWARP_TEST_FAKE_GPU=1)."""
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
     from mlwarp.runtime import device as device_registry
     from mlwarp.runtime.cuda import devices as cuda_devices
     from mlwarp.runtime.cuda import driver

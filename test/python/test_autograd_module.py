@@ -490,7 +490,7 @@ def test_tape_scopes():
 
 
 def test_access_through_function_parameters():
-    from mlwarp import access
+    from mlwarp.arrays import access
 
     @wp.func
     def read_at(arr: wp.array(dtype=float), i: int):

@@ -323,7 +323,7 @@ def test_cuda_keys_read_the_sources_contents_not_their_mtimes(code_copy):
     """A CUDA entry is compiled on one machine and loaded on another, whose checkout of the same sources has
     other mtimes (bench/gpu_check.sh): its key hashes the sources' contents. The CPU key, for this host alone,
     keeps the cheaper size and mtime."""
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     cpu = wp.get_device("cpu")
     cuda_before, cpu_before = cuda_compile.cache_key(fallback_kernel, 90), fallback_kernel.cache_key(cpu)
@@ -343,7 +343,7 @@ def test_a_checkout_that_is_not_installed_keys_with_its_pyproject_pins(monkeypat
     """mlwarp run from a checkout on sys.path (a GPU machine without MLIR or an install) has no metadata: the
     versions in its key are the pins of the pyproject.toml beside it, the ones the installed metadata has here."""
     from importlib import metadata
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     pins = sorted(re.match(r"([\w.-]+)==([^;\s]+)", r).groups() for r in metadata.requires("mlwarp")
                   if 'extra == "compiler"' in r)

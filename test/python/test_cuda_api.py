@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 import mlwarp as wp
-from mlwarp import cuda_compile
+from mlwarp.launching import cuda_compile
 from mlwarp.runtime.cuda import driver as drv
 
 no_gpu = pytest.mark.skipif(wp.is_cuda_available(), reason="checks the behaviour of a machine without a GPU")
@@ -119,7 +119,7 @@ _NO_MLIR_SCRIPT = textwrap.dedent("""
     sys.meta_path.insert(0, NoMLIR())
     sys.path.insert(0, sys.argv[2])
     import test_cuda_api as t
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
     cuda_compile.compiler_available = lambda: False
     cuda_compile.add_aot_dir(sys.argv[1])
     for k in (t.scale, t.add_2d):

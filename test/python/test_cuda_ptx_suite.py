@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp import cuda_compile
+from mlwarp.launching import cuda_compile
 from mlwarp.kernels.kernel import Kernel
 
 pytestmark = pytest.mark.mlwarp_last

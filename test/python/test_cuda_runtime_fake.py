@@ -296,7 +296,7 @@ def test_memory_is_freed_on_the_stream(fake):
 
 
 def test_aot_entries_load_without_the_compiler(fake, tmp_path, monkeypatch):
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     folders = wp.compile_aot_module([saxpy], arch=90, module_dir=str(tmp_path))
     assert len(folders) == 1 and folders[0].startswith(str(tmp_path))
@@ -310,7 +310,7 @@ def test_aot_entries_load_without_the_compiler(fake, tmp_path, monkeypatch):
 
 
 def test_newer_gpu_without_compiler_jits_older_ptx(monkeypatch, tmp_path):
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     fake = FakeDriver(arches=(100,))  # an sm_100 GPU, kernels compiled for sm_90 only
     monkeypatch.setattr(drv, "_driver", fake)

@@ -394,7 +394,7 @@ def _all_kinds(a: wp.fabricarray[float], b: wp.indexedfabricarray[wp.vec3], c: w
 
 
 def test_kernels_build_for_cuda():
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
     from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
 
     if cuda_compile.compiler_available() is False or ptxas_path() is None:

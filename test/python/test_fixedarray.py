@@ -173,7 +173,7 @@ def test_forward_runs_and_the_adjoint_says_why_it_cannot_be_built():
 
 
 def test_cuda_keeps_stack_arrays_in_local_memory():
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     if cuda_compile.compiler_available() is False:
         pytest.skip("the MLIR compiler is not installed")

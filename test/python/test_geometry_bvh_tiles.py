@@ -577,7 +577,7 @@ def test_gradients_flow_through_a_kernel_with_a_tile_query():
 @pytest.mark.skipif(__import__("shutil").which("ptxas") is None, reason="needs ptxas")
 def test_tile_and_erased_queries_compile_for_cuda():
     """Like the other queries, these are ordinary warp IR for the CUDA table (ptxas assembles it; no GPU needed)."""
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     for k in (tile_aabb, tile_ray, each_kind_through_erased_param, kind_chosen_at_run_time):
         meta = cuda_compile.build(k)

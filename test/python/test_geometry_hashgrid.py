@@ -297,7 +297,7 @@ def test_gradient_through_a_neighbour_sum():
 @pytest.mark.skipif(__import__("shutil").which("ptxas") is None, reason="needs ptxas")
 def test_queries_compile_for_cuda():
     """The expansion is ordinary warp IR: the CUDA table lowers it and ptxas assembles it (no GPU needed)."""
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     for k in (candidates, neighbours):
         meta = cuda_compile.build(k)

@@ -774,7 +774,7 @@ def test_queries_compile_for_cuda():
     """Every mesh query family (closest/furthest point in each sign mode, rays with counts and any-hit, AABB and
     sphere candidates, evaluation and element access, and a closest point's backward pass) is ordinary warp IR
     for the CUDA table: it lowers and ptxas assembles it for sm_90 (no GPU needed)."""
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     for k in (k_closest, k_furthest, k_ray, k_aabb, k_sphere, k_eval, k_closest_loss):
         meta = cuda_compile.build(k, 90)

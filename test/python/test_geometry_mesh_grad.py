@@ -192,7 +192,7 @@ def test_user_kernels_cannot_pass_a_grad_address():
 def test_gradient_kernels_compile_for_cuda():
     """The adjoints, with their null checks and atomics into the grad memory, lower for the CUDA table and ptxas
     assembles them for sm_90 (no GPU needed; test_geometry_cuda_exec.py runs meshes on a GPU where there is one)."""
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     for k in (area_loss, looped_area_loss, momentum_loss):
         meta = cuda_compile.build(k, 90)

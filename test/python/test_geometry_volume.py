@@ -501,7 +501,7 @@ def test_volume_functions_compile_for_cuda():
     """The volume functions (stores, lookups by value, generic and index, closest and trilinear samples with
     gradients and their backward pass, transforms, index-grid samples, active-voxel walks) lower through the
     CUDA table and ptxas assembles them for sm_90 (no GPU needed)."""
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     for k in (fill, lookup, sample, sample_loss, transforms, sample_index, count):
         meta = cuda_compile.build(k, 90)

@@ -15,7 +15,7 @@ import pytest
 
 import mlwarp as wp
 from mlwarp import types as wt
-from mlwarp import vector as wv
+from mlwarp.core import vector as wv
 from mlwarp.compiler.builtins.derivatives import NOT_DIFFERENTIABLE
 from mlwarp.compiler.builtins.table import CONSTRAINTS, OVERLOADS
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp import cuda_compile
+from mlwarp.launching import cuda_compile
 from mlwarp.compiler import insert
 from mlwarp.compiler.insert import InsertedPass
 from mlwarp.compiler.targets import BuildOptions, stage_table

@@ -258,7 +258,7 @@ def test_script_holding_to_paddle_tensors_exits_cleanly(tmp_path):
         "xs = wp.array([1.0, 2.0, 3.0], dtype=float, requires_grad=True)\n"
         "t = wp.to_paddle(xs)\nback = wp.from_paddle(t)\nopt = paddle.optimizer.Adam(parameters=[t])\n"
         "print(float(t.sum()), back.ptr == xs.ptr)\n")
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(os.path.join(ROOT, "python")))
     r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["6.0", "True"]

@@ -543,7 +543,7 @@ def test_func_native_ref_parameter_is_a_cpp_reference():
 
 
 def test_verify_autograd_array_access_sees_ref_arguments_as_writes():
-    from mlwarp import access
+    from mlwarp.arrays import access
 
     @wp.kernel
     def through_ref(a: wp.array(dtype=float), x: wp.array(dtype=float), boxes: wp.array(dtype=Box)):

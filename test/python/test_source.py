@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp import source as src
+from mlwarp.core import source as src
 
 
 def _decorated(f):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp import gl_interop
+from mlwarp.interop import gl_interop
 
 
 class _FakeGL:

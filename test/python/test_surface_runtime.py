@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
+from mlwarp.arrays import memory
 
 
 @wp.kernel
@@ -219,7 +220,7 @@ def test_set_cuda_allocator_without_cuda():
 
 def test_set_device_allocator_validates_the_allocator():
     with pytest.raises(TypeError) as e:
-        wp.memory._validate_allocator(3)
+        memory._validate_allocator(3)
     assert str(e.value) == ("allocator must implement the Allocator protocol (allocate(size_in_bytes) -> int, "
                             "deallocate(ptr, size_in_bytes) -> None), got <class 'int'>")
 

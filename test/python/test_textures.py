@@ -488,7 +488,7 @@ def test_error_texture_kind_argument():
 # -- CUDA ---------------------------------------------------------------------------------------------------------------
 
 def test_sampling_kernels_build_for_sm_90():
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
 
     if cuda_compile.compiler_available() is False:
         pytest.skip("the MLIR compiler is not installed")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp import cuda_compile
+from mlwarp.launching import cuda_compile
 
 
 def _rand(shape, seed, dtype=np.float32):

@@ -611,7 +611,7 @@ def test_reshape_squeeze_astype():
 
 # -- CUDA: compiled here (ptxas for sm_90); run where there is a GPU -----------------------------------------
 def test_tile_kernels_assemble_for_sm_90():
-    from mlwarp import cuda_compile
+    from mlwarp.launching import cuda_compile
     from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
 
     if ptxas_path() is None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp import cuda_compile
+from mlwarp.launching import cuda_compile
 from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
 
 M, N = 8, 6
