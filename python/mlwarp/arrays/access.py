@@ -82,7 +82,7 @@ def clear_read_marks(arrays) -> None:
 
 def caller_location() -> tuple:
     """(file, line) of the innermost frame outside mlwarp, for warnings about a call the user made."""
-    package = __name__.rsplit(".", 1)[0]
+    package = __name__.split(".")[0]
     frame = sys._getframe(1)
     while frame is not None and (frame.f_globals.get("__name__") or "").split(".")[0] == package:
         frame = frame.f_back
