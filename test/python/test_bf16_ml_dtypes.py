@@ -8,7 +8,6 @@ References: ml_dtypes' own conversion of the values (independent of mlwarp), han
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 import warnings
@@ -19,7 +18,7 @@ import pytest
 import mlwarp as wp
 import mlwarp.core.types as wt
 
-wp_array = importlib.import_module("mlwarp.arrays.array")  # the module (mlwarp.array, the attribute, is the class)
+from mlwarp.arrays import array_data  # the once-only bfloat16 warning's state
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = ml_dtypes.bfloat16
@@ -36,7 +35,7 @@ def without_ml_dtypes(monkeypatch):
     """As if ml_dtypes were not installed (the cached lookup says so), with the once-only warning not yet
     given."""
     monkeypatch.setattr(wt, "_ml_dtypes_bfloat16", None)
-    monkeypatch.setattr(wp_array, "_bfloat16_warned", False)
+    monkeypatch.setattr(array_data, "_bfloat16_warned", False)
 
 
 # -- .numpy(), str(), list() ----------------------------------------------------------------------------------

@@ -292,7 +292,7 @@ def test_the_lower_layers_load_without_the_user_api():
     # the registry's declarations (core.config), and the package's compiler/__init__: insert.py with the pipeline
     # text parser and the stage tables it checks insertion points against (MLIR-free: targets, cpu/, cuda/, host, and
     # the CPU library step's native toolchain)
-    assert len(_loaded_by("import mlwarp.compiler.passes.registry")) <= 21
+    assert len(_loaded_by("import mlwarp.compiler.passes.registry")) <= 22  # + the source layout finder
 
 
 def test_the_package_binds_the_api_names_over_its_submodules():

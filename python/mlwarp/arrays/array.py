@@ -15,7 +15,6 @@ from __future__ import annotations
 import ctypes
 import operator
 import typing
-import warnings
 from functools import partial
 from typing import Any
 
@@ -32,7 +31,9 @@ from mlwarp.runtime import capture as _capture
 from mlwarp.runtime import dlpack as _dlpack
 from mlwarp.runtime.device import get_device
 from mlwarp.runtime.host_memory import wrap_pointer as _wrap_pointer
+from mlwarp.arrays.copy_windows import adjoint_copy, check_contiguous_copy, copy_bytes, copy_windows, dtype_mismatch  # noqa: F401,E501
 from mlwarp.arrays.array_data import (  # noqa: F401  (the storage helpers wp.array, cuda_array.py and indexed.py use)
+    shown_numpy, view_layout,
     _aligned_zeros, _as_shape, _contiguous_strides, _element_numpy, _element_shape, _from_data, _require_dtype,
     assign_values, fill_values
 )
@@ -490,7 +491,7 @@ class array:
         scalar array whose last dimensions are one element's (contiguous) viewed as vectors/matrices loses them
         (a single element: shape (1,)). The gradient array, if any, gets the same view."""
         wdt = _require_dtype(dtype)
-        shape, strides = _view_layout(self, wdt)
+        shape, strides = view_layout(self, wdt)
         out = array(_view=(_wrap_pointer(self._np.ctypes.data, shape, strides, wdt, owner=self._np), wdt),
                     device=self.device)
         out._ref = self
@@ -507,57 +508,6 @@ class array:
         if get_device(device) == self.device:
             return self
         return clone(self, device=device, requires_grad=requires_grad)
-
-
-BFLOAT16_NUMPY_WARNING = (
-    "bfloat16 arrays are returned as np.uint16 (raw bit representation) because NumPy does not natively support "
-    "bfloat16. Use wp.to_torch() or wp.to_jax() for frameworks that support bfloat16 natively, or install "
-    "ml-dtypes for a NumPy bfloat16 dtype.")  # Warp 1.19's text
-_bfloat16_warned = False
-
-
-def shown_numpy(storage: np.ndarray, dtype, warn: bool = True) -> np.ndarray:
-    """What .numpy() of an array (or indexed array) of `dtype` whose data is `storage` gives: bfloat16 as
-    ml_dtypes.bfloat16 values, or without ml_dtypes the bits and Warp's warning, once per process as Warp's."""
-    global _bfloat16_warned
-    shown = _t.bfloat16_shown(storage, dtype)
-    if warn and shown is storage and _t.scalar_type_of(dtype) is _t.bfloat16 and not _bfloat16_warned:
-        _bfloat16_warned = True
-        warnings.warn(BFLOAT16_NUMPY_WARNING, UserWarning, stacklevel=3)
-    return shown
-
-
-def _view_layout(a, wdt) -> tuple:
-    """(shape, byte strides) of `a.view(wdt)`, or Warp's TypeError / RuntimeError."""
-    size, src = _t.type_size_in_bytes, a.dtype
-    src_inner, dst_inner = _element_shape(src), _element_shape(wdt)
-
-    def refuse(src_what, dst_what):
-        return TypeError(f"cannot create an array view with dtype {_t.type_repr(wdt)} from source dtype "
-                         f"{_t.type_repr(src)}: {src_what}, but {dst_what}")
-
-    if size(wdt) == size(src):
-        return a.shape, a.strides
-    if _t.is_scalar(wdt) and src_inner:  # vectors/matrices as their scalars
-        scalar = _t.scalar_type_of(src)
-        if size(wdt) != size(scalar):
-            raise refuse(f"source scalar dtype {_t.type_repr(scalar)} has size {size(scalar)} bytes",
-                         f"target dtype has size {size(wdt)} bytes")
-        return a.shape + src_inner, a.strides + _contiguous_strides(src_inner, size(scalar))
-    if _t.is_scalar(src) and dst_inner:  # scalars as vectors/matrices
-        scalar = _t.scalar_type_of(wdt)
-        if size(src) != size(scalar):
-            raise refuse(f"source dtype has size {size(src)} bytes",
-                         f"target scalar dtype {_t.type_repr(scalar)} has size {size(scalar)} bytes")
-        k = len(dst_inner)
-        if a.ndim < k or a.shape[-k:] != dst_inner:
-            raise RuntimeError(f"The shape of the source array {a.shape} is not compatible with the requested data "
-                               f"type {_t.type_repr(wdt)}")
-        if a.strides[-k:] != _contiguous_strides(dst_inner, size(scalar)):
-            raise RuntimeError(f"The inner strides of the source array {a.strides} are not compatible with the "
-                               f"requested data type {_t.type_repr(wdt)}")
-        return a.shape[:-k] or (1,), a.strides[:-k] or (size(wdt),)
-    raise refuse(f"source dtype has size {size(src)} bytes", f"target dtype has size {size(wdt)} bytes")
 
 
 def _element_value(wdt, v):
@@ -728,7 +678,7 @@ def copy(dest, src, dest_offset=0, src_offset=0, count=0, stream=None):
     copy(dest.grad, src.grad, dest_offset, src_offset, count, stream)
     if _recording.recording():  # dest.grad / src.grad / retain_grad read at backward time, as Warp's recorded copy
         _recording.record_func(lambda: _capture.run_or_record(dest.device, partial(
-            _adjoint_copy, dest.grad, src.grad, dest_offset, src_offset, n, dest.retain_grad)), [dest, src])
+            adjoint_copy, dest.grad, src.grad, dest_offset, src_offset, n, dest.retain_grad)), [dest, src])
         if config.verify_autograd_array_access:
             if dest._is_read:
                 filename, lineno = _access.caller_location()
@@ -745,85 +695,8 @@ def _by_value(a) -> bool:
 def _copy_values(dest, src, dest_offset, src_offset, count, n, stream):
     if not (dest.device.is_cpu and src.device.is_cpu):  # H2D, D2H, D2D: python/mlwarp/arrays/cuda_array.py (registered)
         return _cuda_copy(dest, src, dest_offset, src_offset, count, stream)
-    d, s = _copy_windows(dest, dest._host(), src, src._host(), dest_offset, src_offset, n)
-    _capture.run_or_record(dest.device, partial(_copy_bytes, d, s))
-
-
-def _copy_bytes(d, s):
-    """d[...] = s, element bytes for element bytes (as Warp's memcpy: float32 into int32 keeps the bits)."""
-    if d.dtype == s.dtype and d.shape == s.shape:
-        d[...] = s
-    else:
-        d[...] = np.ascontiguousarray(s).view(np.uint8).reshape(-1).view(d.dtype).reshape(d.shape)
-
-
-def _copy_windows(dest, dest_view, src, src_view, dest_offset, src_offset, n):
-    """The numpy windows of `dest_view` and `src_view` (the host storage of `dest` and `src`, or host copies of
-    it) that wp.copy writes and reads for `n` elements from the offsets, with Warp's checks and messages."""
-    size = _t.type_size_in_bytes
-    if src.is_contiguous and dest.is_contiguous:
-        check_contiguous_copy(dest, src, dest_offset, src_offset, n)
-        s = src_view.reshape((-1,) + _element_shape(src.dtype))[src_offset:src_offset + n]
-        d = dest_view.reshape((-1,) + _element_shape(dest.dtype))[dest_offset:dest_offset + n]
-        return d, s
-    d, s = dest_view, src_view
-    if src_offset or dest_offset or n != src.size or n != dest.size:
-        if src.ndim != 1 or dest.ndim != 1:
-            raise RuntimeError("dest_offset, src_offset, and count are only supported for 1-D non-contiguous "
-                               "arrays")
-        if src_offset + n > src.size:
-            raise RuntimeError(f"Trying to copy a range of {n} element(s) from source offset ({src_offset}) "
-                               f"exceeds the source size ({src.size})")
-        if dest_offset + n > dest.size:
-            raise RuntimeError(f"Trying to copy a range of {n} element(s) to destination offset ({dest_offset}) "
-                               f"exceeds the destination size ({dest.size})")
-        s, d = src_view[src_offset:src_offset + n], dest_view[dest_offset:dest_offset + n]
-    elif src.shape != dest.shape:
-        raise RuntimeError(f"Incompatible array shapes: destination shape={dest.shape}, source shape={src.shape}")
-    if size(src.dtype) != size(dest.dtype):
-        raise RuntimeError(_dtype_mismatch(dest, src))
-    return d, s
-
-
-def _dtype_mismatch(dest, src) -> str:
-    return (f"Incompatible array data types: destination dtype={_t.type_repr(dest.dtype)}, source "
-            f"dtype={_t.type_repr(src.dtype)}")
-
-
-def check_contiguous_copy(dest, src, dest_offset, src_offset, n) -> None:
-    """Warp's checks and messages for wp.copy of `n` elements between contiguous arrays (any devices)."""
-    size = _t.type_size_in_bytes
-    if size(src.dtype) != size(dest.dtype):
-        raise RuntimeError(_dtype_mismatch(dest, src))
-    item = size(src.dtype)
-    if (src_offset + n) * item > src.size * item:
-        raise RuntimeError(f"Trying to copy source buffer with size ({n * item}) from offset "
-                           f"({src_offset * item}) is larger than source size ({src.size * item})")
-    if (dest_offset + n) * item > dest.size * item:
-        raise RuntimeError(f"Trying to copy source buffer with size ({n * item}) to offset "
-                           f"({dest_offset * item}) is larger than destination size ({dest.size * item})")
-
-
-def _adjoint_copy(adj_dest, adj_src, dest_offset, src_offset, n, dest_retain_grad=False):
-    """The backward of a recorded wp.copy, as Warp's: numeric gradients of one dtype add into the source
-    window and clear the destination window (kept with `retain_grad`); other dtypes (bool, structs, a
-    reinterpreting copy) and overlapping windows are copied back."""
-    d_host, s_host = adj_dest._host(), adj_src._host()  # CPU: the storage itself; CUDA: host copies
-    d, s = _copy_windows(adj_dest, d_host, adj_src, s_host, dest_offset, src_offset, n)
-    scalar = None if _t.is_struct(adj_src.dtype) else _t.scalar_type_of(adj_src.dtype)
-    addable = scalar is not None and scalar is not _t.bool_ and adj_src.dtype is adj_dest.dtype
-    if addable and not np.may_share_memory(d, s):
-        if scalar is _t.bfloat16:  # bit patterns in uint16: add as floats
-            s[...] = _t.float_to_bf16_bits(_t.bf16_bits_to_float(s) + _t.bf16_bits_to_float(d))
-        else:
-            s += d
-        if not dest_retain_grad:
-            d[...] = 0
-    else:
-        _copy_bytes(s, d)
-    for a, host in ((adj_src, s_host), (adj_dest, d_host)):
-        if host is not a._np:
-            a.assign(host)
+    d, s = copy_windows(dest, dest._host(), src, src._host(), dest_offset, src_offset, n)
+    _capture.run_or_record(dest.device, partial(copy_bytes, d, s))
 
 
 def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False, retain_grad=False):

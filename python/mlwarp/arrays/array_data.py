@@ -5,6 +5,8 @@ only by their `_wp_array_` marker."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from mlwarp import types as _t
@@ -209,3 +211,54 @@ def _aligned_zeros(shape, np_dtype) -> np.ndarray:
         out = np.lib.stride_tricks.as_strided(out, strides=_contiguous_strides(shape, np_dtype.itemsize),
                                               writeable=True)
     return out
+
+
+BFLOAT16_NUMPY_WARNING = (
+    "bfloat16 arrays are returned as np.uint16 (raw bit representation) because NumPy does not natively support "
+    "bfloat16. Use wp.to_torch() or wp.to_jax() for frameworks that support bfloat16 natively, or install "
+    "ml-dtypes for a NumPy bfloat16 dtype.")  # Warp 1.19's text
+_bfloat16_warned = False
+
+
+def shown_numpy(storage: np.ndarray, dtype, warn: bool = True) -> np.ndarray:
+    """What .numpy() of an array (or indexed array) of `dtype` whose data is `storage` gives: bfloat16 as
+    ml_dtypes.bfloat16 values, or without ml_dtypes the bits and Warp's warning, once per process as Warp's."""
+    global _bfloat16_warned
+    shown = _t.bfloat16_shown(storage, dtype)
+    if warn and shown is storage and _t.scalar_type_of(dtype) is _t.bfloat16 and not _bfloat16_warned:
+        _bfloat16_warned = True
+        warnings.warn(BFLOAT16_NUMPY_WARNING, UserWarning, stacklevel=3)
+    return shown
+
+
+def view_layout(a, wdt) -> tuple:
+    """(shape, byte strides) of `a.view(wdt)`, or Warp's TypeError / RuntimeError."""
+    size, src = _t.type_size_in_bytes, a.dtype
+    src_inner, dst_inner = _element_shape(src), _element_shape(wdt)
+
+    def refuse(src_what, dst_what):
+        return TypeError(f"cannot create an array view with dtype {_t.type_repr(wdt)} from source dtype "
+                         f"{_t.type_repr(src)}: {src_what}, but {dst_what}")
+
+    if size(wdt) == size(src):
+        return a.shape, a.strides
+    if _t.is_scalar(wdt) and src_inner:  # vectors/matrices as their scalars
+        scalar = _t.scalar_type_of(src)
+        if size(wdt) != size(scalar):
+            raise refuse(f"source scalar dtype {_t.type_repr(scalar)} has size {size(scalar)} bytes",
+                         f"target dtype has size {size(wdt)} bytes")
+        return a.shape + src_inner, a.strides + _contiguous_strides(src_inner, size(scalar))
+    if _t.is_scalar(src) and dst_inner:  # scalars as vectors/matrices
+        scalar = _t.scalar_type_of(wdt)
+        if size(src) != size(scalar):
+            raise refuse(f"source dtype has size {size(src)} bytes",
+                         f"target scalar dtype {_t.type_repr(scalar)} has size {size(scalar)} bytes")
+        k = len(dst_inner)
+        if a.ndim < k or a.shape[-k:] != dst_inner:
+            raise RuntimeError(f"The shape of the source array {a.shape} is not compatible with the requested data "
+                               f"type {_t.type_repr(wdt)}")
+        if a.strides[-k:] != _contiguous_strides(dst_inner, size(scalar)):
+            raise RuntimeError(f"The inner strides of the source array {a.strides} are not compatible with the "
+                               f"requested data type {_t.type_repr(wdt)}")
+        return a.shape[:-k] or (1,), a.strides[:-k] or (size(wdt),)
+    raise refuse(f"source dtype has size {size(src)} bytes", f"target dtype has size {size(wdt)} bytes")

@@ -248,7 +248,7 @@ def copy_arrays(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int
     between flattened contiguous arrays, with offsets in elements."""
     itemsize = dest._np.itemsize * int(np.prod(_a._element_shape(dest.dtype), dtype=np.int64))
     if _t.type_size_in_bytes(dest.dtype) != _t.type_size_in_bytes(src.dtype):  # (one size: the bytes are copied,
-        raise RuntimeError(_a._dtype_mismatch(dest, src))  # as Warp's memcpy and the CPU's copy)
+        raise RuntimeError(_a.dtype_mismatch(dest, src))  # as Warp's memcpy and the CPU's copy)
     whole = not (dest_offset or src_offset or count)
     if whole and dest.shape == src.shape and not (dest.is_contiguous and src.is_contiguous):
         values = src._host()
