@@ -15,8 +15,8 @@ from mlwarp.core.errors import CompileAttributeError, CompileError, CompileKeyEr
 from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
-from . import (atomics, composite, fabric, fixed, indexed, keywords, printing, ptr_arrays, refs, tile_algebra, tiles,
-               tuples, type_exprs)
+from . import (atomics, composite_constructors, fabric, fixed, indexed, keywords, printing, ptr_arrays, refs,
+               tile_algebra, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
@@ -61,8 +61,8 @@ class CallEmitter:
             obj = resolve_path(self.src.func, node.func)
         if grad_call.is_grad(obj):  # wp.grad(f): a function value (grad_call.py)
             return grad_call.wrapper(self, node)
-        if composite.is_constructor(obj):  # wp.vec3(...), Particle(), wp.identity(n=3, dtype=float)
-            return composite.construct(self, node, obj)
+        if composite_constructors.is_constructor(obj):  # wp.vec3(...), Particle(), wp.identity(n=3, dtype=float)
+            return composite_constructors.construct(self, node, obj)
         if self.program.is_function(obj):  # a @wp.func (keyword arguments and defaults allowed)
             return self.program.call(self, node, obj)
         if getattr(obj, "_wp_dtype_dispatch_", None):  # wp.volume_lookup(..., dtype=T): dtype_dispatch.py

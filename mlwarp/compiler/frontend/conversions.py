@@ -12,7 +12,7 @@ from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
 from ..dialects.warp import builders as wb
-from . import composite
+from . import composite_values
 from . import types as ft
 from .resolve import MISSING, dotted_name, resolve_path
 from .values import Var
@@ -53,7 +53,7 @@ class ConversionEmitter:
         if isinstance(v.type, ft.ArrayT):
             raise self.error(node, f"cannot convert an array to {ft.name(to)}", CompileTypeError)
         if wt.is_composite(v.type) or wt.is_composite(to):
-            return composite.convert(self, v, to, node)  # vec3 -> vec3d component-wise; else an error
+            return composite_values.convert(self, v, to, node)  # vec3 -> vec3d component-wise; else an error
         return Var(wb.cast(v.value, ft.to_mlir(to)), to)
 
     def to_bool(self, v: Var) -> Var:

@@ -15,7 +15,7 @@ from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileKeyError, CompileTypeError, UnsupportedSyntaxError
 
 from ..dialects.warp import builders as wb
-from . import composite, fabric, indexed, operators, ptr_arrays, slicing, slots, tiles, tuples
+from . import composite, composite_constructors, fabric, indexed, operators, ptr_arrays, slicing, slots, tiles, tuples
 from . import starred  # f(*v), wp.vec4(*v3, 1.0): starred arguments become their components
 from . import tile_views  # t[i], t[a:b, :], t[indices, :], wp.tile_view: views alias their tile
 from . import types as ft
@@ -62,7 +62,7 @@ class ExpressionEmitter:
             if len(node.elts) != count:
                 raise self.error(node, f"cannot unpack {len(node.elts)} values into {count} names")
             return [self.expr(e, allow_tuple=True) for e in node.elts]
-        parts = composite.tuple_call(self, node, count) if isinstance(node, ast.Call) else None
+        parts = composite_constructors.tuple_call(self, node, count) if isinstance(node, ast.Call) else None
         if parts is not None:  # axis, angle = wp.quat_to_axis_angle(q)
             return parts
         parts = self.program.tuple_call(self, node, count)

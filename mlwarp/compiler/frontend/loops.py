@@ -14,7 +14,7 @@ from mlir.dialects import arith, scf
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntaxError
 
-from . import composite, refs, tile_algebra, tiles, tuples
+from . import composite_constructors, refs, tile_algebra, tiles, tuples
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import tile_views  # t[i], t[a:b, :], t[indices, :], wp.tile_view: views alias their tile
 from . import types as ft
@@ -290,7 +290,7 @@ class LoopEmitter:
                 if isinstance(n, ast.Call) and n.args:
                     obj = resolve_path(self.src.func, n.func)
                     if isinstance(n.args[0], ast.Name) and (getattr(obj, "_wp_stateful_", None)
-                                                            or composite.is_in_place_setter(obj)):
+                                                            or composite_constructors.is_in_place_setter(obj)):
                         found.append(n.args[0].id)
                     found += [n.args[k].id for k in geometry.OUT_ARGS.get(getattr(obj, "_wp_intrinsic_", None), ())
                               if k < len(n.args) and isinstance(n.args[k], ast.Name)]
