@@ -1,4 +1,4 @@
-"""Functions that only exist inside kernels: the frontend reads `_wp_intrinsic_` (compiler/frontend/codegen.py
+"""Functions that only exist inside kernels: the frontend reads `_wp_intrinsic_` (compiler/frontend/calls.py
 dispatches on it); called in Python scope they raise, as Warp's do."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
 from ..dialects.warp import builders as wb
-from . import composite
+from . import composite_values
 from . import types as ft
 from .values import Var
 
@@ -93,7 +93,7 @@ def _composite_cas(em, arr, indices, compare: Var, value: Var, dtype) -> Var:
         n *= d
     same = None
     for k in range(n):
-        a, b = composite.component(em, old, k), composite.component(em, compare, k)
+        a, b = composite_values.component(em, old, k), composite_values.component(em, compare, k)
         if wt.is_float(a.type):
             eq = arith.CmpFOp(arith.CmpFPredicate.OEQ, a.value, b.value).result
         else:

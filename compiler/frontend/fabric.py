@@ -10,7 +10,7 @@ then
     a[i] (ndim 2) ->  array_from_ptr(rows[i - index_start], [lengths[i - index_start]])   (a 1-d array)
     a[i, j]       ->  that row's [j]
 
-so loads, stores, atomics and `a[i] += v` go through codegen's array_access like any array's. Arrays over raw
+so loads, stores, atomics and `a[i] += v` go through expressions.py's array_access like any array's. Arrays over raw
 memory have no adjoint (autodiff_ir.without_adjoint): as in Warp, Fabric arrays have no gradients. `a.size` is
 the struct's field; Warp's fabric arrays have no other attribute in kernels (no `shape`, no `len()`).
 """
@@ -98,7 +98,7 @@ def _element(arr: Var, index: ir.Value):
 
 
 def access(em, node, arr: Var, indices, allow_view: bool):
-    """codegen's array_access for a Fabric array: the array over the element's memory and its index, all
+    """expressions.py's array_access for a Fabric array: the array over the element's memory and its index, all
     dimensions given; with `allow_view` and one index of an array of arrays, the inner array (`Var`) and None."""
     dtype, rank, indexed = arr.type._wp_fabric_
     index = indices[0]

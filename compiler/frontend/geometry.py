@@ -5,7 +5,7 @@ the warp dialect (dialects/warp/geometry_ops.py); warp-expand-geometry lowers th
 
 `*_next(query, index)` has Warp's out-parameter form: `index` must be a variable (and `query` is one, or a
 temporary, as a call's result); the call rebinds both (the advanced state, the next index or the old one when nothing is left) and gives the bool.
-codegen's `updated_in_place` names them (OUT_ARGS), so loops carry them, a while loop's test included."""
+loops.py's `updated_in_place` names them (OUT_ARGS), so loops carry them, a while loop's test included."""
 
 from __future__ import annotations
 

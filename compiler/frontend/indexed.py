@@ -7,7 +7,7 @@ the plain array access
 
     a[i, j]  ->  data[i0[i] + i * u0, i1[j] + j * u1]
 
-(loads, stores, atomics, `a[i] += v` go through codegen's array_access), `a[i]` of an N-d indexed array is
+(loads, stores, atomics, `a[i] += v` go through expressions.py's array_access), `a[i]` of an N-d indexed array is
 the (N-1)-d indexed array over `view(data, i0[i] + i * u0)` and the remaining index arrays, and `a.shape[d]`
 is `i{d}.shape[0]` (a dimension without index array has a descriptor of data.shape[d] elements).
 """
@@ -54,7 +54,7 @@ def mapped(arr: Var, d: int, i):
 
 
 def access(em, node, arr: Var, indices, allow_view: bool):
-    """codegen's array_access for an indexed array: the data array and its indices, all dimensions given;
+    """expressions.py's array_access for an indexed array: the data array and its indices, all dimensions given;
     with `allow_view` and fewer indices, the indexed sub-array (`Var`) and None."""
     ndim = arr.type._wp_indexed_[1]
     rows = [mapped(arr, d, i) for d, i in enumerate(indices)]

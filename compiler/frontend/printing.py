@@ -18,7 +18,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError
 
 from ..dialects import llvm
 from ..dialects.warp import builders as wb
-from . import composite
+from . import composite_values
 from . import types as ft
 from .values import Var
 
@@ -189,7 +189,7 @@ def _composite_format(em, node, v) -> tuple:
     n = shape[0] * (shape[1] if len(shape) > 1 else 1)
     values = []
     for k in range(n):  # float(v[k]), promoted to double for printf
-        c = composite.component(em, v, k)
+        c = composite_values.component(em, v, k)
         c = c if c.type is wt.float32 else em.cast(c, wt.float32, node)
         values.append(em.cast(c, wt.float64, node).value)
     if kind == "quat":
@@ -296,7 +296,7 @@ def _eightbytes(em, node, v) -> list:
     for start in range(0, n, per):
         word = None
         for j, k in enumerate(range(start, min(n, start + per))):
-            c = composite.component(em, v, k).value
+            c = composite_values.component(em, v, k).value
             ib = ir.IntegerType.get_signless(bits)
             if not isinstance(c.type, ir.IntegerType):
                 c = arith.BitcastOp(ib, c).result
@@ -350,7 +350,7 @@ def expect(em, node: ast.Call, which: str) -> None:
             for d in wt.inner_shape(t):
                 n *= d
             for k in range(n):
-                a, b = composite.component(em, actual, k), composite.component(em, expected, k)
+                a, b = composite_values.component(em, actual, k), composite_values.component(em, expected, k)
                 d = em.call_builtin(node, "abs", [em.call_builtin(node, "sub", [a, b])])
                 diff = Var(arith.SelectOp(em.call_builtin(node, "gt", [diff, d]).value, diff.value,
                                           d.value).result, scalar)  # Warp's max(diff, d)

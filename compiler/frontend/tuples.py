@@ -21,7 +21,7 @@ from mlwarp.core import generics
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
-from . import composite
+from . import composite, composite_constructors
 from . import types as ft
 from .resolve import MISSING, resolve_path
 from .syntax import assigned_names, int_literal, member_write_roots
@@ -372,4 +372,4 @@ def builtin_call(em, node):
     """A builtin returning several values kept as a tuple (`t = wp.quat_to_axis_angle(q)`); None for others."""
     if not _is_quat_to_axis_angle(em, node):
         return None
-    return TupleVar(composite.tuple_call(em, node, 2))
+    return TupleVar(composite_constructors.tuple_call(em, node, 2))

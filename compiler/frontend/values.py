@@ -1,4 +1,4 @@
-"""What the emitters keep in their environment (`env`: name -> entry), shared by codegen.py and the modules it
+"""What the emitters keep in their environment (`env`: name -> entry), shared by the kernel emitter (codegen.py) and the modules it
 hands constructs to (atomics, composite, functions): typed SSA values, names not bound on every path, and the
 names of the flag locals."""
 

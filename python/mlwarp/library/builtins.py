@@ -10,7 +10,7 @@ from __future__ import annotations
 import types
 
 from mlwarp import types as wt
-from mlwarp.core import vector as _vector
+from mlwarp.core import transform_type as _transform_type
 from mlwarp.compiler.builtins.params import Unbound, bind
 from mlwarp.compiler.builtins.pyscope import no_overload
 from mlwarp.compiler.builtins.table import BUILTINS, COMPOSITE_ONLY
@@ -159,4 +159,4 @@ def _composite_call(name: str, args):
     return call(name, args)
 
 
-_vector._python_scope_builtin = _composite_call  # core/vector.py's t * u of transforms (the table is above it)
+_transform_type._python_scope_builtin = _composite_call  # core/transform_type.py's t * u (the table is above it)
