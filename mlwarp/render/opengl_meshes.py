@@ -1,6 +1,8 @@
 """The geometry of Warp 1.19's OpenGLRenderer that needs no OpenGL context: the triangle meshes of its analytic
 shapes (vertices as rows of position, normal and texture coordinates, with uint32 triangle indices), and the
 camera matrices its shaders get, as pyglet's Mat4 lays them out (16 floats, column-major, OpenGL conventions).
+
+One difference from Warp: a capsule along x or z (up_axis 0 or 2) has its hemispheres at the ends of that axis.
 """
 
 import numpy as np
@@ -99,7 +101,9 @@ def create_capsule_mesh(radius, half_height, up_axis=1, segments=DEFAULT_NUM_SEG
     vertices = []
     indices = []
 
-    x_dir, y_dir, z_dir = ((1, 2, 0), (2, 0, 1), (0, 1, 2))[up_axis]
+    # The hemispheres are split by the sign of the generated x (the longitude's sine), so x must become the up
+    # axis. (Warp 1.19's table has the entries of axes 0 and 2 swapped, which splits those capsules across.)
+    x_dir, y_dir, z_dir = ((0, 1, 2), (2, 0, 1), (1, 2, 0))[up_axis]
     up_vector = np.zeros(3)
     up_vector[up_axis] = half_height
 
