@@ -165,7 +165,7 @@ class FSAI(LinearOperator):
         if factor_dtype is None:
             factor_dtype = A.scalar_type
         if factor_dtype != A.scalar_type and not (A.scalar_type == float64 and factor_dtype == float32):
-            raise ValueError("factor_dtype must be the matrix scalar type, or float32 for a float64 matrix")
+            raise ValueError("factor_dtype must be the matrix scalar type, or wp.float32 for a float64 matrix")
         if reuse_pattern and A.row_counts is not None:
             raise ValueError("reuse_pattern requires compact BSR storage; compact with bsr_compress")
         if defer_pattern and not reuse_pattern:
