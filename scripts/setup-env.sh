@@ -19,7 +19,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup-env.s
   if ! .venv/bin/python - <<'EOF'
 import importlib, os, shutil, subprocess, sys
 problems = []
-for module in ("mlwarp", "mlir.ir", "lit", "hypothesis", "jax", "mpi4py.MPI", "torch", "paddle", "scipy.sparse.linalg"):
+modules = ["mlwarp", "mlir.ir", "lit", "hypothesis", "jax", "mpi4py.MPI", "torch", "paddle", "scipy.sparse.linalg"]
+if sys.version_info >= (3, 11):  # usd-core (pxr, for UsdRenderer) has wheels for 3.11+ only
+    modules.append("pxr.Usd")
+for module in modules:
     try:
         importlib.import_module(module)
     except Exception as e:

@@ -252,8 +252,8 @@ def test_operator_and_preconditioner_errors():
     with pytest.raises(ValueError, match="Block-Jacobi preconditioner requires a warp.sparse.BsrMatrix input"):
         preconditioner(A, "block_jacobi_direct")
     assert preconditioner(A, "id") is None
-    with pytest.raises(NotImplementedError, match="'fsai' preconditioner .* not in mlwarp yet"):
-        preconditioner(A, "fsai")
+    with pytest.raises(ValueError, match="FSAI requires a square BSR matrix with square blocks"):
+        preconditioner(A, "fsai")  # a dense matrix (test_optim_fsai.py tests FSAI itself)
 
 
 def test_jacobi_preconditioners_invert_the_diagonal():

@@ -1,5 +1,5 @@
 """`warp.optim.linear` for mlwarp: iterative solvers of linear systems (Conjugate Gradient, Conjugate Residual,
-BiCGSTAB, restarted GMRES), their operators and preconditioners, with Warp 1.19's signatures and semantics.
+BiCGSTAB, restarted GMRES), their operators and preconditioners (Jacobi, block Jacobi, FSAI), with Warp 1.19's signatures and semantics.
 Every vector operation runs in mlwarp kernels on the operands' device; batched systems (independent subproblems
 of one operator, `LinearOperator(batch_offsets=...)`) iterate together.
 
@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from mlwarp.optim.fsai import FSAI
 from mlwarp.optim.gmres import GMRES
 from mlwarp.optim.krylov import CG, CR, BiCGSTAB
 from mlwarp.optim.operators import LinearOperator, aslinearoperator
 from mlwarp.optim.preconditioners import preconditioner
 from mlwarp.optim.solver_state import LinearSolverState
 
-__all__ = ["CG", "CR", "GMRES", "BiCGSTAB", "LinearOperator", "LinearSolverState", "aslinearoperator", "bicgstab",
+__all__ = ["CG", "CR", "FSAI", "GMRES", "BiCGSTAB", "LinearOperator", "LinearSolverState", "aslinearoperator", "bicgstab",
            "cg", "cr", "gmres", "preconditioner"]
 
 _RETURNS = """

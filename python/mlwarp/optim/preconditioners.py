@@ -4,8 +4,8 @@
   its absolute values. From a dense matrix (2-D array) or a BSR matrix (of its diagonal blocks' diagonals).
 - "block_jacobi_direct", "block_jacobi_sequential", "block_jacobi_tile": the inverse of the block diagonal of a
   square BSR matrix with square blocks (block_jacobi.py says how each inverts a block).
-- "fsai": the factorized sparse approximate inverse of an SPD BSR matrix (Warp's class FSAI): not in mlwarp
-  yet (it builds its factor as a BSR matrix: it follows mlwarp.sparse).
+- "fsai": the adaptive factorized sparse approximate inverse of an SPD BSR matrix, with FSAI's defaults
+  (fsai.py; construct `FSAI` directly to choose its sparsity or reuse it).
 - "id": none (None).
 """
 
@@ -23,6 +23,7 @@ from mlwarp.types import type_is_matrix, vector
 from mlwarp.optim.block_jacobi import (
     BLOCK_JACOBI_STRATEGIES, block_diagonal, block_jacobi_block_size, block_jacobi_preconditioner,
 )
+from mlwarp.optim.fsai import FSAI
 from mlwarp.optim.operators import LinearOperator, aslinearoperator, is_bsr_matrix
 
 
@@ -83,14 +84,13 @@ def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
         ptype: "diag" (Jacobi), "diag_abs" (Jacobi with absolute diagonal values), "block_jacobi_direct",
             "block_jacobi_sequential", "block_jacobi_tile" (block Jacobi of a square BSR matrix with square
             blocks; a 1x1-block matrix gets "diag"), "fsai" (factorized sparse approximate inverse of an SPD BSR
-            matrix; not in mlwarp yet) or "id" (none: returns None).
+            matrix, `FSAI(A)`) or "id" (none: returns None).
 
     Returns:
         A `LinearOperator` applying the preconditioner, or None for "id".
     """
     if ptype == "fsai":
-        raise NotImplementedError("the 'fsai' preconditioner (Warp's FSAI) is not in mlwarp yet: its factor is a "
-                                  "sparse BSR matrix, which needs mlwarp.sparse")
+        return FSAI(A)
     if ptype == "id":
         return None
     if ptype in ("diag", "diag_abs"):
