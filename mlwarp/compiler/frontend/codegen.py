@@ -23,7 +23,7 @@ from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import (atomics, augassign, composite, fabric, fixed, indexed, keywords, operators, printing, ptr_arrays,
-               refs, slicing, slots, tile_algebra, tiles, tuples, type_exprs)
+               refs, slicing, slots, tile_calls, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
@@ -616,9 +616,8 @@ class KernelEmitter:
                     found += [n.args[k].id for k in geometry.OUT_ARGS.get(getattr(obj, "_wp_intrinsic_", None), ())
                               if k < len(n.args) and isinstance(n.args[k], ast.Name)]
                 tile = getattr(resolve_path(self.src.func, n.func), "_wp_tile_", None) if isinstance(n, ast.Call) else None
-                if tile is not None:
-                    found += tiles.updated_names(n, tile)  # wp.tile_matmul(a, b, out) updates out
-                    found += tile_algebra.updated_names(n, tile)  # wp.tile_axpy(alpha, src, dest) updates dest
+                if tile is not None:  # wp.tile_matmul(a, b, out) updates out, wp.tile_axpy(alpha, src, dest) dest
+                    found += tile_calls.updated_names(n, tile)
         found += refs.updated_by_reference(self, stmts, lambda f: resolve_path(self.src.func, f))  # f(x): wp.ref
         return tile_views.updated_roots(self, found, stmts)  # (a view local's updates are its tile's)
 
@@ -947,10 +946,8 @@ class KernelEmitter:
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         tile = getattr(obj, "_wp_tile_", None)
-        if tile in tile_views.BUILTINS:  # wp.tile_view, wp.tile_extract (tile_views.py)
-            return tile_views.call(self, node, tile)
-        if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py); wp.tile_dot, ... (tile_algebra.py)
-            return (tile_algebra if tile_algebra.handles(tile) else tiles).call(self, node, tile)
+        if tile is not None:  # wp.tile_load, wp.tile_matmul, ...: the tile table's records (tile_calls.py)
+            return tile_calls.call(self, node, tile)
         if getattr(obj, "_wp_intrinsic_", None) == "cast":  # wp.cast(a, dtype): a's bits as a dtype (bitcast.py)
             return bitcast.call(self, node)
         if getattr(obj, "_wp_intrinsic_", None) == "breakpoint":  # wp.breakpoint(): see debug_break

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..builtins.tile_table import TILE_OPS
 from ..dialects.warp import is_tile_type
 from .tile_lowering import element_of, tensor_type
 from .tiles_algebra import AlgebraLowering
@@ -40,12 +41,10 @@ from ..passes.ir_walk import ops_named
 # On the module: the first tile op (or builtin) whose lowering assumes one lane per block (wp.tile, tile_sort, ...),
 # set here or by the frontend. warp-gpu-cooperative-tiles leaves such a module's kernels one thread per block.
 ONE_LANE_ATTR = "warp.one_lane_tiles"
-# The tile ops whose lowerings are linalg ops, copies, tile-write nests (TILE_WRITE_ATTR) and element reads only:
-# what warp-gpu-cooperative-tiles can spread over a block's lanes. Builtins on tiles (warp.add(tile, tile)) too.
-COOPERATIVE_TILE_OPS = frozenset({
-    "tile_load", "tile_store", "tile_full", "tile_arange", "tile_extract", "tile_reduce", "tile_matmul",
-    "tile_transpose", "tile_broadcast", "tile_map", "tile_atomic_add", "tile_sum_to", "tile_view", "tile_reshape",
-    "tile_reduce_adjoint", "tile_insert"})
+# The tile ops whose lowerings are linalg ops, copies, tile-write nests (TILE_WRITE_ATTR) and element reads only
+# (the tile table's `spreads`): what warp-gpu-cooperative-tiles can spread over a block's lanes. Builtins on tiles
+# (warp.add(tile, tile)) too.
+COOPERATIVE_TILE_OPS = frozenset(op.name for op in TILE_OPS.values() if op.spreads)
 
 
 def _has_tiles(op) -> bool:
@@ -53,7 +52,7 @@ def _has_tiles(op) -> bool:
 
 
 class _Lowering(MemoryLowering, ShapeLowering, ReductionLowering, AlgebraLowering):
-    """Every tile op's lowering (the families' methods), dispatched on the op's name."""
+    """Every tile op's lowering (the families' methods), as the tile table's record of the op names it."""
 
     def lower(self, op, signature) -> list:
         """The values replacing `op`'s results; `signature`: its operand and result types before the tiles
@@ -61,15 +60,16 @@ class _Lowering(MemoryLowering, ShapeLowering, ReductionLowering, AlgebraLowerin
         self.operand_types, self.result_types = signature
         name = op.name[len("warp."):]
         composite = any(is_tile_type(t) and element_of(t)[2] is not None for t in signature[0] + signature[1])
+        record = TILE_OPS.get(name)  # (none: a builtin of the builtin table with tile operands, or a cast)
         if composite:
-            method = getattr(self, f"lower_{name}_composite", None)
+            method = record.lower_composite if record is not None else None
             if method is None and name.startswith("tile_"):
                 raise PassError(f"{name} of tiles of vectors or matrices is not supported yet")
-            return method(op) if method is not None else [self.elementwise_composite(op)]
-        method = getattr(self, f"lower_{name}", None)
+            return method(self, op) if method is not None else [self.elementwise_composite(op)]
+        method = record.lower if record is not None else None
         if method is not None:
-            return method(op)
-        return [self.elementwise(op)]  # a builtin of the builtin table with tile operands
+            return method(self, op)
+        return [self.elementwise(op)]
 
 
 def _retype_tiles(root) -> None:

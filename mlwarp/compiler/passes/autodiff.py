@@ -68,12 +68,14 @@ its `warp.adjoint_error` attribute, raised when the adjoint is launched (option
 
 from __future__ import annotations
 
+import functools
 import json
 
 from mlir import ir
 from mlir.dialects import func
 
 from ..builtins.derivatives import V
+from ..builtins.tile_table import TILE_OPS
 from ..dialects.warp import array_dtype, array_ndim, is_array_type, is_tile_type
 from .autodiff_composite import CompositeAdjoints
 from .autodiff_control import ControlFlowAdjoints
@@ -139,7 +141,7 @@ class ReverseBuilder(ScalarAdjoints, CompositeAdjoints, ControlFlowAdjoints, Til
     def reverse(self, ops, mapping: dict, adj: dict) -> None:
         for op in reversed(list(ops)):
             op = op.operation
-            handler = getattr(self, "op_" + op.name.replace(".", "_"), None)
+            handler = self.handler(op)
             tiled = any(is_tile_type(v.type) for v in list(op.operands) + list(op.results))
             if tiled and handler is None and op.name.startswith("warp.tile_"):
                 raise PassError(f"{where(op)}: cannot differentiate '{op.name}': mlwarp has no adjoint of it yet")
@@ -163,6 +165,13 @@ class ReverseBuilder(ScalarAdjoints, CompositeAdjoints, ControlFlowAdjoints, Til
                                 f"inline wp.func calls before warp-autodiff")
             elif op.regions or (any(is_diff(r.type) for r in op.results) and op.name != "arith.constant"):
                 raise PassError(f"{where(op)}: cannot differentiate '{op.name}'")
+
+    def handler(self, op):
+        """The reverse of `op`: a tile op's adjoint (the tile table's record), else the method op_<dialect>_<op>."""
+        record = TILE_OPS.get(op.name[len("warp."):]) if op.name.startswith("warp.tile_") else None
+        if record is not None:
+            return None if record.adjoint is None else functools.partial(record.adjoint, self)
+        return getattr(self, "op_" + op.name.replace(".", "_"), None)
 
     @staticmethod
     def replayed_call(op):

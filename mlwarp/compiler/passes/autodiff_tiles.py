@@ -1,5 +1,6 @@
 """warp-autodiff's adjoints of the tile ops (frontend/tiles.py makes them): each as tile ops, an element-wise
-builtin on tiles as a warp.tile_map of its scalar rule. ReverseBuilder (autodiff.py) mixes TileAdjoints in."""
+builtin on tiles as a warp.tile_map of its scalar rule. ReverseBuilder (autodiff.py) mixes TileAdjoints in; the tile
+table (builtins/tile_table.py) names each op's adjoint_<op> method."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ class TileAdjoints:
                 total = wb.tile_reduce(g, "add", tile_type(elements[k], (1,)))
                 self.accumulate(adj, v, tile_element(total, 0))
 
-    def op_warp_tile_map(self, op, mapping, adj):
+    def adjoint_tile_map(self, op, mapping, adj):
         """The body reversed in a tile_map of its own: its arguments the inputs' elements and the results'
         adjoints' elements; it yields the inputs' elements' adjoints."""
         results = list(op.results)
@@ -93,13 +94,13 @@ class TileAdjoints:
         for k, g in zip(wanted, mapped):
             self.accumulate(adj, inputs[k], g)
 
-    def op_warp_tile_load(self, op, mapping, adj):
+    def adjoint_tile_load(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             arr, offsets = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
             wb.create("tile_atomic_add", self.adj_array(op, arr, mapping), adj[out], offsets)
 
-    def op_warp_tile_store(self, op, mapping, adj):
+    def adjoint_tile_store(self, op, mapping, adj):
         arr, tile, offsets = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
         if not is_diff(tile.type):
             return
@@ -112,7 +113,7 @@ class TileAdjoints:
                 wb.create("tile_store", target, zero(tile.type), offsets)
                 scf.YieldOp([])
 
-    def op_warp_tile_load_indexed(self, op, mapping, adj):
+    def adjoint_tile_load_indexed(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             arr, indices = op.operands[0], mapping.get(op.operands[1], op.operands[1])
@@ -121,7 +122,7 @@ class TileAdjoints:
             wb.create("tile_store_indexed", self.adj_array(op, arr, mapping), indices, adj[out], offsets,
                       attributes={"axis": op.attributes["axis"], "atomic": ir.IntegerAttr.get(i64, 1)})
 
-    def op_warp_tile_store_indexed(self, op, mapping, adj):
+    def adjoint_tile_store_indexed(self, op, mapping, adj):
         arr, tile = op.operands[0], op.operands[2]
         if is_diff(tile.type):
             indices = mapping.get(op.operands[1], op.operands[1])
@@ -130,35 +131,35 @@ class TileAdjoints:
                                  results=[tile.type], attributes={"axis": op.attributes["axis"]}).result
             self.accumulate(adj, tile, gathered)
 
-    def op_warp_tile_atomic_add(self, op, mapping, adj):
+    def adjoint_tile_atomic_add(self, op, mapping, adj):
         arr, tile, offsets = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
         if is_diff(tile.type):
             target = self.adj_array(op, arr, mapping)
             self.accumulate(adj, tile, wb.create("tile_load", target, offsets, results=[tile.type]).result)
 
-    def op_warp_tile_full(self, op, mapping, adj):
+    def adjoint_tile_full(self, op, mapping, adj):
         out, value = op.results[0], op.operands[0]
         if out in adj and is_diff(value.type) and not is_constant(value):
             total = wb.tile_reduce(adj[out], "add", tile_type(value.type, (1,)))
             self.accumulate(adj, value, tile_element(total, 0))
 
-    def op_warp_tile_arange(self, op, mapping, adj):
+    def adjoint_tile_arange(self, op, mapping, adj):
         pass  # start and step are constants (the frontend folds them)
 
-    def op_warp_tile_sync(self, op, mapping, adj):
+    def adjoint_tile_sync(self, op, mapping, adj):
         """A barrier of Warp's CPU lanes (warp-cpu-block-lanes): the reverse sweep meets at it too, so the adjoints of
         what the lanes did after it are all in before any lane's adjoint of what came before (a lane reading the
         adjoint of a tile element every lane added to)."""
         wb.create("tile_sync")
 
-    def op_warp_tile_extract(self, op, mapping, adj):
+    def adjoint_tile_extract(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             tile, indices = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
             self.accumulate(adj, tile, wb.create("tile_insert", zero(tile.type), adj[out], indices,
                                                  results=[tile.type]).result)
 
-    def op_warp_tile_insert(self, op, mapping, adj):
+    def adjoint_tile_insert(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             tile, value, indices = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
@@ -166,7 +167,7 @@ class TileAdjoints:
                                                  results=[tile.type]).result)
             self.accumulate(adj, value, wb.create("tile_extract", adj[out], indices, results=[value.type]).result)
 
-    def op_warp_tile_reduce(self, op, mapping, adj):
+    def adjoint_tile_reduce(self, op, mapping, adj):
         out = op.results[0]
         kind = ir.StringAttr(op.attributes["kind"]).value
         if out not in adj or kind in ("argmax", "argmin"):
@@ -185,7 +186,7 @@ class TileAdjoints:
                                attributes={"axis": op.attributes["axis"]}).result
         self.accumulate(adj, tile, spread)
 
-    def op_warp_tile_matmul(self, op, mapping, adj):
+    def adjoint_tile_matmul(self, op, mapping, adj):
         out = op.results[0]
         if out not in adj:
             return
@@ -206,7 +207,7 @@ class TileAdjoints:
             self.accumulate(adj, b, product(transposed(ma), g, b.type))
         self.accumulate(adj, acc, g)
 
-    def op_warp_tile_dft(self, op, mapping, adj):
+    def adjoint_tile_dft(self, op, mapping, adj):
         """The adjoint of the unnormalised DFT is the DFT of the other sign (Warp: the inverse FFT of the incoming
         gradient, not divided by N)."""
         out = op.results[0]
@@ -216,7 +217,7 @@ class TileAdjoints:
             self.accumulate(adj, tile, wb.create("tile_dft", adj[out], results=[tile.type], attributes={
                 "inverse": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), flipped)}).result)
 
-    def op_warp_tile_solve(self, op, mapping, adj):
+    def adjoint_tile_solve(self, op, mapping, adj):
         """x = M^-1 y (M or its transpose triangular): adj_y = M^-T adj_x (the solve of the transposed form), and
         adj_M = -(adj_y x^T) (transposed forms: -(x adj_y^T)) on the triangle the solve reads."""
         out = op.results[0]
@@ -246,13 +247,13 @@ class TileAdjoints:
         kept = triangle(outer, upper=form.startswith("upper"))
         self.accumulate(adj, m, wb.builtin("neg", [kept], m.type))
 
-    def op_warp_tile_triangle(self, op, mapping, adj):
+    def adjoint_tile_triangle(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             self.accumulate(adj, op.operands[0], wb.create("tile_triangle", adj[out], results=[out.type],
                                                            attributes=dict(op.attributes)).result)
 
-    def op_warp_tile_cholesky(self, op, mapping, adj):
+    def adjoint_tile_cholesky(self, op, mapping, adj):
         """Murray's rule for A = L L^T read from A's lower triangle: S = L^-T Phi(L^T adj_L) L^-1, and the
         lower triangle's adjoint Phi(S + S^T) (Phi: the lower triangle, its diagonal halved); the upper fill
         is the same on the transposes."""
@@ -279,7 +280,7 @@ class TileAdjoints:
         grad = triangle(wb.builtin("add", [s, t(s)], a.type), half=True)
         self.accumulate(adj, a, t(grad) if upper else grad)
 
-    def op_warp_tile_view(self, op, mapping, adj):
+    def adjoint_tile_view(self, op, mapping, adj):
         """The view's adjoint lands in its region of the tile's (zero elsewhere)."""
         out = op.results[0]
         if out in adj:
@@ -287,7 +288,7 @@ class TileAdjoints:
             steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
             self.accumulate(adj, tile, wb.tile_insert_view(zero(tile.type), adj[out], offsets, steps))
 
-    def op_warp_tile_insert_view(self, op, mapping, adj):
+    def adjoint_tile_insert_view(self, op, mapping, adj):
         """The tile's adjoint is the result's outside the replaced region, the part's is the region's."""
         out = op.results[0]
         if out in adj:
@@ -297,7 +298,7 @@ class TileAdjoints:
             self.accumulate(adj, tile, wb.tile_insert_view(adj[out], zero(part.type), offsets, steps))
             self.accumulate(adj, part, wb.tile_view(adj[out], offsets, part.type, steps))
 
-    def op_warp_tile_gather(self, op, mapping, adj):
+    def adjoint_tile_gather(self, op, mapping, adj):
         """Each gathered element's adjoint goes back to the element it was read from (a repeated index adds)."""
         out = op.results[0]
         if out in adj:
@@ -305,7 +306,7 @@ class TileAdjoints:
             self.accumulate(adj, tile, wb.create("tile_gather_add", zero(tile.type), adj[out], indices,
                                                  results=[tile.type], attributes={"axis": op.attributes["axis"]}).result)
 
-    def op_warp_tile_gather_add(self, op, mapping, adj):
+    def adjoint_tile_gather_add(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             tile, part, indices = op.operands[0], op.operands[1], mapping.get(op.operands[2], op.operands[2])
@@ -313,31 +314,31 @@ class TileAdjoints:
             self.accumulate(adj, part, wb.create("tile_gather", adj[out], indices, results=[part.type],
                                                  attributes={"axis": op.attributes["axis"]}).result)
 
-    def op_warp_tile_sort(self, op, mapping, adj):
+    def adjoint_tile_sort(self, op, mapping, adj):
         pass  # not differentiable (Warp's tile_sort: is_differentiable=False)
 
-    def op_warp_tile_random(self, op, mapping, adj):
+    def adjoint_tile_random(self, op, mapping, adj):
         pass  # random numbers: no derivative (Warp's tile_randf has no adjoint either)
 
-    def op_warp_tile_reshape(self, op, mapping, adj):
+    def adjoint_tile_reshape(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             tile = op.operands[0]
             self.accumulate(adj, tile, wb.create("tile_reshape", adj[out], results=[tile.type]).result)
 
-    def op_warp_tile_transpose(self, op, mapping, adj):
+    def adjoint_tile_transpose(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             tile = op.operands[0]
             self.accumulate(adj, tile, wb.create("tile_transpose", adj[out], results=[tile.type]).result)
 
-    def op_warp_tile_broadcast(self, op, mapping, adj):
+    def adjoint_tile_broadcast(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             tile = op.operands[0]
             self.accumulate(adj, tile, wb.create("tile_sum_to", adj[out], results=[tile.type]).result)
 
-    def op_warp_tile_sum_to(self, op, mapping, adj):
+    def adjoint_tile_sum_to(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
             tile = op.operands[0]

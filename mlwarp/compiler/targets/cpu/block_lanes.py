@@ -51,6 +51,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, scf
 
+from ...builtins.tile_table import TILE_OPS
 from ...dialects.warp import builders as wb
 from ...dialects.warp.ops import BY_NAME  # (structural ops and geometry queries: not builtins)
 from ...passes import registry
@@ -63,7 +64,7 @@ from .block_lanes_tiles import (const as _const, flat_index as _flat_index, i32 
                                 tile_parts as _tile_parts, zero as _zero)
 
 # the tile ops a lane runs on its own: one element read or written (a block-shared tile threaded from lane to lane)
-_LANE_TILE_OPS = {"warp.tile_extract", "warp.tile_insert"}
+_LANE_TILE_OPS = frozenset(f"warp.{op.name}" for op in TILE_OPS.values() if op.per_lane)  # (the tile table's)
 _DERIVED_ATTRS = ("warp.adjoint_of", "warp.tangent_of")
 
 
