@@ -16,7 +16,7 @@ from ..builtins import resolve
 from ..builtins.table import converted_arg_types
 from ..dialects.warp import builders as wb
 from . import (atomics, composite_constructors, fabric, fixed, indexed, keywords, printing, ptr_arrays, refs,
-               tile_algebra, tiles, tuples, type_exprs)
+               tile_calls, tiles, tuples, type_exprs)
 from . import dtype_dispatch
 from . import grad_call  # wp.grad(f)(x)
 from . import hints  # prefetch(a[i])
@@ -86,10 +86,8 @@ class CallEmitter:
         if getattr(obj, "_wp_removed_", None):  # e.g. wp.select: Warp's message points to the replacement
             raise self.error(node, obj._wp_removed_, CompileError)
         tile = getattr(obj, "_wp_tile_", None)
-        if tile in tile_views.BUILTINS:  # wp.tile_view, wp.tile_extract (tile_views.py)
-            return tile_views.call(self, node, tile)
-        if tile is not None:  # wp.tile_load, wp.tile_matmul, ... (tiles.py); wp.tile_dot, ... (tile_algebra.py)
-            return (tile_algebra if tile_algebra.handles(tile) else tiles).call(self, node, tile)
+        if tile is not None:  # wp.tile_load, wp.tile_matmul, ...: the tile table's records (tile_calls.py)
+            return tile_calls.call(self, node, tile)
         if getattr(obj, "_wp_intrinsic_", None) == "cast":  # wp.cast(a, dtype): a's bits as a dtype (bitcast.py)
             return bitcast.call(self, node)
         if getattr(obj, "_wp_intrinsic_", None) == "breakpoint":  # wp.breakpoint(): see debug_break

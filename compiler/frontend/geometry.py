@@ -275,7 +275,7 @@ def _mesh_tree(mesh_id: ir.Value) -> ir.Value:
 
 def _index_tile(em, index: ir.Value) -> Var:
     """A step's index as Warp's CPU tile of the lanes: the index at element 0, -1 at the others."""
-    tiles._mark(em)  # (the module now has tiles: its build runs the tile stages)
+    tiles.mark(em)  # (the module now has tiles: its build runs the tile stages)
     lanes = tiles.lanes(em)
     t = ft.TileT(wt.int32, (lanes,))
     if lanes == 1:

@@ -14,7 +14,7 @@ from mlir.dialects import arith, scf
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError, UnsupportedSyntaxError
 
-from . import composite_constructors, refs, tile_algebra, tiles, tuples
+from . import composite_constructors, refs, tile_calls, tiles, tuples
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
 from . import tile_views  # t[i], t[a:b, :], t[indices, :], wp.tile_view: views alias their tile
 from . import types as ft
@@ -295,8 +295,7 @@ class LoopEmitter:
                     found += [n.args[k].id for k in geometry.OUT_ARGS.get(getattr(obj, "_wp_intrinsic_", None), ())
                               if k < len(n.args) and isinstance(n.args[k], ast.Name)]
                 tile = getattr(resolve_path(self.src.func, n.func), "_wp_tile_", None) if isinstance(n, ast.Call) else None
-                if tile is not None:
-                    found += tiles.updated_names(n, tile)  # wp.tile_matmul(a, b, out) updates out
-                    found += tile_algebra.updated_names(n, tile)  # wp.tile_axpy(alpha, src, dest) updates dest
+                if tile is not None:  # wp.tile_matmul(a, b, out) updates out, wp.tile_axpy(alpha, src, dest) dest
+                    found += tile_calls.updated_names(n, tile)
         found += refs.updated_by_reference(self, stmts, lambda f: resolve_path(self.src.func, f))  # f(x): wp.ref
         return tile_views.updated_roots(self, found, stmts)  # (a view local's updates are its tile's)

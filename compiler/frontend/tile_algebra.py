@@ -1,12 +1,12 @@
 """Warp's tile builtins that are compositions of the tile table's ops: `wp.tile_dot`, `wp.tile_axpy`,
 `wp.tile_diag_add`. Each is built from element-wise builtins on tiles, tile_reduce and tile_broadcast, so
-warp-autodiff differentiates it through those ops and every backend lowers it as it lowers them.
-Argument checks and their messages are Warp's (warp/_src/builtins.py, the builtins' value functions).
+warp-autodiff differentiates it through those ops and every backend lowers it as it lowers them. Their records
+(parameters, in-place arguments) are in the tile table, builtins/tile_table.py. Argument checks and their messages
+are Warp's (warp/_src/builtins.py, the builtins' value functions).
 """
 
 from __future__ import annotations
 
-import ast
 
 from mlir import ir
 
@@ -17,33 +17,6 @@ from ..dialects.warp import builders as wb
 from . import tiles
 from . import types as ft
 from .values import Var
-
-SIGNATURES = {
-    "tile_dot": (("a", tiles.REQUIRED), ("b", tiles.REQUIRED)),
-    "tile_axpy": (("alpha", tiles.REQUIRED), ("src", tiles.REQUIRED), ("dest", tiles.REQUIRED)),
-    "tile_diag_add": (("a", tiles.REQUIRED), ("d", tiles.REQUIRED)),
-}
-# the tile argument each updates in place (codegen's loop-carried names, as tiles.IN_PLACE)
-IN_PLACE = {"tile_axpy": 2}
-
-
-def handles(name: str) -> bool:
-    return name in SIGNATURES
-
-
-def updated_names(node: ast.Call, name: str) -> list:
-    k = IN_PLACE.get(name)
-    if k is None:
-        return []
-    target = node.args[k] if len(node.args) > k else \
-        next((kw.value for kw in node.keywords if kw.arg == SIGNATURES[name][k][0]), None)
-    return [target.id] if isinstance(target, ast.Name) else []
-
-
-def call(em, node: ast.Call, name: str):
-    tiles.prepare(em, name)
-    args = tiles.bind(em, node, name, SIGNATURES[name])
-    return {"tile_dot": _dot, "tile_axpy": _axpy, "tile_diag_add": _diag_add}[name](em, node, args)
 
 
 def _operand(em, node, arg_node, message: str) -> Var:
@@ -58,7 +31,7 @@ def _no_struct(em, node, dtype, name: str) -> None:
         raise em.error(node, f"{name}() does not support Warp struct tile elements", CompileTypeError)
 
 
-def _dot(em, node, args) -> Var:
+def dot(em, node, name, args) -> Var:
     """The sum over the tiles of each pair of elements contracted: a * b for scalars, wp.dot for vectors and
     quaternions, wp.ddot (Frobenius) for matrices; a tile of shape (1,) of the scalar type."""
     a = _operand(em, node, args["a"], "tile_dot() first argument must be a tile, got {}")
@@ -82,7 +55,7 @@ def _dot(em, node, args) -> Var:
     return Var(wb.tile_reduce(products.value, "add", ft.to_mlir(result)), result)
 
 
-def _axpy(em, node, args) -> None:
+def axpy(em, node, name, args) -> None:
     """dest += alpha * src, `dest`'s variable rebound (Warp updates it in place)."""
     src = _operand(em, node, args["src"], "tile_axpy() 'src' argument must be a tile, got {}")
     dest = _operand(em, node, args["dest"], "tile_axpy() 'dest' argument must be a tile, got {}")
@@ -114,7 +87,7 @@ def _axpy(em, node, args) -> None:
     return None
 
 
-def _diag_add(em, node, args) -> Var:
+def diag_add(em, node, name, args) -> Var:
     """a with d[i] added to a[i, i]: d broadcast over the rows, kept where the row index equals the column's
     (a where() on an index mask, so an off-diagonal element is a's own even where d holds infinities)."""
     a = _operand(em, node, args["a"], "tile_diag_add() 'a' argument must be a tile, got {}")

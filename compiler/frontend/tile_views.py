@@ -54,7 +54,7 @@ class ViewVar(Var):
     strides: tuple = None  # each dimension's step in the row-major elements of the tile it is a view of
 
 
-dense_strides = tiles._dense_strides
+dense_strides = tiles.dense_strides
 
 
 def _i32(em, n: int) -> ir.Value:
@@ -155,7 +155,7 @@ def _items(slice_node) -> list:
 def _slice_bound(em, node, what):
     if node is None:
         return None
-    value = tiles._constant(em, node)
+    value = tiles.constant_value(em, node)
     if type(value) is not int:
         raise em.error(node, f"a tile slice's {what} must be a compile-time constant int", CompileValueError)
     return value
@@ -174,7 +174,7 @@ def _int_index(em, node, v: Var, length: int, dim: int, wrap: bool = True):
     one wrapped once (i < 0 ? i + length : i), as Warp's resolve_tile_int_index."""
     if not wt.is_int(v.type):
         raise em.error(node, f"Tile indices must be integers or slices, got {ft.name(v.type)}.", CompileTypeError)
-    constant = tiles._constant(em, node) if isinstance(node, ast.AST) else MISSING
+    constant = tiles.constant_value(em, node) if isinstance(node, ast.AST) else MISSING
     if type(constant) is int:
         wrapped = constant + length if constant < 0 and wrap else constant
         if not 0 <= wrapped < length:
@@ -432,11 +432,11 @@ def is_view_target(em, target) -> bool:
 
 
 # -- builtins ---------------------------------------------------------------------------------------------
-def extract(em, node) -> Var:
+def extract(em, node, name=None, args=None) -> Var:
     """wp.tile_extract(a, i, ...): an element (the extra indices a vector's component, a matrix's row or entry)."""
     if node.keywords or not node.args:
         raise em.error(node, "wp.tile_extract() takes a tile and its indices", CompileTypeError)
-    tile = tiles._tile(em, node.args[0], "tile_extract", "a")
+    tile = tiles.tile_arg(em, node.args[0], "tile_extract", "a")
     items = list(node.args[1:])
     if len(items) < len(tile.type.shape) or any(isinstance(i, ast.Starred) for i in items):
         raise em.error(node, f"tile_extract: incorrect number of indices ({len(items)}) for tile shape "
@@ -454,19 +454,19 @@ def _slice_call(em, node):
         raise em.error(node, "slice() in a tile_view offset takes 1 to 3 positional bounds", CompileTypeError)
     bounds = []
     for a in node.args:
-        value = None if isinstance(a, ast.Constant) and a.value is None else tiles._constant(em, a)
+        value = None if isinstance(a, ast.Constant) and a.value is None else tiles.constant_value(em, a)
         if value is not None and type(value) is not int:
             raise em.error(a, "tile_view() slice bounds must be compile-time constant ints", CompileValueError)
         bounds.append(value)
     return (None, bounds[0], None) if len(bounds) == 1 else tuple(bounds + [None] * (3 - len(bounds)))
 
 
-def view(em, node, args) -> Var:
+def view(em, node, name, args) -> Var:
     """wp.tile_view(t, offset, shape=None), Warp's two forms: with `shape`, the subtile of that shape at `offset`
     (ints, one per dimension, missing ones 0); without, `offset`'s entries map to the leading dimensions, an int
     dropping its dimension, a `slice(start, stop, step)` keeping its range (the shape inferred), the trailing
     dimensions kept whole. Integer offsets are not wrapped; constant ones must lie inside the tile."""
-    t = tiles._tile(em, args["t"], "tile_view", "t")
+    t = tiles.tile_arg(em, args["t"], "tile_view", "t")
     shape = t.type.shape
     items = args["offset"].elts if isinstance(args["offset"], ast.Tuple) else [args["offset"]]
     if len(items) > len(shape):
@@ -488,7 +488,7 @@ def view(em, node, args) -> Var:
         if not wt.is_int(v.type):
             raise em.error(item, f"tile_view() offset entries must be integers or slices, got {ft.name(v.type)}",
                            CompileTypeError)
-        constant = tiles._constant(em, item)
+        constant = tiles.constant_value(em, item)
         if type(constant) is int and not 0 <= constant < shape[d]:
             raise em.error(item, f"tile_view() integer offset {constant} is out of bounds for axis {d} with size "
                                  f"{shape[d]}; negative offsets are only wrapped for subscript indexing (e.g. "
@@ -497,13 +497,13 @@ def view(em, node, args) -> Var:
         steps.append(0)
     offsets += [_i32(em, 0) for _ in range(len(shape) - len(items))]
     if args["shape"] is not None:
-        view_shape = list(tiles._shape(em, args["shape"], "tile_view"))
+        view_shape = list(tiles.tile_shape(em, args["shape"], "tile_view"))
         if len(view_shape) != len(shape):
             raise em.error(node, f"tile_view() if shape is specified it must have same number of dimensions as "
                                  f"source tile, expected {len(shape)}, got {len(view_shape)}", CompileValueError)
         steps = [1] * len(shape)
         for d, item in enumerate(items):
-            constant = tiles._constant(em, item)
+            constant = tiles.constant_value(em, item)
             if type(constant) is int and constant + view_shape[d] > shape[d]:
                 raise em.error(node, f"tile_view(): the view of shape {tuple(view_shape)} at offset {constant} of "
                                      f"dimension {d} lies outside the tile's extent {shape[d]}", CompileValueError)
@@ -523,11 +523,3 @@ def view(em, node, args) -> Var:
     return _apply(em, node, t, p, where)
 
 
-BUILTINS = ("tile_view", "tile_extract")
-
-
-def call(em, node, name: str) -> Var:
-    tiles._mark(em)
-    if name == "tile_extract":
-        return extract(em, node)
-    return view(em, node, tiles.bind(em, node, name))

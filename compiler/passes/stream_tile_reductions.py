@@ -32,8 +32,8 @@ from mlir.dialects import arith, scf, vector
 from ..dialects import llvm
 from ..dialects.warp import builders as wb
 from ..dialects.warp import tile_params
-from ..lowering.tiles_to_linalg import _constant_of, _element_bytes, _inside, _sum_identity, _vector_element, \
-    load_or_zero
+from ..lowering.tile_lowering import (constant_of, element_bytes, inside_array, is_vector_element, load_or_zero,
+                                      sum_identity)
 from . import registry
 from .ir_walk import ops_named
 
@@ -88,15 +88,15 @@ def _step_vector(arr, positions, step: int, dtype) -> ir.Value:
     origin = [arith.ConstantOp(i32, 0).result for _ in positions]
     second = [*origin[:-1], arith.ConstantOp(i32, 1).result]
     gap = arith.SubIOp(llvm.ptrtoint(i64, wb.address(arr, second)), llvm.ptrtoint(i64, wb.address(arr, origin)))
-    contiguous = arith.CmpIOp(arith.CmpIPredicate.eq, gap.result, _constant_of(i64, _element_bytes(dtype))).result
-    fits = arith.AndIOp(_inside(arr, last), contiguous).result
+    contiguous = arith.CmpIOp(arith.CmpIPredicate.eq, gap.result, constant_of(i64, element_bytes(dtype))).result
+    fits = arith.AndIOp(inside_array(arr, last), contiguous).result
     # the element-by-element path is the rare one (a tile's last step past the array's end, a strided view):
     # LLVM places it out of the way of the vector loads (inline between them it halved a tile sum's speed)
     fits = llvm.intr_expect(fits, arith.ConstantOp(fits.type, ir.IntegerAttr.get(fits.type, 1)).result)
     vector_t = ir.VectorType.get([step], dtype)
     version = scf.IfOp(fits, [vector_t], has_else=True)
     with ir.InsertionPoint(version.then_block):
-        scf.YieldOp([llvm.load(vector_t, wb.address(arr, positions), alignment=_element_bytes(dtype))])
+        scf.YieldOp([llvm.load(vector_t, wb.address(arr, positions), alignment=element_bytes(dtype))])
     with ir.InsertionPoint(version.else_block):
         elements = [load_or_zero(arr, [*row, arith.AddIOp(positions[-1], arith.ConstantOp(i32, k).result).result
                                        if k else positions[-1]], dtype) for k in range(step)]
@@ -112,7 +112,7 @@ def _stream(load, kind: str, row_vectors: bool) -> ir.Value:
     if kind in ("max", "min"):
         acc = load_or_zero(arr, offsets, dtype)  # from the first element, as the tensor reduction
     else:
-        acc = _sum_identity(dtype) if kind == "add" else _constant_of(dtype, 1)
+        acc = sum_identity(dtype) if kind == "add" else constant_of(dtype, 1)
 
     def nest(d, ivs, carried):
         innermost = d + 1 == len(shape)
@@ -123,7 +123,7 @@ def _stream(load, kind: str, row_vectors: bool) -> ir.Value:
             acc = loop.inner_iter_args[0]
             if not innermost:
                 acc = nest(d + 1, [*ivs, loop.induction_variable], acc)
-            elif row_vectors and step > 1 and _vector_element(dtype):
+            elif row_vectors and step > 1 and is_vector_element(dtype):
                 positions = [arith.AddIOp(off, iv).result for off, iv in zip(offsets, [*ivs, loop.induction_variable])]
                 elements = _step_vector(arr, positions, step, dtype)
                 for k in range(step):  # the elements in order

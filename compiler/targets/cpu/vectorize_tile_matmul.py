@@ -26,7 +26,7 @@ from mlir.dialects.transform import interpreter
 
 from mlwarp.core.host import cpu_flags
 
-from ...lowering.tiles_to_linalg import MATMUL_ATTR
+from ...lowering.tile_lowering import MATMUL_ATTR
 from ...passes import registry
 from ...passes.registry import PassError
 from ...passes.ir_walk import ops_named

@@ -44,7 +44,8 @@ from mlir import ir
 from mlir.dialects import arith, gpu as _gpu_dialect, memref, scf
 
 from ...dialects.warp import builders as wb
-from ...lowering.tiles_to_linalg import ONE_LANE_ATTR, TILE_WRITE_ATTR, _index, _unravel
+from ...lowering.tile_lowering import TILE_WRITE_ATTR, index_const, unravel_index
+from ...lowering.tiles_to_linalg import ONE_LANE_ATTR
 from ...passes import registry
 from ...passes.ir_walk import kernels
 from ..common import TILE_LAUNCH_ATTR, TILES_ATTR
@@ -223,7 +224,7 @@ def _loop_nest(outer) -> list:
 
 def _lane_loop(lane, lanes, total: int):
     """scf.for f = lane to total step lanes; returns (loop, its yield)."""
-    loop = scf.ForOp(lane, _index(total), lanes)
+    loop = scf.ForOp(lane, index_const(total), lanes)
     with ir.InsertionPoint(loop.body):
         return loop, scf.YieldOp([])
 
@@ -260,7 +261,7 @@ class _Spread:
         with ir.InsertionPoint(op), op.location:
             loop, end = _lane_loop(self.lane, self.lanes, total)
             with ir.InsertionPoint(end):
-                ivs = _unravel(loop.induction_variable, shape) if shape else []
+                ivs = unravel_index(loop.induction_variable, shape) if shape else []
                 memref.StoreOp(memref.LoadOp(src, ivs).result, dst, ivs)
         self._after(op)
         op.erase()
@@ -275,7 +276,7 @@ class _Spread:
         """A tile_store / tile_atomic_add nest: each element once per block, elements spread over the lanes."""
         with ir.InsertionPoint(op), op.location:
             if op.name == "scf.if":  # a tile of one element: lane 0
-                only = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, self.lane, _index(0)).result)
+                only = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, self.lane, index_const(0)).result)
                 with ir.InsertionPoint(only.then_block):
                     end = scf.YieldOp([])
                 op.move_before(end)
@@ -288,7 +289,7 @@ class _Spread:
                 total *= n
             loop, end = _lane_loop(self.lane, self.lanes, total)
             with ir.InsertionPoint(end):
-                ivs = _unravel(loop.induction_variable, shape)
+                ivs = unravel_index(loop.induction_variable, shape)
         for l, iv in zip(loops, ivs):
             l.regions[0].blocks[0].arguments[0].replace_all_uses_with(iv)
         for inner in list(loops[-1].regions[0].blocks[0].operations)[:-1]:
@@ -320,24 +321,24 @@ class _Spread:
             loop, end = _lane_loop(self.lane, self.lanes, total)
             ivs = [None] * rank
             with ir.InsertionPoint(end):
-                for d, iv in zip(parallel, _unravel(loop.induction_variable, [sizes[d] for d in parallel])):
+                for d, iv in zip(parallel, unravel_index(loop.induction_variable, [sizes[d] for d in parallel])):
                     ivs[d] = iv
                 inner_end = end
                 for d in reduced:  # in the CPU's order: one lane sums each element as convert-linalg-to-loops
                     with ir.InsertionPoint(inner_end):
-                        inner = scf.ForOp(_index(0), _index(sizes[d]), _index(1))
+                        inner = scf.ForOp(index_const(0), index_const(sizes[d]), index_const(1))
                         with ir.InsertionPoint(inner.body):
                             inner_end = scf.YieldOp([])
                     ivs[d] = inner.induction_variable
             with ir.InsertionPoint(inner_end):
                 def at(m):
                     return [ivs[ir.AffineDimExpr(e).position] if isinstance(e, ir.AffineDimExpr)
-                            else _index(ir.AffineConstantExpr(e).value) for e in m.results]
+                            else index_const(ir.AffineConstantExpr(e).value) for e in m.results]
 
                 for k, (v, m) in enumerate(zip(operands, maps)):
                     value = memref.LoadOp(v, at(m)).result if isinstance(v.type, ir.MemRefType) else v
                     block.arguments[k].replace_all_uses_with(value)
-                marker = _index(0).owner
+                marker = index_const(0).owner
         yield_op = None
         for inner in list(block.operations):
             inner = inner.operation
@@ -384,7 +385,7 @@ def _on_lane_zero(kernel) -> None:
     gpu = _gpu()
     with ir.InsertionPoint.at_block_begin(entry), kernel.location:
         lane = gpu.ThreadIdOp(gpu.Dimension.x).result
-        only = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, lane, _index(0)).result)
+        only = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, lane, index_const(0)).result)
         with ir.InsertionPoint(only.then_block):
             end = scf.YieldOp([])
     for op in ops[:-1]:  # (the func.return stays)
