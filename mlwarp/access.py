@@ -26,7 +26,7 @@ import ast
 import sys
 import warnings
 
-from . import types as wt
+from .core import types as wt
 from .config import config
 from .core.refs import copies_back
 from .core.source import function_source

@@ -31,7 +31,7 @@ from .errors import CompileError, LaunchError
 from .cpu_lanes import block_count
 from .launch_args import check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, fold_dims, \
     launch_device, pack_array
-from . import types as wt
+from .core import types as wt
 from .runtime.abi import ArrayParam, launch_struct
 from .runtime.cpu import CpuKernel
 

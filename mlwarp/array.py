@@ -24,7 +24,8 @@ import numpy as np
 from . import access as _access
 from . import memory as _memory
 from . import recording as _recording
-from . import types as _t
+from .core import types as _t
+from .core.vector import matrix, vector
 from .config import config
 from .core.generics import is_generic
 from .subscript_annotations import ArrayAnnotation, ndim_parameter
@@ -648,9 +649,9 @@ def _fill_dtype(value):
     except TypeError:
         raise ValueError(f"Failed to convert {na.dtype} to a Warp data type") from None
     if na.ndim == 1:
-        return _t.vector(na.size, scalar)
+        return vector(na.size, scalar)
     if na.ndim == 2:
-        return _t.matrix(na.shape, scalar)
+        return matrix(na.shape, scalar)
     raise ValueError("Values with more than two dimensions are not supported")
 
 

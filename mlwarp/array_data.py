@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import types as _t
+from .core import types as _t
 from .paddle_tensors import is_paddle_tensor, paddle_cpu_view
 from .torch_tensors import cpu_tensor_view, is_torch_tensor
 

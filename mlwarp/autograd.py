@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import types as wt
+from .core import types as wt
 from .array import array, clone
 from .cuda import get_preferred_device
 from .module import get_module_options

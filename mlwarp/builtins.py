@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 
-from . import types as wt
+from .core import types as wt
 from .core import vector as _vector
 from .compiler.builtins.params import Unbound, bind
 from .compiler.builtins.pyscope import no_overload

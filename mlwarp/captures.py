@@ -17,7 +17,7 @@ import builtins as py_builtins
 import hashlib
 import inspect
 
-from . import types as wt
+from .core import types as wt
 from .core import statics
 from .core.stamps import per_text
 from .source import function_source, per_code

@@ -26,7 +26,7 @@ import operator
 
 import numpy as np
 
-from . import types as _t
+from .core import types as _t
 from .array import array
 from .logger import get_logger
 

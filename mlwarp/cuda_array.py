@@ -18,7 +18,7 @@ import importlib
 
 from . import memory as _memory
 from . import recording as _recording
-from . import types as _t
+from .core import types as _t
 from .array import array, clone
 from .runtime.cuda import driver as drv
 from .runtime.cuda import memory as mem

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import types as wt
+from .core import types as wt
 from .array import array
 from .config import config
 from .errors import FloatingPointCheckError, KernelAssertionError, KernelBoundsError, LaunchError

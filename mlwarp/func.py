@@ -22,7 +22,7 @@ import functools
 import inspect
 import typing
 
-from . import types as wt
+from .core import types as wt
 from .core import statics
 from .core.refs import strip_reference
 from .core.annotations import resolved_annotations

@@ -26,7 +26,7 @@ import itertools
 import linecache
 import types
 
-from . import types as wt
+from .core import types as wt
 from .errors import CompileError
 from .func import _annotation_key, _annotations, func as wp_func
 from .source import function_source

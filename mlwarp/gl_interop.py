@@ -15,7 +15,7 @@ runtime has no graphics-interop path, so:
 
 from __future__ import annotations
 
-from . import types as _t
+from .core import types as _t
 from .array import copy, empty
 from .logger import get_logger
 from .runtime.device import get_device

@@ -26,7 +26,7 @@ import typing
 
 import numpy as np
 
-from . import types as wt
+from .core import types as wt
 from .array import array, assign_values, shown_numpy, zeros
 from .subscript_annotations import ArrayAnnotationBase, ndim_parameter
 from .runtime import capture as _capture

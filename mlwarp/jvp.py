@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import tape as _tape
-from . import types as wt
+from .core import types as wt
 from .adjoint import companion_value
 from .array import array, zeros_like
 from .errors import LaunchError

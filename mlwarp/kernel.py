@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from . import types as wt
+from .core import types as wt
 from .core import generics, statics
 from .core.refs import is_reference
 from .core.annotations import closure_cells, resolve_annotation

@@ -19,7 +19,7 @@ from .cuda_launch import launch_cuda
 from .errors import LaunchError
 from .kernel import Kernel
 from .logger import get_logger
-from . import types as wt
+from .core import types as wt
 from .launch_args import check_arg_count, check_composite_arg, launch_device, launch_dims, pack_args
 from .runtime import capture as _capture
 from .runtime.device import get_device

@@ -12,7 +12,7 @@ import ctypes
 
 import numpy as np
 
-from . import types as wt
+from .core import types as wt
 from .array import array
 from .errors import LaunchError
 from .runtime.abi import ArrayParam, descriptor

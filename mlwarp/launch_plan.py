@@ -21,7 +21,7 @@ import struct
 from . import debug as _debug
 from . import launch_args as _args
 from . import recording as _recording
-from . import types as wt
+from .core import types as wt
 from .array import array
 from .config import config
 from .cuda_array import CudaArray

@@ -24,7 +24,7 @@ import threading
 import types
 import typing
 
-from . import types as wt
+from .core import types as wt
 from .array import array, empty
 from .builtins import BuiltinFunction, functions as _builtin_handles
 from .compiler.builtins.table import BUILTINS, COMPOSITE_ONLY, OVERLOADS, converted_arg_types, resolve

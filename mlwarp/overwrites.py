@@ -19,7 +19,7 @@ their forward values again, and the tape can run backward() again.
 
 from __future__ import annotations
 
-from . import types as wt
+from .core import types as wt
 from .array import array, copy, zeros
 from .debug import for_launch
 from .recording import paused

@@ -14,7 +14,7 @@ constant (or, when it is a function, the function called:
 
 from __future__ import annotations
 
-from . import types as wt
+from .core import types as wt
 
 
 def constant(x):

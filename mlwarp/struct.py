@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from . import types as wt
+from .core import types as wt
 from .runtime.device import get_device
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import partial
 
 from . import access
-from . import types as wt
+from .core import types as wt
 from .adjoint import launch_adjoint
 from .array import array
 from .config import config

@@ -12,7 +12,7 @@ with `choose_longest_node_name`, else the first); its tooltip gives its dtype an
 
 from __future__ import annotations
 
-from . import types as wt
+from .core import types as wt
 from .array import array
 from .debug import for_launch
 from .overwrites import _resolve

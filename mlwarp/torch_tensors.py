@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from . import types as wt
+from .core import types as wt
 from .runtime.host_memory import wrap_pointer
 
 

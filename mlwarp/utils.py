@@ -32,7 +32,7 @@ import operator
 import numpy as np
 
 from . import tape as _tape
-from . import types as _t
+from .core import types as _t
 from .array import array, clone, copy, empty, zeros
 from .builtins import namespace as wp  # wp.tid, wp.min: the builtins, spelt as in user code
 from .coloring import (GraphColoringAlgorithm, graph_coloring_assign, graph_coloring_balance,  # noqa: F401

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import runtime as _runtime_package
 from ..vector import vec3
-from .. import types as wt
+from ..core import types as wt
 from ..types import int32
 from . import build_kernels as bk
 from ..core import geometry as layout

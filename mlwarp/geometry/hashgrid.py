@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import runtime as _runtime_package
 from ..vector import vec3, vec3d, vec3h
-from .. import types as wt
+from ..core import types as wt
 from ..core import geometry as layout
 from ..core.intrinsics import KernelOnly
 from ..array import array

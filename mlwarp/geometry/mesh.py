@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from .. import runtime as _runtime_package
-from .. import types as wt
+from ..core import types as wt
 from ..array import array, empty
 from ..types import float32, int32
 from . import build_kernels as bk

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from .. import types as wt
+from ..core import types as wt
 from ..array import array
 from ..builtins import namespace as wp  # wp.transform_point, ...: the builtins, spelt as in user code
 from ..func import func

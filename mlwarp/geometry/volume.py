@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import types as wt
+from ..core import types as wt
 from ..array import array, empty
 from ..runtime.cuda import memory as device_memory
 from ..runtime.device import get_device

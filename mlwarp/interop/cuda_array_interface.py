@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import types as wt
+from ..core import types as wt
 
 
 @dataclass(frozen=True)

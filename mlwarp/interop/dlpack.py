@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import types as wt
+from ..core import types as wt
 from ..array import array
 from ..runtime.dlpack import (  # noqa: F401  (device_to_dlpack, to_dlpack, _exported: also mlwarp.interop.dlpack's)
     CPU, CUDA, CUDA_HOST, CUDA_MANAGED, ImportedTensor, _exported, consume, device_from_dlpack, device_to_dlpack,

@@ -7,7 +7,7 @@ the JAX side relies on the old values (as with Warp).
 
 from __future__ import annotations
 
-from .. import types as wt
+from ..core import types as wt
 
 
 def _jax():

@@ -14,7 +14,7 @@ import itertools
 import threading
 from enum import IntEnum
 
-from .. import types as wt
+from ..core import types as wt
 from ..core.annotations import resolve_annotation
 from ..runtime.abi import ArrayParam
 from ..runtime.device import get_device

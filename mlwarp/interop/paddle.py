@@ -10,7 +10,7 @@ optimizers read; `to_paddle` goes through DLPack, the tensor's `grad_` being the
 
 from __future__ import annotations
 
-from .. import types as wt
+from ..core import types as wt
 from ..array import array, zeros
 from ..paddle_tensors import (  # noqa: F401  (dtype_from_paddle, is_paddle_tensor: also this module's)
     byte_strides, dtype_from_paddle, is_paddle_tensor, paddle_module as _paddle, tensor_device_name,

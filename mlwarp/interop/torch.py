@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import types as wt
+from ..core import types as wt
 from ..array import array, zeros
 from ..runtime.abi import filled_descriptor
 from ..runtime.device import get_device

@@ -6,7 +6,7 @@ their own (`(2 * A) @ x` is one `bsr_mv` with alpha 2), and `.eval()` copies it 
 of `BsrMatrix` are attached to it here because they are the operations of assign.py and products.py, which
 build on matrix.py where the class is defined."""
 
-from .. import types as wt
+from ..core import types as wt
 from .assign import bsr_copy, bsr_scale, bsr_transposed
 from .matrix import BsrMatrix, BsrScalingExpression
 from .products import bsr_axpy, bsr_mm, bsr_mv

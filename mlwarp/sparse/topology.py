@@ -16,7 +16,7 @@ Warp."""
 
 from typing import Any, NamedTuple
 
-from .. import types as wt
+from ..core import types as wt
 from ..array import array, array3d, clone, copy, empty
 from ..builtins import namespace as wp  # wp.tid, wp.atomic_max: the builtins, spelt as in user code
 from ..func import func
