@@ -16,6 +16,7 @@ from .core.types import *  # noqa: F401,F403
 from .core.vector import matrix, quaternion, transformation, vector  # noqa: F401
 
 from .core import types as _core
+from .subscript_annotations import ArrayAnnotationBase
 
 
 def is_int(x) -> bool:
@@ -43,7 +44,19 @@ def is_struct(x) -> bool:
     return not isinstance(x, type) and _core.is_struct(type(x))
 
 
+# The array classes, by the marker each family's base class carries (the specialised annotation classes of the
+# indexed and fabric families carry a tuple there, not True)
+_ARRAY_CLASS_MARKERS = ("_wp_array_", "_wp_indexed_", "_wp_fixedarray_", "_wp_fabric_")
+
+
+def type_is_array(t) -> bool:
+    """Whether `t` is one of Warp's array classes: wp.array, wp.fixedarray, wp.indexedarray, wp.fabricarray,
+    wp.indexedfabricarray."""
+    return isinstance(t, type) and any(getattr(t, m, None) is True for m in _ARRAY_CLASS_MARKERS)
+
+
 def is_array(x) -> bool:
-    """Whether `x` is an array or an array annotation (`wp.array[float]`); the array classes are not (see
-    type_is_array)."""
-    return not isinstance(x, type) and _core.is_array(x)
+    """Whether `x` is an array of one of those classes or an array annotation (`wp.array[float]`,
+    `wp.indexedarray(dtype=float)`); the classes themselves are not (see type_is_array)."""
+    return not isinstance(x, type) and (type_is_array(type(x)) or isinstance(x, ArrayAnnotationBase) or
+                                        _core.is_array(x))

@@ -551,3 +551,24 @@ def test_transform_fill_and_copy():
     with pytest.raises(TypeError, match=r"^Invalid argument in vector constructor: expected a scalar value, got "
                                         r"object$"):
         wp.vec3(object())
+
+
+def test_array_family_and_tile_type_predicates():
+    """type_is_array is True for each of Warp's array classes and is_array for their instances and annotations;
+    wp.tile is the tile type and wp.tile(dtype=, shape=) a tile type object (recorded from warp-lang 1.19)."""
+    T = wp.types
+    for cls in (wp.array, wp.fixedarray, wp.indexedarray, wp.fabricarray, wp.indexedfabricarray):
+        assert T.type_is_array(cls) and not T.is_array(cls)
+    for value in (wp.fixedarray(dtype=int), wp.indexedarray(dtype=wp.float16), wp.fabricarray(dtype=float),
+                  wp.indexedarray(wp.zeros(3), [wp.array([0, 1], dtype=int)])):
+        assert T.is_array(value) and not T.type_is_array(value)
+    assert T.type_is_tile(wp.tile) and not T.is_tile(wp.tile)
+    assert not T.type_is_tile(wp.tile[float, 2]) and T.is_tile(wp.tile[float, 2])
+    t = wp.tile(dtype=float, shape=(2, 3))
+    assert T.is_tile(t) and (t.dtype, t.shape, t.storage, t.layout, t.strides, t.size, t.owner) == \
+        (wp.float32, (2, 3), "register", "rowmajor", [3, 1], 6, True)
+    t = wp.tile(dtype=wp.float16, shape=(2, 3, 4), layout="colmajor")
+    assert (t.strides, t.size) == ([1, 2, 6], 24)
+    assert wp.tile[float].shape is Any and wp.tile[float].strides is None
+    with pytest.raises(RuntimeError, match="Empty shape specified, must have at least 1 dimension"):
+        wp.tile(dtype=float, shape=())
