@@ -3,8 +3,8 @@
 Inside a kernel the frontend (compiler/frontend/tiles.py) maps each `wp.tile_*` object to ops of the warp
 dialect's tile table; in Python scope they cannot be called (as in Warp); `wp.tile` is Warp's tile type class
 there. On the CPU a tiled launch runs as Warp runs it by default: one lane per block (`block_dim` resolves to 1
-unless `wp.config.enable_cpu_blocks`), the lane doing each whole tile operation, the blocks spread over all cores; with enable_cpu_blocks, block_dim lanes
-per block (mlwarp/cpu_lanes.py).
+unless `wp.config.enable_cpu_blocks`), the lane doing each whole tile operation, the blocks spread over all
+cores; with enable_cpu_blocks, block_dim lanes per block (mlwarp/cpu_lanes.py).
 """
 
 from __future__ import annotations
