@@ -102,3 +102,32 @@ def test_generic_instances_are_listed_once_per_signature_and_keep_no_array():
     assert inst.generic_parent.generic and inst.generic_parent.overloads == length_of.overloads
     assert not inst.generic and inst.input_types["x"].dtype is wp.float64 and inst.input_types["x"].ndim == 2
     assert list(length_of.user_templates) == ["length_of(array(ndim=1, dtype=Any))"]
+
+
+def test_custom_grad_and_replay_carry_the_forward_inline_hint():
+    """As warp-lang 1.19: the @wp.func_grad and @wp.func_replay functions of a @wp.func(inline=False) are
+    "noinline" too (and None for a function without a hint)."""
+    @wp.func(inline=False)
+    def squared(x: float) -> float:
+        return x * x
+
+    @wp.func_grad(squared)
+    def adj_squared(x: float, adj_ret: float):
+        wp.adjoint[x] += 2.0 * x * adj_ret
+
+    @wp.func_replay(squared)
+    def replay_squared(x: float):
+        return x * x
+
+    assert squared.custom_grad_func.inline_hint == "noinline"
+    assert squared.custom_replay_func.inline_hint == "noinline"
+
+    @wp.func
+    def cubed(x: float) -> float:
+        return x * x * x
+
+    @wp.func_grad(cubed)
+    def adj_cubed(x: float, adj_ret: float):
+        wp.adjoint[x] += 3.0 * x * x * adj_ret
+
+    assert cubed.custom_grad_func.inline_hint is None
