@@ -598,7 +598,8 @@ def type_is_array(t) -> bool:
 
 
 def type_is_tile(t) -> bool:
-    return isinstance(t, type) and getattr(t, "_wp_tile_", False) is True
+    """Whether `t` is the tile type (Warp's `wp.tile` class; its instances are tile types with a dtype and shape)."""
+    return isinstance(t, type) and getattr(t, "_wp_tile_type_", False) is True
 
 
 def _value_kind(x):
@@ -630,7 +631,7 @@ def is_value(x) -> bool:
 
 def is_tile(t) -> bool:
     """A tile, or a tile annotation (`wp.tile[float, 8, 4]`, as Warp's are instances of its Tile class)."""
-    return not isinstance(t, type) and (getattr(type(t), "_wp_tile_", False) is True or
+    return not isinstance(t, type) and (getattr(type(t), "_wp_tile_type_", False) is True or
                                         getattr(t, "_wp_tile_annotation_", False) is True)
 
 

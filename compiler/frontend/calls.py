@@ -207,5 +207,17 @@ class CallEmitter:
         try:
             rt = resolve(name, [a.type for a in args])
         except TypeError as e:
-            raise self.error(node, str(e), CompileTypeError) from None
+            raise self.error(node, kernel_scope_message(name, [a.type for a in args], str(e)),
+                             CompileTypeError) from None
         return Var(wb.builtin(name, [a.value for a in args], ft.to_mlir(rt)), rt)
+
+
+def kernel_scope_message(name: str, arg_types, message: str) -> str:
+    """A builtin's resolution error as Warp words it in a kernel: no overload for the arguments' types is
+    "Couldn't find function overload for 'name' that matched inputs with types: [...]" there (the table words it as
+    Warp's Python scope does), a wrong number of arguments included; its other errors (types that must be the same,
+    ...) read the same in both."""
+    if not message.startswith(("Couldn't find a function ", f"'{name}' takes ")):
+        return message
+    return (f"Couldn't find function overload for '{name}' that matched inputs with types: "
+            f"[{', '.join(wt.type_repr(t) for t in arg_types)}]")

@@ -316,6 +316,9 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_param
     finally:
         program.stack.pop()
     program.specializations[key] = spec
+    record_instance = getattr(function, "record_instance", None)  # a generic @wp.func lists its instances (Warp)
+    if record_instance is not None:
+        record_instance(overload, arg_types)
     grad = getattr(overload, "custom_grad", None)  # @wp.func_grad: per overload (python/mlwarp/kernels/func_grad.py)
     if grad is not None and spec.ref_outputs:
         raise em.error(node, f"'{function.key}' has a @wp.func_grad and writes its wp.ref[T] parameter(s) "

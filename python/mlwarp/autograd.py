@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, clone
 from mlwarp.launching.cuda import get_preferred_device
 from mlwarp.kernels.module import get_module_options

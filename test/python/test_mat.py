@@ -142,8 +142,8 @@ def test_matrix_errors():
     def bad_shape(a: wp.array(dtype=wp.mat33), v: wp.array(dtype=wp.vec2)):
         v[0] = a[0] * v[0]
 
-    with pytest.raises(wp.CompileTypeError, match=r"Couldn't find a function 'mul' compatible with the arguments "
-                                                  r"'mat33f, vec2f'"):
+    with pytest.raises(wp.CompileTypeError, match=r"Couldn't find function overload for 'mul' that matched inputs "
+                                                  r"with types: \[mat33f, vec2f\]"):
         wp.launch(bad_shape, 1, [wp.zeros(1, dtype=wp.mat33), wp.zeros(1, dtype=wp.vec2)])
 
     @wp.kernel(enable_backward=False)

@@ -138,8 +138,9 @@ def test_quat_type_errors():
     def k(q: wp.array(dtype=wp.quat), v: wp.array(dtype=wp.vec4)):
         v[0] = wp.quat_rotate(q[0], v[0])
 
-    with pytest.raises(wp.CompileTypeError, match=r"Couldn't find a function 'quat_rotate' compatible with the "
-                                                  r"arguments 'quatf, vec4f'"):
+    # Warp's kernel-scope wording (recorded from warp-lang 1.19)
+    with pytest.raises(wp.CompileTypeError, match=r"Couldn't find function overload for 'quat_rotate' that matched "
+                                                  r"inputs with types: \[quatf, vec4f\]"):
         wp.launch(k, 1, [wp.zeros(1, dtype=wp.quat), wp.zeros(1, dtype=wp.vec4)])
 
 

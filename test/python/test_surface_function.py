@@ -42,9 +42,10 @@ def test_descriptive_members():
 
 
 def test_overload_tables():
-    assert list(scaled.user_overloads) == ["scaled(float, array, float)", "scaled(int, array, float)"]
+    assert list(scaled.user_overloads) == ["scaled(float, array(ndim=1, dtype=float32), float)",
+                                        "scaled(int, array(ndim=1, dtype=float32), float)"]
     assert scaled.user_templates == {} and list(anything.user_templates) == ["anything(Any)"]
-    one = scaled.user_overloads["scaled(int, array, float)"]
+    one = scaled.user_overloads["scaled(int, array(ndim=1, dtype=float32), float)"]
     assert len(one.overloads) == 1 and one.input_types["x"] is int and one.value_type is int
 
 
@@ -72,3 +73,61 @@ def test_add_overload_and_custom_grad():
         wp.adjoint[x] += adj_ret
 
     assert base.custom_grad_func is not None
+
+
+@wp.func
+def length_of(x: wp.array(dtype=Any)):
+    return x.shape[0]
+
+
+def test_generic_instances_are_listed_once_per_signature_and_keep_no_array():
+    """A generic function called from Python lists one instance per concrete signature in user_overloads, whose
+    generic_parent is the template; the instance keeps the argument types, not the array (as warp-lang 1.19:
+    a second int32 array reuses the instance, a float64 one adds one, and a deleted array is freed)."""
+    import gc
+    import weakref
+
+    before = len(length_of.user_overloads)
+    a = wp.zeros(2, dtype=wp.int32)
+    alive = weakref.ref(a)
+    assert length_of(a) == 2
+    instances = dict(length_of.user_overloads)
+    assert len(instances) == before + 1
+    del a
+    gc.collect()
+    assert alive() is None
+    assert length_of(wp.zeros(3, dtype=wp.int32)) == 3 and length_of.user_overloads == instances
+    assert length_of(wp.zeros((4, 1), dtype=wp.float64)) == 4 and len(length_of.user_overloads) == before + 2
+    inst = length_of.user_overloads["length_of(array(ndim=2, dtype=float64))"]
+    assert inst.generic_parent.generic and inst.generic_parent.overloads == length_of.overloads
+    assert not inst.generic and inst.input_types["x"].dtype is wp.float64 and inst.input_types["x"].ndim == 2
+    assert list(length_of.user_templates) == ["length_of(array(ndim=1, dtype=Any))"]
+
+
+def test_custom_grad_and_replay_carry_the_forward_inline_hint():
+    """As warp-lang 1.19: the @wp.func_grad and @wp.func_replay functions of a @wp.func(inline=False) are
+    "noinline" too (and None for a function without a hint)."""
+    @wp.func(inline=False)
+    def squared(x: float) -> float:
+        return x * x
+
+    @wp.func_grad(squared)
+    def adj_squared(x: float, adj_ret: float):
+        wp.adjoint[x] += 2.0 * x * adj_ret
+
+    @wp.func_replay(squared)
+    def replay_squared(x: float):
+        return x * x
+
+    assert squared.custom_grad_func.inline_hint == "noinline"
+    assert squared.custom_replay_func.inline_hint == "noinline"
+
+    @wp.func
+    def cubed(x: float) -> float:
+        return x * x * x
+
+    @wp.func_grad(cubed)
+    def adj_cubed(x: float, adj_ret: float):
+        wp.adjoint[x] += 3.0 * x * x * adj_ret
+
+    assert cubed.custom_grad_func.inline_hint is None

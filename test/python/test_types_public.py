@@ -193,6 +193,25 @@ def test_value_predicates_on_values():
     assert T.is_array(wp.zeros(3)) and T.is_array(wp.array(dtype=float)) and not T.is_tile(wp.zeros(3))
 
 
+def test_scalar_struct_array_predicates_take_values():
+    """wp.types.is_int/is_float/is_scalar/is_composite/is_struct/is_array take values, as Warp's do: the table
+    below was recorded from warp-lang 1.19 (a type, a numpy scalar or a bool is not an int there)."""
+    T = wp.types
+    values = [3, True, 1.0, np.int32(3), np.float32(1), wp.int8(3), wp.uint64(3), wp.float16(1), wp.float64(2),
+              wp.int32, int, float, wp.vec3(), wp.vec3, wp.mat22(), wp.quat(), wp.transform(), Pair(), Pair,
+              wp.zeros(2), wp.array, wp.array[float], wp.array2d[wp.vec3], "x", None]
+    recorded = {
+        "is_int": [1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "is_float": [0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "is_scalar": [1, 0, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "is_composite": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+        "is_struct": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0],
+        "is_array": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0],
+    }
+    for name, expected in recorded.items():
+        assert [int(getattr(T, name)(v)) for v in values] == expected, name
+
+
 @pytest.mark.parametrize("t, text", [
     (wp.float16, "float16"), (wp.bool, "bool"), (float, "float"), (int, "int"), (bool, "bool"), (Any, "Any"),
     (wp.vec3, "vec3f"), (wp.vec2i, "vec2i"), (wp.vec4ub, "vec4ub"), (wp.types.vector(3, wp.bfloat16), "vec3bf"),
@@ -532,3 +551,24 @@ def test_transform_fill_and_copy():
     with pytest.raises(TypeError, match=r"^Invalid argument in vector constructor: expected a scalar value, got "
                                         r"object$"):
         wp.vec3(object())
+
+
+def test_array_family_and_tile_type_predicates():
+    """type_is_array is True for each of Warp's array classes and is_array for their instances and annotations;
+    wp.tile is the tile type and wp.tile(dtype=, shape=) a tile type object (recorded from warp-lang 1.19)."""
+    T = wp.types
+    for cls in (wp.array, wp.fixedarray, wp.indexedarray, wp.fabricarray, wp.indexedfabricarray):
+        assert T.type_is_array(cls) and not T.is_array(cls)
+    for value in (wp.fixedarray(dtype=int), wp.indexedarray(dtype=wp.float16), wp.fabricarray(dtype=float),
+                  wp.indexedarray(wp.zeros(3), [wp.array([0, 1], dtype=int)])):
+        assert T.is_array(value) and not T.type_is_array(value)
+    assert T.type_is_tile(wp.tile) and not T.is_tile(wp.tile)
+    assert not T.type_is_tile(wp.tile[float, 2]) and T.is_tile(wp.tile[float, 2])
+    t = wp.tile(dtype=float, shape=(2, 3))
+    assert T.is_tile(t) and (t.dtype, t.shape, t.storage, t.layout, t.strides, t.size, t.owner) == \
+        (wp.float32, (2, 3), "register", "rowmajor", [3, 1], 6, True)
+    t = wp.tile(dtype=wp.float16, shape=(2, 3, 4), layout="colmajor")
+    assert (t.strides, t.size) == ([1, 2, 6], 24)
+    assert wp.tile[float].shape is Any and wp.tile[float].strides is None
+    with pytest.raises(RuntimeError, match="Empty shape specified, must have at least 1 dimension"):
+        wp.tile(dtype=float, shape=())

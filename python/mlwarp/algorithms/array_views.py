@@ -6,7 +6,7 @@ import contextlib
 import numpy as np
 
 from mlwarp.autodiff import tape as _tape
-from mlwarp import types as _t
+from mlwarp.core import types as _t
 from mlwarp.arrays.array import array
 
 # Threads a partial-sum pass aims for: enough that a CPU launch runs on every core (the runtime keeps launches

@@ -26,7 +26,7 @@ import operator
 
 import numpy as np
 
-from mlwarp import types as _t
+from mlwarp.core import types as _t
 from mlwarp.arrays.array import array
 from mlwarp.launching.logger import get_logger
 

@@ -24,13 +24,13 @@ import threading
 import types
 import typing
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, empty
 from mlwarp.library.builtins import BuiltinFunction, functions as _builtin_handles
 from mlwarp.compiler.builtins.table import BUILTINS, COMPOSITE_ONLY, OVERLOADS, converted_arg_types, resolve
 from mlwarp.core import generics
 from mlwarp.core.refs import strip_reference
-from mlwarp.core.errors import CompileError
+from mlwarp.errors import CompileError
 from mlwarp.kernels.func import Function, func
 from mlwarp.arrays.indexed import indexedarray
 from mlwarp.kernels.kernel import Kernel

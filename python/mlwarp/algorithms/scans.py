@@ -9,7 +9,7 @@ import functools
 
 import numpy as np
 
-from mlwarp import types as _t
+from mlwarp.core import types as _t
 from mlwarp.arrays.array import array, copy, empty
 from mlwarp.library.builtins import namespace as wp  # wp.tid, wp.min: the builtins, spelt as in user code
 from mlwarp.kernels.kernel import kernel

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from mlwarp import types as _t
+from mlwarp.core import types as _t
 from mlwarp.arrays.array import array, copy
 from mlwarp.runtime import capture as _capture
 from mlwarp.algorithms.array_views import type_repr, is_contiguous

@@ -26,7 +26,7 @@ import ast
 import sys
 import warnings
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.config import config
 from mlwarp.core.refs import copies_back
 from mlwarp.core.source import function_source

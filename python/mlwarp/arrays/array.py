@@ -23,7 +23,8 @@ import numpy as np
 from mlwarp.arrays import access as _access
 from mlwarp.arrays import memory as _memory
 from mlwarp.autodiff import recording as _recording
-from mlwarp import types as _t
+from mlwarp.core import types as _t
+from mlwarp.core.vector import matrix, vector
 from mlwarp.config import config
 from mlwarp.core.generics import is_generic
 from mlwarp.kernels.subscript_annotations import ArrayAnnotation, ndim_parameter
@@ -33,9 +34,8 @@ from mlwarp.runtime.device import get_device
 from mlwarp.runtime.host_memory import wrap_pointer as _wrap_pointer
 from mlwarp.arrays.copy_windows import adjoint_copy, check_contiguous_copy, copy_bytes, copy_windows, dtype_mismatch  # noqa: F401,E501
 from mlwarp.arrays.array_data import (  # noqa: F401  (the storage helpers wp.array, cuda_array.py and indexed.py use)
-    shown_numpy, view_layout,
     _aligned_zeros, _as_shape, _contiguous_strides, _element_numpy, _element_shape, _from_data, _require_dtype,
-    assign_values, fill_values
+    assign_values, fill_values, shown_numpy, view_layout,
 )
 
 _ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
@@ -598,9 +598,9 @@ def _fill_dtype(value):
     except TypeError:
         raise ValueError(f"Failed to convert {na.dtype} to a Warp data type") from None
     if na.ndim == 1:
-        return _t.vector(na.size, scalar)
+        return vector(na.size, scalar)
     if na.ndim == 2:
-        return _t.matrix(na.shape, scalar)
+        return matrix(na.shape, scalar)
     raise ValueError("Values with more than two dimensions are not supported")
 
 

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from mlwarp import types as _t
+from mlwarp.core import types as _t
 from mlwarp.arrays.paddle_tensors import is_paddle_tensor, paddle_cpu_view
 from mlwarp.arrays.torch_tensors import cpu_tensor_view, is_torch_tensor
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlwarp import types as _t
+from mlwarp.core import types as _t
 from mlwarp.arrays.array_data import _element_shape
 
 

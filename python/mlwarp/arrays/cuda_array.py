@@ -18,7 +18,7 @@ import importlib
 
 from mlwarp.arrays import memory as _memory
 from mlwarp.autodiff import recording as _recording
-from mlwarp import types as _t
+from mlwarp.core import types as _t
 from mlwarp.arrays.array import array, clone
 from mlwarp.runtime.cuda import driver as drv
 from mlwarp.runtime.cuda import memory as mem

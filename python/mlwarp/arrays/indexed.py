@@ -26,7 +26,7 @@ import typing
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, assign_values, shown_numpy, zeros
 from mlwarp.kernels.subscript_annotations import ArrayAnnotationBase, ndim_parameter
 from mlwarp.runtime import capture as _capture

@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.runtime.host_memory import wrap_pointer
 
 

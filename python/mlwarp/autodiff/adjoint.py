@@ -27,12 +27,11 @@ import numpy as np
 from mlwarp.arrays.array import zeros
 from mlwarp.arrays.cuda_array import allocate_like
 from mlwarp.launching.debug import after_launch, attach_record, for_launch, hidden_params
-from mlwarp.core.errors import CompileError, LaunchError
+from mlwarp.errors import CompileError, LaunchError
 from mlwarp.launching.cpu_lanes import block_count
-from mlwarp.launching.launch_args import (
-    check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, fold_dims, launch_device, pack_array
-)
-from mlwarp import types as wt
+from mlwarp.launching.launch_args import check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, fold_dims, \
+    launch_device, pack_array
+from mlwarp.core import types as wt
 from mlwarp.runtime.abi import ArrayParam, launch_struct
 from mlwarp.runtime.cpu import CpuKernel
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from mlwarp.autodiff import tape as _tape
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.autodiff.adjoint import companion_value
 from mlwarp.arrays.array import array, zeros_like
-from mlwarp.core.errors import LaunchError
+from mlwarp.errors import LaunchError
 from mlwarp.kernels.kernel import Kernel
 from mlwarp.runtime.abi import ArrayParam
 

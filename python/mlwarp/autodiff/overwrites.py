@@ -19,7 +19,7 @@ their forward values again, and the tape can run backward() again.
 
 from __future__ import annotations
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, copy, zeros
 from mlwarp.launching.debug import for_launch
 from mlwarp.autodiff.recording import paused

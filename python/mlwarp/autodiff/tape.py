@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import partial
 
 from mlwarp.arrays import access
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.autodiff.adjoint import launch_adjoint
 from mlwarp.arrays.array import array
 from mlwarp.config import config

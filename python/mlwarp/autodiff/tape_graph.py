@@ -12,7 +12,7 @@ with `choose_longest_node_name`, else the first); its tooltip gives its dtype an
 
 from __future__ import annotations
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array
 from mlwarp.launching.debug import for_launch
 from mlwarp.autodiff.overwrites import _resolve

@@ -27,7 +27,7 @@ import numpy as np
 
 from mlwarp import runtime as _runtime_package
 from mlwarp.core.vector import vec3
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.types import int32
 from mlwarp.geometry import build_kernels as bk
 from mlwarp.core import geometry as layout

@@ -25,7 +25,7 @@ import numpy as np
 
 from mlwarp import runtime as _runtime_package
 from mlwarp.core.vector import vec3, vec3d, vec3h
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.core import geometry as layout
 from mlwarp.core.intrinsics import KernelOnly
 from mlwarp.arrays.array import array

@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from mlwarp import runtime as _runtime_package
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, empty
 from mlwarp.types import float32, int32
 from mlwarp.geometry import build_kernels as bk

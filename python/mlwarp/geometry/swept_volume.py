@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array
 from mlwarp.library.builtins import namespace as wp  # wp.transform_point, ...: the builtins, spelt as in user code
 from mlwarp.kernels.func import func

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, empty
 from mlwarp.runtime.cuda import memory as device_memory
 from mlwarp.runtime.device import get_device

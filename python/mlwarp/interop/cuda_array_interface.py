@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 
 @dataclass(frozen=True)

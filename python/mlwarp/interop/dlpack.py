@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array
 from mlwarp.runtime.dlpack import (  # noqa: F401  (device_to_dlpack, to_dlpack, _exported: also mlwarp.interop.dlpack's)
     CPU, CUDA, CUDA_HOST, CUDA_MANAGED, ImportedTensor, _exported, consume, device_from_dlpack, device_to_dlpack,

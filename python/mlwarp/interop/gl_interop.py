@@ -15,7 +15,7 @@ runtime has no graphics-interop path, so:
 
 from __future__ import annotations
 
-from mlwarp import types as _t
+from mlwarp.core import types as _t
 from mlwarp.arrays.array import copy, empty
 from mlwarp.launching.logger import get_logger
 from mlwarp.runtime.device import get_device

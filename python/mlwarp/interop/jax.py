@@ -7,7 +7,7 @@ the JAX side relies on the old values (as with Warp).
 
 from __future__ import annotations
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 
 def _jax():

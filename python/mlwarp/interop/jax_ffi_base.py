@@ -14,7 +14,7 @@ import itertools
 import threading
 from enum import IntEnum
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.core.annotations import resolve_annotation
 from mlwarp.runtime.abi import ArrayParam
 from mlwarp.runtime.device import get_device

@@ -10,10 +10,10 @@ optimizers read; `to_paddle` goes through DLPack, the tensor's `grad_` being the
 
 from __future__ import annotations
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, zeros
 from mlwarp.arrays.paddle_tensors import (  # noqa: F401  (dtype_from_paddle, is_paddle_tensor: also this module's)
-    byte_strides, dtype_from_paddle, is_paddle_tensor, paddle_module as _paddle, tensor_device_name
+    byte_strides, dtype_from_paddle, is_paddle_tensor, paddle_module as _paddle, tensor_device_name,
 )
 from mlwarp.runtime.abi import filled_descriptor
 from mlwarp.runtime.device import get_device

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, zeros
 from mlwarp.runtime.abi import filled_descriptor
 from mlwarp.runtime.device import get_device
 from mlwarp.launching.stream import Stream, get_stream
 from mlwarp.arrays.torch_tensors import (  # noqa: F401  (cpu_tensor_view, is_torch_tensor: also mlwarp.interop.torch's)
-    byte_strides as _byte_strides, cpu_tensor_view, dtype_from_torch, is_torch_tensor, torch_module as _torch
+    byte_strides as _byte_strides, cpu_tensor_view, dtype_from_torch, is_torch_tensor, torch_module as _torch,
 )
 
 

@@ -12,7 +12,7 @@ import enum
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 API_VERSION = (0, 1)  # the FFI API version our handlers declare (XLA accepts 0.1 and newer)
 

@@ -17,7 +17,7 @@ import builtins as py_builtins
 import hashlib
 import inspect
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.core import statics
 from mlwarp.core.stamps import per_text
 from mlwarp.core.source import function_source, per_code

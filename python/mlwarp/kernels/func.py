@@ -22,12 +22,12 @@ import functools
 import inspect
 import typing
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.core import statics
 from mlwarp.core.refs import strip_reference
 from mlwarp.core.annotations import resolved_annotations
 from mlwarp.core.types import is_generic
-from mlwarp.core.errors import CompileError
+from mlwarp.errors import CompileError
 from mlwarp.kernels.module import module_of
 from mlwarp.kernels.function_surface import FunctionSurface
 from mlwarp.kernels.subscript_annotations import refuse_unions
@@ -125,7 +125,9 @@ class Function(FunctionSurface):
             bound = o.bind(args, kwargs)
             if bound is None:
                 continue
-            if o.accepts_python(list(bound.arguments.values())):
+            values = list(bound.arguments.values())
+            if o.accepts_python(values):
+                self.record_instance(o, [_argument_type(v) for v in values])
                 return o.func(*bound.args, **bound.kwargs)
         raise RuntimeError(f"Error calling function '{self.key}', no overload found for arguments {args}")
 
@@ -232,6 +234,14 @@ def _python_type(value):
     bool, an array (any object with an array interface) as itself."""
     if wt.is_array(value) or hasattr(value, "__array_interface__"):
         return value
+    return type(value)
+
+
+def _argument_type(value):
+    """A Python-scope argument's Warp type, as a generic function's instance records it (an array by its dtype and
+    ndim, never the array itself)."""
+    if wt.is_array(value) and not isinstance(value, type) and getattr(value, "device", None) is not None:
+        return wt.ArrayT(value.dtype, value.ndim)
     return type(value)
 
 

@@ -26,8 +26,8 @@ import itertools
 import linecache
 import types
 
-from mlwarp import types as wt
-from mlwarp.core.errors import CompileError
+from mlwarp.core import types as wt
+from mlwarp.errors import CompileError
 from mlwarp.kernels.func import _annotation_key, _annotations, func as wp_func
 from mlwarp.core.source import function_source
 
@@ -193,6 +193,7 @@ def func_grad(forward_fn):
         grad = _grad_function(primal, adj_func)
         _overload_for(primal, adj_func).custom_grad = grad  # per overload (functions.specialize reads it)
         primal.custom_grad = grad
+        grad.inline_hint = primal.inline_hint  # Warp's: the hooks carry the forward's @wp.func(inline=...)
         own = primal._wp_fingerprint_
         # kernels calling `primal` hash its fingerprint into their cache key: include the adjoint's source
         primal._wp_fingerprint_ = lambda seen: own(seen) + "|func_grad:" + grad._wp_fingerprint_(seen)
@@ -219,6 +220,7 @@ def func_replay(forward_fn):
                                found.filename, found.first_line, None, replay_func.__name__)
         replay = wp_func(replay_func)
         primal.custom_replay = replay
+        replay.inline_hint = primal.inline_hint
         own = primal._wp_fingerprint_
         primal._wp_fingerprint_ = lambda seen: own(seen) + "|func_replay:" + replay._wp_fingerprint_(seen)
         return replay_func

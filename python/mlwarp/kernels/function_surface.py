@@ -12,12 +12,27 @@ import hashlib
 from mlwarp.core import generics
 from mlwarp.core.refs import strip_reference
 from mlwarp.core import types as wt
+from mlwarp.kernels.subscript_annotations import ArrayAnnotation
 
 
 def _type_name(t) -> str:
     if wt.is_array(t):
         return "array"
     return getattr(t, "__name__", None) or str(t)
+
+
+def _signature_type_name(t) -> str:
+    """A parameter type as a signature key spells it: arrays with their dtype and ndim, so that the instances of
+    a generic function for arrays of two dtypes are two entries."""
+    t = strip_reference(t)
+    if wt.is_array(t) or isinstance(t, wt.ArrayT):
+        return wt.type_repr(t) if not isinstance(t, wt.ArrayT) else str(t)
+    return _type_name(t)
+
+
+def _as_annotation(t):
+    """A compiled argument type as a parameter annotation: the frontend's array type as `wp.array[dtype, ndim]`."""
+    return ArrayAnnotation(t.dtype, t.ndim) if isinstance(t, wt.ArrayT) else t
 
 
 class FunctionSurface:
@@ -66,6 +81,9 @@ class FunctionSurface:
 
     @property
     def input_types(self) -> dict:
+        instance_types = self.__dict__.get("_instance_types")  # an instance of a generic definition
+        if instance_types is not None:
+            return dict(instance_types)
         o = self.overloads[0]
         return {p.name: a for p, a in zip(o.params, o.annotations)}
 
@@ -77,7 +95,7 @@ class FunctionSurface:
 
     @property
     def generic(self) -> bool:
-        return any(generics.is_generic(strip_reference(a)) for a in self.overloads[0].annotations)
+        return any(generics.is_generic(strip_reference(a)) for a in self.input_types.values())
 
     @property
     def native_func(self) -> str:
@@ -95,7 +113,10 @@ class FunctionSurface:
         return getattr(self, "custom_replay", None)
 
     def _signature(self, overload) -> str:
-        return f"{self.key}({', '.join(_type_name(strip_reference(a)) for a in overload.annotations)})"
+        return self._signature_of(overload.annotations)
+
+    def _signature_of(self, types) -> str:
+        return f"{self.key}({', '.join(_signature_type_name(a) for a in types)})"
 
     def _one(self, overload):
         """This function with only `overload`: what Warp's user_overloads / user_templates hold."""
@@ -103,17 +124,40 @@ class FunctionSurface:
         found = cache.get(id(overload))
         if found is None or found.overloads[0] is not overload:
             found = object.__new__(type(self))
-            found.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_single_overloads"})
+            found.__dict__.update({k: v for k, v in self.__dict__.items()
+                                  if k not in ("_single_overloads", "_generic_instances")})
             found.overloads = [overload]
             found.__doc__ = overload.func.__doc__
             cache[id(overload)] = found
         return found
 
+    def record_instance(self, overload, arg_types) -> None:
+        """Notes that the generic definition `overload` was instantiated for arguments of `arg_types` (Warp types,
+        or the compiler's array type), by a kernel that calls it or a call in Python scope: Warp lists each such
+        instance once, by its concrete signature, in `user_overloads`, with `generic_parent` the template. Only
+        types are kept (an instance never holds the arguments of the call that made it)."""
+        if not any(generics.is_generic(strip_reference(a)) for a in overload.annotations):
+            return
+        types = [_as_annotation(t) for t in arg_types]
+        sig = self._signature_of(types)
+        instances = self.__dict__.setdefault("_generic_instances", {})
+        found = instances.get(sig)
+        if found is None or found.overloads[0] is not overload:
+            template = self._one(overload)
+            found = object.__new__(type(self))
+            found.__dict__.update(template.__dict__)
+            found.__dict__["_instance_types"] = {p.name: t for p, t in zip(overload.params, types)}
+            found.generic_parent = template
+            instances[sig] = found
+
     @property
     def user_overloads(self) -> dict:
-        """Concrete overloads by signature (Warp's)."""
-        return {self._signature(o): self._one(o) for o in self.overloads
-                if not any(generics.is_generic(strip_reference(a)) for a in o.annotations)}
+        """Concrete overloads by signature, and the instances of generic ones made so far (Warp's)."""
+        concrete = {self._signature(o): self._one(o) for o in self.overloads
+                    if not any(generics.is_generic(strip_reference(a)) for a in o.annotations)}
+        instances = {sig: f for sig, f in self.__dict__.get("_generic_instances", {}).items()
+                     if any(f.overloads[0] is o for o in self.overloads)}
+        return {**concrete, **instances}
 
     @property
     def user_templates(self) -> dict:

@@ -14,7 +14,7 @@ import threading
 import time
 
 from mlwarp import _source_layout
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.core import generics, statics
 from mlwarp.core.refs import is_reference
 from mlwarp.core.annotations import closure_cells, resolve_annotation
@@ -25,7 +25,7 @@ from mlwarp.kernels.captures import captured_constants, captured_values, constan
 from mlwarp.config import config
 from mlwarp.core.stamps import dist_info_folders, per_file, source_digest, source_stamps
 from mlwarp.compiler import insert as inserted_passes  # imports no MLIR
-from mlwarp.core.errors import CompileError, CompileTypeError
+from mlwarp.errors import CompileError, CompileTypeError
 from mlwarp.runtime import cache
 from mlwarp.runtime.abi import ArrayParam, launch_struct
 from mlwarp.runtime.cpu import CpuKernel, cpu_flags

@@ -14,7 +14,7 @@ constant (or, when it is a function, the function called:
 
 from __future__ import annotations
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 
 
 def constant(x):

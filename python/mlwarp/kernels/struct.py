@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.runtime.device import get_device
 
 

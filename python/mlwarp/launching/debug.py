@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array
 from mlwarp.config import config
-from mlwarp.core.errors import FloatingPointCheckError, KernelAssertionError, KernelBoundsError, LaunchError
+from mlwarp.errors import FloatingPointCheckError, KernelAssertionError, KernelBoundsError, LaunchError
 from mlwarp.runtime.abi import ArrayParam
 from mlwarp.runtime.cuda import memory as mem
 from mlwarp.runtime.error_record import new_record, read_record

@@ -16,10 +16,10 @@ from mlwarp.autodiff import recording as _recording
 from mlwarp.autodiff.adjoint import launch_adjoint
 from mlwarp.core.config import config
 from mlwarp.launching.cuda_launch import launch_cuda
-from mlwarp.core.errors import LaunchError
+from mlwarp.errors import LaunchError
 from mlwarp.kernels.kernel import Kernel
 from mlwarp.launching.logger import get_logger
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.launching.launch_args import check_arg_count, check_composite_arg, launch_device, launch_dims, pack_args
 from mlwarp.runtime import capture as _capture
 from mlwarp.runtime.device import get_device

@@ -12,9 +12,9 @@ import ctypes
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array
-from mlwarp.core.errors import LaunchError
+from mlwarp.errors import LaunchError
 from mlwarp.runtime.abi import ArrayParam, descriptor
 from mlwarp.runtime.device import get_device
 from mlwarp.arrays.paddle_tensors import is_paddle_tensor, paddle_cpu_view, tensor_device_name as paddle_device_name

@@ -21,12 +21,12 @@ import struct
 from mlwarp.launching import debug as _debug
 from mlwarp.launching import launch_args as _args
 from mlwarp.autodiff import recording as _recording
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array
 from mlwarp.config import config
 from mlwarp.arrays.cuda_array import CudaArray
 from mlwarp.launching.cuda_launch import as_device_array, check_launch_config
-from mlwarp.core.errors import LaunchError
+from mlwarp.errors import LaunchError
 from mlwarp.kernels.kernel import Kernel
 from mlwarp.runtime import cpu as _cpu
 from mlwarp.runtime import device as _devices

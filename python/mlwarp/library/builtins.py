@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.core import transform_type as _transform_type
 from mlwarp.compiler.builtins.params import Unbound, bind
 from mlwarp.compiler.builtins.pyscope import no_overload

@@ -1,10 +1,10 @@
 """Warp's tile API, seen from Python: `wp.launch_tiled` and the `wp.tile_*` builtins.
 
 Inside a kernel the frontend (compiler/frontend/tiles.py) maps each `wp.tile_*` object to ops of the warp
-dialect's tile table; in Python scope they cannot be called (as in Warp). On the CPU a tiled launch runs as
-Warp runs it by default: one lane per block (`block_dim` resolves to 1 unless `wp.config.enable_cpu_blocks`),
-the lane doing each whole tile operation, the blocks spread over all cores; with enable_cpu_blocks, block_dim lanes
-per block (python/mlwarp/launching/cpu_lanes.py).
+dialect's tile table; in Python scope they cannot be called (as in Warp); `wp.tile` is Warp's tile type class
+there. On the CPU a tiled launch runs as Warp runs it by default: one lane per block (`block_dim` resolves to 1
+unless `wp.config.enable_cpu_blocks`), the lane doing each whole tile operation, the blocks spread over all
+cores; with enable_cpu_blocks, block_dim lanes per block (python/mlwarp/launching/cpu_lanes.py).
 """
 
 from __future__ import annotations
@@ -174,23 +174,46 @@ def _tile_dimension(d):
     return d if type(d) is int and d > 0 else None
 
 
-class _TileFunction(TileBuiltin):
-    """`wp.tile(x)`: a tile of one value per lane (shape (1,) with mlwarp's one lane per block); `wp.tile[T, M, N]`
-    in an annotation."""
+class tile(TileAnnotation):
+    """A tile type, as Warp's `wp.tile` class: `wp.tile[dtype, M, N]` (or `wp.tile[dtype]`, generic over the shape)
+    in annotations, `wp.tile(dtype=..., shape=...)` a tile type object in Python scope (dtype, shape, storage,
+    layout, strides, size, owner). In a kernel `wp.tile(x)` is the builtin: a tile of the lanes' values x (shape
+    (block_dim,); (1,) on the CPU without wp.config.enable_cpu_blocks: one lane per block)."""
 
-    def __getitem__(self, params):
+    _wp_tile_ = "tile"  # what the frontend calls in a kernel (compiler/frontend/tiles.py)
+    _wp_tile_type_ = True  # wp.types.type_is_tile / is_tile
+    key = "tile"
+
+    def __class_getitem__(cls, params):
         params = params if isinstance(params, tuple) else (params,)
         dims = params[1:]
         if len(dims) == 1 and isinstance(dims[0], tuple):  # wp.tile[float, (4, 4)]
             dims = dims[0]
         shape = [_tile_dimension(d) for d in dims]
-        if not params or None in shape or (dims == () and len(params) != 1):
+        if not params or None in shape:
             raise TypeError(f"wp.tile[dtype, *shape] takes a dtype and positive int dimensions, got {params!r}")
-        return TileAnnotation(params[0], tuple(shape) if shape else Any)
+        return cls(params[0], tuple(shape) if shape else Any)  # (wp.tile[float,]: the dtype alone)
+
+    def __init__(self, dtype=Any, shape=Any, storage="register", layout="rowmajor", strides=None, owner=True):
+        if isinstance(shape, list):
+            shape = tuple(shape)
+        if isinstance(shape, tuple) and not shape:
+            raise RuntimeError("Empty shape specified, must have at least 1 dimension")
+        super().__init__(dtype, shape)
+        self.storage, self.layout, self.owner = storage, layout, owner
+        self.strides = strides
+        if shape is not Any:
+            self.size = 1
+            for d in shape:
+                self.size *= d
+            if strides is None:  # element strides of the layout
+                order = range(len(shape) - 1, -1, -1) if layout == "rowmajor" else range(len(shape))
+                step, strides = 1, [0] * len(shape)
+                for i in order:
+                    strides[i], step = step, step * shape[i]
+                self.strides = strides  # (a list, as Warp's)
 
 
-tile = _TileFunction("tile", "tile(x): a tile of the lanes' values x (shape (block_dim,); (1,) on the CPU without "
-                             "wp.config.enable_cpu_blocks: one lane per block); wp.tile[dtype, M, N] in annotations")
 block_dim = TileBuiltin("block_dim", "block_dim(): the number of lanes of a block (1 on the CPU without "
                                      "wp.config.enable_cpu_blocks)")
 untile = TileBuiltin("untile", "untile(t): each lane's value of a tile made by wp.tile (t[0] with one lane)")

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
+from mlwarp.core.vector import matrix
 from mlwarp.arrays.array import array, array3d, copy, empty, zeros
 from mlwarp.library.builtins import namespace as wp  # wp.tid, wp.min: the builtins, spelt as in user code
 from mlwarp.kernels.kernel import kernel
@@ -316,7 +317,7 @@ def bsr_transposed(A) -> BsrMatrix:
     if tuple(A.block_shape) == (1, 1):
         block_type = A.values.dtype
     else:
-        block_type = wt.matrix(shape=tuple(A.block_shape)[::-1], dtype=A.scalar_type)
+        block_type = matrix(shape=tuple(A.block_shape)[::-1], dtype=A.scalar_type)
     transposed = bsr_zeros(A.ncol, A.nrow, block_type=block_type, device=A.device)
     transposed.values.requires_grad = A.requires_grad
     bsr_set_transpose(dest=transposed, src=A)
@@ -390,7 +391,7 @@ def bsr_diag(diag=None, rows_of_blocks: int | None = None, cols_of_blocks: int |
             raise ValueError("Either `diag` or `block_type` needs to be provided")
         block_type = type(diag)
         if not wt.type_is_matrix(block_type) and len(getattr(diag, "shape", ())) == 2:
-            block_type = wt.matrix(shape=diag.shape, dtype=diag.dtype)
+            block_type = matrix(shape=diag.shape, dtype=diag.dtype)
     A = bsr_zeros(rows_of_blocks, cols_of_blocks, block_type=block_type, device=device)
     if wt.is_array(diag):
         A.values.requires_grad = diag.requires_grad

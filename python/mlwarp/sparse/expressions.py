@@ -6,7 +6,7 @@ their own (`(2 * A) @ x` is one `bsr_mv` with alpha 2), and `.eval()` copies it 
 of `BsrMatrix` are attached to it here because they are the operations of assign.py and products.py, which
 build on matrix.py where the class is defined."""
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.sparse.assign import bsr_copy, bsr_scale, bsr_transposed
 from mlwarp.sparse.matrix import BsrMatrix, BsrScalingExpression
 from mlwarp.sparse.products import bsr_axpy, bsr_mm, bsr_mv

@@ -15,7 +15,8 @@ operators (`A @ x`, `A + B`, `alpha * A`, ...) are attached by expressions.py, a
 import warnings
 from typing import Generic, TypeVar
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
+from mlwarp.core.vector import matrix
 from mlwarp.arrays.array import array, copy, empty, zeros
 from mlwarp.kernels.kernel import kernel
 from mlwarp.launching.launch import launch
@@ -233,7 +234,7 @@ def block_type_of(scalar_type, block_shape: tuple):
     """The block type of `block_shape` blocks of `scalar_type`: the scalar itself for (1, 1)."""
     if tuple(block_shape) == (1, 1):
         return scalar_type
-    return wt.matrix(shape=tuple(block_shape), dtype=scalar_type)
+    return matrix(shape=tuple(block_shape), dtype=scalar_type)
 
 
 @kernel(enable_backward=False)

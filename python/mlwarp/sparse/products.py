@@ -9,7 +9,8 @@ binary search in its row (`bsr_block_index`). Operands that alias the result are
 
 from typing import Any
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
+from mlwarp.core.vector import vector
 from mlwarp.arrays.array import array, array3d, copy, empty, zeros
 from mlwarp.library.builtins import namespace as wp  # wp.tid, wp.atomic_add, wp.printf: the builtins, spelt as in user code
 from mlwarp.kernels.kernel import kernel
@@ -509,7 +510,7 @@ def bsr_mv(A, x: array, y: array | None = None, alpha=1.0, beta=0.0, transpose: 
         block_shape = tuple(A.block_shape)
         nrow, ncol = A.nrow, A.ncol
     if y is None:
-        y_dtype = A.scalar_type if block_shape[0] == 1 else wt.vector(length=block_shape[0], dtype=A.scalar_type)
+        y_dtype = A.scalar_type if block_shape[0] == 1 else vector(length=block_shape[0], dtype=A.scalar_type)
         y = empty(shape=(nrow,), device=A.values.device, dtype=y_dtype, requires_grad=x.requires_grad)
         beta = 0.0
     alpha = A.scalar_type(alpha)

@@ -16,7 +16,7 @@ Warp."""
 
 from typing import Any, NamedTuple
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, array3d, clone, copy, empty
 from mlwarp.library.builtins import namespace as wp  # wp.tid, wp.atomic_max: the builtins, spelt as in user code
 from mlwarp.kernels.func import func

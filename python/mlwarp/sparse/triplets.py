@@ -7,7 +7,8 @@ a gather, with no atomics, that a Tape differentiates (the gradient of a block r
 
 from typing import Any
 
-from mlwarp import types as wt
+from mlwarp.core import types as wt
+from mlwarp.core.vector import matrix
 from mlwarp.arrays.array import array, array3d, copy, empty
 from mlwarp.library.builtins import namespace as wp  # wp.tid, wp.atomic_add: the builtins, spelt as in user code
 from mlwarp.kernels.kernel import kernel
@@ -353,7 +354,7 @@ def bsr_from_triplets(rows_of_blocks: int, cols_of_blocks: int, rows: array, col
     if values.ndim == 3:
         block_type = block_type_of(values.dtype, values.shape[1:])
         if tuple(values.shape[1:]) == (1, 1):
-            block_type = wt.matrix(shape=(1, 1), dtype=values.dtype)
+            block_type = matrix(shape=(1, 1), dtype=values.dtype)
     else:
         block_type = values.dtype
     A = bsr_zeros(rows_of_blocks, cols_of_blocks, block_type=block_type, device=values.device)
