@@ -13,6 +13,7 @@ they differ by more than the tolerance).
 
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import best_of, emit_warp, print_table, run_warp, save_json, warp_mode  # noqa: E402
@@ -156,11 +157,16 @@ def measure(wp, dims, can_capture):
                         frame()
                     cases[f"{dim}_{threads}_graph"] = (threads, lambda graph=capture.graph: wp.capture_launch(graph))
         best = dict.fromkeys(cases, float("inf"))
+        cpu = dict.fromkeys(cases, float("inf"))
         for _ in range(ROUNDS):
             for key, (threads, run) in cases.items():
                 with thread_count(threads):
+                    started = time.process_time()
                     best[key] = min(best[key], best_of(lambda: [run() for _ in range(FRAMES)], repeat=1))
-        return {key: t / (FRAMES * SUBSTEPS) * 1e6 for key, t in best.items()}
+                    cpu[key] = min(cpu[key], time.process_time() - started)
+        per_substep = lambda t: t / (FRAMES * SUBSTEPS) * 1e6  # noqa: E731
+        return {**{key: per_substep(t) for key, t in best.items()},
+                **{f"{key}_cpu": per_substep(t) for key, t in cpu.items()}}
 
     class thread_count:
         """All cores (the runtime's choice per launch), or one thread (wp.config.cpu_threads = 1)."""
@@ -221,6 +227,9 @@ def main():
                  (f"{what}: captured frame replayed, one thread", m[f"{dim}_one_graph"], None, warp_one)]
     lines = print_table(f"Warp's cloth benchmark, {SUBSTEPS} substeps a frame, 2 launches a substep", "us per substep",
                         rows, higher_is_better=False)
+    lines += ["", "CPU time per substep (all threads of the process; the machine's load left out), launches on one "
+              "thread: " + ", ".join(f"{dim}: mlwarp {m[f'{dim}_one_launch_cpu']:.3g} us" +
+                                     (f", Warp {w[f'{dim}_all_launch_cpu']:.3g} us" if w else "") for dim in DIMS)]
     lines += ["", "Warp's column: its launches (Warp 1.19 runs CPU launches on one thread and captures graphs on CUDA "
               "only). Positions after " + f"{CHECK_FRAMES} frames vs numpy (max abs difference): " +
               ", ".join(f"{dim}: mlwarp {m[f'{dim}_pos_diff']:.3g}" + (f", Warp {w[f'{dim}_pos_diff']:.3g}" if w else "")

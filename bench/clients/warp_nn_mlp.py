@@ -47,6 +47,7 @@ def mse(pred: wp.array2d(dtype=float), target: wp.array2d(dtype=float), loss: wp
 
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100
 start = time.perf_counter()
+cpu_start = time.process_time()
 model = nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 1))
 opt = optim.Adam(model.parameters(), lr=0.01)
 x, y = wp.array(X), wp.array(Y)
@@ -61,4 +62,4 @@ for step in range(steps):
     tape.zero()
     if step % 20 == 0 or step == steps - 1:
         print(step, float(loss.numpy()[0]))
-print(f"time {time.perf_counter() - start:.2f} s")
+print(f"time {time.perf_counter() - start:.2f} s, cpu {time.process_time() - cpu_start:.2f} s")
