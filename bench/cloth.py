@@ -232,8 +232,8 @@ def main():
                                      (f", Warp {w[f'{dim}_all_launch_cpu']:.3g} us" if w else "") for dim in DIMS)]
     lines += ["", "Warp's column: its launches (Warp 1.19 runs CPU launches on one thread and captures graphs on CUDA "
               "only). Positions after " + f"{CHECK_FRAMES} frames vs numpy (max abs difference): " +
-              ", ".join(f"{dim}: mlwarp {m[f'{dim}_pos_diff']:.3g}" + (f", Warp {w[f'{dim}_pos_diff']:.3g}" if w else "")
-                        for dim in DIMS)]
+              ", ".join(f"{dim}: mlwarp {m[f'{dim}_pos_diff']:.3g}" +
+                        (f", Warp {w[f'{dim}_pos_diff']:.3g}" if w else "") for dim in DIMS)]
     save_json("cloth", {"table": lines, "data": {"mlwarp": m, "warp": w or None}})
 
 
