@@ -10,7 +10,8 @@ warp-nn, and warp-lang for the comparison):
 Both print the loss every 20 steps and the wall time of the 100 training steps (kernels compiled on the first step;
 run twice for warm-cache times). Measured 2026-12-06 (AMD EPYC, 2 cores, loaded): the loss trajectories agree to
 float32 rounding (step 99: 0.0273223687 under Warp, 0.0273223650 under mlwarp); warm-cache time 3.6 s under mlwarp, 0.9 s under Warp
-(the per-step launch and tape overhead of 8 small launches; issue 36)."""
+(the per-step launch and tape overhead of 8 small launches; issue 36). Measured again 2026-12-06 (load average 7-8), best
+of 3 taking turns: 0.18 s (CPU 0.09 s) under mlwarp, 0.28 s (CPU 0.14 s) under Warp (bench/README.md, issue 36)."""
 
 import importlib
 import sys
