@@ -20,8 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from common import clean_env  # noqa: E402
 
-SCRIPTS = ["compile_time", "launch_overhead", "saxpy", "particles", "mass_spring", "grad_reduction", "dynamic_loop",
-           "tile_gemm", "tile_reduce", "tile_mlp", "geometry"]
+SCRIPTS = ["compile_time", "launch_overhead", "saxpy", "particles", "mass_spring", "cloth", "grad_reduction",
+           "dynamic_loop", "tile_gemm", "tile_reduce", "tile_mlp", "geometry"]
 BEGIN, END = "<!-- RESULTS BEGIN -->", "<!-- RESULTS END -->"
 
 

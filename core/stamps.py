@@ -20,6 +20,7 @@ same stamps (`MLWARP_NO_STAMP_MEMO=1` turns it off).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import marshal
 import operator
@@ -88,6 +89,27 @@ def _save() -> None:
                 os.remove(os.path.join(os.path.dirname(path), name))
     except OSError:
         pass
+
+
+_save_pending = False
+
+
+def _save_at_exit() -> None:
+    """Saves the memo once, at the interpreter's exit, for the facts learnt on the way (`per_text`): a program
+    with many kernels and functions learns one per text, and a save per fact (the whole memo written and
+    renamed, 4-10 ms on a loaded disk) cost warp-nn's warm start 158 writes. A forked compile process leaves
+    with os._exit, so only the process that learnt the facts writes them."""
+    global _save_pending
+    if not _save_pending:
+        _save_pending = True
+        atexit.register(_flush_pending)
+
+
+def _flush_pending() -> None:
+    global _save_pending
+    if _save_pending:
+        _save_pending = False
+        _save()
 
 
 def _mtime(path: str) -> int | None:
@@ -236,7 +258,9 @@ def dist_info_folders(normalize) -> dict:
 
 
 # -- facts about a text --------------------------------------------------------------------------------
-TEXTS_KEPT = 64  # per section (a warm start loads the whole memo: kept small); an entry is a digest and a short value
+# per section: a warm start loads the whole memo, and an entry is a digest and a short value (~40 bytes), so 1024
+# (~40 KB, ~0.1 ms to load) holds a program of many kernels and functions (warp-nn's ~160 texts thrashed 64)
+TEXTS_KEPT = 1024
 
 
 def per_text(section: str, text: str, make):
@@ -250,7 +274,7 @@ def per_text(section: str, text: str, make):
     value = memo[key] = make()
     while len(memo) > TEXTS_KEPT:
         del memo[next(iter(memo))]
-    _save()
+    _save_at_exit()
     return value
 
 

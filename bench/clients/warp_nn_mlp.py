@@ -10,7 +10,8 @@ warp-nn, and warp-lang for the comparison):
 Both print the loss every 20 steps and the wall time of the 100 training steps (kernels compiled on the first step;
 run twice for warm-cache times). Measured 2026-12-06 (AMD EPYC, 2 cores, loaded): the loss trajectories agree to
 float32 rounding (step 99: 0.0273223687 under Warp, 0.0273223650 under mlwarp); warm-cache time 3.6 s under mlwarp, 0.9 s under Warp
-(the per-step launch and tape overhead of 8 small launches; issue 36)."""
+(the per-step launch and tape overhead of 8 small launches; issue 36). Measured again 2026-12-06 (load average 7-8), best
+of 3 taking turns: 0.18 s (CPU 0.09 s) under mlwarp, 0.28 s (CPU 0.14 s) under Warp (bench/README.md, issue 36)."""
 
 import importlib
 import sys
@@ -47,6 +48,7 @@ def mse(pred: wp.array2d(dtype=float), target: wp.array2d(dtype=float), loss: wp
 
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100
 start = time.perf_counter()
+cpu_start = time.process_time()
 model = nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 1))
 opt = optim.Adam(model.parameters(), lr=0.01)
 x, y = wp.array(X), wp.array(Y)
@@ -61,4 +63,4 @@ for step in range(steps):
     tape.zero()
     if step % 20 == 0 or step == steps - 1:
         print(step, float(loss.numpy()[0]))
-print(f"time {time.perf_counter() - start:.2f} s")
+print(f"time {time.perf_counter() - start:.2f} s, cpu {time.process_time() - cpu_start:.2f} s")

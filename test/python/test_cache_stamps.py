@@ -17,8 +17,10 @@ def memo(tmp_path, monkeypatch):
     monkeypatch.setattr(stamps, "memo_dir", lambda: str(tmp_path / "memo"))
     monkeypatch.delenv("MLWARP_NO_STAMP_MEMO", raising=False)
     monkeypatch.setattr(stamps, "_memo", None)
+    monkeypatch.setattr(stamps, "_save_pending", False)
 
-    def reload():  # a new process: the memo file is read again
+    def reload():  # this process exits (saving what it learnt), a new one reads the memo file again
+        stamps._flush_pending()
         stamps._memo = None
 
     reload.dir = str(tmp_path / "memo")
@@ -301,3 +303,15 @@ def test_each_checkout_has_its_own_memo():
     assert os.path.dirname(stamps.memo_dir()) == os.path.join(os.path.expanduser("~"), ".cache", "mlwarp-stamps")
     assert stamps.checkout_tag(here) != stamps.checkout_tag(os.path.join(here, "..", "another-checkout", "mlwarp"))
     assert stamps.checkout_tag(here) == stamps.checkout_tag(here + os.sep)  # the same folder, however spelt
+
+
+def test_facts_learnt_by_a_process_are_written_once_at_its_exit(memo, monkeypatch):
+    writes = []
+    real_save = stamps._save
+    monkeypatch.setattr(stamps, "_save", lambda: (writes.append(1), real_save()))
+    for i in range(10):
+        stamps.per_text("facts", f"text {i}", lambda i=i: i)
+    assert writes == []  # nothing written while the program runs
+    memo()  # the exit: one write of every fact
+    assert writes == [1]
+    assert [stamps.per_text("facts", f"text {i}", lambda: "again") for i in range(10)] == list(range(10))

@@ -86,6 +86,22 @@ def test_generic_instances_are_reused():
     assert len(_scale.overloads) == n
 
 
+def test_alternating_argument_kinds_each_run_their_own_instance():
+    """A repeated launch finds its instance by its arguments' kinds: alternating ones must not reuse another's."""
+    data = {wp.float32: np.array([1.5, -2.0], np.float32), wp.float64: np.array([0.1, 0.2], np.float64),
+            wp.int32: np.array([3, -4], np.int32)}
+    scales = {wp.float32: 2.5, wp.float64: wp.float64(0.3), wp.int32: 3}
+    for _ in range(2):
+        for dtype, values in data.items():
+            out = wp.zeros(2, dtype=dtype)
+            wp.launch(_scale, 2, [wp.array(values, dtype=dtype), scales[dtype], out])
+            np.testing.assert_array_equal(out.numpy(), values * values.dtype.type(scales[dtype]))  # numpy's product
+    a2 = wp.array(np.ones((2, 2), np.float32), dtype=float)  # same dtype, another ndim: not the 1-d instance
+    with pytest.raises(TypeError, match=r"^Error launching kernel '_scale': Kernel _scale argument 'a' type mismatch: "
+                                        r"expected array\(ndim=1, dtype=Any\), got array\(ndim=2, dtype=float32\)$"):
+        wp.launch(_scale, 2, [a2, 1.0, wp.zeros(2, dtype=float)])
+
+
 def test_overload_with_a_list_and_a_dict():
     k = wp.overload(_scale, [wp.array[wp.int64], wp.int64, wp.array[wp.int64]])
     assert not k.is_generic and k is wp.overload(_scale, [wp.array[wp.int64], wp.int64, wp.array[wp.int64]])

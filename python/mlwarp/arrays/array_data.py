@@ -5,6 +5,7 @@ only by their `_wp_array_` marker."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -79,12 +80,27 @@ def _components(value) -> list:
     return out
 
 
+# dtype -> (numpy dtype of its scalars, the shape an element adds): every array made asks (a training loop makes
+# a few each step, wp.zeros(1, requires_grad=True): two), and a dtype's answer never changes
+_ELEMENT_LAYOUTS: dict = {}
+
+
+def _element_layout(wdt) -> tuple:
+    try:
+        return _ELEMENT_LAYOUTS[wdt]
+    except KeyError:
+        layout = _ELEMENT_LAYOUTS[wdt] = (_t.numpy_dtype(wdt), _t.inner_shape(wdt))
+        return layout
+    except TypeError:  # a dtype that does not hash
+        return _t.numpy_dtype(wdt), _t.inner_shape(wdt)
+
+
 def _element_numpy(wdt):
-    return _t.numpy_dtype(wdt)
+    return _element_layout(wdt)[0]
 
 
 def _element_shape(wdt) -> tuple:
-    return _t.inner_shape(wdt)
+    return _element_layout(wdt)[1]
 
 
 def _require_dtype(dtype):
@@ -203,7 +219,7 @@ def _contiguous_strides(shape, itemsize) -> tuple:
 def _aligned_zeros(shape, np_dtype) -> np.ndarray:
     """A zeroed C-contiguous array whose data starts on an ALIGNMENT boundary (numpy only promises 16)."""
     np_dtype = np.dtype(np_dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+    nbytes = math.prod(shape) * np_dtype.itemsize
     raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
     start = (-raw.ctypes.data) % ALIGNMENT
     out = raw[start:start + nbytes].view(np_dtype).reshape(shape)

@@ -196,6 +196,25 @@ def _param_type(kernel_name, func, name, annotation):
     return t
 
 
+_SCALAR_ARGUMENTS = (bool, int, float)
+
+
+def _argument_kinds(args):
+    """What decides a launch argument's inferred type (generics.value_type) for the common arguments: a Python
+    scalar's type, an array's class, dtype and ndim; None when another argument (a struct, a vector value, a
+    NumPy scalar) is among them: its type is inferred each time."""
+    kinds = []
+    for value in args:
+        t = type(value)
+        if t in _SCALAR_ARGUMENTS:
+            kinds.append(t)
+        elif getattr(t, "_wp_array_", False) is True and not getattr(value, "is_annotation", False):
+            kinds.append((t, value.dtype, value.ndim))
+        else:
+            return None
+    return tuple(kinds)
+
+
 class Kernel:
     def __init__(self, func, key=None, module=None, options=None, code_transformers=None, source=None, *,
                  register=True, declare=True):
@@ -295,11 +314,28 @@ class Kernel:
         """The instance for a launch's arguments: generic parameters take the arguments' types."""
         if len(args) != len(self.params):
             return self  # the launch reports the count
+        # A generic kernel launched again with arguments of the same kinds (a training loop's every step) finds
+        # its instance by their Python types, dtypes and ndims, without inferring and checking the types again
+        # (~0.1 ms a launch). The memo belongs to this kernel's `overloads`: a variant that copies this kernel's
+        # fields (a CPU lane build) starts its own with its own overloads.
+        memo = self.__dict__.get("_instances_by_kind")
+        if memo is None or memo[0] is not self.overloads:
+            memo = self._instances_by_kind = (self.overloads, {})
+        kinds = _argument_kinds(args)
+        try:
+            found = memo[1].get(kinds) if kinds is not None else None
+        except TypeError:  # a dtype that does not hash
+            kinds = found = None
+        if found is not None:
+            return found
         types = self.infer_argument_types(args)
         try:
-            return self.add_overload(types)
+            found = self.add_overload(types)
         except TypeError as e:
             raise TypeError(f"Error launching kernel '{self.key}': {e}") from None
+        if kinds is not None:
+            memo[1][kinds] = found
+        return found
 
     # -- Warp's descriptive members --------------------------------------------------------------------------
     sig = ""  # an instance of a generic kernel: its argument types' signature

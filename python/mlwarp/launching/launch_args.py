@@ -28,6 +28,10 @@ def _prefix(kernel) -> str:
 
 def launch_dims(dim, kernel=None) -> tuple:
     """`dim` as a tuple of 1 to 4 non-negative ints."""
+    if type(dim) is int and dim >= 0:  # the common cases, without the checks' generators (every launch comes here)
+        return (dim,)
+    if type(dim) is tuple and 1 <= len(dim) <= 4 and all(type(d) is int and d >= 0 for d in dim):
+        return dim
     where = _prefix(kernel) + ": " if kernel is not None else ""
     dims = (dim,) if not isinstance(dim, (tuple, list)) else tuple(dim)
     if not 1 <= len(dims) <= 4 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
@@ -97,6 +101,10 @@ def _value_device(value) -> str:
 
 def check_array_arg(kernel, name, p: ArrayParam, value, device) -> np.ndarray:
     """The host view of `value` after checking its kind, device, dtype and ndim against `p`."""
+    if type(value) is array and value.device is device and value.dtype is p.dtype and value.ndim == p.ndim:
+        view = value._np  # a wp.array of the parameter's own dtype and ndim: its storage view passes every check
+        if view is not None:
+            return view
     where = f"{_prefix(kernel)}, argument '{name}'"
     if value is None:  # Warp's null array: no elements (packed with a null data pointer, as empty arrays are)
         return np.zeros((0,) * p.ndim + wt.inner_shape(p.dtype), dtype=wt.numpy_dtype(p.dtype))
