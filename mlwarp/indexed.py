@@ -204,6 +204,13 @@ class indexedarray:
         return _IndexedAnnotation(self.dtype, self.ndim)._wp_matches_(concrete)
 
     @property
+    def _wp_type_name_(self):
+        """How messages name an annotation (wt.type_name)."""
+        if not self.is_annotation:
+            return None
+        return f"indexedarray(ndim={self.ndim}, dtype={wt.type_name(self.dtype)})"
+
+    @property
     def _wp_fields_(self) -> list:
         """The kernel struct's fields: what code walking struct arguments (a Tape's gradients, adjoint
         companions) reads, with `data`, `i0..` (an index array or None) and `u0..` as attributes."""
