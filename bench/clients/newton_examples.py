@@ -17,6 +17,11 @@ captured (launch by launch). The state's arrays (body_q, body_qd, particle_q,
 particle_qd, joint_q, joint_qd: those the model has) are printed as norms and saved for `compare`, which
 prints the largest difference of each. The wall times are the example's construction (kernels compiled on
 its first launches; run twice for warm-cache times) and its frames.
+
+Measured 2026-12-06 (AMD EPYC, 2 cores, loaded; warp-lang 1.19.0 CPU):
+- basic_pendulum (SolverXPBD, collision pipeline, CPU graph capture), 5 frames of 10 substeps: body_q and
+  body_qd equal to Warp's bit for bit (max |warp - mlwarp| = 0); construction 243 s under mlwarp (cold kernel
+  cache), 319 s under Warp (cold).
 """
 
 import argparse
