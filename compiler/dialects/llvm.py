@@ -180,6 +180,12 @@ def intr_trap(*, loc=None, ip=None) -> ir.Operation:
     return _create("llvm.intr.trap", loc=loc, ip=ip)
 
 
+def intr_assume(cond, op_bundle_operands, op_bundle_sizes, *, loc=None, ip=None) -> ir.Operation:
+    if op_bundle_operands or op_bundle_sizes:
+        raise NotImplementedError("llvm.intr.assume with operand bundles: no pass of mlwarp makes one")
+    return _create("llvm.intr.assume", [], [cond], {"op_bundle_sizes": ir.DenseI32ArrayAttr.get([])}, loc, ip)
+
+
 # -- casts and arithmetic --------------------------------------------------------------------------
 def _cast(name):
     def build(res, arg, *, loc=None, ip=None) -> ir.Value:

@@ -35,8 +35,33 @@ def _i64():
     return ir.IntegerType.get_signless(64)
 
 
+def _constant_int(v: ir.Value):
+    """The value of an integer arith.constant, else None."""
+    op = getattr(v.owner, "operation", None)  # (a block argument's owner is its block)
+    if op is not None and op.name == "arith.constant" and isinstance(v.type, ir.IntegerType):
+        return ir.IntegerAttr(op.attributes["value"]).value
+    return None
+
+
+def wrapped_index(desc: ir.Value, d: int, idx: ir.Value) -> ir.Value:
+    """Index `idx` (i32) of dimension `d` as i64, a negative one counted from the end of the dimension, as
+    Warp's array indexing does (`a[-1]` is the last element); a constant one is wrapped here. For an index
+    LLVM knows to be non-negative (the thread index, a loop counter from 0) the select folds away."""
+    i64 = _i64()
+    known = _constant_int(idx)
+    if known is not None and known >= 0:
+        return arith.ExtSIOp(i64, idx).result
+    shape = llvm.extractvalue(i64, desc, [1, d])
+    wide = arith.ExtSIOp(i64, idx).result
+    if known is not None:
+        return arith.AddIOp(wide, shape).result
+    negative = arith.CmpIOp(arith.CmpIPredicate.slt, wide, _i64_const(0)).result
+    return arith.SelectOp(negative, arith.AddIOp(wide, shape).result, wide).result
+
+
 def element_address(desc: ir.Value, ndim: int, indices) -> ir.Value:
-    """data + sum(index_d * stride_d), strides in bytes (fewer indices than dims: the leading ones).
+    """data + sum(index_d * stride_d), strides in bytes (fewer indices than dims: the leading ones); a
+    negative index counts from the end of its dimension (wrapped_index).
 
     The offset arithmetic is `nsw` and the GEP `inbounds`: an access outside the array is
     undefined in Warp, and these facts let LLVM's SCEV see `x[i]` as an affine, consecutive
@@ -46,7 +71,7 @@ def element_address(desc: ir.Value, ndim: int, indices) -> ir.Value:
     offset = None
     for d, idx in enumerate(indices):
         stride = llvm.extractvalue(_i64(), desc, [2, d])
-        term = arith.MulIOp(arith.ExtSIOp(_i64(), idx).result, stride, overflowFlags=nsw).result
+        term = arith.MulIOp(wrapped_index(desc, d, idx), stride, overflowFlags=nsw).result
         offset = term if offset is None else arith.AddIOp(offset, term, overflowFlags=nsw).result
     return inbounds_gep(data, offset)
 

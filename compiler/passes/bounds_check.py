@@ -2,7 +2,8 @@
 
 Each kernel gets a hidden trailing parameter, the error record of
 runtime/error_record.py (`!warp.array<i64, 1>`). Every warp.load / store /
-atomic is guarded: when an index is outside `[0, shape[d])` the access is
+atomic is guarded: when an index is outside `[-shape[d], shape[d])` (a negative
+one counts from the end, as the array lowering wraps it) the access is
 skipped (a load yields 0) and the first failing thread writes the site, its
 thread index, the indices and the shape into the record, which the runtime
 reads after the launch. warp.address is checked and recorded but not skipped:
@@ -127,9 +128,13 @@ class BoundsCheck(registry.BoundsCheck):
     def guard(self, op, arr, indices, record, site_id):
         dims = [wb.array_dim(arr, d) for d in range(array_ndim(arr.type))]
         ok = None
+        zero32 = _const(0, _i(32))
         for idx, dim in zip(indices, dims):
-            # unsigned: a negative index is a huge one, so one compare checks both ends
-            inside = arith.CmpIOp(arith.CmpIPredicate.ult, idx, dim).result
+            # a negative index counts from the end (as the lowering wraps it), so [-shape, shape) is inside;
+            # unsigned after the wrap: a still negative index is a huge one, so one compare checks both ends
+            negative = arith.CmpIOp(arith.CmpIPredicate.slt, idx, zero32).result
+            wrapped = arith.SelectOp(negative, arith.AddIOp(idx, dim).result, idx).result
+            inside = arith.CmpIOp(arith.CmpIPredicate.ult, wrapped, dim).result
             ok = inside if ok is None else arith.AndIOp(ok, inside).result
         if ok is None:  # a 0-d access has nothing to check
             return

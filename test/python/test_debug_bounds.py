@@ -58,12 +58,19 @@ def test_out_of_bounds_write_leaves_memory_after_the_array_untouched(debug_mode)
     np.testing.assert_array_equal(base, [0] * 5 + [1] * 5 + [0] * 10)
 
 
-def test_negative_index_is_out_of_bounds(debug_mode):
+def test_negative_index_counts_from_the_end(debug_mode):
+    # as Warp 1.19's array indexing: -shape <= i < 0 is element shape + i (numpy's rule)
+    c = wp.zeros(4, dtype=wp.int32)
+    wp.launch(atomic_count, 4, inputs=[c, 2])  # indices -2, -1, 0, 1
+    np.testing.assert_array_equal(c.numpy(), [1, 1, 1, 1])
+
+
+def test_negative_index_past_the_start_is_out_of_bounds(debug_mode):
     c = wp.zeros(4, dtype=wp.int32)
     with pytest.raises(wp.KernelBoundsError, match=re.escape(
-            "kernel 'atomic_count': index [-2] is out of bounds atomically updating argument 'c' of shape (4,) "
+            "kernel 'atomic_count': index [-6] is out of bounds atomically updating argument 'c' of shape (4,) "
             "(thread 0; 2 out-of-bounds accesses")):
-        wp.launch(atomic_count, 4, inputs=[c, 2])
+        wp.launch(atomic_count, 4, inputs=[c, 6])  # indices -6, -5 (outside), -4, -3 (elements 0, 1)
     np.testing.assert_array_equal(c.numpy(), [1, 1, 0, 0])
 
 

@@ -461,3 +461,30 @@ def test_jvp_tangent_is_an_indexed_array_over_the_data_tangent():
     dy.zero_()
     wp.jvp(_squares, dim=2, inputs=[x[_idx(I)]], outputs=[y], tan_outputs=[dy])  # no tangent: zero
     np.testing.assert_array_equal(dy.numpy(), [0, 0])
+
+
+@wp.kernel
+def _gather_any(port: wp.indexedarray(dtype=Any), out: wp.array(dtype=Any)):
+    i = wp.tid()
+    out[i] = port[i]
+
+
+def test_call_form_annotation_with_any_dtype_is_generic():
+    # `wp.indexedarray(dtype=Any)` (Newton's controllers) leaves the dtype open as `wp.indexedarray[Any]` does
+    for dtype in (wp.float32, wp.vec3):
+        wp.overload(_gather_any, {"port": wp.indexedarray(dtype=dtype), "out": wp.array(dtype=dtype)})
+    values = np.arange(12, dtype=np.float32).reshape(4, 3)
+    out = wp.zeros(2, dtype=wp.vec3)
+    wp.launch(_gather_any, dim=2, inputs=[wp.indexedarray(wp.array(values, dtype=wp.vec3), [_idx([3, 1])]), out])
+    np.testing.assert_array_equal(out.numpy(), values[[3, 1]])
+    scalars = wp.array(np.arange(5, dtype=np.float64))
+    out64 = wp.zeros(3, dtype=wp.float64)
+    wp.launch(_gather_any, dim=3, inputs=[scalars[_idx([4, 0, 2])], out64])
+    np.testing.assert_array_equal(out64.numpy(), [4.0, 0.0, 2.0])
+
+
+def test_call_form_any_annotation_refuses_a_plain_array():
+    with pytest.raises(TypeError) as e:
+        wp.overload(_gather_any, {"port": wp.array(dtype=float), "out": wp.array(dtype=float)})
+    assert str(e.value) == ("Kernel _gather_any argument 'port' type mismatch: expected indexedarray(ndim=1, "
+                            "dtype=Any), got array(ndim=1, dtype=float32)")

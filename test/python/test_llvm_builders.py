@@ -6,6 +6,7 @@ import sys
 
 import pytest
 from mlir import ir
+from mlir.dialects import arith
 
 from mlwarp.compiler.context import make_context
 from mlwarp.compiler.dialects import builtin as our_builtin
@@ -64,6 +65,7 @@ CASES = {
                                                             ir.IntegerType.get_signless(8), 0)),
                                                         a[1], False),
                                           L.intr_trap()),
+    "assume": lambda L, B, a: L.intr_assume(arith.CmpIOp(arith.CmpIPredicate.sge, a[1], a[1]).result, [], []),
     "casts": lambda L, B, a: (L.inttoptr(_ptr(), L.ptrtoint(ir.IntegerType.get_signless(64), a[0])),
                               L.bitcast(ir.IntegerType.get_signless(32), a[2]),
                               L.addrspacecast(ir.Type.parse("!llvm.ptr<1>"), a[0])),

@@ -12,6 +12,8 @@ What LLVM needs to vectorise that loop, and how the entry gives it:
 - thread indices are i32 in the kernel but the address arithmetic is i64: the
   `extsi(trunci(iv))` round trip is removed (each index fits in i32: the launch checks
   every dim < 2**31), so `x[i]` is an affine function of the loop counter;
+- the range start and the dims are assumed >= 0 (llvm.intr.assume), so the thread indices are known
+  non-negative and the wrap of negative array indices (`a[-1]`, as in Warp) folds away for them;
 - the loop nest is versioned on "every array's innermost stride == its element size":
   in that copy the stride is a constant, so accesses are consecutive. The other copy
   handles any strides. Arrays may alias: LLVM adds its own runtime overlap checks.
@@ -142,6 +144,16 @@ def _drop_index_round_trips(truncs: list) -> None:
                 owner.results[0].replace_all_uses_with(source)
 
 
+def _assume_non_negative(values) -> None:
+    """Tells LLVM the range start and the launch dimensions are >= 0 (the runtime passes no other), so that the
+    thread indices made from them are known non-negative: the wrap of a negative array index (lowering/
+    arrays_to_llvm.py wrapped_index) then folds away and `x[i]` stays an affine access the loop vectorises."""
+    zero = _const(0)
+    for v in values:
+        non_negative = arith.CmpIOp(arith.CmpIPredicate.sge, v, zero).result
+        llvm.intr_assume(non_negative, [], [])
+
+
 class CpuEntry(registry.CpuEntry):
     def run(self, module):
         for kernel in kernels(module):
@@ -171,6 +183,7 @@ class CpuEntry(registry.CpuEntry):
                 return llvm.load(t, p)
 
             dims = [field(0, d, t=_i(64)) for d in range(4)]
+            _assume_non_negative([begin, *dims])
             values = [field(k + 1, t=p.type) for k, p in enumerate(params)]
             contiguous, fast = [], list(values)
             for k, (p, v) in enumerate(zip(params, values)):

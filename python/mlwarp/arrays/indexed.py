@@ -191,8 +191,24 @@ class indexedarray:
 
     @property
     def _wp_indexed_struct_(self):
-        """The kernel type of this indexed array (an annotation's too: `a: wp.indexedarray(dtype=float)`)."""
-        return struct_type(self.dtype, self.ndim)
+        """The kernel type of this indexed array (an annotation's too: `a: wp.indexedarray(dtype=float)`);
+        None for a generic annotation (`wp.indexedarray(dtype=Any)`), which each launch instantiates."""
+        return None if self._wp_generic_ else struct_type(self.dtype, self.ndim)
+
+    @property
+    def _wp_generic_(self) -> bool:
+        """`wp.indexedarray(dtype=Any)` as a kernel's annotation leaves the dtype open, as the subscript form."""
+        return self.is_annotation and self.dtype is typing.Any
+
+    def _wp_matches_(self, concrete) -> bool:
+        return _IndexedAnnotation(self.dtype, self.ndim)._wp_matches_(concrete)
+
+    @property
+    def _wp_type_name_(self):
+        """How messages name an annotation (wt.type_name)."""
+        if not self.is_annotation:
+            return None
+        return f"indexedarray(ndim={self.ndim}, dtype={wt.type_name(self.dtype)})"
 
     @property
     def _wp_fields_(self) -> list:

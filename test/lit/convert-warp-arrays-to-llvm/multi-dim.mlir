@@ -7,11 +7,17 @@
 // CHECK-SAME: (%[[A:.+]]: !llvm.struct<(ptr, array<2 x i64>, array<2 x i64>)>, %[[I:.+]]: i32, %[[J:.+]]: i32) -> i32
 // CHECK: %[[DATA:.+]] = llvm.extractvalue %[[A]][0]
 // CHECK: %[[S0:.+]] = llvm.extractvalue %[[A]][2, 0]
+// CHECK: %[[N0:.+]] = llvm.extractvalue %[[A]][1, 0]
 // CHECK: %[[I64:.+]] = arith.extsi %[[I]] : i32 to i64
-// CHECK: %[[T0:.+]] = arith.muli %[[I64]], %[[S0]]{{.*}} : i64
+// CHECK: %[[I_END:.+]] = arith.addi %[[I64]], %[[N0]] : i64
+// CHECK: %[[IW:.+]] = arith.select %{{.+}}, %[[I_END]], %[[I64]] : i64
+// CHECK: %[[T0:.+]] = arith.muli %[[IW]], %[[S0]]{{.*}} : i64
 // CHECK: %[[S1:.+]] = llvm.extractvalue %[[A]][2, 1]
+// CHECK: %[[N1:.+]] = llvm.extractvalue %[[A]][1, 1]
 // CHECK: %[[J64:.+]] = arith.extsi %[[J]] : i32 to i64
-// CHECK: %[[T1:.+]] = arith.muli %[[J64]], %[[S1]]{{.*}} : i64
+// CHECK: %[[J_END:.+]] = arith.addi %[[J64]], %[[N1]] : i64
+// CHECK: %[[JW:.+]] = arith.select %{{.+}}, %[[J_END]], %[[J64]] : i64
+// CHECK: %[[T1:.+]] = arith.muli %[[JW]], %[[S1]]{{.*}} : i64
 // CHECK: %[[OFF:.+]] = arith.addi %[[T0]], %[[T1]]{{.*}} : i64
 // CHECK: %[[PTR:.+]] = llvm.getelementptr {{.*}}%[[DATA]][%[[OFF]]]
 // CHECK: llvm.load %[[PTR]] : !llvm.ptr -> i32

@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @k(
 // CHECK-SAME: %[[A:[^:]+]]: !warp.array<f64, 1 : i64>, %[[I:[^:]+]]: i32, %[[REC:[^:]+]]: !warp.array<i64, 1 : i64>)
 // CHECK-NOT: !warp.array<i64, 1 : i64>, %{{.+}}: !warp.array<i64, 1 : i64>
-// CHECK: %[[OK:.+]] = arith.cmpi ult, %[[I]]
+// CHECK: %[[OK:.+]] = arith.cmpi ult, %{{.+}}
 // CHECK: %[[BAD:.+]] = arith.xori %[[OK]], %{{.+}} : i1
 // CHECK: scf.if %[[BAD]] {
 // CHECK: "warp.atomic"(%[[REC]]

@@ -10,7 +10,11 @@
 // CHECK-SAME: attributes {warp.bounds_checked, warp.kernel}
 // CHECK: %[[T:.+]] = "warp.tid"()
 // CHECK: %[[N:.+]] = "warp.array_dim"(%[[A]]) {dim = 0 : i64}
-// CHECK: %[[OK:.+]] = arith.cmpi ult, %[[T]], %[[N]] : i32
+// A negative index counts from the end: it is wrapped before the compare.
+// CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[T]], %{{.+}} : i32
+// CHECK: %[[END:.+]] = arith.addi %[[T]], %[[N]] : i32
+// CHECK: %[[W:.+]] = arith.select %[[NEG]], %[[END]], %[[T]] : i32
+// CHECK: %[[OK:.+]] = arith.cmpi ult, %[[W]], %[[N]] : i32
 // CHECK: %[[V:.+]] = scf.if %[[OK]] -> (f32) {
 // CHECK-NEXT: %[[L:.+]] = "warp.load"(%[[A]], %[[T]])
 // CHECK-NEXT: scf.yield %[[L]] : f32
@@ -32,8 +36,8 @@
 // The 2-d store checks both indices against both extents.
 // CHECK: %[[D0:.+]] = "warp.array_dim"(%[[B]]) {dim = 0 : i64}
 // CHECK: %[[D1:.+]] = "warp.array_dim"(%[[B]]) {dim = 1 : i64}
-// CHECK: %[[OK0:.+]] = arith.cmpi ult, %[[T]], %[[D0]]
-// CHECK: %[[OK1:.+]] = arith.cmpi ult, %[[T]], %[[D1]]
+// CHECK: %[[OK0:.+]] = arith.cmpi ult, %{{.+}}, %[[D0]]
+// CHECK: %[[OK1:.+]] = arith.cmpi ult, %{{.+}}, %[[D1]]
 // CHECK: %[[OK2:.+]] = arith.andi %[[OK0]], %[[OK1]] : i1
 // CHECK: scf.if %[[OK2]] {
 // CHECK-NEXT: "warp.store"(%[[B]],

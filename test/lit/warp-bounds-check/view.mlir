@@ -9,7 +9,7 @@
 // CHECK-LABEL: func.func @k(
 // CHECK-SAME: %[[A:[^:]+]]: !warp.array<f32, 2 : i64>, %[[I:[^:]+]]: i32, %[[REC:[^:]+]]: !warp.array<i64, 1 : i64>)
 // CHECK: %[[N:.+]] = "warp.array_dim"(%[[A]]) {dim = 0 : i64}
-// CHECK: %[[OK:.+]] = arith.cmpi ult, %[[I]], %[[N]]
+// CHECK: %[[OK:.+]] = arith.cmpi ult, %{{.+}}, %[[N]]
 // CHECK: %[[SAFE:.+]] = arith.select %[[OK]], %[[I]], %{{.+}} : i32
 // CHECK: %[[BAD:.+]] = arith.xori %[[OK]], %{{.+}} : i1
 // CHECK: scf.if %[[BAD]] {

@@ -1,0 +1,118 @@
+"""Newton (PyPI `newton` 1.8.0, a physics engine on Warp) runs its examples' first frames on Warp or on mlwarp,
+unchanged: under `mlwarp`, `import warp` is made to be mlwarp (bench/clients/warp_alias.py) before Newton is
+imported. A client check, not a test (it needs newton, and warp-lang for the comparison):
+
+    .venv/bin/pip download --no-deps -d /tmp/clients/dl newton==1.8.0
+    (cd /tmp/clients && mkdir -p site && cd site && unzip -qo ../dl/newton-*.whl)
+    PYTHONPATH=/tmp/clients/site .venv/bin/python bench/clients/newton_examples.py mlwarp basic_pendulum 5 \
+        --save /tmp/pendulum_mlwarp.npz
+    PYTHONPATH=/tmp/clients/site /path/to/warp-venv/bin/python bench/clients/newton_examples.py warp \
+        basic_pendulum 5 --save /tmp/pendulum_warp.npz
+    python bench/clients/newton_examples.py compare /tmp/pendulum_warp.npz /tmp/pendulum_mlwarp.npz
+
+An example is a module of newton.examples (`basic_pendulum` is newton/examples/basic/example_basic_pendulum.py),
+built with a null viewer on the CPU and stepped `frames` frames (each of its substeps); `--arg name=value`
+sets one of its command-line options (`--arg solver=xpbd`); `--no-graph` steps it without the graph it
+captured (launch by launch). The state's arrays (body_q, body_qd, particle_q,
+particle_qd, joint_q, joint_qd: those the model has) are printed as norms and saved for `compare`, which
+prints the largest difference of each. The wall times are the example's construction (kernels compiled on
+its first launches; run twice for warm-cache times) and its frames.
+
+Measured 2026-12-06 (AMD EPYC, 2 cores, loaded; warp-lang 1.19.0 CPU):
+- basic_pendulum (SolverXPBD, collision pipeline, CPU graph capture), 5 frames of 10 substeps: body_q and
+  body_qd equal to Warp's bit for bit (max |warp - mlwarp| = 0); construction 243 s under mlwarp (cold kernel
+  cache), 319 s under Warp (cold).
+"""
+
+import argparse
+import importlib
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+STATE_ARRAYS = ("body_q", "body_qd", "particle_q", "particle_qd", "joint_q", "joint_qd")
+
+
+def _compare(path_a: str, path_b: str) -> None:
+    a, b = np.load(path_a), np.load(path_b)
+    for name in a.files:
+        if name not in b.files:
+            print(f"{name}: only in {path_a}")
+            continue
+        x, y = a[name], b[name]
+        if x.shape != y.shape:
+            print(f"{name}: shapes {x.shape} and {y.shape}")
+            continue
+        scale = float(np.max(np.abs(x))) if x.size else 0.0
+        diff = float(np.max(np.abs(x - y))) if x.size else 0.0
+        print(f"{name}: max |a - b| = {diff:.3g} (max |a| = {scale:.3g})")
+
+
+def _find_example(name: str):
+    import newton.examples
+
+    root = pathlib.Path(newton.examples.__file__).parent
+    for path in sorted(root.glob("*/example_*.py")):
+        if path.stem == f"example_{name}":
+            return importlib.import_module(f"newton.examples.{path.parent.name}.{path.stem}")
+    raise SystemExit(f"no Newton example named {name!r} under {root}")
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["compare"]:
+        return _compare(*sys.argv[2:4])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("impl", choices=("warp", "mlwarp"))
+    parser.add_argument("example")
+    parser.add_argument("frames", type=int, nargs="?", default=5)
+    parser.add_argument("--arg", action="append", default=[], help="an option of the example: name=value")
+    parser.add_argument("--save", help="an .npz file for the final state")
+    parser.add_argument("--no-graph", action="store_true", help="step without the graph the example captured")
+    options = parser.parse_args()
+    if options.impl == "mlwarp":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import warp_alias
+
+        warp_alias.install()
+
+    import warp as wp
+
+    wp.config.quiet = True
+    import newton.examples
+    import newton.viewer
+
+    module = _find_example(options.example)
+    example_parser = newton.examples.create_parser()
+    if hasattr(module, "create_parser"):
+        example_parser = module.create_parser()
+    argv = ["--viewer", "null", "--device", "cpu", "--num-frames", str(options.frames)]
+    for item in options.arg:
+        key, _, value = item.partition("=")
+        argv += [f"--{key}", value] if value else [f"--{key}"]
+    args, _ = example_parser.parse_known_args(argv)
+    wp.set_device("cpu")
+    start = time.perf_counter()
+    example = module.Example(newton.viewer.ViewerNull(num_frames=options.frames), args)
+    built = time.perf_counter()
+    if options.no_graph and getattr(example, "graph", None) is not None:
+        example.graph = None
+    for _ in range(options.frames):
+        example.step()
+    done = time.perf_counter()
+    state = example.state_0
+    saved = {}
+    for name in STATE_ARRAYS:
+        array = getattr(state, name, None)
+        if array is not None and array.size:
+            saved[name] = array.numpy()
+            print(f"{name}: shape {saved[name].shape}, norm {np.linalg.norm(saved[name]):.9g}")
+    print(f"construction {built - start:.2f} s, {options.frames} frames {done - built:.2f} s")
+    if options.save:
+        np.savez(options.save, **saved)
+
+
+if __name__ == "__main__":
+    main()

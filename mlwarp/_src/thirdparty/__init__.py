@@ -1,0 +1,1 @@
+"""`warp._src.thirdparty`: the vendored packages of Warp that clients import (only `appdirs`)."""

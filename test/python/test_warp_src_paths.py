@@ -1,0 +1,97 @@
+"""mlwarp/_src: the `warp._src` paths that libraries built on Warp import (docs/clients.md). References: the
+appdirs 1.4.4 rules (XDG base directories, ~/Library, %LOCALAPPDATA%) and Warp's `warp._src.types` hints."""
+
+import ast
+import pathlib
+import typing
+from typing import Literal
+
+import pytest
+
+import mlwarp as wp
+from mlwarp._src import types as src_types
+from mlwarp._src.thirdparty import appdirs
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "LOCALAPPDATA", "APPDATA"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def test_posix_user_directories_follow_xdg(home, monkeypatch):
+    monkeypatch.setattr("sys.platform", "linux")
+    assert appdirs.user_cache_dir("newton", "newton-physics") == f"{home}/.cache/newton"
+    assert appdirs.user_data_dir("app", version="1.2") == f"{home}/.local/share/app/1.2"
+    assert appdirs.user_config_dir("app") == f"{home}/.config/app"
+    assert appdirs.user_cache_dir() == f"{home}/.cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", "/xdg/cache")
+    monkeypatch.setenv("XDG_DATA_HOME", "/xdg/data")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/xdg/config")
+    assert appdirs.user_cache_dir("warp", "NVIDIA", "1.19.0") == "/xdg/cache/warp/1.19.0"
+    assert appdirs.user_data_dir("app") == "/xdg/data/app"
+    assert appdirs.user_config_dir("app", version="3") == "/xdg/config/app/3"
+
+
+def test_macos_user_directories(home, monkeypatch):
+    monkeypatch.setattr("sys.platform", "darwin")
+    assert appdirs.user_cache_dir("newton", "newton-physics") == f"{home}/Library/Caches/newton"
+    assert appdirs.user_data_dir("app", version="2") == f"{home}/Library/Application Support/app/2"
+    assert appdirs.user_config_dir("app") == f"{home}/Library/Application Support/app"
+
+
+def test_windows_user_directories(home, monkeypatch):
+    monkeypatch.setattr("sys.platform", "win32")
+    monkeypatch.setenv("LOCALAPPDATA", "/Users/u/AppData/Local")
+    monkeypatch.setenv("APPDATA", "/Users/u/AppData/Roaming")
+    assert appdirs.user_cache_dir("newton", "newton-physics") == "/Users/u/AppData/Local/newton-physics/newton/Cache"
+    assert appdirs.user_cache_dir("app", opinion=False, version="1") == "/Users/u/AppData/Local/app/app/1"
+    assert appdirs.user_data_dir("app", False) == "/Users/u/AppData/Local/app"
+    assert appdirs.user_config_dir("app", "acme", roaming=True) == "/Users/u/AppData/Roaming/acme/app"
+
+
+def test_types_is_wp_types_with_any():
+    assert src_types.Any is typing.Any
+    assert src_types.type_length(wp.vec3) == 3
+    assert src_types.type_scalar_type(wp.mat22d) is wp.float64
+    assert src_types.Int is wp.types.Int
+
+
+def test_subscript_hints_are_the_runtime_types():
+    assert src_types.Vector[wp.float32, Literal[3]] is wp.vec3f
+    assert src_types.Vector[float, 5] is wp.types.vector(5, wp.float32)
+    assert src_types.Matrix[wp.float64, Literal[2], Literal[3]] is wp.types.matrix((2, 3), wp.float64)
+    assert src_types.Quaternion[float] is wp.quatf
+    assert src_types.Transformation[wp.float64] is wp.transformd
+
+
+def test_subscript_hints_with_typevars_stay_generic_aliases():
+    alias = src_types.Vector[typing.Any, src_types.Int]
+    assert typing.get_origin(alias) is src_types.Vector
+    assert typing.get_args(alias) == (typing.Any, src_types.Int)
+    assert typing.get_origin(src_types.Quaternion[src_types.Float]) is src_types.Quaternion
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: src_types.Vector[float], "Vector requires 2 parameters (dtype, length), got 1"),
+    (lambda: src_types.Vector[float, 0], "Vector length must be a positive integer, got 0"),
+    (lambda: src_types.Vector[float, Literal[2, 3]], "Expected a single Literal value, got Literal[2, 3]"),
+    (lambda: src_types.Matrix[float, 2], "Matrix requires 3 parameters (dtype, rows, cols), got 2"),
+    (lambda: src_types.Matrix[float, 2, -1], "Matrix cols must be a positive integer, got -1"),
+    (lambda: src_types.Vector[str, 3], "<class 'str'> is not a Warp scalar type"),
+])
+def test_subscript_hint_errors(make, message):
+    with pytest.raises(TypeError) as e:
+        make()
+    assert str(e.value) == message
+
+
+def test_modules_import_mlwarp_by_absolute_path():
+    # imported as `warp._src.x` through a `warp` alias, a relative import would load a second copy of an
+    # mlwarp module under a `warp.*` name (a second set of types, a second runtime state)
+    root = pathlib.Path(wp.__file__).parent / "_src"
+    relative = [f"{path.name}:{node.lineno}" for path in sorted(root.rglob("*.py"))
+                for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ImportFrom) and node.level]
+    assert relative == []
