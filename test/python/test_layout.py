@@ -18,7 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 WARP_MODULE_PATHS = {"types", "utils", "autograd", "config", "context", "errors", "build_experimental"}
 PACKAGE_OWN = {"__init__", "_api", "_source_layout"}
 TOPICS = {"kernels", "arrays", "launching", "autodiff", "interop", "algorithms", "library",
-          "geometry", "sparse", "optim", "jax_experimental", "render"}
+          "geometry", "sparse", "optim", "jax_experimental", "render", "_src"}
 
 
 def _package_dirs() -> dict:
