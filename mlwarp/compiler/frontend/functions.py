@@ -301,7 +301,8 @@ def tiles_by_reference(overload, args, nodes) -> dict:
 
 def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_params=()) -> Specialization:
     program: Program = em.program
-    key = (id(overload.func), tuple(arg_types))
+    # (the reference parameters are part of it: a temporary passed to a builtin's is a plain value there)
+    key = (id(overload.func), tuple(arg_types), tuple(ref_params))
     found = program.specializations.get(key)
     if found is not None:
         return found
