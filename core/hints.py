@@ -3,7 +3,7 @@
 `prefetch(a[i])`: the cache line holding array element a[i] is fetched ahead of its first read (a geometry
 traversal's next node or leaf, whose loads otherwise wait one after another). It reads nothing the program
 sees: an index past the array's end is harmless (a prefetch cannot fault) and no bounds check applies. mlwarp's
-own kernel functions use it (python/mlwarp/geometry/mesh_queries.py); it is not part of Warp's API."""
+own kernel functions use it (python/mlwarp/geometry/mesh_ray_queries.py); it is not part of Warp's API."""
 
 from __future__ import annotations
 

@@ -68,4 +68,12 @@ address_of = KernelOnly("address_of", "`wp.address_of(expr)`: the uint64 address
                         "inside kernels and functions.",
                         "wp.address_of() can only be called inside a @wp.kernel or @wp.func body")
 
-__all__ = ["Reference", "ref", "is_reference", "copies_back", "strip_reference", "address_of"]
+def takes_temporaries(function):
+    """Marks a @wp.func that stands for one of Warp's builtins: a wp.ref[T] argument may be a temporary (a call's
+    result, as `wp.mesh_query_aabb_next(wp.mesh_query_aabb(...), index)`), whose final value is dropped, as a
+    Warp builtin's C++ reference parameter binds to a temporary (compiler/frontend/refs.py)."""
+    function._wp_takes_temporaries_ = True
+    return function
+
+
+__all__ = ["Reference", "ref", "takes_temporaries", "is_reference", "copies_back", "strip_reference", "address_of"]

@@ -184,6 +184,9 @@ def call(em: KernelEmitter, node: ast.Call, function) -> Var | list | None:
         args = [_erased_query_argument(a, ann) for a, ann in zip(args, o.annotations)]
         if all(_matches(a.type, ann) for a, ann in zip(args, o.annotations)):
             by_ref = {p.name: n for p, n, ann in zip(o.params, nodes, o.annotations) if refs.by_reference(ann)}
+            if refs.temporaries_allowed(function):  # (Warp's builtins: a temporary's final value is dropped)
+                dropped = {name for name, n in by_ref.items() if refs.is_temporary(n)}
+                by_ref = {name: n for name, n in by_ref.items() if name not in dropped}
             for p, ann in zip(o.params, o.annotations):
                 if p.name in by_ref:
                     refs.check_addressable(em, by_ref[p.name], refs.ref_purpose(ann))
@@ -298,7 +301,8 @@ def tiles_by_reference(overload, args, nodes) -> dict:
 
 def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_params=()) -> Specialization:
     program: Program = em.program
-    key = (id(overload.func), tuple(arg_types))
+    # (the reference parameters are part of it: a temporary passed to a builtin's is a plain value there)
+    key = (id(overload.func), tuple(arg_types), tuple(ref_params))
     found = program.specializations.get(key)
     if found is not None:
         return found

@@ -52,6 +52,20 @@ def _root(node):
     return node
 
 
+def is_temporary(node) -> bool:
+    """Whether `node` is a value with no storage of its own (a call's result, a literal, an operator's value):
+    no chain of subscripts and attributes ending in a name of the kernel's scope."""
+    return isinstance(node, ast.AST) and not (isinstance(node, (ast.Name, ast.Attribute, ast.Subscript))
+                                              and isinstance(_root(node), ast.Name))
+
+
+def temporaries_allowed(function) -> bool:
+    """Whether `function` (a @wp.func standing for one of Warp's builtins, marked by `takes_temporaries`)
+    takes a temporary for a wp.ref[T] parameter, as Warp's builtins do (their C++ reference binds to it):
+    the argument is evaluated and the function's final value of it dropped."""
+    return getattr(function, "_wp_takes_temporaries_", False)
+
+
 def check_addressable(em, node, purpose: str) -> None:
     """Raises Warp's CompileError unless `node` denotes storage: subscripts and attributes ending in a local."""
     if not isinstance(node, ast.AST):  # a default value
@@ -205,5 +219,5 @@ def address_of(em, node: ast.Call) -> Var:
     return Var(wb.cast(addr, ft.to_mlir(wt.uint64)), wt.uint64)
 
 
-__all__ = ["by_reference", "check_addressable", "ref_purpose", "pin", "updated_by_reference", "address_of",
-           "strip_reference"]
+__all__ = ["by_reference", "is_temporary", "temporaries_allowed", "check_addressable", "ref_purpose", "pin",
+           "updated_by_reference", "address_of", "strip_reference"]

@@ -170,3 +170,55 @@ def test_a_loop_over_a_variable_that_is_not_a_query_is_refused():
     with pytest.raises(wp.UnsupportedSyntaxError, match=r"unsupported: for-loops iterate over range\(\.\.\.\), "
                                                         r"reversed\(range\(\.\.\.\)\) or a geometry query"):
         wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=int)])
+
+
+@wp.kernel
+def next_of_a_temporary(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), found: wp.array(dtype=int),
+                        face: wp.array(dtype=int), point_face: wp.array(dtype=int)):
+    t = wp.tid()
+    p = qs[t]
+    index = int(-1)
+    # Warp's builtins take a temporary query (its C++ reference binds to it): each call starts a fresh query, so
+    # the first candidate comes back; the advanced temporary is dropped
+    if wp.mesh_query_aabb_next(wp.mesh_query_aabb(mesh, p - wp.vec3(0.5), p + wp.vec3(0.5)), index):
+        found[t] = 1
+    face[t] = index
+    f = int(-1)
+    u = float(0.0)
+    v = float(0.0)
+    if wp.mesh_query_point_no_sign(mesh, p, 100.0, f, u, v):
+        point_face[t] = f
+    f = int(-1)
+    if wp.mesh_query_next(wp.mesh_query_sphere(mesh, p, 0.25), f):
+        found[t] += 2
+
+
+def _point_triangle_distance(p, a, b, c):
+    """Distance from p to triangle abc: to its plane when the projection lies inside, else to the nearest edge."""
+    n = np.cross(b - a, c - a)
+    q = p - np.dot(p - a, n) / np.dot(n, n) * n
+    inside = all(np.dot(np.cross(e1 - e0, q - e0), n) >= 0 for e0, e1 in ((a, b), (b, c), (c, a)))
+    if inside:
+        return float(np.linalg.norm(p - q))
+
+    def segment(e0, e1):
+        s = np.clip(np.dot(p - e0, e1 - e0) / np.dot(e1 - e0, e1 - e0), 0.0, 1.0)
+        return float(np.linalg.norm(p - (e0 + s * (e1 - e0))))
+    return min(segment(a, b), segment(b, c), segment(c, a))
+
+
+def test_next_of_a_temporary_query_gives_its_first_candidate():
+    tri = TRI_POINTS.reshape(-1, 3, 3)
+    mesh = wp.Mesh(wp.array(TRI_POINTS, dtype=wp.vec3), wp.array(np.arange(90, dtype=np.int32), dtype=wp.int32))
+    qs = np.concatenate([QUERIES, [[50.0, 50.0, 50.0]]]).astype(np.float32)  # the last one far from every box
+    found, face, point_face = (wp.full(len(qs), -1, dtype=int) for _ in range(3))
+    found.zero_()
+    wp.launch(next_of_a_temporary, len(qs), [mesh.id, wp.array(qs, dtype=wp.vec3), found, face, point_face])
+    lo, hi = tri_boxes()
+    for t, p in enumerate(qs):
+        hits = box_overlaps(lo, hi, p - 0.5, p + 0.5)
+        assert bool(found.numpy()[t] & 1) == bool(hits)
+        assert (face.numpy()[t] in hits) if hits else face.numpy()[t] == -1
+        dist = [_point_triangle_distance(p.astype(np.float64), *c.astype(np.float64)) for c in tri]
+        assert dist[point_face.numpy()[t]] <= min(dist) + 1e-4
+    assert found.numpy()[-1] == 0

@@ -474,122 +474,81 @@ def volume_voxel_count(id: uint64) -> int32:
     return int32(count)
 
 
-@func
-def _map_apply(id: uint64, off: int32, p: vec3) -> vec3:
-    m = array(ptr=id + uint64(296 + off), shape=(9,), dtype=float32)
-    return vec3(m[0] * p[0] + m[1] * p[1] + m[2] * p[2], m[3] * p[0] + m[4] * p[1] + m[5] * p[2],
-                m[6] * p[0] + m[7] * p[1] + m[8] * p[2])
+# -- index <-> world transforms: the grid map's float32 and float64 copies ------------------------------------
 
 
-@func
-def _map_translation(id: uint64) -> vec3:
-    t = array(ptr=id + uint64(296 + 72), shape=(3,), dtype=float32)
-    return vec3(t[0], t[1], t[2])
+def _map_transforms(S, V, base: int, transposed_adjoint: bool, overloads=(None, None, None, None)):
+    """volume_index_to_world, volume_world_to_index and their _dir forms on V = vec3 of S, reading the map's
+    copy in S at byte `base` of the grid (NanoVDB keeps a float32 and a float64 one, each the index-to-world
+    matrix, its inverse and the translation: 9 + 9 + 3 values). `overloads`: the Functions these add an overload
+    to (a @wp.func of a name that is a Function in the defining scope overloads it). Warp's float32 adjoints
+    apply the matrix itself to the output adjoint (not its transpose: the two agree for the usual scaled and
+    translated maps, and mlwarp gives Warp's numbers for rotated ones too); its float64 adjoints apply the
+    transpose, its _dir adjoints in float64 being those of the point transforms."""
+    volume_index_to_world, volume_world_to_index, volume_index_to_world_dir, volume_world_to_index_dir = overloads
+    forward = base  # byte offsets of the matrices and the translation
+    inverse = base + 9 * wt.type_size_in_bytes(S)
+    translation = base + 18 * wt.type_size_in_bytes(S)
 
-
-@func
-def volume_index_to_world(id: uint64, uvw: vec3) -> vec3:
-    """The world-space position of index-space uvw (the grid's float32 map)."""
-    return _map_apply(id, 0, uvw) + _map_translation(id)
-
-
-@func
-def volume_world_to_index(id: uint64, xyz: vec3) -> vec3:
-    return _map_apply(id, 36, xyz - _map_translation(id))
-
-
-@func
-def volume_index_to_world_dir(id: uint64, uvw: vec3) -> vec3:
-    return _map_apply(id, 0, uvw)
-
-
-@func
-def volume_world_to_index_dir(id: uint64, xyz: vec3) -> vec3:
-    return _map_apply(id, 36, xyz)
-
-
-# Warp's adjoints of the transforms apply the map's matrix to the output adjoint (not its transpose: the two
-# agree for the usual scaled/translated maps, and mlwarp gives Warp's numbers for rotated ones too)
-@func_grad(volume_index_to_world)
-def _adj_volume_index_to_world(id: uint64, uvw: vec3, adj_ret: vec3):
-    adjoint[uvw] += _map_apply(id, 0, adj_ret)
-
-
-@func_grad(volume_world_to_index)
-def _adj_volume_world_to_index(id: uint64, xyz: vec3, adj_ret: vec3):
-    adjoint[xyz] += _map_apply(id, 36, adj_ret)
-
-
-@func_grad(volume_index_to_world_dir)
-def _adj_volume_index_to_world_dir(id: uint64, uvw: vec3, adj_ret: vec3):
-    adjoint[uvw] += _map_apply(id, 0, adj_ret)
-
-
-@func_grad(volume_world_to_index_dir)
-def _adj_volume_world_to_index_dir(id: uint64, xyz: vec3, adj_ret: vec3):
-    adjoint[xyz] += _map_apply(id, 36, adj_ret)
-
-
-# The float64 overloads read the map's float64 copy (NanoVDB keeps both); their adjoints apply the transposed
-# matrix, as Warp's float64 adjoints do (its _dir adjoints in float64 are those of the point transforms)
-@func
-def _map_apply_d(id: uint64, off: int32, p: vec3d) -> vec3d:
-    m = array(ptr=id + uint64(296 + off), shape=(9,), dtype=float64)
-    return vec3d(m[0] * p[0] + m[1] * p[1] + m[2] * p[2], m[3] * p[0] + m[4] * p[1] + m[5] * p[2],
+    @func
+    def _apply(id: uint64, off: int32, p: V) -> V:
+        m = array(ptr=id + uint64(off), shape=(9,), dtype=S)
+        return V(m[0] * p[0] + m[1] * p[1] + m[2] * p[2], m[3] * p[0] + m[4] * p[1] + m[5] * p[2],
                  m[6] * p[0] + m[7] * p[1] + m[8] * p[2])
 
-
-@func
-def _map_apply_transposed_d(id: uint64, off: int32, p: vec3d) -> vec3d:
-    m = array(ptr=id + uint64(296 + off), shape=(9,), dtype=float64)
-    return vec3d(m[0] * p[0] + m[3] * p[1] + m[6] * p[2], m[1] * p[0] + m[4] * p[1] + m[7] * p[2],
+    @func
+    def _apply_transposed(id: uint64, off: int32, p: V) -> V:
+        m = array(ptr=id + uint64(off), shape=(9,), dtype=S)
+        return V(m[0] * p[0] + m[3] * p[1] + m[6] * p[2], m[1] * p[0] + m[4] * p[1] + m[7] * p[2],
                  m[2] * p[0] + m[5] * p[1] + m[8] * p[2])
 
+    @func
+    def _translation(id: uint64) -> V:
+        t = array(ptr=id + uint64(translation), shape=(3,), dtype=S)
+        return V(t[0], t[1], t[2])
 
-@func
-def _map_translation_d(id: uint64) -> vec3d:
-    t = array(ptr=id + uint64(296 + 232), shape=(3,), dtype=float64)
-    return vec3d(t[0], t[1], t[2])
+    adjoint_apply = _apply_transposed if transposed_adjoint else _apply
+
+    @func
+    def volume_index_to_world(id: uint64, uvw: V) -> V:
+        """The world-space position of index-space uvw (the grid's map)."""
+        return _apply(id, forward, uvw) + _translation(id)
+
+    @func
+    def volume_world_to_index(id: uint64, xyz: V) -> V:
+        return _apply(id, inverse, xyz - _translation(id))
+
+    @func
+    def volume_index_to_world_dir(id: uint64, uvw: V) -> V:
+        return _apply(id, forward, uvw)
+
+    @func
+    def volume_world_to_index_dir(id: uint64, xyz: V) -> V:
+        return _apply(id, inverse, xyz)
+
+    @func_grad(volume_index_to_world)
+    def _adj_volume_index_to_world(id: uint64, uvw: V, adj_ret: V):
+        adjoint[uvw] += adjoint_apply(id, forward, adj_ret)
+
+    @func_grad(volume_world_to_index)
+    def _adj_volume_world_to_index(id: uint64, xyz: V, adj_ret: V):
+        adjoint[xyz] += adjoint_apply(id, inverse, adj_ret)
+
+    @func_grad(volume_index_to_world_dir)
+    def _adj_volume_index_to_world_dir(id: uint64, uvw: V, adj_ret: V):
+        adjoint[uvw] += adjoint_apply(id, forward, adj_ret)
+
+    @func_grad(volume_world_to_index_dir)
+    def _adj_volume_world_to_index_dir(id: uint64, xyz: V, adj_ret: V):
+        adjoint[xyz] += adjoint_apply(id, inverse, adj_ret)
+
+    return volume_index_to_world, volume_world_to_index, volume_index_to_world_dir, volume_world_to_index_dir
 
 
-@func
-def volume_index_to_world(id: uint64, uvw: vec3d) -> vec3d:
-    return _map_apply_d(id, 88, uvw) + _map_translation_d(id)
-
-
-@func
-def volume_world_to_index(id: uint64, xyz: vec3d) -> vec3d:
-    return _map_apply_d(id, 160, xyz - _map_translation_d(id))
-
-
-@func
-def volume_index_to_world_dir(id: uint64, uvw: vec3d) -> vec3d:
-    return _map_apply_d(id, 88, uvw)
-
-
-@func
-def volume_world_to_index_dir(id: uint64, xyz: vec3d) -> vec3d:
-    return _map_apply_d(id, 160, xyz)
-
-
-@func_grad(volume_index_to_world)
-def _adj_volume_index_to_world_d(id: uint64, uvw: vec3d, adj_ret: vec3d):
-    adjoint[uvw] += _map_apply_transposed_d(id, 88, adj_ret)
-
-
-@func_grad(volume_world_to_index)
-def _adj_volume_world_to_index_d(id: uint64, xyz: vec3d, adj_ret: vec3d):
-    adjoint[xyz] += _map_apply_transposed_d(id, 160, adj_ret)
-
-
-@func_grad(volume_index_to_world_dir)
-def _adj_volume_index_to_world_dir_d(id: uint64, uvw: vec3d, adj_ret: vec3d):
-    adjoint[uvw] += _map_apply_transposed_d(id, 88, adj_ret)
-
-
-@func_grad(volume_world_to_index_dir)
-def _adj_volume_world_to_index_dir_d(id: uint64, xyz: vec3d, adj_ret: vec3d):
-    adjoint[xyz] += _map_apply_transposed_d(id, 160, adj_ret)
+# the grid's map (nanovdb.py OFF_MAP): the float32 copy, a float32 taper, then the float64 copy at byte 88
+_TRANSFORMS = _map_transforms(float32, vec3, nv.OFF_MAP, transposed_adjoint=False)
+volume_index_to_world, volume_world_to_index, volume_index_to_world_dir, volume_world_to_index_dir = (
+    _map_transforms(float64, vec3d, nv.OFF_MAP + 88, transposed_adjoint=True, overloads=_TRANSFORMS))
 
 
 __all__ = ["volume_lookup", "volume_lookup_f", "volume_lookup_i", "volume_lookup_v", "volume_lookup_index",

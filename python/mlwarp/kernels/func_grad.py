@@ -22,6 +22,7 @@ differentiates the body itself.
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import linecache
 import types
@@ -159,7 +160,17 @@ def _grad_function(primal, adj_func):
     tree.returns = None
     tree.name = f"{adj_func.__name__}__grad{next(_counter)}"
     ast.fix_missing_locations(tree)
-    free = adj_func.__code__.co_freevars  # names of the enclosing function's (a closure's cells)
+    # names of the enclosing function's (a closure's cells), and the names of annotations only a factory's scope
+    # knows (`uvw: V` with V a factory's parameter: no cell, as annotations are evaluated at definition), which
+    # the zero adjoints above call
+    cells = dict(zip(adj_func.__code__.co_freevars, adj_func.__closure__ or ()))
+    hints = getattr(adj_func, "__annotations__", {})
+    for a in args[:n]:
+        name = a.annotation.id if isinstance(a.annotation, ast.Name) else None
+        if name and name not in cells and name not in adj_func.__globals__ and not hasattr(builtins, name) and \
+                not isinstance(hints.get(a.arg, ""), str):
+            cells[name] = types.CellType(hints[a.arg])
+    free = tuple(cells)
     if free:  # compiled inside a function of those names, then rebuilt over the adjoint function's own cells
         outer = ast.parse(f"def _mlwarp_closure({', '.join(free)}):\n    pass").body[0]
         outer.body = [tree, ast.Return(ast.Name(tree.name, ast.Load()))]
@@ -174,7 +185,6 @@ def _grad_function(primal, adj_func):
     if not free:
         namespace[tree.name]._wp_custom_adjoint_ = True  # a custom adjoint: its wp.grad calls warn not (grad_call.py)
         return wp_func(namespace[tree.name])
-    cells = dict(zip(free, adj_func.__closure__))
     made = namespace["_mlwarp_closure"](*(cells[n].cell_contents for n in free))  # (its annotations evaluated)
     rebuilt = types.FunctionType(made.__code__, adj_func.__globals__, tree.name, made.__defaults__,
                                  tuple(cells[n] for n in made.__code__.co_freevars))
