@@ -17,6 +17,7 @@ from ..dialects.warp.composite import composite, storage_layout
 from ..passes import registry
 from ..passes.registry import PassError
 from ..passes.ir_walk import ops_named
+from .index_signs import non_negative
 from .patterns import lower_ops
 
 # On each lowered func: the element byte size of each array argument (0: not an array, or no fast path).
@@ -43,13 +44,14 @@ def _constant_int(v: ir.Value):
     return None
 
 
-def wrapped_index(desc: ir.Value, d: int, idx: ir.Value) -> ir.Value:
+def wrapped_index(desc: ir.Value, d: int, idx: ir.Value, at=None) -> ir.Value:
     """Index `idx` (i32) of dimension `d` as i64, a negative one counted from the end of the dimension, as
-    Warp's array indexing does (`a[-1]` is the last element); a constant one is wrapped here. For an index
-    LLVM knows to be non-negative (the thread index, a loop counter from 0) the select folds away."""
+    Warp's array indexing does (`a[-1]` is the last element); a constant one is wrapped here, one known
+    non-negative where operation `at` uses it (index_signs.py: the thread index, loop counters, their sums and
+    products) is not wrapped."""
     i64 = _i64()
     known = _constant_int(idx)
-    if known is not None and known >= 0:
+    if (known is not None and known >= 0) or (known is None and non_negative(idx, at)):
         return arith.ExtSIOp(i64, idx).result
     shape = llvm.extractvalue(i64, desc, [1, d])
     wide = arith.ExtSIOp(i64, idx).result
@@ -59,9 +61,9 @@ def wrapped_index(desc: ir.Value, d: int, idx: ir.Value) -> ir.Value:
     return arith.SelectOp(negative, arith.AddIOp(wide, shape).result, wide).result
 
 
-def element_address(desc: ir.Value, ndim: int, indices) -> ir.Value:
+def element_address(desc: ir.Value, ndim: int, indices, at=None) -> ir.Value:
     """data + sum(index_d * stride_d), strides in bytes (fewer indices than dims: the leading ones); a
-    negative index counts from the end of its dimension (wrapped_index).
+    negative index counts from the end of its dimension (wrapped_index; `at`: the access op).
 
     The offset arithmetic is `nsw` and the GEP `inbounds`: an access outside the array is
     undefined in Warp, and these facts let LLVM's SCEV see `x[i]` as an affine, consecutive
@@ -71,7 +73,7 @@ def element_address(desc: ir.Value, ndim: int, indices) -> ir.Value:
     offset = None
     for d, idx in enumerate(indices):
         stride = llvm.extractvalue(_i64(), desc, [2, d])
-        term = arith.MulIOp(wrapped_index(desc, d, idx), stride, overflowFlags=nsw).result
+        term = arith.MulIOp(wrapped_index(desc, d, idx, at), stride, overflowFlags=nsw).result
         offset = term if offset is None else arith.AddIOp(offset, term, overflowFlags=nsw).result
     return inbounds_gep(data, offset)
 
@@ -222,7 +224,7 @@ def _ndim(op) -> int:
 
 def _element(op) -> ir.Value:
     """The address of the element an access op names."""
-    return element_address(op.array, _ndim(op), op.indices)
+    return element_address(op.array, _ndim(op), op.indices, op)
 
 
 def _array_dim(op: views.ArrayDimOp) -> ir.Value:
