@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import types as wt
+from .function_signature import BuiltinSignature, declare_builtin
 from .matrix_type import matrix
 from .quaternion_type import quaternion
 from .transform_type import transformation
@@ -102,6 +103,30 @@ def _aliases() -> dict:
 
 ALIASES = _aliases()
 globals().update(ALIASES)
+
+
+def _declare_type_functions() -> None:
+    """Warp's overloads of the type functions: one per float type where Python can call them with a concrete
+    type (Warp exports them so), then the generic one."""
+    floats = (wt.float16, wt.float32, wt.float64)
+    quat_t, xform_t, vec_t = quaternion(wt.Float), transformation(wt.Float), vector(3, wt.Float)
+    declare_builtin(identity, [BuiltinSignature("identity", {"n": int, "dtype": wt.Scalar})])
+    declare_builtin(quat_identity, [BuiltinSignature("quat_identity", {"dtype": wt.Float})])
+    declare_builtin(transform_identity, [BuiltinSignature("transform_identity", {"dtype": wt.Float})])
+    declare_builtin(quat_to_axis_angle, [
+        *(BuiltinSignature("quat_to_axis_angle", {"quat": quaternion(s)}, (vector(3, s), s)) for s in floats),
+        BuiltinSignature("quat_to_axis_angle", {"quat": quat_t})])
+    declare_builtin(transform_set_translation, [
+        *(BuiltinSignature("transform_set_translation", {"xform": transformation(s), "p": vector(3, s)})
+          for s in floats),
+        BuiltinSignature("transform_set_translation", {"xform": xform_t, "p": vec_t})])
+    declare_builtin(transform_set_rotation, [
+        *(BuiltinSignature("transform_set_rotation", {"xform": transformation(s), "q": quaternion(s)})
+          for s in floats),
+        BuiltinSignature("transform_set_rotation", {"xform": xform_t, "q": quat_t})])
+
+
+_declare_type_functions()
 
 # `vector` and `matrix` stay off `wp.*` (they would shadow this module); Warp spells them wp.types.vector.
 __all__ = ["quaternion", "transformation", "vec", "mat", "identity", "quat_identity",

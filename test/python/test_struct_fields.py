@@ -331,3 +331,19 @@ def test_a_struct_from_another_module_as_a_field(tmp_path):
     out = wp.zeros(1, dtype=float)
     wp.launch(k, 1, [h, out])
     assert out.numpy()[0] == 3.25
+
+
+def test_struct_vars_lists_the_fields_by_name_in_declaration_order():
+    # Warp's Struct.vars: name -> a record with `label` and `type` (as warp-lang 1.19 shows them)
+    @wp.struct
+    class Particle:
+        mass: float
+        velocity: wp.vec3d
+        history: wp.array2d(dtype=wp.vec3)
+
+    assert list(Particle.vars) == ["mass", "velocity", "history"]
+    assert [v.label for v in Particle.vars.values()] == ["mass", "velocity", "history"]
+    assert Particle.vars["mass"].type is wp.float32
+    assert Particle.vars["velocity"].type is wp.vec3d
+    history = Particle.vars["history"].type
+    assert history.dtype is wp.vec3 and history.ndim == 2

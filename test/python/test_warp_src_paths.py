@@ -95,3 +95,20 @@ def test_modules_import_mlwarp_by_absolute_path():
     relative = [f"{path.name}:{node.lineno}" for path in sorted(root.rglob("*.py"))
                 for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ImportFrom) and node.level]
     assert relative == []
+
+
+def test_submodules_read_as_attributes_once_under_the_warp_alias():
+    # Warp's package imports warp._src.types, so `wp._src.types.int_types` works without an import of it; under
+    # the `warp` alias the attribute is the module `import warp._src.types` gives (one copy, one `Vector`)
+    import subprocess
+    import sys
+
+    code = ("import sys, mlwarp\nsys.modules['warp'] = mlwarp\nimport warp._src as src\n"
+            "types = src.types\nimport warp._src.types as imported\n"
+            "assert types is imported and types.__name__ == 'warp._src.types', types.__name__\n"
+            "assert types.int_types == mlwarp.types.int_types\n"
+            "assert src.thirdparty.__name__ == 'warp._src.thirdparty'\n"
+            "try:\n    src.codegen\nexcept AttributeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "module 'warp._src' has no attribute 'codegen'"

@@ -10,3 +10,15 @@ of mlwarp's own.
 Its modules import mlwarp by absolute path: imported as `warp._src.x` (through the `warp` alias), a relative
 import would load a second copy of an mlwarp module under the name `warp.*`.
 """
+
+import importlib as _importlib
+
+_SUBMODULES = ("types", "thirdparty")
+
+
+def __getattr__(name):
+    """`warp._src.types` read as an attribute, as Warp's (its package imports it), loaded under this package's own
+    name (`warp._src` or `mlwarp._src`): never a second copy of the module."""
+    if name in _SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -55,6 +55,19 @@ def _numpy_field(t, ctype):
     return np.dtype(t._np_)
 
 
+class StructField:
+    """One field of a struct type as Warp's `Struct.vars` shows it: its name (`label`) and its Warp type."""
+
+    __slots__ = ("label", "type")
+
+    def __init__(self, label: str, type_):
+        self.label = label
+        self.type = type_
+
+    def __repr__(self):
+        return f"<StructField {self.label}: {wt.type_name(self.type)}>"
+
+
 class StructInstance:
     """Base of struct instances: fields as attributes, unknown names refused (a typo is an error).
 
@@ -272,6 +285,7 @@ def struct(c=None, *, module=None):
     new = type(cls.__name__, (cls, StructInstance), {
         "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__, "cls": cls,
         "_wp_composite_": "struct", "_wp_fields_": fields, "_ctype_": ctype, "_np_": np_dtype,
+        "vars": {n: StructField(n, t) for n, t in fields},  # Warp's Struct.vars: the fields by name, in order
         "_shape_": (), "numpy_dtype": classmethod(lambda c: {k: list(v) if isinstance(v, list) else v
                                                         for k, v in spec.items()}),
         "key": re.sub("[^0-9a-zA-Z_]+", "", cls.__qualname__.replace(".", "__")),  # Warp's Struct.key

@@ -15,6 +15,8 @@ from mlwarp.compiler.builtins.params import Unbound, bind
 from mlwarp.compiler.builtins.pyscope import no_overload
 from mlwarp.compiler.builtins.table import BUILTINS, COMPOSITE_ONLY
 
+from .builtin_signatures import table_overloads
+
 
 class BuiltinFunction:
     """A builtin of the table, seen from Python."""
@@ -25,6 +27,7 @@ class BuiltinFunction:
         self.__doc__ = doc
         self._wp_builtin_ = None if intrinsic else name
         self._wp_intrinsic_ = name if intrinsic else None
+        self._overloads = None  # built on first use: `import mlwarp` does not walk the table
 
     def __call__(self, *args, **kwargs):
         if self._wp_intrinsic_ == "print":  # wp.print from Python (a @wp.func run there): Python's print
@@ -45,6 +48,37 @@ class BuiltinFunction:
 
     def __repr__(self):
         return f"<mlwarp builtin {self.__name__}>"
+
+    # Warp's `Function` attributes of a builtin (its overloads by signature, see builtin_signatures.py)
+    namespace = "wp::"
+
+    @property
+    def overloads(self) -> list:
+        if self._wp_builtin_ is None:
+            raise AttributeError(f"wp.{self.__name__} is an intrinsic of the kernel language: it has no overloads "
+                                 f"by signature")
+        if self._overloads is None:
+            self._overloads = table_overloads(self._wp_builtin_)
+        return self._overloads
+
+    @property
+    def input_types(self) -> dict:
+        return self.overloads[0].input_types
+
+    @property
+    def value_type(self):
+        return self.overloads[0].value_type
+
+    @property
+    def export(self) -> bool:
+        return any(o.export for o in self.overloads)
+
+    @property
+    def doc(self) -> str:
+        return self.__doc__
+
+    def is_builtin(self) -> bool:
+        return True
 
 
 # -- wp.expect_eq / expect_neq / expect_near in Python scope: Warp's text, as its native print writes it ----------
