@@ -62,6 +62,14 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
     # per node of the level: its centroid bounds and box (the root's here, the others from their parent's split)
     bounds = [np.empty((1, 3), np.float32) for _ in range(4)]
     bk.host_launch(bk.item_bounds, 1, items[:2] + [n] + [bk.view(b, vec3) for b in bounds])
+    # the launches' per-node inputs and outputs, for a level's m nodes in their first m (2m) rows: allocated and
+    # wrapped once (a level has at most n / 2 inner nodes), the views' construction being most of a launch's cost
+    seg_starts, seg_counts, n_lefts = (np.empty(n, np.int32) for _ in range(3))
+    seg_bounds = [np.empty((n, 3), np.float32) for _ in range(4)]
+    child = [np.empty((n, 3), np.float32) for _ in range(4)]
+    split_args = items + [bk.view(seg_starts, int32), bk.view(seg_counts, int32),
+                          *(bk.view(b, vec3) for b in seg_bounds), bk.view(n_lefts, int32),
+                          *(bk.view(b, vec3) for b in child)]
     # nodes numbered level by level while building: children, and a leaf's range of `order`
     levels = []  # per level: (first node id, segment starts, counts, left child ids, right child ids)
     level_boxes = []  # per level: its nodes' boxes (lowers, uppers), which a refit would compute again
@@ -77,14 +85,13 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
         if s.size:
             # each node's SAH split and the partition of its items in `order`: one thread a node
             m = s.size
-            n_left = np.empty(m, np.int32)
-            child = [np.empty((2 * m, 3), np.float32) for _ in range(4)]
-            seg_bounds = [bk.view(np.ascontiguousarray(b[inner]), vec3) for b in bounds]
-            bk.host_launch(bk.sah_split, m, items + [
-                bk.view(s.astype(np.int32), int32), bk.view(c.astype(np.int32), int32), *seg_bounds,
-                bk.view(n_left, int32), *(bk.view(b, vec3) for b in child)])
-            n_left = n_left.astype(np.int64)
-            bounds = child
+            seg_starts[:m], seg_counts[:m] = s, c
+            for into, b in zip(seg_bounds, bounds):
+                into[:m] = b[inner]
+            bk.host_launch(bk.sah_split, m, split_args)
+            n_left = n_lefts[:m].astype(np.int64)
+            # (the boxes copied: they are the nodes' boxes, and the next level's launch overwrites `child`)
+            bounds = [child[0][:2 * m], child[1][:2 * m], child[2][:2 * m].copy(), child[3][:2 * m].copy()]
             ids = next_id + 2 * np.arange(s.size)
             left_ids[inner], right_ids[inner] = ids, ids + 1
             next_id += 2 * s.size
