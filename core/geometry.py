@@ -34,8 +34,8 @@ HASH_GRID_QUERY_FIELDS = ("grid", "x_start", "y_start", "z_start", "x_end", "y_e
                           "cell_index", "cell_end", "group", "grouped")
 
 # -- wp.Bvh ------------------------------------------------------------------------------------------
-# Nodes in depth-first preorder: a node's left child is the next node, its right child follows the left
-# subtree, and skip[n] is the node after n's subtree, so a traversal is a loop over node indices
+# Nodes in depth-first preorder: a node's right child (the items above its split) is the next node, its left
+# child follows the right subtree (Warp's traversal pops the right child first: its order), and skip[n] is the node after n's subtree, so a traversal is a loop over node indices
 # (overlap: go to n + 1, else to skip[n]) with no stack. A leaf holds primitive_indices[start:end].
 # Words 0-13 sit where Warp's host BVH struct (native/bvh.h) keeps the same fields, so host code that reads
 # Warp's header through bvh.id (its tests do, with ctypes) finds the parents, counts and depth; only the node
@@ -102,7 +102,7 @@ MESH_WN_NORMALS = 8  # address of float32[num_nodes, 3]
 MESH_WN_CENTERS = 9  # address of float32[num_nodes, 3]
 MESH_WN_RADII = 10  # address of float32[num_nodes]
 # The tree packed for ray casts, 32 bytes a node as Warp's: float32 lower x, y, z, then an int32 (an inner node's
-# right child, a leaf's first position in the tree's primitives), float32 upper x, y, z, then an int32 (-1 for
+# second child in preorder, a leaf's first position in the tree's primitives), float32 upper x, y, z, then an int32 (-1 for
 # an inner node, a leaf's end): a node's box and links in one cache line, both children's boxes loaded at once.
 MESH_RAY_NODES = 11  # address of float32[num_nodes, 8]
 RAY_NODE_FLOATS = 8

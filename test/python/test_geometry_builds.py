@@ -1,6 +1,6 @@
 """The structures' builds as kernels (python/mlwarp/geometry/build_kernels.py) against brute-force numpy references:
 the trees are valid (every item in exactly one leaf, each node's box the bounds of its subtree's items, skip
-links and depths consistent), the SAH tree is the level-by-level numpy builder's split for split, refits follow
+links and depths consistent), the SAH tree is Warp's build (recursive, in numpy) split for split, refits follow
 moved boxes, wp.Mesh's per-triangle arrays are numpy's, HashGrid.build's arrays are the stable sort by cell, and
 every build is the same whatever the thread count."""
 
@@ -64,10 +64,30 @@ def test_trees_are_valid(constructor, kind, leaf_size):
     _check_tree(bvh._tree, lowers, uppers, bvh._node_lowers, bvh._node_uppers, leaf_size)
 
 
+def _std_partition(items, below):
+    """libstdc++'s std::partition (bidirectional form, which Warp's SAH build calls) of `items` by the flags
+    `below`, written from its source: the first item not below from the front swaps with the last one below."""
+    items, below = list(items), list(below)
+    first, last = 0, len(items)
+    while True:
+        while first != last and below[first]:
+            first += 1
+        if first == last:
+            return np.array(items)
+        last -= 1
+        while first != last and not below[last]:
+            last -= 1
+        if first == last:
+            return np.array(items)
+        items[first], items[last] = items[last], items[first]
+        below[first], below[last] = below[last], below[first]
+        first += 1
+
+
 def _numpy_sah_tree(lowers, uppers, leaf_size):
-    """The SAH builder's levels in numpy (the builder before its kernels): per level, every node's 16 buckets
-    along its centroids' longest axis, the cheapest split's stable partition (the middle when a side would be
-    empty); returns each leaf's (depth, items) in depth-first order."""
+    """Warp's SAH build (native/bvh.cpp) in numpy: per node, 16 buckets along its centroids' longest axis, the
+    cheapest split, std::partition of its items by it (the middle when a side would be empty); returns each
+    leaf's (depth, items) in depth-first order, the right child first (the order of Warp's traversal)."""
     n = lowers.shape[0]
     centres = F32(0.5) * (lowers + uppers)
     leaves = []
@@ -106,13 +126,12 @@ def _numpy_sah_tree(lowers, uppers, leaf_size):
                 cost = (left * inv) * cl.astype(F32) + (right * inv) * (items.size - cl).astype(F32)
             best = int(np.argmin(np.where(np.isnan(cost), np.inf, cost)))
             split = start + F32(best + 1) * (end - start) / F32(16.0)
-        below = key < split
-        if below.all() or not below.any():
-            lft, rgt = items[: items.size // 2], items[items.size // 2:]
-        else:
-            lft, rgt = items[below], items[~below]
-        build(lft, depth + 1)
-        build(rgt, depth + 1)
+        items = _std_partition(items, list(key < split))
+        n_left = int((key < split).sum())
+        if n_left in (0, items.size):
+            n_left = items.size // 2
+        build(items[n_left:], depth + 1)  # the right child first: Warp's traversal order
+        build(items[:n_left], depth + 1)
 
     build(np.arange(n), 0)
     return leaves
@@ -298,3 +317,62 @@ def test_structures_made_inside_a_capture_are_built_at_once():
     node_lowers = bvh._node_lowers.copy()
     wp.capture_launch(capture.graph)  # nothing of the builds was recorded: the trees stay as they are
     np.testing.assert_array_equal(bvh._node_lowers, node_lowers)
+
+
+# Candidates in the order warp-lang 1.19.0 (CPU) returned them for the same data (recorded with its
+# bvh_query_aabb / mesh_query_aabb loops): the SAH tree, each leaf's item order and the right-child-first
+# traversal are Warp's, so the sequence is too, not only the set
+WARP_BVH_AABB_ORDER = {
+    1: [197, 140, 230, 130, 252, 237, 83, 11, 35, 170, 50, 264, 232, 61, 149, 62, 145, 286, 71, 119, 33, 267, 182,
+        191, 177, 30, 263, 67, 215, 45, 126, 218, 280, 131, 5, 169, 106, 23, 243, 200, 1, 245],
+    4: [197, 140, 230, 130, 252, 237, 83, 35, 11, 264, 170, 50, 232, 61, 149, 62, 71, 286, 145, 182, 33, 267, 119,
+        191, 177, 30, 215, 263, 67, 126, 45, 218, 280, 131, 106, 23, 5, 169, 243, 200, 1, 245],
+}
+WARP_MESH_AABB_ORDER = [234, 90, 78, 222, 88, 89, 233, 232, 77, 76, 221, 220, 75, 219, 87, 231, 230, 86, 218, 74,
+                        66, 210, 198, 42, 54, 186, 30, 174, 65, 209, 208, 64, 63, 207, 185, 197, 53, 41, 196, 195,
+                        51, 52, 40, 184, 183, 39, 206, 62, 194, 50, 38, 182, 29, 28, 172, 173, 171, 27, 170, 26]
+
+
+@wp.kernel
+def _bvh_aabb_order(bvh: wp.uint64, lo: wp.vec3, hi: wp.vec3, out: wp.array(dtype=int), n: wp.array(dtype=int)):
+    query = wp.bvh_query_aabb(bvh, lo, hi)
+    i = int(0)
+    while wp.bvh_query_next(query, i):
+        out[wp.atomic_add(n, 0, 1)] = i
+
+
+@wp.kernel
+def _mesh_aabb_order(mesh: wp.uint64, lo: wp.vec3, hi: wp.vec3, out: wp.array(dtype=int), n: wp.array(dtype=int)):
+    query = wp.mesh_query_aabb(mesh, lo, hi)
+    i = int(0)
+    while wp.mesh_query_next(query, i):
+        out[wp.atomic_add(n, 0, 1)] = i
+
+
+def _candidates(kernel, args):
+    out, n = wp.zeros(1000, dtype=int), wp.zeros(1, dtype=int)
+    wp.launch(kernel, 1, args + [out, n])
+    return out.numpy()[: n.numpy()[0]].tolist()
+
+
+@pytest.mark.parametrize("leaf_size", [1, 4])
+def test_bvh_query_order_is_warps(leaf_size):
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(300, 3)).astype(F32) * F32(3.0)
+    half = rng.random((300, 3)).astype(F32) * F32(0.5)
+    bvh = _bvh(centres - half, centres + half, leaf_size=leaf_size)
+    got = _candidates(_bvh_aabb_order, [bvh.id, wp.vec3(-2.0, -2.0, -2.0), wp.vec3(2.0, 2.0, 2.0)])
+    assert got == WARP_BVH_AABB_ORDER[leaf_size]
+
+
+def test_mesh_query_order_is_warps():
+    g = 12
+    x, y = np.meshgrid(np.linspace(0, 1, g + 1), np.linspace(0, 1, g + 1), indexing="ij")
+    pts = np.stack([x, y, 0.1 * np.sin(5 * x) * np.cos(3 * y)], -1).reshape(-1, 3).astype(F32)
+    i, j = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
+    a = (i * (g + 1) + j).reshape(-1)
+    b, c, d = a + g + 1, a + 1, a + g + 2
+    tris = np.concatenate([np.stack([a, b, c], -1), np.stack([c, b, d], -1)]).astype(np.int32)
+    mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32), bvh_leaf_size=4)
+    got = _candidates(_mesh_aabb_order, [mesh.id, wp.vec3(0.2, 0.2, -1.0), wp.vec3(0.6, 0.5, 1.0)])
+    assert got == WARP_MESH_AABB_ORDER

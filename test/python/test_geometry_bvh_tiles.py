@@ -427,8 +427,8 @@ def test_constructor_errors_are_warps():
 # -- the SAH tree itself --------------------------------------------------------------------------------------
 def _reference_sah_leaves(lowers, uppers, leaf_size):
     """Warp's top-down SAH build (bvh.cpp's build_recursive / partition_sah_indices, as documented there), one
-    node at a time with scalar float32 arithmetic and a stable partition; the leaves' item lists in depth-first
-    order, each with its depth."""
+    node at a time with scalar float32 arithmetic and its std::partition; the leaves' item lists in depth-first
+    order, the right child first, each with its depth."""
     f = np.float32
     leaves = []
 
@@ -469,12 +469,26 @@ def _reference_sah_leaves(lowers, uppers, leaf_size):
                 if cost < best_cost:
                     best, best_cost = split, cost
             split_point = f(start + f(f(best + 1) * f(end - start)) / f(16.0))
-        left = [i for i, c in zip(items, centres) if c[axis] < split_point]
-        right = [i for i, c in zip(items, centres) if not c[axis] < split_point]
-        if not left or not right:
-            left, right = items[:len(items) // 2], items[len(items) // 2:]
-        build(left, depth + 1)
-        build(right, depth + 1)
+        # libstdc++'s std::partition (bidirectional form): the first item not below from the front swaps with
+        # the last one below from the back
+        items, below = list(items), [c[axis] < split_point for c in centres]
+        first, last = 0, len(items)
+        while True:
+            while first != last and below[first]:
+                first += 1
+            if first == last:
+                break
+            last -= 1
+            while first != last and not below[last]:
+                last -= 1
+            if first == last:
+                break
+            items[first], items[last] = items[last], items[first]
+            below[first], below[last] = below[last], below[first]
+            first += 1
+        n_left = first if 0 < first < len(items) else len(items) // 2
+        build(items[n_left:], depth + 1)  # the right child first: the order of Warp's stack traversal
+        build(items[:n_left], depth + 1)
 
     build(list(range(len(lowers))), 0)
     return leaves

@@ -5,11 +5,12 @@ compile once (the kernel cache, MLWARP_CACHE_DIR) and run on every core. numpy k
 between launches. Every kernel here is deterministic whatever the thread count: a thread writes only its own
 outputs, and the only atomics are integer adds (exact) whose sums are all that is read.
 
-- `sah_level`: one thread per node of a tree level (bvh_sah.build_sah_tree), the whole of Warp's binned SAH
-  split of that node: its centroid bounds, 16 buckets along their longest axis, the cheapest split, and the
-  stable partition of its items (both sides keep their order) in `order`, their boxes moved with them (so every
-  pass reads sequentially). Nodes of a level are independent, so a level's threads run in parallel; the top
-  levels have few nodes (one thread at the root) but each of their threads loops over many items.
+- `sah_split`: one thread per node of a tree level (bvh_sah.build_sah_tree), the whole of Warp's binned SAH
+  split of that node in two passes over its items: 16 buckets along the longest axis of its centroid bounds
+  and the cheapest split, then Warp's in-place partition of its items (libstdc++'s std::partition), their
+  boxes moved with them (so every pass reads sequentially), which also gives each child's centroid bounds and
+  box. Nodes of a level are independent, so a level's threads run in parallel; the
+  top levels have few nodes (one thread at the root) but each of their threads loops over many items.
 - `leaf_boxes`, `inner_boxes`: refits. A leaf's box is its items' bounds (one thread a node); inner nodes on one
   thread in reverse preorder (children follow their parent in preorder, so a reverse walk sees them first).
 - `triangle_boxes`, `pack_triangles`: wp.Mesh's per-triangle bounds and edge lengths, and the ray casts'
@@ -29,6 +30,7 @@ import numpy as np
 
 from mlwarp.arrays.array import array, zeros
 from mlwarp.library.builtins import namespace as wp
+from mlwarp.core.refs import ref
 from mlwarp.kernels.func import func
 from mlwarp.kernels.kernel import kernel
 from mlwarp.launching.launch import launch
@@ -70,28 +72,49 @@ def _box_area(lo: vec3, hi: vec3):
     return float32(2.0) * (e[0] * e[1] + e[0] * e[2] + e[1] * e[2])
 
 
+@func
+def _grow_bounds(cmin: ref[vec3], cmax: ref[vec3], nlo: ref[vec3], nhi: ref[vec3], lo: vec3, hi: vec3):
+    """The centroid bounds [cmin, cmax] and box [nlo, nhi] of a set of items grown by the item box [lo, hi]."""
+    p = float32(0.5) * (lo + hi)
+    cmin = wp.min(cmin, p)
+    cmax = wp.max(cmax, p)
+    nlo = wp.min(nlo, lo)
+    nhi = wp.max(nhi, hi)
+
+
 @kernel(enable_backward=False)
-def sah_level(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array(dtype=int32),
-              scratch_lo: array(dtype=vec3), scratch_hi: array(dtype=vec3), scratch: array(dtype=int32),
-              keys: array(dtype=float32), seg_start: array(dtype=int32), seg_count: array(dtype=int32),
-              n_left_out: array(dtype=int32)):
-    # box_lo[k], box_hi[k]: the box of item order[k] (the items' boxes move with them: sequential reads)
+def item_bounds(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), count: int32, cmin: array(dtype=vec3),
+                cmax: array(dtype=vec3), lo: array(dtype=vec3), hi: array(dtype=vec3)):
+    # one thread: the centroid bounds and box of all items (the SAH root's; numpy's axis reductions over
+    # (n, 3) arrays take several times as long)
+    inf = float32(INF)
+    c_lo = vec3(inf, inf, inf)
+    c_hi = vec3(-inf, -inf, -inf)
+    n_lo = vec3(inf, inf, inf)
+    n_hi = vec3(-inf, -inf, -inf)
+    for k in range(count):
+        _grow_bounds(c_lo, c_hi, n_lo, n_hi, box_lo[k], box_hi[k])
+    cmin[0] = c_lo
+    cmax[0] = c_hi
+    lo[0] = n_lo
+    hi[0] = n_hi
+
+
+@kernel(enable_backward=False)
+def sah_split(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array(dtype=int32),
+              seg_start: array(dtype=int32), seg_count: array(dtype=int32), seg_cmin: array(dtype=vec3),
+              seg_cmax: array(dtype=vec3), seg_lo: array(dtype=vec3), seg_hi: array(dtype=vec3),
+              n_left_out: array(dtype=int32), child_cmin: array(dtype=vec3), child_cmax: array(dtype=vec3),
+              child_lo: array(dtype=vec3), child_hi: array(dtype=vec3)):
+    # box_lo[k], box_hi[k]: the box of item order[k] (the items' boxes move with them: sequential reads).
+    # Node `seg`'s centroid bounds and box come from its parent's partition (seg_*), its children's go out
+    # (child_*[2 seg], [2 seg + 1]): two passes over a node's items, the buckets and the partition
     seg = wp.tid()
     s = seg_start[seg]
     c = seg_count[seg]
     inf = float32(INF)
-    cmin = vec3(inf, inf, inf)
-    cmax = vec3(-inf, -inf, -inf)
-    nlo = vec3(inf, inf, inf)
-    nhi = vec3(-inf, -inf, -inf)
-    for k in range(s, s + c):
-        lo = box_lo[k]
-        hi = box_hi[k]
-        p = float32(0.5) * (lo + hi)
-        cmin = wp.min(cmin, p)
-        cmax = wp.max(cmax, p)
-        nlo = wp.min(nlo, lo)
-        nhi = wp.max(nhi, hi)
+    cmin = seg_cmin[seg]
+    cmax = seg_cmax[seg]
     ext = cmax - cmin
     axis = int32(0)
     if ext[1] > ext[0]:
@@ -116,7 +139,6 @@ def sah_level(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array
         lo = box_lo[k]
         hi = box_hi[k]
         key = (float32(0.5) * (lo + hi))[axis]
-        keys[k] = key
         scaled = float32(SAH_BUCKETS) * (key - start) / width
         b = int32(0)
         if scaled >= float32(SAH_BUCKETS - 1):
@@ -127,7 +149,7 @@ def sah_level(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array
         bin_hi[b] = wp.max(bin_hi[b], hi)
         bin_n[b] = bin_n[b] + 1
     # split i puts buckets 0..i left, i+1..15 right: the right sides' areas first (a suffix over the buckets)
-    inv = float32(1.0) / _box_area(nlo, nhi)
+    inv = float32(1.0) / _box_area(seg_lo[seg], seg_hi[seg])
     rlo = vec3(inf, inf, inf)
     rhi = vec3(-inf, -inf, -inf)
     for j in range(SAH_BUCKETS - 1):
@@ -152,31 +174,63 @@ def sah_level(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array
     split = start + float32(best + 1) * (end - start) / float32(SAH_BUCKETS)
     if flat:
         split = start
-    # the stable partition: the left side forwards from s, the right side backwards from s + c - 1
-    left = s
-    right_pos = s + c - 1
-    for k in range(s, s + c):
-        dst = right_pos
-        if keys[k] < split:
-            dst = left
-            left += 1
+    # the partition in place, libstdc++'s std::partition as Warp calls it (so the tree and each leaf's order are
+    # Warp's): the first item not below the split from the front swaps with the last one below it from the
+    # back. Each item is tested once; its side's bounds grow then
+    empty_lo = vec3(inf, inf, inf)
+    empty_hi = vec3(-inf, -inf, -inf)
+    l_cmin, l_cmax, l_lo, l_hi = empty_lo, empty_hi, empty_lo, empty_hi
+    r_cmin, r_cmax, r_lo, r_hi = empty_lo, empty_hi, empty_lo, empty_hi
+    first = s
+    last = s + c
+    while first != last:
+        lo = box_lo[first]
+        hi = box_hi[first]
+        if (float32(0.5) * (lo + hi))[axis] < split:
+            _grow_bounds(l_cmin, l_cmax, l_lo, l_hi, lo, hi)
+            first += 1
         else:
-            right_pos -= 1
-        scratch[dst] = order[k]
-        scratch_lo[dst] = box_lo[k]
-        scratch_hi[dst] = box_hi[k]
-    n_left = left - s
-    if n_left > 0 and n_left < c:
-        for k in range(s, left):
-            order[k] = scratch[k]
-            box_lo[k] = scratch_lo[k]
-            box_hi[k] = scratch_hi[k]
-        for j in range(c - n_left):
-            src = s + c - 1 - j
-            order[left + j] = scratch[src]
-            box_lo[left + j] = scratch_lo[src]
-            box_hi[left + j] = scratch_hi[src]
+            _grow_bounds(r_cmin, r_cmax, r_lo, r_hi, lo, hi)
+            last -= 1
+            below = False
+            lo_b = lo
+            hi_b = hi
+            while first != last and not below:
+                lo_b = box_lo[last]
+                hi_b = box_hi[last]
+                if (float32(0.5) * (lo_b + hi_b))[axis] < split:
+                    below = True
+                    _grow_bounds(l_cmin, l_cmax, l_lo, l_hi, lo_b, hi_b)
+                else:
+                    _grow_bounds(r_cmin, r_cmax, r_lo, r_hi, lo_b, hi_b)
+                    last -= 1
+            if below:  # swap the two, the front one past the boundary
+                o = order[first]
+                order[first] = order[last]
+                order[last] = o
+                box_lo[first] = lo_b
+                box_hi[first] = hi_b
+                box_lo[last] = lo
+                box_hi[last] = hi
+                first += 1
+    n_left = first - s
+    if n_left == 0 or n_left == c:  # nothing to split off: the middle of the current order, its sides' bounds
+        n_left = c // 2
+        l_cmin, l_cmax, l_lo, l_hi = empty_lo, empty_hi, empty_lo, empty_hi
+        r_cmin, r_cmax, r_lo, r_hi = empty_lo, empty_hi, empty_lo, empty_hi
+        for k in range(s, s + n_left):
+            _grow_bounds(l_cmin, l_cmax, l_lo, l_hi, box_lo[k], box_hi[k])
+        for k in range(s + n_left, s + c):
+            _grow_bounds(r_cmin, r_cmax, r_lo, r_hi, box_lo[k], box_hi[k])
     n_left_out[seg] = n_left
+    child_cmin[2 * seg] = l_cmin
+    child_cmax[2 * seg] = l_cmax
+    child_lo[2 * seg] = l_lo
+    child_hi[2 * seg] = l_hi
+    child_cmin[2 * seg + 1] = r_cmin
+    child_cmax[2 * seg + 1] = r_cmax
+    child_lo[2 * seg + 1] = r_lo
+    child_hi[2 * seg + 1] = r_hi
 
 
 @kernel(enable_backward=False)

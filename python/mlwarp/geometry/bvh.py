@@ -1,13 +1,15 @@
 """`wp.Bvh`: a bounding volume hierarchy over user boxes (lowers[i], uppers[i]), queried in kernels.
 
 Layout (core/geometry.py): nodes in depth-first preorder with skip indices, so a kernel traverses
-with a node index instead of a stack. constructor="sah" (the default on the CPU, as in Warp) is the surface-area
+with a node index instead of a stack. The preorder visits a node's right child (the items above its split)
+before its left one: Warp's stack traversal pushes left then right and pops the right child first, so the
+queries meet the items in Warp's order (within a leaf of several items, in this build's order). constructor="sah" (the default on the CPU, as in Warp) is the surface-area
 heuristic build of bvh_sah.py; constructor="median" splits each node's items at the median of their centroids
 along the longest axis of the centroid bounds, all nodes of one level at a time (one numpy sort per
 level); leaves hold up to leaf_size items. refit() recomputes node boxes with two kernels (build_kernels.py:
 leaves one thread a node, then inner nodes on one thread in reverse preorder).
 The queries return the same set of items as Warp's (each item whose box passes the query's test; items of
-a one-item leaf by its node's box, which is that item's box), in this tree's order, not Warp's.
+a one-item leaf by its node's box, which is that item's box).
 
 A grouped tree (groups=: one int32 group id per item) is Warp's layout: a top-level median split over the
 sorted distinct group ids, each group's leaf expanded into its own subtree over that group's items, so a
@@ -114,10 +116,10 @@ def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
         sorted_within = np.lexsort((order[items], key, seg_of))  # (ties by item index: deterministic)
         order[items] = order[items][sorted_within]
         half = c // 2
-        left_nodes = np.array([_nodes_of(int(h), leaf_size, memo) for h in half], np.int64)
+        right_nodes = np.array([_nodes_of(int(r), leaf_size, memo) for r in c - half], np.int64)
         seg_s = np.stack([s, s + half], axis=1).reshape(-1)
         seg_c = np.stack([half, c - half], axis=1).reshape(-1)
-        seg_n = np.stack([nd + 1, nd + 1 + left_nodes], axis=1).reshape(-1)
+        seg_n = np.stack([nd + 1 + right_nodes, nd + 1], axis=1).reshape(-1)  # (the right child first: preorder)
         level += 1
     return {"skip": skip, "start": start, "end": end, "depth": depth, "primitives": order.astype(np.int32)}
 
@@ -130,19 +132,20 @@ def build_grouped_tree(lowers, uppers, groups, leaf_size, builder=None) -> dict:
                 for f, c in zip(firsts, counts)]
     parts = {k: [] for k in ("skip", "start", "end", "depth", "primitives")}
     roots = np.zeros(ids.size, np.int32)
-    state = {"nodes": 0}
+    state = {"nodes": 0, "primitives": 0}
 
     def emit(first_group: int, end_group: int, depth: int):
         if end_group - first_group == 1:  # a group's subtree, its numbers moved to their place
-            g, t, base = first_group, subtrees[first_group], state["nodes"]
+            g, t, base, at = first_group, subtrees[first_group], state["nodes"], state["primitives"]
             roots[g] = base
             leaf = t["start"] >= 0
             parts["skip"].append(t["skip"] + base)
-            parts["start"].append(np.where(leaf, t["start"] + firsts[g], -1).astype(np.int32))
-            parts["end"].append(np.where(leaf, t["end"] + firsts[g], -1).astype(np.int32))
+            parts["start"].append(np.where(leaf, t["start"] + at, -1).astype(np.int32))
+            parts["end"].append(np.where(leaf, t["end"] + at, -1).astype(np.int32))
             parts["depth"].append(t["depth"] + depth)
             parts["primitives"].append(order[firsts[g] + t["primitives"]].astype(np.int32))
             state["nodes"] += t["skip"].size
+            state["primitives"] += t["primitives"].size
             return
         state["nodes"] += 1
         skip = np.zeros(1, np.int32)
@@ -150,14 +153,14 @@ def build_grouped_tree(lowers, uppers, groups, leaf_size, builder=None) -> dict:
                      ("depth", np.full(1, depth, np.int32))):
             parts[k].append(a)
         mid = (first_group + end_group) // 2
+        emit(mid, end_group, depth + 1)  # (the right child first: preorder)
         emit(first_group, mid, depth + 1)
-        emit(mid, end_group, depth + 1)
         skip[0] = state["nodes"]
 
     if ids.size:
         emit(0, ids.size, 0)
     tree = {k: (np.concatenate(v).astype(np.int32) if v else np.zeros(0, np.int32)) for k, v in parts.items()}
-    # the items of a group lie contiguous in build order; primitives lists them group by group
+    # the items of a group lie contiguous in the primitive list, the groups in preorder
     tree["group_ids"], tree["group_roots"] = ids.astype(np.int32), roots
     tree["max_depth"] = max((int(t["depth"].max()) for t in subtrees if t["depth"].size), default=0)
     return tree
@@ -272,16 +275,21 @@ class Bvh:
             # Warp counts every item of an ungrouped tree as group 0
             self._tree["group_ids"] = np.zeros(1 if lo.shape[0] else 0, np.int32)
             self._tree["group_roots"] = np.zeros(1 if lo.shape[0] else 0, np.int32)
-        self._refit(lo, hi)
+        # the SAH build's node boxes are the refit's (min / max over the same items: exact either way)
+        built = (self._tree.pop("node_lowers"), self._tree.pop("node_uppers")) if "node_lowers" in self._tree \
+            else None
+        self._refit(lo, hi, built)
 
     def refit(self):
         """Recompute the node boxes after the lowers or uppers arrays changed (same tree)."""
         _capture.run_or_record(self.device, lambda: self._refit(*self._boxes()))  # a graph capture: at each replay
 
-    def _refit(self, lo, hi):
+    def _refit(self, lo, hi, node_boxes=None):
         t = self._tree
-        self._node_lowers, self._node_uppers = refit_tree(t, lo, hi)
-        parents = _parents(t)
+        self._node_lowers, self._node_uppers = node_boxes if node_boxes is not None else refit_tree(t, lo, hi)
+        if getattr(self, "_parents_of", None) is not t:  # (a refit keeps the tree: its parents too)
+            self._parents_of, self._parents = t, _parents(t)
+        parents = self._parents
         keep = [self._node_lowers, self._node_uppers, t["skip"], t["start"], t["end"], t["primitives"], parents,
                 self._root, t["group_ids"], t["group_roots"]]
         keep = [a if a.size else np.zeros(1, a.dtype) for a in keep]  # (a valid address even when empty)

@@ -215,21 +215,35 @@ class Mesh:
                 owned.update(zip((layout.MESH_WN_NORMALS, layout.MESH_WN_CENTERS, layout.MESH_WN_RADII), self._wn))
             self._mirror.publish(d, owned)
 
+    def _packing(self, name: str, shape: tuple, align: int = 4) -> np.ndarray:
+        """A zeroed float32 array of `shape` (its start `align`-byte aligned) for one of the ray casts' packed
+        structures; on a refit the one the build made: the packers write every word a query reads, the same
+        tree has the same shapes, and repacking into memory already touched spares the page faults of several
+        fresh megabytes (the descriptor's addresses stay too)."""
+        old = self.__dict__.setdefault("_packings", {}).get(name)
+        if old is not None and old.shape == shape:
+            return old
+        size = int(np.prod(shape))
+        raw = np.zeros(size + align // 4, np.float32)
+        offset = (-raw.ctypes.data % align) // 4
+        self._packings[name] = packed = raw[offset:offset + size].reshape(shape)
+        return packed
+
     def _packed_nodes(self) -> np.ndarray:
         """The tree in the ray casts' packed layout (core/geometry.py MESH_RAY_NODES), from the Bvh's arrays."""
         bvh = self._bvh
         t = bvh._tree
         num_nodes = t["skip"].size
-        packed = np.zeros((max(num_nodes, 1), layout.RAY_NODE_FLOATS), np.float32)
+        packed = self._packing("nodes", (max(num_nodes, 1), layout.RAY_NODE_FLOATS))
         if num_nodes:
             links = packed.view(np.int32)
             packed[:num_nodes, 0:3] = bvh._node_lowers
             packed[:num_nodes, 4:7] = bvh._node_uppers
             leaf = t["start"] >= 0
-            right = np.zeros(num_nodes, np.int32)
+            second = np.zeros(num_nodes, np.int32)
             inner = np.flatnonzero(~leaf)
-            right[inner] = t["skip"][inner + 1]  # preorder: the right child follows the left child's subtree
-            links[:num_nodes, 3] = np.where(leaf, t["start"], right)
+            second[inner] = t["skip"][inner + 1]  # preorder: the second child follows the first child's subtree
+            links[:num_nodes, 3] = np.where(leaf, t["start"], second)
             links[:num_nodes, 7] = np.where(leaf, t["end"], -1)
         return packed
 
@@ -248,12 +262,12 @@ class Mesh:
         if self._wide is None:
             return None
         slots, codes, _ = self._wide
-        raw = np.zeros(len(slots) * layout.RAY_WIDE_FLOATS + 32, np.float32)
-        offset = (-raw.ctypes.data % 128) // 4  # 128-byte aligned: a node is two whole cache lines
-        packed = raw[offset:offset + len(slots) * layout.RAY_WIDE_FLOATS].reshape(len(slots), 8, 4)
+        # 128-byte aligned: a node is two whole cache lines
+        flat = self._packing("wide", (len(slots), layout.RAY_WIDE_FLOATS), align=128)
+        packed = flat.reshape(len(slots), 8, 4)
         packed[:, 0:6] = boxes[slots].transpose(0, 2, 1)
         packed.view(np.int32)[:, 6] = codes
-        return packed.reshape(len(slots), layout.RAY_WIDE_FLOATS)
+        return flat
 
     @staticmethod
     def _wide_links(t, boxes):
@@ -320,9 +334,8 @@ class Mesh:
         if self._ray_wide is None:
             return None
         positions = self._wide[2]
-        raw = np.zeros(len(positions) * layout.RAY_LEAF_FLOATS + 16, np.float32)
-        offset = (-raw.ctypes.data % 64) // 4  # a group's first row at a cache line's start
-        packed = raw[offset:offset + len(positions) * layout.RAY_LEAF_FLOATS].reshape(-1, layout.RAY_LEAF_FLOATS)
+        # a group's first row at a cache line's start
+        packed = self._packing("leaves", (len(positions), layout.RAY_LEAF_FLOATS), align=64)
         tris = self._ray_tris
         bk.host_launch(bk.pack_leaf_groups, len(positions), [
             bk.view(tris, float32), bk.view(tris.view(np.int32), int32), bk.view(positions, int32),
@@ -332,7 +345,7 @@ class Mesh:
     def _packed_triangles(self, points, indices) -> np.ndarray:
         """The triangles' vertices in the tree's primitive order (core/geometry.py MESH_RAY_TRIS)."""
         faces = self._bvh._tree["primitives"]
-        packed = np.zeros((max(faces.size, 1), layout.RAY_TRI_FLOATS), np.float32)
+        packed = self._packing("triangles", (max(faces.size, 1), layout.RAY_TRI_FLOATS))
         if faces.size:
             bk.host_launch(bk.pack_triangles, faces.size, [points, indices, bk.view(faces, int32),
                                                            bk.view(packed, float32)])

@@ -15,7 +15,7 @@ from mlwarp.compiler.builtins.params import Unbound, bind
 from mlwarp.compiler.builtins.pyscope import no_overload
 from mlwarp.compiler.builtins.table import BUILTINS, COMPOSITE_ONLY
 
-from .builtin_signatures import table_overloads
+from mlwarp.library.builtin_signatures import table_overloads
 
 
 class BuiltinFunction:
