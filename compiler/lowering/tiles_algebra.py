@@ -17,7 +17,7 @@ class AlgebraLowering(TileLowering):
         """Cholesky-Banachiewicz, column by column: L[j, j] = sqrt(A[j, j] - sum_k<j L[j, k]^2), then
         L[i, j] = (A[i, j] - sum_k<j L[i, k] L[j, k]) / L[j, j] below it. The upper factor is the same
         computation on A's upper triangle (A[j, i]), its results stored transposed."""
-        a = op.operands[0]
+        a = op.a
         t = ir.RankedTensorType(a.type)
         n, dtype = t.shape[0], t.element_type
         upper = ir.StringAttr(op.attributes["fill"]).value == "upper"
@@ -88,7 +88,7 @@ class AlgebraLowering(TileLowering):
     def lower_tile_dft_composite(self, op):
         """X[..., k] = sum_n x[..., n] (cos a + i sin a), a = -+2 pi ((k n) mod N) / N: the DFT as its sum (O(N^2)
         per transform), n in increasing order, the twiddle's angle reduced mod N first (no loss for large k n)."""
-        tile, tile_t = op.operands[0], self.operand_types[0]
+        tile, tile_t = op.tile, self.operand_types[0]
         shape, _, c = element_of(tile_t)
         dtype = c.dtype
         n = shape[-1]
@@ -117,7 +117,7 @@ class AlgebraLowering(TileLowering):
         return [self.generate(tensor_type(self.result_types[0]), element)]
 
     def lower_tile_triangle(self, op):
-        tile = op.operands[0]
+        tile = op.tile
         upper = ir.IntegerAttr(op.attributes["upper"]).value
         half = ir.IntegerAttr(op.attributes["half_diagonal"]).value
         dtype = ir.RankedTensorType(tile.type).element_type

@@ -16,7 +16,7 @@ from .tile_lowering import (ROW_VECTOR_MAX, TileLowering, as_i32, constant_of, e
 
 class MemoryLowering(TileLowering):
     def lower_tile_load_composite(self, op):
-        arr, offsets = op.operands[0], list(op.operands)[1:]
+        arr, offsets = op.array, list(op.offsets)
         dtype = element_of(self.result_types[0])[1]
 
         def element_at(ivs):
@@ -31,7 +31,7 @@ class MemoryLowering(TileLowering):
         return [self.generate_elements(self.result_types[0], element_at)]
 
     def _store_like(self, op, write):
-        arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+        arr, tile, offsets = op.array, op.tile, list(op.offsets)
         tile_t = self.operand_types[1]
         made = []
 
@@ -53,7 +53,7 @@ class MemoryLowering(TileLowering):
         return self._store_like(op, lambda arr, v, pos: wb.atomic("add", arr, v, pos))
 
     def lower_tile_load(self, op):
-        arr, offsets = op.operands[0], list(op.operands)[1:]
+        arr, offsets = op.array, list(op.offsets)
         return [self.checked_load(arr, offsets, tensor_type(op.results[0].type))]
 
     def checked_load(self, arr, offsets, result):
@@ -121,7 +121,7 @@ class MemoryLowering(TileLowering):
         return self.generate(result, element)
 
     def lower_tile_store(self, op):
-        arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+        arr, tile, offsets = op.array, op.tile, list(op.offsets)
         made = []
 
         def store(ivs):
@@ -143,7 +143,7 @@ class MemoryLowering(TileLowering):
         """Positions of tile element `ivs` for an indexed load/store along the op's axis, and i1: inside the array
         on both sides (a negative index is a padding sentinel)."""
         axis = ir.IntegerAttr(op.attributes["axis"]).value
-        arr = op.operands[0]
+        arr = op.array
         positions = []
         for d, (iv, off) in enumerate(zip(ivs, offsets)):
             rel = self.tensor.ExtractOp(indices, [iv]).result if d == axis else as_i32(iv)
@@ -155,7 +155,7 @@ class MemoryLowering(TileLowering):
         return positions, inside
 
     def lower_tile_load_indexed(self, op):
-        arr, indices, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+        arr, indices, offsets = op.array, op.indices, list(op.offsets)
         result_t = self.result_types[0]
         dtype = element_of(result_t)[1]
 
@@ -173,7 +173,7 @@ class MemoryLowering(TileLowering):
     lower_tile_load_indexed_composite = lower_tile_load_indexed
 
     def lower_tile_store_indexed(self, op):
-        arr, indices, tile, offsets = op.operands[0], op.operands[1], op.operands[2], list(op.operands)[3:]
+        arr, indices, tile, offsets = op.array, op.indices, op.tile, list(op.offsets)
         tile_t = self.operand_types[2]
         atomic = ir.IntegerAttr(op.attributes["atomic"]).value
 
@@ -194,7 +194,7 @@ class MemoryLowering(TileLowering):
     lower_tile_store_indexed_composite = lower_tile_store_indexed
 
     def lower_tile_atomic_add(self, op):
-        arr, tile, offsets = op.operands[0], op.operands[1], list(op.operands)[2:]
+        arr, tile, offsets = op.array, op.tile, list(op.offsets)
         made = []
 
         def add(ivs):

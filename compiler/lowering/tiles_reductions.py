@@ -20,7 +20,7 @@ class ReductionLowering(TileLowering):
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         if kind not in ("add", "max", "min"):
             raise PassError(f"tile_{kind} of tiles of vectors or matrices is not supported yet")
-        tile = op.operands[0]
+        tile = op.tile
         shape, _, c = element_of(self.operand_types[0])
         out = tensor_type(self.result_types[0])  # (the reduced tile's shape, components...)
         if axis >= 0:
@@ -42,7 +42,7 @@ class ReductionLowering(TileLowering):
     def lower_tile_sum_to(self, op):
         """tile_broadcast's adjoint: the sums over the dimensions the broadcast made (leading ones, and size-1
         dimensions it widened), each element added in row-major order."""
-        source = ir.RankedTensorType(op.operands[0].type)
+        source = ir.RankedTensorType(op.tile.type)
         result = tensor_type(op.results[0].type)
         rank, lead = source.rank, source.rank - result.rank
         kept = [ir.AffineConstantExpr.get(0) if n == 1 and source.shape[lead + k] != 1 else ir.AffineDimExpr.get(lead + k)
@@ -51,14 +51,14 @@ class ReductionLowering(TileLowering):
         iterators = iterator_kinds(["reduction" if d in reduced else "parallel" for d in range(rank)])
         zero = self.tensor.SplatOp(result, zero_of(result.element_type), []).result
         maps = [ir.AffineMap.get_identity(rank), ir.AffineMap.get(rank, 0, kept)]
-        add = self.generic(None, [op.operands[0]], maps, iterators, init=zero,
+        add = self.generic(None, [op.tile], maps, iterators, init=zero,
                            body=lambda a: [wb.builtin("add", [a[1], a[0]], result.element_type)])
         return [add.results[0]]
 
     def lower_tile_reduce(self, op):
         kind = ir.StringAttr(op.attributes["kind"]).value
         axis = ir.IntegerAttr(op.attributes["axis"]).value
-        tile = op.operands[0]
+        tile = op.tile
         source = ir.RankedTensorType(tile.type)
         rank, dtype = source.rank, source.element_type
         if axis >= 0:
@@ -175,14 +175,14 @@ class ReductionLowering(TileLowering):
     lower_tile_reduce_adjoint_composite = lower_tile_reduce_adjoint
 
     def lower_tile_spread_composite(self, op):
-        source, source_t = op.operands[0], self.operand_types[0]
+        source, source_t = op.tile, self.operand_types[0]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         return [self.generate_elements(self.result_types[0], lambda ivs: self.element(
             source, source_t, list(ivs[:axis]) + list(ivs[axis + 1:])))]
 
     def lower_tile_scan(self, op):
         """A loop over the elements in row-major order carrying the running value."""
-        tile = op.operands[0]
+        tile = op.tile
         t = ir.RankedTensorType(tile.type)
         kind = ir.StringAttr(op.attributes["kind"]).value
         shape, dtype = t.shape, t.element_type
@@ -212,4 +212,4 @@ class ReductionLowering(TileLowering):
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         rank = result.rank
         maps = [affine_map(rank, [d for d in range(rank) if d != axis]), ir.AffineMap.get_identity(rank)]
-        return [self.generic(result, [op.operands[0]], maps, parallel_iterators(rank), body=lambda a: [a[0]]).results[0]]
+        return [self.generic(result, [op.tile], maps, parallel_iterators(rank), body=lambda a: [a[0]]).results[0]]

@@ -15,15 +15,15 @@ from .tile_lowering import (TileLowering, affine_map, affine_maps, clone_into, c
 
 class ShapeLowering(TileLowering):
     def lower_tile_full_composite(self, op):
-        return [self.generate_elements(self.result_types[0], lambda ivs: op.operands[0])]
+        return [self.generate_elements(self.result_types[0], lambda ivs: op.value)]
 
     def lower_tile_extract_composite(self, op):
-        tile, indices = op.operands[0], list(op.operands)[1:]
+        tile, indices = op.tile, list(op.indices)
         idx = [arith.IndexCastOp(ir.IndexType.get(), i).result for i in indices]
         return [self.element(tile, self.operand_types[0], idx)]
 
     def lower_tile_insert_composite(self, op):
-        tile, value, indices = op.operands[0], op.operands[1], list(op.operands)[2:]
+        tile, value, indices = op.tile, op.value, list(op.indices)
         idx = [arith.IndexCastOp(ir.IndexType.get(), i).result for i in indices]
         c = element_of(self.operand_types[0])[2]
         out = tile
@@ -78,7 +78,7 @@ class ShapeLowering(TileLowering):
 
     def lower_tile_full(self, op):
         result = tensor_type(op.results[0].type)
-        return [self.tensor.SplatOp(result, op.operands[0], []).result]
+        return [self.tensor.SplatOp(result, op.value, []).result]
 
     def lower_tile_arange(self, op):
         result = tensor_type(op.results[0].type)
@@ -94,17 +94,17 @@ class ShapeLowering(TileLowering):
         return [self.generate(result, element)]
 
     def lower_tile_extract(self, op):
-        tile, indices = op.operands[0], list(op.operands)[1:]
+        tile, indices = op.tile, list(op.indices)
         idx = [arith.IndexCastOp(ir.IndexType.get(), i).result for i in indices]
         return [self.tensor.ExtractOp(tile, idx).result]
 
     def lower_tile_insert(self, op):
-        tile, value, indices = op.operands[0], op.operands[1], list(op.operands)[2:]
+        tile, value, indices = op.tile, op.value, list(op.indices)
         idx = [arith.IndexCastOp(ir.IndexType.get(), i).result for i in indices]
         return [self.tensor.InsertOp(value, tile, idx).result]
 
     def lower_tile_broadcast_composite(self, op):
-        source, source_t = op.operands[0], self.operand_types[0]
+        source, source_t = op.tile, self.operand_types[0]
         src_shape, out_shape = element_of(source_t)[0], element_of(self.result_types[0])[0]
         lead = len(out_shape) - len(src_shape)
 
@@ -115,7 +115,7 @@ class ShapeLowering(TileLowering):
         return [self.generate_elements(self.result_types[0], element_at)]
 
     def lower_tile_transpose_composite(self, op):
-        source, source_t = op.operands[0], self.operand_types[0]
+        source, source_t = op.tile, self.operand_types[0]
         return [self.generate_elements(self.result_types[0], lambda ivs: self.element(source, source_t, ivs[::-1]))]
 
     # -- views: regions of the tensors, element by element (tensor.generate: bufferized in place, where an
@@ -123,8 +123,8 @@ class ShapeLowering(TileLowering):
     def lower_tile_view(self, op):
         """tile_view: element (.., j_k, ..) of the view is the tile's at offset_d + step_d * j_k over the kept
         dimensions (step_d != 0), at offset_d where a dimension is dropped (step_d == 0)."""
-        tile, tile_t = op.operands[0], self.operand_types[0]
-        offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in list(op.operands)[1:]]
+        tile, tile_t = op.tile, self.operand_types[0]
+        offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in op.offsets]
         steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
 
         def element_at(ivs):
@@ -137,8 +137,8 @@ class ShapeLowering(TileLowering):
     def lower_tile_insert_view(self, op):
         """tile_insert_view: the element at `ivs` is the part's where `ivs` lies in the view (each kept dimension
         offset_d + step_d * j for a j inside the part, each dropped one at its offset), else the tile's."""
-        tile, part, tile_t, part_t = op.operands[0], op.operands[1], self.operand_types[0], self.operand_types[1]
-        offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in list(op.operands)[2:]]
+        tile, part, tile_t, part_t = op.tile, op.part, self.operand_types[0], self.operand_types[1]
+        offsets = [arith.IndexCastOp(ir.IndexType.get(), o).result for o in op.offsets]
         steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
         part_shape = list(element_of(part_t)[0])
 
@@ -176,7 +176,7 @@ class ShapeLowering(TileLowering):
     def lower_tile_gather(self, op):
         """tile_gather: element (.., k, ..) is the tile's at (.., indices[k], ..) along the axis, a negative index
         counted from the end."""
-        tile, indices, tile_t = op.operands[0], op.operands[1], self.operand_types[0]
+        tile, indices, tile_t = op.tile, op.indices, self.operand_types[0]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         extent = element_of(tile_t)[0][axis]
 
@@ -192,7 +192,7 @@ class ShapeLowering(TileLowering):
     def lower_tile_gather_add(self, op):
         """tile_gather_add: the tile plus, at each position i along the axis, the part's slices k whose index
         indices[k] is i (wrapped), added in k's order."""
-        tile, part, indices = op.operands[0], op.operands[1], op.operands[2]
+        tile, part, indices = op.tile, op.part, op.indices
         tile_t, part_t = self.operand_types[0], self.operand_types[1]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         extent = element_of(tile_t)[0][axis]
@@ -223,7 +223,7 @@ class ShapeLowering(TileLowering):
         """Warp's tile_randi / tile_randf on one lane (native tile.h): s = rand_pcg(state), then a loop over the
         elements in row-major order, each advancing s = rand_pcg(s) (rand.h: randi, randf and their ranges)."""
         kind = ir.StringAttr(op.attributes["kind"]).value
-        state, bounds = op.operands[0], list(op.operands)[1:]
+        state, bounds = op.state, list(op.bounds)
         t = tensor_type(self.result_types[0])
         shape, dtype = list(t.shape), t.element_type
         i32 = ir.IntegerType.get_signless(32)
@@ -273,7 +273,7 @@ class ShapeLowering(TileLowering):
 
     def reshape(self, op):
         """Element i of the result (row-major) is element i of the source."""
-        source, source_t, result_t = op.operands[0], self.operand_types[0], self.result_types[0]
+        source, source_t, result_t = op.tile, self.operand_types[0], self.result_types[0]
         src_shape, out_shape = element_of(source_t)[0], element_of(result_t)[0]
 
         def element_at(ivs):
@@ -284,13 +284,13 @@ class ShapeLowering(TileLowering):
     def lower_tile_transpose(self, op):
         result = tensor_type(op.results[0].type)
         maps = [affine_map(2, [1, 0]), ir.AffineMap.get_identity(2)]
-        return [self.generic(result, [op.operands[0]], maps, parallel_iterators(2), body=lambda a: [a[0]]).results[0]]
+        return [self.generic(result, [op.tile], maps, parallel_iterators(2), body=lambda a: [a[0]]).results[0]]
 
     def lower_tile_broadcast(self, op):
         result = tensor_type(op.results[0].type)
-        source = ir.RankedTensorType(op.operands[0].type)
+        source = ir.RankedTensorType(op.tile.type)
         rank, lead = result.rank, result.rank - source.rank
         exprs = [ir.AffineConstantExpr.get(0) if n == 1 and result.shape[lead + k] != 1 else ir.AffineDimExpr.get(lead + k)
                  for k, n in enumerate(source.shape)]
         maps = [ir.AffineMap.get(rank, 0, exprs), ir.AffineMap.get_identity(rank)]
-        return [self.generic(result, [op.operands[0]], maps, parallel_iterators(rank), body=lambda a: [a[0]]).results[0]]
+        return [self.generic(result, [op.tile], maps, parallel_iterators(rank), body=lambda a: [a[0]]).results[0]]

@@ -29,6 +29,7 @@ from mlir import ir
 
 from ..builtins.tile_table import TILE_OPS
 from ..dialects.warp import is_tile_type
+from ..dialects.warp.views import view
 from .tile_lowering import element_of, tensor_type
 from .tiles_algebra import AlgebraLowering
 from .tiles_memory import MemoryLowering
@@ -61,6 +62,7 @@ class _Lowering(MemoryLowering, ShapeLowering, ReductionLowering, AlgebraLowerin
         name = op.name[len("warp."):]
         composite = any(is_tile_type(t) and element_of(t)[2] is not None for t in signature[0] + signature[1])
         record = TILE_OPS.get(name)  # (none: a builtin of the builtin table with tile operands, or a cast)
+        op = view(op) or op  # a table op's lowering reads its operands by name (op.tile, op.offsets, ...)
         if composite:
             method = record.lower_composite if record is not None else None
             if method is None and name.startswith("tile_"):

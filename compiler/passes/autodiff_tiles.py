@@ -97,11 +97,11 @@ class TileAdjoints:
     def adjoint_tile_load(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            arr, offsets = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
+            arr, offsets = op.opview.array, [mapping.get(v, v) for v in op.opview.offsets]
             wb.create("tile_atomic_add", self.adj_array(op, arr, mapping), adj[out], offsets)
 
     def adjoint_tile_store(self, op, mapping, adj):
-        arr, tile, offsets = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
+        arr, tile, offsets = op.opview.array, op.opview.tile, [mapping.get(v, v) for v in op.opview.offsets]
         if not is_diff(tile.type):
             return
         target = self.adj_array(op, arr, mapping)
@@ -116,29 +116,29 @@ class TileAdjoints:
     def adjoint_tile_load_indexed(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            arr, indices = op.operands[0], mapping.get(op.operands[1], op.operands[1])
-            offsets = [mapping.get(v, v) for v in list(op.operands)[2:]]
+            arr, indices = op.opview.array, mapping.get(op.opview.indices, op.opview.indices)
+            offsets = [mapping.get(v, v) for v in op.opview.offsets]
             i64 = ir.IntegerType.get_signless(64)
             wb.create("tile_store_indexed", self.adj_array(op, arr, mapping), indices, adj[out], offsets,
                       attributes={"axis": op.attributes["axis"], "atomic": ir.IntegerAttr.get(i64, 1)})
 
     def adjoint_tile_store_indexed(self, op, mapping, adj):
-        arr, tile = op.operands[0], op.operands[2]
+        arr, tile = op.opview.array, op.opview.tile
         if is_diff(tile.type):
-            indices = mapping.get(op.operands[1], op.operands[1])
-            offsets = [mapping.get(v, v) for v in list(op.operands)[3:]]
+            indices = mapping.get(op.opview.indices, op.opview.indices)
+            offsets = [mapping.get(v, v) for v in op.opview.offsets]
             gathered = wb.create("tile_load_indexed", self.adj_array(op, arr, mapping), indices, offsets,
                                  results=[tile.type], attributes={"axis": op.attributes["axis"]}).result
             self.accumulate(adj, tile, gathered)
 
     def adjoint_tile_atomic_add(self, op, mapping, adj):
-        arr, tile, offsets = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
+        arr, tile, offsets = op.opview.array, op.opview.tile, [mapping.get(v, v) for v in op.opview.offsets]
         if is_diff(tile.type):
             target = self.adj_array(op, arr, mapping)
             self.accumulate(adj, tile, wb.create("tile_load", target, offsets, results=[tile.type]).result)
 
     def adjoint_tile_full(self, op, mapping, adj):
-        out, value = op.results[0], op.operands[0]
+        out, value = op.results[0], op.opview.value
         if out in adj and is_diff(value.type) and not is_constant(value):
             total = wb.tile_reduce(adj[out], "add", tile_type(value.type, (1,)))
             self.accumulate(adj, value, tile_element(total, 0))
@@ -155,14 +155,14 @@ class TileAdjoints:
     def adjoint_tile_extract(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            tile, indices = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
+            tile, indices = op.opview.tile, [mapping.get(v, v) for v in op.opview.indices]
             self.accumulate(adj, tile, wb.create("tile_insert", zero(tile.type), adj[out], indices,
                                                  results=[tile.type]).result)
 
     def adjoint_tile_insert(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            tile, value, indices = op.operands[0], op.operands[1], [mapping.get(v, v) for v in list(op.operands)[2:]]
+            tile, value, indices = op.opview.tile, op.opview.value, [mapping.get(v, v) for v in op.opview.indices]
             self.accumulate(adj, tile, wb.create("tile_insert", adj[out], zero(value.type), indices,
                                                  results=[tile.type]).result)
             self.accumulate(adj, value, wb.create("tile_extract", adj[out], indices, results=[value.type]).result)
@@ -172,7 +172,7 @@ class TileAdjoints:
         kind = ir.StringAttr(op.attributes["kind"]).value
         if out not in adj or kind in ("argmax", "argmin"):
             return
-        tile = op.operands[0]
+        tile = op.opview.tile
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         if kind in ("max", "min", "mul"):
             self.accumulate(adj, tile, reduction_adjoint(mapping.get(tile, tile), adj[out], kind, axis))
@@ -212,7 +212,7 @@ class TileAdjoints:
         gradient, not divided by N)."""
         out = op.results[0]
         if out in adj:
-            tile = op.operands[0]
+            tile = op.opview.tile
             flipped = 1 - ir.IntegerAttr(op.attributes["inverse"]).value
             self.accumulate(adj, tile, wb.create("tile_dft", adj[out], results=[tile.type], attributes={
                 "inverse": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), flipped)}).result)
@@ -250,7 +250,7 @@ class TileAdjoints:
     def adjoint_tile_triangle(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            self.accumulate(adj, op.operands[0], wb.create("tile_triangle", adj[out], results=[out.type],
+            self.accumulate(adj, op.opview.tile, wb.create("tile_triangle", adj[out], results=[out.type],
                                                            attributes=dict(op.attributes)).result)
 
     def adjoint_tile_cholesky(self, op, mapping, adj):
@@ -260,7 +260,7 @@ class TileAdjoints:
         out = op.results[0]
         if out not in adj:
             return
-        a = op.operands[0]
+        a = op.opview.a
         upper = ir.StringAttr(op.attributes["fill"]).value == "upper"
 
         def t(v):
@@ -284,7 +284,7 @@ class TileAdjoints:
         """The view's adjoint lands in its region of the tile's (zero elsewhere)."""
         out = op.results[0]
         if out in adj:
-            tile, offsets = op.operands[0], [mapping.get(v, v) for v in list(op.operands)[1:]]
+            tile, offsets = op.opview.tile, [mapping.get(v, v) for v in op.opview.offsets]
             steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
             self.accumulate(adj, tile, wb.tile_insert_view(zero(tile.type), adj[out], offsets, steps))
 
@@ -292,8 +292,8 @@ class TileAdjoints:
         """The tile's adjoint is the result's outside the replaced region, the part's is the region's."""
         out = op.results[0]
         if out in adj:
-            tile, part = op.operands[0], op.operands[1]
-            offsets = [mapping.get(v, v) for v in list(op.operands)[2:]]
+            tile, part = op.opview.tile, op.opview.part
+            offsets = [mapping.get(v, v) for v in op.opview.offsets]
             steps = list(ir.DenseI64ArrayAttr(op.attributes["steps"]))
             self.accumulate(adj, tile, wb.tile_insert_view(adj[out], zero(part.type), offsets, steps))
             self.accumulate(adj, part, wb.tile_view(adj[out], offsets, part.type, steps))
@@ -302,14 +302,14 @@ class TileAdjoints:
         """Each gathered element's adjoint goes back to the element it was read from (a repeated index adds)."""
         out = op.results[0]
         if out in adj:
-            tile, indices = op.operands[0], mapping.get(op.operands[1], op.operands[1])
+            tile, indices = op.opview.tile, mapping.get(op.opview.indices, op.opview.indices)
             self.accumulate(adj, tile, wb.create("tile_gather_add", zero(tile.type), adj[out], indices,
                                                  results=[tile.type], attributes={"axis": op.attributes["axis"]}).result)
 
     def adjoint_tile_gather_add(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            tile, part, indices = op.operands[0], op.operands[1], mapping.get(op.operands[2], op.operands[2])
+            tile, part, indices = op.opview.tile, op.opview.part, mapping.get(op.opview.indices, op.opview.indices)
             self.accumulate(adj, tile, adj[out])
             self.accumulate(adj, part, wb.create("tile_gather", adj[out], indices, results=[part.type],
                                                  attributes={"axis": op.attributes["axis"]}).result)
@@ -323,25 +323,25 @@ class TileAdjoints:
     def adjoint_tile_reshape(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            tile = op.operands[0]
+            tile = op.opview.tile
             self.accumulate(adj, tile, wb.create("tile_reshape", adj[out], results=[tile.type]).result)
 
     def adjoint_tile_transpose(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            tile = op.operands[0]
+            tile = op.opview.tile
             self.accumulate(adj, tile, wb.create("tile_transpose", adj[out], results=[tile.type]).result)
 
     def adjoint_tile_broadcast(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            tile = op.operands[0]
+            tile = op.opview.tile
             self.accumulate(adj, tile, wb.create("tile_sum_to", adj[out], results=[tile.type]).result)
 
     def adjoint_tile_sum_to(self, op, mapping, adj):
         out = op.results[0]
         if out in adj:
-            tile = op.operands[0]
+            tile = op.opview.tile
             self.accumulate(adj, tile, wb.create("tile_broadcast", adj[out], results=[tile.type]).result)
 
 
