@@ -10,3 +10,15 @@ of mlwarp's own.
 Its modules import mlwarp by absolute path: imported as `warp._src.x` (through the `warp` alias), a relative
 import would load a second copy of an mlwarp module under the name `warp.*`.
 """
+
+import importlib
+
+# Warp's `import warp` imports these, so clients reach them as attributes (`wp._src.context.runtime.core`).
+_SUBMODULES = frozenset({"context", "types", "thirdparty"})
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"mlwarp._src.{name}")
+    raise AttributeError(f"module 'warp._src' has no attribute '{name}' (mlwarp keeps only the internals clients "
+                         f"use: docs/clients.md)")
