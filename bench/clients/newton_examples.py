@@ -86,8 +86,10 @@ def main() -> None:
 
     module = _find_example(options.example)
     example_parser = newton.examples.create_parser()
-    if hasattr(module, "create_parser"):
-        example_parser = module.create_parser()
+    for owner in (module, module.Example):  # a module function, or (most examples) a static method of Example
+        if hasattr(owner, "create_parser"):
+            example_parser = owner.create_parser()
+            break
     argv = ["--viewer", "null", "--device", "cpu", "--num-frames", str(options.frames)]
     for item in options.arg:
         key, _, value = item.partition("=")
