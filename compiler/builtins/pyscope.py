@@ -33,9 +33,15 @@ def warp_type(value):
     raise TypeError(f"a builtin called from Python takes scalars, got {type(value).__name__}")
 
 
+def _compute_dtype(t):
+    """The numpy type a builtin computes `t` in: its own, but bfloat16 (stored as uint16 bits) in float32, which
+    holds every bfloat16 exactly, as Warp's C bfloat16 arithmetic does before rounding its result."""
+    return np.float32 if t is wt.bfloat16 else t._np_
+
+
 def _as_numpy(value, t):
     raw = value.value if isinstance(value, wt.scalar_base) else value
-    return np.array(raw).astype(t._np_)[()]
+    return np.array(raw).astype(_compute_dtype(t))[()]
 
 
 class BuiltinArgumentError(RuntimeError, TypeError):
@@ -68,6 +74,9 @@ def no_overload(name: str, args, error: TypeError | None = None) -> BuiltinArgum
 def scalar_result(result, value):
     """A scalar result as Warp's Python scope returns it: int32/float32/bool (or every type with
     `wp.config.legacy_scalar_return_types`) as a Python number, the others as an instance of the type."""
+    if result is wt.bfloat16:  # rounded to the nearest bfloat16 by the type
+        r = result(float(np.float32(value)))
+        return r.value if config.legacy_scalar_return_types else r
     r = np.array(value).astype(result._np_)[()]
     if result in (wt.int32, wt.float32, wt.bool_) or config.legacy_scalar_return_types:
         return r.item()

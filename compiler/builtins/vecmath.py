@@ -167,19 +167,32 @@ def select(cond, a, b) -> V:
     return V(arith.SelectOp(c, a, b).result, kind)
 
 
+# A component index out of range is undefined in Warp (its C code reads or writes past the value), and kernels
+# can hold one that is never reached: `axis[index] = 1.0` of a @wp.func inlined, in an unrolled loop, into the
+# branch that `if index < 3` makes dead. MLIR's vector.extract/insert cannot: a static position out of range is
+# invalid IR, and upstream's folder turns a dynamic position that folds to such a constant into one. So positions
+# are clamped to the last component (`v[i]` with i unsigned past it), statically or with one `minui`.
+def _static_position(v: ir.Value, k: int) -> int:
+    n = ir.VectorType(v.type).shape[0]
+    return k if 0 <= k < n else n - 1
+
+
+def _dynamic_position(v: ir.Value, k: ir.Value) -> ir.Value:
+    last = arith.ConstantOp(ir.IndexType.get(), ir.VectorType(v.type).shape[0] - 1).result
+    return arith.MinUIOp(arith.IndexCastOp(ir.IndexType.get(), k).result, last).result
+
+
 def extract(v: ir.Value, k) -> ir.Value:
     """v[k] for a static int k or a dynamic index value (i32)."""
     if isinstance(k, int):
-        return vector.extract(v, [], [k])
-    idx = arith.IndexCastOp(ir.IndexType.get(), k).result
-    return vector.extract(v, [idx], [ir.ShapedType.get_dynamic_size()])
+        return vector.extract(v, [], [_static_position(v, k)])
+    return vector.extract(v, [_dynamic_position(v, k)], [ir.ShapedType.get_dynamic_size()])
 
 
 def insert(v: ir.Value, element: ir.Value, k) -> ir.Value:
     if isinstance(k, int):
-        return vector.insert(element, v, [], [k])
-    idx = arith.IndexCastOp(ir.IndexType.get(), k).result
-    return vector.insert(element, v, [idx], [ir.ShapedType.get_dynamic_size()])
+        return vector.insert(element, v, [], [_static_position(v, k)])
+    return vector.insert(element, v, [_dynamic_position(v, k)], [ir.ShapedType.get_dynamic_size()])
 
 
 def vec_type(n: int, elem) -> ir.Type:

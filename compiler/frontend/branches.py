@@ -62,7 +62,8 @@ class BranchEmitter:
         merged, names = dict(before), []
         for name in dict.fromkeys([*then_env, *else_env]):
             x, y = then_env.get(name), else_env.get(name)
-            if x is y:
+            if x is y:  # unchanged, or a new local both branches bind to one value from before the if (`v = p`)
+                merged[name] = x
                 continue
             if isinstance(x, Var) != isinstance(y, Var) and (jumped_else or self.read_after(name, node)):
                 # a local only one branch of an `if` assigns, read after it: Warp declares every local at the top

@@ -79,7 +79,7 @@ def _load_api() -> dict:
                 value.__module__ = __name__  # wp.init, wp.get_kernel_cache_dir, ... are mlwarp's
         namespace.update(names)
         namespace["__version__"] = _api.__version__
-        public = {k for k in namespace if not k.startswith("_")} | set(_api._lazy_names)
+        public = {k for k in (*namespace, *_api._lazy_names) if not k.startswith("_")}
         namespace["__all__"] = sorted(public)  # last: the API is loaded
     return namespace
 

@@ -78,6 +78,8 @@ _lazy_names["build_experimental"] = "mlwarp.build_experimental"
 _lazy_names["sparse"] = "mlwarp.sparse"  # wp.sparse (Warp's warp.sparse), loaded on first use as wp.geometry is
 _lazy_names["optim"] = "mlwarp.optim"  # Warp's optimizers and linear solvers, written in the kernel language
 # Warp kernels and annotated functions as JAX primitives (XLA FFI targets): loaded, with jax, on first use.
+# Warp's internal paths, reached as attributes by clients (`wp._src.context.runtime.core`: Newton), not public.
+_lazy_names["_src"] = "mlwarp._src"
 _lazy_names.update({"jax_kernel": "mlwarp.interop.jax_ffi_kernel", "jax_callable": "mlwarp.interop.jax_ffi_callable",
                     "clear_jax_callable_graph_cache": "mlwarp.interop.jax_ffi_callable",
                     "JaxCallableGraphMode": "mlwarp.interop.jax_ffi_base",

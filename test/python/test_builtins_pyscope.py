@@ -42,6 +42,30 @@ def test_default_types_come_back_as_python_numbers():
     assert type(wp.sin(wp.float32(1.0))) is float
 
 
+def _bf16(x):
+    """x rounded to the nearest bfloat16 (ties to even), by hand on float32's bits."""
+    bits = int(np.float32(x).view(np.uint32))
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return float(np.uint32(bits).view(np.float32))
+
+
+def test_bfloat16_computes_on_its_values_and_rounds_the_result():
+    # bfloat16 is stored as 16 bits: the arguments are its values (exact in float32), the result is rounded once
+    r = wp.abs(wp.bfloat16(-1.5))
+    assert isinstance(r, wp.bfloat16) and r.value == 1.5
+    assert wp.add(wp.bfloat16(1.5), wp.bfloat16(1.5)).value == 3.0
+    x = _bf16(1.1)
+    assert wp.mul(wp.bfloat16(1.1), wp.bfloat16(1.1)).value == _bf16(np.float32(x) * np.float32(x))
+    assert wp.sin(wp.bfloat16(1.5)).value == _bf16(math.sin(1.5))
+    assert wp.floordiv(wp.bfloat16(7.0), wp.bfloat16(2.0)).value == 3.0
+    old = wp.config.legacy_scalar_return_types
+    try:
+        wp.config.legacy_scalar_return_types = True
+        assert wp.sqrt(wp.bfloat16(2.0)) == _bf16(math.sqrt(2.0))
+    finally:
+        wp.config.legacy_scalar_return_types = old
+
+
 def test_legacy_scalar_return_types_give_python_numbers():
     old = wp.config.legacy_scalar_return_types
     try:

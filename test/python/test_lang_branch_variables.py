@@ -54,6 +54,27 @@ def test_assigned_in_the_else_branch_only():
 
 
 @wp.kernel
+def same_value_in_both(a: wp.array(dtype=float), out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    p = wp.vec3(a[i], 1.0, 2.0)
+    q = wp.vec3(3.0, a[i], 4.0)
+    if a[i] > 0.0:  # a new local both branches bind to the same earlier value (Newton's heightfield triangles)
+        first = p
+        second = q
+    else:
+        first = p
+        second = p
+    out[i] = first + second * 10.0
+
+
+def test_a_new_local_both_branches_bind_to_one_value():
+    p = np.stack([A, np.ones_like(A), np.full_like(A, 2.0)], 1)
+    q = np.stack([np.full_like(A, 3.0), A, np.full_like(A, 4.0)], 1)
+    expected = p + np.where((A > 0)[:, None], q, p) * 10.0
+    np.testing.assert_allclose(run(same_value_in_both, [wp.array(A)], len(A), wp.vec3), expected, rtol=1e-6)
+
+
+@wp.kernel
 def if_elif(a: wp.array(dtype=float), out: wp.array(dtype=float)):
     i = wp.tid()
     if a[i] > 1.0:

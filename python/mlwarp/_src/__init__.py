@@ -13,12 +13,14 @@ import would load a second copy of an mlwarp module under the name `warp.*`.
 
 import importlib as _importlib
 
-_SUBMODULES = ("types", "thirdparty")
+# Warp's `import warp` imports these, so clients reach them as attributes (`wp._src.context.runtime.core`).
+_SUBMODULES = frozenset({"context", "types", "thirdparty"})
 
 
 def __getattr__(name):
-    """`warp._src.types` read as an attribute, as Warp's (its package imports it), loaded under this package's own
-    name (`warp._src` or `mlwarp._src`): never a second copy of the module."""
+    """A submodule read as an attribute, as Warp's, loaded under this package's own name (`warp._src` or
+    `mlwarp._src`): never a second copy of the module."""
     if name in _SUBMODULES:
         return _importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r} (mlwarp keeps only the internals clients "
+                         f"use: docs/clients.md)")

@@ -8,8 +8,12 @@
 // CHECK: %[[V:.+]] = vector.from_elements %[[X]], %[[Y]], %[[X]] : vector<3xf32>
 // CHECK: %[[W:.+]] = vector.insert %[[Y]], %[[V]] [2] : f32 into vector<3xf32>
 // CHECK: %[[E:.+]] = vector.extract %[[W]][1] : f32 from vector<3xf32>
+// A dynamic position is clamped to the last component (minui: a negative i32 is past it too), so that one that
+// folds to a constant out of range never becomes an invalid static position.
+// CHECK: %[[LAST:.+]] = arith.constant 2 : index
 // CHECK: %[[IDX:.+]] = arith.index_cast %[[I]] : i32 to index
-// CHECK: %[[D:.+]] = vector.extract %[[W]][%[[IDX]]] : f32 from vector<3xf32>
+// CHECK: %[[POS:.+]] = arith.minui %[[IDX]], %[[LAST]] : index
+// CHECK: %[[D:.+]] = vector.extract %[[W]][%[[POS]]] : f32 from vector<3xf32>
 // CHECK: return %[[W]], %[[E]], %[[D]]
 func.func @components(%x: f32, %y: f32, %i: i32) -> (!warp.vec<3, f32>, f32, f32) {
   %v = "warp.construct"(%x, %y, %x) : (f32, f32, f32) -> !warp.vec<3, f32>
@@ -19,6 +23,19 @@ func.func @components(%x: f32, %y: f32, %i: i32) -> (!warp.vec<3, f32>, f32, f32
   %e = "warp.extract"(%w, %c1) : (!warp.vec<3, f32>, i32) -> f32
   %d = "warp.extract"(%w, %i) : (!warp.vec<3, f32>, i32) -> f32
   return %w, %e, %d : !warp.vec<3, f32>, f32, f32
+}
+
+// A constant position out of range (undefined in Warp; code that a branch makes dead can hold one once @wp.func
+// calls are inlined and loops unrolled) is the last component, not an invalid vector.insert/extract.
+// CHECK-LABEL: func.func @constant_out_of_range
+// CHECK: %[[V:.+]] = vector.insert %arg1, %arg0 [2] : f32 into vector<3xf32>
+// CHECK: vector.extract %[[V]][2] : f32 from vector<3xf32>
+func.func @constant_out_of_range(%v: !warp.vec<3, f32>, %y: f32) -> f32 {
+  %c3 = arith.constant 3 : i32
+  %cm1 = arith.constant -1 : i32
+  %w = "warp.insert"(%v, %y, %c3) : (!warp.vec<3, f32>, f32, i32) -> !warp.vec<3, f32>
+  %e = "warp.extract"(%w, %cm1) : (!warp.vec<3, f32>, i32) -> f32
+  return %e : f32
 }
 
 // CHECK-LABEL: func.func @arithmetic
