@@ -113,3 +113,21 @@ def test_submodules_read_as_attributes_once_under_the_warp_alias():
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ("module 'warp._src' has no attribute 'codegen' (mlwarp keeps only the internals "
                                   "clients use: docs/clients.md)")
+
+
+def test_warps_type_tables_for_tests_and_clients():
+    # warp/_src/types.py 1.19's tables (read there): 54 composite types in its order, numpy scalars and dtypes to
+    # Warp's, Warp's to numpy's with bfloat16 as its uint16 bits, the four narrow integers atomics refuse
+    import numpy as np
+
+    import mlwarp as wp
+
+    t = wp._src.types
+    assert len(t.vector_types) == 54 and t.vector_types[:3] == (wp.vec2b, wp.vec2ub, wp.vec2s)
+    assert t.vector_types[-3:] == (wp.spatial_matrixh, wp.spatial_matrixf, wp.spatial_matrixd)
+    assert t.np_dtype_to_warp_type[np.float32] is wp.float32 and t.np_dtype_to_warp_type[np.dtype(np.byte)] is wp.int8
+    assert t.warp_type_to_np_dtype[wp.bfloat16] is np.uint16 and t.warp_type_to_np_dtype[wp.handle] is np.uint64
+    assert t.non_atomic_types == (wp.int8, wp.uint8, wp.int16, wp.uint16)
+    assert t.array is wp.array and t.scalar_and_bool_types[-1] is wp.bool
+    core = wp._src.context.runtime.core
+    assert core.wp_is_mathdx_enabled() is False and core.wp_cuda_toolkit_version() == 0

@@ -251,6 +251,18 @@ class NativeLibrary:
     def __init__(self):
         self._cache = {}
 
+    @staticmethod
+    def wp_is_mathdx_enabled() -> bool:
+        """False: mlwarp's tile Cholesky, solve and FFT are its own lowerings, not NVIDIA's MathDx (what Warp's
+        tests and clients read this for: which tile paths exist)."""
+        return False
+
+    @staticmethod
+    def wp_cuda_toolkit_version() -> int:
+        """0, Warp's answer for a library built without the CUDA toolkit: mlwarp emits PTX through MLIR and
+        drives the GPU with the driver API, linking no toolkit."""
+        return 0
+
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)

@@ -12,9 +12,14 @@ aliases, for static typing only.
 import typing
 from typing import Any, Generic, Literal, TypeVar  # noqa: F401 (Any: what clients import from here)
 
+import numpy as np
+
 from mlwarp.core.types import Float, Scalar, canonical_type
 from mlwarp.core.vector import matrix, quaternion, transformation, vector
 from mlwarp.types import *  # noqa: F401,F403
+from mlwarp import types as _types
+from mlwarp.core import vector as _vectors
+from mlwarp.arrays.array import array  # noqa: F401  (Warp's module defines the class here)
 
 Length = TypeVar("Length", bound=int)
 Rows = TypeVar("Rows", bound=int)
@@ -84,3 +89,23 @@ class Transformation(Generic[Float]):
         if isinstance(params, TypeVar):
             return super().__class_getitem__(params)
         return transformation(_warp_type(params))
+
+
+# Warp's type tables (warp/_src/types.py), which its tests and clients read: the composite types by scalar, numpy's
+# scalar types and dtypes to Warp's, Warp's to numpy's (bfloat16 as its uint16 bits), the types atomics refuse.
+vector_types = tuple(getattr(_vectors, f"{kind}{suffix}")
+                     for kind in ("vec2", "vec3", "vec4") for suffix in ("b", "ub", "s", "us", "i", "ui", "l", "ul", "h", "f", "d")) \
+    + tuple(getattr(_vectors, f"{kind}{suffix}") for kind in ("mat22", "mat33", "mat44", "quat", "transform",
+                                                            "spatial_vector", "spatial_matrix") for suffix in "hfd")
+_NUMPY_SCALARS = ((np.bool_, _types.bool_), (np.int8, _types.int8), (np.uint8, _types.uint8), (np.int16, _types.int16),
+                  (np.uint16, _types.uint16), (np.int32, _types.int32), (np.int64, _types.int64),
+                  (np.uint32, _types.uint32), (np.uint64, _types.uint64), (np.byte, _types.int8),
+                  (np.ubyte, _types.uint8), (np.float16, _types.float16), (np.float32, _types.float32),
+                  (np.float64, _types.float64))
+np_dtype_to_warp_type = {**dict(_NUMPY_SCALARS), **{np.dtype(n): w for n, w in _NUMPY_SCALARS}}
+warp_type_to_np_dtype = {_types.bool_: np.bool_, _types.int8: np.int8, _types.int16: np.int16, _types.int32: np.int32,
+                         _types.int64: np.int64, _types.uint8: np.uint8, _types.uint16: np.uint16,
+                         _types.uint32: np.uint32, _types.uint64: np.uint64, _types.handle: np.uint64,
+                         _types.float16: np.float16, _types.bfloat16: np.uint16, _types.float32: np.float32,
+                         _types.float64: np.float64}
+non_atomic_types = (_types.int8, _types.uint8, _types.int16, _types.uint16)
