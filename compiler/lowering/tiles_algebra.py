@@ -3,6 +3,8 @@ TileLowering; the tile table, compiler/tiles/table.py, names each op's)."""
 
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 from mlir.dialects import arith
 
@@ -86,15 +88,89 @@ class AlgebraLowering(TileLowering):
         return for_loop(index_const(0), index_const(columns), [zero], lambda c, state: solve_column(c, state))
 
     def lower_tile_dft_composite(self, op):
-        """X[..., k] = sum_n x[..., n] (cos a + i sin a), a = -+2 pi ((k n) mod N) / N: the DFT as its sum (O(N^2)
-        per transform), n in increasing order, the twiddle's angle reduced mod N first (no loss for large k n)."""
+        """tile_fft / tile_ifft along the last dimension (N): a radix-2 FFT when N is a power of two (O(N log N)),
+        else the DFT as its sum (O(N^2)). Unnormalised both ways, as Warp's."""
+        shape = element_of(self.operand_types[0])[0]
+        n = shape[-1]
+        if n >= 2 and n & (n - 1) == 0:
+            return [self._radix2_fft(op, n)]
+        return [self._dft_sum(op, n)]
+
+    def _radix2_fft(self, op, n):
+        """Iterative Cooley-Tukey: the rows permuted into bit-reversed order, then log2 N passes of N/2 butterflies
+        each (half-span m = 1, 2, ..., N/2): a = x[p] + w x[p + m], b = x[p] - w x[p + m], w = exp(-+2 pi i r/2m),
+        r = p mod m. The twiddles are a constant table of exp(-+2 pi i k/N), k < N/2 (cos/sin in double, then
+        rounded once to the tile's float type), so no pass calls a transcendental; each pass is one scf.for over the
+        tile's butterflies (the leading dimensions' rows times N/2) carrying the tensor, updated in place."""
         tile, tile_t = op.tile, self.operand_types[0]
         shape, _, c = element_of(tile_t)
         dtype = c.dtype
-        n = shape[-1]
+        inverse = bool(ir.IntegerAttr(op.attributes["inverse"]).value)
+        lead = list(shape[:-1])
+        rows = 1
+        for d in lead:
+            rows *= d
+        ex = self.tensor.ExtractOp
+        bits = n.bit_length() - 1
+        reversed_index = [int(format(k, f"0{bits}b")[::-1], 2) for k in range(n)]
+        i32 = ir.IntegerType.get_signless(32)
+        table_t = ir.RankedTensorType.get([n], i32)
+        permutation = arith.ConstantOp(table_t, ir.DenseElementsAttr.get(
+            [ir.IntegerAttr.get(i32, r) for r in reversed_index], type=table_t)).result
+        sign = 1.0 if inverse else -1.0
+        twiddle_t = ir.RankedTensorType.get([n // 2, 2], dtype)
+        twiddle_values = []
+        for k in range(n // 2):
+            angle = sign * 2.0 * math.pi * k / n
+            twiddle_values += [math.cos(angle), math.sin(angle)]
+        twiddles = arith.ConstantOp(twiddle_t, ir.DenseElementsAttr.get(
+            [ir.FloatAttr.get(dtype, v) for v in twiddle_values], type=twiddle_t)).result
+
+        def permuted(ivs):  # ivs: the tile index, then the component
+            source = arith.IndexCastOp(ir.IndexType.get(), ex(permutation, [ivs[len(shape) - 1]]).result).result
+            return ex(tile, ivs[:len(shape) - 1] + [source, ivs[len(shape)]]).result
+
+        data = self.generate(tensor_type(self.result_types[0]), permuted)
+        zero, one = index_const(0), index_const(1)
+        mul = lambda a, b: arith.MulFOp(a, b).result  # noqa: E731
+        add = lambda a, b: arith.AddFOp(a, b).result  # noqa: E731
+        sub = lambda a, b: arith.SubFOp(a, b).result  # noqa: E731
+        half = 1
+        while half < n:
+            stride = n // (2 * half)  # the twiddle table's step at this half-span
+
+            def butterfly(b, carried, half=half, stride=stride):
+                x = carried[0]
+                row = arith.DivUIOp(b, index_const(n // 2)).result
+                j = arith.RemUIOp(b, index_const(n // 2)).result
+                r = arith.RemUIOp(j, index_const(half)).result
+                p = arith.AddIOp(arith.MulIOp(arith.DivUIOp(j, index_const(half)).result,
+                                              index_const(2 * half)).result, r).result
+                q = arith.AddIOp(p, index_const(half)).result
+                at = unravel_index(row, lead) if lead else []
+                k = arith.MulIOp(r, index_const(stride)).result
+                wr, wi = ex(twiddles, [k, zero]).result, ex(twiddles, [k, one]).result
+                pr, pi = ex(x, at + [p, zero]).result, ex(x, at + [p, one]).result
+                qr, qi = ex(x, at + [q, zero]).result, ex(x, at + [q, one]).result
+                tr, ti = sub(mul(wr, qr), mul(wi, qi)), add(mul(wr, qi), mul(wi, qr))
+                for value, where in ((add(pr, tr), [p, zero]), (add(pi, ti), [p, one]),
+                                     (sub(pr, tr), [q, zero]), (sub(pi, ti), [q, one])):
+                    x = self.tensor.InsertOp(value, x, at + where).result
+                return [x]
+
+            data = for_loop(zero, index_const(rows * (n // 2)), [data], butterfly)[0]
+            half *= 2
+        return data
+
+    def _dft_sum(self, op, n):
+        """X[..., k] = sum_j x[..., j] (cos a + i sin a), a = -+2 pi ((k j) mod N) / N: the DFT as its sum, j in
+        increasing order, the twiddle's angle reduced mod N first (no loss for large k j)."""
+        tile, tile_t = op.tile, self.operand_types[0]
+        shape, _, c = element_of(tile_t)
+        dtype = c.dtype
         sign = 1.0 if ir.IntegerAttr(op.attributes["inverse"]).value else -1.0
         ex = self.tensor.ExtractOp
-        scale = constant_of(dtype, sign * 2.0 * 3.141592653589793 / n)
+        scale = constant_of(dtype, sign * 2.0 * math.pi / n)
 
         def element(ivs):  # ivs: the tile index, then the component (0: real, 1: imaginary)
             lead, k, comp = list(ivs[:len(shape) - 1]), ivs[len(shape) - 1], ivs[len(shape)]
@@ -114,7 +190,7 @@ class AlgebraLowering(TileLowering):
             first = arith.CmpIOp(arith.CmpIPredicate.eq, comp, index_const(0)).result
             return arith.SelectOp(first, re, im).result
 
-        return [self.generate(tensor_type(self.result_types[0]), element)]
+        return self.generate(tensor_type(self.result_types[0]), element)
 
     def lower_tile_triangle(self, op):
         tile = op.tile

@@ -308,6 +308,20 @@ class StreamTileReductions(Pass):
     row_vectors: bool = True
 
 
+class TagFusionProducers(Pass):
+    name = "warp-tag-fusion-producers"
+    implementation = "mlwarp.compiler.passes.fused_producers"
+    description = ("Tag each linalg.generic whose results only linalg.generic ops read (before "
+                   "linalg-fuse-elementwise-ops: the producers it may fuse)")
+
+
+class EraseFusedProducers(Pass):
+    name = "warp-erase-fused-producers"
+    implementation = "mlwarp.compiler.passes.fused_producers"
+    description = ("Erase a tagged linalg.generic whose readers all took a copy of its body "
+                   "(linalg-fuse-elementwise-ops): its effects already happen in them, once")
+
+
 class StripAsserts(Pass):
     name = "warp-strip-asserts"
     implementation = "mlwarp.compiler.passes.strip_asserts"
@@ -327,7 +341,8 @@ DECLARED: dict[str, type] = {cls.name: cls for cls in (
     Autodiff,
     Bf16AsI16, Bf16RoundEachOp, BoundsCheck, CpuBlockLanes, CpuEntry, CpuInterchangeLoops, CpuKeepVectors,
     PrivatizeAtomics, PrivatizeScatter, CpuSerialCopy, CpuVectorMath, VectorizeTileMatmul, WarpCse, ExpandGeometry,
-    GpuCooperativeTiles, GpuKernel, GradCalls, HoistTileBuffers, Inline, Jvp, StreamTileReductions, StripAsserts, UnrollLoops)}
+    EraseFusedProducers, GpuCooperativeTiles, GpuKernel, GradCalls, HoistTileBuffers, Inline, Jvp, StreamTileReductions,
+    StripAsserts, TagFusionProducers, UnrollLoops)}
 
 # name -> (module, class name) of each pass's implementation
 PASSES: dict[str, tuple[str, str]] = {name: (cls.implementation, cls.__name__) for name, cls in sorted(DECLARED.items())}

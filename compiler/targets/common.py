@@ -6,8 +6,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from ..passes.registry import (Autodiff, BoundsCheck, ConvertTilesToLinalg, ExpandGeometry, GradCalls, HoistTileBuffers,
-                               Inline, Jvp, StreamTileReductions, StripAsserts, UnrollLoops)
+from ..passes.registry import (Autodiff, BoundsCheck, ConvertTilesToLinalg, EraseFusedProducers, ExpandGeometry, GradCalls,
+                               HoistTileBuffers, Inline, Jvp, StreamTileReductions, StripAsserts, TagFusionProducers,
+                               UnrollLoops)
 
 DEFAULT_CUDA_ARCH = 90
 
@@ -37,7 +38,8 @@ CPU_LANES_ATTR = "warp.cpu_lanes"
 TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tiles.py): the tile stages run
 # Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
 # accumulator updated in place), linalg as loops (both targets: a CUDA thread's tiles are its local memory)
-TILES = (StreamTileReductions(), ConvertTilesToLinalg(), "linalg-fuse-elementwise-ops",
+TILES = (StreamTileReductions(), ConvertTilesToLinalg(), TagFusionProducers(), "linalg-fuse-elementwise-ops",
+         EraseFusedProducers(),
          "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops=true}",
          "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
          "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", HoistTileBuffers(),
