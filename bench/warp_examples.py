@@ -14,6 +14,21 @@ ran under mlwarp, whether its arrays match Warp's (largest |warp - mlwarp| relat
 array, `yes` under 1e-4, `close` under 1e-2), and the first error. One run of an example by hand:
 
     ... bench/warp_examples.py run mlwarp core.example_wave --out /tmp/wave_mlwarp
+
+USD examples need pxr and the checkpoint ones Pillow in both interpreters: `--warp-pythonpath` names a folder
+(of links to the mlwarp venv's pxr, PIL and pillow.libs: same Python 3.11) for the Warp runs.
+
+Measured 2026-12-06 (2 loaded cores, warp-lang 1.19.0 CPU), the 19 core and optim examples above:
+- bit for bit or within 1e-4: dem, fdtd_3d, fft_poisson_navier_stokes_2d (FFT rounding, rel 1.2e-5), fluid,
+  graph_capture, mesh, mesh_intersect, nvdb, raycast, sample_mesh, sph, wave, particle_repulsion,
+  navier_stokes_perturbation (timed out at 600 s before tile_fft became a radix-2 FFT; Warp: ~1 min).
+- close (1e-4..1e-2), explained: fluid_checkpoint(_custom_backward) -- mlwarp's CPU launches run on several
+  threads, so float atomics (the adjoints' scatter) add in another order; with `--serial` both are within 1e-4.
+  raymarch, diffray -- transcendentals are glibc's libmvec (1-2 ulp from scalar libm, by design; see
+  compiler/targets/cpu/cpu_vector_math.py) and these programs amplify ulps (a finite-difference normal with
+  eps 1e-5; two optimiser steps).
+- not CPU programs: work_queue, spin_lock (cuda hard-coded); cupy, torch, custom_allocator, alloc_tracker,
+  render_opengl are left out of OPTIONS.
 """
 
 import argparse
@@ -176,9 +191,12 @@ def _run_child(python: str, impl: str, example: str, out_dir: str, env: dict, ti
         return json.load(file)
 
 
-def table(examples, warp_python: str, warp_pythonpath: str | None, timeout: float, keep: str | None) -> None:
+def table(examples, warp_python: str, warp_pythonpath: str | None, timeout: float, keep: str | None,
+          serial: bool = False) -> None:
     scratch = keep or tempfile.mkdtemp(prefix="warp_examples_")
     mlwarp_env = dict(os.environ)
+    if serial:
+        mlwarp_env["MLWARP_NUM_THREADS"] = "1"
     warp_env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     if warp_pythonpath:
         warp_env["PYTHONPATH"] = warp_pythonpath
@@ -225,6 +243,8 @@ def main() -> None:
     table_parser.add_argument("examples", nargs="*")
     table_parser.add_argument("--warp-python", default="/tmp/compatvenv/bin/python")
     table_parser.add_argument("--warp-pythonpath", help="PYTHONPATH for the Warp runs (e.g. a folder holding pxr)")
+    table_parser.add_argument("--serial", action="store_true",
+                              help="mlwarp launches on one CPU thread (float atomics in Warp's CPU order)")
     table_parser.add_argument("--timeout", type=float, default=1200.0)
     table_parser.add_argument("--keep", help="folder for the runs' states (default: a new temporary folder)")
     options = parser.parse_args()
@@ -241,7 +261,8 @@ def main() -> None:
     else:
         root = _default_examples_root(options.warp_python)
         os.environ["WARP_EXAMPLES_ROOT"] = str(root)
-        table(options.examples or list(OPTIONS), options.warp_python, options.warp_pythonpath, options.timeout, options.keep)
+        table(options.examples or list(OPTIONS), options.warp_python, options.warp_pythonpath, options.timeout, options.keep,
+              options.serial)
 
 
 if __name__ == "__main__":
