@@ -734,6 +734,48 @@ def test_fft_and_ifft_along_the_last_dimension():
 
 
 @wp.kernel
+def fft_rows_f32(x: wp.array2d(dtype=wp.vec2f), y: wp.array2d(dtype=wp.vec2f)):
+    row = wp.tid()
+    t = wp.tile_load(x, shape=(1, 512), offset=(row, 0))
+    wp.tile_fft(t)
+    wp.tile_store(y, t, offset=(row, 0))
+
+
+def test_fft_of_512_point_float32_rows_matches_numpy():
+    # 512 points: the radix-2 path at the size of Warp's Navier-Stokes examples, against numpy's FFT in float64
+    rng = np.random.default_rng(26)
+    z = (rng.standard_normal((3, 512)) + 1j * rng.standard_normal((3, 512))).astype(np.complex64)
+    x = wp.array(np.stack([z.real, z.imag], axis=-1), dtype=wp.vec2f)
+    y = wp.zeros((3, 512), dtype=wp.vec2f)
+    wp.launch_tiled(fft_rows_f32, dim=3, inputs=[x, y], block_dim=64)
+    got = y.numpy()
+    want = np.fft.fft(z.astype(np.complex128), axis=-1)
+    # float32 FFT error grows as log2(N) ulps of the transform's scale (sqrt(N) |x|)
+    np.testing.assert_allclose(got[..., 0] + 1j * got[..., 1], want, atol=2e-4 * np.sqrt(512))
+
+
+@wp.kernel
+def dft_odd_lengths(x: wp.array3d(dtype=wp.vec2d), fwd: wp.array3d(dtype=wp.vec2d), back: wp.array3d(dtype=wp.vec2d)):
+    t = wp.tile_load(x, shape=(2, 3, 6))
+    wp.tile_fft(t)
+    wp.tile_store(fwd, t)
+    wp.tile_ifft(t)
+    wp.tile_store(back, t)
+
+
+def test_fft_of_a_length_that_is_not_a_power_of_two_on_a_3d_tile():
+    rng = np.random.default_rng(27)
+    z = rng.standard_normal((2, 3, 6)) + 1j * rng.standard_normal((2, 3, 6))
+    x = wp.array(np.stack([z.real, z.imag], axis=-1), dtype=wp.vec2d)
+    fwd, back = wp.zeros((2, 3, 6), dtype=wp.vec2d), wp.zeros((2, 3, 6), dtype=wp.vec2d)
+    wp.launch_tiled(dft_odd_lengths, dim=1, inputs=[x, fwd, back], block_dim=8)
+    got = fwd.numpy()
+    np.testing.assert_allclose(got[..., 0] + 1j * got[..., 1], np.fft.fft(z, axis=-1), rtol=1e-12, atol=1e-12)
+    got = back.numpy()
+    np.testing.assert_allclose(got[..., 0] + 1j * got[..., 1], 6 * z, rtol=1e-12, atol=1e-12)
+
+
+@wp.kernel
 def dft_loss(x: wp.array2d(dtype=wp.vec2d), y: wp.array2d(dtype=wp.vec2d)):
     t = wp.tile_load(x, shape=(1, 4))
     wp.tile_fft(t)
