@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp import types as wt
+from mlwarp.core import types as wt  # the type-taking predicates (mlwarp.types' take values, as Warp's)
 from mlwarp.core import vector as wv
 from mlwarp.compiler.builtins.derivatives import NOT_DIFFERENTIABLE
 from mlwarp.compiler.builtins.table import CONSTRAINTS, OVERLOADS
@@ -71,7 +71,7 @@ def make_kernel(tmp_path, name, types, rt):
     params = ", ".join(f"x{k}: wp.array(dtype=T{k})" for k in range(len(types)))
     decls = "".join(f"T{k} = {type_expr(t)}\n" for k, t in enumerate(types)) + f"R = {type_expr(rt)}\n"
     call = ", ".join(f"x{k}[i]" for k in range(len(types)))
-    src = (f"import mlwarp as wp\nimport mlwarp.vector\n{decls}\n@wp.kernel\ndef k({params}, y: wp.array(dtype=R)):\n"
+    src = (f"import mlwarp as wp\nimport mlwarp.core.vector\n{decls}\n@wp.kernel\ndef k({params}, y: wp.array(dtype=R)):\n"
            f"    i = wp.tid()\n    y[i] = wp.{name}({call})\n")
     return kernel_from_source(tmp_path, src.replace("wp.types.", "mlwarp.core.vector."))
 
