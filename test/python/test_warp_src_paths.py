@@ -106,7 +106,7 @@ def test_submodules_read_as_attributes_once_under_the_warp_alias():
     code = ("import sys, mlwarp\nsys.modules['warp'] = mlwarp\nimport warp._src as src\n"
             "types = src.types\nimport warp._src.types as imported\n"
             "assert types is imported and types.__name__ == 'warp._src.types', types.__name__\n"
-            "assert types.int_types == mlwarp.types.int_types\n"
+            "assert set(types.int_types) == set(mlwarp.types.int_types)\n"
             "assert src.thirdparty.__name__ == 'warp._src.thirdparty'\n"
             "try:\n    src.codegen\nexcept AttributeError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -129,5 +129,8 @@ def test_warps_type_tables_for_tests_and_clients():
     assert t.warp_type_to_np_dtype[wp.bfloat16] is np.uint16 and t.warp_type_to_np_dtype[wp.handle] is np.uint64
     assert t.non_atomic_types == (wp.int8, wp.uint8, wp.int16, wp.uint16)
     assert t.array is wp.array and t.scalar_and_bool_types[-1] is wp.bool
+    assert t.scalar_types == (wp.int8, wp.uint8, wp.int16, wp.uint16, wp.int32, wp.uint32, wp.int64, wp.uint64,
+                              wp.float16, wp.bfloat16, wp.float32, wp.float64)  # no bool, in Warp's order
+    assert t.int_types + t.float_types == t.scalar_types
     core = wp._src.context.runtime.core
     assert core.wp_is_mathdx_enabled() is False and core.wp_cuda_toolkit_version() == 0

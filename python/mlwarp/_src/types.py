@@ -109,3 +109,10 @@ warp_type_to_np_dtype = {_types.bool_: np.bool_, _types.int8: np.int8, _types.in
                          _types.float16: np.float16, _types.bfloat16: np.uint16, _types.float32: np.float32,
                          _types.float64: np.float64}
 non_atomic_types = (_types.int8, _types.uint8, _types.int16, _types.uint16)
+# Warp's scalar tables, in its order; scalar_types has no bool (mlwarp.core.types' own table, which the compiler
+# iterates, does: a test looping over this one would launch a bool overload with 17)
+int_types = (_types.int8, _types.uint8, _types.int16, _types.uint16, _types.int32, _types.uint32, _types.int64,
+             _types.uint64)
+float_types = (_types.float16, _types.bfloat16, _types.float32, _types.float64)
+scalar_types = int_types + float_types
+scalar_and_bool_types = (*scalar_types, _types.bool_)
