@@ -63,6 +63,11 @@ OPTIONS = {
     "core.example_sph": ["--num-frames", "1"],
     "core.example_wave": ["--num-frames", "10"],
     "core.example_work_queue": [],
+    "geometry.example_isosurface": ["--num-frames", "3"],
+    "geometry.example_sparse_marching_cubes": ["--num-frames", "3"],
+    "geometry.example_swept_volume": ["--num-samples", "6"],
+    "interop.example_jax_callable": [],
+    "interop.example_jax_kernel": [],
     "optim.example_diffray": ["--train-iters", "2", "--height", "64"],
     "optim.example_fluid_checkpoint": ["--train-iters", "1", "--num-frames", "5", "--pressure-iterations", "3"],
     "optim.example_fluid_checkpoint_custom_backward": [

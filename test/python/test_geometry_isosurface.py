@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
+from mlwarp.geometry.isosurface import case_loops
 
 MC = wp.geometry.IsoSurfaceMarchingCubes
 SN = wp.geometry.IsoSurfaceNets
@@ -59,7 +60,7 @@ def edge_counts(faces):
     return counts
 
 
-# -- the generated marching-cubes tables -------------------------------------------------------------------
+# -- the marching-cubes tables -------------------------------------------------------------------
 def test_tables_have_the_standard_shape():
     assert MC.CUBE_CORNER_OFFSETS == tuple(CORNERS) and MC.EDGE_TO_CORNERS == tuple(EDGES)
     ranges, local = MC.CASE_TO_TRI_RANGE, MC.TRI_LOCAL_INDICES
@@ -101,6 +102,30 @@ def test_each_case_is_an_outward_surface_through_its_crossed_edges(case):
         step = 0.05 * normal / np.linalg.norm(normal)
         slope = trilinear(centre + step) - trilinear(centre - step)
         assert slope > -1e-12, (case, t)
+
+
+def test_each_case_row_fills_the_loops_the_face_rule_derives():
+    # the classic table's rows (Warp's) and case_loops (surface nets') describe one surface: the boundary
+    # half-edges of a row's triangles are exactly its case's loops, with their winding
+    ranges, local = MC.CASE_TO_TRI_RANGE, MC.TRI_LOCAL_INDICES
+    for case in range(256):
+        tris = local[ranges[case]:ranges[case + 1]]
+        half_edges = {(tris[k + n], tris[k + (n + 1) % 3]) for k in range(0, len(tris), 3) for n in range(3)}
+        boundary = {(a, b) for a, b in half_edges if (b, a) not in half_edges}
+        loops = {(loop[n], loop[(n + 1) % len(loop)]) for loop in case_loops(case) for n in range(len(loop))}
+        assert boundary == loops, case
+
+
+def test_marching_cubes_triangles_are_warps():
+    # values recorded from warp-lang 1.19.0 (CPU): IsoSurfaceMarchingCubes.extract of this field at 0.5; the
+    # triangulation of each case's loops is the classic table's, so the index array is Warp's
+    field = (np.arange(27).reshape(3, 3, 3) * 7 % 11 - 5).astype(np.float32)
+    verts, faces = MC.extract(wp.array(field), threshold=0.5)
+    assert len(verts) == 26
+    assert faces.numpy().tolist() == [
+        3, 5, 1, 3, 1, 2, 5, 16, 1, 0, 1, 12, 16, 12, 1, 7, 3, 4, 7, 5, 3, 17, 8, 14, 5, 6, 9, 5, 9, 16, 16, 9,
+        19, 8, 21, 10, 8, 17, 21, 5, 7, 6, 11, 16, 15, 12, 16, 11, 13, 17, 14, 13, 22, 17, 22, 24, 17, 19, 15, 16,
+        19, 18, 15, 25, 20, 23, 23, 20, 21, 23, 21, 24, 24, 21, 17]
 
 
 def test_single_corner_cases_by_hand():

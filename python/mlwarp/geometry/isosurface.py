@@ -1,14 +1,15 @@
 """Iso-surfaces of dense 3-D fields, Warp 1.19's `wp.geometry.IsoSurfaceBase` and
 `wp.geometry.IsoSurfaceMarchingCubes` (`wp.MarchingCubes`, deprecated, is the same class).
 
-The marching-cubes case tables are generated here, not transcribed: for each of the 256 sign patterns of a
-cube's corners (bit i set when corner i is at or above the threshold), every cube face contributes the
-segments that cut off its set corners (on a face whose set corners are diagonal, each is cut off alone: the
-face rule depends only on the face's four corners, so neighbouring cells agree and the surface has no holes).
-The segments chain into closed loops around the cube, oriented so that the surface normal points towards the
-set corners (outward for a signed distance field, counter-clockwise seen from outside), and each loop is a
-triangle fan. This is the standard Lorensen/Bourke table's surface: the same 820 triangles over the 256
-cases, the same loop per case, with the same winding.
+The marching-cubes triangles are the classic table's (marching_cubes_table.py: Bourke's, which Warp uses, so the
+index arrays are Warp's). The surface each row describes is also derived here, not transcribed: for each of the
+256 sign patterns of a cube's corners (bit i set when corner i is at or above the threshold), every cube face
+contributes the segments that cut off its set corners (on a face whose set corners are diagonal, each is cut off
+alone: the face rule depends only on the face's four corners, so neighbouring cells agree and the surface has no
+holes). The segments chain into closed loops around the cube, oriented so that the surface normal points towards
+the set corners (outward for a signed distance field, counter-clockwise seen from outside): `case_loops`, which
+surface nets use, and against which the classic rows are checked (same loops, same winding; the table only
+chooses each loop's diagonals).
 
 Extraction runs as Warp's does, as kernels: one thread per grid edge marks sign changes, a host scan numbers
 them, one thread per crossing places its vertex by linear interpolation (the kernel the tape differentiates:
@@ -32,6 +33,7 @@ from mlwarp.kernels.kernel import kernel
 from mlwarp.launching.launch import launch
 from mlwarp.types import float32, int32
 from mlwarp.core.vector import vec3
+from mlwarp.geometry.marching_cubes_table import CLASSIC_TRIANGLES
 
 # Corner i of a cell, as its offset from the cell's origin node: the z = 0 face's corners in cyclic order, then
 # the z = 1 face's (bit i of a case is corner i).
@@ -112,19 +114,16 @@ def case_loops(case: int, cut_unset_faces: int = 0) -> list[list[int]]:
     return loops
 
 
-@functools.lru_cache(maxsize=None)
-def _generated_tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _flat_tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
     ranges, local = [0], []
-    for case in range(256):
-        for loop in case_loops(case):
-            for k in range(1, len(loop) - 1):
-                local += (loop[0], loop[k], loop[k + 1])
+    for triangles in CLASSIC_TRIANGLES:
+        local += triangles
         ranges.append(len(local))
     return tuple(ranges), tuple(local)
 
 
-MC_CASE_TO_TRI_RANGE: Final[tuple[int, ...]] = _generated_tables()[0]
-MC_TRI_LOCAL_INDICES: Final[tuple[int, ...]] = _generated_tables()[1]
+MC_CASE_TO_TRI_RANGE: Final[tuple[int, ...]] = _flat_tables()[0]
+MC_TRI_LOCAL_INDICES: Final[tuple[int, ...]] = _flat_tables()[1]
 
 # Edge e of a cell as the grid edge it is: (node offset x, y, z from the cell's origin, axis of the edge).
 _MC_EDGE_NODE_AXIS = tuple(

@@ -11,7 +11,7 @@ centres and once at the leaves' corners.
 
 Extraction: the cells' corners are made unique on the host (numpy: one sort of integer corner codes relative
 to the smallest subscript, so positions stay exact for subscripts past float32's integers), a kernel finds
-each cell's case in the same generated tables as the dense marching cubes, the crossed edges are made unique
+each cell's case in the same (classic) tables as the dense marching cubes, the crossed edges are made unique
 by (owner corner, axis) on the host, and kernels place one vertex per edge (linear interpolation: the taped
 kernel, through which gradients reach the corner values, and through a taped gather the caller's per-cell
 values) and write the triangles. Vertices come in the order of their edges' (corner code, axis), triangles in
