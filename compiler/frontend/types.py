@@ -22,8 +22,8 @@ def from_annotation(annotation):
         return TileT(dtype, annotation.shape) if dtype is not None else None
     if getattr(annotation, "_wp_fixedarray_", False):  # wp.fixedarray(shape, dtype): an array (fixed.py)
         return ArrayT(annotation.dtype, annotation.ndim)
-    if wt.is_array(annotation):
-        return ArrayT(annotation.dtype, annotation.ndim)
+    if wt.is_array(annotation):  # an array of textures holds their kernel structs (texture.py)
+        return ArrayT(getattr(annotation.dtype, "_wp_array_element_", None) or annotation.dtype, annotation.ndim)
     return wt.canonical_type(annotation)
 
 

@@ -108,11 +108,29 @@ def test_submodules_read_as_attributes_once_under_the_warp_alias():
             "assert types is imported and types.__name__ == 'warp._src.types', types.__name__\n"
             "assert set(types.int_types) == set(mlwarp.types.int_types)\n"
             "assert src.thirdparty.__name__ == 'warp._src.thirdparty'\n"
-            "try:\n    src.codegen\nexcept AttributeError as e:\n    print(e)\n")
+            "assert src.codegen.WarpCodegenError is mlwarp.WarpCodegenError\n"
+            "try:\n    src.builder\nexcept AttributeError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == ("module 'warp._src' has no attribute 'codegen' (mlwarp keeps only the internals "
+    assert out.stdout.strip() == ("module 'warp._src' has no attribute 'builder' (mlwarp keeps only the internals "
                                   "clients use: docs/clients.md)")
+
+
+def test_codegen_exceptions_and_reference_under_warps_internal_paths():
+    # Warp defines its code generator's exceptions in warp._src.codegen and wp.ref[T]'s class in warp._src.types;
+    # code catching them by those paths catches what mlwarp raises
+    from mlwarp._src import codegen
+    from mlwarp._src.types import Reference
+
+    assert isinstance(wp.ref[wp.int32], Reference)
+    assert issubclass(codegen.WarpCodegenTypeError, TypeError) and issubclass(codegen.WarpCodegenKeyError, KeyError)
+
+    @wp.kernel
+    def uses_undefined(out: wp.array(dtype=float)):
+        out[0] = not_defined_anywhere  # noqa: F821
+
+    with pytest.raises(codegen.WarpCodegenError, match="not_defined_anywhere"):
+        wp.launch(uses_undefined, dim=1, inputs=[wp.zeros(1)], device="cpu")
 
 
 def test_warps_type_tables_for_tests_and_clients():

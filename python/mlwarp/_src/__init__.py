@@ -14,7 +14,7 @@ import would load a second copy of an mlwarp module under the name `warp.*`.
 import importlib as _importlib
 
 # Warp's `import warp` imports these, so clients reach them as attributes (`wp._src.context.runtime.core`).
-_SUBMODULES = frozenset({"context", "types", "thirdparty"})
+_SUBMODULES = frozenset({"codegen", "context", "types", "thirdparty"})
 
 
 def __getattr__(name):

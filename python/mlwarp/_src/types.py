@@ -18,6 +18,7 @@ from mlwarp.core.types import Float, Scalar, canonical_type
 from mlwarp.core.vector import matrix, quaternion, transformation, vector
 from mlwarp.types import *  # noqa: F401,F403
 from mlwarp import types as _types
+from mlwarp.core.refs import Reference  # noqa: F401  (wp.ref[T]'s class, which Warp defines here)
 from mlwarp.core import vector as _vectors
 from mlwarp.arrays.array import array  # noqa: F401  (Warp's module defines the class here)
 

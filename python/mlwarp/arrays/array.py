@@ -125,8 +125,12 @@ class array:
             self.retain_grad = True
 
     def _init_annotation(self, dtype, ndim):
-        # `Any` dtype or ndim: a generic parameter (core/generics.py)
-        self.dtype = dtype if is_generic(dtype) else _require_dtype(dtype if dtype is not None else _t.float32)
+        # `Any` dtype or ndim: a generic parameter (core/generics.py); a texture class stays itself, as in
+        # `wp.array[wp.Texture2D]` (kernels read its struct through it)
+        if is_generic(dtype) or getattr(dtype, "_wp_array_element_", None) is not None:
+            self.dtype = dtype
+        else:
+            self.dtype = _require_dtype(dtype if dtype is not None else _t.float32)
         self.ndim = 1 if ndim is None else ndim
         if self.ndim is not Any and (not isinstance(self.ndim, int) or not 1 <= self.ndim <= 4):
             raise ValueError(f"array ndim must be 1..4, got {ndim!r}")

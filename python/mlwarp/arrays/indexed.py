@@ -65,6 +65,7 @@ def struct_type(dtype, ndim: int):
     fields.update({f"u{d}": wt.int32 for d in range(ndim)})
     cls = struct(type(name, (), {"__annotations__": fields, "__module__": __name__, "__qualname__": name}))
     cls._wp_indexed_ = (dtype, ndim)  # what the frontend recognises (compiler/frontend/indexed.py)
+    cls.dtype, cls.ndim = dtype, ndim  # as Warp's indexedarray type reads (a struct's `Struct.vars[f].type`)
     cls._wp_indexed_view_ = view  # the type of `a[i]`
     cls._wp_mismatch_ = staticmethod(lambda value: _mismatch(dtype, ndim, value))  # a launch's message
     with _lock:
