@@ -1,29 +1,53 @@
 """`warp.render.OpenGLRenderer` for mlwarp: Warp 1.19's interactive renderer, with its constructor's signature.
 
-Warp's renderer draws through pyglet (>= 2.0) in an OpenGL context: a window on a display, or with
-`pyglet.options["headless"] = True` an EGL context without one. What it computes without a context is here and
-runs anywhere: the shapes' triangle meshes and the camera matrices (opengl_meshes.py, also as this class's static
-methods, as Warp has them) and the kernels that fill its vertex and instance buffers and read frames back
-(opengl_kernels.py).
+It draws through pyglet (>= 2.0) in an OpenGL 3.3 context: a window on a display, or with `headless=True` (or
+`pyglet.options["headless"] = True`) an invisible EGL context without one. Each frame is drawn into the renderer's
+own framebuffer (colour and depth), which get_pixels reads back and which is copied to the window.
 
-Constructing one needs pyglet: without it, it raises an ImportError that says so, as Warp does. The OpenGL
-drawing itself (windows, shaders, buffer objects, frame read-back) is not in mlwarp: with pyglet installed the
-constructor raises NotImplementedError naming that part, rather than opening a window that draws nothing.
+- opengl_gl.py: the context, the GLSL programs (and the shading model), vertex-array objects, read-back.
+- opengl_scene.py: shapes, instances and Warp's render_* calls.
+- opengl_meshes.py, opengl_kernels.py: the shapes' meshes and camera matrices, and the kernels that fill the
+  instance buffers and turn frames into images; they need no context.
+
+Without pyglet the constructor raises an ImportError that says so, as Warp does; where no context can be created
+(no display, no EGL, no OpenGL 3.3 driver) an OpenGLContextError that names what is missing.
 """
 
 from __future__ import annotations
 
+import ctypes
+import time
+
 import numpy as np
 
+from mlwarp.arrays.array import array
+from mlwarp.launching.launch import launch
+from mlwarp.render import opengl_kernels
+from mlwarp.render.opengl_gl import (
+    AMBIENT, DIFFUSE, LINE_FRAGMENT_SHADER, LINE_VERTEX_SHADER, SHAPE_FRAGMENT_SHADER, SHAPE_VERTEX_SHADER,
+    SHININESS, SKY_FRAGMENT_SHADER, SKY_VERTEX_SHADER, SPECULAR, SUN_DIRECTION, GLLines, GLScreenTriangle,
+    GLProgram, OpenGLContextError, axis_lines, grid_lines, open_window, read_framebuffer,
+)
 from mlwarp.render.opengl_meshes import (
     DEFAULT_NUM_SEGMENTS, compute_model_matrix, create_arrow_mesh, create_box_mesh, create_capsule_mesh,
-    create_cone_mesh, create_cylinder_mesh, create_sphere_mesh, perspective_projection,
+    create_cone_mesh, create_cylinder_mesh, create_sphere_mesh, look_at, perspective_projection,
 )
+from mlwarp.render.opengl_scene import SceneMixin
+from mlwarp.runtime.device import get_device
+from mlwarp.types import float32, uint8
 
 PYGLET_REQUIREMENT = (
     "OpenGLRenderer requires pyglet (version >= 2.0) to be installed (pip install pyglet), and an OpenGL "
     "context: a display, or EGL with pyglet.options['headless'] = True"
 )
+
+UP_AXES = {"X": 0, "Y": 1, "Z": 2}
+# camera motion per second of the keys WASD/QE, in units of the scene (times the renderer's scaling)
+CAMERA_SPEED = 4.0
+# degrees of yaw/pitch per pixel of a mouse drag
+MOUSE_SENSITIVITY = 0.1
+
+__all__ = ["OpenGLRenderer", "OpenGLContextError"]
 
 
 def _require_pyglet():
@@ -38,11 +62,15 @@ def _require_pyglet():
     return pyglet
 
 
-class OpenGLRenderer:
+def _vec3(values) -> np.ndarray:
+    return np.array([float(v) for v in values], dtype=np.float64)
+
+
+class OpenGLRenderer(SceneMixin):
     """Interactive OpenGL-based renderer for real-time 3D visualization (Warp 1.19's `warp.render.OpenGLRenderer`).
 
-    Requires pyglet (version >= 2.0) and an OpenGL context; see the module's docstring for what mlwarp has of it.
-    The static methods (camera matrices, shape meshes) need neither.
+    Requires pyglet (version >= 2.0) and an OpenGL 3.3 context (a display, or EGL when headless); see the module's
+    docstring. The static methods (camera matrices, shape meshes) need neither.
     """
 
     # number of segments to use for rendering spheres, capsules, cones and cylinders
@@ -90,19 +118,80 @@ class OpenGLRenderer:
         use_legacy_opengl: bool | None = None,
     ):
         """Open a window (or a headless context) and set up the scene; the arguments are Warp's (title, scaling,
-        fps, up_axis, screen size, near/far planes, camera_fov in degrees, camera position/front/up, background
-        color, grid/sky/axis/info overlays, wireframe or depth rendering, vsync, headless, backface culling,
-        mouse/keyboard interaction, the device of its buffers, legacy OpenGL).
+        fps, up_axis, screen size, near/far planes, camera_fov in degrees, camera position/front/up in the
+        renderer's y-up frame, background color, grid/sky/axis/info overlays, wireframe or depth rendering, vsync,
+        headless (None: pyglet.options["headless"]), backface culling, mouse/keyboard interaction, the device of
+        its buffers and kernels). use_legacy_opengl is accepted; mlwarp always draws with OpenGL 3.3 core.
 
         Raises:
             ImportError: pyglet (>= 2.0) is not installed.
-            NotImplementedError: pyglet is there, but mlwarp has no OpenGL drawing path.
+            OpenGLContextError: no OpenGL 3.3 context could be created (the message says what is missing).
         """
-        _require_pyglet()
-        raise NotImplementedError(
-            "mlwarp's OpenGLRenderer has no OpenGL drawing path (window, shaders, vertex and instance buffers, frame "
-            "read-back): use warp.render.UsdRenderer, or the renderer's meshes, camera matrices and buffer kernels "
-            "(mlwarp.render.opengl_meshes, mlwarp.render.opengl_kernels)")
+        pyglet = _require_pyglet()
+        if str(up_axis).upper() not in UP_AXES:
+            raise ValueError(f"OpenGLRenderer: up_axis must be 'X', 'Y' or 'Z', got {up_axis!r}")
+        if headless is None:
+            headless = bool(pyglet.options.get("headless", False))
+        pyglet.options["debug_gl"] = False
+        self.window = open_window(pyglet, headless, title, screen_width, screen_height, vsync)
+        self.initialize_gl()
+        self.headless = headless
+        self.app = pyglet.app
+        self._device = get_device(device)
+        self._title = title
+        self._fps = fps
+        self._up_axis_index = UP_AXES[str(up_axis).upper()]
+        self._scaling = float(scaling)
+        self.near_plane = near_plane
+        self.far_plane = far_plane
+        self.camera_fov = camera_fov
+        self.background_color = tuple(background_color)
+        self.draw_grid = draw_grid
+        self.draw_sky = draw_sky
+        self.draw_axis = draw_axis
+        self.show_info = show_info
+        self.render_wireframe = render_wireframe
+        self.render_depth = render_depth
+        self.axis_scale = axis_scale
+        self.enable_backface_culling = enable_backface_culling
+        self.enable_mouse_interaction = enable_mouse_interaction
+        self.enable_keyboard_interaction = enable_keyboard_interaction
+        self.screen_width, self.screen_height = self.window.get_framebuffer_size()
+        self._camera_pos = _vec3(camera_pos)
+        self._camera_front = _vec3(camera_front) / np.linalg.norm(camera_front)
+        self._camera_up = _vec3(camera_up) / np.linalg.norm(camera_up)
+        self._paused = False
+        self._skip_rendering = False
+        self.time = 0.0
+        self._start_time = time.perf_counter()
+        self._frame_count = 0
+        self._fps_value = 0.0
+        self._last_fps_time = self._start_time
+        self._last_update_time = self._start_time
+        self._key_callbacks = []
+        self._input_processors = []
+        self._keys_down = set()
+
+        self._init_scene()
+        gl = self.gl
+        self._shape_program = GLProgram(gl, SHAPE_VERTEX_SHADER, SHAPE_FRAGMENT_SHADER)
+        self._line_program = GLProgram(gl, LINE_VERTEX_SHADER, LINE_FRAGMENT_SHADER)
+        self._sky_program = GLProgram(gl, SKY_VERTEX_SHADER, SKY_FRAGMENT_SHADER)
+        self._sky = GLScreenTriangle(gl)
+        self._grid = GLLines(gl, grid_lines(50, 1.0))
+        self._axes = GLLines(gl, axis_lines(1.0))
+        self._frame_buffer = None
+        self._create_frame_buffer()
+        self._info_label = None
+        if show_info:
+            self._info_label = pyglet.text.Label("", font_size=12, x=10, y=self.screen_height - 10,
+                                                 anchor_x="left", anchor_y="top", color=(255, 255, 255, 255))
+        self._model_matrix = compute_model_matrix(self._up_axis_index, self._scaling)
+        self.update_projection_matrix()
+        self.update_view_matrix()
+        self._setup_events()
+
+    # -- camera ------------------------------------------------------------------------------------------------
 
     @staticmethod
     def compute_projection_matrix(fov: float, aspect_ratio: float, near_plane: float, far_plane: float) -> np.ndarray:
@@ -113,6 +202,417 @@ class OpenGLRenderer:
     def compute_model_matrix(camera_axis: int, scaling: float) -> np.ndarray:
         """The model matrix for the given up-axis (0, 1, 2) and scaling, as 16 column-major floats."""
         return compute_model_matrix(camera_axis, scaling)
+
+    def compute_view_matrix(self, cam_pos, cam_front, cam_up) -> np.ndarray:
+        """The view matrix (16 column-major floats) of a camera at cam_pos looking along cam_front."""
+        cam_pos = _vec3(cam_pos)
+        return look_at(cam_pos, cam_pos + _vec3(cam_front), _vec3(cam_up))
+
+    def update_projection_matrix(self):
+        """Recompute the projection from the field of view, the near/far planes and the window's aspect ratio."""
+        aspect = self.screen_width / max(self.screen_height, 1)
+        self._projection_matrix = np.asarray(
+            self.compute_projection_matrix(self.camera_fov, aspect, self.near_plane, self.far_plane), np.float32)
+
+    def update_view_matrix(self, cam_pos=None, cam_front=None, cam_up=None, stiffness=1.0):
+        """Move the camera towards the given position/front/up (stiffness 1: all the way, as a smoothing factor
+        below 1) and recompute the view matrix."""
+        for target, attr, unit in ((cam_pos, "_camera_pos", False), (cam_front, "_camera_front", True),
+                                   (cam_up, "_camera_up", True)):
+            if target is not None:
+                current = getattr(self, attr)
+                value = current + float(stiffness) * (_vec3(target) - current)
+                setattr(self, attr, value / np.linalg.norm(value) if unit else value)
+        self._view_matrix = self.compute_view_matrix(self._camera_pos, self._camera_front, self._camera_up)
+
+    def update_model_matrix(self, model_matrix=None):
+        """Set the model matrix (16 column-major floats or a 4x4 matrix; None: the up axis and scaling's)."""
+        if model_matrix is None:
+            model_matrix = compute_model_matrix(self._up_axis_index, self._scaling)
+        model_matrix = np.asarray(model_matrix, dtype=np.float32)
+        if model_matrix.shape == (4, 4):
+            model_matrix = model_matrix.T.ravel()  # a row-major 4x4 matrix to OpenGL's column-major order
+        self._model_matrix = model_matrix.ravel()
+
+    def _vec3_out(self, value):
+        from pyglet.math import Vec3
+
+        return Vec3(*(float(v) for v in value))
+
+    @property
+    def camera_pos(self):
+        """Current camera position (pyglet Vec3, in the renderer's y-up frame)."""
+        return self._vec3_out(self._camera_pos)
+
+    @camera_pos.setter
+    def camera_pos(self, value):
+        self.update_view_matrix(cam_pos=value)
+
+    @property
+    def camera_front(self):
+        """Current camera forward vector (unit)."""
+        return self._vec3_out(self._camera_front)
+
+    @camera_front.setter
+    def camera_front(self, value):
+        self.update_view_matrix(cam_front=value)
+
+    @property
+    def camera_up(self):
+        """Current camera up vector (unit)."""
+        return self._vec3_out(self._camera_up)
+
+    @camera_up.setter
+    def camera_up(self, value):
+        self.update_view_matrix(cam_up=value)
+
+    @property
+    def scaling(self) -> float:
+        """Global scene scaling factor."""
+        return self._scaling
+
+    @scaling.setter
+    def scaling(self, value: float):
+        self._scaling = float(value)
+        self.update_model_matrix()
+
+    @property
+    def paused(self) -> bool:
+        """Whether rendering is paused (end_frame keeps the last frame)."""
+        return self._paused
+
+    @paused.setter
+    def paused(self, value: bool):
+        self._paused = bool(value)
+
+    # -- frames ------------------------------------------------------------------------------------------------
+
+    def begin_frame(self, t: float | None = None):
+        """Mark the start of a frame at time t (None: seconds since the renderer was created)."""
+        self.time = float(t) if t is not None else time.perf_counter() - self._start_time
+
+    def end_frame(self):
+        """Finalize the frame: upload changed instances, draw it and show it (update())."""
+        self.update()
+
+    def update(self):
+        """Process the window's events, then draw a frame unless paused, and show it."""
+        now = time.perf_counter()
+        if not self.headless:
+            self.window.dispatch_events()
+            self._move_camera_with_keys(now - self._last_update_time)
+        self._last_update_time = now
+        for processor in self._input_processors:
+            processor(self._keys_down)
+        if self.has_exit:
+            return
+        self._frame_count += 1
+        if now - self._last_fps_time >= 0.5:
+            self._fps_value = self._frame_count / (now - self._last_fps_time)
+            self._frame_count = 0
+            self._last_fps_time = now
+        if self._paused or self._skip_rendering:
+            return
+        self.window.switch_to()
+        if self._instances_dirty:
+            self.update_shape_instances()
+        self._draw()
+        self.window.flip()
+
+    def is_running(self) -> bool:
+        """Whether the window is still open."""
+        return not self.has_exit
+
+    @property
+    def has_exit(self) -> bool:
+        """Whether the window was closed (or asked to close)."""
+        return bool(getattr(self.window, "has_exit", False))
+
+    def save(self):
+        """Keep drawing frames until the window is closed (returns at once when headless)."""
+        if self.headless:
+            return
+        while self.is_running():
+            self.update()
+        self.close()
+
+    def close(self):
+        """Close the window and release the renderer's OpenGL resources."""
+        if self.window is None:
+            return
+        self.clear()
+        self.window.close()
+        self.window.has_exit = True
+
+    def clear(self):
+        """Release the shapes' buffers and forget every shape and instance."""
+        self.window.switch_to()
+        for shape in self._shapes:
+            if shape is not None:
+                shape.delete()
+        self._init_scene()
+
+    def register_key_press_callback(self, callback):
+        """Call callback(symbol, modifiers) on each key press (windowed mode)."""
+        self._key_callbacks.append(callback)
+
+    def register_input_processor(self, callback):
+        """Call callback(keys_down) each frame, with the set of pyglet key symbols held down."""
+        self._input_processors.append(callback)
+
+    # -- drawing -----------------------------------------------------------------------------------------------
+
+    def _create_frame_buffer(self):
+        """The framebuffer each frame is drawn into: an RGB colour and a 32-bit float depth renderbuffer."""
+        gl = self.gl
+        if self._frame_buffer is not None:
+            gl.glDeleteFramebuffers(1, self._frame_buffer)
+            gl.glDeleteRenderbuffers(2, self._frame_renderbuffers)
+        self._frame_buffer = gl.GLuint()
+        gl.glGenFramebuffers(1, self._frame_buffer)
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, self._frame_buffer)
+        self._frame_renderbuffers = (gl.GLuint * 2)()
+        gl.glGenRenderbuffers(2, self._frame_renderbuffers)
+        for renderbuffer, storage, attachment in ((self._frame_renderbuffers[0], gl.GL_RGB8, gl.GL_COLOR_ATTACHMENT0),
+                                                  (self._frame_renderbuffers[1], gl.GL_DEPTH_COMPONENT32F,
+                                                   gl.GL_DEPTH_ATTACHMENT)):
+            gl.glBindRenderbuffer(gl.GL_RENDERBUFFER, renderbuffer)
+            gl.glRenderbufferStorage(gl.GL_RENDERBUFFER, storage, self.screen_width, self.screen_height)
+            gl.glFramebufferRenderbuffer(gl.GL_FRAMEBUFFER, attachment, gl.GL_RENDERBUFFER, renderbuffer)
+        status = gl.glCheckFramebufferStatus(gl.GL_FRAMEBUFFER)
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
+        if status != gl.GL_FRAMEBUFFER_COMPLETE:
+            raise OpenGLContextError(f"OpenGLRenderer: the OpenGL driver cannot make an RGB8 + 32-bit float depth "
+                                     f"framebuffer (status 0x{status:x})")
+
+    def _set_camera_uniforms(self, program, model):
+        program["model"] = tuple(float(v) for v in model)
+        program["view"] = tuple(float(v) for v in self._view_matrix)
+        program["projection"] = tuple(float(v) for v in self._projection_matrix)
+
+    def _draw(self):
+        gl = self.gl
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, self._frame_buffer)
+        gl.glViewport(0, 0, self.screen_width, self.screen_height)
+        gl.glDisable(gl.GL_BLEND)
+        gl.glClearColor(*self.background_color, 1.0)
+        gl.glClear(gl.GL_COLOR_BUFFER_BIT | gl.GL_DEPTH_BUFFER_BIT)
+        gl.glPolygonMode(gl.GL_FRONT_AND_BACK, gl.GL_FILL)
+        up = np.array([0.0, 1.0, 0.0])
+        if self.draw_sky and not self.render_depth:
+            gl.glDisable(gl.GL_DEPTH_TEST)
+            gl.glDisable(gl.GL_CULL_FACE)
+            program = self._sky_program
+            program.use()
+            view = np.asarray(self._view_matrix, np.float64).reshape(4, 4).T
+            projection = np.asarray(self._projection_matrix, np.float64).reshape(4, 4).T
+            program["inverseViewProjection"] = tuple(np.linalg.inv(projection @ view).T.ravel().astype(float))
+            program["viewPos"] = tuple(self._camera_pos)
+            program["up"] = tuple(up)
+            zenith = np.asarray(self.background_color)
+            program["zenithColor"] = tuple(zenith)
+            program["horizonColor"] = tuple(0.5 * zenith + 0.5)
+            program["groundColor"] = tuple(0.6 * zenith)
+            self._sky.draw()
+        gl.glEnable(gl.GL_DEPTH_TEST)
+        gl.glDepthFunc(gl.GL_LESS)
+        if self.draw_grid or self.draw_axis:
+            program = self._line_program
+            program.use()
+            if self.draw_grid:
+                self._set_camera_uniforms(program, np.diag([self._scaling] * 3 + [1.0]).ravel())
+                self._grid.draw()
+            if self.draw_axis:
+                axis_model = np.asarray(self._model_matrix, np.float64).reshape(4, 4).T @ np.diag(
+                    [self.axis_scale] * 3 + [1.0])
+                self._set_camera_uniforms(program, axis_model.T.ravel())
+                self._axes.draw()
+        if self.enable_backface_culling:
+            gl.glEnable(gl.GL_CULL_FACE)
+            gl.glCullFace(gl.GL_BACK)
+        else:
+            gl.glDisable(gl.GL_CULL_FACE)
+        if self.render_wireframe:
+            gl.glPolygonMode(gl.GL_FRONT_AND_BACK, gl.GL_LINE)
+        program = self._shape_program
+        program.use()
+        self._set_camera_uniforms(program, self._model_matrix)
+        program["viewPos"] = tuple(self._camera_pos)
+        program["sunDirection"] = tuple(SUN_DIRECTION)
+        program["ambient"] = AMBIENT
+        program["diffuse"] = DIFFUSE
+        program["specular"] = SPECULAR
+        program["shininess"] = SHININESS
+        program["renderDepth"] = int(bool(self.render_depth))
+        program["nearPlane"] = float(self.near_plane)
+        program["farPlane"] = float(self.far_plane)
+        for shape, gl_shape in enumerate(self._shapes):
+            if gl_shape is None or gl_shape.instance_count == 0:
+                continue
+            program["checkerScale"] = tuple(float(c) for c in self._shape_checker[shape])
+            program["useVertexColor"] = int(gl_shape.color_buffer is not None)
+            gl_shape.draw()
+        gl.glUseProgram(0)
+        gl.glPolygonMode(gl.GL_FRONT_AND_BACK, gl.GL_FILL)
+        gl.glDisable(gl.GL_CULL_FACE)
+        # show the frame: copy it to the window's framebuffer, then the overlay
+        gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, self._frame_buffer)
+        gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, 0)
+        width, height = self.window.get_framebuffer_size()
+        gl.glBlitFramebuffer(0, 0, self.screen_width, self.screen_height, 0, 0, width, height,
+                             gl.GL_COLOR_BUFFER_BIT, gl.GL_LINEAR)
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
+        if self._info_label is not None and self.show_info:
+            gl.glViewport(0, 0, width, height)
+            gl.glDisable(gl.GL_DEPTH_TEST)
+            self._info_label.text = (f"{self._title}  {self._fps_value:.1f} fps  shapes: {self.num_shapes}  "
+                                     f"instances: {self.num_instances}" + ("  (paused)" if self._paused else ""))
+            self._info_label.y = height - 10
+            self._info_label.draw()
+
+    def get_pixels(self, target_image: array, split_up_tiles=True, mode="rgb", use_uint8=False) -> bool:
+        """Read the last frame into target_image: mode "rgb" -> (screen_height, screen_width, 3) float32 in [0, 1]
+        (uint8 in [0, 255] with use_uint8), top row first; mode "depth" -> (screen_height, screen_width, 1)
+        float32 eye-space depth (distance along the view direction; far_plane where nothing was drawn).
+        target_image may be on any device. Returns whether the pixels were read."""
+        if mode not in ("rgb", "depth"):
+            raise ValueError(f"get_pixels: mode must be 'rgb' or 'depth', got {mode!r}")
+        if split_up_tiles and self.tiled_rendering:
+            raise NotImplementedError("get_pixels: tiled rendering is not in mlwarp's OpenGLRenderer")
+        channels = 3 if mode == "rgb" else 1
+        expected_shape = (self.screen_height, self.screen_width, channels)
+        if tuple(target_image.shape) != expected_shape:
+            raise ValueError(f"get_pixels: target_image must have shape {expected_shape} for mode {mode!r}, got "
+                             f"{tuple(target_image.shape)}")
+        expected_dtype = uint8 if (mode == "rgb" and use_uint8) else float32
+        if target_image.dtype != expected_dtype:
+            raise ValueError(f"get_pixels: target_image must have dtype {expected_dtype.__name__} for mode "
+                             f"{mode!r}{' with use_uint8' if use_uint8 else ''}, got {target_image.dtype.__name__}")
+        gl = self.gl
+        self.window.switch_to()
+        gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, self._frame_buffer)
+        data = read_framebuffer(gl, 0, 0, self.screen_width, self.screen_height, mode)
+        gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, 0)
+        device = target_image.device
+        frame = array(data, dtype=uint8 if mode == "rgb" else float32, device=device)
+        dim = (self.screen_width, self.screen_height)
+        if mode == "depth":
+            launch(opengl_kernels.copy_depth_frame, dim=dim,
+                   inputs=[frame, self.screen_width, self.screen_height, float(self.near_plane),
+                           float(self.far_plane)], outputs=[target_image], device=device)
+        else:
+            kernel = opengl_kernels.copy_rgb_frame_uint8 if use_uint8 else opengl_kernels.copy_rgb_frame
+            launch(kernel, dim=dim, inputs=[frame, self.screen_width, self.screen_height], outputs=[target_image],
+                   device=device)
+        return True
+
+    # tiled rendering (several views in one frame) is not in mlwarp's renderer
+    @property
+    def tiled_rendering(self) -> bool:
+        """Whether tiled rendering is enabled (never, in mlwarp)."""
+        return False
+
+    @property
+    def num_tiles(self) -> int:
+        """Number of tiles configured for tiled rendering."""
+        return 0
+
+    @property
+    def tile_width(self):
+        """Tile width in pixels, or None if unset."""
+        return None
+
+    @property
+    def tile_height(self):
+        """Tile height in pixels, or None if unset."""
+        return None
+
+    def setup_tiled_rendering(self, instances, rescale_window=False, tile_width=None, tile_height=None,
+                              tile_ncols=None, tile_nrows=None, tile_positions=None, tile_sizes=None,
+                              projection_matrices=None, view_matrices=None):
+        """Warp's tiled rendering: not in mlwarp's renderer (raises NotImplementedError)."""
+        raise NotImplementedError("OpenGLRenderer.setup_tiled_rendering: tiled rendering is not in mlwarp")
+
+    def update_tile(self, tile_id, instances=None, projection_matrix=None, view_matrix=None, tile_size=None,
+                    tile_position=None):
+        """Warp's tiled rendering: not in mlwarp's renderer (raises NotImplementedError)."""
+        raise NotImplementedError("OpenGLRenderer.update_tile: tiled rendering is not in mlwarp")
+
+    # -- interaction (windowed) --------------------------------------------------------------------------------
+
+    def _setup_events(self):
+        window = self.window
+
+        @window.event
+        def on_resize(width, height):
+            self.screen_width, self.screen_height = window.get_framebuffer_size()
+            if self.screen_width > 0 and self.screen_height > 0:
+                window.switch_to()
+                self._create_frame_buffer()
+                self.update_projection_matrix()
+
+        @window.event
+        def on_key_press(symbol, modifiers):
+            from pyglet.window import key
+
+            self._keys_down.add(symbol)
+            if self.enable_keyboard_interaction:
+                if symbol == key.SPACE:
+                    self._paused = not self._paused
+                elif symbol == key.TAB:
+                    self._skip_rendering = not self._skip_rendering
+                elif symbol == key.C:
+                    self.enable_backface_culling = not self.enable_backface_culling
+                elif symbol == key.X:
+                    self.render_wireframe = not self.render_wireframe
+                elif symbol == key.ESCAPE:
+                    window.has_exit = True
+            for callback in self._key_callbacks:
+                callback(symbol, modifiers)
+
+        @window.event
+        def on_key_release(symbol, modifiers):
+            self._keys_down.discard(symbol)
+
+        @window.event
+        def on_mouse_drag(x, y, dx, dy, buttons, modifiers):
+            from pyglet.window import mouse
+
+            if self.enable_mouse_interaction and buttons & mouse.LEFT:
+                self._turn_camera(dx * MOUSE_SENSITIVITY, dy * MOUSE_SENSITIVITY)
+
+        @window.event
+        def on_mouse_scroll(x, y, scroll_x, scroll_y):
+            if self.enable_mouse_interaction:
+                self.camera_fov = float(np.clip(self.camera_fov - scroll_y, 15.0, 150.0))
+                self.update_projection_matrix()
+
+    def _turn_camera(self, yaw_degrees: float, pitch_degrees: float):
+        front = self._camera_front
+        pitch = np.degrees(np.arcsin(np.clip(front[1], -1.0, 1.0))) + pitch_degrees
+        yaw = np.degrees(np.arctan2(front[2], front[0])) + yaw_degrees
+        pitch = np.radians(np.clip(pitch, -89.0, 89.0))
+        yaw = np.radians(yaw)
+        self.update_view_matrix(cam_front=(np.cos(yaw) * np.cos(pitch), np.sin(pitch), np.sin(yaw) * np.cos(pitch)))
+
+    def _move_camera_with_keys(self, dt: float):
+        if not self.enable_keyboard_interaction or not self._keys_down:
+            return
+        from pyglet.window import key
+
+        step = CAMERA_SPEED * self._scaling * dt
+        side = np.cross(self._camera_front, self._camera_up)
+        side /= np.linalg.norm(side)
+        move = np.zeros(3)
+        for symbols, direction in (((key.W, key.UP), self._camera_front), ((key.S, key.DOWN), -self._camera_front),
+                                   ((key.D, key.RIGHT), side), ((key.A, key.LEFT), -side),
+                                   ((key.E,), self._camera_up), ((key.Q,), -self._camera_up)):
+            if any(s in self._keys_down for s in symbols):
+                move += direction
+        if move.any():
+            self.update_view_matrix(cam_pos=self._camera_pos + step * move)
+
+    # -- the shapes' meshes, as Warp has them ------------------------------------------------------------------
 
     _create_sphere_mesh = staticmethod(create_sphere_mesh)
     _create_capsule_mesh = staticmethod(create_capsule_mesh)
