@@ -186,7 +186,7 @@ class OpenGLRenderer(SceneMixin):
         if show_info:
             self._info_label = pyglet.text.Label("", font_size=12, x=10, y=self.screen_height - 10,
                                                  anchor_x="left", anchor_y="top", color=(255, 255, 255, 255))
-        self._model_matrix = compute_model_matrix(self._up_axis_index, self._scaling)
+        self.update_model_matrix()
         self.update_projection_matrix()
         self.update_view_matrix()
         self._setup_events()
@@ -226,9 +226,11 @@ class OpenGLRenderer(SceneMixin):
         self._view_matrix = self.compute_view_matrix(self._camera_pos, self._camera_front, self._camera_up)
 
     def update_model_matrix(self, model_matrix=None):
-        """Set the model matrix (16 column-major floats or a 4x4 matrix; None: the up axis and scaling's)."""
+        """Set the model matrix (16 column-major floats or a 4x4 matrix) that takes the scene to the renderer's
+        y-up frame; None: the scaling, and the rotation that turns the up axis to y (compute_model_matrix's 16
+        floats, read row by row: read by columns they would turn y to the up axis instead)."""
         if model_matrix is None:
-            model_matrix = compute_model_matrix(self._up_axis_index, self._scaling)
+            model_matrix = compute_model_matrix(self._up_axis_index, self._scaling).reshape(4, 4)
         model_matrix = np.asarray(model_matrix, dtype=np.float32)
         if model_matrix.shape == (4, 4):
             model_matrix = model_matrix.T.ravel()  # a row-major 4x4 matrix to OpenGL's column-major order

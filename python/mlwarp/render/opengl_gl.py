@@ -187,6 +187,14 @@ def open_window(pyglet, headless: bool, title: str, width: int, height: int, vsy
     pyglet.options["headless"] = headless
     mode = "headless (EGL)" if headless else "windowed"
     try:
+        import pyglet.window  # picks the window system (EGL when headless) on its first import in a process
+
+        loaded_headless = pyglet.window.Window.__module__ == "pyglet.window.headless"
+        if loaded_headless != headless:
+            raise OpenGLContextError(
+                f"OpenGLRenderer(headless={headless}): pyglet's windows are already "
+                f"{'headless (EGL)' if loaded_headless else 'windowed'} in this process (pyglet picks its window "
+                f"system when pyglet.window or pyglet.gl is first imported; set pyglet.options['headless'] before)")
         config = pyglet.gl.Config(major_version=3, minor_version=3, forward_compatible=True, double_buffer=True,
                                   depth_size=24)
         try:
@@ -195,6 +203,8 @@ def open_window(pyglet, headless: bool, title: str, width: int, height: int, vsy
         except pyglet.window.NoSuchConfigException:
             window = pyglet.window.Window(width=width, height=height, caption=title, resizable=not headless,
                                           vsync=vsync, visible=not headless)
+    except OpenGLContextError:
+        raise
     except Exception as e:  # pyglet raises many kinds (NoSuchDisplayException, ImportError of libEGL, ...)
         raise OpenGLContextError(
             f"OpenGLRenderer could not create a {mode} OpenGL context ({type(e).__name__}: {e}); "
