@@ -136,8 +136,10 @@ def _box_hits(cam, centre, half):
     return depth, inside, ~grown_hit
 
 
-def _assert_box_depth(depth, centre, half, cam=None):
+def _assert_box_depth(depth, centre, half, cam=None, region=True):
+    """The box's depth where its pixels clearly hit it, the far plane where they clearly miss it (in region)."""
     d, inside, outside = _box_hits(cam or Camera(), centre, half)
+    inside, outside = inside & region, outside & region
     assert inside.sum() > 50
     np.testing.assert_allclose(depth[inside], d[inside], rtol=1e-4)
     np.testing.assert_allclose(depth[outside], FAR, rtol=1e-5)
@@ -212,3 +214,186 @@ def test_rotated_box_and_up_axis_z_with_scaling():
         _assert_box_depth(depth, (0.0, 2.0, 0.0), (0.25, 0.75, 1.0))
     finally:
         r.close()
+
+
+def _centre_depth(depth):
+    """The depth at the image centre (the four pixels around it agree for a surface facing the camera)."""
+    return depth[H // 2 - 1:H // 2 + 1, W // 2 - 1:W // 2 + 1]
+
+
+@pytest.mark.parametrize("kind, expected", [
+    # the nearest surface on the camera's axis (x = y = 0) of each shape centred at the origin along y:
+    # radius 1 (capsule, cylinder), the cone's radius at mid height is half its base's
+    ("capsule", 9.0), ("cylinder", 9.0), ("cone", 9.5)])
+def test_round_shapes_on_the_axis(r, kind, expected):
+    draw = getattr(r, f"render_{kind}")
+    _, depth = _frame(r, lambda: draw("s", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), 1.0, 1.5))
+    # 32 segments: the polygon on the camera's axis lies between r cos(pi / 32) and r from the shape's axis
+    # (the cone's radius changes by 1/3 per unit of height: the centre pixels' rays are 0.033 above and below y = 0)
+    slack = 0.012 if kind == "cone" else 1e-4
+    centre = _centre_depth(depth)
+    assert (centre >= expected - slack).all()
+    assert (centre <= 10.0 - (10.0 - expected) * np.cos(np.pi / 32) + slack).all()
+    # a capsule (1.5 + 1 up and down) is taller than the cylinder (1.5)
+    row_top, _ = Camera().pixel((0.0, 2.2, 0.0))
+    assert (depth[int(row_top), W // 2] < FAR) == (kind == "capsule")
+
+
+def test_arrow_template_ref_and_plane_checker(r):
+    cam = Camera()
+    # an arrow along y from the origin: shaft radius 0.2 up to 2, the cap (radius 0.36) up to 2.36
+    r.render_arrow("arrow", (-2.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), 0.2, 2.0)
+    # a template is not drawn; references to it are
+    r.render_box("unit_box", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (0.25, 0.25, 0.25), is_template=True)
+    r.render_ref("ref0", "unit_box", (2.0, -1.0, 0.0), (0.0, 0.0, 0.0, 1.0), (2.0, 2.0, 2.0))
+    rgb, depth = _frame(r, lambda: None)
+    for y, covered in ((0.1, True), (1.9, True), (2.3, True), (2.45, False), (-0.1, False)):
+        row, col = cam.pixel((-2.0, y, 0.0))
+        assert (depth[int(row), int(col)] < FAR) == covered, y
+    right_half = np.arange(W)[None, :] >= W // 2  # the arrow is on the left
+    _assert_box_depth(depth, (2.0, -1.0, 0.0), (0.5, 0.5, 0.5), region=right_half)
+    with pytest.raises(KeyError, match="render_ref: no template named 'nothing'"):
+        r.render_ref("ref1", "nothing", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 1.0, 1.0))
+
+    # a plane turned to face the camera (+y to +z): half extents 2, checker cells of one unit
+    r.clear()
+    c1, c2 = (0.9, 0.1, 0.1), (0.1, 0.1, 0.9)
+    turn = (np.sin(np.pi / 4), 0.0, 0.0, np.cos(np.pi / 4))
+    rgb, depth = _frame(r, lambda: r.render_plane("p", (0.0, 0.0, 0.0), turn, 2.0, 2.0, c1, c2))
+    for x, y in ((-1.5, 1.5), (-0.5, 0.5), (0.5, -0.5), (-1.5, -0.5), (0.5, 1.5), (1.5, -1.5)):
+        # texture u runs along x from -2, v along the plane's z, which the turn points to -y
+        cell_u, cell_v = np.floor(x + 2.0), np.floor(-y + 2.0)
+        albedo = c1 if (cell_u + cell_v) % 2 == 0 else c2
+        row, col = cam.pixel((x, y, 0.0))
+        expected = _shade(albedo, (0, 0, 1), np.array([x, y, 0.0]), cam.pos)
+        np.testing.assert_allclose(rgb[int(row), int(col)], expected, atol=COLOUR_TOL)
+        np.testing.assert_allclose(depth[int(row), int(col)], 10.0, rtol=1e-4)
+
+
+def test_points_and_line_strips(r):
+    cam = Camera()
+    points = np.array([[-2.0, 1.0, 0.0], [0.0, 0.0, 0.0], [2.0, -1.0, 1.0]], dtype=np.float32)
+    colors = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
+    radii = np.array([0.3, 0.5, 0.4], dtype=np.float32)
+    rgb, depth = _frame(r, lambda: r.render_points("pts", wp.array(points, dtype=wp.vec3), radii, colors))
+    for p, c, rad in zip(points, colors, radii):
+        row, col = cam.pixel(p)
+        # the sphere's (8 x 8 segments) pole faces the camera's axis only for the centre point: compare the hue
+        pixel = rgb[int(row), int(col)]
+        assert np.argmax(pixel) == np.argmax(c) and pixel.max() > 0.4
+        assert 10.0 - p[2] - rad - 0.05 < depth[int(row), int(col)] < 10.0 - p[2]
+    row, col = cam.pixel((0.0, 0.0, 0.0))
+    np.testing.assert_allclose(depth[int(row), int(col)], 9.5, atol=0.05)
+
+    # a polyline (-2, -1) -> (0, 1) -> (2, 1) of radius 0.1, replacing the points
+    r.clear()
+    strip = [(-2.0, -1.0, 0.0), (0.0, 1.0, 0.0), (2.0, 1.0, 0.0)]
+    rgb, depth = _frame(r, lambda: r.render_line_strip("strip", strip, color=(1.0, 1.0, 0.0), radius=0.1))
+    for t in np.linspace(0.1, 0.9, 5):
+        for a, b in zip(strip[:-1], strip[1:]):
+            p = (1 - t) * np.array(a) + t * np.array(b)
+            row, col = cam.pixel(p)
+            assert 9.88 < depth[int(row), int(col)] < 10.0
+    for p in ((0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (-1.0, 0.5, 0.0)):  # away from the segments
+        row, col = cam.pixel(p)
+        assert depth[int(row), int(col)] == FAR
+    # the same name again moves the strip; visible=False hides it
+    _, depth = _frame(r, lambda: r.render_line_list("strip", np.array(strip), [0, 2], radius=0.1, visible=True))
+    row, col = cam.pixel((0.0, 0.0, 0.0))
+    assert depth[int(row), int(col)] < 10.0
+    row, col = cam.pixel((0.0, 1.0, 0.0))
+    assert depth[int(row), int(col)] == FAR
+
+
+def test_mesh_colours_smoothing_culling_and_errors(r):
+    cam = Camera()
+    # a square facing the camera (counter-clockwise seen from +z), one colour per vertex
+    points = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], dtype=np.float32)
+    square = np.array([[0, 1, 2], [0, 2, 3]])
+    colors = np.array([[0.2, 0.6, 0.4]] * 4, dtype=np.float32)
+    rgb, depth = _frame(r, lambda: r.render_mesh("m", points, square, colors=colors))
+    d, hits, inside, outside = _plane_hits(cam, 0.0, 1.0, 1.0)
+    np.testing.assert_allclose(rgb[inside], _shade(colors[0], (0, 0, 1), hits, cam.pos)[inside], atol=COLOUR_TOL)
+    np.testing.assert_allclose(depth[inside], d[inside], rtol=1e-4)
+    assert (depth[outside] == FAR).all()
+    # new points, same topology (indices ignored without update_topology), one colour, flat shading
+    shifted = points + np.array([0.0, 0.0, 1.0], dtype=np.float32)
+    _, depth = _frame(r, lambda: r.render_mesh("m", shifted, None, colors=(1.0, 1.0, 1.0)))
+    d, _, inside, _ = _plane_hits(cam, 1.0, 1.0, 1.0)
+    np.testing.assert_allclose(depth[inside], d[inside], rtol=1e-4)
+
+    # the same square wound clockwise seen from the camera: culled, unless backface culling is off
+    r.clear()
+    _, depth = _frame(r, lambda: r.render_mesh("back", points, square[:, ::-1], smooth_shading=False))
+    assert (depth == FAR).all()
+    r.enable_backface_culling = False
+    _, depth = _frame(r, lambda: None)
+    d, _, inside, _ = _plane_hits(cam, 0.0, 1.0, 1.0)
+    np.testing.assert_allclose(depth[inside], d[inside], rtol=1e-4)
+
+    with pytest.raises(ValueError, match=r"render_mesh\('bad'\): 4 indices do not group into triangles"):
+        r.render_mesh("bad", points, [0, 1, 2, 3])
+    with pytest.raises(ValueError, match=r"render_mesh\('bad'\): indices must lie in \[0, 4\), got \[0, 4\]"):
+        r.render_mesh("bad", points, [0, 1, 4])
+
+
+def test_depth_view_wireframe_and_sky(r):
+    cam = Camera()
+    box = lambda: r.render_box("b", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 0.5, 0.5), color=(1.0, 0.0, 0.0))
+    # render_depth shows the eye depth from near (black) to far (white)
+    r.render_depth = True
+    rgb, _ = _frame(r, box)
+    _, _, inside, _ = _plane_hits(cam, 0.5, 1.0, 0.5)
+    np.testing.assert_allclose(rgb[inside], (9.5 - NEAR) / (FAR - NEAR), atol=1 / 255)
+    # wireframe: the edges of the two triangles of the front face, not the inside of a triangle
+    r.render_depth = False
+    r.render_wireframe = True
+    _, depth = _frame(r, lambda: None)
+    row, col = cam.pixel((0.5, -0.2, 0.5))  # away from the face's diagonal y = x / 2 and its edges
+    assert depth[int(row), int(col)] == FAR
+    row, col = cam.pixel((1.0, 0.0, 0.5))  # on the face's right edge
+    assert depth[int(row), int(col) - 1: int(col) + 1].min() < FAR
+    r.render_wireframe = False
+
+    # the sky: the background colour straight up, halfway to white at the horizon
+    r.clear()
+    r.draw_sky = True
+    background = np.array(BLACK) if r.background_color == BLACK else np.array(r.background_color)
+    r.background_color = (0.2, 0.4, 0.6)
+    try:
+        r.update_view_matrix(cam_front=(0.0, 1.0, 0.0), cam_up=(0.0, 0.0, -1.0))
+        rgb, _ = _frame(r, lambda: None)
+        np.testing.assert_allclose(_centre_depth(rgb), np.broadcast_to((0.2, 0.4, 0.6), (2, 2, 3)), atol=1 / 255)
+        r.update_view_matrix(cam_front=(0.0, 0.0, -1.0), cam_up=(0.0, 1.0, 0.0))
+        rgb, _ = _frame(r, lambda: None)
+        # the rows just above the centre look slightly up: smoothstep(0, 0.6, e) of their elevation e
+        row = H // 2 - 5
+        e = Camera().rays()[row, W // 2]
+        e = e[1] / np.linalg.norm(e)
+        s = (e / 0.6) ** 2 * (3 - 2 * e / 0.6)
+        expected = (1 - s) * (0.5 * np.array([0.2, 0.4, 0.6]) + 0.5) + s * np.array([0.2, 0.4, 0.6])
+        np.testing.assert_allclose(rgb[row, W // 2], expected, atol=1.5 / 255)
+    finally:
+        r.background_color = tuple(background)
+        r.draw_sky = False
+
+
+def test_get_pixels_uint8_and_bad_targets(r):
+    _frame(r, lambda: r.render_box("b", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 0.5, 0.5),
+                                   color=(1.0, 0.0, 0.0)))
+    as_float = wp.zeros((H, W, 3), dtype=wp.float32)
+    as_bytes = wp.zeros((H, W, 3), dtype=wp.uint8)
+    r.get_pixels(as_float, split_up_tiles=False)
+    r.get_pixels(as_bytes, split_up_tiles=False, use_uint8=True)
+    np.testing.assert_array_equal(np.round(as_float.numpy() * 255).astype(np.uint8), as_bytes.numpy())
+    assert as_bytes.numpy()[H // 2, W // 2, 0] > 100
+    with pytest.raises(ValueError, match=r"get_pixels: target_image must have shape \(120, 160, 1\) for mode "
+                                         r"'depth', got \(120, 160, 3\)"):
+        r.get_pixels(as_float, mode="depth")
+    with pytest.raises(ValueError, match=r"get_pixels: target_image must have dtype float32 for mode 'rgb', got "
+                                         r"uint8"):
+        r.get_pixels(as_bytes)
+    with pytest.raises(ValueError, match=r"get_pixels: mode must be 'rgb' or 'depth', got 'normals'"):
+        r.get_pixels(as_float, mode="normals")
+    with pytest.raises(NotImplementedError, match="tiled rendering is not in mlwarp"):
+        r.setup_tiled_rendering([[0]])
