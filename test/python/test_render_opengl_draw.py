@@ -397,3 +397,95 @@ def test_get_pixels_uint8_and_bad_targets(r):
         r.get_pixels(as_float, mode="normals")
     with pytest.raises(NotImplementedError, match="tiled rendering is not in mlwarp"):
         r.setup_tiled_rendering([[0]])
+
+
+# a windowed renderer in a child process (pyglet picks its window system once per process): the centred box's
+# centre pixel colour and depth, or the context error
+WINDOWED_SCENE = f"""
+import json, mlwarp as wp
+from mlwarp.render import OpenGLRenderer
+from mlwarp.render.opengl_gl import OpenGLContextError
+try:
+    r = OpenGLRenderer(headless=False, camera_pos=(0.0, 0.0, 10.0), **{PLAIN!r})
+except OpenGLContextError as e:
+    print(json.dumps({{"error": str(e)}}))
+    raise SystemExit
+assert not r.headless and r.window.visible
+for frame in range(3):
+    r.begin_frame(frame / 60)
+    r.render_box("b", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 0.5, 0.5), color=(1.0, 0.0, 0.0))
+    r.end_frame()
+rgb = wp.zeros(({H}, {W}, 3), dtype=wp.float32)
+depth = wp.zeros(({H}, {W}, 1), dtype=wp.float32)
+r.get_pixels(rgb, split_up_tiles=False)
+r.get_pixels(depth, split_up_tiles=False, mode="depth")
+print(json.dumps({{"rgb": rgb.numpy()[{H // 2}, {W // 2}].tolist(), "depth": float(depth.numpy()[{H // 2}, {W // 2}, 0]),
+                  "running": r.is_running()}}))
+r.close()
+print(json.dumps({{"closed": not r.is_running()}}))
+"""
+
+
+def _child_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env.update(extra)
+    return env
+
+
+def _start_xvfb():
+    """An Xvfb server on a free display number (Xvfb -displayfd), or None where Xvfb is not installed."""
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        return None, None
+    read_end, write_end = os.pipe()
+    server = subprocess.Popen([xvfb, "-displayfd", str(write_end), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
+                              pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        number = pipe.readline().strip()
+    return server, f":{number}"
+
+
+def test_windowed_renderer_on_a_display():
+    server = None
+    display = os.environ.get("DISPLAY")
+    if not display:
+        server, display = _start_xvfb()
+        if server is None:
+            pytest.skip("no display ($DISPLAY) and no Xvfb to start one (Debian: apt-get install xvfb)")
+    try:
+        out = subprocess.run([sys.executable, "-c", WINDOWED_SCENE], env=_child_env(DISPLAY=display),
+                             capture_output=True, text=True)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait()
+    assert out.returncode == 0, out.stderr
+    import json
+
+    lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    if "error" in lines[0]:
+        pytest.skip(f"no OpenGL context can be created on the display: {lines[0]['error']}")
+    cam = Camera()
+    centre = np.array([0.0, 0.0, 0.5])
+    # the centre pixel's ray meets the face within half a pixel of the axis: its shade differs by < 1e-3
+    np.testing.assert_allclose(lines[0]["rgb"], _shade((1.0, 0.0, 0.0), (0, 0, 1), centre, cam.pos), atol=COLOUR_TOL)
+    np.testing.assert_allclose(lines[0]["depth"], 9.5, rtol=1e-4)
+    assert lines[0]["running"] and lines[1]["closed"]
+
+
+def test_without_a_display_the_error_names_what_is_missing():
+    out = subprocess.run([sys.executable, "-c", WINDOWED_SCENE], env=_child_env(), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    message = out.stdout.strip()
+    assert "OpenGLRenderer could not create a windowed OpenGL context (NoSuchDisplayException" in message
+    assert "a window needs a display ($DISPLAY, e.g. Xvfb)" in message
+    assert "a headless context needs EGL with an OpenGL 3.3 driver" in message
+
+
+def test_one_window_system_per_process(renderer):
+    # the module's renderer loaded pyglet's headless (EGL) windows into this process
+    with pytest.raises(OpenGLContextError, match=r"OpenGLRenderer\(headless=False\): pyglet's windows are already "
+                                                 r"headless \(EGL\) in this process"):
+        OpenGLRenderer(headless=False, **PLAIN)
