@@ -67,26 +67,27 @@ class Camera:
     """A pinhole camera as gluPerspective/gluLookAt define it, evaluated in numpy: the world-space ray of every
     pixel centre (rows top-down) and the pixel of a world point."""
 
-    def __init__(self, pos=(0.0, 0.0, 10.0), front=(0.0, 0.0, -1.0), up=(0.0, 1.0, 0.0), fov=FOV):
+    def __init__(self, pos=(0.0, 0.0, 10.0), front=(0.0, 0.0, -1.0), up=(0.0, 1.0, 0.0), fov=FOV, width=W, height=H):
+        self.width, self.height = width, height
         self.pos = np.asarray(pos, float)
         self.front = np.asarray(front, float) / np.linalg.norm(front)
         self.side = np.cross(self.front, up)
         self.side /= np.linalg.norm(self.side)
         self.up = np.cross(self.side, self.front)
         self.t = np.tan(np.radians(fov) / 2)
-        self.aspect = W / H
+        self.aspect = width / height
 
     def rays(self):
-        cols, rows = np.meshgrid(np.arange(W) + 0.5, np.arange(H) + 0.5)
-        x = (2 * cols / W - 1) * self.t * self.aspect
-        y = (1 - 2 * rows / H) * self.t
+        cols, rows = np.meshgrid(np.arange(self.width) + 0.5, np.arange(self.height) + 0.5)
+        x = (2 * cols / self.width - 1) * self.t * self.aspect
+        y = (1 - 2 * rows / self.height) * self.t
         return self.front + x[..., None] * self.side + y[..., None] * self.up  # eye depth 1 along each ray
 
     def pixel(self, p):
         d = np.asarray(p, float) - self.pos
         z = d @ self.front
         x, y = d @ self.side / (z * self.t * self.aspect), d @ self.up / (z * self.t)
-        return (1 - y) / 2 * H, (x + 1) / 2 * W  # (row, col), continuous
+        return (1 - y) / 2 * self.height, (x + 1) / 2 * self.width  # (row, col), continuous
 
 
 def _shade(albedo, normal, points, cam_pos):
@@ -120,7 +121,7 @@ def _box_hits(cam, centre, half):
     """Per pixel: the eye depth at which its ray enters the axis-aligned box (centre, half extents), and the masks
     of pixels whose ray clearly hits it / clearly misses it (the box shrunk / grown by EDGE pixels at depth 12)."""
     rays = cam.rays()
-    margin = EDGE * 2 * cam.t * 12.0 / H
+    margin = EDGE * 2 * cam.t * 12.0 / cam.height
 
     def enter(grow):
         lo = (np.asarray(centre) - np.asarray(half) - grow - cam.pos) / rays
@@ -395,8 +396,52 @@ def test_get_pixels_uint8_and_bad_targets(r):
         r.get_pixels(as_bytes)
     with pytest.raises(ValueError, match=r"get_pixels: mode must be 'rgb' or 'depth', got 'normals'"):
         r.get_pixels(as_float, mode="normals")
-    with pytest.raises(NotImplementedError, match="tiled rendering is not in mlwarp"):
-        r.setup_tiled_rendering([[0]])
+
+
+def test_tiles_draw_their_instances_through_their_views(r):
+    # instance ids count from 0 in the order instances are added: the box is 0, the sphere 1
+    r.render_box("box", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 0.5, 0.5))
+    r.render_sphere("sphere", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), 1.5)
+    from_x = OpenGLRenderer.compute_view_matrix(r, (10.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0))
+    r.setup_tiled_rendering([[0], [1], [0, 1], []], view_matrices=[None, None, from_x, None])
+    assert (r.tiled_rendering, r.num_tiles, r.tile_width, r.tile_height) == (True, 4, W // 2, H // 2)
+    r.begin_frame(0.0)
+    r.end_frame()
+    tiles = wp.zeros((4, H // 2, W // 2, 1), dtype=wp.float32)
+    r.get_pixels(tiles, mode="depth")
+    tiles = tiles.numpy()[..., 0]
+    cam = Camera(width=W // 2, height=H // 2)
+    # tile 0: the box alone, its silhouette and depth as in the whole frame (same field of view and aspect)
+    d, inside, outside = _box_hits(cam, (0.0, 0.0, 0.0), (1.0, 0.5, 0.5))
+    np.testing.assert_allclose(tiles[0][inside], d[inside], rtol=1e-4)
+    np.testing.assert_allclose(tiles[0][outside], FAR, rtol=1e-5)
+    # tile 1: the sphere alone (its 32-segment polygon within 0.015 of radius 1.5 on the axis)
+    centre = tiles[:, H // 4 - 1:H // 4 + 1, W // 4 - 1:W // 4 + 1]
+    assert ((centre[1] > 8.5 - 1e-4) & (centre[1] < 8.5 + 0.015)).all()
+    # tile 2: both, seen from +x: the sphere (x up to 1.5) is in front of the box (x up to 1)
+    assert ((centre[2] > 8.5 - 1e-4) & (centre[2] < 8.5 + 0.015)).all()
+    d, inside, _ = _box_hits(Camera(pos=(10.0, 0.0, 0.0), front=(-1.0, 0.0, 0.0), width=W // 2, height=H // 2),
+                             (0.0, 0.0, 0.0), (1.0, 0.5, 0.5))
+    assert (tiles[2][inside] < 9.0 + 1e-3).all()
+    # tile 3: nothing
+    assert (tiles[3] == FAR).all()
+    # the whole frame holds the tiles row by row from the top left
+    whole = wp.zeros((H, W, 1), dtype=wp.float32)
+    r.get_pixels(whole, split_up_tiles=False, mode="depth")
+    whole = whole.numpy()[..., 0]
+    np.testing.assert_array_equal(whole[:H // 2, :W // 2], tiles[0])
+    np.testing.assert_array_equal(whole[H // 2:, W // 2:], tiles[3])
+    r.update_tile(3, instances=[0])
+    r.begin_frame(0.0)
+    r.end_frame()
+    rgb = wp.zeros((4, H // 2, W // 2, 3), dtype=wp.uint8)
+    r.get_pixels(rgb, use_uint8=True)
+    np.testing.assert_array_equal(rgb.numpy()[3], rgb.numpy()[0])
+    with pytest.raises(ValueError, match=r"get_pixels: target_image must have shape \(4, 60, 80, 3\) for mode 'rgb' "
+                                         r"split up in tiles, got \(120, 160, 3\)"):
+        r.get_pixels(wp.zeros((H, W, 3), dtype=wp.float32))
+    with pytest.raises(ValueError, match=r"setup_tiled_rendering: view_matrices has 1 entries for 2 tiles"):
+        r.setup_tiled_rendering([[0], [1]], view_matrices=[from_x])
 
 
 # a windowed renderer in a child process (pyglet picks its window system once per process): the centred box's

@@ -32,6 +32,7 @@ from mlwarp.render.opengl_meshes import (
     DEFAULT_NUM_SEGMENTS, compute_model_matrix, create_arrow_mesh, create_box_mesh, create_capsule_mesh,
     create_cone_mesh, create_cylinder_mesh, create_sphere_mesh, look_at, perspective_projection,
 )
+from mlwarp.render.opengl_frame import FrameMixin
 from mlwarp.render.opengl_scene import SceneMixin
 from mlwarp.runtime.device import get_device
 from mlwarp.types import float32, uint8
@@ -66,7 +67,7 @@ def _vec3(values) -> np.ndarray:
     return np.array([float(v) for v in values], dtype=np.float64)
 
 
-class OpenGLRenderer(SceneMixin):
+class OpenGLRenderer(SceneMixin, FrameMixin):
     """Interactive OpenGL-based renderer for real-time 3D visualization (Warp 1.19's `warp.render.OpenGLRenderer`).
 
     Requires pyglet (version >= 2.0) and an OpenGL 3.3 context (a display, or EGL when headless); see the module's
@@ -142,8 +143,8 @@ class OpenGLRenderer(SceneMixin):
         self._fps = fps
         self._up_axis_index = UP_AXES[str(up_axis).upper()]
         self._scaling = float(scaling)
-        self.near_plane = near_plane
-        self.far_plane = far_plane
+        self.camera_near_plane = near_plane
+        self.camera_far_plane = far_plane
         self.camera_fov = camera_fov
         self.background_color = tuple(background_color)
         self.draw_grid = draw_grid
@@ -161,18 +162,23 @@ class OpenGLRenderer(SceneMixin):
         self._camera_front = _vec3(camera_front) / np.linalg.norm(camera_front)
         self._camera_up = _vec3(camera_up) / np.linalg.norm(camera_up)
         self._paused = False
-        self._skip_rendering = False
+        self.skip_rendering = False
         self.time = 0.0
         self._start_time = time.perf_counter()
         self._frame_count = 0
         self._fps_value = 0.0
         self._last_fps_time = self._start_time
         self._last_update_time = self._start_time
+        self.clock_time = 0.0  # seconds since the renderer was created, at the last update()
+        self.render_2d_callbacks = []  # called after each frame is shown, on the window's framebuffer
+        self.render_3d_callbacks = []  # called after the shapes are drawn, in the frame's 3-D view
+        self.use_legacy_opengl = False
         self._key_callbacks = []
         self._input_processors = []
         self._keys_down = set()
 
         self._init_scene()
+        self._init_tiles()
         gl = self.gl
         self._shape_program = GLProgram(gl, SHAPE_VERTEX_SHADER, SHAPE_FRAGMENT_SHADER)
         self._line_program = GLProgram(gl, LINE_VERTEX_SHADER, LINE_FRAGMENT_SHADER)
@@ -212,7 +218,7 @@ class OpenGLRenderer(SceneMixin):
         """Recompute the projection from the field of view, the near/far planes and the window's aspect ratio."""
         aspect = self.screen_width / max(self.screen_height, 1)
         self._projection_matrix = np.asarray(
-            self.compute_projection_matrix(self.camera_fov, aspect, self.near_plane, self.far_plane), np.float32)
+            self.compute_projection_matrix(self.camera_fov, aspect, self.camera_near_plane, self.camera_far_plane), np.float32)
 
     def update_view_matrix(self, cam_pos=None, cam_front=None, cam_up=None, stiffness=1.0):
         """Move the camera towards the given position/front/up (stiffness 1: all the way, as a smoothing factor
@@ -226,15 +232,13 @@ class OpenGLRenderer(SceneMixin):
         self._view_matrix = self.compute_view_matrix(self._camera_pos, self._camera_front, self._camera_up)
 
     def update_model_matrix(self, model_matrix=None):
-        """Set the model matrix (16 column-major floats or a 4x4 matrix) that takes the scene to the renderer's
-        y-up frame; None: the scaling, and the rotation that turns the up axis to y (compute_model_matrix's 16
-        floats, read row by row: read by columns they would turn y to the up axis instead)."""
+        """Set the model matrix that takes the scene to the renderer's y-up frame: 16 floats in OpenGL's
+        column-major order (a 4x4 array is flattened row by row, as Warp does); None: the scaling, and the rotation
+        that turns the up axis to y (compute_model_matrix's 16 floats, read row by row: read as columns they would
+        turn y to the up axis instead)."""
         if model_matrix is None:
-            model_matrix = compute_model_matrix(self._up_axis_index, self._scaling).reshape(4, 4)
-        model_matrix = np.asarray(model_matrix, dtype=np.float32)
-        if model_matrix.shape == (4, 4):
-            model_matrix = model_matrix.T.ravel()  # a row-major 4x4 matrix to OpenGL's column-major order
-        self._model_matrix = model_matrix.ravel()
+            model_matrix = compute_model_matrix(self._up_axis_index, self._scaling).reshape(4, 4).T
+        self._model_matrix = np.asarray(model_matrix, dtype=np.float32).ravel()
 
     def _vec3_out(self, value):
         from pyglet.math import Vec3
@@ -291,7 +295,7 @@ class OpenGLRenderer(SceneMixin):
 
     def begin_frame(self, t: float | None = None):
         """Mark the start of a frame at time t (None: seconds since the renderer was created)."""
-        self.time = float(t) if t is not None else time.perf_counter() - self._start_time
+        self.time = float(t) if t is not None else self.clock_time
 
     def end_frame(self):
         """Finalize the frame: upload changed instances, draw it and show it (update())."""
@@ -300,6 +304,7 @@ class OpenGLRenderer(SceneMixin):
     def update(self):
         """Process the window's events, then draw a frame unless paused, and show it."""
         now = time.perf_counter()
+        self.clock_time = now - self._start_time
         if not self.headless:
             self.window.dispatch_events()
             self._move_camera_with_keys(now - self._last_update_time)
@@ -313,7 +318,7 @@ class OpenGLRenderer(SceneMixin):
             self._fps_value = self._frame_count / (now - self._last_fps_time)
             self._frame_count = 0
             self._last_fps_time = now
-        if self._paused or self._skip_rendering:
+        if self._paused or self.skip_rendering:
             return
         self.window.switch_to()
         if self._instances_dirty:
@@ -347,12 +352,13 @@ class OpenGLRenderer(SceneMixin):
         self.window.has_exit = True
 
     def clear(self):
-        """Release the shapes' buffers and forget every shape and instance."""
+        """Release the shapes' buffers and forget every shape, instance and tile."""
         self.window.switch_to()
         for shape in self._shapes:
             if shape is not None:
                 shape.delete()
         self._init_scene()
+        self._init_tiles()
 
     def register_key_press_callback(self, callback):
         """Call callback(symbol, modifiers) on each key press (windowed mode)."""
@@ -361,184 +367,6 @@ class OpenGLRenderer(SceneMixin):
     def register_input_processor(self, callback):
         """Call callback(keys_down) each frame, with the set of pyglet key symbols held down."""
         self._input_processors.append(callback)
-
-    # -- drawing -----------------------------------------------------------------------------------------------
-
-    def _create_frame_buffer(self):
-        """The framebuffer each frame is drawn into: an RGB colour and a 32-bit float depth renderbuffer."""
-        gl = self.gl
-        if self._frame_buffer is not None:
-            gl.glDeleteFramebuffers(1, self._frame_buffer)
-            gl.glDeleteRenderbuffers(2, self._frame_renderbuffers)
-        self._frame_buffer = gl.GLuint()
-        gl.glGenFramebuffers(1, self._frame_buffer)
-        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, self._frame_buffer)
-        self._frame_renderbuffers = (gl.GLuint * 2)()
-        gl.glGenRenderbuffers(2, self._frame_renderbuffers)
-        for renderbuffer, storage, attachment in ((self._frame_renderbuffers[0], gl.GL_RGB8, gl.GL_COLOR_ATTACHMENT0),
-                                                  (self._frame_renderbuffers[1], gl.GL_DEPTH_COMPONENT32F,
-                                                   gl.GL_DEPTH_ATTACHMENT)):
-            gl.glBindRenderbuffer(gl.GL_RENDERBUFFER, renderbuffer)
-            gl.glRenderbufferStorage(gl.GL_RENDERBUFFER, storage, self.screen_width, self.screen_height)
-            gl.glFramebufferRenderbuffer(gl.GL_FRAMEBUFFER, attachment, gl.GL_RENDERBUFFER, renderbuffer)
-        status = gl.glCheckFramebufferStatus(gl.GL_FRAMEBUFFER)
-        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
-        if status != gl.GL_FRAMEBUFFER_COMPLETE:
-            raise OpenGLContextError(f"OpenGLRenderer: the OpenGL driver cannot make an RGB8 + 32-bit float depth "
-                                     f"framebuffer (status 0x{status:x})")
-
-    def _set_camera_uniforms(self, program, model):
-        program["model"] = tuple(float(v) for v in model)
-        program["view"] = tuple(float(v) for v in self._view_matrix)
-        program["projection"] = tuple(float(v) for v in self._projection_matrix)
-
-    def _draw(self):
-        gl = self.gl
-        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, self._frame_buffer)
-        gl.glViewport(0, 0, self.screen_width, self.screen_height)
-        gl.glDisable(gl.GL_BLEND)
-        gl.glClearColor(*self.background_color, 1.0)
-        gl.glClear(gl.GL_COLOR_BUFFER_BIT | gl.GL_DEPTH_BUFFER_BIT)
-        gl.glPolygonMode(gl.GL_FRONT_AND_BACK, gl.GL_FILL)
-        up = np.array([0.0, 1.0, 0.0])
-        if self.draw_sky and not self.render_depth:
-            gl.glDisable(gl.GL_DEPTH_TEST)
-            gl.glDisable(gl.GL_CULL_FACE)
-            program = self._sky_program
-            program.use()
-            view = np.asarray(self._view_matrix, np.float64).reshape(4, 4).T
-            projection = np.asarray(self._projection_matrix, np.float64).reshape(4, 4).T
-            program["inverseViewProjection"] = tuple(np.linalg.inv(projection @ view).T.ravel().astype(float))
-            program["viewPos"] = tuple(self._camera_pos)
-            program["up"] = tuple(up)
-            zenith = np.asarray(self.background_color)
-            program["zenithColor"] = tuple(zenith)
-            program["horizonColor"] = tuple(0.5 * zenith + 0.5)
-            program["groundColor"] = tuple(0.6 * zenith)
-            self._sky.draw()
-        gl.glEnable(gl.GL_DEPTH_TEST)
-        gl.glDepthFunc(gl.GL_LESS)
-        if self.draw_grid or self.draw_axis:
-            program = self._line_program
-            program.use()
-            if self.draw_grid:
-                self._set_camera_uniforms(program, np.diag([self._scaling] * 3 + [1.0]).ravel())
-                self._grid.draw()
-            if self.draw_axis:
-                axis_model = np.asarray(self._model_matrix, np.float64).reshape(4, 4).T @ np.diag(
-                    [self.axis_scale] * 3 + [1.0])
-                self._set_camera_uniforms(program, axis_model.T.ravel())
-                self._axes.draw()
-        if self.enable_backface_culling:
-            gl.glEnable(gl.GL_CULL_FACE)
-            gl.glCullFace(gl.GL_BACK)
-        else:
-            gl.glDisable(gl.GL_CULL_FACE)
-        if self.render_wireframe:
-            gl.glPolygonMode(gl.GL_FRONT_AND_BACK, gl.GL_LINE)
-        program = self._shape_program
-        program.use()
-        self._set_camera_uniforms(program, self._model_matrix)
-        program["viewPos"] = tuple(self._camera_pos)
-        program["sunDirection"] = tuple(SUN_DIRECTION)
-        program["ambient"] = AMBIENT
-        program["diffuse"] = DIFFUSE
-        program["specular"] = SPECULAR
-        program["shininess"] = SHININESS
-        program["renderDepth"] = int(bool(self.render_depth))
-        program["nearPlane"] = float(self.near_plane)
-        program["farPlane"] = float(self.far_plane)
-        for shape, gl_shape in enumerate(self._shapes):
-            if gl_shape is None or gl_shape.instance_count == 0:
-                continue
-            program["checkerScale"] = tuple(float(c) for c in self._shape_checker[shape])
-            program["useVertexColor"] = int(gl_shape.color_buffer is not None)
-            gl_shape.draw()
-        gl.glUseProgram(0)
-        gl.glPolygonMode(gl.GL_FRONT_AND_BACK, gl.GL_FILL)
-        gl.glDisable(gl.GL_CULL_FACE)
-        # show the frame: copy it to the window's framebuffer, then the overlay
-        gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, self._frame_buffer)
-        gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, 0)
-        width, height = self.window.get_framebuffer_size()
-        gl.glBlitFramebuffer(0, 0, self.screen_width, self.screen_height, 0, 0, width, height,
-                             gl.GL_COLOR_BUFFER_BIT, gl.GL_LINEAR)
-        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
-        if self._info_label is not None and self.show_info:
-            gl.glViewport(0, 0, width, height)
-            gl.glDisable(gl.GL_DEPTH_TEST)
-            self._info_label.text = (f"{self._title}  {self._fps_value:.1f} fps  shapes: {self.num_shapes}  "
-                                     f"instances: {self.num_instances}" + ("  (paused)" if self._paused else ""))
-            self._info_label.y = height - 10
-            self._info_label.draw()
-
-    def get_pixels(self, target_image: array, split_up_tiles=True, mode="rgb", use_uint8=False) -> bool:
-        """Read the last frame into target_image: mode "rgb" -> (screen_height, screen_width, 3) float32 in [0, 1]
-        (uint8 in [0, 255] with use_uint8), top row first; mode "depth" -> (screen_height, screen_width, 1)
-        float32 eye-space depth (distance along the view direction; far_plane where nothing was drawn).
-        target_image may be on any device. Returns whether the pixels were read."""
-        if mode not in ("rgb", "depth"):
-            raise ValueError(f"get_pixels: mode must be 'rgb' or 'depth', got {mode!r}")
-        if split_up_tiles and self.tiled_rendering:
-            raise NotImplementedError("get_pixels: tiled rendering is not in mlwarp's OpenGLRenderer")
-        channels = 3 if mode == "rgb" else 1
-        expected_shape = (self.screen_height, self.screen_width, channels)
-        if tuple(target_image.shape) != expected_shape:
-            raise ValueError(f"get_pixels: target_image must have shape {expected_shape} for mode {mode!r}, got "
-                             f"{tuple(target_image.shape)}")
-        expected_dtype = uint8 if (mode == "rgb" and use_uint8) else float32
-        if target_image.dtype != expected_dtype:
-            raise ValueError(f"get_pixels: target_image must have dtype {expected_dtype.__name__} for mode "
-                             f"{mode!r}{' with use_uint8' if use_uint8 else ''}, got {target_image.dtype.__name__}")
-        gl = self.gl
-        self.window.switch_to()
-        gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, self._frame_buffer)
-        data = read_framebuffer(gl, 0, 0, self.screen_width, self.screen_height, mode)
-        gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, 0)
-        device = target_image.device
-        frame = array(data, dtype=uint8 if mode == "rgb" else float32, device=device)
-        dim = (self.screen_width, self.screen_height)
-        if mode == "depth":
-            launch(opengl_kernels.copy_depth_frame, dim=dim,
-                   inputs=[frame, self.screen_width, self.screen_height, float(self.near_plane),
-                           float(self.far_plane)], outputs=[target_image], device=device)
-        else:
-            kernel = opengl_kernels.copy_rgb_frame_uint8 if use_uint8 else opengl_kernels.copy_rgb_frame
-            launch(kernel, dim=dim, inputs=[frame, self.screen_width, self.screen_height], outputs=[target_image],
-                   device=device)
-        return True
-
-    # tiled rendering (several views in one frame) is not in mlwarp's renderer
-    @property
-    def tiled_rendering(self) -> bool:
-        """Whether tiled rendering is enabled (never, in mlwarp)."""
-        return False
-
-    @property
-    def num_tiles(self) -> int:
-        """Number of tiles configured for tiled rendering."""
-        return 0
-
-    @property
-    def tile_width(self):
-        """Tile width in pixels, or None if unset."""
-        return None
-
-    @property
-    def tile_height(self):
-        """Tile height in pixels, or None if unset."""
-        return None
-
-    def setup_tiled_rendering(self, instances, rescale_window=False, tile_width=None, tile_height=None,
-                              tile_ncols=None, tile_nrows=None, tile_positions=None, tile_sizes=None,
-                              projection_matrices=None, view_matrices=None):
-        """Warp's tiled rendering: not in mlwarp's renderer (raises NotImplementedError)."""
-        raise NotImplementedError("OpenGLRenderer.setup_tiled_rendering: tiled rendering is not in mlwarp")
-
-    def update_tile(self, tile_id, instances=None, projection_matrix=None, view_matrix=None, tile_size=None,
-                    tile_position=None):
-        """Warp's tiled rendering: not in mlwarp's renderer (raises NotImplementedError)."""
-        raise NotImplementedError("OpenGLRenderer.update_tile: tiled rendering is not in mlwarp")
 
     # -- interaction (windowed) --------------------------------------------------------------------------------
 
@@ -562,7 +390,7 @@ class OpenGLRenderer(SceneMixin):
                 if symbol == key.SPACE:
                     self._paused = not self._paused
                 elif symbol == key.TAB:
-                    self._skip_rendering = not self._skip_rendering
+                    self.skip_rendering = not self.skip_rendering
                 elif symbol == key.C:
                     self.enable_backface_culling = not self.enable_backface_culling
                 elif symbol == key.X:

@@ -73,6 +73,7 @@ class SceneMixin:
         self._body_names: dict[str, int] = {}
         self._body_q = None
         self._instances_dirty = False
+        self._shape_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per shape: instance rows and their ids
         self._mesh_topology: dict[str, tuple[np.ndarray, bool]] = {}  # render_mesh's triangles and shading, by name
         self._shape_vertex_rows: dict[int, np.ndarray] = {}  # the vertex rows of render_mesh's shapes
 
@@ -216,12 +217,14 @@ class SceneMixin:
             rows = matrices.numpy().reshape(len(instances), 16)
             for k, inst in enumerate(instances):
                 if inst.visible and drawn[k] and per_shape.get(inst.shape) is not None:
-                    per_shape[inst.shape].append(np.concatenate([rows[k], inst.color1, inst.color2]))
+                    per_shape[inst.shape].append((np.concatenate([rows[k], inst.color1, inst.color2]),
+                                                  inst.instance_id))
+        self._shape_rows = {
+            shape: (np.array([row for row, _ in entries], dtype=np.float32).reshape(-1, INSTANCE_FLOATS),
+                    np.array([i for _, i in entries], dtype=np.int64))
+            for shape, entries in per_shape.items()}
         self.window.switch_to()
-        for shape, rows in per_shape.items():
-            if self._shapes[shape] is not None:
-                data = np.array(rows, dtype=np.float32).reshape(-1, INSTANCE_FLOATS)
-                self._shapes[shape].set_instances(data)
+        self._upload_instances(None)  # all of them (tiles upload their own before they are drawn)
 
     # -- Warp's render_* calls ---------------------------------------------------------------------------------
 
