@@ -323,6 +323,20 @@ def test_mesh_colours_smoothing_culling_and_errors(r):
     d, _, inside, _ = _plane_hits(cam, 1.0, 1.0, 1.0)
     np.testing.assert_allclose(depth[inside], d[inside], rtol=1e-4)
 
+    # a roof: two faces folded along y = 0, tilted up and down by 30 degrees; flat shading lights each face with
+    # its own normal, the same for every pixel of it but for the highlight
+    r.clear()
+    c = np.cos(np.pi / 6)
+    roof = np.array([[-1, -c, -0.5], [1, -c, -0.5], [1, 0, 0], [-1, 0, 0], [1, c, -0.5], [-1, c, -0.5]],
+                    dtype=np.float32)
+    faces = np.array([[0, 1, 2], [0, 2, 3], [3, 2, 4], [3, 4, 5]])
+    rgb, _ = _frame(r, lambda: r.render_mesh("roof", roof, faces, colors=(0.5, 0.5, 0.9), smooth_shading=False))
+    for y, normal in ((-0.4, (0.0, -0.5, c)), (0.4, (0.0, 0.5, c))):
+        point = np.array([0.3, y, -np.tan(np.pi / 6) * abs(y)])
+        row, col = cam.pixel(point)
+        np.testing.assert_allclose(rgb[int(row), int(col)], _shade((0.5, 0.5, 0.9), normal, point, cam.pos),
+                                   atol=COLOUR_TOL)
+
     # the same square wound clockwise seen from the camera: culled, unless backface culling is off
     r.clear()
     _, depth = _frame(r, lambda: r.render_mesh("back", points, square[:, ::-1], smooth_shading=False))

@@ -135,6 +135,7 @@ class OpenGLRenderer(SceneMixin, FrameMixin):
             headless = bool(pyglet.options.get("headless", False))
         pyglet.options["debug_gl"] = False
         self.window = open_window(pyglet, headless, title, screen_width, screen_height, vsync)
+        self._closed = False
         self.initialize_gl()
         self.headless = headless
         self.app = pyglet.app
@@ -345,11 +346,12 @@ class OpenGLRenderer(SceneMixin, FrameMixin):
 
     def close(self):
         """Close the window and release the renderer's OpenGL resources."""
-        if self.window is None:
+        if self._closed:
             return
         self.clear()
         self.window.close()
         self.window.has_exit = True
+        self._closed = True
 
     def clear(self):
         """Release the shapes' buffers and forget every shape, instance and tile."""

@@ -464,10 +464,10 @@ def _mesh_rows(points: np.ndarray, tris: np.ndarray, smooth: bool):
     p0, p1, p2 = (points[tris[:, k]] for k in range(3))
     face = np.cross(p1 - p0, p2 - p0)
     if smooth:
-        normals = np.zeros_like(points)
-        for k in range(3):
-            np.add.at(normals, tris[:, k], face)
-        positions, indices = points, tris.ravel()
+        corners = tris.ravel()
+        normals = np.stack([np.bincount(corners, weights=np.repeat(face[:, axis], 3), minlength=len(points))
+                            for axis in range(3)], axis=1)
+        positions, indices = points, corners
     else:
         positions = points[tris.ravel()]
         normals = np.repeat(face, 3, axis=0)
