@@ -47,6 +47,7 @@ def r(renderer):
     renderer.clear()
     renderer.render_depth = renderer.render_wireframe = False
     renderer.enable_backface_culling = True
+    renderer.paused = False
     renderer.draw_sky = renderer.draw_grid = renderer.draw_axis = False
     renderer.update_view_matrix(cam_pos=(0.0, 0.0, 10.0), cam_front=(0.0, 0.0, -1.0), cam_up=(0.0, 1.0, 0.0))
     return renderer
@@ -548,3 +549,50 @@ def test_one_window_system_per_process(renderer):
     with pytest.raises(OpenGLContextError, match=r"OpenGLRenderer\(headless=False\): pyglet's windows are already "
                                                  r"headless \(EGL\) in this process"):
         OpenGLRenderer(headless=False, **PLAIN)
+
+
+def test_mouse_and_keys_turn_the_camera_and_pause(r):
+    from pyglet.window import key, mouse
+
+    pressed = []
+    r.register_key_press_callback(lambda symbol, modifiers: pressed.append(symbol))
+    # a drag of 100 pixels right and 50 up turns the camera 10 degrees to the right (yaw) and 5 up (pitch)
+    # events reach the renderer when a frame is updated (headless: those queued by dispatch_event)
+    r.window.dispatch_event("on_mouse_drag", 0, 0, 100, 50, mouse.LEFT, 0)
+    r.update()
+    yaw, pitch = np.radians(-90.0 + 10.0), np.radians(5.0)
+    expected = (np.cos(yaw) * np.cos(pitch), np.sin(pitch), np.sin(yaw) * np.cos(pitch))
+    np.testing.assert_allclose(tuple(r.camera_front), expected, atol=1e-9)
+    fov = r.camera_fov
+    try:
+        r.window.dispatch_event("on_mouse_scroll", 0, 0, 0, 2)  # scrolling up zooms in by a degree per step
+        r.update()
+        assert r.camera_fov == fov - 2
+    finally:
+        r.camera_fov = fov
+        r.update_projection_matrix()
+    r.window.dispatch_event("on_key_press", key.SPACE, 0)
+    r.window.dispatch_event("on_key_release", key.SPACE, 0)
+    r.update()
+    assert r.paused and pressed == [key.SPACE]
+    r.window.dispatch_event("on_key_press", key.SPACE, 0)
+    r.window.dispatch_event("on_key_release", key.SPACE, 0)
+    r.update()
+    assert not r.paused
+    # W held for a frame moves the camera forward by CAMERA_SPEED per second of that frame
+    before = np.array(r.camera_pos)
+    r.window.dispatch_event("on_key_press", key.W, 0)
+    r.update()  # each update while W is held moves the camera along its front, CAMERA_SPEED per second
+    r.window.dispatch_event("on_key_release", key.W, 0)
+    r.update()
+    moved = np.array(r.camera_pos) - before
+    assert np.linalg.norm(moved) > 0
+    np.testing.assert_allclose(moved / np.linalg.norm(moved), expected, atol=1e-9)
+    r.enable_mouse_interaction = False
+    try:
+        r.window.dispatch_event("on_mouse_drag", 0, 0, 100, 50, mouse.LEFT, 0)
+        r.update()
+        np.testing.assert_allclose(tuple(r.camera_front), expected, atol=1e-9)
+    finally:
+        r.enable_mouse_interaction = True
+        r._key_callbacks.clear()

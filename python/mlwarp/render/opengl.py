@@ -306,9 +306,8 @@ class OpenGLRenderer(SceneMixin, FrameMixin):
         """Process the window's events, then draw a frame unless paused, and show it."""
         now = time.perf_counter()
         self.clock_time = now - self._start_time
-        if not self.headless:
-            self.window.dispatch_events()
-            self._move_camera_with_keys(now - self._last_update_time)
+        self.window.dispatch_events()  # headless: the events queued by dispatch_event
+        self._move_camera_with_keys(now - self._last_update_time)
         self._last_update_time = now
         for processor in self._input_processors:
             processor(self._keys_down)
