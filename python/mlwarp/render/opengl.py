@@ -15,18 +15,13 @@ Without pyglet the constructor raises an ImportError that says so, as Warp does;
 
 from __future__ import annotations
 
-import ctypes
 import time
 
 import numpy as np
 
-from mlwarp.arrays.array import array
-from mlwarp.launching.launch import launch
-from mlwarp.render import opengl_kernels
 from mlwarp.render.opengl_gl import (
-    AMBIENT, DIFFUSE, LINE_FRAGMENT_SHADER, LINE_VERTEX_SHADER, SHAPE_FRAGMENT_SHADER, SHAPE_VERTEX_SHADER,
-    SHININESS, SKY_FRAGMENT_SHADER, SKY_VERTEX_SHADER, SPECULAR, SUN_DIRECTION, GLLines, GLScreenTriangle,
-    GLProgram, OpenGLContextError, axis_lines, grid_lines, open_window, read_framebuffer,
+    LINE_FRAGMENT_SHADER, LINE_VERTEX_SHADER, SHAPE_FRAGMENT_SHADER, SHAPE_VERTEX_SHADER, SKY_FRAGMENT_SHADER,
+    SKY_VERTEX_SHADER, GLLines, GLProgram, GLScreenTriangle, OpenGLContextError, axis_lines, grid_lines, open_window,
 )
 from mlwarp.render.opengl_meshes import (
     DEFAULT_NUM_SEGMENTS, compute_model_matrix, create_arrow_mesh, create_box_mesh, create_capsule_mesh,
@@ -35,7 +30,6 @@ from mlwarp.render.opengl_meshes import (
 from mlwarp.render.opengl_frame import FrameMixin
 from mlwarp.render.opengl_scene import SceneMixin
 from mlwarp.runtime.device import get_device
-from mlwarp.types import float32, uint8
 
 PYGLET_REQUIREMENT = (
     "OpenGLRenderer requires pyglet (version >= 2.0) to be installed (pip install pyglet), and an OpenGL "

@@ -374,8 +374,8 @@ class GLShape:
         gl = self.gl
         instance_data = np.ascontiguousarray(instance_data, dtype=np.float32).reshape(-1, INSTANCE_FLOATS)
         gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self.instance_buffer)
-        gl.glBufferData(gl.GL_ARRAY_BUFFER, max(instance_data.nbytes, 4),
-                        instance_data.ctypes.data_as(ctypes.c_void_p), gl.GL_DYNAMIC_DRAW)
+        pointer = instance_data.ctypes.data_as(ctypes.c_void_p) if instance_data.nbytes else None
+        gl.glBufferData(gl.GL_ARRAY_BUFFER, max(instance_data.nbytes, 4), pointer, gl.GL_DYNAMIC_DRAW)
         self.instance_count = len(instance_data)
 
     def draw(self):
