@@ -1,8 +1,9 @@
 """`warp.render` for mlwarp: Warp 1.19's renderers. Import it as Warp's: `import mlwarp.render`.
 
 - `UsdRenderer` writes the scene to a USD stage (needs `pxr`, from the `usd-core` package): usd.py.
-- `OpenGLRenderer` is Warp's interactive renderer (needs pyglet and an OpenGL context): opengl.py says what of
-  it mlwarp has; its meshes, camera matrices and buffer kernels run without a display.
+- `OpenGLRenderer` is Warp's interactive renderer: it draws through pyglet in an OpenGL 3.3 context, a window on
+  a display or headless (EGL); opengl.py says how it is laid out. Its meshes, camera matrices and buffer kernels
+  (opengl_meshes.py, opengl_kernels.py) run without a context.
 - `utils`: Warp's color maps and `solidify_mesh`.
 """
 
