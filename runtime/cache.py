@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import warnings
 
 from mlwarp.core.config import config
@@ -114,8 +115,39 @@ def _remove(path: str) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
+# A temporary entry folder younger than this is a build in flight (in this process or another one sharing the
+# cache): clearing the cache leaves it, or that build would lose the folder it is writing its objects into. An
+# older one was left by a process that died mid-build.
+IN_FLIGHT_SECONDS = 3600.0
+
+
+def _in_flight(path: str, name: str) -> bool:
+    if not name.startswith(".") or ".trash." in name:
+        return False
+    try:
+        return time.time() - os.stat(path).st_mtime < IN_FLIGHT_SECONDS
+    except OSError:
+        return False
+
+
 def clear() -> None:
-    shutil.rmtree(cache_dir(), ignore_errors=True)
+    """Removes every entry (and whatever else is in the cache folder) but the builds in flight."""
+    root = cache_dir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(root, name)
+        if _in_flight(path, name):
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            _remove(path)
+        else:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
 
 
 def size_bytes() -> int:

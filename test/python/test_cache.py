@@ -207,6 +207,30 @@ def test_clear_kernel_cache_and_size(script, tmp_path, monkeypatch):
     assert _run(script, cache_dir).stdout.splitlines()[1] == "mlir imported: True"
 
 
+def test_clearing_the_cache_spares_a_build_in_flight(tmp_path, monkeypatch):
+    # another process's wp.clear_kernel_cache() while this one compiles (Warp's tests clear the cache in their
+    # set-up, run in parallel): the build keeps the folder it writes into, and its entry lands
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
+    finished = cache.store("finished", lambda folder: _write(folder, "a.o", b"old"))
+    stale = tmp_path / ".left-by-a-dead-build.x1"
+    stale.mkdir()
+    os.utime(stale, (0, 0))
+
+    def build(folder):
+        wp.clear_kernel_cache()
+        return _write(folder, "kernel.o", b"object")
+
+    meta = cache.store("in-flight", build)
+    assert (tmp_path / "in-flight" / "kernel.o").read_bytes() == b"object" and meta["dir"] == str(tmp_path / "in-flight")
+    assert not os.path.exists(finished["dir"]) and not stale.exists()
+
+
+def _write(folder, name, data):
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+    return {"files": [name]}
+
+
 def test_cache_key_follows_source_and_types():
     def body_a(a: wp.array(dtype=float)):
         a[wp.tid()] = 1.0
