@@ -106,6 +106,40 @@ def test_launch_set_param_from_ctype():
     np.testing.assert_array_equal(out.numpy(), np.full(8, -20, np.float32))
 
 
+@wp.struct
+class ScaleParams:
+    i: int
+    f: float
+
+
+@wp.kernel
+def scaled_rows(params: ScaleParams, v: wp.vec3, m: wp.mat33, out: wp.array(dtype=float)):
+    tid = wp.tid()
+    out[tid] = float(params.i) * params.f + v[1] + m[2, 2] + float(tid)
+
+
+def test_struct_kernel_launch_set_params_from_ctypes():
+    # a struct parameter: the launch replays through wp.launch; C values as Warp's __ctype__() gives them
+    out = wp.zeros(3, dtype=float)
+    cmd = wp.launch(scaled_rows, 3, inputs=[ScaleParams(), wp.vec3(), wp.mat33(), None], record_cmd=True)
+    params = ScaleParams()
+    params.i, params.f = 3, 0.5
+    cmd.set_param_at_index_from_ctype(0, params.__ctype__())
+    cmd.set_param_at_index_from_ctype(1, wp.vec3(0.0, 10.0, 0.0))
+    cmd.set_param_at_index_from_ctype(2, wp.mat33(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 100.0))
+    cmd.set_param_by_name_from_ctype("out", out.__ctype__())
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), [111.5, 112.5, 113.5])  # 3 * 0.5 + 10 + 100 + tid
+    with pytest.raises(ValueError, match=r"Argument 'c' not found in kernel 'scaled_rows'"):
+        cmd.set_param_by_name_from_ctype("c", 1)
+
+
+def test_array_ctype_is_its_descriptor():
+    a = wp.array(np.arange(12, dtype=np.float32).reshape(3, 4))
+    d = a.__ctype__()
+    assert d.data == a.ptr and list(d.shape) == [3, 4] and list(d.strides) == [16, 4]
+
+
 def test_launch_setters_check_like_wp_launch():
     x, y, out = _arrays()
     cmd = wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 0], record_cmd=True)

@@ -248,6 +248,14 @@ class array:
             return None
         return self._np.ctypes.data
 
+    def __ctype__(self):
+        """The array's C descriptor (data pointer, shape, byte strides), as Warp's `array.__ctype__()`: what
+        `wp.launch` and `Launch.set_param_at_index_from_ctype` take in place of the array. It points into this
+        array, which must stay alive while the descriptor is used."""
+        from mlwarp.runtime.abi import filled_descriptor
+
+        return filled_descriptor(self.ptr or 0, tuple(self.shape), tuple(self.strides))
+
     @property
     def capacity(self) -> int:
         """Bytes spanned by the array in memory (its size for contiguous arrays), or what `capacity=` said the

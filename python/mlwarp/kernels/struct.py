@@ -156,6 +156,10 @@ class StructInstance:
                 setattr(c, name, _scalar_bits(t, v))
         return c
 
+    def __ctype__(self):
+        """Warp's name for the C value (what `Launch.set_param_at_index_from_ctype` takes)."""
+        return self._wp_ctype_value_()
+
     def numpy_value(self) -> np.void:
         """This instance as one element of the struct's numpy dtype (the same bytes as the C value)."""
         c = self._wp_ctype_value_()

@@ -147,6 +147,20 @@ class ReplayLaunch:
         for i, v in enumerate(values):
             self.set_param_at_index(i, v)
 
+    def set_param_at_index_from_ctype(self, index: int, value) -> None:
+        """A parameter as its C value (a struct's `__ctype__()`, an array's descriptor, a ctypes or Python scalar,
+        a vector or matrix), taken without Warp's conversions; wp.launch reads it at each replay."""
+        self._args[index] = value
+
+    def set_param_by_name_from_ctype(self, name: str, value) -> None:
+        if name not in self.kernel.arg_names:
+            raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.key}'")
+        self.set_param_at_index_from_ctype(self.kernel.arg_names.index(name), value)
+
+    def set_params_from_ctypes(self, values) -> None:
+        for i, v in enumerate(values):
+            self.set_param_at_index_from_ctype(i, v)
+
     def launch(self, stream=None) -> None:
         if _capture.active is not None and _capture.recording_on(launch_device(self.kernel, self._kwargs["device"])):
             _capture.record(self.captured_op(stream))

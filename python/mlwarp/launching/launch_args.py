@@ -201,6 +201,8 @@ def pack_args(kernel, args, device):
             view = check_array_arg(kernel, name, p, value, device)
             pack_array(view, p.ndim, getattr(packed, f"p{i}"))
             keep_alive.append(view)
+        elif wt.is_struct(p) and isinstance(value, p._ctype_):  # a struct's C value (Launch's *_from_ctype)
+            setattr(packed, f"p{i}", value)
         elif wt.is_composite(p):  # vectors, matrices, ..., structs: by value, in C layout
             setattr(packed, f"p{i}", check_composite_arg(kernel, name, p, value))
         else:
