@@ -28,16 +28,21 @@ def descriptor(ndim: int) -> type:
     d = _descriptors.get(ndim)
     if d is None:
         d = type(f"array{ndim}d_t", (ctypes.Structure,), {"_fields_": [
-            ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * ndim), ("strides", ctypes.c_int64 * ndim)]})
+            ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * ndim), ("strides", ctypes.c_int64 * ndim)],
+            "ndim": ndim, "grad": 0})  # Warp's array_t reads: `grad` its gradient's address (0: none)
         _descriptors[ndim] = d
     return d
 
 
-def filled_descriptor(ptr: int, shape: tuple, strides: tuple):
+def filled_descriptor(ptr: int, shape: tuple, strides: tuple, grad: int = 0):
     """The descriptor of an array at `ptr` (byte `strides`): what `wp.from_torch(t, return_ctype=True)` and
-    `wp.from_paddle` return, which wp.launch takes in place of an array."""
+    `wp.from_paddle` return, which wp.launch takes in place of an array. `grad`, the address of its gradient as
+    Warp's array_t records it, is kept beside the C fields: mlwarp's kernels take gradients as arrays of their
+    own (adjoint launches), so the launch layout has no slot for it."""
     d = descriptor(len(shape))()
     d.data = ptr
+    if grad:
+        d.grad = grad
     for i, (n, s) in enumerate(zip(shape, strides)):
         d.shape[i] = n
         d.strides[i] = s

@@ -178,6 +178,19 @@ def test_from_torch_return_ctype_launches():
         wp.launch(axpy, 4, inputs=[wp.from_torch(torch.zeros(2, 2), return_ctype=True), yc, 2.0])
 
 
+def test_from_torch_return_ctype_records_the_gradient_address():
+    # Warp's array_t: `grad` is the gradient's address (0 without one), `ndim` the array's
+    plain = wp.from_torch(torch.zeros(5, dtype=torch.float16), return_ctype=True)
+    assert plain.grad == 0 and plain.ndim == 1 and list(plain.strides) == [2]
+    t = torch.zeros(2, 3, requires_grad=True)
+    d = wp.from_torch(t, return_ctype=True)
+    assert d.ndim == 2 and t.grad is not None and d.grad == t.grad.data_ptr()
+    g = wp.zeros((2, 3), dtype=float)
+    assert wp.from_torch(torch.zeros(2, 3), grad=g, return_ctype=True).grad == g.ptr
+    with pytest.raises(RuntimeError, match=r"Gradient strides must match array strides, expected \(12, 4\)"):
+        wp.from_torch(torch.zeros(2, 3), grad=wp.zeros((3, 2), dtype=float), return_ctype=True)
+
+
 # -- to_torch -------------------------------------------------------------------------
 def test_to_torch_shares_memory_both_ways():
     a = wp.array(np.arange(4, dtype=np.float32))

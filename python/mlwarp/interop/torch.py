@@ -120,6 +120,24 @@ def _aliases(torch_scalar, warp_scalar) -> bool:
         torch_scalar._bits_ == warp_scalar._bits_
 
 
+def _grad_address(t, grad, requires_grad, strides) -> int:
+    """The address of the gradient a `return_ctype` descriptor records (Warp's grad_ptr): `grad` (a wp.array
+    with the array's strides, or a tensor), else with `requires_grad` (default: the tensor's) `t.grad`,
+    allocated as zeros when missing; 0 for none."""
+    if grad is not None:
+        if isinstance(grad, array):
+            if tuple(grad.strides) != tuple(strides):
+                raise RuntimeError(f"Gradient strides must match array strides, expected {tuple(strides)} but got "
+                                   f"{tuple(grad.strides)}")
+            return grad.ptr or 0
+        return grad.data_ptr()
+    if t.requires_grad if requires_grad is None else requires_grad:
+        if t.grad is None:
+            t.grad = _torch().zeros_like(t)
+        return t.grad.data_ptr()
+    return 0
+
+
 def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False, retain_grad=False):
     """A wp.array sharing the memory of tensor `t` (no copy). With `requires_grad` (default:
     `t.requires_grad`) the array's `.grad` wraps `grad` when given, else `t.grad` (allocated as zeros
@@ -141,7 +159,7 @@ def from_torch(t, dtype=None, requires_grad=None, grad=None, return_ctype=False,
     shape = tuple(t.shape)[:len(t.shape) - len(inner)] or (1,)  # a 0-d tensor becomes a 1-element array
     strides = _byte_strides(t)[:len(shape)] or (t.element_size(),)
     if return_ctype:
-        return filled_descriptor(t.data_ptr(), shape, strides)
+        return filled_descriptor(t.data_ptr(), shape, strides, _grad_address(t, grad, requires_grad, strides))
     # the capacity is what the tensor's storage holds from the view's first element on (Warp's)
     capacity = t.untyped_storage().nbytes() - t.storage_offset() * t.element_size()
     a = array(ptr=t.data_ptr(), dtype=dtype, shape=shape, strides=strides, device=device, owner=t,
