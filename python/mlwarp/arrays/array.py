@@ -30,6 +30,7 @@ from mlwarp.core.generics import is_generic
 from mlwarp.kernels.subscript_annotations import ArrayAnnotation, ndim_parameter
 from mlwarp.runtime import capture as _capture
 from mlwarp.runtime import dlpack as _dlpack
+from mlwarp.runtime.abi import filled_descriptor
 from mlwarp.runtime.device import get_device
 from mlwarp.runtime.host_memory import wrap_pointer as _wrap_pointer
 from mlwarp.arrays.copy_windows import adjoint_copy, check_contiguous_copy, copy_bytes, copy_windows, dtype_mismatch  # noqa: F401,E501
@@ -252,8 +253,6 @@ class array:
         """The array's C descriptor (data pointer, shape, byte strides), as Warp's `array.__ctype__()`: what
         `wp.launch` and `Launch.set_param_at_index_from_ctype` take in place of the array. It points into this
         array, which must stay alive while the descriptor is used."""
-        from mlwarp.runtime.abi import filled_descriptor
-
         return filled_descriptor(self.ptr or 0, tuple(self.shape), tuple(self.strides))
 
     @property
