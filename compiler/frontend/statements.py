@@ -114,11 +114,11 @@ class StatementEmitter:
                 current = self.expr(t)
             result = self.binop(node, opname, current, self.expr(node.value))
             slots.refuse_slot_adjoint(self, node, slot, opname, result)
-            self.assign(t, result)
+            self.assign(t, result, augmented=True)
         for n in hidden:
             self.env.pop(n, None)
 
-    def assign(self, target, value: Var):
+    def assign(self, target, value: Var, augmented: bool = False):
         old = self.env.get(target.id) if isinstance(target, ast.Name) else None
         if grad_call.is_wrapper(old) and not grad_call.is_wrapper(value):  # Warp's: g = wp.grad(f); g = 1.0
             raise self.error(target, grad_call.reassign_message(target.id))
@@ -140,6 +140,12 @@ class StatementEmitter:
             # as Warp's types_equal: arrays of one dtype are one type whatever their rank (sub = a[:2]; sub = a[1])
             same_arrays = isinstance(old, Var) and isinstance(old.type, ft.ArrayT) and \
                 isinstance(value.type, ft.ArrayT) and old.type.dtype == value.type.dtype
+            if isinstance(old, Var) and old.type != value.type and target.id in getattr(self, "ref_params", ()):
+                raise self.error(target, (f"Error, augmented assignment to ref parameter `{target.id}` "
+                                          f"({ft.name(old.type)}) produces different type ({ft.name(value.type)})")
+                                 if augmented else (f"Error, assigning to ref parameter '{target.id}' "
+                                                    f"({ft.name(old.type)}) with value of different type "
+                                                    f"({ft.name(value.type)})"), CompileTypeError)
             if isinstance(old, Var) and old.type != value.type and not same_arrays:
                 raise self.error(target, f"assigning to existing symbol {target.id} ({ft.name(old.type)})"
                                          f" with different type ({ft.name(value.type)})", CompileTypeError)

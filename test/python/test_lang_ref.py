@@ -412,6 +412,33 @@ def test_ref_argument_of_another_type_finds_no_overload():
         _compile(wrong_type)
 
 
+@wp.func
+def assign_int_to_ref(x: wp.ref[wp.float32]):
+    x = wp.int32(1)
+
+
+@wp.func
+def add_int_into_ref(x: wp.ref[wp.float32]):
+    x += wp.int32(1)
+
+
+def test_ref_parameter_keeps_its_type_in_warps_words():
+    def plain(a: wp.array(dtype=float)):
+        x = wp.float32(0.0)
+        assign_int_to_ref(x)
+
+    def augmented(a: wp.array(dtype=float)):
+        x = wp.float32(0.0)
+        add_int_into_ref(x)
+
+    with pytest.raises(wp.CompileTypeError, match=r"in 'assign_int_to_ref': Error, assigning to ref parameter 'x' "
+                                                  r"\(float32\) with value of different type \(int32\)"):
+        _compile(plain)
+    with pytest.raises(wp.CompileTypeError, match=r"in 'add_int_into_ref': Input types must be the same, got "
+                                                  r"\['float32', 'int32'\]"):  # the builtin + refuses first
+        _compile(augmented)
+
+
 def test_ref_is_not_allowed_in_kernel_signatures():
     def takes_ref(x: wp.ref[wp.float32]):
         pass
