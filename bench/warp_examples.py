@@ -27,6 +27,12 @@ Measured 2026-12-06 (2 loaded cores, warp-lang 1.19.0 CPU), the 19 core and opti
   raymarch, diffray -- transcendentals are glibc's libmvec (1-2 ulp from scalar libm, by design; see
   compiler/targets/cpu/cpu_vector_math.py) and these programs amplify ulps (a finite-difference normal with
   eps 1e-5; two optimiser steps).
+- geometry (2026-12-06, later): isosurface bit for bit; sparse_marching_cubes: the same triangles (index arrays
+  equal since mlwarp triangulates with the classic table, as Warp), vertices within 3.2e-4 of the largest (8 of
+  135890 vertices: the winding-number distance field's last bits, magnified by the interpolation between corners
+  of nearly equal values); swept_volume runs (it keeps no arrays to compare).
+- interop (JAX): example_jax_kernel and example_jax_callable run under mlwarp on the CPU and print the values their
+  comments give; the Warp side needs jax in its venv (`--warp-pythonpath` to a folder with jax).
 - not CPU programs: work_queue, spin_lock (cuda hard-coded); cupy, torch, custom_allocator, alloc_tracker,
   render_opengl are left out of OPTIONS.
 """
