@@ -35,6 +35,7 @@ from mlwarp.kernels.func import func
 from mlwarp.kernels.kernel import kernel
 from mlwarp.launching.launch import launch
 from mlwarp.runtime import capture as _capture
+from mlwarp.runtime.device import get_device
 from mlwarp.types import float16, float32, float64, int32, int64
 from mlwarp.core.vector import vec3, vec3d, vec3h
 
@@ -53,9 +54,14 @@ def _not_captured():
         _capture.active = active
 
 
-def host_launch(k, dim, inputs):
+def host_launch(k, dim, inputs, uneven: bool = False):
     """Runs `k` on the CPU now (device="cpu": a structure on a CUDA device is built on the host as well, and the
-    current device may be a GPU)."""
+    current device may be a GPU). `uneven`: k's threads cost more or less from launch to launch (one a tree node,
+    over its items): every launch of two threads or more goes to the pool (runtime/cpu.py parallel_from)."""
+    if uneven:
+        compiled = k.compiled(get_device("cpu"))
+        if not getattr(compiled, "uneven", True):
+            compiled.parallel_from(2)
     with _not_captured():
         launch(k, dim=dim, inputs=inputs, device="cpu", record_tape=False)
 

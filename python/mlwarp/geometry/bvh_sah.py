@@ -81,7 +81,7 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
             break
         level_nodes[:m] = inner + first
         # each node's SAH split and the partition of its items in `order`: one thread a node
-        bk.host_launch(bk.sah_split, m, items + [level_view, next_id] + tree_views)
+        bk.host_launch(bk.sah_split, m, items + [level_view, next_id] + tree_views, uneven=True)
         first, count, next_id = next_id, 2 * m, next_id + 2 * m
     num_nodes = next_id
     out = {k: np.empty(num_nodes, np.int32) for k in ("skip", "start", "end", "depth")}
