@@ -213,15 +213,14 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     counts = bits.sum(axis=1).astype(np.int64)
     voxel_count = int(counts.sum())
     # each leaf's active bounding box (an empty leaf's: its origin)
-    lin = np.arange(512)
-    local = np.stack([lin >> 6, (lin >> 3) & 7, lin & 7], axis=1)
-    active = bits != 0
+    cube = bits.reshape(-1, 8, 8, 8).astype(bool)  # (leaf, x, y, z)
     empty = counts == 0
     leaf_min = np.empty((n_leaf, 3), np.int64)
     leaf_max = np.empty((n_leaf, 3), np.int64)
-    for k in range(3):
-        leaf_min[:, k] = np.where(active, local[:, k], 8).min(axis=1, initial=8)
-        leaf_max[:, k] = np.where(active, local[:, k], -1).max(axis=1, initial=-1)
+    for k, others in enumerate(((2, 3), (1, 3), (1, 2))):
+        along = cube.any(axis=others)  # (leaf, 8): whether a voxel is active at each coordinate along axis k
+        leaf_min[:, k] = along.argmax(axis=1)
+        leaf_max[:, k] = 7 - along[:, ::-1].argmax(axis=1)
     leaf_min[empty], leaf_max[empty] = 0, 0
     leaf_min += origins
     leaf_max += origins
