@@ -345,6 +345,8 @@ class CpuKernel:
     def _min_chunk(self) -> int:
         """MIN_CHUNK threads, fewer when each is worth more than CHUNK_NS / MIN_CHUNK."""
         ns = self.ns_per_thread
+        if self.uneven:  # (a thread may hold most of the launch's work: chunks of one thread and up)
+            return 1
         return MIN_CHUNK if not ns else max(1, min(MIN_CHUNK, int(CHUNK_NS // ns)))
 
     def _recheck_now(self) -> bool:

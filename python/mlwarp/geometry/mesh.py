@@ -82,7 +82,7 @@ class Mesh:
         if indices.size % 3:
             raise RuntimeError(f"Mesh indices should hold 3 point indices per triangle, got {indices.size} indices")
         self.device = points.device
-        tri = np.asarray(indices.numpy(), np.int64).reshape(-1, 3)
+        tri = np.asarray(indices.numpy()).reshape(-1, 3)  # (int32: a view of the user's indices on the CPU)
         if tri.size and (tri.min() < 0 or tri.max() >= len(points)):
             bad = tri[(tri < 0) | (tri >= len(points))][0]
             raise RuntimeError(f"Mesh indices must lie in [0, {len(points)}) (the number of points), got {bad}")
