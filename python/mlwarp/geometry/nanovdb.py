@@ -156,6 +156,23 @@ def coord_key(ijk) -> np.ndarray:
     return u[..., 2] | (u[..., 1] << np.uint64(21)) | (u[..., 0] << np.uint64(42))
 
 
+def unique_rows(ijk):
+    """np.unique(ijk, axis=0, return_index=True, return_inverse=True) of (N, 3) integer coordinates (rows in
+    lexicographic order, each one's first occurrence, each row's unique row), by one lexsort: numpy sorts rows
+    as structured values, several times slower."""
+    ijk = np.asarray(ijk, np.int64).reshape(-1, 3)
+    order = np.lexsort((ijk[:, 2], ijk[:, 1], ijk[:, 0]))
+    rows = ijk[order]
+    first = np.ones(len(ijk), bool)
+    first[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    inverse = np.empty(len(ijk), np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return rows[first], order[first], inverse
+
+
+_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], np.int64)  # the set bits of each byte
+
+
 def _child_slot(ijk, level_bits, child_bits):
     """The table slot of each child origin inside its parent node: (x, y, z) of log2 size level_bits - child_bits."""
     c = (np.asarray(ijk, dtype=np.int64) & ((1 << level_bits) - 1)) >> child_bits
@@ -192,10 +209,10 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     origins, masks = origins[order], masks[order]
     if leaf_values is not None:
         leaf_values = np.asarray(leaf_values)[order]
-    lowers, first_leaf, leaf_parent = np.unique(origins & ~127, axis=0, return_index=True, return_inverse=True)
+    lowers, first_leaf, leaf_parent = unique_rows(origins & ~127)
     lowers = lowers[np.argsort(first_leaf)]  # in the order of their first leaf: tree order
     leaf_parent = np.argsort(np.argsort(first_leaf))[leaf_parent.reshape(-1)]
-    uppers, lower_parent = np.unique(lowers & ~4095, axis=0, return_inverse=True)
+    uppers, _, lower_parent = unique_rows(lowers & ~4095)
     n_leaf, n_lower, n_upper = len(origins), len(lowers), len(uppers)
     leaf_parent, lower_parent = leaf_parent.reshape(-1), lower_parent.reshape(-1)
 
@@ -208,17 +225,16 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     end = (end + 31) & ~31
     buf = bytearray(end)
 
-    # active voxels: bboxes and counts
-    bits = np.unpackbits(masks.view(np.uint8).reshape(-1, 8, 8), axis=2, bitorder="little").reshape(-1, 512)
-    counts = bits.sum(axis=1).astype(np.int64)
+    # active voxels: counts and bounding boxes, from the mask words (word x of a leaf holds bit y * 8 + z)
+    word_counts = _BYTE_BITS[masks.view(np.uint8).reshape(-1, 8, 8)].sum(axis=2, dtype=np.int64)  # (leaf, x)
+    counts = word_counts.sum(axis=1)
     voxel_count = int(counts.sum())
-    # each leaf's active bounding box (an empty leaf's: its origin)
-    cube = bits.reshape(-1, 8, 8, 8).astype(bool)  # (leaf, x, y, z)
     empty = counts == 0
+    rows = np.bitwise_or.reduce(masks, axis=1).view(np.uint8).reshape(-1, 8)  # (leaf, y): the z bits of any x
+    along_z = np.bitwise_or.reduce(rows, axis=1)[:, None] >> np.arange(8, dtype=np.uint8) & 1
     leaf_min = np.empty((n_leaf, 3), np.int64)
     leaf_max = np.empty((n_leaf, 3), np.int64)
-    for k, others in enumerate(((2, 3), (1, 3), (1, 2))):
-        along = cube.any(axis=others)  # (leaf, 8): whether a voxel is active at each coordinate along axis k
+    for k, along in enumerate((masks != 0, rows != 0, along_z != 0)):  # (leaf, 8): active at each coordinate
         leaf_min[:, k] = along.argmax(axis=1)
         leaf_max[:, k] = 7 - along[:, ::-1].argmax(axis=1)
     leaf_min[empty], leaf_max[empty] = 0, 0
@@ -251,7 +267,7 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     if t.is_index:
         # each leaf's first index, and an OnIndex leaf's prefix sums of its words (9 bits each)
         firsts = 1 + np.cumsum(counts) - counts
-        words = np.cumsum(bits.reshape(-1, 8, 64).sum(axis=2, dtype=np.int64), axis=1)
+        words = np.cumsum(word_counts, axis=1)
         prefix = np.zeros(n_leaf, np.int64)
         for w in range(1, 8 if t.code == ONINDEX else 1):
             prefix |= words[:, w - 1] << (9 * (w - 1))
