@@ -11,6 +11,11 @@ outputs, and the only atomics are integer adds (exact) whose sums are all that i
   boxes moved with them (so every pass reads sequentially), which also gives each child's centroid bounds and
   box. Nodes of a level are independent, so a level's threads run in parallel; the
   top levels have few nodes (one thread at the root) but each of their threads loops over many items.
+- `sah_preorder`: one thread renumbers sah_split's level-numbered nodes in depth-first preorder (sizes bottom-up,
+  numbers top-down) and writes the node arrays there.
+- `pack_ray_nodes`, `wide_collapse`, `pack_wide_nodes`: the ray casts' packed binary tree (a thread a node), its
+  collapse into a 4-wide tree (one thread walking the binary preorder: a wide node's children are decided before
+  they are reached) and the wide nodes' boxes and codes (a thread a wide node).
 - `leaf_boxes`, `inner_boxes`: refits. A leaf's box is its items' bounds (one thread a node); inner nodes on one
   thread in reverse preorder (children follow their parent in preorder, so a reverse walk sees them first).
 - `triangle_boxes`, `pack_triangles`: wp.Mesh's per-triangle bounds and edge lengths, and the ray casts'
