@@ -258,6 +258,17 @@ class CpuKernel:
         self._recheck, self._recheck_every = 1, 1
         self.private = _Private.load(self, entry)  # `<entry>_private` (warp-cpu-privatize-scatter), or None
         self.deterministic = False  # run every launch on the calling thread (wp.DeterministicMode)
+        self.uneven = False  # threads whose cost varies from launch to launch: see parallel_from()
+
+    def parallel_from(self, threads: int) -> None:
+        """Launches of at least `threads` threads go to the pool (with the automatic thread count, more than one),
+        whatever this kernel's measured time per thread: for a kernel whose threads cost more or less from launch
+        to launch (a tree build's levels: a few nodes of many items each, then many small ones), where one
+        launch's time per thread misjudges the next."""
+        self.uneven = True
+        self._expensive_small = False  # (the measured time no longer moves min_parallel)
+        self.min_parallel = self.serial_below = max(1, threads)
+        self._small_timed = SMALL_LAUNCHES_TIMED
 
     def _function(self, name):
         f = getattr(self.library, name)
@@ -288,6 +299,9 @@ class CpuKernel:
                     self.serial(args_ptr, 0, total)
                 return
             native = (POOL_KIND or pool_kind()) == "native"
+            if self.uneven and (native or total >= PYTHON_POOL_MIN_PARALLEL):
+                self._parallel(threads, args_ptr, total)
+                return
             if native or total >= PYTHON_POOL_MIN_PARALLEL:
                 estimate = self.ns_per_thread
                 if estimate is None:  # nothing measured: the pool (the serial copy next, for a kernel with one)
@@ -331,6 +345,8 @@ class CpuKernel:
     def _min_chunk(self) -> int:
         """MIN_CHUNK threads, fewer when each is worth more than CHUNK_NS / MIN_CHUNK."""
         ns = self.ns_per_thread
+        if self.uneven:  # (a thread may hold most of the launch's work: chunks of one thread and up)
+            return 1
         return MIN_CHUNK if not ns else max(1, min(MIN_CHUNK, int(CHUNK_NS // ns)))
 
     def _recheck_now(self) -> bool:

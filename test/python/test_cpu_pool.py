@@ -309,6 +309,50 @@ def test_small_launch_of_expensive_threads_goes_to_the_pool(monkeypatch):
 
 
 @wp.kernel
+def uneven_threads(y: wp.array(dtype=float), steps: wp.array(dtype=int)):
+    i = wp.tid()
+    v = float(0.0)
+    for s in range(steps[i]):
+        v = v * 0.5 + float(i)
+    y[i] = v
+
+
+def test_uneven_kernel_takes_the_pool_from_two_threads(monkeypatch):
+    # parallel_from(2): a kernel whose threads cost more or less from launch to launch (a tree build's level, a
+    # thread a node) goes to the pool from two threads, in chunks of one thread and up, whatever its measured
+    # time per thread (pinned here at 1 ns, which keeps an ordinary kernel's small launches on the calling thread)
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    saved = config.cpu_threads
+    config.cpu_threads = 0
+    try:
+        y = wp.zeros(64, dtype=float)
+        steps = wp.array(np.r_[[5000, 1], np.full(62, 3)].astype(np.int32))
+        wp.launch(uneven_threads, 1, inputs=[y, steps])  # compiled
+        kernel = uneven_threads.compiled(wp.get_device("cpu"))
+        kernel.ns_per_thread, kernel.parallel_ns = 1.0, None
+        kernel.parallel_from(2)
+        runs = _pool_runs(monkeypatch)
+        chunks = []
+        real_chunk_size = cpu.chunk_size
+        monkeypatch.setattr(cpu, "chunk_size", lambda *a: chunks.append(real_chunk_size(*a)) or chunks[-1])
+        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**15, 1000)).__next__)
+        wp.launch(uneven_threads, 1, inputs=[y, steps])
+        assert runs == []
+        wp.launch(uneven_threads, 2, inputs=[y, steps])
+        assert runs == [2] and chunks == [1]
+        wp.launch(uneven_threads, 64, inputs=[y, steps])
+        assert runs == [2, 2] and chunks[-1] == 64 // (2 * cpu.CHUNKS_PER_THREAD)
+        assert kernel.min_parallel == kernel.serial_below == 2  # (the measured times move neither)
+        i = np.arange(64, dtype=np.float64)
+        want = 2.0 * i * (1.0 - 0.5 ** steps.numpy().astype(np.float64))
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
+    finally:
+        config.cpu_threads = saved
+
+
+@wp.kernel
 def print_thread(steps: int):
     i = wp.tid()
     v = float(0.0)

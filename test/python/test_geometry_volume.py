@@ -540,3 +540,18 @@ def test_float64_index_world_transforms_and_their_adjoints():
     gi = g.reshape(2, 4, 3)
     np.testing.assert_allclose(p.grad.numpy(), 0.25 * (gi[:, 0] + gi[:, 2]) + 4.0 * (gi[:, 1] + gi[:, 3]))
     np.testing.assert_array_equal(sampled.numpy(), [0.0, 0.0])  # the background everywhere
+
+
+def test_unique_rows_is_numpys_unique_of_rows():
+    # nanovdb.unique_rows (one lexsort) against np.unique(axis=0, return_index=True, return_inverse=True):
+    # coordinates of either sign, beyond 32 bits, repeated, none
+    from mlwarp.geometry import nanovdb
+
+    rng = np.random.default_rng(4)
+    for n in (0, 1, 7, 3000):
+        ijk = rng.integers(-3, 3, (n, 3)) * rng.choice([1, 8, 4096, 2**40], (n, 3))
+        rows, first, inverse = nanovdb.unique_rows(ijk)
+        want_rows, want_first, want_inverse = np.unique(ijk, axis=0, return_index=True, return_inverse=True)
+        np.testing.assert_array_equal(rows.reshape(-1, 3), want_rows.reshape(-1, 3))
+        np.testing.assert_array_equal(first, want_first)
+        np.testing.assert_array_equal(inverse, want_inverse.reshape(-1))

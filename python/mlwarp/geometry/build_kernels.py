@@ -11,6 +11,11 @@ outputs, and the only atomics are integer adds (exact) whose sums are all that i
   boxes moved with them (so every pass reads sequentially), which also gives each child's centroid bounds and
   box. Nodes of a level are independent, so a level's threads run in parallel; the
   top levels have few nodes (one thread at the root) but each of their threads loops over many items.
+- `sah_preorder`: one thread renumbers sah_split's level-numbered nodes in depth-first preorder (sizes bottom-up,
+  numbers top-down) and writes the node arrays there.
+- `pack_ray_nodes`, `wide_collapse`, `pack_wide_nodes`: the ray casts' packed binary tree (a thread a node), its
+  collapse into a 4-wide tree (one thread walking the binary preorder: a wide node's children are decided before
+  they are reached) and the wide nodes' boxes and codes (a thread a wide node).
 - `leaf_boxes`, `inner_boxes`: refits. A leaf's box is its items' bounds (one thread a node); inner nodes on one
   thread in reverse preorder (children follow their parent in preorder, so a reverse walk sees them first).
 - `triangle_boxes`, `pack_triangles`: wp.Mesh's per-triangle bounds and edge lengths, and the ray casts'
@@ -35,6 +40,7 @@ from mlwarp.kernels.func import func
 from mlwarp.kernels.kernel import kernel
 from mlwarp.launching.launch import launch
 from mlwarp.runtime import capture as _capture
+from mlwarp.runtime.device import get_device
 from mlwarp.types import float16, float32, float64, int32, int64
 from mlwarp.core.vector import vec3, vec3d, vec3h
 
@@ -53,9 +59,14 @@ def _not_captured():
         _capture.active = active
 
 
-def host_launch(k, dim, inputs):
+def host_launch(k, dim, inputs, uneven: bool = False):
     """Runs `k` on the CPU now (device="cpu": a structure on a CUDA device is built on the host as well, and the
-    current device may be a GPU)."""
+    current device may be a GPU). `uneven`: k's threads cost more or less from launch to launch (one a tree node,
+    over its items): every launch of two threads or more goes to the pool (runtime/cpu.py parallel_from)."""
+    if uneven:
+        compiled = k.compiled(get_device("cpu"))
+        if not getattr(compiled, "uneven", True):
+            compiled.parallel_from(2)
     with _not_captured():
         launch(k, dim=dim, inputs=inputs, device="cpu", record_tape=False)
 
@@ -102,19 +113,21 @@ def item_bounds(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), count: int
 
 @kernel(enable_backward=False)
 def sah_split(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array(dtype=int32),
-              seg_start: array(dtype=int32), seg_count: array(dtype=int32), seg_cmin: array(dtype=vec3),
-              seg_cmax: array(dtype=vec3), seg_lo: array(dtype=vec3), seg_hi: array(dtype=vec3),
-              n_left_out: array(dtype=int32), child_cmin: array(dtype=vec3), child_cmax: array(dtype=vec3),
-              child_lo: array(dtype=vec3), child_hi: array(dtype=vec3)):
+              level_nodes: array(dtype=int32), first_child: int32, node_start: array(dtype=int32),
+              node_count: array(dtype=int32), node_cmin: array(dtype=vec3), node_cmax: array(dtype=vec3),
+              node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), node_left: array(dtype=int32)):
     # box_lo[k], box_hi[k]: the box of item order[k] (the items' boxes move with them: sequential reads).
-    # Node `seg`'s centroid bounds and box come from its parent's partition (seg_*), its children's go out
-    # (child_*[2 seg], [2 seg + 1]): two passes over a node's items, the buckets and the partition
+    # Thread `seg` splits node level_nodes[seg] (numbered level by level: bvh_sah.py), whose item range, centroid
+    # bounds and box its parent's split wrote; its children become nodes first_child + 2 seg (left) and + 1
+    # (right), their ranges, centroid bounds and boxes written here: two passes over a node's items, the
+    # buckets and the partition
     seg = wp.tid()
-    s = seg_start[seg]
-    c = seg_count[seg]
+    node = level_nodes[seg]
+    s = node_start[node]
+    c = node_count[node]
     inf = float32(INF)
-    cmin = seg_cmin[seg]
-    cmax = seg_cmax[seg]
+    cmin = node_cmin[node]
+    cmax = node_cmax[node]
     ext = cmax - cmin
     axis = int32(0)
     if ext[1] > ext[0]:
@@ -149,7 +162,7 @@ def sah_split(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array
         bin_hi[b] = wp.max(bin_hi[b], hi)
         bin_n[b] = bin_n[b] + 1
     # split i puts buckets 0..i left, i+1..15 right: the right sides' areas first (a suffix over the buckets)
-    inv = float32(1.0) / _box_area(seg_lo[seg], seg_hi[seg])
+    inv = float32(1.0) / _box_area(node_lo[node], node_hi[node])
     rlo = vec3(inf, inf, inf)
     rhi = vec3(-inf, -inf, -inf)
     for j in range(SAH_BUCKETS - 1):
@@ -222,15 +235,58 @@ def sah_split(box_lo: array(dtype=vec3), box_hi: array(dtype=vec3), order: array
             _grow_bounds(l_cmin, l_cmax, l_lo, l_hi, box_lo[k], box_hi[k])
         for k in range(s + n_left, s + c):
             _grow_bounds(r_cmin, r_cmax, r_lo, r_hi, box_lo[k], box_hi[k])
-    n_left_out[seg] = n_left
-    child_cmin[2 * seg] = l_cmin
-    child_cmax[2 * seg] = l_cmax
-    child_lo[2 * seg] = l_lo
-    child_hi[2 * seg] = l_hi
-    child_cmin[2 * seg + 1] = r_cmin
-    child_cmax[2 * seg + 1] = r_cmax
-    child_lo[2 * seg + 1] = r_lo
-    child_hi[2 * seg + 1] = r_hi
+    left = first_child + 2 * seg
+    right = left + 1
+    node_left[node] = left
+    node_start[left] = s
+    node_count[left] = n_left
+    node_start[right] = s + n_left
+    node_count[right] = c - n_left
+    node_cmin[left] = l_cmin
+    node_cmax[left] = l_cmax
+    node_lo[left] = l_lo
+    node_hi[left] = l_hi
+    node_cmin[right] = r_cmin
+    node_cmax[right] = r_cmax
+    node_lo[right] = r_lo
+    node_hi[right] = r_hi
+
+
+@kernel(enable_backward=False)
+def sah_preorder(node_left: array(dtype=int32), node_start: array(dtype=int32), node_count: array(dtype=int32),
+                 node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), num_nodes: int32,
+                 size: array(dtype=int32), pre: array(dtype=int32), level: array(dtype=int32),
+                 skip: array(dtype=int32), start: array(dtype=int32), end: array(dtype=int32),
+                 depth: array(dtype=int32), out_lo: array(dtype=vec3), out_hi: array(dtype=vec3)):
+    # one thread: the level-numbered nodes of sah_split (children after their parent) renumbered in depth-first
+    # preorder, the right child first. Subtree sizes bottom-up (a reverse walk meets children first), then
+    # each node's preorder number and depth top-down, then the node arrays at those numbers
+    for j in range(num_nodes):
+        n = num_nodes - 1 - j
+        left = node_left[n]
+        size[n] = 1
+        if left >= 0:
+            size[n] = 1 + size[left] + size[left + 1]
+    pre[0] = 0
+    level[0] = 0
+    for n in range(num_nodes):
+        left = node_left[n]
+        p = pre[n]
+        skip[p] = p + size[n]
+        depth[p] = level[n]
+        out_lo[p] = node_lo[n]
+        out_hi[p] = node_hi[n]
+        if left >= 0:
+            start[p] = -1
+            end[p] = -1
+            # Warp's traversal pops the right child first: it comes first, so a query meets Warp's item order
+            pre[left + 1] = p + 1
+            pre[left] = p + 1 + size[left + 1]
+            level[left] = level[n] + 1
+            level[left + 1] = level[n] + 1
+        else:
+            start[p] = node_start[n]
+            end[p] = node_start[n] + node_count[n]
 
 
 @kernel(enable_backward=False)
@@ -278,7 +334,8 @@ def triangle_boxes(points: array(dtype=vec3), indices: array(dtype=int32), lower
 
 @kernel(enable_backward=False)
 def pack_triangles(points: array(dtype=vec3), indices: array(dtype=int32), faces: array(dtype=int32),
-                   packed: array(dtype=float32, ndim=2)):
+                   packed: array(dtype=float32, ndim=2), packed_ints: array(dtype=int32, ndim=2)):
+    # (packed_ints: the same memory as int32, for the face word)
     k = wp.tid()
     f = faces[k]
     for j in range(3):
@@ -286,6 +343,133 @@ def pack_triangles(points: array(dtype=vec3), indices: array(dtype=int32), faces
         packed[k, 4 * j] = p[0]
         packed[k, 4 * j + 1] = p[1]
         packed[k, 4 * j + 2] = p[2]
+    packed_ints[k, 3] = f
+
+
+@kernel(enable_backward=False)
+def pack_ray_nodes(node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), skip: array(dtype=int32),
+                   start: array(dtype=int32), end: array(dtype=int32), packed: array(dtype=float32, ndim=2),
+                   links: array(dtype=int32, ndim=2)):
+    """Node n of the ray casts' binary tree (core/geometry.py MESH_RAY_NODES); `links`: the same memory as int32."""
+    n = wp.tid()
+    lo = node_lo[n]
+    hi = node_hi[n]
+    for j in range(3):
+        packed[n, j] = lo[j]
+        packed[n, 4 + j] = hi[j]
+    s = start[n]
+    if s >= 0:
+        links[n, 3] = s
+        links[n, 7] = end[n]
+    else:  # preorder: the second child follows the first child's subtree
+        links[n, 3] = skip[n + 1]
+        links[n, 7] = -1
+
+
+@func
+def _expand_area(node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), start: array(dtype=int32), n: int32):
+    """A wide node's child's priority for expansion: an inner node's surface area (numpy's float32 sum of
+    products, in its order), -1 for a leaf or a missing child (n = -1)."""
+    area = float32(-1.0)
+    if n >= 0:
+        if start[n] < 0:
+            e = node_hi[n] - node_lo[n]
+            area = e[0] * e[1] + e[1] * e[2] + e[2] * e[0]
+    return area
+
+
+@kernel(enable_backward=False)
+def wide_collapse(node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), skip: array(dtype=int32),
+                  start: array(dtype=int32), end: array(dtype=int32), num_nodes: int32,
+                  wide_index: array(dtype=int32), wide_depth: array(dtype=int32), wide_node: array(dtype=int32),
+                  slots: array(dtype=int32, ndim=2), leaf_codes: array(dtype=int32, ndim=2),
+                  positions: array(dtype=int32, ndim=2), stats: array(dtype=int32)):
+    """One thread: the binary tree (root inner) collapsed into a 4-wide one (Mesh._wide_links). Wide node w is
+    binary node wide_node[w], numbered in the binary preorder; slots[w]: its children as binary nodes (-1
+    missing), leaf_codes[w]: a leaf child's code (-1 - (16 group + count)); the leaves' groups of four as
+    MESH_RAY_TRIS positions (-1: an empty lane), numbered in the order the wide nodes name them. stats: wide
+    nodes, groups, wide levels, largest leaf. `wide_index`, `wide_depth`: per binary node, -1 and 0 on entry."""
+    kids = zeros(shape=4, dtype=int32)
+    w = int32(0)
+    groups = int32(0)
+    levels = int32(0)
+    largest = int32(0)
+    wide_index[0] = 0  # (the root is a wide node: marked, numbered below)
+    for n in range(num_nodes):
+        if wide_index[n] >= 0:
+            wide_index[n] = w
+            wide_node[w] = n
+            depth = wide_depth[n]
+            levels = wp.max(levels, depth + 1)
+            kids[0] = n + 1
+            kids[1] = skip[n + 1]
+            kids[2] = -1
+            kids[3] = -1
+            # twice: the child of largest area that is an inner node replaced by its two children (the first
+            # of equal areas, as numpy's argmax)
+            for k in range(2, 4):
+                widest = int32(0)
+                best = _expand_area(node_lo, node_hi, start, kids[0])
+                for i in range(1, 4):
+                    a = _expand_area(node_lo, node_hi, start, kids[i])
+                    if a > best:
+                        best = a
+                        widest = i
+                if best >= float32(0.0):
+                    c = kids[widest]
+                    kids[widest] = c + 1
+                    kids[k] = skip[c + 1]
+            for i in range(4):
+                c = kids[i]
+                slots[w, i] = c
+                leaf_codes[w, i] = -1
+                if c >= 0:
+                    s = start[c]
+                    if s < 0:
+                        wide_index[c] = 0  # marked: numbered when the walk reaches it (after n in preorder)
+                        wide_depth[c] = depth + 1
+                    else:
+                        count = end[c] - s
+                        largest = wp.max(largest, count)
+                        leaf_codes[w, i] = -1 - (16 * groups + count)
+                        for g in range((count + 3) // 4):
+                            for lane in range(4):
+                                pos = int32(-1)
+                                if 4 * g + lane < count:
+                                    pos = s + 4 * g + lane
+                                positions[groups + g, lane] = pos
+                        groups = groups + (count + 3) // 4
+            w = w + 1
+    stats[0] = w
+    stats[1] = groups
+    stats[2] = levels
+    stats[3] = largest
+
+
+@kernel(enable_backward=False)
+def pack_wide_nodes(node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), start: array(dtype=int32),
+                    wide_index: array(dtype=int32), slots: array(dtype=int32, ndim=2),
+                    leaf_codes: array(dtype=int32, ndim=2), packed: array(dtype=float32, ndim=2),
+                    packed_ints: array(dtype=int32, ndim=2)):
+    """Wide node w (core/geometry.py MESH_RAY_WIDE): its children's boxes as rows of four lanes (a missing
+    child's: the point at +inf), then their codes (an inner child's wide index, a leaf's code, -1 missing)."""
+    w = wp.tid()
+    inf = float32(INF)
+    for i in range(4):
+        c = slots[w, i]
+        lo = vec3(inf, inf, inf)
+        hi = vec3(inf, inf, inf)
+        code = int32(-1)
+        if c >= 0:
+            lo = node_lo[c]
+            hi = node_hi[c]
+            code = leaf_codes[w, i]
+            if start[c] < 0:
+                code = wide_index[c]
+        for j in range(3):
+            packed[w, 4 * j + i] = lo[j]
+            packed[w, 4 * (3 + j) + i] = hi[j]
+        packed_ints[w, 24 + i] = code
 
 
 @kernel(enable_backward=False)

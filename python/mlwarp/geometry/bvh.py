@@ -79,6 +79,12 @@ def _nodes_of(count: int, leaf_size: int, memo: dict) -> int:
     return memo[count]
 
 
+def _nodes_of_each(counts: np.ndarray, leaf_size: int, memo: dict) -> np.ndarray:
+    """_nodes_of for each count (a level's counts take a few distinct values: halving keeps them within one)."""
+    values, inverse = np.unique(counts, return_inverse=True)
+    return np.array([_nodes_of(int(c), leaf_size, memo) for c in values], np.int64)[inverse.reshape(-1)]
+
+
 def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
     """The preorder node arrays of a median-split tree (see the module docstring)."""
     n = lowers.shape[0]
@@ -94,7 +100,7 @@ def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
     seg_s, seg_c, seg_n = np.array([0]), np.array([n]), np.array([0])
     level = 0
     while n and seg_s.size:
-        sizes = np.array([_nodes_of(int(c), leaf_size, memo) for c in seg_c], np.int64)
+        sizes = _nodes_of_each(seg_c, leaf_size, memo)
         skip[seg_n] = seg_n + sizes
         depth[seg_n] = level
         leaf = seg_c <= leaf_size
@@ -113,10 +119,16 @@ def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
         hi = np.maximum.reduceat(pts, offsets, axis=0)
         axis = np.argmax(hi - lo, axis=1)
         key = pts[np.arange(items.size), axis[seg_of]]
-        sorted_within = np.lexsort((order[items], key, seg_of))  # (ties by item index: deterministic)
-        order[items] = order[items][sorted_within]
+        # sorted by segment, then key, ties by item index (deterministic): the items taken in item index order
+        # (a scatter, the ids being distinct), so that the stable sort by (segment, key) keeps that order in ties
+        ids = order[items]
+        at = np.full(n, -1, np.int64)
+        at[ids] = np.arange(ids.size)
+        by_id = at[at >= 0]
+        sorted_within = by_id[np.lexsort((key[by_id], seg_of[by_id]))]
+        order[items] = ids[sorted_within]
         half = c // 2
-        right_nodes = np.array([_nodes_of(int(r), leaf_size, memo) for r in c - half], np.int64)
+        right_nodes = _nodes_of_each(c - half, leaf_size, memo)
         seg_s = np.stack([s, s + half], axis=1).reshape(-1)
         seg_c = np.stack([half, c - half], axis=1).reshape(-1)
         seg_n = np.stack([nd + 1 + right_nodes, nd + 1], axis=1).reshape(-1)  # (the right child first: preorder)

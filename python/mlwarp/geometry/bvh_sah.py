@@ -13,9 +13,10 @@ the order a query meets the items in are Warp's.
 
 The build runs level by level: every node of a level is one thread of the build_kernels.sah_split kernel (its
 buckets, cost and partition; the items' boxes move with them, so the reads are sequential; the partition also
-gives each child's centroid bounds and box, the next level's inputs), numpy keeps the level's node list; then
-numpy numbers the nodes in depth-first preorder with skip indices, the right child first (Warp's traversal
-pops it first), the layout of core/geometry.py (bvh.build_tree's output). The tree is the same whatever the thread count."""
+writes each child's item range, centroid bounds and box, the next level's inputs, into the node arrays, numbered
+level by level), numpy only lists a level's inner nodes; then one thread (build_kernels.sah_preorder) numbers
+the nodes in depth-first preorder with skip indices, the right child first (Warp's traversal pops it first),
+the layout of core/geometry.py (bvh.build_tree's output). The tree is the same whatever the thread count."""
 
 from __future__ import annotations
 
@@ -59,76 +60,36 @@ def build_sah_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> di
     order = np.arange(n, dtype=np.int32)
     # the items' boxes in `order`'s order (they move with their items)
     items = [bk.view(lowers.copy(), vec3), bk.view(uppers.copy(), vec3), bk.view(order, int32)]
-    # per node of the level: its centroid bounds and box (the root's here, the others from their parent's split)
-    bounds = [np.empty((1, 3), np.float32) for _ in range(4)]
-    bk.host_launch(bk.item_bounds, 1, items[:2] + [n] + [bk.view(b, vec3) for b in bounds])
-    # the launches' per-node inputs and outputs, for a level's m nodes in their first m (2m) rows: allocated and
-    # wrapped once (a level has at most n / 2 inner nodes), the views' construction being most of a launch's cost
-    seg_starts, seg_counts, n_lefts = (np.empty(n, np.int32) for _ in range(3))
-    seg_bounds = [np.empty((n, 3), np.float32) for _ in range(4)]
-    child = [np.empty((n, 3), np.float32) for _ in range(4)]
-    split_args = items + [bk.view(seg_starts, int32), bk.view(seg_counts, int32),
-                          *(bk.view(b, vec3) for b in seg_bounds), bk.view(n_lefts, int32),
-                          *(bk.view(b, vec3) for b in child)]
-    # nodes numbered level by level while building: children, and a leaf's range of `order`
-    levels = []  # per level: (first node id, segment starts, counts, left child ids, right child ids)
-    level_boxes = []  # per level: its nodes' boxes (lowers, uppers), which a refit would compute again
-    seg_s, seg_c = np.array([0]), np.array([n])
-    next_id = 1
-    for level in range(MAX_DEPTH + 1):
-        first = next_id - seg_s.size
-        level_boxes.append((bounds[2], bounds[3]))
-        inner = (seg_c > leaf_size) & (level < MAX_DEPTH)
-        left_ids = np.full(seg_s.size, -1, np.int64)
-        right_ids = np.full(seg_s.size, -1, np.int64)
-        s, c = seg_s[inner], seg_c[inner]
-        if s.size:
-            # each node's SAH split and the partition of its items in `order`: one thread a node
-            m = s.size
-            seg_starts[:m], seg_counts[:m] = s, c
-            for into, b in zip(seg_bounds, bounds):
-                into[:m] = b[inner]
-            bk.host_launch(bk.sah_split, m, split_args)
-            n_left = n_lefts[:m].astype(np.int64)
-            # (the boxes copied: they are the nodes' boxes, and the next level's launch overwrites `child`)
-            bounds = [child[0][:2 * m], child[1][:2 * m], child[2][:2 * m].copy(), child[3][:2 * m].copy()]
-            ids = next_id + 2 * np.arange(s.size)
-            left_ids[inner], right_ids[inner] = ids, ids + 1
-            next_id += 2 * s.size
-        levels.append((first, seg_s, seg_c, left_ids, right_ids))
-        if not s.size:
+    # the nodes, numbered level by level (a tree over n items has at most 2n - 1): item range, centroid bounds
+    # and box (the root's here, the others from their parent's split), left child (-1: a leaf; the right child
+    # is the next node). Allocated and wrapped once: the views' construction is most of a launch's cost
+    cap = 2 * n - 1
+    node_start, node_count = np.empty(cap, np.int32), np.empty(cap, np.int32)
+    node_left = np.full(cap, -1, np.int32)
+    node_boxes = [np.empty((cap, 3), np.float32) for _ in range(4)]  # centroid min, max; box lower, upper
+    level_nodes = np.empty(max(n // 2, 1), np.int32)  # a level has at most n / 2 inner nodes
+    node_start[0], node_count[0] = 0, n
+    box_views = [bk.view(b, vec3) for b in node_boxes]
+    bk.host_launch(bk.item_bounds, 1, items[:2] + [n] + box_views)
+    tree_views = [bk.view(node_start, int32), bk.view(node_count, int32), *box_views, bk.view(node_left, int32)]
+    level_view = bk.view(level_nodes, int32)
+    first, count, next_id = 0, 1, 1  # the level's nodes: [first, first + count)
+    for level in range(MAX_DEPTH):  # (nodes at depth MAX_DEPTH are leaves)
+        inner = np.flatnonzero(node_count[first:first + count] > leaf_size)
+        m = inner.size
+        if not m:
             break
-        seg_s = np.stack([s, s + n_left], axis=1).reshape(-1)
-        seg_c = np.stack([n_left, c - n_left], axis=1).reshape(-1)
-    # subtree sizes bottom-up, then preorder numbers top-down
+        level_nodes[:m] = inner + first
+        # each node's SAH split and the partition of its items in `order`: one thread a node
+        bk.host_launch(bk.sah_split, m, items + [level_view, next_id] + tree_views, uneven=True)
+        first, count, next_id = next_id, 2 * m, next_id + 2 * m
     num_nodes = next_id
-    size = np.ones(num_nodes, np.int64)
-    start = np.full(num_nodes, -1, np.int32)
-    end = np.full(num_nodes, -1, np.int32)
-    depth = np.zeros(num_nodes, np.int32)
-    for level, (first, s, c, lids, _) in enumerate(levels):
-        ids = first + np.arange(s.size)
-        depth[ids] = level
-        leaf = lids < 0
-        start[ids[leaf]], end[ids[leaf]] = s[leaf], s[leaf] + c[leaf]
-    for first, s, _, lids, rids in reversed(levels):
-        ids = first + np.arange(s.size)
-        inner = lids >= 0
-        size[ids[inner]] = 1 + size[lids[inner]] + size[rids[inner]]
-    pre = np.zeros(num_nodes, np.int64)
-    for first, s, _, lids, rids in levels:
-        ids = first + np.arange(s.size)
-        inner = lids >= 0
-        # the right child first: Warp's traversal pops it first, so a query meets the items in Warp's order
-        pre[rids[inner]] = pre[ids[inner]] + 1
-        pre[lids[inner]] = pre[ids[inner]] + 1 + size[rids[inner]]
-    out = {k: np.zeros(num_nodes, np.int32) for k in ("skip", "start", "end", "depth")}
-    out["skip"][pre] = pre + size
-    out["start"][pre], out["end"][pre], out["depth"][pre] = start, end, depth
+    out = {k: np.empty(num_nodes, np.int32) for k in ("skip", "start", "end", "depth")}
     out["primitives"] = order
     out["node_lowers"] = np.empty((num_nodes, 3), np.float32)
     out["node_uppers"] = np.empty((num_nodes, 3), np.float32)
-    for (first, s, _, _, _), (lo, hi) in zip(levels, level_boxes):
-        ids = pre[first + np.arange(s.size)]
-        out["node_lowers"][ids], out["node_uppers"][ids] = lo, hi
+    scratch = [bk.view(np.empty(num_nodes, np.int32), int32) for _ in range(3)]  # size, preorder number, depth
+    bk.host_launch(bk.sah_preorder, 1, [tree_views[6], *tree_views[:2], box_views[2], box_views[3], num_nodes,
+                                        *scratch, *(bk.view(out[k], int32) for k in ("skip", "start", "end", "depth")),
+                                        bk.view(out["node_lowers"], vec3), bk.view(out["node_uppers"], vec3)])
     return out

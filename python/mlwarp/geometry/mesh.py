@@ -82,7 +82,7 @@ class Mesh:
         if indices.size % 3:
             raise RuntimeError(f"Mesh indices should hold 3 point indices per triangle, got {indices.size} indices")
         self.device = points.device
-        tri = np.asarray(indices.numpy(), np.int64).reshape(-1, 3)
+        tri = np.asarray(indices.numpy()).reshape(-1, 3)  # (int32: a view of the user's indices on the CPU)
         if tri.size and (tri.min() < 0 or tri.max() >= len(points)):
             bad = tri[(tri < 0) | (tri >= len(points))][0]
             raise RuntimeError(f"Mesh indices must lie in [0, {len(points)}) (the number of points), got {bad}")
@@ -236,16 +236,24 @@ class Mesh:
         num_nodes = t["skip"].size
         packed = self._packing("nodes", (max(num_nodes, 1), layout.RAY_NODE_FLOATS))
         if num_nodes:
-            links = packed.view(np.int32)
-            packed[:num_nodes, 0:3] = bvh._node_lowers
-            packed[:num_nodes, 4:7] = bvh._node_uppers
-            leaf = t["start"] >= 0
-            second = np.zeros(num_nodes, np.int32)
-            inner = np.flatnonzero(~leaf)
-            second[inner] = t["skip"][inner + 1]  # preorder: the second child follows the first child's subtree
-            links[:num_nodes, 3] = np.where(leaf, t["start"], second)
-            links[:num_nodes, 7] = np.where(leaf, t["end"], -1)
+            bk.host_launch(bk.pack_ray_nodes, num_nodes, [
+                *self._node_box_views(), *self._tree_views(t, ("skip", "start", "end")),
+                bk.view(packed, float32), bk.view(packed.view(np.int32), int32)])
         return packed
+
+    def _node_box_views(self):
+        """The Bvh's node boxes as wp.vec3 views (they change with each refit)."""
+        return bk.view(self._bvh._node_lowers, vec3), bk.view(self._bvh._node_uppers, vec3)
+
+    def _tree_views(self, t, names):
+        """wp.int32 views of the tree's node arrays `names`, made once per tree."""
+        if getattr(self, "_views_of", None) is not t:
+            self._views_of, self._views = t, {}
+        views = self._views
+        for k in names:
+            if k not in views:
+                views[k] = bk.view(np.ascontiguousarray(t[k], np.int32), int32)
+        return [views[k] for k in names]
 
     def _packed_wide_nodes(self) -> np.ndarray | None:
         """The tree as a 4-wide one (core/geometry.py MESH_RAY_WIDE), None where it cannot be packed so. A refit
@@ -253,80 +261,48 @@ class Mesh:
         t = self._bvh._tree
         if t["skip"].size == 0:
             return None
-        # each node's box, and a last row for a missing child (slot -1): the point at +inf
-        boxes = np.full((t["skip"].size + 1, 6), np.inf, np.float32)
-        boxes[:-1, 0:3] = self._bvh._node_lowers
-        boxes[:-1, 3:6] = self._bvh._node_uppers
         if getattr(self, "_wide_of", None) is not t:
-            self._wide_of, self._wide = t, self._wide_links(t, boxes)
+            self._wide_of, self._wide = t, self._wide_links(t)
         if self._wide is None:
             return None
-        slots, codes, _ = self._wide
+        slots, codes, _, wide_index = self._wide
         # 128-byte aligned: a node is two whole cache lines
         flat = self._packing("wide", (len(slots), layout.RAY_WIDE_FLOATS), align=128)
-        packed = flat.reshape(len(slots), 8, 4)
-        packed[:, 0:6] = boxes[slots].transpose(0, 2, 1)
-        packed.view(np.int32)[:, 6] = codes
+        bk.host_launch(bk.pack_wide_nodes, len(slots), [
+            *self._node_box_views(), *self._tree_views(t, ("start",)), wide_index, bk.view(slots, int32),
+            bk.view(codes, int32), bk.view(flat, float32), bk.view(flat.view(np.int32), int32)])
         return flat
 
-    @staticmethod
-    def _wide_links(t, boxes):
-        """(children as binary nodes, children's codes), both (wide nodes, 4), of the 4-wide tree over the binary
-        tree `t` with node boxes `boxes`, and its leaves' groups of four as (groups, 4) MESH_RAY_TRIS positions;
-        None where it cannot be packed so.
+    def _wide_links(self, t):
+        """(children as binary nodes, leaf children's codes), both (wide nodes, 4), the leaves' groups of four
+        as (groups, 4) MESH_RAY_TRIS positions, and each binary node's wide index (a wp.array) of the 4-wide
+        tree over the binary tree `t` (build_kernels.wide_collapse); None where it cannot be packed so.
 
-        Top down, a level of wide nodes at a time: a wide node starts with its binary node's two children and
-        twice replaces the child of largest surface area that is an inner node by that child's two children
-        (the usual collapse of a binary tree into a 4-wide one); its inner children are the next level's
-        nodes. Every leaf is a child of exactly one wide node."""
-        skip, start, end = t["skip"], t["start"], t["end"]
-        if start[0] >= 0:
+        A wide node starts with its binary node's two children and twice replaces the child of largest surface
+        area that is an inner node by that child's two children (the usual collapse of a binary tree into a
+        4-wide one); its inner children are wide nodes too. Every leaf is a child of exactly one wide node."""
+        skip = t["skip"]
+        num_nodes = skip.size
+        if t["start"][0] >= 0:
             return None
-        count = np.where(start >= 0, end - start, 0)
-        if count.max() > 15:  # a leaf's code: 16 group + count
+        wide_index = np.full(num_nodes, -1, np.int32)
+        wide_node = np.empty(num_nodes, np.int32)
+        slots = np.empty((num_nodes, 4), np.int32)
+        codes = np.empty((num_nodes, 4), np.int32)
+        positions = np.empty((max(t["primitives"].size, 1), 4), np.int32)  # (a group holds an item at least)
+        stats = np.zeros(4, np.int32)
+        index_view = bk.view(wide_index, int32)
+        bk.host_launch(bk.wide_collapse, 1, [
+            *self._node_box_views(), *self._tree_views(t, ("skip", "start", "end")), num_nodes, index_view,
+            bk.view(np.zeros(num_nodes, np.int32), int32), bk.view(wide_node, int32), bk.view(slots, int32),
+            bk.view(codes, int32), bk.view(positions, int32), bk.view(stats, int32)])
+        wide, groups, levels, largest = (int(v) for v in stats)
+        if largest > 15:  # a leaf's code: 16 group + count
             return None
-        size = boxes[:-1, 3:6] - boxes[:-1, 0:3]
-        area = np.full(skip.size + 1, -1.0, np.float32)  # leaves and missing children are never expanded
-        inner = start < 0
-        area[:-1][inner] = (size[:, 0] * size[:, 1] + size[:, 1] * size[:, 2] + size[:, 2] * size[:, 0])[inner]
-        levels, nodes, level = [], [], np.zeros(1, np.int64)
-        while level.size:
-            nodes.append(level)
-            slots = np.full((level.size, 4), -1, np.int64)
-            slots[:, 0] = level + 1
-            slots[:, 1] = skip[level + 1]
-            rows = np.arange(level.size)
-            for k in (2, 3):
-                widest = np.argmax(area[slots], axis=1)
-                grow = area[slots[rows, widest]] >= 0
-                c = slots[rows[grow], widest[grow]]
-                slots[rows[grow], widest[grow]] = c + 1
-                slots[rows[grow], k] = skip[c + 1]
-            levels.append(slots)
-            level = slots[(slots >= 0) & (start[np.maximum(slots, 0)] < 0)]
         # each level pushes at most 3 more entries than it pops, and writes 4 before keeping the hits
-        if 3 * len(levels) + 4 > layout.RAY_STACK:
+        if 3 * levels + 4 > layout.RAY_STACK or 16 * (groups + 16) >= 2**31:
             return None
-        # in the binary tree's preorder, which is a preorder of the wide tree too (node 0 the root)
-        nodes = np.concatenate(nodes)
-        order = np.argsort(nodes)
-        slots = np.concatenate(levels)[order]
-        index = np.full(skip.size, -1, np.int64)
-        index[nodes[order]] = np.arange(nodes.size)
-        b = np.maximum(slots, 0)
-        # the leaves' groups of four (MESH_RAY_LEAVES) in the order the wide nodes name them
-        leaf = (slots >= 0) & (start[b] >= 0)
-        leaves = b[leaf]
-        groups = (count[leaves] + 3) // 4
-        group = np.zeros(leaf.shape, np.int64)
-        group[leaf] = np.cumsum(groups) - groups
-        if 16 * (int(groups.sum()) + 16) >= 2**31:
-            return None
-        lanes = np.arange(4 * int(groups.sum())).reshape(-1, 4) - 4 * np.repeat(group[leaf], groups)[:, None]
-        positions = np.repeat(start[leaves], groups)[:, None] + lanes
-        positions = np.where(lanes < np.repeat(count[leaves], groups)[:, None], positions, -1).astype(np.int32)
-        codes = np.where(start[b] >= 0, -1 - (16 * group + count[b]), index[b])
-        return slots, np.where(slots >= 0, codes, -1).astype(np.int32), positions
+        return slots[:wide], codes[:wide], positions[:groups], index_view
 
     def _packed_leaves(self) -> np.ndarray | None:
         """The 4-wide tree's leaf triangles in groups of four (core/geometry.py MESH_RAY_LEAVES), from the packed
@@ -347,9 +323,8 @@ class Mesh:
         faces = self._bvh._tree["primitives"]
         packed = self._packing("triangles", (max(faces.size, 1), layout.RAY_TRI_FLOATS))
         if faces.size:
-            bk.host_launch(bk.pack_triangles, faces.size, [points, indices, bk.view(faces, int32),
-                                                           bk.view(packed, float32)])
-            packed.view(np.int32)[:faces.size, 3] = faces
+            bk.host_launch(bk.pack_triangles, faces.size, [points, indices, *self._tree_views(self._bvh._tree, (
+                "primitives",)), bk.view(packed, float32), bk.view(packed.view(np.int32), int32)])
         return packed
 
     def __del__(self):

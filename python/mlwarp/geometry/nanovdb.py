@@ -156,6 +156,23 @@ def coord_key(ijk) -> np.ndarray:
     return u[..., 2] | (u[..., 1] << np.uint64(21)) | (u[..., 0] << np.uint64(42))
 
 
+def unique_rows(ijk):
+    """np.unique(ijk, axis=0, return_index=True, return_inverse=True) of (N, 3) integer coordinates (rows in
+    lexicographic order, each one's first occurrence, each row's unique row), by one lexsort: numpy sorts rows
+    as structured values, several times slower."""
+    ijk = np.asarray(ijk, np.int64).reshape(-1, 3)
+    order = np.lexsort((ijk[:, 2], ijk[:, 1], ijk[:, 0]))
+    rows = ijk[order]
+    first = np.ones(len(ijk), bool)
+    first[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    inverse = np.empty(len(ijk), np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return rows[first], order[first], inverse
+
+
+_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], np.int64)  # the set bits of each byte
+
+
 def _child_slot(ijk, level_bits, child_bits):
     """The table slot of each child origin inside its parent node: (x, y, z) of log2 size level_bits - child_bits."""
     c = (np.asarray(ijk, dtype=np.int64) & ((1 << level_bits) - 1)) >> child_bits
@@ -192,10 +209,10 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     origins, masks = origins[order], masks[order]
     if leaf_values is not None:
         leaf_values = np.asarray(leaf_values)[order]
-    lowers, first_leaf, leaf_parent = np.unique(origins & ~127, axis=0, return_index=True, return_inverse=True)
+    lowers, first_leaf, leaf_parent = unique_rows(origins & ~127)
     lowers = lowers[np.argsort(first_leaf)]  # in the order of their first leaf: tree order
     leaf_parent = np.argsort(np.argsort(first_leaf))[leaf_parent.reshape(-1)]
-    uppers, lower_parent = np.unique(lowers & ~4095, axis=0, return_inverse=True)
+    uppers, _, lower_parent = unique_rows(lowers & ~4095)
     n_leaf, n_lower, n_upper = len(origins), len(lowers), len(uppers)
     leaf_parent, lower_parent = leaf_parent.reshape(-1), lower_parent.reshape(-1)
 
@@ -208,20 +225,21 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     end = (end + 31) & ~31
     buf = bytearray(end)
 
-    # active voxels: bboxes and counts
-    bits = np.unpackbits(masks.view(np.uint8).reshape(-1, 8, 8), axis=2, bitorder="little").reshape(-1, 512)
-    counts = bits.sum(axis=1).astype(np.int64)
+    # active voxels: counts and bounding boxes, from the mask words (word x of a leaf holds bit y * 8 + z)
+    word_counts = _BYTE_BITS[masks.view(np.uint8).reshape(-1, 8, 8)].sum(axis=2, dtype=np.int64)  # (leaf, x)
+    counts = word_counts.sum(axis=1)
     voxel_count = int(counts.sum())
-    lin = np.arange(512)
-    local = np.stack([lin >> 6, (lin >> 3) & 7, lin & 7], axis=1)
+    empty = counts == 0
+    rows = np.bitwise_or.reduce(masks, axis=1).view(np.uint8).reshape(-1, 8)  # (leaf, y): the z bits of any x
+    along_z = np.bitwise_or.reduce(rows, axis=1)[:, None] >> np.arange(8, dtype=np.uint8) & 1
     leaf_min = np.empty((n_leaf, 3), np.int64)
     leaf_max = np.empty((n_leaf, 3), np.int64)
-    for n in range(n_leaf):
-        act = local[bits[n] != 0]
-        if len(act) == 0:
-            act = np.zeros((1, 3), np.int64)
-        leaf_min[n] = origins[n] + act.min(axis=0)
-        leaf_max[n] = origins[n] + act.max(axis=0)
+    for k, along in enumerate((masks != 0, rows != 0, along_z != 0)):  # (leaf, 8): active at each coordinate
+        leaf_min[:, k] = along.argmax(axis=1)
+        leaf_max[:, k] = 7 - along[:, ::-1].argmax(axis=1)
+    leaf_min[empty], leaf_max[empty] = 0, 0
+    leaf_min += origins
+    leaf_max += origins
 
     def reduce(child_min, child_max, parent, count):
         lo = np.full((count, 3), np.iinfo(np.int32).max, np.int64)
@@ -238,56 +256,35 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
         root_min, root_max = np.full(3, np.iinfo(np.int32).max), np.full(3, np.iinfo(np.int32).min)
 
     bg = 0 if t.is_index else background
-    # leaves
+    # the nodes' records written as rows of bytes, a node a row (all leaves, all lowers, all uppers at once)
+    raw = np.frombuffer(buf, np.uint8)
+    leaves = raw[leaf_off:leaf_off + n_leaf * t.leaf_size].reshape(n_leaf, t.leaf_size)
+    leaves[:, 0:12] = _bytes_of(leaf_min, "<i4")
+    leaves[:, 12:15] = leaf_max - leaf_min
+    leaves[:, 15] = LEAF_FLAG_HAS_BBOX
+    leaves[:, 16:80] = _bytes_of(masks, "<u8")
     next_index = 1
-    for n in range(n_leaf):
-        at = leaf_off + n * t.leaf_size
-        dif = leaf_max[n] - leaf_min[n]
-        buf[at:at + 12] = leaf_min[n].astype(np.int32).tobytes()
-        buf[at + 12:at + 16] = struct.pack("<BBBB", int(dif[0]), int(dif[1]), int(dif[2]), LEAF_FLAG_HAS_BBOX)
-        buf[at + 16:at + 80] = masks[n].tobytes()
-        if t.is_index:
-            words = bits[n].reshape(8, 64).sum(axis=1)
-            prefix = 0
-            for w in range(1, 8 if t.code == ONINDEX else 1):  # the prefix sums of an OnIndex leaf's words
-                prefix |= int(words[:w].sum()) << (9 * (w - 1))
-            struct.pack_into("<QQ", buf, at + t.leaf_off_table, next_index, prefix)
-            next_index += int(counts[n])
+    if t.is_index:
+        # each leaf's first index, and an OnIndex leaf's prefix sums of its words (9 bits each)
+        firsts = 1 + np.cumsum(counts) - counts
+        words = np.cumsum(word_counts, axis=1)
+        prefix = np.zeros(n_leaf, np.int64)
+        for w in range(1, 8 if t.code == ONINDEX else 1):
+            prefix |= words[:, w - 1] << (9 * (w - 1))
+        leaves[:, t.leaf_off_table:t.leaf_off_table + 16] = _bytes_of(np.stack([firsts, prefix], axis=1), "<u8")
+        next_index += voxel_count
+    elif n_leaf:
+        if leaf_values is None:
+            data = np.tile(_tile_value(t, bg), 512)[None]
         else:
-            table = at + t.leaf_off_table
-            vals = leaf_values[n] if leaf_values is not None else None
-            if vals is None:
-                one = np.asarray(bg, dtype=t.scalar).reshape(-1)
-                one = np.repeat(one, t.components) if one.size == 1 else one
-                data = np.tile(one, 512)
-            else:
-                data = np.asarray(vals, dtype=t.scalar).reshape(-1)
-            buf[table:table + data.nbytes] = data.tobytes()
-    # lowers: a child per leaf, every other slot the background
-    leaf_slot = _child_slot(origins, 7, 3)
-    for n in range(n_lower):
-        at = lower_off + n * t.lower_size
-        buf[at:at + 24] = _bbox(lower_min[n], lower_max[n])
-        _fill_table(buf, at + t.lower_off_table, LOWER_TABLE_COUNT, t, bg)
-        mine = np.nonzero(leaf_parent == n)[0]
-        child_mask = np.zeros(LOWER_TABLE_COUNT // 8, np.uint8)
-        for c in mine:
-            s = int(leaf_slot[c])
-            child_mask[s >> 3] |= 1 << (s & 7)
-            struct.pack_into("<q", buf, at + t.lower_off_table + s * t.table_stride, leaf_off + c * t.leaf_size - at)
-        buf[at + LOWER_CHILD_MASK:at + LOWER_CHILD_MASK + 512] = child_mask.tobytes()
-    lower_slot = _child_slot(lowers, 12, 7)
-    for n in range(n_upper):
-        at = upper_off + n * t.upper_size
-        buf[at:at + 24] = _bbox(upper_min[n], upper_max[n])
-        _fill_table(buf, at + t.upper_off_table, UPPER_TABLE_COUNT, t, bg)
-        mine = np.nonzero(lower_parent == n)[0]
-        child_mask = np.zeros(UPPER_TABLE_COUNT // 8, np.uint8)
-        for c in mine:
-            s = int(lower_slot[c])
-            child_mask[s >> 3] |= 1 << (s & 7)
-            struct.pack_into("<q", buf, at + t.upper_off_table + s * t.table_stride, lower_off + c * t.lower_size - at)
-        buf[at + UPPER_CHILD_MASK:at + UPPER_CHILD_MASK + 4096] = child_mask.tobytes()
+            data = np.asarray(leaf_values, dtype=t.scalar).reshape(n_leaf, -1)
+        data = _bytes_of(data, np.dtype(t.scalar).newbyteorder("<"))
+        leaves[:, t.leaf_off_table:t.leaf_off_table + data.shape[1]] = data
+    # lowers: a child per leaf, every other slot the background; uppers: a child per lower
+    _inner_nodes(raw, t, bg, lower_off, t.lower_size, t.lower_off_table, LOWER_TABLE_COUNT, LOWER_CHILD_MASK,
+                 lower_min, lower_max, leaf_parent, _child_slot(origins, 7, 3), leaf_off, t.leaf_size)
+    _inner_nodes(raw, t, bg, upper_off, t.upper_size, t.upper_off_table, UPPER_TABLE_COUNT, UPPER_CHILD_MASK,
+                 upper_min, upper_max, lower_parent, _child_slot(lowers, 12, 7), lower_off, t.lower_size)
     # root and its tiles, one per upper node, sorted by key
     buf[root_off:root_off + 24] = _bbox(root_min, root_max)
     struct.pack_into("<I", buf, root_off + ROOT_TABLE_SIZE, n_upper)
@@ -338,15 +335,41 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     return buf
 
 
-def _fill_table(buf, at, count, t: GridType, bg):
-    """A node table of `count` slots holding the background tile value (index grids: index 0)."""
-    if t.is_index:
-        return
-    slot = np.zeros(t.table_stride, np.uint8)
+def _bytes_of(values, dtype) -> np.ndarray:
+    """Rows of `values` as rows of bytes in `dtype` (little-endian, as NanoVDB)."""
+    values = np.ascontiguousarray(values, dtype=dtype)
+    row = int(np.prod(values.shape[1:], dtype=np.int64))
+    return values.reshape(values.shape[0], row).view(np.uint8)
+
+
+def _tile_value(t: GridType, bg) -> np.ndarray:
+    """The background as one value of `t`: its components in the grid's scalar type."""
     one = np.asarray(bg, dtype=t.scalar).reshape(-1)
-    one = np.repeat(one, t.components) if one.size == 1 else one
-    slot[:one.nbytes] = np.frombuffer(one.tobytes(), np.uint8)
-    buf[at:at + count * t.table_stride] = np.tile(slot, count).tobytes()
+    return np.repeat(one, t.components) if one.size == 1 else one
+
+
+def _inner_nodes(raw, t: GridType, bg, off, size, table_off, table_count, mask_off, mins, maxs, parent, slot,
+                 child_off, child_size):
+    """The records of a level of internal nodes (at raw[off:], `size` bytes each): bounding boxes, tables holding
+    the background tile value (index grids: index 0) but at each child's slot (child c of node parent[c] at
+    table slot slot[c]) its offset from the node, and the child masks."""
+    count = len(mins)
+    if not count:
+        return
+    nodes = raw[off:off + count * size].reshape(count, size)
+    nodes[:, 0:24] = _bytes_of(np.concatenate([mins, maxs], axis=1), "<i4")
+    if not t.is_index:
+        cell = np.zeros(t.table_stride, np.uint8)
+        one = _tile_value(t, bg)
+        cell[:one.nbytes] = np.frombuffer(one.tobytes(), np.uint8)
+        nodes[:, table_off:table_off + table_count * t.table_stride] = np.tile(cell, table_count)
+    children = np.arange(len(parent))
+    at = off + parent * size + table_off + slot * t.table_stride  # each child's slot
+    offsets = child_off + children * child_size - (off + parent * size)
+    raw[at[:, None] + np.arange(8)] = _bytes_of(offsets, "<i8")
+    bitmap = np.zeros((count, table_count), np.uint8)
+    bitmap[parent, slot] = 1
+    nodes[:, mask_off:mask_off + table_count // 8] = np.packbits(bitmap, axis=1, bitorder="little")
 
 
 # -- reading ------------------------------------------------------------------------------------------------------

@@ -120,7 +120,7 @@ def _leaves_of_voxels(ijk):
     ijk = np.asarray(ijk, dtype=np.int64).reshape(-1, 3)
     if len(ijk) == 0:
         return np.zeros((0, 3), np.int64), np.zeros((0, 8), np.uint64)
-    origins, leaf = np.unique(ijk & ~7, axis=0, return_inverse=True)
+    origins, _, leaf = nv.unique_rows(ijk & ~7)
     leaf = leaf.reshape(-1)
     local = ijk & 7
     n = (local[:, 0] << 6) | (local[:, 1] << 3) | local[:, 2]
@@ -191,7 +191,7 @@ class _Plan(NamedTuple):
         if self.kind == "tiles":
             ijk = pts.astype(np.int64) if is_index else \
                 np.floor(_points_to_index(pts, self.mat, self.translation, True)).astype(np.int64)
-            origins = np.unique(ijk & ~7, axis=0) if len(ijk) else np.zeros((0, 3), np.int64)
+            origins = nv.unique_rows(ijk & ~7)[0]
             masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF))
         else:
             ijk = pts.astype(np.int64) if is_index else \
@@ -200,7 +200,7 @@ class _Plan(NamedTuple):
         if self.capacity is None:
             return origins, masks, 0
         voxels = int(np.unpackbits(masks.view(np.uint8)).sum()) if len(masks) else 0
-        counts = (voxels, len(origins), len(np.unique(origins & ~127, axis=0)), len(np.unique(origins & ~4095, axis=0)))
+        counts = (voxels, len(origins), len(nv.unique_rows(origins & ~127)[0]), len(nv.unique_rows(origins & ~4095)[0]))
         bits = 0
         for flag, n, cap in zip((Volume.REBUILD_VOXEL_CAPACITY_EXCEEDED, Volume.REBUILD_LEAF_CAPACITY_EXCEEDED,
                                  Volume.REBUILD_LOWER_CAPACITY_EXCEEDED, Volume.REBUILD_UPPER_CAPACITY_EXCEEDED),
@@ -212,8 +212,8 @@ class _Plan(NamedTuple):
             for n in range(len(origins)):
                 keep[n] = True
                 o, m = origins[keep], masks[keep]
-                c = (int(np.unpackbits(m.view(np.uint8)).sum()), len(o), len(np.unique(o & ~127, axis=0)),
-                     len(np.unique(o & ~4095, axis=0)))
+                c = (int(np.unpackbits(m.view(np.uint8)).sum()), len(o), len(nv.unique_rows(o & ~127)[0]),
+                     len(nv.unique_rows(o & ~4095)[0]))
                 if any(x > cap for x, cap in zip(c, self.capacity)):
                     keep[n] = False
             origins, masks = origins[keep], masks[keep]
@@ -349,10 +349,12 @@ class Volume:
 
     # -- construction ---------------------------------------------------------------------------------------------
     @classmethod
-    def _from_bytes(cls, grid_bytes, device=None) -> Volume:
+    def _from_bytes(cls, grid_bytes, device=None, built: bool = False) -> Volume:
+        """A Volume of a NanoVDB grid's bytes, checked first unless `built` (nanovdb.build_grid's, valid by
+        construction)."""
         buf = _aligned_buffer(len(grid_bytes))
-        buf[:] = np.frombuffer(bytes(grid_bytes), np.uint8)
-        status = nv.check_grids(buf)
+        buf[:] = np.frombuffer(grid_bytes, np.uint8)
+        status = nv.VALID if built else nv.check_grids(buf)
         if status == nv.UNSUPPORTED:
             raise RuntimeError("Unsupported NanoVDB tree layout")
         if status != nv.VALID:
@@ -563,7 +565,7 @@ class Volume:
     @classmethod
     def _build(cls, code, origins, masks, values, bg, mat, translation, device) -> Volume:
         grid = nv.build_grid(nv.GRID_TYPES[code], origins, masks, values, bg, matrix=mat, translation=translation)
-        return cls._from_bytes(grid, device)
+        return cls._from_bytes(grid, device, built=True)
 
     @classmethod
     def allocate(cls, min, max, voxel_size, bg_value=0.0, translation=(0.0, 0.0, 0.0), points_in_world_space=False,
@@ -582,7 +584,7 @@ class Volume:
 
     @classmethod
     def _allocate_tiles(cls, tiles, mat, translation, bg_value, device):
-        origins = np.unique(np.asarray(tiles, dtype=np.int64).reshape(-1, 3) & ~7, axis=0)
+        origins = nv.unique_rows(np.asarray(tiles, dtype=np.int64).reshape(-1, 3) & ~7)[0]
         masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF))
         if bg_value is None:  # an index grid of whole leaves: Index (every leaf voxel has an index), as Warp's
             return cls._build(nv.INDEX, origins, masks, None, 0, mat, translation, device)
@@ -633,7 +635,7 @@ class Volume:
     def _from_plan(cls, plan, points, point_mask, status, device) -> Volume:
         origins, masks, overflow = plan.leaves(points, point_mask)
         if plan.capacity is None:
-            v = cls._from_bytes(plan.build(origins, masks), device)
+            v = cls._from_bytes(plan.build(origins, masks), device, built=True)
         else:
             v = cls(None)
             v.device = get_device(device)
