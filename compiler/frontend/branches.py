@@ -109,7 +109,7 @@ class BranchEmitter:
 
     def unassigned_value(self, t):
         """The value of a local of type `t` on a path that has not assigned it (see emit_branches), or None
-        for a type with no such value here (tuples, queries: those stay refused). An array's is Warp's
+        for a type with no such value here (tuples: those stay refused). An array's is Warp's
         default-constructed array_t: no data, every dimension 0 (MuJoCo Warp binds a mesh's arrays in the branch
         for meshes and passes them on unread for other shapes)."""
         if isinstance(t, ft.ArrayT):
