@@ -12,7 +12,7 @@ not a test (it needs mujoco and mujoco-warp, which the project does not install)
 or all of it, each model and implementation in its own process, with a table at the end:
 
     PYTHONPATH=/tmp/mjw_site .venv/bin/python bench/clients/mujoco_warp_models.py all \
-        --warp-python /tmp/compatvenv/bin/python [--steps 100] [pendulum box stack]
+        --warp-python /tmp/compatvenv/bin/python [--steps 100] [pendulum box stack humanoid]
 
 Models: `pendulum` (a double pendulum, two hinges, no contact), `box` (a box falling onto a plane and coming to rest
 on it), `stack` (contact-rich: three boxes stacked on a plane, a sphere and a capsule beside them, box-box,
