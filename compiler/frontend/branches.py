@@ -15,6 +15,7 @@ from mlir.dialects import scf
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileTypeError
 
+from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from . import tiles, tuples
 from . import geometry  # wp.hash_grid_query, wp.bvh_query_next, ...
@@ -68,7 +69,8 @@ class BranchEmitter:
             if isinstance(x, Var) != isinstance(y, Var) and (jumped_else or self.read_after(name, node)):
                 # a local only one branch of an `if` assigns, read after it: Warp declares every local at the top
                 # of the function, so the other path reads the declaration's value, zero for vectors, matrices,
-                # structs and tiles (their constructors zero them) and indeterminate for scalars (mlwarp: zero)
+                # structs and tiles (their constructors zero them), a null array of shape 0 for arrays, and
+                # indeterminate for scalars (mlwarp: zero)
                 made = x if isinstance(x, Var) else y
                 with ir.InsertionPoint(tmp):
                     zero = self.unassigned_value(made.type)
@@ -107,7 +109,12 @@ class BranchEmitter:
 
     def unassigned_value(self, t):
         """The value of a local of type `t` on a path that has not assigned it (see emit_branches), or None
-        for a type with no such value here (arrays, tuples, queries: those stay refused)."""
+        for a type with no such value here (tuples: those stay refused). An array's is Warp's
+        default-constructed array_t: no data, every dimension 0 (MuJoCo Warp binds a mesh's arrays in the branch
+        for meshes and passes them on unread for other shapes)."""
+        if isinstance(t, ft.ArrayT):
+            null, empty = self.const(0, wt.int64).value, self.const(0, wt.int32).value
+            return Var(wb.array_from_ptr(null, [empty] * t.ndim, ft.to_mlir(t.dtype)), t)
         if wt.is_scalar(t):
             return self.const(0, t)
         if wt.is_composite(t):

@@ -206,7 +206,10 @@ class ConvertArraysToLLVM(registry.ConvertArraysToLLVM):
             for r in call.results:
                 if is_array_type(r.type):
                     r.set_type(lower_type(r.type))
-        for op in ops_named(module, lambda name: name.startswith("scf.")):
+        for cast in ops_named(module, {"builtin.unrealized_conversion_cast"}):
+            _unwrap_struct_field_array(cast)
+        # (canonicalization makes an scf.if that only picks one of two arrays an arith.select of them)
+        for op in ops_named(module, lambda name: name.startswith("scf.") or name == "arith.select"):
             _retype_carried_arrays(op)
         saved = []  # (function, the op the function's allocas go before)
         for op in ops_named(module, {"warp.local_array"}):
@@ -415,9 +418,18 @@ def lower_stack_array(op) -> None:
     op.erase()
 
 
+def _unwrap_struct_field_array(cast) -> None:
+    """An array field read from a struct (convert-warp-composites-to-vector: its descriptor, cast to the array
+    type): its users take the descriptor."""
+    if len(cast.operands) == 1 and len(cast.results) == 1 and is_array_type(cast.results[0].type):
+        if str(cast.operands[0].type).startswith("!llvm.struct<(ptr, array<"):
+            cast.results[0].replace_all_uses_with(cast.operands[0])
+            cast.erase()
+
+
 def _retype_carried_arrays(op) -> None:
-    """Arrays that scf.if / for / while carry (`r = a[0]`, then `r = a[1]` in a branch or loop) become
-    descriptors in the op's results and its blocks' arguments, like the function's parameters."""
+    """Arrays that scf.if / for / while carry (`r = a[0]`, then `r = a[1]` in a branch or loop) or an arith.select
+    picks become descriptors in the op's results and its blocks' arguments, like the function's parameters."""
     for r in op.results:
         if is_array_type(r.type):
             r.set_type(lower_type(r.type))

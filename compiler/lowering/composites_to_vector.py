@@ -209,7 +209,11 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
             return self.insert(w.aggregate, old(w.aggregate), w.element, old(w.element), w.indices)
         k, c = w.field, wc.composite(old(w.aggregate))
         if name == "struct_get":
-            return from_storage(llvm.extractvalue(storage_type(c.fields[k]), w.aggregate, [k]), c.fields[k])
+            field = from_storage(llvm.extractvalue(storage_type(c.fields[k]), w.aggregate, [k]), c.fields[k])
+            if is_array_type(c.fields[k]):  # typed as the array until convert-warp-arrays-to-llvm: an scf.if or
+                # loop that carries it still has the array's type in its results and block arguments
+                field = builtin.unrealized_conversion_cast([c.fields[k]], [field])
+            return field
         field = w.element  # struct_set
         if is_array_type(c.fields[k]):  # its descriptor (convert-warp-arrays-to-llvm lowers the array next)
             field = builtin.unrealized_conversion_cast([storage_type(c.fields[k])], [field])

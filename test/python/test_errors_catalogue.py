@@ -179,8 +179,8 @@ def calls_undefined_function(a: wp.array(dtype=wp.float32)):
 def uses_name_bound_in_one_branch(a: wp.array(dtype=wp.float32)):
     i = wp.tid()
     if i > 2:
-        y = a  # arrays have no value on the other path (numbers and vectors are zero there)
-    y[i] = 1.0
+        y = (a[i], 1.0)  # tuples have no value on the other path (numbers, vectors and arrays do)
+    a[i] = y[1]
 
 
 def test_calling_numpy_in_a_kernel():
@@ -205,7 +205,7 @@ def test_undefined_function():
 
 
 def test_name_unbound_on_one_path():
-    compile_error(uses_name_bound_in_one_branch, wp.CompileError, "y[i] = 1.0",
+    compile_error(uses_name_bound_in_one_branch, wp.CompileError, "a[i] = y[1]",
                   re.escape("'y' is not defined on every path through the if at line"))
 
 

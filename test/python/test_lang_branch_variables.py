@@ -2,10 +2,10 @@
 
 Warp declares every local at the top of the generated C function, so such a local reads, on a path that skipped
 its assignment, whatever the declaration left there: zero for vectors, matrices, structs and tiles (their
-constructors zero them), an indeterminate value for scalars, which mlwarp makes zero as well. A loop keeps the
-value its last iteration assigned, and a loop that runs no iteration leaves the declaration's value. Expected
-values here are written by hand or computed with numpy; gradients are checked against central differences of
-numpy forwards."""
+constructors zero them), a null array of shape 0 for arrays, an indeterminate value for scalars, which mlwarp
+makes zero as well. A loop keeps the value its last iteration assigned, and a loop that runs no iteration leaves
+the declaration's value. Expected values here are written by hand or computed with numpy (or, where a test says
+so, recorded from warp-lang); gradients are checked against central differences of numpy forwards."""
 
 from __future__ import annotations
 
@@ -181,6 +181,46 @@ def test_in_a_function():
     np.testing.assert_array_equal(run(via_func, [wp.array(A)], len(A)), np.maximum(A, 0))
 
 
+@wp.kernel
+def if_array(a: wp.array(dtype=float), out: wp.array(dtype=float), lengths: wp.array(dtype=int)):
+    i = wp.tid()
+    if a[i] > 0.0:
+        view = a
+    lengths[i] = view.shape[0]
+    if a[i] > 0.0:
+        out[i] = view[i] * 2.0
+
+
+def test_an_array_is_null_and_empty_on_the_other_path():
+    """Warp's default array_t (no data, shape 0) on the path that skipped the assignment; it is read only where it
+    was assigned (MuJoCo Warp's multicontact binds a mesh's arrays in the branch for meshes). Expected values as
+    warp-lang 1.19 computes them on the CPU."""
+    lengths = wp.zeros(len(A), dtype=int)
+    out = wp.zeros(len(A))
+    wp.launch(if_array, dim=len(A), inputs=[wp.array(A), out, lengths])
+    np.testing.assert_array_equal(out.numpy(), np.where(A > 0, 2 * A, 0))
+    np.testing.assert_array_equal(lengths.numpy(), np.where(A > 0, len(A), 0))
+
+
+@wp.kernel
+def pick_array(which: int, a: wp.array(dtype=float), b: wp.array2d(dtype=float), out: wp.array(dtype=int)):
+    if which > 0:
+        rows = a
+    else:
+        rows = b[1]
+    out[0] = rows.shape[0]
+    out[1] = int(rows[rows.shape[0] - 1])
+
+
+def test_an_if_else_picks_one_of_two_arrays():
+    """Both branches only rename an array: canonicalization makes the scf.if a select of two arrays."""
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for which, expected in ((1, [len(A), int(A[-1])]), (0, [4, int(b[1, -1])])):
+        out = wp.zeros(2, dtype=int)
+        wp.launch(pick_array, dim=1, inputs=[which, wp.array(A), wp.array(b), out])
+        np.testing.assert_array_equal(out.numpy(), expected)
+
+
 # -- loops --------------------------------------------------------------------------------------------------
 @wp.kernel
 def for_only(n: wp.array(dtype=int), out: wp.array(dtype=int)):
@@ -203,6 +243,64 @@ def while_only(n: wp.array(dtype=int), out: wp.array(dtype=int)):
         z = k * 3
         k = k + 1
     out[i] = z
+
+
+@wp.struct
+class Shape:
+    scale: float
+    verts: wp.array(dtype=wp.vec3)
+
+
+@wp.kernel
+def pick_struct_field(which: int, g: Shape, h: Shape, out: wp.array(dtype=float)):
+    if which > 0:
+        verts = g.verts
+    elif which < 0:
+        verts = h.verts
+    out[0] = float(verts.shape[0])
+    if verts.shape[0] > 0:
+        out[1] = verts[verts.shape[0] - 1][2]
+
+
+def test_an_array_field_of_a_struct_picked_in_branches():
+    """An array read from a struct field and carried out of an if/elif (MuJoCo Warp's multicontact picks a mesh's
+    arrays from one of two geoms); the path that assigns nothing sees an empty array, as under warp-lang 1.19."""
+    g, h = Shape(), Shape()
+    g.verts = wp.array(np.arange(9, dtype=np.float32).reshape(3, 3), dtype=wp.vec3)
+    h.verts = wp.array(-np.arange(15, dtype=np.float32).reshape(5, 3), dtype=wp.vec3)
+    for which, expected in ((1, [3.0, 8.0]), (-1, [5.0, -14.0]), (0, [0.0, 0.0])):
+        out = wp.zeros(2)
+        wp.launch(pick_struct_field, dim=1, inputs=[which, g, h, out])
+        np.testing.assert_array_equal(out.numpy(), expected)
+
+
+@wp.kernel
+def for_array(n: int, a: wp.array2d(dtype=float), out: wp.array(dtype=int)):
+    for j in range(n):
+        last = a
+    out[0] = last.shape[0]
+    out[1] = last.shape[1]
+
+
+@wp.kernel
+def for_struct_field(n: int, g: Shape, out: wp.array(dtype=int)):
+    for j in range(n):
+        verts = g.verts
+    out[0] = verts.shape[0]
+
+
+def test_an_array_assigned_only_in_a_loop_is_empty_after_no_iteration():
+    """Expected values as warp-lang 1.19 computes them on the CPU (a null array of shape (0, 0))."""
+    for n, expected in ((2, [3, 5]), (0, [0, 0])):
+        out = wp.zeros(2, dtype=int)
+        wp.launch(for_array, dim=1, inputs=[n, wp.zeros((3, 5), dtype=float), out])
+        np.testing.assert_array_equal(out.numpy(), expected)
+    g = Shape()
+    g.verts = wp.zeros(4, dtype=wp.vec3)
+    for n, expected in ((2, 4), (0, 0)):
+        out = wp.zeros(1, dtype=int)
+        wp.launch(for_struct_field, dim=1, inputs=[n, g, out])
+        assert out.numpy()[0] == expected
 
 
 def test_while_loop():
@@ -350,16 +448,16 @@ def test_types_that_differ_between_the_branches():
         wp.launch(differ, dim=1, inputs=[wp.zeros(1)])
 
 
-def test_an_array_assigned_in_one_branch():
+def test_a_tuple_assigned_in_one_branch():
     @wp.kernel
-    def arr_branch(a: wp.array(dtype=float), b: wp.array(dtype=float)):
+    def tuple_branch(a: wp.array(dtype=float)):
         i = wp.tid()
         if i > 0:
-            c = b
-        c[i] = a[i]
+            t = (a[i], 1.0)
+        a[i] = t[1]
 
-    with pytest.raises(wp.CompileError, match="'c' is not defined on every path through the if at line"):
-        wp.launch(arr_branch, dim=1, inputs=[wp.zeros(1), wp.zeros(1)])
+    with pytest.raises(wp.CompileError, match="'t' is not defined on every path through the if at line"):
+        wp.launch(tuple_branch, dim=1, inputs=[wp.zeros(1)])
 
 
 def test_chained_comparison_of_unequal_types():

@@ -102,28 +102,28 @@ def test_undefined_name():
 def k_one_branch(out: wp.array(dtype=float)):
     i = wp.tid()
     if i > 0:
-        y = out  # an array has no value on the path that skips this (a float would be zero there)
-    y[0] = 1.0
+        y = (out[0], 1.0)  # a tuple has no value on the path that skips this (a float or an array would)
+    out[0] = y[1]
 
 
 def test_name_bound_in_only_one_branch():
     lines, first = inspect.getsourcelines(k_one_branch)
     if_line = first + next(n for n, t in enumerate(lines) if "if i > 0" in t)
     expect_error(k_one_branch, wp.CompileError,
-                 f"'y' is not defined on every path through the if at line {if_line}", "y[0] = 1.0")
+                 f"'y' is not defined on every path through the if at line {if_line}", "out[0] = y[1]")
 
 
 def k_loop_only(out: wp.array(dtype=float)):
     for j in range(3):
-        z = out  # an array has no value after a loop that runs no iteration (a float would be zero there)
-    z[0] = 1.0
+        z = (out[0], 1.0)  # a tuple has no value after a loop that runs no iteration (a float or an array would)
+    out[0] = z[1]
 
 
 def test_name_bound_only_inside_a_loop():
     lines, first = inspect.getsourcelines(k_loop_only)
     loop_line = first + next(n for n, t in enumerate(lines) if "for j" in t)
     expect_error(k_loop_only, wp.CompileError,
-                 f"'z' is assigned inside the loop at line {loop_line} and not defined before it", "z[0] = 1.0")
+                 f"'z' is assigned inside the loop at line {loop_line} and not defined before it", "out[0] = z[1]")
 
 
 def k_loop_reads_first(out: wp.array(dtype=float)):

@@ -9,7 +9,8 @@
 // CHECK: %[[D:.+]] = builtin.unrealized_conversion_cast %[[A]] : !warp.array<f32, 1 : i64> to !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>
 // CHECK: %[[Q:.+]] = llvm.insertvalue %[[D]], %[[P]][1]
 // CHECK: %[[ARR:.+]] = llvm.extractvalue %[[Q]][1]
-// CHECK: "warp.load"(%[[ARR]], %{{.+}}) : (!llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>, i32) -> f32
+// CHECK: %[[AV:.+]] = builtin.unrealized_conversion_cast %[[ARR]] : !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)> to !warp.array<f32, 1 : i64>
+// CHECK: "warp.load"(%[[AV]], %{{.+}}) : (!warp.array<f32, 1 : i64>, i32) -> f32
 !S = !warp.struct<"S", [f32, !warp.array<f32, 1>]>
 func.func @set_array(%p: !S, %a: !warp.array<f32, 1>) -> f32 attributes {warp.kernel} {
   %q = "warp.struct_set"(%p, %a) {field = 1} : (!S, !warp.array<f32, 1>) -> !S

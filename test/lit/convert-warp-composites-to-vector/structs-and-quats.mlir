@@ -9,7 +9,8 @@
 // CHECK: vector.from_elements %{{.+}}, %{{.+}}, %{{.+}} : vector<3xf32>
 // CHECK: %[[Q:.+]] = llvm.insertvalue %[[X]], %[[P]][1]
 // CHECK: %[[ARR:.+]] = llvm.extractvalue %[[Q]][2]
-// CHECK: "warp.load"(%[[ARR]], %{{.+}}) : (!llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>, i32) -> f32
+// CHECK: %[[AV:.+]] = builtin.unrealized_conversion_cast %[[ARR]] : !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)> to !warp.array<f32, 1 : i64>
+// CHECK: "warp.load"(%[[AV]], %{{.+}}) : (!warp.array<f32, 1 : i64>, i32) -> f32
 !S = !warp.struct<"S", [!warp.vec<3, f32>, f32, !warp.array<f32, 1>]>
 func.func @fields(%p: !S, %x: f32) -> (!warp.vec<3, f32>, f32) attributes {warp.kernel} {
   %pos = "warp.struct_get"(%p) {field = 0} : (!S) -> !warp.vec<3, f32>
