@@ -39,6 +39,7 @@ import time
 import numpy as np
 
 STATE_ARRAYS = ("body_q", "body_qd", "particle_q", "particle_qd", "joint_q", "joint_qd")
+TRAINED_ARRAYS = ("spring_rest_length",)  # model parameters a diffsim example optimizes (each frame a step)
 
 
 def _compare(path_a: str, path_b: str) -> None:
@@ -53,7 +54,8 @@ def _compare(path_a: str, path_b: str) -> None:
             continue
         scale = float(np.max(np.abs(x))) if x.size else 0.0
         diff = float(np.max(np.abs(x - y))) if x.size else 0.0
-        print(f"{name}: max |a - b| = {diff:.3g} (max |a| = {scale:.3g})")
+        relative = diff / scale if scale else diff
+        print(f"{name}: max |a - b| = {diff:.3g} (max |a| = {scale:.3g}, relative {relative:.3g})")
 
 
 def _find_example(name: str):
@@ -109,10 +111,13 @@ def main() -> None:
     for _ in range(options.frames):
         example.step()
     done = time.perf_counter()
-    state = example.state_0
+    # the simulated state: state_0 (most examples) or the last of a trajectory's states (the diffsim examples)
+    state = example.state_0 if hasattr(example, "state_0") else example.states[-1]
     saved = {}
-    for name in STATE_ARRAYS:
-        array = getattr(state, name, None)
+    arrays = [(name, getattr(state, name, None)) for name in STATE_ARRAYS]
+    arrays += [(name, getattr(example.model, name, None)) for name in TRAINED_ARRAYS]
+    arrays.append(("loss", getattr(example, "loss", None)))
+    for name, array in arrays:
         if array is not None and array.size:
             saved[name] = array.numpy()
             print(f"{name}: shape {saved[name].shape}, norm {np.linalg.norm(saved[name]):.9g}")
