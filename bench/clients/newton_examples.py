@@ -35,7 +35,7 @@ the norm of the difference over the norm of Warp's state:
 - basic_joints (SolverXPBD, the GJK/MPR narrow phase), 2 frames: body_q |d|/|q| = 1.3e-08, joint_q 3.2e-08, body_qd
   3.0e-04 (max |d| 7.9e-05 of 0.196); mlwarp construction 66 s + 2 frames 867 s (the narrow phase compiled on the
   first step), Warp 13 s + 0.0 s (kernels cached).
-- basic_shapes: not compared yet (Warp's own run stopped twice when another process cleared the shared kernel
+- basic_shapes: not compared yet (Warp's own run stopped twice, most likely as another process cleared the shared kernel
   cache, "LLVM ERROR: IO failure on output stream"; body_q norm 12.0467014 measured before). On a shared machine
   give each run its own cache: MLWARP_CACHE_DIR=... for mlwarp.
 """
