@@ -325,9 +325,13 @@ def is_float(x) -> bool:
 
 def canonical_type(t):
     """Maps Python's `float`, `int`, `bool` and numpy scalar types to Warp's; None if not a type Warp knows.
-    Composite types (vectors, matrices, quaternions, transforms, structs) are their own canonical form."""
-    if is_scalar(t) or is_composite(t):
+    Composite types (vectors, matrices, quaternions, transforms, structs) are their own canonical form, except
+    that a subclass of a vector-like type (`class vec9(wp.types.vector(9, float32))`) is the type it derives from,
+    as Warp compares such types by kind, shape and dtype."""
+    if is_scalar(t):
         return t
+    if is_composite(t):
+        return getattr(t, "_wp_structural_", t)
     if t in _python_to_warp:
         return _python_to_warp[t]
     if t is None or isinstance(t, str):  # np.dtype(None) is float64; a string is an unresolved annotation

@@ -268,6 +268,9 @@ def make_type(kind_base, name, scalar, shape, base_name=None):
         attrs["_wp_matches_"] = classmethod(matches_template)
     cls = type(name, (kind_base, ctypes.Array), attrs)
     cls._ctype_ = cls
+    # Warp compares vector-like types by kind, shape and dtype: a client's `class vec9(wp.types.vector(9, ...))`
+    # is the same type as vector(9, ...), which subclasses inherit from here (wt.canonical_type reads it).
+    cls._wp_structural_ = cls
     if generic:
         cls.__name__ = cls.__qualname__ = wt.type_repr(cls)
     return cls

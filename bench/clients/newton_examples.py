@@ -15,18 +15,29 @@ built with a null viewer on the CPU and stepped `frames` frames (each of its sub
 sets one of its command-line options (`--arg solver=xpbd`); `--no-graph` steps it without the graph it
 captured (launch by launch). The state's arrays (body_q, body_qd, particle_q,
 particle_qd, joint_q, joint_qd: those the model has) are printed as norms and saved for `compare`, which
-prints the largest difference of each. The wall times are the example's construction (kernels compiled on
+prints the largest difference of each, also relative to the largest value and as a norm ratio. The wall times are the example's construction (kernels compiled on
 its first launches; run twice for warm-cache times) and its frames.
 
-Measured 2026-12-06 (AMD EPYC, 2 cores, loaded; warp-lang 1.19.0 CPU):
+Measured 2026-12-06 (AMD EPYC, 2 cores, heavily loaded: load average 10-15, so times are rough; warp-lang 1.19.0
+CPU; "cold" = kernels compiled during the run). `compare` prints max |warp - mlwarp|, that over max |warp|, and
+the norm of the difference over the norm of Warp's state:
 - basic_pendulum (SolverXPBD, collision pipeline, CPU graph capture), 5 frames of 10 substeps: body_q and
-  body_qd equal to Warp's bit for bit (max |warp - mlwarp| = 0); construction 243 s under mlwarp (cold kernel
-  cache), 319 s under Warp (cold).
-- basic_shapes (needs usd-core; free joints, so Newton's host_transform.py calls warp._src.context.runtime.core):
-  its model builds under mlwarp; its first step fails to compile (narrow_phase_kernel_gjk_mpr: loads through a
-  pointer view of a local vec2 array). Under Warp: construction 294 s (cold), body_q norm 12.0467014.
-- cloth_hanging (SolverVBD): fails in the frontend (an overload of assemble_tet_vertex_force_and_hessian on vec9 /
-  mat99f). Under Warp: construction 455 s (cold), particle_q norm 266.567932.
+  body_qd equal to Warp's bit for bit; construction 243 s under mlwarp (cold), 319 s under Warp (cold).
+- basic_mimic_joint (SolverXPBD, a mimic joint), 5 frames: body_q, body_qd equal to Warp's bit for bit;
+  mlwarp construction 136 s + 5 frames 696 s, Warp 16 s + 321 s (both compiling kernels during the run).
+- diffsim_spring_cage (SolverSemiImplicit, wp.Tape backward under ScopedCapture), 5 training iterations:
+  particle_q, particle_qd, the trained spring_rest_length and the loss equal to Warp's bit for bit; mlwarp
+  construction 62 s + 5 iterations 100 s, Warp 199 s + 4 s (both compiling kernels during the run).
+- cloth_hanging (SolverVBD, 64x32 cloth), 2 frames: particle_q |d|/|q| = 7.0e-08 (max |d| 3.6e-06 of 6.4),
+  particle_qd |d|/|qd| = 1.9e-04 (max |d| 4.3e-04 of 0.365): float32 rounding, 40% of the positions differ in
+  their last bits and the velocity divides that by the substep; mlwarp construction 308 s + 2 frames 420 s,
+  Warp 868 s + 19 s (both cold).
+- basic_joints (SolverXPBD, the GJK/MPR narrow phase), 2 frames: body_q |d|/|q| = 1.3e-08, joint_q 3.2e-08, body_qd
+  3.0e-04 (max |d| 7.9e-05 of 0.196); mlwarp construction 66 s + 2 frames 867 s (the narrow phase compiled on the
+  first step), Warp 13 s + 0.0 s (kernels cached).
+- basic_shapes: not compared yet (Warp's own run stopped twice, most likely as another process cleared the shared kernel
+  cache, "LLVM ERROR: IO failure on output stream"; body_q norm 12.0467014 measured before). On a shared machine
+  give each run its own cache: MLWARP_CACHE_DIR=... for mlwarp.
 """
 
 import argparse
@@ -39,6 +50,7 @@ import time
 import numpy as np
 
 STATE_ARRAYS = ("body_q", "body_qd", "particle_q", "particle_qd", "joint_q", "joint_qd")
+TRAINED_ARRAYS = ("spring_rest_length",)  # model parameters a diffsim example optimizes (each frame a step)
 
 
 def _compare(path_a: str, path_b: str) -> None:
@@ -53,7 +65,11 @@ def _compare(path_a: str, path_b: str) -> None:
             continue
         scale = float(np.max(np.abs(x))) if x.size else 0.0
         diff = float(np.max(np.abs(x - y))) if x.size else 0.0
-        print(f"{name}: max |a - b| = {diff:.3g} (max |a| = {scale:.3g})")
+        relative = diff / scale if scale else diff
+        norm = float(np.linalg.norm(x.astype(np.float64)))
+        norm_relative = float(np.linalg.norm(x.astype(np.float64) - y)) / norm if norm else diff
+        print(f"{name}: max |a - b| = {diff:.3g} (max |a| = {scale:.3g}, relative {relative:.3g}); "
+              f"|a - b| / |a| = {norm_relative:.3g}")
 
 
 def _find_example(name: str):
@@ -109,10 +125,13 @@ def main() -> None:
     for _ in range(options.frames):
         example.step()
     done = time.perf_counter()
-    state = example.state_0
+    # the simulated state: state_0 (most examples) or the last of a trajectory's states (the diffsim examples)
+    state = example.state_0 if hasattr(example, "state_0") else example.states[-1]
     saved = {}
-    for name in STATE_ARRAYS:
-        array = getattr(state, name, None)
+    arrays = [(name, getattr(state, name, None)) for name in STATE_ARRAYS]
+    arrays += [(name, getattr(example.model, name, None)) for name in TRAINED_ARRAYS]
+    arrays.append(("loss", getattr(example, "loss", None)))
+    for name, array in arrays:
         if array is not None and array.size:
             saved[name] = array.numpy()
             print(f"{name}: shape {saved[name].shape}, norm {np.linalg.norm(saved[name]):.9g}")

@@ -322,7 +322,7 @@ def _converted(em, node, value, to):
 # -- captured constants -----------------------------------------------------------------------------
 def constant(em, node, obj):
     """A composite value captured from Python (`g = wp.vec3(0.0, -9.8, 0.0)` at module level)."""
-    T = type(obj)
+    T = wt.canonical_type(type(obj))
     if wt.is_struct(T):
         return _struct_constant(em, node, obj, [])
     scalar = wt.scalar_type_of(T)
@@ -342,7 +342,7 @@ def _struct_constant(em, node, obj, path, root=None):
             part = _struct_constant(em, node, field, [*path, name], root or T)
         elif isinstance(field, (bool, int, float, wt.scalar_base)) and wt.is_scalar(t):
             part = em.const(field.value if isinstance(field, wt.scalar_base) else field, t)
-        elif wt.is_composite(type(field)) and type(field) == t:
+        elif wt.is_composite(type(field)) and wt.canonical_type(type(field)) == t:
             part = constant(em, node, field)
         else:
             why = "None is returned" if field is None else "a Warp array cannot be created inside Warp kernels" \

@@ -28,6 +28,8 @@ def is_constructor(obj) -> bool:
 
 def construct(em, node, T):
     """`T(...)` for a composite type T, or a type function such as `wp.identity(n=3, dtype=float)`."""
+    if wt.is_composite(T):
+        T = wt.canonical_type(T)  # a client's subclass of a vector type makes values of that vector type
     node = _positional_dtype(em, node, T)
     if _type_function(T) is not None:
         return _type_function(T)(em, node)

@@ -202,14 +202,13 @@ class ConvertArraysToLLVM(registry.ConvertArraysToLLVM):
                     a.set_type(lower_type(a.type))
             f.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get([lower_type(t) for t in ft.inputs], [lower_type(t) for t in ft.results]))
-        for call in ops_named(module, {"func.call"}):  # an array a @wp.func_native returns
-            for r in call.results:
-                if is_array_type(r.type):
-                    r.set_type(lower_type(r.type))
         for cast in ops_named(module, {"builtin.unrealized_conversion_cast"}):
             _unwrap_struct_field_array(cast)
-        # (canonicalization makes an scf.if that only picks one of two arrays an arith.select of them)
-        for op in ops_named(module, lambda name: name.startswith("scf.") or name == "arith.select"):
+        # The warp ops that make arrays are lowered below; every other op that yields or carries one (a call of a
+        # @wp.func_native, scf.if / for / while, arith.select of `v = a if c else b` or of a branch that binds
+        # an earlier array: canonicalization makes an scf.if that only picks one of two arrays a select of them)
+        # yields the descriptor its operands become.
+        for op in ops_named(module, lambda name: not name.startswith("warp.")):
             _retype_carried_arrays(op)
         saved = []  # (function, the op the function's allocas go before)
         for op in ops_named(module, {"warp.local_array"}):
@@ -428,8 +427,8 @@ def _unwrap_struct_field_array(cast) -> None:
 
 
 def _retype_carried_arrays(op) -> None:
-    """Arrays that scf.if / for / while carry (`r = a[0]`, then `r = a[1]` in a branch or loop) or an arith.select
-    picks become descriptors in the op's results and its blocks' arguments, like the function's parameters."""
+    """Arrays that an op other than the warp ops yields or carries (`r = a[0]`, then `r = a[1]` in a branch
+    or loop) become descriptors in the op's results and its blocks' arguments, like the function's parameters."""
     for r in op.results:
         if is_array_type(r.type):
             r.set_type(lower_type(r.type))
