@@ -469,7 +469,7 @@ def main() -> int:
     t.add_argument("--pages", nargs="*")
     t.add_argument("--jobs", type=int, default=2)
     t.add_argument("--reuse", nargs="*", default=[], help="impls whose earlier page results to keep (warp)")
-    t.add_argument("--only", choices=["warp", "mlwarp"], help="run one side (the other's results kept)")
+    t.add_argument("--only", choices=["warp", "mlwarp", "none"], help="run one side or none: the results already in --work are compared")
     t.add_argument("--verbose", action="store_true")
     r = sub.add_parser("run")
     r.add_argument("impl", choices=["warp", "mlwarp"])
