@@ -257,6 +257,10 @@ def run_page(impl: str, page_path: str, out_path: str, skip=()) -> None:
                             "error": "ProcessDied: the block ended the process", "stdout": "", "arrays": []})
             continue
         started.write(f"{index}\n")
+        # each block's kernels and functions are a module of their own, as a reader's file would be: Warp builds a
+        # module's kernels together, and one block's broken kernel would fail every later launch of the page
+        namespace["__name__"] = f"docpage_{index:03d}"
+        sys.modules[namespace["__name__"]] = module
         status, error = "ok", None
         signal.alarm(BLOCK_TIMEOUT_S)
         try:
