@@ -11,7 +11,10 @@ directive with no language and `::` literal blocks (Sphinx highlights them as Py
 of the pages under `user_guide/` and `domain_modules/`. The blocks of a page run in order in one process, in one
 namespace, as a reader pastes them, after Warp's `doctest_global_setup` (`import numpy as np`, `import warp as wp`,
 `from typing import Any`); each block is written to a file first (kernels need their source). A block that raises
-is recorded and the page goes on. Device strings "cuda"/"cuda:N" in a block become "cpu" (the checks run on a CPU);
+is recorded and the page goes on. The page is one module, as Sphinx's doctest runs a page: Warp builds a module's
+kernels together, so a block whose kernel does not compile under Warp fails Warp's later launches of that page (the
+tiles page's `compute`: 6 blocks), and a block's `wp.config` change holds for the kernels of later blocks (a module
+per block would make differentiability's `wp.config.enable_backward = False` disable the rest of its page). Device strings "cuda"/"cuda:N" in a block become "cpu" (the checks run on a CPU);
 numpy's global and `default_rng()` generators are seeded and `wp.empty`/`wp.empty_like` give zeroed memory, so that
 both runs start from the same numbers; a block that ends the process (Warp's debug-mode `assert` aborts) is recorded
 as an error and the page is run again without it. Under mlwarp,
@@ -257,10 +260,6 @@ def run_page(impl: str, page_path: str, out_path: str, skip=()) -> None:
                             "error": "ProcessDied: the block ended the process", "stdout": "", "arrays": []})
             continue
         started.write(f"{index}\n")
-        # each block's kernels and functions are a module of their own, as a reader's file would be: Warp builds a
-        # module's kernels together, and one block's broken kernel would fail every later launch of the page
-        namespace["__name__"] = f"docpage_{index:03d}"
-        sys.modules[namespace["__name__"]] = module
         status, error = "ok", None
         signal.alarm(BLOCK_TIMEOUT_S)
         try:
