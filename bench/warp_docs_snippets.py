@@ -26,10 +26,11 @@ a block that raises under Warp on a CPU (a fragment, a GPU-only API, an error th
 the others, a block matches when mlwarp ran it, printed the same lines (numbers within 1e-4 relative; module-load
 and timing lines, addresses and kernel hashes left out) and made the same arrays (within 1e-4 of the array's
 largest |value|). One page by hand: `... run mlwarp PAGE.json OUT.json` (what `table` starts per page).
+`--only mlwarp` reruns one side and compares it with the other's results already in `--work` (`--only none`
+compares only): an mlwarp tree's figures against one Warp run, with PYTHONPATH naming that tree's python/.
 """
 
 import argparse
-import ast
 import concurrent.futures
 import ctypes
 import json
