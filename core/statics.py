@@ -16,6 +16,7 @@ Stdlib only: declaring a kernel must not load the compiler.
 from __future__ import annotations
 
 import ast
+import copy
 import builtins as py_builtins
 import weakref
 
@@ -65,6 +66,7 @@ def declare(func) -> None:
     if fn is None:
         return
     scopes = (_closure(func), func.__globals__, vars(py_builtins))
+    lengths = _parameter_lengths(func, fn)
     values = {}
     loop_names: dict = {}  # the targets of the enclosing for loops, counted (an inner loop may reuse a name)
 
@@ -85,6 +87,7 @@ def declare(func) -> None:
             expr = node.args[0]
             if not any(isinstance(n, ast.Name) and n.id in loop_names for n in ast.walk(expr)):
                 try:
+                    expr = _with_parameter_lengths(expr, lengths)
                     code = compile(ast.fix_missing_locations(ast.Expression(expr)), func.__code__.co_filename,
                                    "eval")
                     values[position(node)] = eval(code, func.__globals__, scopes[0])  # noqa: S307
@@ -103,6 +106,36 @@ def declare(func) -> None:
             _declared.pop(func, None)
     except TypeError:
         pass
+
+
+def _parameter_lengths(func, fn) -> dict:
+    """{parameter name: len() of its annotated type} for the parameters whose type has a length (vectors, matrices,
+    quaternions, transforms: `_shape_[0]`, as Warp's type_length)."""
+    names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
+    annotations = getattr(func, "__annotations__", {}) or {}
+    out = {}
+    for name in names:
+        shape = getattr(annotations.get(name), "_shape_", None)
+        if isinstance(shape, tuple) and shape and isinstance(shape[0], int):
+            out[name] = shape[0]
+    return out
+
+
+def _with_parameter_lengths(expr, lengths: dict):
+    """`expr` with each `len(p)` of a parameter `p` replaced by its type's length: Warp evaluates len() of the
+    function's own arguments from their types, so a parameter shadows a global of the same name there
+    (`def k(v: wp.vec2): wp.static(len(v))` is 2 whatever a global `v` holds)."""
+    if not lengths:
+        return expr
+
+    class Lengths(ast.NodeTransformer):
+        def visit_Call(self, node):
+            if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1 \
+                    and not node.keywords and isinstance(node.args[0], ast.Name) and node.args[0].id in lengths:
+                return ast.copy_location(ast.Constant(lengths[node.args[0].id]), node)
+            return self.generic_visit(node)
+
+    return Lengths().visit(copy.deepcopy(expr))
 
 
 def _closure(func) -> dict:

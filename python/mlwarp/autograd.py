@@ -433,10 +433,9 @@ def gradcheck(function: Kernel | Callable, dim=None, inputs: Sequence | None = N
     mismatch = nan = None  # the first pair that failed each way
     summary = []
     for (input_i, output_i), jac_fd in jacs_fd.items():
+        # a vector input's Jacobian keeps its (outputs, inputs, components) shape: the summary's "at" index is Warp's
         ad = np.array(jacs_ad[input_i, output_i].numpy())
         fd = np.array(jac_fd.numpy())
-        ad = ad.reshape(ad.shape[0], -1)
-        fd = fd.reshape(fd.shape[0], -1)
         if max_outputs_per_var > 0:
             ad, fd = ad[:max_outputs_per_var], fd[:max_outputs_per_var]
         if max_inputs_per_var > 0:

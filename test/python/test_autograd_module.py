@@ -561,3 +561,29 @@ def test_launch_record_tape_false():
     with tape:  # and the tape records again afterwards
         wp.launch(read_x_write_y, dim=2, inputs=[x], outputs=[y])
     assert len(tape.launches) == 1
+
+
+@wp.kernel
+def length_and_quat(a: wp.array(dtype=float), b: wp.array(dtype=wp.vec3), out1: wp.array(dtype=wp.vec2),
+                    out2: wp.array(dtype=wp.quat)):
+    tid = wp.tid()
+    ai, bi = a[tid], b[tid]
+    out1[tid] = wp.vec2(ai * wp.length(bi), -ai * wp.dot(bi, wp.vec3(0.1, 1.0, -0.1)))
+    out2[tid] = wp.normalize(wp.quat(ai, bi[0], bi[1], bi[2]))
+
+
+def test_gradcheck_summary_indexes_vector_inputs_by_component(capsys):
+    # the gradcheck example of Warp's user guide (differentiability.rst); the rows below were printed by warp-lang
+    # 1.19.0 on the CPU: a vec3 input's Jacobian is (outputs, inputs, 3), and the max-error index names all three
+    a = wp.array([2.0, -1.0], dtype=wp.float32, requires_grad=True)
+    b = wp.array([wp.vec3(3.0, 1.0, 2.0), wp.vec3(-4.0, -1.0, 0.0)], dtype=wp.vec3, requires_grad=True)
+    out1 = wp.zeros(2, dtype=wp.vec2, requires_grad=True)
+    out2 = wp.zeros(2, dtype=wp.quat, requires_grad=True)
+    assert gradcheck(length_and_quat, dim=2, inputs=[a, b], outputs=[out1, out2], raise_exception=False)
+    rows = [line.split(" | ")[:3] for line in capsys.readouterr().out.splitlines()[2:6]]
+    assert [[c.strip() for c in row] for row in rows] == [
+        ["a", "out1", "8.903e-04 at (1, 0)"],
+        ["a", "out2", "1.887e-04 at (0, 0)"],
+        ["b", "out1", "1.919e-03 at (0, 0, 1)"],
+        ["b", "out2", "3.349e-04 at (5, 1, 0)"],
+    ]

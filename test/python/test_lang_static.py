@@ -274,3 +274,24 @@ def test_static_len_of_composite_locals_and_constant_sizes():
     out = wp.zeros(3)
     wp.launch(static_lengths, dim=1, inputs=[wp.vec2(), out])
     np.testing.assert_array_equal(out.numpy(), [6.0, 7.0, 3.0])
+
+
+
+shadowed = wp.vec3(1.0, 2.0, 3.0)  # a global named as the kernel's parameter below, of another length
+shadowed_rows = wp.types.matrix((4, 4), float)()
+
+
+@wp.kernel
+def parameter_lengths(shadowed: wp.vec2, shadowed_rows: wp.types.matrix((2, 3), float), out: wp.array(dtype=float)):
+    m = wp.identity(n=wp.static(len(shadowed) + 1), dtype=shadowed.dtype)
+    out[0] = wp.ddot(m, m)
+    out[1] = float(wp.static(len(shadowed_rows)))
+
+
+def test_static_len_of_a_parameter_shadows_a_global_of_its_name():
+    # Warp's user guide (code_generation.rst, "Static Length Query") run after a block that made a global `v` of
+    # another length: Warp takes len() of a kernel argument from the argument's type when the kernel is declared,
+    # so the parameter wins (warp-lang 1.19.0 on the CPU: ddot(identity(3), identity(3)) = 3; 2 rows of a mat23)
+    out = wp.zeros(2)
+    wp.launch(parameter_lengths, dim=1, inputs=[wp.vec2(1.0, 2.0), wp.types.matrix((2, 3), float)(), out])
+    np.testing.assert_array_equal(out.numpy(), [3.0, 2.0])
