@@ -41,6 +41,7 @@ import runpy
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 import numpy as np
@@ -70,6 +71,13 @@ OPTIONS = {
     ],
     "optim.example_navier_stokes_perturbation": ["--train-iters", "2", "--lead-steps", "5", "--spin-up-steps", "10"],
     "optim.example_particle_repulsion": ["--num-frames", "5"],
+    # the tile examples Warp runs on the CPU, at its test_examples.py sizes (convolution, fft, filtering, mlp and
+    # stream_compaction are CUDA programs: no --device option)
+    "tile.example_tile_block_cholesky": ["-N", "2"],
+    "tile.example_tile_cholesky": [],
+    "tile.example_tile_matmul": [],
+    "tile.example_tile_mcgp": ["--height", "128", "--slices", "2"],
+    "tile.example_tile_nbody": ["--num-frames", "10", "-N", "128"],
 }
 
 MATCH_TOLERANCE = 1e-4
@@ -126,11 +134,13 @@ def run_example(impl: str, example: str, out_dir: str, examples_root: pathlib.Pa
         sys.argv = [str(path), *COMMON_OPTIONS, *OPTIONS.get(example, [])]
         previous = os.getcwd()
         os.chdir(out_dir)  # anything the example writes (images, USD) lands in the scratch folder
+        start = time.perf_counter()
         try:
             namespace = runpy.run_path(str(path), run_name="__main__")
         finally:
             os.chdir(previous)
         wp.synchronize()
+        result["seconds"] = time.perf_counter() - start  # the script's run, its kernels' builds (or cache) included
         result["ok"] = True
         np.savez(os.path.join(out_dir, "state.npz"), **_collect_arrays(namespace, wp))
     except BaseException as error:  # noqa: BLE001 -- the harness reports whatever the example raised
@@ -216,13 +226,18 @@ def table(examples, warp_python: str, warp_pythonpath: str | None, timeout: floa
             verdict, worst = compare_states(os.path.join(dirs["warp"], "state.npz"),
                                             os.path.join(dirs["mlwarp"], "state.npz"))
             row = (example, "yes", verdict, worst)
+        row += (_seconds(warp_result), _seconds(mlwarp_result))
         rows.append(row)
         print(" | ".join(row), flush=True)
     print(f"\n(states and tracebacks under {scratch})\n")
-    print("| example | runs under mlwarp? | matches Warp? | first error / worst array |")
-    print("|---|---|---|---|")
+    print("| example | runs under mlwarp? | matches Warp? | first error / worst array | Warp s | mlwarp s |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
+
+
+def _seconds(result: dict) -> str:
+    return f"{result['seconds']:.1f}" if result.get("seconds") is not None else "-"
 
 
 def _default_examples_root(warp_python: str) -> pathlib.Path:

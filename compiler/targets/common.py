@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from ..passes.registry import (Autodiff, BoundsCheck, ConvertTilesToLinalg, EraseFusedProducers, ExpandGeometry, GradCalls,
+from ..passes.registry import (Autodiff, BoundsCheck, CarryTileBuffers, ConvertTilesToLinalg, EraseFusedProducers, ExpandGeometry, GradCalls,
                                HoistTileBuffers, Inline, Jvp, StreamTileReductions, StripAsserts, TagFusionProducers,
                                UnrollLoops)
 
@@ -41,6 +41,7 @@ TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tile
 TILES = (StreamTileReductions(), ConvertTilesToLinalg(), TagFusionProducers(), "linalg-fuse-elementwise-ops",
          EraseFusedProducers(),
          "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops=true}",
+         CarryTileBuffers(),
          "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
          "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", HoistTileBuffers(),
          "convert-linalg-to-loops")
