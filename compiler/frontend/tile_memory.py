@@ -31,7 +31,7 @@ def load(em, node, name, args) -> Var:
     return Var(wb.create("tile_load", arr.value, offsets, results=[ft.to_mlir(t)]).result, t)
 
 def store(em, node, name, args) -> None:
-    """tile_store, or tile_atomic_add (the same checks, an atomic add)."""
+    """tile_store, or tile_atomic_add (the same checks, an atomic add that returns the tile of previous values)."""
     arr = array_arg(em, args["a"], name)
     t = tile_arg(em, args["t"], name, "t")
     if t.type.dtype is not arr.type.dtype:
@@ -44,8 +44,9 @@ def store(em, node, name, args) -> None:
     if name == "tile_atomic_add":
         check_atomic_dtype(em, node, t.type.dtype, name)
     offsets = offsets_arg(em, args["offset"], arr.type.ndim, name)
-    wb.create(name, arr.value, t.value, offsets)
-    return None
+    op = wb.create(name, arr.value, t.value, offsets)
+    # tile_atomic_add's result: the array's elements before the add (Warp 1.19)
+    return Var(op.results[0], t.type) if name == "tile_atomic_add" else None
 
 ATOMIC_SCALARS = (wt.int32, wt.uint32, wt.int64, wt.uint64, wt.float16, wt.bfloat16, wt.float32, wt.float64)
 

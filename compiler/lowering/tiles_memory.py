@@ -9,9 +9,14 @@ from mlir.dialects import arith, scf, vector
 from ..dialects import llvm
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
-from .tile_lowering import (ROW_VECTOR_MAX, TileLowering, as_i32, constant_of, element_bytes, element_of, for_loop,
-                            index_const, inside_array, is_vector_element, load_or_zero, loop_nest, mark_write,
-                            tensor_type, zero_of)
+from .tile_lowering import (ROW_VECTOR_MAX, TileLowering, as_i32, component_indices, constant_of, element_bytes,
+                            element_of, for_loop, index_const, inside_array, is_vector_element, load_or_zero,
+                            loop_nest, mark_write, tensor_type, zero_of)
+
+
+def _read(op) -> bool:
+    """Whether anything reads the op's results (tile_atomic_add's previous values)."""
+    return any(True for r in op.results for _ in r.uses)
 
 
 class MemoryLowering(TileLowering):
@@ -50,7 +55,38 @@ class MemoryLowering(TileLowering):
         return self._store_like(op, lambda arr, v, pos: wb.store(arr, v, pos))
 
     def lower_tile_atomic_add_composite(self, op):
+        if _read(op):
+            return [self._atomic_add_previous(op)]
         return self._store_like(op, lambda arr, v, pos: wb.atomic("add", arr, v, pos))
+
+    def _atomic_add_previous(self, op) -> ir.Value:
+        """tile_atomic_add whose result is read: the nest's loops carry the tile of the values each atomic
+        returned (zero past the array's upper extent, where nothing is added). Not a write nest (TILE_WRITE_ATTR):
+        a loop carrying a tensor is one lane's (the tile table's `spreads_unread`)."""
+        arr, tile, offsets = op.array, op.tile, list(op.offsets)
+        tile_t = self.operand_types[1]
+        shape, dtype, c = element_of(tile_t)
+        result = tensor_type(tile_t)
+        components = component_indices(c) if c is not None else [()]
+
+        def nest(ivs, carried):
+            if len(ivs) < len(shape):
+                return for_loop(index_const(0), index_const(shape[len(ivs)]), [carried],
+                                lambda iv, inner: nest([*ivs, iv], inner[0]))
+            positions = [arith.AddIOp(as_i32(iv), off).result for iv, off in zip(ivs, offsets)]
+            branch = scf.IfOp(inside_array(arr, positions), [dtype], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([wb.atomic("add", arr, self.element(tile, tile_t, ivs), positions)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([wc.construct(dtype, []) if c is not None else zero_of(dtype)])
+            previous = branch.results[0]
+            for k in components:
+                part = previous if c is None else wc.extract(previous, [as_i32(index_const(j)) for j in k], c.dtype)
+                carried = self.tensor.InsertOp(part, carried, [*ivs, *(index_const(j) for j in k)]).result
+            return [carried]
+
+        empty = self.tensor.EmptyOp(list(result.shape), result.element_type).result
+        return nest([], empty)[0]
 
     def lower_tile_load(self, op):
         arr, offsets = op.array, list(op.offsets)
@@ -194,6 +230,8 @@ class MemoryLowering(TileLowering):
     lower_tile_store_indexed_composite = lower_tile_store_indexed
 
     def lower_tile_atomic_add(self, op):
+        if _read(op):
+            return [self._atomic_add_previous(op)]
         arr, tile, offsets = op.array, op.tile, list(op.offsets)
         made = []
 

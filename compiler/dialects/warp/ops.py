@@ -234,7 +234,8 @@ OPS += [
           "tile_broadcast's adjoint)", (Operand("tile", TILE_T),), (Result("summed", TILE_T),),
           checks=(TileShapes("sum_to", ("tile", "summed")),), effect=PURE),
     OpDef("tile_atomic_add", "adds the tile into the array at `offsets` (atomically; elements past the array's upper "
-          "extent skipped)", (ARRAY_T, Operand("tile", TILE_T), OFFSETS),
+          "extent skipped); the array's elements before the add (zero where skipped)",
+          (ARRAY_T, Operand("tile", Var("TT", TILE_T)), OFFSETS), (Result("previous", Var("TT", TILE_T)),),
           checks=(PerDimension("offsets", "array"), TileShapes("array_rank", ("array", "tile")))),
     # Warp's CPU lanes (wp.config.enable_cpu_blocks, a module of `warp.cpu_lanes`): what the frontend emits for
     # the lanes of a block, and warp-cpu-block-lanes turns into loops over them
