@@ -34,7 +34,13 @@ def full(em, node, name, args) -> Var:
         if v.literal is None and is_tile_element(v.type):
             dtype = v.type  # Warp: the value's type when no dtype is given
     t = ft.TileT(dtype, shape)
-    fill = scalar_arg(em, value, dtype, name)
+    if wt.is_struct(dtype) and name == "tile_ones":
+        raise em.error(node, "tile_ones() does not support Warp struct dtypes; use tile_full() with an explicit value",
+                       CompileTypeError)
+    if wt.is_struct(dtype) and name in FILLS:  # tile_zeros / tile_empty: every field zero
+        fill = wc.construct(ft.to_mlir(dtype), [])
+    else:
+        fill = scalar_arg(em, value, dtype, name)
     return Var(wb.create("tile_full", fill, results=[ft.to_mlir(t)]).result, t)
 
 def arange(em, node, name=None, args=None) -> Var:

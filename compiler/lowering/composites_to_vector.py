@@ -33,7 +33,8 @@ from ..passes import registry
 from ..passes.registry import PassError
 from ..passes.ir_walk import ops_named
 
-_COMPOSITE_OPS = {"warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set"}
+_COMPOSITE_OPS = {"warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set",
+                  "warp.struct_bytes", "warp.struct_of_bytes"}
 _MEMORY_OPS = {"warp.load", "warp.store", "warp.atomic"}
 _TABLE_OPS = {n[len("warp."):] for n in _COMPOSITE_OPS | _MEMORY_OPS}  # lowered through their named views
 
@@ -89,6 +90,20 @@ def from_storage(value: ir.Value, t: ir.Type) -> ir.Value:
         return value
     e = signless(c.dtype)
     return vm.from_elements([llvm.extractvalue(e, value, [k]) for k in range(c.length)], e).value
+
+
+def through_memory(value: ir.Value, stored: ir.Type, loaded: ir.Type) -> ir.Value:
+    """`value` (of LLVM type `stored`) read back as `loaded` from a stack slot: a struct's C layout as its bytes or
+    back (LLVM has no bitcast of aggregates). The slot is freed right after (stacksave / stackrestore): in a loop,
+    or in the thread loop warp-cpu-entry makes, it would otherwise take new stack each time."""
+    ptr = ir.Type.parse("!llvm.ptr")
+    i64 = ir.IntegerType.get_signless(64)
+    saved = llvm.intr_stacksave(ptr)
+    slot = llvm.alloca(ptr, arith.ConstantOp(i64, ir.IntegerAttr.get(i64, 1)).result, stored, alignment=16)
+    llvm.store(value, slot)
+    out = llvm.load(loaded, slot, alignment=1)
+    llvm.intr_stackrestore(saved)
+    return out
 
 
 def warp_type(t: ir.Type):
@@ -207,6 +222,11 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
             return self.extract(w.aggregate, old(w.aggregate), w.indices, old(w.element))
         if name == "insert":
             return self.insert(w.aggregate, old(w.aggregate), w.element, old(w.element), w.indices)
+        if name == "struct_bytes":
+            return through_memory(w.aggregate, storage_type(old(w.aggregate)), w.bytes.type)
+        if name == "struct_of_bytes":
+            t = storage_type(old(w.aggregate))
+            return through_memory(w.bytes, w.bytes.type, t)
         k, c = w.field, wc.composite(old(w.aggregate))
         if name == "struct_get":
             return from_storage(llvm.extractvalue(storage_type(c.fields[k]), w.aggregate, [k]), c.fields[k])

@@ -107,6 +107,11 @@ OPS = [
           (Operand("aggregate", Base("warp.struct")),), (Result("element", ANY),),
           (Attr("field", AttrBase("#builtin.integer")),),
           checks=(StructField("field", "aggregate", "element"),), effect=PURE),
+    # a tile of structs is a tensor of their bytes (warp-struct-tiles-as-bytes: MLIR's buffers hold no struct)
+    OpDef("struct_bytes", "the struct's bytes in its C layout, a vector<K x i8> of its storage size",
+          (Operand("aggregate", Base("warp.struct")),), (Result("bytes", ANY),), effect=PURE),
+    OpDef("struct_of_bytes", "the struct whose C layout the bytes (vector<K x i8>) hold",
+          (Operand("bytes", ANY),), (Result("aggregate", Base("warp.struct")),), effect=PURE),
     OpDef("struct_set", "the struct with field {field = k} replaced",
           (Operand("aggregate", Var("S", Base("warp.struct"))), Operand("element", ANY)),
           (Result("updated", Var("S", Base("warp.struct"))),),
