@@ -150,7 +150,10 @@ def scatter(em, node, name, args=None):
 
 
 def check_atomic_dtype(em, node, dtype, name) -> None:
-    """Warp's rule for tile atomics: the scalars with a CUDA atomicAdd (not bool or 8/16-bit ints)."""
+    """Warp's rule for tile atomics: the scalars with a CUDA atomicAdd (not bool or 8/16-bit ints); structs (their
+    fields of such types added, the others left as they are)."""
+    if wt.is_struct(dtype):
+        return
     scalar = getattr(dtype, "_wp_scalar_type_", dtype)
     if scalar not in ATOMIC_SCALARS:
         raise em.error(node, f"{name}() only supports tiles with [u]int32, [u]int64, float16, bfloat16, float32, or "

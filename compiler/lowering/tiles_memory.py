@@ -10,8 +10,8 @@ from ..dialects import llvm
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from .tile_lowering import (ROW_VECTOR_MAX, TileLowering, as_i32, component_indices, constant_of, element_bytes,
-                            element_of, for_loop, index_const, inside_array, is_vector_element, load_or_zero,
-                            loop_nest, mark_write, tensor_type, zero_of)
+                            element_of, for_loop, index_const, inside_array, is_struct, is_vector_element,
+                            load_or_zero, loop_nest, mark_write, tensor_type, zero_of)
 
 
 def _read(op) -> bool:
@@ -67,7 +67,8 @@ class MemoryLowering(TileLowering):
         tile_t = self.operand_types[1]
         shape, dtype, c = element_of(tile_t)
         result = tensor_type(tile_t)
-        components = component_indices(c) if c is not None else [()]
+        whole = c is None or is_struct(c)  # one element of the tensor
+        components = [()] if whole else component_indices(c)
 
         def nest(ivs, carried):
             if len(ivs) < len(shape):
@@ -81,7 +82,7 @@ class MemoryLowering(TileLowering):
                 scf.YieldOp([wc.construct(dtype, []) if c is not None else zero_of(dtype)])
             previous = branch.results[0]
             for k in components:
-                part = previous if c is None else wc.extract(previous, [as_i32(index_const(j)) for j in k], c.dtype)
+                part = previous if whole else wc.extract(previous, [as_i32(index_const(j)) for j in k], c.dtype)
                 carried = self.tensor.InsertOp(part, carried, [*ivs, *(index_const(j) for j in k)]).result
             return [carried]
 
