@@ -37,6 +37,9 @@ def reduce(em, node, name, args) -> Var:
                                  f"wp.max, wp.min, got {getattr(op, '__name__', op)!r}", CompileError)
     else:
         kind = REDUCTIONS[name]
+    if wt.is_struct(a.type.dtype):  # (Warp adds structs field by field here: not built, see docs/tiles.md)
+        raise em.error(node, f"{name}() of Warp struct tile elements is not supported by mlwarp (tile_reduce with a "
+                             f"@wp.func is)", CompileTypeError)
     # Warp's max and min of two vectors are component-wise; no product of two vectors, nor max of matrices
     if wt.is_composite(a.type.dtype) and (kind == "mul" or kind in ("max", "min", "argmax", "argmin") and
                                           wt.composite_kind(a.type.dtype) != "vec"):

@@ -252,3 +252,47 @@ def test_tile_ones_of_a_struct_is_refused_as_warp():
 @pytest.mark.parametrize("kernel", [struct_tile_ops, atomic_add_structs], ids=["operations", "atomic_add"])
 def test_struct_tiles_assemble_for_cuda(kernel):
     assert cuda_compile.build(kernel, 90)["cubin"] == "kernel.cubin"
+
+
+@wp.struct
+class KeyValue:
+    key: wp.int32
+    value: wp.float32
+
+
+@wp.func
+def larger(a: KeyValue, b: KeyValue) -> KeyValue:
+    # (Warp's test writes wp.where(a.value < b.value, b, a): mlwarp's wp.where takes no structs)
+    if a.value < b.value:
+        return b
+    return a
+
+
+@wp.kernel(enable_backward=False)
+def argmax_by_reduce(values: wp.array2d(dtype=KeyValue), res: wp.array(dtype=KeyValue)):
+    i = wp.tid()
+    t = wp.tile_load(values, shape=(1, 16), offset=(i, 0))
+    wp.tile_store(res, wp.tile_reduce(larger, t), offset=i)
+
+
+def test_tile_reduce_of_structs_with_a_function():
+    # Warp's test_tile_reduce_custom_struct_argmax: the key of each row's largest value, numpy's argmax
+    values = np.random.default_rng(42).random((5, 16), dtype=np.float32)
+    pairs = wp.zeros((5, 16), dtype=KeyValue, device="cpu").numpy()
+    pairs["key"], pairs["value"] = np.arange(16), values
+    res = wp.zeros(5, dtype=KeyValue, device="cpu")
+    wp.launch_tiled(argmax_by_reduce, dim=5, inputs=[wp.array(pairs, dtype=KeyValue, device="cpu"), res],
+                    block_dim=1, device="cpu")
+    np.testing.assert_array_equal(res.numpy()["key"], np.argmax(values, axis=1))
+
+
+@wp.kernel(enable_backward=False)
+def struct_sum(inp: wp.array(dtype=P), out: wp.array(dtype=P)):
+    wp.tile_store(out, wp.tile_sum(wp.tile_load(inp, shape=M)))
+
+
+def test_builtin_reductions_of_struct_tiles_are_refused():
+    with pytest.raises(Exception, match=r"test_tile_structs.py:\d+: in 'struct_sum': tile_sum\(\) of Warp struct "
+                                        r"tile elements is not supported by mlwarp \(tile_reduce with a @wp.func is\)"):
+        wp.launch_tiled(struct_sum, dim=1, inputs=[wp.zeros(M, dtype=P, device="cpu"),
+                                                   wp.zeros(1, dtype=P, device="cpu")], block_dim=1, device="cpu")
