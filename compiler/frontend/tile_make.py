@@ -195,10 +195,10 @@ def tile_untile(em, node, name, args=None) -> Var:
     v = em.expr(node.args[0])
     if not is_tile_element(v.type):
         raise em.error(node, f"wp.tile(): {HOLDS}, got {ft.name(v.type)}", CompileTypeError)
-    if (wt.is_scalar(v.type) or preserve) and width == 1:
+    whole = wt.is_scalar(v.type) or wt.is_struct(v.type) or preserve  # one element per lane (no components)
+    if whole and width == 1:
         t = ft.TileT(v.type, (1,))
         return Var(wb.create("tile_full", v.value, results=[ft.to_mlir(t)]).result, t)
-    whole = wt.is_scalar(v.type) or preserve
     scalar = v.type if whole else v.type._wp_scalar_type_
     dims = () if whole else tuple(v.type._shape_)
     t = ft.TileT(scalar, dims + (width,))

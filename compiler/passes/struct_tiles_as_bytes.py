@@ -20,7 +20,7 @@ from .ir_walk import ops_named
 
 # ops whose operands include an element of a tile tensor (the struct goes in as its bytes)
 _ELEMENT_IN = {"tensor.insert", "tensor.splat", "tensor.yield", "linalg.yield", "tensor.from_elements"}
-_LINALG_BODIES = ("linalg.",)
+_LINALG_BODIES = ("linalg.",)  # ops whose body's arguments are their tensors' elements
 
 
 def _is_struct(t: ir.Type) -> bool:
@@ -76,8 +76,7 @@ def retype(root) -> None:
         struct = r.type
         r.set_type(bytes_type(struct))
         with r.owner.location:
-            _as_struct(r, struct, ir.InsertionPoint.after(r.owner) if hasattr(ir.InsertionPoint, "after")
-                       else ir.InsertionPoint(r.owner.next))
+            _as_struct(r, struct, ir.InsertionPoint.after(r.owner))
     for a in block_args:
         struct = a.type
         a.set_type(bytes_type(struct))

@@ -296,3 +296,21 @@ def test_builtin_reductions_of_struct_tiles_are_refused():
                                         r"tile elements is not supported by mlwarp \(tile_reduce with a @wp.func is\)"):
         wp.launch_tiled(struct_sum, dim=1, inputs=[wp.zeros(M, dtype=P, device="cpu"),
                                                    wp.zeros(1, dtype=P, device="cpu")], block_dim=1, device="cpu")
+
+
+@wp.kernel(enable_backward=False)
+def tile_of_a_struct(inp: wp.array(dtype=P), out: wp.array(dtype=P), xs: wp.array(dtype=float)):
+    i = wp.tid()
+    t = wp.tile(inp[i])  # one lane per block: a tile of one struct
+    wp.tile_store(out, t, offset=i)
+    xs[i] = wp.untile(t).x
+
+
+def test_wp_tile_and_untile_of_a_struct():
+    x, y = np.array([1, 2, 3], np.float32), np.arange(9, dtype=np.float32).reshape(3, 3)
+    out, xs = wp.zeros(3, dtype=P, device="cpu"), wp.zeros(3, dtype=float, device="cpu")
+    wp.launch_tiled(tile_of_a_struct, dim=3, inputs=[wp.array(_p_array(x, y), dtype=P, device="cpu"), out, xs],
+                    block_dim=1, device="cpu")
+    np.testing.assert_array_equal(out.numpy()["x"], x)
+    np.testing.assert_array_equal(out.numpy()["y"], y)
+    np.testing.assert_array_equal(xs.numpy(), x)
