@@ -79,10 +79,11 @@ def indexed(em, node, name, args):
                              f"{indices.type.shape[0]} (the indices) along axis {axis}", CompileTypeError)
     if name == "tile_atomic_add_indexed":
         check_atomic_dtype(em, node, t.type.dtype, name)
-    wb.create("tile_store_indexed", arr.value, indices.value, t.value, offsets,
-              attributes={"axis": ir.IntegerAttr.get(i64, axis),
-                          "atomic": ir.IntegerAttr.get(i64, int(name == "tile_atomic_add_indexed"))})
-    return None
+    op = wb.create("tile_store_indexed", arr.value, indices.value, t.value, offsets,
+                   attributes={"axis": ir.IntegerAttr.get(i64, axis),
+                               "atomic": ir.IntegerAttr.get(i64, int(name == "tile_atomic_add_indexed"))})
+    # tile_atomic_add_indexed's result: the elements before the add (Warp 1.19)
+    return Var(op.results[0], t.type) if name == "tile_atomic_add_indexed" else None
 
 def scatter(em, node, name, args=None):
     """wp.tile_scatter_add(a, i, ..., value, has_value, atomic=True) / wp.tile_scatter_masked(a, i, ..., value,

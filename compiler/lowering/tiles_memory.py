@@ -65,6 +65,24 @@ class MemoryLowering(TileLowering):
         a loop carrying a tensor is one lane's (the tile table's `spreads_unread`)."""
         arr, tile, offsets = op.array, op.tile, list(op.offsets)
         tile_t = self.operand_types[1]
+
+        def previous(ivs):
+            positions = [arith.AddIOp(as_i32(iv), off).result for iv, off in zip(ivs, offsets)]
+            return inside_array(arr, positions), positions, \
+                lambda: wb.atomic("add", arr, self.element(tile, tile_t, ivs), positions)
+
+        return self._previous_nest(tile_t, previous)
+
+    @staticmethod
+    def _load_then_store(arr, value, positions) -> ir.Value:
+        old = wb.load(arr, positions)
+        wb.store(arr, value, positions)
+        return old
+
+    def _previous_nest(self, tile_t, previous) -> ir.Value:
+        """A loop nest over the tile carrying the tile of what each element's write returns: `previous(ivs)` gives
+        (whether the element is written, its array position, the write returning the old value); zero where
+        nothing is written."""
         shape, dtype, c = element_of(tile_t)
         result = tensor_type(tile_t)
         whole = c is None or is_struct(c)  # one element of the tensor
@@ -74,15 +92,15 @@ class MemoryLowering(TileLowering):
             if len(ivs) < len(shape):
                 return for_loop(index_const(0), index_const(shape[len(ivs)]), [carried],
                                 lambda iv, inner: nest([*ivs, iv], inner[0]))
-            positions = [arith.AddIOp(as_i32(iv), off).result for iv, off in zip(ivs, offsets)]
-            branch = scf.IfOp(inside_array(arr, positions), [dtype], has_else=True)
+            inside, _, write = previous(ivs)
+            branch = scf.IfOp(inside, [dtype], has_else=True)
             with ir.InsertionPoint(branch.then_block):
-                scf.YieldOp([wb.atomic("add", arr, self.element(tile, tile_t, ivs), positions)])
+                scf.YieldOp([write()])
             with ir.InsertionPoint(branch.else_block):
                 scf.YieldOp([wc.construct(dtype, []) if c is not None else zero_of(dtype)])
-            previous = branch.results[0]
+            old = branch.results[0]
             for k in components:
-                part = previous if whole else wc.extract(previous, [as_i32(index_const(j)) for j in k], c.dtype)
+                part = old if whole else wc.extract(old, [as_i32(index_const(j)) for j in k], c.dtype)
                 carried = self.tensor.InsertOp(part, carried, [*ivs, *(index_const(j) for j in k)]).result
             return [carried]
 
@@ -213,6 +231,12 @@ class MemoryLowering(TileLowering):
         arr, indices, tile, offsets = op.array, op.indices, op.tile, list(op.offsets)
         tile_t = self.operand_types[2]
         atomic = ir.IntegerAttr(op.attributes["atomic"]).value
+        if _read(op):  # tile_atomic_add_indexed's previous values
+            def previous(ivs):
+                positions, inside = self._indexed_positions(op, indices, offsets, ivs)
+                return inside, positions, lambda: wb.atomic("add", arr, self.element(tile, tile_t, ivs), positions) \
+                    if atomic else self._load_then_store(arr, self.element(tile, tile_t, ivs), positions)
+            return [self._previous_nest(tile_t, previous)]
 
         def store(ivs):
             positions, inside = self._indexed_positions(op, indices, offsets, ivs)

@@ -99,7 +99,7 @@ def unreplayed_atomics():
 
 # Atomics whose returned value the replay stands in as zero, as Warp's replay leaves it (Warp documents that the
 # tile of previous values carries no adjoint: a derivative reading it reads zeros): never refused
-_ZERO_REPLAY = {"warp.tile_atomic_add"}
+_ZERO_REPLAY = {"warp.tile_atomic_add", "warp.tile_store_indexed"}
 
 
 def stand_in_for_atomic(op: ir.Operation, mapping: dict) -> None:

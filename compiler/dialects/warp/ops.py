@@ -136,8 +136,9 @@ OPS += [
           checks=(PerDimension("offsets", "array"), AxisOf("axis", "array"), TileRank("indices", 1, 1),
                   TileShapes("indexed", ("array", "indices", "tile"))), effect=READ),
     OpDef("tile_store_indexed", "tile_store scattering along {axis = k} through the indices (outside: skipped); "
-          "{atomic = 1} adds atomically (tile_atomic_add_indexed)",
-          (ARRAY_T, Operand("indices", Tile(I32)), Operand("tile", TILE_T), OFFSETS), (),
+          "{atomic = 1} adds atomically (tile_atomic_add_indexed); the array's elements before (zero where skipped)",
+          (ARRAY_T, Operand("indices", Tile(I32)), Operand("tile", Var("TT", TILE_T)), OFFSETS),
+          (Result("previous", Var("TT", TILE_T)),),
           (Attr("axis", AttrBase("#builtin.integer")), Attr("atomic", AttrBase("#builtin.integer"))),
           checks=(PerDimension("offsets", "array"), AxisOf("axis", "array"), InRange("atomic", 0, 1),
                   TileRank("indices", 1, 1), TileShapes("indexed", ("array", "indices", "tile")))),
