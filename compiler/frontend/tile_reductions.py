@@ -37,7 +37,10 @@ def reduce(em, node, name, args) -> Var:
                                  f"wp.max, wp.min, got {getattr(op, '__name__', op)!r}", CompileError)
     else:
         kind = REDUCTIONS[name]
-    if wt.is_struct(a.type.dtype):  # (Warp adds structs field by field here: not built, see docs/tiles.md)
+    if wt.is_struct(a.type.dtype) and name == "tile_reduce":  # (Warp's message: no struct overload of wp.min, ...)
+        raise em.error(node, f"tile_reduce() operator {kind} has no overload accepting Warp struct tile element type "
+                             f"{ft.name(a.type.dtype)}", CompileTypeError)
+    if wt.is_struct(a.type.dtype):  # (Warp adds structs field by field in tile_sum: not built, see docs/tiles.md)
         raise em.error(node, f"{name}() of Warp struct tile elements is not supported by mlwarp (tile_reduce with a "
                              f"@wp.func is)", CompileTypeError)
     # Warp's max and min of two vectors are component-wise; no product of two vectors, nor max of matrices

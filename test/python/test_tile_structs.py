@@ -314,3 +314,27 @@ def test_wp_tile_and_untile_of_a_struct():
     np.testing.assert_array_equal(out.numpy()["x"], x)
     np.testing.assert_array_equal(out.numpy()["y"], y)
     np.testing.assert_array_equal(xs.numpy(), x)
+
+
+@wp.kernel(enable_backward=False)
+def struct_bit_and(inp: wp.array(dtype=P), out: wp.array(dtype=P)):
+    t = wp.tile_load(inp, shape=M)
+    t &= t
+    wp.tile_store(out, t)
+
+
+@wp.kernel(enable_backward=False)
+def struct_reduce_min(inp: wp.array(dtype=P), out: wp.array(dtype=P)):
+    wp.tile_store(out, wp.tile_reduce(wp.min, wp.tile_load(inp, shape=M)))
+
+
+@pytest.mark.parametrize("kernel, message", [
+    (struct_bit_and, r"in 'struct_bit_and': Tile bitwise inplace operators do not support Warp struct tile elements"),
+    (struct_reduce_min, r"in 'struct_reduce_min': tile_reduce\(\) operator min has no overload accepting Warp struct "
+                        r"tile element type P"),
+], ids=["bitwise_inplace", "reduce_builtin"])
+def test_warp_refusals_of_struct_tiles(kernel, message):
+    # Warp's messages (its test_tile_struct.py checks them)
+    with pytest.raises(Exception, match=message):
+        wp.launch_tiled(kernel, dim=1, inputs=[wp.zeros(M, dtype=P, device="cpu"), wp.zeros(M, dtype=P, device="cpu")],
+                        block_dim=1, device="cpu")
