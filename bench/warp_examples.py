@@ -32,8 +32,10 @@ Measured 2026-12-06 (2 loaded cores, warp-lang 1.19.0 CPU), the 19 core and opti
 
 The tile examples Warp runs on the CPU (2026-12-06, 2 loaded cores, both runs at once, kernel caches warm; seconds
 of the script after `import warp` and `wp.init()`): block_cholesky (rel 7.4e-8), cholesky (rel 2.5e-16), matmul
-and mcgp (bit for bit) all match; block_cholesky, cholesky, matmul 0.1 s under Warp, 0.1-0.4 under mlwarp; mcgp
-77 s and 82 s side by side, 71 s for mlwarp alone. tile_nbody exits on the CPU, the others are CUDA programs.
+and mcgp (bit for bit) all match; block_cholesky, cholesky, matmul 0.1 s under Warp, 0.1-0.4 under mlwarp (before
+the wp.init() above, which moved mlwarp's 0.3 s of API loading out of the clock). mcgp, each run alone (load ~8 on
+the 2 cores): Warp 26.6 s, mlwarp 58-64 s, all of it in the sphere_walk launches (random walks of mesh queries in a
+tile_map): not yet investigated. tile_nbody exits on the CPU, the others are CUDA programs.
 """
 
 import argparse
