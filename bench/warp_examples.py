@@ -35,7 +35,8 @@ of the script after `import warp` and `wp.init()`): block_cholesky (rel 7.4e-8),
 and mcgp (bit for bit) all match; block_cholesky, cholesky, matmul 0.1 s under Warp, 0.1-0.4 under mlwarp (before
 the wp.init() above, which moved mlwarp's 0.3 s of API loading out of the clock). mcgp, each run alone (load ~8 on
 the 2 cores): Warp 26.6 s, mlwarp 58-64 s, all of it in the sphere_walk launches (random walks of mesh queries in a
-tile_map): not yet investigated. tile_nbody exits on the CPU, the others are CUDA programs.
+tile_map); the same walks in a plain wp.launch kernel are 96 s against 56 s, so the walk (mesh queries, sphere
+sampling) is the slow part, not the tiles. tile_nbody exits on the CPU, the others are CUDA programs.
 """
 
 import argparse
