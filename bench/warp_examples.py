@@ -35,6 +35,14 @@ Measured 2026-12-06 (2 loaded cores, warp-lang 1.19.0 CPU), the 19 core and opti
   comments give; the Warp side needs jax in its venv (`--warp-pythonpath` to a folder with jax).
 - not CPU programs: work_queue, spin_lock (cuda hard-coded); cupy, torch, custom_allocator, alloc_tracker,
   render_opengl are left out of OPTIONS.
+
+The tile examples Warp runs on the CPU (2026-12-06, 2 loaded cores, both runs at once, kernel caches warm; seconds
+of the script after `import warp` and `wp.init()`): block_cholesky (rel 7.4e-8), cholesky (rel 2.5e-16), matmul
+and mcgp (bit for bit) all match; block_cholesky, cholesky, matmul 0.1 s under Warp, 0.1-0.4 under mlwarp (before
+the wp.init() above, which moved mlwarp's 0.3 s of API loading out of the clock). mcgp, each run alone (load ~8 on
+the 2 cores): Warp 26.6 s, mlwarp 58-64 s, all of it in the sphere_walk launches (random walks of mesh queries in a
+tile_map); the same walks in a plain wp.launch kernel are 96 s against 56 s, so the walk (mesh queries, sphere
+sampling) is the slow part, not the tiles. tile_nbody exits on the CPU, the others are CUDA programs.
 """
 
 import argparse
@@ -47,6 +55,7 @@ import runpy
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 import numpy as np
@@ -81,6 +90,12 @@ OPTIONS = {
     ],
     "optim.example_navier_stokes_perturbation": ["--train-iters", "2", "--lead-steps", "5", "--spin-up-steps", "10"],
     "optim.example_particle_repulsion": ["--num-frames", "5"],
+    # the tile examples Warp runs on the CPU, at its test_examples.py sizes (convolution, fft, filtering, mlp and
+    # stream_compaction are CUDA programs: no --device option; nbody exits on the CPU)
+    "tile.example_tile_block_cholesky": ["-N", "2"],
+    "tile.example_tile_cholesky": [],
+    "tile.example_tile_matmul": [],
+    "tile.example_tile_mcgp": ["--height", "128", "--slices", "2"],
 }
 
 MATCH_TOLERANCE = 1e-4
@@ -137,11 +152,14 @@ def run_example(impl: str, example: str, out_dir: str, examples_root: pathlib.Pa
         sys.argv = [str(path), *COMMON_OPTIONS, *OPTIONS.get(example, [])]
         previous = os.getcwd()
         os.chdir(out_dir)  # anything the example writes (images, USD) lands in the scratch folder
+        wp.init()  # (both loaded before the clock starts: mlwarp loads its API on first use, 0.2-0.3 s)
+        start = time.perf_counter()
         try:
             namespace = runpy.run_path(str(path), run_name="__main__")
         finally:
             os.chdir(previous)
         wp.synchronize()
+        result["seconds"] = time.perf_counter() - start  # the script's run, its kernels' builds (or cache) included
         result["ok"] = True
         np.savez(os.path.join(out_dir, "state.npz"), **_collect_arrays(namespace, wp))
     except BaseException as error:  # noqa: BLE001 -- the harness reports whatever the example raised
@@ -227,13 +245,18 @@ def table(examples, warp_python: str, warp_pythonpath: str | None, timeout: floa
             verdict, worst = compare_states(os.path.join(dirs["warp"], "state.npz"),
                                             os.path.join(dirs["mlwarp"], "state.npz"))
             row = (example, "yes", verdict, worst)
+        row += (_seconds(warp_result), _seconds(mlwarp_result))
         rows.append(row)
         print(" | ".join(row), flush=True)
     print(f"\n(states and tracebacks under {scratch})\n")
-    print("| example | runs under mlwarp? | matches Warp? | first error / worst array |")
-    print("|---|---|---|---|")
+    print("| example | runs under mlwarp? | matches Warp? | first error / worst array | Warp s | mlwarp s |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
+
+
+def _seconds(result: dict) -> str:
+    return f"{result['seconds']:.1f}" if result.get("seconds") is not None else "-"
 
 
 def _default_examples_root(warp_python: str) -> pathlib.Path:

@@ -54,6 +54,9 @@ class TileOp:
     adjoint: Callable | None  # TileAdjoints method (reverse_builder, op, mapping, adj); None: refused
     spreads: bool = False  # its lowering is linalg ops, copies, tile-write nests, element reads: CUDA's block lanes
     per_lane: bool = False  # one element read or written: warp-cpu-block-lanes runs it in each lane's loop
+    # spreads only while its results are unread (tile_atomic_add: the previous values it returns are a loop nest
+    # carrying a tensor, which one lane runs)
+    spreads_unread: bool = False
 
     @property
     def definition(self) -> OpDef:
@@ -151,7 +154,7 @@ OPS = (
     TileOp("tile_store", Memory.lower_tile_store, Memory.lower_tile_store_composite, Adjoint.adjoint_tile_store,
            spreads=True),
     TileOp("tile_atomic_add", Memory.lower_tile_atomic_add, Memory.lower_tile_atomic_add_composite,
-           Adjoint.adjoint_tile_atomic_add, spreads=True),
+           Adjoint.adjoint_tile_atomic_add, spreads=True, spreads_unread=True),
     TileOp("tile_load_indexed", Memory.lower_tile_load_indexed, Memory.lower_tile_load_indexed_composite,
            Adjoint.adjoint_tile_load_indexed),
     TileOp("tile_store_indexed", Memory.lower_tile_store_indexed, Memory.lower_tile_store_indexed_composite,

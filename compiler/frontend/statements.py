@@ -112,6 +112,10 @@ class StatementEmitter:
         else:
             with slots.slot_target(self, t) as slot:
                 current = self.expr(t)
+            element = current.type.dtype if tiles.is_tile(current) else current.type if tile_target else None
+            if opname in ("bit_and", "bit_or", "bit_xor") and element is not None and wt.is_struct(element):
+                raise self.error(node, "Tile bitwise inplace operators do not support Warp struct tile elements",
+                                 CompileTypeError)  # (Warp's message)
             result = self.binop(node, opname, current, self.expr(node.value))
             slots.refuse_slot_adjoint(self, node, slot, opname, result)
             self.assign(t, result, augmented=True)

@@ -34,7 +34,13 @@ def full(em, node, name, args) -> Var:
         if v.literal is None and is_tile_element(v.type):
             dtype = v.type  # Warp: the value's type when no dtype is given
     t = ft.TileT(dtype, shape)
-    fill = scalar_arg(em, value, dtype, name)
+    if wt.is_struct(dtype) and name == "tile_ones":
+        raise em.error(node, "tile_ones() does not support Warp struct dtypes; use tile_full() with an explicit value",
+                       CompileTypeError)
+    if wt.is_struct(dtype) and name in FILLS:  # tile_zeros / tile_empty: every field zero
+        fill = wc.construct(ft.to_mlir(dtype), [])
+    else:
+        fill = scalar_arg(em, value, dtype, name)
     return Var(wb.create("tile_full", fill, results=[ft.to_mlir(t)]).result, t)
 
 def arange(em, node, name=None, args=None) -> Var:
@@ -189,10 +195,10 @@ def tile_untile(em, node, name, args=None) -> Var:
     v = em.expr(node.args[0])
     if not is_tile_element(v.type):
         raise em.error(node, f"wp.tile(): {HOLDS}, got {ft.name(v.type)}", CompileTypeError)
-    if (wt.is_scalar(v.type) or preserve) and width == 1:
+    whole = wt.is_scalar(v.type) or wt.is_struct(v.type) or preserve  # one element per lane (no components)
+    if whole and width == 1:
         t = ft.TileT(v.type, (1,))
         return Var(wb.create("tile_full", v.value, results=[ft.to_mlir(t)]).result, t)
-    whole = wt.is_scalar(v.type) or preserve
     scalar = v.type if whole else v.type._wp_scalar_type_
     dims = () if whole else tuple(v.type._shape_)
     t = ft.TileT(scalar, dims + (width,))

@@ -31,7 +31,7 @@ def load(em, node, name, args) -> Var:
     return Var(wb.create("tile_load", arr.value, offsets, results=[ft.to_mlir(t)]).result, t)
 
 def store(em, node, name, args) -> None:
-    """tile_store, or tile_atomic_add (the same checks, an atomic add)."""
+    """tile_store, or tile_atomic_add (the same checks, an atomic add that returns the tile of previous values)."""
     arr = array_arg(em, args["a"], name)
     t = tile_arg(em, args["t"], name, "t")
     if t.type.dtype is not arr.type.dtype:
@@ -44,8 +44,9 @@ def store(em, node, name, args) -> None:
     if name == "tile_atomic_add":
         check_atomic_dtype(em, node, t.type.dtype, name)
     offsets = offsets_arg(em, args["offset"], arr.type.ndim, name)
-    wb.create(name, arr.value, t.value, offsets)
-    return None
+    op = wb.create(name, arr.value, t.value, offsets)
+    # tile_atomic_add's result: the array's elements before the add (Warp 1.19)
+    return Var(op.results[0], t.type) if name == "tile_atomic_add" else None
 
 ATOMIC_SCALARS = (wt.int32, wt.uint32, wt.int64, wt.uint64, wt.float16, wt.bfloat16, wt.float32, wt.float64)
 
@@ -78,10 +79,11 @@ def indexed(em, node, name, args):
                              f"{indices.type.shape[0]} (the indices) along axis {axis}", CompileTypeError)
     if name == "tile_atomic_add_indexed":
         check_atomic_dtype(em, node, t.type.dtype, name)
-    wb.create("tile_store_indexed", arr.value, indices.value, t.value, offsets,
-              attributes={"axis": ir.IntegerAttr.get(i64, axis),
-                          "atomic": ir.IntegerAttr.get(i64, int(name == "tile_atomic_add_indexed"))})
-    return None
+    op = wb.create("tile_store_indexed", arr.value, indices.value, t.value, offsets,
+                   attributes={"axis": ir.IntegerAttr.get(i64, axis),
+                               "atomic": ir.IntegerAttr.get(i64, int(name == "tile_atomic_add_indexed"))})
+    # tile_atomic_add_indexed's result: the elements before the add (Warp 1.19)
+    return Var(op.results[0], t.type) if name == "tile_atomic_add_indexed" else None
 
 def scatter(em, node, name, args=None):
     """wp.tile_scatter_add(a, i, ..., value, has_value, atomic=True) / wp.tile_scatter_masked(a, i, ..., value,
@@ -149,7 +151,10 @@ def scatter(em, node, name, args=None):
 
 
 def check_atomic_dtype(em, node, dtype, name) -> None:
-    """Warp's rule for tile atomics: the scalars with a CUDA atomicAdd (not bool or 8/16-bit ints)."""
+    """Warp's rule for tile atomics: the scalars with a CUDA atomicAdd (not bool or 8/16-bit ints); structs (their
+    fields of such types added, the others left as they are)."""
+    if wt.is_struct(dtype):
+        return
     scalar = getattr(dtype, "_wp_scalar_type_", dtype)
     if scalar not in ATOMIC_SCALARS:
         raise em.error(node, f"{name}() only supports tiles with [u]int32, [u]int64, float16, bfloat16, float32, or "

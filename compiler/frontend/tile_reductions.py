@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import math
 
 from mlir import ir
@@ -37,6 +38,12 @@ def reduce(em, node, name, args) -> Var:
                                  f"wp.max, wp.min, got {getattr(op, '__name__', op)!r}", CompileError)
     else:
         kind = REDUCTIONS[name]
+    if wt.is_struct(a.type.dtype) and name == "tile_reduce":  # (Warp's message: no struct overload of wp.min, ...)
+        raise em.error(node, f"tile_reduce() operator {kind} has no overload accepting Warp struct tile element type "
+                             f"{ft.name(a.type.dtype)}", CompileTypeError)
+    if wt.is_struct(a.type.dtype):  # (Warp adds structs field by field in tile_sum: not built, see docs/tiles.md)
+        raise em.error(node, f"{name}() of Warp struct tile elements is not supported by mlwarp (tile_reduce with a "
+                             f"@wp.func is)", CompileTypeError)
     # Warp's max and min of two vectors are component-wise; no product of two vectors, nor max of matrices
     if wt.is_composite(a.type.dtype) and (kind == "mul" or kind in ("max", "min", "argmax", "argmin") and
                                           wt.composite_kind(a.type.dtype) != "vec"):
@@ -122,17 +129,22 @@ def reduce_with_function(em, node, fn_node, a: Var, axis_node) -> Var:
         i = arith.IndexCastOp(i32, loop.induction_variable).result
         folded = map_function(em, node, fn_node, [Var(loop.inner_iter_args[0], row_t), Var(row(i), row_t)], (cols,))
         if folded.type != row_t:
-            raise em.error(node, f"wp.tile_reduce(): the @wp.func returns {ft.name(folded.type.dtype)}, the tile holds "
-                                 f"{ft.name(dtype)}", CompileTypeError)
+            raise em.error(node, _bad_return(fn_node, dtype, folded.type.dtype), CompileTypeError)
         scf.YieldOp([folded.value])
     return Var(loop.results[0], row_t)
+
+def _bad_return(fn_node, dtype, returned) -> str:
+    """Warp's message for a tile_reduce function whose result is not the tile's element type."""
+    name = ast.unparse(fn_node) if isinstance(fn_node, ast.AST) else getattr(fn_node, "__name__", fn_node)
+    return (f"tile_reduce() operator {name} must return the tile element type {ft.name(dtype)}, got "
+            f"{ft.name(returned)}")
+
 
 def call_on(em, node, fn_node, values: list, dtype) -> Var:
     """The @wp.func at `fn_node` called on `values` (Vars) at the insertion point; its result must be a `dtype`."""
     out = call_bound(em, node, fn_node, values)
     if not isinstance(out, Var) or out.type != dtype:
-        raise em.error(node, f"wp.tile_reduce(): the @wp.func returns {ft.name(getattr(out, 'type', out))}, the tile "
-                             f"holds {ft.name(dtype)}", CompileTypeError)
+        raise em.error(node, _bad_return(fn_node, dtype, getattr(out, "type", out)), CompileTypeError)
     return out
 
 def tile_map(em, node, name=None, args=None) -> Var:

@@ -39,7 +39,8 @@ _FOLDS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: la
           ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
 
 MAX_TILE_ELEMENTS = 1 << 20  # 4 MiB of float32 per tile, on the thread's stack
-HOLDS = "mlwarp's tiles hold scalars (int, float, bool types) and vectors, matrices, quaternions and transforms of them"
+HOLDS = ("mlwarp's tiles hold scalars (int, float, bool types), vectors, matrices, quaternions and transforms of them, "
+         "and structs")
 
 
 def is_tile(v) -> bool:
@@ -211,8 +212,8 @@ def dtype_arg(em, node, name: str, default):
 
 
 def is_tile_element(t) -> bool:
-    """What a tile can hold here: scalars, and vectors, matrices, quaternions and transforms of them."""
-    if wt.is_scalar(t):
+    """What a tile can hold here: scalars, vectors, matrices, quaternions and transforms of them, and structs."""
+    if wt.is_scalar(t) or wt.is_struct(t):
         return True
     return wt.composite_kind(t) in ("vec", "mat", "quat", "transform") and is_tile_element(t._wp_scalar_type_)
 

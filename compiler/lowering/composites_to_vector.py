@@ -19,7 +19,7 @@ bridges the two, and becomes an identity cast that reconcile-unrealized-casts re
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, memref
 
 from mlwarp.core import types as wt
 
@@ -33,7 +33,8 @@ from ..passes import registry
 from ..passes.registry import PassError
 from ..passes.ir_walk import ops_named
 
-_COMPOSITE_OPS = {"warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set"}
+_COMPOSITE_OPS = {"warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set",
+                  "warp.struct_bytes", "warp.struct_of_bytes"}
 _MEMORY_OPS = {"warp.load", "warp.store", "warp.atomic"}
 _TABLE_OPS = {n[len("warp."):] for n in _COMPOSITE_OPS | _MEMORY_OPS}  # lowered through their named views
 
@@ -91,6 +92,42 @@ def from_storage(value: ir.Value, t: ir.Type) -> ir.Value:
     return vm.from_elements([llvm.extractvalue(e, value, [k]) for k in range(c.length)], e).value
 
 
+def through_memory(value: ir.Value, stored: ir.Type, loaded: ir.Type, slot: ir.Value) -> ir.Value:
+    """`value` (of LLVM type `stored`) read back as `loaded` through the stack slot `slot`: a struct's C layout as
+    its bytes or back (LLVM has no bitcast of aggregates)."""
+    llvm.store(value, slot, alignment=16)
+    return llvm.load(loaded, slot, alignment=16)
+
+
+def function_slot(op, size: int, slots: dict) -> ir.Value:
+    """A pointer to `size` bytes of stack for op's function: a `memref.alloca` at its top (warp-cpu-entry keeps such
+    buffers out of the thread loop; an llvm.alloca there would take new stack each thread), one per function and
+    size, reused by every conversion (each stores then loads at once). A dynamic alloca freed by stackrestore
+    would not do: LLVM may move the load after the restore, past the next conversion's store."""
+    f = op.parent
+    while f.name not in ("func.func", "gpu.func"):
+        f = f.parent
+    for (g, n), buffer in slots.items():
+        if g == f and n == size:
+            break
+    else:
+        with ir.InsertionPoint.at_block_begin(f.regions[0].blocks[0]), op.location:
+            i8 = ir.IntegerType.get_signless(8)
+            buffer = memref.AllocaOp(ir.MemRefType.get([size], i8), [], [],
+                                     alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 16)).result
+        slots[(f, size)] = buffer
+    i64 = ir.IntegerType.get_signless(64)
+    address = arith.IndexCastOp(i64, memref.ExtractAlignedPointerAsIndexOp(buffer).result).result
+    return llvm.inttoptr(ir.Type.parse("!llvm.ptr"), address)
+
+
+def _has_atomic_add(t: ir.Type) -> bool:
+    """A scalar with an atomic add (CUDA's atomicAdd types, Warp's rule for tile atomics): floats, 32/64-bit ints."""
+    if isinstance(t, ir.FloatType):
+        return True
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width in (32, 64)
+
+
 def warp_type(t: ir.Type):
     """The Warp type behind a (not yet lowered) MLIR type, to pick a builtin's overload."""
     from mlwarp.core.vector import matrix, quaternion, transformation, vector
@@ -133,6 +170,7 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
             elif op.name in builtin_names and not _involves_composite(op):
                 continue
             work.append((op, [v.type for v in op.operands], [r.type for r in op.results]))
+        self.slots = {}  # (function, size) -> its stack slot for struct <-> bytes (function_slot)
         with ir.Location.unknown():
             self.convert_signatures(module)
             self.convert_values(module)
@@ -207,6 +245,12 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
             return self.extract(w.aggregate, old(w.aggregate), w.indices, old(w.element))
         if name == "insert":
             return self.insert(w.aggregate, old(w.aggregate), w.element, old(w.element), w.indices)
+        if name in ("struct_bytes", "struct_of_bytes"):
+            struct, raw = storage_type(old(w.aggregate)), w.bytes.type
+            slot = function_slot(op, ir.VectorType(raw).shape[0], self.slots)
+            if name == "struct_bytes":
+                return through_memory(w.aggregate, struct, raw, slot)
+            return through_memory(w.bytes, raw, struct, slot)
         k, c = w.field, wc.composite(old(w.aggregate))
         if name == "struct_get":
             field = from_storage(llvm.extractvalue(storage_type(c.fields[k]), w.aggregate, [k]), c.fields[k])
@@ -318,11 +362,39 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
         return self.atomic(w.kind, ptr, w.value, c)
 
 
+    def struct_atomic(self, kind, ptr, value, c, lower_atomic):
+        """Field by field (Warp's tile_atomic_add of structs, and a struct tile_load's adjoint): a field whose
+        scalars have an atomic add (32/64-bit ints, floats; vectors and matrices of them, structs recursively) is
+        updated atomically; the others (bool, 8/16-bit ints, arrays) stay as they are. Returns the old struct (the
+        others' values read)."""
+        if kind not in ("add", "sub"):
+            raise PassError(f"atomic {kind} of a struct is not supported (only add and sub, field by field)")
+        struct_t = storage_type(wc.struct_type(c.name, c.fields))
+        old = llvm.mlir_undef(struct_t)
+        for k, f in enumerate(c.fields):
+            field_ptr = llvm.getelementptr(ir.Type.parse("!llvm.ptr"), ptr, [], [0, k], struct_t, no_wrap_flags=0)
+            stored = llvm.extractvalue(storage_type(f), value, [k])
+            fc = wc.composite(f)
+            if fc is not None and fc.kind == "struct":
+                before = self.struct_atomic(kind, field_ptr, stored, fc, lower_atomic)
+            elif _has_atomic_add(fc.dtype if fc is not None else f):
+                if fc is None:
+                    before = lower_atomic(kind, field_ptr, stored)
+                    before = before.value if isinstance(before, V) else before
+                else:
+                    before = self.atomic(kind, field_ptr, from_storage(stored, f), fc)
+                    before = to_storage(before.value if isinstance(before, V) else before, f)
+            else:
+                before = llvm.load(storage_type(f), field_ptr)
+            old = llvm.insertvalue(old, before, [k])
+        return old
+
     def atomic(self, kind, ptr, value, c):
         """Component-wise atomic add/sub; returns the old value, as Warp does."""
-        if c.kind == "struct":
-            raise PassError("atomic operations on structs are not supported")
         from .arrays_to_llvm import lower_atomic
+
+        if c.kind == "struct":
+            return self.struct_atomic(kind, ptr, value, c, lower_atomic)
 
         e = signless(c.dtype)
         size = (e.width if isinstance(e, ir.IntegerType) else ir.FloatType(e).width) // 8

@@ -30,11 +30,16 @@ def element_of(t: ir.Type):
     dtype, shape = tile_params(t)
     return shape, dtype, wc.composite(dtype)
 
+def is_struct(c) -> bool:
+    """Whether a tile's element composite is a struct: one opaque element of the tensor (its fields differ in
+    type), which warp-struct-tiles-as-bytes makes the struct's bytes before bufferization."""
+    return c is not None and c.kind == "struct"
+
 def tensor_type(t: ir.Type) -> ir.RankedTensorType:
     """A tile of scalars: a tensor of its shape; of vectors, matrices or quaternions: their components as the
-    tensor's trailing dimensions (a tile of 4 vec3f is tensor<4x3xf32>)."""
+    tensor's trailing dimensions (a tile of 4 vec3f is tensor<4x3xf32>); of structs: a tensor of structs."""
     shape, dtype, c = element_of(t)
-    if c is not None:
+    if c is not None and not is_struct(c):
         return ir.RankedTensorType.get(list(shape) + list(c.shape), c.dtype)
     return ir.RankedTensorType.get(list(shape), dtype)
 
@@ -218,7 +223,7 @@ class TileLowering:
     def element(self, tensor, tile_t, ivs) -> ir.Value:
         """The element at `ivs` (index values) of a tile tensor: a scalar, or a composite built of its components."""
         _, dtype, c = element_of(tile_t)
-        if c is None:
+        if c is None or is_struct(c):
             return self.tensor.ExtractOp(tensor, list(ivs)).result
         parts = [self.tensor.ExtractOp(tensor, list(ivs) + [index_const(k) for k in p]).result for p in component_indices(c)]
         return wc.construct(dtype, parts)
@@ -231,7 +236,7 @@ class TileLowering:
 
         def body(ivs):
             value = element_at(ivs[:rank])
-            if c is None:
+            if c is None or is_struct(c):
                 return value
             return wc.extract(value, [as_i32(iv) for iv in ivs[rank:]], c.dtype)
 

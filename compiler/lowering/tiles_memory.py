@@ -9,9 +9,14 @@ from mlir.dialects import arith, scf, vector
 from ..dialects import llvm
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
-from .tile_lowering import (ROW_VECTOR_MAX, TileLowering, as_i32, constant_of, element_bytes, element_of, for_loop,
-                            index_const, inside_array, is_vector_element, load_or_zero, loop_nest, mark_write,
-                            tensor_type, zero_of)
+from .tile_lowering import (ROW_VECTOR_MAX, TileLowering, as_i32, component_indices, constant_of, element_bytes,
+                            element_of, for_loop, index_const, inside_array, is_struct, is_vector_element,
+                            load_or_zero, loop_nest, mark_write, tensor_type, zero_of)
+
+
+def _read(op) -> bool:
+    """Whether anything reads the op's results (tile_atomic_add's previous values)."""
+    return any(True for r in op.results for _ in r.uses)
 
 
 class MemoryLowering(TileLowering):
@@ -50,7 +55,57 @@ class MemoryLowering(TileLowering):
         return self._store_like(op, lambda arr, v, pos: wb.store(arr, v, pos))
 
     def lower_tile_atomic_add_composite(self, op):
+        if _read(op):
+            return [self._atomic_add_previous(op)]
         return self._store_like(op, lambda arr, v, pos: wb.atomic("add", arr, v, pos))
+
+    def _atomic_add_previous(self, op) -> ir.Value:
+        """tile_atomic_add whose result is read: the nest's loops carry the tile of the values each atomic
+        returned (zero past the array's upper extent, where nothing is added). Not a write nest (TILE_WRITE_ATTR):
+        a loop carrying a tensor is one lane's (the tile table's `spreads_unread`)."""
+        arr, tile, offsets = op.array, op.tile, list(op.offsets)
+        tile_t = self.operand_types[1]
+
+        def previous(ivs):
+            positions = [arith.AddIOp(as_i32(iv), off).result for iv, off in zip(ivs, offsets)]
+            return inside_array(arr, positions), positions, \
+                lambda: wb.atomic("add", arr, self.element(tile, tile_t, ivs), positions)
+
+        return self._previous_nest(tile_t, previous)
+
+    @staticmethod
+    def _load_then_store(arr, value, positions) -> ir.Value:
+        old = wb.load(arr, positions)
+        wb.store(arr, value, positions)
+        return old
+
+    def _previous_nest(self, tile_t, previous) -> ir.Value:
+        """A loop nest over the tile carrying the tile of what each element's write returns: `previous(ivs)` gives
+        (whether the element is written, its array position, the write returning the old value); zero where
+        nothing is written."""
+        shape, dtype, c = element_of(tile_t)
+        result = tensor_type(tile_t)
+        whole = c is None or is_struct(c)  # one element of the tensor
+        components = [()] if whole else component_indices(c)
+
+        def nest(ivs, carried):
+            if len(ivs) < len(shape):
+                return for_loop(index_const(0), index_const(shape[len(ivs)]), [carried],
+                                lambda iv, inner: nest([*ivs, iv], inner[0]))
+            inside, _, write = previous(ivs)
+            branch = scf.IfOp(inside, [dtype], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([write()])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([wc.construct(dtype, []) if c is not None else zero_of(dtype)])
+            old = branch.results[0]
+            for k in components:
+                part = old if whole else wc.extract(old, [as_i32(index_const(j)) for j in k], c.dtype)
+                carried = self.tensor.InsertOp(part, carried, [*ivs, *(index_const(j) for j in k)]).result
+            return [carried]
+
+        empty = self.tensor.EmptyOp(list(result.shape), result.element_type).result
+        return nest([], empty)[0]
 
     def lower_tile_load(self, op):
         arr, offsets = op.array, list(op.offsets)
@@ -176,6 +231,12 @@ class MemoryLowering(TileLowering):
         arr, indices, tile, offsets = op.array, op.indices, op.tile, list(op.offsets)
         tile_t = self.operand_types[2]
         atomic = ir.IntegerAttr(op.attributes["atomic"]).value
+        if _read(op):  # tile_atomic_add_indexed's previous values
+            def previous(ivs):
+                positions, inside = self._indexed_positions(op, indices, offsets, ivs)
+                return inside, positions, lambda: wb.atomic("add", arr, self.element(tile, tile_t, ivs), positions) \
+                    if atomic else self._load_then_store(arr, self.element(tile, tile_t, ivs), positions)
+            return [self._previous_nest(tile_t, previous)]
 
         def store(ivs):
             positions, inside = self._indexed_positions(op, indices, offsets, ivs)
@@ -194,6 +255,8 @@ class MemoryLowering(TileLowering):
     lower_tile_store_indexed_composite = lower_tile_store_indexed
 
     def lower_tile_atomic_add(self, op):
+        if _read(op):
+            return [self._atomic_add_previous(op)]
         arr, tile, offsets = op.array, op.tile, list(op.offsets)
         made = []
 

@@ -22,6 +22,8 @@ class ReductionLowering(TileLowering):
             raise PassError(f"tile_{kind} of tiles of vectors or matrices is not supported yet")
         tile = op.tile
         shape, _, c = element_of(self.operand_types[0])
+        if c.kind == "struct":  # (a struct tile's adjoint summed over a broadcast or an assignment reaches here)
+            raise PassError(f"tile_{kind} of tiles of structs is not supported (Warp adds structs field by field)")
         out = tensor_type(self.result_types[0])  # (the reduced tile's shape, components...)
         if axis >= 0:
             return [self.reduce_axis(tile, kind, axis, out)]

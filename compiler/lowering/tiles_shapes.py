@@ -8,7 +8,7 @@ from mlir.dialects import arith, scf
 
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
-from .tile_lowering import (TileLowering, affine_map, affine_maps, clone_into, component_indices, element_of,
+from .tile_lowering import (TileLowering, affine_map, affine_maps, clone_into, component_indices, element_of, is_struct,
                             for_loop, index_const, parallel_iterators, ravel_index, tensor_type, unravel_index,
                             view_positions, wrapped_index)
 
@@ -26,6 +26,8 @@ class ShapeLowering(TileLowering):
         tile, value, indices = op.tile, op.value, list(op.indices)
         idx = [arith.IndexCastOp(ir.IndexType.get(), i).result for i in indices]
         c = element_of(self.operand_types[0])[2]
+        if is_struct(c):  # one opaque element
+            return [self.tensor.InsertOp(value, tile, idx).result]
         out = tile
         for p in component_indices(c):
             part = wc.extract(value, [arith.ConstantOp(ir.IntegerType.get_signless(32), k).result for k in p], c.dtype)

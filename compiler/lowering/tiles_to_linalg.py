@@ -48,6 +48,18 @@ ONE_LANE_ATTR = "warp.one_lane_tiles"
 COOPERATIVE_TILE_OPS = frozenset(op.name for op in TILE_OPS.values() if op.spreads)
 
 
+def _one_lane_name(op) -> str | None:
+    """What to call `op` if its lowering assumes one lane per block (ONE_LANE_ATTR), else None."""
+    name = op.name[len("warp."):]
+    if not op.name.startswith("warp.tile_"):
+        return None
+    if name not in COOPERATIVE_TILE_OPS:
+        return name
+    if TILE_OPS[name].spreads_unread and any(True for r in op.results for _ in r.uses):
+        return f"{name}'s result"
+    return None
+
+
 def _has_tiles(op) -> bool:
     return any(is_tile_type(v.type) for v in list(op.operands) + list(op.results))
 
@@ -104,8 +116,7 @@ class ConvertTilesToLinalg(registry.ConvertTilesToLinalg):
                 raise PassError(f"function '{ir.StringAttr(f.attributes['sym_name']).value}' takes or returns a "
                                 f"tile: inline it first (warp-inline)")
         signatures = [([v.type for v in op.operands], [r.type for r in op.results]) for op in ops]
-        one_lane = next((op.name[len("warp."):] for op in ops if op.name.startswith("warp.tile_")
-                         and op.name[len("warp."):] not in COOPERATIVE_TILE_OPS), None)
+        one_lane = next((_one_lane_name(op) for op in ops if _one_lane_name(op) is not None), None)
         if one_lane is not None and ONE_LANE_ATTR not in module.attributes:
             module.attributes[ONE_LANE_ATTR] = ir.StringAttr.get(one_lane)
         with module.location:

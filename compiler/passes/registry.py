@@ -277,6 +277,20 @@ class GradCalls(Pass):
                    "sweep with the results' adjoints seeded to ones (or f's @wp.func_grad adjoint)")
 
 
+class CarryTileBuffers(Pass):
+    name = "warp-carry-tile-buffers"
+    implementation = "mlwarp.compiler.passes.carry_tile_buffers"
+    description = ("A loop that hands a new tile buffer to its next iteration copies it into the buffer it carries: "
+                   "no heap buffer per iteration")
+
+
+class StructTilesAsBytes(Pass):
+    name = "warp-struct-tiles-as-bytes"
+    implementation = "mlwarp.compiler.passes.struct_tiles_as_bytes"
+    description = ("Tiles of structs (tensors of !warp.struct) become tensors of the structs' bytes, vector<K x i8>, "
+                   "before bufferization")
+
+
 class HoistTileBuffers(Pass):
     name = "warp-hoist-tile-buffers"
     implementation = "mlwarp.compiler.passes.hoist_tile_buffers"
@@ -341,7 +355,7 @@ DECLARED: dict[str, type] = {cls.name: cls for cls in (
     Autodiff,
     Bf16AsI16, Bf16RoundEachOp, BoundsCheck, CpuBlockLanes, CpuEntry, CpuInterchangeLoops, CpuKeepVectors,
     PrivatizeAtomics, PrivatizeScatter, CpuSerialCopy, CpuVectorMath, VectorizeTileMatmul, WarpCse, ExpandGeometry,
-    EraseFusedProducers, GpuCooperativeTiles, GpuKernel, GradCalls, HoistTileBuffers, Inline, Jvp, StreamTileReductions,
+    EraseFusedProducers, GpuCooperativeTiles, GpuKernel, GradCalls, CarryTileBuffers, HoistTileBuffers, StructTilesAsBytes, Inline, Jvp, StreamTileReductions,
     StripAsserts, TagFusionProducers, UnrollLoops)}
 
 # name -> (module, class name) of each pass's implementation

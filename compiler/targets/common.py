@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from ..passes.registry import (Autodiff, BoundsCheck, ConvertTilesToLinalg, EraseFusedProducers, ExpandGeometry, GradCalls,
-                               HoistTileBuffers, Inline, Jvp, StreamTileReductions, StripAsserts, TagFusionProducers,
-                               UnrollLoops)
+from ..passes.registry import (Autodiff, BoundsCheck, CarryTileBuffers, ConvertTilesToLinalg, EraseFusedProducers,
+                               ExpandGeometry, GradCalls, HoistTileBuffers, Inline, Jvp, StreamTileReductions,
+                               StripAsserts, StructTilesAsBytes, TagFusionProducers, UnrollLoops)
 
 DEFAULT_CUDA_ARCH = 90
 
@@ -39,8 +39,9 @@ TILES_ATTR = "warp.tiles"  # on a module whose kernels make tiles (frontend/tile
 # Tiles: tensors and linalg, bufferized into stack buffers (a tile of a loop's body hoisted out of the loop, an
 # accumulator updated in place), linalg as loops (both targets: a CUDA thread's tiles are its local memory)
 TILES = (StreamTileReductions(), ConvertTilesToLinalg(), TagFusionProducers(), "linalg-fuse-elementwise-ops",
-         EraseFusedProducers(),
+         EraseFusedProducers(), StructTilesAsBytes(),
          "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops=true}",
+         CarryTileBuffers(),
          "func.func(buffer-hoisting)", "func.func(buffer-loop-hoisting)",
          "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4194304})", HoistTileBuffers(),
          "convert-linalg-to-loops")

@@ -99,8 +99,9 @@ def test_errors():
         wp.tile_store(out, wp.tile_reduce(wp.sin, wp.tile_load(values, shape=4)))
 
     out = wp.zeros(4, dtype=float)
-    with pytest.raises(wp.errors.CompileTypeError, match=r"wp\.tile_reduce\(\): the @wp\.func returns int32, the "
-                                                         r"tile holds float32"):
+    # Warp's message
+    with pytest.raises(wp.errors.CompileTypeError, match=r"tile_reduce\(\) operator to_int must return the tile "
+                                                         r"element type float32, got int32"):
         wp.launch_tiled(wrong_type, dim=[1], inputs=[wp.zeros(4, dtype=float), out], block_dim=1)
     with pytest.raises(wp.errors.CompileTypeError, match=r"wp\.tile_reduce\(\) with a @wp\.func along an axis takes "
                                                          r"a 1-d or 2-d tile here"):

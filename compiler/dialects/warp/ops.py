@@ -107,6 +107,11 @@ OPS = [
           (Operand("aggregate", Base("warp.struct")),), (Result("element", ANY),),
           (Attr("field", AttrBase("#builtin.integer")),),
           checks=(StructField("field", "aggregate", "element"),), effect=PURE),
+    # a tile of structs is a tensor of their bytes (warp-struct-tiles-as-bytes: MLIR's buffers hold no struct)
+    OpDef("struct_bytes", "the struct's bytes in its C layout, a vector<K x i8> of its storage size",
+          (Operand("aggregate", Base("warp.struct")),), (Result("bytes", ANY),), effect=PURE),
+    OpDef("struct_of_bytes", "the struct whose C layout the bytes (vector<K x i8>) hold",
+          (Operand("bytes", ANY),), (Result("aggregate", Base("warp.struct")),), effect=PURE),
     OpDef("struct_set", "the struct with field {field = k} replaced",
           (Operand("aggregate", Var("S", Base("warp.struct"))), Operand("element", ANY)),
           (Result("updated", Var("S", Base("warp.struct"))),),
@@ -131,8 +136,9 @@ OPS += [
           checks=(PerDimension("offsets", "array"), AxisOf("axis", "array"), TileRank("indices", 1, 1),
                   TileShapes("indexed", ("array", "indices", "tile"))), effect=READ),
     OpDef("tile_store_indexed", "tile_store scattering along {axis = k} through the indices (outside: skipped); "
-          "{atomic = 1} adds atomically (tile_atomic_add_indexed)",
-          (ARRAY_T, Operand("indices", Tile(I32)), Operand("tile", TILE_T), OFFSETS), (),
+          "{atomic = 1} adds atomically (tile_atomic_add_indexed); the array's elements before (zero where skipped)",
+          (ARRAY_T, Operand("indices", Tile(I32)), Operand("tile", Var("TT", TILE_T)), OFFSETS),
+          (Result("previous", Var("TT", TILE_T)),),
           (Attr("axis", AttrBase("#builtin.integer")), Attr("atomic", AttrBase("#builtin.integer"))),
           checks=(PerDimension("offsets", "array"), AxisOf("axis", "array"), InRange("atomic", 0, 1),
                   TileRank("indices", 1, 1), TileShapes("indexed", ("array", "indices", "tile")))),
@@ -234,7 +240,8 @@ OPS += [
           "tile_broadcast's adjoint)", (Operand("tile", TILE_T),), (Result("summed", TILE_T),),
           checks=(TileShapes("sum_to", ("tile", "summed")),), effect=PURE),
     OpDef("tile_atomic_add", "adds the tile into the array at `offsets` (atomically; elements past the array's upper "
-          "extent skipped)", (ARRAY_T, Operand("tile", TILE_T), OFFSETS),
+          "extent skipped); the array's elements before the add (zero where skipped)",
+          (ARRAY_T, Operand("tile", Var("TT", TILE_T)), OFFSETS), (Result("previous", Var("TT", TILE_T)),),
           checks=(PerDimension("offsets", "array"), TileShapes("array_rank", ("array", "tile")))),
     # Warp's CPU lanes (wp.config.enable_cpu_blocks, a module of `warp.cpu_lanes`): what the frontend emits for
     # the lanes of a block, and warp-cpu-block-lanes turns into loops over them

@@ -400,8 +400,9 @@ class _Lanes:
         only the lane's elements: the others are what the array holds there). Returns the op that now stands where
         `op` stood (the scf.if choosing between the two)."""
         varying = [k for k, v in enumerate(op.operands) if v in self.carriers]
-        results = list(op.results)
         stores = op.name in ("warp.tile_store", "warp.tile_atomic_add")
+        # (a tile_atomic_add's previous values merged from the lanes' runs only when something reads them)
+        results = [r for r in op.results if not stores or any(True for _ in r.uses)]
         if not varying or not (stores or results) or not all(_is_tile_type(r.type) for r in results):
             self.uniform_operands(op, mask)
             return op
@@ -412,7 +413,7 @@ class _Lanes:
             same = self.lanes_agree(values, firsts, mask)
             choice = scf.IfOp(same, [r.type for r in results], has_else=True)
             with ir.InsertionPoint(choice.else_block):
-                scf.YieldOp(self.per_lane(op, mask, stores))
+                scf.YieldOp(self.per_lane(op, mask, stores, results))
             with ir.InsertionPoint(choice.then_block):
                 once = scf.YieldOp(results)
         for r, chosen in zip(results, choice.results):
@@ -440,7 +441,7 @@ class _Lanes:
             scf.YieldOp([arith.AndIOp(loop.inner_iter_args[0], agree).result])
         return loop.results[0]
 
-    def per_lane(self, op, mask, stores) -> list:
+    def per_lane(self, op, mask, stores, results) -> list:
         """`op` once per participating lane on the lane's operands, at the insertion point; its results' elements
         from their owners' runs (the results as values; a store writes only each lane's own elements)."""
         shaped = op.operands[1].type if stores else op.results[0].type
@@ -451,7 +452,7 @@ class _Lanes:
             ir.Operation.create("gpu.yield", operands=[arith.RemSIOp(body.arguments[0], _const(_i32(), self.lanes)).result])
         owner = owners.results[0]
         merged = [wb.create("tile_full", _zero(ir.Type.parse(_tile_parts(r.type)[0])), results=[r.type]).result
-                  for r in op.results]
+                  for r in results]
         loop = scf.ForOp(_index(0), self.active, _index(1), merged)
         with ir.InsertionPoint(loop.body):
             lane = arith.IndexCastOp(_i32(), loop.induction_variable).result

@@ -100,7 +100,8 @@ _DOCS = {
     "tile_from_thread": "tile_from_thread(shape, value, thread_idx, storage='register'): a tile holding lane "
                         "`thread_idx`'s `value` in every element (one lane per block: the value)",
     "tile_atomic_add": "tile_atomic_add(a, t, offset=0): adds tile `t` into array `a` at `offset`, element by "
-                       "element atomically (elements past the array's upper extent skipped)",
+                       "element atomically (elements past the array's upper extent skipped; structs field by "
+                       "field); returns the tile of the elements before the add (zero where skipped)",
     "tile_dot": "tile_dot(a, b): the sum of a[i] * b[i] over two tiles of one shape (wp.dot for vectors, the "
                 "Frobenius product for matrices), a tile of shape (1,)",
     "tile_axpy": "tile_axpy(alpha, src, dest): dest += alpha * src, in place",

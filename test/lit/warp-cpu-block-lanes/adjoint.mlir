@@ -18,7 +18,7 @@ module attributes {warp.cpu_lanes = 4 : i64, warp.tiles} {
     %g = "warp.load"(%arg1, %0#1) : (!warp.array<f32, 1 : i64>, i32) -> f32
     %z = "warp.tile_full"(%zero) : (f32) -> !warp.tile<f32, array<i64: 4>>
     %c = "warp.tile_insert"(%z, %g, %c0_i32) : (!warp.tile<f32, array<i64: 4>>, f32, i32) -> !warp.tile<f32, array<i64: 4>>
-    "warp.tile_atomic_add"(%arg0, %c, %c0_i32) : (!warp.array<f32, 1 : i64>, !warp.tile<f32, array<i64: 4>>, i32) -> ()
+    %previous_unread = "warp.tile_atomic_add"(%arg0, %c, %c0_i32) : (!warp.array<f32, 1 : i64>, !warp.tile<f32, array<i64: 4>>, i32) -> !warp.tile<f32, array<i64: 4>>
     return
   }
 }

@@ -36,7 +36,7 @@ module attributes {warp.cpu_lanes = 4 : i64, warp.tiles} {
     %t = "warp.tile_load"(%arg0, %c0, %c0) : (!warp.array<f32, 2 : i64>, i32, i32) -> !warp.tile<f32, array<i64: 2, 4>>
     %m = "warp.tile_reduce"(%t) {axis = 0 : i64, kind = "max"} : (!warp.tile<f32, array<i64: 2, 4>>) -> !warp.tile<f32, array<i64: 4>>
     "warp.tile_store"(%arg1, %t, %c0, %c0) : (!warp.array<f32, 2 : i64>, !warp.tile<f32, array<i64: 2, 4>>, i32, i32) -> ()
-    "warp.tile_atomic_add"(%arg1, %t, %c0, %c0) : (!warp.array<f32, 2 : i64>, !warp.tile<f32, array<i64: 2, 4>>, i32, i32) -> ()
+    %previous_unread = "warp.tile_atomic_add"(%arg1, %t, %c0, %c0) : (!warp.array<f32, 2 : i64>, !warp.tile<f32, array<i64: 2, 4>>, i32, i32) -> !warp.tile<f32, array<i64: 2, 4>>
     return
   }
 }

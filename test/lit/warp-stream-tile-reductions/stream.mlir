@@ -97,7 +97,7 @@ module attributes {warp.tiles} {
     %1 = "warp.mul"(%0, %c64) : (i32, i32) -> i32
     %t = "warp.tile_load"(%a, %1) : (!warp.array<f32, 1 : i64>, i32) -> !warp.tile<f32, array<i64: 64>>
     %r = "warp.tile_reduce"(%t) {axis = -1 : i64, kind = "add"} : (!warp.tile<f32, array<i64: 64>>) -> !warp.tile<f32, array<i64: 1>>
-    "warp.tile_atomic_add"(%out, %r, %c0) : (!warp.array<f32, 1 : i64>, !warp.tile<f32, array<i64: 1>>, i32) -> ()
+    %previous_unread = "warp.tile_atomic_add"(%out, %r, %c0) : (!warp.array<f32, 1 : i64>, !warp.tile<f32, array<i64: 1>>, i32) -> !warp.tile<f32, array<i64: 1>>
     return
   }
   func.func @max2d(%a: !warp.array<i32, 2 : i64>, %i: i32, %j: i32) -> !warp.tile<i32, array<i64: 1>> {
