@@ -439,6 +439,36 @@ def test_ref_parameter_keeps_its_type_in_warps_words():
         _compile(augmented)
 
 
+@wp.func
+def second_of_row(values: wp.ref[wp.array2d[float]], row_index: int) -> float:
+    alias = values
+    row = alias[row_index]
+    return row[1]
+
+
+@wp.func_grad(second_of_row)
+def adj_second_of_row(values: wp.ref[wp.array2d[float]], row_index: int, adj_ret: float):
+    row = values[row_index]
+    wp.adjoint[values][row_index, 1] += 2.0 * adj_ret + row[0] * 0.0
+
+
+@wp.kernel
+def rows_second(values: wp.array2d[float], out: wp.array[float]):
+    i = wp.tid()
+    out[i] = second_of_row(values, i)
+
+
+def test_custom_gradient_of_a_function_taking_a_ref_array():
+    # a wp.ref of an array is the array: its custom adjoint adds to the array's adjoint (a hand-written rule: 2x)
+    values = wp.array(np.array([[2.0, 3.0], [4.0, 5.0]], dtype=np.float32), ndim=2, requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(rows_second, dim=2, inputs=[values], outputs=[out])
+    tape.backward(grads={out: wp.ones_like(out)})
+    np.testing.assert_array_equal(out.numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal(values.grad.numpy(), [[0.0, 2.0], [0.0, 2.0]])
+
+
 def test_ref_is_not_allowed_in_kernel_signatures():
     def takes_ref(x: wp.ref[wp.float32]):
         pass

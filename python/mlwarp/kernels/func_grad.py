@@ -30,6 +30,7 @@ import types
 from mlwarp.core import types as wt
 from mlwarp.errors import CompileError
 from mlwarp.kernels.func import _annotation_key, _annotations, func as wp_func
+from mlwarp.core.refs import strip_reference
 from mlwarp.core.source import function_source
 
 _counter = itertools.count()
@@ -141,8 +142,9 @@ def _grad_function(primal, adj_func):
                           f"of each of its results, got {len(args)} argument(s)")
     params = [a.arg for a in args[:n]]
     zeros = []
-    arrays = [p for p, a in zip(params, overload.annotations) if wt.is_array(a)]
-    for p, a in zip(params, overload.annotations):
+    annotations = [strip_reference(a) for a in overload.annotations]  # a wp.ref[array] is the array
+    arrays = [p for p, a in zip(params, annotations) if wt.is_array(a)]
+    for p, a in zip(params, annotations):
         ann = ast.unparse(args[params.index(p)].annotation) if args[params.index(p)].annotation else None
         if ann is None:
             raise where(tree, f"argument '{p}' needs a type annotation")
@@ -151,7 +153,7 @@ def _grad_function(primal, adj_func):
             continue
         call = f"{ann}()" if wt.is_composite(a) else f"{ann}(0.0)"
         zeros.append(ast.parse(f"adj__{p} = {call}").body[0])
-    with_adjoint = [p for p, a in zip(params, overload.annotations) if p in arrays and _differentiable(a.dtype)]
+    with_adjoint = [p for p, a in zip(params, annotations) if p in arrays and _differentiable(a.dtype)]
     body = [_Rewrite(adj_func, params, where, set(arrays) - set(with_adjoint), with_adjoint).visit(s)
             for s in tree.body]
     result = ", ".join(f"adj__{p}" for p in params if p not in arrays)
