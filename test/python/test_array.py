@@ -367,3 +367,12 @@ def test_zeros_takes_warps_older_spellings():
         wp.zeros(3, bogus=1)
     with pytest.raises(ValueError, match="^retain_grad=True requires requires_grad=True$"):
         wp.zeros(3, retain_grad=True)
+
+
+def test_array_over_a_null_pointer_is_refused_unless_empty():
+    # Warp 1.19 builds wp.array(ptr=0, shape=(123,)) and lets kernels and .numpy() read address 0; mlwarp refuses
+    # the non-empty array where it is made (docs/robustness.md: nothing a user writes may crash the process)
+    with pytest.raises(ValueError, match=r"^Cannot wrap a null pointer in a non-empty array$"):
+        wp.array(ptr=0, shape=(123,), dtype=float, device="cpu")
+    empty = wp.array(ptr=0, shape=(0,), dtype=float, device="cpu")
+    assert empty.shape == (0,) and empty.size == 0
