@@ -202,6 +202,8 @@ class CallEmitter:
         for a in args:
             if isinstance(a.type, ft.ArrayT):
                 raise self.error(node, f"'{name}' does not take arrays", CompileTypeError)
+        if name == "where" and len(args) == 3 and wt.is_struct(args[1].type):
+            return self.where_struct(node, *args)
         targets = converted_arg_types(name, [a.type for a in args])
         args = [a if a.type == t else self.cast(a, t, node) for a, t in zip(args, targets)]
         try:
@@ -210,6 +212,19 @@ class CallEmitter:
             raise self.error(node, kernel_scope_message(name, [a.type for a in args], str(e)),
                              CompileTypeError) from None
         return Var(wb.builtin(name, [a.value for a in args], ft.to_mlir(rt)), rt)
+
+
+    def where_struct(self, node, cond: Var, if_true: Var, if_false: Var) -> Var:
+        """`wp.where(c, a, b)` of two struct values (Warp's `where(bool, Any, Any)`): both already evaluated, the
+        one the condition picks yielded by an scf.if (a struct is no arith.select operand the lowering splits)."""
+        if not (cond.type is wt.bool_ or wt.is_int(cond.type)):
+            raise self.error(node, f"where(cond, a, b): cond must be a bool or an integer, got "
+                                   f"{ft.name(cond.type)}", CompileTypeError)
+        if if_true.type is not if_false.type:
+            raise self.error(node, f"where() true value type ({ft.name(if_true.type)}) must be of the same type as "
+                                   f"the false type ({ft.name(if_false.type)})", CompileTypeError)
+        return self.emit_branches(self.to_bool(cond).value, lambda: if_true, lambda: if_false, node,
+                                  what="wp.where")
 
 
 def kernel_scope_message(name: str, arg_types, message: str) -> str:

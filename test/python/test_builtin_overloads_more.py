@@ -252,3 +252,50 @@ def test_matrix_pos_rot_scale_refused():
 
     _refused(k, "the built-in `wp.types.matrix()` to construct a 4x4 matrix from a 3D position, quaternion, and 3D "
                 "scale vector has been removed in favor of `wp.transform_compose()`.")
+
+
+@wp.struct
+class WhereState:
+    a: float
+    b: wp.vec3
+
+
+@wp.kernel
+def where_of_structs(out: wp.array(dtype=WhereState), flags: wp.array(dtype=int), src: wp.array(dtype=float)):
+    i = wp.tid()
+    x = WhereState()
+    x.a = src[i]
+    y = WhereState()
+    y.a = 2.0 * src[i]
+    y.b = wp.vec3(1.0, 2.0, 3.0)
+    out[i] = wp.where(flags[i] > 0, x, y)
+    z = wp.where(flags[i], y, x)  # an integer condition: nonzero is true
+    out[i].a = out[i].a + z.a * 10.0
+
+
+def test_where_of_struct_values_and_its_gradient():
+    # values recorded from warp-lang 1.19.0 for src = 1: [(12, (1, 2, 3)), (21, (0, 0, 0))]; the gradient by hand:
+    # flag 0 picks y then x (2 + 10), flag 1 picks x then y (1 + 20)
+    src = wp.array([1.0, 1.0], dtype=float, requires_grad=True)
+    out = wp.zeros(2, dtype=WhereState, requires_grad=True)
+    flags = wp.array([0, 1], dtype=int)
+    with wp.Tape() as tape:
+        wp.launch(where_of_structs, 2, inputs=[out, flags, src])
+    result = out.numpy()
+    np.testing.assert_array_equal(result["a"], [12.0, 21.0])
+    np.testing.assert_array_equal(result["b"], [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    seed = np.zeros(2, dtype=result.dtype)
+    seed["a"] = 1.0
+    tape.backward(grads={out: wp.array(seed, dtype=WhereState)})
+    np.testing.assert_array_equal(src.grad.numpy(), [12.0, 21.0])
+
+
+def test_where_of_structs_refuses_mixed_types():
+    @wp.kernel(module="unique")
+    def mixed(out: wp.array(dtype=float)):
+        x = WhereState()
+        out[0] = wp.where(True, x, 1.0).a
+
+    with pytest.raises(wp.CompileTypeError, match=r"where\(\) true value type \(WhereState\) must be of the same type "
+                                                  r"as the false type \(float32\)"):
+        wp.launch(mixed, 1, inputs=[wp.zeros(1)])
