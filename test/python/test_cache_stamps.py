@@ -255,6 +255,23 @@ def test_per_text_computes_once_per_text_across_processes(memo):
     assert calls == [["a"], ["c"], ["d"]]
 
 
+def test_per_text_values_load_as_untracked_bytes_and_return_fresh_copies(memo):
+    # a thousand texts' name lists loaded as lists and tuples made the garbage collector's full collection fall
+    # into a warm first launch; kept as marshal bytes, loading the memo adds no object the collector tracks
+    import gc
+
+    names = [(["wp", "kernel"], (1, 1)), (["float"], (2, 34))]
+    for i in range(50):
+        stamps.per_text("facts", f"text {i}", lambda: names)
+    memo()
+    section = stamps._load("facts")
+    assert len(section) == 50 and not any(gc.is_tracked(v) for v in section.values())
+    first = stamps.per_text("facts", "text 7", lambda: None)
+    assert first == names
+    first[0][0].append("changed")  # a caller's copy: the memo is not changed through it
+    assert stamps.per_text("facts", "text 7", lambda: None) == names
+
+
 def test_per_text_keeps_the_newest_texts(memo, monkeypatch):
     monkeypatch.setattr(stamps, "TEXTS_KEPT", 3)
     for i in range(5):
