@@ -428,6 +428,12 @@ def is_generic(annotation) -> bool:
     return annotation is typing.Any
 
 
+def array_element_type(dtype):
+    """What an array of `dtype` holds in memory and in kernels: a texture class's kernel struct (its
+    `_wp_array_element_`: `wp.array[wp.Texture2D]`), any other type itself."""
+    return getattr(dtype, "_wp_array_element_", None) or dtype
+
+
 def is_array(x) -> bool:
     """An array or an array annotation (`wp.array` and its subclasses carry the `_wp_array_` marker)."""
     return getattr(x if isinstance(x, type) else type(x), "_wp_array_", False) is True

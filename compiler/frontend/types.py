@@ -23,7 +23,7 @@ def from_annotation(annotation):
     if getattr(annotation, "_wp_fixedarray_", False):  # wp.fixedarray(shape, dtype): an array (fixed.py)
         return ArrayT(annotation.dtype, annotation.ndim)
     if wt.is_array(annotation):  # an array of textures holds their kernel structs (texture.py)
-        return ArrayT(getattr(annotation.dtype, "_wp_array_element_", None) or annotation.dtype, annotation.ndim)
+        return ArrayT(wt.array_element_type(annotation.dtype), annotation.ndim)
     return wt.canonical_type(annotation)
 
 

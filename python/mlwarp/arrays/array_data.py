@@ -106,7 +106,7 @@ def _element_shape(wdt) -> tuple:
 def _require_dtype(dtype):
     if dtype is None:
         raise TypeError("array dtype is required here")
-    dtype = getattr(dtype, "_wp_array_element_", None) or dtype  # wp.Texture2D: arrays hold its kernel struct
+    dtype = _t.array_element_type(dtype)  # wp.Texture2D: arrays hold its kernel struct
     wdt = _t.canonical_type(dtype)
     if wdt is None:
         raise TypeError(f"Unsupported array dtype {dtype!r}")

@@ -172,11 +172,6 @@ def _host_fingerprint() -> str:
     return platform.machine() + (" ".join(cpu_flags()) or platform.processor())
 
 
-def _element_type(dtype):
-    """What an array of `dtype` holds in a kernel: a texture class's kernel struct (`wp.array[wp.Texture2D]`)."""
-    return getattr(dtype, "_wp_array_element_", None) or dtype
-
-
 def _param_type(kernel_name, func, name, annotation):
     written = annotation
     annotation = resolve_annotation(func, annotation, default=None)
@@ -184,7 +179,7 @@ def _param_type(kernel_name, func, name, annotation):
     if indexed is not None:
         return indexed
     if wt.is_array(annotation) and getattr(annotation, "is_annotation", False):
-        return ArrayParam(_element_type(annotation.dtype), annotation.ndim)
+        return ArrayParam(wt.array_element_type(annotation.dtype), annotation.ndim)
     if generics.is_generic(annotation):
         return annotation  # instantiated per argument types (Kernel.add_overload)
     if is_reference(annotation):
@@ -257,7 +252,7 @@ class Kernel:
         for name, t, template in zip(self.arg_names, arg_types, self.params):
             t = getattr(t, "_wp_indexed_struct_", None) or t  # wp.indexedarray[...]: its struct
             if wt.is_array(t) or isinstance(t, wt.ArrayT):
-                t = ArrayParam(_element_type(t.dtype), t.ndim)
+                t = ArrayParam(wt.array_element_type(t.dtype), t.ndim)
             elif not generics.is_generic(t):
                 t = wt.canonical_type(t) or t
             if generics.is_generic(t):
