@@ -486,6 +486,12 @@ def is_struct(x) -> bool:
     return composite_kind(x) == "struct"
 
 
+def same_struct_layout(a, b) -> bool:
+    """Whether two struct classes are one struct made twice (a reloaded module's, say): same qualified name and
+    the same fields of the same types, so one's values are laid out as the other's."""
+    return is_struct(a) and is_struct(b) and a._wp_key_() == b._wp_key_()
+
+
 def inner_shape(t) -> tuple:
     """The shape one element of dtype `t` adds to a numpy view: (3,) for vec3, (3, 3) for mat33."""
     return tuple(t._shape_) if composite_kind(t) in ("vec", "mat", "quat", "transform") else ()

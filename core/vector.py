@@ -138,13 +138,17 @@ def as_argument(t, value):
     """`value` as a C value of the composite type `t` for a kernel argument (structs pack themselves);
     TypeError when it is not a `t` or a sequence of `t`'s length."""
     if wt.is_struct(t):
-        if type(value) is not t and getattr(value, "_wp_indexed_struct_", None) is not t:  # wp.indexedarray
+        if type(value) is not t and getattr(value, "_wp_indexed_struct_", None) is not t and \
+                not wt.same_struct_layout(type(value), t):  # (a reloaded module's class of the same layout)
             if hasattr(t, "_wp_mismatch_"):  # a wp.indexedarray's kernel struct says it in array terms
                 raise TypeError(t._wp_mismatch_(value))
             if value is None:  # Warp's text
                 raise TypeError(f"expects {t.__name__} but got None")
             raise TypeError(f"expects a struct {t.__name__}, but passed value has type {type(value).__name__}")
-        return value._wp_ctype_value_()
+        c_value = value._wp_ctype_value_()
+        if type(value) is not t and type(c_value) is not t._ctype_:  # the same layout, another class's C type
+            c_value = t._ctype_.from_buffer_copy(c_value)
+        return c_value
     if type(value) is t:
         return value
     if value is not None and not hasattr(value, "__len__") and \

@@ -41,6 +41,17 @@ def test_annotations_are_not_arrays():
     assert not hasattr(wp.array[float], "__dict__")
 
 
+def test_annotation_and_array_members():
+    # Warp's `vars`: an array has `shape` (4 int32 dims) and its data pointer; an indexed array its shape only
+    a = wp.array2d[float]
+    assert a.vars is a.vars  # made once per annotation
+    assert [(k, m.label) for k, m in a.vars.items()] == [("shape", "shape"), ("ptr", "data")]
+    assert a.vars["shape"].type._length_ == 4 and a.vars["shape"].type._wp_scalar_type_ is wp.int32
+    assert a.vars["ptr"].type is wp.uint64
+    assert list(wp.indexedarray[float].vars) == ["shape"]
+    assert list(wp.zeros(3).vars) == ["shape", "ptr"]
+
+
 def test_unions_for_python_scope_signatures():
     a, ia = wp.array[float], wp.indexedarray[wp.float64]
     assert get_origin(a | float) is Union and (a | float).__args__ == (a, float)

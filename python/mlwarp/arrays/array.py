@@ -156,6 +156,11 @@ class array:
         else:
             self.requires_grad = requires_grad
 
+    @property
+    def vars(self) -> dict:
+        """The members a kernel reads of this array (Warp's: `shape`, the data pointer `ptr`)."""
+        return dict(ArrayAnnotation(self.dtype, self.ndim).vars)
+
     # As in Warp, `grad` and `requires_grad` agree: an array has a gradient array exactly when it requires one.
     @property
     def requires_grad(self) -> bool:

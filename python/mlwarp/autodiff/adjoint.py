@@ -88,7 +88,7 @@ def companion_struct(kernel, name, t, primal, given, primal_name):
         return primal.companion(given)
     if getattr(t, "_wp_fabric_", None) is not None:  # wp.fabricarray (or a field without one): no adjoint, as
         return primal  # in Warp; the adjoint kernel only reads its bucket rows
-    if given is not None and type(given) is not t:
+    if given is not None and type(given) is not t and not wt.same_struct_layout(type(given), t):
         raise LaunchError(f"Error launching kernel '{kernel.key}', argument '{name}' expects a struct {t.__name__}, "
                           f"but passed value has type {type(given).__name__}.")
     out = t()

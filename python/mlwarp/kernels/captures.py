@@ -218,5 +218,20 @@ def captured_constants(func, seen=None) -> list:
     return out
 
 
+def referenced_objects(func) -> list:
+    """The outside objects `func` names (its body's names and dotted paths, resolved now) and its default
+    argument values (a wp.Function parameter's default target): where a module's references come from."""
+    found = [_resolve(func, path) for path in _cached_paths(func)]
+    found += list(func.__defaults__ or ()) + list((func.__kwdefaults__ or {}).values())
+    return [obj for obj in found if obj is not _MISSING]
+
+
 def constants_changed(recorded) -> bool:
     return any(_constant_key(_resolve(func, path)) != key for func, path, key in recorded)
+
+
+def callees_changed(recorded) -> bool:
+    """Whether a name that denoted a @wp.func or native function now denotes another (its module reloaded, the
+    function redefined): the code calls the new one, whatever Warp's rule says of plain constants."""
+    return any(key[0] in ("function", "native") and _constant_key(_resolve(func, path)) != key
+               for func, path, key in recorded)

@@ -200,7 +200,8 @@ def func(f=None, *, module=None, name=None, inline=None):
             fn.key = name
         if inline is not None:
             fn.inline_hint = "forceinline" if inline else "noinline"
-        module_of(module if module is not None else fn.module).register_function(fn)
+        fn.module = module_of(module if module is not None else fn.module)  # (a Module, as Warp's Function.module)
+        fn.module.register_function(fn)
         return fn
 
     return wrap(f) if f is not None else wrap

@@ -21,7 +21,7 @@ from mlwarp.core.annotations import closure_cells, resolve_annotation
 from mlwarp.kernels.subscript_annotations import refuse_unions
 from mlwarp.kernels import module as modules
 from mlwarp.launching import cuda_compile
-from mlwarp.kernels.captures import captured_constants, captured_values, constants_changed
+from mlwarp.kernels.captures import callees_changed, captured_constants, captured_values, constants_changed
 from mlwarp.config import config
 from mlwarp.core.stamps import dist_info_folders, per_file, source_digest, source_stamps
 from mlwarp.compiler import insert as inserted_passes  # imports no MLIR
@@ -231,6 +231,7 @@ class Kernel:
         self._compiled = {}
         self._captured = None  # captured_constants(): the global values the kernels in _compiled were built with
         self._captured_generation = -1  # the module generation _captured was last checked at
+        self._captured_definitions = -1  # modules.FunctionDefinitions.count then
         self._lock = threading.Lock()
         self._struct = None
         self.is_generic = any(generics.is_generic(p) for p in self.params)
@@ -279,7 +280,7 @@ class Kernel:
                 found.__dict__.update(self.__dict__)
                 found.params, found.is_generic, found.overloads = concrete, False, {}
                 found._compiled, found._captured, found._struct = {}, None, None
-                found._captured_generation = -1
+                found._captured_generation = found._captured_definitions = -1
                 found._lock, found.generic_parent = threading.Lock(), self
                 found.sig = "_".join(sig)
                 self.overloads[sig] = found
@@ -438,7 +439,8 @@ class Kernel:
 
     def compiled(self, device):
         """The loaded kernel for `device`: from memory, else the disk cache, else the compiler."""
-        if self._captured_generation != self.module.generation:
+        if self._captured_generation != self.module.generation or \
+                self._captured_definitions != modules.FunctionDefinitions.count:
             self.recapture_if_modified()
         found = self._compiled.get(device.alias)
         if found is not None:
@@ -453,17 +455,21 @@ class Kernel:
     def recapture_if_modified(self) -> bool:
         """Warp's rule for globals: a kernel captures them when its module is built, and sees a changed global
         only once the module was modified since (a kernel or function defined in it, mark_modified, new
-        options, a reload). True if the captured values changed, so the loaded code was dropped."""
-        generation = self.module.generation
-        if self._captured is not None and not constants_changed(self._captured):
-            self._captured_generation = generation
-            return False
+        options, a reload), or a function it calls was redefined (a reloaded module: Warp unloads its
+        dependents). True if the captured values changed, so the loaded code was dropped."""
+        generation, definitions = self.module.generation, modules.FunctionDefinitions.count
+        if self._captured is not None:
+            modified = self._captured_generation != generation
+            if not (constants_changed if modified else callees_changed)(self._captured):
+                self._captured_generation, self._captured_definitions = generation, definitions
+                return False
         first = self._captured is None  # (nothing was loaded with other values yet)
         with self._lock:
             if not first:
                 self._compiled = {}
                 self.__dict__.pop("_launch_plan", None)  # launch_plan.py's plan holds the dropped code's entry
-            self._captured, self._captured_generation = captured_constants(self.func), generation
+            self._captured = captured_constants(self.func)
+            self._captured_generation, self._captured_definitions = generation, definitions
         return not first
 
     def _load_or_compile(self, device):

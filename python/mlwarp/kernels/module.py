@@ -17,8 +17,11 @@ from __future__ import annotations
 import hashlib
 import inspect
 import types
+import weakref
 
 from mlwarp.config import DeterministicMode, config
+from mlwarp.core import types as wt
+from mlwarp.kernels.captures import referenced_objects
 from mlwarp.runtime.device import get_device
 
 
@@ -61,6 +64,7 @@ class Module:
         # mark_modified, new options): the kernels capture globals again only then (Warp's rule: a global
         # changed after the module was built is not seen until the module is modified or reloaded)
         self.generation = 0
+        _every_module.add(self)  # (wp.Module("name") made by hand, too: its dependents are found)
 
     def __repr__(self):
         return f"<mlwarp module {self.name!r}: {len(self.kernels)} kernel(s)>"
@@ -73,6 +77,7 @@ class Module:
         """A @wp.func defined in this module (the latest of its key): the module's kernels are rebuilt."""
         self.functions[function.key] = function
         self.generation += 1
+        FunctionDefinitions.count += 1
 
     def register_struct(self, struct) -> None:
         """Registers a @wp.struct with this module (under its key, or its qualified name), as Warp's; the module's
@@ -112,6 +117,36 @@ class Module:
         if self.options.get("strip_hash"):
             return f"wp_{self.name}"
         return f"wp_{self.name}_{self.hash_module(block_dim).hex()[:7]}"
+
+    @property
+    def references(self) -> set:
+        """The other modules whose content this module's code uses (Warp's dependency edges): the modules of
+        the @wp.func its kernels and functions call or bind (by name, through a Python module, as a local, as a
+        wp.Function argument or default) and of the structs its kernels take. Read from the code as it is now:
+        a redefinition in either module is seen without re-registering."""
+        found = set()
+        for kernel in list(self.kernels.values()):
+            found.update(_modules_used_by(kernel.func))
+            for param in getattr(kernel, "params", ()) if not kernel.is_generic else ():
+                if wt.is_struct(param):
+                    found.add(get_module(param.__module__))
+        for function in list(self.functions.values()):
+            for overload in getattr(function, "overloads", ()):
+                found.update(_modules_used_by(overload.func))
+        found.discard(self)
+        return found
+
+    @property
+    def dependents(self) -> set:
+        """The modules whose references hold this one (Warp's reverse edges)."""
+        return {m for m in list(_every_module) if m is not self and self in m.references}
+
+    @property
+    def hashers(self) -> dict:
+        """Warp's record of the module's loaded builds, by block_dim: empty until a kernel of the module is loaded
+        and again after `unload()` (Warp's tests read it to see what a reload unloaded)."""
+        loaded = any(k._compiled for k in self._instances())
+        return {self.options["block_dim"]: self.hash_module()} if loaded else {}
 
     def _instances(self) -> list:
         """Every launchable kernel: the non-generic ones and the instances of generic ones."""
@@ -153,6 +188,23 @@ class Module:
 
 
 _modules: dict = {}
+_every_module: weakref.WeakSet = weakref.WeakSet()
+
+
+class FunctionDefinitions:
+    """How many @wp.func definitions were made anywhere: a kernel built before the last one checks, at its next
+    launch, whether a function it calls was redefined (a reloaded module) and must be rebuilt (Warp unloads a
+    reloaded module's dependents)."""
+    count = 0
+
+
+def _modules_used_by(py_func) -> set:
+    out = set()
+    for obj in referenced_objects(py_func):
+        module = getattr(obj, "module", None) if getattr(obj, "_wp_function_", False) is True else None
+        if isinstance(module, Module):
+            out.add(module)
+    return out
 
 
 def get_module(name: str) -> Module:

@@ -110,7 +110,8 @@ def func_native(snippet: str, adj_snippet: str | None = None, replay_snippet: st
     def wrap(py_func):
         fn = NativeFunction(py_func, snippet, adj_snippet, replay_snippet)
         # the module's kernels see the new definition (a snippet redefined under the same name: Warp recompiles)
-        module_of(py_func.__module__).register_function(fn)
+        fn.module = module_of(py_func.__module__)
+        fn.module.register_function(fn)
         return fn
 
     return wrap

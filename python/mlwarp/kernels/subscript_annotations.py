@@ -13,6 +13,7 @@ import typing
 
 from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError
+from mlwarp.core.vector_type import vector
 
 
 def dtype_of_annotation(dtype):
@@ -51,8 +52,21 @@ def dtype_repr(dtype) -> str:
     return short or name or repr(dtype)
 
 
+class ArrayMember:
+    """One member of an array type a kernel reads (Warp's `array.vars`): its name (`label`) and its type."""
+
+    __slots__ = ("label", "type")
+
+    def __init__(self, label: str, type_):
+        self.label = label
+        self.type = type_
+
+    def __repr__(self):
+        return f"<ArrayMember {self.label}: {wt.type_name(self.type)}>"
+
+
 class ArrayAnnotationBase:
-    __slots__ = ("dtype", "ndim")
+    __slots__ = ("dtype", "ndim", "_vars")
     kind = ""  # the class a subscript names: "array", "indexedarray"
     is_annotation = True
     device = None
@@ -60,6 +74,17 @@ class ArrayAnnotationBase:
     def __init__(self, dtype, ndim=1):
         self.dtype = dtype_of_annotation(dtype)
         self.ndim = ndim
+        self._vars = None
+
+    @property
+    def vars(self) -> dict:
+        """The members a kernel reads of an array of this type, by name (Warp's `vars`: `shape`, and for a
+        plain array the data pointer `ptr`), made once per annotation."""
+        if self._vars is None:
+            self._vars = {"shape": ArrayMember("shape", vector(4, wt.int32))}  # Warp's shape_t: 4 int32 dims
+            if self.kind == "array":
+                self._vars["ptr"] = ArrayMember("data", wt.uint64)  # the address of the first element
+        return self._vars
 
     def __repr__(self):
         dtype = dtype_repr(self.dtype)

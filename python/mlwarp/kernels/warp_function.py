@@ -66,4 +66,6 @@ def create_warp_function(func):
         py_func.__qualname__ = key
         py_func.__module__ = func.__module__
     py_func.__annotations__ = {p: typing.Any for p in params}
-    return Function(py_func), get_module(f"map_{key}")
+    fn = Function(py_func)
+    fn.module = get_module(f"map_{key}")
+    return fn, fn.module

@@ -56,7 +56,7 @@ def _variant(kernel, lanes: int):
     found.__dict__.update({k: v for k, v in kernel.__dict__.items() if k not in _DERIVED})
     found.options = {**kernel.options, "cpu_block_dim": lanes}
     found._compiled, found._captured, found._struct = {}, None, None
-    found._captured_generation = -1
+    found._captured_generation = found._captured_definitions = -1
     found._lock = threading.Lock()
     found.overloads = {}
     return found

@@ -28,6 +28,7 @@ from mlwarp.arrays.cuda_array import CudaArray
 from mlwarp.launching.cuda_launch import as_device_array, check_launch_config
 from mlwarp.errors import LaunchError
 from mlwarp.kernels.kernel import Kernel
+from mlwarp.kernels.module import FunctionDefinitions
 from mlwarp.runtime import cpu as _cpu
 from mlwarp.runtime import device as _devices
 from mlwarp.runtime import capture as _capture
@@ -253,7 +254,8 @@ class LaunchPlan:
         elif not device.is_cpu:
             return NotImplemented
         values = self.fields(args, device)
-        if kernel._captured_generation != kernel.module.generation and kernel.recapture_if_modified():
+        if (kernel._captured_generation != kernel.module.generation or
+                kernel._captured_definitions != FunctionDefinitions.count) and kernel.recapture_if_modified():
             # its module was modified and a captured global changed since: recompile (Warp's rule)
             self._runners.clear()
             self._last = (None, None)
