@@ -23,12 +23,15 @@ import warnings
 
 from mlir import ir
 
+from mlwarp.core.errors import CompileError
+
 from .array_access import kernel_array_access
 from .context import make_context
 from .frontend import emit_kernel, get_source
 from .passes.autodiff import ADJOINT_ERRORS_ATTR, adjoint_name, mark_no_backward
 from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import SITES_ATTR
+from .passes.registry import PassError
 from .native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR
 from .pipeline import dump_ir, run_passes
 from .targets import BuildOptions, stage_table, target_module
@@ -163,6 +166,9 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
         with ctx:
             run_table(build, stages, times, tm.dump_prefix(kir.name, options))
     except Exception as e:  # noqa: BLE001
+        if options.jvp and isinstance(e, PassError):  # warp-jvp refused the kernel: a user error, named as one
+            raise CompileError(f"kernel '{kir.name}' cannot be differentiated in forward mode (wp.jvp): "
+                               f"{str(e).strip().splitlines()[0]}") from None
         if not options.backward:
             raise
         # The adjoint must never cost the kernel itself: build the kernel alone (a failure now is the

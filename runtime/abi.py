@@ -5,6 +5,10 @@ A launch passes one pointer to a C struct:
 with an array parameter as `struct { void* data; int64 shape[N]; int64 strides[N]; }`
 (strides in bytes) and a scalar as its C type. ctypes lays it out with the C
 rules that LLVM uses for the matching `!llvm.struct`.
+
+An array held in a struct field (`field_descriptor`) also records its gradient's address after the strides
+(`void* grad`, 0: none) and its `int32 ndim` (0: no array set), as Warp's array_t does: a struct stored in an
+array and read back in a kernel has no companion struct beside it, and its arrays' adjoints are found there.
 """
 
 from __future__ import annotations
@@ -31,6 +35,21 @@ def descriptor(ndim: int) -> type:
             ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * ndim), ("strides", ctypes.c_int64 * ndim)],
             "ndim": ndim, "grad": 0})  # Warp's array_t reads: `grad` its gradient's address (0: none)
         _descriptors[ndim] = d
+    return d
+
+
+_field_descriptors: dict[int, type] = {}
+
+
+def field_descriptor(ndim: int) -> type:
+    """An array as a struct field stores it: the launch descriptor, then the gradient's address (same shape and
+    byte strides as the data; 0: none) and the number of dimensions (0 where no array is set)."""
+    d = _field_descriptors.get(ndim)
+    if d is None:
+        d = type(f"array{ndim}d_field_t", (ctypes.Structure,), {"_fields_": [
+            ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * ndim), ("strides", ctypes.c_int64 * ndim),
+            ("grad", ctypes.c_void_p), ("ndim", ctypes.c_int32)]})
+        _field_descriptors[ndim] = d
     return d
 
 

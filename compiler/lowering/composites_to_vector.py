@@ -34,7 +34,7 @@ from ..passes.registry import PassError
 from ..passes.ir_walk import ops_named
 
 _COMPOSITE_OPS = {"warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set",
-                  "warp.struct_bytes", "warp.struct_of_bytes"}
+                  "warp.struct_field_grad", "warp.struct_bytes", "warp.struct_of_bytes"}
 _MEMORY_OPS = {"warp.load", "warp.store", "warp.atomic"}
 _TABLE_OPS = {n[len("warp."):] for n in _COMPOSITE_OPS | _MEMORY_OPS}  # lowered through their named views
 
@@ -62,15 +62,52 @@ def storage_type(t: ir.Type) -> ir.Type:
     """The C-layout type of `t` in memory (struct fields, kernel arguments)."""
     c = wc.composite(t)
     if c is None:
-        if is_array_type(t):
+        if is_array_type(t):  # the launch descriptor, then the gradient's address (runtime/abi.field_descriptor)
             n = array_ndim(t)
-            return ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>)>")
+            return ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>, ptr, i32)>")
         return signless(t)
     if c.kind == "struct":
         # an empty struct holds one byte, as its ctypes layout (python/mlwarp/kernels/struct.py) and Warp's C struct
         fields = ", ".join(str(storage_type(f)) for f in c.fields) or "i8"
         return ir.Type.parse(f"!llvm.struct<({fields})>")
     return ir.Type.parse(f"!llvm.array<{c.length} x {signless(c.dtype)}>")
+
+
+def launch_descriptor(t: ir.Type) -> ir.Type:
+    """An array's descriptor as a value (convert-warp-arrays-to-llvm's descriptor_type): data, shape, strides."""
+    n = array_ndim(t)
+    return ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>)>")
+
+
+def _descriptor_ndim(t: ir.Type) -> int:
+    """N of `!llvm.struct<(ptr, array<N x i64>, ...)>`."""
+    return int(str(t).split("array<", 1)[1].split(" x", 1)[0])
+
+
+def array_of_field(stored: ir.Value, data: int) -> ir.Value:
+    """The array descriptor over the address at `data` (0: the data, 3: the gradient) of an array field's
+    storage, with the field's shape and strides."""
+    n = _descriptor_ndim(stored.type)
+    out_t = ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>)>")
+    shape_t = ir.Type.parse(f"!llvm.array<{n} x i64>")
+    out = llvm.mlir_undef(out_t)
+    out = llvm.insertvalue(out, llvm.extractvalue(ir.Type.parse("!llvm.ptr"), stored, [data]), [0])
+    out = llvm.insertvalue(out, llvm.extractvalue(shape_t, stored, [1]), [1])
+    return llvm.insertvalue(out, llvm.extractvalue(shape_t, stored, [2]), [2])
+
+
+def field_of_array(desc: ir.Value) -> ir.Value:
+    """An array descriptor as a struct field stores it: no gradient recorded (address 0), its ndim."""
+    n = _descriptor_ndim(desc.type)
+    out_t = ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>, ptr, i32)>")
+    shape_t = ir.Type.parse(f"!llvm.array<{n} x i64>")
+    ptr_t = ir.Type.parse("!llvm.ptr")
+    out = llvm.insertvalue(llvm.mlir_undef(out_t), llvm.extractvalue(ptr_t, desc, [0]), [0])
+    out = llvm.insertvalue(out, llvm.extractvalue(shape_t, desc, [1]), [1])
+    out = llvm.insertvalue(out, llvm.extractvalue(shape_t, desc, [2]), [2])
+    out = llvm.insertvalue(out, llvm.mlir_zero(ptr_t), [3])
+    i32 = ir.IntegerType.get_signless(32)
+    return llvm.insertvalue(out, arith.ConstantOp(i32, ir.IntegerAttr.get(i32, n)).result, [4])
 
 
 def to_storage(value: ir.Value, t: ir.Type) -> ir.Value:
@@ -252,15 +289,16 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
                 return through_memory(w.aggregate, struct, raw, slot)
             return through_memory(w.bytes, raw, struct, slot)
         k, c = w.field, wc.composite(old(w.aggregate))
-        if name == "struct_get":
+        if name in ("struct_get", "struct_field_grad"):
             field = from_storage(llvm.extractvalue(storage_type(c.fields[k]), w.aggregate, [k]), c.fields[k])
             if is_array_type(c.fields[k]):  # typed as the array until convert-warp-arrays-to-llvm: an scf.if or
                 # loop that carries it still has the array's type in its results and block arguments
-                field = builtin.unrealized_conversion_cast([c.fields[k]], [field])
+                data = 0 if name == "struct_get" else 3  # the data's address, or the gradient's
+                field = builtin.unrealized_conversion_cast([c.fields[k]], [array_of_field(field, data)])
             return field
         field = w.element  # struct_set
         if is_array_type(c.fields[k]):  # its descriptor (convert-warp-arrays-to-llvm lowers the array next)
-            field = builtin.unrealized_conversion_cast([storage_type(c.fields[k])], [field])
+            field = field_of_array(builtin.unrealized_conversion_cast([launch_descriptor(c.fields[k])], [field]))
         return llvm.insertvalue(w.aggregate, to_storage(self.scalar_in(field), c.fields[k]), [k])
 
     @staticmethod

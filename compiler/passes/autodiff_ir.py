@@ -7,7 +7,7 @@ import contextlib
 from mlir import ir
 from mlir.dialects import arith, func
 
-from ..dialects.warp import array_dtype, builders as wb, is_tile_type, tile_params
+from ..dialects.warp import array_dtype, builders as wb, is_array_type, is_tile_type, tile_params
 from ..dialects.warp import composite as wc
 from .registry import PassError
 
@@ -188,22 +188,24 @@ def companions_of(params, companions, pred) -> dict:
     return {p: c for p, c in zip(params, companions) if pred(p.type) or is_struct(p.type)}
 
 
-def companion_array(v: ir.Value, companions: dict, mapping: dict):
+def companion_array(v: ir.Value, companions: dict, mapping: dict, recorded_grads: bool = False):
     """The companion of the array `v`: a kernel parameter's from `companions`, or, for an array field of a
     struct parameter (`s.a`, `s.inner.a`, also read from a copy with other fields replaced: warp.struct_get
     through warp.struct_set), the same field of the struct's companion, read at the insertion point; an array
     stored into a struct field or built into a struct has the companion of that array; a row of an array
-    (`a[i]`: warp.view) is the same row of the array's companion, at the indices' values in `mapping`. None
-    when `v` comes from anywhere else."""
+    (`a[i]`: warp.view) is the same row of the array's companion, at the indices' values in `mapping`. With
+    `recorded_grads` (adjoints, not tangents), an array field of a struct that has no companion (one read from
+    an array of structs: `holders[i].values`) has the gradient the struct records beside it
+    (warp.struct_field_grad; its address may be 0: recorded_grad_root). None when `v` comes from anywhere else."""
     if v in companions:
         return companions[v]
     if isinstance(v, ir.OpResult) and v.owner.name == "warp.view":
         view = v.owner.opview
-        src = companion_array(view.array, companions, mapping)
+        src = companion_array(view.array, companions, mapping, recorded_grads)
         return None if src is None else wb.view(src, [mapping.get(i, i) for i in view.indices])
     if isinstance(v, ir.OpResult) and v.owner.name == "warp.slice":  # a[1:3]: the same slice of the companion
         sl = v.owner.opview
-        src = companion_array(sl.array, companions, mapping)
+        src = companion_array(sl.array, companions, mapping, recorded_grads)
         dims = list(ir.DenseI64ArrayAttr(sl.operation.attributes["dims"]))
         return None if src is None else wb.slice_(src, dims, [mapping.get(b, b) for b in sl.bounds])
     if isinstance(v, ir.OpResult) and v.owner.name == "warp.array_from_ptr":  # raw memory: over its grad, if any
@@ -221,9 +223,41 @@ def companion_array(v: ir.Value, companions: dict, mapping: dict):
         return None
     src, of_struct = origin
     if not of_struct:
-        return companion_array(src, companions, mapping)
-    found = companion_array(src, companions, mapping)
-    return None if found is None else wc.struct_get(found, field, v.type)
+        return companion_array(src, companions, mapping, recorded_grads)
+    found = companion_array(src, companions, mapping, recorded_grads)
+    if found is not None:
+        return wc.struct_get(found, field, v.type)
+    if recorded_grads and is_array_type(v.type) and read_from_memory(src):
+        return wc.struct_field_grad(mapping.get(src, src), field, v.type)
+    return None
+
+
+def read_from_memory(struct: ir.Value) -> bool:
+    """Whether the struct value is one read from an array (warp.load), or a struct field of one: its array fields
+    are the ones stored there, with the gradients recorded beside them. A struct built or changed in the kernel
+    (a loop or branch that sets a field to another array) is not: its array has no single adjoint."""
+    while isinstance(struct, ir.OpResult):
+        if struct.owner.name == "warp.load":
+            return True
+        if struct.owner.name != "warp.struct_get":
+            return False
+        get = struct.owner.opview
+        origin = field_origin(get.aggregate, get.field)
+        if origin is None or not origin[1]:
+            return False
+        struct = origin[0]
+    return False
+
+
+def recorded_grad_root(adjoint: ir.Value):
+    """The warp.struct_field_grad that the adjoint array `adjoint` is, or is a row or slice of; None otherwise.
+    Its address (warp.array_data of it) is 0 where the array stored in the struct had no gradient: nothing may
+    be read or written through it then."""
+    while isinstance(adjoint, ir.OpResult) and adjoint.owner.name in ("warp.view", "warp.slice"):
+        adjoint = adjoint.owner.opview.array
+    if isinstance(adjoint, ir.OpResult) and adjoint.owner.name == "warp.struct_field_grad":
+        return adjoint
+    return None
 
 
 def field_origin(v: ir.Value, field: int, carried=frozenset()):
@@ -324,18 +358,20 @@ def without_adjoint(v: ir.Value) -> bool:
     return origin is not None and origin.grad is None
 
 
-def raw_grad_address(v: ir.Value, mapping: dict):
-    """The grad address (i64, at the insertion point through `mapping`) of the raw-memory array `v`, whose
-    adjoint accesses must be skipped where it is 0; None when `v` is not raw memory with a grad address."""
+def raw_grad_address(v: ir.Value, mapping: dict, adjoint: ir.Value | None = None):
+    """The grad address (i64, at the insertion point through `mapping`) of the raw-memory array `v`, or of the
+    struct-recorded gradient `adjoint` is over (recorded_grad_root), whose adjoint accesses must be skipped
+    where it is 0; None when neither."""
     origin = raw_pointer_origin(v)
     if origin is None or origin.grad is None:
-        return None
+        root = recorded_grad_root(adjoint) if adjoint is not None else None
+        return None if root is None else wb.array_data(root)
     return mapping.get(origin.grad, origin.grad)
 
 
 def required_companion(op, arr: ir.Value, companions: dict, mapping: dict, kind: str) -> ir.Value:
     """companion_array(), or the PassError that names `op` and says why there is no `kind` (adjoint/tangent) array."""
-    found = companion_array(arr, companions, mapping)
+    found = companion_array(arr, companions, mapping, recorded_grads=kind == "adjoint")
     if found is None:
         raise PassError(f"{where(op)}: cannot differentiate an access to an array that is neither a kernel "
                         f"argument nor a field of a struct argument (a field that a loop or branch sets to another "

@@ -90,7 +90,7 @@ class ScalarAdjoints:
                                 f"than the thread's own (`i = wp.tid()`; x[i]): its adjoint would need an atomic "
                                 f"add of a struct")
             else:
-                with grad_present(arr, mapping):
+                with grad_present(arr, mapping, target):
                     wb.atomic("add", target, adj[out], idx)
 
     def op_warp_store(self, op, mapping, adj):
@@ -103,7 +103,7 @@ class ScalarAdjoints:
             if is_member_write(op):
                 # The element's other members pass through the load that the write started from, whose
                 # adjoint adds them back; the written member's adjoint ends here (as Warp's in-place store).
-                with grad_present(arr, mapping):
+                with grad_present(arr, mapping, target):
                     wb.store(target, zero(value.type), idx)
                 return
             consumes = self.consumes(arr)
@@ -166,10 +166,11 @@ def minmax_adjoint(value: ir.Value, final: ir.Value, g: ir.Value) -> ir.Value:
     return wc.construct(value.type, parts)
 
 @contextlib.contextmanager
-def grad_present(arr: ir.Value, mapping: dict):
+def grad_present(arr: ir.Value, mapping: dict, target: ir.Value):
     """Emits what the body emits under `if grad != 0` when `arr` is raw memory with a grad address (a mesh whose
-    points have no .grad has 0 there: nothing may be written through it), else as it is."""
-    address = raw_grad_address(arr, mapping)
+    points have no .grad has 0 there: nothing may be written through it) or its adjoint `target` the gradient a
+    struct records (0 when the array it holds had none), else as it is."""
+    address = raw_grad_address(arr, mapping, target)
     if address is None:
         yield
         return
@@ -179,8 +180,8 @@ def grad_present(arr: ir.Value, mapping: dict):
         scf.YieldOp([])
 
 def read_adjoint(arr: ir.Value, target: ir.Value, idx, mapping: dict) -> ir.Value:
-    """target[idx], the adjoint of arr[idx]; zero where `arr` is raw memory whose grad address is 0."""
-    address = raw_grad_address(arr, mapping)
+    """target[idx], the adjoint of arr[idx]; zero where its grad address is 0 (grad_present)."""
+    address = raw_grad_address(arr, mapping, target)
     if address is None:
         return wb.load(target, idx)
     t = array_dtype(target.type)
@@ -224,4 +225,23 @@ def is_member_write(store) -> bool:
     if not (isinstance(value, ir.OpResult) and value.owner.name == "warp.load"):
         return False
     load = value.owner.opview
-    return load.array == store.array and list(load.indices) == list(store.indices)
+    return same_place(load.array, store.array) and len(load.indices) == len(store.indices) and \
+        all(same_place(a, b) for a, b in zip(load.indices, store.indices))
+
+
+_PLACE_OPS = ("warp.load", "warp.struct_get", "warp.view")
+
+
+def same_place(a: ir.Value, b: ir.Value) -> bool:
+    """Whether two values are the same, or the same read of the same place made twice (`holders[0].values`
+    in `holders[0].values[0].x = v`: the frontend reads the struct again for the store)."""
+    if a == b:
+        return True
+    if not (isinstance(a, ir.OpResult) and isinstance(b, ir.OpResult)):
+        return False
+    x, y = a.owner, b.owner
+    if x.name != y.name or x.name not in _PLACE_OPS or a.result_number != b.result_number:
+        return False
+    if {n: str(x.attributes[n]) for n in x.attributes} != {n: str(y.attributes[n]) for n in y.attributes}:
+        return False
+    return len(x.operands) == len(y.operands) and all(same_place(p, q) for p, q in zip(x.operands, y.operands))

@@ -14,6 +14,7 @@ The types are declared in IRDL in dialect.py, the ops that build and take them a
   warp.insert      (V, value, i32...) -> V         the value with one element (or row) replaced
   warp.struct_get  (struct) -> field               {field = k}
   warp.struct_set  (S, field value) -> S           {field = k}
+  warp.struct_field_grad (struct) -> array         {field = k}: the gradient recorded beside an array field
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def storage_layout(t: ir.Type):
     if isinstance(t, (ir.IntegerType, ir.FloatType)):
         size = max(1, t.width // 8)
         return size, size
-    if is_array_type(t):
-        return 8 + 16 * array_ndim(t), 8
+    if is_array_type(t):  # data, shape, strides, grad, ndim (runtime/abi.field_descriptor)
+        return 24 + 16 * array_ndim(t), 8
     if isinstance(t, ir.VectorType):  # a lowered vec/mat value
         size, align = storage_layout(t.element_type)
         return size * _product(t.shape), align
@@ -141,6 +142,10 @@ def insert(value: ir.Value, element: ir.Value, indices) -> ir.Value:
 
 def struct_get(value: ir.Value, k: int, result: ir.Type) -> ir.Value:
     return create("struct_get", value, results=[result], attributes=_field_attr(k)).result
+
+
+def struct_field_grad(value: ir.Value, k: int, result: ir.Type) -> ir.Value:
+    return create("struct_field_grad", value, results=[result], attributes=_field_attr(k)).result
 
 
 def struct_set(value: ir.Value, k: int, element: ir.Value) -> ir.Value:

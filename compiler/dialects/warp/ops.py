@@ -107,6 +107,12 @@ OPS = [
           (Operand("aggregate", Base("warp.struct")),), (Result("element", ANY),),
           (Attr("field", AttrBase("#builtin.integer")),),
           checks=(StructField("field", "aggregate", "element"),), effect=PURE),
+    OpDef("struct_field_grad", "the gradient of array field {field = k}: the grad address the struct records "
+          "beside the array (0: none), with the array's shape and strides (warp-autodiff's adjoint of an array "
+          "read from a struct that is no kernel argument: one stored in an array)",
+          (Operand("aggregate", Base("warp.struct")),), (Result("grad", Array(ANY)),),
+          (Attr("field", AttrBase("#builtin.integer")),),
+          checks=(StructField("field", "aggregate", "grad"),), effect=PURE),
     # a tile of structs is a tensor of their bytes (warp-struct-tiles-as-bytes: MLIR's buffers hold no struct)
     OpDef("struct_bytes", "the struct's bytes in its C layout, a vector<K x i8> of its storage size",
           (Operand("aggregate", Base("warp.struct")),), (Result("bytes", ANY),), effect=PURE),

@@ -106,7 +106,7 @@ def _read(carrier: ir.Value, lane: ir.Value, t: ir.Type) -> ir.Value:
 # table's ops (warp.add, warp.sin, ...) are such too, the geometry queries (they read memory) are not
 _PURE_WARP = {"warp.view", "warp.slice", "warp.array_dim", "warp.array_data", "warp.array_from_ptr", "warp.cast",
               "warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set",
-              "warp.address"}
+              "warp.struct_field_grad", "warp.address"}
 _LLVM_VALUES = {"llvm.mlir.addressof", "llvm.mlir.constant", "llvm.mlir.zero"}  # (a message's string: expect_eq)
 
 

@@ -36,7 +36,7 @@ from mlwarp.runtime.host_memory import wrap_pointer as _wrap_pointer
 from mlwarp.arrays.copy_windows import adjoint_copy, check_contiguous_copy, copy_bytes, copy_windows, dtype_mismatch  # noqa: F401,E501
 from mlwarp.arrays.array_data import (  # noqa: F401  (the storage helpers wp.array, cuda_array.py and indexed.py use)
     _aligned_zeros, _as_shape, _contiguous_strides, _element_numpy, _element_shape, _from_data, _require_dtype,
-    assign_values, fill_values, shown_numpy, view_layout,
+    assign_values, fill_values, keep_instances, shown_numpy, view_layout,
 )
 
 _ITEM_INDEXING = "Item indexing is not supported on wp.array objects"
@@ -74,6 +74,7 @@ class array:
     # this one is a view of (reads through a view mark it too)
     _is_read = False
     _ref = None
+    _held = None  # struct instances whose arrays this array's elements point into (array_data.held_instances)
     _retain_grad = False  # see the retain_grad property
     _capacity = None  # given with ptr= (Warp's capacity argument)
 
@@ -118,6 +119,7 @@ class array:
             view, wdt = _from_data(data, dtype, shape, copy)
             if not copy and isinstance(data, np.ndarray) and np.shares_memory(view, data):
                 self._ref = data  # an alias of numpy data keeps it (Warp's _ref)
+            keep_instances(self, data)  # structs' arrays: their descriptors are in the data
         self._init_view(view, wdt)
         self.deleter = deleter  # Warp's attribute: what frees memory given by ptr= (None: not this array's)
         # (ndim only shapes annotations: Warp ignores it beside data or a shape, wp.array2d(1-d data) included)
@@ -367,6 +369,7 @@ class array:
     def fill_(self, value):
         """Sets every element to `value` (a number, or a sequence for vector/matrix dtypes)."""
         values = fill_values(value, self.dtype, self._np.dtype)  # a graph capture keeps the value as it is now
+        keep_instances(self, value)
         if _recording._active:  # a recording tape saves what a recorded launch read (python/mlwarp/autodiff/overwrites.py)
             _recording.before_write(self)
         if _capture.active is not None and _capture.recording_on(self.device):

@@ -43,6 +43,24 @@ def assign_values(src, wdt, storage: np.dtype) -> np.ndarray:
     return np.asarray(src, dtype=storage)
 
 
+def held_instances(data) -> list:
+    """The struct (or texture) instances in `data` (one, or nested lists of them). An array built or filled from
+    them stores the descriptors of their arrays, not the arrays: it keeps the instances (and so those arrays and
+    their gradients) alive as long as it lives."""
+    if hasattr(data, "_wp_ctype_value_"):
+        return [data]
+    if isinstance(data, (list, tuple)):
+        return [x for item in data for x in held_instances(item)]
+    return []
+
+
+def keep_instances(arr, data) -> None:
+    """Adds the instances `data` holds (held_instances) to those the array `arr` keeps alive."""
+    held = held_instances(data)
+    if held:
+        arr._held = (arr._held or []) + held
+
+
 def fill_values(value, wdt, storage: np.dtype):
     """`value` (a number, or a sequence for vector/matrix dtypes) as the numpy values an array of dtype `wdt`
     stores (`storage`): bfloat16 as its bit patterns, rounded to nearest even. A struct array takes an instance

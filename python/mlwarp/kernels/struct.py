@@ -4,7 +4,7 @@ A struct type knows its fields (name, Warp type) in declaration order, its
 ctypes layout (what a kernel argument carries) and the numpy structured dtype
 with the same bytes (what `wp.array(dtype=Struct).numpy()` shows). Fields may
 be scalars, vectors/matrices/quaternions/transforms, nested structs and arrays
-(an array field holds the array's launch descriptor: data, shape, strides).
+(an array field holds the array's launch descriptor, data, shape and strides, then its gradient's address).
 Instances are built in Python by attribute assignment and passed by value.
 """
 
@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from mlwarp.core import types as wt
+from mlwarp.runtime.abi import field_descriptor
 from mlwarp.runtime.device import get_device
 
 
@@ -39,15 +40,17 @@ def _field_type(cls_name, name, annotation):
 
 def _ctype(t):
     if wt.is_array(t):
-        from mlwarp.runtime.abi import descriptor
-
-        return descriptor(t.ndim)
+        return field_descriptor(t.ndim)
     return t._ctype_
 
 
 def _numpy_field(t, ctype):
     if wt.is_array(t):
-        return np.dtype([("data", np.uint64), ("shape", np.int64, (t.ndim,)), ("strides", np.int64, (t.ndim,))])
+        c = field_descriptor(t.ndim)
+        names = ["data", "shape", "strides", "grad", "ndim"]
+        formats = [np.uint64, (np.int64, (t.ndim,)), (np.int64, (t.ndim,)), np.uint64, np.int32]
+        return np.dtype({"names": names, "formats": formats, "offsets": [getattr(c, n).offset for n in names],
+                         "itemsize": ctypes.sizeof(c)})
     if wt.is_struct(t):
         return t._np_
     if wt.is_composite(t):
@@ -144,6 +147,10 @@ class StructInstance:
                 for k in range(t.ndim):
                     d.shape[k] = view.shape[k]
                     d.strides[k] = view.strides[k]
+                d.ndim = t.ndim
+                grad = getattr(self, f"_{name}_grad", None)
+                if grad is not None and grad._np.strides == view.strides and grad._np.shape == view.shape:
+                    d.grad = grad._np.ctypes.data  # (read with the data's strides: a grad laid out otherwise is none)
             elif wt.is_struct(t):
                 if hasattr(t, "_wp_fabric_"):  # a Fabric array field (none: zeros, as Warp's empty descriptor)
                     if v is not None:  # (in the field's struct: one of any ndim takes either)

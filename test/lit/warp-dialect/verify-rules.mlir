@@ -83,6 +83,20 @@ func.func @struct_field_number(%s: !warp.struct<"P", [f32, i32]>) -> f32 {
 }
 
 // -----
+func.func @struct_field_grad_type(%s: !warp.struct<"H", [!warp.array<f32, 1>]>) -> !warp.array<f32, 2> {
+  // expected-error@+1 {{'warp.struct_field_grad' op struct field: result 'grad' must be !warp.array<f32, 1 : i64> (field 0 of struct "H"), got !warp.array<f32, 2 : i64>}}
+  %0 = "warp.struct_field_grad"(%s) {field = 0} : (!warp.struct<"H", [!warp.array<f32, 1>]>) -> !warp.array<f32, 2>
+  return %0 : !warp.array<f32, 2>
+}
+
+// -----
+func.func @struct_field_grad_of_a_scalar(%s: !warp.struct<"H", [f32]>) -> f32 {
+  // expected-error@+1 {{'warp.struct_field_grad' op result 'grad' must be a !warp.array, got f32}}
+  %0 = "warp.struct_field_grad"(%s) {field = 0} : (!warp.struct<"H", [f32]>) -> f32
+  return %0 : f32
+}
+
+// -----
 func.func @struct_field_type(%s: !warp.struct<"P", [f32, i32]>, %x: f32) -> !warp.struct<"P", [f32, i32]> {
   // expected-error@+1 {{'warp.struct_set' op struct field: operand 'element' must be i32 (field 1 of struct "P"), got f32}}
   %0 = "warp.struct_set"(%s, %x) {field = 1} : (!warp.struct<"P", [f32, i32]>, f32) -> !warp.struct<"P", [f32, i32]>
