@@ -187,7 +187,7 @@ OPS = (
     TileOp("tile_reduce_adjoint", Reductions.lower_tile_reduce_adjoint,
            Reductions.lower_tile_reduce_adjoint_composite, None, spreads=True),
     TileOp("tile_scan", Reductions.lower_tile_scan, None, None),
-    TileOp("tile_sum_to", Reductions.lower_tile_sum_to, None, Adjoint.adjoint_tile_sum_to, spreads=True),
+    TileOp("tile_sum_to", Reductions.lower_tile_sum_to, Reductions.lower_tile_sum_to_composite, Adjoint.adjoint_tile_sum_to, spreads=True),
     TileOp("tile_spread", Reductions.lower_tile_spread, Reductions.lower_tile_spread_composite, None),
     TileOp("tile_matmul", Algebra.lower_tile_matmul, None, Adjoint.adjoint_tile_matmul, spreads=True),
     TileOp("tile_cholesky", Algebra.lower_tile_cholesky, None, Adjoint.adjoint_tile_cholesky),

@@ -121,13 +121,6 @@ def function_slot(op, size: int, slots: dict) -> ir.Value:
     return llvm.inttoptr(ir.Type.parse("!llvm.ptr"), address)
 
 
-def _has_atomic_add(t: ir.Type) -> bool:
-    """A scalar with an atomic add (CUDA's atomicAdd types, Warp's rule for tile atomics): floats, 32/64-bit ints."""
-    if isinstance(t, ir.FloatType):
-        return True
-    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width in (32, 64)
-
-
 def warp_type(t: ir.Type):
     """The Warp type behind a (not yet lowered) MLIR type, to pick a builtin's overload."""
     from mlwarp.core.vector import matrix, quaternion, transformation, vector
@@ -377,7 +370,7 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
             fc = wc.composite(f)
             if fc is not None and fc.kind == "struct":
                 before = self.struct_atomic(kind, field_ptr, stored, fc, lower_atomic)
-            elif _has_atomic_add(fc.dtype if fc is not None else f):
+            elif wc.has_atomic_add(fc.dtype if fc is not None else f):
                 if fc is None:
                     before = lower_atomic(kind, field_ptr, stored)
                     before = before.value if isinstance(before, V) else before

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from .builders import create
+from .builders import builtin, create
 from .dialect import array_ndim, is_array_type
 from .explain import split_top_level as split_params  # `a, b<c, d>, [e, f]` at top-level commas
 
@@ -145,3 +145,37 @@ def struct_get(value: ir.Value, k: int, result: ir.Type) -> ir.Value:
 
 def struct_set(value: ir.Value, k: int, element: ir.Value) -> ir.Value:
     return create("struct_set", value, element, attributes=_field_attr(k)).result
+
+
+# -- Warp's field-by-field arithmetic of structs (tile +, -, tile_sum, tile atomics) ---------------------------
+def has_atomic_add(scalar: ir.Type) -> bool:
+    """A scalar with an atomic add (CUDA's atomicAdd types, Warp's rule for accumulating): floats, 32/64-bit ints."""
+    if isinstance(scalar, ir.FloatType):
+        return True
+    return isinstance(scalar, ir.IntegerType) and ir.IntegerType(scalar).width in (32, 64)
+
+
+def accumulates(t: ir.Type) -> bool:
+    """Whether a struct's field of type `t` takes part in Warp's field-wise add, subtract, sum and atomic add: its
+    scalars have an atomic add (vectors and matrices of them too), a nested struct recursing; the others (bool,
+    8/16-bit ints, arrays) ride along unchanged, so the operations agree with each other (Warp's codegen_struct)."""
+    if is_array_type(t):
+        return False
+    c = composite(t)
+    if c is not None:
+        return c.kind == "struct" or has_atomic_add(c.dtype)
+    return has_atomic_add(t)
+
+
+def struct_fieldwise(kind: str, a: ir.Value, b: ir.Value) -> ir.Value:
+    """`a + b` or `a - b` (kind "add" / "sub") of two values of one struct type, field by field as Warp: the fields
+    that accumulate (`accumulates`) combined, nested structs recursively; the others keep `a`'s value."""
+    c = composite(a.type)
+    for k, f in enumerate(c.fields):
+        if not accumulates(f):
+            continue
+        fa, fb = struct_get(a, k, f), struct_get(b, k, f)
+        fc = composite(f)
+        field = struct_fieldwise(kind, fa, fb) if fc is not None and fc.kind == "struct" else builtin(kind, [fa, fb], f)
+        a = struct_set(a, k, field)
+    return a
