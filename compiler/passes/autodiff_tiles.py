@@ -174,6 +174,12 @@ class TileAdjoints:
         out = op.results[0]
         if out in adj:
             tile, value, indices = op.opview.tile, op.opview.value, [mapping.get(v, v) for v in op.opview.indices]
+            added = accumulated(op)
+            if added is not None:  # t[i] = t[i] + v (tile_scatter_add): t + v e_i, whose adjoint leaves t's alone
+                self.accumulate(adj, tile, adj[out])
+                self.accumulate(adj, added, wb.create("tile_extract", adj[out], indices,
+                                                      results=[added.type]).result)
+                return
             self.accumulate(adj, tile, wb.create("tile_insert", adj[out], zero(value.type), indices,
                                                  results=[tile.type]).result)
             self.accumulate(adj, value, wb.create("tile_extract", adj[out], indices, results=[value.type]).result)
@@ -354,6 +360,24 @@ class TileAdjoints:
         if out in adj:
             tile = op.opview.tile
             self.accumulate(adj, tile, wb.create("tile_broadcast", adj[out], results=[tile.type]).result)
+
+
+def accumulated(insert) -> ir.Value | None:
+    """`v` where the tile_insert writes `t[i] + v` back to `t[i]` (tile_scatter_add's update, the sum read nowhere
+    else), else None. Its adjoint is then `t`'s unchanged (and `v`'s the element's): as a read of t[i] and a write
+    over it, the adjoint would clear the element and add it back through the read, which Warp's CPU lanes, each
+    adding to one element in turn, cannot thread from lane to lane."""
+    tile, value = insert.operands[0], insert.operands[1]
+    indices = list(insert.operands)[2:]
+    add = value.owner
+    if isinstance(add, ir.Block) or add.name != "warp.add" or len(list(value.uses)) != 1:
+        return None
+    old, v = add.operands
+    read = old.owner
+    if isinstance(read, ir.Block) or read.name != "warp.tile_extract" or read.operands[0] != tile or \
+            list(read.operands)[1:] != indices or len(list(old.uses)) != 1:
+        return None
+    return v
 
 
 def reduction_adjoint(tile: ir.Value, adjoint: ir.Value, kind: str, axis: int) -> ir.Value:
