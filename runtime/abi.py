@@ -34,6 +34,15 @@ def descriptor(ndim: int) -> type:
     return d
 
 
+class WarpArrayField(ctypes.Structure):
+    """A struct's array field, as Warp's C `array_t` (what `.numpy()` of an array of such structs shows): the data
+    and gradient addresses, int32 shape and byte strides of up to 4 dimensions, ndim, flags (compiler: the
+    composites lowering's WARP_ARRAY_FIELD)."""
+
+    _fields_ = [("data", ctypes.c_uint64), ("grad", ctypes.c_uint64), ("shape", ctypes.c_int32 * 4),
+                ("strides", ctypes.c_int32 * 4), ("ndim", ctypes.c_uint16), ("flags", ctypes.c_uint16)]
+
+
 def filled_descriptor(ptr: int, shape: tuple, strides: tuple, grad: int = 0):
     """The descriptor of an array at `ptr` (byte `strides`): what `wp.from_torch(t, return_ctype=True)` and
     `wp.from_paddle` return, which wp.launch takes in place of an array. `grad`, the address of its gradient as

@@ -58,6 +58,43 @@ def value_type(t: ir.Type) -> ir.Type:
     return ir.VectorType.get([max(c.length, 1)], signless(c.dtype))
 
 
+# A struct's array field as Warp's C `array_t` lays it out (what `.numpy()` of an array of such structs shows, and
+# what runtime/abi.py's WarpArrayField packs): data, grad, shape[4] and strides[4] as int32, ndim, flags. A kernel
+# reads and writes it as the array descriptor of convert-warp-arrays-to-llvm (array_of_field / field_of_array).
+WARP_ARRAY_FIELD = "!llvm.struct<(i64, i64, array<4 x i32>, array<4 x i32>, i16, i16)>"
+
+
+def field_storage_type(t: ir.Type) -> ir.Type:
+    """The C-layout type of a struct's field of type `t` (an array: Warp's array_t)."""
+    return ir.Type.parse(WARP_ARRAY_FIELD) if is_array_type(t) else storage_type(t)
+
+
+def array_of_field(raw: ir.Value, t: ir.Type) -> ir.Value:
+    """The descriptor (data, shape, byte strides as i64) of the array field `raw` (WARP_ARRAY_FIELD)."""
+    n, i64 = array_ndim(t), ir.IntegerType.get_signless(64)
+    d = llvm.mlir_undef(storage_type(t))
+    d = llvm.insertvalue(d, llvm.inttoptr(ir.Type.parse("!llvm.ptr"), llvm.extractvalue(i64, raw, [0])), [0])
+    for k in range(n):
+        for src, dst in ((2, 1), (3, 2)):  # shape, strides
+            v = llvm.extractvalue(ir.IntegerType.get_signless(32), raw, [src, k])
+            d = llvm.insertvalue(d, arith.ExtSIOp(i64, v).result, [dst, k])
+    return d
+
+
+def field_of_array(desc: ir.Value, t: ir.Type) -> ir.Value:
+    """The array field (WARP_ARRAY_FIELD) holding the descriptor `desc`: no gradient address (a kernel's arrays
+    carry none), the unused dimensions zero."""
+    n, i64, i32 = array_ndim(t), ir.IntegerType.get_signless(64), ir.IntegerType.get_signless(32)
+    raw = llvm.mlir_zero(ir.Type.parse(WARP_ARRAY_FIELD))
+    raw = llvm.insertvalue(raw, llvm.ptrtoint(i64, llvm.extractvalue(ir.Type.parse("!llvm.ptr"), desc, [0])), [0])
+    for k in range(n):
+        for src, dst in ((1, 2), (2, 3)):
+            v = llvm.extractvalue(i64, desc, [src, k])
+            raw = llvm.insertvalue(raw, arith.TruncIOp(i32, v).result, [dst, k])
+    i16 = ir.IntegerType.get_signless(16)
+    return llvm.insertvalue(raw, arith.ConstantOp(i16, ir.IntegerAttr.get(i16, n)).result, [4])
+
+
 def storage_type(t: ir.Type) -> ir.Type:
     """The C-layout type of `t` in memory (struct fields, kernel arguments)."""
     c = wc.composite(t)
@@ -68,7 +105,7 @@ def storage_type(t: ir.Type) -> ir.Type:
         return signless(t)
     if c.kind == "struct":
         # an empty struct holds one byte, as its ctypes layout (python/mlwarp/kernels/struct.py) and Warp's C struct
-        fields = ", ".join(str(storage_type(f)) for f in c.fields) or "i8"
+        fields = ", ".join(str(field_storage_type(f)) for f in c.fields) or "i8"
         return ir.Type.parse(f"!llvm.struct<({fields})>")
     return ir.Type.parse(f"!llvm.array<{c.length} x {signless(c.dtype)}>")
 
@@ -246,14 +283,15 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
             return through_memory(w.bytes, raw, struct, slot)
         k, c = w.field, wc.composite(old(w.aggregate))
         if name == "struct_get":
-            field = from_storage(llvm.extractvalue(storage_type(c.fields[k]), w.aggregate, [k]), c.fields[k])
+            field = llvm.extractvalue(field_storage_type(c.fields[k]), w.aggregate, [k])
             if is_array_type(c.fields[k]):  # typed as the array until convert-warp-arrays-to-llvm: an scf.if or
                 # loop that carries it still has the array's type in its results and block arguments
-                field = builtin.unrealized_conversion_cast([c.fields[k]], [field])
-            return field
+                return builtin.unrealized_conversion_cast([c.fields[k]], [array_of_field(field, c.fields[k])])
+            return from_storage(field, c.fields[k])
         field = w.element  # struct_set
         if is_array_type(c.fields[k]):  # its descriptor (convert-warp-arrays-to-llvm lowers the array next)
-            field = builtin.unrealized_conversion_cast([storage_type(c.fields[k])], [field])
+            desc = builtin.unrealized_conversion_cast([storage_type(c.fields[k])], [field])
+            return llvm.insertvalue(w.aggregate, field_of_array(desc, c.fields[k]), [k])
         return llvm.insertvalue(w.aggregate, to_storage(self.scalar_in(field), c.fields[k]), [k])
 
     @staticmethod
@@ -366,7 +404,7 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
         old = llvm.mlir_undef(struct_t)
         for k, f in enumerate(c.fields):
             field_ptr = llvm.getelementptr(ir.Type.parse("!llvm.ptr"), ptr, [], [0, k], struct_t, no_wrap_flags=0)
-            stored = llvm.extractvalue(storage_type(f), value, [k])
+            stored = llvm.extractvalue(field_storage_type(f), value, [k])
             fc = wc.composite(f)
             if fc is not None and fc.kind == "struct":
                 before = self.struct_atomic(kind, field_ptr, stored, fc, lower_atomic)
@@ -378,7 +416,7 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
                     before = self.atomic(kind, field_ptr, from_storage(stored, f), fc)
                     before = to_storage(before.value if isinstance(before, V) else before, f)
             else:
-                before = llvm.load(storage_type(f), field_ptr)
+                before = llvm.load(field_storage_type(f), field_ptr)
             old = llvm.insertvalue(old, before, [k])
         return old
 

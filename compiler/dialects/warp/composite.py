@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from .builders import builtin, create
-from .dialect import array_ndim, is_array_type
+from .dialect import is_array_type
 from .explain import split_top_level as split_params  # `a, b<c, d>, [e, f]` at top-level commas
 
 
@@ -63,8 +63,8 @@ def storage_layout(t: ir.Type):
     if isinstance(t, (ir.IntegerType, ir.FloatType)):
         size = max(1, t.width // 8)
         return size, size
-    if is_array_type(t):
-        return 8 + 16 * array_ndim(t), 8
+    if is_array_type(t):  # a struct's array field: Warp's array_t (data, grad, int32 shape[4] and strides[4],
+        return 56, 8      # ndim and flags as uint16; convert-warp-composites-to-vector's WARP_ARRAY_FIELD)
     if isinstance(t, ir.VectorType):  # a lowered vec/mat value
         size, align = storage_layout(t.element_type)
         return size * _product(t.shape), align

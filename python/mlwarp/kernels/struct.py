@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from mlwarp.core import types as wt
+from mlwarp.runtime.abi import WarpArrayField
 from mlwarp.runtime.device import get_device
 
 
@@ -39,15 +40,15 @@ def _field_type(cls_name, name, annotation):
 
 def _ctype(t):
     if wt.is_array(t):
-        from mlwarp.runtime.abi import descriptor
-
-        return descriptor(t.ndim)
+        return WarpArrayField
     return t._ctype_
 
 
 def _numpy_field(t, ctype):
-    if wt.is_array(t):
-        return np.dtype([("data", np.uint64), ("shape", np.int64, (t.ndim,)), ("strides", np.int64, (t.ndim,))])
+    if wt.is_array(t):  # Warp's array_t (WarpArrayField's layout)
+        return np.dtype({"names": ["data", "grad", "shape", "strides", "ndim", "flags"],
+                         "formats": [np.uint64, np.uint64, (np.int32, (4,)), (np.int32, (4,)), np.uint16, np.uint16],
+                         "offsets": [0, 8, 16, 32, 48, 50], "itemsize": 56})
     if wt.is_struct(t):
         return t._np_
     if wt.is_composite(t):
@@ -141,9 +142,12 @@ class StructInstance:
                 view = v._np  # the storage view: a CUDA array's holds its device address (numpy() is a host copy)
                 d = getattr(c, name)
                 d.data = view.ctypes.data
+                grad = getattr(v, "grad", None)  # (Warp's array_t records its gradient's address)
+                d.grad = grad._np.ctypes.data if grad is not None and getattr(grad, "_np", None) is not None else 0
                 for k in range(t.ndim):
                     d.shape[k] = view.shape[k]
                     d.strides[k] = view.strides[k]
+                d.ndim = t.ndim
             elif wt.is_struct(t):
                 if hasattr(t, "_wp_fabric_"):  # a Fabric array field (none: zeros, as Warp's empty descriptor)
                     if v is not None:  # (in the field's struct: one of any ndim takes either)
