@@ -4,8 +4,11 @@ packs, and what a kernel reads and writes (it converts to and from its own array
 values are those warp-lang 1.19 shows for the same structs (recorded)."""
 
 import numpy as np
+import pytest
 
 import mlwarp as wp
+from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
+from mlwarp.launching import cuda_compile
 
 
 @wp.struct
@@ -92,3 +95,9 @@ def test_a_kernel_writes_an_array_field_as_warps_array_t():
     assert int(field["data"]) == src.ptr and int(field["grad"]) == 0  # (a kernel's arrays carry no gradient address)
     assert field["shape"].tolist() == [3, 5, 0, 0] and field["strides"].tolist() == [20, 4, 0, 0]
     assert int(field["ndim"]) == 2
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not installed (scripts/setup-env.sh)")
+@pytest.mark.parametrize("kernel", [sum_field, store_field], ids=["read", "write"])
+def test_array_fields_assemble_for_cuda(kernel):
+    assert cuda_compile.build(kernel, 90)["cubin"] == "kernel.cubin"

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
+from mlwarp.compiler.targets.cuda.cuda_tools import ptxas_path
+from mlwarp.launching import cuda_compile
 
 M = 4
 
@@ -230,3 +232,9 @@ def test_gradient_of_a_broadcast_tile_of_vectors():
     tape.backward(loss=loss)
     np.testing.assert_allclose(v.grad.numpy(), w0.sum(axis=0, keepdims=True), rtol=1e-6)
     np.testing.assert_allclose(w.grad.numpy(), np.broadcast_to(v0, w0.shape), rtol=1e-6)
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not installed (scripts/setup-env.sh)")
+@pytest.mark.parametrize("kernel", [struct_arithmetic, struct_losses], ids=["arithmetic", "losses"])
+def test_struct_tile_arithmetic_assembles_for_cuda(kernel):
+    assert cuda_compile.build(kernel, 90)["cubin"] == "kernel.cubin"
