@@ -375,14 +375,14 @@ def elementwise(em, node, name: str, args: list, mapped: bool = False) -> Var:
     if len(shapes) != 1:
         raise em.error(node, f"'{name}' of tiles of different shapes {sorted(shapes)}: broadcast one with "
                              f"wp.tile_broadcast first", CompileTypeError)
+    shape = shapes.pop()
+    elements = [a.type.dtype if is_tile(a) else a.type for a in args]
+    if not mapped and any(is_tile(a) and wt.is_struct(a.type.dtype) for a in args):
+        return struct_elementwise(em, node, name, args, elements, shape)
     for a in args:
         if not is_tile(a) and (isinstance(a.type, (ArrayT, ft.TupleT)) or wt.is_struct(a.type)):
             raise em.error(node, f"'{name}' takes tiles, scalars, vectors and matrices, got {ft.name(a.type)}",
                            CompileTypeError)
-    shape = shapes.pop()
-    elements = [a.type.dtype if is_tile(a) else a.type for a in args]
-    if not mapped and any(wt.is_struct(e) for e in elements):
-        return struct_elementwise(em, node, name, args, elements, shape)
     if not mapped and name in ("mul", "div") and len(args) == 2 and all(wt.is_composite(e) for e in elements):
         # Warp's rules: a product or quotient of tiles needs scalar elements on one side
         if all(is_tile(a) for a in args):

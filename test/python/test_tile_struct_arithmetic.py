@@ -138,13 +138,29 @@ def plus_scalar(a: wp.array(dtype=Mixed), out: wp.array(dtype=Mixed)):
     wp.tile_store(out, wp.tile_load(a, shape=M) + 1.0)
 
 
+@wp.kernel(enable_backward=False, module="unique")  # (a module of its own: Warp refuses it)
+def plus_struct(a: wp.array(dtype=Mixed), out: wp.array(dtype=Mixed)):
+    wp.tile_store(out, wp.tile_load(a, shape=M) + a[0])
+
+
+@wp.kernel(enable_backward=False, module="unique")  # (a module of its own: Warp refuses it)
+def element_product(a: wp.array(dtype=Mixed), out: wp.array(dtype=Mixed)):
+    t = wp.tile_load(a, shape=M)
+    t[0] *= t[1]
+    wp.tile_store(out, t)
+
+
 @pytest.mark.parametrize("kernel, message", [
     (negated, r"in 'negated': Tile unary operators do not support Warp struct tile elements"),
     (scaled, r"in 'scaled': Underlying scalar types don't match: tile=Mixed, const=float32"),
     (product, r"in 'product': Cannot multiply tile<Mixed> by tile<Mixed>: at least one element type must be scalar"),
     (plus_scalar, r"in 'plus_scalar': Couldn't find function overload for 'add' that matched inputs with types: "
                   r"\[tile\(shape=\(4,\), dtype=Mixed\), float32\]"),
-], ids=["negate", "scale", "product", "plus_scalar"])
+    (plus_struct, r"in 'plus_struct': Couldn't find function overload for 'add' that matched inputs with types: "
+                  r"\[tile\(shape=\(4,\), dtype=Mixed\), Mixed\]"),
+    (element_product, r"in 'element_product': Couldn't find function overload for 'mul' that matched inputs with "
+                      r"types: \[Mixed, Mixed\]"),
+], ids=["negate", "scale", "product", "plus_scalar", "plus_struct", "element_product"])
 def test_struct_tile_operators_warp_refuses(kernel, message):
     with pytest.raises(wp.CompileError, match=r"test_tile_struct_arithmetic.py:\d+: " + message):
         wp.launch_tiled(kernel, dim=1, block_dim=1, device="cpu",
