@@ -254,3 +254,37 @@ def test_gradient_of_a_broadcast_tile_of_vectors():
 @pytest.mark.parametrize("kernel", [struct_arithmetic, struct_losses], ids=["arithmetic", "losses"])
 def test_struct_tile_arithmetic_assembles_for_cuda(kernel):
     assert cuda_compile.build(kernel, 90)["cubin"] == "kernel.cubin"
+
+
+@wp.struct
+class Counted:
+    x: wp.float32
+    k: wp.int8
+
+
+@wp.kernel
+def lane_sums(a: wp.array(dtype=Counted), total: wp.array(dtype=Counted), rows: wp.array(dtype=Counted)):
+    t = wp.tile_load(a, shape=8)
+    wp.tile_store(total, wp.tile_sum(t))
+    wp.tile_store(rows, wp.tile_sum(wp.tile_reshape(t, shape=(2, 4)), axis=1))
+
+
+@pytest.mark.parametrize("threads, total, rows", [
+    (4, 36.0, [10.0, 26.0]),  # a full block of 4 lanes: every element
+    (3, 24.0, [6.0, 18.0]),  # a partial block of 3: lane 3's elements (3 and 7: x = 4 and 8) take no part
+], ids=["full_block", "partial_block"])
+def test_struct_sums_with_warps_cpu_lanes(threads, total, rows):
+    # recorded from warp-lang 1.19 (wp.config.enable_cpu_blocks, block_dim=4); the int8 field is the first element's
+    wp.config.enable_cpu_blocks = True
+    try:
+        a = wp.zeros(8, dtype=Counted, device="cpu").numpy()
+        a["x"], a["k"] = np.arange(1, 9), np.arange(8) + 3
+        out, out_rows = wp.zeros(1, dtype=Counted, device="cpu"), wp.zeros(2, dtype=Counted, device="cpu")
+        wp.launch(lane_sums, dim=threads, inputs=[wp.array(a, dtype=Counted, device="cpu"), out, out_rows],
+                  block_dim=4, device="cpu")
+    finally:
+        wp.config.enable_cpu_blocks = False
+    np.testing.assert_array_equal(out.numpy()["x"], [total])
+    np.testing.assert_array_equal(out.numpy()["k"], [3])
+    np.testing.assert_array_equal(out_rows.numpy()["x"], rows)
+    np.testing.assert_array_equal(out_rows.numpy()["k"], [3, 7])
