@@ -10,7 +10,8 @@ from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from ..passes.registry import PassError
 from .tile_lowering import (TileLowering, affine_map, as_i32, combine, constant_of, element_of, for_loop, index_const,
-                            is_struct, iterator_kinds, parallel_iterators, sum_identity, tensor_type, unravel_index, zero_of)
+                            is_struct, iterator_kinds, parallel_iterators, sum_identity, tensor_type, unravel_index,
+                            zero_of)
 
 
 class ReductionLowering(TileLowering):
@@ -53,8 +54,8 @@ class ReductionLowering(TileLowering):
         result = tensor_type(op.results[0].type)
         rank, extra = len(shape), source.rank - len(shape)  # the tile's dimensions, then a composite's
         lead = rank - (result.rank - extra)
-        kept = [ir.AffineConstantExpr.get(0) if n == 1 and source.shape[lead + k] != 1 else ir.AffineDimExpr.get(lead + k)
-                for k, n in enumerate(result.shape[:result.rank - extra])]
+        kept = [ir.AffineConstantExpr.get(0) if n == 1 and source.shape[lead + k] != 1 else
+                ir.AffineDimExpr.get(lead + k) for k, n in enumerate(result.shape[:result.rank - extra])]
         kept += [ir.AffineDimExpr.get(rank + e) for e in range(extra)]
         reduced = {d for d in range(rank) if d < lead or (result.shape[d - lead] == 1 and source.shape[d] != 1)}
         iterators = iterator_kinds(["reduction" if d in reduced else "parallel" for d in range(rank + extra)])

@@ -33,7 +33,8 @@ class TileAdjoints:
                 self.accumulate(adj, src, wb.create("cast", adj[out], results=[src.type]).result)
             return
         elements = [tile_params(v.type)[0] if is_tile_type(v.type) else v.type for v in operands]
-        if any(wc.composite(e) is not None and wc.composite(e).kind == "struct" for e in elements):  # a + b, a - b of tiles of structs (field by field)
+        if any(wc.composite(e) is not None and wc.composite(e).kind == "struct" for e in elements):
+            # a + b, a - b of tiles of structs (field by field)
             a, b = operands
             self.accumulate(adj, a, adj[out])
             self.accumulate(adj, b, adj[out] if name == "add" else wb.builtin("sub", [zero(b.type), adj[out]], b.type))
