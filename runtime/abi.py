@@ -6,9 +6,9 @@ with an array parameter as `struct { void* data; int64 shape[N]; int64 strides[N
 (strides in bytes) and a scalar as its C type. ctypes lays it out with the C
 rules that LLVM uses for the matching `!llvm.struct`.
 
-An array held in a struct field (`field_descriptor`) also records its gradient's address after the strides
-(`void* grad`, 0: none) and its `int32 ndim` (0: no array set), as Warp's array_t does: a struct stored in an
-array and read back in a kernel has no companion struct beside it, and its arrays' adjoints are found there.
+An array held in a struct field is Warp's C array_t (`WarpArrayField`): it also records the array's gradient
+address (0: none). A struct stored in an array and read back in a kernel has no companion struct beside it, and
+its arrays' adjoints are found there (warp-autodiff's warp.struct_field_grad).
 """
 
 from __future__ import annotations
@@ -38,19 +38,13 @@ def descriptor(ndim: int) -> type:
     return d
 
 
-_field_descriptors: dict[int, type] = {}
+class WarpArrayField(ctypes.Structure):
+    """A struct's array field, as Warp's C `array_t` (what `.numpy()` of an array of such structs shows): the data
+    and gradient addresses, int32 shape and byte strides of up to 4 dimensions, ndim, flags (compiler: the
+    composites lowering's WARP_ARRAY_FIELD)."""
 
-
-def field_descriptor(ndim: int) -> type:
-    """An array as a struct field stores it: the launch descriptor, then the gradient's address (same shape and
-    byte strides as the data; 0: none) and the number of dimensions (0 where no array is set)."""
-    d = _field_descriptors.get(ndim)
-    if d is None:
-        d = type(f"array{ndim}d_field_t", (ctypes.Structure,), {"_fields_": [
-            ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * ndim), ("strides", ctypes.c_int64 * ndim),
-            ("grad", ctypes.c_void_p), ("ndim", ctypes.c_int32)]})
-        _field_descriptors[ndim] = d
-    return d
+    _fields_ = [("data", ctypes.c_uint64), ("grad", ctypes.c_uint64), ("shape", ctypes.c_int32 * 4),
+                ("strides", ctypes.c_int32 * 4), ("ndim", ctypes.c_uint16), ("flags", ctypes.c_uint16)]
 
 
 def filled_descriptor(ptr: int, shape: tuple, strides: tuple, grad: int = 0):

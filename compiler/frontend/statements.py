@@ -107,7 +107,9 @@ class StatementEmitter:
             # barrier; the barrier before it too, so that the lanes' plain writes of the element come first
             value = self.expr(node.value)
             tiles.sync(self)
-            self.assign(t, self.binop(node, opname, self.expr(t), value))
+            current = self.expr(t)
+            self.assign(t, tiles.struct_element_update(self, node, opname, current, value)
+                        if wt.is_struct(current.type) else self.binop(node, opname, current, value))
             tiles.sync(self)
         else:
             with slots.slot_target(self, t) as slot:
@@ -116,7 +118,11 @@ class StatementEmitter:
             if opname in ("bit_and", "bit_or", "bit_xor") and element is not None and wt.is_struct(element):
                 raise self.error(node, "Tile bitwise inplace operators do not support Warp struct tile elements",
                                  CompileTypeError)  # (Warp's message)
-            result = self.binop(node, opname, current, self.expr(node.value))
+            value = self.expr(node.value)
+            if tile_target and wt.is_struct(current.type):  # t[i] += s on a tile of structs
+                result = tiles.struct_element_update(self, node, opname, current, value)
+            else:
+                result = self.binop(node, opname, current, value)
             slots.refuse_slot_adjoint(self, node, slot, opname, result)
             self.assign(t, result, augmented=True)
         for n in hidden:

@@ -12,6 +12,7 @@ from mlwarp.core import types as wt
 from mlwarp.core.errors import CompileError, CompileTypeError
 
 from ..dialects.warp import builders as wb
+from ..dialects.warp import composite as wc
 from . import types as ft
 from .tiles import (array_arg, constant_value, int32_arg, offsets_arg, sync, tile_arg,
                     tile_shape, updatable, write_back)
@@ -139,7 +140,8 @@ def scatter(em, node, name, args=None):
         new = value.value
         if name == "tile_scatter_add":
             old = wb.create("tile_extract", tile.value, indices, results=[element_t]).result
-            new = wb.builtin("add", [old, value.value], element_t)
+            new = wc.struct_fieldwise("add", old, value.value) if wt.is_struct(tile.type.dtype) else \
+                wb.builtin("add", [old, value.value], element_t)  # (structs field by field, as Warp's)
         scf.YieldOp([wb.create("tile_insert", tile.value, new, indices, results=[tile.value.type]).result])
     with ir.InsertionPoint(branch.else_block):
         scf.YieldOp([tile.value])

@@ -41,9 +41,8 @@ def reduce(em, node, name, args) -> Var:
     if wt.is_struct(a.type.dtype) and name == "tile_reduce":  # (Warp's message: no struct overload of wp.min, ...)
         raise em.error(node, f"tile_reduce() operator {kind} has no overload accepting Warp struct tile element type "
                              f"{ft.name(a.type.dtype)}", CompileTypeError)
-    if wt.is_struct(a.type.dtype):  # (Warp adds structs field by field in tile_sum: not built, see docs/tiles.md)
-        raise em.error(node, f"{name}() of Warp struct tile elements is not supported by mlwarp (tile_reduce with a "
-                             f"@wp.func is)", CompileTypeError)
+    if wt.is_struct(a.type.dtype) and kind != "add":  # (tile_sum adds structs field by field, as Warp's)
+        raise em.error(node, f"{name}() does not support Warp struct tile elements", CompileTypeError)
     # Warp's max and min of two vectors are component-wise; no product of two vectors, nor max of matrices
     if wt.is_composite(a.type.dtype) and (kind == "mul" or kind in ("max", "min", "argmax", "argmin") and
                                           wt.composite_kind(a.type.dtype) != "vec"):

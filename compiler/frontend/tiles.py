@@ -375,12 +375,14 @@ def elementwise(em, node, name: str, args: list, mapped: bool = False) -> Var:
     if len(shapes) != 1:
         raise em.error(node, f"'{name}' of tiles of different shapes {sorted(shapes)}: broadcast one with "
                              f"wp.tile_broadcast first", CompileTypeError)
+    shape = shapes.pop()
+    elements = [a.type.dtype if is_tile(a) else a.type for a in args]
+    if not mapped and any(is_tile(a) and wt.is_struct(a.type.dtype) for a in args):
+        return struct_elementwise(em, node, name, args, elements, shape)
     for a in args:
         if not is_tile(a) and (isinstance(a.type, (ArrayT, ft.TupleT)) or wt.is_struct(a.type)):
             raise em.error(node, f"'{name}' takes tiles, scalars, vectors and matrices, got {ft.name(a.type)}",
                            CompileTypeError)
-    shape = shapes.pop()
-    elements = [a.type.dtype if is_tile(a) else a.type for a in args]
     if not mapped and name in ("mul", "div") and len(args) == 2 and all(wt.is_composite(e) for e in elements):
         # Warp's rules: a product or quotient of tiles needs scalar elements on one side
         if all(is_tile(a) for a in args):
@@ -409,6 +411,41 @@ def elementwise(em, node, name: str, args: list, mapped: bool = False) -> Var:
                        CompileTypeError)
     t = ft.TileT(rt, shape)
     return Var(wb.builtin(name, values, ft.to_mlir(t)), t)
+
+
+def _operand_name(a) -> str:
+    return f"tile(shape={a.type.shape}, dtype={ft.name(a.type.dtype)})" if is_tile(a) else ft.name(a.type)
+
+
+def struct_elementwise(em, node, name: str, args: list, elements: list, shape: tuple) -> Var:
+    """An operator on tiles of structs: Warp's `a + b` and `a - b` of two tiles of one struct type, field by field
+    (the fields whose scalars have an atomic add; the others keep `a`'s, warp.struct_fieldwise); the rest refused
+    with Warp's messages."""
+    if len(args) == 1:
+        raise em.error(node, "Tile unary operators do not support Warp struct tile elements", CompileTypeError)
+    if name in ("mul", "div", "mod") and len(args) == 2:
+        if all(is_tile(a) for a in args):
+            verb = {"mul": "multiply", "div": "divide", "mod": "take the modulo of"}[name]
+            raise em.error(node, f"Cannot {verb} tile<{ft.name(elements[0])}> by tile<{ft.name(elements[1])}>: at "
+                                 f"least one element type must be scalar", CompileTypeError)
+        if any(wt.is_scalar(e) for e in elements):
+            tile, const = (elements[0], elements[1]) if is_tile(args[0]) else (elements[1], elements[0])
+            raise em.error(node, f"Underlying scalar types don't match: tile={ft.name(tile)}, const={ft.name(const)}",
+                           CompileTypeError)
+    if name not in ("add", "sub") or len(args) != 2 or not all(is_tile(a) for a in args) or \
+            elements[0] != elements[1]:
+        raise em.error(node, f"Couldn't find function overload for '{name}' that matched inputs with types: "
+                             f"[{', '.join(_operand_name(a) for a in args)}]", CompileTypeError)
+    t = ft.TileT(elements[0], shape)
+    return Var(wb.builtin(name, [a.value for a in args], ft.to_mlir(t)), t)
+
+
+def struct_element_update(em, node, name: str, current: Var, value: Var) -> Var:
+    """`t[i] += s` / `t[i] -= s` on a tile of structs: Warp's field-by-field add or subtract of the element."""
+    if name not in ("add", "sub") or value.type != current.type:
+        raise em.error(node, f"Couldn't find function overload for '{name}' that matched inputs with types: "
+                             f"[{ft.name(current.type)}, {ft.name(value.type)}]", CompileTypeError)
+    return Var(wc.struct_fieldwise(name, current.value, value.value), current.type)
 
 
 def broadcastable(src: tuple, dst: tuple) -> bool:

@@ -34,7 +34,8 @@ from ..passes.registry import PassError
 from ..passes.ir_walk import ops_named
 
 _COMPOSITE_OPS = {"warp.construct", "warp.extract", "warp.insert", "warp.struct_get", "warp.struct_set",
-                  "warp.struct_field_grad", "warp.struct_bytes", "warp.struct_of_bytes"}
+                  "warp.struct_field_grad",
+                  "warp.struct_bytes", "warp.struct_of_bytes"}
 _MEMORY_OPS = {"warp.load", "warp.store", "warp.atomic"}
 _TABLE_OPS = {n[len("warp."):] for n in _COMPOSITE_OPS | _MEMORY_OPS}  # lowered through their named views
 
@@ -58,56 +59,57 @@ def value_type(t: ir.Type) -> ir.Type:
     return ir.VectorType.get([max(c.length, 1)], signless(c.dtype))
 
 
+# A struct's array field as Warp's C `array_t` lays it out (what `.numpy()` of an array of such structs shows, and
+# what runtime/abi.py's WarpArrayField packs): data, grad, shape[4] and strides[4] as int32, ndim, flags. A kernel
+# reads and writes it as the array descriptor of convert-warp-arrays-to-llvm (array_of_field / field_of_array).
+WARP_ARRAY_FIELD = "!llvm.struct<(i64, i64, array<4 x i32>, array<4 x i32>, i16, i16)>"
+
+
+def field_storage_type(t: ir.Type) -> ir.Type:
+    """The C-layout type of a struct's field of type `t` (an array: Warp's array_t)."""
+    return ir.Type.parse(WARP_ARRAY_FIELD) if is_array_type(t) else storage_type(t)
+
+
+def array_of_field(raw: ir.Value, t: ir.Type, address: int = 0) -> ir.Value:
+    """The descriptor (data, shape, byte strides as i64) of the array field `raw` (WARP_ARRAY_FIELD), over its
+    data (`address` 0) or over its gradient (1: warp.struct_field_grad; the address may be 0)."""
+    n, i64 = array_ndim(t), ir.IntegerType.get_signless(64)
+    d = llvm.mlir_undef(storage_type(t))
+    d = llvm.insertvalue(d, llvm.inttoptr(ir.Type.parse("!llvm.ptr"), llvm.extractvalue(i64, raw, [address])), [0])
+    for k in range(n):
+        for src, dst in ((2, 1), (3, 2)):  # shape, strides
+            v = llvm.extractvalue(ir.IntegerType.get_signless(32), raw, [src, k])
+            d = llvm.insertvalue(d, arith.ExtSIOp(i64, v).result, [dst, k])
+    return d
+
+
+def field_of_array(desc: ir.Value, t: ir.Type) -> ir.Value:
+    """The array field (WARP_ARRAY_FIELD) holding the descriptor `desc`: no gradient address (a kernel's arrays
+    carry none), the unused dimensions zero."""
+    n, i64, i32 = array_ndim(t), ir.IntegerType.get_signless(64), ir.IntegerType.get_signless(32)
+    raw = llvm.mlir_zero(ir.Type.parse(WARP_ARRAY_FIELD))
+    raw = llvm.insertvalue(raw, llvm.ptrtoint(i64, llvm.extractvalue(ir.Type.parse("!llvm.ptr"), desc, [0])), [0])
+    for k in range(n):
+        for src, dst in ((1, 2), (2, 3)):
+            v = llvm.extractvalue(i64, desc, [src, k])
+            raw = llvm.insertvalue(raw, arith.TruncIOp(i32, v).result, [dst, k])
+    i16 = ir.IntegerType.get_signless(16)
+    return llvm.insertvalue(raw, arith.ConstantOp(i16, ir.IntegerAttr.get(i16, n)).result, [4])
+
+
 def storage_type(t: ir.Type) -> ir.Type:
     """The C-layout type of `t` in memory (struct fields, kernel arguments)."""
     c = wc.composite(t)
     if c is None:
-        if is_array_type(t):  # the launch descriptor, then the gradient's address (runtime/abi.field_descriptor)
+        if is_array_type(t):
             n = array_ndim(t)
-            return ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>, ptr, i32)>")
+            return ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>)>")
         return signless(t)
     if c.kind == "struct":
         # an empty struct holds one byte, as its ctypes layout (python/mlwarp/kernels/struct.py) and Warp's C struct
-        fields = ", ".join(str(storage_type(f)) for f in c.fields) or "i8"
+        fields = ", ".join(str(field_storage_type(f)) for f in c.fields) or "i8"
         return ir.Type.parse(f"!llvm.struct<({fields})>")
     return ir.Type.parse(f"!llvm.array<{c.length} x {signless(c.dtype)}>")
-
-
-def launch_descriptor(t: ir.Type) -> ir.Type:
-    """An array's descriptor as a value (convert-warp-arrays-to-llvm's descriptor_type): data, shape, strides."""
-    n = array_ndim(t)
-    return ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>)>")
-
-
-def _descriptor_ndim(t: ir.Type) -> int:
-    """N of `!llvm.struct<(ptr, array<N x i64>, ...)>`."""
-    return int(str(t).split("array<", 1)[1].split(" x", 1)[0])
-
-
-def array_of_field(stored: ir.Value, data: int) -> ir.Value:
-    """The array descriptor over the address at `data` (0: the data, 3: the gradient) of an array field's
-    storage, with the field's shape and strides."""
-    n = _descriptor_ndim(stored.type)
-    out_t = ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>)>")
-    shape_t = ir.Type.parse(f"!llvm.array<{n} x i64>")
-    out = llvm.mlir_undef(out_t)
-    out = llvm.insertvalue(out, llvm.extractvalue(ir.Type.parse("!llvm.ptr"), stored, [data]), [0])
-    out = llvm.insertvalue(out, llvm.extractvalue(shape_t, stored, [1]), [1])
-    return llvm.insertvalue(out, llvm.extractvalue(shape_t, stored, [2]), [2])
-
-
-def field_of_array(desc: ir.Value) -> ir.Value:
-    """An array descriptor as a struct field stores it: no gradient recorded (address 0), its ndim."""
-    n = _descriptor_ndim(desc.type)
-    out_t = ir.Type.parse(f"!llvm.struct<(ptr, array<{n} x i64>, array<{n} x i64>, ptr, i32)>")
-    shape_t = ir.Type.parse(f"!llvm.array<{n} x i64>")
-    ptr_t = ir.Type.parse("!llvm.ptr")
-    out = llvm.insertvalue(llvm.mlir_undef(out_t), llvm.extractvalue(ptr_t, desc, [0]), [0])
-    out = llvm.insertvalue(out, llvm.extractvalue(shape_t, desc, [1]), [1])
-    out = llvm.insertvalue(out, llvm.extractvalue(shape_t, desc, [2]), [2])
-    out = llvm.insertvalue(out, llvm.mlir_zero(ptr_t), [3])
-    i32 = ir.IntegerType.get_signless(32)
-    return llvm.insertvalue(out, arith.ConstantOp(i32, ir.IntegerAttr.get(i32, n)).result, [4])
 
 
 def to_storage(value: ir.Value, t: ir.Type) -> ir.Value:
@@ -156,13 +158,6 @@ def function_slot(op, size: int, slots: dict) -> ir.Value:
     i64 = ir.IntegerType.get_signless(64)
     address = arith.IndexCastOp(i64, memref.ExtractAlignedPointerAsIndexOp(buffer).result).result
     return llvm.inttoptr(ir.Type.parse("!llvm.ptr"), address)
-
-
-def _has_atomic_add(t: ir.Type) -> bool:
-    """A scalar with an atomic add (CUDA's atomicAdd types, Warp's rule for tile atomics): floats, 32/64-bit ints."""
-    if isinstance(t, ir.FloatType):
-        return True
-    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width in (32, 64)
 
 
 def warp_type(t: ir.Type):
@@ -290,15 +285,16 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
             return through_memory(w.bytes, raw, struct, slot)
         k, c = w.field, wc.composite(old(w.aggregate))
         if name in ("struct_get", "struct_field_grad"):
-            field = from_storage(llvm.extractvalue(storage_type(c.fields[k]), w.aggregate, [k]), c.fields[k])
+            field = llvm.extractvalue(field_storage_type(c.fields[k]), w.aggregate, [k])
             if is_array_type(c.fields[k]):  # typed as the array until convert-warp-arrays-to-llvm: an scf.if or
                 # loop that carries it still has the array's type in its results and block arguments
-                data = 0 if name == "struct_get" else 3  # the data's address, or the gradient's
-                field = builtin.unrealized_conversion_cast([c.fields[k]], [array_of_field(field, data)])
-            return field
+                address = 0 if name == "struct_get" else 1  # the data's, or the gradient's
+                return builtin.unrealized_conversion_cast([c.fields[k]], [array_of_field(field, c.fields[k], address)])
+            return from_storage(field, c.fields[k])
         field = w.element  # struct_set
         if is_array_type(c.fields[k]):  # its descriptor (convert-warp-arrays-to-llvm lowers the array next)
-            field = field_of_array(builtin.unrealized_conversion_cast([launch_descriptor(c.fields[k])], [field]))
+            desc = builtin.unrealized_conversion_cast([storage_type(c.fields[k])], [field])
+            return llvm.insertvalue(w.aggregate, field_of_array(desc, c.fields[k]), [k])
         return llvm.insertvalue(w.aggregate, to_storage(self.scalar_in(field), c.fields[k]), [k])
 
     @staticmethod
@@ -411,11 +407,11 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
         old = llvm.mlir_undef(struct_t)
         for k, f in enumerate(c.fields):
             field_ptr = llvm.getelementptr(ir.Type.parse("!llvm.ptr"), ptr, [], [0, k], struct_t, no_wrap_flags=0)
-            stored = llvm.extractvalue(storage_type(f), value, [k])
+            stored = llvm.extractvalue(field_storage_type(f), value, [k])
             fc = wc.composite(f)
             if fc is not None and fc.kind == "struct":
                 before = self.struct_atomic(kind, field_ptr, stored, fc, lower_atomic)
-            elif _has_atomic_add(fc.dtype if fc is not None else f):
+            elif wc.has_atomic_add(fc.dtype if fc is not None else f):
                 if fc is None:
                     before = lower_atomic(kind, field_ptr, stored)
                     before = before.value if isinstance(before, V) else before
@@ -423,7 +419,7 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
                     before = self.atomic(kind, field_ptr, from_storage(stored, f), fc)
                     before = to_storage(before.value if isinstance(before, V) else before, f)
             else:
-                before = llvm.load(storage_type(f), field_ptr)
+                before = llvm.load(field_storage_type(f), field_ptr)
             old = llvm.insertvalue(old, before, [k])
         return old
 

@@ -11,6 +11,7 @@ from mlir.dialects import arith, scf, tensor
 from ..dialects.warp import builders as wb
 from ..dialects.warp import composite as wc
 from ..dialects.warp import is_tile_type, tile_params
+from ..passes.registry import PassError
 
 
 # Rows up to this many elements load as one vector each; a wider row as one vector would be split by LLVM's
@@ -34,6 +35,16 @@ def is_struct(c) -> bool:
     """Whether a tile's element composite is a struct: one opaque element of the tensor (its fields differ in
     type), which warp-struct-tiles-as-bytes makes the struct's bytes before bufferization."""
     return c is not None and c.kind == "struct"
+
+def combine(name: str, values, result: ir.Type) -> ir.Value:
+    """Builtin `name` of tile elements: of two structs (add, sub), Warp's field-by-field arithmetic."""
+    c = wc.composite(result)
+    if is_struct(c):
+        if name not in ("add", "sub"):
+            raise PassError(f"'{name}' of Warp struct tile elements is not supported (Warp adds and subtracts them "
+                            f"field by field)")
+        return wc.struct_fieldwise(name, *values)
+    return wb.builtin(name, values, result)
 
 def tensor_type(t: ir.Type) -> ir.RankedTensorType:
     """A tile of scalars: a tensor of its shape; of vectors, matrices or quaternions: their components as the
@@ -251,7 +262,7 @@ class TileLowering:
 
         def element_at(ivs):
             values = [self.element(v, t, ivs) if is_tile_type(t) else v for v, t in zip(operands, types)]
-            return wb.builtin(name, values, rt)
+            return combine(name, values, rt)
 
         return self.generate_elements(self.result_types[0], element_at)
 

@@ -7,9 +7,11 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ..dialects.warp import builders as wb
+from ..dialects.warp import composite as wc
 from ..passes.registry import PassError
-from .tile_lowering import (TileLowering, affine_map, as_i32, constant_of, element_of, for_loop, index_const,
-                            iterator_kinds, parallel_iterators, sum_identity, tensor_type, unravel_index, zero_of)
+from .tile_lowering import (TileLowering, affine_map, as_i32, combine, constant_of, element_of, for_loop, index_const,
+                            is_struct, iterator_kinds, parallel_iterators, sum_identity, tensor_type, unravel_index,
+                            zero_of)
 
 
 class ReductionLowering(TileLowering):
@@ -22,9 +24,11 @@ class ReductionLowering(TileLowering):
             raise PassError(f"tile_{kind} of tiles of vectors or matrices is not supported yet")
         tile = op.tile
         shape, _, c = element_of(self.operand_types[0])
-        if c.kind == "struct":  # (a struct tile's adjoint summed over a broadcast or an assignment reaches here)
-            raise PassError(f"tile_{kind} of tiles of structs is not supported (Warp adds structs field by field)")
         out = tensor_type(self.result_types[0])  # (the reduced tile's shape, components...)
+        if is_struct(c):
+            if kind != "add":
+                raise PassError(f"tile_{kind} of tiles of structs is not supported (Warp adds them field by field)")
+            return [self.struct_sum(tile, shape, axis, out)]
         if axis >= 0:
             return [self.reduce_axis(tile, kind, axis, out)]
         rank, extra = len(shape), len(c.shape)
@@ -43,19 +47,45 @@ class ReductionLowering(TileLowering):
 
     def lower_tile_sum_to(self, op):
         """tile_broadcast's adjoint: the sums over the dimensions the broadcast made (leading ones, and size-1
-        dimensions it widened), each element added in row-major order."""
+        dimensions it widened), each element added in row-major order; a tile of vectors or matrices component by
+        component (its trailing dimensions kept), of structs field by field."""
+        shape, dtype, c = element_of(self.operand_types[0])
         source = ir.RankedTensorType(op.tile.type)
         result = tensor_type(op.results[0].type)
-        rank, lead = source.rank, source.rank - result.rank
-        kept = [ir.AffineConstantExpr.get(0) if n == 1 and source.shape[lead + k] != 1 else ir.AffineDimExpr.get(lead + k)
-                for k, n in enumerate(result.shape)]
+        rank, extra = len(shape), source.rank - len(shape)  # the tile's dimensions, then a composite's
+        lead = rank - (result.rank - extra)
+        kept = [ir.AffineConstantExpr.get(0) if n == 1 and source.shape[lead + k] != 1 else
+                ir.AffineDimExpr.get(lead + k) for k, n in enumerate(result.shape[:result.rank - extra])]
+        kept += [ir.AffineDimExpr.get(rank + e) for e in range(extra)]
         reduced = {d for d in range(rank) if d < lead or (result.shape[d - lead] == 1 and source.shape[d] != 1)}
-        iterators = iterator_kinds(["reduction" if d in reduced else "parallel" for d in range(rank)])
-        zero = self.tensor.SplatOp(result, zero_of(result.element_type), []).result
-        maps = [ir.AffineMap.get_identity(rank), ir.AffineMap.get(rank, 0, kept)]
+        iterators = iterator_kinds(["reduction" if d in reduced else "parallel" for d in range(rank + extra)])
+        element = result.element_type
+        zero = self.tensor.SplatOp(result, wc.construct(dtype, []) if is_struct(c) else zero_of(element), []).result
+        maps = [ir.AffineMap.get_identity(rank + extra), ir.AffineMap.get(rank + extra, 0, kept)]
         add = self.generic(None, [op.tile], maps, iterators, init=zero,
-                           body=lambda a: [wb.builtin("add", [a[1], a[0]], result.element_type)])
+                           body=lambda a: [combine("add", [a[1], a[0]], element)])
         return [add.results[0]]
+
+    lower_tile_sum_to_composite = lower_tile_sum_to
+
+    def struct_sum(self, tile, shape, axis, out):
+        """tile_sum of structs (Warp's field-by-field add): from the first element (the fields that do not
+        accumulate keep its value, as Warp's), each next one added in row-major order; along `axis` (>= 0) per
+        slice, else over the whole tile into a tile of shape (1,)."""
+        struct = ir.RankedTensorType(tile.type).element_type
+
+        def fold(at, n):
+            return for_loop(index_const(1), index_const(n), [self.tensor.ExtractOp(tile, at(index_const(0))).result],
+                            lambda k, acc: [combine("add", [acc[0], self.tensor.ExtractOp(tile, at(k)).result],
+                                                    struct)])[0]
+
+        if axis >= 0:
+            return self.generate(out, lambda ivs: fold(lambda k: list(ivs[:axis]) + [k] + list(ivs[axis:]),
+                                                       shape[axis]))
+        n = 1
+        for d in shape:
+            n *= d
+        return self.tensor.FromElementsOp(out, [fold(lambda k: unravel_index(k, list(shape)), n)]).result
 
     def lower_tile_reduce(self, op):
         kind = ir.StringAttr(op.attributes["kind"]).value

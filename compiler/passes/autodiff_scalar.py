@@ -85,11 +85,7 @@ class ScalarAdjoints:
             target, idx = self.adj_array(op, arr, mapping), self.indices(op, mapping)
             if arr in self.owned:  # no other thread touches adj[i]: a plain read-add-write
                 wb.store(target, add_values(wb.load(target, idx), adj[out]), idx)
-            elif (wc.composite(out.type) or wc.Composite("", ())).kind == "struct":
-                raise PassError(f"{where(op)}: cannot differentiate a read of a struct array at an index other "
-                                f"than the thread's own (`i = wp.tid()`; x[i]): its adjoint would need an atomic "
-                                f"add of a struct")
-            else:
+            else:  # (a struct's atomic add is field by field: convert-warp-composites-to-vector)
                 with grad_present(arr, mapping, target):
                     wb.atomic("add", target, adj[out], idx)
 

@@ -9,6 +9,7 @@ from mlir.dialects import arith, scf
 
 from ..builtins.derivatives import NOT_DIFFERENTIABLE, Expansion, V, rule_of
 from ..dialects.warp import builders as wb, is_tile_type, tile_params, tile_type
+from ..dialects.warp import composite as wc
 from ..dialects.warp.ops import MAP_ARITY
 from .autodiff_ir import body_ops, clone_ops, free_values, is_constant, is_diff, terminator, where, zero
 from .registry import PassError
@@ -32,6 +33,12 @@ class TileAdjoints:
                 self.accumulate(adj, src, wb.create("cast", adj[out], results=[src.type]).result)
             return
         elements = [tile_params(v.type)[0] if is_tile_type(v.type) else v.type for v in operands]
+        if any(wc.composite(e) is not None and wc.composite(e).kind == "struct" for e in elements):
+            # a + b, a - b of tiles of structs (field by field)
+            a, b = operands
+            self.accumulate(adj, a, adj[out])
+            self.accumulate(adj, b, adj[out] if name == "add" else wb.builtin("sub", [zero(b.type), adj[out]], b.type))
+            return
         rule = rule_of(name, elements)
         if rule is NOT_DIFFERENTIABLE:
             return
@@ -69,14 +76,16 @@ class TileAdjoints:
         if not any(r in adj for r in results):
             return
         src = op.regions[0].blocks[0]
+        # values from outside the function (a struct or scalar it closes over): each element's adjoint of one,
+        # summed over the tile, is its adjoint (as a scalar operand's of a builtin on tiles)
         free = free_values(op)
-        if free:
-            raise PassError(f"{where(op)}: cannot differentiate a tile_map whose function reads a value from "
-                            f"outside it that carries a derivative")
+        if any(is_tile_type(v.type) for v in free):
+            raise PassError(f"{where(op)}: cannot differentiate a tile_map whose function reads a tile from outside it")
         inputs = list(op.operands)
         wanted = [k for k, v in enumerate(inputs) if is_diff(v.type)]
-        if not wanted:
+        if not wanted and not free:
             return
+        shape = tile_params(results[0].type)[1]
         ins = [mapping.get(v, v) for v in inputs] + [self.adj_or_zero(adj, r) for r in results]
 
         def body(args):
@@ -88,11 +97,14 @@ class TileAdjoints:
             for y, g in zip(terminator(src).operands, args[len(inputs):]):
                 self.accumulate(local_adj, y, g)
             self.reverse(body_ops(src), local_map, local_adj)
-            return [self.adj_or_zero(local_adj, src.arguments[k]) for k in wanted]
+            return [self.adj_or_zero(local_adj, src.arguments[k]) for k in wanted] + \
+                [self.adj_or_zero(local_adj, v) for v in free]
 
-        mapped = tile_map(ins, [inputs[k].type for k in wanted], body)
+        mapped = tile_map(ins, [inputs[k].type for k in wanted] + [tile_type(v.type, shape) for v in free], body)
         for k, g in zip(wanted, mapped):
             self.accumulate(adj, inputs[k], g)
+        for v, g in zip(free, mapped[len(wanted):]):
+            self.accumulate(adj, v, tile_element(wb.tile_reduce(g, "add", tile_type(v.type, (1,))), 0))
 
     def adjoint_tile_load(self, op, mapping, adj):
         out = op.results[0]
@@ -163,6 +175,12 @@ class TileAdjoints:
         out = op.results[0]
         if out in adj:
             tile, value, indices = op.opview.tile, op.opview.value, [mapping.get(v, v) for v in op.opview.indices]
+            added = accumulated(op)
+            if added is not None:  # t[i] = t[i] + v (tile_scatter_add): t + v e_i, whose adjoint leaves t's alone
+                self.accumulate(adj, tile, adj[out])
+                self.accumulate(adj, added, wb.create("tile_extract", adj[out], indices,
+                                                      results=[added.type]).result)
+                return
             self.accumulate(adj, tile, wb.create("tile_insert", adj[out], zero(value.type), indices,
                                                  results=[tile.type]).result)
             self.accumulate(adj, value, wb.create("tile_extract", adj[out], indices, results=[value.type]).result)
@@ -343,6 +361,24 @@ class TileAdjoints:
         if out in adj:
             tile = op.opview.tile
             self.accumulate(adj, tile, wb.create("tile_broadcast", adj[out], results=[tile.type]).result)
+
+
+def accumulated(insert) -> ir.Value | None:
+    """`v` where the tile_insert writes `t[i] + v` back to `t[i]` (tile_scatter_add's update, the sum read nowhere
+    else), else None. Its adjoint is then `t`'s unchanged (and `v`'s the element's): as a read of t[i] and a write
+    over it, the adjoint would clear the element and add it back through the read, which Warp's CPU lanes, each
+    adding to one element in turn, cannot thread from lane to lane."""
+    tile, value = insert.operands[0], insert.operands[1]
+    indices = list(insert.operands)[2:]
+    add = value.owner
+    if isinstance(add, ir.Block) or add.name != "warp.add" or len(list(value.uses)) != 1:
+        return None
+    old, v = add.operands
+    read = old.owner
+    if isinstance(read, ir.Block) or read.name != "warp.tile_extract" or read.operands[0] != tile or \
+            list(read.operands)[1:] != indices or len(list(old.uses)) != 1:
+        return None
+    return v
 
 
 def reduction_adjoint(tile: ir.Value, adjoint: ir.Value, kind: str, axis: int) -> ir.Value:

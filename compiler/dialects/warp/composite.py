@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from .builders import create
-from .dialect import array_ndim, is_array_type
+from .builders import builtin, create
+from .dialect import is_array_type
 from .explain import split_top_level as split_params  # `a, b<c, d>, [e, f]` at top-level commas
 
 
@@ -64,8 +64,8 @@ def storage_layout(t: ir.Type):
     if isinstance(t, (ir.IntegerType, ir.FloatType)):
         size = max(1, t.width // 8)
         return size, size
-    if is_array_type(t):  # data, shape, strides, grad, ndim (runtime/abi.field_descriptor)
-        return 24 + 16 * array_ndim(t), 8
+    if is_array_type(t):  # a struct's array field: Warp's array_t (data, grad, int32 shape[4] and strides[4],
+        return 56, 8      # ndim and flags as uint16; convert-warp-composites-to-vector's WARP_ARRAY_FIELD)
     if isinstance(t, ir.VectorType):  # a lowered vec/mat value
         size, align = storage_layout(t.element_type)
         return size * _product(t.shape), align
@@ -150,3 +150,37 @@ def struct_field_grad(value: ir.Value, k: int, result: ir.Type) -> ir.Value:
 
 def struct_set(value: ir.Value, k: int, element: ir.Value) -> ir.Value:
     return create("struct_set", value, element, attributes=_field_attr(k)).result
+
+
+# -- Warp's field-by-field arithmetic of structs (tile +, -, tile_sum, tile atomics) ---------------------------
+def has_atomic_add(scalar: ir.Type) -> bool:
+    """A scalar with an atomic add (CUDA's atomicAdd types, Warp's rule for accumulating): floats, 32/64-bit ints."""
+    if isinstance(scalar, ir.FloatType):
+        return True
+    return isinstance(scalar, ir.IntegerType) and ir.IntegerType(scalar).width in (32, 64)
+
+
+def accumulates(t: ir.Type) -> bool:
+    """Whether a struct's field of type `t` takes part in Warp's field-wise add, subtract, sum and atomic add: its
+    scalars have an atomic add (vectors and matrices of them too), a nested struct recursing; the others (bool,
+    8/16-bit ints, arrays) ride along unchanged, so the operations agree with each other (Warp's codegen_struct)."""
+    if is_array_type(t):
+        return False
+    c = composite(t)
+    if c is not None:
+        return c.kind == "struct" or has_atomic_add(c.dtype)
+    return has_atomic_add(t)
+
+
+def struct_fieldwise(kind: str, a: ir.Value, b: ir.Value) -> ir.Value:
+    """`a + b` or `a - b` (kind "add" / "sub") of two values of one struct type, field by field as Warp: the fields
+    that accumulate (`accumulates`) combined, nested structs recursively; the others keep `a`'s value."""
+    c = composite(a.type)
+    for k, f in enumerate(c.fields):
+        if not accumulates(f):
+            continue
+        fa, fb = struct_get(a, k, f), struct_get(b, k, f)
+        fc = composite(f)
+        field = struct_fieldwise(kind, fa, fb) if fc is not None and fc.kind == "struct" else builtin(kind, [fa, fb], f)
+        a = struct_set(a, k, field)
+    return a

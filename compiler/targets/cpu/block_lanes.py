@@ -42,8 +42,8 @@ work, by loop fission at the cooperative operations (as POCL and MCUDA do for GP
 Refused with the kernel's name and line: a cooperative op inside a loop carrying a lane value, or inside an
 scf.while whose condition or carried values are lane values, or under a lane-dependent scf.if with results or
 an else part; a lane value of a type a tile cannot hold
-(unsigned ints, structs) kept across a cooperative op; the adjoint of a tile element several lanes add to
-(tile_scatter_add).
+(unsigned ints, structs) kept across a cooperative op. (The adjoint of a tile element several lanes add to,
+tile_scatter_add's, leaves the tile's adjoint as it is: warp-autodiff's accumulated().)
 """
 
 from __future__ import annotations
@@ -688,17 +688,6 @@ class _Lanes:
         for insert in ops_named(self.kernel.operation, {"warp.tile_insert"}):
             z = insert.operands[0]
             owner = z.owner
-            value_owner = insert.operands[1].owner
-            indices = list(insert.operands)[2:]
-            if not isinstance(value_owner, ir.Block) and _op(value_owner).name == "warp.add" and any(
-                    not isinstance(v.owner, ir.Block) and _op(v.owner).name == "warp.tile_extract"
-                    and _op(v.owner).operands[0] == z and list(_op(v.owner).operands)[1:] == indices
-                    for v in _op(value_owner).operands):
-                # a lane adding to an element other lanes add to (tile_scatter_add: t[i] = t[i] + v): its adjoint
-                # clears the element's adjoint and adds it back through the read, as a separate tile the block adds
-                # after the lanes; the lanes after it would read the cleared one (Warp's all read the whole): not
-                # built
-                self.refuse(insert, "the adjoint of a tile element that several lanes add to (tile_scatter_add)")
             if isinstance(owner, ir.Block) or _op(owner).name != "warp.tile_full" or len(list(z.uses)) != 1:
                 continue
             fill = _op(owner).operands[0].owner

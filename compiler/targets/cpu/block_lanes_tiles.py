@@ -36,8 +36,8 @@ def identity(kind: str, tile_type: ir.Type):
     if kind in ("add", "add_exclusive"):
         if is_float or is_int:
             return lambda: zero(element)
-        if str(element).startswith(("!warp.vec<", "!warp.mat<")):
-            return lambda: wc.construct(element, [])
+        if str(element).startswith(("!warp.vec<", "!warp.mat<", "!warp.struct<")):  # (a struct sum starts from the
+            return lambda: wc.construct(element, [])  # first element, which lane 0 has: the zeros add nothing to it)
         return None
     if kind == "mul" and (is_float or is_int):
         return lambda: arith.ConstantOp(element, 1.0).result if is_float else wb.int_constant(element, 1)

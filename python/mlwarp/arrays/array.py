@@ -548,11 +548,12 @@ def _element_value(wdt, v):
 
 
 def _array_field(annotation, record):
-    """A struct's array field from its descriptor (data, shape, strides) in a struct array's memory: an array
+    """A struct's array field from its array_t (data, grad, shape, strides, ...) in a struct array's memory: an array
     over that memory, owned elsewhere (as Warp's struct values read back), or None for a null pointer."""
     if not int(record["data"]):
         return None
-    shape, strides = tuple(int(n) for n in record["shape"]), tuple(int(n) for n in record["strides"])
+    n = annotation.ndim  # (Warp's array_t: up to 4 dimensions, the others zero)
+    shape, strides = tuple(int(k) for k in record["shape"][:n]), tuple(int(k) for k in record["strides"][:n])
     return array(ptr=int(record["data"]), dtype=annotation.dtype, shape=shape, strides=strides)
 
 

@@ -4,7 +4,7 @@ A struct type knows its fields (name, Warp type) in declaration order, its
 ctypes layout (what a kernel argument carries) and the numpy structured dtype
 with the same bytes (what `wp.array(dtype=Struct).numpy()` shows). Fields may
 be scalars, vectors/matrices/quaternions/transforms, nested structs and arrays
-(an array field holds the array's launch descriptor, data, shape and strides, then its gradient's address).
+(an array field holds Warp's C array_t: the data and gradient addresses, int32 shape and byte strides, ndim).
 Instances are built in Python by attribute assignment and passed by value.
 """
 
@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from mlwarp.core import types as wt
-from mlwarp.runtime.abi import field_descriptor
+from mlwarp.runtime.abi import WarpArrayField
 from mlwarp.runtime.device import get_device
 
 
@@ -40,17 +40,15 @@ def _field_type(cls_name, name, annotation):
 
 def _ctype(t):
     if wt.is_array(t):
-        return field_descriptor(t.ndim)
+        return WarpArrayField
     return t._ctype_
 
 
 def _numpy_field(t, ctype):
-    if wt.is_array(t):
-        c = field_descriptor(t.ndim)
-        names = ["data", "shape", "strides", "grad", "ndim"]
-        formats = [np.uint64, (np.int64, (t.ndim,)), (np.int64, (t.ndim,)), np.uint64, np.int32]
-        return np.dtype({"names": names, "formats": formats, "offsets": [getattr(c, n).offset for n in names],
-                         "itemsize": ctypes.sizeof(c)})
+    if wt.is_array(t):  # Warp's array_t (WarpArrayField's layout)
+        return np.dtype({"names": ["data", "grad", "shape", "strides", "ndim", "flags"],
+                         "formats": [np.uint64, np.uint64, (np.int32, (4,)), (np.int32, (4,)), np.uint16, np.uint16],
+                         "offsets": [0, 8, 16, 32, 48, 50], "itemsize": 56})
     if wt.is_struct(t):
         return t._np_
     if wt.is_composite(t):
@@ -148,7 +146,7 @@ class StructInstance:
                     d.shape[k] = view.shape[k]
                     d.strides[k] = view.strides[k]
                 d.ndim = t.ndim
-                grad = getattr(self, f"_{name}_grad", None)
+                grad = getattr(self, f"_{name}_grad", None)  # (Warp's array_t records its gradient's address)
                 if grad is not None and grad._np.strides == view.strides and grad._np.shape == view.shape:
                     d.grad = grad._np.ctypes.data  # (read with the data's strides: a grad laid out otherwise is none)
             elif wt.is_struct(t):
