@@ -128,11 +128,11 @@ def _furthest(m: MeshData, point: vec3, min_dist: float32):
     Warp's stack traversal (mesh_query_furthest_point_no_sign) over the tree packed for ray casts: the farther
     child popped first (Warp's right one, the first in this preorder, when both are as far), a child pushed
     when its box reaches strictly beyond the bound, a popped node tested again against the bound found
-    meanwhile. Equally far triangles (the faces of the furthest vertex): the first found stays, Warp's."""
+    meanwhile. Equally far triangles (the faces of the furthest vertex): the first found stays, Warp's. The
+    traversal gives the triangle (its packed position); its furthest point is computed again from the same
+    corners afterwards, which is all the adjoint differentiates, as in _closest."""
     max_dist_sq = min_dist * min_dist
     furthest = int32(0)
-    best_v = float32(0.0)
-    best_w = float32(0.0)
     nodes = zeros(shape=_RAY_STACK, dtype=int32)
     depth = int32(0)
     if m.num_nodes > 0:
@@ -152,8 +152,6 @@ def _furthest(m: MeshData, point: vec3, min_dist: float32):
                         d = wp.length_sq(c - point)
                         if d > max_dist_sq:
                             max_dist_sq = d
-                            best_v = uv[1]
-                            best_w = w
                             furthest = pc
             else:
                 first = n + 1
@@ -179,9 +177,15 @@ def _furthest(m: MeshData, point: vec3, min_dist: float32):
                     depth += 1
     found = max_dist_sq > min_dist * min_dist
     face = int32(0)
+    v = float32(0.0)
+    w = float32(0.0)
     if found:
         face = m.ray_faces[furthest * _RAY_TRI_FLOATS + _RAY_TRI_FACE]
-    return found, face, 1.0 - best_v - best_w, best_v
+        p, q, r = _packed_corners(m, furthest)
+        uv = _furthest_point_to_triangle(p, q, r, point)
+        v = uv[1]
+        w = 1.0 - uv[0] - uv[1]
+    return found, face, 1.0 - v - w, v
 
 
 @func
