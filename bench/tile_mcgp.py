@@ -43,9 +43,11 @@ def load_example(wp):
         spec = importlib.util.spec_from_file_location("example_tile_mcgp", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    finally:
+    finally:  # (a `warp` left in sys.modules would make common.warp_python take this interpreter for Warp's)
         if saved is not None:
             sys.modules["warp"] = saved
+        else:
+            del sys.modules["warp"]
     return module
 
 
