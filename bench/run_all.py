@@ -21,7 +21,8 @@ sys.path.insert(0, HERE)
 from common import clean_env  # noqa: E402
 
 SCRIPTS = ["compile_time", "launch_overhead", "saxpy", "particles", "mass_spring", "cloth", "grad_reduction",
-           "dynamic_loop", "tile_gemm", "tile_reduce", "tile_mlp", "tile_fft", "tile_mcgp", "geometry"]
+           "dynamic_loop", "tile_gemm", "tile_reduce", "tile_mlp", "tile_fft", "tile_mcgp", "geometry",
+           "mesh_queries"]
 BEGIN, END = "<!-- RESULTS BEGIN -->", "<!-- RESULTS END -->"
 
 

@@ -6,7 +6,9 @@ queries. Times are CPU seconds of the process (its threads together: the machine
 the work, not the waiting); the pixels are checked against Warp's recorded mean and against the plain kernel's.
 
 Issue 36: the tile kernel took 2x the plain kernel (each walk ran twice: the fused tile_map's leftover copy,
-passes/fused_producers.py); what remains against Warp is the mesh query's own cost (the `query` row).
+passes/fused_producers.py); then the mesh query's own cost, 1.7-1.9x Warp's with its vec3 math kept as LLVM
+vectors (warp-cpu-keep-vectors now splits them; issues 32/36, bench/mesh_queries.py): tiled 1.53 -> 0.89 s,
+plain 1.48 -> 0.92, queries 3.01 -> 1.71, Warp 0.91, 0.87-0.95, 1.52-1.60 (2026-12-06, two threads' CPU time).
 """
 
 import importlib.util
@@ -43,9 +45,11 @@ def load_example(wp):
         spec = importlib.util.spec_from_file_location("example_tile_mcgp", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    finally:
+    finally:  # (a `warp` left in sys.modules would make common.warp_python take this interpreter for Warp's)
         if saved is not None:
             sys.modules["warp"] = saved
+        else:
+            del sys.modules["warp"]
     return module
 
 

@@ -107,9 +107,13 @@ MESH_WN_RADII = 10  # address of float32[num_nodes]
 MESH_RAY_NODES = 11  # address of float32[num_nodes, 8]
 RAY_NODE_FLOATS = 8
 # The triangles in the tree's primitive order (a leaf's triangles side by side), 48 bytes each: float32 p x, y,
-# z, the face's index as an int32, then q x, y, z, 0, r x, y, z, 0: no index chase from a leaf to its vertices.
+# z, the face's index as an int32, then q x, y, z, an int32 sliver flag (1 where Warp's sliver test rejects
+# the triangle: the closest-point queries skip it without its square root and division), r x, y, z, 0: no
+# index chase from a leaf to its vertices.
 MESH_RAY_TRIS = 12  # address of float32[num_tris, 12]
 RAY_TRI_FLOATS = 12
+RAY_TRI_FACE = 3  # the words of a packed triangle holding its face and its sliver flag
+RAY_TRI_SLIVER = 7
 # The same tree as a 4-wide one, for closest-hit and any-hit casts over the whole tree: the inner nodes at even
 # depth, each with its grandchildren as children (a leaf child stays one child), 128 bytes a node: float32[4]
 # rows of the children's lower x, y, z and upper x, y, z, then int32[4] children (>= 0: a wide node; < 0: a

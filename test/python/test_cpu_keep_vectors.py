@@ -1,5 +1,6 @@
-"""A kernel whose threads run a while loop keeps its vectors on the CPU (warp-cpu-keep-vectors: no LLVM
-scalarizer); its results are the same as any kernel's, checked here against numpy."""
+"""A kernel whose threads run a while loop computing on vec4s keeps its vectors on the CPU (warp-cpu-keep-vectors:
+no LLVM scalarizer), one whose while loop computes on vec3s does not; their results are the same as any
+kernel's, checked here against numpy."""
 
 import numpy as np
 
@@ -28,9 +29,40 @@ def squares(xs: wp.array(dtype=wp.vec4), rest: wp.array(dtype=wp.vec4)):
     rest[i] = v
 
 
+@wp.kernel
+def halvings3(xs: wp.array(dtype=wp.vec3), counts: wp.array(dtype=int), rest: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v = xs[i]
+    n = int(0)
+    while wp.dot(v, v) > 1.0:
+        v = v * 0.5
+        n += 1
+    counts[i] = n
+    rest[i] = v
+
+
 def test_a_while_loop_kernel_is_marked_and_a_counted_loop_kernel_is_not():
     assert KEEP_VECTORS_ATTR in halvings.to_mlir("lowered")
     assert KEEP_VECTORS_ATTR not in squares.to_mlir("lowered")
+
+
+def test_a_while_loop_on_vec3s_is_split():
+    # LLVM's vec3 is a 4-lane register with a dead lane, its dot products horizontal adds: split scalars are faster
+    assert KEEP_VECTORS_ATTR not in halvings3.to_mlir("lowered")
+    xs = np.random.default_rng(5).uniform(0.0, 100.0, (1000, 3)).astype(np.float32)
+    counts, rest = wp.zeros(1000, dtype=int), wp.zeros(1000, dtype=wp.vec3)
+    wp.launch(halvings3, dim=1000, inputs=[wp.array(xs, dtype=wp.vec3), counts, rest])
+    # numpy's loop in float32, as the kernel's: halving is exact, the test v . v > 1 rounds as float32 does
+    want_counts = np.zeros(1000, int)
+    want = xs.copy()
+    for i in range(1000):
+        v = xs[i].copy()
+        while np.float32(np.float32(v[0] * v[0] + v[1] * v[1]) + v[2] * v[2]) > 1.0:
+            v = v * np.float32(0.5)
+            want_counts[i] += 1
+        want[i] = v
+    np.testing.assert_array_equal(counts.numpy(), want_counts)
+    np.testing.assert_array_equal(rest.numpy(), want)
 
 
 def test_kept_vectors_give_numpys_results():

@@ -26,21 +26,22 @@ from .keep_vectors import KEEP_VECTORS_ATTR
 
 # scalarizer first (see above); then the O3 pipeline MLIR's ExecutionEngine runs
 PIPELINE = "function(scalarizer<load-store>),default<O3>"
-# A module with tiles keeps its vectors: they are warp-cpu-vectorize-tile-matmul's register-blocked
-# outer products (the scalarizer split them into ~1,000 scalar FMAs a tile), and the thread loop of a
-# tile kernel runs blocks, which the loop vectoriser gains nothing from.
+# A module with tiles keeps its vectors (warp-cpu-keep-vectors marks it): they are
+# warp-cpu-vectorize-tile-matmul's register-blocked outer products (the scalarizer split them into ~1,000
+# scalar FMAs a tile), and the thread loop of a tile kernel runs blocks, which the loop vectoriser gains
+# nothing from; unless its lanes run while loops on vec3s with no SIMD-shaped vectors about (keep_vectors.py).
 TILES_PIPELINE = "default<O3>"
 
 
-# A module whose thread loop holds a while loop keeps its vectors too (keep_vectors.py says why).
+# A module whose thread loop holds a while loop on SIMD-shaped vectors keeps its vectors too (keep_vectors.py).
 KEPT_VECTORS_PIPELINE = "default<O3>"
 
 
 def pipeline_for(module: ir.Module) -> str:
     attributes = module.operation.attributes
-    if TILES_ATTR in attributes:
-        return TILES_PIPELINE
-    return KEPT_VECTORS_PIPELINE if KEEP_VECTORS_ATTR in attributes else PIPELINE
+    if KEEP_VECTORS_ATTR not in attributes:
+        return PIPELINE
+    return TILES_PIPELINE if TILES_ATTR in attributes else KEPT_VECTORS_PIPELINE
 
 _OPT_AGGRESSIVE, _RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE = 3, 2, 0, 1
 

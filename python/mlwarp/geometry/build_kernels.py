@@ -19,7 +19,7 @@ outputs, and the only atomics are integer adds (exact) whose sums are all that i
 - `leaf_boxes`, `inner_boxes`: refits. A leaf's box is its items' bounds (one thread a node); inner nodes on one
   thread in reverse preorder (children follow their parent in preorder, so a reverse walk sees them first).
 - `triangle_boxes`, `pack_triangles`: wp.Mesh's per-triangle bounds and edge lengths, and the ray casts'
-  packed triangles, one thread per triangle.
+  packed triangles with their sliver flags, one thread per triangle.
 - hash grid: cell of each point, per-cell counts (integer atomic adds), the cell ranges, then the points placed in
   cell order by one thread walking them in index order (the stable order Warp's radix sort gives).
 
@@ -43,9 +43,13 @@ from mlwarp.runtime import capture as _capture
 from mlwarp.runtime.device import get_device
 from mlwarp.types import float16, float32, float64, int32, int64
 from mlwarp.core.vector import vec3, vec3d, vec3h
+from mlwarp.core import geometry as layout
+from mlwarp.geometry.mesh_primitives import _is_sliver
 
 SAH_BUCKETS = 16
 INF = float("inf")
+_RAY_TRI_FACE = layout.RAY_TRI_FACE
+_RAY_TRI_SLIVER = layout.RAY_TRI_SLIVER
 
 
 @contextlib.contextmanager
@@ -343,7 +347,9 @@ def pack_triangles(points: array(dtype=vec3), indices: array(dtype=int32), faces
         packed[k, 4 * j] = p[0]
         packed[k, 4 * j + 1] = p[1]
         packed[k, 4 * j + 2] = p[2]
-    packed_ints[k, 3] = f
+    packed_ints[k, _RAY_TRI_FACE] = f
+    sliver = _is_sliver(points[indices[3 * f]], points[indices[3 * f + 1]], points[indices[3 * f + 2]])
+    packed_ints[k, _RAY_TRI_SLIVER] = wp.where(sliver, 1, 0)
 
 
 @kernel(enable_backward=False)

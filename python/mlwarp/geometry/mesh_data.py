@@ -17,6 +17,7 @@ _MESH_WORDS = layout.MESH_WORDS
 _BVH_WORDS = layout.BVH_WORDS
 _RAY_NODE_FLOATS = layout.RAY_NODE_FLOATS
 _RAY_TRI_FLOATS = layout.RAY_TRI_FLOATS
+_RAY_TRI_SLIVER = layout.RAY_TRI_SLIVER
 _RAY_WIDE_FLOATS = layout.RAY_WIDE_FLOATS
 _RAY_LEAF_FLOATS = layout.RAY_LEAF_FLOATS
 
@@ -293,6 +294,13 @@ def mesh_eval_face_normal(id: uint64, face: int32) -> vec3:
 def _packed_corners(m: MeshData, pc: int32):
     """The corners p, q, r of the triangle at packed position pc (MESH_RAY_TRIS)."""
     return _xyz(m.ray_tris[3 * pc]), _xyz(m.ray_tris[3 * pc + 1]), _xyz(m.ray_tris[3 * pc + 2])
+
+
+@func
+def _packed_sliver(m: MeshData, pc: int32) -> bool:
+    """Whether Warp's sliver test (mesh_primitives._is_sliver) rejects the triangle at packed position pc: the
+    flag the packing stored (MESH_RAY_TRIS)."""
+    return m.ray_faces[pc * _RAY_TRI_FLOATS + _RAY_TRI_SLIVER] != 0
 
 
 @func

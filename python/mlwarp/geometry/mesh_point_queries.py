@@ -13,7 +13,9 @@ from mlwarp.kernels.func import func
 from mlwarp.library.random import rand_init, randf
 from mlwarp.types import bool_, float32, int32, uint64
 from mlwarp.core.vector import vec3
-from mlwarp.geometry.mesh_data import MeshData, MeshQueryPoint, _mesh_data, _packed_corners, _stop_node, _xyz
+from mlwarp.geometry.mesh_data import (
+    MeshData, MeshQueryPoint, _mesh_data, _packed_corners, _packed_sliver, _stop_node, _xyz,
+)
 from mlwarp.geometry.mesh_primitives import (
     _closest_point_to_triangle, _distance_to_aabb_sq, _furthest_distance_to_aabb_sq, _furthest_point_to_triangle,
     _is_sliver, _robust_solid_angle,
@@ -23,19 +25,21 @@ from mlwarp.geometry.mesh_ray_queries import _closest_hit_sign, _count_crossings
 _RAY_STACK = layout.RAY_STACK
 _RAY_NODE_FLOATS = layout.RAY_NODE_FLOATS
 _RAY_TRI_FLOATS = layout.RAY_TRI_FLOATS
+_RAY_TRI_FACE = layout.RAY_TRI_FACE
 PI = 3.14159265359
 INV_4PI = 0.07957747154
 
 
 @func
 def _child_distances_sq(m: MeshData, point: vec3, n: int32):
-    """(left, right, d_left, d_right): inner node n's children in the ray-packed tree and the squared distances
-    from `point` to their boxes."""
-    left = n + 1
-    right = m.ray_links[n * _RAY_NODE_FLOATS + 3]
-    d_left = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * left]), _xyz(m.ray_boxes[2 * left + 1]))
-    d_right = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * right]), _xyz(m.ray_boxes[2 * right + 1]))
-    return left, right, d_left, d_right
+    """(first, second, d_first, d_second): inner node n's children in the ray-packed tree's preorder (the first,
+    n + 1, is Warp's right child: its traversal pops that one first) and the squared distances from `point` to
+    their boxes."""
+    first = n + 1
+    second = m.ray_links[n * _RAY_NODE_FLOATS + 3]
+    d_first = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * first]), _xyz(m.ray_boxes[2 * first + 1]))
+    d_second = _distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * second]), _xyz(m.ray_boxes[2 * second + 1]))
+    return first, second, d_first, d_second
 
 
 @func
@@ -64,13 +68,14 @@ def _packed_closest_point(m: MeshData, found: bool, closest: int32, point: vec3)
 def _closest(m: MeshData, point: vec3, max_dist: float32):
     """(found, face, u, v) of the closest non-sliver triangle strictly within max_dist.
 
-    Nearer child first, over the tree packed for ray casts (a node's box and links in one line, a leaf's
-    corners side by side), as Warp's stack traversal: the first leaves reached hold near triangles, so the
-    bound shrinks at once and prunes the rest (the stackless preorder entered every first child first: on a
-    100k-triangle terrain ten times Warp's time). A popped node is tested again against the bound found
-    meanwhile. Equally close triangles: the first found stays. The traversal gives the triangle (its packed
-    position); its closest point is then computed again from the same corners, which is all the adjoint
-    differentiates, as in _ray_traversal."""
+    Warp's stack traversal (mesh_query_point_no_sign), over the tree packed for ray casts (a node's box and
+    links in one line, a leaf's corners side by side, its sliver flag stored): the nearer child popped first
+    (Warp's right one, the first in this preorder, when both are as near: a point inside both boxes), a child
+    pushed when strictly nearer than the bound, a popped node tested again against the bound found meanwhile.
+    The first leaves reached hold near triangles, so the bound shrinks at once and prunes the rest. Equally
+    close triangles: the first found stays; the order is Warp's, and so is the face. The traversal gives the
+    triangle (its packed position); its closest point is then computed again from the same corners, which is
+    all the adjoint differentiates, as in _ray_traversal."""
     min_dist_sq = max_dist * max_dist
     found = bool(False)
     closest = int32(0)
@@ -85,8 +90,8 @@ def _closest(m: MeshData, point: vec3, max_dist: float32):
             end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
             if end >= 0:
                 for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
-                    p, q, r = _packed_corners(m, pc)
-                    if not _is_sliver(p, q, r):
+                    if not _packed_sliver(m, pc):
+                        p, q, r = _packed_corners(m, pc)
                         uv = _closest_point_to_triangle(p, q, r, point)
                         w = 1.0 - uv[0] - uv[1]
                         c = uv[0] * p + uv[1] * q + w * r
@@ -96,56 +101,91 @@ def _closest(m: MeshData, point: vec3, max_dist: float32):
                             closest = pc
                             found = True
             else:
-                left, right, d_left, d_right = _child_distances_sq(m, point, n)
-                near = left
-                far = right
-                d_far = d_right
-                if d_right < d_left:
-                    near = right
-                    far = left
-                    d_far = d_left
-                if d_far <= min_dist_sq:
+                first, second, d_first, d_second = _child_distances_sq(m, point, n)
+                far = second
+                near = first
+                d_far = d_second
+                d_near = d_first
+                if d_second < d_first:
+                    far = first
+                    near = second
+                    d_far = d_first
+                    d_near = d_second
+                if d_far < min_dist_sq:
                     nodes[depth] = far
                     depth += 1
-                nodes[depth] = near  # (tested again when popped)
-                depth += 1
+                if d_near < min_dist_sq:
+                    nodes[depth] = near
+                    depth += 1
     face, p, q, r, u, v, w = _packed_closest_point(m, found, closest, point)
     return found, face, u, v
 
 
 @func
 def _furthest(m: MeshData, point: vec3, min_dist: float32):
-    """(found, face, u, v) of the furthest point of a non-sliver triangle strictly beyond min_dist."""
+    """(found, face, u, v) of the furthest point of a non-sliver triangle strictly beyond min_dist.
+
+    Warp's stack traversal (mesh_query_furthest_point_no_sign) over the tree packed for ray casts: the farther
+    child popped first (Warp's right one, the first in this preorder, when both are as far), a child pushed
+    when its box reaches strictly beyond the bound, a popped node tested again against the bound found
+    meanwhile. Equally far triangles (the faces of the furthest vertex): the first found stays, Warp's. The
+    traversal gives the triangle (its packed position); its furthest point is computed again from the same
+    corners afterwards, which is all the adjoint differentiates, as in _closest."""
     max_dist_sq = min_dist * min_dist
-    face = int32(0)
-    best_v = float32(0.0)
-    best_w = float32(0.0)
-    n = int32(0)
-    stop = _stop_node(m, -1)
-    while n < stop:
-        if _furthest_distance_to_aabb_sq(point, m.node_lowers[n], m.node_uppers[n]) < max_dist_sq:
-            n = m.skip[n]
-        elif m.prim_start[n] >= 0:
-            for pc in range(m.prim_start[n], m.prim_end[n]):
-                f = m.primitives[pc]
-                p = m.points[m.indices[f * 3 + 0]]
-                q = m.points[m.indices[f * 3 + 1]]
-                r = m.points[m.indices[f * 3 + 2]]
-                if not _is_sliver(p, q, r):
-                    uv = _furthest_point_to_triangle(p, q, r, point)
-                    w = 1.0 - uv[0] - uv[1]
-                    c = uv[0] * p + uv[1] * q + w * r
-                    d = wp.length_sq(c - point)
-                    if d > max_dist_sq:
-                        max_dist_sq = d
-                        best_v = uv[1]
-                        best_w = w
-                        face = f
-            n = m.skip[n]
-        else:
-            n = n + 1
+    furthest = int32(0)
+    nodes = zeros(shape=_RAY_STACK, dtype=int32)
+    depth = int32(0)
+    if m.num_nodes > 0:
+        depth = 1
+    while depth > 0:
+        depth -= 1
+        n = nodes[depth]
+        if _furthest_distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * n]), _xyz(m.ray_boxes[2 * n + 1])) >= max_dist_sq:
+            end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
+            if end >= 0:
+                for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
+                    if not _packed_sliver(m, pc):
+                        p, q, r = _packed_corners(m, pc)
+                        uv = _furthest_point_to_triangle(p, q, r, point)
+                        w = 1.0 - uv[0] - uv[1]
+                        c = uv[0] * p + uv[1] * q + w * r
+                        d = wp.length_sq(c - point)
+                        if d > max_dist_sq:
+                            max_dist_sq = d
+                            furthest = pc
+            else:
+                first = n + 1
+                second = m.ray_links[n * _RAY_NODE_FLOATS + 3]
+                d_first = _furthest_distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * first]),
+                                                        _xyz(m.ray_boxes[2 * first + 1]))
+                d_second = _furthest_distance_to_aabb_sq(point, _xyz(m.ray_boxes[2 * second]),
+                                                         _xyz(m.ray_boxes[2 * second + 1]))
+                far = first
+                near = second
+                d_far = d_first
+                d_near = d_second
+                if d_second > d_first:
+                    far = second
+                    near = first
+                    d_far = d_second
+                    d_near = d_first
+                if d_near > max_dist_sq:
+                    nodes[depth] = near
+                    depth += 1
+                if d_far > max_dist_sq:
+                    nodes[depth] = far
+                    depth += 1
     found = max_dist_sq > min_dist * min_dist
-    return found, face, 1.0 - best_v - best_w, best_v
+    face = int32(0)
+    v = float32(0.0)
+    w = float32(0.0)
+    if found:
+        face = m.ray_faces[furthest * _RAY_TRI_FLOATS + _RAY_TRI_FACE]
+        p, q, r = _packed_corners(m, furthest)
+        uv = _furthest_point_to_triangle(p, q, r, point)
+        v = uv[1]
+        w = 1.0 - uv[0] - uv[1]
+    return found, face, 1.0 - v - w, v
 
 
 @func
@@ -220,8 +260,9 @@ def _closest_sign_normal(m: MeshData, point: vec3, max_dist: float32, epsilon: f
     distance (vertex: the corner's angle, edge: pi, face: 2 pi).
 
     Warp's traversal order, which decides what the normal sum holds: a stack, the nearer child popped first
-    (the right one on a tie), a child pushed when nearer than the bound and a popped node tested again, over
-    the tree packed for ray casts (the same boxes; a leaf's corners side by side). The traversal gives the
+    (Warp's right one, the first in this preorder, on a tie), a child pushed when nearer than the bound and a
+    popped node tested again, over the tree packed for ray casts (the same boxes; a leaf's corners side by
+    side, its sliver flag stored). The traversal gives the
     face (its packed position); its closest point is computed again from the same corners afterwards, which is
     all the adjoint differentiates (the loop's floats reach comparisons only), as in _closest."""
     min_dist = max_dist
@@ -241,15 +282,15 @@ def _closest_sign_normal(m: MeshData, point: vec3, max_dist: float32, epsilon: f
             end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
             if end >= 0:
                 for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
-                    p, q, r = _packed_corners(m, pc)
-                    e0 = q - p
-                    e1 = r - p
-                    e2 = r - q
-                    nrm = wp.cross(e0, e1)
-                    e0_sq = wp.dot(e0, e0)
-                    e1_sq = wp.dot(e1, e1)
-                    e2_sq = wp.dot(e2, e2)
-                    if wp.length(nrm) / (e0_sq + e1_sq + e2_sq) >= 1.0e-6:
+                    if not _packed_sliver(m, pc):
+                        p, q, r = _packed_corners(m, pc)
+                        e0 = q - p
+                        e1 = r - p
+                        e2 = r - q
+                        nrm = wp.cross(e0, e1)
+                        e0_sq = wp.dot(e0, e0)
+                        e1_sq = wp.dot(e1, e1)
+                        e2_sq = wp.dot(e2, e2)
                         uv = _closest_point_to_triangle(p, q, r, point)
                         w = 1.0 - uv[0] - uv[1]
                         c = uv[0] * p + uv[1] * q + w * r
@@ -285,16 +326,16 @@ def _closest_sign_normal(m: MeshData, point: vec3, max_dist: float32, epsilon: f
                                 closest = pc
                                 normal_sum = weight * wp.normalize(nrm)
             else:
-                left, right, d_left, d_right = _child_distances_sq(m, point, n)
-                far = left
-                near = right
-                d_far = d_left
-                d_near = d_right
-                if d_left < d_right:
-                    far = right
-                    near = left
-                    d_far = d_right
-                    d_near = d_left
+                first, second, d_first, d_second = _child_distances_sq(m, point, n)
+                far = second
+                near = first
+                d_far = d_second
+                d_near = d_first
+                if d_second < d_first:
+                    far = first
+                    near = second
+                    d_far = d_first
+                    d_near = d_second
                 bound = min_dist + eps
                 if d_far < bound * bound:
                     nodes[depth] = far

@@ -51,7 +51,8 @@ def _closest_point_to_triangle(a: vec3, b: vec3, c: vec3, p: vec3) -> vec2:
     va = d3 * d6 - d5 * d4
     if not found and va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
         w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-        result = vec2(0.0, 1.0 - w)
+        v = 1.0 - w
+        result = vec2(1.0 - v - w, v)  # Warp's u, which rounding may leave off 0
         found = True
     if not found:
         denom = 1.0 / (va + vb + vc)

@@ -6,11 +6,12 @@ descriptor, accessors), mesh_primitives.py (triangle and box tests), mesh_point_
 mesh_aabb_queries.py; this module gathers their public names.
 
 Traversals use the tree's stackless preorder (a node that passes its test continues at n + 1, anything else
-at skip[n]); a query from a root visits that node's subtree [root, skip[root]). Ray casts use a stack over the
-tree packed for them, 4-wide for a whole-tree cast (_wide_ray_traversal). Results are Warp's: the same
-tests (its closest point on a triangle, sliver rejection, Woop's watertight ray-triangle test, its ray-box
-slab tests), the same strict comparisons; where two triangles are exactly as close, which one is reported
-follows this tree's order, not Warp's. Signs: `mesh_query_point` and `_sign_winding_number` on a mesh built
+at skip[n]); a query from a root visits that node's subtree [root, skip[root]). Ray casts and closest-point
+queries use a stack over the tree packed for them, ray casts 4-wide for a whole-tree cast
+(_wide_ray_traversal). Results are Warp's: the same tests (its closest point on a triangle, sliver rejection,
+Woop's watertight ray-triangle test, its ray-box slab tests), the same strict comparisons; the tree is Warp's
+(bvh_sah.py) and the closest-point queries visit it in Warp's order, so of two triangles exactly as close
+they report Warp's; elsewhere the first in this tree's order. Signs: `mesh_query_point` and `_sign_winding_number` on a mesh built
 without winding support use Warp's three axis rays (inside when at least two first hits are back faces);
 `_sign_parity` counts crossings along perturbed (1, 1, 1) rays; `_sign_normal` is Warp's angle-weighted
 normal of the closest features; winding numbers sum the exact solid angles of near triangles and a dipole

@@ -29,53 +29,77 @@ _RAY_LEAF_FLOATS = layout.RAY_LEAF_FLOATS
 
 @func
 def _closest_hit_sign(m: MeshData, start: vec3, dir: vec3):
-    """(hit, sign) of the first triangle along an axis ray (robust box tests), for the inside test."""
+    """(hit, sign) of the first triangle along an axis ray (robust box tests), for the inside test.
+
+    Warp's mesh_query_ray_closest_sign: depth first over the tree packed for ray casts, an inner node's first
+    child in this preorder (Warp's right one) entered, its second pushed, a node entered when the ray meets its
+    box before the nearest hit found so far; the triangles tested in the same order, so of equally near hits
+    the same one gives the sign."""
     rcp = vec3(1.0 / dir[0], 1.0 / dir[1], 1.0 / dir[2])
+    kx, ky, kz, sx, sy, sz = _ray_shear(dir)
     min_t = float32(FLT_MAX)
     sign = float32(0.0)
     hit = bool(False)
+    nodes = zeros(shape=_RAY_STACK, dtype=int32)
+    depth = int32(0)
     n = int32(0)
-    stop = _stop_node(m, -1)
-    while n < stop:
-        box_hit, t_box = _ray_box(start, dir, rcp, True, m.node_lowers[n], m.node_uppers[n])
-        if not (box_hit and t_box < min_t):
-            n = m.skip[n]
-        elif m.prim_start[n] >= 0:
-            for pc in range(m.prim_start[n], m.prim_end[n]):
-                f = m.primitives[pc]
-                tri_hit, t, u, v, s = _ray_triangle(start, dir, m.points[m.indices[f * 3 + 0]],
-                                                    m.points[m.indices[f * 3 + 1]], m.points[m.indices[f * 3 + 2]])
-                if tri_hit and t >= 0.0 and t < min_t:
-                    min_t = t
-                    sign = s
-                    hit = True
-            n = m.skip[n]
-        else:
-            n = n + 1
+    searching = m.num_nodes > 0
+    while searching:
+        box_hit, t_box = _ray_box(start, dir, rcp, True, _xyz(m.ray_boxes[2 * n]), _xyz(m.ray_boxes[2 * n + 1]))
+        next_node = int32(-1)
+        if box_hit and t_box < min_t:
+            end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
+            if end >= 0:
+                for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
+                    p, q, r = _packed_corners(m, pc)
+                    tri_hit, t, u, v, s = _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz, p, q, r)
+                    if tri_hit and t >= 0.0 and t < min_t:
+                        min_t = t
+                        sign = s
+                        hit = True
+            else:
+                nodes[depth] = m.ray_links[n * _RAY_NODE_FLOATS + 3]
+                depth += 1
+                next_node = n + 1
+        if next_node < 0 and depth > 0:
+            depth -= 1
+            next_node = nodes[depth]
+        n = next_node
+        searching = n >= 0
     return hit, sign
 
 
 @func
 def _count_crossings(m: MeshData, start: vec3, dir: vec3, root: int32) -> int32:
-    """Hits at t >= 0 of every triangle whose box the ray enters (robust box tests), as Warp."""
+    """Hits at t >= 0 of every triangle whose box the ray enters (robust box tests), as Warp: depth first over
+    the subtree at `root` of the tree packed for ray casts (_closest_hit_sign's walk without its bound)."""
     rcp = vec3(1.0 / dir[0], 1.0 / dir[1], 1.0 / dir[2])
+    kx, ky, kz, sx, sy, sz = _ray_shear(dir)
     count = int32(0)
+    nodes = zeros(shape=_RAY_STACK, dtype=int32)
+    depth = int32(0)
     n = _first_node(m, root)
-    stop = _stop_node(m, root)
-    while n < stop:
-        box_hit, t_box = _ray_box(start, dir, rcp, True, m.node_lowers[n], m.node_uppers[n])
-        if not box_hit:
-            n = m.skip[n]
-        elif m.prim_start[n] >= 0:
-            for pc in range(m.prim_start[n], m.prim_end[n]):
-                f = m.primitives[pc]
-                tri_hit, t, u, v, s = _ray_triangle(start, dir, m.points[m.indices[f * 3 + 0]],
-                                                    m.points[m.indices[f * 3 + 1]], m.points[m.indices[f * 3 + 2]])
-                if tri_hit and t >= 0.0:
-                    count += 1
-            n = m.skip[n]
-        else:
-            n = n + 1
+    searching = n < _stop_node(m, root)
+    while searching:
+        box_hit, t_box = _ray_box(start, dir, rcp, True, _xyz(m.ray_boxes[2 * n]), _xyz(m.ray_boxes[2 * n + 1]))
+        next_node = int32(-1)
+        if box_hit:
+            end = m.ray_links[n * _RAY_NODE_FLOATS + 7]
+            if end >= 0:
+                for pc in range(m.ray_links[n * _RAY_NODE_FLOATS + 3], end):
+                    p, q, r = _packed_corners(m, pc)
+                    tri_hit, t, u, v, s = _sheared_ray_triangle(start, kx, ky, kz, sx, sy, sz, p, q, r)
+                    if tri_hit and t >= 0.0:
+                        count += 1
+            else:
+                nodes[depth] = m.ray_links[n * _RAY_NODE_FLOATS + 3]
+                depth += 1
+                next_node = n + 1
+        if next_node < 0 and depth > 0:
+            depth -= 1
+            next_node = nodes[depth]
+        n = next_node
+        searching = n >= 0
     return count
 
 
