@@ -50,6 +50,9 @@ def test_annotation_and_array_members():
     assert a.vars["ptr"].type is wp.uint64
     assert list(wp.indexedarray[float].vars) == ["shape"]
     assert list(wp.zeros(3).vars) == ["shape", "ptr"]
+    assert list(wp.indexedarray(wp.zeros(3), [wp.array([0, 2], dtype=int)]).vars) == ["shape"]
+    assert {k: (m.label, m.type.dtype) for k, m in wp.Mesh.vars.items()} == {
+        "points": ("points", wp.vec3), "velocities": ("velocities", wp.vec3), "indices": ("indices", wp.int32)}
 
 
 def test_unions_for_python_scope_signatures():

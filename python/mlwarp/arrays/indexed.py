@@ -145,6 +145,11 @@ class indexedarray:
             raise TypeError(f"wp.indexedarray expects 1 or 2 type parameters, got {len(params)}")
         return _IndexedAnnotation(params[0], ndim_parameter(params[1], ARRAY_MAX_DIMS))
 
+    @property
+    def vars(self) -> dict:
+        """The members a kernel reads of this indexed array (Warp's `vars`: its `shape`)."""
+        return dict(_IndexedAnnotation(self.dtype, self.ndim).vars)
+
     def __init__(self, data=None, indices=None, dtype=None, ndim=None):
         dtype = _canonical_dtype(dtype) if dtype is not None else None
         self.data = data

@@ -30,6 +30,7 @@ from mlwarp.core.vector import vec3
 from mlwarp.geometry.bvh import Bvh
 from mlwarp.geometry.bvh_sah import resolve_constructor
 from mlwarp.geometry.device_mirror import DeviceMirror
+from mlwarp.kernels.subscript_annotations import ArrayAnnotation, ArrayMember
 
 
 def _grad_address(a) -> int:
@@ -42,6 +43,10 @@ class Mesh:
     """Triangle mesh for collision detection, ray casting, and spatial queries (Warp's wp.Mesh)."""
 
     runtime = _runtime_package  # Warp's attribute: the runtime that owns the object (here the mlwarp.runtime package)
+    # Warp's class table of what `wp.mesh_get(id)` shows a kernel: the arrays by name and type
+    vars = {"points": ArrayMember("points", ArrayAnnotation(vec3)),
+            "velocities": ArrayMember("velocities", ArrayAnnotation(vec3)),
+            "indices": ArrayMember("indices", ArrayAnnotation(int32))}
 
     def __new__(cls, *args, **kwargs):
         instance = super().__new__(cls)
