@@ -11,7 +11,9 @@ package (the asset paths: its data, not part of the language). After the run, ev
 the objects the script built at module level (its `example`, `reference_example`, ...) and every module-level
 `wp.array` is saved; `table` compares the two runs array by array and prints one row per example: whether it
 ran under mlwarp, whether its arrays match Warp's (largest |warp - mlwarp| relative to max |warp| of that
-array, `yes` under 1e-4, `close` under 1e-2), and the first error. One run of an example by hand:
+array, `yes` under 1e-4, `close` under 1e-2), the first error, and the seconds of the script (after `import warp`
+and `wp.init()`) and of the whole process (Warp imports everything at `import warp`; mlwarp loads its geometry,
+sparse, ... on first use, inside the script's clock). One run of an example by hand:
 
     ... bench/warp_examples.py run mlwarp core.example_wave --out /tmp/wave_mlwarp
 
@@ -208,22 +210,29 @@ def compare_states(warp_npz: str, mlwarp_npz: str) -> tuple[str, str]:
 
 def _run_child(python: str, impl: str, example: str, out_dir: str, env: dict, timeout: float) -> dict:
     command = [python, os.path.abspath(__file__), "run", impl, example, "--out", out_dir]
+    start = time.perf_counter()
     try:
         completed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"timeout after {timeout:.0f} s"}
+    process_seconds = time.perf_counter() - start
     result_path = os.path.join(out_dir, "result.json")
     if not os.path.exists(result_path):
         tail = (completed.stderr or completed.stdout).strip().splitlines()[-1:] or [""]
         return {"ok": False, "error": f"process exited {completed.returncode}: {tail[0]}"}
     with open(result_path) as file:
-        return json.load(file)
+        result = json.load(file)
+    result["process_seconds"] = process_seconds  # the whole process: imports (Warp's eager, mlwarp's lazy) too
+    return result
 
 
 def table(examples, warp_python: str, warp_pythonpath: str | None, timeout: float, keep: str | None,
           serial: bool = False) -> None:
     scratch = keep or tempfile.mkdtemp(prefix="warp_examples_")
     mlwarp_env = dict(os.environ)
+    # mlwarp's modules run from their byte code, as installed (pip writes it; warp-lang's are): a development
+    # environment's PYTHONDONTWRITEBYTECODE would have each run compile its edited modules from source
+    mlwarp_env.pop("PYTHONDONTWRITEBYTECODE", None)
     if serial:
         mlwarp_env["MLWARP_NUM_THREADS"] = "1"
     warp_env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
@@ -245,18 +254,20 @@ def table(examples, warp_python: str, warp_pythonpath: str | None, timeout: floa
             verdict, worst = compare_states(os.path.join(dirs["warp"], "state.npz"),
                                             os.path.join(dirs["mlwarp"], "state.npz"))
             row = (example, "yes", verdict, worst)
-        row += (_seconds(warp_result), _seconds(mlwarp_result))
+        row += (_seconds(warp_result), _seconds(mlwarp_result), _seconds(warp_result, "process_seconds"),
+                _seconds(mlwarp_result, "process_seconds"))
         rows.append(row)
         print(" | ".join(row), flush=True)
     print(f"\n(states and tracebacks under {scratch})\n")
-    print("| example | runs under mlwarp? | matches Warp? | first error / worst array | Warp s | mlwarp s |")
-    print("|---|---|---|---|---|---|")
+    print("| example | runs under mlwarp? | matches Warp? | first error / worst array | Warp s | mlwarp s "
+          "| Warp process s | mlwarp process s |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
 
 
-def _seconds(result: dict) -> str:
-    return f"{result['seconds']:.1f}" if result.get("seconds") is not None else "-"
+def _seconds(result: dict, key: str = "seconds") -> str:
+    return f"{result[key]:.1f}" if result.get(key) is not None else "-"
 
 
 def _default_examples_root(warp_python: str) -> pathlib.Path:
