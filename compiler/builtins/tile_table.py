@@ -120,6 +120,7 @@ BUILTINS = (
     TileBuiltin("tile_assign", None, tile_shapes.assign_tile, in_place=(0,)),  # (dst, src, offset) / (dst, i.., src)
     TileBuiltin("tile_view", (("t", R), ("offset", R), ("shape", None)), tile_views.view),
     TileBuiltin("tile_extract", None, tile_views.extract),  # (t, i, [j, ...])
+    TileBuiltin("tile_slice_indexed", (("t", R), ("indices", R)), tile_views.slice_indexed),  # t[indices, :]
     # linear algebra, transforms, sorting
     TileBuiltin("tile_matmul", (("a", R), ("b", R), ("out", None), ("alpha", 1.0), ("beta", 1.0),
                                 ("precision", "default")), tile_linalg.matmul, in_place=(2,)),

@@ -461,6 +461,27 @@ def _slice_call(em, node):
     return (None, bounds[0], None) if len(bounds) == 1 else tuple(bounds + [None] * (3 - len(bounds)))
 
 
+def slice_indexed(em, node, name, args) -> Var:
+    """wp.tile_slice_indexed(t, indices), Warp's builtin behind `t[indices, :]`, called by name: `indices` a tuple
+    of one 1-d integer index tile and full slices (`slice(None)`), trailing axes omitted; a gathered copy."""
+    t = tiles.tile_arg(em, args["t"], "tile_slice_indexed", "t")
+    given = args["indices"].elts if isinstance(args["indices"], ast.Tuple) else [args["indices"]]
+    items = []
+    for item in given:
+        bounds = _slice_call(em, item)
+        if bounds is None:
+            items.append(item)
+            continue
+        lower, upper, step = [None, bounds[0], None] if len(bounds) == 1 else (list(bounds) + [None])[:3]
+        items.append(ast.copy_location(ast.Slice(*[None if b is None else ast.copy_location(ast.Constant(b), item)
+                                                    for b in (lower, upper, step)]), item))
+    values = [None if isinstance(i, ast.Slice) else em.expr(i) for i in items]
+    index_tiles = [k for k, v in enumerate(values) if tiles.is_tile(v)]
+    if not index_tiles:
+        raise em.error(node, "Tile indexing requires an integer index tile.", CompileValueError)
+    return _apply(em, node, t, _gather_plan(em, node, t.type, items, values, index_tiles))
+
+
 def view(em, node, name, args) -> Var:
     """wp.tile_view(t, offset, shape=None), Warp's two forms: with `shape`, the subtile of that shape at `offset`
     (ints, one per dimension, missing ones 0); without, `offset`'s entries map to the leading dimensions, an int

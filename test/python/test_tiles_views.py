@@ -119,6 +119,39 @@ def test_gather_by_an_index_tile_with_repeats_and_negatives():
 
 
 @wp.kernel
+def gather_by_name(a: wp.array2d[float], idx: wp.array[int], out: wp.array2d[float]):
+    t = wp.tile_load(a, shape=(M, N))
+    i = wp.tile_load(idx, shape=4)
+    wp.tile_store(out, wp.tile_slice_indexed(t, (i,)))  # Warp's builtin behind t[i, :]
+
+
+@wp.kernel
+def gather_columns_by_name(a: wp.array2d[float], idx: wp.array[int], out: wp.array2d[float]):
+    t = wp.tile_load(a, shape=(M, N))
+    i = wp.tile_load(idx, shape=4)
+    wp.tile_store(out, wp.tile_slice_indexed(t, (slice(0, M), i)))
+
+
+@wp.kernel
+def gather_without_an_index_tile(a: wp.array2d[float], out: wp.array2d[float]):
+    t = wp.tile_load(a, shape=(M, N))
+    wp.tile_store(out, wp.tile_slice_indexed(t, (0, slice(0, N))))
+
+
+def test_tile_slice_indexed_by_name():
+    idx = np.array([5, -1, 0, 5], dtype=np.int32)
+    grad = rng.random((4, N), dtype=np.float32)
+    out, a_grad = _run(gather_by_name, (4, N), wp.array(idx, device="cpu"), grad=grad)
+    np.testing.assert_array_equal(out, A[idx])
+    np.testing.assert_allclose(a_grad, _adjoint(idx % M, grad), rtol=1e-6)
+    cols = np.array([0, 5, -2, 1], dtype=np.int32)
+    np.testing.assert_array_equal(_run(gather_columns_by_name, (M, 4), wp.array(cols, device="cpu")), A[:, cols])
+    with pytest.raises(wp.CompileError, match=r"in 'gather_without_an_index_tile': Tile indexing requires an integer "
+                                              r"index tile\.\n"):
+        _run(gather_without_an_index_tile, (1, N))
+
+
+@wp.kernel
 def explicit_views(a: wp.array2d[float], i: int, out: wp.array2d[float]):
     t = wp.tile_load(a, shape=(M, N))
     o = wp.tile_zeros(shape=(4, N), dtype=float)

@@ -61,6 +61,8 @@ _DOCS = {
     "tile_broadcast": "tile_broadcast(a, shape): the tile broadcast to `shape` (numpy's rules)",
     "tile_map": "tile_map(op, a, ...): op applied element-wise (op: a Warp builtin such as wp.sin or wp.add)",
     "tile_extract": "tile_extract(a, i, ...): one element of the tile (also a[i, ...])",
+    "tile_slice_indexed": "tile_slice_indexed(t, indices): the rows (or columns, ...) of `t` at a 1-d int index tile, "
+                          "a copy: what t[indices, :] spells (indices: the index tile and full slices)",
     "tile_stack": "tile_stack(capacity, dtype): an empty stack of `capacity` values (one lane: push and pop one each)",
     "tile_stack_push": "tile_stack_push(s, value, has_value): pushes value when has_value and there is room; its "
                        "slot, or -1",
