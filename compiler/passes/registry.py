@@ -202,8 +202,9 @@ class CpuInterchangeLoops(Pass):
 class CpuKeepVectors(Pass):
     name = "warp-cpu-keep-vectors"
     implementation = "mlwarp.compiler.targets.cpu.keep_vectors"
-    description = ("Mark a module whose CPU entries hold a while loop, or a very large body: it keeps its vectors "
-                   "(no LLVM scalarizer)")
+    description = ("Mark a module whose CPU entries hold a while loop computing on SIMD-shaped vectors (vec4, not "
+                   "vec3), or a very large body without a while loop, or a module with tiles (unless its lanes run "
+                   "while loops with no SIMD-shaped vector about): it keeps its vectors (no LLVM scalarizer)")
 
 
 class PrivatizeAtomics(Pass):

@@ -439,9 +439,10 @@ class Kernel:
 
     def compiled(self, device):
         """The loaded kernel for `device`: from memory, else the disk cache, else the compiler."""
-        if self._captured_generation != self.module.generation or \
-                self._captured_definitions != modules.FunctionDefinitions.count:
+        if self._captured_generation != self.module.generation:
             self.recapture_if_modified()
+        elif self._captured_definitions != modules.FunctionDefinitions.count:
+            self.recapture_if_modified(callees_only=True)
         found = self._compiled.get(device.alias)
         if found is not None:
             return found
@@ -452,15 +453,15 @@ class Kernel:
                 self._compiled[device.alias] = found
         return found
 
-    def recapture_if_modified(self) -> bool:
+    def recapture_if_modified(self, callees_only: bool = False) -> bool:
         """Warp's rule for globals: a kernel captures them when its module is built, and sees a changed global
         only once the module was modified since (a kernel or function defined in it, mark_modified, new
-        options, a reload), or a function it calls was redefined (a reloaded module: Warp unloads its
-        dependents). True if the captured values changed, so the loaded code was dropped."""
+        options, a reload). `callees_only`: only whether a function it calls was redefined (a @wp.func was
+        defined somewhere since: a reloaded module, whose dependents Warp unloads). True if the captured values
+        changed, so the loaded code was dropped."""
         generation, definitions = self.module.generation, modules.FunctionDefinitions.count
         if self._captured is not None:
-            modified = self._captured_generation != generation
-            if not (constants_changed if modified else callees_changed)(self._captured):
+            if not (callees_changed if callees_only else constants_changed)(self._captured):
                 self._captured_generation, self._captured_definitions = generation, definitions
                 return False
         first = self._captured is None  # (nothing was loaded with other values yet)

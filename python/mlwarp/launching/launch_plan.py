@@ -254,8 +254,9 @@ class LaunchPlan:
         elif not device.is_cpu:
             return NotImplemented
         values = self.fields(args, device)
-        if (kernel._captured_generation != kernel.module.generation or
-                kernel._captured_definitions != FunctionDefinitions.count) and kernel.recapture_if_modified():
+        if (kernel._captured_generation != kernel.module.generation and kernel.recapture_if_modified()) or \
+                (kernel._captured_definitions != FunctionDefinitions.count and
+                 kernel.recapture_if_modified(callees_only=True)):
             # its module was modified and a captured global changed since: recompile (Warp's rule)
             self._runners.clear()
             self._last = (None, None)
