@@ -11,8 +11,11 @@ per user and mlwarp checkout, trusted only while the folders it lists keep their
 - a folder that changed less than RACY_NS before the walk (timestamps have a granularity) is not
   trusted: the memo is written only when every folder is older than that (git's "racily clean" rule).
 
-The same file memoises facts about a kernel's source text under the text's digest (`per_text`): that
-it defines the function, and the names it captures, which a warm start would otherwise parse it for.
+Facts about a kernel's source text are memoised under the text's digest (`per_text`): that it defines the
+function, and the names it captures, which a warm start would otherwise parse it for. They live in files of their
+own, TEXT_SHARDS per section by the digest's first byte, read when a text of the shard is first asked for: in the
+one memo file, the facts of every program run from a checkout (a test suite's thousands of kernels) were ~500 KB
+that each warm start read and unmarshalled (~1.3 ms of a 2.5 ms warm first launch).
 
 Stdlib only, and no part of the key depends on the memo: with it or without it, the same files give the
 same stamps (`MLWARP_NO_STAMP_MEMO=1` turns it off).
@@ -29,7 +32,7 @@ import sys
 import time
 
 RACY_NS = 2_000_000_000  # a folder modified this recently may change again within its mtime's granularity
-MEMO_VERSION = 8
+MEMO_VERSION = 9
 
 
 def checkout_tag(package_dir: str) -> str:
@@ -83,19 +86,27 @@ def _save() -> None:
         with open(tmp, "wb") as f:
             f.write(marshal.dumps(_memo))
         os.replace(tmp, path)  # readers see the old memo or the new one, never half of one
-        for name in os.listdir(os.path.dirname(path)):  # memos of other versions of this file's format
-            if name.startswith("v") and name.endswith(f"-py{sys.version_info[0]}.{sys.version_info[1]}.marshal") \
-                    and name != os.path.basename(path):
-                os.remove(os.path.join(os.path.dirname(path), name))
+        _remove_other_versions(os.path.dirname(path))
     except OSError:
         pass
+
+
+def _remove_other_versions(folder: str) -> None:
+    """Removes the memo files of other versions of their format (this interpreter's only)."""
+    python = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    current = (f"v{MEMO_VERSION}-{python}.marshal", f"texts-v{MEMO_VERSION}-{python}-")
+    for name in os.listdir(folder):
+        old_memo = name.startswith("v") and name.endswith(f"-{python}.marshal") and name != current[0]
+        old_texts = name.startswith("texts-v") and f"-{python}-" in name and not name.startswith(current[1])
+        if old_memo or old_texts:
+            os.remove(os.path.join(folder, name))
 
 
 _save_pending = False
 
 
 def _save_at_exit() -> None:
-    """Saves the memo once, at the interpreter's exit, for the facts learnt on the way (`per_text`): a program
+    """Saves the facts learnt on the way (`per_text`) once, at the interpreter's exit: a program
     with many kernels and functions learns one per text, and a save per fact (the whole memo written and
     renamed, 4-10 ms on a loaded disk) cost warp-nn's warm start 158 writes. A forked compile process leaves
     with os._exit, so only the process that learnt the facts writes them."""
@@ -109,7 +120,7 @@ def _flush_pending() -> None:
     global _save_pending
     if _save_pending:
         _save_pending = False
-        _save()
+        _save_text_shards()
 
 
 def _mtime(path: str) -> int | None:
@@ -258,9 +269,57 @@ def dist_info_folders(normalize) -> dict:
 
 
 # -- facts about a text --------------------------------------------------------------------------------
-# per section: a warm start loads the whole memo, and an entry is a digest and a short value (~40 bytes), so 1024
-# (~40 KB, ~0.1 ms to load) holds a program of many kernels and functions (warp-nn's ~160 texts thrashed 64)
-TEXTS_KEPT = 1024
+# an entry is a digest and a value of ~40-400 bytes; a warm start reads the shards of the texts it asks about
+TEXT_SHARDS = 16
+TEXTS_KEPT = 128  # per shard: 2048 texts a section hold a program of many kernels and functions
+
+_text_shards: dict = {}  # (section, shard) -> {digest: marshal bytes of the value}, as read or learnt
+_dirty_shards: set = set()  # (section, shard) learnt something this process: written at its exit
+
+
+def _text_shard_path(section: str, shard: int) -> str | None:
+    if os.environ.get("MLWARP_NO_STAMP_MEMO") == "1":
+        return None
+    python = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    return os.path.join(memo_dir(), f"texts-v{MEMO_VERSION}-{python}-{section}-{shard:02x}.marshal")
+
+
+def _load_text_shard(section: str, shard: int) -> dict:
+    found = _text_shards.get((section, shard))
+    if found is None:
+        path = _text_shard_path(section, shard)
+        try:
+            with open(path, "rb") as f:
+                found = marshal.loads(f.read())
+        except (OSError, ValueError, EOFError, TypeError):
+            found = None
+        if not isinstance(found, dict) or not all(isinstance(v, bytes) for v in found.values()):
+            found = {}
+        _text_shards[(section, shard)] = found
+    return found
+
+
+def _save_text_shards() -> None:
+    """Writes the shards that learnt facts, each whole (a reader sees the old shard or the new one)."""
+    folder = memo_dir()
+    for section, shard in sorted(_dirty_shards):
+        path = _text_shard_path(section, shard)
+        if path is None:
+            continue
+        try:
+            os.makedirs(folder, exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(marshal.dumps(_text_shards[(section, shard)]))
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    if _dirty_shards:
+        try:
+            _remove_other_versions(folder)
+        except OSError:
+            pass
+    _dirty_shards.clear()
 
 
 def per_text(section: str, text: str, make):
@@ -269,8 +328,9 @@ def per_text(section: str, text: str, make):
     its marshal bytes, read when asked for: a memo of a thousand texts' name lists loaded as lists and tuples was
     ~20,000 objects for the garbage collector, whose full collection then fell into a warm first launch
     (2.5 -> 17 ms); bytes are not tracked."""
-    memo = _load(section)
     key = hashlib.sha1(text.encode()).digest()
+    shard = key[0] % TEXT_SHARDS
+    memo = _load_text_shard(section, shard)
     known = memo.get(key, _UNKNOWN)
     if known is not _UNKNOWN:
         return marshal.loads(known)
@@ -278,6 +338,7 @@ def per_text(section: str, text: str, make):
     memo[key] = marshal.dumps(value)
     while len(memo) > TEXTS_KEPT:
         del memo[next(iter(memo))]
+    _dirty_shards.add((section, shard))
     _save_at_exit()
     return value
 

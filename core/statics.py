@@ -52,6 +52,9 @@ def declared_values(func) -> dict:
 
 def declare(func) -> None:
     """Evaluates `func`'s wp.static() calls that depend only on its globals and closure (Warp's rule)."""
+    code = getattr(func, "__code__", None)
+    if code is not None and not _names_static(code):
+        return  # no `static` in its code: its source is not read (the API's ~130 library functions at load)
     try:
         src = function_source(func)
     except (OSError, TypeError, SyntaxError):
@@ -136,6 +139,12 @@ def _with_parameter_lengths(expr, lengths: dict):
             return self.generic_visit(node)
 
     return Lengths().visit(copy.deepcopy(expr))
+
+
+def _names_static(code) -> bool:
+    """Whether a code object or one nested in it (a lambda, a comprehension) names `static`: a call of
+    wp.static, however written (`wp.static`, `static`, a closure's `static`), loads that name."""
+    return "static" in code.co_names or "static" in code.co_freevars or any(_names_static(c) for c in code.co_consts if hasattr(c, "co_names"))
 
 
 def _closure(func) -> dict:

@@ -257,12 +257,12 @@ def test_memory_cache_skips_disk(tmp_path, monkeypatch):
 
 
 # -- what the key covers: the sources that decide generated code, and the MLIR/LLVM versions ------------------
-kernel_module = sys.modules["mlwarp.kernels.kernel"]  # (`mlwarp.kernels.kernel` is the decorator)
+from mlwarp.kernels import fingerprint as fingerprint_module  # the cache key's compiler part
 
 
 def _forget_fingerprints():
-    for f in (kernel_module._compiler_fingerprint, kernel_module._portable_compiler_fingerprint,
-              kernel_module._toolchain, kernel_module._dist_info_folders):
+    for f in (fingerprint_module._compiler_fingerprint, fingerprint_module._portable_compiler_fingerprint,
+              fingerprint_module._toolchain, fingerprint_module._dist_info_folders):
         f.cache_clear()
 
 
@@ -271,11 +271,11 @@ def code_copy(tmp_path, monkeypatch):
     """A copy of the folders the key reads, which the key reads instead: returns file path -> its copy."""
     import shutil
 
-    real = kernel_module._code_roots()
+    real = fingerprint_module._code_roots()
     copies = [(label, str(tmp_path / "code" / label)) for label, _ in real]
     for (_, folder), (_, copy) in zip(real, copies):
         shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(kernel_module, "_code_roots", lambda: copies)
+    monkeypatch.setattr(fingerprint_module, "_code_roots", lambda: copies)
     _forget_fingerprints()
 
     def copy_of(path):
@@ -373,14 +373,14 @@ def test_a_checkout_that_is_not_installed_keys_with_its_pyproject_pins(monkeypat
                   if 'extra == "compiler"' in r)
     _forget_fingerprints()
     installed_key = cuda_compile.cache_key(fallback_kernel, 90)
-    real = kernel_module._dist_info_folders()
-    uninstalled = {n: f for n, f in real.items() if n not in {"mlwarp", *(kernel_module._normalized(p) for p, _ in pins)}}
-    monkeypatch.setattr(kernel_module, "_dist_info_folders", lambda: uninstalled)
+    real = fingerprint_module._dist_info_folders()
+    uninstalled = {n: f for n, f in real.items() if n not in {"mlwarp", *(fingerprint_module._normalized(p) for p, _ in pins)}}
+    monkeypatch.setattr(fingerprint_module, "_dist_info_folders", lambda: uninstalled)
     try:
-        kernel_module._toolchain.cache_clear()
-        kernel_module._portable_compiler_fingerprint.cache_clear()
-        assert sorted(kernel_module._compiler_requirements()) == pins
-        assert sorted(kernel_module._toolchain()) == pins
+        fingerprint_module._toolchain.cache_clear()
+        fingerprint_module._portable_compiler_fingerprint.cache_clear()
+        assert sorted(fingerprint_module._compiler_requirements()) == pins
+        assert sorted(fingerprint_module._toolchain()) == pins
         assert cuda_compile.cache_key(fallback_kernel, 90) == installed_key
     finally:
         monkeypatch.undo()
@@ -394,7 +394,7 @@ def test_key_has_the_installed_mlir_and_llvm_versions(tmp_path, monkeypatch):
     provided = metadata.packages_distributions()
     installed = sorted({(name, metadata.version(name)) for top in ("mlir", "llvm") for name in provided[top]})
     _forget_fingerprints()
-    assert list(kernel_module._toolchain()) == installed
+    assert list(fingerprint_module._toolchain()) == installed
     cpu = wp.get_device("cpu")
     before = fallback_kernel.cache_key(cpu)
     # another MLIR bindings version, first on sys.path, as an upgrade would install it
@@ -407,7 +407,7 @@ def test_key_has_the_installed_mlir_and_llvm_versions(tmp_path, monkeypatch):
     try:
         _forget_fingerprints()
         assert metadata.version(name) == "99.0.1"
-        assert dict(kernel_module._toolchain())[name] == "99.0.1"
+        assert dict(fingerprint_module._toolchain())[name] == "99.0.1"
         assert fallback_kernel.cache_key(cpu) != before
     finally:
         monkeypatch.undo()
@@ -426,14 +426,61 @@ def test_without_the_compiler_installed_the_key_has_the_pinned_versions(monkeypa
     cpu = wp.get_device("cpu")
     _forget_fingerprints()
     with_compiler = fallback_kernel.cache_key(cpu)
-    real = kernel_module._dist_info_folders()
-    monkeypatch.setattr(kernel_module, "_dist_info_folders",
-                        lambda: {n: f for n, f in real.items() if n not in {kernel_module._normalized(p) for p in pins}})
+    real = fingerprint_module._dist_info_folders()
+    monkeypatch.setattr(fingerprint_module, "_dist_info_folders",
+                        lambda: {n: f for n, f in real.items() if n not in {fingerprint_module._normalized(p) for p in pins}})
     try:
-        kernel_module._compiler_fingerprint.cache_clear()
-        kernel_module._toolchain.cache_clear()
-        assert dict(kernel_module._toolchain()) == pins
+        fingerprint_module._compiler_fingerprint.cache_clear()
+        fingerprint_module._toolchain.cache_clear()
+        assert dict(fingerprint_module._toolchain()) == pins
         assert fallback_kernel.cache_key(cpu) == with_compiler
     finally:
         monkeypatch.undo()
         _forget_fingerprints()
+
+
+PREFETCH = textwrap.dedent("""
+    import os, sys, threading
+    import mlwarp as wp
+    from mlwarp.kernels import fingerprint
+
+    wp.zeros(1)  # the API loads: the fingerprint's thread starts
+    prefetched = [t for t in threading.enumerate() if t.name == "mlwarp-fingerprint"]
+    for t in prefetched:
+        t.join()
+    value = fingerprint.compiler_fingerprint()
+    assert fingerprint._compiler_fingerprint.cache_info().misses == 1  # computed once, by the thread
+    fingerprint._compiler_fingerprint.cache_clear()
+    assert fingerprint.compiler_fingerprint() == value  # what the thread computed is what the key is made of
+    print("ok")
+""")
+
+FORK_DURING_PREFETCH = textwrap.dedent("""
+    import os
+    import mlwarp as wp
+    from mlwarp.kernels import fingerprint
+
+    fingerprint._compiler_fingerprint.cache_clear()
+    fingerprint.prefetch()
+    pid = os.fork()  # while the thread may be computing: the child must not wait on a lock no thread frees
+    if pid == 0:
+        fingerprint.compiler_fingerprint()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    print("child", os.waitstatus_to_exitcode(status), fingerprint.compiler_fingerprint() != "")
+""")
+
+
+def test_the_fingerprint_computed_in_a_thread_when_the_api_loads_is_the_key_s(tmp_path):
+    (tmp_path / "prefetch.py").write_text(PREFETCH)
+    assert _run(tmp_path / "prefetch.py", tmp_path / "cache").stdout.strip() == "ok"
+
+
+def test_a_fork_while_the_fingerprint_is_computed_leaves_the_child_a_usable_lock(tmp_path):
+    (tmp_path / "fork.py").write_text(FORK_DURING_PREFETCH)
+    env = dict(os.environ, MLWARP_CACHE_DIR=str(tmp_path / "cache"))
+    # a timeout only as a guard: a child waiting on a lock held by a thread it does not have never returns
+    r = subprocess.run([sys.executable, str(tmp_path / "fork.py")], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "child 0 True"

@@ -18,10 +18,13 @@ def memo(tmp_path, monkeypatch):
     monkeypatch.delenv("MLWARP_NO_STAMP_MEMO", raising=False)
     monkeypatch.setattr(stamps, "_memo", None)
     monkeypatch.setattr(stamps, "_save_pending", False)
+    monkeypatch.setattr(stamps, "_text_shards", {})
+    monkeypatch.setattr(stamps, "_dirty_shards", set())
 
-    def reload():  # this process exits (saving what it learnt), a new one reads the memo file again
+    def reload():  # this process exits (saving what it learnt), a new one reads the memo files again
         stamps._flush_pending()
         stamps._memo = None
+        stamps._text_shards.clear()
 
     reload.dir = str(tmp_path / "memo")
     return reload
@@ -207,7 +210,7 @@ def test_the_toolchain_comes_from_mlwarps_pins_with_the_memo_and_without(memo, m
     import mlwarp as wp
 
     wp.kernel  # noqa: B018  (loads mlwarp.kernel)
-    kernel_module = sys.modules["mlwarp.kernels.kernel"]
+    from mlwarp.kernels import fingerprint as fingerprint_module
     pins = sorted(tuple(re.match(r"([\w.-]+)==([^;\s]+)", r).groups()) for r in metadata.requires("mlwarp")
                   if 'extra == "compiler"' in r)
     installed = sorted((name, metadata.version(name)) for name, _ in pins)
@@ -217,15 +220,15 @@ def test_the_toolchain_comes_from_mlwarps_pins_with_the_memo_and_without(memo, m
 
     for _ in range(3):  # the first reads the files, the others the memo
         memo()
-        kernel_module._toolchain.cache_clear()
-        kernel_module._dist_info_folders.cache_clear()
-        assert sorted(kernel_module._compiler_requirements()) == pins
+        fingerprint_module._toolchain.cache_clear()
+        fingerprint_module._dist_info_folders.cache_clear()
+        assert sorted(fingerprint_module._compiler_requirements()) == pins
         monkeypatch.setattr(metadata, "packages_distributions", refuse)
-        assert list(kernel_module._toolchain()) == installed
+        assert list(fingerprint_module._toolchain()) == installed
         monkeypatch.undo()
         monkeypatch.setattr(stamps, "memo_dir", lambda: memo.dir)
-    kernel_module._toolchain.cache_clear()
-    kernel_module._dist_info_folders.cache_clear()
+    fingerprint_module._toolchain.cache_clear()
+    fingerprint_module._dist_info_folders.cache_clear()
 
 
 def test_memos_of_other_format_versions_are_removed_when_one_is_written(tmp_path, memo):
@@ -264,8 +267,9 @@ def test_per_text_values_load_as_untracked_bytes_and_return_fresh_copies(memo):
     for i in range(50):
         stamps.per_text("facts", f"text {i}", lambda: names)
     memo()
-    section = stamps._load("facts")
-    assert len(section) == 50 and not any(gc.is_tracked(v) for v in section.values())
+    stamps.per_text("facts", "text 7", lambda: None)  # reads text 7's shard
+    section = next(shard for (name, _), shard in stamps._text_shards.items() if name == "facts")
+    assert section and not any(gc.is_tracked(v) for v in section.values())
     first = stamps.per_text("facts", "text 7", lambda: None)
     assert first == names
     first[0][0].append("changed")  # a caller's copy: the memo is not changed through it
@@ -274,6 +278,7 @@ def test_per_text_values_load_as_untracked_bytes_and_return_fresh_copies(memo):
 
 def test_per_text_keeps_the_newest_texts(memo, monkeypatch):
     monkeypatch.setattr(stamps, "TEXTS_KEPT", 3)
+    monkeypatch.setattr(stamps, "TEXT_SHARDS", 1)
     for i in range(5):
         stamps.per_text("facts", f"text {i}", lambda i=i: i)
     assert stamps.per_text("facts", "text 0", lambda: "again") == "again"  # forgotten: computed again
@@ -324,11 +329,42 @@ def test_each_checkout_has_its_own_memo():
 
 def test_facts_learnt_by_a_process_are_written_once_at_its_exit(memo, monkeypatch):
     writes = []
-    real_save = stamps._save
-    monkeypatch.setattr(stamps, "_save", lambda: (writes.append(1), real_save()))
+    real_save = stamps._save_text_shards
+    monkeypatch.setattr(stamps, "_save_text_shards", lambda: (writes.append(1), real_save()))
     for i in range(10):
         stamps.per_text("facts", f"text {i}", lambda i=i: i)
     assert writes == []  # nothing written while the program runs
     memo()  # the exit: one write of every fact
     assert writes == [1]
     assert [stamps.per_text("facts", f"text {i}", lambda: "again") for i in range(10)] == list(range(10))
+
+
+def test_text_facts_live_in_shards_read_only_when_one_of_their_texts_is_asked_for(memo, tmp_path):
+    # the one memo file of every program's facts grew to ~500 KB that each warm start read and unmarshalled
+    for i in range(40):
+        stamps.per_text("facts", f"text {i}", lambda i=i: i)
+    stamps.source_stamps(_tree(tmp_path / "src"))  # the main memo written too
+    memo()
+    py = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    names = sorted(os.listdir(memo.dir))
+    shards = [n for n in names if n.startswith(f"texts-v{stamps.MEMO_VERSION}-{py}-facts-")]
+    assert 1 < len(shards) <= stamps.TEXT_SHARDS and f"v{stamps.MEMO_VERSION}-{py}.marshal" in names
+    import marshal
+    with open(os.path.join(memo.dir, f"v{stamps.MEMO_VERSION}-{py}.marshal"), "rb") as f:
+        assert "facts" not in marshal.loads(f.read())
+    assert stamps.per_text("facts", "text 3", lambda: "again") == 3
+    assert list(stamps._text_shards) == [("facts", stamps.hashlib.sha1(b"text 3").digest()[0] % stamps.TEXT_SHARDS)]
+
+
+def test_text_shards_of_other_format_versions_are_removed_when_one_is_written(memo):
+    os.makedirs(memo.dir)
+    py = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    old = f"texts-v{stamps.MEMO_VERSION - 1}-{py}-facts-00.marshal"
+    other_python = f"texts-v{stamps.MEMO_VERSION - 1}-py2.7-facts-00.marshal"
+    for name in (old, other_python):
+        with open(os.path.join(memo.dir, name), "wb") as f:
+            f.write(b"old")
+    stamps.per_text("facts", "text", lambda: 1)
+    memo()
+    names = os.listdir(memo.dir)
+    assert old not in names and other_python in names and len(names) == 2

@@ -35,6 +35,8 @@ KNOWN_CYCLES = []
 DEFERRED_ON_PURPOSE = {
     ("mlwarp", "mlwarp._api"): "the package loads its user API on the first use of a name (PEP 562), so that "
                                "`import mlwarp.compiler...` and `import mlwarp.runtime` load only what they import",
+    ("mlwarp", "mlwarp.kernels.fingerprint"): "the API's first use starts the cache key's source stats in a thread "
+                                              "before importing the API; a module of the API layer, loaded with it",
     ("mlwarp._api", "mlwarp.geometry.isosurface"): "wp.geometry loads on the first use of one of its names "
                                                    "(_api._lazy_names: its tables and volume functions cost ~60 ms "
                                                    "of import); wp.MarchingCubes is one",

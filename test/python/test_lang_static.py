@@ -295,3 +295,28 @@ def test_static_len_of_a_parameter_shadows_a_global_of_its_name():
     out = wp.zeros(2)
     wp.launch(parameter_lengths, dim=1, inputs=[wp.vec2(1.0, 2.0), wp.types.matrix((2, 3), float)(), out])
     np.testing.assert_array_equal(out.numpy(), [3.0, 2.0])
+
+
+def test_declaring_reads_the_source_only_of_functions_that_name_static(monkeypatch):
+    # a function whose code never loads the name `static` has no wp.static() call to evaluate: its source is not
+    # read when it is declared (the API's ~130 library functions load without a read each); one that does is read
+    from mlwarp.core import statics
+
+    reads = []
+    real = statics.function_source
+    monkeypatch.setattr(statics, "function_source", lambda f: (reads.append(f.__name__), real(f))[1])
+    scale = 3
+
+    def plain(x: float):
+        return x * 2.0
+
+    def attribute(x: float):
+        return x * wp.static(scale)
+
+    def nested(x: float):
+        return (lambda y: y * wp.static(scale))(x)
+
+    for f in (plain, attribute, nested):
+        statics.declare(f)
+    assert reads == ["attribute", "nested"]
+    assert list(statics.declared_values(attribute).values()) == [3]

@@ -13,7 +13,6 @@ import sys
 import threading
 import time
 
-from mlwarp import _source_layout
 from mlwarp.core import types as wt
 from mlwarp.core import generics, statics
 from mlwarp.core.refs import is_reference
@@ -23,7 +22,7 @@ from mlwarp.kernels import module as modules
 from mlwarp.launching import cuda_compile
 from mlwarp.kernels.captures import callees_changed, captured_constants, captured_values, constants_changed
 from mlwarp.config import config
-from mlwarp.core.stamps import dist_info_folders, per_file, source_digest, source_stamps
+from mlwarp.kernels.fingerprint import compiler_fingerprint, portable_compiler_fingerprint
 from mlwarp.compiler import insert as inserted_passes  # imports no MLIR
 from mlwarp.errors import CompileError, CompileTypeError
 from mlwarp.runtime import cache
@@ -31,140 +30,6 @@ from mlwarp.runtime.abi import ArrayParam, launch_struct
 from mlwarp.runtime.cpu import CpuKernel, cpu_flags
 from mlwarp.launching.debug import hidden_params
 from mlwarp.core.source import function_source, override_source
-
-# The distributions that compile kernels: mlwarp's `compiler` extra (pyproject.toml) names them.
-_COMPILER_EXTRA = "compiler"
-_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:==\s*([^;,\s]+))?[^;]*"
-                          r";\s*extra\s*==\s*[\"']([^\"']+)[\"']\s*$")
-
-
-def _code_roots() -> list:
-    """(label, folder) of the sources that decide what code a kernel compiles to: the compiler, the runtime
-    (the launch ABI, the error-record layout warp-bounds-check writes) and mlwarp's own modules that the
-    compiler reads (types, vector, func, struct, source, captures, ...). Found without importing the compiler."""
-    import importlib.util
-
-    return [("mlwarp", importlib.util.find_spec("mlwarp").submodule_search_locations[0])] + [
-        (sub, importlib.util.find_spec(f"mlwarp.{sub}").submodule_search_locations[0])  # not imported
-        for sub in ("core", "compiler", "runtime")]
-
-
-@functools.lru_cache(maxsize=None)
-def _compiler_fingerprint() -> str:
-    """Hash of the sources that decide generated code (_code_roots; they travel with the package, MLIR need
-    not be installed) and of the versions of the MLIR/LLVM distributions that compile it."""
-    # size and mtime, not contents: a warm start stats ~170 files and reads none (core/stamps.py); an installed
-    # mlwarp holds compiler/ and runtime/, each walked under its own label
-    stamps = source_stamps(_code_roots())
-    toolchain = ";".join(f"{name}=={version}" for name, version in _toolchain())
-    return hashlib.sha256(f"{toolchain}\n{';'.join(stamps)}".encode()).hexdigest()
-
-
-@functools.lru_cache(maxsize=None)
-def _portable_compiler_fingerprint() -> str:
-    """_compiler_fingerprint by the sources' contents, not their mtimes: the key of CUDA entries, which are
-    compiled on one machine and loaded on another (a GPU machine without MLIR, with its own checkout of the
-    same sources). Reads the ~2 MB of sources once a process, only when a CUDA kernel is looked up."""
-    toolchain = ";".join(f"{name}=={version}" for name, version in _toolchain())
-    return hashlib.sha256(f"{toolchain}\n{source_digest(_code_roots())}".encode()).hexdigest()
-
-
-@functools.lru_cache(maxsize=None)
-def _toolchain() -> tuple:
-    """((distribution, version), ...) of the distributions that compile kernels (the MLIR bindings and LLVM),
-    from their installed metadata. Where one is not installed (a machine that only loads cached kernels), the
-    version mlwarp's `compiler` extra pins: what compiled the entries it finds, unless another was installed
-    there."""
-    found = []
-    for name, pinned in _compiler_requirements():
-        installed = _installed_metadata(name).get("Version")
-        found.append((name, installed[0] if installed else pinned or "not installed"))
-    if not found:  # mlwarp run from a source tree, without its metadata: ask importlib (slow, complete)
-        from importlib import metadata
-
-        provided = metadata.packages_distributions()
-        found = [(name, metadata.version(name)) for top in ("mlir", "llvm") for name in provided.get(top, ())]
-    return tuple(sorted(set(found)))
-
-
-def _compiler_requirements() -> list:
-    """[(distribution, pinned version or None)] of mlwarp's `compiler` extra, from its installed metadata
-    (memoised with the file: core/stamps.py)."""
-    folder = _dist_info_folders().get("mlwarp")
-    if not folder:  # a checkout put on sys.path without installing it: the pins of its pyproject.toml
-        return _checkout_compiler_requirements()
-
-    def parse(path):
-        found = []
-        for line in _metadata_headers(path).get("Requires-Dist", []):
-            m = _REQUIREMENT.match(line)
-            if m and m.group(3) == _COMPILER_EXTRA:
-                found.append((m.group(1), m.group(2)))
-        return found
-
-    return per_file(os.path.join(folder, "METADATA"), parse, "requirements")
-
-
-def _checkout_compiler_requirements() -> list:
-    """[(distribution, pinned version or None)] of the `compiler` extra in the checkout's pyproject.toml, when
-    mlwarp runs from a checkout that was not installed (bench/gpu_smoke.py on a GPU machine)."""
-    root = _source_layout.checkout_root()
-    if root is None:
-        return []
-    path = os.path.join(root, "pyproject.toml")
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError:
-        return []
-    extra = re.search(rf"^{_COMPILER_EXTRA}\s*=\s*\[(.*?)\]", text, re.M | re.S)
-    if extra is None:
-        return []
-    found = []
-    for requirement in re.findall(r"[\"']([^\"']+)[\"']", extra.group(1)):
-        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:==\s*([^;,\s]+))?", requirement)
-        if m:
-            found.append((m.group(1), m.group(2)))
-    return found
-
-
-def _installed_metadata(name: str) -> dict:
-    """The header fields ({"Version": [...], "Requires-Dist": [...]}) of `name`'s installed metadata, the first
-    `<name>-<version>.dist-info` on sys.path as importlib.metadata finds it; {} when there is none. Read here,
-    not through importlib.metadata, whose import (the email package) would cost a warm start ~30 ms."""
-    folder = _dist_info_folders().get(_normalized(name))
-    return per_file(os.path.join(folder, "METADATA"), _metadata_headers) if folder else {}
-
-
-@functools.lru_cache(maxsize=None)
-def _dist_info_folders() -> dict:
-    """normalized distribution name -> its .dist-info folder, the first on sys.path (one listing per entry,
-    memoised while the entries keep their mtimes: core/stamps.py)."""
-    return dist_info_folders(_normalized)
-
-
-def _normalized(name: str) -> str:
-    """PEP 503's re.sub(r"[-_.]+", "-", name).lower(), without compiling a pattern on a warm start."""
-    name = name.lower().replace("_", "-").replace(".", "-")
-    while "--" in name:
-        name = name.replace("--", "-")
-    return name
-
-
-def _metadata_headers(path: str) -> dict:
-    fields = {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    break  # the headers end here; the description follows
-                key, sep, value = line.partition(":")
-                if sep and not line[0].isspace():
-                    fields.setdefault(key.strip(), []).append(value.strip())
-    except OSError:
-        return {}
-    return fields
-
 
 @functools.lru_cache(maxsize=None)
 def _host_fingerprint() -> str:
@@ -431,9 +296,9 @@ class Kernel:
         h.update(f"max_unroll={_config().max_unroll}".encode())  # warp-unroll-loops' default limit
         h.update(str(device).encode())
         if str(device).startswith("sm_"):  # "sm_90": a CUDA target (python/mlwarp/launching/cuda_compile.py), built for other hosts
-            h.update(_portable_compiler_fingerprint().encode())
+            h.update(portable_compiler_fingerprint().encode())
         else:
-            h.update(_compiler_fingerprint().encode())
+            h.update(compiler_fingerprint().encode())
             h.update(_host_fingerprint().encode())
         return f"{self.key}-{h.hexdigest()[:24]}"
 

@@ -19,7 +19,8 @@ from mlwarp.runtime.device import Device, get_device
 from mlwarp.types import float32
 from mlwarp.arrays.array import array
 from mlwarp.launching.cuda import get_cuda_devices
-from mlwarp.kernels.kernel import Kernel, _compiler_fingerprint, _toolchain
+from mlwarp.kernels.kernel import Kernel
+from mlwarp.kernels.fingerprint import _toolchain, compiler_fingerprint
 from mlwarp.runtime.cuda import driver as drv
 
 __all__ = ["DeviceLike", "get_cuda_driver_version", "get_cuda_toolkit_version", "print_diagnostics",
@@ -54,7 +55,7 @@ def get_cpu_kernel_cache_key(*, cpu_compiler_flags: str | None = None) -> str:
     """"<Warp version>-<OS>-<machine>-<hash>" naming the CPU code target, as Warp's. The hash is of mlwarp's
     compiler (its sources and MLIR/LLVM versions): Clang flags change nothing in mlwarp's code, so they do not
     enter it (docs/surface.md)."""
-    digest = hashlib.sha256(_compiler_fingerprint().encode()).hexdigest()[:8]
+    digest = hashlib.sha256(compiler_fingerprint().encode()).hexdigest()[:8]
     return f"{config.version}-{platform.system()}-{platform.machine()}-{digest}"
 
 
