@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..compiler.passes.autodiff_ir import SIDE_EFFECTS
+from ..compiler.dialects.warp.rules import SIDE_EFFECTS
 
 # ops that make an array of an array (or of a struct) without touching the elements, or that read only the
 # array's descriptor

@@ -11,8 +11,11 @@ from mlir import ir
 
 from mlwarp.core.errors import CompileError
 
-# (the module, read at call time: the table imports the frontend's emitters, whose package imports this one)
-from ..builtins import tile_table
+from ..lazy import LazyModule
+
+# read at call time: the table imports the frontend's emitters (whose package imports this one), every tile
+# lowering and adjoint, ~15 ms of a cold first launch that a kernel without tiles does not pay
+tile_table = LazyModule("mlwarp.compiler.builtins.tile_table")
 from .tiles import bind, lanes, mark
 
 # On the module: the first builtin whose lowering assumes one lane per block (a record's `one_lane`): the same

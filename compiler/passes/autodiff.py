@@ -75,7 +75,9 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..builtins.derivatives import V
-from ..builtins.tile_table import TILE_OPS
+from ..lazy import LazyModule
+
+tile_table = LazyModule("mlwarp.compiler.builtins.tile_table")  # (a kernel without tiles never loads it)
 from ..dialects.warp import array_dtype, array_ndim, is_array_type, is_tile_type
 from .autodiff_composite import CompositeAdjoints
 from .autodiff_control import ControlFlowAdjoints
@@ -168,7 +170,7 @@ class ReverseBuilder(ScalarAdjoints, CompositeAdjoints, ControlFlowAdjoints, Til
 
     def handler(self, op):
         """The reverse of `op`: a tile op's adjoint (the tile table's record), else the method op_<dialect>_<op>."""
-        record = TILE_OPS.get(op.name[len("warp."):]) if op.name.startswith("warp.tile_") else None
+        record = tile_table.TILE_OPS.get(op.name[len("warp."):]) if op.name.startswith("warp.tile_") else None
         if record is not None:
             return None if record.adjoint is None else functools.partial(record.adjoint, self)
         return getattr(self, "op_" + op.name.replace(".", "_"), None)

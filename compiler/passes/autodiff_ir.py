@@ -9,11 +9,8 @@ from mlir.dialects import arith, func
 
 from ..dialects.warp import array_dtype, builders as wb, is_array_type, is_tile_type, tile_params
 from ..dialects.warp import composite as wc
+from ..dialects.warp.rules import SIDE_EFFECTS
 from .registry import PassError
-
-# Ops with effects on memory: the adjoint replay of a forward computation skips them (as Warp does).
-SIDE_EFFECTS = {"warp.store", "warp.atomic", "warp.atomic_cas", "warp.tile_store", "warp.tile_atomic_add",
-                "warp.tile_store_indexed"}
 
 
 def is_diff(t: ir.Type) -> bool:

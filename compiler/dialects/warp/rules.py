@@ -116,3 +116,8 @@ PURE = "pure"    # no effect: an unused one is dead, two alike with the same ope
 READ = "read"    # reads memory: dead when unused, never merged (a write may come between)
 ALLOC = "alloc"  # a fresh thread-local array: dead when unused, never merged (each is its own memory)
 ANY = "any"      # writes memory, synchronises or checks: kept
+
+# the ops that write array memory: an adjoint's replay of the forward computation skips them (as Warp does), and
+# the analysis of which arrays a launch overwrites (compiler/array_access.py) follows them
+SIDE_EFFECTS = frozenset({"warp.store", "warp.atomic", "warp.atomic_cas", "warp.tile_store", "warp.tile_atomic_add",
+                          "warp.tile_store_indexed"})
