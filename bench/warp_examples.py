@@ -17,6 +17,12 @@ sparse, ... on first use, inside the script's clock). One run of an example by h
 
     ... bench/warp_examples.py run mlwarp core.example_wave --out /tmp/wave_mlwarp
 
+Timing, compile included (issue 36): `timing` runs each example as a whole process with an empty kernel cache
+(cold) and again with it (warm), Warp and mlwarp taking turns, one process at a time, and prints wall and CPU
+seconds and the Warp/mlwarp ratios (`--rounds N` keeps the best of N):
+
+    PYTHONPATH=$PWD/python .venv/bin/python bench/warp_examples.py timing --warp-python /tmp/compatvenv/bin/python
+
 USD examples need pxr and the checkpoint ones Pillow in both interpreters: `--warp-pythonpath` names a folder
 (of links to the mlwarp venv's pxr, PIL and pillow.libs: same Python 3.11) for the Warp runs.
 
@@ -53,6 +59,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import resource
 import runpy
 import subprocess
 import sys
@@ -266,6 +273,69 @@ def table(examples, warp_python: str, warp_pythonpath: str | None, timeout: floa
         print("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
 
 
+def timing(examples, warp_python: str, warp_pythonpath: str | None, timeout: float, rounds: int) -> None:
+    """Whole-process seconds of each example under Warp and mlwarp, compile included: each runs with an empty
+    kernel cache of its own (cold: every kernel compiled) and again with that cache (warm), one process at a time,
+    the implementations taking turns; `rounds` times, the best kept. Wall seconds and CPU seconds (the process
+    and the processes it waited for: mlwarp's compile processes and `ld`), which other jobs on a shared machine
+    inflate less. cold - warm is what compiling cost."""
+    scratch = tempfile.mkdtemp(prefix="warp_examples_timing_")
+    envs = {"mlwarp": dict(os.environ), "warp": {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}}
+    envs["mlwarp"].pop("PYTHONDONTWRITEBYTECODE", None)  # byte code, as installed (see table())
+    if warp_pythonpath:
+        envs["warp"]["PYTHONPATH"] = warp_pythonpath
+    pythons = {"warp": warp_python, "mlwarp": sys.executable}
+    cache_variable = {"warp": "WARP_CACHE_PATH", "mlwarp": "MLWARP_CACHE_DIR"}
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    header = ("| example | Warp cold s (CPU) | mlwarp cold s (CPU) | cold ratio (CPU) | Warp warm s | mlwarp warm s "
+              "| warm ratio | compile s, Warp / mlwarp |")
+    lines = []
+    for example in examples:
+        best = {}
+        for round_ in range(rounds):
+            for impl in ("warp", "mlwarp"):
+                cache = os.path.join(scratch, "caches", f"{example}-{impl}-{round_}")
+                env = dict(envs[impl], **{cache_variable[impl]: cache})
+                for phase in ("cold", "warm"):
+                    out = os.path.join(scratch, example, impl, f"{phase}{round_}")
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    result = _run_child(pythons[impl], impl, example, out, env, timeout)
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    if not result.get("ok"):
+                        best[(impl, phase)] = None
+                        print(f"{example} {impl} {phase}: {result.get('error')}", flush=True)
+                        continue
+                    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                    wall = result["process_seconds"]
+                    known = best.get((impl, phase), (float("inf"), float("inf")))
+                    if known is not None:
+                        best[(impl, phase)] = (min(known[0], wall), min(known[1], cpu))
+
+        def cell(impl, phase, with_cpu=True):
+            value = best.get((impl, phase))
+            return "-" if value is None else f"{value[0]:.2f} ({value[1]:.2f})" if with_cpu else f"{value[0]:.2f}"
+
+        def ratio(phase, with_cpu=True):
+            w, m = best.get(("warp", phase)), best.get(("mlwarp", phase))
+            if w is None or m is None:
+                return "-"
+            return f"{w[0] / m[0]:.2f}x ({w[1] / m[1]:.2f}x)" if with_cpu else f"{w[0] / m[0]:.2f}x"
+
+        def compile_seconds(impl):
+            cold, warm = best.get((impl, "cold")), best.get((impl, "warm"))
+            return "-" if cold is None or warm is None else f"{max(cold[0] - warm[0], 0.0):.2f}"
+
+        line = (f"| {example} | {cell('warp', 'cold')} | {cell('mlwarp', 'cold')} | {ratio('cold')} | "
+                f"{cell('warp', 'warm', False)} | {cell('mlwarp', 'warm', False)} | {ratio('warm', False)} | "
+                f"{compile_seconds('warp')} / {compile_seconds('mlwarp')} |")
+        lines.append(line)
+        print(line, flush=True)
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}; runs under {scratch}\n")
+    print(header)
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(lines))
+
+
 def _seconds(result: dict, key: str = "seconds") -> str:
     return f"{result[key]:.1f}" if result.get(key) is not None else "-"
 
@@ -292,8 +362,18 @@ def main() -> None:
                               help="mlwarp launches on one CPU thread (float atomics in Warp's CPU order)")
     table_parser.add_argument("--timeout", type=float, default=1200.0)
     table_parser.add_argument("--keep", help="folder for the runs' states (default: a new temporary folder)")
+    timing_parser = commands.add_parser("timing", help="whole-process seconds, cold and warm kernel caches")
+    timing_parser.add_argument("examples", nargs="*")
+    timing_parser.add_argument("--warp-python", default="/tmp/compatvenv/bin/python")
+    timing_parser.add_argument("--warp-pythonpath", help="PYTHONPATH for the Warp runs (e.g. a folder holding pxr)")
+    timing_parser.add_argument("--timeout", type=float, default=1200.0)
+    timing_parser.add_argument("--rounds", type=int, default=1, help="runs of each case (the best is kept)")
     options = parser.parse_args()
-    if options.command == "run":
+    if options.command == "timing":
+        os.environ["WARP_EXAMPLES_ROOT"] = str(_default_examples_root(options.warp_python))
+        timing(options.examples or list(OPTIONS), options.warp_python, options.warp_pythonpath, options.timeout,
+               options.rounds)
+    elif options.command == "run":
         root = pathlib.Path(options.examples_root) if options.examples_root else None
         if root is None:
             if options.impl == "warp":
