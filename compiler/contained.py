@@ -6,7 +6,9 @@ that asserts on one vector pattern) aborts whatever process runs it. In a child,
 is kept; after a compile that did not crash it is replayed); the compiler's own exceptions
 (`CompileError`, a pass's error) come back as themselves, with the warnings the compile issued.
 fork() copies the parent's loaded MLIR (the parent imports it first), so a compile costs ~3-5 ms
-more; the child's MLIR contexts and their memory go with it.
+more; the child's MLIR contexts and their memory go with it. What a child imports on demand (a lowering, the tile
+table) the parent imports before its next fork, so later compiles inherit it; and a child does not collect the
+objects it inherited (`gc.freeze`: their full scans were a fifth of a small kernel's compile).
 
 `MLWARP_COMPILE_IN_PROCESS=1` compiles in the calling process (for a debugger or a profiler), as on
 platforms without fork().
@@ -17,6 +19,7 @@ from __future__ import annotations
 import faulthandler
 import functools
 import gc
+import importlib
 import os
 import pickle
 import signal
@@ -58,7 +61,32 @@ def contained(what):
     return wrap
 
 
+# modules a compile process imported that this process has not (the passes, lowerings and tables a kernel's compile
+# loads on demand): imported here before the next fork, so that each later compile inherits them instead of
+# importing them again in its own process (~15 ms a kernel for a small one)
+_loaded_by_children: set = set()
+_SHARED_PACKAGES = ("mlwarp.", "mlir.")
+
+
+_inherited: list = []  # in a compile process: [the modules it had when it was forked]
+
+
+def inherited_modules() -> set:
+    """In a compile process, the modules it was forked with (else this process's)."""
+    return _inherited[0] if _inherited else set(sys.modules)
+
+
+def _import_what_children_loaded() -> None:
+    while _loaded_by_children:
+        name = _loaded_by_children.pop()
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 (a module that imports only in a compile's state: the child imports it)
+            pass
+
+
 def _in_child(fn, args, kwargs, name):
+    _import_what_children_loaded()
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -71,6 +99,7 @@ def _in_child(fn, args, kwargs, name):
         # the collector's full passes over the ~50,000 objects the child inherits (the compiler's modules, MLIR's,
         # the user's) were a fifth of a small kernel's compile; they outlive the child, which collects its own
         gc.freeze()
+        _inherited[:] = [set(sys.modules)]
         code = 0
         try:
             with warnings.catch_warnings(record=True) as issued:
@@ -79,9 +108,11 @@ def _in_child(fn, args, kwargs, name):
                     outcome = ("ok", fn(*args, **kwargs))
                 except BaseException as e:  # noqa: BLE001 (every failure goes back to the caller)
                     outcome = ("error", _portable(e))
-            data = pickle.dumps((outcome, [(str(w.message), w.category, w.filename, w.lineno) for w in issued]))
+            loaded = sorted(m for m in set(sys.modules) - inherited_modules() if m.startswith(_SHARED_PACKAGES))
+            data = pickle.dumps((outcome, [(str(w.message), w.category, w.filename, w.lineno) for w in issued], loaded))
         except BaseException as e:  # noqa: BLE001 (an unpicklable result: say so)
-            data = pickle.dumps((("error", CompileError(f"the compiler's result could not be sent back: {e!r}")), []))
+            data = pickle.dumps((("error", CompileError(f"the compiler's result could not be sent back: {e!r}")), [],
+                                 []))
         try:
             sys.stdout.flush()  # before the result: the parent reads the output once the result is in
             sys.stderr.flush()
@@ -107,7 +138,8 @@ def _in_child(fn, args, kwargs, name):
                             compiler_output=printed.decode("utf-8", "replace"))
     if printed:
         os.write(2, printed)
-    (kind, value), issued = pickle.loads(data)
+    (kind, value), issued, loaded = pickle.loads(data)
+    _loaded_by_children.update(m for m in loaded if m not in sys.modules)
     for message, category, filename, lineno in issued:
         warnings.warn_explicit(message, category, filename, lineno)
     if kind == "error":

@@ -85,3 +85,34 @@ def test_a_kernel_that_crashes_llvm_with_avx512_is_rebuilt_without_it(monkeypatc
                                                 "crashed compiling it for this CPU"):
         wp.launch(needs_the_fallback, dim=64, inputs=[wp.array(x), y])
     np.testing.assert_array_max_ulp(y.numpy(), (np.sin(x.astype(np.float64)) * 2).astype(np.float32), maxulp=4)
+
+
+CHILD_IMPORTS = """
+import sys
+from mlwarp.compiler import contained
+
+@contained.contained(lambda args: "probe")
+def loads_a_module():
+    import mlwarp.compiler.lowering.tiles_to_linalg  # noqa: F401  (loaded by tile kernels' compiles only)
+    return "compiled"
+
+@contained.contained(lambda args: "probe")
+def sees_it_inherited():
+    return "mlwarp.compiler.lowering.tiles_to_linalg" in contained.inherited_modules()
+
+assert "mlwarp.compiler.lowering.tiles_to_linalg" not in sys.modules
+print(loads_a_module(), "mlwarp.compiler.lowering.tiles_to_linalg" in sys.modules)  # not yet: at the next fork
+print(sees_it_inherited(), "mlwarp.compiler.lowering.tiles_to_linalg" in sys.modules)
+"""
+
+
+def test_modules_a_compile_process_loaded_are_imported_here_before_the_next_compile(tmp_path):
+    # each compile runs in a forked process: what one imports on demand (a tile table, a lowering) would be
+    # imported again by every later compile; the parent imports it once, before its next fork
+    import subprocess
+    import sys
+
+    (tmp_path / "child_imports.py").write_text(CHILD_IMPORTS)
+    r = subprocess.run([sys.executable, str(tmp_path / "child_imports.py")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["compiled False", "True True"]
