@@ -18,7 +18,7 @@ HG_CAPACITY = 6  # points reserved (Warp's max_points): 0 = never built or reser
 HG_NUM_POINTS = 7
 HG_CELL_WIDTH_INV = 8  # float32 (1 / radius in the grid's precision, rounded to float32)
 HG_POINTS = 9  # address of the [num_points, 3] points the grid was built from (0: none, or not on the host):
-#             only a prefetch hint for queries (they never read through it), so a stale address is harmless
+#             no query reads it (it fed a per-candidate prefetch, gone: dense grids lost more than sparse gained)
 HG_CELL_WIDTH_INV_F64 = 10  # float64: the same inverse as a float64 (a float64 grid's own value)
 HG_CELL_WIDTH_INV_F16 = 11  # float16 in the word's low 16 bits (a float16 grid's own value)
 HG_POINT_BYTES = 12  # bytes per point of HG_POINTS (6, 12 or 24: vec3h, vec3f, vec3d)

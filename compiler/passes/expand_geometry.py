@@ -21,8 +21,8 @@ are one range of the sorted ids [cell_starts[first], cell_ends[last]) (empty cel
 their place: build_kernels.grid_ranges), met in Warp's order (x fastest) with a third of the steps, each
 one cell hash and two loads; its state keeps x at x_end. A cell coordinate's `mod dim` divides only when it
 is outside [0, dim) (an scf.if, not an idiv per axis and step). Other queries (wrapping in x) step cell by cell as
-Warp does. And each hash_grid_query_next prefetches the point PREFETCH_AHEAD ids on from the points the
-grid was built from (descriptor word HG_POINTS): a cache hint that reads nothing the kernel sees.
+Warp does. (A prefetch of the point a few ids ahead made sparse grids' queries ~10% faster and dense ones ~40%
+slower, its address computed and a descriptor word read per candidate: example_dem's 15 points a cell; gone.)
 
 It runs after warp-autodiff (the queries carry no derivative: integer states and results), so the adjoint's
 forward replay gets the same expansion. A block-wide query's ops in a module built for Warp's CPU lanes (marked
@@ -35,7 +35,6 @@ from mlir.dialects import arith, math, scf
 
 from mlwarp.core import geometry as layout
 
-from ..dialects import llvm
 from ..dialects.warp import views
 from ..dialects.warp import builders as wb
 from ..lowering.patterns import UNMATCHED, lower_ops
@@ -44,7 +43,6 @@ from .ir_walk import ops_named
 
 HG = {name: k for k, name in enumerate(layout.HASH_GRID_QUERY_FIELDS)}
 INT_MAX, INT_MIN = 2**31 - 1, -(2**31)
-PREFETCH_AHEAD = 4  # hash_grid_query_next prefetches the point of the candidate this many ids on
 
 
 def i32():
@@ -209,18 +207,6 @@ class HashGrid:
     def built(self) -> ir.Value:
         return icmp("ne", self.d.word(layout.HG_CAPACITY), arith.ConstantOp(i64(), 0).result)
 
-    def prefetch_point(self, ids, k) -> None:
-        """A prefetch of the point the grid was built from (HG_POINTS) whose id is ids[k] (k clamped to the
-        built ids): a hint only, no load the user sees (a stale or null address does not fault; NVPTX drops it)."""
-        last = arith.SubIOp(self.d.word32(layout.HG_NUM_POINTS), c32(1)).result
-        k = select(icmp("slt", k, last), k, last)
-        k = select(icmp("sgt", k, c32(0)), k, c32(0))
-        pid = arith.ExtSIOp(i64(), wb.load(ids, [k])).result
-        address = arith.AddIOp(self.d.word(layout.HG_POINTS),
-                               arith.MulIOp(pid, self.d.word(layout.HG_POINT_BYTES)).result).result
-        ptr = llvm.inttoptr(ir.Type.parse("!llvm.ptr"), address)
-        llvm.intr_prefetch(ptr, 0, 3, 1)  # read, keep in all levels, data cache
-
     def point_ids(self) -> ir.Value:
         capacity = self.d.word32(layout.HG_CAPACITY)
         length = select(icmp("sgt", capacity, c32(1)), capacity, c32(1))  # (one slot even when never built)
@@ -316,7 +302,6 @@ def hash_grid_query_next(op) -> list:
                          icmp("slt", ci, field(q, "cell_end"))).result
     ids = grid.point_ids()
     point = wb.load(ids, [select(found, ci, c32(0))])
-    grid.prefetch_point(ids, arith.AddIOp(select(found, ci, c32(0)), c32(PREFETCH_AHEAD)).result)
     q = set_fields(q, cell_index=select(found, arith.AddIOp(ci, c32(1)).result, ci))
     return [found, q, select(found, point, op.index)]
 
