@@ -157,18 +157,20 @@ def coord_key(ijk) -> np.ndarray:
     return u[..., 2] | (u[..., 1] << np.uint64(21)) | (u[..., 0] << np.uint64(42))
 
 
-def packed_keys(columns) -> np.ndarray | None:
-    """One int64 key per row ordering the rows as np.lexsort of `columns` (integer arrays, the most significant
-    first) would, each column's value less its minimum in as many bits as its span needs; None when the spans
-    need more than 63 bits together (then lexsort itself)."""
-    lows = [int(c.min()) if len(c) else 0 for c in columns]
-    widths = [(int(c.max()) - low).bit_length() if len(c) else 0 for c, low in zip(columns, lows)]
+def packed_keys(rows: np.ndarray) -> np.ndarray | None:
+    """One int64 key per row of an (N, k) integer array, ordering the rows as np.lexsort of its columns (the
+    first most significant) would: each column's value less its minimum, in as many bits as its span needs;
+    None when the spans need more than 63 bits together (then lexsort itself). (Column by column: numpy's
+    reductions along a short last axis, and integer matrix products, are several times slower.)"""
+    if not len(rows):
+        return np.zeros(0, np.int64)
+    columns = np.ascontiguousarray(rows.T)
+    low = columns.min(axis=1)
+    widths = [int(w).bit_length() for w in columns.max(axis=1) - low]
     if sum(widths) > 63:
         return None
-    key = np.zeros(len(columns[0]), np.int64)
-    for c, low, width in zip(columns, lows, widths):
-        key = (key << width) | (c - low)
-    return key
+    shifts = np.cumsum([0] + widths[:0:-1])[::-1]  # (each column above the ones after it)
+    return np.bitwise_or.reduce((columns - low[:, None]) << shifts[:, None], axis=0)
 
 
 def unique_rows(ijk):
@@ -176,7 +178,7 @@ def unique_rows(ijk):
     lexicographic order, each one's first occurrence, each row's unique row), by one sort of packed keys (one
     lexsort where they do not fit): numpy sorts rows as structured values, several times slower."""
     ijk = np.asarray(ijk, np.int64).reshape(-1, 3)
-    keys = packed_keys([ijk[:, 0], ijk[:, 1], ijk[:, 2]])
+    keys = packed_keys(ijk)
     if keys is not None:
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         return ijk[first], first, inverse.reshape(-1)
@@ -192,7 +194,9 @@ def unique_rows(ijk):
 # the lowest and the highest set bit of each byte (0 for 0: an empty leaf's box is its origin)
 _LOWEST_BIT = np.array([(b & -b).bit_length() - 1 if b else 0 for b in range(256)], np.int64)
 _HIGHEST_BIT = np.array([b.bit_length() - 1 if b else 0 for b in range(256)], np.int64)
-_BIT_OF_EACH = 1 << np.arange(8)  # (flags of 8 coordinates, as a matrix product: the byte of their bits)
+_COORD_BIT = np.arange(8, dtype=np.uint8)[:, None]  # (coordinate, leaf) flags shifted to their bit
+_LOWER_PLACE = np.array([[22], [17], [12]])  # a lower node's x, y, z place in its upper (5 bits each) in a key
+_LEAF_PLACE = np.array([[8], [4], [0]])  # a leaf's in its lower (4 bits each)
 
 
 def _popcount(words: np.ndarray) -> np.ndarray:
@@ -262,25 +266,27 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     # a leaf's key: its upper node's (an order-preserving number of its coordinates), then its lower node's place
     # in that upper (x, y, z: 5 bits each), then its own place in that lower (4 bits each)
     up = origins >> 12
-    upper_key = packed_keys([up[:, 0], up[:, 1], up[:, 2]])
+    upper_key = packed_keys(up)
     if upper_key is None or (len(up) and upper_key.max() >= 1 << 36):  # (too wide: its rank among the uppers)
         upper_key = unique_rows(up)[2]
-    keys = upper_key << 27 | (origins >> 7 & 31) @ np.array([1 << 22, 1 << 17, 1 << 12]) \
-        | (origins >> 3 & 15) @ np.array([256, 16, 1])
+    local = np.ascontiguousarray(origins.T) & 4095  # (axis, leaf): the place in the upper node
+    places = (local >> 7) << _LOWER_PLACE | ((local >> 3) & 15) << _LEAF_PLACE
+    keys = upper_key << 27 | np.bitwise_or.reduce(places, axis=0)
     order = np.argsort(keys, kind="stable")
-    origins, masks, keys = origins[order], masks[order], keys[order]
+    # (take: several times faster than fancy indexing on rows)
+    origins, masks, keys = origins.take(order, 0), masks.take(order, 0), keys.take(order)
     if leaf_values is not None:
-        leaf_values = np.asarray(leaf_values)[order]
+        leaf_values = np.asarray(leaf_values).take(order, 0)
     else:  # repeated origins, now consecutive: one leaf
         firsts = _run_starts(keys)
         if len(firsts) < len(origins):
-            origins, masks, keys = origins[firsts], np.bitwise_or.reduceat(masks, firsts), keys[firsts]
+            origins, masks, keys = origins.take(firsts, 0), np.bitwise_or.reduceat(masks, firsts), keys.take(firsts)
     # in tree order a node's children are consecutive: a parent starts where its children's key less their own
     # place changes
     leaf_starts = _run_starts(keys >> 12)
-    lower_starts = _run_starts(keys[leaf_starts] >> 27)
-    lowers = origins[leaf_starts] & ~127
-    uppers = lowers[lower_starts] & ~4095
+    lower_starts = _run_starts(keys.take(leaf_starts) >> 27)
+    lowers = origins.take(leaf_starts, 0) & ~127
+    uppers = lowers.take(lower_starts, 0) & ~4095
     n_leaf, n_lower, n_upper = len(origins), len(lowers), len(uppers)
     leaf_parent = _parent_of_runs(leaf_starts, n_leaf)
     lower_parent = _parent_of_runs(lower_starts, n_lower)
@@ -295,20 +301,22 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     raw = aligned_buffer(end)
     buf = memoryview(raw)  # (bytes and struct.pack_into write through it)
 
-    # active voxels: counts and bounding boxes, from the mask words (word x of a leaf holds bit y * 8 + z)
-    word_counts = _popcount(masks)  # (leaf, x)
-    counts = word_counts.sum(axis=1)
-    voxel_count = int(counts.sum())
-    empty = counts == 0
-    rows = np.bitwise_or.reduce(masks, axis=1).view(np.uint8).reshape(-1, 8)  # (leaf, y): the z bits of any x
+    # active voxels: counts and bounding boxes, from the mask words (word x of a leaf holds bit y * 8 + z), as
+    # rows (x, leaf) (numpy's reductions along a short last axis are several times slower)
+    words = np.ascontiguousarray(masks.T)
+    word_counts = _popcount(words)
+    voxel_count = int(word_counts.sum())
+    rows = np.bitwise_or.reduce(words, axis=0)  # per leaf: byte y holds the z bits of any x
+    row_bytes = np.ascontiguousarray(rows.view(np.uint8).reshape(-1, 8).T)  # (y, leaf)
     # per axis, the coordinates (0..7) holding an active voxel as the bits of a byte: its lowest and highest bit
-    along = np.empty((n_leaf, 3), np.int64)
-    along[:, 0] = (masks != 0) @ _BIT_OF_EACH
-    along[:, 1] = (rows != 0) @ _BIT_OF_EACH
-    along[:, 2] = np.bitwise_or.reduce(rows, axis=1)
-    leaf_min = _LOWEST_BIT[along] + origins
-    leaf_max = _HIGHEST_BIT[along] + origins
-    leaf_min[empty], leaf_max[empty] = origins[empty], origins[empty]
+    along = np.stack([np.bitwise_or.reduce((words != 0).view(np.uint8) << _COORD_BIT, axis=0),
+                      np.bitwise_or.reduce((row_bytes != 0).view(np.uint8) << _COORD_BIT, axis=0),
+                      np.bitwise_or.reduce(row_bytes, axis=0)], axis=1)
+    leaf_min = _LOWEST_BIT.take(along) + origins
+    leaf_max = _HIGHEST_BIT.take(along) + origins
+    empty = rows == 0
+    if empty.any():
+        leaf_min[empty], leaf_max[empty] = origins[empty], origins[empty]
     lower_min, lower_max = np.minimum.reduceat(leaf_min, leaf_starts), np.maximum.reduceat(leaf_max, leaf_starts)
     upper_min, upper_max = np.minimum.reduceat(lower_min, lower_starts), np.maximum.reduceat(lower_max, lower_starts)
     if n_upper:
@@ -326,20 +334,20 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     next_index = 1
     if t.is_index:
         # each leaf's first index, and an OnIndex leaf's prefix sums of its words (9 bits each)
-        firsts = 1 + np.cumsum(counts) - counts
-        words = np.cumsum(word_counts, axis=1)
+        below = np.cumsum(word_counts, axis=0)  # (x, leaf): the active voxels of words 0..x
+        firsts = 1 + np.cumsum(below[7]) - below[7]
         prefix = np.zeros(n_leaf, np.int64)
         for w in range(1, 8 if t.code == ONINDEX else 1):
-            prefix |= words[:, w - 1] << (9 * (w - 1))
+            prefix |= below[w - 1] << (9 * (w - 1))
         leaves[:, t.leaf_off_table:t.leaf_off_table + 16] = _bytes_of(np.stack([firsts, prefix], axis=1), "<u8")
         next_index += voxel_count
     elif n_leaf:
-        if leaf_values is None:
-            data = np.tile(_tile_value(t, bg), 512)[None]
-        else:
-            data = np.asarray(leaf_values, dtype=t.scalar).reshape(n_leaf, -1)
-        data = _bytes_of(data, np.dtype(t.scalar).newbyteorder("<"))
-        if leaf_values is not None or data.any():  # (a zero background is there already: most of the bytes)
+        little = np.dtype(t.scalar).newbyteorder("<")
+        if leaf_values is not None:
+            data = _bytes_of(np.asarray(leaf_values, dtype=t.scalar).reshape(n_leaf, -1), little)
+            leaves[:, t.leaf_off_table:t.leaf_off_table + data.shape[1]] = data
+        elif _tile_value(t, bg).astype(little).view(np.uint8).any():  # (zero bytes are there already: most)
+            data = _bytes_of(np.tile(_tile_value(t, bg), 512)[None], little)
             leaves[:, t.leaf_off_table:t.leaf_off_table + data.shape[1]] = data
     # lowers: a child per leaf, every other slot the background; uppers: a child per lower
     _inner_nodes(raw, t, bg, lower_off, t.lower_size, t.lower_off_table, LOWER_TABLE_COUNT, LOWER_CHILD_MASK,
