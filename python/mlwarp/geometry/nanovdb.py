@@ -280,7 +280,12 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     else:  # repeated origins, now consecutive: one leaf
         firsts = _run_starts(keys)
         if len(firsts) < len(origins):
-            origins, masks, keys = origins.take(firsts, 0), np.bitwise_or.reduceat(masks, firsts), keys.take(firsts)
+            again = np.flatnonzero(keys[1:] == keys[:-1]) + 1
+            if (masks.take(again, 0) == masks.take(again - 1, 0)).all():  # (nothing to merge: reduceat is slow)
+                masks = masks.take(firsts, 0)
+            else:
+                masks = np.bitwise_or.reduceat(masks, firsts)
+            origins, keys = origins.take(firsts, 0), keys.take(firsts)
     # in tree order a node's children are consecutive: a parent starts where its children's key less their own
     # place changes
     leaf_starts = _run_starts(keys >> 12)
