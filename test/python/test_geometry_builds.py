@@ -148,6 +148,59 @@ def test_sah_levels_split_as_the_numpy_builder(kind, leaf_size):
     assert leaves == _numpy_sah_tree(lowers, uppers, leaf_size)
 
 
+def _numpy_median_tree(lowers, uppers, leaf_size):
+    """The median tree recursively in numpy: per node, its items sorted by (centroid, item index) along the
+    longest axis of their centroids' bounds (the first of equal extents; centroids in float64, exact), the first
+    count // 2 on the left; a leaf keeps its parent's order. Returns each leaf's (depth, items) in depth-first
+    order, the right child first."""
+    centres = (lowers.astype(np.float64) + uppers) * 0.5
+    leaves = []
+
+    def build(items, depth):
+        if items.size <= leaf_size:
+            leaves.append((depth, items.tolist()))
+            return
+        pts = centres[items]
+        axis = int(np.argmax(pts.max(axis=0) - pts.min(axis=0)))
+        items = items[np.lexsort((items, pts[:, axis]))]
+        half = items.size // 2
+        build(items[half:], depth + 1)
+        build(items[:half], depth + 1)
+
+    build(np.arange(lowers.shape[0]), 0)
+    return leaves
+
+
+@pytest.mark.parametrize("kind", ["random", "flat", "grid", "clusters"])
+@pytest.mark.parametrize("leaf_size", [1, 3, 8])
+@pytest.mark.parametrize("n", [1, 2, 7, 700])
+def test_median_levels_split_as_the_numpy_builder(kind, leaf_size, n):
+    rng = np.random.default_rng(len(kind) * 10 + leaf_size + n)
+    lowers, uppers = _boxes(rng, n, kind)
+    bvh = _bvh(lowers, uppers, constructor="median", leaf_size=leaf_size)
+    tree = bvh._tree
+    leaves = [(int(tree["depth"][k]), tree["primitives"][tree["start"][k]:tree["end"][k]].tolist())
+              for k in range(tree["skip"].size) if tree["start"][k] >= 0]
+    assert leaves == _numpy_median_tree(lowers, uppers, leaf_size)
+    _check_tree(tree, lowers, uppers, bvh._node_lowers, bvh._node_uppers, leaf_size)
+
+
+def test_median_order_puts_nan_centroids_last():
+    """numpy's sort order, NaN after every number and ties by item index, so the build's selection stays in its
+    range on boxes with NaN or infinite bounds. One leaf an item, every split along x (the only axis with an
+    extent): the leaves, last first in preorder (the right child comes first), are the items sorted by x."""
+    rng = np.random.default_rng(12)
+    lowers, uppers = _boxes(rng, 300, "grid")
+    lowers[::7, 0], uppers[::11, 0] = np.nan, np.inf
+    lowers[::13, 0] = -np.inf
+    lowers[:, 1:], uppers[:, 1:] = 0.0, 0.0  # axis 0 the only one with an extent
+    tree = _bvh(lowers, uppers, constructor="median")._tree
+    with np.errstate(invalid="ignore"):
+        key = lowers[:, 0].astype(np.float64) + uppers[:, 0]
+    leaves = [int(tree["primitives"][tree["start"][k]]) for k in range(tree["skip"].size) if tree["start"][k] >= 0]
+    assert leaves[::-1] == np.lexsort((np.arange(300), key)).tolist()
+
+
 def test_sah_tree_quality_on_a_terrain():
     """The SAH cost of the terrain's tree (sum over nodes of area / root area, leaves times their item count)
     is below the median tree's: the build keeps SAH quality."""
@@ -292,10 +345,12 @@ def test_builds_do_not_depend_on_the_thread_count(thread_count):
     for n in (1, 2, 3):
         thread_count(n)
         bvh = _bvh(lowers, uppers)
+        median = _bvh(lowers, uppers, constructor="median", leaf_size=2)
         mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32))
         grid = wp.HashGrid(32, 32, 32)
         grid.build(wp.array(p, dtype=wp.vec3), 1.0)
         built.append([bvh._tree["primitives"], bvh._tree["skip"], bvh._node_lowers, bvh._node_uppers,
+                      median._tree["primitives"], median._tree["skip"], median._node_lowers,
                       mesh._bvh._tree["primitives"], mesh._ray_nodes, mesh._ray_tris,
                       grid._point_ids.copy(), grid._cell_starts.copy(), grid._cell_ends.copy()])
     for other in built[1:]:

@@ -548,10 +548,33 @@ def test_unique_rows_is_numpys_unique_of_rows():
     from mlwarp.geometry import nanovdb
 
     rng = np.random.default_rng(4)
-    for n in (0, 1, 7, 3000):
-        ijk = rng.integers(-3, 3, (n, 3)) * rng.choice([1, 8, 4096, 2**40], (n, 3))
+    for n, scales in ((0, [1]), (1, [1]), (7, [1, 8, 4096, 2**40]), (3000, [1, 8, 4096, 2**40]), (3000, [1, 8])):
+        ijk = rng.integers(-3, 3, (n, 3)) * rng.choice(scales, (n, 3))  # ([1, 8]: rows packed in one int64 key)
         rows, first, inverse = nanovdb.unique_rows(ijk)
         want_rows, want_first, want_inverse = np.unique(ijk, axis=0, return_index=True, return_inverse=True)
         np.testing.assert_array_equal(rows.reshape(-1, 3), want_rows.reshape(-1, 3))
         np.testing.assert_array_equal(first, want_first)
         np.testing.assert_array_equal(inverse, want_inverse.reshape(-1))
+
+
+def test_grid_writer_merges_repeated_leaves():
+    # nanovdb.build_grid given a leaf origin several times writes one leaf, its mask the OR of the given ones
+    # (read back with nanovdb.leaf_nodes) against numpy's unique rows and OR; allocate_by_tiles with repeated
+    # points makes one tile each, the distinct points' tiles
+    from mlwarp.geometry import nanovdb
+
+    rng = np.random.default_rng(6)
+    origins = rng.integers(-40, 40, (400, 3)) & ~7
+    masks = rng.integers(1, 2**63, (400, 8), dtype=np.uint64)
+    masks[::3] = masks[0]  # (some repeats with equal masks, some with different ones)
+    want_origins, inverse = np.unique(origins, axis=0, return_inverse=True)
+    want_masks = np.zeros((len(want_origins), 8), np.uint64)
+    np.bitwise_or.at(want_masks, inverse.reshape(-1), masks)
+    for code in (nanovdb.FLOAT, nanovdb.ONINDEX):
+        got_origins, got_masks = nanovdb.leaf_nodes(nanovdb.build_grid(nanovdb.GRID_TYPES[code], origins, masks))
+        order = np.lexsort(got_origins.T[::-1])
+        np.testing.assert_array_equal(got_origins[order], want_origins)
+        np.testing.assert_array_equal(got_masks[order], want_masks)
+    points = rng.integers(-100, 100, (300, 3)).astype(np.int32)
+    v = wp.Volume.allocate_by_tiles(wp.array(np.concatenate([points, points[::2]]), dtype=wp.vec3i), bg_value=1.0)
+    assert sorted(map(tuple, v.get_tiles().numpy())) == sorted(set(map(tuple, (points & ~7).tolist())))

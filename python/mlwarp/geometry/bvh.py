@@ -3,11 +3,12 @@
 Layout (core/geometry.py): nodes in depth-first preorder with skip indices, so a kernel traverses
 with a node index instead of a stack. The preorder visits a node's right child (the items above its split)
 before its left one: Warp's stack traversal pushes left then right and pops the right child first, so the
-queries meet the items in Warp's order (within a leaf of several items, in this build's order). constructor="sah" (the default on the CPU, as in Warp) is the surface-area
-heuristic build of bvh_sah.py; constructor="median" splits each node's items at the median of their centroids
-along the longest axis of the centroid bounds, all nodes of one level at a time (one numpy sort per
-level); leaves hold up to leaf_size items. refit() recomputes node boxes with two kernels (build_kernels.py:
-leaves one thread a node, then inner nodes on one thread in reverse preorder).
+queries meet the items in Warp's order (within a leaf of several items, in this build's order).
+constructor="sah" (the default on the CPU, as in Warp) is the surface-area heuristic build of bvh_sah.py;
+constructor="median" splits each node's items at the median of their centroids along the longest axis of the
+centroid bounds, all nodes of one level at a time (bvh_median.py: a selection per node, one thread a node);
+leaves hold up to leaf_size items. refit() recomputes node boxes with two kernels (build_kernels.py: leaves one
+thread a node, then inner nodes on one thread in reverse preorder).
 The queries return the same set of items as Warp's (each item whose box passes the query's test; items of
 a one-item leaf by its node's box, which is that item's box).
 
@@ -36,6 +37,7 @@ from mlwarp.core import geometry as layout
 from mlwarp.runtime import capture as _capture
 from mlwarp.kernels.struct import struct
 from mlwarp.geometry.bvh_sah import build_sah_tree, resolve_constructor
+from mlwarp.geometry.bvh_median import build_median_tree
 from mlwarp.geometry.device_mirror import DeviceMirror
 from mlwarp.core.intrinsics import KernelOnly
 
@@ -70,77 +72,11 @@ for _query_type in (BvhQuery, *_KIND_TYPES.values()):
     _query_type._wp_iter_next_ = bvh_query_next  # `for index in query` (frontend/geometry.py)
 
 
-def _nodes_of(count: int, leaf_size: int, memo: dict) -> int:
-    """Nodes of the subtree over `count` items (the left child takes count // 2)."""
-    if count <= leaf_size:
-        return 1
-    if count not in memo:
-        memo[count] = 1 + _nodes_of(count // 2, leaf_size, memo) + _nodes_of(count - count // 2, leaf_size, memo)
-    return memo[count]
-
-
-def _nodes_of_each(counts: np.ndarray, leaf_size: int, memo: dict) -> np.ndarray:
-    """_nodes_of for each count (a level's counts take a few distinct values: halving keeps them within one)."""
-    values, inverse = np.unique(counts, return_inverse=True)
-    return np.array([_nodes_of(int(c), leaf_size, memo) for c in values], np.int64)[inverse.reshape(-1)]
-
-
-def build_tree(lowers: np.ndarray, uppers: np.ndarray, leaf_size: int) -> dict:
-    """The preorder node arrays of a median-split tree (see the module docstring)."""
-    n = lowers.shape[0]
-    memo: dict = {}
-    num_nodes = _nodes_of(n, leaf_size, memo) if n else 0
-    skip = np.zeros(num_nodes, np.int32)
-    start = np.full(num_nodes, -1, np.int32)
-    end = np.full(num_nodes, -1, np.int32)
-    depth = np.zeros(num_nodes, np.int32)
-    order = np.arange(n, dtype=np.int64)
-    centres = ((lowers.astype(np.float64) + uppers) * 0.5)
-    # the segments of one level: first item, item count, node index
-    seg_s, seg_c, seg_n = np.array([0]), np.array([n]), np.array([0])
-    level = 0
-    while n and seg_s.size:
-        sizes = _nodes_of_each(seg_c, leaf_size, memo)
-        skip[seg_n] = seg_n + sizes
-        depth[seg_n] = level
-        leaf = seg_c <= leaf_size
-        start[seg_n[leaf]] = seg_s[leaf]
-        end[seg_n[leaf]] = seg_s[leaf] + seg_c[leaf]
-        s, c, nd = seg_s[~leaf], seg_c[~leaf], seg_n[~leaf]
-        if not s.size:
-            break
-        # per segment: the longest axis of its centroids' bounds, then its items sorted along it
-        seg_of = np.repeat(np.arange(s.size), c)
-        items = np.concatenate([np.arange(a, a + b) for a, b in zip(s, c)]) if s.size < 64 else \
-            np.repeat(s - np.r_[0, np.cumsum(c)[:-1]], c) + np.arange(c.sum())
-        pts = centres[order[items]]
-        offsets = np.r_[0, np.cumsum(c)[:-1]]  # (items lie segment by segment)
-        lo = np.minimum.reduceat(pts, offsets, axis=0)
-        hi = np.maximum.reduceat(pts, offsets, axis=0)
-        axis = np.argmax(hi - lo, axis=1)
-        key = pts[np.arange(items.size), axis[seg_of]]
-        # sorted by segment, then key, ties by item index (deterministic): the items taken in item index order
-        # (a scatter, the ids being distinct), so that the stable sort by (segment, key) keeps that order in ties
-        ids = order[items]
-        at = np.full(n, -1, np.int64)
-        at[ids] = np.arange(ids.size)
-        by_id = at[at >= 0]
-        sorted_within = by_id[np.lexsort((key[by_id], seg_of[by_id]))]
-        order[items] = ids[sorted_within]
-        half = c // 2
-        right_nodes = _nodes_of_each(c - half, leaf_size, memo)
-        seg_s = np.stack([s, s + half], axis=1).reshape(-1)
-        seg_c = np.stack([half, c - half], axis=1).reshape(-1)
-        seg_n = np.stack([nd + 1 + right_nodes, nd + 1], axis=1).reshape(-1)  # (the right child first: preorder)
-        level += 1
-    return {"skip": skip, "start": start, "end": end, "depth": depth, "primitives": order.astype(np.int32)}
-
-
 def build_grouped_tree(lowers, uppers, groups, leaf_size, builder=None) -> dict:
     """A tree whose subtrees are the groups' (see the module docstring), with the groups' ids and roots."""
     order = np.argsort(groups, kind="stable")
     ids, firsts, counts = np.unique(groups[order], return_index=True, return_counts=True)
-    subtrees = [(builder or build_tree)(lowers[order[f:f + c]], uppers[order[f:f + c]], leaf_size)
+    subtrees = [(builder or build_median_tree)(lowers[order[f:f + c]], uppers[order[f:f + c]], leaf_size)
                 for f, c in zip(firsts, counts)]
     parts = {k: [] for k in ("skip", "start", "end", "depth", "primitives")}
     roots = np.zeros(ids.size, np.int32)
@@ -278,7 +214,7 @@ class Bvh:
 
     def _build(self):
         lo, hi = self._boxes()
-        builder = build_sah_tree if self._constructor == "sah" else build_tree
+        builder = build_sah_tree if self._constructor == "sah" else build_median_tree
         if self.groups is not None:
             groups = np.asarray(self.groups.numpy(), np.int32).reshape(-1)
             self._tree = build_grouped_tree(lo, hi, groups, self.leaf_size, builder)

@@ -16,7 +16,7 @@ buckets, cost and partition; the items' boxes move with them, so the reads are s
 writes each child's item range, centroid bounds and box, the next level's inputs, into the node arrays, numbered
 level by level), numpy only lists a level's inner nodes; then one thread (build_kernels.sah_preorder) numbers
 the nodes in depth-first preorder with skip indices, the right child first (Warp's traversal pops it first),
-the layout of core/geometry.py (bvh.build_tree's output). The tree is the same whatever the thread count."""
+the layout of core/geometry.py (bvh_median.build_median_tree's too). The tree is the same whatever the thread count."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ sorted by coordinate, then blind metadata. Kernels walk the same bytes (volume_f
 
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 from typing import NamedTuple
@@ -156,11 +157,31 @@ def coord_key(ijk) -> np.ndarray:
     return u[..., 2] | (u[..., 1] << np.uint64(21)) | (u[..., 0] << np.uint64(42))
 
 
+def packed_keys(rows: np.ndarray) -> np.ndarray | None:
+    """One int64 key per row of an (N, k) integer array, ordering the rows as np.lexsort of its columns (the
+    first most significant) would: each column's value less its minimum, in as many bits as its span needs;
+    None when the spans need more than 63 bits together (then lexsort itself). (Column by column: numpy's
+    reductions along a short last axis, and integer matrix products, are several times slower.)"""
+    if not len(rows):
+        return np.zeros(0, np.int64)
+    columns = np.ascontiguousarray(rows.T)
+    low = columns.min(axis=1)
+    widths = [int(w).bit_length() for w in columns.max(axis=1) - low]
+    if sum(widths) > 63:
+        return None
+    shifts = np.cumsum([0] + widths[:0:-1])[::-1]  # (each column above the ones after it)
+    return np.bitwise_or.reduce((columns - low[:, None]) << shifts[:, None], axis=0)
+
+
 def unique_rows(ijk):
     """np.unique(ijk, axis=0, return_index=True, return_inverse=True) of (N, 3) integer coordinates (rows in
-    lexicographic order, each one's first occurrence, each row's unique row), by one lexsort: numpy sorts rows
-    as structured values, several times slower."""
+    lexicographic order, each one's first occurrence, each row's unique row), by one sort of packed keys (one
+    lexsort where they do not fit): numpy sorts rows as structured values, several times slower."""
     ijk = np.asarray(ijk, np.int64).reshape(-1, 3)
+    keys = packed_keys(ijk)
+    if keys is not None:
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return ijk[first], first, inverse.reshape(-1)
     order = np.lexsort((ijk[:, 2], ijk[:, 1], ijk[:, 0]))
     rows = ijk[order]
     first = np.ones(len(ijk), bool)
@@ -170,7 +191,37 @@ def unique_rows(ijk):
     return rows[first], order[first], inverse
 
 
-_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], np.int64)  # the set bits of each byte
+# the lowest and the highest set bit of each byte (0 for 0: an empty leaf's box is its origin)
+_LOWEST_BIT = np.array([(b & -b).bit_length() - 1 if b else 0 for b in range(256)], np.int64)
+_HIGHEST_BIT = np.array([b.bit_length() - 1 if b else 0 for b in range(256)], np.int64)
+_COORD_BIT = np.arange(8, dtype=np.uint8)[:, None]  # (coordinate, leaf) flags shifted to their bit
+_LOWER_PLACE = np.array([[22], [17], [12]])  # a lower node's x, y, z place in its upper (5 bits each) in a key
+_LEAF_PLACE = np.array([[8], [4], [0]])  # a leaf's in its lower (4 bits each)
+
+
+def _popcount(words: np.ndarray) -> np.ndarray:
+    """The set bits of each uint64: numpy's bitwise_count (numpy 2), else the SWAR sum (numpy's uint64
+    arithmetic wrapping as C's)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(words).astype(np.int64)
+    x = words - ((words >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return ((x * np.uint64(0x0101010101010101)) >> np.uint64(56)).astype(np.int64)
+
+
+def _run_starts(keys: np.ndarray) -> np.ndarray:
+    """The first index of each run of equal consecutive keys."""
+    change = np.ones(len(keys), bool)
+    change[1:] = keys[1:] != keys[:-1]
+    return np.flatnonzero(change)
+
+
+def _parent_of_runs(starts: np.ndarray, count: int) -> np.ndarray:
+    """Each of `count` items' run, given the runs' first items."""
+    first = np.zeros(count, np.int64)
+    first[starts] = 1
+    return np.cumsum(first) - 1
 
 
 def _child_slot(ijk, level_bits, child_bits):
@@ -192,29 +243,58 @@ def _put_value(buf, offset, gtype: GridType, value):
     buf[offset:offset + arr.nbytes] = arr.tobytes()
 
 
+def aligned_buffer(nbytes: int) -> np.ndarray:
+    """`nbytes` zero bytes at an address aligned as NanoVDB's nodes (every field aligned to its size)."""
+    raw = np.zeros(nbytes + DATA_ALIGNMENT, dtype=np.uint8)
+    start = (-raw.ctypes.data) % DATA_ALIGNMENT
+    return raw[start:start + nbytes]
+
+
 def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, background=0, *,
                matrix=((1.0, 0, 0), (0, 1.0, 0), (0, 0, 1.0)), translation=(0.0, 0.0, 0.0), name: str = "",
-               grid_index: int = 0, grid_count: int = 1) -> bytearray:
+               grid_index: int = 0, grid_count: int = 1) -> np.ndarray:
     """One NanoVDB grid of `gtype` over leaves at `leaf_origins` ((L, 3) int, multiples of 8) with active voxel
     bits `leaf_masks` ((L, 8) uint64, bit x*64 + y*8 + z) and, for value grids, `leaf_values` ((L, 512[, C]),
-    None = background everywhere). Index grids (OnIndex) number the active voxels 1.. in leaf order and bit
-    order; 0 is the background. `matrix` maps index to world space (world = matrix @ ijk + translation)."""
+    None = background everywhere). An origin given several times is one leaf, its masks OR-ed (without
+    leaf_values only). Index grids (OnIndex) number the active voxels 1.. in leaf order and bit order; 0 is the
+    background. `matrix` maps index to world space (world = matrix @ ijk + translation).
+    Returns the grid in a zeroed aligned_buffer: only its nonzero bytes are written."""
     origins = np.asarray(leaf_origins, dtype=np.int64).reshape(-1, 3)
     masks = np.asarray(leaf_masks, dtype=np.uint64).reshape(-1, 8)
     # breadth first, each level in tree order: upper nodes by signed coordinates, then each one's lower nodes
     # by coordinates, then each lower's leaves (as Warp's builder: the order of an index grid's voxel indices)
-    up, lo = origins & ~4095, origins & ~127
-    order = np.lexsort((origins[:, 2], origins[:, 1], origins[:, 0], lo[:, 2], lo[:, 1], lo[:, 0],
-                        up[:, 2], up[:, 1], up[:, 0]))
-    origins, masks = origins[order], masks[order]
+    # a leaf's key: its upper node's (an order-preserving number of its coordinates), then its lower node's place
+    # in that upper (x, y, z: 5 bits each), then its own place in that lower (4 bits each)
+    up = origins >> 12
+    upper_key = packed_keys(up)
+    if upper_key is None or (len(up) and upper_key.max() >= 1 << 36):  # (too wide: its rank among the uppers)
+        upper_key = unique_rows(up)[2]
+    local = np.ascontiguousarray(origins.T) & 4095  # (axis, leaf): the place in the upper node
+    places = (local >> 7) << _LOWER_PLACE | ((local >> 3) & 15) << _LEAF_PLACE
+    keys = upper_key << 27 | np.bitwise_or.reduce(places, axis=0)
+    order = np.argsort(keys, kind="stable")
+    # (take: several times faster than fancy indexing on rows)
+    origins, masks, keys = origins.take(order, 0), masks.take(order, 0), keys.take(order)
     if leaf_values is not None:
-        leaf_values = np.asarray(leaf_values)[order]
-    lowers, first_leaf, leaf_parent = unique_rows(origins & ~127)
-    lowers = lowers[np.argsort(first_leaf)]  # in the order of their first leaf: tree order
-    leaf_parent = np.argsort(np.argsort(first_leaf))[leaf_parent.reshape(-1)]
-    uppers, _, lower_parent = unique_rows(lowers & ~4095)
+        leaf_values = np.asarray(leaf_values).take(order, 0)
+    else:  # repeated origins, now consecutive: one leaf
+        firsts = _run_starts(keys)
+        if len(firsts) < len(origins):
+            again = np.flatnonzero(keys[1:] == keys[:-1]) + 1
+            if (masks.take(again, 0) == masks.take(again - 1, 0)).all():  # (nothing to merge: reduceat is slow)
+                masks = masks.take(firsts, 0)
+            else:
+                masks = np.bitwise_or.reduceat(masks, firsts)
+            origins, keys = origins.take(firsts, 0), keys.take(firsts)
+    # in tree order a node's children are consecutive: a parent starts where its children's key less their own
+    # place changes
+    leaf_starts = _run_starts(keys >> 12)
+    lower_starts = _run_starts(keys.take(leaf_starts) >> 27)
+    lowers = origins.take(leaf_starts, 0) & ~127
+    uppers = lowers.take(lower_starts, 0) & ~4095
     n_leaf, n_lower, n_upper = len(origins), len(lowers), len(uppers)
-    leaf_parent, lower_parent = leaf_parent.reshape(-1), lower_parent.reshape(-1)
+    leaf_parent = _parent_of_runs(leaf_starts, n_leaf)
+    lower_parent = _parent_of_runs(lower_starts, n_lower)
 
     t = gtype
     root_off = GRID_SIZE + TREE_SIZE
@@ -223,33 +303,27 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     leaf_off = lower_off + n_lower * t.lower_size
     end = leaf_off + n_leaf * t.leaf_size
     end = (end + 31) & ~31
-    buf = bytearray(end)
+    raw = aligned_buffer(end)
+    buf = memoryview(raw)  # (bytes and struct.pack_into write through it)
 
-    # active voxels: counts and bounding boxes, from the mask words (word x of a leaf holds bit y * 8 + z)
-    word_counts = _BYTE_BITS[masks.view(np.uint8).reshape(-1, 8, 8)].sum(axis=2, dtype=np.int64)  # (leaf, x)
-    counts = word_counts.sum(axis=1)
-    voxel_count = int(counts.sum())
-    empty = counts == 0
-    rows = np.bitwise_or.reduce(masks, axis=1).view(np.uint8).reshape(-1, 8)  # (leaf, y): the z bits of any x
-    along_z = np.bitwise_or.reduce(rows, axis=1)[:, None] >> np.arange(8, dtype=np.uint8) & 1
-    leaf_min = np.empty((n_leaf, 3), np.int64)
-    leaf_max = np.empty((n_leaf, 3), np.int64)
-    for k, along in enumerate((masks != 0, rows != 0, along_z != 0)):  # (leaf, 8): active at each coordinate
-        leaf_min[:, k] = along.argmax(axis=1)
-        leaf_max[:, k] = 7 - along[:, ::-1].argmax(axis=1)
-    leaf_min[empty], leaf_max[empty] = 0, 0
-    leaf_min += origins
-    leaf_max += origins
-
-    def reduce(child_min, child_max, parent, count):
-        lo = np.full((count, 3), np.iinfo(np.int32).max, np.int64)
-        hi = np.full((count, 3), np.iinfo(np.int32).min, np.int64)
-        np.minimum.at(lo, parent, child_min)
-        np.maximum.at(hi, parent, child_max)
-        return lo, hi
-
-    lower_min, lower_max = reduce(leaf_min, leaf_max, leaf_parent, n_lower)
-    upper_min, upper_max = reduce(lower_min, lower_max, lower_parent, n_upper)
+    # active voxels: counts and bounding boxes, from the mask words (word x of a leaf holds bit y * 8 + z), as
+    # rows (x, leaf) (numpy's reductions along a short last axis are several times slower)
+    words = np.ascontiguousarray(masks.T)
+    word_counts = _popcount(words)
+    voxel_count = int(word_counts.sum())
+    rows = np.bitwise_or.reduce(words, axis=0)  # per leaf: byte y holds the z bits of any x
+    row_bytes = np.ascontiguousarray(rows.view(np.uint8).reshape(-1, 8).T)  # (y, leaf)
+    # per axis, the coordinates (0..7) holding an active voxel as the bits of a byte: its lowest and highest bit
+    along = np.stack([np.bitwise_or.reduce((words != 0).view(np.uint8) << _COORD_BIT, axis=0),
+                      np.bitwise_or.reduce((row_bytes != 0).view(np.uint8) << _COORD_BIT, axis=0),
+                      np.bitwise_or.reduce(row_bytes, axis=0)], axis=1)
+    leaf_min = _LOWEST_BIT.take(along) + origins
+    leaf_max = _HIGHEST_BIT.take(along) + origins
+    empty = rows == 0
+    if empty.any():
+        leaf_min[empty], leaf_max[empty] = origins[empty], origins[empty]
+    lower_min, lower_max = np.minimum.reduceat(leaf_min, leaf_starts), np.maximum.reduceat(leaf_max, leaf_starts)
+    upper_min, upper_max = np.minimum.reduceat(lower_min, lower_starts), np.maximum.reduceat(lower_max, lower_starts)
     if n_upper:
         root_min, root_max = upper_min.min(axis=0), upper_max.max(axis=0)
     else:
@@ -257,7 +331,6 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
 
     bg = 0 if t.is_index else background
     # the nodes' records written as rows of bytes, a node a row (all leaves, all lowers, all uppers at once)
-    raw = np.frombuffer(buf, np.uint8)
     leaves = raw[leaf_off:leaf_off + n_leaf * t.leaf_size].reshape(n_leaf, t.leaf_size)
     leaves[:, 0:12] = _bytes_of(leaf_min, "<i4")
     leaves[:, 12:15] = leaf_max - leaf_min
@@ -266,20 +339,21 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     next_index = 1
     if t.is_index:
         # each leaf's first index, and an OnIndex leaf's prefix sums of its words (9 bits each)
-        firsts = 1 + np.cumsum(counts) - counts
-        words = np.cumsum(word_counts, axis=1)
+        below = np.cumsum(word_counts, axis=0)  # (x, leaf): the active voxels of words 0..x
+        firsts = 1 + np.cumsum(below[7]) - below[7]
         prefix = np.zeros(n_leaf, np.int64)
         for w in range(1, 8 if t.code == ONINDEX else 1):
-            prefix |= words[:, w - 1] << (9 * (w - 1))
+            prefix |= below[w - 1] << (9 * (w - 1))
         leaves[:, t.leaf_off_table:t.leaf_off_table + 16] = _bytes_of(np.stack([firsts, prefix], axis=1), "<u8")
         next_index += voxel_count
     elif n_leaf:
-        if leaf_values is None:
-            data = np.tile(_tile_value(t, bg), 512)[None]
-        else:
-            data = np.asarray(leaf_values, dtype=t.scalar).reshape(n_leaf, -1)
-        data = _bytes_of(data, np.dtype(t.scalar).newbyteorder("<"))
-        leaves[:, t.leaf_off_table:t.leaf_off_table + data.shape[1]] = data
+        little = np.dtype(t.scalar).newbyteorder("<")
+        if leaf_values is not None:
+            data = _bytes_of(np.asarray(leaf_values, dtype=t.scalar).reshape(n_leaf, -1), little)
+            leaves[:, t.leaf_off_table:t.leaf_off_table + data.shape[1]] = data
+        elif _tile_value(t, bg).astype(little).view(np.uint8).any():  # (zero bytes are there already: most)
+            data = _bytes_of(np.tile(_tile_value(t, bg), 512)[None], little)
+            leaves[:, t.leaf_off_table:t.leaf_off_table + data.shape[1]] = data
     # lowers: a child per leaf, every other slot the background; uppers: a child per lower
     _inner_nodes(raw, t, bg, lower_off, t.lower_size, t.lower_off_table, LOWER_TABLE_COUNT, LOWER_CHILD_MASK,
                  lower_min, lower_max, leaf_parent, _child_slot(origins, 7, 3), leaf_off, t.leaf_size)
@@ -332,13 +406,13 @@ def build_grid(gtype: GridType, leaf_origins, leaf_masks, leaf_values=None, back
     struct.pack_into("<II", buf, OFF_GRID_CLASS, GRID_CLASS_INDEX if t.is_index else GRID_CLASS_UNKNOWN, t.code)
     if t.is_index:
         struct.pack_into("<Q", buf, OFF_DATA1, next_index)  # the value count, background included
-    return buf
+    return raw
 
 
 def _bytes_of(values, dtype) -> np.ndarray:
     """Rows of `values` as rows of bytes in `dtype` (little-endian, as NanoVDB)."""
     values = np.ascontiguousarray(values, dtype=dtype)
-    row = int(np.prod(values.shape[1:], dtype=np.int64))
+    row = math.prod(values.shape[1:])
     return values.reshape(values.shape[0], row).view(np.uint8)
 
 
@@ -362,14 +436,14 @@ def _inner_nodes(raw, t: GridType, bg, off, size, table_off, table_count, mask_o
         cell = np.zeros(t.table_stride, np.uint8)
         one = _tile_value(t, bg)
         cell[:one.nbytes] = np.frombuffer(one.tobytes(), np.uint8)
-        nodes[:, table_off:table_off + table_count * t.table_stride] = np.tile(cell, table_count)
+        if cell.any():  # (zero tiles are there already)
+            nodes[:, table_off:table_off + table_count * t.table_stride] = np.tile(cell, table_count)
     children = np.arange(len(parent))
-    at = off + parent * size + table_off + slot * t.table_stride  # each child's slot
-    offsets = child_off + children * child_size - (off + parent * size)
-    raw[at[:, None] + np.arange(8)] = _bytes_of(offsets, "<i8")
-    bitmap = np.zeros((count, table_count), np.uint8)
-    bitmap[parent, slot] = 1
-    nodes[:, mask_off:mask_off + table_count // 8] = np.packbits(bitmap, axis=1, bitorder="little")
+    at = off + parent * size + table_off + slot * t.table_stride  # each child's slot (8-byte aligned)
+    raw.view("<i8")[at >> 3] = child_off + children * child_size - (off + parent * size)
+    words = np.zeros((count, table_count // 64), np.uint64)  # (bit slot % 64 of word slot // 64, little-endian)
+    np.bitwise_or.at(words, (parent, slot >> 6), np.left_shift(np.uint64(1), (slot & 63).astype(np.uint64)))
+    nodes[:, mask_off:mask_off + table_count // 8] = _bytes_of(words, "<u8")
 
 
 # -- reading ------------------------------------------------------------------------------------------------------

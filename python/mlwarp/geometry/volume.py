@@ -27,13 +27,7 @@ from mlwarp.runtime.device import get_device
 from mlwarp.core import vector as wv
 from mlwarp.geometry import nanovdb as nv
 
-_ALIGN = 32  # NanoVDB's node alignment: every field of the buffer is aligned to its size
-
-
-def _aligned_buffer(nbytes: int) -> np.ndarray:
-    raw = np.zeros(nbytes + _ALIGN, dtype=np.uint8)
-    start = (-raw.ctypes.data) % _ALIGN
-    return raw[start:start + nbytes]
+_ALIGN = nv.DATA_ALIGNMENT  # NanoVDB's node alignment: every field of the buffer is aligned to its size
 
 
 def _dtype_grid_type(dtype) -> int:
@@ -191,7 +185,8 @@ class _Plan(NamedTuple):
         if self.kind == "tiles":
             ijk = pts.astype(np.int64) if is_index else \
                 np.floor(_points_to_index(pts, self.mat, self.translation, True)).astype(np.int64)
-            origins = nv.unique_rows(ijk & ~7)[0]
+            # (build_grid merges repeated leaves; the capacity checks below count distinct ones)
+            origins = ijk & ~7 if self.capacity is None else nv.unique_rows(ijk & ~7)[0]
             masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF))
         else:
             ijk = pts.astype(np.int64) if is_index else \
@@ -300,12 +295,12 @@ class Volume:
             raise RuntimeError("Failed to create volume from input array")
         on_device = None
         if not self.device.is_cpu:
-            buf = _aligned_buffer(raw.size)
+            buf = nv.aligned_buffer(raw.size)
             buf[:] = raw
             if not copy and data.ptr % _ALIGN == 0:  # kernels use the user's device memory, as Warp's copy=False
                 on_device = (data.ptr, data)
         elif copy or raw.ctypes.data % _ALIGN:
-            buf = _aligned_buffer(raw.size)
+            buf = nv.aligned_buffer(raw.size)
             buf[:] = raw
         else:
             buf = raw
@@ -351,9 +346,12 @@ class Volume:
     @classmethod
     def _from_bytes(cls, grid_bytes, device=None, built: bool = False) -> Volume:
         """A Volume of a NanoVDB grid's bytes, checked first unless `built` (nanovdb.build_grid's, valid by
-        construction)."""
-        buf = _aligned_buffer(len(grid_bytes))
-        buf[:] = np.frombuffer(grid_bytes, np.uint8)
+        construction, in an aligned buffer of its own: taken as it is)."""
+        if built:
+            buf = grid_bytes
+        else:
+            buf = nv.aligned_buffer(len(grid_bytes))
+            buf[:] = np.frombuffer(grid_bytes, np.uint8)
         status = nv.VALID if built else nv.check_grids(buf)
         if status == nv.UNSUPPORTED:
             raise RuntimeError("Unsupported NanoVDB tree layout")
@@ -385,7 +383,7 @@ class Volume:
             raw = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(grid_ptr))
         else:  # a device address: the header, then the grid, copied to the host (kernels use the memory there)
             size = buffer_size or nv.u64(bytes(_from_device(target, grid_ptr, nv.GRID_SIZE)), nv.OFF_GRID_SIZE)
-            raw = _aligned_buffer(size)
+            raw = nv.aligned_buffer(size)
             raw[:] = _from_device(target, grid_ptr, size)
         if not nv.check_metadata(raw, size):
             raise RuntimeError("Failed to create volume from input array")
@@ -641,7 +639,7 @@ class Volume:
             v.device = get_device(device)
             v._plan = plan
             v._rebuild_info = Volume.RebuildInfo(plan.kind, *plan.capacity)
-            buf = _aligned_buffer(plan.capacity_bytes())
+            buf = nv.aligned_buffer(plan.capacity_bytes())
             v._write_grid(buf, plan.build(origins, masks), plan)
             v._set_buffer(buf)
         _set_status(status, overflow)
@@ -652,7 +650,7 @@ class Volume:
         """A grid into a rebuildable volume's buffer: its header then says the buffer's size (Warp's: the grid
         size of a rebuildable volume is its reserved capacity)."""
         buf[:] = 0
-        buf[:len(grid)] = np.frombuffer(bytes(grid), np.uint8)
+        buf[:grid.size] = grid
         buf[nv.OFF_GRID_SIZE:nv.OFF_GRID_SIZE + 8] = np.frombuffer(np.uint64(buf.size).tobytes(), np.uint8)
         buf[nv.OFF_BLIND_OFFSET:nv.OFF_BLIND_OFFSET + 8] = np.frombuffer(np.int64(buf.size).tobytes(), np.uint8)
 
