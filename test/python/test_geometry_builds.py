@@ -445,3 +445,40 @@ def _floats(address, shape):
     import ctypes
 
     return np.ctypeslib.as_array(ctypes.cast(int(address), ctypes.POINTER(ctypes.c_float)), shape=shape)
+
+
+@pytest.mark.parametrize("scale", [1.0, 3e-7, 1e7])
+def test_mesh_sliver_flags_near_the_threshold_match_warps_test(scale):
+    """Thin triangles whose ratio |(q - p) x (r - p)| / (sum of squared edges) lies on both sides of Warp's 1e-6
+    and around the refit's shortcut (refit._sliver_flag decides without the division from a ratio of ~2e-6 up),
+    at sizes where the sums leave its range (3e-7: sums ~1e-13; 1e7: ~1e14 inside): the flags after the build
+    and after a refit (the heights handed round) are Warp's test in float32 numpy."""
+    ratios = np.array([0.3, 0.8, 0.95, 1.05, 1.3, 1.8, 1.95, 2.05, 2.5, 10.0, 1e4]) * 1e-6
+    # p, q on the x axis, r above their midpoint at height h: |cross| = 2h, sum = 4 + 2 (1 + h^2) ~ 6
+    h = (ratios * 6.0 / 2.0).astype(F32)
+    count = ratios.size
+    pts = np.zeros((3 * count, 3), F32)
+    pts[0::3, 0], pts[1::3, 0], pts[2::3, 1] = -1.0, 1.0, h
+    pts[:, 2] = np.arange(count).repeat(3) * 3.0  # apart, so the tree has several leaves
+    pts *= F32(scale)
+    tris = np.arange(3 * count, dtype=np.int32).reshape(-1, 3)
+
+    def flags(corners):
+        e0, e1, e2 = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0], corners[:, 2] - corners[:, 1]
+        ratio = np.linalg.norm(np.cross(e0, e1), axis=1) / ((e0 * e0).sum(1) + (e1 * e1).sum(1) + (e2 * e2).sum(1))
+        return (ratio < F32(1e-6)).astype(np.int32)
+
+    from mlwarp.core import geometry as layout
+
+    points = wp.array(pts, dtype=wp.vec3)
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32))
+    for step in ("build", "refit"):
+        if step == "refit":
+            pts[2::3, 1] = pts[2::3, 1][::-1]  # the same ratios, the triangles' flags swapped around
+            points.assign(pts)
+            mesh.refit()
+        faces = mesh._bvh._tree["primitives"]
+        got = mesh._ray_tris.view(np.int32)[:faces.size, layout.RAY_TRI_SLIVER]
+        want = flags(pts[tris[faces]])
+        np.testing.assert_array_equal(got, want)
+        assert 0 < want.sum() < want.size

@@ -139,6 +139,24 @@ def refit_bvh(owner, tree: dict, lowers, uppers, node_lo: np.ndarray, node_hi: n
 
 
 # -- wp.Mesh: triangle boxes, node boxes and the ray casts' packed words --------------------------------------
+@func
+def _sliver_flag(p: vec3, q: vec3, r: vec3):
+    """1 where Warp's sliver test (mesh_primitives._is_sliver: |c| / s < 1e-6, c = (q - p) x (r - p), s the sum of
+    the squared edge lengths) holds, else 0; without its square root and division where |c|^2 >= (2e-6 s)^2 says
+    the ratio is at least ~2e-6, far from the threshold whatever the rounding (s within [1e-12, 1e15], so the
+    squares neither underflow nor overflow; a NaN fails every comparison and takes the full test)."""
+    e0 = q - p
+    e1 = r - p
+    e2 = r - q
+    c = wp.cross(e0, e1)
+    s = wp.dot(e0, e0) + wp.dot(e1, e1) + wp.dot(e2, e2)
+    bound = float32(2.0e-6) * s
+    flag = int32(0)
+    if not (s >= float32(1.0e-12) and s <= float32(1.0e15) and wp.dot(c, c) >= bound * bound):
+        flag = wp.where(_is_sliver(p, q, r), 1, 0)
+    return flag
+
+
 @kernel(enable_backward=False)
 def mesh_refit_faces(points: array(dtype=vec3), indices: array(dtype=int32), tri_lo: array(dtype=vec3),
                      tri_hi: array(dtype=vec3), edges: array(dtype=float32), slivers: array(dtype=int32)):
@@ -151,7 +169,7 @@ def mesh_refit_faces(points: array(dtype=vec3), indices: array(dtype=int32), tri
     tri_lo[f] = wp.min(wp.min(p, q), r)
     tri_hi[f] = wp.max(wp.max(p, q), r)
     edges[f] = wp.length(p - q) + wp.length(p - r) + wp.length(r - q)
-    slivers[f] = wp.where(_is_sliver(p, q, r), 1, 0)
+    slivers[f] = _sliver_flag(p, q, r)
 
 
 @kernel(enable_backward=False)
