@@ -2,7 +2,8 @@
 numpy array and by tiles) as (best wall ms, best CPU ms of the process, all its threads) over 7 runs after a
 warm one. One implementation per process: `python bench/geometry_builds.py mlwarp` or, with warp-lang's
 interpreter, `... warp`; prints one JSON line. On a shared machine run them taking turns and read the CPU
-times (the wall times carry the other processes' load)."""
+times (the wall times carry the other processes' load). A second argument `refits` times only the two refits,
+best of 15 (`python bench/geometry_builds.py mlwarp refits`)."""
 import json
 import os
 import sys
@@ -13,6 +14,7 @@ import numpy as np  # noqa: E402
 from geometry import terrain  # noqa: E402
 
 impl = sys.argv[1] if len(sys.argv) > 1 else "mlwarp"
+refits_only = sys.argv[2:3] == ["refits"]
 if impl == "warp":
     import warp as wp
 
@@ -38,16 +40,21 @@ out = {}
 pts, tris = terrain()
 points = wp.array(pts, dtype=wp.vec3, device=dev)
 indices = wp.array(tris.reshape(-1), dtype=wp.int32, device=dev)
-out["mesh build"] = best(lambda: wp.Mesh(points=points, indices=indices))
+if not refits_only:
+    out["mesh build"] = best(lambda: wp.Mesh(points=points, indices=indices))
 m = wp.Mesh(points=points, indices=indices)
-out["mesh refit"] = best(m.refit)
+out["mesh refit"] = best(m.refit, n=15 if refits_only else 7)
 rng = np.random.default_rng(0)
 c = rng.random((100_000, 3)).astype(np.float32) * 100  # 100k random boxes
 e = rng.random((100_000, 3)).astype(np.float32)
 lo, hi = wp.array(c, dtype=wp.vec3, device=dev), wp.array(c + e, dtype=wp.vec3, device=dev)
-out["bvh build (sah)"] = best(lambda: wp.Bvh(lo, hi))
+if not refits_only:
+    out["bvh build (sah)"] = best(lambda: wp.Bvh(lo, hi))
 b = wp.Bvh(lo, hi)
-out["bvh refit"] = best(b.refit)
+out["bvh refit"] = best(b.refit, n=15 if refits_only else 7)
+if refits_only:
+    print(json.dumps(out))
+    sys.exit(0)
 out["bvh build (median)"] = best(lambda: wp.Bvh(lo, hi, constructor="median"))
 p0 = (rng.random((1_000_000, 3)) * 100.0).astype(np.float32)
 particles = wp.array(p0, dtype=wp.vec3, device=dev)

@@ -431,3 +431,109 @@ def test_mesh_query_order_is_warps():
     mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32), bvh_leaf_size=4)
     got = _candidates(_mesh_aabb_order, [mesh.id, wp.vec3(0.2, 0.2, -1.0), wp.vec3(0.6, 0.5, 1.0)])
     assert got == WARP_MESH_AABB_ORDER
+
+
+def test_mesh_refit_repacks_every_ray_cast_structure_from_the_moved_points():
+    """After a refit (refit.py: in place, the tree kept) every word of the ray casts' packed structures that
+    follows the points is numpy's over the moved points: the binary nodes' boxes (their links the tree's), the
+    triangles' sliver flags (Warp's test in float32), and each 4-wide node's children's boxes (the bounds of the
+    corners below them)."""
+    from mlwarp.core import geometry as layout
+
+    pts, tris = _terrain_mesh(g=24, seed=8)
+    points = wp.array(pts, dtype=wp.vec3)
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32))
+    moved = pts + np.random.default_rng(9).normal(0.0, 0.3, pts.shape).astype(F32)
+    moved[tris[::7, 1]] = moved[tris[::7, 0]]  # coincident corners: slivers (|cross| = 0) after the move
+    points.assign(moved)
+    mesh.refit()
+    _check_mesh(mesh, moved, tris)
+    tree, bvh = mesh._bvh._tree, mesh._bvh
+    num_nodes = tree["skip"].size
+    nodes = _floats(mesh._desc[layout.MESH_RAY_NODES], (num_nodes, layout.RAY_NODE_FLOATS))
+    np.testing.assert_array_equal(nodes[:, 0:3], bvh._node_lowers)
+    np.testing.assert_array_equal(nodes[:, 4:7], bvh._node_uppers)
+    leaf = tree["start"] >= 0
+    inner = np.flatnonzero(~leaf)
+    links = nodes.view(np.int32)
+    np.testing.assert_array_equal(links[leaf, 3], tree["start"][leaf])
+    np.testing.assert_array_equal(links[leaf, 7], tree["end"][leaf])
+    np.testing.assert_array_equal(links[inner, 3], tree["skip"][inner + 1])
+    assert (links[inner, 7] == -1).all()
+    # the sliver flags: |(q - p) x (r - p)| / (sum of squared edges) < 1e-6, no triangle near the threshold
+    c = moved[tris[tree["primitives"]]]
+    e0, e1, e2 = c[:, 1] - c[:, 0], c[:, 2] - c[:, 0], c[:, 2] - c[:, 1]
+    ratio = np.linalg.norm(np.cross(e0, e1), axis=1) / ((e0 * e0).sum(1) + (e1 * e1).sum(1) + (e2 * e2).sum(1))
+    assert not np.any(np.abs(ratio - 1e-6) < 1e-8)
+    slivers = mesh._ray_tris.view(np.int32)[:tree["primitives"].size, layout.RAY_TRI_SLIVER]
+    np.testing.assert_array_equal(slivers, (ratio < 1e-6).astype(np.int32))
+    assert 0 < slivers.sum() < slivers.size
+    # the 4-wide tree: a child's box is the bounds of the corners of the triangles below it
+    num = int(mesh._desc[layout.MESH_RAY_WIDE_NODES])
+    assert num > 0
+    wide = _floats(mesh._desc[layout.MESH_RAY_WIDE], (num, layout.RAY_WIDE_FLOATS))
+    boxes, children = wide[:, :24].reshape(num, 6, 4), wide.view(np.int32)[:, 24:28]
+    groups = int(mesh._desc[layout.MESH_RAY_LEAF_GROUPS])
+    faces = _floats(mesh._desc[layout.MESH_RAY_LEAVES], (groups, layout.RAY_LEAF_FLOATS)).view(np.int32)[:, 36:40]
+    below = [None] * num  # (lower, upper) of all corners below wide node w
+    for w in range(num - 1, -1, -1):  # (a child's wide index is larger than its parent's)
+        lo, hi = np.full(3, np.inf, F32), np.full(3, -np.inf, F32)
+        for i in range(4):
+            code = int(children[w, i])
+            if code == -1:
+                want = (np.full(3, np.inf, F32), np.full(3, np.inf, F32))
+            elif code >= 0:
+                want = below[code]
+            else:
+                group, count = divmod(-1 - code, 16)
+                corners = moved[tris[faces[group:group + (count + 3) // 4].reshape(-1)[:count]]].reshape(-1, 3)
+                want = (corners.min(axis=0), corners.max(axis=0))
+            np.testing.assert_array_equal(boxes[w, 0:3, i], want[0])
+            np.testing.assert_array_equal(boxes[w, 3:6, i], want[1])
+            if code != -1:
+                lo, hi = np.minimum(lo, want[0]), np.maximum(hi, want[1])
+        below[w] = (lo, hi)
+
+
+def _floats(address, shape):
+    """A float32 numpy view of `shape` at a structure's packed array's address (owned by the structure)."""
+    import ctypes
+
+    return np.ctypeslib.as_array(ctypes.cast(int(address), ctypes.POINTER(ctypes.c_float)), shape=shape)
+
+
+@pytest.mark.parametrize("scale", [1.0, 3e-7, 1e7])
+def test_mesh_sliver_flags_near_the_threshold_match_warps_test(scale):
+    """Thin triangles whose ratio |(q - p) x (r - p)| / (sum of squared edges) lies on both sides of Warp's 1e-6
+    and around the refit's shortcut (refit._sliver_flag decides without the division from a ratio of ~2e-6 up),
+    at sizes where the sums leave its range (3e-7: sums ~1e-13; 1e7: ~1e14 inside): the flags after the build
+    and after a refit (the heights handed round) are Warp's test in float32 numpy."""
+    ratios = np.array([0.3, 0.8, 0.95, 1.05, 1.3, 1.8, 1.95, 2.05, 2.5, 10.0, 1e4]) * 1e-6
+    # p, q on the x axis, r above their midpoint at height h: |cross| = 2h, sum = 4 + 2 (1 + h^2) ~ 6
+    h = (ratios * 6.0 / 2.0).astype(F32)
+    count = ratios.size
+    pts = np.zeros((3 * count, 3), F32)
+    pts[0::3, 0], pts[1::3, 0], pts[2::3, 1] = -1.0, 1.0, h
+    pts[:, 2] = np.arange(count).repeat(3) * 3.0  # apart, so the tree has several leaves
+    pts *= F32(scale)
+    tris = np.arange(3 * count, dtype=np.int32).reshape(-1, 3)
+
+    def flags(corners):
+        e0, e1, e2 = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0], corners[:, 2] - corners[:, 1]
+        ratio = np.linalg.norm(np.cross(e0, e1), axis=1) / ((e0 * e0).sum(1) + (e1 * e1).sum(1) + (e2 * e2).sum(1))
+        return (ratio < F32(1e-6)).astype(np.int32)
+
+    from mlwarp.core import geometry as layout
+
+    points = wp.array(pts, dtype=wp.vec3)
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32))
+    for step in ("build", "refit"):
+        if step == "refit":
+            pts[2::3, 1] = pts[2::3, 1][::-1]  # the same ratios, the triangles' flags swapped around
+            points.assign(pts)
+            mesh.refit()
+        faces = mesh._bvh._tree["primitives"]
+        got = mesh._ray_tris.view(np.int32)[:faces.size, layout.RAY_TRI_SLIVER]
+        want = flags(pts[tris[faces]])
+        np.testing.assert_array_equal(got, want)
+        assert 0 < want.sum() < want.size

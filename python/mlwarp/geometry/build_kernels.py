@@ -16,8 +16,7 @@ outputs, and the only atomics are integer adds (exact) whose sums are all that i
 - `pack_ray_nodes`, `wide_collapse`, `pack_wide_nodes`: the ray casts' packed binary tree (a thread a node), its
   collapse into a 4-wide tree (one thread walking the binary preorder: a wide node's children are decided before
   they are reached) and the wide nodes' boxes and codes (a thread a wide node).
-- `leaf_boxes`, `inner_boxes`: refits. A leaf's box is its items' bounds (one thread a node); inner nodes on one
-  thread in reverse preorder (children follow their parent in preorder, so a reverse walk sees them first).
+- refits (wp.Bvh.refit, wp.Mesh.refit, and the node boxes of a build that does not find them) are refit.py's.
 - `triangle_boxes`, `pack_triangles`: wp.Mesh's per-triangle bounds and edge lengths, and the ray casts'
   packed triangles with their sliver flags, one thread per triangle.
 - hash grid: cell of each point, per-cell counts (integer atomic adds), the cell ranges, then the points placed in
@@ -291,37 +290,6 @@ def sah_preorder(node_left: array(dtype=int32), node_start: array(dtype=int32), 
         else:
             start[p] = node_start[n]
             end[p] = node_start[n] + node_count[n]
-
-
-@kernel(enable_backward=False)
-def leaf_boxes(lowers: array(dtype=vec3), uppers: array(dtype=vec3), start: array(dtype=int32),
-               end: array(dtype=int32), prims: array(dtype=int32), node_lo: array(dtype=vec3),
-               node_hi: array(dtype=vec3)):
-    n = wp.tid()
-    s = start[n]
-    if s >= 0:
-        inf = float32(INF)
-        lo = vec3(inf, inf, inf)
-        hi = vec3(-inf, -inf, -inf)
-        for k in range(s, end[n]):
-            i = prims[k]
-            lo = wp.min(lo, lowers[i])
-            hi = wp.max(hi, uppers[i])
-        node_lo[n] = lo
-        node_hi[n] = hi
-
-
-@kernel(enable_backward=False)
-def inner_boxes(skip: array(dtype=int32), start: array(dtype=int32), node_lo: array(dtype=vec3),
-                node_hi: array(dtype=vec3), num_nodes: int32):
-    # one thread: in reverse preorder a node's children (n + 1 and skip[n + 1]) come before it
-    for j in range(num_nodes):
-        n = num_nodes - 1 - j
-        if start[n] < 0:
-            left = n + 1
-            right = skip[left]
-            node_lo[n] = wp.min(node_lo[left], node_lo[right])
-            node_hi[n] = wp.max(node_hi[left], node_hi[right])
 
 
 @kernel(enable_backward=False)

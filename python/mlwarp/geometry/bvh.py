@@ -7,8 +7,8 @@ queries meet the items in Warp's order (within a leaf of several items, in this 
 constructor="sah" (the default on the CPU, as in Warp) is the surface-area heuristic build of bvh_sah.py;
 constructor="median" splits each node's items at the median of their centroids along the longest axis of the
 centroid bounds, all nodes of one level at a time (bvh_median.py: a selection per node, one thread a node);
-leaves hold up to leaf_size items. refit() recomputes node boxes with two kernels (build_kernels.py: leaves one
-thread a node, then inner nodes on one thread in reverse preorder).
+leaves hold up to leaf_size items. refit() recomputes the node boxes in place with two kernels (refit.py:
+subtrees one thread each, then the nodes above them on one thread).
 The queries return the same set of items as Warp's (each item whose box passes the query's test; items of
 a one-item leaf by its node's box, which is that item's box).
 
@@ -33,6 +33,7 @@ from mlwarp.core.vector import vec3
 from mlwarp.core import types as wt
 from mlwarp.types import int32
 from mlwarp.geometry import build_kernels as bk
+from mlwarp.geometry import refit
 from mlwarp.core import geometry as layout
 from mlwarp.runtime import capture as _capture
 from mlwarp.kernels.struct import struct
@@ -112,24 +113,6 @@ def build_grouped_tree(lowers, uppers, groups, leaf_size, builder=None) -> dict:
     tree["group_ids"], tree["group_roots"] = ids.astype(np.int32), roots
     tree["max_depth"] = max((int(t["depth"].max()) for t in subtrees if t["depth"].size), default=0)
     return tree
-
-
-def refit_tree(tree: dict, lowers: np.ndarray, uppers: np.ndarray):
-    """Node boxes: a leaf's is its items' bounds (one thread a node), an inner node's its children's (one thread
-    in reverse preorder, so children before parents): the build_kernels leaf_boxes and inner_boxes kernels."""
-    num_nodes = tree["skip"].size
-    lo = np.zeros((num_nodes, 3), np.float32)
-    hi = np.zeros((num_nodes, 3), np.float32)
-    if not num_nodes:
-        return lo, hi
-    skip, start, end, prims = (bk.view(np.ascontiguousarray(tree[k], np.int32), int32)
-                               for k in ("skip", "start", "end", "primitives"))
-    node_lo, node_hi = bk.view(lo, vec3), bk.view(hi, vec3)
-    bk.host_launch(bk.leaf_boxes, num_nodes, [bk.view(np.ascontiguousarray(lowers, np.float32), vec3),
-                                              bk.view(np.ascontiguousarray(uppers, np.float32), vec3),
-                                              start, end, prims, node_lo, node_hi])
-    bk.host_launch(bk.inner_boxes, 1, [skip, start, node_lo, node_hi, num_nodes])
-    return lo, hi
 
 
 def _cpu_constructor(constructor: str) -> str:
@@ -224,19 +207,39 @@ class Bvh:
             self._tree["group_ids"] = np.zeros(1 if lo.shape[0] else 0, np.int32)
             self._tree["group_roots"] = np.zeros(1 if lo.shape[0] else 0, np.int32)
         # the SAH build's node boxes are the refit's (min / max over the same items: exact either way)
-        built = (self._tree.pop("node_lowers"), self._tree.pop("node_uppers")) if "node_lowers" in self._tree \
-            else None
-        self._refit(lo, hi, built)
+        t = self._tree
+        if "node_lowers" in t:
+            self._node_lowers, self._node_uppers = t.pop("node_lowers"), t.pop("node_uppers")
+        else:
+            num_nodes = t["skip"].size
+            self._node_lowers, self._node_uppers = (np.zeros((num_nodes, 3), np.float32) for _ in range(2))
+            self._refit_nodes(*(bk.view(np.ascontiguousarray(a, np.float32), vec3) for a in (lo, hi)))
+        self._parents = _parents(t)
+        # (a builder may record its own max_depth: Warp's grouped trees count it from each group's root)
+        t.setdefault("max_depth", int(t["depth"].max()) if t["depth"].size else 0)
+        self._publish()
 
     def refit(self):
         """Recompute the node boxes after the lowers or uppers arrays changed (same tree)."""
-        _capture.run_or_record(self.device, lambda: self._refit(*self._boxes()))  # a graph capture: at each replay
+        _capture.run_or_record(self.device, self._refit)  # a graph capture: at each replay
 
-    def _refit(self, lo, hi, node_boxes=None):
+    def _refit(self):
+        """The node boxes recomputed in place (the tree and so the descriptor's addresses stay), from the user's
+        arrays on the CPU, from host copies of them for a tree on a CUDA device."""
+        lowers, uppers = self.lowers, self.uppers
+        if self._mirror is not None or not all(
+                a.device.is_cpu and wt.types_equal(a.dtype, vec3) and a.is_contiguous for a in (lowers, uppers)):
+            lowers, uppers = (bk.view(a, vec3) for a in self._boxes())
+        self._refit_nodes(lowers, uppers)
+        self._publish()
+
+    def _refit_nodes(self, lowers, uppers):
+        """Node boxes over the item boxes `lowers`, `uppers` (CPU wp.vec3 arrays): refit.py's two passes."""
+        refit.refit_bvh(self, self._tree, lowers, uppers, self._node_lowers, self._node_uppers)
+
+    def _publish(self):
+        """The descriptor's words for the current tree and node boxes; on a CUDA device copied there."""
         t = self._tree
-        self._node_lowers, self._node_uppers = node_boxes if node_boxes is not None else refit_tree(t, lo, hi)
-        if getattr(self, "_parents_of", None) is not t:  # (a refit keeps the tree: its parents too)
-            self._parents_of, self._parents = t, _parents(t)
         parents = self._parents
         keep = [self._node_lowers, self._node_uppers, t["skip"], t["start"], t["end"], t["primitives"], parents,
                 self._root, t["group_ids"], t["group_roots"]]
@@ -254,10 +257,8 @@ class Bvh:
         d[layout.BVH_ITEM_UPPERS] = self.uppers.ptr or 0
         num_nodes = t["skip"].size
         d[layout.BVH_NUM_NODES] = num_nodes
-        d[layout.BVH_NUM_ITEMS] = lo.shape[0]
-        # (a builder may record its own max_depth: Warp's grouped trees count it from each group's root)
-        max_depth = t.get("max_depth", t["depth"].max() if num_nodes else 0)
-        d[layout.BVH_MAX_DEPTH] = int(max_depth) | (num_nodes << 32)
+        d[layout.BVH_NUM_ITEMS] = len(self.lowers)
+        d[layout.BVH_MAX_DEPTH] = int(t["max_depth"]) | (num_nodes << 32)
         d[layout.BVH_CONSTRUCTOR] = {"sah": 0, "median": 1}[self._constructor]
         if self._mirror is not None:  # the same words on the device, the owned arrays' words at their device copies
             self._mirror.publish(d, dict(zip(words, keep)))

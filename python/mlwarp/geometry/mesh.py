@@ -25,6 +25,7 @@ from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, empty
 from mlwarp.types import float32, int32
 from mlwarp.geometry import build_kernels as bk
+from mlwarp.geometry import refit
 from mlwarp.core import geometry as layout
 from mlwarp.core.vector import vec3
 from mlwarp.geometry.bvh import Bvh
@@ -180,8 +181,16 @@ class Mesh:
         return first, last
 
     def _publish(self, average: float | None = None, inputs=None):
-        """The descriptor for the current arrays and tree (the ray casts' packing from `inputs`, _host_inputs()
-        when not given); on a CUDA device copied there."""
+        """The ray casts' packing (from `inputs`, _host_inputs() when not given) and the descriptor for the current
+        arrays and tree."""
+        self._ray_nodes = self._packed_nodes()
+        self._ray_tris = self._packed_triangles(*(inputs or self._host_inputs()))
+        self._ray_wide = self._packed_wide_nodes()
+        self._ray_leaves = self._packed_leaves()
+        self._describe(average)
+
+    def _describe(self, average: float | None = None):
+        """The descriptor's words for the current arrays, tree and packing; on a CUDA device copied there."""
         d = self._desc
         d[layout.MESH_POINTS] = self._points.ptr or 0
         d[layout.MESH_VELOCITIES] = (self._velocities.ptr or 0) if self._velocities is not None else 0
@@ -195,14 +204,10 @@ class Mesh:
         if self.support_winding_number:
             self._winding_far_field(np.asarray(self._points.numpy(), np.float32).reshape(-1, 3)[self._tri])
             d[layout.MESH_WN_NORMALS:layout.MESH_WN_RADII + 1] = [a.ctypes.data for a in self._wn]
-        self._ray_nodes = self._packed_nodes()
         d[layout.MESH_RAY_NODES] = self._ray_nodes.ctypes.data
-        self._ray_tris = self._packed_triangles(*(inputs or self._host_inputs()))
         d[layout.MESH_RAY_TRIS] = self._ray_tris.ctypes.data
-        self._ray_wide = self._packed_wide_nodes()
         d[layout.MESH_RAY_WIDE] = self._ray_wide.ctypes.data if self._ray_wide is not None else 0
         d[layout.MESH_RAY_WIDE_NODES] = len(self._ray_wide) if self._ray_wide is not None else 0
-        self._ray_leaves = self._packed_leaves()
         d[layout.MESH_RAY_LEAVES] = self._ray_leaves.ctypes.data if self._ray_leaves is not None else 0
         d[layout.MESH_RAY_LEAF_GROUPS] = len(self._ray_leaves) if self._ray_leaves is not None else 0
         if average is None:
@@ -339,13 +344,44 @@ class Mesh:
         """Refit the BVH to the points (call it after changing the points in place)."""
         if not self.id:
             raise RuntimeError("Failed to refit mesh: the mesh was never created")
-        inputs = self._host_inputs()
-        average = self._boxes(*inputs)  # (in place: the tree's item words point at these arrays)
-        if self._mirror is not None:  # the tree's item boxes live on the device: update them, then refit
+        average = self._refit_in_place(*self._host_inputs())
+        if self._mirror is not None:  # the tree's item boxes live on the device: update them
             self._bvh.lowers.assign(self._tri_lowers)
             self._bvh.uppers.assign(self._tri_uppers)
-        self._bvh.refit()
-        self._publish(average, inputs)
+        self._bvh._publish()
+        self._describe(average)
+
+    def _refit_in_place(self, points, indices) -> float:
+        """The triangles' boxes, the tree's node boxes and the ray casts' packed words that follow the points, in
+        place (refit.py); returns the average edge length."""
+        n = self._tri.shape[0]
+        if not n:
+            return 0.0
+        args = self.__dict__.get("_refit_args")
+        if args is None or args[0] is not self._bvh._tree or args[1] is not self._ray_tris:
+            args = self._refit_args = (self._bvh._tree, self._ray_tris, *self._refit_arrays())
+        refit.refit_mesh(self, self._bvh._tree, [points, indices, *args[2]], [points, indices, *args[3]], args[4])
+        return float(self._refit_edges.astype(np.float64).sum() / (n * 3))
+
+    def _refit_arrays(self) -> tuple:
+        """The refit kernels' arrays (refit.refit_mesh's, after points and indices for the face and position
+        kernels), wp.arrays over this mesh's memory made once per tree: the views' construction is most of a
+        launch's cost."""
+        wide_index, lane_of = refit.wide_refit_arrays(self._bvh._tree, self._wide if self._ray_wide is not None
+                                                      else None)
+        self._refit_edges = np.empty(self._tri.shape[0], np.float32)
+        slivers = bk.view(np.empty(self._tri.shape[0], np.int32), int32)
+        tris = bk.view(self._ray_tris, float32)
+        wide = self._ray_wide if self._ray_wide is not None else np.zeros((1, layout.RAY_WIDE_FLOATS), np.float32)
+        slots = self._wide[0] if self._ray_wide is not None else np.full((1, 4), -1, np.int32)
+        leaves = self._ray_leaves if self._ray_leaves is not None else np.zeros((1, layout.RAY_LEAF_FLOATS),
+                                                                                  np.float32)
+        face_arrays = [self._tri_lowers, self._tri_uppers, bk.view(self._refit_edges, float32), slivers]
+        position_arrays = [slivers, tris, bk.view(self._ray_tris.view(np.int32), int32), bk.view(lane_of, int32),
+                           bk.view(leaves, float32)]
+        node_arrays = [*self._node_box_views(), bk.view(self._ray_nodes, float32), tris, bk.view(wide_index, int32),
+                       bk.view(np.ascontiguousarray(slots), int32), bk.view(wide, float32)]
+        return face_arrays, position_arrays, node_arrays
 
     @property
     def points(self):
@@ -384,4 +420,4 @@ class Mesh:
                 f"new points' shape is {velocities_new.shape}, while the old points' shape is "
                 f"{self._velocities.shape}.")
         self._velocities = velocities_new
-        self._publish()
+        self._describe()

@@ -1,0 +1,302 @@
+"""Refits of wp.Bvh and wp.Mesh (issue 36: "builds as fast as queries"): the node boxes, and for a mesh every
+word of the ray casts' packed structures that follows the points, recomputed in place.
+
+A refit keeps the tree, so it keeps the preorder layout (core/geometry.py): the subtree of node r is the
+contiguous range [r, skip[r]) and, walked in reverse, meets every node's children before the node. The plan
+(RefitPlan, made once per tree) cuts the tree into subtrees of at most about 1/64 of its nodes: one thread a
+subtree walks its range in reverse (a leaf: its items' bounds; an inner node: its children's), the subtrees in
+parallel; then one thread walks the few nodes above the cut in reverse preorder. Warp's refit is one thread
+walking all nodes bottom-up. The arithmetic is the build's (min then max of the same values in the same
+order), so a node's box is the one a build over the same tree finds.
+
+A mesh refit is three launches: its faces in face order (mesh_refit_faces: each triangle's box, the tree's item
+box, its edge lengths and sliver flag), its tree positions in the tree's order (mesh_refit_positions: the
+packed corners and sliver flag, MESH_RAY_TRIS, and the 4-wide tree's leaf lanes, MESH_RAY_LEAVES), then the
+node walk above (mesh_refit_subtrees, mesh_refit_top: node boxes from the packed corners, MESH_RAY_NODES, and at
+a wide node its four children's boxes, MESH_RAY_WIDE, which lie in its subtree and so are done). The random
+accesses (a face's corners through its indices, a position's face) are reads in flat launches, whose threads'
+loads overlap; the large arrays are written in order (on these machines scattered writes into megabytes of
+packed arrays, or the corners read in a loop over a leaf's triangles, cost 2-4x). The words that name nodes,
+faces and groups do not change with the points and stay as the build wrote them (build_kernels.py's pack_*
+kernels); the others are the same arithmetic as those kernels', so a refit writes what a build over the same
+tree writes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlwarp.arrays.array import array
+from mlwarp.library.builtins import namespace as wp
+from mlwarp.kernels.func import func
+from mlwarp.kernels.kernel import kernel
+from mlwarp.types import float32, int32
+from mlwarp.core.vector import vec3
+from mlwarp.geometry import build_kernels as bk
+from mlwarp.geometry.mesh_primitives import _is_sliver
+
+INF = float("inf")
+SUBTREES = 64  # subtrees a plan aims at: many per core, so that uneven ones share out
+
+
+class RefitPlan:
+    """The cut of one tree into subtrees (`roots`) and the nodes above them (`top`, in reverse preorder), with
+    wp.int32 views of the tree's node arrays the refit kernels read."""
+
+    def __init__(self, tree: dict):
+        skip = np.ascontiguousarray(tree["skip"], np.int32)
+        num_nodes = skip.size
+        self.tree = tree
+        self.num_nodes = num_nodes
+        size = skip - np.arange(num_nodes, dtype=np.int32)
+        target = max(num_nodes // SUBTREES, 64)
+        above = size > target
+        inner = np.flatnonzero(np.asarray(tree["start"]) < 0)
+        # a subtree root: a node not above the cut whose parent is (or the root itself)
+        parent_above = np.zeros(num_nodes, bool)
+        if num_nodes:
+            parent_above[0] = True
+            big_inner = inner[above[inner]]
+            parent_above[big_inner + 1] = True
+            parent_above[skip[big_inner + 1]] = True
+        roots = np.flatnonzero(parent_above & ~above).astype(np.int32)
+        top = np.flatnonzero(above)[::-1].astype(np.int32)
+        self._arrays = {"roots": roots, "top": top, "skip": skip}
+        for k in ("start", "end", "primitives"):
+            self._arrays[k] = np.ascontiguousarray(tree[k], np.int32)
+        self.views = {k: bk.view(a if a.size else np.zeros(1, np.int32), int32) for k, a in self._arrays.items()}
+        self.num_roots = roots.size
+        self.num_top = top.size
+
+    def launch(self, subtree_kernel, top_kernel, arrays: list):
+        """Both passes of a refit: `subtree_kernel` one thread a subtree, then `top_kernel` on one thread."""
+        v = self.views
+        if not self.num_nodes:
+            return
+        tree_views = [v["skip"], v["start"], v["end"], v["primitives"]]
+        bk.host_launch(subtree_kernel, self.num_roots, [v["roots"], *tree_views, *arrays], uneven=True)
+        if self.num_top:
+            bk.host_launch(top_kernel, 1, [v["top"], self.num_top, *tree_views, *arrays])
+
+
+def plan_for(owner, tree: dict) -> RefitPlan:
+    """`owner`'s plan for `tree`, made again only when its tree changed (a rebuild)."""
+    plan = getattr(owner, "_refit_plan", None)
+    if plan is None or plan.tree is not tree:
+        plan = owner._refit_plan = RefitPlan(tree)
+    return plan
+
+
+# -- wp.Bvh: node boxes over the user's boxes ----------------------------------------------------------------
+@func
+def _bvh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), end: array(dtype=int32),
+              prims: array(dtype=int32), lowers: array(dtype=vec3), uppers: array(dtype=vec3),
+              node_lo: array(dtype=vec3), node_hi: array(dtype=vec3)):
+    """Node n's box: a leaf's the bounds of its items' boxes (from +-inf, in its order), an inner node's the
+    bounds of its children's."""
+    s = start[n]
+    if s >= 0:
+        inf = float32(INF)
+        lo = vec3(inf, inf, inf)
+        hi = vec3(-inf, -inf, -inf)
+        for k in range(s, end[n]):
+            i = prims[k]
+            lo = wp.min(lo, lowers[i])
+            hi = wp.max(hi, uppers[i])
+        node_lo[n] = lo
+        node_hi[n] = hi
+    else:
+        left = n + 1
+        right = skip[left]
+        node_lo[n] = wp.min(node_lo[left], node_lo[right])
+        node_hi[n] = wp.max(node_hi[left], node_hi[right])
+
+
+@kernel(enable_backward=False)
+def bvh_refit_subtrees(roots: array(dtype=int32), skip: array(dtype=int32), start: array(dtype=int32),
+                       end: array(dtype=int32), prims: array(dtype=int32), lowers: array(dtype=vec3),
+                       uppers: array(dtype=vec3), node_lo: array(dtype=vec3), node_hi: array(dtype=vec3)):
+    r = roots[wp.tid()]
+    last = skip[r]
+    for j in range(last - r):
+        _bvh_node(last - 1 - j, skip, start, end, prims, lowers, uppers, node_lo, node_hi)
+
+
+@kernel(enable_backward=False)
+def bvh_refit_top(top: array(dtype=int32), count: int32, skip: array(dtype=int32), start: array(dtype=int32),
+                  end: array(dtype=int32), prims: array(dtype=int32), lowers: array(dtype=vec3),
+                  uppers: array(dtype=vec3), node_lo: array(dtype=vec3), node_hi: array(dtype=vec3)):
+    for j in range(count):
+        _bvh_node(top[j], skip, start, end, prims, lowers, uppers, node_lo, node_hi)
+
+
+def refit_bvh(owner, tree: dict, lowers, uppers, node_lo: np.ndarray, node_hi: np.ndarray):
+    """Node boxes of `tree` over the boxes `lowers`, `uppers` (CPU wp.vec3 arrays) into node_lo, node_hi
+    ((num_nodes, 3) float32, in place)."""
+    views = getattr(owner, "_node_views", None)
+    if views is None or views[0] is not node_lo or views[1] is not node_hi:
+        views = owner._node_views = (node_lo, node_hi, bk.view(node_lo, vec3), bk.view(node_hi, vec3))
+    plan_for(owner, tree).launch(bvh_refit_subtrees, bvh_refit_top, [lowers, uppers, views[2], views[3]])
+
+
+# -- wp.Mesh: triangle boxes, node boxes and the ray casts' packed words --------------------------------------
+@func
+def _sliver_flag(p: vec3, q: vec3, r: vec3):
+    """1 where Warp's sliver test (mesh_primitives._is_sliver: |c| / s < 1e-6, c = (q - p) x (r - p), s the sum of
+    the squared edge lengths) holds, else 0; without its square root and division where |c|^2 >= (2e-6 s)^2 says
+    the ratio is at least ~2e-6, far from the threshold whatever the rounding (s within [1e-12, 1e15], so the
+    squares neither underflow nor overflow; a NaN fails every comparison and takes the full test)."""
+    e0 = q - p
+    e1 = r - p
+    e2 = r - q
+    c = wp.cross(e0, e1)
+    s = wp.dot(e0, e0) + wp.dot(e1, e1) + wp.dot(e2, e2)
+    bound = float32(2.0e-6) * s
+    flag = int32(0)
+    if not (s >= float32(1.0e-12) and s <= float32(1.0e15) and wp.dot(c, c) >= bound * bound):
+        flag = wp.where(_is_sliver(p, q, r), 1, 0)
+    return flag
+
+
+@kernel(enable_backward=False)
+def mesh_refit_faces(points: array(dtype=vec3), indices: array(dtype=int32), tri_lo: array(dtype=vec3),
+                     tri_hi: array(dtype=vec3), edges: array(dtype=float32), slivers: array(dtype=int32)):
+    """Face f's box and edge lengths (build_kernels.triangle_boxes) and sliver flag (pack_triangles'), in face
+    order: the reads and writes sequential."""
+    f = wp.tid()
+    p = points[indices[3 * f]]
+    q = points[indices[3 * f + 1]]
+    r = points[indices[3 * f + 2]]
+    tri_lo[f] = wp.min(wp.min(p, q), r)
+    tri_hi[f] = wp.max(wp.max(p, q), r)
+    edges[f] = wp.length(p - q) + wp.length(p - r) + wp.length(r - q)
+    slivers[f] = _sliver_flag(p, q, r)
+
+
+@kernel(enable_backward=False)
+def mesh_refit_positions(prims: array(dtype=int32), points: array(dtype=vec3), indices: array(dtype=int32),
+                         slivers: array(dtype=int32), tris: array(dtype=float32, ndim=2),
+                         tri_ints: array(dtype=int32, ndim=2), lane_of: array(dtype=int32),
+                         leaves: array(dtype=float32, ndim=2)):
+    """Tree position k: its triangle's packed corners and sliver flag (pack_triangles) and its lane of the 4-wide
+    tree's leaf groups (lane_of[k]: 4 group + lane, -1 without a wide tree; pack_leaf_groups). One thread a
+    position, in the tree's order: the writes sequential, the random reads (the corners) independent of each
+    other, which a loop over a leaf's triangles (an unpredictable trip count) would serialise."""
+    k = wp.tid()
+    f = prims[k]
+    p = points[indices[3 * f]]
+    q = points[indices[3 * f + 1]]
+    r = points[indices[3 * f + 2]]
+    for c in range(3):
+        tris[k, c] = p[c]
+        tris[k, 4 + c] = q[c]
+        tris[k, 8 + c] = r[c]
+    tri_ints[k, bk._RAY_TRI_SLIVER] = slivers[f]
+    slot = lane_of[k]
+    if slot >= 0:
+        g = slot // 4
+        lane = slot % 4
+        for c in range(3):
+            leaves[g, 4 * c + lane] = p[c]
+            leaves[g, 4 * (3 + c) + lane] = q[c]
+            leaves[g, 4 * (6 + c) + lane] = r[c]
+
+
+@func
+def _mesh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), end: array(dtype=int32),
+               node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2),
+               tris: array(dtype=float32, ndim=2), wide_index: array(dtype=int32), slots: array(dtype=int32, ndim=2),
+               wide: array(dtype=float32, ndim=2)):
+    """Node n of a mesh's tree, its children done: a leaf's box is the bounds of its triangles' boxes (from
+    the packed corners: mesh_refit_positions ran first), an inner node's its children's bounds (_bvh_node's
+    arithmetic), and at a wide node its children's boxes (pack_wide_nodes); then its packed box
+    (pack_ray_nodes)."""
+    s = start[n]
+    if s >= 0:
+        inf = float32(INF)
+        lo = vec3(inf, inf, inf)
+        hi = vec3(-inf, -inf, -inf)
+        for k in range(s, end[n]):
+            p = vec3(tris[k, 0], tris[k, 1], tris[k, 2])
+            q = vec3(tris[k, 4], tris[k, 5], tris[k, 6])
+            r = vec3(tris[k, 8], tris[k, 9], tris[k, 10])
+            lo = wp.min(lo, wp.min(wp.min(p, q), r))
+            hi = wp.max(hi, wp.max(wp.max(p, q), r))
+        node_lo[n] = lo
+        node_hi[n] = hi
+    else:
+        left = n + 1
+        right = skip[left]
+        node_lo[n] = wp.min(node_lo[left], node_lo[right])
+        node_hi[n] = wp.max(node_hi[left], node_hi[right])
+        w = wide_index[n]
+        if w >= 0:
+            inf = float32(INF)
+            for i in range(4):
+                c = slots[w, i]
+                lo = vec3(inf, inf, inf)
+                hi = vec3(inf, inf, inf)
+                if c >= 0:
+                    lo = node_lo[c]
+                    hi = node_hi[c]
+                for j in range(3):
+                    wide[w, 4 * j + i] = lo[j]
+                    wide[w, 4 * (3 + j) + i] = hi[j]
+    lo = node_lo[n]
+    hi = node_hi[n]
+    for j in range(3):
+        ray_nodes[n, j] = lo[j]
+        ray_nodes[n, 4 + j] = hi[j]
+
+
+@kernel(enable_backward=False)
+def mesh_refit_subtrees(roots: array(dtype=int32), skip: array(dtype=int32), start: array(dtype=int32),
+                        end: array(dtype=int32), prims: array(dtype=int32), node_lo: array(dtype=vec3),
+                        node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2),
+                        tris: array(dtype=float32, ndim=2), wide_index: array(dtype=int32),
+                        slots: array(dtype=int32, ndim=2), wide: array(dtype=float32, ndim=2)):
+    r = roots[wp.tid()]
+    last = skip[r]
+    for j in range(last - r):
+        _mesh_node(last - 1 - j, skip, start, end, node_lo, node_hi, ray_nodes, tris, wide_index, slots, wide)
+
+
+@kernel(enable_backward=False)
+def mesh_refit_top(top: array(dtype=int32), count: int32, skip: array(dtype=int32), start: array(dtype=int32),
+                   end: array(dtype=int32), prims: array(dtype=int32), node_lo: array(dtype=vec3),
+                   node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2),
+                   tris: array(dtype=float32, ndim=2), wide_index: array(dtype=int32),
+                   slots: array(dtype=int32, ndim=2), wide: array(dtype=float32, ndim=2)):
+    for j in range(count):
+        _mesh_node(top[j], skip, start, end, node_lo, node_hi, ray_nodes, tris, wide_index, slots, wide)
+
+
+def wide_refit_arrays(tree: dict, wide) -> tuple:
+    """(wide index per binary node, -1 but at a wide node; per tree position, 4 group + lane of its triangle in
+    the wide tree's leaf groups) for Mesh._wide_links' `wide` (slots, codes, positions, wide index view), all -1
+    without a wide tree."""
+    num_nodes, num_items = tree["skip"].size, tree["primitives"].size
+    wide_index = np.full(max(num_nodes, 1), -1, np.int32)
+    lane_of = np.full(max(num_items, 1), -1, np.int32)
+    if wide is None:
+        return wide_index, lane_of
+    slots, codes = wide[0], wide[1]
+    leaf = (slots >= 0) & (codes != -1)
+    first = np.asarray(tree["start"])[slots[leaf]].astype(np.int64)
+    count = np.asarray(tree["end"])[slots[leaf]] - first
+    group = (-1 - codes[leaf].astype(np.int64)) // 16
+    # a leaf's triangles fill its groups in order: its position first + i takes lane 4 group + i
+    offset = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    lane_of[np.repeat(first, count) + offset] = np.repeat(4 * group, count) + offset
+    wide_index[:num_nodes] = wide[3].numpy()
+    return wide_index, lane_of
+
+
+def refit_mesh(owner, tree: dict, face_arrays: list, position_arrays: list, node_arrays: list):
+    """The mesh refit: its faces (mesh_refit_faces' arrays), its tree positions (mesh_refit_positions' arrays
+    after `prims`), then its nodes' two passes over `tree` (the node kernels' arrays after `prims`)."""
+    plan = plan_for(owner, tree)
+    num_faces = face_arrays[2].shape[0]
+    if num_faces:
+        bk.host_launch(mesh_refit_faces, num_faces, face_arrays)
+        bk.host_launch(mesh_refit_positions, tree["primitives"].size, [plan.views["primitives"], *position_arrays])
+    plan.launch(mesh_refit_subtrees, mesh_refit_top, node_arrays)
