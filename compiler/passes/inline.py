@@ -66,8 +66,9 @@ class Inline(registry.Inline):
                 inline_call(c, private[_callee(c)])
         else:
             raise PassError("warp-inline: calls remain after inlining every private function (recursion?)")
-        for f in private.values():
-            if not _has_uses(module, _symbol(f)):
+        called = {_callee(c) for c in ops_named(module, {"func.call"})}  # one walk, not one a function
+        for symbol, f in private.items():
+            if symbol not in called:
                 f.erase()
 
 
@@ -77,6 +78,3 @@ def _custom_grad_linked(f) -> bool:
     return any(a in f.attributes for a in ("warp.custom_grad", "warp.custom_grad_of", "warp.custom_replay",
                                            "warp.custom_replay_of", "warp.grad_of"))
 
-
-def _has_uses(module, symbol) -> bool:
-    return any(_callee(c) == symbol for c in ops_named(module, {"func.call"}))
