@@ -40,8 +40,11 @@ class CompilerCrash(CompileError):
         self.compiler_output = compiler_output
 
 
+_inside: list = []  # [True] in a compile process
+
+
 def in_process() -> bool:
-    return not hasattr(os, "fork") or os.environ.get("MLWARP_COMPILE_IN_PROCESS") == "1"
+    return not hasattr(os, "fork") or bool(_inside) or os.environ.get("MLWARP_COMPILE_IN_PROCESS") == "1"
 
 
 def contained(what):
@@ -86,6 +89,26 @@ def _import_what_children_loaded() -> None:
 
 
 def _in_child(fn, args, kwargs, name):
+    return start(fn, args, kwargs, name).result()
+
+
+class Child:
+    """A compile running in a forked process (`start`); `result()` waits for it, returns its value or raises its
+    exception (a crash: CompilerCrash). `fileno()`: its pipe, readable once it has sent its result."""
+
+    def __init__(self, pid, read_end, output, name):
+        self.pid, self.read_end, self.output, self.name = pid, read_end, output, name
+
+    def fileno(self) -> int:
+        return self.read_end
+
+    def result(self):
+        return _collect(self.pid, self.read_end, self.output, self.name)
+
+
+def start(fn, args, kwargs, name) -> Child:
+    """Starts `fn(*args, **kwargs)` in a forked compile process and returns at once: several compiles may run
+    at a time (wp.load_module's max_workers)."""
     _import_what_children_loaded()
     read_end, write_end = os.pipe()
     sys.stdout.flush()
@@ -100,6 +123,7 @@ def _in_child(fn, args, kwargs, name):
         # the user's) were a fifth of a small kernel's compile; they outlive the child, which collects its own
         gc.freeze()
         _inherited[:] = [set(sys.modules)]
+        _inside[:] = [True]  # what fn compiles, it compiles here: no process of its own
         code = 0
         try:
             with warnings.catch_warnings(record=True) as issued:
@@ -122,6 +146,10 @@ def _in_child(fn, args, kwargs, name):
             code = 1
         os._exit(code)
     os.close(write_end)
+    return Child(pid, read_end, output, name)
+
+
+def _collect(pid, read_end, output, name):
     _reap()
     with os.fdopen(read_end, "rb") as f:
         data = f.read()

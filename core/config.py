@@ -106,7 +106,7 @@ class _Config:
         self.enable_tiles_in_stack_memory = True  # no effect: mlwarp's tile storage is its own
         self.use_precompiled_headers = True  # no effect: no C++ headers
         self.legacy_cpu_linker = False  # no effect: mlwarp loads CPU code with its own loader
-        self.load_module_max_workers = 0  # no effect: mlwarp loads a module's kernels serially
+        self.load_module_max_workers = 0  # wp.load_module's default: 0 serial, n compile processes at a time
         self.launch_array_access_mode = LaunchArrayAccessMode.RELAXED
         self.deterministic_debug = False  # CUDA only (device-side diagnostics)
 

@@ -37,6 +37,7 @@ from mlwarp.library.builtins import namespace as wp
 from mlwarp.core.refs import ref
 from mlwarp.kernels.func import func
 from mlwarp.kernels.kernel import kernel
+from mlwarp.kernels.parallel_compile import compile_ahead as _compile_ahead
 from mlwarp.launching.launch import launch
 from mlwarp.runtime import capture as _capture
 from mlwarp.runtime.device import get_device
@@ -72,6 +73,12 @@ def host_launch(k, dim, inputs, uneven: bool = False):
             compiled.parallel_from(2)
     with _not_captured():
         launch(k, dim=dim, inputs=inputs, device="cpu", record_tape=False)
+
+
+def compile_ahead(*kernels) -> None:
+    """Compiles those of a build's kernels that the kernel cache misses side by side, before its first launch
+    (kernels/parallel_compile.py): a cold process's first wp.Mesh compiles nine, one after another otherwise."""
+    _compile_ahead(kernels, get_device("cpu"))
 
 
 def view(a: np.ndarray, dtype):

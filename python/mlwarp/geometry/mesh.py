@@ -105,6 +105,9 @@ class Mesh:
         self._tri_lowers = empty(tri.shape[0], dtype=vec3, device="cpu")
         self._tri_uppers = empty(tri.shape[0], dtype=vec3, device="cpu")
         inputs = self._host_inputs()  # (on a CUDA device a host copy: read once for the boxes and the packing)
+        if constructor == "sah" and groups is None:  # the default build's kernels, compiled side by side
+            bk.compile_ahead(bk.triangle_boxes, bk.item_bounds, bk.sah_split, bk.sah_preorder, bk.pack_ray_nodes,
+                             bk.pack_wide_nodes, bk.wide_collapse, bk.pack_leaf_groups, bk.pack_triangles)
         average = self._boxes(*inputs)
         self._mirror = None if self.device.is_cpu else DeviceMirror(self.device, layout.MESH_WORDS)
         if self._mirror is None:

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import os
 import types
 import weakref
 
 from mlwarp.config import DeterministicMode, config
 from mlwarp.core import types as wt
 from mlwarp.kernels.captures import referenced_objects
+from mlwarp.kernels.parallel_compile import compile_ahead
 from mlwarp.runtime.device import get_device
 
 
@@ -168,10 +170,16 @@ class Module:
     def get_module_hash(self, block_dim=None) -> bytes:
         return self.hash_module(block_dim)
 
-    def load(self, device=None, block_dim=None) -> bool:
-        """Compiles (or loads from the cache) every kernel of the module for `device`."""
+    def load(self, device=None, block_dim=None, max_workers=None) -> bool:
+        """Compiles (or loads from the cache) every kernel of the module for `device`; on the CPU the kernels the
+        cache misses compile `max_workers` at a time in compile processes (Warp's parallel loads: None takes
+        wp.config.load_module_max_workers, 0 one after the other)."""
         d = get_device(device)
-        for k in self._instances():
+        instances = list(self._instances())
+        workers = _load_workers(max_workers)
+        if workers > 1:
+            compile_ahead(instances, d, workers)
+        for k in instances:
             k.compiled(d)
         return True
 
@@ -278,6 +286,15 @@ def get_module_options(module=None) -> dict:
     return m.options
 
 
+def _load_workers(max_workers) -> int:
+    """Warp's rule: None takes wp.config.load_module_max_workers, whose None is min(cpu count, 4); 0 is serial."""
+    if max_workers is None:
+        max_workers = config.load_module_max_workers
+        if max_workers is None:
+            max_workers = min(os.cpu_count() or 1, 4)
+    return int(max_workers)
+
+
 def load_module(module=None, device=None, recursive: bool = False, block_dim=None, max_workers=None) -> None:
     """Loads the kernels of `module` (default: the caller's module) for `device`; `recursive` also loads the
     modules whose names start with `module`'s name and a dot."""
@@ -295,4 +312,4 @@ def force_load(device=None, modules=None, block_dim=None, max_workers=None) -> N
     devices = device if isinstance(device, (list, tuple)) else [device]
     for m in (list(_modules.values()) if modules is None else modules):
         for d in devices:
-            m.load(d, block_dim)
+            m.load(d, block_dim, max_workers)

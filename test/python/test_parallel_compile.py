@@ -1,0 +1,125 @@
+"""Kernels compiled side by side (python/mlwarp/kernels/parallel_compile.py): wp.load_module's kernels and a
+geometry structure's build kernels compile in several compile processes at once, and their launches load them
+from the kernel cache; a kernel that does not compile fails at its launch as it would have."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+KERNELS = textwrap.dedent("""
+    import mlwarp as wp
+
+    @wp.kernel
+    def scale(a: wp.array(dtype=float), s: float):
+        i = wp.tid()
+        a[i] = a[i] * s
+
+    @wp.kernel
+    def shift(a: wp.array(dtype=float), s: float):
+        i = wp.tid()
+        a[i] = a[i] + s
+
+    @wp.kernel
+    def square(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = a[i] * a[i]
+""")
+
+BROKEN = textwrap.dedent("""
+    import mlwarp as wp
+
+    @wp.kernel
+    def fine(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = 1.0
+
+    @wp.kernel
+    def broken(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = undefined_name
+""")
+
+LOAD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import mlwarp as wp
+    from mlwarp.runtime import cache
+    import kernels_for_load as m
+
+    stores = []
+    real = cache.store
+    cache.store = lambda *a, **k: (stores.append(a[0]), real(*a, **k))[1]  # a compile in this process
+    wp.load_module(m, device="cpu", max_workers=int(sys.argv[1]) if len(sys.argv) > 1 else None)
+    compiled_here = len(stores)
+    a = wp.array(np.arange(4, dtype=np.float32))
+    wp.launch(m.scale, 4, inputs=[a, 2.0])
+    wp.launch(m.shift, 4, inputs=[a, 1.0])
+    wp.launch(m.square, 4, inputs=[a])
+    print(a.numpy().tolist(), compiled_here, len(stores) - compiled_here)
+""")
+
+LOAD_BROKEN = textwrap.dedent("""
+    import numpy as np
+    import mlwarp as wp
+    import kernels_broken as m
+
+    try:
+        wp.load_module(m, device="cpu", max_workers=2)
+    except Exception as e:  # (the failing kernel is compiled again where the load asks for it, and raises)
+        print(type(e).__name__, str(e).splitlines()[0])
+""")
+
+MESH = textwrap.dedent("""
+    import numpy as np
+    import mlwarp as wp
+    from mlwarp.runtime import cache
+
+    stores = []
+    real = cache.store
+    cache.store = lambda *a, **k: (stores.append(a[0].rsplit("-", 1)[0]), real(*a, **k))[1]
+    points = wp.array(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], np.float32), dtype=wp.vec3)
+    mesh = wp.Mesh(points=points, indices=wp.array(np.array([0, 1, 2, 0, 1, 3], np.int32), dtype=int))
+    print(stores)
+""")
+
+
+def _run(tmp_path, script, *args, **files):
+    for name, text in files.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    (tmp_path / "main.py").write_text(script)
+    env = dict(os.environ, MLWARP_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.pathsep.join(
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    env.pop("MLWARP_COMPILE_IN_PROCESS", None)
+    r = subprocess.run([sys.executable, str(tmp_path / "main.py"), *args], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_load_module_compiles_the_kernels_side_by_side_and_launches_load_them(tmp_path):
+    out = _run(tmp_path, LOAD, "2", kernels_for_load=KERNELS)
+    # ((i * 2) + 1)^2; the three compiled in compile processes, none here, none at a launch
+    assert out == f"{[float((i * 2 + 1) ** 2) for i in range(4)]} 0 0"
+    entries = [n for n in os.listdir(tmp_path / "cache") if not n.startswith(".")]
+    assert sorted(n.rsplit("-", 1)[0] for n in entries) == ["scale", "shift", "square"]
+
+
+def test_load_module_is_serial_by_default_as_warp_s(tmp_path):
+    # max_workers None takes wp.config.load_module_max_workers, 0 (serial) by default as in Warp 1.19: the kernels
+    # are compiled where their loads ask for them, so the launches find them loaded
+    out = _run(tmp_path, LOAD, kernels_for_load=KERNELS)
+    assert out == f"{[float((i * 2 + 1) ** 2) for i in range(4)]} 3 0"  # one after the other, here
+
+
+def test_a_kernel_that_does_not_compile_fails_as_at_its_launch(tmp_path):
+    out = _run(tmp_path, LOAD_BROKEN, kernels_broken=BROKEN)
+    assert out == (f"CompileKeyError {tmp_path / 'kernels_broken.py'}:12: in 'broken': Referencing undefined symbol: "
+                   "undefined_name")
+
+
+def test_a_mesh_build_compiles_its_kernels_ahead_and_its_launches_load_them(tmp_path):
+    # (a store in this process is a compile at a launch; the compile processes store the ones compiled ahead)
+    assert _run(tmp_path, MESH) == "[]"
+    entries = sorted(n.rsplit("-", 1)[0] for n in os.listdir(tmp_path / "cache") if not n.startswith("."))
+    assert entries == sorted(["item_bounds", "pack_leaf_groups", "pack_ray_nodes", "pack_triangles", "pack_wide_nodes",
+                              "sah_preorder", "sah_split", "triangle_boxes", "wide_collapse"])
