@@ -3,7 +3,8 @@ request a line on stdin, one JSON answer a line on the pipe that was stdout (std
 library's banner cannot break the protocol).
 
     python cloth_worker.py IMPLEMENTATION      (mlwarp, mlwarp-1thread, warp, numba, taichi, jax, torch, numpy;
-                                               jax-as-shipped: JAX without its spring forces)
+                                               jax-as-shipped: JAX without its spring forces;
+                                               torch-1thread)
 
 Requests: {"cmd": "check", "dim": D, "frames": N, "out": PATH}: a fresh cloth, N frames, its positions saved to
 PATH (.npy), the cloth kept for the timings; {"cmd": "time", "dim": D, "frames": N}: N more frames of that cloth,
@@ -57,12 +58,16 @@ def load(name):
         from impl_jax import JxIntegrator, JxIntegratorAsShipped
 
         return JxIntegrator if name == "jax" else JxIntegratorAsShipped, {"version": jax.__version__, "threads": f"XLA's default ({jax.devices()[0].platform})"}
-    if name == "torch":
+    if name in ("torch", "torch-1thread"):
         import torch
 
         from impl_torch import TrIntegrator
 
-        return TrIntegrator, {"version": torch.__version__, "threads": f"{torch.get_num_threads()} (torch default)"}
+        threads = f"{torch.get_num_threads()} (torch default)"
+        if name == "torch-1thread":
+            torch.set_num_threads(1)
+            threads = "1 (torch.set_num_threads(1))"
+        return TrIntegrator, {"version": torch.__version__, "threads": threads}
     if name == "numpy":
         import numpy
 
