@@ -57,7 +57,8 @@ def load(name):
 
         from impl_jax import JxIntegrator, JxIntegratorAsShipped
 
-        return JxIntegrator if name == "jax" else JxIntegratorAsShipped, {"version": jax.__version__, "threads": f"XLA's default ({jax.devices()[0].platform})"}
+        integrator = JxIntegrator if name == "jax" else JxIntegratorAsShipped
+        return integrator, {"version": jax.__version__, "threads": f"XLA's default ({jax.devices()[0].platform})"}
     if name in ("torch", "torch-1thread"):
         import torch
 
