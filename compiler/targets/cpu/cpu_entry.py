@@ -17,6 +17,10 @@ What LLVM needs to vectorise that loop, and how the entry gives it:
 - the loop nest is versioned on "every array's innermost stride == its element size":
   in that copy the stride is a constant, so accesses are consecutive. The other copy
   handles any strides. Arrays may alias: LLVM adds its own runtime overlap checks.
+  A kernel whose threads run a loop of data-dependent length (an scf.while: a mesh or BVH
+  query's traversal) is not versioned: its thread loop does not vectorise whatever the
+  strides, and the second copy of its body (a mesh query inlined is ~10,000 ops) doubled
+  its compile time (raycast's draw kernel: passes and LLVM).
 """
 
 from __future__ import annotations
@@ -186,9 +190,10 @@ class CpuEntry(registry.CpuEntry):
             _assume_non_negative([begin, *dims])
             values = [field(k + 1, t=p.type) for k, p in enumerate(params)]
             contiguous, fast = [], list(values)
+            versioned = not ops_named(kernel.operation, {"scf.while"})
             for k, (p, v) in enumerate(zip(params, values)):
                 ndim = _descriptor_ndim(p.type)
-                if ndim and elem_bytes[k]:
+                if ndim and elem_bytes[k] and versioned:
                     size = _const(elem_bytes[k])
                     stride = llvm.extractvalue(_i(64), v, [2, ndim - 1])
                     contiguous.append(arith.CmpIOp(arith.CmpIPredicate.eq, stride, size).result)
