@@ -135,6 +135,7 @@ def refit_bvh(owner, tree: dict, lowers, uppers, node_lo: np.ndarray, node_hi: n
     views = getattr(owner, "_node_views", None)
     if views is None or views[0] is not node_lo or views[1] is not node_hi:
         views = owner._node_views = (node_lo, node_hi, bk.view(node_lo, vec3), bk.view(node_hi, vec3))
+        bk.compile_ahead(bvh_refit_subtrees, bvh_refit_top)  # (its first refit)
     plan_for(owner, tree).launch(bvh_refit_subtrees, bvh_refit_top, [lowers, uppers, views[2], views[3]])
 
 
@@ -294,6 +295,7 @@ def wide_refit_arrays(tree: dict, wide) -> tuple:
 def refit_mesh(owner, tree: dict, face_arrays: list, position_arrays: list, node_arrays: list):
     """The mesh refit: its faces (mesh_refit_faces' arrays), its tree positions (mesh_refit_positions' arrays
     after `prims`), then its nodes' two passes over `tree` (the node kernels' arrays after `prims`)."""
+    bk.compile_ahead(mesh_refit_faces, mesh_refit_positions, mesh_refit_subtrees, mesh_refit_top)  # (first refit)
     plan = plan_for(owner, tree)
     num_faces = face_arrays[2].shape[0]
     if num_faces:
