@@ -2,10 +2,13 @@
 geometry structure's build kernels compile in several compile processes at once, and their launches load them
 from the kernel cache; a kernel that does not compile fails at its launch as it would have."""
 
+import math
 import os
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 KERNELS = textwrap.dedent("""
     import mlwarp as wp
@@ -84,6 +87,42 @@ MESH = textwrap.dedent("""
 """)
 
 
+BACKWARD = textwrap.dedent("""
+    import numpy as np
+    import mlwarp as wp
+    from mlwarp.runtime import cache
+
+    @wp.kernel
+    def square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = x[i] * x[i]
+
+    @wp.kernel
+    def scaled_sin(y: wp.array(dtype=float), z: wp.array(dtype=float)):
+        i = wp.tid()
+        z[i] = 3.0 * wp.sin(y[i])
+
+    @wp.kernel
+    def total(z: wp.array(dtype=float), loss: wp.array(dtype=float)):
+        i = wp.tid()
+        wp.atomic_add(loss, 0, z[i])
+
+    x = wp.array(np.array([0.5, 1.0, 1.5], np.float32), requires_grad=True)
+    y, z = wp.zeros(3, requires_grad=True), wp.zeros(3, requires_grad=True)
+    loss = wp.zeros(1, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(square, 3, inputs=[x, y])
+        wp.launch(scaled_sin, 3, inputs=[y, z])
+        wp.launch(total, 3, inputs=[z, loss])
+    stores = []
+    real = cache.store
+    cache.store = lambda *a, **k: (stores.append(a[0]), real(*a, **k))[1]  # a compile in this process
+    tape.backward(loss)
+    print(" ".join(f"{g:.5f}" for g in x.grad.numpy()), len(stores))
+""")
+
+
 def _run(tmp_path, script, *args, **files):
     for name, text in files.items():
         (tmp_path / f"{name}.py").write_text(text)
@@ -123,3 +162,13 @@ def test_a_mesh_build_compiles_its_kernels_ahead_and_its_launches_load_them(tmp_
     entries = sorted(n.rsplit("-", 1)[0] for n in os.listdir(tmp_path / "cache") if not n.startswith("."))
     assert entries == sorted(["item_bounds", "pack_leaf_groups", "pack_ray_nodes", "pack_triangles", "pack_wide_nodes",
                               "sah_preorder", "sah_split", "triangle_boxes", "wide_collapse"])
+
+
+def test_a_first_backward_pass_compiles_its_adjoints_side_by_side(tmp_path):
+    # d/dx sum(3 sin(x^2)) = 6 x cos(x^2); the three adjoint libraries compiled in compile processes, none here
+    grads, compiled_here = _run(tmp_path, BACKWARD).rsplit(" ", 1)
+    expected = [6 * x * math.cos(x * x) for x in (0.5, 1.0, 1.5)]
+    assert [float(g) for g in grads.split()] == pytest.approx(expected, rel=1e-5)
+    assert compiled_here == "0"
+    entries = [n for n in os.listdir(tmp_path / "cache") if not n.startswith(".")]
+    assert sorted(n.rsplit("-", 1)[0] for n in entries) == ["scaled_sin"] * 2 + ["square"] * 2 + ["total"] * 2

@@ -17,9 +17,11 @@ from functools import partial
 
 from mlwarp.arrays import access
 from mlwarp.core import types as wt
-from mlwarp.autodiff.adjoint import launch_adjoint
+from mlwarp.autodiff.adjoint import launch_adjoint, with_adjoint
 from mlwarp.arrays.array import array
 from mlwarp.config import config
+from mlwarp.kernels.kernel import Kernel
+from mlwarp.kernels.parallel_compile import compile_ahead
 from mlwarp.autodiff.overwrites import Overwrites, struct_arrays as _struct_arrays, swap
 from mlwarp.launching.launch_args import launch_dims
 from mlwarp.runtime import capture as _capture
@@ -115,6 +117,7 @@ class Tape:
                 a.grad.assign(g)
             a.requires_grad = True
             self.gradients[a] = a.grad
+        self._compile_adjoints_ahead()
         swapped = []  # each adjoint reads what its launch read (overwrites.py); undone at the end
         try:
             for position in range(len(self.launches), -1, -1):
@@ -131,6 +134,26 @@ class Tape:
                 swap(pair)
         if config.verify_autograd_array_access:  # the recorded reads are consumed
             access.clear_read_marks(self._arrays())
+
+    def _compile_adjoints_ahead(self) -> None:
+        """The CPU adjoint libraries this backward pass will load, compiled side by side before its first adjoint
+        launch asks for one (kernels/parallel_compile.py): a program's first backward pass compiled one per
+        kernel, one after another. Only a speed-up: whatever fails here fails again, and is reported, where the
+        adjoint is launched."""
+        seen, variants = set(), []
+        for entry in self.launches:
+            if entry[0] != "launch" or not entry[5].is_cpu:
+                continue
+            kernel = entry[1]
+            if type(kernel) is Kernel and id(kernel) not in seen and not kernel.is_generic and \
+                    kernel.declares_backward():
+                seen.add(id(kernel))
+                variants.append(with_adjoint(kernel))
+        if len(variants) > 1:
+            try:
+                compile_ahead(variants, get_device("cpu"))
+            except Exception:  # noqa: BLE001 (the launches compile them, and raise what they raise)
+                pass
 
     def _backward_entry(self, entry):
         if entry[0] == "func":
