@@ -63,3 +63,16 @@ def test_debug_jvp_and_no_avx512_variants():
 def test_unknown_target():
     with pytest.raises(ValueError, match=r"^unknown target 'tpu'; targets: cpu, cuda$"):
         stage_table("tpu")
+
+
+def test_gathers_left_out_on_cpus_where_they_are_slow():
+    # AMD Zen's gathers are slower than the lanes' scalar loads (object_code.SLOW_GATHER_CPUS): LLVM is told to
+    # prefer scalar loads there; other CPUs keep LLVM's own choice
+    from mlwarp.compiler.targets.cpu.object_code import host_target, tuned_features
+
+    assert tuned_features(b"znver4", b"+avx2,+avx512f") == b"+avx2,+avx512f,+prefer-no-gather"
+    assert tuned_features(b"znver2", b"") == b"+prefer-no-gather"
+    assert tuned_features(b"sapphirerapids", b"+avx2,+avx512f") == b"+avx2,+avx512f"
+    assert tuned_features(b"skylake", b"+avx2") == b"+avx2"
+    _, cpu, features, _ = host_target()
+    assert features.endswith(b",+prefer-no-gather") == cpu.startswith(b"znver")
