@@ -10,7 +10,7 @@ from mlwarp.compiler.context import make_context
 from mlwarp.compiler.dialects.warp import builders as wb
 from mlwarp.compiler.dialects.warp import composite as wc
 from mlwarp.compiler.dialects.warp import ops, views
-from mlwarp.compiler.dialects.warp.explain import explain, parse_generic
+from mlwarp.compiler.dialects.warp.explain import explain, parse_generic, split_top_level
 from mlwarp.compiler.lowering.arrays_to_llvm import descriptor_type
 
 
@@ -120,6 +120,24 @@ def test_descriptor_spelling_is_the_lowerings_descriptor():
 ])
 def test_explain_names_the_offending_operand(text, message):
     assert explain(*parse_generic(text)) == message
+
+
+def test_split_top_level_splits_at_outer_separators_only():
+    assert split_top_level("a, b<c, d>, (e, f)") == ["a", "b<c, d>", "(e, f)"]
+    assert split_top_level('"S", [f32, !warp.vec<3 : i64, f32>, !warp.struct<"T", [i32, i64]>]') == \
+        ['"S"', '[f32, !warp.vec<3 : i64, f32>, !warp.struct<"T", [i32, i64]>]']
+    assert split_top_level("a,,b") == ["a", "", "b"] and split_top_level(" a , ") == ["a"]
+    assert split_top_level("") == [] and split_top_level("f32") == ["f32"]
+    assert split_top_level("x{a b} y  z", sep=" ") == ["x{a b}", "y", "", "z"]
+
+
+def test_composite_types_are_read_once_per_type():
+    with make_context("cpu"):
+        t = ir.Type.parse('!warp.struct<"S", [f32, !warp.vec<3 : i64, f32>]>')
+        first = wc.composite(t)
+        assert first.kind == "struct" and first.name == "S" and len(first.fields) == 2
+        assert wc.composite(ir.Type.parse('!warp.struct<"S", [f32, !warp.vec<3 : i64, f32>]>')) is first
+        assert wc.is_composite_type(t) and not wc.is_composite_type(ir.Type.parse("!warp.array<f32, 1 : i64>"))
 
 
 def test_explain_accepts_well_typed_ops():

@@ -19,6 +19,7 @@ The types are declared in IRDL in dialect.py, the ops that build and take them a
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -54,7 +55,7 @@ _HEAD = re.compile(r"^!warp\.(vec|mat|quat|transform|struct)<")
 def is_composite_type(t: ir.Type) -> bool:
     # Builtin and LLVM types come back as their own Python classes; only dialect (IRDL) types are plain
     # ir.Type, so most checks never print the type.
-    return type(t) is ir.Type and bool(_HEAD.match(str(t)))
+    return type(t) is ir.Type and _composite(t) is not None
 
 
 def storage_layout(t: ir.Type):
@@ -100,6 +101,13 @@ def _int(p: str) -> int:
 def composite(t: ir.Type) -> Composite | None:
     if type(t) is not ir.Type:
         return None
+    return _composite(t)
+
+
+# (a kernel's passes ask about the same few types thousands of times, and a struct's text is long; a cached type
+# keeps its context alive until it is evicted, so a key never meets a later context's type at the same address)
+@functools.lru_cache(maxsize=4096)
+def _composite(t: ir.Type) -> Composite | None:
     s = str(t)
     m = _HEAD.match(s)
     if not m:

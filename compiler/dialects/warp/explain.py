@@ -12,26 +12,36 @@ Types are compared as MLIR prints them; this module imports no MLIR.
 
 from __future__ import annotations
 
+import re
+
 from .ops import BY_NAME, MAX_NDIM, AnyOf, AnyType, Array, AttrBase, Base, Is, Var, descriptor_spelling
 
 _DESCRIPTORS = {descriptor_spelling(n) for n in range(1, MAX_NDIM + 1)}
 
 
+_BRACKETS = "<>()[]{}"
+_SCANNERS = {}  # separator -> the pattern of it and the brackets
+
+
 def split_top_level(text: str, sep: str = ",") -> list[str]:
-    """`a, b<c, d>, (e, f)` -> ["a", "b<c, d>", "(e, f)"]."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
+    """`a, b<c, d>, (e, f)` -> ["a", "b<c, d>", "(e, f)"]. (The compiler splits long struct types' texts: only
+    the brackets and separators are visited.)"""
+    scanner = _SCANNERS.get(sep)
+    if scanner is None:
+        scanner = _SCANNERS[sep] = re.compile("[" + re.escape(_BRACKETS + sep) + "]")
+    out, depth, start = [], 0, 0
+    for m in scanner.finditer(text):
+        ch = m.group()
         if ch in "<([{":
             depth += 1
         elif ch in ">)]}":
             depth -= 1
-        if ch == sep and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
+        elif ch == sep and depth == 0:
+            out.append(text[start:m.start()].strip())
+            start = m.end()
+    last = text[start:].strip()
+    if last:
+        out.append(last)
     return out
 
 
