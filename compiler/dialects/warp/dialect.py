@@ -88,12 +88,24 @@ def array_type(dtype: ir.Type, ndim: int) -> ir.Type:
     return ir.Type.parse(f"!warp.array<{dtype}, {ndim}>")
 
 
+@functools.lru_cache(maxsize=4096)
+def _dialect_type_text(t: ir.Type) -> str:
+    """A dialect type's text, printed once (passes ask about the same few types thousands of times, and a
+    struct's text is long); a cached type keeps its context alive until it is evicted."""
+    return str(t)
+
+
+def _text(t: ir.Type) -> str:
+    # builtin and LLVM types come back as their own Python classes; warp's (IRDL) types as plain ir.Type
+    return _dialect_type_text(t) if type(t) is ir.Type else ""
+
+
 def is_array_type(t: ir.Type) -> bool:
-    return str(t).startswith("!warp.array<")
+    return _text(t).startswith("!warp.array<")
 
 
 def _array_params(t: ir.Type):
-    inner = str(t)[len("!warp.array<"):-1]
+    inner = _text(t)[len("!warp.array<"):-1]
     dtype, ndim = inner.rsplit(",", 1)
     return dtype.strip(), int(ndim.split(":")[0])
 
@@ -111,11 +123,11 @@ def tile_type(dtype: ir.Type, shape) -> ir.Type:
 
 
 def is_tile_type(t: ir.Type) -> bool:
-    return str(t).startswith("!warp.tile<")
+    return _text(t).startswith("!warp.tile<")
 
 
 def tile_params(t: ir.Type):
     """(dtype, shape) of a !warp.tile type."""
-    inner = str(t)[len("!warp.tile<"):-1]
+    inner = _text(t)[len("!warp.tile<"):-1]
     dtype, shape = inner.rsplit(", array<i64:", 1)
     return ir.Type.parse(dtype.strip()), tuple(int(d) for d in shape.rstrip(">").split(","))
