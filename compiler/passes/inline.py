@@ -23,8 +23,9 @@ def _callee(call) -> str:
     return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
 
 
-def inline_call(call, callee) -> None:
-    """Inlines one call: clones the callee, moves its body before the call, wires arguments and results."""
+def inline_call(call, callee) -> list:
+    """Inlines one call: clones the callee, moves its body before the call, wires arguments and results.
+    Returns the ops moved (the callee's body, its return left out)."""
     blocks = list(callee.regions[0].blocks)
     if len(blocks) != 1:
         raise PassError(f"warp-inline: '{_symbol(callee)}' has {len(blocks)} blocks; only single-block "
@@ -33,18 +34,20 @@ def inline_call(call, callee) -> None:
     body = copy.regions[0].blocks[0]
     for arg, operand in zip(body.arguments, call.operands):
         arg.replace_all_uses_with(operand)
-    ret = None
+    ret, moved = None, []
     for op in list(body.operations):
         if op.name == "func.return":
             ret = op
             break
         op.move_before(call)
+        moved.append(op)
     if ret is None:
         raise PassError(f"warp-inline: '{_symbol(callee)}' does not end in func.return")
     for result, value in zip(call.results, ret.operands):
         result.replace_all_uses_with(value)
     call.erase()
     copy.erase()
+    return moved
 
 
 class Inline(registry.Inline):
@@ -56,20 +59,18 @@ class Inline(registry.Inline):
                    and not _custom_grad_linked(f)}
         if not private:
             return
-        # Each round inlines the calls found in the module; a callee's own calls are inlined with it and
-        # handled in the next round. Without recursion the call depth bounds the rounds.
-        for _ in range(len(private) + 1):
-            calls = [c for c in ops_named(module, {"func.call"}) if _callee(c) in private]
-            if not calls:
-                break
-            for c in calls:
-                inline_call(c, private[_callee(c)])
-        else:
-            raise PassError("warp-inline: calls remain after inlining every private function (recursion?)")
-        called = {_callee(c) for c in ops_named(module, {"func.call"})}  # one walk, not one a function
-        for symbol, f in private.items():
-            if symbol not in called:
-                f.erase()
+        # The calls of the module, then those of each body inlined (its own calls, inlined in turn): one walk of
+        # the module and one of each copy (a walk per round of the module as it grows was a tenth of a mesh-query
+        # kernel's passes). A copy nested deeper than there are functions means recursion.
+        work = [(c, 0) for c in ops_named(module, {"func.call"}) if _callee(c) in private]
+        while work:
+            call, depth = work.pop()
+            if depth > len(private):
+                raise PassError("warp-inline: calls remain after inlining every private function (recursion?)")
+            for op in inline_call(call, private[_callee(call)]):
+                work += [(c, depth + 1) for c in ops_named(op, {"func.call"}) if _callee(c) in private]
+        for f in private.values():  # (no call of them is left)
+            f.erase()
 
 
 def _custom_grad_linked(f) -> bool:
