@@ -26,12 +26,17 @@ def ops_named(root: ir.Operation, names) -> list:
         # a kernel inlined from a mesh query is ~10,000 ops: a walk calls Python for each (~30 ms a search)
         return _symbols_named(root, names)
     found = []
-    test = names if callable(names) else (lambda n: n in names)
-
-    def visit(op):
-        if test(op.name):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
+    # (called for each op under root: the set's test written out, no lambda between; names bound as locals)
+    if callable(names):
+        def visit(op, test=names, add=found.append, advance=ir.WalkResult.ADVANCE):
+            if test(op.name):
+                add(op)
+            return advance
+    else:
+        def visit(op, names=names, add=found.append, advance=ir.WalkResult.ADVANCE):
+            if op.name in names:
+                add(op)
+            return advance
 
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found
