@@ -40,11 +40,10 @@ class CompilerCrash(CompileError):
         self.compiler_output = compiler_output
 
 
-_inside: list = []  # [True] in a compile process
-
-
 def in_process() -> bool:
-    return not hasattr(os, "fork") or bool(_inside) or os.environ.get("MLWARP_COMPILE_IN_PROCESS") == "1"
+    """Whether a compile runs in this process: where there is no fork, when asked to, and in a compile process
+    (what it compiles, it compiles there)."""
+    return not hasattr(os, "fork") or bool(_inherited) or os.environ.get("MLWARP_COMPILE_IN_PROCESS") == "1"
 
 
 def contained(what):
@@ -71,7 +70,7 @@ _loaded_by_children: set = set()
 _SHARED_PACKAGES = ("mlwarp.", "mlir.")
 
 
-_inherited: list = []  # in a compile process: [the modules it had when it was forked]
+_inherited: list = []  # in a compile process: [the modules it had when it was forked]; empty elsewhere
 
 
 def inherited_modules() -> set:
@@ -122,8 +121,7 @@ def start(fn, args, kwargs, name) -> Child:
         # the collector's full passes over the ~50,000 objects the child inherits (the compiler's modules, MLIR's,
         # the user's) were a fifth of a small kernel's compile; they outlive the child, which collects its own
         gc.freeze()
-        _inherited[:] = [set(sys.modules)]
-        _inside[:] = [True]  # what fn compiles, it compiles here: no process of its own
+        _inherited[:] = [set(sys.modules)]  # (and in_process() is True from here on)
         code = 0
         try:
             with warnings.catch_warnings(record=True) as issued:
