@@ -16,7 +16,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+from cloth_setup import Cloth  # noqa: E402
 from common import best_of, emit_warp, print_table, run_warp, save_json, warp_mode  # noqa: E402
+from impl_warp import cloth_kernels  # noqa: E402
 
 DIMS = [int(a) for a in sys.argv[1:] if a != "--warp"] or [32, 128]
 SUBSTEPS = 16
@@ -28,37 +31,11 @@ POS_TOLERANCE = 1e-3  # absolute; the cloth is 3.2 m (32 x 0.1) wide and falls ~
 
 
 def cloth(dim):
-    """benchmark_cloth.py's Cloth(lower=0, dx=dy=dim, radius=0.1, stiffness 1000, mass 0.1, fix_corners=True):
-    (positions, inverse masses, spring index pairs (flat), rest lengths, stiffnesses, dampings), in its order."""
-    import numpy as np
-
-    positions = [np.array((0.1 * x, 0.0, 0.1 * y)) for y in range(dim) for x in range(dim)]
-    inv_masses = [0.0 if y == 0 and x in (0, dim - 1) else 1.0 / 0.1 for y in range(dim) for x in range(dim)]
-    springs = []
-    for y in range(dim):  # horizontal, bend and shear
-        for x in range(dim):
-            i = y * dim + x
-            if x > 0:
-                springs.append((i, y * dim + x - 1))
-            if x > 1:
-                springs.append((i, y * dim + x - 2))
-            if y > 0 and x < dim - 1:
-                springs.append((i, (y - 1) * dim + x + 1))
-            if y > 0 and x > 0:
-                springs.append((i, (y - 1) * dim + x - 1))
-    for x in range(dim):  # vertical and bend
-        for y in range(dim):
-            i = y * dim + x
-            if y > 0:
-                springs.append((i, (y - 1) * dim + x))
-            if y > 1:
-                springs.append((i, (y - 2) * dim + x))
-    pos = np.array(positions, np.float32)
-    pairs = np.array(springs, np.int32)
-    rest = np.linalg.norm(np.array(positions)[pairs[:, 0]] - np.array(positions)[pairs[:, 1]], axis=1)
-    n = len(springs)
-    return (pos, np.array(inv_masses, np.float32), pairs.reshape(-1), rest.astype(np.float32),
-            np.full(n, 1000.0, np.float32), np.full(n, 10.0, np.float32))
+    """benchmark_cloth.py's Cloth(lower=0, dx=dy=dim, radius=0.1, stiffness 1000, mass 0.1, fix_corners=True), as
+    bench/peers/cloth_setup.py builds it: (positions, inverse masses, spring index pairs (flat), rest lengths,
+    stiffnesses, dampings), in its order."""
+    c = Cloth(dim)
+    return (c.positions, c.inv_masses, c.spring_indices, c.spring_lengths, c.spring_stiffness, c.spring_damping)
 
 
 def numpy_reference(dim, frames):
@@ -86,43 +63,7 @@ def numpy_reference(dim, frames):
 def measure(wp, dims, can_capture):
     import numpy as np
 
-    # benchmark_cloth_warp.py's kernels, as Warp ships them
-    @wp.kernel
-    def eval_springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), spring_indices: wp.array(dtype=int),
-                     spring_rest_lengths: wp.array(dtype=float), spring_stiffness: wp.array(dtype=float),
-                     spring_damping: wp.array(dtype=float), f: wp.array(dtype=wp.vec3)):
-        tid = wp.tid()
-        i = spring_indices[tid * 2 + 0]
-        j = spring_indices[tid * 2 + 1]
-        ke = spring_stiffness[tid]
-        kd = spring_damping[tid]
-        rest = spring_rest_lengths[tid]
-        xij = x[i] - x[j]
-        vij = v[i] - v[j]
-        l = wp.length(xij)  # noqa: E741
-        dir = xij * (1.0 / l)
-        c = l - rest
-        dcdt = wp.dot(dir, vij)
-        fs = dir * (ke * c + kd * dcdt)
-        wp.atomic_sub(f, i, fs)
-        wp.atomic_add(f, j, fs)
-
-    @wp.kernel
-    def integrate_particles(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3),
-                            w: wp.array(dtype=float), dt: float):
-        tid = wp.tid()
-        x0 = x[tid]
-        v0 = v[tid]
-        f0 = f[tid]
-        inv_mass = w[tid]
-        g = wp.vec3()
-        if inv_mass > 0.0:
-            g = wp.vec3(0.0, 0.0 - 9.81, 0.0)
-        v1 = v0 + (f0 * inv_mass + g) * dt
-        x1 = x0 + v1 * dt
-        x[tid] = x1
-        v[tid] = v1
-        f[tid] = wp.vec3()
+    eval_springs, integrate_particles = cloth_kernels(wp)  # benchmark_cloth_warp.py's kernels
 
     def system(dim):
         pos, w, pairs, rest, ke, kd = cloth(dim)

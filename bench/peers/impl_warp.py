@@ -1,8 +1,11 @@
 """benchmark_cloth_warp.py's WpIntegrator and kernels, for Warp (`import warp`) and mlwarp (`import mlwarp`) alike:
 `wp` is the module passed in. Arrays are built with `wp.array(numpy, dtype=...)` (the shipped file's
-`wp.from_numpy` does the same), on the CPU."""
+`wp.from_numpy` does the same), on the CPU. bench/cloth.py steps the same kernels (cloth_kernels)."""
 
-def integrator_class(wp):
+
+def cloth_kernels(wp):
+    """(eval_springs, integrate_particles): benchmark_cloth_warp.py's kernels, as Warp ships them."""
+
     @wp.kernel
     def eval_springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), spring_indices: wp.array(dtype=int),
                      spring_rest_lengths: wp.array(dtype=float), spring_stiffness: wp.array(dtype=float),
@@ -44,6 +47,12 @@ def integrator_class(wp):
         x[tid] = x1
         v[tid] = v1
         f[tid] = wp.vec3()
+
+    return eval_springs, integrate_particles
+
+
+def integrator_class(wp):
+    eval_springs, integrate_particles = cloth_kernels(wp)
 
     class WpIntegrator:
         def __init__(self, cloth):
