@@ -260,3 +260,35 @@ def test_vector_and_matrix_parameters_take_the_planned_launch():
     with pytest.raises(wp.LaunchError, match=r"^Error launching kernel '_composite_params', argument 'g' expects "
                                              r"vec3f, but passed value has type str\.$"):
         cmd.set_param_by_name("g", "abc")
+
+
+def test_repeated_launches_reuse_their_fields_and_keep_no_array_alive():
+    import gc
+    import weakref
+
+    x, y, out = _arrays()
+    for b in (2, 2, 3):  # the same objects (fields reused), then another int: new fields
+        for _ in range(3):
+            wp.launch(axpby, 8, inputs=[x, y, out, 0.5, b])
+        np.testing.assert_array_equal(out.numpy(), 0.5 * np.arange(8) + 10.0 * b)
+    out2 = wp.zeros(8, dtype=float)  # another output array: its own pointer
+    wp.launch(axpby, 8, inputs=[x, y, out2, 0.5, 3])
+    np.testing.assert_array_equal(out2.numpy(), out.numpy())
+    # the last launch's arrays are not kept alive by the plan (an array's deleter runs when the user drops it)
+    dropped = weakref.ref(out2)
+    del out2
+    gc.collect()
+    assert dropped() is None
+    wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 0])  # (a memo whose array died: fields computed again)
+    np.testing.assert_array_equal(out.numpy(), np.arange(8))
+
+
+def test_a_vector_argument_changed_in_place_is_read_again():
+    # composites are mutable: a kernel with a composite parameter does not reuse its last launch's fields
+    out = wp.zeros(3, dtype=wp.vec3)
+    g = wp.vec3(1.0, 2.0, 3.0)
+    m = wp.mat22(1.0, 2.0, 3.0, 4.0)
+    for step in range(4):
+        g[0] = float(step)
+        wp.launch(_composite_params, 3, inputs=[out, g, m, 1.5, 2.0])
+        np.testing.assert_array_equal(out.numpy()[0], np.array([step, 2.0, 3.0]) * 2.0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import weakref
 
 from mlwarp.launching import debug as _debug
 from mlwarp.launching import launch_args as _args
@@ -93,6 +94,13 @@ class LaunchPlan:
         # them from the third launch on, so a process that launches a kernel once does not compile it.
         self.fields = self._first_fields
         self._first_launches = 0
+        # the last launch's arguments and their fields (a simulation loop launches a kernel with the same arrays and
+        # scalars over and over): (device, references, fields). Arrays are held by weak references (a launch keeps
+        # no array alive); scalars are ints and floats, whose objects do not change. Kernels with composite or
+        # struct parameters (mutable values) keep none.
+        self._memo = None
+        self._memo_kinds = self._argument_kinds(kernel.params)
+        self._same = None
         self._runners = {}
         self._last = (None, None)  # (device, its runner) of the last launch
         self.tid_count = 4  # of the compiled kernel (runner() sets it): no folding before
@@ -181,6 +189,42 @@ class LaunchPlan:
 
         return pack
 
+    @staticmethod
+    def _argument_kinds(params):
+        """Per parameter, "array" or "scalar" (int, float), or None when a parameter's values are mutable."""
+        kinds = ["array" if isinstance(p, ArrayParam) else "scalar" if _scalar_code(p) is not None and
+                 (wt.is_int(p) or p in (wt.float32, wt.float64)) else None for p in params]
+        return None if None in kinds else kinds
+
+    def _memo_of(self, args, device, values):
+        """The memo of a launch whose fields are `values`: None unless every array is a plain wp.array and every
+        scalar an int or float."""
+        refs = []
+        for kind, value in zip(self._memo_kinds, args):
+            if kind == "array":
+                if type(value) not in PLAIN_ARRAYS:
+                    return None
+                refs.append(weakref.ref(value))
+            elif type(value) in (int, float):
+                refs.append(value)
+            else:
+                return None
+        if self._same is None:
+            self._same = self._compile_same()
+        return device, tuple(refs), values
+
+    def _compile_same(self):
+        """`same(args, refs)`: whether every argument is the object of the memo's launch (by identity)."""
+        tests = [f"v{i} is refs[{i}]()" if kind == "array" else f"v{i} is refs[{i}]"
+                 for i, kind in enumerate(self._memo_kinds)]
+        lines = ["def same(args, refs):"]
+        if tests:
+            lines.append("    " + "".join(f"v{i}, " for i in range(len(tests))) + "= args")
+        lines.append("    return " + (" and ".join(tests) or "True"))
+        names = {}
+        exec("\n".join(lines), names)
+        return names["same"]
+
     def _first_fields(self, args, device):
         self._first_launches += 1
         if self._first_launches >= 2:
@@ -253,7 +297,13 @@ class LaunchPlan:
             check_launch_config(kernel, device, stream, block_dim)
         elif not device.is_cpu:
             return NotImplemented
-        values = self.fields(args, device)
+        memo = self._memo
+        if memo is not None and memo[0] is device and self._same(args, memo[1]):
+            values = memo[2]
+        else:
+            values = self.fields(args, device)
+            if self._memo_kinds is not None:
+                self._memo = self._memo_of(args, device, values)
         if (kernel._captured_generation != kernel.module.generation and kernel.recapture_if_modified()) or \
                 (kernel._captured_definitions != FunctionDefinitions.count and
                  kernel.recapture_if_modified(callees_only=True)):
