@@ -101,6 +101,7 @@ class LaunchPlan:
         self._memo = None
         self._memo_kinds = self._argument_kinds(kernel.params)
         self._same = None
+        self._packed = (None, None, None)  # (fields, dims, the launch struct's bytes) of the last launch
         self._runners = {}
         self._last = (None, None)  # (device, its runner) of the last launch
         self.tid_count = 4  # of the compiled kernel (runner() sets it): no folding before
@@ -323,7 +324,12 @@ class LaunchPlan:
             repeats = 1
             if dims[1] != 1 or dims[2] != 1 or dims[3] != 1:  # wp.tid() may give fewer indices than dims
                 dims, total, repeats = _args.fold_dims(dims, total, self.tid_count)
-            packed = self.struct.pack(*dims, *values)
+            last = self._packed
+            if last[0] is values and last[1] == dims:  # (the memo's fields, the same launch size: the same bytes)
+                packed = last[2]
+            else:
+                packed = self.struct.pack(*dims, *values)
+                self._packed = (values, dims, packed)
             if self.cpu_lanes:  # one entry iteration per block of cpu_lanes threads
                 total = -(-total // self.cpu_lanes)
             for _ in range(repeats):
