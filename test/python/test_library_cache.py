@@ -40,7 +40,7 @@ MESH = textwrap.dedent("""
     print(out.numpy()[0].round(5).tolist())
 """)
 
-GEOMETRY_KERNELS = ["item_bounds", "mesh_refit_faces", "mesh_refit_positions", "mesh_refit_subtrees",
+GEOMETRY_KERNELS = ["item_bounds", "mesh_refit_positions", "mesh_refit_subtrees",
                     "mesh_refit_top", "pack_leaf_groups", "pack_ray_nodes", "pack_triangles", "pack_wide_nodes",
                     "sah_preorder", "sah_split", "triangle_boxes", "wide_collapse"]
 

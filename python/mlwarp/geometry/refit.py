@@ -9,8 +9,8 @@ parallel; then one thread walks the few nodes above the cut in reverse preorder.
 walking all nodes bottom-up. The arithmetic is the build's (min then max of the same values in the same
 order), so a node's box is the one a build over the same tree finds.
 
-A mesh refit is three launches: its faces in face order (mesh_refit_faces: each triangle's box, the tree's item
-box, its edge lengths and sliver flag), its tree positions in the tree's order (mesh_refit_positions: the
+A mesh refit is three launches: its faces in face order (the build's own triangle_boxes: each triangle's box,
+the tree's item box, and its edge lengths), its tree positions in the tree's order (mesh_refit_positions: the
 packed corners and sliver flag, MESH_RAY_TRIS, and the 4-wide tree's leaf lanes, MESH_RAY_LEAVES), then the
 node walk above (mesh_refit_subtrees, mesh_refit_top: node boxes from the packed corners, MESH_RAY_NODES, and at
 a wide node its four children's boxes, MESH_RAY_WIDE, which lie in its subtree and so are done). The random
@@ -88,6 +88,15 @@ def plan_for(owner, tree: dict) -> RefitPlan:
 
 # -- wp.Bvh: node boxes over the user's boxes ----------------------------------------------------------------
 @func
+def _union_of_children(n: int32, skip: array(dtype=int32), node_lo: array(dtype=vec3), node_hi: array(dtype=vec3)):
+    """Inner node n's box: the bounds of its children's (n + 1 and skip[n + 1] in preorder), both done."""
+    left = n + 1
+    right = skip[left]
+    node_lo[n] = wp.min(node_lo[left], node_lo[right])
+    node_hi[n] = wp.max(node_hi[left], node_hi[right])
+
+
+@func
 def _bvh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), end: array(dtype=int32),
               prims: array(dtype=int32), lowers: array(dtype=vec3), uppers: array(dtype=vec3),
               node_lo: array(dtype=vec3), node_hi: array(dtype=vec3)):
@@ -105,10 +114,7 @@ def _bvh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), end
         node_lo[n] = lo
         node_hi[n] = hi
     else:
-        left = n + 1
-        right = skip[left]
-        node_lo[n] = wp.min(node_lo[left], node_lo[right])
-        node_hi[n] = wp.max(node_hi[left], node_hi[right])
+        _union_of_children(n, skip, node_lo, node_hi)
 
 
 @kernel(enable_backward=False)
@@ -159,29 +165,15 @@ def _sliver_flag(p: vec3, q: vec3, r: vec3):
 
 
 @kernel(enable_backward=False)
-def mesh_refit_faces(points: array(dtype=vec3), indices: array(dtype=int32), tri_lo: array(dtype=vec3),
-                     tri_hi: array(dtype=vec3), edges: array(dtype=float32), slivers: array(dtype=int32)):
-    """Face f's box and edge lengths (build_kernels.triangle_boxes) and sliver flag (pack_triangles'), in face
-    order: the reads and writes sequential."""
-    f = wp.tid()
-    p = points[indices[3 * f]]
-    q = points[indices[3 * f + 1]]
-    r = points[indices[3 * f + 2]]
-    tri_lo[f] = wp.min(wp.min(p, q), r)
-    tri_hi[f] = wp.max(wp.max(p, q), r)
-    edges[f] = wp.length(p - q) + wp.length(p - r) + wp.length(r - q)
-    slivers[f] = _sliver_flag(p, q, r)
-
-
-@kernel(enable_backward=False)
 def mesh_refit_positions(prims: array(dtype=int32), points: array(dtype=vec3), indices: array(dtype=int32),
-                         slivers: array(dtype=int32), tris: array(dtype=float32, ndim=2),
-                         tri_ints: array(dtype=int32, ndim=2), lane_of: array(dtype=int32),
-                         leaves: array(dtype=float32, ndim=2)):
+                         tris: array(dtype=float32, ndim=2), tri_ints: array(dtype=int32, ndim=2),
+                         lane_of: array(dtype=int32), leaves: array(dtype=float32, ndim=2)):
     """Tree position k: its triangle's packed corners and sliver flag (pack_triangles) and its lane of the 4-wide
     tree's leaf groups (lane_of[k]: 4 group + lane, -1 without a wide tree; pack_leaf_groups). One thread a
     position, in the tree's order: the writes sequential, the random reads (the corners) independent of each
-    other, which a loop over a leaf's triangles (an unpredictable trip count) would serialise."""
+    other, which a loop over a leaf's triangles (an unpredictable trip count) would serialise. The sliver flag is
+    computed here, from the corners in registers, not passed from the face launch through an array of its own
+    (one array written and read back at random less)."""
     k = wp.tid()
     f = prims[k]
     p = points[indices[3 * f]]
@@ -191,7 +183,7 @@ def mesh_refit_positions(prims: array(dtype=int32), points: array(dtype=vec3), i
         tris[k, c] = p[c]
         tris[k, 4 + c] = q[c]
         tris[k, 8 + c] = r[c]
-    tri_ints[k, bk._RAY_TRI_SLIVER] = slivers[f]
+    tri_ints[k, bk._RAY_TRI_SLIVER] = _sliver_flag(p, q, r)
     slot = lane_of[k]
     if slot >= 0:
         g = slot // 4
@@ -220,15 +212,13 @@ def _mesh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), en
             p = vec3(tris[k, 0], tris[k, 1], tris[k, 2])
             q = vec3(tris[k, 4], tris[k, 5], tris[k, 6])
             r = vec3(tris[k, 8], tris[k, 9], tris[k, 10])
-            lo = wp.min(lo, wp.min(wp.min(p, q), r))
-            hi = wp.max(hi, wp.max(wp.max(p, q), r))
+            tri_lo, tri_hi = bk.triangle_box(p, q, r)
+            lo = wp.min(lo, tri_lo)
+            hi = wp.max(hi, tri_hi)
         node_lo[n] = lo
         node_hi[n] = hi
     else:
-        left = n + 1
-        right = skip[left]
-        node_lo[n] = wp.min(node_lo[left], node_lo[right])
-        node_hi[n] = wp.max(node_hi[left], node_hi[right])
+        _union_of_children(n, skip, node_lo, node_hi)
         w = wide_index[n]
         if w >= 0:
             inf = float32(INF)
@@ -293,12 +283,12 @@ def wide_refit_arrays(tree: dict, wide) -> tuple:
 
 
 def refit_mesh(owner, tree: dict, face_arrays: list, position_arrays: list, node_arrays: list):
-    """The mesh refit: its faces (mesh_refit_faces' arrays), its tree positions (mesh_refit_positions' arrays
+    """The mesh refit: its faces (the build's triangle_boxes, its arrays), its tree positions (mesh_refit_positions' arrays
     after `prims`), then its nodes' two passes over `tree` (the node kernels' arrays after `prims`)."""
-    bk.compile_ahead(mesh_refit_faces, mesh_refit_positions, mesh_refit_subtrees, mesh_refit_top)  # (first refit)
+    bk.compile_ahead(bk.triangle_boxes, mesh_refit_positions, mesh_refit_subtrees, mesh_refit_top)  # (first refit)
     plan = plan_for(owner, tree)
     num_faces = face_arrays[2].shape[0]
     if num_faces:
-        bk.host_launch(mesh_refit_faces, num_faces, face_arrays)
+        bk.host_launch(bk.triangle_boxes, num_faces, face_arrays)
         bk.host_launch(mesh_refit_positions, tree["primitives"].size, [plan.views["primitives"], *position_arrays])
     plan.launch(mesh_refit_subtrees, mesh_refit_top, node_arrays)
