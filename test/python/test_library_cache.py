@@ -40,9 +40,8 @@ MESH = textwrap.dedent("""
     print(out.numpy()[0].round(5).tolist())
 """)
 
-GEOMETRY_KERNELS = ["item_bounds", "mesh_refit_positions", "mesh_refit_subtrees",
-                    "mesh_refit_top", "pack_leaf_groups", "pack_ray_nodes", "pack_triangles", "pack_wide_nodes",
-                    "sah_preorder", "sah_split", "triangle_boxes", "wide_collapse"]
+GEOMETRY_KERNELS = ["item_bounds", "mesh_refit_positions", "mesh_refit_walk", "pack_leaf_groups", "pack_ray_nodes",
+                    "pack_triangles", "pack_wide_nodes", "sah_preorder", "sah_split", "triangle_boxes", "wide_collapse"]
 
 
 @pytest.fixture(scope="module")
