@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -25,6 +26,26 @@ META = "meta.json"
 def default_dir() -> str:
     return (config.kernel_cache_dir or os.environ.get("MLWARP_CACHE_DIR")
             or os.path.join(os.path.expanduser("~"), ".cache", "mlwarp"))
+
+
+def library_dir() -> str:
+    """The library cache: mlwarp's own kernels (the geometry structures' build and refit kernels), compiled ahead
+    when mlwarp is installed (`python -m mlwarp.kernels.precompile`, run by scripts/setup-env.sh), as Warp ships
+    its mesh and BVH code compiled in its wheel. It belongs to the installation (the environment's share/ folder),
+    not to the user: wp.clear_kernel_cache() and an empty MLWARP_CACHE_DIR leave it, and launches only read it (an
+    installation owned by another user works as well). Its entries have the kernel cache's keys, which hold the
+    compiler fingerprint: after a compiler change they miss, and the kernels compile into the kernel cache as any
+    other kernel. MLWARP_LIBRARY_CACHE_DIR names another folder."""
+    return (os.environ.get("MLWARP_LIBRARY_CACHE_DIR")
+            or os.path.join(sys.prefix, "share", "mlwarp", "kernel-library"))
+
+
+def lookup_library(key: str) -> dict | None:
+    """The library cache's valid entry for `key` (with "dir"), or None. Read only: a corrupt entry is skipped,
+    not removed (the folder may not be this user's). wp.config.cache_kernels = False finds nothing here too."""
+    if not config.cache_kernels:
+        return None
+    return lookup(key, library_dir(), remove_corrupt=False)
 
 
 _fallback_dir = None
@@ -52,9 +73,10 @@ def _sha256(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def lookup(key: str, root: str | None = None) -> dict | None:
-    """The metadata of a valid entry (with "dir" added), or None; a corrupt entry is removed.
-    `root`: another folder of entries (an AOT module_dir) instead of the cache. wp.config.cache_kernels = False
+def lookup(key: str, root: str | None = None, remove_corrupt: bool = True) -> dict | None:
+    """The metadata of a valid entry (with "dir" added), or None; a corrupt entry is removed (unless
+    `remove_corrupt` is False). `root`: another folder of entries (an AOT module_dir, the library cache) instead
+    of the cache. wp.config.cache_kernels = False
     (Warp's): nothing is found in the cache, so every kernel is compiled again (and its entry replaced)."""
     if root is None and not config.cache_kernels:
         return None
@@ -66,10 +88,13 @@ def lookup(key: str, root: str | None = None) -> dict | None:
             if _sha256(os.path.join(entry, name)) != digest:
                 raise ValueError(f"checksum mismatch in {name}")
     except FileNotFoundError:
-        if os.path.isdir(entry) and not os.path.exists(os.path.join(entry, META)):
+        if remove_corrupt and os.path.isdir(entry) and not os.path.exists(os.path.join(entry, META)):
             _remove(entry)
         return None
     except (OSError, ValueError, KeyError, TypeError) as e:
+        if not remove_corrupt:
+            warnings.warn(f"mlwarp: skipping corrupt kernel cache entry {entry}: {e}", RuntimeWarning, stacklevel=3)
+            return None
         warnings.warn(f"mlwarp: discarding corrupt kernel cache entry {key}: {e}", RuntimeWarning, stacklevel=3)
         _remove(entry)
         return None

@@ -73,3 +73,9 @@ EOF
   fi
   touch "$stamp"
 fi
+# mlwarp's own geometry kernels (wp.Mesh, wp.Bvh, wp.HashGrid builds and refits) compiled into the environment's
+# library cache, as Warp ships its native mesh code: a cold kernel cache then compiles only the user's kernels.
+# Each run compiles what the current compiler's keys miss (after an edit of the compiler: all) and prunes the rest.
+if ! .venv/bin/python -m mlwarp.kernels.precompile --prune >.venv/precompile.log 2>&1; then
+  tail -20 .venv/precompile.log; echo "setup: precompiling mlwarp's geometry kernels failed (log: .venv/precompile.log); they will compile on first use" >&2
+fi

@@ -8,6 +8,9 @@ import pytest
 
 # Set before any kernel compiles, so tests never touch (or trust) the user's cache.
 os.environ.setdefault("MLWARP_CACHE_DIR", tempfile.mkdtemp(prefix="mlwarp-test-cache-"))
+# and an empty library cache (runtime/cache.py library_dir): the installation's precompiled geometry kernels would
+# stand in for the compiles that tests count
+os.environ.setdefault("MLWARP_LIBRARY_CACHE_DIR", tempfile.mkdtemp(prefix="mlwarp-test-library-"))
 # Every kernel a test compiles has its IR verified after each stage (compiler/verify.py): a pass that leaves
 # ill-typed warp IR fails the test that compiled it.
 os.environ.setdefault("MLWARP_VERIFY_IR", "1")

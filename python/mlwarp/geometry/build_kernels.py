@@ -299,6 +299,13 @@ def sah_preorder(node_left: array(dtype=int32), node_start: array(dtype=int32), 
             end[p] = node_start[n] + node_count[n]
 
 
+@func
+def triangle_box(p: vec3, q: vec3, r: vec3):
+    """A triangle's box: min then max of its corners p, q, r in that order (the build's and every refit's, so a
+    refitted box is the one a build finds)."""
+    return wp.min(wp.min(p, q), r), wp.max(wp.max(p, q), r)
+
+
 @kernel(enable_backward=False)
 def triangle_boxes(points: array(dtype=vec3), indices: array(dtype=int32), lowers: array(dtype=vec3),
                    uppers: array(dtype=vec3), edges: array(dtype=float32)):
@@ -306,8 +313,9 @@ def triangle_boxes(points: array(dtype=vec3), indices: array(dtype=int32), lower
     p = points[indices[3 * t]]
     q = points[indices[3 * t + 1]]
     r = points[indices[3 * t + 2]]
-    lowers[t] = wp.min(wp.min(p, q), r)
-    uppers[t] = wp.max(wp.max(p, q), r)
+    lo, hi = triangle_box(p, q, r)
+    lowers[t] = lo
+    uppers[t] = hi
     edges[t] = wp.length(p - q) + wp.length(p - r) + wp.length(r - q)
 
 

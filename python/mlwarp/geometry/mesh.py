@@ -373,14 +373,13 @@ class Mesh:
         wide_index, lane_of = refit.wide_refit_arrays(self._bvh._tree, self._wide if self._ray_wide is not None
                                                       else None)
         self._refit_edges = np.empty(self._tri.shape[0], np.float32)
-        slivers = bk.view(np.empty(self._tri.shape[0], np.int32), int32)
         tris = bk.view(self._ray_tris, float32)
         wide = self._ray_wide if self._ray_wide is not None else np.zeros((1, layout.RAY_WIDE_FLOATS), np.float32)
         slots = self._wide[0] if self._ray_wide is not None else np.full((1, 4), -1, np.int32)
         leaves = self._ray_leaves if self._ray_leaves is not None else np.zeros((1, layout.RAY_LEAF_FLOATS),
                                                                                   np.float32)
-        face_arrays = [self._tri_lowers, self._tri_uppers, bk.view(self._refit_edges, float32), slivers]
-        position_arrays = [slivers, tris, bk.view(self._ray_tris.view(np.int32), int32), bk.view(lane_of, int32),
+        face_arrays = [self._tri_lowers, self._tri_uppers, bk.view(self._refit_edges, float32)]
+        position_arrays = [tris, bk.view(self._ray_tris.view(np.int32), int32), bk.view(lane_of, int32),
                            bk.view(leaves, float32)]
         node_arrays = [*self._node_box_views(), bk.view(self._ray_nodes, float32), tris, bk.view(wide_index, int32),
                        bk.view(np.ascontiguousarray(slots), int32), bk.view(wide, float32)]

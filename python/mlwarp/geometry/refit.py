@@ -9,10 +9,10 @@ parallel; then one thread walks the few nodes above the cut in reverse preorder.
 walking all nodes bottom-up. The arithmetic is the build's (min then max of the same values in the same
 order), so a node's box is the one a build over the same tree finds.
 
-A mesh refit is three launches: its faces in face order (mesh_refit_faces: each triangle's box, the tree's item
-box, its edge lengths and sliver flag), its tree positions in the tree's order (mesh_refit_positions: the
+A mesh refit is three launches: its faces in face order (the build's own triangle_boxes: each triangle's box,
+the tree's item box, and its edge lengths), its tree positions in the tree's order (mesh_refit_positions: the
 packed corners and sliver flag, MESH_RAY_TRIS, and the 4-wide tree's leaf lanes, MESH_RAY_LEAVES), then the
-node walk above (mesh_refit_subtrees, mesh_refit_top: node boxes from the packed corners, MESH_RAY_NODES, and at
+node walk above (mesh_refit_walk, both passes: node boxes from the packed corners, MESH_RAY_NODES, and at
 a wide node its four children's boxes, MESH_RAY_WIDE, which lie in its subtree and so are done). The random
 accesses (a face's corners through its indices, a position's face) are reads in flat launches, whose threads'
 loads overlap; the large arrays are written in order (on these machines scattered writes into megabytes of
@@ -67,15 +67,16 @@ class RefitPlan:
         self.num_roots = roots.size
         self.num_top = top.size
 
-    def launch(self, subtree_kernel, top_kernel, arrays: list):
-        """Both passes of a refit: `subtree_kernel` one thread a subtree, then `top_kernel` on one thread."""
+    def launch(self, walk_kernel, arrays: list):
+        """Both passes of a refit with one node-walk kernel: one thread a subtree (count 0), then the nodes above
+        the cut on one thread (count = their number)."""
         v = self.views
         if not self.num_nodes:
             return
         tree_views = [v["skip"], v["start"], v["end"], v["primitives"]]
-        bk.host_launch(subtree_kernel, self.num_roots, [v["roots"], *tree_views, *arrays], uneven=True)
+        bk.host_launch(walk_kernel, self.num_roots, [v["roots"], v["top"], 0, *tree_views, *arrays], uneven=True)
         if self.num_top:
-            bk.host_launch(top_kernel, 1, [v["top"], self.num_top, *tree_views, *arrays])
+            bk.host_launch(walk_kernel, 1, [v["roots"], v["top"], self.num_top, *tree_views, *arrays])
 
 
 def plan_for(owner, tree: dict) -> RefitPlan:
@@ -87,6 +88,15 @@ def plan_for(owner, tree: dict) -> RefitPlan:
 
 
 # -- wp.Bvh: node boxes over the user's boxes ----------------------------------------------------------------
+@func
+def _union_of_children(n: int32, skip: array(dtype=int32), node_lo: array(dtype=vec3), node_hi: array(dtype=vec3)):
+    """Inner node n's box: the bounds of its children's (n + 1 and skip[n + 1] in preorder), both done."""
+    left = n + 1
+    right = skip[left]
+    node_lo[n] = wp.min(node_lo[left], node_lo[right])
+    node_hi[n] = wp.max(node_hi[left], node_hi[right])
+
+
 @func
 def _bvh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), end: array(dtype=int32),
               prims: array(dtype=int32), lowers: array(dtype=vec3), uppers: array(dtype=vec3),
@@ -105,28 +115,37 @@ def _bvh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), end
         node_lo[n] = lo
         node_hi[n] = hi
     else:
-        left = n + 1
-        right = skip[left]
-        node_lo[n] = wp.min(node_lo[left], node_lo[right])
-        node_hi[n] = wp.max(node_hi[left], node_hi[right])
+        _union_of_children(n, skip, node_lo, node_hi)
+
+
+@func
+def _walk_end(roots: array(dtype=int32), count: int32, skip: array(dtype=int32)):
+    """A subtree walk's end in preorder (its root's skip: count 0), else 0 (the walk of the `count` listed nodes)."""
+    last = int32(0)
+    if count == 0:
+        last = skip[roots[wp.tid()]]
+    return last
+
+
+@func
+def _walk_node(j: int32, last: int32, top: array(dtype=int32), count: int32):
+    """The j-th node of a walk: its subtree's in reverse preorder (count 0: a node after its children), else the
+    j-th of the `count` nodes above the cut (`top`, already in reverse preorder)."""
+    n = last - 1 - j
+    if count != 0:
+        n = top[j]
+    return n
 
 
 @kernel(enable_backward=False)
-def bvh_refit_subtrees(roots: array(dtype=int32), skip: array(dtype=int32), start: array(dtype=int32),
-                       end: array(dtype=int32), prims: array(dtype=int32), lowers: array(dtype=vec3),
-                       uppers: array(dtype=vec3), node_lo: array(dtype=vec3), node_hi: array(dtype=vec3)):
-    r = roots[wp.tid()]
-    last = skip[r]
-    for j in range(last - r):
-        _bvh_node(last - 1 - j, skip, start, end, prims, lowers, uppers, node_lo, node_hi)
-
-
-@kernel(enable_backward=False)
-def bvh_refit_top(top: array(dtype=int32), count: int32, skip: array(dtype=int32), start: array(dtype=int32),
-                  end: array(dtype=int32), prims: array(dtype=int32), lowers: array(dtype=vec3),
-                  uppers: array(dtype=vec3), node_lo: array(dtype=vec3), node_hi: array(dtype=vec3)):
-    for j in range(count):
-        _bvh_node(top[j], skip, start, end, prims, lowers, uppers, node_lo, node_hi)
+def bvh_refit_walk(roots: array(dtype=int32), top: array(dtype=int32), count: int32, skip: array(dtype=int32),
+                   start: array(dtype=int32), end: array(dtype=int32), prims: array(dtype=int32),
+                   lowers: array(dtype=vec3), uppers: array(dtype=vec3), node_lo: array(dtype=vec3),
+                   node_hi: array(dtype=vec3)):
+    """Node boxes of one walk (RefitPlan.launch): both passes are this kernel, so it compiles once."""
+    last = _walk_end(roots, count, skip)
+    for j in range(wp.where(count == 0, last - roots[wp.tid()], count)):
+        _bvh_node(_walk_node(j, last, top, count), skip, start, end, prims, lowers, uppers, node_lo, node_hi)
 
 
 def refit_bvh(owner, tree: dict, lowers, uppers, node_lo: np.ndarray, node_hi: np.ndarray):
@@ -135,8 +154,7 @@ def refit_bvh(owner, tree: dict, lowers, uppers, node_lo: np.ndarray, node_hi: n
     views = getattr(owner, "_node_views", None)
     if views is None or views[0] is not node_lo or views[1] is not node_hi:
         views = owner._node_views = (node_lo, node_hi, bk.view(node_lo, vec3), bk.view(node_hi, vec3))
-        bk.compile_ahead(bvh_refit_subtrees, bvh_refit_top)  # (its first refit)
-    plan_for(owner, tree).launch(bvh_refit_subtrees, bvh_refit_top, [lowers, uppers, views[2], views[3]])
+    plan_for(owner, tree).launch(bvh_refit_walk, [lowers, uppers, views[2], views[3]])
 
 
 # -- wp.Mesh: triangle boxes, node boxes and the ray casts' packed words --------------------------------------
@@ -159,29 +177,15 @@ def _sliver_flag(p: vec3, q: vec3, r: vec3):
 
 
 @kernel(enable_backward=False)
-def mesh_refit_faces(points: array(dtype=vec3), indices: array(dtype=int32), tri_lo: array(dtype=vec3),
-                     tri_hi: array(dtype=vec3), edges: array(dtype=float32), slivers: array(dtype=int32)):
-    """Face f's box and edge lengths (build_kernels.triangle_boxes) and sliver flag (pack_triangles'), in face
-    order: the reads and writes sequential."""
-    f = wp.tid()
-    p = points[indices[3 * f]]
-    q = points[indices[3 * f + 1]]
-    r = points[indices[3 * f + 2]]
-    tri_lo[f] = wp.min(wp.min(p, q), r)
-    tri_hi[f] = wp.max(wp.max(p, q), r)
-    edges[f] = wp.length(p - q) + wp.length(p - r) + wp.length(r - q)
-    slivers[f] = _sliver_flag(p, q, r)
-
-
-@kernel(enable_backward=False)
 def mesh_refit_positions(prims: array(dtype=int32), points: array(dtype=vec3), indices: array(dtype=int32),
-                         slivers: array(dtype=int32), tris: array(dtype=float32, ndim=2),
-                         tri_ints: array(dtype=int32, ndim=2), lane_of: array(dtype=int32),
-                         leaves: array(dtype=float32, ndim=2)):
+                         tris: array(dtype=float32, ndim=2), tri_ints: array(dtype=int32, ndim=2),
+                         lane_of: array(dtype=int32), leaves: array(dtype=float32, ndim=2)):
     """Tree position k: its triangle's packed corners and sliver flag (pack_triangles) and its lane of the 4-wide
     tree's leaf groups (lane_of[k]: 4 group + lane, -1 without a wide tree; pack_leaf_groups). One thread a
     position, in the tree's order: the writes sequential, the random reads (the corners) independent of each
-    other, which a loop over a leaf's triangles (an unpredictable trip count) would serialise."""
+    other, which a loop over a leaf's triangles (an unpredictable trip count) would serialise. The sliver flag is
+    computed here, from the corners in registers, not passed from the face launch through an array of its own
+    (one array written and read back at random less)."""
     k = wp.tid()
     f = prims[k]
     p = points[indices[3 * f]]
@@ -191,7 +195,7 @@ def mesh_refit_positions(prims: array(dtype=int32), points: array(dtype=vec3), i
         tris[k, c] = p[c]
         tris[k, 4 + c] = q[c]
         tris[k, 8 + c] = r[c]
-    tri_ints[k, bk._RAY_TRI_SLIVER] = slivers[f]
+    tri_ints[k, bk._RAY_TRI_SLIVER] = _sliver_flag(p, q, r)
     slot = lane_of[k]
     if slot >= 0:
         g = slot // 4
@@ -220,15 +224,13 @@ def _mesh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), en
             p = vec3(tris[k, 0], tris[k, 1], tris[k, 2])
             q = vec3(tris[k, 4], tris[k, 5], tris[k, 6])
             r = vec3(tris[k, 8], tris[k, 9], tris[k, 10])
-            lo = wp.min(lo, wp.min(wp.min(p, q), r))
-            hi = wp.max(hi, wp.max(wp.max(p, q), r))
+            tri_lo, tri_hi = bk.triangle_box(p, q, r)
+            lo = wp.min(lo, tri_lo)
+            hi = wp.max(hi, tri_hi)
         node_lo[n] = lo
         node_hi[n] = hi
     else:
-        left = n + 1
-        right = skip[left]
-        node_lo[n] = wp.min(node_lo[left], node_lo[right])
-        node_hi[n] = wp.max(node_hi[left], node_hi[right])
+        _union_of_children(n, skip, node_lo, node_hi)
         w = wide_index[n]
         if w >= 0:
             inf = float32(INF)
@@ -250,25 +252,17 @@ def _mesh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), en
 
 
 @kernel(enable_backward=False)
-def mesh_refit_subtrees(roots: array(dtype=int32), skip: array(dtype=int32), start: array(dtype=int32),
-                        end: array(dtype=int32), prims: array(dtype=int32), node_lo: array(dtype=vec3),
-                        node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2),
-                        tris: array(dtype=float32, ndim=2), wide_index: array(dtype=int32),
-                        slots: array(dtype=int32, ndim=2), wide: array(dtype=float32, ndim=2)):
-    r = roots[wp.tid()]
-    last = skip[r]
-    for j in range(last - r):
-        _mesh_node(last - 1 - j, skip, start, end, node_lo, node_hi, ray_nodes, tris, wide_index, slots, wide)
-
-
-@kernel(enable_backward=False)
-def mesh_refit_top(top: array(dtype=int32), count: int32, skip: array(dtype=int32), start: array(dtype=int32),
-                   end: array(dtype=int32), prims: array(dtype=int32), node_lo: array(dtype=vec3),
-                   node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2),
-                   tris: array(dtype=float32, ndim=2), wide_index: array(dtype=int32),
-                   slots: array(dtype=int32, ndim=2), wide: array(dtype=float32, ndim=2)):
-    for j in range(count):
-        _mesh_node(top[j], skip, start, end, node_lo, node_hi, ray_nodes, tris, wide_index, slots, wide)
+def mesh_refit_walk(roots: array(dtype=int32), top: array(dtype=int32), count: int32, skip: array(dtype=int32),
+                    start: array(dtype=int32), end: array(dtype=int32), prims: array(dtype=int32),
+                    node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2),
+                    tris: array(dtype=float32, ndim=2), wide_index: array(dtype=int32),
+                    slots: array(dtype=int32, ndim=2), wide: array(dtype=float32, ndim=2)):
+    """The mesh's node words of one walk (RefitPlan.launch): both passes are this kernel, so _mesh_node, most of
+    a refit's compile, is compiled once."""
+    last = _walk_end(roots, count, skip)
+    for j in range(wp.where(count == 0, last - roots[wp.tid()], count)):
+        _mesh_node(_walk_node(j, last, top, count), skip, start, end, node_lo, node_hi, ray_nodes, tris, wide_index,
+                   slots, wide)
 
 
 def wide_refit_arrays(tree: dict, wide) -> tuple:
@@ -293,12 +287,13 @@ def wide_refit_arrays(tree: dict, wide) -> tuple:
 
 
 def refit_mesh(owner, tree: dict, face_arrays: list, position_arrays: list, node_arrays: list):
-    """The mesh refit: its faces (mesh_refit_faces' arrays), its tree positions (mesh_refit_positions' arrays
-    after `prims`), then its nodes' two passes over `tree` (the node kernels' arrays after `prims`)."""
-    bk.compile_ahead(mesh_refit_faces, mesh_refit_positions, mesh_refit_subtrees, mesh_refit_top)  # (first refit)
+    """The mesh refit: its faces (the build's triangle_boxes, its arrays), its tree positions
+    (mesh_refit_positions' arrays after `prims`), then its nodes' two passes over `tree` (mesh_refit_walk's arrays
+    after `prims`)."""
+    bk.compile_ahead(bk.triangle_boxes, mesh_refit_positions, mesh_refit_walk)  # (its first refit)
     plan = plan_for(owner, tree)
     num_faces = face_arrays[2].shape[0]
     if num_faces:
-        bk.host_launch(mesh_refit_faces, num_faces, face_arrays)
+        bk.host_launch(bk.triangle_boxes, num_faces, face_arrays)
         bk.host_launch(mesh_refit_positions, tree["primitives"].size, [plan.views["primitives"], *position_arrays])
-    plan.launch(mesh_refit_subtrees, mesh_refit_top, node_arrays)
+    plan.launch(mesh_refit_walk, node_arrays)

@@ -343,7 +343,7 @@ class Kernel:
             return cuda_compile.load(self, device)
         t0 = time.perf_counter()
         key = self.cache_key(device)
-        meta = cache.lookup(key)
+        meta = self.cached_entry(key)
         compiled_now = meta is None
         if compiled_now:
             meta = cache.store(key, self._build)
@@ -357,6 +357,18 @@ class Kernel:
             stages += f", load {loaded.load_ms:.1f} ms"
             print(f"Module {self.key} {what} in {(time.perf_counter() - t0) * 1e3:.2f} ms{stages}", file=sys.stderr)
         return loaded
+
+    def cached_entry(self, key: str):
+        """The compiled CPU library under `key`: the kernel cache's entry, else (a kernel of mlwarp's own) the
+        library cache's (runtime/cache.py library_dir: compiled ahead at install); None when neither has it."""
+        meta = cache.lookup(key)
+        if meta is None and self.is_library_kernel():
+            meta = cache.lookup_library(key)
+        return meta
+
+    def is_library_kernel(self) -> bool:
+        """Whether mlwarp's own modules define this kernel (whose compiled code the library cache may hold)."""
+        return getattr(self.func, "__module__", "").startswith("mlwarp.")
 
     def _frontend_types(self) -> dict:
         return {n: wt.ArrayT(p.dtype, p.ndim) if isinstance(p, ArrayParam) else p
