@@ -19,7 +19,10 @@ of a copy `q` of `s` with other fields replaced) accumulates into `adj_s.a[i]`.
 
 Control flow is structured (scf) and handled exactly:
   scf.if     the reverse is an scf.if on the same condition; each branch
-             recomputes its forward values, then reverses them.
+             reverses its forward branch, reading the values it needs from
+             the replay's branch, which yields them as extra results (not
+             replaying the branch again: that copied a branch once per
+             level of nesting; autodiff_control.ForwardYields).
   scf.for / scf.while (static or dynamic trip count, any carried state)
              the reverse is a loop over the iterations from last to first.
              Iteration j needs the carried state s_j: one more forward run
