@@ -147,8 +147,9 @@ class ForwardYields:
             holder = max(depth, key=depth.get)
             values = [v for v, current in self.yielded.items() if current.owner.operation.parent == holder]
             new_if, outs = yield_more(holder, [self.yielded[v] for v in values])
-            for old, new in zip(holder.results, new_if.results):
-                renamed[old] = new
+            if new_if != holder:
+                renamed.update(zip(holder.results, new_if.results))
+                replaced.append(holder)
             for v, out in zip(values, outs):
                 for use in list(self.yielded[v].uses):
                     if not inside(use.owner.operation, new_if):
@@ -156,7 +157,6 @@ class ForwardYields:
                 self.yielded[v] = out
             for v, current in self.yielded.items():
                 self.yielded[v] = renamed.get(current, current)
-            replaced.append(holder)
             if holder == self.forward:
                 self.forward = new_if
         for op in reversed(replaced):  # (kept until here: their old results were keys of `renamed`)
@@ -171,31 +171,43 @@ class ForwardYields:
 
 
 def yield_more(if_op: ir.Operation, values) -> tuple:
-    """`if_op` rebuilt (before it) with `values` (each defined in one of its branches) as extra results, the other
-    branch yielding a zero for each; the old op's results replaced by the new op's, its blocks moved there (the
-    old op is left empty: the caller erases it). Returns (the new op, the values' results)."""
-    types = [r.type for r in if_op.results]
-    n = len(types)
+    """The results of `if_op` that give `values` (each defined in one of its branches) where their branch runs: a
+    value the branch yields already is that result; the others are extra results of an scf.if built before
+    `if_op` to replace it (the other branch yields a zero for each; `if_op`'s blocks move there, and it is left
+    empty: the caller erases it). Returns (the scf.if now, the values' results)."""
+    blocks = [region.blocks[0] if len(region.blocks) else None for region in if_op.regions]
+
+    def yielded_at(v):
+        block = blocks[0] if v.owner.operation.block == blocks[0] else blocks[1]
+        operands = list(terminator(block).operands)
+        return operands.index(v) if v in operands else None
+
+    n = len(if_op.results)
+    positions = [yielded_at(v) for v in values]
+    extra = [v for v, k in zip(values, positions) if k is None]
+    if not extra:
+        return if_op, [if_op.results[k] for k in positions]
     with ir.InsertionPoint(if_op), if_op.location:
-        new = ir.Operation.create("scf.if", results=types + [v.type for v in values], operands=list(if_op.operands),
+        new = ir.Operation.create("scf.if", results=[r.type for r in if_op.results] + [v.type for v in extra],
+                                  operands=list(if_op.operands),
                                   attributes={a: if_op.attributes[a] for a in if_op.attributes}, regions=2)
-    for old_region, new_region in zip(if_op.regions, new.regions):
-        blocks = list(old_region.blocks)
-        if blocks:
-            blocks[0].append_to(new_region)
-            block = blocks[0]
+    for block, new_region in zip(blocks, new.regions):
+        if block is not None:
+            block.append_to(new_region)
             last = terminator(block)
             kept = list(last.operands)
         else:  # an scf.if without else and without results: it gets an else
             block, last, kept = new_region.blocks.append(), None, []
         with ir.InsertionPoint(last) if last is not None else ir.InsertionPoint(block), if_op.location:
-            extra = [v if v.owner.operation.block == block else zero(v.type) for v in values]
-            scf.YieldOp(kept + extra)
+            scf.YieldOp(kept + [v if v.owner.operation.block == block else zero(v.type) for v in extra])
         if last is not None:
             last.erase()
     for old, new_result in zip(if_op.results, list(new.results)[:n]):
         old.replace_all_uses_with(new_result)
-    return new, list(new.results)[n:]
+    outs, added = [], iter(list(new.results)[n:])
+    for k in positions:
+        outs.append(new.results[k] if k is not None else next(added))
+    return new, outs
 
 
 def tapeable(t: ir.Type) -> bool:
