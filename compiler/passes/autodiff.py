@@ -19,7 +19,10 @@ of a copy `q` of `s` with other fields replaced) accumulates into `adj_s.a[i]`.
 
 Control flow is structured (scf) and handled exactly:
   scf.if     the reverse is an scf.if on the same condition; each branch
-             recomputes its forward values, then reverses them.
+             reverses its forward branch, reading the values it needs from
+             the replay's branch, which yields them as extra results (not
+             replaying the branch again: that copied a branch once per
+             level of nesting; autodiff_control.ForwardYields).
   scf.for / scf.while (static or dynamic trip count, any carried state)
              the reverse is a loop over the iterations from last to first.
              Iteration j needs the carried state s_j: one more forward run
@@ -60,6 +63,10 @@ without a derivative rule, a result of an atomic that a derivative needs
 (the replay does not repeat atomics), a function call (run the inliner first), any op it does not know
 that produces a floating-point value.
 
+The replay computes every forward value; those no adjoint reads (what fed the skipped stores: a branch's
+result, a dead tile FFT) are erased once the adjoint is built (erase_dead_code), as the lowering would not erase
+the ops of the warp dialect, nor a tile computation once it is loops over buffers.
+
 Kernels with the `warp.no_backward` attribute (`enable_backward=False`) are skipped.
 A kernel the pass refuses keeps running forward: the pass records the reason in
 its `warp.adjoint_error` attribute, raised when the adjoint is launched (option
@@ -79,6 +86,7 @@ from ..lazy import LazyModule
 
 tile_table = LazyModule("mlwarp.compiler.builtins.tile_table")  # (a kernel without tiles never loads it)
 from ..dialects.warp import array_dtype, array_ndim, is_array_type, is_tile_type
+from ..dialects.warp.rules import ALLOC, PURE, READ
 from .autodiff_composite import CompositeAdjoints
 from .autodiff_control import ControlFlowAdjoints
 from .autodiff_ir import (REPLAYS, add_values, body_ops, clone_ops, companions_of, derived_kernel, is_diff,
@@ -88,6 +96,7 @@ from .autodiff_tiles import TileAdjoints
 from . import registry
 from .registry import PassError
 from .ir_walk import kernels, ops_named
+from .warp_cse import effect
 
 ADJ_SUFFIX = "_adj"
 ADJOINT_ERROR = "warp.adjoint_error"
@@ -314,7 +323,43 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
                            tape_bytes, constant_calls, natives, given_adjoints=given,
                            own_grads=args[-1]).reverse(ops, mapping, {})
         func.ReturnOp([])
+    erase_dead_code(f)
     return f
+
+
+def erase_dead_code(f) -> None:
+    """Erases the ops of `f` whose results nothing reads and that have no other effect (by the op table's effects,
+    passes/warp_cse.py): the replayed forward values the reverse sweep does not read, with the branches and loops
+    that computed only those."""
+    for region in f.regions:
+        for block in region.blocks:
+            _erase_dead_ops(block)
+
+
+def _erase_dead_ops(block) -> None:
+    for op in reversed(list(block.operations)):  # readers first: a dead chain goes in one sweep
+        op = op.operation
+        for region in op.regions:
+            for inner in region.blocks:
+                _erase_dead_ops(inner)
+        if _effect_free(op) and all(not any(True for _ in r.uses) for r in op.results):
+            op.erase()
+
+
+_STRUCTURED = ("scf.if", "scf.for", "scf.while")
+
+
+def _effect_free(op) -> bool:
+    """Whether erasing `op` (when its results are unused) loses nothing: a warp op the table says is pure, reads or
+    allocates thread memory, arith and math, and branches and loops of such ops only."""
+    if op.name in _STRUCTURED:
+        return all(o.operation.name in ("scf.yield", "scf.condition") or _effect_free(o.operation)
+                   for region in op.regions for block in region.blocks for o in block.operations)
+    if len(op.regions) or not len(op.results):
+        return False
+    if op.name.startswith(("arith.", "math.")):
+        return True
+    return op.name.startswith("warp.") and effect(op) in (PURE, READ, ALLOC)
 
 
 class Autodiff(registry.Autodiff):

@@ -1,6 +1,6 @@
-"""warp-autodiff's adjoints of structured control flow: scf.if (each branch recomputed, then reversed) and
-scf.for / scf.while (LoopReverse: the iterations from last to first, their states taped, checkpointed or
-recomputed; autodiff.py's docstring). ReverseBuilder (autodiff.py) mixes ControlFlowAdjoints in."""
+"""warp-autodiff's adjoints of structured control flow: scf.if (each branch reversed from the values the forward
+replay's branch yields) and scf.for / scf.while (LoopReverse: the iterations from last to first, their states taped,
+checkpointed or recomputed; autodiff.py's docstring). ReverseBuilder (autodiff.py) mixes ControlFlowAdjoints in."""
 
 from __future__ import annotations
 
@@ -19,28 +19,49 @@ class ControlFlowAdjoints:
 
     # -- scf.if -------------------------------------------------------------------------------
     def op_scf_if(self, op, mapping, adj):
+        """The reverse of a branch: an scf.if on the replayed condition whose branches reverse the forward
+        branches. The values a branch's reverse reads are the forward replay's (`forward`, the clone of `op` that
+        clone_ops made before this sweep), which yields them (ForwardYields); a branch replayed again inside its
+        reverse would put a copy of its body in every enclosing branch's reverse (a copy per level of nesting: a
+        mesh traversal inside two branches was compiled three times more). Where the replay cannot yield a value
+        (one computed in a loop of the branch), the reverse replays the branch as before."""
         results = list(op.results)
         if not any(r in adj for r in results) and not has_adjoint_effects(op):
             return
+        forward = mapping.get(op)
+        if forward is not None:
+            rev, free = self.reverse_branches(op, mapping, adj, replay=False)
+            yields = ForwardYields(forward, rev.operation)
+            if yields.possible():
+                mapping[op] = yields.apply()
+                take_adjoints(free, rev, adj)
+                return
+            rev.operation.erase()
+        rev, free = self.reverse_branches(op, mapping, adj, replay=True)
+        take_adjoints(free, rev, adj)
+
+    def reverse_branches(self, op, mapping, adj, replay: bool):
+        """The reverse scf.if of `op`, yielding the adjoints of the values its branches read from outside. With
+        `replay`, each branch first replays its forward part (else `mapping` holds the forward replay's values)."""
         free = free_values(op)
         cond = mapping.get(op.operands[0], op.operands[0])
         rev = scf.IfOp(cond, [v.type for v in free], has_else=True)
         for src_region, block in zip(op.regions, (rev.then_block, rev.else_block)):
             if not src_region.blocks:  # an scf.if without else (canonicalize drops an empty one)
                 with ir.InsertionPoint(block):
-                    scf.YieldOp([self.adj_or_zero({v: adj[v] for v in free if v in adj}, v) for v in free])
+                    scf.YieldOp([self.adj_or_zero(adj, v) for v in free])
                 continue
             src = src_region.blocks[0]
             with ir.InsertionPoint(block):
                 local_map, local_adj = dict(mapping), {v: adj[v] for v in free if v in adj}
-                clone_ops(body_ops(src), local_map)
-                for y, r in zip(terminator(src).operands, results):
+                if replay:
+                    clone_ops(body_ops(src), local_map)
+                for y, r in zip(terminator(src).operands, op.results):
                     if r in adj:
                         self.accumulate(local_adj, y, adj[r])
                 self.reverse(body_ops(src), local_map, local_adj)
                 scf.YieldOp([self.adj_or_zero(local_adj, v) for v in free])
-        for v, r in zip(free, rev.results):
-            adj[v] = r
+        return rev, free
 
     # -- loops -----------------------------------------------------------------------------------
     def op_scf_for(self, op, mapping, adj):
@@ -48,6 +69,145 @@ class ControlFlowAdjoints:
 
     def op_scf_while(self, op, mapping, adj):
         LoopReverse(self, op, mapping, adj).emit()
+
+
+def take_adjoints(free, rev, adj) -> None:
+    for v, r in zip(free, rev.results):
+        adj[v] = r
+
+
+def inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    """Whether `op` is nested (at any depth) in `ancestor`'s regions."""
+    parent = op.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+class ForwardYields:
+    """The values of a forward replay's scf.if (`forward`) that its reverse (`reverse`, the scf.if after it) reads,
+    made available after `forward`: the ifs holding them (`forward`, or an if nested in it) yield them as extra
+    results, the other branch a zero, from the innermost if out. `possible()` first: a value defined in a loop of
+    the branch, or of a type without a zero to yield in the other branch (an array, a struct holding one), is not
+    (the reverses of loops and of memory accesses replay or remap what they read, so neither has been seen)."""
+
+    def __init__(self, forward: ir.Operation, reverse: ir.Operation):
+        self.forward, self.reverse = forward.operation, reverse.operation
+        self.inner = set()  # the values defined inside forward (its results are not)
+
+        def collect(o):
+            if o != self.forward:
+                self.inner.update(o.results)
+            for region in o.regions:
+                for block in region.blocks:
+                    self.inner.update(block.arguments)
+            return ir.WalkResult.ADVANCE
+
+        self.forward.walk(collect)
+        self.readers = []  # (op of the reverse, forward value it reads)
+
+        def scan(o):
+            for v in o.operands:
+                if v in self.inner:
+                    self.readers.append((o, v))
+            return ir.WalkResult.ADVANCE
+
+        self.reverse.walk(scan)
+        self.yielded = {}  # inner value -> its current stand-in (the value itself, then each if's new result)
+
+    def possible(self) -> bool:
+        return all(self._plan(v) for _, v in self.readers)
+
+    def _plan(self, v) -> bool:
+        if v in self.yielded:
+            return True
+        if not isinstance(v, ir.OpResult) or not tapeable(v.type):
+            return False  # (a block argument: a loop's)
+        parent = v.owner.operation.parent
+        while parent != self.forward:
+            if parent.name != "scf.if":
+                return False
+            parent = parent.parent
+        self.yielded[v] = v
+        return True
+
+    def apply(self) -> ir.Operation:
+        """Rewrites the forward replay and the reverse's readers; returns the forward replay's new scf.if."""
+        replaced, renamed = [], {}  # the ifs rebuilt with more results (erased at the end); old result -> new
+        while True:
+            depth = {}
+            for v, current in self.yielded.items():
+                holder = current.owner.operation.parent
+                if inside(holder, self.forward) or holder == self.forward:
+                    depth.setdefault(holder, self._depth(holder))
+            if not depth:
+                break
+            holder = max(depth, key=depth.get)
+            values = [v for v, current in self.yielded.items() if current.owner.operation.parent == holder]
+            new_if, outs = yield_more(holder, [self.yielded[v] for v in values])
+            if new_if != holder:
+                renamed.update(zip(holder.results, new_if.results))
+                replaced.append(holder)
+            for v, out in zip(values, outs):
+                for use in list(self.yielded[v].uses):
+                    if not inside(use.owner.operation, new_if):
+                        use.owner.operation.replace_uses_of_with(self.yielded[v], out)
+                self.yielded[v] = out
+            for v, current in self.yielded.items():
+                self.yielded[v] = renamed.get(current, current)
+            if holder == self.forward:
+                self.forward = new_if
+        for op in reversed(replaced):  # (kept until here: their old results were keys of `renamed`)
+            op.erase()
+        return self.forward
+
+    def _depth(self, op) -> int:
+        n = 0
+        while op != self.forward:
+            op, n = op.parent, n + 1
+        return n
+
+
+def yield_more(if_op: ir.Operation, values) -> tuple:
+    """The results of `if_op` that give `values` (each defined in one of its branches) where their branch runs: a
+    value the branch yields already is that result; the others are extra results of an scf.if built before
+    `if_op` to replace it (the other branch yields a zero for each; `if_op`'s blocks move there, and it is left
+    empty: the caller erases it). Returns (the scf.if now, the values' results)."""
+    blocks = [region.blocks[0] if len(region.blocks) else None for region in if_op.regions]
+
+    def yielded_at(v):
+        block = blocks[0] if v.owner.operation.block == blocks[0] else blocks[1]
+        operands = list(terminator(block).operands)
+        return operands.index(v) if v in operands else None
+
+    n = len(if_op.results)
+    positions = [yielded_at(v) for v in values]
+    extra = [v for v, k in zip(values, positions) if k is None]
+    if not extra:
+        return if_op, [if_op.results[k] for k in positions]
+    with ir.InsertionPoint(if_op), if_op.location:
+        new = ir.Operation.create("scf.if", results=[r.type for r in if_op.results] + [v.type for v in extra],
+                                  operands=list(if_op.operands),
+                                  attributes={a: if_op.attributes[a] for a in if_op.attributes}, regions=2)
+    for block, new_region in zip(blocks, new.regions):
+        if block is not None:
+            block.append_to(new_region)
+            last = terminator(block)
+            kept = list(last.operands)
+        else:  # an scf.if without else and without results: it gets an else
+            block, last, kept = new_region.blocks.append(), None, []
+        with ir.InsertionPoint(last) if last is not None else ir.InsertionPoint(block), if_op.location:
+            scf.YieldOp(kept + [v if v.owner.operation.block == block else zero(v.type) for v in extra])
+        if last is not None:
+            last.erase()
+    for old, new_result in zip(if_op.results, list(new.results)[:n]):
+        old.replace_all_uses_with(new_result)
+    outs, added = [], iter(list(new.results)[n:])
+    for k in positions:
+        outs.append(new.results[k] if k is not None else next(added))
+    return new, outs
 
 
 def tapeable(t: ir.Type) -> bool:

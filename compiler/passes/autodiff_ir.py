@@ -157,6 +157,8 @@ def clone_ops(ops, mapping: dict, pure: bool = True, given=frozenset()) -> None:
                     clone_ops(block.operations, mapping, pure)
         for r, nr in zip(op.results, new.results):
             mapping[r] = nr
+        if op.name == "scf.if":  # the branch's reverse reads its values from this replay (op_scf_if)
+            mapping[op] = new
 
 
 def derived_kernel(kernel, name: str, link_attr: str, extra=()):

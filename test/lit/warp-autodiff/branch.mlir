@@ -1,16 +1,17 @@
 // RUN: mlwarp-opt %s --warp-autodiff --canonicalize | FileCheck %s
-// The reverse of an scf.if is an scf.if on the same (replayed) condition; each branch recomputes
-// its forward values, reverses them, and yields the adjoints of the values it reads from outside.
+// The reverse of an scf.if is an scf.if on the same (replayed) condition; each branch reverses its forward
+// branch, reading the forward replay's values (branch-yields.mlir: the replay yields those it needs), and
+// yields the adjoints of the values it reads from outside.
 
 // CHECK-LABEL: func.func @k_adj(
 // CHECK: %[[XI:.+]] = "warp.load"(%arg0
 // CHECK: %[[C:.+]] = "warp.gt"(%[[XI]]
-// forward replay of the branch (its result is dead: the store is not replayed)
-// CHECK: scf.if %[[C]] {
+// the forward replay of the branch is gone: its result fed only the store, which the replay skips
+// CHECK-NOT: scf.if %[[C]] {
 // CHECK: %[[AV:.+]] = "warp.load"(%arg3
-// reverse: then: v = x * x  ->  adj_x = x * adj_v + x * adj_v; else: v = x -> adj_x = adj_v
+// reverse: then: v = x * x  ->  adj_x = x * adj_v + x * adj_v (x * x is not computed again); else: v = x
+// -> adj_x = adj_v
 // CHECK: %[[AX:.+]] = scf.if %[[C]] -> (f32) {
-// CHECK-NEXT: %[[M:.+]] = "warp.mul"(%[[XI]], %[[XI]])
 // CHECK-NEXT: %[[A1:.+]] = "warp.mul"(%[[XI]], %[[AV]])
 // CHECK-NEXT: %[[A2:.+]] = "warp.mul"(%[[XI]], %[[AV]])
 // CHECK-NEXT: %[[S:.+]] = "warp.add"(%[[A1]], %[[A2]])
