@@ -239,11 +239,15 @@ class CpuKernel:
         self.library = ctypes.CDLL(library_path)
         self.entry = self._function(entry)
         self.address = ctypes.cast(self.entry, ctypes.c_void_p).value  # for the native pool
-        # `<entry>_serial` (kernels with atomics): plain read-modify-writes, for runs on one thread
-        try:
-            self.serial = self._function(entry + "_serial")
-        except AttributeError:
-            self.serial = self.entry
+        # `<entry>_serial` (kernels with atomics): plain read-modify-writes, for runs on one thread; where the
+        # compiler left it out, `<entry>_private` is that same function (warp-cpu-serial-copy)
+        self.serial = self.entry
+        for suffix in ("_serial", "_private"):
+            try:
+                self.serial = self._function(entry + suffix)
+                break
+            except AttributeError:
+                pass
         self.load_ms = (time.perf_counter() - t) * 1e3  # MLWARP_TIMINGS prints it as the "load" stage
         self.ns_per_thread = None  # measured on the calling thread: what a serial launch would cost
         self.parallel_ns = None  # a parallel launch's wall time per thread, the last one measured

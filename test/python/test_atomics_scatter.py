@@ -312,3 +312,20 @@ def test_two_threads_sum_range_0_into_the_array_and_range_1_into_a_copy(native, 
     want = want + copy
     assert runs and runs[0] is not False
     np.testing.assert_array_equal(out.numpy().view(np.int32), want.view(np.int32))
+
+
+def test_one_thread_runs_the_private_copy_when_it_has_no_atomic_left(native):
+    # warp-cpu-serial-copy leaves out `_serial` where `_private` has every atomic plain (spring_forces: f is only
+    # summed into): a launch on one thread runs `_private` on the arrays themselves, in thread order
+    kernel = spring_forces.compiled(wp.get_device("cpu"))
+    assert kernel.serial.__name__ == "spring_forces_cpu_private"
+    assert not hasattr(kernel.library, "spring_forces_cpu_serial")
+    x, a, b = _springs()
+    config.cpu_threads = 1
+    f = wp.zeros(len(x), dtype=wp.vec3)
+    wp.launch(spring_forces, len(a), inputs=[wp.array(x, dtype=wp.vec3), wp.array(a.astype(np.int32), dtype=int),
+                                             wp.array(b.astype(np.int32), dtype=int), 3.0, f])
+    np.testing.assert_allclose(f.numpy(), _reference_forces(x, a, b, 3.0), rtol=1e-5, atol=1e-5)
+    # a kernel without a private copy (ticket reads the atomics' old values) keeps its `_serial` copy
+    ticket_kernel = ticket.compiled(wp.get_device("cpu"))
+    assert ticket_kernel.serial.__name__ == "ticket_cpu_serial" and ticket_kernel.private is None

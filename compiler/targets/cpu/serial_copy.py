@@ -1,6 +1,11 @@
 """warp-cpu-serial-copy: each CPU entry with atomics gets a copy `<entry>_serial` whose atomics are plain
 read-modify-writes, which the runtime calls when a launch runs on one thread.
 
+An entry whose `<entry>_private` copy (warp-cpu-privatize-scatter) already has every atomic plain (all its atomics
+sum into arrays it only sums into: a mass-spring's forces, most adjoints' gradients) gets no `_serial` copy: that
+copy would be the same function, and each copy is another full body for LLVM (an adjoint library is mostly its
+entries' copies). The runtime then runs `_private` on one thread (runtime/cpu.py: `_serial`, else `_private`).
+
 A launch on one thread has nothing to race with; Warp's CPU atomics are plain too, and a
 `lock cmpxchg` loop per float atomic costs several times more. Runs after
 warp-cpu-privatize-atomics, so the copy keeps the private accumulators (and only their flush
@@ -16,6 +21,7 @@ from ...dialects import llvm
 from ...passes import registry
 from ...passes.ir_walk import ops_named
 from .cpu_entry import cpu_entries
+from .privatize_scatter import private_name
 
 
 def serial_name(entry: str) -> str:
@@ -30,19 +36,26 @@ _SERIAL_RMW = {"add": arith.AddIOp, "sub": arith.SubIOp, "fadd": arith.AddFOp, "
                "fminimum": arith.MinimumFOp, "_and": arith.AndIOp, "_or": arith.OrIOp, "_xor": arith.XOrIOp}
 
 
-def add_serial_copy(entry) -> bool:
+def _serial_changes(rmw) -> bool:
+    kind = llvm.AtomicBinOp(ir.IntegerAttr(rmw.attributes["bin_op"]).value).name
+    return kind in _SERIAL_RMW or kind == "xchg"
+
+
+def add_serial_copy(entry, private=None) -> bool:
     """Clones `entry` as `<entry>_serial` with each atomicrmw as load, op, store (the old value is the
-    result, as atomicrmw's). False when the entry has no atomics (no copy)."""
+    result, as atomicrmw's). False when the entry has no atomics, or when `private` (its `_private` copy, or
+    None) has none this copy would make plain: no copy."""
     if not ops_named(entry.operation, {"llvm.atomicrmw"}):
+        return False
+    if private is not None and not any(_serial_changes(r) for r in ops_named(private, {"llvm.atomicrmw"})):
         return False
     copy = entry.operation.clone(ip=ir.InsertionPoint.after(entry))
     name = ir.StringAttr(entry.attributes["sym_name"]).value
     copy.attributes["sym_name"] = ir.StringAttr.get(serial_name(name))
     for rmw in ops_named(copy, {"llvm.atomicrmw"}):
-        kind = llvm.AtomicBinOp(ir.IntegerAttr(rmw.attributes["bin_op"]).value).name
-        op = _SERIAL_RMW.get(kind)
-        if op is None and kind != "xchg":
+        if not _serial_changes(rmw):
             continue
+        op = _SERIAL_RMW.get(llvm.AtomicBinOp(ir.IntegerAttr(rmw.attributes["bin_op"]).value).name)
         ptr, value = rmw.operands[0], rmw.operands[1]
         with ir.InsertionPoint(rmw), rmw.location:
             old = llvm.load(value.type, ptr)
@@ -54,5 +67,8 @@ def add_serial_copy(entry) -> bool:
 
 class CpuSerialCopy(registry.CpuSerialCopy):
     def run(self, module):
+        functions = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+                     for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"}
         for entry in cpu_entries(module):
-            add_serial_copy(entry)
+            name = ir.StringAttr(entry.attributes["sym_name"]).value
+            add_serial_copy(entry, functions.get(private_name(name)))
