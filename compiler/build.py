@@ -185,9 +185,13 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
     if adj_error is None:  # the kernel runs forward; its adjoint launch raises this
         adj_error = build.side_tables.get(ADJOINT_ERRORS_ATTR, {}).get(kir.name)
     sites = build.side_tables.get(SITES_ATTR, []) if options.debug else None
+    adj_entry = tm.entry_name(adjoint_name(kir.name)) if options.backward and not adj_error else None
+    # an adjoint-only library (the CPU's with_adjoint one) has no entry for the kernel itself: its adjoint's
+    # stands in (the kernel's own library runs it forward)
+    entry = adj_entry if options.adjoint_only and adj_entry and target == "cpu" else \
+        tm.entry_name(tangent_name(kir.name) if options.jvp else kir.name)
     return CompiledKernel(
-        target=target, entry=tm.entry_name(tangent_name(kir.name) if options.jvp else kir.name),
-        adj_entry=tm.entry_name(adjoint_name(kir.name)) if options.backward and not adj_error else None,
+        target=target, entry=entry, adj_entry=adj_entry,
         adj_error=adj_error, debug_sites=sites, tid_dims=4 if "cpu_lanes" in build.meta else kir.tid_dims,
         timings_ms=dict(times),
         files=build.files, extra=build.meta)

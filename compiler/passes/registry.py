@@ -186,10 +186,14 @@ class CpuBlockLanes(Pass):
                    "lanes: loops over the lanes between the cooperative tile operations, per-lane values in tiles")
 
 
+@dataclasses.dataclass(frozen=True)
 class CpuEntry(Pass):
     name = "warp-cpu-entry"
     implementation = "mlwarp.compiler.targets.cpu.cpu_entry"
     description = "Wrap each kernel in a CPU entry point looping over a range of linear thread indices"
+    # a library for the adjoints only (the CPU's with_adjoint libraries: the kernel's own library runs it forward):
+    # a kernel k next to its adjoint k_adj gets no entry and is erased
+    adjoint_only: bool = False
 
 
 class CpuInterchangeLoops(Pass):

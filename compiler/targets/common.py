@@ -71,6 +71,9 @@ class BuildOptions:
     # CPU: Warp's lanes per block for tile kernels (options["cpu_block_dim"]: a launch with
     # wp.config.enable_cpu_blocks and block_dim > 1); 1: one lane per block
     cpu_block_dim: int = 1
+    # CPU: a library for the adjoint only (a kernel's with_adjoint library: autodiff/adjoint.py; its own library
+    # runs it forward), whose kernels with an adjoint get no entry of their own (warp-cpu-entry{adjoint-only})
+    adjoint_only: bool = False
 
     @classmethod
     def of(cls, options: dict | None, **extra) -> "BuildOptions":
@@ -81,7 +84,8 @@ class BuildOptions:
                    adjoint_declared=bool(options.get("adjoint_declared", options.get("enable_backward", True)))
                    and not jvp,
                    no_avx512=bool(options.get("no_avx512", False)), inserted=passes_for(options),
-                   cpu_block_dim=int(options.get("cpu_block_dim", 1)), **extra)
+                   cpu_block_dim=int(options.get("cpu_block_dim", 1)),
+                   adjoint_only=bool(options.get("with_adjoint", False)) and not jvp, **extra)
 
 
 

@@ -76,3 +76,39 @@ def test_gathers_left_out_on_cpus_where_they_are_slow():
     assert tuned_features(b"skylake", b"+avx2") == b"+avx2"
     _, cpu, features, _ = host_target()
     assert features.endswith(b",+prefer-no-gather") == cpu.startswith(b"znver")
+
+
+def test_adjoint_only_libraries_leave_the_kernels_own_entries_out():
+    # a kernel's with_adjoint library (autodiff/adjoint.py) holds its adjoint's entries only: the kernel's own
+    # library runs it forward
+    table = stage_table("cpu", BuildOptions.of({"with_adjoint": True}))
+    assert "warp-cpu-entry{adjoint-only=true}" in passes(table, "lowered")
+    assert "warp-cpu-entry" in passes(stage_table("cpu", BuildOptions.of({})), "lowered")
+    assert not BuildOptions.of({"with_adjoint": True, "jvp": True}).adjoint_only
+
+
+def test_an_adjoint_library_has_no_forward_entry():
+    import ctypes
+
+    import numpy as np
+
+    import mlwarp as wp
+    from mlwarp.autodiff.adjoint import adjoint_kernel, with_adjoint
+
+    @wp.kernel
+    def cube(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        wp.atomic_add(y, 0, x[i] * x[i] * x[i])
+
+    x = wp.array(np.arange(4, dtype=np.float32), requires_grad=True)
+    y = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(cube, 4, inputs=[x, y])
+    tape.backward(loss=y)
+    np.testing.assert_allclose(x.grad.numpy(), 3.0 * np.arange(4) ** 2)
+    device = wp.get_device("cpu")
+    meta = with_adjoint(cube).compiled(device).meta
+    assert meta["entry"] == meta["adj_entry"] == "cube_adj_cpu"
+    library = ctypes.CDLL(f"{meta['dir']}/{meta['library']}")
+    assert not hasattr(library, "cube_cpu") and adjoint_kernel(cube, device) is with_adjoint(cube).compiled(device)

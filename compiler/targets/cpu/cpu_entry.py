@@ -160,7 +160,19 @@ def _assume_non_negative(values) -> None:
 
 class CpuEntry(registry.CpuEntry):
     def run(self, module):
-        for kernel in kernels(module):
+        found = kernels(module)
+        if self.adjoint_only:  # (an adjoint replays what it needs of k: k's own code would be compiled for nothing)
+            from ...passes.autodiff import adjoint_name  # lazy: the adjoint passes (loaded already in a build)
+
+            names = {ir.StringAttr(k.attributes["sym_name"]).value for k in found}
+            keep, primal = [], []
+            for k in found:
+                has_adjoint = adjoint_name(ir.StringAttr(k.attributes["sym_name"]).value) in names
+                (primal if has_adjoint else keep).append(k)
+            for kernel in primal:
+                kernel.erase()
+            found = keep
+        for kernel in found:
             self.wrap(module, kernel)
 
     def wrap(self, module, kernel):

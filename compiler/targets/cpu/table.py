@@ -59,7 +59,9 @@ def stages(o: BuildOptions) -> list:
     # Warp's CPU lanes first (a module built for them: warp-cpu-block-lanes), on the warp dialect's tile ops, then
     # the block-wide geometry queries it kept at block level
     tiles = (CpuBlockLanes(), ExpandGeometry(), *TILES[:at], matmul, *TILES[at:])
-    return [*warp_stages(o), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", LOWER),
+    lower = tuple(CpuEntry(adjoint_only=True) if isinstance(p, CpuEntry) else p for p in LOWER) if o.adjoint_only \
+        else LOWER
+    return [*warp_stages(o), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", lower),
             Stage("tiles-to-llvm", TILES_TO_LLVM, only_if=TILES_ATTR), Stage("llvm", llvm),
             Stage("llvm-ir", emit=emit_llvm_ir, timing="llvm"), Stage("object", emit=emit_object, timing="llvm"),
             Stage("library", emit=emit_library, timing="link")]

@@ -69,6 +69,8 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
             raise LaunchError(f"Error launching kernel '{kernel.key}': its library has no adjoint entry")
         if device.is_cuda:  # the adjoint entry of the same CUDA module (runtime/cuda/module.py)
             found = compiled.sibling(meta["adj_entry"])
+        elif meta.get("entry") == meta["adj_entry"]:  # an adjoint-only library: its entry is the adjoint's
+            found = compiled
         else:
             found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"],
                               meta.get("vector_libm", True), meta.get("prints", True))
