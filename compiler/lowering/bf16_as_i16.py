@@ -11,10 +11,19 @@ whose layout equals i16's.
 
 from __future__ import annotations
 
+import functools
+
 from mlir import ir
 from mlir.dialects import arith
 
 from ..passes import registry
+
+
+@functools.lru_cache(maxsize=4096)
+def _has_bf16(t: ir.Type) -> bool:
+    # (asked of every value's type: each distinct type printed once; a kept type keeps its context alive until
+    # it is evicted, so no later context's type meets it)
+    return "bf16" in str(t)
 
 
 def _replace(t: ir.Type) -> ir.Type:
@@ -28,12 +37,12 @@ class Bf16AsI16(registry.Bf16AsI16):
     def run(self, module):
         def visit(op):
             for r in op.results:
-                if "bf16" in str(r.type):
+                if _has_bf16(r.type):
                     r.set_type(_replace(r.type))
             for region in op.regions:
                 for block in region.blocks:
                     for a in block.arguments:
-                        if "bf16" in str(a.type):
+                        if _has_bf16(a.type):
                             a.set_type(_replace(a.type))
             if op.name == "llvm.func" and "bf16" in str(op.attributes["function_type"]):
                 op.attributes["function_type"] = ir.TypeAttr.get(
