@@ -43,7 +43,7 @@ LABELS = {"mlwarp": "mlwarp", "mlwarp-1thread": "mlwarp, one thread", "warp": "W
           "torch": "PyTorch", "torch-1thread": "PyTorch, one thread", "numpy": "NumPy"}
 REFERENCE = "warp"
 CHECK_FRAMES = 60  # benchmark_cloth.py's sim_frames
-PAUSE_S = 0.1  # between turns: lets a finished turn's spinning worker threads (OpenMP, XLA) go to sleep
+PAUSE_S = 0.5  # between turns: lets a finished turn's spinning worker threads (OpenMP, XLA, OpenBLAS) go to sleep
 
 
 def frames_per_batch(dim):
