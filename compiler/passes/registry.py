@@ -190,7 +190,8 @@ class CpuBlockLanes(Pass):
 class CpuEntry(Pass):
     name = "warp-cpu-entry"
     implementation = "mlwarp.compiler.targets.cpu.cpu_entry"
-    description = "Wrap each kernel in a CPU entry point looping over a range of linear thread indices"
+    description = ("Wrap each kernel in a CPU entry point looping over a range of linear thread indices (adjoint-only: "
+                   "not a kernel with an adjoint in the module, which is erased)")
     # a library for the adjoints only (the CPU's with_adjoint libraries: the kernel's own library runs it forward):
     # a kernel k next to its adjoint k_adj gets no entry and is erased
     adjoint_only: bool = False
@@ -228,7 +229,8 @@ class PrivatizeScatter(Pass):
 class CpuSerialCopy(Pass):
     name = "warp-cpu-serial-copy"
     implementation = "mlwarp.compiler.targets.cpu.serial_copy"
-    description = "Add `<entry>_serial`, a copy of each CPU entry with atomics as plain read-modify-writes"
+    description = ("Add `<entry>_serial`, a copy of each CPU entry with atomics as plain read-modify-writes (none "
+                   "where `<entry>_private` already has every atomic plain: the runtime runs that one)")
 
 
 @dataclasses.dataclass(frozen=True)
