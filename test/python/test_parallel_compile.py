@@ -172,3 +172,50 @@ def test_a_first_backward_pass_compiles_its_adjoints_side_by_side(tmp_path):
     assert compiled_here == "0"
     entries = [n for n in os.listdir(tmp_path / "cache") if not n.startswith(".")]
     assert sorted(n.rsplit("-", 1)[0] for n in entries) == ["scaled_sin"] * 2 + ["square"] * 2 + ["total"] * 2
+
+
+RECORDED = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import mlwarp as wp
+    from mlwarp.autodiff.adjoint import with_adjoint
+    from mlwarp.kernels import parallel_compile
+    from mlwarp.runtime import cache
+
+    @wp.kernel
+    def cube(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        wp.atomic_add(y, 0, x[i] * x[i] * x[i])
+
+    x = wp.array(np.array([0.5, 1.0, 2.0], np.float32), requires_grad=True)
+    y = wp.zeros(1, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(cube, 3, inputs=[x, y])
+    key = with_adjoint(cube).cache_key(wp.get_device("cpu"))
+    child = parallel_compile._background.get(key)
+    started = child is not None  # the adjoint library compiling while the program goes on
+    if sys.argv[1] == "exit":  # leaves with the compile running: it is stopped, not left behind
+        print(child.pid)
+        sys.exit(0)
+    stores = []
+    real = cache.store
+    cache.store = lambda *a, **k: (stores.append(a[0]), real(*a, **k))[1]  # a compile in this process
+    tape.backward(y)
+    print(started, key not in parallel_compile._background, len(stores), *x.grad.numpy())
+""")
+
+
+def test_a_recorded_launch_starts_compiling_its_adjoint_in_the_background(tmp_path):
+    # the tape's launch starts the with_adjoint library's compile; backward() waits for it instead of compiling
+    started, done, compiled_here, *grads = _run(tmp_path, RECORDED, "backward").split()
+    assert (started, done, compiled_here) == ("True", "True", "0")
+    assert [float(g) for g in grads] == pytest.approx([3 * 0.25, 3 * 1.0, 3 * 4.0], rel=1e-6)  # 3 x^2
+    entries = [n for n in os.listdir(tmp_path / "cache") if not n.startswith(".")]
+    assert sorted(n.rsplit("-", 1)[0] for n in entries) == ["cube", "cube"]  # forward and adjoint libraries
+
+
+def test_a_background_compile_still_running_at_exit_is_stopped(tmp_path):
+    pid = int(_run(tmp_path, RECORDED, "exit"))
+    with pytest.raises(ProcessLookupError):  # reaped: not running, not a zombie of a dead parent
+        os.kill(pid, 0)

@@ -31,6 +31,7 @@ from mlir.dialects import arith, func, scf
 from ...dialects import llvm
 from ...dialects.warp import builders as wb
 from ...passes import registry
+from ...passes.autodiff import adjoint_name
 from ...passes.registry import PassError
 from ...passes.ir_walk import kernels, ops_named
 from ...lowering.arrays_to_llvm import ELEM_BYTES_ATTR
@@ -162,8 +163,6 @@ class CpuEntry(registry.CpuEntry):
     def run(self, module):
         found = kernels(module)
         if self.adjoint_only:  # (an adjoint replays what it needs of k: k's own code would be compiled for nothing)
-            from ...passes.autodiff import adjoint_name  # lazy: the adjoint passes (loaded already in a build)
-
             names = {ir.StringAttr(k.attributes["sym_name"]).value for k in found}
             keep, primal = [], []
             for k in found:

@@ -19,7 +19,9 @@ def recording() -> bool:
 def record_launch(kernel, dims, inputs, outputs, device) -> None:
     """Called by wp.launch after a forward launch: the innermost active tape records it."""
     if _active:
-        _active[-1].launches.append(("launch", kernel, dims, list(inputs), list(outputs), device))
+        tape = _active[-1]
+        tape.launches.append(("launch", kernel, dims, list(inputs), list(outputs), device))
+        tape.adjoint_needed_later(kernel, device)
         if config.verify_autograd_array_access:  # overwrites of arrays a recorded launch read (access.py)
             access.check_launch(kernel, list(inputs) + list(outputs))
 

@@ -21,7 +21,7 @@ from mlwarp.autodiff.adjoint import launch_adjoint, with_adjoint
 from mlwarp.arrays.array import array
 from mlwarp.config import config
 from mlwarp.kernels.kernel import Kernel
-from mlwarp.kernels.parallel_compile import compile_ahead
+from mlwarp.kernels.parallel_compile import compile_ahead, compile_in_background
 from mlwarp.autodiff.overwrites import Overwrites, struct_arrays as _struct_arrays, swap
 from mlwarp.launching.launch_args import launch_dims
 from mlwarp.runtime import capture as _capture
@@ -135,6 +135,17 @@ class Tape:
         if config.verify_autograd_array_access:  # the recorded reads are consumed
             access.clear_read_marks(self._arrays())
 
+    def adjoint_needed_later(self, kernel, device) -> None:
+        """A CPU launch this tape recorded: its kernel's adjoint library (which the forward library leaves out)
+        starts compiling in the background, on a core the forward pass leaves idle (kernels/parallel_compile.py),
+        since backward() will most likely launch it. Only a speed-up: a compile that fails is redone, and
+        reported, where the adjoint is launched."""
+        if device.is_cpu and type(kernel) is Kernel and not kernel.is_generic and kernel.declares_backward():
+            try:
+                compile_in_background(with_adjoint(kernel), device)
+            except Exception:  # noqa: BLE001
+                pass
+
     def _compile_adjoints_ahead(self) -> None:
         """The CPU adjoint libraries this backward pass will load, compiled side by side before its first adjoint
         launch asks for one (kernels/parallel_compile.py): a program's first backward pass compiled one per
@@ -149,7 +160,7 @@ class Tape:
                     kernel.declares_backward():
                 seen.add(id(kernel))
                 variants.append(with_adjoint(kernel))
-        if len(variants) > 1:
+        if variants:  # (with one: it may be compiling in the background, and is waited for)
             try:
                 compile_ahead(variants, get_device("cpu"))
             except Exception:  # noqa: BLE001 (the launches compile them, and raise what they raise)

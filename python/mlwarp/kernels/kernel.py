@@ -20,6 +20,7 @@ from mlwarp.core.annotations import closure_cells, resolve_annotation
 from mlwarp.kernels.subscript_annotations import refuse_unions
 from mlwarp.kernels import module as modules
 from mlwarp.launching import cuda_compile
+from mlwarp.kernels import parallel_compile
 from mlwarp.kernels.captures import callees_changed, captured_constants, captured_values, constants_changed
 from mlwarp.config import config
 from mlwarp.kernels.fingerprint import compiler_fingerprint, portable_compiler_fingerprint
@@ -343,6 +344,7 @@ class Kernel:
             return cuda_compile.load(self, device)
         t0 = time.perf_counter()
         key = self.cache_key(device)
+        parallel_compile.wait_for(key)  # (one started in the background: kernels/parallel_compile.py)
         meta = self.cached_entry(key)
         compiled_now = meta is None
         if compiled_now:

@@ -4,12 +4,21 @@ mlwarp compiles a kernel at its first launch, in a process of its own (compiler/
 module's kernels together. Where the kernels a program will launch are known before it launches them
 (`wp.load_module`, `Module.load`, a geometry structure's build kernels), they compile side by side on the CPU's
 cores and their launches load them from the kernel cache.
+
+Where a kernel will probably be needed later, it compiles in the background (`compile_in_background`): a kernel
+launched while a Tape records will likely have its adjoint launched by `tape.backward()`, so its adjoint library
+starts compiling then, on a core the program leaves idle, while the forward pass goes on (Warp compiles every
+module's backward pass with its forward one, needed or not). At most `cpu_count - 1` such compiles run at a time,
+the others wait in a queue; whoever needs the library first (`wait_for`, a launch or `compile_ahead`) takes over
+its compile. Processes still compiling at exit are stopped (their cache entries are written whole or not at all).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import select
+import signal
 
 from mlwarp.compiler import contained  # imports no MLIR
 from mlwarp.config import config
@@ -23,27 +32,35 @@ def compile_ahead(kernels, device, max_workers: int | None = None) -> None:
     the kernel's launch, which reports it as it would have."""
     if not device.is_cpu or not config.cache_kernels or contained.in_process():
         return
-    pending = [(k, key) for k in kernels if device.alias not in k._compiled
-               for key in [k.cache_key(device)] if k.cached_entry(key) is None]
-    if len(pending) < 2:
+    keys = [(k, k.cache_key(device)) for k in kernels if device.alias not in k._compiled]
+    running = [_background.pop(key) for _, key in keys if key in _background]  # (compiling already: waited for)
+    _queued[:] = [(k, key) for k, key in _queued if all(key != mine for _, mine in keys)]
+    pending = [(k, key) for k, key in keys if k.cached_entry(key) is None and
+               all(key != child.key for child in running)]
+    if len(pending) + len(running) < 2:
+        for child in running:
+            _result(child)
         return  # one compile: its launch's own
-    compile_side_by_side(pending, max_workers)
+    compile_side_by_side(pending, max_workers, running=running)
 
 
-def compile_side_by_side(pending, max_workers: int | None = None, root: str | None = None) -> list:
+def compile_side_by_side(pending, max_workers: int | None = None, root: str | None = None, running=()) -> list:
     """Compiles each (kernel, cache key) of `pending` into the kernel cache (or the folder `root`: the library
-    cache, python -m mlwarp.kernels.precompile), up to `max_workers` compile processes at a time. Returns the
-    [(kernel, exception)] of the compiles that failed."""
+    cache, python -m mlwarp.kernels.precompile), up to `max_workers` compile processes at a time (`running`: compile
+    processes started already, waited for with them). Returns the [(kernel, exception)] of the compiles that
+    failed."""
     from mlwarp.compiler.driver import compile_cpu  # noqa: F401  (lazy: MLIR, loaded before the forks share it)
 
     pending = list(pending)
     failed = []
     workers = max(1, max_workers or os.cpu_count() or 1)
-    running, kernel_of = [], {}
+    running = list(running)
+    kernel_of = {child: child.kernel for child in running}
     while pending or running:
         while pending and len(running) < workers:
             k, key = pending.pop(0)
             child = contained.start(cache.store, (key, k._build), {"root": root}, k.key)
+            child.key, child.kernel = key, k
             kernel_of[child] = k
             running.append(child)
         ready, _, _ = select.select(running, [], [])
@@ -54,3 +71,74 @@ def compile_side_by_side(pending, max_workers: int | None = None, root: str | No
             except Exception as error:  # noqa: BLE001 (the launch compiles it again and raises)
                 failed.append((kernel_of[child], error))
     return failed
+
+
+_background: dict = {}  # cache key -> contained.Child: compiles started by compile_in_background
+_queued: list = []  # (kernel, cache key) waiting for a background slot
+
+
+def compile_in_background(kernel, device) -> None:
+    """Starts compiling `kernel`'s CPU library in a compile process and returns at once (queued when the background
+    slots are taken); its launch, or compile_ahead, later waits for it instead of compiling it again."""
+    if not device.is_cpu or not config.cache_kernels or contained.in_process() or \
+            device.alias in kernel._compiled or kernel.__dict__.get("_background_requested"):
+        return
+    kernel.__dict__["_background_requested"] = True
+    key = kernel.cache_key(device)
+    if key in _background or kernel.cached_entry(key) is not None:
+        return
+    _queued.append((kernel, key))
+    _start_queued()
+
+
+def wait_for(key: str) -> None:
+    """Waits for the background compile of `key`, if one runs (its errors are left to the caller's own compile,
+    which reports them); takes a queued one off the queue (the caller compiles it)."""
+    if _queued:
+        _queued[:] = [(k, queued) for k, queued in _queued if queued != key]
+    child = _background.pop(key, None)
+    if child is not None:
+        _result(child)
+    if _queued:
+        _start_queued()
+
+
+def _slots() -> int:
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+def _start_queued() -> None:
+    for key, child in list(_background.items()):  # the finished ones leave their slots
+        if select.select([child], [], [], 0)[0]:
+            del _background[key]
+            _result(child)
+    while _queued and len(_background) < _slots():
+        kernel, key = _queued.pop(0)
+        if kernel.cached_entry(key) is not None:
+            continue
+        from mlwarp.compiler.driver import compile_cpu  # noqa: F401  (lazy: MLIR, loaded before the fork shares it)
+
+        child = contained.start(cache.store, (key, kernel._build), {}, kernel.key)
+        child.key, child.kernel = key, kernel
+        _background[key] = child
+
+
+def _result(child) -> None:
+    try:
+        child.result()
+    except Exception:  # noqa: BLE001 (the launch that needs it compiles it again and raises)
+        pass
+
+
+@atexit.register
+def _stop_background() -> None:
+    """Stops the compiles still running at exit (nothing waits for them any more)."""
+    _queued.clear()
+    for child in _background.values():
+        try:
+            os.kill(child.pid, signal.SIGKILL)
+            os.waitpid(child.pid, 0)
+            os.close(child.read_end)
+        except OSError:
+            pass
+    _background.clear()
