@@ -304,8 +304,9 @@ def thread_owned_arrays(params) -> frozenset:
     return frozenset(owned)
 
 
-def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozenset(), natives=None) -> func.FuncOp:
-    """Adds `<k>_adj` after `kernel`."""
+def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozenset(), natives=None,
+                  keep_reads: bool = False) -> func.FuncOp:
+    """Adds `<k>_adj` after `kernel` (`keep_reads`: erase_dead_code's)."""
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     body = kernel.regions[0].blocks[0]
     i64 = ir.IntegerType.get_signless(64)
@@ -323,43 +324,43 @@ def build_adjoint(kernel, grads=None, tape_bytes: int = 0, constant_calls=frozen
                            tape_bytes, constant_calls, natives, given_adjoints=given,
                            own_grads=args[-1]).reverse(ops, mapping, {})
         func.ReturnOp([])
-    erase_dead_code(f)
+    erase_dead_code(f, keep_reads)
     return f
 
 
-def erase_dead_code(f) -> None:
+def erase_dead_code(f, keep_reads: bool = False) -> None:
     """Erases the ops of `f` whose results nothing reads and that have no other effect (by the op table's effects,
     passes/warp_cse.py): the replayed forward values the reverse sweep does not read, with the branches and loops
-    that computed only those."""
+    that computed only those. `keep_reads`: array reads stay (a debug build checks their bounds)."""
     for region in f.regions:
         for block in region.blocks:
-            _erase_dead_ops(block)
+            _erase_dead_ops(block, keep_reads)
 
 
-def _erase_dead_ops(block) -> None:
+def _erase_dead_ops(block, keep_reads: bool) -> None:
     for op in reversed(list(block.operations)):  # readers first: a dead chain goes in one sweep
         op = op.operation
         for region in op.regions:
             for inner in region.blocks:
-                _erase_dead_ops(inner)
-        if _effect_free(op) and all(not any(True for _ in r.uses) for r in op.results):
+                _erase_dead_ops(inner, keep_reads)
+        if _effect_free(op, keep_reads) and all(not any(True for _ in r.uses) for r in op.results):
             op.erase()
 
 
 _STRUCTURED = ("scf.if", "scf.for", "scf.while")
 
 
-def _effect_free(op) -> bool:
-    """Whether erasing `op` (when its results are unused) loses nothing: a warp op the table says is pure, reads or
-    allocates thread memory, arith and math, and branches and loops of such ops only."""
+def _effect_free(op, keep_reads: bool = False) -> bool:
+    """Whether erasing `op` (when its results are unused) loses nothing: a warp op the table says is pure, reads
+    (unless `keep_reads`) or allocates thread memory, arith and math, and branches and loops of such ops only."""
     if op.name in _STRUCTURED:
-        return all(o.operation.name in ("scf.yield", "scf.condition") or _effect_free(o.operation)
+        return all(o.operation.name in ("scf.yield", "scf.condition") or _effect_free(o.operation, keep_reads)
                    for region in op.regions for block in region.blocks for o in block.operations)
     if len(op.regions) or not len(op.results):
         return False
     if op.name.startswith(("arith.", "math.")):
         return True
-    return op.name.startswith("warp.") and effect(op) in (PURE, READ, ALLOC)
+    return op.name.startswith("warp.") and effect(op) in ((PURE, ALLOC) if keep_reads else (PURE, READ, ALLOC))
 
 
 class Autodiff(registry.Autodiff):
@@ -382,7 +383,7 @@ class Autodiff(registry.Autodiff):
                     or "warp.tangent_of" in k.attributes:
                 continue
             try:
-                build_adjoint(k, grads, self.tape_bytes, constant_calls, natives)
+                build_adjoint(k, grads, self.tape_bytes, constant_calls, natives, self.keep_reads)
             except PassError as e:
                 # A kernel that cannot be differentiated still runs forward: the reason is kept on it
                 # (`warp.adjoint_error`) and raised when its adjoint is launched. strict: fail here.

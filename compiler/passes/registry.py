@@ -157,6 +157,9 @@ class Autodiff(Pass):
     # a loop tape's stack budget per thread; 0: recompute each iteration's state from the loop start (O(n^2),
     # no memory: GPU threads have a small stack)
     tape_bytes: int = TAPE_BYTES
+    # keep the replay's unused array reads (a debug build: their bounds checks fire as in Warp's adjoint, which
+    # replays the forward reads); off, they are erased with the other dead replay values
+    keep_reads: bool = False
 
 
 class Bf16AsI16(Pass):

@@ -108,7 +108,8 @@ def warp_stages(o: BuildOptions, loop_tape_bytes: int | None = None) -> list:
     # The derivative stage adds k_jvp (forward mode) or k_adj next to each kernel k; without backward the build
     # marks the kernels warp.no_backward, which warp-autodiff leaves alone (it still unlinks @wp.func_grad
     # functions). warp-inline again: the calls of @wp.func_grad functions warp-autodiff kept (or added).
-    reverse = Autodiff() if loop_tape_bytes is None else Autodiff(tape_bytes=loop_tape_bytes)
+    options = {} if loop_tape_bytes is None else {"tape_bytes": loop_tape_bytes}
+    reverse = Autodiff(keep_reads=True, **options) if o.debug else Autodiff(**options)
     table.append(Stage("autodiff", (Jvp() if o.jvp else reverse, Inline(), ExpandGeometry(), "canonicalize", "cse")))
     # asserts: checked in a debug build (warp-bounds-check), erased in a release one, as Warp's C assert
     table.append(Stage("bounds-check", (BoundsCheck(),)) if o.debug else Stage("asserts", (StripAsserts(),)))

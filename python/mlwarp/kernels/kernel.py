@@ -370,7 +370,7 @@ class Kernel:
 
     def is_library_kernel(self) -> bool:
         """Whether mlwarp's own modules define this kernel (whose compiled code the library cache may hold)."""
-        return getattr(self.func, "__module__", "").startswith("mlwarp.")
+        return (getattr(self.func, "__module__", None) or "").startswith("mlwarp.")  # (exec'd code: None)
 
     def _frontend_types(self) -> dict:
         return {n: wt.ArrayT(p.dtype, p.ndim) if isinstance(p, ArrayParam) else p
