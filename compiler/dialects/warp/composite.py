@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from .builders import builtin, create
-from .dialect import is_array_type
+from .dialect import dialect_type_text, is_array_type
 from .explain import split_top_level as split_params  # `a, b<c, d>, [e, f]` at top-level commas
 
 
@@ -108,7 +108,7 @@ def composite(t: ir.Type) -> Composite | None:
 # keeps its context alive until it is evicted, so a key never meets a later context's type at the same address)
 @functools.lru_cache(maxsize=4096)
 def _composite(t: ir.Type) -> Composite | None:
-    s = str(t)
+    s = dialect_type_text(t)
     m = _HEAD.match(s)
     if not m:
         return None

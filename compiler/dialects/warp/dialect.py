@@ -89,7 +89,7 @@ def array_type(dtype: ir.Type, ndim: int) -> ir.Type:
 
 
 @functools.lru_cache(maxsize=4096)
-def _dialect_type_text(t: ir.Type) -> str:
+def dialect_type_text(t: ir.Type) -> str:
     """A dialect type's text, printed once (passes ask about the same few types thousands of times, and a
     struct's text is long); a cached type keeps its context alive until it is evicted."""
     return str(t)
@@ -97,7 +97,7 @@ def _dialect_type_text(t: ir.Type) -> str:
 
 def _text(t: ir.Type) -> str:
     # builtin and LLVM types come back as their own Python classes; warp's (IRDL) types as plain ir.Type
-    return _dialect_type_text(t) if type(t) is ir.Type else ""
+    return dialect_type_text(t) if type(t) is ir.Type else ""
 
 
 def is_array_type(t: ir.Type) -> bool:

@@ -163,14 +163,11 @@ class CpuEntry(registry.CpuEntry):
     def run(self, module):
         found = kernels(module)
         if self.adjoint_only:  # (an adjoint replays what it needs of k: k's own code would be compiled for nothing)
-            names = {ir.StringAttr(k.attributes["sym_name"]).value for k in found}
-            keep, primal = [], []
-            for k in found:
-                has_adjoint = adjoint_name(ir.StringAttr(k.attributes["sym_name"]).value) in names
-                (primal if has_adjoint else keep).append(k)
+            names = {ir.StringAttr(k.attributes["sym_name"]).value: k for k in found}
+            primal = [k for name, k in names.items() if adjoint_name(name) in names]
+            found = [k for k in found if k not in primal]
             for kernel in primal:
                 kernel.erase()
-            found = keep
         for kernel in found:
             self.wrap(module, kernel)
 

@@ -140,7 +140,7 @@ class Tape:
         starts compiling in the background, on a core the forward pass leaves idle (kernels/parallel_compile.py),
         since backward() will most likely launch it. Only a speed-up: a compile that fails is redone, and
         reported, where the adjoint is launched."""
-        if device.is_cpu and type(kernel) is Kernel and not kernel.is_generic and kernel.declares_backward():
+        if device.is_cpu and _has_adjoint_library(kernel):
             try:
                 compile_in_background(with_adjoint(kernel), device)
             except Exception:  # noqa: BLE001
@@ -156,8 +156,7 @@ class Tape:
             if entry[0] != "launch" or not entry[5].is_cpu:
                 continue
             kernel = entry[1]
-            if type(kernel) is Kernel and id(kernel) not in seen and not kernel.is_generic and \
-                    kernel.declares_backward():
+            if id(kernel) not in seen and _has_adjoint_library(kernel):
                 seen.add(id(kernel))
                 variants.append(with_adjoint(kernel))
         if variants:  # (with one: it may be compiling in the background, and is waited for)
@@ -236,3 +235,8 @@ class Tape:
 
     def get_adjoint(self, a):
         return _adjoint_of(a)
+
+
+def _has_adjoint_library(kernel) -> bool:
+    """Whether a CPU launch of `kernel` loads its adjoint from a with_adjoint library (autodiff/adjoint.py)."""
+    return type(kernel) is Kernel and not kernel.is_generic and kernel.declares_backward()

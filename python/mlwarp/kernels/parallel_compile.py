@@ -32,11 +32,11 @@ def compile_ahead(kernels, device, max_workers: int | None = None) -> None:
     the kernel's launch, which reports it as it would have."""
     if not device.is_cpu or not config.cache_kernels or contained.in_process():
         return
-    keys = [(k, k.cache_key(device)) for k in kernels if device.alias not in k._compiled]
-    running = [_background.pop(key) for _, key in keys if key in _background]  # (compiling already: waited for)
-    _queued[:] = [(k, key) for k, key in _queued if all(key != mine for _, mine in keys)]
-    pending = [(k, key) for k, key in keys if k.cached_entry(key) is None and
-               all(key != child.key for child in running)]
+    keys = {k.cache_key(device): k for k in kernels if device.alias not in k._compiled}
+    running = [_background.pop(key) for key in keys if key in _background]  # (compiling already: waited for)
+    _queued[:] = [(k, key) for k, key in _queued if key not in keys]  # (compiled here, below)
+    started = {child.key for child in running}
+    pending = [(k, key) for key, k in keys.items() if key not in started and k.cached_entry(key) is None]
     if len(pending) + len(running) < 2:
         for child in running:
             _result(child)
