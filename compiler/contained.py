@@ -46,6 +46,11 @@ def in_process() -> bool:
     return not hasattr(os, "fork") or bool(_inherited) or os.environ.get("MLWARP_COMPILE_IN_PROCESS") == "1"
 
 
+def in_compile_process() -> bool:
+    """Whether this is a forked compile process (which may fork again: it runs no threads of the user's)."""
+    return bool(_inherited)
+
+
 def contained(what):
     """Decorates a compile function `fn(func, ...)`: it runs in a forked child; `what(args)` names the
     kernel in a crash message."""
@@ -105,9 +110,10 @@ class Child:
         return _collect(self.pid, self.read_end, self.output, self.name)
 
 
-def start(fn, args, kwargs, name) -> Child:
+def start(fn, args, kwargs, name, niceness: int = 0) -> Child:
     """Starts `fn(*args, **kwargs)` in a forked compile process and returns at once: several compiles may run
-    at a time (wp.load_module's max_workers)."""
+    at a time (wp.load_module's max_workers). `niceness`: added to the process's (os.nice), for a compile nothing
+    waits for yet."""
     _import_what_children_loaded()
     read_end, write_end = os.pipe()
     sys.stdout.flush()
@@ -117,6 +123,8 @@ def start(fn, args, kwargs, name) -> Child:
     if pid == 0:  # the child: compile, send the result (or the exception) back, never return
         os.close(read_end)
         os.dup2(output.fileno(), 2)
+        if niceness:
+            os.nice(niceness)
         faulthandler.disable()  # an abort's Python stack would bury LLVM's one-line assertion
         # the collector's full passes over the ~50,000 objects the child inherits (the compiler's modules, MLIR's,
         # the user's) were a fifth of a small kernel's compile; they outlive the child, which collects its own

@@ -219,3 +219,53 @@ def test_a_background_compile_still_running_at_exit_is_stopped(tmp_path):
     pid = int(_run(tmp_path, RECORDED, "exit"))
     with pytest.raises(ProcessLookupError):  # reaped: not running, not a zombie of a dead parent
         os.kill(pid, 0)
+
+
+FIRST_LAUNCH = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import mlwarp as wp
+    from mlwarp.compiler import contained
+    from mlwarp.runtime import cache
+
+    @wp.kernel
+    def cube(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        wp.atomic_add(y, 0, x[i] * x[i] * x[i])
+
+    started = []
+    real_start = contained.start
+    contained.start = lambda fn, args, kwargs, name, niceness=0: (
+        started.append(f"{name}:{niceness}"),
+        real_start(fn, args, kwargs, name, niceness))[1]
+    grad = sys.argv[1] == "grad"
+    x = wp.array(np.array([0.5, 1.0, 2.0], np.float32), requires_grad=grad)
+    y = wp.zeros(1, requires_grad=grad)
+    wp.launch(cube, 3, inputs=[x, y])  # its first launch: outside any tape
+    print(*started)
+    if grad:
+        stores = []
+        real = cache.store
+        cache.store = lambda *a, **k: (stores.append(a[0]), real(*a, **k))[1]  # a compile in this process
+        y.zero_()
+        tape = wp.Tape()
+        with tape:
+            wp.launch(cube, 3, inputs=[x, y])
+        tape.backward(y)
+        print(len(stores), *x.grad.numpy())
+""")
+
+
+def test_a_first_launch_with_arrays_that_require_grad_compiles_the_adjoint_beside_the_kernel(tmp_path):
+    # the adjoint library's compile starts first, in the background at a low priority, then the kernel's own;
+    # backward waits for it
+    launched, backward = _run(tmp_path, FIRST_LAUNCH, "grad").splitlines()
+    assert launched == "cube:10 cube:0"
+    compiled_here, *grads = backward.split()
+    assert compiled_here == "0"
+    assert [float(g) for g in grads] == pytest.approx([3 * 0.25, 3 * 1.0, 3 * 4.0], rel=1e-6)  # 3 x^2
+
+
+def test_a_first_launch_without_gradients_in_sight_compiles_the_kernel_alone(tmp_path):
+    assert _run(tmp_path, FIRST_LAUNCH, "plain") == "cube:0"
+    assert len([n for n in os.listdir(tmp_path / "cache") if not n.startswith(".")]) == 1

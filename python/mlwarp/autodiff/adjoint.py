@@ -24,7 +24,9 @@ import os
 
 import numpy as np
 
-from mlwarp.arrays.array import zeros
+from mlwarp.arrays.array import array, zeros
+from mlwarp.autodiff.overwrites import struct_arrays
+from mlwarp.autodiff.recording import recording
 from mlwarp.arrays.cuda_array import allocate_like
 from mlwarp.launching.debug import after_launch, attach_record, for_launch, hidden_params
 from mlwarp.errors import CompileError, LaunchError
@@ -32,6 +34,8 @@ from mlwarp.launching.cpu_lanes import block_count
 from mlwarp.launching.launch_args import check_arg_count, check_array_arg, check_composite_arg, check_scalar_arg, fold_dims, \
     launch_device, pack_array
 from mlwarp.core import types as wt
+from mlwarp.kernels.kernel import Kernel
+from mlwarp.kernels.parallel_compile import compile_in_background
 from mlwarp.runtime.abi import ArrayParam, launch_struct
 from mlwarp.runtime.cpu import CpuKernel
 
@@ -47,6 +51,36 @@ def with_adjoint(kernel):
             variant.params, variant.is_generic = list(kernel.params), False
         kernel.__dict__["_with_adjoint"] = variant
     return variant
+
+
+def has_adjoint_library(kernel) -> bool:
+    """Whether a CPU launch of `kernel`'s adjoint loads it from a with_adjoint library."""
+    return type(kernel) is Kernel and not kernel.is_generic and kernel.declares_backward()
+
+
+def compile_adjoint_ahead(kernel, args, device) -> None:
+    """Called before a kernel's first CPU launch compiles its own library: where its adjoint will most likely be
+    launched (a Tape records, or an argument is an array that requires grad, or a struct holding one), the adjoint
+    library starts compiling in the background now, beside the forward compile (kernels/parallel_compile.py).
+    Warp compiles every module's backward pass with its forward one; mlwarp compiles an adjoint only where gradients
+    are in sight, in a compile process of low priority, which a launch that needs that core takes it from. A
+    compile the tape would start after the launch (Tape.adjoint_needed_later) starts before the forward compile
+    instead. Only a speed-up: a compile that fails is redone, and reported, where the adjoint is launched."""
+    if not device.is_cpu or device.alias in kernel._compiled or not has_adjoint_library(kernel):
+        return
+    if recording() or any(_requires_grad(a) for a in args):
+        try:
+            compile_in_background(with_adjoint(kernel), device)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _requires_grad(value) -> bool:
+    if isinstance(value, array):
+        return value.requires_grad
+    if wt.is_struct(type(value)):
+        return any(isinstance(a, array) and a.requires_grad for a in struct_arrays(value))
+    return False
 
 
 def adjoint_library(kernel, device):

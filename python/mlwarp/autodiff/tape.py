@@ -17,10 +17,9 @@ from functools import partial
 
 from mlwarp.arrays import access
 from mlwarp.core import types as wt
-from mlwarp.autodiff.adjoint import launch_adjoint, with_adjoint
+from mlwarp.autodiff.adjoint import has_adjoint_library, launch_adjoint, with_adjoint
 from mlwarp.arrays.array import array
 from mlwarp.config import config
-from mlwarp.kernels.kernel import Kernel
 from mlwarp.kernels.parallel_compile import compile_ahead, compile_in_background
 from mlwarp.autodiff.overwrites import Overwrites, struct_arrays as _struct_arrays, swap
 from mlwarp.launching.launch_args import launch_dims
@@ -140,7 +139,7 @@ class Tape:
         starts compiling in the background, on a core the forward pass leaves idle (kernels/parallel_compile.py),
         since backward() will most likely launch it. Only a speed-up: a compile that fails is redone, and
         reported, where the adjoint is launched."""
-        if device.is_cpu and _has_adjoint_library(kernel):
+        if device.is_cpu and has_adjoint_library(kernel):
             try:
                 compile_in_background(with_adjoint(kernel), device)
             except Exception:  # noqa: BLE001
@@ -156,7 +155,7 @@ class Tape:
             if entry[0] != "launch" or not entry[5].is_cpu:
                 continue
             kernel = entry[1]
-            if id(kernel) not in seen and _has_adjoint_library(kernel):
+            if id(kernel) not in seen and has_adjoint_library(kernel):
                 seen.add(id(kernel))
                 variants.append(with_adjoint(kernel))
         if variants:  # (with one: it may be compiling in the background, and is waited for)
@@ -235,8 +234,3 @@ class Tape:
 
     def get_adjoint(self, a):
         return _adjoint_of(a)
-
-
-def _has_adjoint_library(kernel) -> bool:
-    """Whether a CPU launch of `kernel` loads its adjoint from a with_adjoint library (autodiff/adjoint.py)."""
-    return type(kernel) is Kernel and not kernel.is_generic and kernel.declares_backward()

@@ -6,11 +6,12 @@ module's kernels together. Where the kernels a program will launch are known bef
 cores and their launches load them from the kernel cache.
 
 Where a kernel will probably be needed later, it compiles in the background (`compile_in_background`): a kernel
-launched while a Tape records will likely have its adjoint launched by `tape.backward()`, so its adjoint library
-starts compiling then, on a core the program leaves idle, while the forward pass goes on (Warp compiles every
-module's backward pass with its forward one, needed or not). At most `cpu_count - 1` such compiles run at a time,
-the others wait in a queue; whoever needs the library first (`wait_for`, a launch or `compile_ahead`) takes over
-its compile. Processes still compiling at exit are stopped (their cache entries are written whole or not at all).
+launched while a Tape records, or with arrays that require grad, will likely have its adjoint launched by
+`tape.backward()`, so its adjoint library starts compiling at its first launch, beside its forward compile
+(autodiff/adjoint.py compile_adjoint_ahead; Warp compiles every module's backward pass with its forward one,
+needed or not). At most `2 * cpu_count` such compiles run at a time, at a low priority (BACKGROUND_NICENESS), the
+others wait in a queue; whoever needs the library first (`wait_for`, a launch or `compile_ahead`) takes over its
+compile. Processes still compiling at exit are stopped (their cache entries are written whole or not at all).
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def compile_side_by_side(pending, max_workers: int | None = None, root: str | No
     return failed
 
 
+# Background compiles run at this niceness: a launch's threads that need their core take it (a guess must not slow
+# the program down); one the program waits for (wait_for) runs alone on its core, at full speed.
+BACKGROUND_NICENESS = 10
+
 _background: dict = {}  # cache key -> contained.Child: compiles started by compile_in_background
 _queued: list = []  # (kernel, cache key) waiting for a background slot
 
@@ -104,7 +109,9 @@ def wait_for(key: str) -> None:
 
 
 def _slots() -> int:
-    return max(1, (os.cpu_count() or 1) - 1)
+    """Two background compiles a core: at their low priority they take what the program's own work leaves, and a
+    large compile started after a few small ones does not wait for them (they finish first, having less to do)."""
+    return 2 * max(1, os.cpu_count() or 1)
 
 
 def _start_queued() -> None:
@@ -118,7 +125,7 @@ def _start_queued() -> None:
             continue
         from mlwarp.compiler.driver import compile_cpu  # noqa: F401  (lazy: MLIR, loaded before the fork shares it)
 
-        child = contained.start(cache.store, (key, kernel._build), {}, kernel.key)
+        child = contained.start(cache.store, (key, kernel._build), {}, kernel.key, niceness=BACKGROUND_NICENESS)
         child.key, child.kernel = key, kernel
         _background[key] = child
 
