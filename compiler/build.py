@@ -58,6 +58,7 @@ class Build:
     artifacts: dict = dataclasses.field(default_factory=dict)  # stage -> bytes (PTX)
     side_tables: dict = dataclasses.field(default_factory=dict)  # module attribute -> its JSON value
     libraries: list = dataclasses.field(default_factory=list)  # CPU: the libraries the object links
+    objects: list = dataclasses.field(default_factory=list)  # CPU: the object files, one per part (object_code.py)
 
 
 @dataclasses.dataclass

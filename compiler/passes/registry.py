@@ -229,11 +229,16 @@ class PrivatizeScatter(Pass):
                    "are plain, and the table of those parameters, for launches with per-part copies")
 
 
+@dataclasses.dataclass(frozen=True)
 class CpuSerialCopy(Pass):
     name = "warp-cpu-serial-copy"
     implementation = "mlwarp.compiler.targets.cpu.serial_copy"
     description = ("Add `<entry>_serial`, a copy of each CPU entry with atomics as plain read-modify-writes (none "
-                   "where `<entry>_private` already has every atomic plain: the runtime runs that one)")
+                   "where `<entry>_private` already has every atomic plain: the runtime runs that one; private-serves: "
+                   "none where there is a `<entry>_private`)")
+    # an adjoint library's: `_private` runs its one-thread launches even where it keeps atomics (into the gradient
+    # arrays of struct fields); each copy is another full body for LLVM, and an adjoint runs once a backward pass
+    private_serves: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

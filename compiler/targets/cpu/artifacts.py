@@ -35,4 +35,5 @@ def emit_object(build, path: str) -> None:
     build.libraries = needed_libraries(build.module)  # libmvec, for warp-cpu-vector-math's calls
     build.meta["vector_libm"] = bool(build.libraries)  # the runtime then cuts launches at CHUNK_ALIGN
     build.meta["prints"] = _declares(build.module, "printf")  # small launches then keep their thread order
-    write_object(build.module, path)
+    build.objects = write_object(build.module, path)
+    build.meta["object_parts"] = len(build.objects)  # (compiled side by side: object_code.SPLIT_MIN_BLOCKS)

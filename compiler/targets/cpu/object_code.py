@@ -16,11 +16,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import signal
 
 from mlir import ir
 
 import mlir._mlir_libs as _mlir_libs
 
+from ... import contained  # imports no MLIR
 from ..common import TILES_ATTR
 from .keep_vectors import KEEP_VECTORS_ATTR
 
@@ -44,6 +46,15 @@ def pipeline_for(module: ir.Module) -> str:
     return TILES_PIPELINE if TILES_ATTR in attributes else KEPT_VECTORS_PIPELINE
 
 _OPT_AGGRESSIVE, _RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE = 3, 2, 0, 1
+_EXTERNAL_LINKAGE, _LINKONCE_ODR_LINKAGE = 0, 3  # LLVMLinkage
+
+# A module of several entries (a kernel's entry and its `_private` and `_serial` copies, warp-cpu-privatize-scatter
+# and warp-cpu-serial-copy; an adjoint library's) is optimised and compiled in parts, an entry each, in forked
+# processes side by side on the CPU's cores, when its entries hold at least this many basic blocks in all: LLVM's
+# pipeline is most of a large kernel's compile (diffray's draw adjoint, three entries: 2.0 s of 4.9), and a
+# program waiting for its kernel leaves the other cores idle. Below it, a fork costs more than it saves.
+SPLIT_MIN_BLOCKS = 400
+MAX_PARTS = 4
 
 _c = ctypes
 _P, _S = _c.c_void_p, _c.c_char_p
@@ -81,6 +92,17 @@ def _libraries():
         (llvm, "LLVMDisposeErrorMessage"): (None, [_P]),
         (llvm, "LLVMTargetMachineEmitToFile"): (_c.c_int, [_P, _P, _S, _c.c_int, _c.POINTER(_P)]),
         (llvm, "LLVMPrintModuleToString"): (_P, [_P]),
+        (llvm, "LLVMGetFirstFunction"): (_P, [_P]),
+        (llvm, "LLVMGetNextFunction"): (_P, [_P]),
+        (llvm, "LLVMGetFirstGlobal"): (_P, [_P]),
+        (llvm, "LLVMGetNextGlobal"): (_P, [_P]),
+        (llvm, "LLVMIsDeclaration"): (_c.c_int, [_P]),
+        (llvm, "LLVMGetLinkage"): (_c.c_int, [_P]),
+        (llvm, "LLVMSetLinkage"): (None, [_P, _c.c_int]),
+        (llvm, "LLVMGetFirstUse"): (_P, [_P]),
+        (llvm, "LLVMCountBasicBlocks"): (_c.c_uint, [_P]),
+        (llvm, "LLVMDeleteFunction"): (None, [_P]),
+        (llvm, "LLVMDeleteGlobal"): (None, [_P]),
     }
     for (lib, name), (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -189,6 +211,42 @@ class _LLVMModule:
             llvm.LLVMDisposeErrorMessage(message)
             raise RuntimeError(f"LLVM's pass pipeline {pipeline!r} failed: {text}")
 
+    def entries(self) -> list:
+        """[(function, basic blocks)] of the module's entries: functions it defines, visible outside, called by none
+        of its code (the runtime calls them)."""
+        llvm, found = self.llvm, []
+        fn = llvm.LLVMGetFirstFunction(self.ref)
+        while fn:
+            if not llvm.LLVMIsDeclaration(fn) and llvm.LLVMGetLinkage(fn) == _EXTERNAL_LINKAGE and \
+                    not llvm.LLVMGetFirstUse(fn):
+                found.append((fn, llvm.LLVMCountBasicBlocks(fn)))
+            fn = llvm.LLVMGetNextFunction(fn)
+        return found
+
+    def keep_only(self, entries: list, first: bool) -> None:
+        """Leaves this module's part: of the module's entries only `entries`; the other definitions visible
+        outside stay in the `first` part alone (another part keeps those its code uses as linkonce_odr copies, which
+        the linker merges into the first part's)."""
+        llvm, keep = self.llvm, set(entries)
+        for fn, _ in self.entries():
+            if fn not in keep:
+                llvm.LLVMDeleteFunction(fn)
+        if first:
+            return
+        for first_of, next_of, delete in ((llvm.LLVMGetFirstFunction, llvm.LLVMGetNextFunction, llvm.LLVMDeleteFunction),
+                                          (llvm.LLVMGetFirstGlobal, llvm.LLVMGetNextGlobal, llvm.LLVMDeleteGlobal)):
+            symbol = first_of(self.ref)
+            while symbol:
+                following = next_of(symbol)
+                if symbol not in keep and not llvm.LLVMIsDeclaration(symbol) and \
+                        llvm.LLVMGetLinkage(symbol) == _EXTERNAL_LINKAGE:
+                    if llvm.LLVMGetFirstUse(symbol):
+                        llvm.LLVMSetLinkage(symbol, _LINKONCE_ODR_LINKAGE)
+                    else:
+                        delete(symbol)
+                symbol = following
+        return
+
     def text(self) -> str:
         return _string(self.llvm, self.llvm.LLVMPrintModuleToString(self.ref))
 
@@ -198,11 +256,63 @@ class _LLVMModule:
             raise RuntimeError(f"LLVM could not write the object file {path}: {_string(self.llvm, err)}")
 
 
-def write_object(module: ir.Module, path: str) -> None:
-    """Optimises the LLVM-dialect `module` (pipeline_for) and writes the host's object file to `path`."""
+def write_object(module: ir.Module, path: str) -> list:
+    """Optimises the LLVM-dialect `module` (pipeline_for) and writes the host's object file to `path`, or, for a
+    large module of several entries, one object file an entry (SPLIT_MIN_BLOCKS): `path`, then `<path>.<k>.o`.
+    Returns the paths written, to link together."""
+    pipeline = pipeline_for(module)
     with _LLVMModule(module) as m:
-        m.optimize(pipeline_for(module))
-        m.emit_object(path)
+        parts = _parts(m.entries())
+        paths = [path] + [f"{path}.{k}.o" for k in range(1, len(parts))]
+        children = []
+        for k in range(1, len(parts)):
+            pid = os.fork()
+            if pid == 0:  # the part's process: its object file, then exit (never back into the compiler)
+                code = 1
+                try:
+                    m.keep_only(parts[k], first=False)
+                    m.optimize(pipeline)
+                    m.emit_object(paths[k])
+                    code = 0
+                finally:
+                    os._exit(code)
+            children.append(pid)
+        try:
+            m.keep_only(parts[0], first=True)
+            m.optimize(pipeline)
+            m.emit_object(path)
+        except BaseException:
+            for pid in children:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            raise
+        failed = [k for k, pid in enumerate(children, 1) if os.waitpid(pid, 0)[1] != 0]
+    if failed:  # (an LLVM crash: compiled again here, whole, where it crashes the compile process as it would have)
+        with _LLVMModule(module) as m:
+            m.optimize(pipeline)
+            m.emit_object(path)
+        for k in range(1, len(paths)):
+            if os.path.exists(paths[k]):
+                os.remove(paths[k])
+        return [path]
+    return paths
+
+
+def _parts(entries: list) -> list:
+    """The entries' functions grouped into the parts compiled side by side: one entry each (at most MAX_PARTS:
+    then the smallest share); all in one part for a small module, one entry, or outside a compile process (where
+    a fork would copy the user's threads' state)."""
+    if len(entries) < 2 or sum(blocks for _, blocks in entries) < SPLIT_MIN_BLOCKS or \
+            not contained.in_compile_process() or (os.cpu_count() or 1) < 2:
+        return [[fn for fn, _ in entries]]
+    ordered = sorted(entries, key=lambda e: -e[1])
+    parts = [[fn] for fn, _ in ordered[:MAX_PARTS]]
+    sizes = [blocks for _, blocks in ordered[:MAX_PARTS]]
+    for fn, blocks in ordered[MAX_PARTS:]:
+        k = sizes.index(min(sizes))
+        parts[k].append(fn)
+        sizes[k] += blocks
+    return parts
 
 
 def optimized_llvm_ir(module: ir.Module, pipeline: str | None = None) -> str:

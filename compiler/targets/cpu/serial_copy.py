@@ -5,6 +5,9 @@ An entry whose `<entry>_private` copy (warp-cpu-privatize-scatter) already has e
 sum into arrays it only sums into: a mass-spring's forces, most adjoints' gradients) gets no `_serial` copy: that
 copy would be the same function, and each copy is another full body for LLVM (an adjoint library is mostly its
 entries' copies). The runtime then runs `_private` on one thread (runtime/cpu.py: `_serial`, else `_private`).
+An adjoint library (`private-serves`) gets no `_serial` copy wherever there is a `_private` one: the atomics that
+copy keeps (into struct fields' gradient arrays) stay atomic on one thread, where they cost more but are still
+right, and the library is one body fewer (diffray's draw adjoint: three to two).
 
 A launch on one thread has nothing to race with; Warp's CPU atomics are plain too, and a
 `lock cmpxchg` loop per float atomic costs several times more. Runs after
@@ -41,13 +44,14 @@ def _serial_changes(rmw) -> bool:
     return kind in _SERIAL_RMW or kind == "xchg"
 
 
-def add_serial_copy(entry, private=None) -> bool:
+def add_serial_copy(entry, private=None, private_serves: bool = False) -> bool:
     """Clones `entry` as `<entry>_serial` with each atomicrmw as load, op, store (the old value is the
     result, as atomicrmw's). False when the entry has no atomics, or when `private` (its `_private` copy, or
-    None) has none this copy would make plain: no copy."""
+    None) has none this copy would make plain, or is there and `private_serves`: no copy."""
     if not ops_named(entry.operation, {"llvm.atomicrmw"}):
         return False
-    if private is not None and not any(_serial_changes(r) for r in ops_named(private, {"llvm.atomicrmw"})):
+    if private is not None and (private_serves or
+                                not any(_serial_changes(r) for r in ops_named(private, {"llvm.atomicrmw"}))):
         return False
     copy = entry.operation.clone(ip=ir.InsertionPoint.after(entry))
     name = ir.StringAttr(entry.attributes["sym_name"]).value
@@ -71,4 +75,4 @@ class CpuSerialCopy(registry.CpuSerialCopy):
                      for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"}
         for entry in cpu_entries(module):
             name = ir.StringAttr(entry.attributes["sym_name"]).value
-            add_serial_copy(entry, functions.get(private_name(name)))
+            add_serial_copy(entry, functions.get(private_name(name)), self.private_serves)

@@ -59,8 +59,9 @@ def stages(o: BuildOptions) -> list:
     # Warp's CPU lanes first (a module built for them: warp-cpu-block-lanes), on the warp dialect's tile ops, then
     # the block-wide geometry queries it kept at block level
     tiles = (CpuBlockLanes(), ExpandGeometry(), *TILES[:at], matmul, *TILES[at:])
-    lower = tuple(CpuEntry(adjoint_only=True) if isinstance(p, CpuEntry) else p for p in LOWER) if o.adjoint_only \
-        else LOWER
+    lower = tuple(CpuEntry(adjoint_only=True) if isinstance(p, CpuEntry) else
+                  CpuSerialCopy(private_serves=True) if isinstance(p, CpuSerialCopy) else p
+                  for p in LOWER) if o.adjoint_only else LOWER
     return [*warp_stages(o), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", lower),
             Stage("tiles-to-llvm", TILES_TO_LLVM, only_if=TILES_ATTR), Stage("llvm", llvm),
             Stage("llvm-ir", emit=emit_llvm_ir, timing="llvm"), Stage("object", emit=emit_object, timing="llvm"),
@@ -81,13 +82,13 @@ def emit_object(build) -> None:
 
 
 def emit_library(build) -> None:
-    obj = os.path.join(build.out_dir, OBJECT)
+    objects = build.objects or [os.path.join(build.out_dir, OBJECT)]
     natives = build.side_tables.get(NATIVE_FUNCTIONS_ATTR)
     extra = [compile_cpu_object(natives, build.out_dir)] if natives else []  # the @wp.func_native snippets
     try:
-        link(obj, os.path.join(build.out_dir, LIBRARY), build.libraries, extra)
+        link(objects, os.path.join(build.out_dir, LIBRARY), build.libraries, extra)
     finally:
-        for path in [obj, *extra]:
+        for path in [*objects, *extra]:
             os.remove(path)
     build.meta["library"] = LIBRARY
     build.files.append(LIBRARY)
@@ -113,16 +114,16 @@ def has_undefined_symbols(path: str) -> bool:
     return False
 
 
-def link(obj: str, out: str, libraries=(), native_objects=()) -> None:
-    """Links the object into a shared library: with `ld` directly when there is one (a few ms; the
+def link(objects: list, out: str, libraries=(), native_objects=()) -> None:
+    """Links the objects into a shared library: with `ld` directly when there is one (a few ms; the
     `cc` driver costs tens of ms more for the same `ld` run), else with `cc` (or $CC). libm only when
     the object calls out (reading libm's symbols is half of a small kernel's link: ~2 of 4.5 ms).
     With `native_objects` (compiled @wp.func_native snippets: C++), the C++ compiler's driver links,
     which knows where its runtime library is."""
     ld = None if os.environ.get("CC") else shutil.which("ld")
-    libm = ["-lm"] if libraries or native_objects or has_undefined_symbols(obj) else []
+    libm = ["-lm"] if libraries or native_objects or any(has_undefined_symbols(obj) for obj in objects) else []
     driver = host_compiler() if native_objects else (ld or os.environ.get("CC", "cc"))
-    cmd = [driver, "-shared", "-o", out, obj, *native_objects, *libm, *libraries]
+    cmd = [driver, "-shared", "-o", out, *objects, *native_objects, *libm, *libraries]
     try:
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     except FileNotFoundError:

@@ -21,8 +21,8 @@
 // RUN: not mlwarp-opt %s --canonicalize=bogus=1 2>&1 | FileCheck %s --check-prefix=UPSTREAM-OPTION
 // UPSTREAM-OPTION: mlwarp-opt: error: pass 'canonicalize': no such option bogus
 
-// RUN: not mlwarp-opt %s --warp-cpu-serial-copy=bogus=1 2>&1 | FileCheck %s --check-prefix=OUR-OPTION
-// OUR-OPTION: mlwarp-opt: error: pass 'warp-cpu-serial-copy' has no option(s) ['bogus']; options: none
+// RUN: not mlwarp-opt %s --warp-cpu-keep-vectors=bogus=1 2>&1 | FileCheck %s --check-prefix=OUR-OPTION
+// OUR-OPTION: mlwarp-opt: error: pass 'warp-cpu-keep-vectors' has no option(s) ['bogus']; options: none
 
 // RUN: not mlwarp-opt %s --warp-cpu-entry=bogus=1 2>&1 | FileCheck %s --check-prefix=OUR-OPTIONS
 // OUR-OPTIONS: mlwarp-opt: error: pass 'warp-cpu-entry' has no option(s) ['bogus']; options: ['adjoint-only']
