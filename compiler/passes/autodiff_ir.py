@@ -385,7 +385,7 @@ def body_ops(block: ir.Block) -> list:
 
 
 def terminator(block: ir.Block) -> ir.Operation:
-    return list(block.operations)[-1].operation
+    return block.operations[-1].operation
 
 
 def is_constant(v: ir.Value) -> bool:

@@ -49,7 +49,7 @@ def _sources_safe(value, loop, own) -> bool | None:
         if name == "scf.if":
             for region in op.regions:
                 for block in region.blocks:
-                    stack.append(list(block.operations)[-1].operands[k])
+                    stack.append(block.operations[-1].operands[k])
         elif name == "arith.select":
             stack += [op.operands[1], op.operands[2]]
         elif name == "scf.for" and _carries_in_place(op, k):
@@ -61,7 +61,7 @@ def _sources_safe(value, loop, own) -> bool | None:
 
 def _carries_in_place(loop, k: int) -> bool:
     body = loop.regions[0].blocks[0]
-    return list(body.operations)[-1].operands[k] == body.arguments[k + 1]
+    return body.operations[-1].operands[k] == body.arguments[k + 1]
 
 
 def _address(buffer) -> ir.Value:
@@ -70,7 +70,7 @@ def _address(buffer) -> ir.Value:
 
 def carry_in_place(loop) -> None:
     body = loop.regions[0].blocks[0]
-    yield_op = list(body.operations)[-1]
+    yield_op = body.operations[-1]
     for k, value in enumerate(list(yield_op.operands)):
         own = body.arguments[k + 1]
         if value == own or not isinstance(value.type, ir.MemRefType):

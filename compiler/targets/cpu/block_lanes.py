@@ -540,7 +540,7 @@ class _Lanes:
         for region in op.regions:
             block = region.blocks[0]
             self.region(block, list(block.operations)[:-1], mask)
-            for v in list(block.operations)[-1].operands:
+            for v in block.operations[-1].operands:
                 if v in self.carriers or v in self.remat:
                     self.refuse(op, "a tile operation inside a while loop whose condition or carried values "
                                     "differ between lanes")
@@ -557,7 +557,7 @@ class _Lanes:
                     self.refuse(op, "a tile operation under a branch that yields a lane value")
             for block in regions:
                 self.region(block, list(block.operations)[:-1], mask)
-                for v in list(block.operations)[-1].operands:
+                for v in block.operations[-1].operands:
                     if v in self.carriers or v in self.remat:
                         self.refuse(op, "a tile operation under a branch that yields a lane value")
             return
@@ -712,7 +712,7 @@ class _Lanes:
             if owner.name == "warp.tile_insert":
                 v = owner.operands[0]
             elif owner.name == "scf.if":
-                v = list(owner.regions[0].blocks[0].operations)[-1].operands[v.result_number]
+                v = owner.regions[0].blocks[0].operations[-1].operands[v.result_number]
             elif owner.name == "scf.for":
                 v = owner.operands[3 + v.result_number]
             else:
