@@ -68,17 +68,17 @@ def compile_adjoint_ahead(kernel, args, device) -> None:
     instead. Only a speed-up: a compile that fails is redone, and reported, where the adjoint is launched."""
     if not device.is_cpu or device.alias in kernel._compiled or not has_adjoint_library(kernel):
         return
-    if recording() or any(_requires_grad(a) for a in args):
-        try:
+    try:
+        if recording() or any(_requires_grad(a) for a in args):
             compile_in_background(with_adjoint(kernel), device)
-        except Exception:  # noqa: BLE001
-            pass
+    except Exception:  # noqa: BLE001 (a guess: the launch goes on whatever happens here)
+        pass
 
 
 def _requires_grad(value) -> bool:
     if isinstance(value, array):
         return value.requires_grad
-    if wt.is_struct(type(value)):
+    if hasattr(value, "_wp_fields_") and wt.is_struct(type(value)):  # (a fabricarray is a struct type, no fields)
         return any(isinstance(a, array) and a.requires_grad for a in struct_arrays(value))
     return False
 
