@@ -125,7 +125,10 @@ def _start_queued() -> None:
             continue
         from mlwarp.compiler.driver import compile_cpu  # noqa: F401  (lazy: MLIR, loaded before the fork shares it)
 
-        child = contained.start(cache.store, (key, kernel._build), {}, kernel.key, niceness=BACKGROUND_NICENESS)
+        # one step lower for each one running already: an earlier compile keeps its core ahead of later ones (the
+        # first guess of a program is often its largest kernel's, the one its backward pass waits for longest)
+        niceness = min(19, BACKGROUND_NICENESS + len(_background))
+        child = contained.start(cache.store, (key, kernel._build), {}, kernel.key, niceness=niceness)
         child.key, child.kernel = key, kernel
         _background[key] = child
 
