@@ -2,6 +2,8 @@
 (compiler/targets/cpu/object_code.py write_object), and linked into one library: every entry (the atomic one,
 `_private`, `_serial`) computes what numpy does; a part that fails is compiled again whole."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -98,6 +100,31 @@ def test_a_part_that_fails_is_compiled_again_whole(monkeypatch):
     wp.launch(kernel, n, inputs=[wp.array(x), wp.array(index), f, peaks])
     assert kernel.compiled(wp.get_device("cpu")).meta["object_parts"] == 1
     expected_f, expected_top = _numpy(x, index, 5)
+    assert f.numpy() == pytest.approx(expected_f, rel=1e-4, abs=1e-4)
+    assert peaks.top.numpy()[0] == pytest.approx(expected_top, rel=1e-5)
+
+
+def test_a_compile_process_that_cannot_fork_compiles_the_library_whole(monkeypatch):
+    class NoFork:  # object_code's `os`, whose fork fails as at a process limit
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        @staticmethod
+        def fork():
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)
+    monkeypatch.setattr(object_code, "os", NoFork())
+    kernel = _kernel()
+    n = 100_000
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-2, 2, n).astype(np.float32)
+    index = rng.integers(0, 9, n).astype(np.int32)
+    f, peaks = wp.zeros(9, dtype=float), Peaks()
+    peaks.top = wp.array([-1e9], dtype=float)
+    wp.launch(kernel, n, inputs=[wp.array(x), wp.array(index), f, peaks])
+    assert kernel.compiled(wp.get_device("cpu")).meta["object_parts"] == 1
+    expected_f, expected_top = _numpy(x, index, 9)
     assert f.numpy() == pytest.approx(expected_f, rel=1e-4, abs=1e-4)
     assert peaks.top.numpy()[0] == pytest.approx(expected_top, rel=1e-5)
 

@@ -263,10 +263,33 @@ def write_object(module: ir.Module, path: str) -> list:
     pipeline = pipeline_for(module)
     with _LLVMModule(module) as m:
         parts = _parts(m.entries())
-        paths = [path] + [f"{path}.{k}.o" for k in range(1, len(parts))]
-        children = []
+        if len(parts) < 2:
+            m.optimize(pipeline)
+            m.emit_object(path)
+            return [path]
+        written = _write_parts(m, parts, pipeline, path)
+    if written:
+        return written
+    # a part failed (an LLVM crash), or had no process: the module again, whole, here (where an LLVM crash crashes
+    # the compile process, as it would have without parts)
+    with _LLVMModule(module) as m:
+        m.optimize(pipeline)
+        m.emit_object(path)
+    return [path]
+
+
+def _write_parts(m: _LLVMModule, parts: list, pipeline: str, path: str) -> list | None:
+    """Compiles part 0 here and each other part in a forked process; the object files written, or None when a part
+    failed or could not start (nothing left behind)."""
+    paths = [path] + [f"{path}.{k}.o" for k in range(1, len(parts))]
+    children = []
+    try:
         for k in range(1, len(parts)):
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # (a process limit)
+                _stop(children)
+                return None
             if pid == 0:  # the part's process: its object file, then exit (never back into the compiler)
                 code = 1
                 try:
@@ -277,25 +300,25 @@ def write_object(module: ir.Module, path: str) -> list:
                 finally:
                     os._exit(code)
             children.append(pid)
-        try:
-            m.keep_only(parts[0], first=True)
-            m.optimize(pipeline)
-            m.emit_object(path)
-        except BaseException:
-            for pid in children:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            raise
-        failed = [k for k, pid in enumerate(children, 1) if os.waitpid(pid, 0)[1] != 0]
-    if failed:  # (an LLVM crash: compiled again here, whole, where it crashes the compile process as it would have)
-        with _LLVMModule(module) as m:
-            m.optimize(pipeline)
-            m.emit_object(path)
-        for k in range(1, len(paths)):
-            if os.path.exists(paths[k]):
-                os.remove(paths[k])
-        return [path]
+        m.keep_only(parts[0], first=True)
+        m.optimize(pipeline)
+        m.emit_object(path)
+    except BaseException:
+        _stop(children)
+        raise
+    statuses = [os.waitpid(pid, 0)[1] for pid in children]
+    if any(statuses):
+        for p in paths:
+            if os.path.exists(p):
+                os.remove(p)
+        return None
     return paths
+
+
+def _stop(children: list) -> None:
+    for pid in children:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
 
 
 def _parts(entries: list) -> list:
