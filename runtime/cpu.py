@@ -20,7 +20,8 @@ from its serial runs and from the chunks the calling thread runs in parallel one
 parallel launch's wall time per thread: when that was slower than one thread (atomics that
 contend, against the serial copy `<entry>_serial`'s plain read-modify-writes; other cores busy
 with other work), it runs on the calling thread, trying the pool again every 2, 4, ... PROBE_MAX
-launches. An explicit thread count
+launches, for two launches in a row when the first is slower (it also moved the data the calling
+thread wrote to the other cores). An explicit thread count
 (`wp.config.cpu_threads`, $MLWARP_NUM_THREADS) is obeyed for every launch of >= MIN_PARALLEL
 threads (fewer for expensive threads, as above; PYTHON_POOL_MIN_PARALLEL on the Python pool).
 """
@@ -259,6 +260,7 @@ class CpuKernel:
         self._small_timed = 0
         self._expensive_small = not prints  # whether small launches may go to the pool (none of a printing kernel)
         self._probe, self._probe_every = 0, 1
+        self._probe_again = False  # the probe's second parallel launch is next (run's slower-pool branch)
         self._recheck, self._recheck_every = 1, 1
         self.private = _Private.load(self, entry)  # `<entry>_private` (warp-cpu-privatize-scatter), or None
         self.deterministic = False  # run every launch on the calling thread (wp.DeterministicMode)
@@ -327,6 +329,14 @@ class CpuKernel:
                         if self._probe <= 0:
                             self._parallel(threads, args_ptr, total)
                             faster = self.parallel_ns < estimate
+                            if not faster and not self._probe_again:
+                                # a first parallel launch after serial ones also moves the data the calling
+                                # thread wrote to the other cores: the next launch, with the data where the
+                                # pool left it, decides (judged on the first, a mass-spring's springs stayed on
+                                # one thread for good: 115 against 69 us a launch)
+                                self._probe_again, self._probe = True, 1
+                                return
+                            self._probe_again = False
                             self._probe_every = 1 if faster else min(2 * self._probe_every, PROBE_MAX)
                             self._probe = self._probe_every
                             return

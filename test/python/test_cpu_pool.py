@@ -225,14 +225,15 @@ def test_atomics_slower_on_every_core_go_back_to_one_then_probe(monkeypatch):
         for _ in range(16):
             wp.launch(bump, n, inputs=[x, total])
         # nothing measured: the pool; then the serial copy measures (1 ns a thread); the pool stays slower: it is
-        # tried again every 2, 4, 8 launches
-        assert "".join(pattern) == "Ps" + "P" + "sP" + "sssP" + "sssssss", "".join(pattern)
+        # tried again every 2, 4, 8 launches, two launches in a row each time (the first also moves the data)
+        assert "".join(pattern) == "Ps" + "PP" + "sPP" + "sssPP" + "ssss", "".join(pattern)
         assert kernel._probe_every == 8
         kernel._probe_every = cpu.PROBE_MAX
         kernel._probe = 1
-        wp.launch(bump, n, inputs=[x, total])  # a probe: still slower
-        assert kernel._probe_every == cpu.PROBE_MAX and pattern[-1] == "P"
-        np.testing.assert_array_equal(total.numpy().sum(), np.float32(17 * n + 1))
+        wp.launch(bump, n, inputs=[x, total])  # a probe: still slower, twice
+        wp.launch(bump, n, inputs=[x, total])
+        assert kernel._probe_every == cpu.PROBE_MAX and pattern[-2:] == ["P", "P"]
+        np.testing.assert_array_equal(total.numpy().sum(), np.float32(18 * n + 1))
     finally:
         config.cpu_threads = saved
 
@@ -468,9 +469,53 @@ def test_a_pool_slower_than_one_thread_is_left_then_probed(monkeypatch):
         kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = None, None, 0, 1
         for _ in range(8):
             wp.launch(add_one, n, inputs=[x])
-        # nothing measured: the pool; it was slower: tried again at once, then every 2, 4 launches
-        assert "".join(pattern) == "PP" + "sP" + "sssP", "".join(pattern)
+        # nothing measured: the pool; it was slower: tried again at once, then every 2, 4 launches, two launches in
+        # a row each time
+        assert "".join(pattern) == "PPP" + "sPP" + "ss", "".join(pattern)
         np.testing.assert_array_equal(x.numpy()[:3], np.array([9.0, 8.0, 8.0], np.float32))
+    finally:
+        config.cpu_threads = saved
+
+
+def test_a_probe_judges_the_pool_on_its_second_launch(monkeypatch):
+    # after launches on the calling thread, the pool's first launch also moves the data that thread wrote to the
+    # other cores: slower than one thread there, faster from the next launch on. The probe's second launch
+    # decides, and the kernel goes back to the pool (judged on the first, it stayed on one thread)
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
+    saved = config.cpu_threads
+    config.cpu_threads = 0
+    try:
+        n = cpu.MIN_PARALLEL * 2
+        x = wp.zeros(n, dtype=float)
+        wp.launch(add_one, 1, inputs=[x])
+        kernel = add_one.compiled(wp.get_device("cpu"))
+        pattern = []
+
+        def parallel(threads, args_ptr, total_threads):  # 10 ns a thread after serial runs, 0.5 ns after its own
+            kernel.parallel_ns = 10.0 if pattern[-1:] != ["P"] else 0.5
+            pattern.append("P")
+            kernel.entry(args_ptr, 0, total_threads)
+
+        entry = kernel.entry
+
+        def serial(args_ptr, begin, end):
+            pattern.append("s")
+            entry(args_ptr, begin, end)
+
+        monkeypatch.setattr(kernel, "_parallel", parallel)
+        monkeypatch.setattr(kernel, "serial", serial)
+        # the pool judged slower (a busy moment), 1 ns a thread on one: on the calling thread, probing in 2
+        kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = 1.0, 10.0, 2, 2
+        kernel._recheck = kernel._recheck_every = 100  # (no serial re-measure among these launches)
+        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
+        for _ in range(6):
+            wp.launch(add_one, n, inputs=[x])
+        assert "".join(pattern) == "s" + "PP" + "PPP", "".join(pattern)
+        assert kernel._probe_every == 1
+        np.testing.assert_array_equal(x.numpy()[:2], np.array([7.0, 6.0], np.float32))
     finally:
         config.cpu_threads = saved
 
