@@ -46,6 +46,16 @@ def bump(x: wp.array(dtype=float), total: wp.array(dtype=float)):
     wp.atomic_add(total, i % 7, x[i])
 
 
+@pytest.fixture
+def automatic_two_cores(monkeypatch):
+    """The automatic thread count on two cores and the native pool, every launch worth the pool by size."""
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
+    monkeypatch.setattr(config, "cpu_threads", 0)
+
+
 @pytest.fixture(params=["native", "python"])
 def pool_kind(request, monkeypatch):
     """Each test once with each pool; thread count restored afterwards."""
@@ -189,53 +199,44 @@ def test_python_pool_keeps_its_larger_minimum(monkeypatch):
         config.cpu_threads = saved
 
 
-def test_atomics_slower_on_every_core_go_back_to_one_then_probe(monkeypatch):
+def test_atomics_slower_on_every_core_go_back_to_one_then_probe(monkeypatch, automatic_two_cores):
     # a kernel with atomics whose parallel launch took longer per thread than its serial copy runs on the calling
     # thread, and tries the pool again every 2, 4, 8, ... launches while the pool stays slower (so does any kernel
     # whose parallel launches are slower: the other cores busy elsewhere)
-    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
-    monkeypatch.setattr(cpu, "POOL_KIND", "native")
-    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
-    saved = config.cpu_threads
-    config.cpu_threads = 0
-    try:
-        n = cpu.MIN_PARALLEL * 2
-        x, total = wp.array(np.ones(n, np.float32)), wp.zeros(7, dtype=float)
-        wp.launch(bump, 1, inputs=[x, total])
-        kernel = bump.compiled(wp.get_device("cpu"))
-        assert kernel.serial is not kernel.entry
-        pattern = []
-        real_serial = kernel.serial
+    n = cpu.MIN_PARALLEL * 2
+    x, total = wp.array(np.ones(n, np.float32)), wp.zeros(7, dtype=float)
+    wp.launch(bump, 1, inputs=[x, total])
+    kernel = bump.compiled(wp.get_device("cpu"))
+    assert kernel.serial is not kernel.entry
+    pattern = []
+    real_serial = kernel.serial
 
-        def parallel(threads, args_ptr, total_threads):  # pinned: 10 ns a thread on the pool
-            pattern.append("P")
-            kernel.entry(args_ptr, 0, total_threads)
-            kernel.parallel_ns = 10.0
+    def parallel(threads, args_ptr, total_threads):  # pinned: 10 ns a thread on the pool
+        pattern.append("P")
+        kernel.entry(args_ptr, 0, total_threads)
+        kernel.parallel_ns = 10.0
 
-        class Serial:  # counts the serial runs, and pins what they measure
-            def __call__(self, args_ptr, begin, end):
-                pattern.append("s")
-                real_serial(args_ptr, begin, end)
+    class Serial:  # counts the serial runs, and pins what they measure
+        def __call__(self, args_ptr, begin, end):
+            pattern.append("s")
+            real_serial(args_ptr, begin, end)
 
-        monkeypatch.setattr(kernel, "_parallel", parallel)
-        monkeypatch.setattr(kernel, "serial", Serial())
-        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
-        kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = None, None, 0, 1
-        for _ in range(16):
-            wp.launch(bump, n, inputs=[x, total])
-        # nothing measured: the pool; then the serial copy measures (1 ns a thread); the pool stays slower: it is
-        # tried again every 2, 4, 8 launches, two launches in a row each time (the first also moves the data)
-        assert "".join(pattern) == "Ps" + "PP" + "sPP" + "sssPP" + "ssss", "".join(pattern)
-        assert kernel._probe_every == 8
-        kernel._probe_every = cpu.PROBE_MAX
-        kernel._probe = 1
-        wp.launch(bump, n, inputs=[x, total])  # a probe: still slower, twice
+    monkeypatch.setattr(kernel, "_parallel", parallel)
+    monkeypatch.setattr(kernel, "serial", Serial())
+    monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
+    kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = None, None, 0, 1
+    for _ in range(16):
         wp.launch(bump, n, inputs=[x, total])
-        assert kernel._probe_every == cpu.PROBE_MAX and pattern[-2:] == ["P", "P"]
-        np.testing.assert_array_equal(total.numpy().sum(), np.float32(18 * n + 1))
-    finally:
-        config.cpu_threads = saved
+    # nothing measured: the pool; then the serial copy measures (1 ns a thread); the pool stays slower: it is
+    # tried again every 2, 4, 8 launches, two launches in a row each time (the first also moves the data)
+    assert "".join(pattern) == "Ps" + "PP" + "sPP" + "sssPP" + "ssss", "".join(pattern)
+    assert kernel._probe_every == 8
+    kernel._probe_every = cpu.PROBE_MAX
+    kernel._probe = 1
+    wp.launch(bump, n, inputs=[x, total])  # a probe: still slower, twice
+    wp.launch(bump, n, inputs=[x, total])
+    assert kernel._probe_every == cpu.PROBE_MAX and pattern[-2:] == ["P", "P"]
+    np.testing.assert_array_equal(total.numpy().sum(), np.float32(18 * n + 1))
 
 
 @wp.kernel
@@ -437,127 +438,100 @@ def test_a_pool_library_that_does_not_build_warns_and_the_python_pool_runs(monke
         monkeypatch.setattr(cpu, "POOL_KIND", None)
 
 
-def test_a_pool_slower_than_one_thread_is_left_then_probed(monkeypatch):
+def test_a_pool_slower_than_one_thread_is_left_then_probed(monkeypatch, automatic_two_cores):
     # no atomics: the other cores busy elsewhere make the pool slower per thread than the calling thread alone
-    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
-    monkeypatch.setattr(cpu, "POOL_KIND", "native")
-    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
-    saved = config.cpu_threads
-    config.cpu_threads = 0
-    try:
-        n = cpu.MIN_PARALLEL * 2
-        x = wp.zeros(n, dtype=float)
-        wp.launch(add_one, 1, inputs=[x])
-        kernel = add_one.compiled(wp.get_device("cpu"))
-        assert kernel.serial is kernel.entry
-        pattern = []
+    n = cpu.MIN_PARALLEL * 2
+    x = wp.zeros(n, dtype=float)
+    wp.launch(add_one, 1, inputs=[x])
+    kernel = add_one.compiled(wp.get_device("cpu"))
+    assert kernel.serial is kernel.entry
+    pattern = []
 
-        def parallel(threads, args_ptr, total_threads):  # pinned: 10 ns a thread on the pool, 1 ns on one
-            pattern.append("P")
-            kernel.entry(args_ptr, 0, total_threads)
-            kernel.parallel_ns, kernel.ns_per_thread = 10.0, 1.0
+    def parallel(threads, args_ptr, total_threads):  # pinned: 10 ns a thread on the pool, 1 ns on one
+        pattern.append("P")
+        kernel.entry(args_ptr, 0, total_threads)
+        kernel.parallel_ns, kernel.ns_per_thread = 10.0, 1.0
 
-        entry = kernel.entry
+    entry = kernel.entry
 
-        def serial(args_ptr, begin, end):
-            pattern.append("s")
-            entry(args_ptr, begin, end)
+    def serial(args_ptr, begin, end):
+        pattern.append("s")
+        entry(args_ptr, begin, end)
 
-        monkeypatch.setattr(kernel, "_parallel", parallel)
-        monkeypatch.setattr(kernel, "serial", serial)
-        kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = None, None, 0, 1
-        for _ in range(8):
-            wp.launch(add_one, n, inputs=[x])
-        # nothing measured: the pool; it was slower: tried again at once, then every 2, 4 launches, two launches in
-        # a row each time
-        assert "".join(pattern) == "PPP" + "sPP" + "ss", "".join(pattern)
-        np.testing.assert_array_equal(x.numpy()[:3], np.array([9.0, 8.0, 8.0], np.float32))
-    finally:
-        config.cpu_threads = saved
+    monkeypatch.setattr(kernel, "_parallel", parallel)
+    monkeypatch.setattr(kernel, "serial", serial)
+    kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = None, None, 0, 1
+    for _ in range(8):
+        wp.launch(add_one, n, inputs=[x])
+    # nothing measured: the pool; it was slower: tried again at once, then every 2, 4 launches, two launches in
+    # a row each time
+    assert "".join(pattern) == "PPP" + "sPP" + "ss", "".join(pattern)
+    np.testing.assert_array_equal(x.numpy()[:3], np.array([9.0, 8.0, 8.0], np.float32))
 
 
-def test_a_probe_judges_the_pool_on_its_second_launch(monkeypatch):
+def test_a_probe_judges_the_pool_on_its_second_launch(monkeypatch, automatic_two_cores):
     # after launches on the calling thread, the pool's first launch also moves the data that thread wrote to the
     # other cores: slower than one thread there, faster from the next launch on. The probe's second launch
     # decides, and the kernel goes back to the pool (judged on the first, it stayed on one thread)
-    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
-    monkeypatch.setattr(cpu, "POOL_KIND", "native")
-    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
-    saved = config.cpu_threads
-    config.cpu_threads = 0
-    try:
-        n = cpu.MIN_PARALLEL * 2
-        x = wp.zeros(n, dtype=float)
-        wp.launch(add_one, 1, inputs=[x])
-        kernel = add_one.compiled(wp.get_device("cpu"))
-        pattern = []
+    n = cpu.MIN_PARALLEL * 2
+    x = wp.zeros(n, dtype=float)
+    wp.launch(add_one, 1, inputs=[x])
+    kernel = add_one.compiled(wp.get_device("cpu"))
+    pattern = []
 
-        def parallel(threads, args_ptr, total_threads):  # 10 ns a thread after serial runs, 0.5 ns after its own
-            kernel.parallel_ns = 10.0 if pattern[-1:] != ["P"] else 0.5
-            pattern.append("P")
-            kernel.entry(args_ptr, 0, total_threads)
+    def parallel(threads, args_ptr, total_threads):  # 10 ns a thread after serial runs, 0.5 ns after its own
+        kernel.parallel_ns = 10.0 if pattern[-1:] != ["P"] else 0.5
+        pattern.append("P")
+        kernel.entry(args_ptr, 0, total_threads)
 
-        entry = kernel.entry
+    entry = kernel.entry
 
-        def serial(args_ptr, begin, end):
-            pattern.append("s")
-            entry(args_ptr, begin, end)
+    def serial(args_ptr, begin, end):
+        pattern.append("s")
+        entry(args_ptr, begin, end)
 
-        monkeypatch.setattr(kernel, "_parallel", parallel)
-        monkeypatch.setattr(kernel, "serial", serial)
-        # the pool judged slower (a busy moment), 1 ns a thread on one: on the calling thread, probing in 2
-        kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = 1.0, 10.0, 2, 2
-        kernel._recheck = kernel._recheck_every = 100  # (no serial re-measure among these launches)
-        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
-        for _ in range(6):
-            wp.launch(add_one, n, inputs=[x])
-        assert "".join(pattern) == "s" + "PP" + "PPP", "".join(pattern)
-        assert kernel._probe_every == 1
-        np.testing.assert_array_equal(x.numpy()[:2], np.array([7.0, 6.0], np.float32))
-    finally:
-        config.cpu_threads = saved
+    monkeypatch.setattr(kernel, "_parallel", parallel)
+    monkeypatch.setattr(kernel, "serial", serial)
+    # the pool judged slower (a busy moment), 1 ns a thread on one: on the calling thread, probing in 2
+    kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = 1.0, 10.0, 2, 2
+    kernel._recheck = kernel._recheck_every = 100  # (no serial re-measure among these launches)
+    monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
+    for _ in range(6):
+        wp.launch(add_one, n, inputs=[x])
+    assert "".join(pattern) == "s" + "PP" + "PPP", "".join(pattern)
+    assert kernel._probe_every == 1
+    np.testing.assert_array_equal(x.numpy()[:2], np.array([7.0, 6.0], np.float32))
 
 
-def test_a_faster_pool_still_measures_the_serial_copy_now_and_then(monkeypatch):
+def test_a_faster_pool_still_measures_the_serial_copy_now_and_then(monkeypatch, automatic_two_cores):
     # parallel launches of a kernel with a serial copy do not measure that copy: it runs again every 2, 4, 8, ...
     # launches, so one slow serial run does not keep the pool once one thread is faster again
-    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
-    monkeypatch.setattr(cpu, "POOL_KIND", "native")
-    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
-    saved = config.cpu_threads
-    config.cpu_threads = 0
-    try:
-        n = cpu.MIN_PARALLEL * 2
-        x, total = wp.array(np.ones(n, np.float32)), wp.zeros(7, dtype=float)
-        wp.launch(bump, 1, inputs=[x, total])
-        kernel = bump.compiled(wp.get_device("cpu"))
-        pattern = []
-        real_serial = kernel.serial
+    n = cpu.MIN_PARALLEL * 2
+    x, total = wp.array(np.ones(n, np.float32)), wp.zeros(7, dtype=float)
+    wp.launch(bump, 1, inputs=[x, total])
+    kernel = bump.compiled(wp.get_device("cpu"))
+    pattern = []
+    real_serial = kernel.serial
 
-        def parallel(threads, args_ptr, total_threads):  # pinned: 0.1 ns a thread on the pool
-            pattern.append("P")
-            kernel.entry(args_ptr, 0, total_threads)
-            kernel.parallel_ns = 0.1
+    def parallel(threads, args_ptr, total_threads):  # pinned: 0.1 ns a thread on the pool
+        pattern.append("P")
+        kernel.entry(args_ptr, 0, total_threads)
+        kernel.parallel_ns = 0.1
 
-        def serial(args_ptr, begin, end):
-            pattern.append("s")
-            real_serial(args_ptr, begin, end)
+    def serial(args_ptr, begin, end):
+        pattern.append("s")
+        real_serial(args_ptr, begin, end)
 
-        monkeypatch.setattr(kernel, "_parallel", parallel)
-        monkeypatch.setattr(kernel, "serial", serial)
-        monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
-        kernel.ns_per_thread, kernel.parallel_ns = None, None
-        kernel._probe, kernel._probe_every, kernel._recheck, kernel._recheck_every = 0, 1, 1, 1
-        for _ in range(16):
-            wp.launch(bump, n, inputs=[x, total])
-        assert "".join(pattern) == "Ps" + "s" + "Ps" + "PPPs" + "PPPPPPP", "".join(pattern)
-        assert kernel._recheck_every == 8
-        np.testing.assert_array_equal(total.numpy().sum(), np.float32(16 * n + 1))
-    finally:
-        config.cpu_threads = saved
+    monkeypatch.setattr(kernel, "_parallel", parallel)
+    monkeypatch.setattr(kernel, "serial", serial)
+    monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
+    kernel.ns_per_thread, kernel.parallel_ns = None, None
+    kernel._probe, kernel._probe_every, kernel._recheck, kernel._recheck_every = 0, 1, 1, 1
+    for _ in range(16):
+        wp.launch(bump, n, inputs=[x, total])
+    assert "".join(pattern) == "Ps" + "s" + "Ps" + "PPPs" + "PPPPPPP", "".join(pattern)
+    assert kernel._recheck_every == 8
+    np.testing.assert_array_equal(total.numpy().sum(), np.float32(16 * n + 1))
 
 
 def test_cpu_flags_are_the_first_cpus_flags_line():

@@ -46,38 +46,32 @@ def _numpy(x, index, bins):
     return f, v.max()
 
 
+def _spread_against_numpy(n: int, bins: int, seed: int, spacing: int = 1, abs_tol: float = 1e-4) -> int:
+    """Launches a fresh `spread` on n random values into `bins` (index * spacing), checks f and the peak against
+    numpy, and returns how many object parts its library was compiled in."""
+    kernel = _kernel()
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-2, 2, n).astype(np.float32)
+    index = rng.integers(0, -(-bins // spacing), n).astype(np.int32) * spacing
+    f, peaks = wp.zeros(bins, dtype=float), Peaks()
+    peaks.top = wp.array([-1e9], dtype=float)
+    wp.launch(kernel, n, inputs=[wp.array(x), wp.array(index), f, peaks])
+    expected_f, expected_top = _numpy(x, index, bins)
+    assert f.numpy() == pytest.approx(expected_f, rel=1e-4, abs=abs_tol)
+    assert peaks.top.numpy()[0] == pytest.approx(expected_top, rel=1e-5)
+    return kernel.compiled(wp.get_device("cpu")).meta["object_parts"]
+
+
 @pytest.mark.parametrize("n", [5, 100_000])  # one thread (`_serial`) and all cores (`_private`)
 def test_every_entry_of_a_library_compiled_in_parts_computes_numpy_s_result(monkeypatch, n):
     monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)  # (the compile process forked from here sees it)
-    kernel = _kernel()
-    rng = np.random.default_rng(7)
-    x = rng.uniform(-2, 2, n).astype(np.float32)
-    index = rng.integers(0, 17, n).astype(np.int32)
-    f, peaks = wp.zeros(17, dtype=float), Peaks()
-    peaks.top = wp.array([-1e9], dtype=float)
-    wp.launch(kernel, n, inputs=[wp.array(x), wp.array(index), f, peaks])
-    compiled = kernel.compiled(wp.get_device("cpu"))
-    assert compiled.meta["object_parts"] == 3  # the entry, its `_private` and `_serial` copies
-    expected_f, expected_top = _numpy(x, index, 17)
-    assert f.numpy() == pytest.approx(expected_f, rel=1e-4, abs=1e-4)
-    assert peaks.top.numpy()[0] == pytest.approx(expected_top, rel=1e-5)
+    assert _spread_against_numpy(n, 17, seed=7) == 3  # the entry, its `_private` and `_serial` copies
 
 
 def test_an_atomic_launch_without_private_copies_runs_the_entry_compiled_in_its_own_part(monkeypatch):
     # f of 8 MB: too large for private copies (runtime/cpu.py), so the parallel launch runs the atomic entry
     monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)
-    kernel = _kernel()
-    n, bins = 200_000, 2_000_000
-    rng = np.random.default_rng(11)
-    x = rng.uniform(-2, 2, n).astype(np.float32)
-    index = rng.integers(0, 40, n).astype(np.int32) * 50_000  # 40 bins, far apart
-    f, peaks = wp.zeros(bins, dtype=float), Peaks()
-    peaks.top = wp.array([-1e9], dtype=float)
-    wp.launch(kernel, n, inputs=[wp.array(x), wp.array(index), f, peaks])
-    assert kernel.compiled(wp.get_device("cpu")).meta["object_parts"] == 3
-    expected_f, expected_top = _numpy(x, index, bins)
-    assert f.numpy() == pytest.approx(expected_f, rel=1e-4, abs=1e-3)
-    assert peaks.top.numpy()[0] == pytest.approx(expected_top, rel=1e-5)
+    assert _spread_against_numpy(200_000, 2_000_000, seed=11, spacing=50_000, abs_tol=1e-3) == 3  # 40 bins, far apart
 
 
 def test_a_part_that_fails_is_compiled_again_whole(monkeypatch):
@@ -90,18 +84,7 @@ def test_a_part_that_fails_is_compiled_again_whole(monkeypatch):
         return real(self, entries, first)
 
     monkeypatch.setattr(object_code._LLVMModule, "keep_only", failing)
-    kernel = _kernel()
-    n = 100_000
-    rng = np.random.default_rng(3)
-    x = rng.uniform(-2, 2, n).astype(np.float32)
-    index = rng.integers(0, 5, n).astype(np.int32)
-    f, peaks = wp.zeros(5, dtype=float), Peaks()
-    peaks.top = wp.array([-1e9], dtype=float)
-    wp.launch(kernel, n, inputs=[wp.array(x), wp.array(index), f, peaks])
-    assert kernel.compiled(wp.get_device("cpu")).meta["object_parts"] == 1
-    expected_f, expected_top = _numpy(x, index, 5)
-    assert f.numpy() == pytest.approx(expected_f, rel=1e-4, abs=1e-4)
-    assert peaks.top.numpy()[0] == pytest.approx(expected_top, rel=1e-5)
+    assert _spread_against_numpy(100_000, 5, seed=3) == 1
 
 
 def test_a_compile_process_that_cannot_fork_compiles_the_library_whole(monkeypatch):
@@ -115,18 +98,7 @@ def test_a_compile_process_that_cannot_fork_compiles_the_library_whole(monkeypat
 
     monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)
     monkeypatch.setattr(object_code, "os", NoFork())
-    kernel = _kernel()
-    n = 100_000
-    rng = np.random.default_rng(5)
-    x = rng.uniform(-2, 2, n).astype(np.float32)
-    index = rng.integers(0, 9, n).astype(np.int32)
-    f, peaks = wp.zeros(9, dtype=float), Peaks()
-    peaks.top = wp.array([-1e9], dtype=float)
-    wp.launch(kernel, n, inputs=[wp.array(x), wp.array(index), f, peaks])
-    assert kernel.compiled(wp.get_device("cpu")).meta["object_parts"] == 1
-    expected_f, expected_top = _numpy(x, index, 9)
-    assert f.numpy() == pytest.approx(expected_f, rel=1e-4, abs=1e-4)
-    assert peaks.top.numpy()[0] == pytest.approx(expected_top, rel=1e-5)
+    assert _spread_against_numpy(100_000, 9, seed=5) == 1
 
 
 def test_a_small_library_is_one_part():

@@ -245,7 +245,11 @@ class _LLVMModule:
                     else:
                         delete(symbol)
                 symbol = following
-        return
+
+    def write(self, pipeline: str, path: str) -> None:
+        """Optimises this module with `pipeline` and writes its object file to `path`."""
+        self.optimize(pipeline)
+        self.emit_object(path)
 
     def text(self) -> str:
         return _string(self.llvm, self.llvm.LLVMPrintModuleToString(self.ref))
@@ -264,8 +268,7 @@ def write_object(module: ir.Module, path: str) -> list:
     with _LLVMModule(module) as m:
         parts = _parts(m.entries())
         if len(parts) < 2:
-            m.optimize(pipeline)
-            m.emit_object(path)
+            m.write(pipeline, path)
             return [path]
         written = _write_parts(m, parts, pipeline, path)
     if written:
@@ -273,8 +276,7 @@ def write_object(module: ir.Module, path: str) -> list:
     # a part failed (an LLVM crash), or had no process: the module again, whole, here (where an LLVM crash crashes
     # the compile process, as it would have without parts)
     with _LLVMModule(module) as m:
-        m.optimize(pipeline)
-        m.emit_object(path)
+        m.write(pipeline, path)
     return [path]
 
 
@@ -294,15 +296,13 @@ def _write_parts(m: _LLVMModule, parts: list, pipeline: str, path: str) -> list 
                 code = 1
                 try:
                     m.keep_only(parts[k], first=False)
-                    m.optimize(pipeline)
-                    m.emit_object(paths[k])
+                    m.write(pipeline, paths[k])
                     code = 0
                 finally:
                     os._exit(code)
             children.append(pid)
         m.keep_only(parts[0], first=True)
-        m.optimize(pipeline)
-        m.emit_object(path)
+        m.write(pipeline, path)
     except BaseException:
         _stop(children)
         raise
