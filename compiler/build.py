@@ -28,6 +28,7 @@ from mlwarp.core.errors import CompileError
 from .array_access import kernel_array_access
 from .context import make_context
 from .frontend import emit_kernel, get_source
+from .lowering.bf16_as_i16 import mark_if_bf16_free
 from .passes.autodiff import ADJOINT_ERRORS_ATTR, adjoint_name, mark_no_backward
 from .passes.autodiff_jvp import tangent_name
 from .passes.bounds_check import SITES_ATTR
@@ -127,13 +128,16 @@ def warn_grad_call(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=2)
 
 
-def _frontend(target: str, source, arg_types, backward: bool, lanes: int = 1):
+def _frontend(target: str, source, arg_types, backward: bool, lanes: int = 1, compiling: bool = True):
+    """`compiling`: a build (not an emit_ir), whose frontend output is marked bf16-free where it is."""
     ctx = make_context(target)
     # (Warp's CPU lanes are a CPU build's: a CUDA block's lanes are its threads)
     kir = emit_kernel(source, arg_types, ctx, lanes if target == "cpu" else 1)
-    if not backward:  # the kernel gets no adjoint (enable_backward=False, or a forward-mode build)
-        with ctx:
+    with ctx:
+        if not backward:  # the kernel gets no adjoint (enable_backward=False, or a forward-mode build)
             mark_no_backward(kir.module)
+        if compiling:
+            mark_if_bf16_free(kir.module)
     return ctx, kir
 
 
@@ -211,7 +215,8 @@ def emit_ir(target: str, func, arg_types: dict, stage: str = "warp", options: Bu
     if stage not in names:
         what = "CUDA stage" if target == "cuda" else "stage"
         raise ValueError(f"unknown {what} {stage!r}; stages: {names}")
-    ctx, kir = _frontend(target, get_source(func), arg_types, options.backward, options.cpu_block_dim)
+    ctx, kir = _frontend(target, get_source(func), arg_types, options.backward, options.cpu_block_dim,
+                         compiling=False)
     stages = stage_table(target, options)
     until = [s.name for s in stages].index(stage) + 1
     build = Build(target, kir.name, kir.module, options, None)
