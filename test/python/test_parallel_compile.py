@@ -7,8 +7,12 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
+import weakref
 
 import pytest
+
+from mlwarp.kernels import parallel_compile
 
 KERNELS = textwrap.dedent("""
     import mlwarp as wp
@@ -269,3 +273,50 @@ def test_a_first_launch_with_arrays_that_require_grad_compiles_the_adjoint_besid
 def test_a_first_launch_without_gradients_in_sight_compiles_the_kernel_alone(tmp_path):
     assert _run(tmp_path, FIRST_LAUNCH, "plain") == "cube:0"
     assert len([n for n in os.listdir(tmp_path / "cache") if not n.startswith(".")]) == 1
+
+
+def test_background_compiles_of_kernels_whose_forward_compiles_were_quicker_run_at_a_lower_priority(monkeypatch):
+    # the program waits for the longest background compile: one of a kernel whose forward compile took a quarter of
+    # another's is two halvings (NICENESS_PER_HALVING each) nicer; a kernel not compiled forward yet keeps its niceness
+    def small():
+        pass
+
+    def large():
+        pass
+
+    def unknown():
+        pass
+
+    def larger():
+        pass
+
+    processes = [subprocess.Popen(["sleep", "60"]) for _ in range(3)]
+    try:
+        base = parallel_compile.BACKGROUND_NICENESS
+        children = {}
+        for process, func in zip(processes, (small, large, unknown)):
+            os.setpriority(os.PRIO_PROCESS, process.pid, base)
+            children[func.__name__] = types.SimpleNamespace(pid=process.pid, niceness=base,
+                                                            kernel=types.SimpleNamespace(func=func))
+        monkeypatch.setattr(parallel_compile, "_background", children)
+        monkeypatch.setattr(parallel_compile, "_forward_seconds", weakref.WeakKeyDictionary())
+
+        def niceness():
+            return [os.getpriority(os.PRIO_PROCESS, p.pid) for p in processes]
+
+        parallel_compile.note_forward_compile(types.SimpleNamespace(func=large), 2.0)
+        assert niceness() == [base, base, base]  # (one known: nothing to compare)
+        parallel_compile.note_forward_compile(types.SimpleNamespace(func=small), 0.5)
+        step = parallel_compile.NICENESS_PER_HALVING
+        assert niceness() == [base + 2 * step, base, base]
+        parallel_compile.note_forward_compile(types.SimpleNamespace(func=larger), 8.0)  # (no compile of its own)
+        assert niceness() == [base + 2 * step, base, base]
+        children["larger"] = types.SimpleNamespace(pid=processes[2].pid, niceness=base,
+                                                   kernel=types.SimpleNamespace(func=larger))
+        del children["unknown"]
+        parallel_compile.note_forward_compile(types.SimpleNamespace(func=unknown), 1.0)
+        assert niceness() == [19, base + 2 * step, base]  # (a niceness only rises, to 19 at most)
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()

@@ -349,6 +349,8 @@ class Kernel:
         compiled_now = meta is None
         if compiled_now:
             meta = cache.store(key, self._build)
+            if not self.options.get("with_adjoint"):
+                parallel_compile.note_forward_compile(self, time.perf_counter() - t0)
         loaded = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["entry"], meta.get("vector_libm", True),
                            meta.get("prints", True))
         loaded.deterministic = modules.is_deterministic(self.module.options)  # one thread, in thread order

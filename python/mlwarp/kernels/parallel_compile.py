@@ -11,15 +11,20 @@ launched while a Tape records, or with arrays that require grad, will likely hav
 (autodiff/adjoint.py compile_adjoint_ahead; Warp compiles every module's backward pass with its forward one,
 needed or not). At most `2 * cpu_count` such compiles run at a time, at a low priority (BACKGROUND_NICENESS), the
 others wait in a queue; whoever needs the library first (`wait_for`, a launch or `compile_ahead`) takes over its
-compile. Processes still compiling at exit are stopped (their cache entries are written whole or not at all).
+compile. A program waits for the longest of its background compiles: once a kernel's forward compile has taken
+its time, the background compiles of kernels whose forward compiles took less run at a lower priority
+(`note_forward_compile`), so the longest keeps its core. Processes still compiling at exit are stopped (their cache
+entries are written whole or not at all).
 """
 
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import select
 import signal
+import weakref
 
 from mlwarp.compiler import contained  # imports no MLIR
 from mlwarp.config import config
@@ -80,6 +85,11 @@ BACKGROUND_NICENESS = 10
 
 _background: dict = {}  # cache key -> contained.Child: compiles started by compile_in_background
 _queued: list = []  # (kernel, cache key) waiting for a background slot
+# a kernel's function -> the seconds its forward library took to compile here
+_forward_seconds = weakref.WeakKeyDictionary()
+# a background compile expected to take half as long as the longest one running is this much nicer (3: about half the
+# CPU share when the two meet on one core)
+NICENESS_PER_HALVING = 3
 
 
 def compile_in_background(kernel, device) -> None:
@@ -125,12 +135,37 @@ def _start_queued() -> None:
             continue
         from mlwarp.compiler.driver import compile_cpu  # noqa: F401  (lazy: MLIR, loaded before the fork shares it)
 
-        # one step lower for each one running already: an earlier compile keeps its core ahead of later ones (the
-        # first guess of a program is often its largest kernel's, the one its backward pass waits for longest)
-        niceness = min(19, BACKGROUND_NICENESS + len(_background))
-        child = contained.start(cache.store, (key, kernel._build), {}, kernel.key, niceness=niceness)
-        child.key, child.kernel = key, kernel
+        child = contained.start(cache.store, (key, kernel._build), {}, kernel.key, niceness=BACKGROUND_NICENESS)
+        child.key, child.kernel, child.niceness = key, kernel, BACKGROUND_NICENESS
         _background[key] = child
+    _prioritise()
+
+
+def note_forward_compile(kernel, seconds: float) -> None:
+    """`kernel`'s own library took `seconds` to compile: the measure of what its adjoint library's compile will
+    take (several times that), by which the background compiles running are prioritised."""
+    _forward_seconds[kernel.func] = seconds
+    if _background:
+        _prioritise()
+
+
+def _prioritise() -> None:
+    """Lowers the priority of each background compile whose kernel's forward compile took less than the longest
+    one's (NICENESS_PER_HALVING a halving; a process's niceness only rises: lowering it takes privileges). Compiles
+    of kernels not compiled forward yet keep theirs: nothing is known of them."""
+    known = [(child, _forward_seconds.get(child.kernel.func)) for child in _background.values()]
+    known = [(child, seconds) for child, seconds in known if seconds]
+    if len(known) < 2:
+        return
+    longest = max(seconds for _, seconds in known)
+    for child, seconds in known:
+        wanted = min(19, BACKGROUND_NICENESS + round(NICENESS_PER_HALVING * math.log2(longest / seconds)))
+        if wanted > child.niceness:
+            try:
+                os.setpriority(os.PRIO_PROCESS, child.pid, wanted)
+                child.niceness = wanted
+            except OSError:  # (exited already)
+                pass
 
 
 def _result(child) -> None:
