@@ -60,6 +60,13 @@ class Build:
     side_tables: dict = dataclasses.field(default_factory=dict)  # module attribute -> its JSON value
     libraries: list = dataclasses.field(default_factory=list)  # CPU: the libraries the object links
     objects: list = dataclasses.field(default_factory=list)  # CPU: the object files, one per part (object_code.py)
+    remaining: list = dataclasses.field(default_factory=list)  # the stages after the one running (for an emit step)
+    part_children: list = dataclasses.field(default_factory=list)  # CPU: [(pid, object path)] (entry_parts.py)
+    object_path: str | None = None  # CPU: where a part's process writes its object (entry_parts.py)
+
+    def run(self, stages) -> None:
+        """Runs `stages` on the module (an emit step that forks runs the stages after it so)."""
+        run_table(self, stages)
 
 
 @dataclasses.dataclass
@@ -101,7 +108,7 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
     # debug and test builds check the IR after the frontend and each pass stage, until no warp op is left
     verifying = wanted(build.options.debug) and check_module(build.module, "the frontend")
     t = time.perf_counter()
-    for stage in stages:
+    for index, stage in enumerate(stages):
         if stage.only_if is not None and stage.only_if not in build.module.operation.attributes:
             continue  # (a kernel without tiles skips the tile stages)
         if stage.emit is None:
@@ -116,6 +123,7 @@ def run_table(build: Build, stages, times: Timings | None = None, dump_prefix: s
         else:
             if not build.side_tables:  # before the first artifact: LLVM translates the module
                 build.side_tables = pop_side_tables(build.module)
+            build.remaining = stages[index + 1:]
             if stage.emit(build) is False:  # skipped (a cubin without ptxas)
                 t = time.perf_counter()
                 continue

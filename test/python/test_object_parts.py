@@ -1,6 +1,7 @@
-"""A CPU library of several large entries is compiled in parts, an entry each, in forked processes side by side
-(compiler/targets/cpu/object_code.py write_object), and linked into one library: every entry (the atomic one,
-`_private`, `_serial`) computes what numpy does; a part that fails is compiled again whole."""
+"""A CPU library of several large entries is compiled in parts, an entry each, in forked processes side by side,
+and linked into one library: from its LLVM-dialect stage on (compiler/targets/cpu/entry_parts.py), or only LLVM's
+optimisation and code generation (object_code.py write_object). Every entry (the atomic one, `_private`, `_serial`)
+computes what numpy does; a part that LLVM fails on is compiled again whole, one whose passes fail is reported."""
 
 import os
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.compiler.targets.cpu import object_code
+from mlwarp.compiler.targets.cpu import entry_parts, object_code
 
 
 @wp.struct
@@ -107,3 +108,58 @@ def test_a_small_library_is_one_part():
     peaks.top = wp.array([0.0], dtype=float)
     wp.launch(kernel, 4, inputs=[wp.array(np.ones(4, np.float32)), wp.array(np.zeros(4, np.int32)), f, peaks])
     assert kernel.compiled(wp.get_device("cpu")).meta["object_parts"] == 1
+
+
+@pytest.mark.parametrize("n", [5, 100_000])  # one thread (`_serial`) and all cores (`_private`)
+def test_every_entry_of_a_library_lowered_in_parts_computes_numpy_s_result(monkeypatch, n):
+    monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 0)  # (the compile process forked from here sees it)
+    assert _spread_against_numpy(n, 17, seed=13) == 3
+
+
+def test_an_atomic_launch_without_private_copies_runs_the_entry_lowered_in_its_own_part(monkeypatch):
+    monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 0)
+    assert _spread_against_numpy(200_000, 2_000_000, seed=17, spacing=50_000, abs_tol=1e-3) == 3
+
+
+def test_the_parts_of_an_entry_and_its_copies_each_hold_one_entry(monkeypatch):
+    monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 0)
+    real = entry_parts.keep_part
+
+    def keep_part(module, part, entries, first):
+        real(module, part, entries, first)
+        names = [op.operation.attributes["sym_name"] for op in module.body.operations
+                 if op.operation.name == "func.func" and op.operation.regions[0].blocks]
+        with open(os.path.join(wp.config.kernel_cache_dir, f"part-{os.getpid()}"), "w") as f:
+            f.write(" ".join(str(n).strip('"') for n in names) + f" first={first}")
+
+    monkeypatch.setattr(entry_parts, "keep_part", keep_part)
+    assert _spread_against_numpy(100, 7, seed=19) == 3
+    kept = sorted(open(os.path.join(wp.config.kernel_cache_dir, n)).read()
+                  for n in os.listdir(wp.config.kernel_cache_dir) if n.startswith("part-"))
+    assert sorted(k.split()[0] for k in kept) == ["spread_cpu", "spread_cpu_private", "spread_cpu_serial"]
+    assert sorted(k.split()[1] for k in kept) == ["first=False", "first=False", "first=True"]
+
+
+def test_a_part_whose_passes_fail_fails_the_compile_with_the_kernel_named(monkeypatch):
+    monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 0)
+
+    def failing(build, path):
+        raise RuntimeError("a part's passes failed")
+
+    monkeypatch.setattr(entry_parts, "_compile_part", failing)
+    with pytest.raises(wp.errors.CompileError, match="a part of the library of kernel 'spread' failed to compile"):
+        _spread_against_numpy(100, 5, seed=3)
+
+
+def test_a_compile_process_that_cannot_fork_lowers_the_library_whole(monkeypatch):
+    class NoFork:  # entry_parts' `os`, whose fork fails as at a process limit
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        @staticmethod
+        def fork():
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 0)
+    monkeypatch.setattr(entry_parts, "os", NoFork())
+    assert _spread_against_numpy(100_000, 9, seed=5) == 1

@@ -6,7 +6,8 @@ import pytest
 from mlwarp.compiler.targets.cpu.cpu_vector_math import host_isas
 from mlwarp.compiler.targets import BuildOptions, stage_table
 
-CPU_RELEASE = ["warp", "warp-opt", "autodiff", "asserts", "tiles", "lowered", "tiles-to-llvm", "llvm", "llvm-ir", "object", "library"]
+CPU_RELEASE = ["warp", "warp-opt", "autodiff", "asserts", "tiles", "lowered", "tiles-to-llvm", "parts", "llvm", "llvm-ir",
+               "object", "library"]
 CUDA_RELEASE = ["warp", "warp-opt", "autodiff", "asserts", "tiles", "lowered", "tiles-to-llvm", "nvvm", "ptx", "cubin"]
 
 
@@ -22,7 +23,7 @@ def passes(table, stage):
 def test_release_tables_and_their_artifact_stages():
     cpu, cuda = stage_table("cpu"), stage_table("cuda")
     assert names(cpu) == CPU_RELEASE and names(cuda) == CUDA_RELEASE
-    assert [s.name for s in cpu if s.emit] == ["llvm-ir", "object", "library"]
+    assert [s.name for s in cpu if s.emit] == ["parts", "llvm-ir", "object", "library"]
     assert [(s.name, s.only_if) for s in cpu if s.only_if] == [("tiles", "warp.tiles"), ("tiles-to-llvm", "warp.tiles")]
     assert [s.name for s in cuda if s.emit] == ["ptx", "cubin"]
     assert passes(cpu, "autodiff") == ["warp-autodiff", "warp-inline", "warp-expand-geometry", "canonicalize", "cse"]
@@ -41,8 +42,8 @@ def test_release_tables_and_their_artifact_stages():
 
 def test_debug_jvp_and_no_avx512_variants():
     debug = stage_table("cpu", BuildOptions.of({"mode": "debug"}))
-    assert names(debug) == ["warp", "warp-opt", "autodiff", "bounds-check", "tiles", "lowered", "tiles-to-llvm", "llvm",
-                            "llvm-ir", "object", "library"]
+    assert names(debug) == ["warp", "warp-opt", "autodiff", "bounds-check", "tiles", "lowered", "tiles-to-llvm",
+                            "parts", "llvm", "llvm-ir", "object", "library"]
     assert passes(debug, "bounds-check") == ["warp-bounds-check"]
     assert passes(debug, "llvm")[-1] == "ensure-debug-info-scope-on-llvm-func{emission-kind=LineTablesOnly}"
     cuda_debug = stage_table("cuda", BuildOptions.of({"mode": "debug"}))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ...passes.ir_walk import ops_named
+from . import entry_parts
 from .cpu_vector_math import needed_libraries
 from .object_code import optimized_llvm_ir, write_object
 
@@ -35,5 +36,15 @@ def emit_object(build, path: str) -> None:
     build.libraries = needed_libraries(build.module)  # libmvec, for warp-cpu-vector-math's calls
     build.meta["vector_libm"] = bool(build.libraries)  # the runtime then cuts launches at CHUNK_ALIGN
     build.meta["prints"] = _declares(build.module, "printf")  # small launches then keep their thread order
-    build.objects = write_object(build.module, path)
+    build.objects = write_object(build.module, build.object_path or path)
+    if build.part_children:  # the other entries' parts (entry_parts.py)
+        entry_parts.finish(build)
     build.meta["object_parts"] = len(build.objects)  # (compiled side by side: object_code.SPLIT_MIN_BLOCKS)
+
+
+def emit_parts(build, path: str) -> bool | None:
+    """The stages after this one continue in parts, side by side, for a large library of several entries
+    (entry_parts.py); an emit_ir (no output folder) sees the module whole."""
+    if build.out_dir is None:
+        return False
+    entry_parts.split(build, path)

@@ -63,7 +63,8 @@ def stages(o: BuildOptions) -> list:
                   CpuSerialCopy(private_serves=True) if isinstance(p, CpuSerialCopy) else p
                   for p in LOWER) if o.adjoint_only else LOWER
     return [*warp_stages(o), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", lower),
-            Stage("tiles-to-llvm", TILES_TO_LLVM, only_if=TILES_ATTR), Stage("llvm", llvm),
+            Stage("tiles-to-llvm", TILES_TO_LLVM, only_if=TILES_ATTR), Stage("parts", emit=emit_parts),
+            Stage("llvm", llvm),
             Stage("llvm-ir", emit=emit_llvm_ir, timing="llvm"), Stage("object", emit=emit_object, timing="llvm"),
             Stage("library", emit=emit_library, timing="link")]
 
@@ -73,6 +74,12 @@ def emit_llvm_ir(build):
     from .artifacts import emit_llvm_ir  # lazy: MLIR and LLVM (the table is built without them: insert.py, mlwarp-opt)
 
     return emit_llvm_ir(build)
+
+
+def emit_parts(build):
+    from .artifacts import emit_parts  # lazy: MLIR (the table is built without it: insert.py, mlwarp-opt)
+
+    return emit_parts(build, os.path.join(build.out_dir, OBJECT) if build.out_dir else None)
 
 
 def emit_object(build) -> None:
