@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import ast
 
+from .syntax import walk
+
 _PREFIX = "_wp_augassign_index_"
 
 
 def _has_call(node) -> bool:
-    return any(isinstance(n, ast.Call) for n in ast.walk(node))
+    return any(isinstance(n, ast.Call) for n in walk(node))
 
 
 def hoist_indices(em, target):

@@ -20,7 +20,7 @@ from . import starred  # f(*v), wp.vec4(*v3, 1.0): starred arguments become thei
 from . import tile_views  # t[i], t[a:b, :], t[indices, :], wp.tile_view: views alias their tile
 from . import types as ft
 from .resolve import MISSING, StaticError, dotted_name, is_static_call, resolve_path, static_value
-from .syntax import int_literal, unsupported_message
+from .syntax import int_literal, unsupported_message, walk
 from .values import FunctionVar, TupleVar, Unbound, Var
 
 
@@ -201,7 +201,7 @@ class ExpressionEmitter:
         name = "bool_and" if is_and else "bool_or"
         result = self.to_bool(self.expr(node.values[0]))
         for v in node.values[1:]:
-            if not any(isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(v)):
+            if not any(isinstance(n, (ast.Call, ast.Subscript)) for n in walk(v)):
                 result = self.call_builtin(node, name, [result, self.to_bool(self.expr(v))])
                 continue
             evaluate = lambda v=v: self.to_bool(self.expr(v))  # noqa: E731

@@ -28,7 +28,7 @@ from . import types as ft
 from .codegen import KernelEmitter
 from .resolve import resolve_path
 from .source import get_source
-from .syntax import contains_return
+from .syntax import contains_return, walk
 from .values import RETURN, RETVAL, TupleVar, Var
 
 
@@ -275,7 +275,7 @@ def _rebound_names(tree) -> set:
         elif isinstance(t, ast.Starred):
             targets(t.value)
 
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 targets(t)

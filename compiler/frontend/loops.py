@@ -20,7 +20,7 @@ from . import tile_views  # t[i], t[a:b, :], t[indices, :], wp.tile_view: views 
 from . import types as ft
 from .resolve import MISSING, is_static_call, resolve_path
 from .syntax import (assigned_names, contains_return, int_literal, may_jump, member_write_roots, read_before_bound,
-                     read_outside)
+                     read_outside, walk)
 from .values import BREAK, CONTINUE, RETURN, RETVAL, TupleVar, Unbound, Var
 
 
@@ -96,8 +96,8 @@ class LoopEmitter:
         name = node.target.id
         body = ast.Module(body=node.body, type_ignores=[])
         reads = any(is_static_call(self.src.func, call) and any(isinstance(n, ast.Name) and n.id == name
-                                                                for n in ast.walk(call))
-                    for call in ast.walk(body))
+                                                                for n in walk(call))
+                    for call in walk(body))
         bounds = [self.static_int(a) for a in it.args]
         if not reads or None in bounds or may_jump(body, only=(ast.Break,)) or contains_return(node.body):
             return False
@@ -286,7 +286,7 @@ class LoopEmitter:
                  if isinstance(self.env.get(n), Var) and (wt.is_composite(self.env[n].type) or tiles.is_tile(self.env[n]))
                  or isinstance(self.env.get(n), tile_views.TileViewRef) or n not in self.env]  # (a view bound inside)
         for s in stmts:
-            for n in ast.walk(s):
+            for n in walk(s):
                 if isinstance(n, ast.Call) and n.args:
                     obj = resolve_path(self.src.func, n.func)
                     if isinstance(n.args[0], ast.Name) and (getattr(obj, "_wp_stateful_", None)

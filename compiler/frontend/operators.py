@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from .resolve import closure_vars
+from .syntax import walk
 
 _ARG = "_wp_operator_arg_"
 
@@ -26,7 +27,7 @@ def user_overload(em, node, opname: str, args: list):
     where = node if node is not None and hasattr(node, "lineno") else em.src.tree
     call = ast.Call(func=ast.Name(id=opname, ctx=ast.Load()), args=[ast.Name(id=n, ctx=ast.Load()) for n in names],
                     keywords=[])
-    for n in ast.walk(call):
+    for n in walk(call):
         ast.copy_location(n, where)
     try:
         return em.program.call(em, call, fn)

@@ -32,7 +32,7 @@ from ..dialects.warp import builders as wb
 from . import starred
 from . import types as ft
 from .composite import missing_field
-from .syntax import int_literal
+from .syntax import int_literal, walk
 from .values import Var
 
 
@@ -102,7 +102,7 @@ def pin(em, node):
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     pinned = []
     for e in elts:
-        if any(isinstance(n, ast.Call) for n in ast.walk(e)):
+        if any(isinstance(n, ast.Call) for n in walk(e)):
             em.ref_pins = getattr(em, "ref_pins", 0) + 1
             name = f"$ref_index{em.ref_pins}"
             em.env[name] = em.expr(e)
@@ -121,7 +121,7 @@ def updated_by_reference(em, stmts, resolve) -> list:
     denotes. Any overload's reference parameter counts (more carried names cost nothing)."""
     found = []
     for s in stmts:
-        for n in ast.walk(s):
+        for n in walk(s):
             if not isinstance(n, ast.Call):
                 continue
             try:

@@ -18,6 +18,7 @@ from mlwarp.core.errors import CompileError, CompileTypeError, CompileValueError
 
 from . import indexed
 from . import types as ft
+from .syntax import walk
 from .values import Var
 
 _HIDDEN = "$starred"  # not a Python identifier: no user name can collide with it
@@ -56,7 +57,7 @@ def expanded(em, node: ast.Call):
             names.append(name)
             for i in positions:
                 sub = ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()), slice=ast.Constant(i), ctx=ast.Load())
-                for n in ast.walk(sub):
+                for n in walk(sub):
                     ast.copy_location(n, a)
                 args.append(sub)
         yield ast.copy_location(ast.Call(func=node.func, args=args, keywords=node.keywords), node)

@@ -37,12 +37,31 @@ def unsupported_message(node) -> str:
 _LOOPS = (ast.For, ast.While)
 
 
-def _walk_same_loop(node):
-    """Yields nodes below `node` without entering nested loops' bodies (their break/continue are theirs)."""
-    for child in ast.iter_child_nodes(node):
-        yield child
-        if not isinstance(child, _LOOPS):
-            yield from _walk_same_loop(child)
+def walk(node) -> tuple:
+    """The nodes `ast.walk(node)` yields, in its order, listed once a node: the code generator asks about the same
+    subtrees again and again (a loop nest's bodies at each level of it, a branch's at each enclosing loop), and
+    ast.walk's generator was ~40% of the frontend of a kernel with inlined mesh queries. The frontend never
+    changes a tree it has read (it desugars into new nodes), so a listing stays right."""
+    found = node.__dict__.get("_wp_walk")
+    if found is None:
+        found = tuple(ast.walk(node))
+        node._wp_walk = found
+    return found
+
+
+def _walk_same_loop(node) -> tuple:
+    """The nodes below `node`, without entering nested loops' bodies (their break/continue are theirs); listed
+    once a node, as `walk`."""
+    found = node.__dict__.get("_wp_walk_same_loop")
+    if found is None:
+        found = []
+        for child in ast.iter_child_nodes(node):
+            found.append(child)
+            if not isinstance(child, _LOOPS):
+                found += _walk_same_loop(child)
+        found = tuple(found)
+        node._wp_walk_same_loop = found
+    return found
 
 
 # Constructs that no kernel can contain: the whole body is checked for them first, so the error names the
@@ -57,7 +76,7 @@ NEVER_SUPPORTED = (
 def first_never_supported(func_def: ast.FunctionDef):
     """The first construct of NEVER_SUPPORTED in the function's body (not its signature), or None."""
     for stmt in func_def.body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, NEVER_SUPPORTED):
                 return node
     return None
@@ -76,14 +95,14 @@ def may_jump(node, only=(ast.Break, ast.Continue, ast.Return)) -> bool:
 
 
 def contains_return(stmts) -> bool:
-    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+    return any(isinstance(n, ast.Return) for s in stmts for n in walk(s))
 
 
 def assigned_names(stmts) -> list:
     """Names bound anywhere in `stmts` (assignment targets, loop variables), in order."""
     names = []
     for s in stmts:
-        for n in ast.walk(s):
+        for n in walk(s):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 names.append(n.id)
     return names
@@ -104,7 +123,7 @@ def member_write_roots(stmts) -> list:
     plain assignment. Roots that name arrays are filtered out by the caller (those writes go to memory)."""
     roots = []
     for s in stmts:
-        for n in ast.walk(s):
+        for n in walk(s):
             targets = n.targets if isinstance(n, ast.Assign) else \
                 [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
             for t in targets:
@@ -133,9 +152,9 @@ def int_literal(node):
 
 def read_outside(tree: ast.AST, node: ast.AST, name: str) -> bool:
     """Whether `name` is read anywhere in `tree` outside `node` (a loop whose variable need not outlive it)."""
-    inside = {id(n) for n in ast.walk(node)}
+    inside = {id(n) for n in walk(node)}
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in inside
-               for n in ast.walk(tree))
+               for n in walk(tree))
 
 
 def read_before_bound(stmts, bound) -> set:
@@ -148,11 +167,11 @@ def read_before_bound(stmts, bound) -> set:
     found = set()
 
     def reads(node, bound):
-        found.update(n.id for n in ast.walk(node)
+        found.update(n.id for n in walk(node)
                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound)
 
     def stores(node):
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
     def block(stmts, bound):
         bound = set(bound)

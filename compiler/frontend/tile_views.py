@@ -28,6 +28,7 @@ from ..dialects.warp import composite as wc
 from . import tiles
 from . import types as ft
 from .resolve import MISSING, resolve_path
+from .syntax import walk
 from .values import Unbound, Var
 
 
@@ -121,7 +122,7 @@ def updated_roots(em, names, stmts) -> list:
     `stmts` bind (`row = b[i]` in a loop's body, then `wp.tile_assign(row, src)`: the loop carries b)."""
     sources = {}
     for s in stmts:
-        for n in ast.walk(s):
+        for n in walk(s):
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
                 source = _viewed_name(em, n.value)
                 if source is not None:
