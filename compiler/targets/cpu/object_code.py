@@ -60,6 +60,14 @@ _c = ctypes
 _P, _S = _c.c_void_p, _c.c_char_p
 
 
+# LLVM's own options for this process's compiles. The SLP vectoriser's scheduling region is bounded at 2,000
+# instructions (LLVM's default 100,000): in the huge blocks of a kernel with inlined mesh queries, or of its adjoint,
+# its search for horizontal reductions was most of O3 (diffray's draw adjoint: 0.7 of its 1.3 s), and packed
+# nothing that ran faster (that adjoint, the mesh-query kernels: same speed); kernels with smaller blocks compile
+# to the same code (the benchmarks' kernels, compared).
+LLVM_OPTIONS = (b"-slp-schedule-budget=2000",)
+
+
 @functools.lru_cache(maxsize=None)
 def _libraries():
     """(MLIR C API, LLVM C API), with the signatures used here."""
@@ -103,6 +111,7 @@ def _libraries():
         (llvm, "LLVMCountBasicBlocks"): (_c.c_uint, [_P]),
         (llvm, "LLVMDeleteFunction"): (None, [_P]),
         (llvm, "LLVMDeleteGlobal"): (None, [_P]),
+        (llvm, "LLVMParseCommandLineOptions"): (None, [_c.c_int, _c.POINTER(_S), _S]),
     }
     for (lib, name), (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -112,6 +121,8 @@ def _libraries():
     api.PyCapsule_GetPointer.restype, api.PyCapsule_GetPointer.argtypes = _P, [_c.py_object, _c.c_char_p]
     for part in ("TargetInfo", "Target", "TargetMC", "AsmPrinter"):
         getattr(llvm, f"LLVMInitializeX86{part}")()
+    argv = (_S * (len(LLVM_OPTIONS) + 1))(b"mlwarp", *LLVM_OPTIONS)  # (once a process: the function is cached)
+    llvm.LLVMParseCommandLineOptions(len(argv), argv, None)
     return capi, llvm
 
 
