@@ -140,7 +140,7 @@ def test_the_parts_of_an_entry_and_its_copies_each_hold_one_entry(monkeypatch):
     assert sorted(k.split()[1] for k in kept) == ["first=False", "first=False", "first=True"]
 
 
-def test_a_part_whose_passes_fail_fails_the_compile_with_the_kernel_named(monkeypatch):
+def test_a_part_whose_passes_fail_fails_the_compile_with_the_kernel_named(monkeypatch, capfd):
     monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 0)
 
     def failing(build, path):
@@ -149,6 +149,7 @@ def test_a_part_whose_passes_fail_fails_the_compile_with_the_kernel_named(monkey
     monkeypatch.setattr(entry_parts, "_compile_part", failing)
     with pytest.raises(wp.errors.CompileError, match="a part of the library of kernel 'spread' failed to compile"):
         _spread_against_numpy(100, 5, seed=3)
+    assert "RuntimeError: a part's passes failed" in capfd.readouterr().err  # (the part's traceback, replayed)
 
 
 def test_a_compile_process_that_cannot_fork_lowers_the_library_whole(monkeypatch):

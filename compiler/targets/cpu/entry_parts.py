@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
+import traceback
 
 from mlir import ir
 from mlir.passmanager import PassManager
@@ -34,21 +36,20 @@ from .serial_copy import serial_name
 ENTRY_PARTS_MIN_OPS = 4000
 
 
-def entry_groups(module: ir.Module) -> list:
-    """The module's entries, an entry with its `_private` and `_serial` copies each a group of names, largest
-    first: [([name, ...], ops)]."""
+def entry_functions(module: ir.Module) -> dict:
+    """The module's entries and their `_private` and `_serial` copies: name -> func.func."""
     defined = {}
     for op in module.body.operations:
         op = op.operation
         if op.name == "func.func" and op.regions[0].blocks:
             defined[ir.StringAttr(op.attributes["sym_name"]).value] = op
-    groups = []
+    found = {}
     for entry in cpu_entries(module.operation):
         name = ir.StringAttr(entry.attributes["sym_name"]).value
         for member in (name, private_name(name), serial_name(name), serial_name(private_name(name))):
             if member in defined:
-                groups.append(([member], _op_count(defined[member])))
-    return sorted(groups, key=lambda g: -g[1])
+                found[member] = defined[member]
+    return found
 
 
 def _op_count(op: ir.Operation) -> int:
@@ -63,16 +64,19 @@ def _op_count(op: ir.Operation) -> int:
 
 
 def parts_of(module: ir.Module) -> list:
-    """The lists of entry names compiled side by side (one list: the module whole)."""
-    groups = entry_groups(module)
-    if len(groups) < 2 or sum(ops for _, ops in groups) < ENTRY_PARTS_MIN_OPS or \
-            not contained.in_compile_process() or (os.cpu_count() or 1) < 2 or os.environ.get("MLWARP_DUMP_IR"):
-        return [[name for names, _ in groups for name in names]]
-    parts = [list(names) for names, _ in groups[:MAX_PARTS]]
-    sizes = [ops for _, ops in groups[:MAX_PARTS]]
-    for names, ops in groups[MAX_PARTS:]:
+    """The lists of entry names compiled side by side, the largest entry first (one list: the module whole)."""
+    entries = entry_functions(module)
+    if len(entries) < 2 or not contained.in_compile_process() or (os.cpu_count() or 1) < 2 or \
+            os.environ.get("MLWARP_DUMP_IR"):
+        return [list(entries)]
+    sized = sorted(((_op_count(op), name) for name, op in entries.items()), key=lambda e: -e[0])
+    if sum(ops for ops, _ in sized) < ENTRY_PARTS_MIN_OPS:
+        return [list(entries)]
+    parts = [[name] for _, name in sized[:MAX_PARTS]]
+    sizes = [ops for ops, _ in sized[:MAX_PARTS]]
+    for ops, name in sized[MAX_PARTS:]:
         k = sizes.index(min(sizes))
-        parts[k] += names
+        parts[k].append(name)
         sizes[k] += ops
     return parts
 
@@ -120,7 +124,10 @@ def split(build, path: str) -> None:
                 keep_part(build.module, parts[k], entries, first=False)
                 _compile_part(build, f"{path}.part{k}.o")
                 code = 0
+            except BaseException:  # noqa: BLE001 (into the compile's output, which the error points to)
+                traceback.print_exc()
             finally:
+                sys.stderr.flush()
                 os._exit(code)
         children.append((pid, f"{path}.part{k}.o"))
     keep_part(build.module, parts[0], entries, first=True)
