@@ -130,8 +130,40 @@ def test_precompile_into_a_folder_it_cannot_create_says_so_and_succeeds(tmp_path
 
 def test_the_library_kernels_are_mlwarps_own_and_concrete():
     kernels = precompile.library_kernels()
-    assert {k.key for k in kernels} >= set(GEOMETRY_KERNELS)
-    assert all(k.func.__module__.startswith("mlwarp.geometry.") and not k.is_generic for k in kernels)
+    assert {k.key for k in kernels} >= set(GEOMETRY_KERNELS) | {"_sgd_step", "_adam_step"}
+    assert all(k.func.__module__.startswith(("mlwarp.geometry.", "mlwarp.optim.")) and not k.is_generic
+               for k in kernels)
+
+
+# One SGD and one Adam step on parameters of each floating-point type, from a fresh process
+OPTIMIZERS = textwrap.dedent("""
+    import numpy as np
+    import mlwarp as wp
+    from mlwarp.optim import SGD, Adam
+
+    out = []
+    for dtype in (wp.float16, wp.float32, wp.float64, wp.quat, wp.vec3d):
+        p = wp.array(np.ones((4, 4)) if dtype in (wp.quat,) else np.ones((4, 3)) if dtype is wp.vec3d
+                     else np.ones(4), dtype=dtype)
+        g = wp.array(np.full(p.numpy().shape, 0.5), dtype=dtype)
+        SGD([p], lr=0.1).step([g])  # p - lr g = 0.95
+        q = wp.array(np.ones(p.numpy().shape), dtype=dtype)
+        Adam([q], lr=0.1).step([g])  # first step: p - lr g / (|g| + eps) = 0.9
+        out.append([float(p.numpy().ravel()[0]), float(q.numpy().ravel()[0])])
+    print(out)
+""")
+
+
+def test_the_optimizers_steps_are_found_in_the_library(tmp_path, library):
+    (tmp_path / "main.py").write_text(OPTIMIZERS)
+    env = dict(os.environ, MLWARP_CACHE_DIR=str(tmp_path / "cache"), MLWARP_LIBRARY_CACHE_DIR=str(library))
+    env.pop("MLWARP_COMPILE_IN_PROCESS", None)
+    r = subprocess.run([sys.executable, str(tmp_path / "main.py")], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for sgd_value, adam_value in eval(r.stdout):  # noqa: S307 (our own script's printed list)
+        assert sgd_value == pytest.approx(0.95, abs=1e-3) and adam_value == pytest.approx(0.9, abs=1e-3)
+    compiled = _entries(tmp_path / "cache") if os.path.exists(tmp_path / "cache") else []
+    assert not {"_sgd_step", "_adam_step"} & set(compiled)  # (the kernel cache holds the native pool's library)
 
 
 def test_a_users_kernel_is_not_looked_up_in_the_library():

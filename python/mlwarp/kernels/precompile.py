@@ -3,7 +3,8 @@
 
 Warp ships its mesh and BVH builders compiled in its wheel; mlwarp's are kernels (python/mlwarp/geometry/), which
 a process compiles on its first wp.Mesh, wp.Bvh or wp.HashGrid: ~4 s of CPU on a cold kernel cache, more than a
-small program's own kernels. scripts/setup-env.sh runs this step once mlwarp is installed; it writes the library
+small program's own kernels. The optimizers' step kernels (warp.optim SGD and Adam) are here too, for the
+parameter types they are launched with. scripts/setup-env.sh runs this step once mlwarp is installed; it writes the library
 cache (runtime/cache.py library_dir: the environment's share/mlwarp/kernel-library, or MLWARP_LIBRARY_CACHE_DIR),
 which launches read after the kernel cache and which wp.clear_kernel_cache() does not clear. The entries are keyed
 as the kernel cache's (the kernel's source, the compiler fingerprint, the CPU): after a compiler change they miss
@@ -20,10 +21,13 @@ import importlib
 import os
 import sys
 
+from mlwarp.arrays.array import array
 from mlwarp.kernels.kernel import Kernel
 from mlwarp.kernels.parallel_compile import compile_side_by_side
 from mlwarp.runtime import cache
+from mlwarp.optim import adam, sgd
 from mlwarp.runtime.device import get_device
+from mlwarp.types import float16, float32, float64
 
 # The modules whose kernels the geometry structures launch themselves (builds, refits, grid builds); not the
 # generic ones, which are compiled per argument types.
@@ -39,7 +43,8 @@ LIBRARY_MODULES = (
 
 
 def library_kernels() -> list:
-    """The non-generic @wp.kernel objects defined in LIBRARY_MODULES, in a stable order."""
+    """The non-generic @wp.kernel objects defined in LIBRARY_MODULES, in a stable order, then the optimizers'
+    instances (optimizer_instances)."""
     found, seen = [], set()
     for name in LIBRARY_MODULES:
         module = importlib.import_module(name)
@@ -48,6 +53,20 @@ def library_kernels() -> list:
                     and value.func.__module__ == name and id(value) not in seen):
                 seen.add(id(value))
                 found.append(value)
+    return found + optimizer_instances()
+
+
+def optimizer_instances() -> list:
+    """The instances of warp.optim's step kernels that SGD and Adam launch on float16, float32 and float64
+    parameters (their arrays flattened to scalars: optim/elementwise.py flat_scalars; Adam's float16 moments are
+    float32): a training loop's first optimizer step otherwise compiles one after its backward pass."""
+    found = []
+    for scalar in (float16, float32, float64):
+        a = array(dtype=scalar)
+        found.append(sgd._sgd_step.add_overload([a, a, scalar, scalar, scalar, scalar, int, int, a]))
+        moment = adam.moment_dtype(scalar)
+        m = array(dtype=moment)
+        found.append(adam._adam_step.add_overload([a, m, m, moment, moment, moment, moment, moment, a]))
     return found
 
 
