@@ -23,6 +23,13 @@ def fresh_cache(monkeypatch, tmp_path):
     monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
 
 
+@pytest.fixture
+def llvm_parts_only(monkeypatch):
+    """Parts made by LLVM's step alone (object_code.py), at any size: the LLVM-dialect stage runs whole."""
+    monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 10**9)  # (the compile process forked from here sees it)
+    monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)
+
+
 def _kernel():
     # a fresh kernel each test (its own compile): scatter sums into f (privatized), a max into a struct field
     # (atomic in `_private`, plain in `_serial`): three entries
@@ -64,19 +71,16 @@ def _spread_against_numpy(n: int, bins: int, seed: int, spacing: int = 1, abs_to
 
 
 @pytest.mark.parametrize("n", [5, 100_000])  # one thread (`_serial`) and all cores (`_private`)
-def test_every_entry_of_a_library_compiled_in_parts_computes_numpy_s_result(monkeypatch, n):
-    monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)  # (the compile process forked from here sees it)
+def test_every_entry_of_a_library_compiled_in_parts_computes_numpy_s_result(llvm_parts_only, n):
     assert _spread_against_numpy(n, 17, seed=7) == 3  # the entry, its `_private` and `_serial` copies
 
 
-def test_an_atomic_launch_without_private_copies_runs_the_entry_compiled_in_its_own_part(monkeypatch):
+def test_an_atomic_launch_without_private_copies_runs_the_entry_compiled_in_its_own_part(llvm_parts_only):
     # f of 8 MB: too large for private copies (runtime/cpu.py), so the parallel launch runs the atomic entry
-    monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)
     assert _spread_against_numpy(200_000, 2_000_000, seed=11, spacing=50_000, abs_tol=1e-3) == 3  # 40 bins, far apart
 
 
-def test_a_part_that_fails_is_compiled_again_whole(monkeypatch):
-    monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)
+def test_a_part_that_fails_is_compiled_again_whole(monkeypatch, llvm_parts_only):
     real = object_code._LLVMModule.keep_only
 
     def failing(self, entries, first):
@@ -88,7 +92,7 @@ def test_a_part_that_fails_is_compiled_again_whole(monkeypatch):
     assert _spread_against_numpy(100_000, 5, seed=3) == 1
 
 
-def test_a_compile_process_that_cannot_fork_compiles_the_library_whole(monkeypatch):
+def test_a_compile_process_that_cannot_fork_compiles_the_library_whole(monkeypatch, llvm_parts_only):
     class NoFork:  # object_code's `os`, whose fork fails as at a process limit
         def __getattr__(self, name):
             return getattr(os, name)
@@ -97,12 +101,12 @@ def test_a_compile_process_that_cannot_fork_compiles_the_library_whole(monkeypat
         def fork():
             raise BlockingIOError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)
     monkeypatch.setattr(object_code, "os", NoFork())
     assert _spread_against_numpy(100_000, 9, seed=5) == 1
 
 
-def test_a_small_library_is_one_part():
+def test_a_small_library_is_one_part(monkeypatch):
+    monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 10**9)  # (LLVM's parts alone: too few blocks)
     kernel = _kernel()
     f, peaks = wp.zeros(2, dtype=float), Peaks()
     peaks.top = wp.array([0.0], dtype=float)
@@ -164,3 +168,22 @@ def test_a_compile_process_that_cannot_fork_lowers_the_library_whole(monkeypatch
     monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 0)
     monkeypatch.setattr(entry_parts, "os", NoFork())
     assert _spread_against_numpy(100_000, 9, seed=5) == 1
+
+
+def test_a_library_of_one_entry_is_one_part(monkeypatch):
+    monkeypatch.setattr(entry_parts, "ENTRY_PARTS_MIN_OPS", 0)
+    monkeypatch.setattr(object_code, "SPLIT_MIN_BLOCKS", 0)
+
+    @wp.kernel
+    def square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = x[i] * x[i]
+
+    x, y = wp.array(np.arange(5, dtype=np.float32)), wp.zeros(5, dtype=float)
+    wp.launch(square, 5, inputs=[x, y])
+    assert y.numpy().tolist() == [0.0, 1.0, 4.0, 9.0, 16.0]
+    assert square.compiled(wp.get_device("cpu")).meta["object_parts"] == 1
+
+
+def test_a_small_library_of_several_entries_is_lowered_in_parts_by_default():
+    assert _spread_against_numpy(1000, 11, seed=23) == 3  # the entry, its `_private` and `_serial` copies

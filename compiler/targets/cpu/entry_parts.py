@@ -3,7 +3,8 @@
 After the "lowered" stage a kernel's library holds each entry whole: its atomic entry, the `_private` copy
 (warp-cpu-privatize-scatter) and the `_serial` one (warp-cpu-serial-copy), an adjoint library its adjoint's. What
 remains of its compile, the "llvm" stage (~40 us an op: diffray's draw adjoint, two entries of ~5,600 ops, 0.45 s)
-and LLVM itself, treats each entry on its own. So a module whose entries hold ENTRY_PARTS_MIN_OPS ops or more
+and LLVM itself (most of a small kernel's compile), treats each entry on its own. So a module whose entries hold
+ENTRY_PARTS_MIN_OPS ops or more
 continues in forked processes, an entry each (object_code.MAX_PARTS at most): each part deletes the other parts'
 entries, runs the stages left up to the object file, and reports its object and what the library links; this
 process continues with the first part and links them all (emit_object, then the "library" stage). LLVM's own split
@@ -32,8 +33,11 @@ from .object_code import MAX_PARTS
 from .privatize_scatter import private_name
 from .serial_copy import serial_name
 
-# below this many ops in the entries in all, a fork costs more than the part of the stages it takes off this process
-ENTRY_PARTS_MIN_OPS = 4000
+# below this many ops in the entries in all, a fork costs more than the part of the stages it takes off this process.
+# LLVM's O3 and code generation of one vectorised thread loop (the entry's two versions of it) take ~70 ms even for
+# a kernel of a few statements: a kernel with one atomic_add (its atomic entry and `_private` copy, ~270 ops)
+# compiled in 0.22 s whole, 0.14 s in parts; diffray's vertex-normal kernel 0.38 -> 0.24 s, its adjoint 0.58 -> 0.38.
+ENTRY_PARTS_MIN_OPS = 200
 
 
 def entry_functions(module: ir.Module) -> dict:
