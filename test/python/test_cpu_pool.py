@@ -67,6 +67,17 @@ def pool_kind(request, monkeypatch):
     config.cpu_threads = saved
 
 
+
+def _record_serial_runs(monkeypatch, kernel, pattern: list) -> None:
+    """Replaces the kernel's serial copy by one that appends "s" to `pattern` and runs the copy."""
+    real_serial = kernel.serial
+
+    def serial(args_ptr, begin, end):
+        pattern.append("s")
+        real_serial(args_ptr, begin, end)
+
+    monkeypatch.setattr(kernel, "serial", serial)
+
 def test_native_pool_builds_here(monkeypatch):
     # x86-64 Linux with LLVM and a linker (what CPU kernels need) has the native pool, not the fallback
     monkeypatch.delenv("MLWARP_CPU_POOL", raising=False)
@@ -209,20 +220,14 @@ def test_atomics_slower_on_every_core_go_back_to_one_then_probe(monkeypatch, aut
     kernel = bump.compiled(wp.get_device("cpu"))
     assert kernel.serial is not kernel.entry
     pattern = []
-    real_serial = kernel.serial
 
     def parallel(threads, args_ptr, total_threads):  # pinned: 10 ns a thread on the pool
         pattern.append("P")
         kernel.entry(args_ptr, 0, total_threads)
         kernel.parallel_ns = 10.0
 
-    class Serial:  # counts the serial runs, and pins what they measure
-        def __call__(self, args_ptr, begin, end):
-            pattern.append("s")
-            real_serial(args_ptr, begin, end)
-
     monkeypatch.setattr(kernel, "_parallel", parallel)
-    monkeypatch.setattr(kernel, "serial", Serial())
+    _record_serial_runs(monkeypatch, kernel, pattern)
     monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
     kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = None, None, 0, 1
     for _ in range(16):
@@ -452,14 +457,8 @@ def test_a_pool_slower_than_one_thread_is_left_then_probed(monkeypatch, automati
         kernel.entry(args_ptr, 0, total_threads)
         kernel.parallel_ns, kernel.ns_per_thread = 10.0, 1.0
 
-    entry = kernel.entry
-
-    def serial(args_ptr, begin, end):
-        pattern.append("s")
-        entry(args_ptr, begin, end)
-
     monkeypatch.setattr(kernel, "_parallel", parallel)
-    monkeypatch.setattr(kernel, "serial", serial)
+    _record_serial_runs(monkeypatch, kernel, pattern)
     kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = None, None, 0, 1
     for _ in range(8):
         wp.launch(add_one, n, inputs=[x])
@@ -484,14 +483,8 @@ def test_a_probe_judges_the_pool_on_its_second_launch(monkeypatch, automatic_two
         pattern.append("P")
         kernel.entry(args_ptr, 0, total_threads)
 
-    entry = kernel.entry
-
-    def serial(args_ptr, begin, end):
-        pattern.append("s")
-        entry(args_ptr, begin, end)
-
     monkeypatch.setattr(kernel, "_parallel", parallel)
-    monkeypatch.setattr(kernel, "serial", serial)
+    _record_serial_runs(monkeypatch, kernel, pattern)
     # the pool judged slower (a busy moment), 1 ns a thread on one: on the calling thread, probing in 2
     kernel.ns_per_thread, kernel.parallel_ns, kernel._probe, kernel._probe_every = 1.0, 10.0, 2, 2
     kernel._recheck = kernel._recheck_every = 100  # (no serial re-measure among these launches)
@@ -511,19 +504,14 @@ def test_a_faster_pool_still_measures_the_serial_copy_now_and_then(monkeypatch, 
     wp.launch(bump, 1, inputs=[x, total])
     kernel = bump.compiled(wp.get_device("cpu"))
     pattern = []
-    real_serial = kernel.serial
 
     def parallel(threads, args_ptr, total_threads):  # pinned: 0.1 ns a thread on the pool
         pattern.append("P")
         kernel.entry(args_ptr, 0, total_threads)
         kernel.parallel_ns = 0.1
 
-    def serial(args_ptr, begin, end):
-        pattern.append("s")
-        real_serial(args_ptr, begin, end)
-
     monkeypatch.setattr(kernel, "_parallel", parallel)
-    monkeypatch.setattr(kernel, "serial", serial)
+    _record_serial_runs(monkeypatch, kernel, pattern)
     monkeypatch.setattr(cpu.time, "perf_counter_ns", iter(range(0, 10**9, n)).__next__)  # 1 ns a thread
     kernel.ns_per_thread, kernel.parallel_ns = None, None
     kernel._probe, kernel._probe_every, kernel._recheck, kernel._recheck_every = 0, 1, 1, 1

@@ -39,7 +39,7 @@ def emit_object(build, path: str) -> None:
     build.objects = write_object(build.module, build.object_path or path)
     if build.part_children:  # the other entries' parts (entry_parts.py)
         entry_parts.finish(build)
-    build.meta["object_parts"] = len(build.objects)  # (compiled side by side: object_code.SPLIT_MIN_BLOCKS)
+    build.meta["object_parts"] = len(build.objects)  # (side by side: entry_parts.py, object_code.py)
 
 
 def emit_parts(build, path: str) -> bool | None:

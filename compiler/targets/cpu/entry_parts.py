@@ -29,7 +29,7 @@ from mlir.passmanager import PassManager
 from ... import contained  # imports no MLIR
 from mlwarp.core.errors import CompileError
 from .cpu_entry import cpu_entries
-from .object_code import MAX_PARTS
+from .object_code import balanced_parts
 from .privatize_scatter import private_name
 from .serial_copy import serial_name
 
@@ -73,16 +73,10 @@ def parts_of(module: ir.Module) -> list:
     if len(entries) < 2 or not contained.in_compile_process() or (os.cpu_count() or 1) < 2 or \
             os.environ.get("MLWARP_DUMP_IR"):
         return [list(entries)]
-    sized = sorted(((_op_count(op), name) for name, op in entries.items()), key=lambda e: -e[0])
-    if sum(ops for ops, _ in sized) < ENTRY_PARTS_MIN_OPS:
+    sized = [(name, _op_count(op)) for name, op in entries.items()]
+    if sum(ops for _, ops in sized) < ENTRY_PARTS_MIN_OPS:
         return [list(entries)]
-    parts = [[name] for _, name in sized[:MAX_PARTS]]
-    sizes = [ops for ops, _ in sized[:MAX_PARTS]]
-    for ops, name in sized[MAX_PARTS:]:
-        k = sizes.index(min(sizes))
-        parts[k].append(name)
-        sizes[k] += ops
-    return parts
+    return balanced_parts(sized)
 
 
 def keep_part(module: ir.Module, part: list, entries: set, first: bool) -> None:

@@ -339,13 +339,19 @@ def _parts(entries: list) -> list:
     if len(entries) < 2 or sum(blocks for _, blocks in entries) < SPLIT_MIN_BLOCKS or \
             not contained.in_compile_process() or (os.cpu_count() or 1) < 2:
         return [[fn for fn, _ in entries]]
-    ordered = sorted(entries, key=lambda e: -e[1])
-    parts = [[fn] for fn, _ in ordered[:MAX_PARTS]]
-    sizes = [blocks for _, blocks in ordered[:MAX_PARTS]]
-    for fn, blocks in ordered[MAX_PARTS:]:
+    return balanced_parts(entries)
+
+
+def balanced_parts(sized: list) -> list:
+    """[(item, size)] grouped into at most MAX_PARTS lists of items: the largest one a part each, the rest added to
+    the smallest part, largest first (entry_parts.py groups the MLIR entries so too)."""
+    ordered = sorted(sized, key=lambda e: -e[1])
+    parts = [[item] for item, _ in ordered[:MAX_PARTS]]
+    sizes = [size for _, size in ordered[:MAX_PARTS]]
+    for item, size in ordered[MAX_PARTS:]:
         k = sizes.index(min(sizes))
-        parts[k].append(fn)
-        sizes[k] += blocks
+        parts[k].append(item)
+        sizes[k] += size
     return parts
 
 
