@@ -67,7 +67,6 @@ def pool_kind(request, monkeypatch):
     config.cpu_threads = saved
 
 
-
 def _record_serial_runs(monkeypatch, kernel, pattern: list) -> None:
     """Replaces the kernel's serial copy by one that appends "s" to `pattern` and runs the copy."""
     real_serial = kernel.serial

@@ -50,7 +50,7 @@ def entry_functions(module: ir.Module) -> dict:
     found = {}
     for entry in cpu_entries(module.operation):
         name = ir.StringAttr(entry.attributes["sym_name"]).value
-        for member in (name, private_name(name), serial_name(name), serial_name(private_name(name))):
+        for member in (name, private_name(name), serial_name(name)):
             if member in defined:
                 found[member] = defined[member]
     return found
