@@ -238,7 +238,13 @@ class CpuKernel:
         cache entry). A kernel that prints keeps MIN_PARALLEL: its small launches print in thread order."""
         t = time.perf_counter()
         self.library = ctypes.CDLL(library_path)
-        self.entry = self._function(entry)
+        # an adjoint library may have no atomic form of its entry, `<entry>_private` only (warp-cpu-privatize-scatter
+        # {replace-entry}): it runs with private copies or on one thread, never on several with the arrays shared
+        self.atomic = hasattr(self.library, entry) or not hasattr(self.library, entry + "_private")
+        self.entry = self._function(entry if self.atomic else entry + "_private")
+        # called (with no argument) when a launch ran on one thread for want of the atomic form (autodiff/adjoint.py
+        # compiles the library that has it)
+        self.on_atomic_needed = None
         self.address = ctypes.cast(self.entry, ctypes.c_void_p).value  # for the native pool
         # `<entry>_serial` (kernels with atomics): plain read-modify-writes, for runs on one thread; where the
         # compiler left it out, `<entry>_private` is that same function (warp-cpu-serial-copy)
@@ -378,6 +384,11 @@ class CpuKernel:
         measured = False
         if self.private is not None and isinstance(pool, _NativePool):
             measured = self.private.run(pool, args_ptr, total, _row(args_ptr))
+        if measured is False and not self.atomic:  # `_private` alone: with the arrays shared, one thread runs it
+            self.serial(args_ptr, 0, total)
+            if self.on_atomic_needed is not None:
+                self.on_atomic_needed()
+            return
         if measured is False:
             measured = pool.run(self.entry, self.address, args_ptr, total, _row(args_ptr), self.align,
                                 self._min_chunk())

@@ -222,11 +222,17 @@ class PrivatizeAtomics(Pass):
                    "loop, flushed with one atomic add after the loop")
 
 
+@dataclasses.dataclass(frozen=True)
 class PrivatizeScatter(Pass):
     name = "warp-cpu-privatize-scatter"
     implementation = "mlwarp.compiler.targets.cpu.privatize_scatter"
     description = ("Add `<entry>_private`, a copy of each CPU entry whose atomics on arrays it only sums into "
-                   "are plain, and the table of those parameters, for launches with per-part copies")
+                   "are plain, and the table of those parameters, for launches with per-part copies (replace-entry: "
+                   "the entry itself becomes `<entry>_private`, no atomic form is left)")
+    # an adjoint library's: its atomic entry runs only where private copies cannot (an array over the runtime's
+    # limit, or overlapping another), and is most of a third of the library's compile; the runtime runs
+    # `_private` on one thread there and asks for the library with atomics (autodiff/adjoint.py)
+    replace_entry: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -74,6 +74,9 @@ class BuildOptions:
     # CPU: a library for the adjoint only (a kernel's with_adjoint library: autodiff/adjoint.py; its own library
     # runs it forward), whose kernels with an adjoint get no entry of their own (warp-cpu-entry{adjoint-only})
     adjoint_only: bool = False
+    # CPU adjoint-only library: keep each entry's atomic form beside its `_private` copy (options["adjoint_atomics"]:
+    # the library a launch asks for where private copies do not apply); without it such an entry is `_private` only
+    adjoint_atomics: bool = False
 
     @classmethod
     def of(cls, options: dict | None, **extra) -> "BuildOptions":
@@ -85,7 +88,8 @@ class BuildOptions:
                    and not jvp,
                    no_avx512=bool(options.get("no_avx512", False)), inserted=passes_for(options),
                    cpu_block_dim=int(options.get("cpu_block_dim", 1)),
-                   adjoint_only=bool(options.get("with_adjoint", False)) and not jvp, **extra)
+                   adjoint_only=bool(options.get("with_adjoint", False)) and not jvp,
+                   adjoint_atomics=bool(options.get("adjoint_atomics", False)), **extra)
 
 
 

@@ -272,6 +272,54 @@ def test_adjoint_gathers_sum_into_private_copies(native, monkeypatch):
     assert runs and all(r is not False for r in runs), runs  # the adjoint launch ran with private copies
 
 
+def _gather_square_backward(n, m, seed):
+    """(x.grad, its expected values) of one backward pass of gather_square over n gathers from m values."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, m, n).astype(np.int32)
+    xv = rng.random(m).astype(np.float32)
+    x = wp.array(xv, requires_grad=True)
+    y = wp.zeros(n, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(gather_square, n, inputs=[x, wp.array(idx, dtype=int), y])
+    tape.backward(grads={y: wp.array(np.ones(n, np.float32))})
+    return x.grad.numpy(), 2.0 * xv.astype(np.float64) * np.bincount(idx, minlength=m)
+
+
+def test_an_adjoint_without_its_atomic_form_runs_on_one_thread_until_the_library_with_it_is_compiled(native,
+                                                                                                    monkeypatch):
+    # the adjoint library holds `gather_square_adj_cpu_private` only (warp-cpu-privatize-scatter{replace-entry});
+    # a launch whose gradient array is too large for private copies runs it on one thread and has the library
+    # with the atomic form compiled, which the next launches use on every core
+    from mlwarp.autodiff.adjoint import adjoint_kernel, with_adjoint_atomics
+    from mlwarp.kernels import parallel_compile
+
+    runs = _private_runs(monkeypatch)
+    config.cpu_threads = 2
+    device = wp.get_device("cpu")
+    got, want = _gather_square_backward(20_000, 500, 8)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    first = adjoint_kernel(gather_square, device)
+    assert first.atomic is False and first.entry.__name__ == "gather_square_adj_cpu_private"
+    assert not hasattr(first.library, "gather_square_adj_cpu")
+    assert runs and runs[0] is not False
+
+    monkeypatch.setattr(cpu, "PRIVATE_MAX_BYTES", 16)  # adj_x (500 floats) gets no private copy now
+    serial = []
+    real_serial = first.serial
+    monkeypatch.setattr(first, "serial", lambda *a: (serial.append(a[2]), real_serial(*a))[1])
+    got, want = _gather_square_backward(20_000, 500, 9)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert serial == [20_000]  # the whole launch, on the calling thread
+    variant = with_adjoint_atomics(gather_square)
+    parallel_compile.wait_for(variant.cache_key(device))  # (the background compile the launch started)
+    got, want = _gather_square_backward(20_000, 500, 10)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    upgraded = adjoint_kernel(gather_square, device)
+    assert upgraded.atomic is True and upgraded.entry.__name__ == "gather_square_adj_cpu"
+    assert serial == [20_000] and runs[-1] is False  # this launch: the atomic form, the private path declined
+
+
 def test_recorded_launch_replays_with_private_copies(native, monkeypatch):
     runs = _private_runs(monkeypatch)
     config.cpu_threads = 2

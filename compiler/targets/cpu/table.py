@@ -60,6 +60,7 @@ def stages(o: BuildOptions) -> list:
     # the block-wide geometry queries it kept at block level
     tiles = (CpuBlockLanes(), ExpandGeometry(), *TILES[:at], matmul, *TILES[at:])
     lower = tuple(CpuEntry(adjoint_only=True) if isinstance(p, CpuEntry) else
+                  PrivatizeScatter(replace_entry=not o.adjoint_atomics) if isinstance(p, PrivatizeScatter) else
                   CpuSerialCopy(private_serves=True) if isinstance(p, CpuSerialCopy) else p
                   for p in LOWER) if o.adjoint_only else LOWER
     return [*warp_stages(o), Stage("tiles", tiles, only_if=TILES_ATTR), Stage("lowered", lower),

@@ -35,7 +35,7 @@ from mlwarp.launching.launch_args import check_arg_count, check_array_arg, check
     launch_device, pack_array
 from mlwarp.core import types as wt
 from mlwarp.kernels.kernel import Kernel
-from mlwarp.kernels.parallel_compile import compile_in_background
+from mlwarp.kernels.parallel_compile import compile_in_background, compiles_in_background
 from mlwarp.runtime.abi import ArrayParam, launch_struct
 from mlwarp.runtime.cpu import CpuKernel
 
@@ -50,6 +50,23 @@ def with_adjoint(kernel):
         if getattr(kernel, "generic_parent", None) is not None:  # a generic kernel's instance: its concrete types
             variant.params, variant.is_generic = list(kernel.params), False
         kernel.__dict__["_with_adjoint"] = variant
+    return variant
+
+
+def with_adjoint_atomics(kernel):
+    """The variant of with_adjoint(kernel) whose library keeps the atomic form of each entry beside its `_private`
+    copy: with_adjoint's library has `_private` only (warp-cpu-privatize-scatter{replace-entry}), which a parallel
+    launch runs with private copies of the arrays it sums into; where those do not apply (an array over the
+    runtime's size limit, or overlapping another), that launch runs on one thread and this library is compiled in
+    the background for the launches after it (adjoint_kernel)."""
+    variant = kernel.__dict__.get("_with_adjoint_atomics")
+    if variant is None:
+        base = with_adjoint(kernel)
+        variant = type(kernel)(kernel.func, key=kernel.key, options={**base.options, "adjoint_atomics": True},
+                               declare=False)
+        if getattr(kernel, "generic_parent", None) is not None:
+            variant.params, variant.is_generic = list(kernel.params), False
+        kernel.__dict__["_with_adjoint_atomics"] = variant
     return variant
 
 
@@ -95,6 +112,8 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
                           f"enable_backward=False, so it has no adjoint")
     compiled = adjoint_library(kernel, device)
     found = getattr(compiled, "adjoint", None)
+    if found is not None and getattr(found, "atomics_requested", False):
+        found = compiled.adjoint = _with_atomics_when_compiled(kernel, device, found)
     if found is None:
         meta = compiled.meta
         if meta.get("adj_error"):
@@ -108,8 +127,36 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
         else:
             found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"],
                               meta.get("vector_libm", True), meta.get("prints", True))
+        if device.is_cpu and not getattr(found, "atomic", True):
+            found.on_atomic_needed = lambda found=found: _request_atomics(kernel, device, found)
         compiled.adjoint = found
     return found
+
+
+def _request_atomics(kernel, device, found) -> None:
+    """A launch of `found` (an adjoint entry without its atomic form) ran on one thread: the library with that form
+    starts compiling in the background, once."""
+    if not getattr(found, "atomics_requested", False):
+        found.atomics_requested = True
+        try:
+            compile_in_background(with_adjoint_atomics(kernel), device)
+        except Exception:  # noqa: BLE001 (a speed-up: without it the launches stay on one thread)
+            pass
+
+
+def _with_atomics_when_compiled(kernel, device, found):
+    """The adjoint entry of the library with atomics once its background compile has written it, else `found`;
+    where nothing compiles in the background (the kernel cache off), that library compiled here, now."""
+    variant = with_adjoint_atomics(kernel)
+    if compiles_in_background(device) and variant.cached_entry(variant.cache_key(device)) is None:
+        return found
+    try:
+        library = variant.compiled(device)
+    except Exception:  # noqa: BLE001 (it failed to compile: the launches stay on one thread)
+        found.atomics_requested = False
+        found.on_atomic_needed = None
+        return found
+    return library
 
 
 def _device_zeros_like(view, device):

@@ -92,11 +92,17 @@ _forward_seconds = weakref.WeakKeyDictionary()
 NICENESS_PER_HALVING = 3
 
 
+def compiles_in_background(device) -> bool:
+    """Whether compile_in_background starts compiles for `device`: CPU kernels, with the kernel cache on (it hands the
+    library over), from a process that may fork compile processes."""
+    return device.is_cpu and config.cache_kernels and not contained.in_process()
+
+
 def compile_in_background(kernel, device) -> None:
     """Starts compiling `kernel`'s CPU library in a compile process and returns at once (queued when the background
     slots are taken); its launch, or compile_ahead, later waits for it instead of compiling it again."""
-    if not device.is_cpu or not config.cache_kernels or contained.in_process() or \
-            device.alias in kernel._compiled or kernel.__dict__.get("_background_requested"):
+    if not compiles_in_background(device) or device.alias in kernel._compiled or \
+            kernel.__dict__.get("_background_requested"):
         return
     kernel.__dict__["_background_requested"] = True
     key = kernel.cache_key(device)
