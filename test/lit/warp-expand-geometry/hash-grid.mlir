@@ -44,6 +44,9 @@
 // CHECK: arith.cmpi ule, %{{.+}}, %arg3 : i32
 // CHECK: } else {
 // CHECK-NEXT: scf.yield %[[START]], %[[END]] : i32, i32
+// A grid never built (capacity word 0) starts the query with an empty range.
+// CHECK: %[[BUILT:.+]] = arith.cmpi ne, %{{.+}}, %c0_i64{{.*}} : i64
+// CHECK-NEXT: arith.select %[[BUILT]], %[[RANGE]]#1, %[[RANGE]]#0 : i32
 // CHECK: "warp.construct"() : () -> !warp.struct<"Q"
 // CHECK-COUNT-14: "warp.struct_set"
 func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32, %g: i32, %grouped: i32) -> !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]> {
@@ -51,10 +54,21 @@ func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32, %g: i32, %grouped: i
   return %q : !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>
 }
 
-// query_next: an scf.while over cells while the current one is used up and the range is not exhausted;
-// then the point id (point_ids[cell_index]) or the index as it was.
+// query_next: a candidate left in the current range is taken at once (the descriptor's words read before the
+// branch, so that a loop around the query reads them once): its id, the state's cell_index advanced. Only a used-up
+// range goes on to an scf.while over cells while the current one is used up and the range is not exhausted; then
+// the point id (point_ids[cell_index]) or the index as it was.
 // CHECK-LABEL: func.func @next
 // CHECK-NOT: warp.hash_grid_query_next
+// CHECK: %[[CI:.+]] = "warp.struct_get"(%arg0) {field = 10 : i64}
+// CHECK: %[[CE:.+]] = "warp.struct_get"(%arg0) {field = 11 : i64}
+// CHECK: %[[LEFT:.+]] = arith.cmpi slt, %[[CI]], %[[CE]] : i32
+// CHECK: %[[R:.+]]:3 = scf.if %[[LEFT]] -> (i1, !warp.struct
+// CHECK: %[[CI1:.+]] = arith.addi %[[CI]], %c1_i32{{.*}} : i32
+// CHECK: "warp.struct_set"(%arg0, %[[CI1]]) {field = 10 : i64}
+// CHECK: %[[QUICK:.+]] = "warp.load"(%{{.+}}, %[[CI]]) : (!warp.array<i32, 1 : i64>, i32) -> i32
+// CHECK: scf.yield %true, %{{.+}}, %[[QUICK]]
+// CHECK: } else {
 // CHECK: scf.while
 // CHECK: scf.condition
 // CHECK: } do {
@@ -76,7 +90,8 @@ func.func @query(%id: ui64, %p: !warp.vec<3, f32>, %r: f32, %g: i32, %grouped: i
 // CHECK: %[[ID:.+]] = "warp.load"(%{{.+}}, %{{.+}}) : (!warp.array<i32, 1 : i64>, i32) -> i32
 // CHECK-NOT: llvm.intr.prefetch
 // CHECK: %[[NEXT:.+]] = arith.select %{{.+}}, %[[ID]], %arg1 : i32
-// CHECK: return %{{.+}}, %{{.+}}, %[[NEXT]]
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %[[NEXT]]
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
 func.func @next(%q: !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, %i: i32) -> (i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32) {
   %f, %q2, %j = "warp.hash_grid_query_next"(%q, %i) : (!warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32) -> (i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32)
   return %f, %q2, %j : i1, !warp.struct<"Q", [ui64, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32]>, i32
