@@ -62,6 +62,10 @@ TRANSPOSED_LANES = (4, 8, 16)
 STACK_ARRAY_BUDGET = 256 << 10  # in L2 with the rest of a block's buffers
 _DYNAMIC_INDEX = -2147483648  # llvm.getelementptr's marker for a dynamic index
 _PURE_PREFIXES = ("arith.", "math.", "llvm.extractvalue", "llvm.mlir.constant")
+# what the scatter's addresses are made of after the cut (the descriptor's data pointer, the element's address);
+# the index arithmetic before them (the wrap of a negative index, the scaling by the stride) stays before the cut,
+# vectorised with the gathers, and the scatter reads the byte offset from its buffer
+_ADDRESS_PREFIXES = ("llvm.getelementptr", "llvm.extractvalue", "llvm.mlir.constant", "arith.constant")
 _STACK_OPS = {"llvm.alloca", "llvm.intr.stacksave", "llvm.intr.stackrestore"}
 _ORIGINAL = "warp.interchange.original"  # on the thread loop's ops while the pass runs
 
@@ -175,8 +179,10 @@ class _Interchange:
         `wp.atomic_add(f, i, force)`): before the first top-level op holding such an atomic, when the ops before
         it read no array that the ops from it on write. Cut there, the computation before runs for the whole
         block first (vectorised: gathers, arithmetic) and the scatter after it; uncut, the scatter's possible
-        conflicts keep LLVM from vectorising any of the body. The addresses the scatter writes are computed
-        after the cut (a pointer kept in a buffer would hide the array from warp-cpu-privatize-scatter).
+        conflicts keep LLVM from vectorising any of the body. The addresses the scatter writes are made after
+        the cut (a pointer kept in a buffer would hide the array from warp-cpu-privatize-scatter), from the byte
+        offsets computed before it: the index's wrap and scaling vectorised, not redone per atomic in the
+        scatter's scalar loop (mass-spring's springs on one thread 119 -> 98 us).
         None: no cut."""
         varies = {}
         for k, op in enumerate(self.top):
@@ -185,8 +191,8 @@ class _Interchange:
         else:
             return None
         before, after = self.top[:k], self.top[k:]
-        for op in reversed(list(before)):  # pure ops only the scatter reads move after the cut
-            if op.name.startswith(_PURE_PREFIXES + ("llvm.getelementptr",)) and not op.regions and \
+        for op in reversed(list(before)):  # the address ops only the scatter reads move after the cut
+            if op.name.startswith(_ADDRESS_PREFIXES) and not op.regions and \
                     all(any(is_inside(u.owner.operation, a) for a in after) for r in op.results for u in r.uses):
                 before.remove(op)
                 after.insert(0, op)

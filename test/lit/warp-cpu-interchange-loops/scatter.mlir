@@ -4,7 +4,7 @@
 // conflicts keep LLVM from vectorising the thread loop, the gathers and arithmetic before it included.
 // The body is cut before the first such atomic: per block of 256 threads, the gathers (x[i], x[j]) and the
 // force for every thread first, into per-thread buffers (vectorisable), then the atomics, whose addresses
-// (&f[i]) are computed after the cut. A vec3 force goes to a buffer per lane (768 = 3 x 256 floats, lane k
+// (&f[i]) are made after the cut from the byte offsets computed before it. A vec3 force goes to a buffer per lane (768 = 3 x 256 floats, lane k
 // of thread slot t at k * 256 + t), so the vectorised loop stores each lane with one vector store.
 // CHECK-LABEL: func.func @springs_cpu(
 // CHECK: llvm.alloca %c768_i64 x f32 {alignment = 64 : i64}
@@ -19,8 +19,12 @@
 // CHECK: llvm.extractelement %[[FORCE]][%c1_i64 : i64] : vector<3xf32>
 // CHECK: arith.addi %[[SLOT]], %c256_i64 : i64
 // CHECK-NOT: : vector<3xf32>, !llvm.ptr
+// The byte offset of f[j] (the index's wrap and scaling, vectorised with the gathers) goes to a buffer too; the
+// scatter reads it and adds it to f's data pointer.
+// CHECK: llvm.store %{{.+}}, %{{.+}} : i64, !llvm.ptr
 // CHECK: scf.for %{{.+}} = %[[B]] to
-// CHECK: %[[F:.+]] = llvm.getelementptr inbounds %{{.+}} : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[OFFSET:.+]] = llvm.load %{{.+}} : !llvm.ptr -> i64
+// CHECK: %[[F:.+]] = llvm.getelementptr inbounds %{{.+}}[%[[OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: llvm.atomicrmw fadd %[[F]]
 // CHECK: } else {
 
