@@ -217,6 +217,38 @@ def test_private_table_has_the_launch_struct_layout(native):
     assert [(row[0], row[1], row[2]) for row in private.rows] == [(p, getattr(layout, f"p{p}").offset, 1) for p in arrays]
 
 
+@wp.struct
+class _Scale:
+    values: wp.array(dtype=float)  # a struct field array: its storage is 56 bytes (i64s, then an i16 pair)
+    count: int
+
+
+@wp.kernel
+def scaled_histogram(s: _Scale, x: wp.array(dtype=float), idx: wp.array(dtype=int), out: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(out, idx[i], x[i] * s.values[0])
+
+
+def test_private_table_offsets_after_a_struct_holding_an_array(native, monkeypatch):
+    # the table's offsets are constants LLVM folds while translating: with its default layout (an i64 aligned to 4
+    # bytes) a struct holding an array was 52 bytes, not the launch struct's 56, and every offset after it 8 short
+    runs = _private_runs(monkeypatch)
+    config.cpu_threads = 2
+    n = 20_000
+    scale = _Scale()
+    scale.values = wp.array([2.0], dtype=float)
+    scale.count = 1
+    out = wp.zeros(7, dtype=float)
+    idx = (np.arange(n) % 7).astype(np.int32)
+    wp.launch(scaled_histogram, n, inputs=[scale, wp.array(np.ones(n, np.float32)), wp.array(idx, dtype=int), out])
+    private = scaled_histogram.compiled(wp.get_device("cpu")).private
+    layout = scaled_histogram.launch_struct
+    assert private.size == ctypes.sizeof(layout)
+    assert [(row[0], row[1]) for row in private.rows] == [(p, getattr(layout, f"p{p}").offset) for p in (1, 2, 3)]
+    np.testing.assert_array_equal(out.numpy(), 2.0 * np.bincount(idx, minlength=7).astype(np.float32))
+    assert runs and runs[0] is not False  # the launch ran with private copies
+
+
 def test_launches_from_two_python_threads(native):
     # each thread sums into its own array; launches of the kernel take turns with its private copies, or run with
     # atomics on their own thread while the other holds the pool

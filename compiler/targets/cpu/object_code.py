@@ -88,6 +88,7 @@ def _libraries():
         (llvm, "LLVMCreateTargetDataLayout"): (_P, [_P]),
         (llvm, "LLVMSetModuleDataLayout"): (None, [_P, _P]),
         (llvm, "LLVMDisposeTargetData"): (None, [_P]),
+        (llvm, "LLVMCopyStringRepOfTargetData"): (_P, [_P]),
         (llvm, "LLVMSetTarget"): (None, [_P, _P]),
         (llvm, "LLVMCreatePassBuilderOptions"): (_P, []),
         (llvm, "LLVMDisposePassBuilderOptions"): (None, [_P]),
@@ -170,6 +171,17 @@ def host_target():
 
 
 @functools.lru_cache(maxsize=None)
+def _data_layout() -> str:
+    """The host target machine's data layout, as LLVM spells it."""
+    _, llvm = _libraries()
+    layout = llvm.LLVMCreateTargetDataLayout(_target_machine())
+    try:
+        return _string(llvm, llvm.LLVMCopyStringRepOfTargetData(layout))
+    finally:
+        llvm.LLVMDisposeTargetData(layout)
+
+
+@functools.lru_cache(maxsize=None)
 def _target_machine():
     _, llvm = _libraries()
     triple, cpu, features, target = host_target()
@@ -189,6 +201,12 @@ class _LLVMModule:
     def __init__(self, module: ir.Module):
         self.capi, self.llvm = _libraries()
         self.tm = _target_machine()
+        # the host's layout on the module before it is translated: the constants the translation folds (the offsets
+        # of warp-cpu-privatize-scatter's table, ptrtoint of a GEP from null) take the alignments the code's own GEPs
+        # get, not LLVM's default ones (an i64 aligned to 4 bytes in a struct field: a struct holding an array 52
+        # bytes, not 56, every offset after it off)
+        with module.context:
+            module.operation.attributes["llvm.data_layout"] = ir.StringAttr.get(_data_layout())
         self.ctx = self.llvm.LLVMContextCreate()
         self.ref = self.capi.mlirTranslateModuleToLLVMIR(_operation_pointer(module), self.ctx)
         if not self.ref:
