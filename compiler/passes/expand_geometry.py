@@ -23,10 +23,11 @@ their place: build_kernels.grid_ranges), met in Warp's order (x fastest) with a 
 one cell hash and two loads; its state keeps x at x_end. The quick path first (Warp's hashgrid.h order too): with
 the range test behind the cell walk's loop, each candidate paid the walk's checks and LLVM kept the query state and
 the descriptor's words on the stack; example_dem's contact kernel (65,536 points, ~340 candidates each) took
-144 ms on one core against Warp's 68, 69 ms after. A grid never built starts its queries with an empty range. A cell coordinate's `mod dim` divides only when it
-is outside [0, dim) (an scf.if, not an idiv per axis and step). Other queries (wrapping in x) step cell by cell as
-Warp does. (A prefetch of the point a few ids ahead made sparse grids' queries ~10% faster and dense ones ~40%
-slower, its address computed and a descriptor word read per candidate: example_dem's 15 points a cell; gone.)
+144 ms on one core against Warp's 68, 69 ms after. A grid never built starts its queries with an empty range. A
+cell coordinate's `mod dim` divides only when it is outside [0, dim) (an scf.if, not an idiv per axis and step).
+Other queries (wrapping in x) step cell by cell as Warp does. (A prefetch of the point a few ids ahead made sparse
+grids' queries ~10% faster and dense ones ~40% slower, its address computed and a descriptor word read per
+candidate: example_dem's 15 points a cell; gone.)
 
 It runs after warp-autodiff (the queries carry no derivative: integer states and results), so the adjoint's
 forward replay gets the same expansion. A block-wide query's ops in a module built for Warp's CPU lanes (marked
@@ -259,7 +260,7 @@ def hash_grid_query(op) -> ir.Value:
     rows = arith.AndIOp(grid.rowwise(starts[0], ends[0]), icmp("eq", grouped, c32(0))).result
     x = select(rows, ends[0], starts[0])
     ci, ce = grid.group_range(grouped, op.group, *grid.cell_range(x, starts[1], starts[2], x_lo=starts[0]))
-    ce = select(grid.built(), ce, ci)  # a grid never built: nothing in its first cell (next's quick path needs no check)
+    ce = select(grid.built(), ce, ci)  # a grid never built: an empty first range (next's quick path needs no check)
     q = wb.create("construct", [], results=[op.query.type]).result  # (zero; IRDL unifies a variadic group's types)
     values = [op.id, *starts, *ends, x, *starts[1:], ci, ce, op.group, grouped]
     return set_fields(q, **dict(zip(layout.HASH_GRID_QUERY_FIELDS, values)))

@@ -285,27 +285,9 @@ def gather_square(x: wp.array(dtype=float), idx: wp.array(dtype=int), y: wp.arra
     y[i] = v * v
 
 
-def test_adjoint_gathers_sum_into_private_copies(native, monkeypatch):
-    # the adjoint of a gather scatters: adj_x[idx[i]] += 2 x[idx[i]] adj_y[i], atomics into adj_x only
-    runs = _private_runs(monkeypatch)
-    config.cpu_threads = 2
-    n, m = 20_000, 500
-    rng = np.random.default_rng(7)
-    idx = rng.integers(0, m, n).astype(np.int32)
-    xv = rng.random(m).astype(np.float32)
-    x = wp.array(xv, requires_grad=True)
-    y = wp.zeros(n, dtype=float, requires_grad=True)
-    tape = wp.Tape()
-    with tape:
-        wp.launch(gather_square, n, inputs=[x, wp.array(idx, dtype=int), y])
-    tape.backward(grads={y: wp.array(np.ones(n, np.float32))})
-    want = 2.0 * xv.astype(np.float64) * np.bincount(idx, minlength=m)
-    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5)
-    assert runs and all(r is not False for r in runs), runs  # the adjoint launch ran with private copies
-
-
 def _gather_square_backward(n, m, seed):
-    """(x.grad, its expected values) of one backward pass of gather_square over n gathers from m values."""
+    """(x.grad, its expected values: 2 x times each value's gather count) of one backward pass of gather_square
+    over n gathers from m values."""
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, m, n).astype(np.int32)
     xv = rng.random(m).astype(np.float32)
@@ -316,6 +298,15 @@ def _gather_square_backward(n, m, seed):
         wp.launch(gather_square, n, inputs=[x, wp.array(idx, dtype=int), y])
     tape.backward(grads={y: wp.array(np.ones(n, np.float32))})
     return x.grad.numpy(), 2.0 * xv.astype(np.float64) * np.bincount(idx, minlength=m)
+
+
+def test_adjoint_gathers_sum_into_private_copies(native, monkeypatch):
+    # the adjoint of a gather scatters: adj_x[idx[i]] += 2 x[idx[i]] adj_y[i], atomics into adj_x only
+    runs = _private_runs(monkeypatch)
+    config.cpu_threads = 2
+    got, want = _gather_square_backward(20_000, 500, 7)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert runs and all(r is not False for r in runs), runs  # the adjoint launch ran with private copies
 
 
 def test_an_adjoint_without_its_atomic_form_runs_on_one_thread_until_the_library_with_it_is_compiled(native,

@@ -43,14 +43,7 @@ from mlwarp.runtime.cpu import CpuKernel
 def with_adjoint(kernel):
     """The variant of `kernel` whose CPU library also holds `<k>_adj_cpu`, compiled on first use
     (the forward library leaves the adjoint out: see Kernel._library_options)."""
-    variant = kernel.__dict__.get("_with_adjoint")
-    if variant is None:
-        variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, "with_adjoint": True},
-                               declare=False)
-        if getattr(kernel, "generic_parent", None) is not None:  # a generic kernel's instance: its concrete types
-            variant.params, variant.is_generic = list(kernel.params), False
-        kernel.__dict__["_with_adjoint"] = variant
-    return variant
+    return _variant(kernel, "_with_adjoint", with_adjoint=True)
 
 
 def with_adjoint_atomics(kernel):
@@ -59,14 +52,17 @@ def with_adjoint_atomics(kernel):
     launch runs with private copies of the arrays it sums into; where those do not apply (an array over the
     runtime's size limit, or overlapping another), that launch runs on one thread and this library is compiled in
     the background for the launches after it (adjoint_kernel)."""
-    variant = kernel.__dict__.get("_with_adjoint_atomics")
+    return _variant(kernel, "_with_adjoint_atomics", with_adjoint=True, adjoint_atomics=True)
+
+
+def _variant(kernel, slot: str, **options):
+    """The kernel with `options` added, made once and kept in the kernel's `slot`."""
+    variant = kernel.__dict__.get(slot)
     if variant is None:
-        base = with_adjoint(kernel)
-        variant = type(kernel)(kernel.func, key=kernel.key, options={**base.options, "adjoint_atomics": True},
-                               declare=False)
-        if getattr(kernel, "generic_parent", None) is not None:
+        variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, **options}, declare=False)
+        if getattr(kernel, "generic_parent", None) is not None:  # a generic kernel's instance: its concrete types
             variant.params, variant.is_generic = list(kernel.params), False
-        kernel.__dict__["_with_adjoint_atomics"] = variant
+        kernel.__dict__[slot] = variant
     return variant
 
 
@@ -139,16 +135,19 @@ def _request_atomics(kernel, device, found) -> None:
     if not getattr(found, "atomics_requested", False):
         found.atomics_requested = True
         try:
-            compile_in_background(with_adjoint_atomics(kernel), device)
+            variant = with_adjoint_atomics(kernel)
+            found.atomics_key = variant.cache_key(device)  # (what each later launch looks for, until it is there)
+            compile_in_background(variant, device)
         except Exception:  # noqa: BLE001 (a speed-up: without it the launches stay on one thread)
-            pass
+            found.atomics_key = None
 
 
 def _with_atomics_when_compiled(kernel, device, found):
     """The adjoint entry of the library with atomics once its background compile has written it, else `found`;
     where nothing compiles in the background (the kernel cache off), that library compiled here, now."""
     variant = with_adjoint_atomics(kernel)
-    if compiles_in_background(device) and variant.cached_entry(variant.cache_key(device)) is None:
+    key = getattr(found, "atomics_key", None)
+    if compiles_in_background(device) and (key is None or variant.cached_entry(key) is None):
         return found
     try:
         library = variant.compiled(device)
