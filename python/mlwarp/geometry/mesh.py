@@ -348,10 +348,11 @@ class Mesh:
         if not self.id:
             raise RuntimeError("Failed to refit mesh: the mesh was never created")
         average = self._refit_in_place(*self._host_inputs())
-        if self._mirror is not None:  # the tree's item boxes live on the device: update them
+        if self._mirror is not None:  # the tree's item boxes and nodes live on the device: update them
             self._bvh.lowers.assign(self._tri_lowers)
             self._bvh.uppers.assign(self._tri_uppers)
-        self._bvh._publish()
+            self._bvh._publish()
+        # (on the CPU the tree's descriptor names the node arrays the refit rewrote in place: its words stand)
         self._describe(average)
 
     def _refit_in_place(self, points, indices) -> float:
@@ -381,8 +382,8 @@ class Mesh:
         face_arrays = [self._tri_lowers, self._tri_uppers, bk.view(self._refit_edges, float32)]
         position_arrays = [tris, bk.view(self._ray_tris.view(np.int32), int32), bk.view(lane_of, int32),
                            bk.view(leaves, float32)]
-        node_arrays = [*self._node_box_views(), bk.view(self._ray_nodes, float32), tris, bk.view(wide_index, int32),
-                       bk.view(np.ascontiguousarray(slots), int32), bk.view(wide, float32)]
+        node_arrays = [self._tri_lowers, self._tri_uppers, *self._node_box_views(), bk.view(self._ray_nodes, float32),
+                       bk.view(wide_index, int32), bk.view(np.ascontiguousarray(slots), int32), bk.view(wide, float32)]
         return face_arrays, position_arrays, node_arrays
 
     @property

@@ -12,8 +12,9 @@ order), so a node's box is the one a build over the same tree finds.
 A mesh refit is three launches: its faces in face order (the build's own triangle_boxes: each triangle's box,
 the tree's item box, and its edge lengths), its tree positions in the tree's order (mesh_refit_positions: the
 packed corners and sliver flag, MESH_RAY_TRIS, and the 4-wide tree's leaf lanes, MESH_RAY_LEAVES), then the
-node walk above (mesh_refit_walk, both passes: node boxes from the packed corners, MESH_RAY_NODES, and at
-a wide node its four children's boxes, MESH_RAY_WIDE, which lie in its subtree and so are done). The random
+node walk above (mesh_refit_walk, both passes: node boxes, a leaf's from its triangles' boxes through the tree's
+primitives as wp.Bvh's refit, MESH_RAY_NODES, and at a wide node its four children's boxes, MESH_RAY_WIDE, which
+lie in its subtree and so are done). The random
 accesses (a face's corners through its indices, a position's face) are reads in flat launches, whose threads'
 loads overlap; the large arrays are written in order (on these machines scattered writes into megabytes of
 packed arrays, or the corners read in a loop over a leaf's triangles, cost 2-4x). The words that name nodes,
@@ -208,42 +209,25 @@ def mesh_refit_positions(prims: array(dtype=int32), points: array(dtype=vec3), i
 
 @func
 def _mesh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), end: array(dtype=int32),
+               prims: array(dtype=int32), tri_lowers: array(dtype=vec3), tri_uppers: array(dtype=vec3),
                node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2),
-               tris: array(dtype=float32, ndim=2), wide_index: array(dtype=int32), slots: array(dtype=int32, ndim=2),
-               wide: array(dtype=float32, ndim=2)):
-    """Node n of a mesh's tree, its children done: a leaf's box is the bounds of its triangles' boxes (from
-    the packed corners: mesh_refit_positions ran first), an inner node's its children's bounds (_bvh_node's
-    arithmetic), and at a wide node its children's boxes (pack_wide_nodes); then its packed box
-    (pack_ray_nodes)."""
-    s = start[n]
-    if s >= 0:
+               wide_index: array(dtype=int32), slots: array(dtype=int32, ndim=2), wide: array(dtype=float32, ndim=2)):
+    """Node n of a mesh's tree, its children done: its box (_bvh_node over the triangles' boxes, which the face
+    launch wrote), at a wide node its children's boxes (pack_wide_nodes), then its packed box (pack_ray_nodes)."""
+    _bvh_node(n, skip, start, end, prims, tri_lowers, tri_uppers, node_lo, node_hi)
+    w = wide_index[n]
+    if w >= 0 and start[n] < 0:
         inf = float32(INF)
-        lo = vec3(inf, inf, inf)
-        hi = vec3(-inf, -inf, -inf)
-        for k in range(s, end[n]):
-            p = vec3(tris[k, 0], tris[k, 1], tris[k, 2])
-            q = vec3(tris[k, 4], tris[k, 5], tris[k, 6])
-            r = vec3(tris[k, 8], tris[k, 9], tris[k, 10])
-            tri_lo, tri_hi = bk.triangle_box(p, q, r)
-            lo = wp.min(lo, tri_lo)
-            hi = wp.max(hi, tri_hi)
-        node_lo[n] = lo
-        node_hi[n] = hi
-    else:
-        _union_of_children(n, skip, node_lo, node_hi)
-        w = wide_index[n]
-        if w >= 0:
-            inf = float32(INF)
-            for i in range(4):
-                c = slots[w, i]
-                lo = vec3(inf, inf, inf)
-                hi = vec3(inf, inf, inf)
-                if c >= 0:
-                    lo = node_lo[c]
-                    hi = node_hi[c]
-                for j in range(3):
-                    wide[w, 4 * j + i] = lo[j]
-                    wide[w, 4 * (3 + j) + i] = hi[j]
+        for i in range(4):
+            c = slots[w, i]
+            lo = vec3(inf, inf, inf)
+            hi = vec3(inf, inf, inf)
+            if c >= 0:
+                lo = node_lo[c]
+                hi = node_hi[c]
+            for j in range(3):
+                wide[w, 4 * j + i] = lo[j]
+                wide[w, 4 * (3 + j) + i] = hi[j]
     lo = node_lo[n]
     hi = node_hi[n]
     for j in range(3):
@@ -254,15 +238,15 @@ def _mesh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), en
 @kernel(enable_backward=False)
 def mesh_refit_walk(roots: array(dtype=int32), top: array(dtype=int32), count: int32, skip: array(dtype=int32),
                     start: array(dtype=int32), end: array(dtype=int32), prims: array(dtype=int32),
-                    node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2),
-                    tris: array(dtype=float32, ndim=2), wide_index: array(dtype=int32),
+                    tri_lowers: array(dtype=vec3), tri_uppers: array(dtype=vec3), node_lo: array(dtype=vec3),
+                    node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2), wide_index: array(dtype=int32),
                     slots: array(dtype=int32, ndim=2), wide: array(dtype=float32, ndim=2)):
     """The mesh's node words of one walk (RefitPlan.launch): both passes are this kernel, so _mesh_node, most of
     a refit's compile, is compiled once."""
     last = _walk_end(roots, count, skip)
     for j in range(wp.where(count == 0, last - roots[wp.tid()], count)):
-        _mesh_node(_walk_node(j, last, top, count), skip, start, end, node_lo, node_hi, ray_nodes, tris, wide_index,
-                   slots, wide)
+        _mesh_node(_walk_node(j, last, top, count), skip, start, end, prims, tri_lowers, tri_uppers, node_lo, node_hi,
+                   ray_nodes, wide_index, slots, wide)
 
 
 def wide_refit_arrays(tree: dict, wide) -> tuple:
