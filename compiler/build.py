@@ -149,12 +149,15 @@ def _frontend(target: str, source, arg_types, backward: bool, lanes: int = 1, co
     return ctx, kir
 
 
-def _lane_meta(build: Build) -> Build:
-    """A module whose tile kernels run Warp's CPU lanes: its record says how many per block (the runtime then
-    launches it over blocks, the thread grid unfolded: tid_dims 4)."""
+def _frontend_meta(build: Build, kir) -> Build:
+    """What the runtime reads of the frontend's output: a module whose tile kernels run Warp's CPU lanes, how many
+    per block (the runtime then launches it over blocks, the thread grid unfolded: tid_dims 4); a kernel calling
+    functions that read lazily kept data, the needs its launches bring up to date first (runtime/launch_needs.py)."""
     attrs = build.module.operation.attributes
     if CPU_LANES_ATTR in attrs:
         build.meta["cpu_lanes"] = ir.IntegerAttr(attrs[CPU_LANES_ATTR]).value
+    if kir.launch_needs:
+        build.meta["launch_needs"] = list(kir.launch_needs)
     return build
 
 
@@ -173,7 +176,7 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
             warn_grad_call(message)
     times.mark("frontend", t)
     stages = stage_table(target, options)
-    build = _lane_meta(Build(target, kir.name, kir.module, options, out_dir))
+    build = _frontend_meta(Build(target, kir.name, kir.module, options, out_dir), kir)
     adj_error = None
     try:
         with ctx:
@@ -191,7 +194,7 @@ def compile_kernel(target: str, func, arg_types: dict, out_dir: str, options: Bu
         for name in build.files:
             os.remove(os.path.join(out_dir, name))
         ctx, kir = _frontend(target, source, arg_types, backward=False, lanes=options.cpu_block_dim)
-        build = _lane_meta(Build(target, kir.name, kir.module, options, out_dir))
+        build = _frontend_meta(Build(target, kir.name, kir.module, options, out_dir), kir)
         with ctx:
             run_table(build, stages, times, tm.dump_prefix(kir.name, options))
         adj_error = f"its adjoint kernel failed to compile: {str(e).strip().splitlines()[0]}"

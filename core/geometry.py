@@ -122,10 +122,14 @@ RAY_TRI_SLIVER = 7
 # direction components never enters before any t (the slab test takes min/max of the planes: an inverted box
 # would be every box), and an empty leaf (-1). Half the levels of the
 # binary tree, each one load of four boxes tested as vectors. MESH_RAY_WIDE_NODES is 0 where the tree cannot be
-# packed so (a root that is a leaf, a leaf over 15 triangles, a tree too deep for the traversal's stack).
+# packed so (a root that is a leaf, a leaf over 15 triangles, a tree too deep for the traversal's stack), and
+# from a CPU mesh's refit until the next launch of a kernel that needs WIDE_RAYS_NEED (runtime/launch_needs.py),
+# which repacks this tree and MESH_RAY_LEAVES: a kernel launched otherwise (one compiled before, a path that does
+# not refresh) casts over the binary tree, as Warp does (the same nearest hit; of equally near triangles, Warp's).
 MESH_RAY_WIDE = 13  # address of float32[num_wide_nodes, 32], 128-byte aligned
 MESH_RAY_WIDE_NODES = 14
 RAY_WIDE_FLOATS = 32
+WIDE_RAYS_NEED = "mesh-wide-rays"
 # The 4-wide tree's leaves as groups of four triangles side by side, one ray tested against four at once: 160
 # bytes a group, float32[4] rows of the four triangles' p x, y, z, q x, y, z, r x, y, z (the MESH_RAY_TRIS
 # corners), then an int32[4] row of their faces (-1: no triangle, its corners 0). A leaf's

@@ -40,7 +40,7 @@ import time
 from mlwarp.core.config import config
 from mlwarp.core.host import cpu_flags  # noqa: F401  (where the API and the tests read it)
 
-from . import cpu_pool
+from . import cpu_pool, launch_needs
 
 ENTRY_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
 
@@ -271,6 +271,8 @@ class CpuKernel:
         self.private = _Private.load(self, entry)  # `<entry>_private` (warp-cpu-privatize-scatter), or None
         self.deterministic = False  # run every launch on the calling thread (wp.DeterministicMode)
         self.uneven = False  # threads whose cost varies from launch to launch: see parallel_from()
+        # the build's meta "launch_needs": what each launch brings up to date first (launch_needs.py)
+        self.launch_needs = ()
 
     def parallel_from(self, threads: int) -> None:
         """Launches of at least `threads` threads go to the pool (with the automatic thread count, more than one),
@@ -290,6 +292,8 @@ class CpuKernel:
 
     def run(self, args_ptr, total: int) -> None:
         """Runs threads [0, total); `args_ptr` is the launch struct's address (or a buffer holding it)."""
+        if self.launch_needs:
+            launch_needs.refresh(self.launch_needs)
         if self.deterministic:  # Warp's DeterministicMode
             self.serial(args_ptr, 0, total)
             return

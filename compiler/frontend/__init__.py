@@ -19,6 +19,7 @@ class KernelIR:
     tid_dims: int
     backward_refusals: list  # CompileErrors for the adjoint only (Program.backward_refusals)
     grad_warnings: list = ()  # Warp's warnings for wp.grad calls in a kernel with a backward pass (grad_call.py)
+    launch_needs: tuple = ()  # what its launches bring up to date first (Program.launch_needs)
 
 
 def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context, lanes: int = 1) -> KernelIR:
@@ -30,7 +31,7 @@ def emit_kernel(source: Source, arg_types: dict, ctx: ir.Context, lanes: int = 1
             emitter = KernelEmitter(source, arg_types, Program(lanes=lanes))
             emitter.emit_kernel()
     return KernelIR(module, source.name, emitter.tid_dims, emitter.program.backward_refusals,
-                    emitter.program.grad_warnings)
+                    emitter.program.grad_warnings, tuple(sorted(emitter.program.launch_needs)))
 
 
 __all__ = ["KernelIR", "emit_kernel", "get_source", "from_annotation", "Source"]

@@ -57,6 +57,9 @@ class Program:
     # scatters are then per-lane operations (frontend/tiles.py) that warp-cpu-block-lanes runs over the lanes; 1:
     # one lane per block, as Warp's CPU default
     lanes: int = 1
+    # what the kernel's launches bring up to date first: the `launch_needs` of the functions it calls
+    # (runtime/launch_needs.py)
+    launch_needs: set = field(default_factory=set)
     # wp.grad(f) (grad_call.py): f's symbol -> its gradient function's, (builtin, name, types) -> f's wrapper, and
     # Warp's warnings for the build to give when the kernel has a backward pass
     grad_functions: dict = field(default_factory=dict)
@@ -320,6 +323,7 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_param
     finally:
         program.stack.pop()
     program.specializations[key] = spec
+    program.launch_needs.update(getattr(function, "launch_needs", ()))
     record_instance = getattr(function, "record_instance", None)  # a generic @wp.func lists its instances (Warp)
     if record_instance is not None:
         record_instance(overload, arg_types)

@@ -433,11 +433,16 @@ def test_mesh_query_order_is_warps():
     assert got == WARP_MESH_AABB_ORDER
 
 
+@wp.kernel
+def _one_ray(mesh: wp.uint64, t: wp.array(dtype=float)):
+    t[0] = wp.mesh_query_ray(mesh, wp.vec3(0.0, 0.0, 10.0), wp.vec3(0.0, 0.0, -1.0), 100.0).t
+
+
 def test_mesh_refit_repacks_every_ray_cast_structure_from_the_moved_points():
     """After a refit (refit.py: in place, the tree kept) every word of the ray casts' packed structures that
     follows the points is numpy's over the moved points: the binary nodes' boxes (their links the tree's), the
-    triangles' sliver flags (Warp's test in float32), and each 4-wide node's children's boxes (the bounds of the
-    corners below them)."""
+    triangles' sliver flags (Warp's test in float32), and, once a launch that casts rays repacked it, each 4-wide
+    node's children's boxes (the bounds of the corners below them)."""
     from mlwarp.core import geometry as layout
 
     pts, tris = _terrain_mesh(g=24, seed=8)
@@ -468,7 +473,10 @@ def test_mesh_refit_repacks_every_ray_cast_structure_from_the_moved_points():
     slivers = mesh._ray_tris.view(np.int32)[:tree["primitives"].size, layout.RAY_TRI_SLIVER]
     np.testing.assert_array_equal(slivers, (ratio < 1e-6).astype(np.int32))
     assert 0 < slivers.sum() < slivers.size
-    # the 4-wide tree: a child's box is the bounds of the corners of the triangles below it
+    # the 4-wide tree: stale until a launch that casts rays (mesh.py), then a child's box is the bounds of the
+    # corners of the triangles below it
+    assert int(mesh._desc[layout.MESH_RAY_WIDE_NODES]) == 0
+    wp.launch(_one_ray, dim=1, inputs=[mesh.id, wp.zeros(1, dtype=float)])
     num = int(mesh._desc[layout.MESH_RAY_WIDE_NODES])
     assert num > 0
     wide = _floats(mesh._desc[layout.MESH_RAY_WIDE], (num, layout.RAY_WIDE_FLOATS))

@@ -376,12 +376,140 @@ def test_the_wide_tree_holds_every_leaf_once_in_its_binary_box(leaf_size):
     cast_against_brute_force(pts, tris, mesh, 200, seed=22)
     moved = (pts + np.random.default_rng(26).normal(scale=0.3, size=pts.shape)).astype(np.float32)
     mesh.points.assign(moved)
-    mesh.refit()  # the wide tree keeps its shape, with the refitted boxes and corners
+    mesh.refit()  # the wide tree keeps its shape: stale until a launch that casts rays repacks it
+    assert wide_tree(mesh)[0] is None
+    cast_against_brute_force(moved, tris, mesh, 200, seed=27)
     corners, faces = wide_tree(mesh)[2:]
     lane_corners = corners.transpose(0, 2, 1).reshape(-1, 3, 3)
     live = faces.reshape(-1) >= 0
     np.testing.assert_array_equal(lane_corners[live], moved[tris[faces.reshape(-1)[live]]])
-    cast_against_brute_force(moved, tris, mesh, 200, seed=27)
+
+
+@wp.func
+def _first_hit_t(mesh: wp.uint64, start: wp.vec3, dir: wp.vec3):
+    q = wp.mesh_query_ray(mesh, start, dir, 1.0e6)
+    return wp.where(q.result, q.t, -1.0)
+
+
+@wp.kernel
+def k_ray_through_a_func(mesh: wp.uint64, start: wp.array(dtype=wp.vec3), dirs: wp.array(dtype=wp.vec3),
+                         ts: wp.array(dtype=float)):
+    i = wp.tid()
+    ts[i] = _first_hit_t(mesh, start[i], dirs[i])
+
+
+@wp.kernel
+def k_closest_face(mesh: wp.uint64, points: wp.array(dtype=wp.vec3), faces: wp.array(dtype=int)):
+    i = wp.tid()
+    faces[i] = wp.mesh_query_point_no_sign(mesh, points[i], 1.0e6).face
+
+
+def test_kernels_that_cast_rays_name_the_wide_tree_as_a_launch_need():
+    """A kernel whose code reaches the whole-tree ray traversal (through wp.mesh_query_ray, also inside a user
+    function) records the need in its build (runtime/launch_needs.py); a point query's kernel records none."""
+    from mlwarp.core import geometry as layout
+
+    cpu = wp.get_device("cpu")
+    for k in (k_ray, k_ray_through_a_func):
+        assert k.compiled(cpu).meta["launch_needs"] == [layout.WIDE_RAYS_NEED]
+        assert k.compiled(cpu).launch_needs == (layout.WIDE_RAYS_NEED,)
+    assert "launch_needs" not in k_closest_face.compiled(cpu).meta
+    assert k_closest_face.compiled(cpu).launch_needs == ()
+
+
+def _moved_soup(seed):
+    pts, tris = random_soup(2000, seed=seed)
+    mesh = make_mesh(pts, tris)
+    assert wide_tree(mesh)[0] is not None
+    moved = (pts + np.random.default_rng(seed + 1).normal(scale=0.3, size=pts.shape)).astype(np.float32)
+    mesh.points.assign(moved)
+    mesh.refit()
+    return mesh, moved, tris
+
+
+def test_a_refit_leaves_the_wide_tree_to_the_first_launch_that_casts_rays():
+    """After a CPU refit the 4-wide tree is stale (the descriptor shows none); point queries leave it so and
+    answer over the refitted tree (against numpy); the next launch of a kernel that casts rays repacks it first,
+    through a user function too, and its rays hit what numpy's do."""
+    mesh, moved, tris = _moved_soup(seed=40)
+    assert wide_tree(mesh)[0] is None
+    queries = (np.random.default_rng(47).random((64, 3)) * 4.0).astype(np.float32)
+    faces = wp.zeros(64, dtype=int)
+    wp.launch(k_closest_face, dim=64, inputs=[mesh.id, wp.array(queries, dtype=wp.vec3), faces])
+    for i in range(64):  # the face found is at numpy's least distance over every triangle
+        d = ref_closest(moved, tris, queries[i].astype(np.float64))
+        assert d[faces.numpy()[i]] == pytest.approx(d.min(), abs=1e-5)
+    assert wide_tree(mesh)[0] is None
+    starts = np.repeat(moved.mean(axis=0, keepdims=True) + [0.0, 0.0, 5.0], 32, axis=0).astype(np.float32)
+    targets = moved[tris[:32]].mean(axis=1)
+    dirs = (targets - starts) / np.linalg.norm(targets - starts, axis=1, keepdims=True)
+    ts = wp.zeros(32, dtype=float)
+    wp.launch(k_ray_through_a_func, dim=32, inputs=[mesh.id, wp.array(starts, dtype=wp.vec3),
+                                                    wp.array(dirs.astype(np.float32), dtype=wp.vec3), ts])
+    assert wide_tree(mesh)[0] is not None  # repacked before the launch
+    ref_t = np.array([ref_rays(moved, tris, starts[i].astype(np.float64), dirs[i])[0].min() for i in range(32)])
+    np.testing.assert_allclose(ts.numpy(), ref_t, atol=1e-4)
+    mesh.refit()
+    cast_against_brute_force(moved, tris, mesh, 100, seed=41)
+
+
+def test_a_captured_ray_cast_repacks_a_tree_refit_after_the_capture():
+    """A graph's replay runs a launch's needs too: a mesh refit between capture and replay is repacked before
+    the replayed ray casts, which hit what numpy's do over the moved points."""
+    pts, tris = random_soup(2000, seed=42)
+    points = wp.array(pts, dtype=wp.vec3)
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32))
+    rng = np.random.default_rng(43)
+    starts = (pts.min(0) - 1.0 + rng.random((64, 3)) * 0.1).astype(np.float32)
+    targets = pts[tris[rng.integers(0, len(tris), 64)]].mean(axis=1)
+    dirs = ((targets - starts) / np.linalg.norm(targets - starts, axis=1, keepdims=True)).astype(np.float32)
+    ts = wp.zeros(64, dtype=float)
+    inputs = [mesh.id, wp.array(starts, dtype=wp.vec3), wp.array(dirs, dtype=wp.vec3), ts]
+    wp.launch(k_ray_through_a_func, dim=64, inputs=inputs)  # (compiled before the capture)
+    with wp.ScopedCapture(device="cpu") as capture:
+        wp.launch(k_ray_through_a_func, dim=64, inputs=inputs)
+    moved = (pts + rng.normal(scale=0.3, size=pts.shape)).astype(np.float32)
+    points.assign(moved)
+    mesh.refit()
+    assert wide_tree(mesh)[0] is None
+    wp.capture_launch(capture.graph)
+    assert wide_tree(mesh)[0] is not None
+    ref_t = np.array([ref_rays(moved, tris, starts[i].astype(np.float64), dirs[i].astype(np.float64))[0].min()
+                      for i in range(64)])
+    hit = np.isfinite(ref_t)
+    assert hit.mean() > 0.5
+    np.testing.assert_allclose(ts.numpy()[hit], ref_t[hit], atol=1e-4)
+    assert np.all(ts.numpy()[~hit] == -1.0)
+
+
+def test_a_launch_that_skips_the_refresh_casts_over_the_binary_tree():
+    """A kernel whose launch does not bring the wide tree up to date (one compiled before the need existed)
+    reads a stale mesh's descriptor as one without a wide tree: its rays take the binary tree, right answers."""
+    mesh, moved, tris = _moved_soup(seed=44)
+    compiled = k_ray.compiled(wp.get_device("cpu"))
+    needs = compiled.launch_needs
+    compiled.launch_needs = ()
+    try:
+        cast_against_brute_force(moved, tris, mesh, 100, seed=45)
+    finally:
+        compiled.launch_needs = needs
+    assert wide_tree(mesh)[0] is None
+
+
+def test_a_stale_mesh_dropped_before_any_ray_cast_is_freed():
+    """The list of stale meshes holds them weakly: a mesh refit and dropped before any ray cast is freed."""
+    import gc
+    import weakref
+
+    mesh, _, _ = _moved_soup(seed=46)
+    from mlwarp.core import geometry as layout
+    from mlwarp.runtime import launch_needs
+
+    ref = weakref.ref(mesh)
+    del mesh
+    gc.collect()
+    assert ref() is None
+    launch_needs.refresh((layout.WIDE_RAYS_NEED,))  # (what the next ray cast's launch runs: nothing left to do)
 
 
 def test_rays_without_a_wide_tree_take_the_binary_one():

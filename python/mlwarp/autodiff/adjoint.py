@@ -123,6 +123,7 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
         else:
             found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"],
                               meta.get("vector_libm", True), meta.get("prints", True))
+            found.launch_needs = tuple(meta.get("launch_needs", ()))
         if device.is_cpu and not getattr(found, "atomic", True):
             found.on_atomic_needed = lambda found=found: _request_atomics(kernel, device, found)
         compiled.adjoint = found

@@ -17,10 +17,12 @@ the GPU; the queries give the same answers."""
 from __future__ import annotations
 
 import operator
+import weakref
 
 import numpy as np
 
 from mlwarp import runtime as _runtime_package
+from mlwarp.runtime import launch_needs
 from mlwarp.core import types as wt
 from mlwarp.arrays.array import array, empty
 from mlwarp.types import float32, int32
@@ -32,6 +34,26 @@ from mlwarp.geometry.bvh import Bvh
 from mlwarp.geometry.bvh_sah import resolve_constructor
 from mlwarp.geometry.device_mirror import DeviceMirror
 from mlwarp.kernels.subscript_annotations import ArrayAnnotation, ArrayMember
+
+
+# CPU meshes whose 4-wide tree a refit left stale (id() -> weak reference: a mesh dropped meanwhile is never
+# repacked): the next launch of a kernel that casts rays over a whole tree (WIDE_RAYS_NEED) repacks them
+_STALE_WIDE: dict = {}
+
+
+def _refresh_wide_rays() -> None:
+    """Repacks every stale 4-wide tree (runtime/launch_needs.py: before each launch of a kernel that casts rays)."""
+    while _STALE_WIDE:
+        try:
+            _, ref = _STALE_WIDE.popitem()
+        except KeyError:  # (another thread took the last one)
+            return
+        mesh = ref()
+        if mesh is not None and mesh._wide_stale:
+            mesh._repack_wide()
+
+
+launch_needs.register(layout.WIDE_RAYS_NEED, _refresh_wide_rays)
 
 
 def _grad_address(a) -> int:
@@ -101,6 +123,7 @@ class Mesh:
         self.bvh_leaf_size = bvh_leaf_size
         self._tri = tri
         self._desc = np.zeros(layout.MESH_WORDS, dtype=np.int64)
+        self._wide_stale = False  # refit() on the CPU: the 4-wide tree waits for a launch that casts rays
         # the triangles' boxes are computed on the host (build_kernels.triangle_boxes), on a CUDA device too
         self._tri_lowers = empty(tri.shape[0], dtype=vec3, device="cpu")
         self._tri_uppers = empty(tri.shape[0], dtype=vec3, device="cpu")
@@ -188,8 +211,9 @@ class Mesh:
         arrays and tree."""
         self._ray_nodes = self._packed_nodes()
         self._ray_tris = self._packed_triangles(*(inputs or self._host_inputs()))
-        self._ray_wide = self._packed_wide_nodes()
-        self._ray_leaves = self._packed_leaves()
+        self._ray_wide, self._ray_leaves = self._wide_buffers()
+        if self._ray_wide is not None:
+            self._repack_wide()
         self._describe(average)
 
     def _describe(self, average: float | None = None):
@@ -210,7 +234,8 @@ class Mesh:
         d[layout.MESH_RAY_NODES] = self._ray_nodes.ctypes.data
         d[layout.MESH_RAY_TRIS] = self._ray_tris.ctypes.data
         d[layout.MESH_RAY_WIDE] = self._ray_wide.ctypes.data if self._ray_wide is not None else 0
-        d[layout.MESH_RAY_WIDE_NODES] = len(self._ray_wide) if self._ray_wide is not None else 0
+        d[layout.MESH_RAY_WIDE_NODES] = len(self._ray_wide) if self._ray_wide is not None and not self._wide_stale \
+            else 0  # (a stale wide tree: the binary one until _repack_wide)
         d[layout.MESH_RAY_LEAVES] = self._ray_leaves.ctypes.data if self._ray_leaves is not None else 0
         d[layout.MESH_RAY_LEAF_GROUPS] = len(self._ray_leaves) if self._ray_leaves is not None else 0
         if average is None:
@@ -268,23 +293,21 @@ class Mesh:
                 views[k] = bk.view(np.ascontiguousarray(t[k], np.int32), int32)
         return [views[k] for k in names]
 
-    def _packed_wide_nodes(self) -> np.ndarray | None:
-        """The tree as a 4-wide one (core/geometry.py MESH_RAY_WIDE), None where it cannot be packed so. A refit
-        keeps the wide tree's shape (_wide_links) and packs the refitted boxes."""
+    def _wide_buffers(self) -> tuple:
+        """The buffers of the tree as a 4-wide one and of its leaf groups (core/geometry.py MESH_RAY_WIDE,
+        MESH_RAY_LEAVES; _repack_wide fills them), (None, None) where it cannot be packed so. A refit keeps the
+        wide tree's shape (_wide_links) and its buffers."""
         t = self._bvh._tree
         if t["skip"].size == 0:
-            return None
+            return None, None
         if getattr(self, "_wide_of", None) is not t:
             self._wide_of, self._wide = t, self._wide_links(t)
         if self._wide is None:
-            return None
-        slots, codes, _, wide_index = self._wide
-        # 128-byte aligned: a node is two whole cache lines
-        flat = self._packing("wide", (len(slots), layout.RAY_WIDE_FLOATS), align=128)
-        bk.host_launch(bk.pack_wide_nodes, len(slots), [
-            *self._node_box_views(), *self._tree_views(t, ("start",)), wide_index, bk.view(slots, int32),
-            bk.view(codes, int32), bk.view(flat, float32), bk.view(flat.view(np.int32), int32)])
-        return flat
+            return None, None
+        slots, _, positions, _ = self._wide
+        # 128-byte aligned: a node is two whole cache lines; a group's first row at a cache line's start
+        return (self._packing("wide", (len(slots), layout.RAY_WIDE_FLOATS), align=128),
+                self._packing("leaves", (len(positions), layout.RAY_LEAF_FLOATS), align=64))
 
     def _wide_links(self, t):
         """(children as binary nodes, leaf children's codes), both (wide nodes, 4), the leaves' groups of four
@@ -317,20 +340,6 @@ class Mesh:
             return None
         return slots[:wide], codes[:wide], positions[:groups], index_view
 
-    def _packed_leaves(self) -> np.ndarray | None:
-        """The 4-wide tree's leaf triangles in groups of four (core/geometry.py MESH_RAY_LEAVES), from the packed
-        triangles; None without a wide tree."""
-        if self._ray_wide is None:
-            return None
-        positions = self._wide[2]
-        # a group's first row at a cache line's start
-        packed = self._packing("leaves", (len(positions), layout.RAY_LEAF_FLOATS), align=64)
-        tris = self._ray_tris
-        bk.host_launch(bk.pack_leaf_groups, len(positions), [
-            bk.view(tris, float32), bk.view(tris.view(np.int32), int32), bk.view(positions, int32),
-            bk.view(packed, float32), bk.view(packed.view(np.int32), int32)])
-        return packed
-
     def _packed_triangles(self, points, indices) -> np.ndarray:
         """The triangles' vertices in the tree's primitive order (core/geometry.py MESH_RAY_TRIS)."""
         faces = self._bvh._tree["primitives"]
@@ -352,8 +361,35 @@ class Mesh:
             self._bvh.lowers.assign(self._tri_lowers)
             self._bvh.uppers.assign(self._tri_uppers)
             self._bvh._publish()
+            if self._ray_wide is not None:  # (copied to the device below: no launch here refreshes it)
+                self._repack_wide()
+        elif self._ray_wide is not None:
+            # the 4-wide tree only whole-tree ray casts read: repacked by the next launch that casts rays
+            # (_refresh_wide_rays), a simulation refitting every frame for point queries never pays for it
+            self._wide_stale = True
+            _STALE_WIDE[id(self)] = weakref.ref(self)
         # (on the CPU the tree's descriptor names the node arrays the refit rewrote in place: its words stand)
         self._describe(average)
+
+    def _repack_wide(self):
+        """The 4-wide tree's boxes and leaf groups (build_kernels.pack_wide_nodes, pack_leaf_groups) from the node
+        boxes and packed triangles, into _wide_buffers (a refit's: the same tree, the same buffers), and its
+        descriptor word."""
+        args = self.__dict__.get("_repack_args")
+        if args is None or args[0] is not self._bvh._tree or args[1] is not self._ray_wide:
+            # the packers' arrays, made once per tree (_refit_arrays: a view's construction is most of a launch)
+            slots, codes, positions, wide_index = self._wide
+            wide, leaves, tris = self._ray_wide, self._ray_leaves, self._ray_tris
+            args = self._repack_args = (self._bvh._tree, wide, [
+                *self._node_box_views(), *self._tree_views(self._bvh._tree, ("start",)), wide_index,
+                bk.view(slots, int32), bk.view(codes, int32), bk.view(wide, float32),
+                bk.view(wide.view(np.int32), int32)], [
+                bk.view(tris, float32), bk.view(tris.view(np.int32), int32), bk.view(positions, int32),
+                bk.view(leaves, float32), bk.view(leaves.view(np.int32), int32)])
+        bk.host_launch(bk.pack_wide_nodes, len(args[1]), args[2])
+        bk.host_launch(bk.pack_leaf_groups, len(self._ray_leaves), args[3])
+        self._wide_stale = False
+        self._desc[layout.MESH_RAY_WIDE_NODES] = len(self._ray_wide)
 
     def _refit_in_place(self, points, indices) -> float:
         """The triangles' boxes, the tree's node boxes and the ray casts' packed words that follow the points, in
@@ -371,19 +407,10 @@ class Mesh:
         """The refit kernels' arrays (refit.refit_mesh's, after points and indices for the face and position
         kernels), wp.arrays over this mesh's memory made once per tree: the views' construction is most of a
         launch's cost."""
-        wide_index, lane_of = refit.wide_refit_arrays(self._bvh._tree, self._wide if self._ray_wide is not None
-                                                      else None)
         self._refit_edges = np.empty(self._tri.shape[0], np.float32)
-        tris = bk.view(self._ray_tris, float32)
-        wide = self._ray_wide if self._ray_wide is not None else np.zeros((1, layout.RAY_WIDE_FLOATS), np.float32)
-        slots = self._wide[0] if self._ray_wide is not None else np.full((1, 4), -1, np.int32)
-        leaves = self._ray_leaves if self._ray_leaves is not None else np.zeros((1, layout.RAY_LEAF_FLOATS),
-                                                                                  np.float32)
         face_arrays = [self._tri_lowers, self._tri_uppers, bk.view(self._refit_edges, float32)]
-        position_arrays = [tris, bk.view(self._ray_tris.view(np.int32), int32), bk.view(lane_of, int32),
-                           bk.view(leaves, float32)]
-        node_arrays = [self._tri_lowers, self._tri_uppers, *self._node_box_views(), bk.view(self._ray_nodes, float32),
-                       bk.view(wide_index, int32), bk.view(np.ascontiguousarray(slots), int32), bk.view(wide, float32)]
+        position_arrays = [bk.view(self._ray_tris, float32), bk.view(self._ray_tris.view(np.int32), int32)]
+        node_arrays = [self._tri_lowers, self._tri_uppers, *self._node_box_views(), bk.view(self._ray_nodes, float32)]
         return face_arrays, position_arrays, node_arrays
 
     @property

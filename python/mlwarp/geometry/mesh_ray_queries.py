@@ -272,6 +272,10 @@ def _wide_ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, any
     return _closest_lane_hit(m, start, dir, max_t, hit, closest)
 
 
+# a launch of a kernel that calls it repacks a refit mesh's 4-wide tree first (Mesh._repack_wide)
+_wide_ray_traversal.launch_needs = (layout.WIDE_RAYS_NEED,)
+
+
 @func
 def _ray_traversal(m: MeshData, start: vec3, dir: vec3, max_t: float32, root: int32, any_hit: bool, robust: bool):
     """_ray's traversal (`robust`: the direction has a zero component).

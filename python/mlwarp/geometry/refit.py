@@ -11,16 +11,18 @@ order), so a node's box is the one a build over the same tree finds.
 
 A mesh refit is three launches: its faces in face order (the build's own triangle_boxes: each triangle's box,
 the tree's item box, and its edge lengths), its tree positions in the tree's order (mesh_refit_positions: the
-packed corners and sliver flag, MESH_RAY_TRIS, and the 4-wide tree's leaf lanes, MESH_RAY_LEAVES), then the
-node walk above (mesh_refit_walk, both passes: node boxes, a leaf's from its triangles' boxes through the tree's
-primitives as wp.Bvh's refit, MESH_RAY_NODES, and at a wide node its four children's boxes, MESH_RAY_WIDE, which
-lie in its subtree and so are done). The random
-accesses (a face's corners through its indices, a position's face) are reads in flat launches, whose threads'
-loads overlap; the large arrays are written in order (on these machines scattered writes into megabytes of
-packed arrays, or the corners read in a loop over a leaf's triangles, cost 2-4x). The words that name nodes,
-faces and groups do not change with the points and stay as the build wrote them (build_kernels.py's pack_*
-kernels); the others are the same arithmetic as those kernels', so a refit writes what a build over the same
-tree writes."""
+packed corners and sliver flag, MESH_RAY_TRIS), then the node walk above (mesh_refit_walk, both passes: node
+boxes, a leaf's from its triangles' boxes through the tree's primitives as wp.Bvh's refit, and their packed copy,
+MESH_RAY_NODES). The random accesses (a face's corners through its indices, a position's face) are reads in flat
+launches, whose threads' loads overlap; the large arrays are written in order (on these machines scattered writes
+into megabytes of packed arrays, or the corners read in a loop over a leaf's triangles, cost 2-4x). The words
+that name nodes and faces do not change with the points and stay as the build wrote them (build_kernels.py's
+pack_* kernels); the others are the same arithmetic as those kernels', so a refit writes what a build over the
+same tree writes.
+
+The 4-wide tree's boxes and leaf groups (MESH_RAY_WIDE, MESH_RAY_LEAVES), which only whole-tree ray casts read,
+are not refit here: Mesh.refit marks them stale and the first launch of a kernel that casts rays repacks them
+(the build's pack_wide_nodes and pack_leaf_groups; mesh.py)."""
 
 from __future__ import annotations
 
@@ -179,14 +181,12 @@ def _sliver_flag(p: vec3, q: vec3, r: vec3):
 
 @kernel(enable_backward=False)
 def mesh_refit_positions(prims: array(dtype=int32), points: array(dtype=vec3), indices: array(dtype=int32),
-                         tris: array(dtype=float32, ndim=2), tri_ints: array(dtype=int32, ndim=2),
-                         lane_of: array(dtype=int32), leaves: array(dtype=float32, ndim=2)):
-    """Tree position k: its triangle's packed corners and sliver flag (pack_triangles) and its lane of the 4-wide
-    tree's leaf groups (lane_of[k]: 4 group + lane, -1 without a wide tree; pack_leaf_groups). One thread a
-    position, in the tree's order: the writes sequential, the random reads (the corners) independent of each
-    other, which a loop over a leaf's triangles (an unpredictable trip count) would serialise. The sliver flag is
-    computed here, from the corners in registers, not passed from the face launch through an array of its own
-    (one array written and read back at random less)."""
+                         tris: array(dtype=float32, ndim=2), tri_ints: array(dtype=int32, ndim=2)):
+    """Tree position k: its triangle's packed corners and sliver flag (pack_triangles). One thread a position,
+    in the tree's order: the writes sequential, the random reads (the corners) independent of each other, which
+    a loop over a leaf's triangles (an unpredictable trip count) would serialise. The sliver flag is computed
+    here, from the corners in registers, not passed from the face launch through an array of its own (one array
+    written and read back at random less)."""
     k = wp.tid()
     f = prims[k]
     p = points[indices[3 * f]]
@@ -197,37 +197,15 @@ def mesh_refit_positions(prims: array(dtype=int32), points: array(dtype=vec3), i
         tris[k, 4 + c] = q[c]
         tris[k, 8 + c] = r[c]
     tri_ints[k, bk._RAY_TRI_SLIVER] = _sliver_flag(p, q, r)
-    slot = lane_of[k]
-    if slot >= 0:
-        g = slot // 4
-        lane = slot % 4
-        for c in range(3):
-            leaves[g, 4 * c + lane] = p[c]
-            leaves[g, 4 * (3 + c) + lane] = q[c]
-            leaves[g, 4 * (6 + c) + lane] = r[c]
 
 
 @func
 def _mesh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), end: array(dtype=int32),
                prims: array(dtype=int32), tri_lowers: array(dtype=vec3), tri_uppers: array(dtype=vec3),
-               node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2),
-               wide_index: array(dtype=int32), slots: array(dtype=int32, ndim=2), wide: array(dtype=float32, ndim=2)):
+               node_lo: array(dtype=vec3), node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2)):
     """Node n of a mesh's tree, its children done: its box (_bvh_node over the triangles' boxes, which the face
-    launch wrote), at a wide node its children's boxes (pack_wide_nodes), then its packed box (pack_ray_nodes)."""
+    launch wrote), then its packed box (pack_ray_nodes)."""
     _bvh_node(n, skip, start, end, prims, tri_lowers, tri_uppers, node_lo, node_hi)
-    w = wide_index[n]
-    if w >= 0 and start[n] < 0:
-        inf = float32(INF)
-        for i in range(4):
-            c = slots[w, i]
-            lo = vec3(inf, inf, inf)
-            hi = vec3(inf, inf, inf)
-            if c >= 0:
-                lo = node_lo[c]
-                hi = node_hi[c]
-            for j in range(3):
-                wide[w, 4 * j + i] = lo[j]
-                wide[w, 4 * (3 + j) + i] = hi[j]
     lo = node_lo[n]
     hi = node_hi[n]
     for j in range(3):
@@ -239,35 +217,12 @@ def _mesh_node(n: int32, skip: array(dtype=int32), start: array(dtype=int32), en
 def mesh_refit_walk(roots: array(dtype=int32), top: array(dtype=int32), count: int32, skip: array(dtype=int32),
                     start: array(dtype=int32), end: array(dtype=int32), prims: array(dtype=int32),
                     tri_lowers: array(dtype=vec3), tri_uppers: array(dtype=vec3), node_lo: array(dtype=vec3),
-                    node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2), wide_index: array(dtype=int32),
-                    slots: array(dtype=int32, ndim=2), wide: array(dtype=float32, ndim=2)):
-    """The mesh's node words of one walk (RefitPlan.launch): both passes are this kernel, so _mesh_node, most of
-    a refit's compile, is compiled once."""
+                    node_hi: array(dtype=vec3), ray_nodes: array(dtype=float32, ndim=2)):
+    """The mesh's node words of one walk (RefitPlan.launch): both passes are this kernel, so it compiles once."""
     last = _walk_end(roots, count, skip)
     for j in range(wp.where(count == 0, last - roots[wp.tid()], count)):
         _mesh_node(_walk_node(j, last, top, count), skip, start, end, prims, tri_lowers, tri_uppers, node_lo, node_hi,
-                   ray_nodes, wide_index, slots, wide)
-
-
-def wide_refit_arrays(tree: dict, wide) -> tuple:
-    """(wide index per binary node, -1 but at a wide node; per tree position, 4 group + lane of its triangle in
-    the wide tree's leaf groups) for Mesh._wide_links' `wide` (slots, codes, positions, wide index view), all -1
-    without a wide tree."""
-    num_nodes, num_items = tree["skip"].size, tree["primitives"].size
-    wide_index = np.full(max(num_nodes, 1), -1, np.int32)
-    lane_of = np.full(max(num_items, 1), -1, np.int32)
-    if wide is None:
-        return wide_index, lane_of
-    slots, codes = wide[0], wide[1]
-    leaf = (slots >= 0) & (codes != -1)
-    first = np.asarray(tree["start"])[slots[leaf]].astype(np.int64)
-    count = np.asarray(tree["end"])[slots[leaf]] - first
-    group = (-1 - codes[leaf].astype(np.int64)) // 16
-    # a leaf's triangles fill its groups in order: its position first + i takes lane 4 group + i
-    offset = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
-    lane_of[np.repeat(first, count) + offset] = np.repeat(4 * group, count) + offset
-    wide_index[:num_nodes] = wide[3].numpy()
-    return wide_index, lane_of
+                   ray_nodes)
 
 
 def refit_mesh(owner, tree: dict, face_arrays: list, position_arrays: list, node_arrays: list):

@@ -359,7 +359,7 @@ def cpu_runner(compiled):
     the calling thread runs it) calls the entry with ctypes values as they
     are, without the entry's `argtypes` conversion: ~0.3 us of a ~3 us launch. `packed`: bytes or a ctypes
     buffer, never an int address (ctypes would pass that as a C int)."""
-    if type(compiled) is not _cpu.CpuKernel:
+    if type(compiled) is not _cpu.CpuKernel or compiled.launch_needs:  # (run() brings its needs up to date)
         return compiled.run
     run, serial = compiled.run, compiled.serial
     raw = compiled.library[serial.__name__]  # a second handle on the entry, without argtypes
