@@ -283,6 +283,36 @@ def test_repeated_launches_reuse_their_fields_and_keep_no_array_alive():
     np.testing.assert_array_equal(out.numpy(), np.arange(8))
 
 
+def test_launches_swapping_two_buffers_reuse_both_fields_and_stay_exact():
+    """A loop that swaps two arrays (`[a, b]`, then `[b, a]`) keeps both launches' fields and struct bytes; a
+    third argument set, a launch size of its own and an array dropped meanwhile are computed again: every launch
+    against numpy."""
+    import gc
+
+    x, y, out = _arrays()
+    z = wp.array(np.full(8, -1.0, dtype=np.float32))
+    plan = plan_for(axpby)
+    want_x, want_y = np.arange(8, dtype=np.float32), np.full(8, 10.0, dtype=np.float32)
+    for step in range(4):
+        wp.launch(axpby, 8, inputs=[x, y, out, 1.0, 1])
+        np.testing.assert_array_equal(out.numpy(), want_x + want_y)
+        wp.launch(axpby, 8, inputs=[y, x, out, 0.5, 2])
+        np.testing.assert_array_equal(out.numpy(), 0.5 * want_y + 2.0 * want_x)
+        if step >= 1:  # both argument sets remembered, with their struct bytes
+            assert {plan._memo[2], plan._memo_other[2]} == {plan._packed[0], plan._packed_other[0]}
+    wp.launch(axpby, 8, inputs=[x, z, out, 1.0, 1])  # a third set: new fields, the older of the two dropped
+    np.testing.assert_array_equal(out.numpy(), want_x - 1.0)
+    wp.launch(axpby, 8, inputs=[y, x, out, 0.5, 2])  # the set kept
+    np.testing.assert_array_equal(out.numpy(), 0.5 * want_y + 2.0 * want_x)
+    wp.launch(axpby, 4, inputs=[x, z, out, 2.0, 3])  # the other set kept, another launch size: its own bytes
+    np.testing.assert_array_equal(out.numpy()[:4], 2.0 * want_x[:4] - 3.0)
+    del z
+    gc.collect()
+    z2 = wp.array(np.full(8, 5.0, dtype=np.float32))  # (may reuse the dropped array's address)
+    wp.launch(axpby, 8, inputs=[x, z2, out, 1.0, 1])
+    np.testing.assert_array_equal(out.numpy(), want_x + 5.0)
+
+
 def test_a_vector_argument_changed_in_place_is_read_again():
     # composites are mutable: a kernel with a composite parameter does not reuse its last launch's fields
     out = wp.zeros(3, dtype=wp.vec3)

@@ -96,13 +96,15 @@ class LaunchPlan:
         self.fields = self._first_fields
         self._first_launches = 0
         # the last launch's arguments and their fields (a simulation loop launches a kernel with the same arrays and
-        # scalars over and over): (device, references, fields). Arrays are held by weak references (a launch keeps
-        # no array alive); scalars are ints and floats, whose objects do not change. Kernels with composite or
-        # struct parameters (mutable values) keep none.
-        self._memo = None
+        # scalars over and over): (device, references, fields), and the launch's before with other arguments (a
+        # loop swapping two buffers, `inputs=[a, b]` then `[b, a]`). Arrays are held by weak references (a launch
+        # keeps no array alive); scalars are ints and floats, whose objects do not change. Kernels with composite
+        # or struct parameters (mutable values) keep none.
+        self._memo = self._memo_other = None
         self._memo_kinds = self._argument_kinds(kernel.params)
         self._same = None
-        self._packed = (None, None, None)  # (fields, dims, the launch struct's bytes) of the last launch
+        # (fields, dims, the launch struct's bytes) of the last launch, and of the one before with other fields
+        self._packed = self._packed_other = (None, None, None)
         self._runners = {}
         self._last = (None, None)  # (device, its runner) of the last launch
         self.tid_count = 4  # of the compiled kernel (runner() sets it): no folding before
@@ -303,9 +305,14 @@ class LaunchPlan:
         if memo is not None and memo[0] is device and self._same(args, memo[1]):
             values = memo[2]
         else:
-            values = self.fields(args, device)
-            if self._memo_kinds is not None:
-                self._memo = self._memo_of(args, device, values)
+            other = self._memo_other
+            if other is not None and other[0] is device and self._same(args, other[1]):
+                values = other[2]
+                self._memo, self._memo_other = other, memo
+            else:
+                values = self.fields(args, device)
+                if self._memo_kinds is not None:
+                    self._memo, self._memo_other = self._memo_of(args, device, values), memo
         if (kernel._captured_generation != kernel.module.generation and kernel.recapture_if_modified()) or \
                 (kernel._captured_definitions != FunctionDefinitions.count and
                  kernel.recapture_if_modified(callees_only=True)):
@@ -331,8 +338,13 @@ class LaunchPlan:
             if last[0] is values and last[1] == dims:  # (the memo's fields, the same launch size: the same bytes)
                 packed = last[2]
             else:
-                packed = self.struct.pack(*dims, *values)
-                self._packed = (values, dims, packed)
+                other = self._packed_other
+                if other[0] is values and other[1] == dims:
+                    packed = other[2]
+                    self._packed, self._packed_other = other, last
+                else:
+                    packed = self.struct.pack(*dims, *values)
+                    self._packed, self._packed_other = (values, dims, packed), last
             if self.cpu_lanes:  # one entry iteration per block of cpu_lanes threads
                 total = -(-total // self.cpu_lanes)
             for _ in range(repeats):
