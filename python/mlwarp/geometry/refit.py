@@ -229,7 +229,8 @@ def refit_mesh(owner, tree: dict, face_arrays: list, position_arrays: list, node
     """The mesh refit: its faces (the build's triangle_boxes, its arrays), its tree positions
     (mesh_refit_positions' arrays after `prims`), then its nodes' two passes over `tree` (mesh_refit_walk's arrays
     after `prims`)."""
-    bk.compile_ahead(bk.triangle_boxes, mesh_refit_positions, mesh_refit_walk)  # (its first refit)
+    if getattr(owner, "_refit_plan", None) is None:  # its first refit
+        bk.compile_ahead(bk.triangle_boxes, mesh_refit_positions, mesh_refit_walk)
     plan = plan_for(owner, tree)
     num_faces = face_arrays[2].shape[0]
     if num_faces:
