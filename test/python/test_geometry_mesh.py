@@ -708,9 +708,19 @@ def test_closest_point_gradient_matches_finite_differences(kernel):
     np.testing.assert_allclose(x.grad.numpy(), sign * fd, atol=2e-3)
 
 
-def test_ray_distance_gradient_matches_finite_differences():
+@pytest.mark.parametrize("refit", [False, True])
+def test_ray_distance_gradient_matches_finite_differences(refit):
+    """`refit`: the sphere built smaller and refit to its points, its 4-wide tree then stale until the forward
+    launch, whose adjoint's launch (a library of its own) brings it up to date too."""
     pts, tris = uv_sphere(1.0, rings=8, segments=10)
-    mesh = make_mesh(pts, tris)
+    if refit:
+        points = wp.array(pts * 0.5, dtype=wp.vec3)
+        mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32))
+        points.assign(pts)
+        mesh.refit()
+        assert wide_tree(mesh)[0] is None
+    else:
+        mesh = make_mesh(pts, tris)
 
     @wp.kernel
     def k(mesh: wp.uint64, starts: wp.array(dtype=wp.vec3), d: wp.vec3, loss: wp.array(dtype=float)):
@@ -727,7 +737,12 @@ def test_ray_distance_gradient_matches_finite_differences():
     tape = wp.Tape()
     with tape:
         wp.launch(k, dim=len(starts), inputs=[mesh.id, x, wp.vec3(*d), loss])
+    if refit:
+        assert wide_tree(mesh)[0] is not None
+        mesh.refit()  # (stale again: the adjoint's launch repacks it)
     tape.backward(loss)
+    if refit:
+        assert wide_tree(mesh)[0] is not None
     h = 1e-4
     fd = np.zeros((len(starts), 3))
     for i in range(len(starts)):
