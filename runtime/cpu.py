@@ -41,6 +41,7 @@ from mlwarp.core.config import config
 from mlwarp.core.host import cpu_flags  # noqa: F401  (where the API and the tests read it)
 
 from . import cpu_pool, launch_needs
+from .process_threads import PROCESS
 
 ENTRY_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
 
@@ -294,6 +295,25 @@ class CpuKernel:
         """Runs threads [0, total); `args_ptr` is the launch struct's address (or a buffer holding it)."""
         if self.launch_needs:
             launch_needs.refresh(self.launch_needs)
+        process = PROCESS  # (whether the whole process runs faster on one thread: process_threads.py)
+        process.countdown -= 1
+        if process.countdown <= 0:
+            threads, explicit = _thread_count()
+            process.step(explicit or threads == 1)
+        if process.timing:
+            t = time.perf_counter_ns()
+            if process.serial:
+                self.serial(args_ptr, 0, total)
+            else:
+                self._run_own_choice(args_ptr, total)
+            process.record(self, time.perf_counter_ns() - t)
+        elif process.serial:
+            self.serial(args_ptr, 0, total)
+        else:
+            self._run_own_choice(args_ptr, total)
+
+    def _run_own_choice(self, args_ptr, total: int) -> None:
+        """The launch on the calling thread or the pool, as this kernel's measurements choose."""
         if self.deterministic:  # Warp's DeterministicMode
             self.serial(args_ptr, 0, total)
             return

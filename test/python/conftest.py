@@ -39,6 +39,18 @@ def debug_mode():
         wp.config.mode = "release"
 
 
+@pytest.fixture(autouse=True)
+def _launches_as_each_kernel_chooses(monkeypatch):
+    """Every test's launches go where each kernel chooses: runtime/process_threads.py's whole-process measurement
+    (a window of launches on the calling thread now and then) would otherwise fall on tests that count pool runs
+    at random. test_process_threads.py installs a schedule of its own."""
+    from mlwarp.runtime import cpu, process_threads
+
+    probe = process_threads.ProcessThreads()
+    probe.countdown = 1 << 62
+    monkeypatch.setattr(cpu, "PROCESS", probe)
+
+
 def _install_fake_gpu():
     """One fake sm_90 GPU for the whole session, backed by the CPU (cuda_fake_driver.CpuBackedDriver): the CUDA
     tests compile their kernels into this session's cache as on a GPU, for bench/gpu_check.sh to carry to one."""
