@@ -10,7 +10,7 @@ calling thread, its data on the other core either way).
 
 So now and then the process measures both: a window of launches as each kernel chooses, then one with every
 launch on the calling thread, each launch timed after a few untimed ones (the data moving to where the mode runs
-it). Per kernel the median of each window, weighted by the kernel's launches in the first; every launch runs on
+it); the second window only when the first's launches are short (LONG_LAUNCH_NS). Per kernel the median of each window, weighted by the kernel's launches in the first; every launch runs on
 the calling thread when that is at least 1 / SERIAL_MARGIN times faster, until the next measurement, after twice
 as many launches as the last interval (up to MAX_INTERVAL; SERIAL_INTERVAL while serial, to notice sooner that
 the cores are close again). An explicit thread count (wp.config.cpu_threads, $MLWARP_NUM_THREADS) is obeyed:
@@ -24,6 +24,9 @@ WINDOW = 48  # timed launches per window
 MAX_INTERVAL = 1 << 16
 SERIAL_INTERVAL = 1 << 12
 SERIAL_MARGIN = 0.85
+# no serial window after an auto one whose median launch took longer: moving a launch's data between the cores
+# costs tens of microseconds, and a window of long launches on one thread would cost the program seconds
+LONG_LAUNCH_NS = 500_000
 
 
 class ProcessThreads:
@@ -56,7 +59,10 @@ class ProcessThreads:
             self.timing = True
             self.countdown = WINDOW
         elif self._window == "auto":
-            self._begin("serial")
+            if _median([ns for times in self._times["auto"].values() for ns in times] or [0]) > LONG_LAUNCH_NS:
+                self._decide()  # launches this long gain from the pool whatever moves between the cores
+            else:
+                self._begin("serial")
         else:
             self._decide()
 

@@ -59,6 +59,14 @@ def test_the_schedule_measures_both_windows_then_keeps_the_faster_way():
     assert probe.serial and probe._interval == pt.SERIAL_INTERVAL
 
 
+def test_long_launches_are_never_measured_on_one_thread():
+    """An auto window whose median launch is over LONG_LAUNCH_NS skips the serial one (it would cost the program
+    seconds): the kernels keep their choice, and the next look comes twice as late."""
+    probe = pt.ProcessThreads()
+    flags = _drive(probe, 3 * pt.FIRST_INTERVAL, serial_ns=1, auto_ns=2 * pt.LONG_LAUNCH_NS)
+    assert not any(flags) and not probe.serial and probe._interval >= 2 * pt.FIRST_INTERVAL
+
+
 def test_a_fixed_thread_count_is_never_overruled():
     probe = pt.ProcessThreads()
     flags = _drive(probe, 20 * pt.FIRST_INTERVAL, serial_ns=1, auto_ns=1000, fixed=True)
