@@ -71,6 +71,9 @@ def host_launch(k, dim, inputs, uneven: bool = False):
         compiled = k.compiled(get_device("cpu"))
         if not getattr(compiled, "uneven", True):
             compiled.parallel_from(2)
+    if _capture.active is None:  # (the context manager below costs more than the launch's own checks)
+        launch(k, dim=dim, inputs=inputs, device="cpu", record_tape=False)
+        return
     with _not_captured():
         launch(k, dim=dim, inputs=inputs, device="cpu", record_tape=False)
 
