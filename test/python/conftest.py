@@ -51,6 +51,20 @@ def _launches_as_each_kernel_chooses(monkeypatch):
     monkeypatch.setattr(cpu, "PROCESS", probe)
 
 
+@pytest.fixture
+def automatic_two_cores(monkeypatch):
+    """The automatic thread count on two cores and the native pool (runtime/cpu.py), whatever this machine has,
+    every launch worth the pool by size."""
+    from mlwarp.config import config
+    from mlwarp.runtime import cpu
+
+    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(cpu, "POOL_KIND", "native")
+    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
+    monkeypatch.setattr(config, "cpu_threads", 0)
+
+
 def _install_fake_gpu():
     """One fake sm_90 GPU for the whole session, backed by the CPU (cuda_fake_driver.CpuBackedDriver): the CUDA
     tests compile their kernels into this session's cache as on a GPU, for bench/gpu_check.sh to carry to one."""

@@ -46,16 +46,6 @@ def bump(x: wp.array(dtype=float), total: wp.array(dtype=float)):
     wp.atomic_add(total, i % 7, x[i])
 
 
-@pytest.fixture
-def automatic_two_cores(monkeypatch):
-    """The automatic thread count on two cores and the native pool, every launch worth the pool by size."""
-    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
-    monkeypatch.setattr(cpu, "POOL_KIND", "native")
-    monkeypatch.setattr(cpu, "SERIAL_BELOW_NS", 0)
-    monkeypatch.setattr(config, "cpu_threads", 0)
-
-
 @pytest.fixture(params=["native", "python"])
 def pool_kind(request, monkeypatch):
     """Each test once with each pool; thread count restored afterwards."""

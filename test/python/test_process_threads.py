@@ -79,79 +79,67 @@ def scale_into(x: wp.array(dtype=float), y: wp.array(dtype=float), k: float):
     y[i] = x[i] * k
 
 
-def test_launches_follow_the_process_choice_and_stay_exact(monkeypatch):
+def test_launches_follow_the_process_choice_and_stay_exact(monkeypatch, automatic_two_cores):
     """With the automatic thread count on two cores and launches that time as if the calling thread were twice as
     fast, every launch after the measurement runs there (no pool run), its results numpy's; with the pool
     timing faster, launches go back to it."""
-    monkeypatch.delenv("MLWARP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
-    monkeypatch.setattr(cpu, "POOL_KIND", "native")
-    saved = config.cpu_threads
-    config.cpu_threads = 0
-    try:
-        n = 4 * cpu.MIN_PARALLEL
-        x = wp.array(np.arange(n, dtype=np.float32))
-        y = wp.zeros(n, dtype=float)
-        wp.launch(scale_into, n, inputs=[x, y, 2.0])  # compiled
-        kernel = scale_into.compiled(wp.get_device("cpu"))
-        kernel.parallel_from(2)  # its own choice: the pool, every launch
-        probe = pt.ProcessThreads()
-        monkeypatch.setattr(cpu, "PROCESS", probe)
-        clock = {"now": 0}
+    n = 4 * cpu.MIN_PARALLEL
+    x = wp.array(np.arange(n, dtype=np.float32))
+    y = wp.zeros(n, dtype=float)
+    wp.launch(scale_into, n, inputs=[x, y, 2.0])  # compiled
+    kernel = scale_into.compiled(wp.get_device("cpu"))
+    kernel.parallel_from(2)  # its own choice: the pool, every launch
+    probe = pt.ProcessThreads()
+    monkeypatch.setattr(cpu, "PROCESS", probe)
+    clock = {"now": 0}
 
-        def fake_clock():  # a serial launch "takes" 1 us, one as the kernel chooses 2 us
-            clock["now"] += 500 if probe.serial else 1000
-            return clock["now"]
+    def fake_clock():  # a serial launch "takes" 1 us, one as the kernel chooses 2 us
+        clock["now"] += 500 if probe.serial else 1000
+        return clock["now"]
 
-        monkeypatch.setattr(cpu.time, "perf_counter_ns", fake_clock)
-        runs = []
-        real_run = cpu._NativePool.run
+    monkeypatch.setattr(cpu.time, "perf_counter_ns", fake_clock)
+    runs = []
+    real_run = cpu._NativePool.run
 
-        def counting(self, *args):
-            runs.append(self.size)
-            return real_run(self, *args)
+    def counting(self, *args):
+        runs.append(self.size)
+        return real_run(self, *args)
 
-        monkeypatch.setattr(cpu._NativePool, "run", counting)
-        total = pt.FIRST_INTERVAL + 2 * (pt.SETTLE + pt.WINDOW)
-        for step in range(total + 10):
-            wp.launch(scale_into, n, inputs=[x, y, float(step)])
-            np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * step)
-        assert probe.serial
-        before = len(runs)
-        for step in range(10):
-            wp.launch(scale_into, n, inputs=[x, y, 3.0])
-        assert len(runs) == before  # all on the calling thread
-        np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * 3.0)
+    monkeypatch.setattr(cpu._NativePool, "run", counting)
+    total = pt.FIRST_INTERVAL + 2 * (pt.SETTLE + pt.WINDOW)
+    for step in range(total + 10):
+        wp.launch(scale_into, n, inputs=[x, y, float(step)])
+        np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * step)
+    assert probe.serial
+    before = len(runs)
+    for step in range(10):
+        wp.launch(scale_into, n, inputs=[x, y, 3.0])
+    assert len(runs) == before  # all on the calling thread
+    np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * 3.0)
 
-        def pool_faster():
-            clock["now"] += 2000 if probe.serial else 500
-            return clock["now"]
+    def pool_faster():
+        clock["now"] += 2000 if probe.serial else 500
+        return clock["now"]
 
-        monkeypatch.setattr(cpu.time, "perf_counter_ns", pool_faster)
-        for _ in range(probe.countdown + 2 * (pt.SETTLE + pt.WINDOW) + 5):
-            wp.launch(scale_into, n, inputs=[x, y, 1.0])
-        assert not probe.serial
-        before = len(runs)
-        wp.launch(scale_into, n, inputs=[x, y, 4.0])
-        assert len(runs) == before + 1
-        np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * 4.0)
-    finally:
-        config.cpu_threads = saved
+    monkeypatch.setattr(cpu.time, "perf_counter_ns", pool_faster)
+    for _ in range(probe.countdown + 2 * (pt.SETTLE + pt.WINDOW) + 5):
+        wp.launch(scale_into, n, inputs=[x, y, 1.0])
+    assert not probe.serial
+    before = len(runs)
+    wp.launch(scale_into, n, inputs=[x, y, 4.0])
+    assert len(runs) == before + 1
+    np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * 4.0)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_an_explicit_thread_count_is_obeyed(monkeypatch, threads):
     monkeypatch.setattr(cpu, "_CPU_COUNT", 2)
+    monkeypatch.setattr(config, "cpu_threads", threads)
     probe = pt.ProcessThreads()
     monkeypatch.setattr(cpu, "PROCESS", probe)
-    saved = config.cpu_threads
-    config.cpu_threads = threads
-    try:
-        n = 4 * cpu.MIN_PARALLEL
-        x, y = wp.array(np.ones(n, dtype=np.float32)), wp.zeros(n, dtype=float)
-        for _ in range(3 * pt.FIRST_INTERVAL):
-            wp.launch(scale_into, n, inputs=[x, y, 2.0])
-        assert not probe.serial and not probe.timing and probe._interval == pt.FIRST_INTERVAL
-        np.testing.assert_array_equal(y.numpy(), np.full(n, 2.0, np.float32))
-    finally:
-        config.cpu_threads = saved
+    n = 4 * cpu.MIN_PARALLEL
+    x, y = wp.array(np.ones(n, dtype=np.float32)), wp.zeros(n, dtype=float)
+    for _ in range(3 * pt.FIRST_INTERVAL):
+        wp.launch(scale_into, n, inputs=[x, y, 2.0])
+    assert not probe.serial and not probe.timing and probe._interval == pt.FIRST_INTERVAL
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 2.0, np.float32))
