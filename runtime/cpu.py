@@ -275,6 +275,15 @@ class CpuKernel:
         # the build's meta "launch_needs": what each launch brings up to date first (launch_needs.py)
         self.launch_needs = ()
 
+    @classmethod
+    def from_record(cls, meta: dict, entry: str) -> "CpuKernel":
+        """The entry `entry` of the library a build's record (the kernel cache's meta) names, with what the record
+        says of it: whether it calls libmvec or printf, what its launches bring up to date first."""
+        loaded = cls(os.path.join(meta["dir"], meta["library"]), entry, meta.get("vector_libm", True),
+                     meta.get("prints", True))
+        loaded.launch_needs = tuple(meta.get("launch_needs", ()))
+        return loaded
+
     def parallel_from(self, threads: int) -> None:
         """Launches of at least `threads` threads go to the pool (with the automatic thread count, more than one),
         whatever this kernel's measured time per thread: for a kernel whose threads cost more or less from launch

@@ -20,7 +20,6 @@ slice taken in the kernel, which drop that flag in Warp) does not.
 from __future__ import annotations
 
 import ctypes
-import os
 
 import numpy as np
 
@@ -121,9 +120,7 @@ def adjoint_kernel(kernel, device) -> CpuKernel:
         elif meta.get("entry") == meta["adj_entry"]:  # an adjoint-only library: its entry is the adjoint's
             found = compiled
         else:
-            found = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["adj_entry"],
-                              meta.get("vector_libm", True), meta.get("prints", True))
-            found.launch_needs = tuple(meta.get("launch_needs", ()))
+            found = CpuKernel.from_record(meta, meta["adj_entry"])
         if device.is_cpu and not getattr(found, "atomic", True):
             found.on_atomic_needed = lambda found=found: _request_atomics(kernel, device, found)
         compiled.adjoint = found

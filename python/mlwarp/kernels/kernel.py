@@ -351,10 +351,8 @@ class Kernel:
             meta = cache.store(key, self._build)
             if not self.options.get("with_adjoint"):
                 parallel_compile.note_forward_compile(self, time.perf_counter() - t0)
-        loaded = CpuKernel(os.path.join(meta["dir"], meta["library"]), meta["entry"], meta.get("vector_libm", True),
-                           meta.get("prints", True))
+        loaded = CpuKernel.from_record(meta, meta["entry"])
         loaded.deterministic = modules.is_deterministic(self.module.options)  # one thread, in thread order
-        loaded.launch_needs = tuple(meta.get("launch_needs", ()))
         loaded.meta = meta  # a with_adjoint library's meta["adj_entry"] is opened by python/mlwarp/autodiff/adjoint.py
         if _print_timings():
             what = "compiled" if compiled_now else "loaded from cache"
