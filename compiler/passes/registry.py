@@ -247,6 +247,13 @@ class CpuSerialCopy(Pass):
     private_serves: bool = False
 
 
+class CpuForwardSums(Pass):
+    name = "warp-cpu-forward-sums"
+    implementation = "mlwarp.compiler.targets.cpu.forward_sums"
+    description = ("In a loop of plain scattered sums (`_private` / `_serial` copies), a sum into the element the "
+                   "previous sum wrote takes its result from a register, not back through memory")
+
+
 @dataclasses.dataclass(frozen=True)
 class CpuVectorMath(Pass):
     name = "warp-cpu-vector-math"
@@ -375,7 +382,7 @@ DECLARED: dict[str, type] = {cls.name: cls for cls in (
     ConvertArraysToLLVM, ConvertBuiltinsToArith, ConvertCompositesToVector, ConvertNativeCalls, ConvertTilesToLinalg,
     Autodiff,
     Bf16AsI16, Bf16RoundEachOp, BoundsCheck, CpuBlockLanes, CpuEntry, CpuInterchangeLoops, CpuKeepVectors,
-    PrivatizeAtomics, PrivatizeScatter, CpuSerialCopy, CpuVectorMath, VectorizeTileMatmul, WarpCse, ExpandGeometry,
+    PrivatizeAtomics, PrivatizeScatter, CpuSerialCopy, CpuForwardSums, CpuVectorMath, VectorizeTileMatmul, WarpCse, ExpandGeometry,
     EraseFusedProducers, GpuCooperativeTiles, GpuKernel, GradCalls, CarryTileBuffers, HoistTileBuffers, StructTilesAsBytes, Inline, Jvp, StreamTileReductions,
     StripAsserts, TagFusionProducers, UnrollLoops)}
 
