@@ -143,7 +143,7 @@ def test_sorted_keys_counted_and_summed(one_thread):
 
 def test_the_one_thread_copy_forwards_and_the_atomic_entry_does_not():
     lowered = scatter_pairs.to_mlir("lowered")
-    private = lowered[lowered.index("func.func @scatter_pairs_cpu_private"):]
-    atomic = lowered[lowered.index("func.func @scatter_pairs_cpu("):lowered.index("func.func @scatter_pairs_cpu_private")]
+    split = lowered.index("func.func @scatter_pairs_cpu_private")
+    private, atomic = lowered[split:], lowered[lowered.index("func.func @scatter_pairs_cpu("):split]
     assert "-> (f32, f32, f32)" in private and "arith.cmpi eq" in private
     assert "llvm.atomicrmw" in atomic and "-> (f32, f32, f32)" not in atomic
