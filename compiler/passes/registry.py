@@ -254,6 +254,13 @@ class CpuForwardSums(Pass):
                    "previous sum wrote takes its result from a register, not back through memory")
 
 
+class VectorizeGathers(Pass):
+    name = "warp-cpu-vectorize-gathers"
+    implementation = "mlwarp.compiler.targets.cpu.vectorize_gathers"
+    description = ("A thread loop gathering vecN values through loaded indices into stack buffers runs 8 threads a "
+                   "step, each thread's vector loaded whole and the 8 transposed (the module keeps its vectors)")
+
+
 @dataclasses.dataclass(frozen=True)
 class CpuVectorMath(Pass):
     name = "warp-cpu-vector-math"
@@ -382,7 +389,7 @@ DECLARED: dict[str, type] = {cls.name: cls for cls in (
     ConvertArraysToLLVM, ConvertBuiltinsToArith, ConvertCompositesToVector, ConvertNativeCalls, ConvertTilesToLinalg,
     Autodiff,
     Bf16AsI16, Bf16RoundEachOp, BoundsCheck, CpuBlockLanes, CpuEntry, CpuInterchangeLoops, CpuKeepVectors,
-    PrivatizeAtomics, PrivatizeScatter, CpuSerialCopy, CpuForwardSums, CpuVectorMath, VectorizeTileMatmul, WarpCse, ExpandGeometry,
+    PrivatizeAtomics, PrivatizeScatter, CpuSerialCopy, CpuForwardSums, VectorizeGathers, CpuVectorMath, VectorizeTileMatmul, WarpCse, ExpandGeometry,
     EraseFusedProducers, GpuCooperativeTiles, GpuKernel, GradCalls, CarryTileBuffers, HoistTileBuffers, StructTilesAsBytes, Inline, Jvp, StreamTileReductions,
     StripAsserts, TagFusionProducers, UnrollLoops)}
 

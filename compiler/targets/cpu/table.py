@@ -13,7 +13,7 @@ from ...native.toolchain import RECORD_ATTR as NATIVE_FUNCTIONS_ATTR, compile_cp
 from ...passes.registry import (Bf16AsI16, Bf16RoundEachOp, ConvertArraysToLLVM, ConvertBuiltinsToArith,
                                 ConvertCompositesToVector, ConvertNativeCalls, CpuBlockLanes, CpuEntry, CpuForwardSums,
                                 CpuInterchangeLoops, CpuKeepVectors, CpuSerialCopy, CpuVectorMath, ExpandGeometry,
-                                PrivatizeAtomics, PrivatizeScatter, VectorizeTileMatmul)
+                                PrivatizeAtomics, PrivatizeScatter, VectorizeGathers, VectorizeTileMatmul)
 from ..common import CANONICALIZE_LOWERED, CPU_LINE_INFO, TILES, TILES_ATTR, BuildOptions, Stage, warp_stages
 
 LIBRARY = "kernel.so"
@@ -35,7 +35,7 @@ def dump_prefix(kernel_name: str, o: BuildOptions) -> str:
 
 LOWER = (ConvertCompositesToVector(), ConvertBuiltinsToArith(), ConvertArraysToLLVM(), CpuEntry(), ConvertNativeCalls(),
          CpuKeepVectors(), CpuInterchangeLoops(), PrivatizeAtomics(), PrivatizeScatter(), CpuSerialCopy(),
-         CpuForwardSums(), CANONICALIZE_LOWERED, "cse")
+         CpuForwardSums(), VectorizeGathers(), CANONICALIZE_LOWERED, "cse")
 # bfloat16 arithmetic runs in f32 and rounds back with integer ops: no libgcc helper (__truncsfbf2);
 # bfloat16 math (sin, sqrt, ...) too, as Warp's sinf(float(x)): LLVM has no bf16 libm calls
 TILES_TO_LLVM = ("expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm")  # the tiles' buffers
