@@ -1,31 +1,33 @@
 """warp-cpu-vectorize-gathers: a thread loop that gathers vec2/3/4 values through loaded indices (a mass-spring's
-`x[a[s]]`) into stack buffers runs VF threads a step, each thread's vector loaded whole and the VF loads
+`x[a[s]]`) into stack buffers runs VF (16) threads a step, each thread's vector loaded whole and the loads
 transposed into one vector per component.
 
 warp-cpu-interchange-loops cuts a scattering kernel before its first atomic: its gathers and arithmetic run over
 a block of threads into buffers, then the atomics. LLVM's loop vectoriser vectorises that first loop across
 threads, but it has no wide load for an element whose address is loaded: each thread's vec3 becomes three
-scalar loads, each inserted into a vector alone (24 loads and inserts for 8 threads' vec3). Here each thread's
-vec3 is one 16-byte load (masked to its 12 bytes: it never reaches past the array), and the 8 loads become the
-x, y and z vectors in 11 shuffles. The 10,000-particle mass-spring's springs on one thread: 94 -> 86 us a launch
-(its gather loop ~60 -> ~52 us; the scatter after it is the rest).
+scalar loads, each inserted into a vector alone (48 loads and inserts for 16 threads' vec3). Here each thread's
+vec3 is one 16-byte load (masked to its 12 bytes: it never reaches past the array), and each 8 of them become
+x, y and z vectors in 11 shuffles. The 10,000-particle mass-spring's springs on one thread: 94-95 -> 82 us a
+launch; Warp's cloth benchmark's springs (128 x 128, 97,026 springs) as before (505-509 us).
 
-The loop is rewritten as the vector loop `for t in [lo, lo + 8 * floor((hi - lo) / 8)) step 8` over the same ops
-on `vector<8 x T>` (a vecN: N of them, one per component), then the original loop for the rest. Each op is the
-same operation lane by lane (same flags, same rounding): the results are the bits of one thread at a time.
-Loads at consecutive addresses across threads (`rest[s]`, a buffer's slots) are vector loads; a scalar at a
-loaded address is a gather of scalar loads; values the same for every thread stay scalar. Integer arithmetic
-(indices, their wrap, byte offsets) is built per thread where an address needs it and as a vector where a store
-or vector op does; LLVM's SLP vectoriser then packs the per-thread address arithmetic (kept scalar, with the SLP
-vectoriser off, the launch above took 95 us instead of 86).
+The loop is rewritten as the vector loop `for t in [lo, lo + 16 * floor((hi - lo) / 16)) step 16` over the same
+ops on `vector<16 x T>` (a vecN: N of them, one per component), then the original loop for the rest. Each op is
+the same operation lane by lane (same flags, same rounding): the results are the bits of one thread at a time.
+Loads at consecutive addresses across threads (`rest[s]`, a buffer's slots) are vector loads, at addresses 2-4
+elements apart (an index pair's `indices[2 * s]`) one masked load and a shuffle; a scalar at a loaded address is a
+gather of scalar loads; values the same for every thread stay scalar. Integer arithmetic is made as vectors (for
+the stores and vector ops that use it) and again per thread for the addresses: each thread's address from
+scalar registers. (Measured alternatives, on the two kernels above: addresses extracted from the offsets vector,
+99 and 555 us; vectors only where a store needs them, 86 and 575 us; 8 threads a step, 86 and 505 us.)
 
 A loop qualifies when its body is straight-line code of arithmetic (arith, the exact math ops: sqrt, abs, fma,
 rounding: a libm call would round differently in a vector), vec component ops, loads, and stores at consecutive
-addresses into stack buffers (allocas) that it does not read: so no thread reads what another of the 8 writes,
-and the 8 threads' loads may run before their stores. The module then keeps its vectors (no LLVM scalarizer,
-which would split them back: object_code.py), so a module changes only when no other loop of it is one LLVM's
-vectoriser would take once its vecNs are split (loops with atomics or stores at loaded addresses are not), and
-when every qualifying loop of it is rewritten.
+addresses into stack buffers (allocas) that it does not read: so no thread reads what another of the 16 writes,
+and their loads may run before their stores. Index steps follow integer casts: Warp's indices are 32-bit (the
+launch checks each dimension < 2**31). The module then keeps its vectors (no LLVM scalarizer, which would split
+them back: object_code.py), so a module changes only when no other loop of it is one LLVM's vectoriser would
+take once its vecNs are split (loops with atomics or stores at loaded addresses are not), and when every
+qualifying loop of it is rewritten.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from ...dialects import llvm
 from ...passes import registry
 from .keep_vectors import KEEP_VECTORS_ATTR
 
-VF = 8  # threads a vector step: 8 x f32 fills an AVX2 register (an AVX-512 host splits nothing either)
+VF = 16  # threads a vector step: 16 x f32, two AVX2 registers or one AVX-512 (two independent halves on AVX2)
+STRIDES = (2, 3, 4)  # scalars this many elements apart across threads load as one masked span
 COMPONENT_LANES = (2, 3, 4)  # vec2, vec3, vec4/quat: one 16-byte load each
 # math ops that round as their scalar forms do (no libm call: a vector libm rounds otherwise)
 EXACT_MATH = frozenset({"math.sqrt", "math.absf", "math.absi", "math.fma", "math.copysign", "math.floor",
@@ -47,6 +50,7 @@ _CONSTANT_OPS = frozenset({"arith.constant", "llvm.mlir.constant", "llvm.mlir.un
 _UNIFORM_PURE = frozenset({"llvm.extractvalue", "llvm.insertvalue", "llvm.getelementptr", "llvm.load",
                            "vector.extract", "vector.broadcast", "vector.from_elements", "vector.insert",
                            "vector.shuffle", "llvm.extractelement", "llvm.insertelement", "llvm.shufflevector"})
+_WIDTH_CASTS = ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.index_castui")
 _SCALAR_BYTES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
 
 
@@ -55,9 +59,9 @@ class _Unsupported(Exception):
 
 
 class _Ptr:
-    """A pointer that differs per thread: `base` (the same for every thread) plus the sum of `terms`, (an integer
-    value of the loop, its scale in bytes), and `constant` bytes; `step`: bytes from one thread's to the next's
-    (None: not evenly)."""
+    """A pointer that differs per thread: `base` (the same for every thread) plus the sum of `terms` (pairs of an
+    integer value of the loop and its scale in bytes) and `constant` bytes; `step`: bytes from one thread's to
+    the next's (None: not evenly)."""
 
     def __init__(self, base, terms, constant, step):
         self.base, self.terms, self.constant, self.step = base, terms, constant, step
@@ -91,10 +95,6 @@ def _wide_type(t):
     if isinstance(t, ir.VectorType):
         raise _Unsupported(f"a vector of {t}")
     return ir.VectorType.get([VF], t)
-
-
-def _integer(t) -> bool:
-    return isinstance(t, ir.IntegerType)
 
 
 def _i64():
@@ -133,11 +133,11 @@ class _Vectorizer:
         self.broadcasts = {}
         self.lanes = {}  # (original value, thread) -> that thread's scalar (lane())
         self.iv = iv
-        self.rep[loop.regions[0].blocks[0].arguments[0]] = ("s", self._lanes(iv))
+        self.rep[loop.regions[0].blocks[0].arguments[0]] = ("s", self._thread_indices(iv))
         self.step[loop.regions[0].blocks[0].arguments[0]] = 1
 
     # -- representations ------------------------------------------------------------------------------------
-    def _lanes(self, iv):
+    def _thread_indices(self, iv):
         t = ir.VectorType.get([VF], _i64())
         offsets = arith.ConstantOp(t, ir.Attribute.parse(f"dense<{list(range(VF))}> : vector<{VF}xi64>")).result
         return arith.AddIOp(vector.broadcast(t, iv), offsets).result
@@ -156,11 +156,6 @@ class _Vectorizer:
         kind, v = self.get(value)
         if kind == "s":
             return v
-        if kind == "l":
-            if value not in self.broadcasts:
-                self.broadcasts[value] = vector.from_elements(_wide_type(value.type),
-                                                              [self.lane(value, k) for k in range(VF)])
-            return self.broadcasts[value]
         if kind == "u":
             if _composite(v.type):
                 raise _Unsupported("a whole vecN where a scalar is expected")
@@ -228,11 +223,6 @@ class _Vectorizer:
         attributes = _attributes(op)
         if shape is None:
             self._track_step(op)
-            if _integer(result_t) and all(_integer(o.type) for o in op.operands):
-                # index arithmetic: each thread's scalar where an address needs it (lane()), a vector only where a
-                # vector op or store does (wide()): extracting addresses from a vector costs more than the scalars
-                self.rep[op.results[0]] = ("l", op)
-                return
             new = ir.Operation.create(op.name, results=[_wide_type(result_t)],
                                       operands=[self.wide(o) for o in op.operands], attributes=attributes)
             self.rep[op.results[0]] = ("s", new.results[0])
@@ -248,6 +238,12 @@ class _Vectorizer:
                                              attributes=attributes).results[0])
         self.rep[op.results[0]] = ("c", parts)
 
+    def _constant(self, value):
+        """The integer a value the same for every thread is, when known: a constant, or a descriptor field set to
+        one (warp-cpu-entry's contiguous copy of the thread loop rebuilds each descriptor with constant strides)."""
+        kind, v = self.get(value)
+        return _const_int(_field_value(v)) if kind == "u" else None
+
     def _step(self, value):
         return 0 if self.get(value)[0] == "u" else self.step.get(value)
 
@@ -258,15 +254,19 @@ class _Vectorizer:
         if op.name in ("arith.addi", "arith.subi") and None not in steps:
             step = steps[0] + steps[1] if op.name == "arith.addi" else steps[0] - steps[1]
         elif op.name == "arith.muli" and None not in steps:
-            constants = [_const_int(self.get(o)[1]) if self.get(o)[0] == "u" else None for o in op.operands]
+            constants = [self._constant(o) for o in op.operands]
             if steps[0] == 0 and steps[1] == 0:
                 step = 0
             elif constants[1] is not None:
                 step = steps[0] * constants[1]
             elif constants[0] is not None:
                 step = steps[1] * constants[0]
+        elif op.name in _WIDTH_CASTS and steps[0] is not None:
+            # (an index narrowed to i32 and widened back: a thread index or an array index fits in 32 bits, as
+            # the launch checks and Warp's 32-bit indexing assume)
+            step = steps[0]
         elif op.name in ("arith.shli",) and None not in steps:
-            shift = _const_int(self.get(op.operands[1])[1]) if self.get(op.operands[1])[0] == "u" else None
+            shift = self._constant(op.operands[1])
             if shift is not None:
                 step = steps[0] << shift
         if step is not None:
@@ -407,6 +407,8 @@ class _Vectorizer:
                 load = ir.Operation.create("llvm.load", results=[_wide_type(t)], operands=[self._lane_address(ptr, 0)],
                                            attributes={"alignment": _alignment(op, size)})
                 self._set(op.results[0], load.results[0])
+            elif ptr.step in tuple(size * k for k in STRIDES):  # every k-th element (an index pair's first)
+                self._set(op.results[0], self._strided_load(op, ptr, t, size, ptr.step // size))
             else:
                 lanes = [llvm.load(t, self._lane_address(ptr, k)) for k in range(VF)]
                 self._set(op.results[0], vector.from_elements(_wide_type(t), lanes))
@@ -427,7 +429,21 @@ class _Vectorizer:
                     for k in range(VF)]
         else:
             rows = [llvm.load(row_t, self._lane_address(ptr, k), alignment=4) for k in range(VF)]
-        self.rep[op.results[0]] = ("c", _transpose(rows, lanes))
+        self.rep[op.results[0]] = ("c", _transpose_all(rows, lanes))
+
+    def _strided_load(self, op, ptr, t, size: int, stride: int):
+        """Threads' scalars `stride` elements apart: one masked load of the span (only their elements: it never
+        reaches past the last one), then every stride-th lane (LLVM's interleaved loads do the same)."""
+        span_t = ir.VectorType.get([VF * stride], t)
+        bits = ", ".join("true" if k % stride == 0 else "false" for k in range(VF * stride))
+        mask = arith.ConstantOp(ir.VectorType.get([VF * stride], ir.IntegerType.get_signless(1)),
+                                ir.Attribute.parse(f"dense<[{bits}]> : vector<{VF * stride}xi1>")).result
+        poison = ir.Operation.create("llvm.mlir.poison", results=[span_t]).results[0]
+        i32 = ir.IntegerType.get_signless(32)
+        span = ir.Operation.create("llvm.intr.masked.load", results=[span_t],
+                                   operands=[self._lane_address(ptr, 0), mask, poison],
+                                   attributes={"alignment": ir.IntegerAttr.get(i32, _alignment_value(op) or size)})
+        return vector.shuffle(span.results[0], span.results[0], [k * stride for k in range(VF)])
 
     def _llvm_store(self, op):
         value, address = op.operands[0], op.operands[1]
@@ -443,6 +459,29 @@ class _Vectorizer:
                             attributes={"alignment": _alignment(op, size)})
 
 
+def _field_value(value):
+    """`value`, or where it reads a field of a descriptor rebuilt field by field (llvm.insertvalue), the value
+    written there."""
+    op = _defining(value)
+    while op is not None and op.name == "llvm.extractvalue":
+        position = tuple(ir.DenseI64ArrayAttr(op.attributes["position"]))
+        container = op.operands[0]
+        inserted = _defining(container)
+        # through a descriptor rebuilt field by field (llvm.insertvalue): the field's own value, or the container's
+        while inserted is not None and inserted.name == "llvm.insertvalue":
+            at = tuple(ir.DenseI64ArrayAttr(inserted.attributes["position"]))
+            if at == position:
+                break
+            container = inserted.operands[0]
+            inserted = _defining(container)
+        if inserted is not None and inserted.name == "llvm.insertvalue":
+            value = inserted.operands[1]
+            op = _defining(value)
+            continue
+        return value
+    return value
+
+
 def _alignment_value(access):
     return ir.IntegerAttr(access.attributes["alignment"]).value if "alignment" in access.attributes else None
 
@@ -453,6 +492,15 @@ def _alignment(access, size: int) -> ir.Attribute:
     if "alignment" in access.attributes:
         return access.attributes["alignment"]
     return ir.IntegerAttr.get(_i64(), size)
+
+
+def _transpose_all(rows, count: int):
+    """VF rows of 4 lanes -> `count` vectors of VF: 8 rows at a time (_transpose), the pieces put side by side."""
+    pieces = [_transpose(rows[k:k + 8], count) for k in range(0, len(rows), 8)]
+    while len(pieces) > 1:
+        pieces = [[vector.shuffle(a, b, list(range(2 * ir.VectorType(a.type).shape[0]))) for a, b in zip(p, q)]
+                  for p, q in zip(pieces[0::2], pieces[1::2])]
+    return pieces[0]
 
 
 def _transpose(rows, count: int):
