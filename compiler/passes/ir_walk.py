@@ -58,3 +58,34 @@ def _symbols_named(table: ir.Operation, names) -> list:
 def kernels(module: ir.Operation) -> list:
     """The `func.func` ops marked as kernels."""
     return [op for op in ops_named(module, {"func.func"}) if "warp.kernel" in op.attributes]
+
+
+def innermost_loops(function: ir.Operation) -> list:
+    """The scf.for ops under `function` whose bodies hold no loop (scf.for, scf.while) directly."""
+    loops = []
+
+    def visit(op):
+        if op.name == "scf.for":
+            loops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit, ir.WalkOrder.POST_ORDER)
+    return [loop for loop in loops if not any(o.operation.name in ("scf.for", "scf.while")
+                                              for o in loop.regions[0].blocks[0].operations)]
+
+
+def depends_on_load(value: ir.Value, loop: ir.Operation) -> bool:
+    """Whether `value` is computed by ops directly in `loop`'s body from a value loaded there (llvm.load)."""
+    pending, seen = [value], set()
+    while pending:
+        owner = pending.pop().owner
+        if isinstance(owner, ir.Block):
+            continue
+        op = owner.operation
+        if op.parent != loop or op in seen:
+            continue
+        if op.name == "llvm.load":
+            return True
+        seen.add(op)
+        pending.extend(op.operands)
+    return False

@@ -52,6 +52,17 @@ def _launches_as_each_kernel_chooses(monkeypatch):
 
 
 @pytest.fixture
+def one_thread():
+    """Launches on the calling thread (wp.config.cpu_threads = 1): sums in thread order, Warp's CPU order."""
+    from mlwarp.config import config
+
+    saved = config.cpu_threads
+    config.cpu_threads = 1
+    yield
+    config.cpu_threads = saved
+
+
+@pytest.fixture
 def automatic_two_cores(monkeypatch):
     """The automatic thread count on two cores and the native pool (runtime/cpu.py), whatever this machine has,
     every launch worth the pool by size."""

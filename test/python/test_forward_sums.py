@@ -36,14 +36,6 @@ def count_keys(keys: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
     wp.atomic_add(sums, keys[i], values[i])
 
 
-@pytest.fixture
-def one_thread():
-    saved = config.cpu_threads
-    config.cpu_threads = 1
-    yield
-    config.cpu_threads = saved
-
-
 def _pairs_in_thread_order(fs, a, b, f):
     f = f.copy()
     for s in range(len(a)):

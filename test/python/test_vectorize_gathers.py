@@ -64,14 +64,6 @@ def cloth_springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), pairs:
     wp.atomic_add(f, j, fs)
 
 
-@pytest.fixture
-def one_thread():
-    saved = config.cpu_threads
-    config.cpu_threads = 1
-    yield
-    config.cpu_threads = saved
-
-
 def _springs_numpy(x, v, a, b, rest, ke, kd, f0):
     """The kernel's float32 operations in its order, summed in thread order."""
     f = f0.copy()

@@ -31,6 +31,7 @@ from mlir.dialects import arith, scf
 
 from ...dialects import llvm
 from ...passes import registry
+from ...passes.ir_walk import depends_on_load, innermost_loops
 
 SUM_OPS = frozenset({"arith.addf", "arith.subf", "arith.addi", "arith.subi"})
 # copies of an entry whose sums are plain (warp-cpu-privatize-scatter, warp-cpu-serial-copy)
@@ -149,20 +150,6 @@ def _writes_only_through(loop, stores: set) -> bool:
     return True
 
 
-def _depends_on_load(value, loop) -> bool:
-    """Whether `value` is computed in the loop's body (directly in it) from a value loaded there."""
-    pending, seen = [value], set()
-    while pending:
-        op = _defining_op(pending.pop())
-        if op is None or op.parent != loop or op in seen:
-            continue
-        if op.name == "llvm.load":
-            return True
-        seen.add(op)
-        pending.extend(op.operands)
-    return False
-
-
 def _groups(ops: list) -> list:
     groups, k = [], 0
     while k < len(ops):
@@ -208,7 +195,7 @@ def forward_sums(loop, entry_block) -> bool:
     groups = _groups(ops)
     if not groups:
         return False
-    if not any(_depends_on_load(g.base, loop) for g in groups):
+    if not any(depends_on_load(g.base, loop) for g in groups):
         return False
     if not _writes_only_through(loop, {s.store for g in groups for s in g.sums}):
         return False
@@ -257,19 +244,5 @@ class CpuForwardSums(registry.CpuForwardSums):
             if not ir.StringAttr(function.attributes["sym_name"]).value.endswith(PLAIN_SUM_SUFFIXES):
                 continue
             entry_block = function.regions[0].blocks[0]
-            for loop in _innermost_loops(function):
+            for loop in innermost_loops(function):
                 forward_sums(loop, entry_block)
-
-
-def _innermost_loops(function) -> list:
-    loops = []
-
-    def visit(op):
-        if op.name == "scf.for":
-            loops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit, ir.WalkOrder.POST_ORDER)
-    # a loop holding another loop is left alone (its body's writes include the inner loop's): innermost only
-    return [loop for loop in loops if not any(_op(o).name in ("scf.for", "scf.while")
-                                              for o in loop.regions[0].blocks[0].operations)]

@@ -37,6 +37,7 @@ from mlir.dialects import arith, scf, vector
 
 from ...dialects import llvm
 from ...passes import registry
+from ...passes.ir_walk import depends_on_load, innermost_loops
 from .keep_vectors import KEEP_VECTORS_ATTR
 
 VF = 16  # threads a vector step: 16 x f32, two AVX2 registers or one AVX-512 (two independent halves on AVX2)
@@ -521,21 +522,8 @@ def _gathers_vectors(loop) -> bool:
     body = loop.regions[0].blocks[0]
     for op in body.operations:
         op = _op(op)
-        if op.name == "llvm.load" and _composite(op.results[0].type) and _depends_on_load(op.operands[0], loop):
+        if op.name == "llvm.load" and _composite(op.results[0].type) and depends_on_load(op.operands[0], loop):
             return True
-    return False
-
-
-def _depends_on_load(value, loop) -> bool:
-    pending, seen = [value], set()
-    while pending:
-        op = _defining(pending.pop())
-        if op is None or op.parent != loop or op in seen:
-            continue
-        if op.name == "llvm.load":
-            return True
-        seen.add(op)
-        pending.extend(op.operands)
     return False
 
 
@@ -607,19 +595,6 @@ def vectorize(loop):
     return rewrite
 
 
-def _innermost_loops(function) -> list:
-    loops = []
-
-    def visit(op):
-        if op.name == "scf.for":
-            loops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit, ir.WalkOrder.POST_ORDER)
-    return [loop for loop in loops if not any(_op(o).name in ("scf.for", "scf.while")
-                                              for o in loop.regions[0].blocks[0].operations)]
-
-
 def _llvm_may_vectorize(loop) -> bool:
     """Whether LLVM's loop vectoriser may vectorise this loop after the scalarizer splits its vecN values: a
     straight-line body that computes on vecN values, without atomics, calls, or stores at loaded addresses."""
@@ -630,7 +605,7 @@ def _llvm_may_vectorize(loop) -> bool:
             return False
         if op.name in ("llvm.atomicrmw", "llvm.cmpxchg", "llvm.call", "func.call"):
             return False
-        if op.name == "llvm.store" and _depends_on_load(op.operands[1], loop):
+        if op.name == "llvm.store" and depends_on_load(op.operands[1], loop):
             return False
         composite = composite or any(_composite(r.type) for r in op.results)
     return composite
@@ -639,7 +614,7 @@ def _llvm_may_vectorize(loop) -> bool:
 class VectorizeGathers(registry.VectorizeGathers):
     def run(self, module):
         loops = [loop for function in module.regions[0].blocks[0].operations
-                 if _op(function).name == "func.func" for loop in _innermost_loops(_op(function))]
+                 if _op(function).name == "func.func" for loop in innermost_loops(_op(function))]
         candidates = [loop for loop in loops if _candidate(loop)]
         if not candidates:
             return
