@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import mlwarp as wp
-from mlwarp.config import config
 
 
 @wp.kernel
