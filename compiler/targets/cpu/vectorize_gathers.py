@@ -1,28 +1,31 @@
 """warp-cpu-vectorize-gathers: a thread loop that gathers vec2/3/4 values through loaded indices (a mass-spring's
-`x[a[s]]`) into stack buffers runs VF (16) threads a step, each thread's vector loaded whole and the loads
+`x[a[s]]`) into stack buffers runs VF (8) threads a step, each thread's vector loaded whole and the loads
 transposed into one vector per component.
 
 warp-cpu-interchange-loops cuts a scattering kernel before its first atomic: its gathers and arithmetic run over
 a block of threads into buffers, then the atomics. LLVM's loop vectoriser vectorises that first loop across
 threads, but it has no wide load for an element whose address is loaded: each thread's vec3 becomes three
-scalar loads, each inserted into a vector alone (48 loads and inserts for 16 threads' vec3). Here each thread's
-vec3 is one 16-byte load (masked to its 12 bytes: it never reaches past the array), and each 8 of them become
-x, y and z vectors in 11 shuffles. The 10,000-particle mass-spring's springs on one thread: 94-95 -> 82 us a
-launch; Warp's cloth benchmark's springs (128 x 128, 97,026 springs) as before (505-509 us).
+scalar loads, each inserted into a vector alone (24 loads and inserts for 8 threads' vec3). Here each thread's
+vec3 is one 16-byte load (masked to its 12 bytes: it never reaches past the array), and the 8 of them become
+x, y and z vectors in 11 shuffles. On one thread: the 10,000-particle mass-spring's springs 94-95 -> 86 us a
+launch, diffray's vertex-normal sum (100,000 triangles) 746-764 -> 691-706 us, Warp's cloth benchmark's springs
+(128 x 128, 97,026 springs) as before (505 us); the compile of such a kernel takes ~0.1 s more (+50-135 ms for
+the vertex-normal sum: the pass, and LLVM on the wider loop).
 
-The loop is rewritten as the vector loop `for t in [lo, lo + 16 * floor((hi - lo) / 16)) step 16` over the same
-ops on `vector<16 x T>` (a vecN: N of them, one per component), then the original loop for the rest. Each op is
+The loop is rewritten as the vector loop `for t in [lo, lo + 8 * floor((hi - lo) / 8)) step 8` over the same
+ops on `vector<8 x T>` (a vecN: N of them, one per component), then the original loop for the rest. Each op is
 the same operation lane by lane (same flags, same rounding): the results are the bits of one thread at a time.
 Loads at consecutive addresses across threads (`rest[s]`, a buffer's slots) are vector loads, at addresses 2-4
 elements apart (an index pair's `indices[2 * s]`) one masked load and a shuffle; a scalar at a loaded address is a
 gather of scalar loads; values the same for every thread stay scalar. Integer arithmetic is made as vectors (for
 the stores and vector ops that use it) and again per thread for the addresses: each thread's address from
-scalar registers. (Measured alternatives, on the two kernels above: addresses extracted from the offsets vector,
-99 and 555 us; vectors only where a store needs them, 86 and 575 us; 8 threads a step, 86 and 505 us.)
+scalar registers. (Measured alternatives, mass-spring and cloth springs: addresses extracted from the offsets
+vector, 99 and 555 us; vectors only where a store needs them, 86 and 575 us; 16 threads a step, 82 and 509 us,
+with twice the compile.)
 
 A loop qualifies when its body is straight-line code of arithmetic (arith, the exact math ops: sqrt, abs, fma,
 rounding: a libm call would round differently in a vector), vec component ops, loads, and stores at consecutive
-addresses into stack buffers (allocas) that it does not read: so no thread reads what another of the 16 writes,
+addresses into stack buffers (allocas) that it does not read: so no thread reads what another of the 8 writes,
 and their loads may run before their stores. Index steps follow integer casts: Warp's indices are 32-bit (the
 launch checks each dimension < 2**31). The module then keeps its vectors (no LLVM scalarizer, which would split
 them back: object_code.py), so a module changes only when no other loop of it is one LLVM's vectoriser would
@@ -40,7 +43,7 @@ from ...passes import registry
 from ...passes.ir_walk import depends_on_load, innermost_loops
 from .keep_vectors import KEEP_VECTORS_ATTR
 
-VF = 16  # threads a vector step: 16 x f32, two AVX2 registers or one AVX-512 (two independent halves on AVX2)
+VF = 8  # threads a vector step: 8 x f32, an AVX2 register (16 ran the mass-spring 5% faster, compiled 2x longer)
 STRIDES = (2, 3, 4)  # scalars this many elements apart across threads load as one masked span
 COMPONENT_LANES = (2, 3, 4)  # vec2, vec3, vec4/quat: one 16-byte load each
 # math ops that round as their scalar forms do (no libm call: a vector libm rounds otherwise)

@@ -2,25 +2,24 @@
 
 // The gather stretch of a scattering kernel (warp-cpu-interchange-loops' first loop): thread t reads the vec3
 // x[a[t]], computes on it and writes a float into slot t - lo of a stack buffer. It becomes a loop of 8 threads a
-// step: a[t..t+15] one vector load, each thread's vec3 one masked 16-byte load (its 12 bytes), each 8 of them
-// transposed into x, y and z vectors and the halves put side by side, the arithmetic on vector<16xf32>, one
-// vector store; the original loop runs the rest, and the module keeps its vectors (no LLVM scalarizer).
+// step: a[t..t+7] one vector load, each thread's vec3 one masked 16-byte load (its 12 bytes), the 8 transposed
+// into x, y and z vectors, the arithmetic on vector<8xf32>, one vector store; the original loop runs the rest,
+// and the module keeps its vectors (no LLVM scalarizer).
 // CHECK: module attributes {warp.cpu_keep_vectors}
 // CHECK-LABEL: func.func @lengths_cpu_private(
 // CHECK: %[[COUNT:.+]] = arith.subi %[[HI:.+]], %[[LO:.+]] : i64
-// CHECK-NEXT: %[[MINUS16:.+]] = arith.constant -16 : i64
-// CHECK-NEXT: %[[WHOLE:.+]] = arith.andi %[[COUNT]], %[[MINUS16]] : i64
+// CHECK-NEXT: %[[MINUS8:.+]] = arith.constant -8 : i64
+// CHECK-NEXT: %[[WHOLE:.+]] = arith.andi %[[COUNT]], %[[MINUS8]] : i64
 // CHECK-NEXT: %[[SPLIT:.+]] = arith.addi %[[LO]], %[[WHOLE]] : i64
-// CHECK-NEXT: %[[SIXTEEN:.+]] = arith.constant 16 : i64
-// CHECK-NEXT: scf.for %[[T:.+]] = %[[LO]] to %[[SPLIT]] step %[[SIXTEEN]]
-// CHECK: llvm.load %{{.+}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xi32>
-// CHECK-COUNT-16: llvm.intr.masked.load %{{.+}}, %{{.+}}, %{{.+}} {alignment = 4 : i32} : (!llvm.ptr, vector<4xi1>, vector<4xf32>) -> vector<4xf32>
+// CHECK-NEXT: %[[EIGHT:.+]] = arith.constant 8 : i64
+// CHECK-NEXT: scf.for %[[T:.+]] = %[[LO]] to %[[SPLIT]] step %[[EIGHT]]
+// CHECK: llvm.load %{{.+}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xi32>
+// CHECK-COUNT-8: llvm.intr.masked.load %{{.+}}, %{{.+}}, %{{.+}} {alignment = 4 : i32} : (!llvm.ptr, vector<4xi1>, vector<4xf32>) -> vector<4xf32>
 // CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xf32>, vector<4xf32>
 // CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-// CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-// CHECK: arith.mulf %{{.+}}, %{{.+}} : vector<16xf32>
-// CHECK: math.sqrt %{{.+}} : vector<16xf32>
-// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+// CHECK: arith.mulf %{{.+}}, %{{.+}} : vector<8xf32>
+// CHECK: math.sqrt %{{.+}} : vector<8xf32>
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<8xf32>, !llvm.ptr
 // CHECK: scf.for %{{.+}} = %[[SPLIT]] to %[[HI]] step %{{.+}}
 // CHECK: llvm.load %{{.+}} {alignment = 4 : i64} : !llvm.ptr -> vector<3xf32>
 func.func @lengths_cpu_private(%x: !llvm.ptr, %a: !llvm.ptr, %lo: i64, %hi: i64) {
@@ -54,8 +53,8 @@ func.func @lengths_cpu_private(%x: !llvm.ptr, %a: !llvm.ptr, %lo: i64, %hi: i64)
 // Scalars 2 elements apart across threads (each thread's rest length at w[2 t + 1], an index pair's second):
 // one masked load of the span, only the threads' elements enabled, then every second lane.
 // CHECK-LABEL: func.func @every_other_cpu_private(
-// CHECK: %[[SPAN:.+]] = llvm.intr.masked.load %{{.+}}, %{{.+}}, %{{.+}} {alignment = 4 : i32} : (!llvm.ptr, vector<32xi1>, vector<32xf32>) -> vector<32xf32>
-// CHECK: vector.shuffle %[[SPAN]], %[[SPAN]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK: %[[SPAN:.+]] = llvm.intr.masked.load %{{.+}}, %{{.+}}, %{{.+}} {alignment = 4 : i32} : (!llvm.ptr, vector<16xi1>, vector<16xf32>) -> vector<16xf32>
+// CHECK: vector.shuffle %[[SPAN]], %[[SPAN]] [0, 2, 4, 6, 8, 10, 12, 14]
 func.func @every_other_cpu_private(%x: !llvm.ptr, %a: !llvm.ptr, %w: !llvm.ptr, %lo: i64, %hi: i64) {
   %c1 = arith.constant 1 : i64
   %c4 = arith.constant 4 : i64
