@@ -59,7 +59,7 @@ def cloth_springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), pairs:
     l = wp.length(xij)  # noqa: E741
     l_inv = 1.0 / l
     dir = xij * l_inv
-    fs = dir * (100.0 * (l - rest[tid * 2 + 1]) + 0.5 * wp.dot(dir, vij))  # (a rest length every other float)
+    fs = dir * (100.0 * (l - rest[tid * 2 + 1]) + 0.5 * wp.dot(dir, vij))  # (every other float: a gather)
     wp.atomic_sub(f, i, fs)
     wp.atomic_add(f, j, fs)
 

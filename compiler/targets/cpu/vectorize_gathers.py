@@ -9,19 +9,19 @@ scalar loads, each inserted into a vector alone (24 loads and inserts for 8 thre
 vec3 is one 16-byte load (masked to its 12 bytes: it never reaches past the array), and the 8 of them become
 x, y and z vectors in 11 shuffles. On one thread: the 10,000-particle mass-spring's springs 94-95 -> 86 us a
 launch, diffray's vertex-normal sum (100,000 triangles) 746-764 -> 691-706 us, Warp's cloth benchmark's springs
-(128 x 128, 97,026 springs) as before (505 us); the compile of such a kernel takes ~0.1 s more (+50-135 ms for
-the vertex-normal sum: the pass, and LLVM on the wider loop).
+(128 x 128, 97,026 springs) 490-495 -> 485-488 us; the compile of such a kernel takes ~0.1 s more (+50-135 ms
+for the vertex-normal sum: the pass, and LLVM on the wider loop).
 
 The loop is rewritten as the vector loop `for t in [lo, lo + 8 * floor((hi - lo) / 8)) step 8` over the same
 ops on `vector<8 x T>` (a vecN: N of them, one per component), then the original loop for the rest. Each op is
 the same operation lane by lane (same flags, same rounding): the results are the bits of one thread at a time.
-Loads at consecutive addresses across threads (`rest[s]`, a buffer's slots) are vector loads, at addresses 2-4
-elements apart (an index pair's `indices[2 * s]`) one masked load and a shuffle; a scalar at a loaded address is a
-gather of scalar loads; values the same for every thread stay scalar. Integer arithmetic is made as vectors (for
-the stores and vector ops that use it) and again per thread for the addresses: each thread's address from
-scalar registers. (Measured alternatives, mass-spring and cloth springs: addresses extracted from the offsets
-vector, 99 and 555 us; vectors only where a store needs them, 86 and 575 us; 16 threads a step, 82 and 509 us,
-with twice the compile.)
+Loads at consecutive addresses across threads (`rest[s]`, a buffer's slots) are vector loads; other scalars
+(an index pair's `indices[2 * s]`, a scalar at a loaded address) are gathers of scalar loads (as one masked load
+of the span and a shuffle, cloth's index pairs ran 540 us against 487); values the same for every thread stay
+scalar. Integer arithmetic is made as vectors (for the stores and vector ops that use it) and again per thread
+for the addresses: each thread's address from scalar registers. (Measured alternatives, mass-spring and cloth
+springs: addresses extracted from the offsets vector, 99 and 555 us; vectors only where a store needs them, 86 and
+575 us; 16 threads a step, 82 and 509 us, with twice the compile.)
 
 A loop qualifies when its body is straight-line code of arithmetic (arith, the exact math ops: sqrt, abs, fma,
 rounding: a libm call would round differently in a vector), vec component ops, loads, and stores at consecutive
@@ -44,7 +44,6 @@ from ...passes.ir_walk import depends_on_load, innermost_loops
 from .keep_vectors import KEEP_VECTORS_ATTR
 
 VF = 8  # threads a vector step: 8 x f32, an AVX2 register (16 ran the mass-spring 5% faster, compiled 2x longer)
-STRIDES = (2, 3, 4)  # scalars this many elements apart across threads load as one masked span
 COMPONENT_LANES = (2, 3, 4)  # vec2, vec3, vec4/quat: one 16-byte load each
 # math ops that round as their scalar forms do (no libm call: a vector libm rounds otherwise)
 EXACT_MATH = frozenset({"math.sqrt", "math.absf", "math.absi", "math.fma", "math.copysign", "math.floor",
@@ -411,8 +410,6 @@ class _Vectorizer:
                 load = ir.Operation.create("llvm.load", results=[_wide_type(t)], operands=[self._lane_address(ptr, 0)],
                                            attributes={"alignment": _alignment(op, size)})
                 self._set(op.results[0], load.results[0])
-            elif ptr.step in tuple(size * k for k in STRIDES):  # every k-th element (an index pair's first)
-                self._set(op.results[0], self._strided_load(op, ptr, t, size, ptr.step // size))
             else:
                 lanes = [llvm.load(t, self._lane_address(ptr, k)) for k in range(VF)]
                 self._set(op.results[0], vector.from_elements(_wide_type(t), lanes))
@@ -434,20 +431,6 @@ class _Vectorizer:
         else:
             rows = [llvm.load(row_t, self._lane_address(ptr, k), alignment=4) for k in range(VF)]
         self.rep[op.results[0]] = ("c", _transpose_all(rows, lanes))
-
-    def _strided_load(self, op, ptr, t, size: int, stride: int):
-        """Threads' scalars `stride` elements apart: one masked load of the span (only their elements: it never
-        reaches past the last one), then every stride-th lane (LLVM's interleaved loads do the same)."""
-        span_t = ir.VectorType.get([VF * stride], t)
-        bits = ", ".join("true" if k % stride == 0 else "false" for k in range(VF * stride))
-        mask = arith.ConstantOp(ir.VectorType.get([VF * stride], ir.IntegerType.get_signless(1)),
-                                ir.Attribute.parse(f"dense<[{bits}]> : vector<{VF * stride}xi1>")).result
-        poison = ir.Operation.create("llvm.mlir.poison", results=[span_t]).results[0]
-        i32 = ir.IntegerType.get_signless(32)
-        span = ir.Operation.create("llvm.intr.masked.load", results=[span_t],
-                                   operands=[self._lane_address(ptr, 0), mask, poison],
-                                   attributes={"alignment": ir.IntegerAttr.get(i32, _alignment_value(op) or size)})
-        return vector.shuffle(span.results[0], span.results[0], [k * stride for k in range(VF)])
 
     def _llvm_store(self, op):
         value, address = op.operands[0], op.operands[1]

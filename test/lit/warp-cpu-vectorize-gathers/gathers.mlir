@@ -49,34 +49,3 @@ func.func @lengths_cpu_private(%x: !llvm.ptr, %a: !llvm.ptr, %lo: i64, %hi: i64)
   }
   return
 }
-
-// Scalars 2 elements apart across threads (each thread's rest length at w[2 t + 1], an index pair's second):
-// one masked load of the span, only the threads' elements enabled, then every second lane.
-// CHECK-LABEL: func.func @every_other_cpu_private(
-// CHECK: %[[SPAN:.+]] = llvm.intr.masked.load %{{.+}}, %{{.+}}, %{{.+}} {alignment = 4 : i32} : (!llvm.ptr, vector<16xi1>, vector<16xf32>) -> vector<16xf32>
-// CHECK: vector.shuffle %[[SPAN]], %[[SPAN]] [0, 2, 4, 6, 8, 10, 12, 14]
-func.func @every_other_cpu_private(%x: !llvm.ptr, %a: !llvm.ptr, %w: !llvm.ptr, %lo: i64, %hi: i64) {
-  %c1 = arith.constant 1 : i64
-  %c4 = arith.constant 4 : i64
-  %c8 = arith.constant 8 : i64
-  %c12 = arith.constant 12 : i64
-  %c256 = arith.constant 256 : i64
-  %buffer = llvm.alloca %c256 x f32 {alignment = 64 : i64} : (i64) -> !llvm.ptr
-  scf.for %t = %lo to %hi step %c1 : i64 {
-    %ap = llvm.getelementptr inbounds %a[%t] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-    %i = llvm.load %ap : !llvm.ptr -> i64
-    %xo = arith.muli %i, %c12 overflow<nsw> : i64
-    %xp = llvm.getelementptr inbounds %x[%xo] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-    %v = llvm.load %xp {alignment = 4 : i64} : !llvm.ptr -> vector<3xf32>
-    %vx = vector.extract %v[0] : f32 from vector<3xf32>
-    %wo = arith.muli %t, %c8 overflow<nsw> : i64
-    %wo1 = arith.addi %wo, %c4 : i64
-    %wp = llvm.getelementptr inbounds %w[%wo1] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-    %rest = llvm.load %wp : !llvm.ptr -> f32
-    %d = arith.subf %vx, %rest : f32
-    %slot = arith.subi %t, %lo : i64
-    %bp = llvm.getelementptr %buffer[%slot] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-    llvm.store %d, %bp : f32, !llvm.ptr
-  }
-  return
-}
