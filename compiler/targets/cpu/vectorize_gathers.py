@@ -40,7 +40,7 @@ from mlir.dialects import arith, scf, vector
 
 from ...dialects import llvm
 from ...passes import registry
-from ...passes.ir_walk import depends_on_load, innermost_loops
+from ...passes.ir_walk import depends_on_load, innermost_loops, is_inside
 from .keep_vectors import KEEP_VECTORS_ATTR
 
 VF = 8  # threads a vector step: 8 x f32, an AVX2 register (16 ran the mass-spring 5% faster, compiled 2x longer)
@@ -50,7 +50,7 @@ EXACT_MATH = frozenset({"math.sqrt", "math.absf", "math.absi", "math.fma", "math
                         "math.ceil", "math.round", "math.roundeven", "math.trunc"})
 _CONSTANT_OPS = frozenset({"arith.constant", "llvm.mlir.constant", "llvm.mlir.undef", "llvm.mlir.poison",
                            "llvm.mlir.zero"})
-_UNIFORM_PURE = frozenset({"llvm.extractvalue", "llvm.insertvalue", "llvm.getelementptr", "llvm.load",
+_UNIFORM_PURE = frozenset({"llvm.extractvalue", "llvm.insertvalue", "llvm.getelementptr",
                            "vector.extract", "vector.broadcast", "vector.from_elements", "vector.insert",
                            "vector.shuffle", "llvm.extractelement", "llvm.insertelement", "llvm.shufflevector"})
 _WIDTH_CASTS = ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.index_castui")
@@ -77,14 +77,6 @@ def _op(owner):
 def _defining(value):
     owner = value.owner
     return None if isinstance(owner, ir.Block) else _op(owner)
-
-
-def _is_inside(op, loop) -> bool:
-    while op is not None:
-        if op == loop:
-            return True
-        op = op.parent
-    return False
 
 
 def _composite(t):
@@ -150,7 +142,7 @@ class _Vectorizer:
         if rep is not None:
             return rep
         op = _defining(value)
-        if op is None or not _is_inside(op, self.loop):
+        if op is None or not is_inside(op, self.loop):
             return ("u", value)
         raise _Unsupported("a value used before it is made")
 
@@ -195,7 +187,7 @@ class _Vectorizer:
                 raise _Unsupported(op.name)
             if op.name in _CONSTANT_OPS or (
                     op.name in _UNIFORM_PURE or op.name.startswith(("arith.", "math."))) and \
-                    all(self.get(o)[0] == "u" for o in op.operands) and op.name != "llvm.load":
+                    all(self.get(o)[0] == "u" for o in op.operands):
                 self._uniform(op)
             elif op.name.startswith("arith."):
                 self._elementwise(op)
