@@ -29,9 +29,12 @@ launch struct (`args + r * stride`) and run a range's chunks one at a time, in o
 word's bit 31 holds the range while a chunk runs; whoever runs the next one, the range's sums come in
 thread order), and `mlwarp_reduce_<type>` adds the ranges' copies into the array afterwards, copy by copy.
 
-The library is built once per machine, with the kernels' own LLVM (object_code.py) and linker, and kept in
-the kernel cache (`<cache>/cpu-pool-<key>/pool.so`); `library()` is None where it cannot be built (no
-linker, not x86-64 Linux): the Python pool (runtime/cpu.py) runs the launch then.
+The library is built once per machine, with the kernels' own LLVM (object_code.py) and linker: at install, into
+the library cache (`<library>/cpu-pool-<key>/pool.so`, by `python -m mlwarp.kernels.precompile`, as Warp ships
+its runtime compiled), else on first use into the kernel cache (`<cache>/cpu-pool-<key>/pool.so`): a process
+with an empty kernel cache then pays no ~0.3 s build before its first parallel launch. The key holds the source
+and the host CPU (the object is built for it). `library()` is None where it cannot be built (no linker, not
+x86-64 Linux): the Python pool (runtime/cpu.py) runs the launch then.
 """
 
 from __future__ import annotations
@@ -489,7 +492,22 @@ def supported() -> bool:
 
 
 def _key() -> str:
-    return hashlib.sha256(source().encode()).hexdigest()[:20]
+    from mlwarp.core.host import cpu_flags  # lazy: reads /proc/cpuinfo once
+    host = platform.machine() + " " + " ".join(cpu_flags())
+    return hashlib.sha256((source() + host).encode()).hexdigest()[:20]
+
+
+def entry_name() -> str:
+    """The pool library's folder in a cache (the kernel cache or the library cache)."""
+    return f"cpu-pool-{_key()}"
+
+
+def build_into(folder: str) -> str:
+    """The pool library's path under `folder`, built there first when missing."""
+    path = os.path.join(folder, entry_name(), "pool.so")
+    if not os.path.exists(path):
+        _build(path)
+    return path
 
 
 def _build(path: str) -> None:
@@ -531,10 +549,8 @@ def library():
             try:
                 if not supported():
                     raise OSError(f"no native pool on {sys.platform}/{platform.machine()}")
-                path = os.path.join(cache.cache_dir(), f"cpu-pool-{_key()}", "pool.so")
-                if not os.path.exists(path):
-                    _build(path)
-                lib = ctypes.CDLL(path)
+                installed = os.path.join(cache.library_dir(), entry_name(), "pool.so")
+                lib = ctypes.CDLL(installed if os.path.exists(installed) else build_into(cache.cache_dir()))
                 lib.mlwarp_pool_worker.argtypes = [ctypes.c_void_p, ctypes.c_int64]
                 lib.mlwarp_pool_worker.restype = None
                 lib.mlwarp_pool_run.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 4

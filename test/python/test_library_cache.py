@@ -1,6 +1,6 @@
 """The library cache (runtime/cache.py library_dir, python -m mlwarp.kernels.precompile): mlwarp's own geometry
-kernels compiled ahead at install are found there by a process whose kernel cache is empty,
-wp.clear_kernel_cache() leaves them, a compiler change (another fingerprint) misses them and compiles into the
+kernels and the CPU thread pool's library compiled ahead at install are found there by a process whose kernel
+cache is empty, wp.clear_kernel_cache() leaves them, a compiler change (another fingerprint) misses them and compiles into the
 kernel cache as before, and an unusable library folder never breaks a launch."""
 
 import os
@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from mlwarp.kernels import precompile
+from mlwarp.runtime import cpu_pool
 
 # A cube's 12 triangles, refitted after a shift; the closest point to (2, 0.5, 0.5) is on the face x = 1.1.
 MESH = textwrap.dedent("""
@@ -52,9 +53,31 @@ def library(tmp_path_factory):
     r = subprocess.run([sys.executable, "-m", "mlwarp.kernels.precompile", "--workers", "2"], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    count = len(precompile.library_kernels())
+    count = len(precompile.library_kernels()) + POOL
     assert f"{count} compiled, 0 already there, 0 failed" in r.stdout
     return folder
+
+
+POOL = 1 if cpu_pool.supported() else 0  # the pool library is one more entry where there is a native pool
+
+# A parallel launch (the thread pool's first use): which pool library the process loaded.
+POOL_USER = textwrap.dedent("""
+    import mlwarp as wp
+    from mlwarp.runtime import cpu_pool
+
+    wp.config.cpu_threads = 2
+
+    @wp.kernel
+    def fill(out: wp.array(dtype=int)):
+        i = wp.tid()
+        out[i] = i
+
+    out = wp.zeros(1 << 16, dtype=int)
+    for _ in range(4):
+        wp.launch(fill, out.shape[0], inputs=[out])
+    assert out.numpy().sum() == (1 << 16) * ((1 << 16) - 1) // 2
+    print(cpu_pool.library()._name)
+""")
 
 
 def _run(tmp_path, library_folder, *args):
@@ -74,7 +97,31 @@ def _entries(folder):
 def test_precompile_fills_the_library_with_the_geometry_kernels(library):
     entries = _entries(library)
     assert set(GEOMETRY_KERNELS) <= set(entries)
-    assert len(entries) == len(precompile.library_kernels())
+    assert len(entries) == len(precompile.library_kernels()) + POOL
+    assert entries.count("cpu-pool") == POOL
+
+
+def test_an_empty_kernel_cache_loads_the_pool_library_from_the_library(tmp_path, library):
+    if not POOL:
+        pytest.skip("the native pool is x86-64 Linux's")
+    (tmp_path / "main.py").write_text(POOL_USER)
+    env = dict(os.environ, MLWARP_CACHE_DIR=str(tmp_path / "cache"), MLWARP_LIBRARY_CACHE_DIR=str(library))
+    env.pop("MLWARP_CPU_POOL", None)
+    r = subprocess.run([sys.executable, str(tmp_path / "main.py")], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(library / cpu_pool.entry_name() / "pool.so")
+    assert "cpu-pool" not in _entries(tmp_path / "cache")  # nothing built: the user's cache holds the kernel only
+
+
+def test_without_the_library_the_pool_library_is_built_into_the_kernel_cache(tmp_path):
+    if not POOL:
+        pytest.skip("the native pool is x86-64 Linux's")
+    (tmp_path / "main.py").write_text(POOL_USER)
+    env = dict(os.environ, MLWARP_CACHE_DIR=str(tmp_path / "cache"), MLWARP_LIBRARY_CACHE_DIR=str(tmp_path / "none"))
+    env.pop("MLWARP_CPU_POOL", None)
+    r = subprocess.run([sys.executable, str(tmp_path / "main.py")], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(tmp_path / "cache" / cpu_pool.entry_name() / "pool.so")
 
 
 def test_an_empty_kernel_cache_finds_the_geometry_kernels_in_the_library(tmp_path, library):

@@ -4,10 +4,11 @@
 Warp ships its mesh and BVH builders compiled in its wheel; mlwarp's are kernels (python/mlwarp/geometry/), which
 a process compiles on its first wp.Mesh, wp.Bvh or wp.HashGrid: ~4 s of CPU on a cold kernel cache, more than a
 small program's own kernels. The optimizers' step kernels (warp.optim SGD and Adam) are here too, for the
-parameter types they are launched with. scripts/setup-env.sh runs this step once mlwarp is installed; it writes the library
-cache (runtime/cache.py library_dir: the environment's share/mlwarp/kernel-library, or MLWARP_LIBRARY_CACHE_DIR),
-which launches read after the kernel cache and which wp.clear_kernel_cache() does not clear. The entries are keyed
-as the kernel cache's (the kernel's source, the compiler fingerprint, the CPU): after a compiler change they miss
+parameter types they are launched with, and the CPU thread pool's library (runtime/cpu_pool.py), which a process
+otherwise builds before its first parallel launch (~0.3 s). scripts/setup-env.sh runs this step once mlwarp is
+installed; it writes the library cache (runtime/cache.py library_dir: the environment's share/mlwarp/kernel-library,
+or MLWARP_LIBRARY_CACHE_DIR), which launches read after the kernel cache and which wp.clear_kernel_cache() does not
+clear. The entries are keyed as the kernel cache's (the kernel's source, the compiler fingerprint, the CPU): after a compiler change they miss
 and the kernels compile lazily into the kernel cache, until this step runs again. Run again, it compiles only what
 is missing; `--prune` also removes the entries that the current keys no longer name.
 
@@ -24,7 +25,7 @@ import sys
 from mlwarp.arrays.array import array
 from mlwarp.kernels.kernel import Kernel
 from mlwarp.kernels.parallel_compile import compile_side_by_side
-from mlwarp.runtime import cache
+from mlwarp.runtime import cache, cpu_pool
 from mlwarp.optim import adam, sgd
 from mlwarp.runtime.device import get_device
 from mlwarp.types import float16, float32, float64
@@ -82,17 +83,26 @@ def precompile(folder: str | None = None, max_workers: int | None = None, prune:
     keyed = [(k, k.cache_key(device)) for k in library_kernels()]
     missing = [(k, key) for k, key in keyed if cache.lookup(key, folder) is None]
     failed = compile_side_by_side(missing, max_workers, root=folder)
-    failed_names = {k.key for k, _ in failed}
+    failed = [(k.key, e) for k, e in failed]
+    failed_names = {name for name, _ in failed}
+    pool = []  # [(name, compiled now)]: the pool library, where there is a native pool
+    if cpu_pool.supported():
+        there = os.path.exists(os.path.join(folder, cpu_pool.entry_name(), "pool.so"))
+        try:
+            cpu_pool.build_into(folder)
+            pool.append(("cpu_pool", not there))
+        except Exception as e:  # noqa: BLE001  (no linker: processes build the pool into their kernel cache, or not)
+            failed.append(("cpu_pool", e))
     pruned = []
     if prune:
-        wanted = {key for _, key in keyed}
+        wanted = {key for _, key in keyed} | ({cpu_pool.entry_name()} if pool else set())
         for name in sorted(os.listdir(folder)):
             if name not in wanted and not cache._in_flight(os.path.join(folder, name), name):
                 cache._remove(os.path.join(folder, name))
                 pruned.append(name)
-    return {"compiled": [k.key for k, _ in missing if k.key not in failed_names],
-            "present": [k.key for k, key in keyed if (k, key) not in missing],
-            "failed": [(k.key, str(e).splitlines()[0] if str(e) else type(e).__name__) for k, e in failed],
+    return {"compiled": [k.key for k, _ in missing if k.key not in failed_names] + [n for n, new in pool if new],
+            "present": [k.key for k, key in keyed if (k, key) not in missing] + [n for n, new in pool if not new],
+            "failed": [(name, str(e).splitlines()[0] if str(e) else type(e).__name__) for name, e in failed],
             "pruned": pruned}
 
 
