@@ -170,9 +170,10 @@ class _NativePool(cpu_pool.NativePool):
             return None
         return ns
 
-    def run_private(self, address, buffer, total: int, chunk: int, stride: int):
-        """A launch with one launch struct per range (`buffer`, `stride` bytes apart), ranges run in order."""
-        return super().run(address, buffer, total, chunk, stride, ordered=True)
+    def run_private(self, address, buffer, total: int, chunk: int, stride: int, order=None):
+        """A launch with one launch struct per range (`buffer`, `stride` bytes apart), ranges run in order;
+        `order`: the address of the chunk order (None: 0, 1, 2, ...)."""
+        return super().run(address, buffer, total, chunk, stride, ordered=True, order=order)
 
     def reduction(self, type_name: str, data: int, copies) -> tuple:
         """What `reduce` runs to add `copies` (ranges x elements) into the array at `data`."""
@@ -425,7 +426,10 @@ class CpuKernel:
         if measured is False:
             measured = pool.run(self.entry, self.address, args_ptr, total, _row(args_ptr), self.align,
                                 self._min_chunk())
-        self.parallel_ns = (time.perf_counter_ns() - t) / total
+        elapsed = time.perf_counter_ns() - t
+        if self.private is not None and self.private.inspected_ns:  # (a chunk order found: not the launch's time)
+            elapsed, self.private.inspected_ns = max(1, elapsed - self.private.inspected_ns), 0
+        self.parallel_ns = elapsed / total
         if self.serial is self.entry:  # the entry is what a serial run runs
             # the calling thread's first chunk; the workers took them all: at most the wall time on each thread
             self._learn(measured if measured is not None else self.parallel_ns * threads)
@@ -436,6 +440,15 @@ class CpuKernel:
 PRIVATE_MAX_BYTES = 4 << 20
 _TYPES = {1: ("f32", 4), 2: ("f64", 8), 3: ("i32", 4), 4: ("i64", 8)}  # privatize_scatter.TYPE_CODES
 _IDENTITY = {"f32": -0.0, "f64": -0.0, "i32": 0, "i64": 0}  # -0.0 + x is x for every float x (-0.0 too)
+_TABLE_VERSION, _SUMS_ONLY = 2, 1  # privatize_scatter.TABLE_VERSION, SUMS_ONLY
+# A launch whose `_private` copy writes nothing but its sums is cut in this many chunks per thread, and its ranges
+# take the chunks whose sums land in the part of the arrays each owns (see _Private), when that moves at least
+# ORDER_GAIN of the sums into their owner's part.
+ORDER_CHUNKS_PER_THREAD = 32
+ORDER_GAIN = 0.15
+# Finding an order runs the kernel once more on one thread: a kernel whose launches keep bringing new index
+# arrays (new plans) stops being inspected after this many.
+ORDER_INSPECTIONS = 16
 
 
 def private_chunk_size(total: int, size: int, row: int, align: int) -> int:
@@ -456,27 +469,46 @@ class _Private:
     (thread order) or with atomics (any order): range 0 adds its contributions to the array in thread order
     (as one thread would), each copy sums its range's in thread order, and the copies are added in range order,
     so a launch gives the same bits every time for one thread count, and results within rounding of the
-    serial order across thread counts."""
+    serial order across thread counts.
+
+    Chunk orders. A kernel's threads often sum into elements far from their own index (mass-spring's springs:
+    the second half of the springs joins the same particles again), so each range's sums and reads spread over
+    the whole array, and the launch after it (integrate: thread i, element i, its own part on each core) finds
+    half its lines in the other core's cache, every step. Where the table says SUMS_ONLY (the copy writes
+    nothing but its sums), the first launch of a plan at a size first runs the copy a chunk at a time on this
+    thread, pointed at range 1's copies (a launch with no effect but there), and notes where each chunk's sums
+    land; the chunks are then sorted by the mean position of their sums, and range r takes the r-th share of
+    them (each range's in increasing order, so its sums still come in thread order): range r sums mostly into
+    the r-th part of the arrays, the part a launch cut into equal ranges gives its thread r. The order is kept
+    only when it moves at least ORDER_GAIN of the sums into their owner's part; it is the plan's (the same
+    launch struct and size), so a launch gives the same bits every time as before."""
 
     def __init__(self, kernel, fn, table):
         self.kernel, self.fn = kernel, fn
         self.address = ctypes.cast(fn, ctypes.c_void_p).value
         self.size = table[1]
-        self.rows = [tuple(table[3 + 4 * i: 7 + 4 * i]) for i in range(table[2])]  # (param, offset, ndim, code)
+        self.sums_only = bool(table[3] & _SUMS_ONLY)
+        self.rows = [tuple(table[4 + 4 * i: 8 + 4 * i]) for i in range(table[2])]  # (param, offset, ndim, code)
         self.lock = threading.Lock()
         self.copies = {}  # (param, ranges, elements, type) -> numpy array (ranges, elements), kept at the identity
         self._plans = {}  # (launch struct, ranges) -> _plan's
+        # (launch struct less the private arrays' data pointers, ranges, launch size) -> (chunk, order array) or
+        # None: a loop that allocates the array it sums into each step keeps its order
+        self._orders = {}
+        self._inspections = 0
+        self.inspected_ns = 0  # the time the last launch spent finding its chunk order
+        self._private_offsets = [offset for _, offset, _, code in self.rows if code]
 
     @classmethod
     def load(cls, kernel, entry: str):
         try:
             fn = kernel._function(entry + "_private")
-            head = (ctypes.c_int64 * 3).in_dll(kernel.library, entry + "_private_params")
+            head = (ctypes.c_int64 * 4).in_dll(kernel.library, entry + "_private_params")
         except (AttributeError, ValueError):
             return None
-        if head[0] != 1:  # another version of the table
+        if head[0] != _TABLE_VERSION:  # another version of the table
             return None
-        table = list((ctypes.c_int64 * (3 + 4 * head[2])).in_dll(kernel.library, entry + "_private_params"))
+        table = list((ctypes.c_int64 * (4 + 4 * head[2])).in_dll(kernel.library, entry + "_private_params"))
         return cls(kernel, fn, table)
 
     def run(self, pool, args_ptr, total: int, row: int):
@@ -491,20 +523,82 @@ class _Private:
         plan = self._plans.get((raw, pool.size), False)
         if plan is False:  # not the arguments of a recent launch (a simulation loop repeats them: its plan)
             if len(self._plans) > 8 or len(self.copies) > 8:  # the copies are at the identity between launches
-                self._plans.clear()
+                self._plans.clear()  # (the orders stay: at most ORDER_INSPECTIONS of them)
                 self.copies.clear()
             plan = self._plans[(raw, pool.size)] = self._plan(raw, pool)
         if plan is None:
             return False
         buffer, stride, reductions = plan
-        chunk = private_chunk_size(total, pool.size, row, self.kernel.align)
-        measured = pool.run_private(self.address, buffer, total, chunk, stride)
+        chunk, order = private_chunk_size(total, pool.size, row, self.kernel.align), None
+        if self.sums_only:
+            key = (self._without_private_pointers(raw), pool.size, total)
+            ordered = self._orders.get(key, False)
+            if ordered is False and self._inspections < ORDER_INSPECTIONS:
+                self._inspections += 1
+                started = time.perf_counter_ns()
+                ordered = self._orders[key] = self._chunk_order(plan, pool.size, total, row)
+                self.inspected_ns = time.perf_counter_ns() - started
+            if ordered:
+                chunk, order = ordered[0], ordered[1].ctypes.data
+        measured = pool.run_private(self.address, buffer, total, chunk, stride, order)
         if measured is False:  # another thread's launch holds the pool: the entry (atomics), on this thread
             self.kernel.entry(args_ptr, 0, total)
             return None
         for reduction in reductions:
             pool.reduce(*reduction)
         return measured
+
+    def _without_private_pointers(self, raw: bytes) -> bytes:
+        masked = bytearray(raw)
+        for offset in self._private_offsets:
+            masked[offset:offset + 8] = bytes(8)
+        return bytes(masked)
+
+    def _chunk_order(self, plan, ranges: int, total: int, row: int):
+        """(chunk, int64 array of the chunks in the order the ranges take them) for a SUMS_ONLY launch, or None
+        when sorting its chunks by where their sums land gains less than ORDER_GAIN (see the class)."""
+        np = _numpy()
+        buffer, stride, reductions = plan
+        chunk = chunk_size(total, ranges * ORDER_CHUNKS_PER_THREAD // CHUNKS_PER_THREAD, row, self.kernel.align,
+                           min_chunk=1)
+        n = -(-total // chunk)
+        if n < 2 * ranges:
+            return None
+        # range 1's launch struct points every private array at its copy 0, held at the identity
+        scratch = [(copy[0], copy.dtype.type(-0.0 if copy.dtype.kind == "f" else 0)) for *_, copy in reductions]
+        args = ctypes.addressof(buffer) + stride
+        position = np.full(n, np.nan)
+        owner_share = np.zeros((n, ranges))
+        for c in range(n):
+            self.fn(args, c * chunk, min(total, (c + 1) * chunk))
+            places = []
+            for copy, identity in scratch:
+                bits = copy.view(np.uint32 if copy.itemsize == 4 else np.uint64)
+                touched = np.flatnonzero(bits != np.array(identity, copy.dtype).view(bits.dtype))
+                if touched.size:
+                    copy[touched] = identity
+                    places.append(touched / copy.shape[0])
+            if places:
+                where = np.concatenate(places)
+                position[c] = where.mean()
+                owner_share[c] = np.bincount(np.minimum((where * ranges).astype(np.int64), ranges - 1),
+                                             minlength=ranges) / where.size
+        if np.isnan(position).all():
+            return None
+        # chunks with no sums keep their place in the natural order's terms
+        natural = (np.arange(n) + 0.5) / n
+        position = np.where(np.isnan(position), natural, position)
+        order = np.argsort(position, kind="stable")
+        share_range = np.searchsorted(np.arange(1, ranges) * n // ranges, np.arange(n), side="right")
+        natural_local = owner_share[np.arange(n), share_range].sum()
+        sorted_ranges = np.empty(n, np.int64)
+        sorted_ranges[order] = share_range
+        ordered_local = owner_share[np.arange(n), sorted_ranges].sum()
+        if ordered_local - natural_local < ORDER_GAIN * max(1, int((owner_share.sum(axis=1) > 0).sum())):
+            return None
+        # each range's chunks in increasing order: its sums come in thread order
+        ranked = np.concatenate([np.sort(order[r * n // ranges:(r + 1) * n // ranges]) for r in range(ranges)])
+        return chunk, ranked.astype(np.int64)
 
     def _plan(self, raw: bytes, pool):
         """(per-range launch structs, their stride, the reductions after the launch), or None when an array

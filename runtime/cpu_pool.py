@@ -28,6 +28,9 @@ Launches with private copies (runtime/cpu.py `_Private`, warp-cpu-privatize-scat
 launch struct (`args + r * stride`) and run a range's chunks one at a time, in order ("ordered": the claim
 word's bit 31 holds the range while a chunk runs; whoever runs the next one, the range's sums come in
 thread order), and `mlwarp_reduce_<type>` adds the ranges' copies into the array afterwards, copy by copy.
+Such a launch may also give the chunks an order (`order`, an array of the n chunk numbers): the k-th chunk claimed
+(position k of the ranges above) is then chunk order[k], so a range can hold chunks that are not contiguous
+(runtime/cpu.py `_Private`: the chunks whose sums land in the part of the array a range owns).
 
 The library is built once per machine, with the kernels' own LLVM (object_code.py) and linker: at install, into
 the library cache (`<library>/cpu-pool-<key>/pool.so`, by `python -m mlwarp.kernels.precompile`, as Warp ships
@@ -56,7 +59,7 @@ from . import cache
 # (each on its own cache line)
 SEQ, SLEEPERS, STOP, SPIN_LIMIT = 0, 4, 8, 16
 FINISHED = 64
-FN, ARGS, TOTAL, CHUNK, NCHUNKS, PARTS, STRIDE, ORDERED = 128, 136, 144, 152, 160, 168, 176, 184
+FN, ARGS, TOTAL, CHUNK, NCHUNKS, PARTS, STRIDE, ORDERED, ORDER = 128, 136, 144, 152, 160, 168, 176, 184, 192
 CLAIMS, LINE = 256, 64
 MAX_PARTICIPANTS = 1024
 SIZE, ALIGN = CLAIMS + LINE * MAX_PARTICIPANTS, 64
@@ -142,6 +145,10 @@ llvm.func internal @run_chunks(%pool: !llvm.ptr, %s: i32, %q: i64, %timed: i1) -
   %orderedp = llvm.getelementptr %pool[ORDERED_] : (!llvm.ptr) -> !llvm.ptr, i8
   %ordered64 = llvm.load %orderedp atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> i64
   %ordered = llvm.icmp "ne" %ordered64, %zero : i64
+  %orderp = llvm.getelementptr %pool[ORDER_] : (!llvm.ptr) -> !llvm.ptr, i8
+  %order = llvm.load %orderp atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> !llvm.ptr
+  %null = llvm.mlir.zero : !llvm.ptr
+  %reordered = llvm.icmp "ne" %order, %null : !llvm.ptr
   %busy = llvm.mlir.constant(2147483648 : i64) : i64
   %finp = llvm.getelementptr %pool[FINISHED_] : (!llvm.ptr) -> !llvm.ptr, i8
   %tag = llvm.zext %s : i32 to i64
@@ -184,7 +191,14 @@ llvm.func internal @run_chunks(%pool: !llvm.ptr, %s: i32, %q: i64, %timed: i1) -
   %ok = llvm.extractvalue %pair[1] : !llvm.struct<(i64, i1)>
   llvm.cond_br %ok, ^run, ^loop
 ^run:
-  %begin = llvm.mul %k, %chunk : i64
+  // (position k of the ranges is chunk order[k] when the launch gives an order)
+  llvm.cond_br %reordered, ^lookup, ^natural(%k : i64)
+^lookup:
+  %slot = llvm.getelementptr %order[%k] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  %kk = llvm.load %slot : !llvm.ptr -> i64
+  llvm.br ^natural(%kk : i64)
+^natural(%ck: i64):
+  %begin = llvm.mul %ck, %chunk : i64
   %e0 = llvm.add %begin, %chunk : i64
   %lt = llvm.icmp "slt" %e0, %total : i64
   %end = llvm.select %lt, %e0, %total : i1, i64
@@ -298,7 +312,7 @@ llvm.func @mlwarp_pool_worker(%pool: !llvm.ptr, %q: i64) {
 // A launch, from participant 0: publishes the job, wakes sleeping workers, runs chunks, waits for the workers'
 // chunks. Returns the ns per thread of the first chunk this thread ran (-1.0 when the workers took them all).
 llvm.func @mlwarp_pool_run(%pool: !llvm.ptr, %fn: !llvm.ptr, %args: !llvm.ptr, %total: i64, %chunk: i64,
-                           %stride: i64, %ordered: i64) -> f64 {
+                           %stride: i64, %ordered: i64, %order: !llvm.ptr) -> f64 {
   %one = llvm.mlir.constant(1 : i64) : i64
   %one32 = llvm.mlir.constant(1 : i32) : i32
   %zero = llvm.mlir.constant(0 : i64) : i64
@@ -321,6 +335,7 @@ llvm.func @mlwarp_pool_run(%pool: !llvm.ptr, %fn: !llvm.ptr, %args: !llvm.ptr, %
   %parts = llvm.load %partsp atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> i64
   %stridep = llvm.getelementptr %pool[STRIDE_] : (!llvm.ptr) -> !llvm.ptr, i8
   %orderedp = llvm.getelementptr %pool[ORDERED_] : (!llvm.ptr) -> !llvm.ptr, i8
+  %orderp = llvm.getelementptr %pool[ORDER_] : (!llvm.ptr) -> !llvm.ptr, i8
   %polls = llvm.alloca %one x i64 : (i64) -> !llvm.ptr
   %pi = llvm.alloca %one x i64 : (i64) -> !llvm.ptr
   %tc = llvm.add %total, %chunk : i64
@@ -354,6 +369,7 @@ llvm.func @mlwarp_pool_run(%pool: !llvm.ptr, %fn: !llvm.ptr, %args: !llvm.ptr, %
   llvm.store %n, %np atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
   llvm.store %stride, %stridep atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
   llvm.store %ordered, %orderedp atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
+  llvm.store %order, %orderp atomic monotonic {alignment = 8 : i64} : !llvm.ptr, !llvm.ptr
   llvm.store %zero, %finp atomic monotonic {alignment = 8 : i64} : i64, !llvm.ptr
   llvm.store %zero, %pi : i64, !llvm.ptr
   llvm.br ^open
@@ -473,7 +489,8 @@ REDUCE_TYPES = {"f32": ("-0.0 : f32", "llvm.fadd"), "f64": ("-0.0 : f64", "llvm.
 _CONSTANTS = {"CLOCK": _CLOCK_MONOTONIC, "FUTEX": _SYS_FUTEX, "WAIT": _FUTEX_WAIT_PRIVATE,
               "WAKE": _FUTEX_WAKE_PRIVATE, "SEQ_": SEQ, "SLEEPERS_": SLEEPERS, "STOP_": STOP, "SPIN_LIMIT_": SPIN_LIMIT,
               "FINISHED_": FINISHED, "FN_": FN, "ARGS_": ARGS, "TOTAL_": TOTAL, "CHUNK_": CHUNK, "NCHUNKS_": NCHUNKS,
-              "PARTS_": PARTS, "CLAIMS_": CLAIMS, "LINE": LINE, "STRIDE_": STRIDE, "ORDERED_": ORDERED}
+              "PARTS_": PARTS, "CLAIMS_": CLAIMS, "LINE": LINE, "STRIDE_": STRIDE, "ORDERED_": ORDERED,
+              "ORDER_": ORDER}
 
 
 def source() -> str:
@@ -553,7 +570,7 @@ def library():
                 lib = ctypes.CDLL(installed if os.path.exists(installed) else build_into(cache.cache_dir()))
                 lib.mlwarp_pool_worker.argtypes = [ctypes.c_void_p, ctypes.c_int64]
                 lib.mlwarp_pool_worker.restype = None
-                lib.mlwarp_pool_run.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 4
+                lib.mlwarp_pool_run.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 4 + [ctypes.c_void_p]
                 lib.mlwarp_pool_run.restype = ctypes.c_double
                 lib.mlwarp_pool_stop.argtypes = [ctypes.c_void_p]
                 lib.mlwarp_pool_stop.restype = None
@@ -606,15 +623,18 @@ class NativePool:
         for w in self.workers:
             w.start()
 
-    def run(self, fn_address: int, args, total: int, chunk: int, stride: int = 0, ordered: bool = False):
+    def run(self, fn_address: int, args, total: int, chunk: int, stride: int = 0, ordered: bool = False,
+            order=None):
         """Runs threads [0, total) in chunks; the ns per thread of the calling thread's first chunk (None when
         it ran none), or False when another launch holds the pool. `stride`: range r's chunks get the launch
         struct at `args + r * stride` (one per range: size of them); `ordered`: a range's chunks run one at a
-        time, in order (whoever runs them), so what they sum into a range's own copy is summed in thread order."""
+        time, in order (whoever runs them), so what they sum into a range's own copy is summed in thread order;
+        `order`: the address of an int64 array of the chunk numbers in the order the ranges take them (None:
+        0, 1, 2, ...)."""
         if not self._busy.acquire(False):
             return False
         try:
-            ns = self.lib.mlwarp_pool_run(self.address, fn_address, args, total, chunk, stride, int(ordered))
+            ns = self.lib.mlwarp_pool_run(self.address, fn_address, args, total, chunk, stride, int(ordered), order)
         finally:
             self._busy.release()
         return ns if ns >= 0 else None

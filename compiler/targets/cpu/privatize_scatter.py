@@ -24,9 +24,13 @@ array over the runtime's size limit, or overlapping another parameter), and it i
 library's compile (diffray's draw adjoint: 0.35 s of a cold run); there the runtime runs `_private` on one thread
 and asks for the library with atomics (autodiff/adjoint.py), which later launches use.
 
-The table is an i64 array: [1 (its version), the launch struct's size, the number of rows, then per top-level
-array parameter the entry loads: parameter index, its descriptor's byte offset in the launch struct, ndim, and
-the type code (TYPE_CODES) of its sums when it is private, else 0]. LLVM lays the offsets out (constant GEPs
+The table is an i64 array: [2 (its version), the launch struct's size, the number of rows, flags, then per
+top-level array parameter the entry loads: parameter index, its descriptor's byte offset in the launch struct,
+ndim, and the type code (TYPE_CODES) of its sums when it is private, else 0]. Flag SUMS_ONLY: the copy writes
+memory only through its private sums and into its own stack slots (no other store, atomic or call), so running
+it with every private array pointed at a scratch copy has no effect but on those copies: the runtime runs it so,
+a chunk at a time, to see where each chunk's sums land and to give each range of a parallel launch the chunks
+summing into the part of the arrays it owns (runtime/cpu.py `_Private`, chunk orders). LLVM lays the offsets out (constant GEPs
 on the launch struct type), so they are the runtime's ctypes layout; the other arrays' rows let the runtime
 see a private array that aliases another parameter (then it launches the plain entry).
 """
@@ -41,6 +45,8 @@ from ...passes import registry
 from .cpu_entry import cpu_entries
 
 TYPE_CODES = {"f32": 1, "f64": 2, "i32": 3, "i64": 4}
+TABLE_VERSION = 2
+SUMS_ONLY = 1  # the table's flags: the copy writes memory through its private sums alone
 _SUMS = {"add": arith.AddIOp, "sub": arith.SubIOp, "fadd": arith.AddFOp, "fsub": arith.SubFOp}
 _DESCRIPTOR_PREFIX = "!llvm.struct<(ptr, array<"
 
@@ -153,6 +159,62 @@ def summed_params(entry) -> list:
     return out
 
 
+# ops that write no memory (their operands read at most): what a SUMS_ONLY copy may hold besides its sums and
+# stores into its own stack slots
+_WRITE_FREE_PREFIXES = ("arith.", "math.", "scf.", "cf.", "index.", "ub.", "llvm.mlir.")
+_WRITE_FREE = frozenset({
+    "func.return", "llvm.return", "llvm.load", "llvm.getelementptr", "llvm.extractvalue", "llvm.insertvalue",
+    "llvm.extractelement", "llvm.insertelement", "llvm.shufflevector", "llvm.alloca", "llvm.ptrtoint",
+    "llvm.inttoptr", "llvm.bitcast", "llvm.select", "llvm.icmp", "llvm.fcmp", "llvm.sext", "llvm.zext",
+    "llvm.trunc", "llvm.add", "llvm.sub", "llvm.mul", "llvm.and", "llvm.or", "llvm.xor", "llvm.shl", "llvm.lshr",
+    "llvm.ashr", "llvm.fadd", "llvm.fsub", "llvm.fmul", "llvm.fdiv", "llvm.fneg", "llvm.sitofp", "llvm.uitofp",
+    "llvm.fptosi", "llvm.fptoui", "llvm.fpext", "llvm.fptrunc", "llvm.freeze"})
+_WRITING_WORDS = ("store", "scatter", "memcpy", "memset", "memmove", "trap", "call", "atomic", "cmpxchg")
+
+
+def _writes_nothing(name: str) -> bool:
+    if name in _WRITE_FREE or name.startswith(_WRITE_FREE_PREFIXES):
+        return True
+    if name.startswith(("vector.", "llvm.intr.")):  # (vector.load, llvm.intr.masked.load, llvm.intr.fma, ...)
+        return not any(word in name for word in _WRITING_WORDS)
+    return False
+
+
+def _stack_slot(pointer) -> bool:
+    """Whether `pointer` addresses one of the function's own `llvm.alloca` slots (through GEPs)."""
+    for _ in range(64):
+        owner = pointer.owner
+        if isinstance(owner, ir.Block):
+            return False
+        owner = _op(owner)
+        if owner.name == "llvm.alloca":
+            return True
+        if owner.name != "llvm.getelementptr":
+            return False
+        pointer = owner.operands[0]
+    return False
+
+
+def sums_only(entry, atomics) -> bool:
+    """Whether `entry` writes memory through `atomics` (its private sums) and its stack slots alone."""
+    sums = {a for a in atomics}
+    found = [True]
+
+    def visit(op):
+        if op in sums:
+            return ir.WalkResult.ADVANCE
+        name = op.name
+        if name == "llvm.store" and _stack_slot(op.operands[1]):
+            return ir.WalkResult.ADVANCE
+        if name == "func.func" or _writes_nothing(name):
+            return ir.WalkResult.ADVANCE
+        found[0] = False
+        return ir.WalkResult.INTERRUPT
+
+    entry.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[0]
+
+
 def _make_plain(rmw) -> None:
     op = _SUMS[_bin_op(rmw)]
     ptr, value = rmw.operands[0], rmw.operands[1]
@@ -163,9 +225,10 @@ def _make_plain(rmw) -> None:
     rmw.erase()
 
 
-def _table_op(name: str, entry, private: dict):
-    """The table global: [1, launch struct size, arrays, (parameter, byte offset, ndim, type code or 0) per
-    top-level array parameter the entry loads], the offsets and size laid out by LLVM (constant GEPs)."""
+def _table_op(name: str, entry, private: dict, flags: int):
+    """The table global: [TABLE_VERSION, launch struct size, arrays, flags, (parameter, byte offset, ndim, type
+    code or 0) per top-level array parameter the entry loads], the offsets and size laid out by LLVM (constant
+    GEPs)."""
     loads = _param_loads(entry)
     rows = []
     struct_type = None
@@ -175,11 +238,11 @@ def _table_op(name: str, entry, private: dict):
         struct_type = str(ir.TypeAttr(gep.attributes["elem_type"]).value)
         ndim = int(str(load.results[0].type)[len(_DESCRIPTOR_PREFIX):].split(" ")[0])
         rows.append((field - 1, field, ndim, TYPE_CODES[private[field - 1]] if field - 1 in private else 0))
-    count = 3 + 4 * len(rows)
+    count = 4 + 4 * len(rows)
     t = f"!llvm.array<{count} x i64>"
     lines = [f"llvm.mlir.global external constant @{name}() {{addr_space = 0 : i32}} : {t} {{",
              "  %z = llvm.mlir.zero : !llvm.ptr", f"  %a = llvm.mlir.undef : {t}"]
-    values = [("c", 1), ("size", None), ("c", len(rows))]
+    values = [("c", TABLE_VERSION), ("size", None), ("c", len(rows)), ("c", flags)]
     for param, field, ndim, code in rows:
         values += [("c", param), ("offset", field), ("c", ndim), ("c", code)]
     last = "%a"
@@ -210,10 +273,12 @@ def add_private_copy(module, entry, replace_entry: bool = False) -> list:
         copy = entry.operation.clone(ip=ir.InsertionPoint.after(entry))
         params = summed_params(copy)
     copy.attributes["sym_name"] = ir.StringAttr.get(private_name(name))
+    flags = SUMS_ONLY if sums_only(copy, [rmw for _, _, atomics in params for rmw in atomics]) else 0
     for _, _, atomics in params:
         for rmw in atomics:
             _make_plain(rmw)
-    ir.InsertionPoint.after(copy).insert(_table_op(params_table_name(name), copy, {p: t for p, t, _ in params}))
+    ir.InsertionPoint.after(copy).insert(_table_op(params_table_name(name), copy, {p: t for p, t, _ in params},
+                                                   flags))
     return [(p, t) for p, t, _ in params]
 
 

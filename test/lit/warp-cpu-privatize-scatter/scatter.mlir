@@ -2,9 +2,9 @@
 
 // Mass-spring's force scatter: `f` is only summed into (an add at a gathered index, a sub at the thread's
 // own). The entry keeps its atomics; `<entry>_private` has plain adds into `f` (the runtime points `f` at a
-// private copy per part of a parallel launch). Its table: version 1, the launch struct's size (a constant GEP),
-// 3 array rows, then per row parameter, byte offset (a constant GEP to its field), ndim, type code: f32 (1)
-// for `f`, 0 for the others.
+// private copy per part of a parallel launch). Its table: version 2, the launch struct's size (a constant GEP),
+// 3 array rows, flags (SUMS_ONLY, 1: the copy writes nothing but its sums), then per row parameter, byte offset
+// (a constant GEP to its field), ndim, type code: f32 (1) for `f`, 0 for the others.
 // CHECK-LABEL: func.func @springs_cpu(
 // CHECK: llvm.atomicrmw fadd %{{.+}}, %{{.+}} monotonic : !llvm.ptr, f32
 // CHECK: llvm.atomicrmw fsub %{{.+}}, %{{.+}} monotonic : !llvm.ptr, f32
@@ -19,13 +19,17 @@
 // CHECK-NEXT: %[[OLDB:.+]] = llvm.load %[[B]] : !llvm.ptr -> f32
 // CHECK-NEXT: %[[NEWB:.+]] = arith.subf %[[OLDB]], %[[X]] : f32
 // CHECK-NEXT: llvm.store %[[NEWB]], %[[B]] : f32, !llvm.ptr
-// CHECK: llvm.mlir.global external constant @springs_cpu_private_params() {{.*}} : !llvm.array<15 x i64> {
+// CHECK: llvm.mlir.global external constant @springs_cpu_private_params() {{.*}} : !llvm.array<16 x i64> {
 // CHECK: %[[Z:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[VERSION:.+]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK: llvm.insertvalue %[[VERSION]], %{{.+}}[0]
 // CHECK: %[[SIZE:.+]] = llvm.getelementptr %[[Z]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(array<4 x i64>,
 // CHECK: llvm.ptrtoint %[[SIZE]]
+// CHECK: %[[FLAGS:.+]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: llvm.insertvalue %[[FLAGS]], %{{.+}}[3]
 // CHECK: %[[F:.+]] = llvm.getelementptr %[[Z]][0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(array<4 x i64>,
 // CHECK: %[[FO:.+]] = llvm.ptrtoint %[[F]]
-// CHECK: llvm.insertvalue %[[FO]], %{{.+}}[4]
+// CHECK: llvm.insertvalue %[[FO]], %{{.+}}[5]
 // CHECK: %[[IDX:.+]] = llvm.getelementptr %[[Z]][0, 2]
 // CHECK: llvm.return
 func.func @springs(%f: !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>,
@@ -49,11 +53,13 @@ func.func @springs(%f: !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>,
 }
 
 // A histogram (i32, code 3) next to an array that also gets an atomic max: only the histogram is private;
-// the max stays atomic in the copy (the parts share that array).
+// the max stays atomic in the copy (the parts share that array), so the copy is not SUMS_ONLY (flags 0).
 // CHECK-LABEL: func.func @histogram_and_peak_cpu_private(
 // CHECK: arith.addi
 // CHECK: llvm.atomicrmw max %{{.+}}, %{{.+}} monotonic : !llvm.ptr, i32
-// CHECK: llvm.mlir.global external constant @histogram_and_peak_cpu_private_params() {{.*}} : !llvm.array<11 x i64> {
+// CHECK: llvm.mlir.global external constant @histogram_and_peak_cpu_private_params() {{.*}} : !llvm.array<12 x i64> {
+// CHECK: %[[NOFLAGS:.+]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT: llvm.insertvalue %[[NOFLAGS]], %{{.+}}[3]
 func.func @histogram_and_peak(%bins: !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>,
                               %peak: !llvm.struct<(ptr, array<1 x i64>, array<1 x i64>)>) attributes {warp.kernel} {
   %t = "warp.tid"() : () -> i32

@@ -22,7 +22,8 @@ def scaled_histogram(s: Scale, x: wp.array(dtype=float), idx: wp.array(dtype=int
     wp.atomic_add(out, idx[i], x[i] * s.values[0])
 
 
-# version 1, the struct's size, 3 rows (parameter, offset, ndim, type code: out's sums are f32, code 1)
-# CHECK: @scaled_histogram_cpu_private_params = {{.*}}constant [15 x i64] [i64 1, i64 168, i64 3, i64 1, i64 96, i64 1, i64 0, i64 2, i64 120, i64 1, i64 0, i64 3, i64 144, i64 1, i64 1]
+# version 2, the struct's size, 3 rows, flags (SUMS_ONLY: 1), then per row parameter, offset, ndim, type code
+# (out's sums are f32, code 1)
+# CHECK: @scaled_histogram_cpu_private_params = {{.*}}constant [16 x i64] [i64 2, i64 168, i64 3, i64 1, i64 1, i64 96, i64 1, i64 0, i64 2, i64 120, i64 1, i64 0, i64 3, i64 144, i64 1, i64 1]
 text = scaled_histogram.to_mlir("llvm-ir")
 print("\n".join(line for line in text.splitlines() if "_private_params" in line and "constant" in line))
