@@ -125,7 +125,18 @@ def chunk_size(total: int, size: int, row: int = 1, align: int = CHUNK_ALIGN, mi
     # whole rows, unless a row is longer than a thread's share (then rows are cut, and only rows of a
     # multiple of CHUNK_ALIGN elements keep their bits whatever the thread count)
     align = row if 1 < row <= total // size else align
-    return -(-chunk // align) * align
+    chunk = -(-chunk // align) * align
+    count = -(-total // chunk)
+    if count > size and count % size:
+        # as many chunks a thread: each thread's range is its equal share of the launch, with nothing left for
+        # another to take (5 chunks of 2,048 on two threads ran 4,096 and 5,904 elements, the last chunk taken
+        # by the thread done first: a launch after it over the same elements found that chunk's lines on the
+        # other core); chunks with scatter sums landing in the part a thread owns (_Private) match it too
+        even = -(-total // (-(-count // size) * size))
+        even = -(-even // align) * align
+        if -(-total // even) % size == 0:
+            chunk = even
+    return chunk
 
 
 class _Pool:
@@ -441,10 +452,10 @@ PRIVATE_MAX_BYTES = 4 << 20
 _TYPES = {1: ("f32", 4), 2: ("f64", 8), 3: ("i32", 4), 4: ("i64", 8)}  # privatize_scatter.TYPE_CODES
 _IDENTITY = {"f32": -0.0, "f64": -0.0, "i32": 0, "i64": 0}  # -0.0 + x is x for every float x (-0.0 too)
 _TABLE_VERSION, _SUMS_ONLY = 2, 1  # privatize_scatter.TABLE_VERSION, SUMS_ONLY
-# A launch whose `_private` copy writes nothing but its sums is cut in this many chunks per thread, and its ranges
-# take the chunks whose sums land in the part of the arrays each owns (see _Private), when that moves at least
-# ORDER_GAIN of the sums into their owner's part.
-ORDER_CHUNKS_PER_THREAD = 32
+# The ranges of a launch whose `_private` copy writes nothing but its sums take the chunks whose sums land in the
+# part of the arrays each owns (see _Private), when that moves at least ORDER_GAIN of the sums into their owner's
+# part (the chunks are the launch's own: 32 a thread instead of 8 cost cloth's small launches more claims than
+# they gained, and mass-spring's step was 1-3 us slower).
 ORDER_GAIN = 0.15
 # Finding an order runs the kernel once more on one thread: a kernel whose launches keep bringing new index
 # arrays (new plans) stops being inspected after this many.
@@ -536,10 +547,10 @@ class _Private:
             if ordered is False and self._inspections < ORDER_INSPECTIONS:
                 self._inspections += 1
                 started = time.perf_counter_ns()
-                ordered = self._orders[key] = self._chunk_order(plan, pool.size, total, row)
+                ordered = self._orders[key] = self._chunk_order(plan, pool.size, total, chunk)
                 self.inspected_ns = time.perf_counter_ns() - started
-            if ordered:
-                chunk, order = ordered[0], ordered[1].ctypes.data
+            if ordered is not None and ordered is not False:
+                order = ordered.ctypes.data
         measured = pool.run_private(self.address, buffer, total, chunk, stride, order)
         if measured is False:  # another thread's launch holds the pool: the entry (atomics), on this thread
             self.kernel.entry(args_ptr, 0, total)
@@ -554,13 +565,11 @@ class _Private:
             masked[offset:offset + 8] = bytes(8)
         return bytes(masked)
 
-    def _chunk_order(self, plan, ranges: int, total: int, row: int):
-        """(chunk, int64 array of the chunks in the order the ranges take them) for a SUMS_ONLY launch, or None
-        when sorting its chunks by where their sums land gains less than ORDER_GAIN (see the class)."""
+    def _chunk_order(self, plan, ranges: int, total: int, chunk: int):
+        """The int64 array of the launch's chunks in the order the ranges take them for a SUMS_ONLY launch, or
+        None when sorting its chunks by where their sums land gains less than ORDER_GAIN (see the class)."""
         np = _numpy()
         buffer, stride, reductions = plan
-        chunk = chunk_size(total, ranges * ORDER_CHUNKS_PER_THREAD // CHUNKS_PER_THREAD, row, self.kernel.align,
-                           min_chunk=1)
         n = -(-total // chunk)
         if n < 2 * ranges:
             return None
@@ -598,7 +607,7 @@ class _Private:
             return None
         # each range's chunks in increasing order: its sums come in thread order
         ranked = np.concatenate([np.sort(order[r * n // ranges:(r + 1) * n // ranges]) for r in range(ranges)])
-        return chunk, ranked.astype(np.int64)
+        return ranked.astype(np.int64)
 
     def _plan(self, raw: bytes, pool):
         """(per-range launch structs, their stride, the reductions after the launch), or None when an array

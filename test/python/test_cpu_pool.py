@@ -252,6 +252,19 @@ def test_chunks_of_expensive_threads():
     assert cpu.chunk_size(64 * 50, 2, 50, align=1, min_chunk=1) == 200  # whole rows of 50
 
 
+def test_each_thread_gets_as_many_chunks():
+    # 10,000 threads in MIN_CHUNK pieces would be 5 chunks: 4,096 and 5,904 threads, the fifth taken by whoever is
+    # done first. Six of 1,667 give each of two threads its half; where the alignment forbids it, MIN_CHUNK stays.
+    assert cpu.chunk_size(10_000, 2, 1, align=1) == 1667
+    assert -(-10_000 // 1667) == 6
+    assert cpu.chunk_size(10_000, 2, 1, align=1024) == cpu.MIN_CHUNK
+    assert cpu.chunk_size(3 * cpu.MIN_CHUNK, 4, 1, align=1) == cpu.MIN_CHUNK  # fewer chunks than threads: as cut
+    for total in (5_000, 10_000, 50_001, 123_457):
+        for size in (2, 3, 4):
+            count = -(-total // cpu.chunk_size(total, size, 1, align=1))
+            assert count <= size or count % size == 0
+
+
 def test_only_libmvec_kernels_align_their_chunks():
     from mlwarp.compiler.targets.cpu.cpu_vector_math import host_isas
 

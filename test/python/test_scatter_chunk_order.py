@@ -61,10 +61,11 @@ def _two_passes():
 
 def _ranges(private, total):
     """The threads each range ran, from the order the launch kept: [(range 0's threads), (range 1's)]."""
-    (key, ordered), = private._orders.items()
+    (key, order), = private._orders.items()
     assert key[2] == total
-    chunk, order = ordered
+    chunk = cpu.private_chunk_size(total, 2, 1, private.kernel.align)  # the launch's own chunks
     n = len(order)
+    assert n == -(-total // chunk)
     assert sorted(order.tolist()) == list(range(n))  # every chunk once
     threads = []
     for r in range(2):
