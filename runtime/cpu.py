@@ -458,8 +458,11 @@ _TABLE_VERSION, _SUMS_ONLY = 2, 1  # privatize_scatter.TABLE_VERSION, SUMS_ONLY
 # they gained, and mass-spring's step was 1-3 us slower).
 ORDER_GAIN = 0.15
 # Finding an order runs the kernel once more on one thread: a kernel whose launches keep bringing new index
-# arrays (new plans) stops being inspected after this many.
+# arrays (new plans) stops being inspected after this many, and an inspection that takes longer than
+# ORDER_INSPECTION_NS stops (the launch keeps the natural order: a launch this long gains little from the order,
+# and a one-off launch of seconds must not run twice)
 ORDER_INSPECTIONS = 16
+ORDER_INSPECTION_NS = 5_000_000
 
 
 def private_chunk_size(total: int, size: int, row: int, align: int) -> int:
@@ -491,8 +494,9 @@ class _Private:
     land; the chunks are then sorted by the mean position of their sums, and range r takes the r-th share of
     them (each range's in increasing order, so its sums still come in thread order): range r sums mostly into
     the r-th part of the arrays, the part a launch cut into equal ranges gives its thread r. The order is kept
-    only when it moves at least ORDER_GAIN of the sums into their owner's part; it is the plan's (the same
-    launch struct and size), so a launch gives the same bits every time as before."""
+    only when it moves at least ORDER_GAIN of the sums into their owner's part; it is kept for the launch struct
+    (less the private arrays' pointers) and size, so a launch gives the same bits every time as before. A kernel
+    is inspected at most ORDER_INSPECTIONS times, each for at most ORDER_INSPECTION_NS (then: the natural order)."""
 
     def __init__(self, kernel, fn, table):
         self.kernel, self.fn = kernel, fn
@@ -578,7 +582,10 @@ class _Private:
         args = ctypes.addressof(buffer) + stride
         position = np.full(n, np.nan)
         owner_share = np.zeros((n, ranges))
+        deadline = time.perf_counter_ns() + ORDER_INSPECTION_NS
         for c in range(n):
+            if time.perf_counter_ns() > deadline:
+                return None
             self.fn(args, c * chunk, min(total, (c + 1) * chunk))
             places = []
             for copy, identity in scratch:

@@ -176,3 +176,16 @@ def test_inspections_stop_after_a_budget(two_threads, monkeypatch):
     np.add.at(reference, a, w.astype(np.float64))
     np.add.at(reference, b, -w.astype(np.float64))
     np.testing.assert_allclose(f.numpy(), reference, atol=1e-5)
+
+
+def test_a_long_inspection_stops_and_the_launch_keeps_the_natural_order(two_threads, monkeypatch):
+    monkeypatch.setattr(cpu, "ORDER_INSPECTION_NS", 0)  # its time is up at once: nothing run twice
+    a, b, w = _two_passes()
+    private = _private(scatter_pairs)
+    f = wp.zeros(N, dtype=float)
+    wp.launch(scatter_pairs, len(a), inputs=[wp.array(a, dtype=int), wp.array(b, dtype=int), wp.array(w), f])
+    assert list(private._orders.values()) == [None]
+    reference = np.zeros(N)
+    np.add.at(reference, a, w.astype(np.float64))
+    np.add.at(reference, b, -w.astype(np.float64))
+    np.testing.assert_allclose(f.numpy(), reference, atol=1e-5)
