@@ -53,6 +53,8 @@ import tempfile
 import threading
 import warnings
 
+from mlwarp.core.host import cpu_flags
+
 from . import cache
 
 # The pool struct (bytes): the counters the workers poll, the job's fields, then one claim word per participant
@@ -509,7 +511,6 @@ def supported() -> bool:
 
 
 def _key() -> str:
-    from mlwarp.core.host import cpu_flags  # lazy: reads /proc/cpuinfo once
     host = platform.machine() + " " + " ".join(cpu_flags())
     return hashlib.sha256((source() + host).encode()).hexdigest()[:20]
 
