@@ -463,6 +463,7 @@ ORDER_GAIN = 0.15
 # and a one-off launch of seconds must not run twice)
 ORDER_INSPECTIONS = 16
 ORDER_INSPECTION_NS = 5_000_000
+_UNSEEN = object()
 
 
 def private_chunk_size(total: int, size: int, row: int, align: int) -> int:
@@ -547,13 +548,15 @@ class _Private:
         chunk, order = private_chunk_size(total, pool.size, row, self.kernel.align), None
         if self.sums_only:
             key = (self._without_private_pointers(raw), pool.size, total)
-            ordered = self._orders.get(key, False)
-            if ordered is False and self._inspections < ORDER_INSPECTIONS:
-                self._inspections += 1
-                started = time.perf_counter_ns()
-                ordered = self._orders[key] = self._chunk_order(plan, pool.size, total, chunk)
-                self.inspected_ns = time.perf_counter_ns() - started
-            if ordered is not None and ordered is not False:
+            ordered = self._orders.get(key, _UNSEEN)
+            if ordered is _UNSEEN:
+                ordered = None
+                if self._inspections < ORDER_INSPECTIONS:
+                    self._inspections += 1
+                    started = time.perf_counter_ns()
+                    ordered = self._orders[key] = self._chunk_order(plan, pool.size, total, chunk)
+                    self.inspected_ns = time.perf_counter_ns() - started
+            if ordered is not None:
                 order = ordered.ctypes.data
         measured = pool.run_private(self.address, buffer, total, chunk, stride, order)
         if measured is False:  # another thread's launch holds the pool: the entry (atomics), on this thread

@@ -75,6 +75,16 @@ def _ranges(private, total):
     return threads
 
 
+def _assert_sums(f, a, b, w):
+    """f holds sum of w[s] at a[s] less w[s] at b[s] (b None: no subtraction), within float32 rounding of
+    numpy's float64 sums."""
+    reference = np.zeros(N)
+    np.add.at(reference, a, w.astype(np.float64))
+    if b is not None:
+        np.add.at(reference, b, -w.astype(np.float64))
+    np.testing.assert_allclose(f.numpy(), reference, atol=1e-5)
+
+
 def _float32_sums(a, b, w, threads, n):
     out = np.zeros(n, np.float32)
     for s in threads:
@@ -95,10 +105,7 @@ def test_each_range_sums_into_its_own_half(two_threads):
     assert np.mean(a[low] < N // 2) > 0.95 and np.mean(a[high] >= N // 2) > 0.95
     expected = _float32_sums(a, b, w, low, N) + _float32_sums(a, b, w, high, N)  # array + range 1's copy
     np.testing.assert_array_equal(f.numpy(), expected)
-    reference = np.zeros(N)
-    np.add.at(reference, a, w.astype(np.float64))
-    np.add.at(reference, b, -w.astype(np.float64))
-    np.testing.assert_allclose(f.numpy(), reference, atol=1e-5)
+    _assert_sums(f, a, b, w)
 
 
 def test_a_plan_gives_the_same_bits_every_launch(two_threads):
@@ -126,10 +133,7 @@ def test_sums_with_no_place_to_go_keep_the_natural_order(two_threads):
     private = _private(scatter_pairs)
     wp.launch(scatter_pairs, len(a), inputs=[wp.array(a, dtype=int), wp.array(b, dtype=int), wp.array(w), f])
     assert list(private._orders.values()) == [None]
-    reference = np.zeros(N)
-    np.add.at(reference, a, w.astype(np.float64))
-    np.add.at(reference, b, -w.astype(np.float64))
-    np.testing.assert_allclose(f.numpy(), reference, atol=1e-5)
+    _assert_sums(f, a, b, w)
 
 
 def test_a_kernel_that_also_stores_runs_each_thread_once(two_threads):
@@ -140,9 +144,7 @@ def test_a_kernel_that_also_stores_runs_each_thread_once(two_threads):
     wp.launch(scatter_and_store, len(a), inputs=[wp.array(a, dtype=int), wp.array(w), f, seen])
     assert private is not None and not private.sums_only and not private._orders
     np.testing.assert_array_equal(seen.numpy(), np.ones(len(a), np.int64))
-    reference = np.zeros(N)
-    np.add.at(reference, a, w.astype(np.float64))
-    np.testing.assert_allclose(f.numpy(), reference, atol=1e-5)
+    _assert_sums(f, a, None, w)
 
 
 def test_a_new_array_to_sum_into_keeps_the_order_of_the_same_indices(two_threads):
@@ -172,10 +174,7 @@ def test_inspections_stop_after_a_budget(two_threads, monkeypatch):
         kept.append([wp.array(a, dtype=int), wp.array(b, dtype=int), wp.array(w)])
         wp.launch(scatter_pairs, len(a), inputs=[*kept[-1], f])
     assert private._inspections == 2 and len(private._orders) == 2
-    reference = np.zeros(N)
-    np.add.at(reference, a, w.astype(np.float64))
-    np.add.at(reference, b, -w.astype(np.float64))
-    np.testing.assert_allclose(f.numpy(), reference, atol=1e-5)
+    _assert_sums(f, a, b, w)
 
 
 def test_a_long_inspection_stops_and_the_launch_keeps_the_natural_order(two_threads, monkeypatch):
@@ -185,7 +184,4 @@ def test_a_long_inspection_stops_and_the_launch_keeps_the_natural_order(two_thre
     f = wp.zeros(N, dtype=float)
     wp.launch(scatter_pairs, len(a), inputs=[wp.array(a, dtype=int), wp.array(b, dtype=int), wp.array(w), f])
     assert list(private._orders.values()) == [None]
-    reference = np.zeros(N)
-    np.add.at(reference, a, w.astype(np.float64))
-    np.add.at(reference, b, -w.astype(np.float64))
-    np.testing.assert_allclose(f.numpy(), reference, atol=1e-5)
+    _assert_sums(f, a, b, w)
