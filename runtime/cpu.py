@@ -511,6 +511,7 @@ class _Private:
         # (launch struct less the private arrays' data pointers, ranges, launch size) -> (chunk, order array) or
         # None: a loop that allocates the array it sums into each step keeps its order
         self._orders = {}
+        self._plan_orders = {}  # (launch struct, ranges, launch size) -> its entry of _orders
         self._inspections = 0
         self.inspected_ns = 0  # the time the last launch spent finding its chunk order
         self._private_offsets = [offset for _, offset, _, code in self.rows if code]
@@ -540,6 +541,7 @@ class _Private:
         if plan is False:  # not the arguments of a recent launch (a simulation loop repeats them: its plan)
             if len(self._plans) > 8 or len(self.copies) > 8:  # the copies are at the identity between launches
                 self._plans.clear()  # (the orders stay: at most ORDER_INSPECTIONS of them)
+                self._plan_orders.clear()
                 self.copies.clear()
             plan = self._plans[(raw, pool.size)] = self._plan(raw, pool)
         if plan is None:
@@ -547,15 +549,18 @@ class _Private:
         buffer, stride, reductions = plan
         chunk, order = private_chunk_size(total, pool.size, row, self.kernel.align), None
         if self.sums_only:
-            key = (self._without_private_pointers(raw), pool.size, total)
-            ordered = self._orders.get(key, _UNSEEN)
+            ordered = self._plan_orders.get((raw, pool.size, total), _UNSEEN)  # (a repeated launch: one lookup)
             if ordered is _UNSEEN:
-                ordered = None
-                if self._inspections < ORDER_INSPECTIONS:
-                    self._inspections += 1
-                    started = time.perf_counter_ns()
-                    ordered = self._orders[key] = self._chunk_order(plan, pool.size, total, chunk)
-                    self.inspected_ns = time.perf_counter_ns() - started
+                key = (self._without_private_pointers(raw), pool.size, total)
+                ordered = self._orders.get(key, _UNSEEN)
+                if ordered is _UNSEEN:
+                    ordered = None
+                    if self._inspections < ORDER_INSPECTIONS:
+                        self._inspections += 1
+                        started = time.perf_counter_ns()
+                        ordered = self._orders[key] = self._chunk_order(plan, pool.size, total, chunk)
+                        self.inspected_ns = time.perf_counter_ns() - started
+                self._plan_orders[(raw, pool.size, total)] = ordered
             if ordered is not None:
                 order = ordered.ctypes.data
         measured = pool.run_private(self.address, buffer, total, chunk, stride, order)

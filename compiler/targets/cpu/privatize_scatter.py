@@ -197,7 +197,7 @@ def _stack_slot(pointer) -> bool:
 
 def sums_only(entry, atomics) -> bool:
     """Whether `entry` writes memory through `atomics` (its private sums) and its stack slots alone."""
-    sums = {a for a in atomics}
+    sums = set(atomics)
     found = [True]
 
     def visit(op):
