@@ -107,7 +107,12 @@ class Child:
         return self.read_end
 
     def result(self):
-        return _collect(self.pid, self.read_end, self.output, self.name)
+        return self.receive().deliver()
+
+    def receive(self) -> "Received":
+        """Waits for the compile's outcome without issuing its warnings or output (a background compile's are
+        issued by the launch that uses it: `Received.deliver`); a crash raises CompilerCrash here."""
+        return _receive(self.pid, self.read_end, self.output, self.name)
 
 
 def start(fn, args, kwargs, name, niceness: int = 0) -> Child:
@@ -155,7 +160,29 @@ def start(fn, args, kwargs, name, niceness: int = 0) -> Child:
     return Child(pid, read_end, output, name)
 
 
-def _collect(pid, read_end, output, name):
+class Received:
+    """A compile process's outcome, its warnings and what it printed; `deliver()` prints that, issues the warnings
+    and returns the value or raises the compile's exception."""
+
+    def __init__(self, outcome, issued, printed: bytes):
+        self.outcome, self.issued, self.printed = outcome, issued, printed
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome[0] == "error"
+
+    def deliver(self):
+        if self.printed:
+            os.write(2, self.printed)
+        for message, category, filename, lineno in self.issued:
+            warnings.warn_explicit(message, category, filename, lineno)
+        kind, value = self.outcome
+        if kind == "error":
+            raise value
+        return value
+
+
+def _receive(pid, read_end, output, name) -> Received:
     _reap()
     with os.fdopen(read_end, "rb") as f:
         data = f.read()
@@ -170,15 +197,9 @@ def _collect(pid, read_end, output, name):
     if not data:
         raise CompilerCrash(_crash_message(name, status, printed.decode("utf-8", "replace")),
                             compiler_output=printed.decode("utf-8", "replace"))
-    if printed:
-        os.write(2, printed)
-    (kind, value), issued, loaded = pickle.loads(data)
+    outcome, issued, loaded = pickle.loads(data)
     _loaded_by_children.update(m for m in loaded if m not in sys.modules)
-    for message, category, filename, lineno in issued:
-        warnings.warn_explicit(message, category, filename, lineno)
-    if kind == "error":
-        raise value
-    return value
+    return Received(outcome, issued, printed)
 
 
 _exiting: list = []  # compile processes that sent their result and may still be exiting

@@ -22,6 +22,25 @@ def test_a_kernel_belongs_to_its_python_module():
     assert _inc.module.options["enable_backward"] is True and _inc.module.options["mode"] is None
 
 
+@wp.kernel
+def _square_into(a: wp.array[float], b: wp.array[float]):
+    i = wp.tid()
+    b[i] = a[i] * a[i]
+
+
+def test_a_kernels_debug_and_adjoint_builds_stay_out_of_its_module(debug_mode):
+    # the module keeps the kernel its launches and wp.load_module find, whatever variants its launches made
+    module = wp.get_module(__name__)
+    generation = module.generation
+    a, b = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True), wp.zeros(2, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_square_into, 2, inputs=[a, b])  # (a debug build: debug_mode)
+    tape.backward(grads={b: wp.ones(2)})
+    assert a.grad.numpy().tolist() == [2.0, 4.0]  # 2 a
+    assert module.kernels["_square_into"] is _square_into and module.generation == generation
+
+
 def test_named_and_explicit_modules():
     @wp.kernel(module="mlwarp_test_named")
     def named(a: wp.array[float]):

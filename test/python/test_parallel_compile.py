@@ -320,3 +320,112 @@ def test_background_compiles_of_kernels_whose_forward_compiles_were_quicker_run_
         for process in processes:
             process.kill()
             process.wait()
+
+
+
+MODULE = textwrap.dedent("""
+    import select
+    import sys
+    import warnings
+    from typing import Any
+
+    import numpy as np
+    import mlwarp as wp
+    from mlwarp.compiler import contained
+    from mlwarp.kernels import parallel_compile
+    from mlwarp.runtime import cache
+
+    @wp.kernel
+    def scale(a: wp.array(dtype=float), s: float):
+        i = wp.tid()
+        a[i] = a[i] * s
+
+    @wp.kernel
+    def shift_square(a: wp.array(dtype=float), b: wp.array(dtype=float), s: float):
+        i = wp.tid()
+        wp.breakpoint()  # (a warning at its compile)
+        b[i] = (a[i] + s) * (a[i] + s)
+
+    @wp.kernel
+    def any_negate(a: wp.array(dtype=Any)):  # generic: its types come with its launch
+        i = wp.tid()
+        a[i] = -a[i]
+
+    def make_halve():
+        @wp.kernel
+        def halve(a: wp.array(dtype=float)):  # made by a function: maybe never launched as it is
+            i = wp.tid()
+            a[i] = a[i] * 0.5
+        return halve
+
+    halve = make_halve()
+    started = []
+    real_start = contained.start
+    contained.start = lambda fn, args, kwargs, name, niceness=0: (
+        started.append(f"{name}:{niceness}"),
+        real_start(fn, args, kwargs, name, niceness))[1]
+    stores = []
+    real_store = cache.store
+    cache.store = lambda *a, **k: (stores.append(a[0].rsplit("-", 1)[0]), real_store(*a, **k))[1]  # compiled here
+    phase = ["before"]
+    issued = []
+    warnings.showwarning = lambda message, *rest: issued.append(f"{phase[0]}:{str(message).split()[0]}")
+    warnings.simplefilter("always")
+
+    grad = sys.argv[1] == "grad"
+    a = wp.array(np.array([1.0, 2.0, 3.0], np.float32), requires_grad=grad)
+    b = wp.zeros(3, requires_grad=grad)
+    wp.launch(scale, 3, inputs=[a, 2.0])
+    # the background compiles finish; their slots are reclaimed (their outcomes kept) before a launch needs them
+    while parallel_compile._background or parallel_compile._queued:
+        select.select(list(parallel_compile._background.values()), [], [])
+        parallel_compile._start_queued()
+    print("started", *started)
+    phase[0] = "launch"
+    tape = wp.Tape()
+    with tape:
+        wp.launch(shift_square, 3, inputs=[a, b, 1.0])
+    phase[0] = "after"
+    if grad:
+        compiled = len(stores)
+        tape.backward(grads={b: wp.ones(3)})
+        backward = f"{len(stores) - compiled} " + " ".join(str(g) for g in tape.gradients[a].numpy())
+    wp.launch(any_negate, 3, inputs=[a])
+    wp.launch(halve, 3, inputs=[a])
+    print(",".join(sorted(stores)), ",".join(issued), *a.numpy(), *b.numpy())
+    if grad:
+        print(backward)
+""")
+
+
+def _background_names(started: str) -> list:
+    return sorted(name for name in started.split() if name.endswith(":10"))
+
+
+def test_a_kernels_first_launch_starts_compiling_the_other_kernels_of_its_module(tmp_path):
+    # Warp builds a module at the first launch of any of its kernels: shift_square compiles in the background beside
+    # scale (not the generic kernel, nor the one a function made); its launch loads it and issues its compile's
+    # warning then, not where the program was when that compile ended
+    started, launched = _run(tmp_path, MODULE, "plain").splitlines()
+    assert started == "started shift_square:10 scale:0"
+    stores, issued, *values = launched.split()
+    assert stores == "any_negate,halve,scale"  # compiled at their own launches
+    assert issued == "launch:wp.breakpoint()"
+    assert [float(v) for v in values] == [-1.0, -2.0, -3.0, 9.0, 25.0, 49.0]  # -a/2 and (a + 1)^2, a = 2, 4, 6
+
+
+def test_a_module_compiled_before_starts_no_compile_ahead(tmp_path):
+    _run(tmp_path, MODULE, "plain")
+    started, launched = _run(tmp_path, MODULE, "plain").splitlines()
+    assert started == "started"  # scale loaded from the cache: its module's kernels are left to their own launches
+    assert launched.split() == ["-1.0", "-2.0", "-3.0", "9.0", "25.0", "49.0"]  # (nothing compiled, nothing issued)
+
+
+def test_with_gradients_in_sight_the_modules_other_kernels_compile_their_adjoints_too(tmp_path):
+    # a requires grad at scale's first launch: scale's adjoint, shift_square and its adjoint compile in the
+    # background; the backward pass compiles nothing in the process
+    started, _, backward = _run(tmp_path, MODULE, "grad").splitlines()
+    assert _background_names(started) == ["scale:10", "shift_square:10", "shift_square:10"]
+    compiled_here, *grads = backward.split()
+    assert compiled_here == "0"
+    assert [float(g) for g in grads] == [6.0, 10.0, 14.0]  # 2 (a + 1), a = 2, 4, 6

@@ -58,7 +58,10 @@ def _variant(kernel, slot: str, **options):
     """The kernel with `options` added, made once and kept in the kernel's `slot`."""
     variant = kernel.__dict__.get(slot)
     if variant is None:
-        variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, **options}, declare=False)
+        # (its kernel's module, not registered there: the module's kernel stays the one its launches and
+        # wp.load_module find)
+        variant = type(kernel)(kernel.func, key=kernel.key, module=kernel.module, options={**kernel.options, **options},
+                               register=False, declare=False)
         if getattr(kernel, "generic_parent", None) is not None:  # a generic kernel's instance: its concrete types
             variant.params, variant.is_generic = list(kernel.params), False
         kernel.__dict__[slot] = variant
@@ -70,21 +73,26 @@ def has_adjoint_library(kernel) -> bool:
     return type(kernel) is Kernel and not kernel.is_generic and kernel.declares_backward()
 
 
-def compile_adjoint_ahead(kernel, args, device) -> None:
-    """Called before a kernel's first CPU launch compiles its own library: where its adjoint will most likely be
-    launched (a Tape records, or an argument is an array that requires grad, or a struct holding one), the adjoint
-    library starts compiling in the background now, beside the forward compile (kernels/parallel_compile.py).
-    Warp compiles every module's backward pass with its forward one; mlwarp compiles an adjoint only where gradients
-    are in sight, in a compile process of low priority, which a launch that needs that core takes it from. A
-    compile the tape would start after the launch (Tape.adjoint_needed_later) starts before the forward compile
-    instead. Only a speed-up: a compile that fails is redone, and reported, where the adjoint is launched."""
+def compile_adjoint_ahead(kernel, device) -> None:
+    """Called before a kernel's first CPU launch compiles its own library, where its adjoint will most likely be
+    launched (`gradients_in_sight`): the adjoint library starts compiling in the background now, beside the forward
+    compile (kernels/parallel_compile.py). Warp compiles every module's backward pass with its forward one; mlwarp
+    compiles an adjoint only where gradients are in sight, in a compile process of low priority, which a launch that
+    needs that core takes it from. A compile the tape would start after the launch (Tape.adjoint_needed_later)
+    starts before the forward compile instead. Only a speed-up: a compile that fails is redone, and reported, where
+    the adjoint is launched."""
     if not device.is_cpu or device.alias in kernel._compiled or not has_adjoint_library(kernel):
         return
     try:
-        if recording() or any(_requires_grad(a) for a in args):
-            compile_in_background(with_adjoint(kernel), device)
+        compile_in_background(with_adjoint(kernel), device)
     except Exception:  # noqa: BLE001 (a guess: the launch goes on whatever happens here)
         pass
+
+
+def gradients_in_sight(args) -> bool:
+    """Whether a launch with `args` will most likely have its adjoint launched: a Tape records, or an argument is an
+    array that requires grad, or a struct holding one."""
+    return bool(recording()) or any(_requires_grad(a) for a in args)
 
 
 def _requires_grad(value) -> bool:

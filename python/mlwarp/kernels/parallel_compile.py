@@ -9,7 +9,9 @@ Where a kernel will probably be needed later, it compiles in the background (`co
 launched while a Tape records, or with arrays that require grad, will likely have its adjoint launched by
 `tape.backward()`, so its adjoint library starts compiling at its first launch, beside its forward compile
 (autodiff/adjoint.py compile_adjoint_ahead; Warp compiles every module's backward pass with its forward one,
-needed or not). At most `2 * cpu_count` such compiles run at a time, at a low priority (BACKGROUND_NICENESS), the
+needed or not); and the first launch of a module's kernel that misses the cache starts the module's other kernels
+(launching/compile_ahead.py: Warp builds a module at the first launch of any of its kernels). A background compile's
+warnings and output are issued by the launch that uses it. At most `2 * cpu_count` such compiles run at a time, at a low priority (BACKGROUND_NICENESS), the
 others wait in a queue; whoever needs the library first (`wait_for`, a launch or `compile_ahead`) takes over its
 compile. A program waits for the longest of its background compiles: once a kernel's forward compile has taken
 its time, the background compiles of kernels whose forward compiles took less run at a lower priority
@@ -40,7 +42,11 @@ def compile_ahead(kernels, device, max_workers: int | None = None) -> None:
         return
     keys = {k.cache_key(device): k for k in kernels if device.alias not in k._compiled}
     running = [_background.pop(key) for key in keys if key in _background]  # (compiling already: waited for)
-    _queued[:] = [(k, key) for k, key in _queued if key not in keys]  # (compiled here, below)
+    _queued[:] = [entry for entry in _queued if entry[1] not in keys]  # (compiled here, below)
+    for key in keys:
+        received = _finished.pop(key, None)
+        if received is not None and not received.failed:
+            received.deliver()
     started = {child.key for child in running}
     pending = [(k, key) for key, k in keys.items() if key not in started and k.cached_entry(key) is None]
     if len(pending) + len(running) < 2:
@@ -84,7 +90,10 @@ def compile_side_by_side(pending, max_workers: int | None = None, root: str | No
 BACKGROUND_NICENESS = 10
 
 _background: dict = {}  # cache key -> contained.Child: compiles started by compile_in_background
-_queued: list = []  # (kernel, cache key) waiting for a background slot
+_queued: list = []  # (kernel, cache key, device) waiting for a background slot
+# cache key -> contained.Received: background compiles done before any launch asked for them; their warnings and output
+# are issued when one does (wait_for), not wherever the program was when their slot was reclaimed
+_finished: dict = {}
 # a kernel's function -> the seconds its forward library took to compile here
 _forward_seconds = weakref.WeakKeyDictionary()
 # a background compile expected to take half as long as the longest one running is this much nicer (3: about half the
@@ -106,20 +115,27 @@ def compile_in_background(kernel, device) -> None:
         return
     kernel.__dict__["_background_requested"] = True
     key = kernel.cache_key(device)
-    if key in _background or kernel.cached_entry(key) is not None:
+    if key in _background or key in _finished or kernel.cached_entry(key) is not None:
         return
-    _queued.append((kernel, key))
+    _queued.append((kernel, key, device))
     _start_queued()
 
 
 def wait_for(key: str) -> None:
     """Waits for the background compile of `key`, if one runs (its errors are left to the caller's own compile,
-    which reports them); takes a queued one off the queue (the caller compiles it)."""
+    which reports them), and issues its warnings and output; takes a queued one off the queue (the caller compiles
+    it)."""
     if _queued:
-        _queued[:] = [(k, queued) for k, queued in _queued if queued != key]
+        _queued[:] = [entry for entry in _queued if entry[1] != key]
+    received = _finished.pop(key, None)
     child = _background.pop(key, None)
     if child is not None:
-        _result(child)
+        try:
+            received = child.receive()
+        except Exception:  # noqa: BLE001 (a crash: the caller's own compile crashes again and reports it)
+            received = None
+    if received is not None and not received.failed:  # (a failed one: the caller's compile issues them again)
+        received.deliver()
     if _queued:
         _start_queued()
 
@@ -131,13 +147,18 @@ def _slots() -> int:
 
 
 def _start_queued() -> None:
-    for key, child in list(_background.items()):  # the finished ones leave their slots
+    for key, child in list(_background.items()):  # the finished ones leave their slots; their outcomes are kept
         if select.select([child], [], [], 0)[0]:
             del _background[key]
-            _result(child)
+            try:
+                _finished[key] = child.receive()
+            except Exception:  # noqa: BLE001 (a crash: the launch that needs it compiles it again and reports it)
+                pass
     while _queued and len(_background) < _slots():
-        kernel, key = _queued.pop(0)
-        if kernel.cached_entry(key) is not None:
+        kernel, key, device = _queued.pop(0)
+        # (the key again: a global the kernel reads may have changed while it waited, and the compile reads it now)
+        if kernel.cached_entry(key) is not None or device.alias in kernel._compiled or \
+                kernel.cache_key(device) != key:
             continue
         from mlwarp.compiler.driver import compile_cpu  # noqa: F401  (lazy: MLIR, loaded before the fork shares it)
 
@@ -175,16 +196,21 @@ def _prioritise() -> None:
 
 
 def _result(child) -> None:
+    """Waits for `child` and issues its warnings and output, unless it failed (the launch that needs the library
+    compiles it again and reports that)."""
     try:
-        child.result()
-    except Exception:  # noqa: BLE001 (the launch that needs it compiles it again and raises)
-        pass
+        received = child.receive()
+    except Exception:  # noqa: BLE001 (a crash)
+        return
+    if not received.failed:
+        received.deliver()
 
 
 @atexit.register
 def _stop_background() -> None:
     """Stops the compiles still running at exit (nothing waits for them any more)."""
     _queued.clear()
+    _finished.clear()
     for child in _background.values():
         try:
             os.kill(child.pid, signal.SIGKILL)

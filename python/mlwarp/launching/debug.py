@@ -62,8 +62,8 @@ def for_launch(kernel):
                           f"(wp.config.mode, wp.set_module_options or module_options)")
     variant = kernel.__dict__.get("_debug_build")
     if variant is None:
-        variant = type(kernel)(kernel.func, key=kernel.key, options={**kernel.options, "mode": "debug"},
-                               declare=False)
+        variant = type(kernel)(kernel.func, key=kernel.key, module=kernel.module,
+                               options={**kernel.options, "mode": "debug"}, register=False, declare=False)
         if getattr(kernel, "generic_parent", None) is not None:  # an instance of a generic kernel: the same one
             variant = variant.add_overload(kernel.params)
         kernel.__dict__["_debug_build"] = variant

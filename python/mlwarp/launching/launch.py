@@ -13,8 +13,9 @@ from mlwarp.launching import cpu_lanes as _lanes
 from mlwarp.launching import debug as _debug
 from mlwarp.launching import launch_plan as _plan
 from mlwarp.autodiff import recording as _recording
-from mlwarp.autodiff.adjoint import compile_adjoint_ahead, launch_adjoint
+from mlwarp.autodiff.adjoint import launch_adjoint
 from mlwarp.core.config import config
+from mlwarp.launching.compile_ahead import compile_ahead_of_first_launch
 from mlwarp.launching.cuda_launch import launch_cuda
 from mlwarp.errors import LaunchError
 from mlwarp.kernels.kernel import Kernel
@@ -103,7 +104,7 @@ def _launch_cpu(kernel, dims, args, device) -> None:
     for d in range(4):
         packed.dims[d] = dims[d] if d < len(dims) else 1
         total *= packed.dims[d]
-    compile_adjoint_ahead(built, args, device)  # (before its first compile: a background one beside it)
+    compile_ahead_of_first_launch(built, args, device)  # (before its first compile: background ones beside it)
     compiled = built.compiled(device)  # compile errors surface even for an empty launch
     if total:
         compiled.run(ctypes.addressof(packed), _lanes.block_count(getattr(compiled, "meta", None), total))

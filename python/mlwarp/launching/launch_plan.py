@@ -22,11 +22,11 @@ import weakref
 from mlwarp.launching import debug as _debug
 from mlwarp.launching import launch_args as _args
 from mlwarp.autodiff import recording as _recording
-from mlwarp.autodiff.adjoint import compile_adjoint_ahead
 from mlwarp.core import types as wt
 from mlwarp.arrays.array import array
 from mlwarp.config import config
 from mlwarp.arrays.cuda_array import CudaArray
+from mlwarp.launching.compile_ahead import compile_ahead_of_first_launch
 from mlwarp.launching.cuda_launch import as_device_array, check_launch_config
 from mlwarp.errors import LaunchError
 from mlwarp.kernels.kernel import Kernel
@@ -324,7 +324,7 @@ class LaunchPlan:
         last_device, run = self._last
         if last_device is not device:
             if device.is_cpu and device.alias not in kernel._compiled:  # its first launch: the forward compile next
-                compile_adjoint_ahead(kernel, args, device)
+                compile_ahead_of_first_launch(kernel, args, device)
             run = self.runner(device)
         if record_cmd:
             return Launch(self, device, dims, total, args, values, stream, block_dim, max_blocks)
