@@ -3,19 +3,28 @@ compile loop (compiler/build.py), in a child process (compiler/contained.py)."""
 
 from __future__ import annotations
 
+import gc
 import time
 import warnings
 
 _import_started = time.perf_counter()
-from mlir.execution_engine import ExecutionEngine  # noqa: E402,F401  (loads libMLIR: the import cost of a compile)
+# The import makes some 100,000 objects (MLIR's bindings, the compiler's tables), all kept: the collector's passes
+# over them were ~5 ms of a cold process's first compile. (The compile processes freeze them: contained.py.)
+_collecting = gc.isenabled()
+gc.disable()
+try:
+    from mlir.execution_engine import ExecutionEngine  # noqa: F401  (loads libMLIR: the import cost of a compile)
 
-from mlwarp.core.errors import CompilerWarning  # noqa: E402
+    from mlwarp.core.errors import CompilerWarning
 
-from .build import Timings, compile_kernel, emit_ir as _emit_ir  # noqa: E402
-from .contained import CompilerCrash, contained, crash_reason  # noqa: E402
-from .targets.cpu.host import host_isas  # noqa: E402
-from .targets import BuildOptions  # noqa: E402
-from .targets.cpu.table import LIBRARY  # noqa: E402,F401  (the library's file name in the cache entry)
+    from .build import Timings, compile_kernel, emit_ir as _emit_ir
+    from .contained import CompilerCrash, contained, crash_reason
+    from .targets.cpu.host import host_isas
+    from .targets import BuildOptions
+    from .targets.cpu.table import LIBRARY  # noqa: F401  (the library's file name in the cache entry)
+finally:
+    if _collecting:
+        gc.enable()
 
 # Importing MLIR and the compiler happens once per process, on the first compile: that
 # compile reports it as its "import" stage.

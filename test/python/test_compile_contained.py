@@ -116,3 +116,24 @@ def test_modules_a_compile_process_loaded_are_imported_here_before_the_next_comp
     r = subprocess.run([sys.executable, str(tmp_path / "child_imports.py")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:2] == ["compiled False", "True True"]
+
+
+IMPORT_COLLECTOR = """
+import gc
+import sys
+gc.disable() if sys.argv[1] == "off" else None
+import mlwarp.compiler.driver  # (MLIR and the compiler, as a first compile imports them)
+print(gc.isenabled())
+"""
+
+
+@pytest.mark.parametrize("before", ["on", "off"])
+def test_importing_the_compiler_leaves_the_collector_as_it_found_it(tmp_path, before):
+    # the import runs with the collector paused (its objects are all kept): a program's own choice stands after it
+    import subprocess
+    import sys
+
+    (tmp_path / "import_compiler.py").write_text(IMPORT_COLLECTOR)
+    r = subprocess.run([sys.executable, str(tmp_path / "import_compiler.py"), before], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(before == "on")
