@@ -30,15 +30,26 @@ def signless(t: ir.Type) -> ir.Type:
 
 
 def erase_signedness(root: ir.Operation) -> None:
+    # a type -> its signless form, or None where that is itself (a module's ~20,000 values have a few dozen types)
+    replacing: dict = {}
+
+    def replacement(t):
+        if t not in replacing:
+            new = signless(t)
+            replacing[t] = None if new == t else new
+        return replacing[t]
+
     def visit(op):
         for r in op.results:
-            if signless(r.type) != r.type:
-                r.set_type(signless(r.type))
+            new = replacement(r.type)
+            if new is not None:
+                r.set_type(new)
         for region in op.regions:
             for block in region.blocks:
                 for a in block.arguments:
-                    if signless(a.type) != a.type:
-                        a.set_type(signless(a.type))
+                    new = replacement(a.type)
+                    if new is not None:
+                        a.set_type(new)
         if op.name == "memref.global":
             t = ir.TypeAttr(op.attributes["type"]).value
             if signless(t) != t:

@@ -343,7 +343,8 @@ def _erase_dead_ops(block, keep_reads: bool) -> None:
         for region in op.regions:
             for inner in region.blocks:
                 _erase_dead_ops(inner, keep_reads)
-        if _effect_free(op, keep_reads) and all(not any(True for _ in r.uses) for r in op.results):
+        # (unread first: most ops are read, and the effect test of a branch or loop walks its whole body)
+        if all(not any(True for _ in r.uses) for r in op.results) and _effect_free(op, keep_reads):
             op.erase()
 
 
