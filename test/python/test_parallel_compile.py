@@ -367,6 +367,9 @@ MODULE = textwrap.dedent("""
     stores = []
     real_store = cache.store
     cache.store = lambda *a, **k: (stores.append(a[0].rsplit("-", 1)[0]), real_store(*a, **k))[1]  # compiled here
+    lookups = []
+    real_lookup = cache.lookup
+    cache.lookup = lambda key: (lookups.append(key.rsplit("-", 1)[0]), real_lookup(key))[1]
     phase = ["before"]
     issued = []
     warnings.showwarning = lambda message, *rest: issued.append(f"{phase[0]}:{str(message).split()[0]}")
@@ -376,11 +379,13 @@ MODULE = textwrap.dedent("""
     a = wp.array(np.array([1.0, 2.0, 3.0], np.float32), requires_grad=grad)
     b = wp.zeros(3, requires_grad=grad)
     wp.launch(scale, 3, inputs=[a, 2.0])
+    scale_lookups = lookups.count("scale")
     # the background compiles finish; their slots are reclaimed (their outcomes kept) before a launch needs them
     while parallel_compile._background or parallel_compile._queued:
         select.select(list(parallel_compile._background.values()), [], [])
         parallel_compile._start_queued()
     print("started", *started)
+    print("scale's entry looked up", scale_lookups)
     phase[0] = "launch"
     tape = wp.Tape()
     with tape:
@@ -406,7 +411,7 @@ def test_a_kernels_first_launch_starts_compiling_the_other_kernels_of_its_module
     # Warp builds a module at the first launch of any of its kernels: shift_square compiles in the background beside
     # scale (not the generic kernel, nor the one a function made); its launch loads it and issues its compile's
     # warning then, not where the program was when that compile ended
-    started, launched = _run(tmp_path, MODULE, "plain").splitlines()
+    started, _, launched = _run(tmp_path, MODULE, "plain").splitlines()
     assert started == "started shift_square:10 scale:0"
     stores, issued, *values = launched.split()
     assert stores == "any_negate,halve,scale"  # compiled at their own launches
@@ -416,7 +421,8 @@ def test_a_kernels_first_launch_starts_compiling_the_other_kernels_of_its_module
 
 def test_a_module_compiled_before_starts_no_compile_ahead(tmp_path):
     _run(tmp_path, MODULE, "plain")
-    started, launched = _run(tmp_path, MODULE, "plain").splitlines()
+    started, looked_up, launched = _run(tmp_path, MODULE, "plain").splitlines()
+    assert looked_up == "scale's entry looked up 1"  # (once: whether its module was compiled, then loaded from it)
     assert started == "started"  # scale loaded from the cache: its module's kernels are left to their own launches
     assert launched.split() == ["-1.0", "-2.0", "-3.0", "9.0", "25.0", "49.0"]  # (nothing compiled, nothing issued)
 
@@ -424,7 +430,7 @@ def test_a_module_compiled_before_starts_no_compile_ahead(tmp_path):
 def test_with_gradients_in_sight_the_modules_other_kernels_compile_their_adjoints_too(tmp_path):
     # a requires grad at scale's first launch: scale's adjoint, shift_square and its adjoint compile in the
     # background; the backward pass compiles nothing in the process
-    started, _, backward = _run(tmp_path, MODULE, "grad").splitlines()
+    started, _, _, backward = _run(tmp_path, MODULE, "grad").splitlines()
     assert _background_names(started) == ["scale:10", "shift_square:10", "shift_square:10"]
     compiled_here, *grads = backward.split()
     assert compiled_here == "0"

@@ -100,6 +100,7 @@ class Kernel:
         self._captured_definitions = -1  # modules.FunctionDefinitions.count then
         self._lock = threading.Lock()
         self._struct = None
+        self._first_lookup = None  # (device alias, cache key, cached entry): looked up at a first launch (lookup)
         self.is_generic = any(generics.is_generic(p) for p in self.params)
         self.overloads = {}  # concrete parameter types -> Kernel (a generic kernel's instances)
         self.generic_parent = None
@@ -145,7 +146,7 @@ class Kernel:
                 found = object.__new__(Kernel)
                 found.__dict__.update(self.__dict__)
                 found.params, found.is_generic, found.overloads = concrete, False, {}
-                found._compiled, found._captured, found._struct = {}, None, None
+                found._compiled, found._captured, found._struct, found._first_lookup = {}, None, None, None
                 found._captured_generation = found._captured_definitions = -1
                 found._lock, found.generic_parent = threading.Lock(), self
                 found.sig = "_".join(sig)
@@ -343,9 +344,14 @@ class Kernel:
         if device.is_cuda:
             return cuda_compile.load(self, device)
         t0 = time.perf_counter()
-        key = self.cache_key(device)
+        looked_up, self._first_lookup = self._first_lookup, None
+        if looked_up is not None and looked_up[0] == device.alias:  # (by this launch, a moment ago: lookup)
+            key, meta = looked_up[1], looked_up[2]
+        else:
+            key, meta = self.cache_key(device), None
         parallel_compile.wait_for(key)  # (one started in the background: kernels/parallel_compile.py)
-        meta = self.cached_entry(key)
+        if meta is None:
+            meta = self.cached_entry(key)
         compiled_now = meta is None
         if compiled_now:
             meta = cache.store(key, self._build)
@@ -360,6 +366,13 @@ class Kernel:
             stages += f", load {loaded.load_ms:.1f} ms"
             print(f"Module {self.key} {what} in {(time.perf_counter() - t0) * 1e3:.2f} ms{stages}", file=sys.stderr)
         return loaded
+
+    def lookup(self, device):
+        """(cache key, cached CPU library or None) for `device`, kept for the load or compile of this launch (its
+        first: launching/compile_ahead.py looks before it, to know whether the kernel's module is compiled)."""
+        key = self.cache_key(device)
+        self._first_lookup = (device.alias, key, self.cached_entry(key))
+        return self._first_lookup[1:]
 
     def cached_entry(self, key: str):
         """The compiled CPU library under `key`: the kernel cache's entry, else (a kernel of mlwarp's own) the

@@ -50,7 +50,7 @@ def _compile_module_ahead(kernel, device, gradients: bool) -> None:
     if device.alias in devices:
         return
     devices.add(device.alias)
-    if kernel.cached_entry(kernel.cache_key(device)) is not None:
+    if kernel.lookup(device)[1] is not None:
         return  # a module compiled before: its other kernels most likely are too (their launches load them)
     for other in list(module.kernels.values()):
         if other is kernel or not _compiled_with_its_module(other) or device.alias in other._compiled:
