@@ -137,3 +137,23 @@ def test_importing_the_compiler_leaves_the_collector_as_it_found_it(tmp_path, be
     r = subprocess.run([sys.executable, str(tmp_path / "import_compiler.py"), before], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(before == "on")
+
+
+def _contexts_made_here():
+    from mlwarp.compiler import context
+
+    first, second = context.make_context("cpu"), context.make_context("cpu")
+    return id(first), id(second), first.is_registered_operation("warp.tid")
+
+
+def test_each_compile_process_takes_the_context_its_parent_made_ahead():
+    # making a context (dialects, the warp dialect's IRDL) was ~5-13 ms of every compile process: the process
+    # that forks them makes one when it loads the compiler, and each compile process's first takes its copy
+    import mlwarp.compiler.driver  # noqa: F401  (what the first compile imports: it prepares the context)
+    from mlwarp.compiler import contained, context
+
+    prepared = context._prepared["cpu"]
+    for _ in range(2):  # (each process its own copy: the parent's is never taken)
+        first, second, loaded = contained.start(_contexts_made_here, (), {}, "contexts").result()
+        assert first == id(prepared) and second != first and loaded
+    assert context.make_context("cpu") is not prepared and context._prepared["cpu"] is prepared

@@ -189,6 +189,12 @@ def _target_machine():
                                         _CODE_MODEL_DEFAULT)
 
 
+def prepare() -> None:
+    """Loads LLVM's C API and makes the host's target machine (in the process that forks the compile processes:
+    they inherit both instead of each making its own)."""
+    _data_layout()
+
+
 def _operation_pointer(module: ir.Module) -> int:
     capsule = module.operation._CAPIPtr
     api = _c.pythonapi
