@@ -11,12 +11,12 @@ launched while a Tape records, or with arrays that require grad, will likely hav
 (autodiff/adjoint.py compile_adjoint_ahead; Warp compiles every module's backward pass with its forward one,
 needed or not); and the first launch of a module's kernel that misses the cache starts the module's other kernels
 (launching/compile_ahead.py: Warp builds a module at the first launch of any of its kernels). A background compile's
-warnings and output are issued by the launch that uses it. At most `2 * cpu_count` such compiles run at a time, at a low priority (BACKGROUND_NICENESS), the
-others wait in a queue; whoever needs the library first (`wait_for`, a launch or `compile_ahead`) takes over its
-compile. A program waits for the longest of its background compiles: once a kernel's forward compile has taken
-its time, the background compiles of kernels whose forward compiles took less run at a lower priority
-(`note_forward_compile`), so the longest keeps its core. Processes still compiling at exit are stopped (their cache
-entries are written whole or not at all).
+warnings and output are issued by the launch that uses it. At most `2 * cpu_count` such compiles run at a time, at a
+low priority (BACKGROUND_NICENESS), the others wait in a queue; whoever needs the library first (`wait_for`, a
+launch or `compile_ahead`) takes over its compile. A program waits for the longest of its background compiles: once
+a kernel's forward compile has taken its time, the background compiles of kernels whose forward compiles took less
+run at a lower priority (`note_forward_compile`), so the longest keeps its core. Processes still compiling at exit
+are stopped (their cache entries are written whole or not at all).
 """
 
 from __future__ import annotations
@@ -44,9 +44,7 @@ def compile_ahead(kernels, device, max_workers: int | None = None) -> None:
     running = [_background.pop(key) for key in keys if key in _background]  # (compiling already: waited for)
     _queued[:] = [entry for entry in _queued if entry[1] not in keys]  # (compiled here, below)
     for key in keys:
-        received = _finished.pop(key, None)
-        if received is not None and not received.failed:
-            received.deliver()
+        _deliver(_finished.pop(key, None))
     started = {child.key for child in running}
     pending = [(k, key) for key, k in keys.items() if key not in started and k.cached_entry(key) is None]
     if len(pending) + len(running) < 2:
@@ -130,12 +128,8 @@ def wait_for(key: str) -> None:
     received = _finished.pop(key, None)
     child = _background.pop(key, None)
     if child is not None:
-        try:
-            received = child.receive()
-        except Exception:  # noqa: BLE001 (a crash: the caller's own compile crashes again and reports it)
-            received = None
-    if received is not None and not received.failed:  # (a failed one: the caller's compile issues them again)
-        received.deliver()
+        received = _received(child)
+    _deliver(received)
     if _queued:
         _start_queued()
 
@@ -150,10 +144,9 @@ def _start_queued() -> None:
     for key, child in list(_background.items()):  # the finished ones leave their slots; their outcomes are kept
         if select.select([child], [], [], 0)[0]:
             del _background[key]
-            try:
-                _finished[key] = child.receive()
-            except Exception:  # noqa: BLE001 (a crash: the launch that needs it compiles it again and reports it)
-                pass
+            received = _received(child)
+            if received is not None:
+                _finished[key] = received
     while _queued and len(_background) < _slots():
         kernel, key, device = _queued.pop(0)
         # (the key again: a global the kernel reads may have changed while it waited, and the compile reads it now)
@@ -196,13 +189,23 @@ def _prioritise() -> None:
 
 
 def _result(child) -> None:
-    """Waits for `child` and issues its warnings and output, unless it failed (the launch that needs the library
-    compiles it again and reports that)."""
+    """Waits for `child` and issues its warnings and output (_deliver)."""
+    _deliver(_received(child))
+
+
+def _received(child):
+    """`child`'s outcome, when it has one (a crash: the launch that needs the library compiles it again and reports
+    the crash)."""
     try:
-        received = child.receive()
-    except Exception:  # noqa: BLE001 (a crash)
-        return
-    if not received.failed:
+        return child.receive()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _deliver(received) -> None:
+    """Issues a background compile's warnings and output, unless it failed: the launch that needs the library then
+    compiles it again, and that compile issues them with its error."""
+    if received is not None and not received.failed:
         received.deliver()
 
 
