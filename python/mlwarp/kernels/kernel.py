@@ -275,7 +275,7 @@ class Kernel:
     def unload(self) -> None:
         """Forgets the loaded code: the next launch loads it again (from the disk cache, else the compiler)."""
         with self._lock:
-            self._compiled = {}
+            self._compiled, self._first_lookup = {}, None
             self.__dict__.pop("_launch_plan", None)  # launch_plan.py's plan holds the loaded code's entry
         for k in self.overloads.values():
             k.unload()
@@ -334,7 +334,7 @@ class Kernel:
         first = self._captured is None  # (nothing was loaded with other values yet)
         with self._lock:
             if not first:
-                self._compiled = {}
+                self._compiled, self._first_lookup = {}, None  # (a lookup made before holds the old key)
                 self.__dict__.pop("_launch_plan", None)  # launch_plan.py's plan holds the dropped code's entry
             self._captured = captured_constants(self.func)
             self._captured_generation, self._captured_definitions = generation, definitions
