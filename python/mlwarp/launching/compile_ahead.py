@@ -23,8 +23,8 @@ from mlwarp.autodiff.adjoint import compile_adjoint_ahead, gradients_in_sight
 from mlwarp.kernels.kernel import Kernel
 from mlwarp.kernels.parallel_compile import compile_in_background, compiles_in_background
 
-# Module -> the devices (aliases) on which its kernels were queued: once a module, a warm one included (whose first
-# launch then looks up one cache entry more, no other)
+# Module -> the devices (aliases) on which its first launched kernel was looked up (Kernel.lookup, which its load then
+# uses): once a module, a warm one included
 _modules_ahead = weakref.WeakKeyDictionary()
 
 
