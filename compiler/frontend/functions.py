@@ -354,6 +354,14 @@ def specialize(em: KernelEmitter, node, function, overload, arg_types, ref_param
     return spec
 
 
+_RETURNED_LAST = object()  # FunctionEmitter.result_types until the return ending the body gives them
+
+
+def _returns_last_only(body) -> bool:
+    """Whether the only `return` of a function body is its last statement (or it has none)."""
+    return not contains_return(body[:-1]) and (isinstance(body[-1], ast.Return) or not contains_return(body[-1:]))
+
+
 class FunctionEmitter(KernelEmitter):
     def __init__(self, source, arg_types, program, return_annotation, ref_params=(), generic=False):
         super().__init__(source, arg_types, program)
@@ -395,15 +403,21 @@ class FunctionEmitter(KernelEmitter):
     def emit_function(self, symbol: str) -> Specialization:
         tree = self.src.tree
         declared = self.declared_result_types()
-        if declared is None:
+        once = declared is None and _returns_last_only(tree.body)
+        if declared is None and not once:
             declared = self._infer_result_types()
-        self.result_types = declared
+        # (a body whose one `return` ends it is emitted once: that return gives the result types, and no branch
+        # carries a result before it; one that returns elsewhere is emitted twice, first to see what it returns)
+        self.result_types = _RETURNED_LAST if once else declared
         names = [a.arg for a in tree.args.args]
         inputs = tuples.flat_types([self.arg_types[n] for n in names])  # a tuple parameter: its parts
         with ir.InsertionPoint(self.program.kernel_op), self.loc(tree):
-            f = func.FuncOp(symbol, (inputs, [ft.to_mlir(t) for t in declared]), visibility="private")
+            f = func.FuncOp(symbol, (inputs, [] if once else [ft.to_mlir(t) for t in declared]), visibility="private")
             entry = f.add_entry_block()
         self._emit_body(entry, names)
+        if once:
+            declared = self.result_types = [] if self.result_types is _RETURNED_LAST else self.result_types
+            f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, [ft.to_mlir(t) for t in declared]))
         # copy-out: the reference parameters the body changed (an unchanged one is still its block argument); a
         # stack (a tuple of its slots and count) as its parts
         changed = [n for n in self.ref_params if tuples.flat_values([self.env[n]]) != self.param_values[n]]
@@ -425,7 +439,7 @@ class FunctionEmitter(KernelEmitter):
                                  for n, v in zip(names, params)}
             if contains_return(self.src.tree.body):
                 self.env[RETURN] = self.const(False, wt.bool_)
-            for k, t in enumerate(self.result_types or []):
+            for k, t in enumerate(self.result_types if isinstance(self.result_types, list) else []):
                 self.env[f"{RETVAL}{k}"] = self.zero(t)
             self.emit_block(self.src.tree.body)
 
@@ -458,6 +472,8 @@ class FunctionEmitter(KernelEmitter):
     def stmt_Return(self, node):
         values = [] if node.value is None else self.return_values(node.value)
         types = [v.type for v in values]
+        if self.result_types is _RETURNED_LAST:  # the body's last statement, its only return
+            self.result_types = types
         if self.result_types is None:  # inferring
             if self.seen_returns and self.seen_returns[0] != types:
                 raise self.error(node, f"function returned different types, previous: "

@@ -180,6 +180,44 @@ def test_function_ir_is_inlined_by_the_pipeline():
     assert "func.func private" not in inlined and "call @" not in inlined
 
 
+@wp.func
+def sum_and_difference(a: float, b: float):
+    s = a + b
+    return s, a - b  # the body's only return, its last statement
+
+
+@wp.func
+def store_square(out: wp.array(dtype=float), i: int, x: float):
+    out[i] = square(x)  # no return
+
+
+@wp.kernel
+def ends_in_return(xs: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    s, d = sum_and_difference(xs[i], 1.0)
+    store_square(out, i, s * d + signed_square(xs[i]))
+
+
+def test_functions_whose_only_return_ends_them_are_emitted_once(monkeypatch):
+    # their result types are those of that return: no first emission to find them (a function returning
+    # elsewhere, signed_square, still takes one)
+    from mlwarp.compiler.frontend import functions
+
+    emitted = []
+    real = functions.FunctionEmitter._emit_body
+    monkeypatch.setattr(functions.FunctionEmitter, "_emit_body",
+                        lambda self, *a: (emitted.append(self.src.name), real(self, *a))[1])
+    ir_text = ends_in_return.to_mlir("warp")
+    assert sorted(emitted) == ["signed_square", "signed_square", "square", "store_square", "sum_and_difference"]
+    assert "func.func private @sum_and_difference_0(%arg0: f32, %arg1: f32) -> (f32, f32)" in ir_text
+    assert "func.func private @store_square_0(%arg0: !warp.array<f32, 1 : i64>, %arg1: i32, %arg2: f32) {" in ir_text
+    xs = np.array([-2.0, 0.5, 3.0], dtype=np.float32)
+    out = wp.zeros(3)
+    wp.launch(ends_in_return, dim=3, inputs=[wp.array(xs), out])
+    expected = ((xs + 1) * (xs - 1) + np.sign(xs) * xs * xs) ** 2
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+
+
 # -- errors ----------------------------------------------------------------------------------
 def launch_error(kernel_func, cls, message, func_for_line, line_text):
     lines, first = inspect.getsourcelines(func_for_line)
