@@ -20,6 +20,7 @@ try:
     from .build import Timings, compile_kernel, emit_ir as _emit_ir
     from .contained import CompilerCrash, contained, crash_reason
     from .context import prepare_context
+    from .passes import op_finder
     from .targets.cpu import object_code
     from .targets.cpu.host import host_isas
     from .targets import BuildOptions
@@ -30,9 +31,10 @@ finally:
 
 # What each compile process would set up first is set up here, once, and the forks inherit it: LLVM's C API library
 # (loaded, its signatures declared, the X86 target initialised: ~11 ms a compile process), the host's target
-# machine, and a context with mlwarp's dialects (compiler/context.py prepare_context).
+# machine, a context with mlwarp's dialects (compiler/context.py prepare_context), and the passes' native op finder.
 object_code.prepare()
 prepare_context("cpu")
+op_finder.prepare(object_code.write_object)
 
 # Importing MLIR and the compiler happens once per process, on the first compile: that
 # compile reports it as its "import" stage.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from mlir import ir
 
+from . import op_finder
+
 
 def is_inside(op: ir.Operation, root: ir.Operation) -> bool:
     """Whether `op` is `root` or nested in one of its regions."""
@@ -25,6 +27,10 @@ def ops_named(root: ir.Operation, names) -> list:
     if not callable(names) and names and names <= _SYMBOL_TABLE_LEVEL and root.name in _SYMBOL_TABLES:
         # a kernel inlined from a mesh query is ~10,000 ops: a walk calls Python for each (~30 ms a search)
         return _symbols_named(root, names)
+    if not callable(names):
+        found = op_finder.find(root, names)  # (a walk in native code: None where its library is missing)
+        if found is not None:
+            return found
     found = []
     # (called for each op under root: the set's test written out, no lambda between; names bound as locals)
     if callable(names):

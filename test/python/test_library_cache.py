@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from mlwarp.compiler.passes import op_finder
 from mlwarp.kernels import precompile
 from mlwarp.runtime import cpu_pool
 
@@ -53,12 +54,13 @@ def library(tmp_path_factory):
     r = subprocess.run([sys.executable, "-m", "mlwarp.kernels.precompile", "--workers", "2"], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    count = len(precompile.library_kernels()) + POOL
+    count = len(precompile.library_kernels()) + POOL + FINDER
     assert f"{count} compiled, 0 already there, 0 failed" in r.stdout
     return folder
 
 
 POOL = 1 if cpu_pool.supported() else 0  # the pool library is one more entry where there is a native pool
+FINDER = 1 if op_finder.supported() else 0  # and the passes' native op finder (compiler/passes/op_finder.py)
 
 # A parallel launch (the thread pool's first use): which pool library the process loaded.
 POOL_USER = textwrap.dedent("""
@@ -97,8 +99,8 @@ def _entries(folder):
 def test_precompile_fills_the_library_with_the_geometry_kernels(library):
     entries = _entries(library)
     assert set(GEOMETRY_KERNELS) <= set(entries)
-    assert len(entries) == len(precompile.library_kernels()) + POOL
-    assert entries.count("cpu-pool") == POOL
+    assert len(entries) == len(precompile.library_kernels()) + POOL + FINDER
+    assert entries.count("cpu-pool") == POOL and entries.count("op-finder") == FINDER
 
 
 def test_an_empty_kernel_cache_loads_the_pool_library_from_the_library(tmp_path, library):

@@ -5,7 +5,8 @@ Warp ships its mesh and BVH builders compiled in its wheel; mlwarp's are kernels
 a process compiles on its first wp.Mesh, wp.Bvh or wp.HashGrid: ~4 s of CPU on a cold kernel cache, more than a
 small program's own kernels. The optimizers' step kernels (warp.optim SGD and Adam) are here too, for the
 parameter types they are launched with, and the CPU thread pool's library (runtime/cpu_pool.py), which a process
-otherwise builds before its first parallel launch (~0.3 s). scripts/setup-env.sh runs this step once mlwarp is
+otherwise builds before its first parallel launch (~0.3 s), and the compiler passes' native op finder
+(compiler/passes/op_finder.py). scripts/setup-env.sh runs this step once mlwarp is
 installed; it writes the library cache (runtime/cache.py library_dir: the environment's share/mlwarp/kernel-library,
 or MLWARP_LIBRARY_CACHE_DIR), which launches read after the kernel cache and which wp.clear_kernel_cache() does not
 clear. The entries are keyed as the kernel cache's (the kernel's source, the compiler fingerprint, the CPU): after a compiler change they miss
@@ -79,6 +80,11 @@ def precompile(folder: str | None = None, max_workers: int | None = None, prune:
     os.makedirs(folder, exist_ok=True)
     if not os.access(folder, os.W_OK):
         raise PermissionError(f"the library cache folder '{folder}' is not writable")
+    from mlwarp.compiler.passes import op_finder  # lazy: MLIR (the compiles below load it anyway)
+    from mlwarp.compiler.targets.cpu.object_code import write_object  # lazy: MLIR, LLVM
+
+    # (before the compiles: the compiler's import builds the op finder where the library cache lacks it)
+    finder_there = os.path.exists(os.path.join(folder, op_finder.entry_name(), "op_finder.so"))
     device = get_device("cpu")
     keyed = [(k, k.cache_key(device)) for k in library_kernels()]
     missing = [(k, key) for k, key in keyed if cache.lookup(key, folder) is None]
@@ -93,9 +99,17 @@ def precompile(folder: str | None = None, max_workers: int | None = None, prune:
             pool.append(("cpu_pool", not there))
         except Exception as e:  # noqa: BLE001  (no linker: processes build the pool into their kernel cache, or not)
             failed.append(("cpu_pool", e))
+    if op_finder.supported():  # (the compiler's: its passes' native walk, built by the kernels' LLVM and linker)
+        try:
+            op_finder.build_into(folder, write_object)
+            pool.append(("op_finder", not finder_there))
+        except Exception as e:  # noqa: BLE001  (no linker: the passes walk in Python)
+            failed.append(("op_finder", e))
     pruned = []
     if prune:
-        wanted = {key for _, key in keyed} | ({cpu_pool.entry_name()} if pool else set())
+        wanted = {key for _, key in keyed} | {entry for name, entry in (("cpu_pool", cpu_pool.entry_name()),
+                                                                       ("op_finder", op_finder.entry_name()))
+                                              if any(n == name for n, _ in pool)}
         for name in sorted(os.listdir(folder)):
             if name not in wanted and not cache._in_flight(os.path.join(folder, name), name):
                 cache._remove(os.path.join(folder, name))
