@@ -12,6 +12,7 @@ import weakref
 
 import pytest
 
+import mlwarp as wp
 from mlwarp.kernels import parallel_compile
 
 KERNELS = textwrap.dedent("""
@@ -321,6 +322,66 @@ def test_background_compiles_of_kernels_whose_forward_compiles_were_quicker_run_
             process.kill()
             process.wait()
 
+
+
+@wp.func
+def _bounce(x: float):
+    y = x
+    for _ in range(3):
+        if y > 1.0:
+            y = 2.0 - y
+        elif y < 0.0:
+            y = -y
+    return y
+
+
+@wp.kernel
+def _small(a: wp.array(dtype=float)):
+    a[wp.tid()] = 1.0
+
+
+@wp.kernel
+def _large(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = _bounce(a[i]) + _bounce(a[i] * 2.0) + wp.sin(a[i])
+
+
+def test_queued_background_compiles_start_the_largest_first(monkeypatch):
+    # the longest compile started first ends with the others, not after them (compile_cost.py: the code's size, the
+    # @wp.func it calls included, an adjoint's ADJOINT_COST times its kernel's); equal ones in the order asked
+    from mlwarp.autodiff.adjoint import with_adjoint
+    from mlwarp.compiler import contained
+    from mlwarp.kernels.compile_cost import ADJOINT_COST, code_size
+
+    assert code_size(_large.func) > ADJOINT_COST * code_size(_small.func)  # (_bounce counted)
+    started = []
+    read_end, write_end = os.pipe()
+    try:
+        def start(fn, args, kwargs, name, niceness=0):
+            started.append((name, args[1].__self__.options.get("with_adjoint", False)))  # (args: key, k._build)
+            return types.SimpleNamespace(fileno=lambda: read_end, pid=0)
+
+        slots = [0]
+        monkeypatch.setattr(contained, "start", start)
+        monkeypatch.setattr(parallel_compile, "_slots", lambda: slots[0])
+        for state in ("_background", "_finished", "_costs"):
+            monkeypatch.setattr(parallel_compile, state, {})
+        monkeypatch.setattr(parallel_compile, "_queued", [])
+        monkeypatch.setattr(parallel_compile, "compiles_in_background", lambda device: True)
+        device = wp.get_device("cpu")
+        for kernel in (_small, with_adjoint(_small), _large, with_adjoint(_large)):
+            kernel.__dict__.pop("_background_requested", None)
+            parallel_compile.compile_in_background(kernel, device)
+        assert started == []  # (no slot yet)
+        for count in range(1, 5):
+            slots[0] = count
+            parallel_compile._start_queued()
+        assert started == [("_large", True), ("_large", False), ("_small", True), ("_small", False)]
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+        for kernel in (_small, with_adjoint(_small), _large, with_adjoint(_large)):
+            kernel.__dict__.pop("_background_requested", None)
 
 
 MODULE = textwrap.dedent("""

@@ -12,11 +12,12 @@ launched while a Tape records, or with arrays that require grad, will likely hav
 needed or not); and the first launch of a module's kernel that misses the cache starts the module's other kernels
 (launching/compile_ahead.py: Warp builds a module at the first launch of any of its kernels). A background compile's
 warnings and output are issued by the launch that uses it. At most `2 * cpu_count` such compiles run at a time, at a
-low priority (BACKGROUND_NICENESS), the others wait in a queue; whoever needs the library first (`wait_for`, a
-launch or `compile_ahead`) takes over its compile. A program waits for the longest of its background compiles: once
-a kernel's forward compile has taken its time, the background compiles of kernels whose forward compiles took less
-run at a lower priority (`note_forward_compile`), so the longest keeps its core. Processes still compiling at exit
-are stopped (their cache entries are written whole or not at all).
+low priority (BACKGROUND_NICENESS), the others wait in a queue, the largest first (kernels/compile_cost.py: a
+program waits for the longest, which started last would end last; wp.load_module's compiles too); whoever needs the
+library first (`wait_for`, a launch or `compile_ahead`) takes over its compile. A program waits for the longest of
+its background compiles: once a kernel's forward compile has taken its time, the background compiles of kernels
+whose forward compiles took less run at a lower priority (`note_forward_compile`), so the longest keeps its core.
+Processes still compiling at exit are stopped (their cache entries are written whole or not at all).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import weakref
 
 from mlwarp.compiler import contained  # imports no MLIR
 from mlwarp.config import config
+from mlwarp.kernels.compile_cost import estimated_cost
 from mlwarp.runtime import cache
 
 
@@ -61,7 +63,7 @@ def compile_side_by_side(pending, max_workers: int | None = None, root: str | No
     failed."""
     from mlwarp.compiler.driver import compile_cpu  # noqa: F401  (lazy: MLIR, loaded before the forks share it)
 
-    pending = list(pending)
+    pending = sorted(pending, key=lambda entry: -estimated_cost(entry[0]))  # the longest first (compile_cost.py)
     failed = []
     workers = max(1, max_workers or os.cpu_count() or 1)
     running = list(running)
@@ -88,7 +90,8 @@ def compile_side_by_side(pending, max_workers: int | None = None, root: str | No
 BACKGROUND_NICENESS = 10
 
 _background: dict = {}  # cache key -> contained.Child: compiles started by compile_in_background
-_queued: list = []  # (kernel, cache key, device) waiting for a background slot
+_queued: list = []  # (kernel, cache key, device) waiting for a background slot, the longest first
+_costs: dict = {}  # cache key -> minus its compile's estimated cost (_queued's order)
 # cache key -> contained.Received: background compiles done before any launch asked for them; their warnings and output
 # are issued when one does (wait_for), not wherever the program was when their slot was reclaimed
 _finished: dict = {}
@@ -147,6 +150,8 @@ def _start_queued() -> None:
             received = _received(child)
             if received is not None:
                 _finished[key] = received
+    if len(_queued) > 1 and len(_background) < _slots():
+        _queued.sort(key=_queued_cost)  # the longest first (compile_cost.py); stable: else in the order asked
     while _queued and len(_background) < _slots():
         kernel, key, device = _queued.pop(0)
         # (the key again: a global the kernel reads may have changed while it waited, and the compile reads it now)
@@ -159,6 +164,13 @@ def _start_queued() -> None:
         child.key, child.kernel, child.niceness = key, kernel, BACKGROUND_NICENESS
         _background[key] = child
     _prioritise()
+
+
+def _queued_cost(entry) -> float:
+    cost = _costs.get(entry[1])
+    if cost is None:
+        cost = _costs[entry[1]] = -estimated_cost(entry[0])
+    return cost
 
 
 def note_forward_compile(kernel, seconds: float) -> None:
