@@ -417,7 +417,8 @@ class FunctionEmitter(KernelEmitter):
         self._emit_body(entry, names)
         if once:
             declared = self.result_types = [] if self.result_types is _RETURNED_LAST else self.result_types
-            f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, [ft.to_mlir(t) for t in declared]))
+            results = [ft.to_mlir(t) for t in declared]
+            f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
         # copy-out: the reference parameters the body changed (an unchanged one is still its block argument); a
         # stack (a tuple of its slots and count) as its parts
         changed = [n for n in self.ref_params if tuples.flat_values([self.env[n]]) != self.param_values[n]]

@@ -10,9 +10,9 @@ keeps the matching ops' pointers; Python then wraps only those (`ir.Operation._C
 The callback is the small LLVM-dialect module SOURCE, compiled by the kernels' own LLVM and linker (object_code.py)
 into a shared library once per machine, as the CPU thread pool is (runtime/cpu_pool.py): at install into the library
 cache (`<library>/op-finder-<key>/op_finder.so`, python -m mlwarp.kernels.precompile), else on first use into the
-library cache where it can be written, else the kernel cache. It takes the C API's functions as arguments (the bindings load that library privately), so it links
-against nothing. Where it cannot be built or loaded (no linker, not x86-64 Linux), `find` returns None and ops_named
-walks in Python.
+library cache where it can be written, else the kernel cache. It takes the C API's functions as arguments (the
+bindings load that library privately), so it links against nothing. Where it cannot be built or loaded (no linker,
+not x86-64 Linux), `find` returns None and ops_named walks in Python.
 """
 
 from __future__ import annotations
@@ -153,7 +153,8 @@ class _Finder:
         self.identifier.argtypes, self.identifier.restype = [ctypes.c_void_p, _StringRef], ctypes.c_void_p
         api = ctypes.pythonapi
         self.capsule_pointer = api.PyCapsule_GetPointer
-        self.capsule_pointer.argtypes, self.capsule_pointer.restype = [ctypes.py_object, ctypes.c_char_p], ctypes.c_void_p
+        self.capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        self.capsule_pointer.restype = ctypes.c_void_p
         self.new_capsule = api.PyCapsule_New
         self.new_capsule.argtypes, self.new_capsule.restype = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p], \
             ctypes.py_object
