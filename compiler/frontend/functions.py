@@ -438,7 +438,8 @@ class FunctionEmitter(KernelEmitter):
             self.env.update(zip(names, params))
             self.param_values = {n: tuples.flat_values([v]) if isinstance(v, (Var, TupleVar)) else None
                                  for n, v in zip(names, params)}
-            if contains_return(self.src.tree.body):
+            # (no flag where the one return ends the body: nothing after it asks whether it ran)
+            if contains_return(self.src.tree.body) and self.result_types is not _RETURNED_LAST:
                 self.env[RETURN] = self.const(False, wt.bool_)
             for k, t in enumerate(self.result_types if isinstance(self.result_types, list) else []):
                 self.env[f"{RETVAL}{k}"] = self.zero(t)
@@ -473,7 +474,8 @@ class FunctionEmitter(KernelEmitter):
     def stmt_Return(self, node):
         values = [] if node.value is None else self.return_values(node.value)
         types = [v.type for v in values]
-        if self.result_types is _RETURNED_LAST:  # the body's last statement, its only return
+        last = self.result_types is _RETURNED_LAST
+        if last:  # the body's last statement, its only return
             self.result_types = types
         if self.result_types is None:  # inferring
             if self.seen_returns and self.seen_returns[0] != types:
@@ -489,7 +491,8 @@ class FunctionEmitter(KernelEmitter):
         else:
             for k, v in enumerate(values):
                 self.env[f"{RETVAL}{k}"] = v
-        self.env[RETURN] = self.const(True, wt.bool_)
+        if not last:
+            self.env[RETURN] = self.const(True, wt.bool_)
 
     def return_values(self, value_node) -> list:
         if starred.has_starred(value_node):  # return f(*v): the @wp.func path below reads the arguments itself

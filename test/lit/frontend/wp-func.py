@@ -30,15 +30,20 @@ def k(a: wp.array(dtype=float)):
 print(k.to_mlir("warp"))
 print(k.to_mlir("warp-opt"))
 
+# twice's one return ends its body: emitted once (first: its callees come as its body calls them), its
+# result type that return's, no return flag; clamp01 returns early: a flag and the result merged.
+# CHECK-LABEL: func.func private @twice_0(
+# CHECK-SAME: %{{.+}}: f32) -> f32
+# CHECK-NOT: arith.constant
+# CHECK: %[[A:.+]] = call @clamp01_0(%{{.+}}) : (f32) -> f32
+# CHECK: %[[B:.+]] = call @clamp01_0(%{{.+}}) : (f32) -> f32
+# CHECK: %[[S:.+]] = "warp.add"(%[[A]], %[[B]])
+# CHECK-NEXT: return %[[S]] : f32
 # CHECK-LABEL: func.func private @clamp01_0(
 # CHECK-SAME: %[[X:.+]]: f32) -> f32
 # CHECK: %[[R1:.+]]:2 = scf.if %{{.+}} -> (i1, f32)
 # CHECK: %[[R2:.+]]:2 = scf.if %{{.+}} -> (i1, f32)
 # CHECK: return %{{.+}}#1 : f32
-# CHECK-LABEL: func.func private @twice_0(
-# CHECK: %[[A:.+]] = call @clamp01_0(%{{.+}}) : (f32) -> f32
-# CHECK: %[[B:.+]] = call @clamp01_0(%{{.+}}) : (f32) -> f32
-# CHECK: "warp.add"(%[[A]], %[[B]])
 # CHECK-LABEL: func.func @k(
 # CHECK: call @twice_0
 
