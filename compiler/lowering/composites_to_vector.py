@@ -194,7 +194,7 @@ class ConvertCompositesToVector(registry.ConvertCompositesToVector):
     def run(self, module):
         builtin_names = {f"warp.{n}" for n in BUILTINS}
         work = []
-        for op in ops_named(module, lambda n: n in _COMPOSITE_OPS or n in _MEMORY_OPS or n in builtin_names):
+        for op in ops_named(module, _COMPOSITE_OPS | _MEMORY_OPS | builtin_names):
             if op.name in _MEMORY_OPS:
                 vt = (op.opview.element if op.name == "warp.load" else op.opview.value).type
                 if not wc.is_composite_type(vt):

@@ -27,6 +27,9 @@ def ops_named(root: ir.Operation, names) -> list:
     if not callable(names) and names and names <= _SYMBOL_TABLE_LEVEL and root.name in _SYMBOL_TABLES:
         # a kernel inlined from a mesh query is ~10,000 ops: a walk calls Python for each (~30 ms a search)
         return _symbols_named(root, names)
+    root = root.operation
+    if not len(root.regions):  # an op without regions (most of those warp-inline moves): no walk to set up
+        return [root] if (names(root.name) if callable(names) else root.name in names) else []
     if not callable(names):
         found = op_finder.find(root, names)  # (a walk in native code: None where its library is missing)
         if found is not None:
