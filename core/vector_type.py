@@ -21,6 +21,9 @@ SUFFIX = {wt.float16: "h", wt.float32: "f", wt.float64: "d", wt.int8: "b", wt.ui
            wt.bool_: "bool"}
 
 
+_STORED_AS_IS = (wt.float32, wt.float64)  # scalar types whose components store a Python float as given (to_raw)
+
+
 class VectorLike:
     """Python-scope behaviour shared by every vector-like type (mixed into a ctypes.Array subclass)."""
 
@@ -35,7 +38,9 @@ class VectorLike:
             return
         if len(args) == 1:
             a = args[0]
-            if isinstance(a, VectorLike) and a._length_ == n:  # copy (converting the scalar type)
+            if type(a) is np.ndarray and a.ndim == 1 and a.shape[0] == n and a.dtype.kind == "f":
+                values = a.tolist()  # (Python floats: each takes to_raw's quick path below)
+            elif isinstance(a, VectorLike) and a._length_ == n:  # copy (converting the scalar type)
                 values = a._values()
             elif hasattr(a, "__len__") and not isinstance(a, (str, bytes)) and np.ndim(a) > 0:
                 values = flatten_args([a])  # wp.vec3((1, 2, 3)), wp.vec3(np.array(...))
@@ -51,6 +56,11 @@ class VectorLike:
         if len(values) != n:
             raise ValueError(f"Invalid number of arguments in {self._wp_constructor_} constructor, expected {n} "
                              f"elements, got {len(args) if len(args) != 1 else len(values)}")
+        if self._wp_scalar_type_ in _STORED_AS_IS and all(type(v) is float for v in values):
+            # (what to_raw gives a Python float: the float, stored by ctypes; ctypes' own slice store, not a
+            # subclass's __setitem__: a matrix's takes rows)
+            ctypes.Array.__setitem__(self, slice(0, n), values)
+            return
         for k, v in enumerate(values):
             try:
                 ctypes.Array.__setitem__(self, k, to_raw(self._wp_scalar_type_, v))

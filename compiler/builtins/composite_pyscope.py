@@ -20,6 +20,11 @@ from . import pyscope as ps
 from .pyscope import no_overload, scalar_result, warp_type
 
 
+# scalar types a composite stores as numpy's own (not float16/bfloat16 bits)
+_STORED_AS_NUMPY = (wt.float32, wt.float64, wt.int8, wt.uint8, wt.int16, wt.uint16, wt.int32, wt.uint32, wt.int64,
+                    wt.uint64)
+
+
 def _type_of(value):
     t = type(value)
     if wt.is_composite(t):
@@ -32,6 +37,8 @@ def _np(value, t):
     s = wt.scalar_type_of(t)
     dtype = np.float64 if wt.is_float(s) else s._np_
     if wt.is_composite(t):
+        if s in _STORED_AS_NUMPY and type(value) is t:  # its ctypes storage read in place (then copied)
+            return np.frombuffer(value, dtype=s._np_).astype(dtype).reshape(t._shape_)
         return np.asarray(value.numpy()).astype(dtype)
     return np.array(value.value if isinstance(value, wt.scalar_base) else value).astype(dtype)[()]
 
@@ -208,12 +215,37 @@ def _minmax(name, types):
     return np.minimum if name == "min" else np.maximum
 
 
+# (name, argument types) -> (result type, numpy function): a call's overload and reading, chosen once (a loop of
+# Python-scope calls, a setup making transforms, spent most of a call choosing them)
+_plans: dict = {}
+
+
 def call(name: str, args):
     """Evaluates builtin `name` on Python/Warp values whose types include a composite."""
+    try:
+        types = tuple(_type_of(a) for a in args)
+    except TypeError as e:
+        raise no_overload(name, args, e) from None  # a RuntimeError, as in Warp
+    plan = _plans.get((name, types))
+    if plan is None:
+        plan = _plans[(name, types)] = _plan(name, list(types), args)
+    result, impl = plan
+    with np.errstate(all="ignore"):
+        value = impl(*[_np(a, t) for a, t in zip(args, types)])
+        if wt.is_composite(result):
+            s = wt.scalar_type_of(result)
+            flat = np.asarray(value).reshape(-1)
+            if wt.is_int(s):  # wraps in the element type (a quotient MIN / -1, say)
+                return result(*[_wrap(v, s) for v in flat.tolist()])
+            return result(*flat.tolist())
+        return scalar_result(result, value) if wt.is_scalar(result) else value
+
+
+def _plan(name: str, types: list, args) -> tuple:
+    """(result type, numpy function) of builtin `name` on `types`; Warp's RuntimeErrors where there is none."""
     from .table import OVERLOADS, resolve, select_overload
 
     try:
-        types = [_type_of(a) for a in args]
         if name not in OVERLOADS:
             resolve(name, types)
         b = select_overload(name, types, in_kernel=False)
@@ -238,12 +270,4 @@ def call(name: str, args):
     if impl is None:
         raise RuntimeError(f"wp.{name}() on {', '.join(wt.type_name(t) for t in types)} can only be called "
                            f"inside a kernel")
-    with np.errstate(all="ignore"):
-        value = impl(*[_np(a, t) for a, t in zip(args, types)])
-        if wt.is_composite(result):
-            s = wt.scalar_type_of(result)
-            flat = np.asarray(value).reshape(-1)
-            if wt.is_int(s):  # wraps in the element type (a quotient MIN / -1, say)
-                return result(*[_wrap(v, s) for v in flat.tolist()])
-            return result(*flat.tolist())
-        return scalar_result(result, value) if wt.is_scalar(result) else value
+    return result, impl

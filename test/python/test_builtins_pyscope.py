@@ -245,3 +245,19 @@ def test_quat_slerp_axis_angle_and_from_matrix_in_python_scope():
                            ((1.0, -1.0, -1.0), [1, 0, 0, 0])):
         m = wp.mat33f(diag[0], 0.0, 0.0, 0.0, diag[1], 0.0, 0.0, 0.0, diag[2])
         np.testing.assert_array_equal(wp.quat_from_matrix(m).numpy(), expected)
+
+
+def test_each_call_is_typed_by_its_own_arguments_and_arrays_construct_as_numpy_rounds():
+    # a call's overload and numpy reading are chosen once per argument types (composite_pyscope._plans): calls on
+    # other types, before and after, keep their own; a float64 array's components round to float32 as numpy's
+    x = np.array([0.1, 1.0 / 3.0, 2.0e-8], dtype=np.float64)
+    for _ in range(2):
+        v = wp.normalize(wp.vec3(3.0, 0.0, 4.0))
+        assert type(v) is wp.vec3 and list(v) == [np.float32(0.6), 0.0, np.float32(0.8)]
+        q = wp.normalize(wp.quat(0.0, 0.0, 0.0, 2.0))
+        assert type(q) is wp.quat and list(q) == [0.0, 0.0, 0.0, 1.0]
+        d = wp.normalize(wp.vec3d(1.0, 1.0, 1.0))
+        assert type(d) is wp.vec3d and list(d) == [float(v) for v in np.ones(3) / np.sqrt(3.0)]
+        assert list(wp.vec3(x)) == [float(v) for v in x.astype(np.float32)]
+        assert list(wp.vec3d(x)) == x.tolist()
+        assert wp.dot(wp.vec2i(3, 4), wp.vec2i(3, 4)) == 25
