@@ -58,6 +58,9 @@ class TransformLike(VectorLike):
             p, q = a, self._PQ.parameters["q"].default
         elif len(args) == 2:
             p, q = args
+            if isinstance(p, VectorLike) and isinstance(q, VectorLike) and p._length_ == 3 and q._length_ == 4:
+                super().__init__(*p._values(), *q._values())  # (np.ndim below would read each through numpy)
+                return
         else:
             super().__init__(*args)
             return

@@ -65,14 +65,21 @@ def _normalize(v, zero):
     return v / n if n > 0 else zero
 
 
+def _cross(a, b):
+    """np.cross of two 3-vectors, its products and differences in the same order (numpy's takes ~10 us a call)."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
 def _qmul(a, b):
     va, sa, vb, sb = a[:3], a[3], b[:3], b[3]
-    return np.concatenate([sa * vb + sb * va + np.cross(va, vb), [sa * sb - va @ vb]])
+    return np.concatenate([sa * vb + sb * va + _cross(va, vb), [sa * sb - va @ vb]])
 
 
 def _rotate(q, v):
     u, s = q[:3], q[3]
-    return v * (2 * s * s - 1) + u * (2 * (u @ v)) + np.cross(u, v) * (2 * s)
+    return v * (2 * s * s - 1) + u * (2 * (u @ v)) + _cross(u, v) * (2 * s)
 
 
 def _qinv(q):
@@ -126,11 +133,11 @@ def _from_matrix(m):
 
 
 def _spatial_cross(a, b):  # (wa x wb, va x wb + wa x vb)
-    return np.concatenate([np.cross(a[:3], b[:3]), np.cross(a[3:], b[:3]) + np.cross(a[:3], b[3:])])
+    return np.concatenate([_cross(a[:3], b[:3]), _cross(a[3:], b[:3]) + _cross(a[:3], b[3:])])
 
 
 def _spatial_cross_dual(a, b):  # (wa x wb + va x vb, wa x vb)
-    return np.concatenate([np.cross(a[:3], b[:3]) + np.cross(a[3:], b[3:]), np.cross(a[:3], b[3:])])
+    return np.concatenate([_cross(a[:3], b[:3]) + _cross(a[3:], b[3:]), _cross(a[:3], b[3:])])
 
 
 def _inverse(m):
@@ -140,7 +147,7 @@ def _inverse(m):
 
 IMPLS = {
     "dot": lambda a, b: a.reshape(-1) @ b.reshape(-1),
-    "cross": np.cross,
+    "cross": _cross,
     "length": lambda v: np.sqrt(v @ v),
     "length_sq": lambda v: v @ v,
     "cw_mul": lambda a, b: a * b,
@@ -171,7 +178,7 @@ IMPLS = {
     "spatial_adjoint": lambda r, s: np.block([[r, np.zeros_like(r)], [s, r]]),
     "matrix_from_rows": lambda *rows: np.stack(rows),
     "matrix_from_cols": lambda *cols: np.stack(cols, 1),
-    "quat_between_vectors": lambda a, b: _normalize(np.concatenate([np.cross(_normalize(a, a), _normalize(b, b)), [
+    "quat_between_vectors": lambda a, b: _normalize(np.concatenate([_cross(_normalize(a, a), _normalize(b, b)), [
         1 + _normalize(a, a) @ _normalize(b, b)]]), np.array([0, 0, 0, 1.0])),
     "transform_point": lambda t, x: t[:3] + _rotate(t[3:], x),
     "transform_vector": lambda t, x: _rotate(t[3:], x),

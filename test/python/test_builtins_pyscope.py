@@ -261,3 +261,17 @@ def test_each_call_is_typed_by_its_own_arguments_and_arrays_construct_as_numpy_r
         assert list(wp.vec3(x)) == [float(v) for v in x.astype(np.float32)]
         assert list(wp.vec3d(x)) == x.tolist()
         assert wp.dot(wp.vec2i(3, 4), wp.vec2i(3, 4)) == 25
+
+
+def test_cross_products_are_numpys_and_integer_ones_wrap():
+    # composite_pyscope._cross: numpy's products and differences, in float64 bit for bit; an integer one wraps in
+    # its element type as in a kernel (by hand below: 2**35 + 15 wraps to 15)
+    a, b = np.array([0.1, -2.5e7, 3.3e-9]), np.array([1.0 / 3.0, 7.0, -4.25e12])
+    assert list(wp.cross(wp.vec3d(a), wp.vec3d(b))) == np.cross(a, b).tolist()
+    r = wp.cross(wp.vec3i(2**20, -3, 7), wp.vec3i(5, 2**15, -9))
+    assert type(r) is wp.vec3i and list(r) == [-3 * -9 - 7 * 2**15, 7 * 5 - 2**20 * -9, (2**20 * 2**15 + 15) % 2**32]
+    t = wp.transform(wp.vec3(1.0, 2.0, 3.0), wp.quat(0.0, 0.0, 0.6, 0.8))
+    assert type(t) is wp.transform and list(t) == [1.0, 2.0, 3.0, 0.0, 0.0, np.float32(0.6), np.float32(0.8)]
+    p = wp.transform_point(t, wp.vec3(1.0, 0.0, 0.0))  # a rotation by 2 * acos(0.8) about z, then the offset
+    c, s = 0.8 * 0.8 - 0.6 * 0.6, 2 * 0.6 * 0.8
+    np.testing.assert_allclose(list(p), [1.0 + c, 2.0 + s, 3.0], rtol=1e-6)
