@@ -151,7 +151,9 @@ class _Finder:
         self.context_of.argtypes, self.context_of.restype = [ctypes.c_void_p], ctypes.c_void_p
         self.identifier = capi.mlirIdentifierGet
         self.identifier.argtypes, self.identifier.restype = [ctypes.c_void_p, _StringRef], ctypes.c_void_p
-        api = ctypes.pythonapi
+        # (a handle of its own: ctypes.pythonapi's functions are shared, and others give them other argtypes, as
+        # jax.ffi does PyCapsule_New's destructor)
+        api = ctypes.PyDLL(ctypes.pythonapi._name, handle=ctypes.pythonapi._handle)
         self.capsule_pointer = api.PyCapsule_GetPointer
         self.capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
         self.capsule_pointer.restype = ctypes.c_void_p
@@ -219,13 +221,18 @@ def _build_folder() -> str:
 
 def find(root, names) -> list | None:
     """The ops under `root` (itself included) named one of `names`, in pre-order; None without the library."""
+    global _finder, _failed
     if _finder is None:
         if _failed is not None:
             return None
         prepare()
         if _finder is None:
             return None
-    return _finder.find(root, names)
+    try:
+        return _finder.find(root, names)
+    except Exception as e:  # noqa: BLE001 (a speed-up: the passes walk in Python from now on)
+        _finder, _failed = None, f"{type(e).__name__}: {e}"
+        return None
 
 
 def unavailable_reason() -> str | None:

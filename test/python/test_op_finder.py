@@ -104,6 +104,26 @@ def test_more_ops_than_its_buffer_holds_are_found_all(finder, module, monkeypatc
     assert op_finder._finder.capacity >= 6
 
 
+def test_another_librarys_signature_for_the_python_c_api_leaves_it_working(finder, module, monkeypatch):
+    # jax.ffi gives ctypes.pythonapi.PyCapsule_New a destructor type of its own (runtime/dlpack.py): the finder's
+    # calls are through a handle of its own (the first run of the suite failed 177 compiles on this)
+    import ctypes
+
+    destructor = ctypes.CFUNCTYPE(None, ctypes.py_object)
+    monkeypatch.setattr(ctypes.pythonapi.PyCapsule_New, "argtypes", [ctypes.c_void_p, ctypes.c_char_p, destructor])
+    assert op_finder.find(module.operation, {"arith.subf"}) == _python_walk(module.operation, {"arith.subf"})
+    assert op_finder.unavailable_reason() is None
+
+
+def test_a_search_that_fails_in_the_finder_is_walked_in_python_and_the_finder_set_aside(finder, module, monkeypatch):
+    expected = _python_walk(module.operation, {"arith.addf"})
+    monkeypatch.setattr(op_finder._finder, "find_ops", None)  # (calling it raises TypeError)
+    monkeypatch.setattr(op_finder, "_finder", op_finder._finder)
+    monkeypatch.setattr(op_finder, "_failed", None)
+    assert ir_walk.ops_named(module.operation, {"arith.addf"}) == expected
+    assert op_finder._finder is None and op_finder.unavailable_reason().startswith("TypeError")
+
+
 def test_ops_named_walks_in_python_without_the_library(module, monkeypatch):
     expected = _python_walk(module.operation, {"arith.addf"})
     monkeypatch.setattr(op_finder, "_finder", None)
