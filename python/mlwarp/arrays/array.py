@@ -119,7 +119,7 @@ class array:
             view, wdt = _from_data(data, dtype, shape, copy)
             if not copy and isinstance(data, np.ndarray) and np.shares_memory(view, data):
                 self._ref = data  # an alias of numpy data keeps it (Warp's _ref)
-            keep_instances(self, data)  # structs' arrays: their descriptors are in the data
+            keep_instances(self, data, wdt)  # structs' arrays: their descriptors are in the data
         self._init_view(view, wdt)
         self.deleter = deleter  # Warp's attribute: what frees memory given by ptr= (None: not this array's)
         # (ndim only shapes annotations: Warp ignores it beside data or a shape, wp.array2d(1-d data) included)
@@ -369,7 +369,7 @@ class array:
     def fill_(self, value):
         """Sets every element to `value` (a number, or a sequence for vector/matrix dtypes)."""
         values = fill_values(value, self.dtype, self._np.dtype)  # a graph capture keeps the value as it is now
-        keep_instances(self, value)
+        keep_instances(self, value, self.dtype)
         if _recording._active:  # a recording tape saves what a recorded launch read (python/mlwarp/autodiff/overwrites.py)
             _recording.before_write(self)
         if _capture.active is not None and _capture.recording_on(self.device):

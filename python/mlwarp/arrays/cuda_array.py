@@ -84,7 +84,7 @@ class CudaArray(array):
             view = allocate(self.device, _a._as_shape(shape), wdt)
         else:
             view, wdt = self._from_data(data, dtype, shape)
-            _a.keep_instances(self, data)  # structs' arrays: their descriptors are in the data
+            _a.keep_instances(self, data, wdt)  # structs' arrays: their descriptors are in the data
         self._init_view(view, wdt)
         # (ndim only shapes annotations: Warp ignores it beside data or a shape)
         self._init_grad(grad, requires_grad)
@@ -168,7 +168,7 @@ class CudaArray(array):
 
     def fill_(self, value):
         host = _a.fill_values(value, self.dtype, self._np.dtype)
-        _a.keep_instances(self, value)
+        _a.keep_instances(self, value, self.dtype)
         if _recording._active:  # a recording tape saves what a recorded launch read (python/mlwarp/autodiff/overwrites.py)
             _recording.before_write(self)
         if self.is_contiguous and not host.any() and host.size <= 1:
