@@ -37,8 +37,6 @@ def _np(value, t):
     s = wt.scalar_type_of(t)
     dtype = np.float64 if wt.is_float(s) else s._np_
     if wt.is_composite(t):
-        if s in _STORED_AS_NUMPY and type(value) is t:  # its ctypes storage read in place (then copied)
-            return np.frombuffer(value, dtype=s._np_).astype(dtype).reshape(t._shape_)
         return np.asarray(value.numpy()).astype(dtype)
     return np.array(value.value if isinstance(value, wt.scalar_base) else value).astype(dtype)[()]
 
@@ -60,9 +58,9 @@ def _wrap(v, s):
     return v - (1 << bits) if s._kind_ != "uint" and v >= 1 << (bits - 1) else v
 
 
-def _normalize(v, zero):
+def _normalize(v, zero=None):
     n = np.sqrt(v @ v)
-    return v / n if n > 0 else zero
+    return v / n if n > 0 else np.zeros_like(v) if zero is None else zero
 
 
 def _cross(a, b):
@@ -213,7 +211,7 @@ IMPLS = {
 def _normalize_impl(types):
     if wt.composite_kind(types[0]) == "quat":
         return lambda q: _normalize(q, np.array([0, 0, 0, 1.0]))
-    return lambda v: _normalize(v, np.zeros_like(v))
+    return _normalize
 
 
 def _minmax(name, types):
@@ -222,8 +220,8 @@ def _minmax(name, types):
     return np.minimum if name == "min" else np.maximum
 
 
-# (name, argument types) -> (result type, numpy function): a call's overload and reading, chosen once (a loop of
-# Python-scope calls, a setup making transforms, spent most of a call choosing them)
+# (name, argument types) -> (numpy function, argument readers, result maker): a call's overload and reading, chosen
+# once (a loop of Python-scope calls, a setup making transforms, spent most of a call choosing them)
 _plans: dict = {}
 
 
@@ -236,16 +234,30 @@ def call(name: str, args):
     plan = _plans.get((name, types))
     if plan is None:
         plan = _plans[(name, types)] = _plan(name, list(types), args)
-    result, impl = plan
+    impl, readers, store = plan
     with np.errstate(all="ignore"):
-        value = impl(*[_np(a, t) for a, t in zip(args, types)])
-        if wt.is_composite(result):
-            s = wt.scalar_type_of(result)
-            flat = np.asarray(value).reshape(-1)
-            if wt.is_int(s):  # wraps in the element type (a quotient MIN / -1, say)
-                return result(*[_wrap(v, s) for v in flat.tolist()])
-            return result(*flat.tolist())
-        return scalar_result(result, value) if wt.is_scalar(result) else value
+        return store(impl(*[read(a) for read, a in zip(readers, args)]))
+
+
+def _reader(t):
+    """The function reading a value of type `t` as numpy (_np)."""
+    s = wt.scalar_type_of(t)
+    if wt.is_composite(t) and s in _STORED_AS_NUMPY:  # its ctypes storage read in place (then copied)
+        stored, computed, shape = s._np_, (np.float64 if wt.is_float(s) else s._np_), t._shape_
+        return lambda value: np.frombuffer(value, dtype=stored).astype(computed).reshape(shape)
+    return lambda value: _np(value, t)
+
+
+def _storer(result):
+    """The function making the call's result of type `result` from numpy's."""
+    if wt.is_composite(result):
+        s = wt.scalar_type_of(result)
+        if wt.is_int(s):  # wraps in the element type (a quotient MIN / -1, say)
+            return lambda value: result(*[_wrap(v, s) for v in np.asarray(value).reshape(-1).tolist()])
+        return lambda value: result(*np.asarray(value).reshape(-1).tolist())
+    if wt.is_scalar(result):
+        return lambda value: scalar_result(result, value)
+    return lambda value: value
 
 
 def _plan(name: str, types: list, args) -> tuple:
@@ -277,4 +289,4 @@ def _plan(name: str, types: list, args) -> tuple:
     if impl is None:
         raise RuntimeError(f"wp.{name}() on {', '.join(wt.type_name(t) for t in types)} can only be called "
                            f"inside a kernel")
-    return result, impl
+    return impl, [_reader(t) for t in types], _storer(result)
