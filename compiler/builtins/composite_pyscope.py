@@ -245,6 +245,8 @@ def _reader(t):
     if wt.is_composite(t) and s in _STORED_AS_NUMPY:  # its ctypes storage read in place (then copied)
         stored, computed, shape = s._np_, (np.float64 if wt.is_float(s) else s._np_), t._shape_
         return lambda value: np.frombuffer(value, dtype=stored).astype(computed).reshape(shape)
+    if wt.is_scalar(t) and wt.is_float(s):  # (_np's float64 of the number, without an array made first)
+        return lambda value, base=wt.scalar_base: np.float64(value.value if isinstance(value, base) else value)
     return lambda value: _np(value, t)
 
 
