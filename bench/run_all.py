@@ -22,7 +22,7 @@ from common import clean_env  # noqa: E402
 
 SCRIPTS = ["compile_time", "launch_overhead", "saxpy", "particles", "mass_spring", "cloth", "grad_reduction",
            "dynamic_loop", "tile_gemm", "tile_reduce", "tile_mlp", "tile_fft", "tile_mcgp", "geometry",
-           "mesh_queries"]
+           "mesh_queries", "python_scope"]
 BEGIN, END = "<!-- RESULTS BEGIN -->", "<!-- RESULTS END -->"
 
 
