@@ -46,10 +46,7 @@ import ctypes
 import hashlib
 import os
 import platform
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import warnings
 
@@ -529,26 +526,11 @@ def build_into(folder: str) -> str:
 
 
 def _build(path: str) -> None:
-    """Compiles SOURCE into the shared library `path` (written next to it, then renamed into place)."""
-    from mlir import ir  # lazy: MLIR
+    """Compiles SOURCE into the shared library `path`."""
+    from ..compiler.native import llvm_library  # lazy: MLIR
     from ..compiler.targets.cpu.object_code import write_object  # lazy: MLIR (LLVM's C API)
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".pool.", dir=folder)
-    try:
-        ctx = ir.Context(load_on_create_dialects=[])
-        ctx.enable_multithreading(False)
-        with ctx, ir.Location.unknown():
-            ctx.get_dialect_descriptor("llvm")
-            module = ir.Module.parse(source())
-            obj = os.path.join(tmp, "pool.o")
-            write_object(module, obj)
-        ld = None if os.environ.get("CC") else shutil.which("ld")
-        so = os.path.join(tmp, "pool.so")
-        subprocess.run([ld or os.environ.get("CC", "cc"), "-shared", "-o", so, obj], check=True, capture_output=True)
-        os.replace(so, path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    llvm_library.build(source(), path, write_object)
 
 
 _library = None

@@ -21,15 +21,14 @@ import ctypes
 import hashlib
 import os
 import platform
-import shutil
-import subprocess
 import sys
-import tempfile
 
 from mlir import _mlir_libs, ir
 
 from mlwarp.core.host import cpu_flags
 from mlwarp.runtime import cache
+
+from ..native import llvm_library
 
 # The walk's state: the C API's mlirOperationGetName, the wanted identifiers and their count, the buffer of found
 # ops, its capacity, and the number found (which may pass the capacity: the walk is then run again, larger).
@@ -117,27 +116,8 @@ def build_into(folder: str, write_object) -> str:
     object_code.py, which the passes cannot import: it runs passes)."""
     path = os.path.join(folder, entry_name(), "op_finder.so")
     if not os.path.exists(path):
-        _build(path, write_object)
+        llvm_library.build(SOURCE, path, write_object)
     return path
-
-
-def _build(path: str, write_object) -> None:
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".op_finder.", dir=folder)
-    try:
-        context = ir.Context(load_on_create_dialects=[])
-        context.enable_multithreading(False)
-        with context, ir.Location.unknown():
-            context.get_dialect_descriptor("llvm")
-            obj = os.path.join(tmp, "op_finder.o")
-            write_object(ir.Module.parse(SOURCE), obj)
-        so = os.path.join(tmp, "op_finder.so")
-        ld = None if os.environ.get("CC") else shutil.which("ld")
-        subprocess.run([ld or os.environ.get("CC", "cc"), "-shared", "-o", so, obj], check=True, capture_output=True)
-        os.replace(so, path)  # (whole or not at all: another process may be building it too)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 class _Finder:
